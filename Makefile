@@ -1,0 +1,150 @@
+# optloop — build, test, install.
+#
+#   make            build ./optloop (installs missing Debian packages first)
+#   make test       run every suite; ends with "N passed, N failed"
+#   make sanitize   the same suite under ASan + UBSan (build/san)
+#   make bench      benchmarks (figures on stdout)
+#   make demo       build and open optloop on a fresh copy of the demo project
+#   make fuzz       build the libFuzzer targets (clang) and run each briefly
+#   make install PREFIX=/usr/local
+
+PREFIX  ?= /usr/local
+DESTDIR ?=
+CC      ?= cc
+SANITIZE ?=
+
+ifeq ($(SANITIZE),1)
+BUILD   ?= build/san
+SANFLAGS = -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+OPT      = -O1 -g
+BIN      = $(BUILD)/optloop
+else
+BUILD   ?= build/rel
+SANFLAGS =
+OPT      = -O2 -g
+BIN      = optloop
+endif
+
+# Debian packages the build, the tests and the demo need.
+DEB_PKGS = gcc make pkg-config git tmux libc6-dev \
+	libncurses-dev libgit2-dev libsqlite3-dev libpcre2-dev libjansson-dev \
+	libcmocka-dev
+PKGS      = ncursesw libgit2 sqlite3 libpcre2-8 jansson
+TEST_PKGS = cmocka
+
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+TEST_CFLAGS := $(shell pkg-config --cflags $(TEST_PKGS) 2>/dev/null)
+TEST_LIBS   := $(shell pkg-config --libs $(TEST_PKGS) 2>/dev/null)
+
+WARN     = -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter -Wstrict-prototypes -Wvla
+CPPFLAGS += -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -I. -MMD -MP
+CFLAGS  += -std=c11 $(OPT) $(WARN) $(SANFLAGS) $(PKG_CFLAGS)
+LDFLAGS += $(SANFLAGS)
+LDLIBS  += $(PKG_LIBS) -lm
+
+CORE_SRC  := $(sort $(wildcard core/*.c))
+VIEWS_SRC := $(sort $(wildcard views/*.c))
+TUI_SRC   := $(sort $(wildcard tui/*.c))
+UNIT_SRC  := $(sort $(wildcard tests/unit/test_*.c))
+BENCH_SRC := $(sort $(wildcard tests/bench/bench_*.c))
+FUZZ_SRC  := $(sort $(wildcard tests/fuzz/fuzz_*.c))
+
+CORE_OBJ  := $(CORE_SRC:%.c=$(BUILD)/%.o)
+VIEWS_OBJ := $(VIEWS_SRC:%.c=$(BUILD)/%.o)
+TUI_OBJ   := $(TUI_SRC:%.c=$(BUILD)/%.o)
+UNIT_BIN  := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+BENCH_BIN := $(BENCH_SRC:tests/bench/%.c=$(BUILD)/bench/%)
+
+LIBCORE  := $(BUILD)/libcore.a
+LIBVIEWS := $(BUILD)/libviews.a
+
+.PHONY: all deps test sanitize bench demo fuzz install uninstall clean check-deps-quiet
+
+all: deps
+	@$(MAKE) --no-print-directory $(BIN)
+
+# Idempotent: quiet when everything is present; apt-get update first when not;
+# sudo only when not root.  Non-Debian systems are left alone with a note.
+deps:
+	@if ! command -v dpkg-query >/dev/null 2>&1; then \
+		echo "make deps: not a Debian system; install the equivalents of: $(DEB_PKGS)"; exit 0; fi; \
+	missing=""; \
+	for p in $(DEB_PKGS); do \
+		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+		sudo=""; [ "$$(id -u)" = 0 ] || sudo=sudo; \
+		echo "make deps: installing$$missing"; \
+		$$sudo apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq --no-install-recommends $$missing >/dev/null || \
+		{ echo "make deps: apt-get failed; install by hand:$$missing" >&2; exit 1; }; \
+	fi
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+
+$(LIBCORE): $(CORE_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(LIBVIEWS): $(VIEWS_OBJ)
+	@rm -f $@
+	ar rcs $@ $^ $(if $(VIEWS_OBJ),,)
+
+$(BIN): $(TUI_OBJ) $(LIBVIEWS) $(LIBCORE)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $(TUI_OBJ) $(LIBVIEWS) $(LIBCORE) $(LDLIBS)
+
+$(BUILD)/tests/%: tests/unit/%.c $(LIBVIEWS) $(LIBCORE)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(TEST_CFLAGS) $(LDFLAGS) -o $@ $< $(LIBVIEWS) $(LIBCORE) $(TEST_LIBS) $(LDLIBS)
+
+$(BUILD)/bench/%: tests/bench/%.c $(LIBVIEWS) $(LIBCORE)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIBVIEWS) $(LIBCORE) $(LDLIBS)
+
+test: deps
+	@$(MAKE) --no-print-directory $(BIN) $(UNIT_BIN)
+	@BUILD=$(BUILD) OPTLOOP=$(abspath $(BIN)) LIBCORE=$(abspath $(LIBCORE)) \
+		tests/run.sh $(UNIT_BIN)
+
+sanitize:
+	@$(MAKE) --no-print-directory test SANITIZE=1
+
+bench: deps
+	@$(MAKE) --no-print-directory $(BIN) $(BENCH_BIN)
+	@BUILD=$(BUILD) OPTLOOP=$(abspath $(BIN)) tests/bench/run.sh $(BENCH_BIN)
+
+demo: deps
+	@$(MAKE) --no-print-directory $(BIN)
+	@./$(BIN) demo
+
+FUZZ_CC ?= clang
+fuzz:
+	@mkdir -p build/fuzz
+	@for f in $(FUZZ_SRC); do \
+		n=$$(basename $$f .c); \
+		echo "fuzz: building $$n"; \
+		$(FUZZ_CC) -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined $(CPPFLAGS) $(PKG_CFLAGS) \
+			-o build/fuzz/$$n $$f $(CORE_SRC) $(PKG_LIBS) -lm || exit 1; \
+		mkdir -p tests/fuzz/corpus/$$n; \
+		build/fuzz/$$n -max_total_time=$${FUZZ_SECONDS:-30} -max_len=4096 \
+			tests/fuzz/corpus/$$n build/fuzz/$$n.new 2>&1 | tail -n 3 || exit 1; \
+	done
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/optloop $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/optloop
+	cp -R assets $(DESTDIR)$(PREFIX)/share/optloop/
+	install -m 644 assets/man/optloop.1 $(DESTDIR)$(PREFIX)/share/man/man1/optloop.1
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/optloop $(DESTDIR)$(PREFIX)/share/man/man1/optloop.1
+	rm -rf $(DESTDIR)$(PREFIX)/share/optloop
+
+clean:
+	rm -rf build optloop
+
+-include $(CORE_OBJ:.o=.d) $(VIEWS_OBJ:.o=.d) $(TUI_OBJ:.o=.d)

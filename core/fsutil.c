@@ -1,0 +1,229 @@
+/* fsutil — atomic writes, whole-file reads and path helpers. */
+#include "core/fsutil.h"
+#include "core/err.h"
+#include "core/fault.h"
+#include "core/sb.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int fsutil_read_file(const char *path, struct sb *out, struct err *e)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	char buf[65536];
+	ssize_t n;
+
+	if (fd < 0)
+		return err_set(e, errno == ENOENT ? ERR_NOTFOUND : ERR_IO, "cannot read %s: %s",
+			       path, strerror(errno));
+	while ((n = read(fd, buf, sizeof(buf))) != 0) {
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			int saved = errno;
+			close(fd);
+			return err_set(e, ERR_IO, "cannot read %s: %s", path, strerror(saved));
+		}
+		sb_add(out, buf, (size_t)n);
+	}
+	close(fd);
+	return 0;
+}
+
+static int write_all(int fd, const char *p, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, p, len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static void fsync_dir_of(const char *path)
+{
+	char *dir = xstrdup(path);
+	char *slash = strrchr(dir, '/');
+	int fd;
+
+	if (slash == dir)
+		slash[1] = '\0';
+	else if (slash)
+		*slash = '\0';
+	else
+		strcpy(dir, ".");
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd >= 0) {
+		fsync(fd);
+		close(fd);
+	}
+	free(dir);
+}
+
+int fsutil_write_atomic(const char *path, const void *data, size_t len, struct err *e)
+{
+	char *tmp = xasprintf("%s.tmp.%ld", path, (long)getpid());
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	int saved;
+
+	if (fd < 0) {
+		saved = errno;
+		free(tmp);
+		return err_set(e, ERR_IO, "cannot create %s: %s", path, strerror(saved));
+	}
+	if (write_all(fd, data, len) < 0 || fsync(fd) < 0) {
+		saved = errno;
+		close(fd);
+		unlink(tmp);
+		free(tmp);
+		return err_set(e, ERR_IO, "cannot write %s: %s (the old file is untouched)", path,
+			       strerror(saved));
+	}
+	close(fd);
+	fault_point("fsutil.before_rename");
+	if (rename(tmp, path) < 0) {
+		saved = errno;
+		unlink(tmp);
+		free(tmp);
+		return err_set(e, ERR_IO, "cannot replace %s: %s", path, strerror(saved));
+	}
+	free(tmp);
+	fsync_dir_of(path);
+	return 0;
+}
+
+int fsutil_mkdir_p(const char *path, struct err *e)
+{
+	char *p = xstrdup(path);
+	for (char *s = p + 1; *s; s++) {
+		if (*s != '/')
+			continue;
+		*s = '\0';
+		if (mkdir(p, 0755) < 0 && errno != EEXIST) {
+			int saved = errno;
+			err_set(e, ERR_IO, "cannot create directory %s: %s", p, strerror(saved));
+			free(p);
+			return ERR_IO;
+		}
+		*s = '/';
+	}
+	if (mkdir(p, 0755) < 0 && errno != EEXIST) {
+		int saved = errno;
+		err_set(e, ERR_IO, "cannot create directory %s: %s", p, strerror(saved));
+		free(p);
+		return ERR_IO;
+	}
+	free(p);
+	return 0;
+}
+
+bool fsutil_exists(const char *path)
+{
+	struct stat st;
+	return lstat(path, &st) == 0;
+}
+
+bool fsutil_is_dir(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+char *fsutil_join(const char *a, const char *b)
+{
+	size_t la = strlen(a);
+	while (la > 1 && a[la - 1] == '/')
+		la--;
+	while (*b == '/')
+		b++;
+	if (la == 0)
+		return xstrdup(b);
+	return xasprintf("%.*s/%s", (int)la, a, b);
+}
+
+static int copy_file(const char *src, const char *dst, mode_t mode, struct err *e)
+{
+	struct sb data = SB_INIT;
+	int rc = fsutil_read_file(src, &data, e);
+	int fd;
+
+	if (rc < 0)
+		return rc;
+	fd = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode & 0777);
+	if (fd < 0 || write_all(fd, data.buf, data.len) < 0) {
+		int saved = errno;
+		if (fd >= 0)
+			close(fd);
+		sb_release(&data);
+		return err_set(e, ERR_IO, "cannot write %s: %s", dst, strerror(saved));
+	}
+	close(fd);
+	sb_release(&data);
+	return 0;
+}
+
+int fsutil_copy_tree(const char *src, const char *dst, struct err *e)
+{
+	DIR *d;
+	struct dirent *de;
+	struct stat st;
+	int rc = 0;
+
+	if (stat(src, &st) < 0)
+		return err_set(e, ERR_IO, "cannot read %s: %s", src, strerror(errno));
+	if (mkdir(dst, st.st_mode & 0777) < 0)
+		return err_set(e, ERR_IO, "cannot create %s: %s", dst, strerror(errno));
+	d = opendir(src);
+	if (!d)
+		return err_set(e, ERR_IO, "cannot list %s: %s", src, strerror(errno));
+	while (rc == 0 && (de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		char *s = fsutil_join(src, de->d_name);
+		char *t = fsutil_join(dst, de->d_name);
+		if (lstat(s, &st) < 0) {
+			rc = err_set(e, ERR_IO, "cannot read %s: %s", s, strerror(errno));
+		} else if (S_ISDIR(st.st_mode)) {
+			rc = fsutil_copy_tree(s, t, e);
+		} else if (S_ISLNK(st.st_mode)) {
+			char target[PATH_MAX];
+			ssize_t n = readlink(s, target, sizeof(target) - 1);
+			if (n < 0 || (target[n] = '\0', symlink(target, t) < 0))
+				rc = err_set(e, ERR_IO, "cannot copy link %s: %s", s, strerror(errno));
+		} else if (S_ISREG(st.st_mode)) {
+			rc = copy_file(s, t, st.st_mode, e);
+		}
+		free(s);
+		free(t);
+	}
+	closedir(d);
+	return rc;
+}
+
+char *fsutil_exe_dir(void)
+{
+	char buf[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+	char *slash;
+
+	if (n <= 0)
+		return NULL;
+	buf[n] = '\0';
+	slash = strrchr(buf, '/');
+	if (!slash)
+		return NULL;
+	*slash = '\0';
+	return xstrdup(buf[0] ? buf : "/");
+}

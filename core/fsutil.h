@@ -1,0 +1,40 @@
+/*
+ * fsutil — crash-safe file writes and small path helpers.
+ *
+ * fsutil_write_atomic() is the only way the engine replaces a file: write a
+ * temp file beside it, fsync, rename over the target, fsync the directory.
+ * A reader (or a restart after SIGKILL) sees the old file or the new one,
+ * never a mix.
+ */
+#ifndef OPTLOOP_FSUTIL_H
+#define OPTLOOP_FSUTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct err;
+struct sb;
+
+/* Read the whole file into out (appended).  ERR_NOTFOUND when absent. */
+int fsutil_read_file(const char *path, struct sb *out, struct err *e);
+
+/* Replace path with data atomically (temp + fsync + rename + dir fsync). */
+int fsutil_write_atomic(const char *path, const void *data, size_t len, struct err *e);
+
+/* mkdir -p with mode 0755. */
+int fsutil_mkdir_p(const char *path, struct err *e);
+
+bool fsutil_exists(const char *path);
+bool fsutil_is_dir(const char *path);
+
+/* "a" + "/" + "b", without doubling slashes.  Caller frees. */
+char *fsutil_join(const char *a, const char *b);
+
+/* Copy a directory tree (regular files, dirs, symlinks); dst must not exist. */
+int fsutil_copy_tree(const char *src, const char *dst, struct err *e);
+
+/* Absolute path of the running executable's directory.  Caller frees;
+ * NULL when it cannot be determined. */
+char *fsutil_exe_dir(void);
+
+#endif

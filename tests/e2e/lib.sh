@@ -1,0 +1,58 @@
+# lib.sh — a small TAP harness for the end-to-end tests.
+#
+#   . tests/e2e/lib.sh
+#   t_ok "name" command args...     passes when the command exits 0
+#   t_is "name" "$got" "$want"       passes when the strings are equal
+#   t_like "name" "$text" REGEX      passes when grep -E REGEX matches
+#   t_exit "name" WANT command...    passes when the command exits WANT
+#   t_skip "name" "why"
+#   t_done                           prints the plan; exit status 1 on failure
+#
+# Each test runs in a fresh scratch directory ($T_TMP), removed at exit.
+set -u
+: "${OPTLOOP:?OPTLOOP must name the binary under test}"
+T_N=0
+T_FAILED=0
+T_TMP=$(mktemp -d "${TMPDIR:-/tmp}/optloop-e2e.XXXXXX")
+trap 'rm -rf "$T_TMP"' EXIT
+export GIT_AUTHOR_NAME="optloop test" GIT_AUTHOR_EMAIL="test@optloop.invalid"
+export GIT_COMMITTER_NAME="optloop test" GIT_COMMITTER_EMAIL="test@optloop.invalid"
+export HOME="$T_TMP/home"
+mkdir -p "$HOME"
+git config --global user.name "optloop test"
+git config --global user.email "test@optloop.invalid"
+git config --global init.defaultBranch main
+
+t_pass() { T_N=$((T_N + 1)); echo "ok $T_N - $1"; }
+t_fail() {
+	T_N=$((T_N + 1)); T_FAILED=$((T_FAILED + 1))
+	echo "not ok $T_N - $1"
+	shift
+	[ $# -gt 0 ] && printf '#   %s\n' "$@"
+	return 0
+}
+t_ok() {
+	local name=$1; shift
+	local out
+	if out=$("$@" 2>&1); then t_pass "$name"; else t_fail "$name" "command failed: $*" "$(printf '%s' "$out" | tail -n 20)"; fi
+}
+t_exit() {
+	local name=$1 want=$2; shift 2
+	local out rc
+	out=$("$@" 2>&1); rc=$?
+	if [ "$rc" = "$want" ]; then t_pass "$name"; else t_fail "$name" "exit $rc, wanted $want: $*" "$(printf '%s' "$out" | tail -n 20)"; fi
+}
+t_is() {
+	if [ "$2" = "$3" ]; then t_pass "$1"; else t_fail "$1" "got:  $2" "want: $3"; fi
+}
+t_like() {
+	if printf '%s' "$2" | grep -qE -- "$3"; then t_pass "$1"; else t_fail "$1" "no match for /$3/ in:" "$(printf '%s' "$2" | tail -n 20)"; fi
+}
+t_unlike() {
+	if printf '%s' "$2" | grep -qE -- "$3"; then t_fail "$1" "unexpected match for /$3/ in:" "$(printf '%s' "$2" | tail -n 20)"; else t_pass "$1"; fi
+}
+t_skip() { T_N=$((T_N + 1)); echo "ok $T_N - $1 # SKIP $2"; }
+t_done() {
+	echo "1..$T_N"
+	[ "$T_FAILED" -eq 0 ]
+}

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# The build's promises: the core library never references curses, the binary
+# answers its basic commands, and an installed copy finds its assets.
+. "$(dirname "$0")/lib.sh"
+
+lib="${LIBCORE:-$OPTLOOP_ROOT/build/rel/libcore.a}"
+if [ -f "$lib" ]; then
+	# Every symbol ncursesw exports; none may appear undefined in the core.
+	# (libncursesw.so itself may be a linker script: read the real objects.)
+	sos=$(ldconfig -p | awk '/lib(ncursesw|tinfo)\.so\.6 /{print $NF}')
+	curses_syms=$(for so in $sos; do nm -D --defined-only "$so"; done 2>/dev/null |
+		awk 'NF == 3 {print $3}' | sed 's/@.*//' | sort -u)
+	core_undef=$(nm -u "$lib" 2>/dev/null | awk '{print $2}' | sort -u)
+	t_like "ncursesw symbol list is readable" "$(printf '%s\n' "$curses_syms" | wc -l)" '^[0-9]{3,}'
+	both=$(comm -12 <(printf '%s\n' "$curses_syms") <(printf '%s\n' "$core_undef"))
+	t_is "core library references no curses symbol" "$both" ""
+	inc=$(grep -lE '#include *<(n?curses|ncursesw/)' "$OPTLOOP_ROOT"/core/*.[ch] 2>/dev/null)
+	t_is "no core source includes curses" "$inc" ""
+else
+	t_fail "core library exists at $lib"
+fi
+
+out=$("$OPTLOOP" version)
+t_like "version prints a version" "$out" '^optloop [0-9]+\.[0-9]+\.[0-9]+'
+out=$("$OPTLOOP" help)
+t_like "help lists commands" "$out" 'commands:'
+t_exit "unknown command is a usage error" 2 "$OPTLOOP" no-such-command
+t_exit "no command is a usage error" 2 "$OPTLOOP"
+t_exit "help for an unknown command is a usage error" 2 "$OPTLOOP" help nope
+
+# make install into a scratch prefix; the installed binary finds its assets.
+if [ -z "${SKIP_INSTALL_TEST:-}" ]; then
+	prefix="$T_TMP/prefix"
+	if make -s -C "$OPTLOOP_ROOT" install PREFIX="$prefix" >"$T_TMP/install.log" 2>&1; then
+		t_pass "make install into a scratch prefix"
+		t_ok "installed man page" test -f "$prefix/share/man/man1/optloop.1"
+		t_ok "installed assets" test -d "$prefix/share/optloop/assets/patterns"
+		out=$("$prefix/bin/optloop" version 2>&1)
+		t_is "installed binary finds its own assets" "$(printf "%s" "$out" | sed -n "s/^assets: //p")" "$prefix/share/optloop/assets"
+	else
+		t_fail "make install into a scratch prefix" "$(tail -n 20 "$T_TMP/install.log")"
+	fi
+fi
+t_done

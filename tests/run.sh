@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Test runner: runs every unit-test binary given on the command line and every
+# end-to-end script tests/e2e/t_*.sh, reads their TAP output, and ends with
+# one line "N passed, N failed, N skipped".  Exits 1 on any failure.
+#
+# Environment: OPTLOOP (the binary under test), BUILD (build dir),
+# TESTS_FILTER (substring; run only matching suites), TESTS_JOBS (parallel suites).
+set -u
+root=$(cd "$(dirname "$0")/.." && pwd)
+export OPTLOOP="${OPTLOOP:-$root/optloop}"
+export OPTLOOP_ROOT="$root"
+export CMOCKA_MESSAGE_OUTPUT=TAP
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
+logdir="$root/${BUILD:-build/rel}/test-logs"
+rm -rf "$logdir"
+mkdir -p "$logdir"
+
+suites=("$@")
+for t in "$root"/tests/e2e/t_*.sh; do
+	[ -e "$t" ] && suites+=("$t")
+done
+
+run_one() {
+	local s=$1 name log rc
+	name=$(basename "$s")
+	log="$logdir/$name.log"
+	if [[ "$s" == *.sh ]]; then
+		(cd "$root" && timeout "${TEST_TIMEOUT:-900}" bash "$s") >"$log" 2>&1
+	else
+		(cd "$root" && timeout "${TEST_TIMEOUT:-900}" "$s") >"$log" 2>&1
+	fi
+	rc=$?
+	echo "$rc" >"$log.rc"
+}
+
+filtered=()
+for s in "${suites[@]}"; do
+	if [ -n "${TESTS_FILTER:-}" ] && [[ "$(basename "$s")" != *"$TESTS_FILTER"* ]]; then
+		continue
+	fi
+	filtered+=("$s")
+done
+
+jobs=${TESTS_JOBS:-2}
+running=0
+for s in "${filtered[@]}"; do
+	run_one "$s" &
+	running=$((running + 1))
+	if [ "$running" -ge "$jobs" ]; then
+		wait -n
+		running=$((running - 1))
+	fi
+done
+wait
+
+pass=0 fail=0 skip=0
+for s in "${filtered[@]}"; do
+	name=$(basename "$s")
+	log="$logdir/$name.log"
+	rc=$(cat "$log.rc" 2>/dev/null || echo 99)
+	p=$(grep -cE '^ok [0-9]+' "$log" | head -1)
+	sk=$(grep -cE '^ok [0-9]+.*# SKIP' "$log" | head -1)
+	f=$(grep -cE '^not ok [0-9]+' "$log" | head -1)
+	p=$((p - sk))
+	status="ok"
+	if [ "$rc" != 0 ] && [ "$f" = 0 ]; then
+		# Crashed or exited non-zero without reporting a failing case.
+		f=1
+		status="crashed (exit $rc)"
+	fi
+	[ "$f" -gt 0 ] && [ "$status" = ok ] && status="FAILED"
+	printf '%-32s %4d passed %3d failed %3d skipped  %s\n' "$name" "$p" "$f" "$sk" "$status"
+	if [ "$f" -gt 0 ]; then
+		echo "---- $name (log: $log) ----"
+		grep -vE '^ok [0-9]+' "$log" | tail -n 60
+		echo "----"
+	fi
+	pass=$((pass + p)) fail=$((fail + f)) skip=$((skip + sk))
+done
+
+echo "$pass passed, $fail failed, $skip skipped"
+[ "$fail" -eq 0 ]

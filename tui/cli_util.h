@@ -1,0 +1,19 @@
+/*
+ * cli_util — helpers shared by the subcommands: messages in one format,
+ * JSON output, and mapping engine errors to exit statuses.
+ */
+#ifndef OPTLOOP_CLI_UTIL_H
+#define OPTLOOP_CLI_UTIL_H
+
+#include <jansson.h>
+
+struct err;
+
+/* "optloop: <msg>" on stderr; returns the exit status for e->code. */
+int cli_fail(const struct err *e);
+/* Usage error for one command: prints the message and the usage line; returns 2. */
+int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Print a JSON value on stdout (indented, one trailing newline) and take its reference. */
+void cli_print_json(json_t *v);
+
+#endif

@@ -1,0 +1,33 @@
+/*
+ * commands — the one list of optloop's subcommands.
+ *
+ * main() dispatches from it, `optloop help` prints it, and the README's
+ * reference is kept in step with it.  Each command lives in its own
+ * tui/cmd_<name>.c and returns the process exit status:
+ * 0 done, 1 the gate or a check failed, 2 usage error,
+ * 3 refused by the protocol, 4 the harness broke or the run was incomplete.
+ */
+#ifndef OPTLOOP_COMMANDS_H
+#define OPTLOOP_COMMANDS_H
+
+#include <stdbool.h>
+
+struct cli {
+	const char *dir; /* -C DIR, or NULL for the current directory */
+	const char *op;  /* --op OP, or NULL */
+	const char *argv0;
+};
+
+/* X(name, usage, summary) */
+#define OPTLOOP_COMMANDS(X)                                                                   \
+	X(help, "help [COMMAND]", "show the commands, or one command's usage")                \
+	X(version, "version", "print the version")
+
+#define X(name, usage, summary) int cmd_##name(struct cli *cli, int argc, char **argv);
+OPTLOOP_COMMANDS(X)
+#undef X
+
+/* Usage line of a command ("optloop parse FILE ..."), or NULL. */
+const char *cli_usage(const char *name);
+
+#endif

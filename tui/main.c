@@ -1,0 +1,133 @@
+/*
+ * main — optloop's entry point: global options, then one subcommand from
+ * the table in commands.h.
+ */
+#include "tui/commands.h"
+#include "tui/cli_util.h"
+#include "core/assets.h"
+#include "core/err.h"
+
+#include <locale.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define OPTLOOP_VERSION "0.1.0"
+
+struct command {
+	const char *name;
+	int (*fn)(struct cli *, int, char **);
+	const char *usage;
+	const char *summary;
+};
+
+static const struct command commands[] = {
+#define X(name, usage, summary) {#name, cmd_##name, usage, summary},
+	OPTLOOP_COMMANDS(X)
+#undef X
+};
+
+#define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+static const struct command *find_command(const char *name)
+{
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		if (strcmp(commands[i].name, name) == 0)
+			return &commands[i];
+	return NULL;
+}
+
+const char *cli_usage(const char *name)
+{
+	const struct command *c = find_command(name);
+	return c ? c->usage : NULL;
+}
+
+static void print_overview(FILE *out)
+{
+	fprintf(out, "usage: optloop [-C DIR] [--op OP] COMMAND [ARGS]\n\n");
+	fprintf(out, "The disciplined kernel optimization loop: one change, one gated verify,\n"
+		     "one log row and one commit per iteration.\n\ncommands:\n");
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
+	fprintf(out, "\nexit status: 0 done, 1 gate or check failed, 2 usage error,\n"
+		     "3 refused by the protocol, 4 harness broke or run incomplete\n");
+}
+
+int cmd_help(struct cli *cli, int argc, char **argv)
+{
+	(void)cli;
+	if (argc > 1) {
+		const struct command *c = find_command(argv[1]);
+		if (!c) {
+			fprintf(stderr, "optloop help: no command '%s' (run 'optloop help')\n",
+				argv[1]);
+			return 2;
+		}
+		printf("usage: optloop %s\n\n%s\n", c->usage, c->summary);
+		return 0;
+	}
+	print_overview(stdout);
+	return 0;
+}
+
+int cmd_version(struct cli *cli, int argc, char **argv)
+{
+	(void)cli;
+	(void)argc;
+	(void)argv;
+	struct err e = {0};
+	const char *assets = assets_dir(&e);
+
+	printf("optloop %s\n", OPTLOOP_VERSION);
+	printf("assets: %s\n", assets ? assets : e.msg);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct cli cli = {.argv0 = argv[0]};
+	int i = 1;
+
+	setlocale(LC_ALL, "");
+	while (i < argc && argv[i][0] == '-') {
+		if (!strcmp(argv[i], "-C") || !strcmp(argv[i], "--op")) {
+			if (i + 1 >= argc) {
+				fprintf(stderr, "optloop: %s needs a value\n", argv[i]);
+				return 2;
+			}
+			if (argv[i][1] == 'C')
+				cli.dir = argv[i + 1];
+			else
+				cli.op = argv[i + 1];
+			i += 2;
+		} else if (!strncmp(argv[i], "--op=", 5)) {
+			cli.op = argv[i] + 5;
+			i++;
+		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			print_overview(stdout);
+			return 0;
+		} else if (!strcmp(argv[i], "--version")) {
+			return cmd_version(&cli, 0, NULL);
+		} else {
+			fprintf(stderr, "optloop: unknown option %s (run 'optloop help')\n", argv[i]);
+			return 2;
+		}
+	}
+	if (cli.dir && chdir(cli.dir) < 0) {
+		fprintf(stderr, "optloop: cannot change to %s: ", cli.dir);
+		perror(NULL);
+		return 2;
+	}
+	if (i >= argc) {
+		print_overview(stderr);
+		return 2;
+	}
+	const struct command *c = find_command(argv[i]);
+	if (!c) {
+		fprintf(stderr, "optloop: '%s' is not a command (run 'optloop help')\n", argv[i]);
+		return 2;
+	}
+	return c->fn(&cli, argc - i, argv + i);
+}
