@@ -1,0 +1,84 @@
+/* model — names of states and statuses, and release helpers for rows. */
+#include "core/model.h"
+
+#include <stdlib.h>
+#include <strings.h>
+
+void log_row_release(struct log_row *r)
+{
+	free(r->direction);
+	free(r->gate);
+	free(r->axis);
+	free(r->commit);
+	r->direction = r->gate = r->axis = r->commit = NULL;
+}
+
+void trap_release(struct trap *t)
+{
+	free(t->id);
+	free(t->title);
+	free(t->fact);
+	free(t->why);
+	free(t->how);
+	t->id = t->title = t->fact = t->why = t->how = NULL;
+}
+
+void dispatch_row_release(struct dispatch_row *d)
+{
+	free(d->bucket);
+	free(d->entry);
+	free(d->why);
+	free(d->evidence);
+	d->bucket = d->entry = d->why = d->evidence = NULL;
+}
+
+const char *loop_state_name(enum loop_state s)
+{
+	static const char *const n[] = {
+		[ST_NO_CONTRACT] = "no_contract", [ST_NEED_BASELINE] = "need_baseline",
+		[ST_READY] = "ready",             [ST_EDITING] = "editing",
+		[ST_VERIFYING] = "verifying",     [ST_MEASURED] = "measured",
+		[ST_LOGGED] = "logged",           [ST_STALLED] = "stalled",
+		[ST_STOPPING] = "stopping",
+	};
+	return (unsigned)s < sizeof(n) / sizeof(n[0]) ? n[s] : "unknown";
+}
+
+const char *gate_verdict_name(enum gate_verdict g)
+{
+	static const char *const n[] = {
+		[GATE_NONE] = "none",         [GATE_PASS] = "pass",
+		[GATE_FAIL] = "fail",         [GATE_ERROR] = "error",
+		[GATE_INCOMPLETE] = "incomplete", [GATE_UNVERIFIED] = "unverified",
+	};
+	return (unsigned)g < sizeof(n) / sizeof(n[0]) ? n[g] : "unknown";
+}
+
+const char *row_status_name(enum row_status s)
+{
+	static const char *const n[] = {
+		[RS_NONE] = "",       [RS_BASE] = "base", [RS_KEEP] = "keep",
+		[RS_REVERT] = "revert", [RS_DROP] = "drop", [RS_FLOOR] = "floor",
+	};
+	return (unsigned)s < sizeof(n) / sizeof(n[0]) ? n[s] : "";
+}
+
+enum row_status row_status_parse(const char *w)
+{
+	for (int s = RS_BASE; s <= RS_FLOOR; s++)
+		if (w && strcasecmp(w, row_status_name(s)) == 0)
+			return s;
+	return RS_NONE;
+}
+
+const char *trap_state_name(enum trap_state s)
+{
+	switch (s) {
+	case TRAP_CHECKED:
+		return "checked";
+	case TRAP_HIT:
+		return "hit";
+	default:
+		return "unchecked";
+	}
+}

@@ -1,0 +1,108 @@
+/*
+ * model — the plain data every part of optloop talks about: loop states,
+ * log rows, traps, dispatch rows.  Engine modules fill these; views read
+ * them through pointers and never own them.
+ */
+#ifndef OPTLOOP_MODEL_H
+#define OPTLOOP_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Workspace states (DESIGN §2).  Names are interface: status --json prints
+ * them in lower case (loop_state_name). */
+enum loop_state {
+	ST_NO_CONTRACT,
+	ST_NEED_BASELINE,
+	ST_READY,
+	ST_EDITING,
+	ST_VERIFYING,
+	ST_MEASURED,
+	ST_LOGGED,
+	ST_STALLED,
+	ST_STOPPING,
+};
+
+/* Outcome of a gate, from the parser and the process's end (DESIGN §4). */
+enum gate_verdict {
+	GATE_NONE,        /* the output has no gate at all (plain run.py) */
+	GATE_PASS,
+	GATE_FAIL,
+	GATE_ERROR,       /* the harness broke */
+	GATE_INCOMPLETE,  /* killed or cut off before a verdict */
+	GATE_UNVERIFIED,  /* the gate was skipped (--no-gate) */
+};
+
+enum gate_scope {
+	SCOPE_UNKNOWN,
+	SCOPE_FULL,
+	SCOPE_SUBSET, /* --gate-k: a signal only, never supports promotion */
+};
+
+/* Status column of OPT_LOG.md. */
+enum row_status {
+	RS_NONE,
+	RS_BASE,
+	RS_KEEP,
+	RS_REVERT,
+	RS_DROP,
+	RS_FLOOR,
+};
+
+/* One row of OPT_LOG.md's summary table, as rendered or imported.  Strings
+ * are owned by whoever owns the row (free with log_row_release). */
+struct log_row {
+	int iter;
+	char *direction;      /* one line, unescaped */
+	char *gate;           /* gate cell as shown: "pass", "FAIL", "pass (-k)", ... */
+	enum gate_verdict gate_v;
+	enum gate_scope scope;
+	double bench_ms;      /* NAN when none ("—") */
+	double vs_best;       /* fraction, +0.12 = 12 % faster; NAN for "—" */
+	enum row_status status;
+	char *axis;           /* may be NULL */
+	char *commit;         /* full or short sha, may be NULL */
+	int lineno;           /* line in the source file when imported, else 0 */
+};
+
+void log_row_release(struct log_row *r);
+
+/* Trap checklist state per iteration. */
+enum trap_state {
+	TRAP_UNCHECKED,
+	TRAP_CHECKED,
+	TRAP_HIT,
+};
+
+struct trap {
+	char *id;    /* short slug, stable ("int64-addressing") */
+	char *title;
+	char *fact;
+	char *why;
+	char *how;
+	enum trap_state state; /* for the iteration being shown */
+	int lineno;
+};
+
+void trap_release(struct trap *t);
+
+struct dispatch_row {
+	char *bucket;  /* bucket condition */
+	char *entry;   /* entry point chosen */
+	double base_ms;
+	double cand_ms;
+	double speedup;
+	char *why;
+	char *evidence; /* cited iterations, e.g. "3,5" */
+};
+
+void dispatch_row_release(struct dispatch_row *d);
+
+const char *loop_state_name(enum loop_state s);        /* "ready", "measured", ... */
+const char *gate_verdict_name(enum gate_verdict g);    /* "pass", "fail", ... */
+const char *row_status_name(enum row_status s);        /* "base", "keep", ... ; "" for NONE */
+/* Parse a status word case-insensitively; RS_NONE when unknown. */
+enum row_status row_status_parse(const char *word);
+const char *trap_state_name(enum trap_state s);
+
+#endif
