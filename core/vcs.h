@@ -25,6 +25,11 @@ struct git_repository;
 int vcs_open(const char *cwd, struct vcs **out, struct err *e);
 void vcs_free(struct vcs *v);
 
+/* Paths (files or directories) that are never part of the kernel even when
+ * under a kernel path: the frozen files, profile/.  Hashing, commits and
+ * restores leave them alone (a commit keeps HEAD's version).  Copied. */
+void vcs_set_exclude(struct vcs *v, const char *const *paths, size_t n);
+
 /* Absolute work tree path, without trailing slash (owned by v). */
 const char *vcs_workdir(const struct vcs *v);
 struct git_repository *vcs_repo(struct vcs *v);
