@@ -31,7 +31,8 @@ struct cli {
 	X(log, "log --direction TEXT --status keep|revert|drop|floor [--axis TEXT] [--set-aside] [--json]", \
 	  "append the measured iteration's row to OPT_LOG.md")                               \
 	X(commit, "commit [--set-aside] [--json]", "commit the logged iteration (kernel change only)") \
-	X(export, "export --json", "the whole workspace database as JSON")
+	X(export, "export --json", "the whole workspace database as JSON") \
+	X(import, "import FILE [--json] [--strict]", "read an OPT_LOG.md and show its rows and what could not be read")
 
 #define X(name, usage, summary) int cmd_##name(struct cli *cli, int argc, char **argv);
 OPTLOOP_COMMANDS(X)
