@@ -137,7 +137,9 @@ static int load_contract(struct loop *l, struct err *e)
 
 static bool row_counts_for_best(const struct log_row *r)
 {
-	return (r->status == RS_BASE || r->status == RS_KEEP) && isfinite(r->bench_ms) &&
+	/* a -k subset run is a signal only: it never sets the best */
+	return (r->status == RS_BASE || r->status == RS_KEEP) && r->scope != SCOPE_SUBSET &&
+	       isfinite(r->bench_ms) &&
 	       r->bench_ms > 0 && (r->gate_v == GATE_PASS || r->gate_v == GATE_NONE);
 }
 
@@ -176,24 +178,21 @@ static void render_optlog(struct loop *l, const struct log_row *rows, size_t n, 
 
 	memset(&d, 0, sizeof(d));
 	d.op = l->ws.op;
-	/* Env: the environment line of the latest run that printed one */
-	{
-		struct store_run r = {0};
-		int it;
-		for (it = n > 0 ? rows[n - 1].iter + 1 : 0; it >= 0 && !env; it--) {
-			if (store_run_last(l->store, it, "verify", &r, NULL) == 0) {
-				if (r.result_json) {
-					json_t *j = json_loads(r.result_json, 0, NULL);
-					json_t *en = j ? json_object_get(j, "env") : NULL;
-					const char *raw =
-						en ? json_string_value(json_object_get(en, "raw")) : NULL;
-					if (raw && *raw)
-						env = xstrdup(raw);
-					json_decref(j);
-				}
-				store_run_release(&r);
-			}
-		}
+	/* Env: the environment of the latest logged row whose run printed one
+	 * (unlogged runs do not change the file, so it only moves on log) */
+	for (size_t i = n; i-- > 0 && !env;) {
+		struct store_run r;
+		int run_id = 0;
+		if (store_iter_run(l->store, rows[i].iter, &run_id, NULL, NULL) != 0 || !run_id ||
+		    store_run_get(l->store, run_id, &r, NULL) != 0)
+			continue;
+		json_t *j = r.result_json ? json_loads(r.result_json, 0, NULL) : NULL;
+		json_t *en = j ? json_object_get(j, "env") : NULL;
+		const char *raw = en ? json_string_value(json_object_get(en, "raw")) : NULL;
+		if (raw && *raw)
+			env = xstrdup(raw);
+		json_decref(j);
+		store_run_release(&r);
 	}
 	d.env = env;
 	if (n > 0 && rows[0].status == RS_BASE) {
@@ -434,12 +433,13 @@ static int reconcile_git(struct loop *l, struct err *e)
 				}
 				break;
 			}
-		} else if (!vcs_commit_exists(l->vcs, r->commit)) {
+		} else if (!vcs_commit_in_history(l->vcs, r->commit)) {
 			problem(l,
-				"row %d cites commit %.12s, which this repository does not have "
-				"(history rewritten?); repair: run optloop repair to re-link it to the "
-				"commit that carries Optloop-Iter: %d, or restore the branch",
-				r->iter, r->commit, r->iter);
+				"row %d cites commit %.12s, which is not in the history of HEAD "
+				"(reset or rebased?); repair: run optloop repair to re-link it to the "
+				"commit that carries Optloop-Iter: %d, or restore the branch (git "
+				"reset --hard %.12s)",
+				r->iter, r->commit, r->iter, r->commit);
 		}
 	}
 	for (size_t k = 0; k < nc; k++) {

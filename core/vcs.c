@@ -675,6 +675,22 @@ bool vcs_commit_exists(struct vcs *v, const char *sha)
 	return ok;
 }
 
+bool vcs_commit_in_history(struct vcs *v, const char *sha)
+{
+	git_object *obj = NULL;
+	git_oid head;
+	bool ok = false;
+
+	if (!sha || !*sha || git_revparse_single(&obj, v->repo, sha) < 0)
+		return false;
+	if (git_object_type(obj) == GIT_OBJECT_COMMIT &&
+	    git_reference_name_to_id(&head, v->repo, "HEAD") == 0)
+		ok = git_oid_equal(&head, git_object_id(obj)) ||
+		     git_graph_descendant_of(v->repo, &head, git_object_id(obj)) == 1;
+	git_object_free(obj);
+	return ok;
+}
+
 static void iter_commit_release(struct vcs_iter_commit *c)
 {
 	free(c->op);

@@ -89,8 +89,9 @@ int vcs_bring_back(struct vcs *v, const char *aside_sha, const char *refname,
 int vcs_diff(struct vcs *v, const char *treeish, const char *const *paths, size_t n,
 	     struct sb *out, struct err *e);
 
-/* Does this commit exist? */
+/* Does this commit exist?  Is it HEAD or one of its ancestors? */
 bool vcs_commit_exists(struct vcs *v, const char *sha);
+bool vcs_commit_in_history(struct vcs *v, const char *sha);
 
 /* An optloop commit found in history. */
 struct vcs_iter_commit {
