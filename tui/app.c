@@ -177,8 +177,9 @@ static void draw_status(struct app *a)
 	sb_init(&s);
 	sb_init(&right);
 	a->be->status(a, &s);
-	sb_addf(&right, "%s help \xc2\xb7 %s quit ", action_first_key(ACT_HELP),
-		action_first_key(ACT_QUIT));
+	/* action_first_key's buffer is static: one call per statement. */
+	sb_addf(&right, "%s help \xc2\xb7 ", action_first_key(ACT_HELP));
+	sb_addf(&right, "%s quit ", action_first_key(ACT_QUIT));
 	draw_fill(a->wstatus, 0, 0, w, theme_attr(R_STATUS));
 	int rw = sanitize_width(right.buf, right.len);
 	draw_text(a->wstatus, 0, 1, w - rw - 2, s.buf, theme_attr(R_STATUS));
