@@ -21,7 +21,9 @@ struct cli {
 /* X(name, usage, summary) */
 #define OPTLOOP_COMMANDS(X)                                                                   \
 	X(help, "help [COMMAND]", "show the commands, or one command's usage")                \
-	X(version, "version", "print the version")
+	X(version, "version", "print the version")                                          \
+	X(parse, "parse FILE [--exit-status N | --killed] [--patterns NAME] [--json]",       \
+	  "read a saved verify log: gate verdict, pytest counts, env, result table")
 
 #define X(name, usage, summary) int cmd_##name(struct cli *cli, int argc, char **argv);
 OPTLOOP_COMMANDS(X)
