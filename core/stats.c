@@ -141,7 +141,7 @@ void stats_summarize(const double *x, size_t n, struct stats_summary *out)
 
 /* ---- sets ---- */
 
-void stats_set_add(struct stats_set *s, const char *key, double ms)
+void stats_set_add_run(struct stats_set *s, const char *key, double ms, int session)
 {
 	struct stats_shape *sh = (struct stats_shape *)stats_set_find(s, key);
 	if (!sh) {
@@ -156,8 +156,16 @@ void stats_set_add(struct stats_set *s, const char *key, double ms)
 	if (sh->n == sh->cap) {
 		sh->cap = sh->cap ? 2 * sh->cap : 4;
 		sh->ms = xrealloc(sh->ms, sh->cap * sizeof(*sh->ms));
+		sh->session = xrealloc(sh->session, sh->cap * sizeof(*sh->session));
 	}
-	sh->ms[sh->n++] = ms;
+	sh->ms[sh->n] = ms;
+	sh->session[sh->n] = session;
+	sh->n++;
+}
+
+void stats_set_add(struct stats_set *s, const char *key, double ms)
+{
+	stats_set_add_run(s, key, ms, 0);
 }
 
 void stats_set_env(struct stats_set *s, const char *env)
@@ -181,26 +189,61 @@ void stats_set_release(struct stats_set *s)
 	for (size_t i = 0; i < s->nshapes; i++) {
 		free(s->shapes[i].key);
 		free(s->shapes[i].ms);
+		free(s->shapes[i].session);
 	}
 	free(s->shapes);
 	free(s->env);
 	memset(s, 0, sizeof(*s));
 }
 
-/* Log of the usable times of a shape into a new array; *bad set when a
- * time was unusable. */
-static double *log_times(const struct stats_shape *sh, size_t *n, bool *bad)
+/* The usable runs of a shape as log times, in a new array; *bad set when
+ * a time was unusable.  With by_session, runs of one session (id ≠ 0)
+ * collapse into their median: a cross-session comparison has one value per
+ * session.  sess, when not NULL, receives the session of each value. */
+static double *log_values(const struct stats_shape *sh, bool by_session, size_t *n, bool *bad,
+			  int **sess)
 {
 	*n = 0;
+	if (sess)
+		*sess = NULL;
 	if (!sh)
 		return NULL;
 	double *v = xmalloc((sh->n ? sh->n : 1) * sizeof(*v));
+	int *sv = xmalloc((sh->n ? sh->n : 1) * sizeof(*sv));
 	for (size_t i = 0; i < sh->n; i++) {
-		if (stats_time_ok(sh->ms[i]))
-			v[(*n)++] = log(sh->ms[i]);
-		else if (bad)
-			*bad = true;
+		if (!stats_time_ok(sh->ms[i])) {
+			if (bad)
+				*bad = true;
+			continue;
+		}
+		sv[*n] = sh->session[i];
+		v[(*n)++] = log(sh->ms[i]);
 	}
+	if (by_session) {
+		double *tmp = xmalloc((*n ? *n : 1) * sizeof(*tmp));
+		size_t out = 0;
+		bool *done = xcalloc(*n ? *n : 1, sizeof(*done));
+		for (size_t i = 0; i < *n; i++) {
+			if (done[i])
+				continue;
+			size_t m = 0;
+			for (size_t j = i; j < *n; j++)
+				if (!done[j] && (j == i || (sv[i] != 0 && sv[j] == sv[i]))) {
+					tmp[m++] = v[j];
+					done[j] = true;
+				}
+			double c = stats_median(tmp, m);
+			sv[out] = sv[i];
+			v[out++] = c;
+		}
+		*n = out;
+		free(tmp);
+		free(done);
+	}
+	if (sess)
+		*sess = sv;
+	else
+		free(sv);
 	return v;
 }
 
@@ -226,29 +269,76 @@ static void noise_finish(double ss, int dof, struct stats_noise *out)
 	out->unstable = out->cv >= STATS_UNSTABLE_CV;
 }
 
-static void pool_add(const struct stats_set *g, const char *env, const char *shape, double *ss,
-		     int *dof)
+static void add_spread(const double *v, size_t n, double *ss, int *dof)
 {
-	size_t n;
-	if (!g || env_differs(g->env, env))
-		return;
-	double *v = log_times(stats_set_find(g, shape), &n, NULL);
 	if (n >= 2) {
 		double s = stats_spread(v, n);
 		*ss += (double)(n - 1) * s * s;
 		*dof += (int)(n - 1);
 	}
+}
+
+/* One group's contribution.  Across sessions: the spread of its session
+ * centres.  Within sessions: the spread of the runs of each session. */
+static void pool_add(const struct stats_set *g, const char *env, const char *shape, bool within,
+		     double *ss, int *dof)
+{
+	size_t n;
+	int *sess;
+	if (!g || env_differs(g->env, env))
+		return;
+	double *v = log_values(stats_set_find(g, shape), !within, &n, NULL, &sess);
+	if (!within) {
+		add_spread(v, n, ss, dof);
+	} else {
+		double *tmp = xmalloc((n ? n : 1) * sizeof(*tmp));
+		bool *done = xcalloc(n ? n : 1, sizeof(*done));
+		for (size_t i = 0; i < n; i++) {
+			if (done[i] || sess[i] == 0)
+				continue;
+			size_t m = 0;
+			for (size_t j = i; j < n; j++)
+				if (!done[j] && sess[j] == sess[i]) {
+					tmp[m++] = v[j];
+					done[j] = true;
+				}
+			add_spread(tmp, m, ss, dof);
+		}
+		free(tmp);
+		free(done);
+	}
+	free(sess);
 	free(v);
+}
+
+static void noise_pool(const struct stats_set *const *groups, size_t ngroups, const char *env,
+		       const char *shape, bool within, struct stats_noise *out)
+{
+	double ss = 0;
+	int dof = 0;
+	for (size_t i = 0; i < ngroups; i++)
+		pool_add(groups[i], env, shape, within, &ss, &dof);
+	noise_finish(ss, dof, out);
 }
 
 void stats_noise_pool(const struct stats_set *const *groups, size_t ngroups, const char *env,
 		      const char *shape, struct stats_noise *out)
 {
-	double ss = 0;
-	int dof = 0;
-	for (size_t i = 0; i < ngroups; i++)
-		pool_add(groups[i], env, shape, &ss, &dof);
-	noise_finish(ss, dof, out);
+	noise_pool(groups, ngroups, env, shape, false, out);
+}
+
+/* Do the two sets share a measuring session (a confirm run)? */
+static bool share_session(const struct stats_set *a, const struct stats_set *b)
+{
+	for (size_t i = 0; a && b && i < a->nshapes; i++) {
+		const struct stats_shape *x = &a->shapes[i];
+		const struct stats_shape *y = stats_set_find(b, x->key);
+		for (size_t k = 0; y && k < x->n; k++)
+			for (size_t j = 0; x->session[k] && j < y->n; j++)
+				if (y->session[j] == x->session[k])
+					return true;
+	}
+	return false;
 }
 
 /* ---- comparison ---- */
@@ -256,6 +346,16 @@ void stats_noise_pool(const struct stats_set *const *groups, size_t ngroups, con
 static double gain_of(double d)
 {
 	return -expm1(-d); /* 1 − candidate/best */
+}
+
+/* Standard error of a median of n runs, in units of the per-run sigma: a
+ * median is less efficient than a mean (√(π/2) ≈ 1.25 times the error for
+ * many runs; exact-ish small-n values from the normal order statistics). */
+static double median_se(size_t n)
+{
+	static const double f[] = {1, 1, 1, 1.160, 1.092, 1.198};
+	double k = n < sizeof(f) / sizeof(f[0]) ? f[n] : 1.2533;
+	return k / sqrt((double)n);
 }
 
 static void add_shape_key(struct stats_cmp *c, size_t *cap, const char *key)
@@ -280,7 +380,7 @@ void stats_compare(const struct stats_set *best, const struct stats_set *cand,
 	size_t cap = 0, nmissing = 0, nextra = 0;
 	double thr = o && o->threshold > 0 ? o->threshold : STATS_THRESHOLD;
 	double thr_win = -log1p(-thr), thr_loss = log1p(thr);
-	double sum_d = 0, sum_var = 0;
+	double sum_d = 0, sum_se = 0;
 	int min_dof = -1;
 	bool any_assumed = false;
 
@@ -303,14 +403,17 @@ void stats_compare(const struct stats_set *best, const struct stats_set *cand,
 	groups[ng - 2] = refs[ng - 2] = best;
 	groups[ng - 1] = cand;
 
+	size_t ncollapse_checked = 0, ncollapsed = 0;
+	bool paired = share_session(best, cand);
+	out->paired = paired;
 	double worst_d = INFINITY;
 	size_t nwin = 0;
 	for (size_t i = 0; i < out->nshapes; i++) {
 		struct stats_shape_cmp *s = &out->shapes[i];
 		bool bad = false;
 		size_t nb, nc;
-		double *lb = log_times(stats_set_find(best, s->key), &nb, &bad);
-		double *lc = log_times(stats_set_find(cand, s->key), &nc, &bad);
+		double *lb = log_values(stats_set_find(best, s->key), !paired, &nb, &bad, NULL);
+		double *lc = log_values(stats_set_find(cand, s->key), !paired, &nc, &bad, NULL);
 		if (bad)
 			out->flags |= SF_BAD_TIME;
 		s->n_best = nb;
@@ -327,15 +430,16 @@ void stats_compare(const struct stats_set *best, const struct stats_set *cand,
 			nextra++;
 		if (s->in_best && s->in_cand) {
 			double d = stats_median(lb, nb) - stats_median(lc, nc);
-			stats_noise_pool(groups, ng, env, s->key, &s->noise);
-			double se = s->noise.sigma * sqrt(1.0 / nb + 1.0 / nc);
+			noise_pool(groups, ng, env, s->key, paired, &s->noise);
+			double eb = median_se(nb), ec = median_se(nc);
+			double se = s->noise.sigma * sqrt(eb * eb + ec * ec);
 			double t = stats_t975(s->noise.dof);
 			s->speedup = exp(d);
 			s->gain = gain_of(d);
 			s->lo = gain_of(d - t * se);
 			s->hi = gain_of(d + t * se);
 			sum_d += d;
-			sum_var += se * se;
+			sum_se += se;
 			if (s->noise.assumed)
 				any_assumed = true;
 			else if (min_dof < 0 || s->noise.dof < min_dof)
@@ -351,14 +455,15 @@ void stats_compare(const struct stats_set *best, const struct stats_set *cand,
 				out->worst = (long)i;
 			}
 			/* Collapse: the candidate's own runs agree far better than
-			 * this shape has ever been measured to. */
-			if (nc >= 2) {
+			 * this shape has ever been measured to (a cached or skipped
+			 * computation).  Judged over all shapes below. */
+			if (nc >= 3) {
 				struct stats_noise ref;
-				stats_noise_pool(refs, ng - 1, env, s->key, &ref);
+				noise_pool(refs, ng - 1, env, s->key, paired, &ref);
 				double sc = stats_spread(lc, nc);
-				if ((!ref.assumed && sc < 0.25 * ref.raw) ||
-				    (ref.assumed && nc >= 3 && sc == 0))
-					out->flags |= SF_COLLAPSED;
+				ncollapse_checked++;
+				if ((!ref.assumed && sc < 0.1 * ref.raw) || sc == 0)
+					ncollapsed++;
 			}
 			out->ncommon++;
 		}
@@ -369,13 +474,17 @@ void stats_compare(const struct stats_set *best, const struct stats_set *cand,
 	free(refs);
 	if (any_assumed)
 		out->flags |= SF_NOISE_ASSUMED;
+	if (ncollapse_checked && ncollapsed == ncollapse_checked)
+		out->flags |= SF_COLLAPSED;
 
 	if (out->ncommon) {
 		double S = (double)out->ncommon;
 		double d = sum_d / S;
 		/* With any shape's noise assumed, use the normal quantile. */
 		out->dof = any_assumed || min_dof < 0 ? 0 : min_dof;
-		out->band = stats_t975(out->dof) * sqrt(sum_var) / S;
+		/* Shapes of one run share its GPU state, so their errors move
+		 * together: add the standard errors instead of root-summing. */
+		out->band = stats_t975(out->dof) * sum_se / S;
 		out->speedup = exp(d);
 		out->gain = gain_of(d);
 		out->lo = gain_of(d - out->band);
@@ -441,6 +550,13 @@ bool stats_promotes(const struct stats_cmp *confirm)
 {
 	return confirm->verdict == SV_FAST &&
 	       !(confirm->flags & (SF_IMPLAUSIBLE_MASK | SF_BUSY_GPU | SF_SUBSET_GATE));
+}
+
+bool stats_confirm_more(const struct stats_cmp *c, size_t pairs, size_t max_pairs)
+{
+	if (!max_pairs)
+		max_pairs = STATS_CONFIRM_MAX_PAIRS;
+	return c->verdict == SV_AMBIGUOUS && pairs < max_pairs && c->hi >= c->threshold;
 }
 
 static const char *const verdict_names[] = {

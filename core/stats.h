@@ -10,8 +10,10 @@
  *
  * The verdict (stats_compare) works on the log speedup D = mean over shapes
  * of log(best / candidate), over the shapes both sides measured, with the
- * interval D ± t·se, where se comes from the pooled per-run noise of each
- * shape (stats_noise_pool) and the run counts of both sides:
+ * interval D ± t·se, where se is the mean over shapes of each shape's
+ * standard error (pooled per-run noise, stats_noise_pool, and the run counts
+ * of both sides; shapes measured in one run move together, so their errors
+ * are not root-summed) and t the 95 % Student quantile:
  *
  *   FAST       the whole interval is a win of at least the threshold
  *   SLOW       the whole interval is a loss of at least the threshold
@@ -73,8 +75,9 @@ bool stats_time_ok(double ms);
 /* ---- measurement sets: one kernel state in one environment ---- */
 
 struct stats_shape {
-	char *key;  /* stable shape identity, e.g. "fwd B=4 T=2048 H=16 D=64" */
-	double *ms; /* one centre per run, in the order measured */
+	char *key;    /* stable shape identity, e.g. "fwd B=4 T=2048 H=16 D=64" */
+	double *ms;   /* one centre per run, in the order measured */
+	int *session; /* the measuring session of each run; 0: unknown (alone) */
 	size_t n, cap;
 };
 
@@ -85,7 +88,16 @@ struct stats_set {
 };
 
 /* Append one run's centre for a shape (the shape is created on first use).
- * The set owns copies of key and env. */
+ * The set owns copies of key and env.
+ *
+ * A session is one sitting of the GPU (one optloop command: a verify, a
+ * noise series, a confirm).  Runs of one session share its GPU state, which
+ * on the H200 moved a kernel by 20 % between processes; so when best and
+ * candidate were measured in different sessions, each session counts once
+ * (its median) and the noise is the spread between sessions, and when they
+ * share a session (a confirm) the noise is the spread within sessions.
+ * stats_set_add records session 0: every run its own session. */
+void stats_set_add_run(struct stats_set *s, const char *key, double ms, int session);
 void stats_set_add(struct stats_set *s, const char *key, double ms);
 void stats_set_env(struct stats_set *s, const char *env);
 const struct stats_shape *stats_set_find(const struct stats_set *s, const char *key);
@@ -105,8 +117,9 @@ struct stats_noise {
 /* Noise of one shape, pooled over groups of repeated runs.  Each group is
  * one kernel state's runs of this shape in one environment; groups whose
  * env differs from env (when both are known) are skipped, so the band is
- * per (environment, shape).  Spread per group by stats_spread on log times;
- * pooled as sqrt(Σ(nᵢ−1)sᵢ² / Σ(nᵢ−1)). */
+ * per (environment, shape).  Spread per group by stats_spread on the log
+ * times of its sessions (see stats_set_add_run); pooled as
+ * sqrt(Σ(nᵢ−1)sᵢ² / Σ(nᵢ−1)). */
 void stats_noise_pool(const struct stats_set *const *groups, size_t ngroups, const char *env,
 		      const char *shape, struct stats_noise *out);
 
@@ -127,7 +140,9 @@ enum {
 	SF_IMPLAUSIBLE_AGG = 1u << 0,   /* aggregate speedup > 1.5× */
 	SF_IMPLAUSIBLE_SHAPE = 1u << 1, /* a shape > 3× */
 	SF_CONFINED = 1u << 2,          /* the win comes from one shape only */
-	SF_COLLAPSED = 1u << 3,         /* the candidate's spread collapsed */
+	SF_COLLAPSED = 1u << 3,         /* the candidate's spread collapsed: on every
+					 * shape with ≥ 3 runs, below a tenth of the
+					 * pooled noise (or exactly zero) */
 	SF_BAD_TIME = 1u << 4,          /* a zero, negative or NaN time */
 	SF_UNSTABLE = 1u << 8,          /* noise CV ≥ 10 % */
 	SF_NOISE_ASSUMED = 1u << 9,     /* no history: 2 % assumed */
@@ -168,6 +183,7 @@ struct stats_cmp {
 	double lo, hi;       /* 95 % interval of gain (log-normal t interval) */
 	double band;         /* half-width of the interval in log space */
 	int dof;             /* of the t quantile used */
+	bool paired;         /* best and candidate shared a session (confirm) */
 	long worst;          /* index in shapes of the worst common shape, -1 none */
 	struct stats_shape_cmp *shapes;
 	size_t nshapes;
@@ -187,6 +203,15 @@ bool stats_wants_confirm(const struct stats_cmp *screen);
 /* A confirm comparison that makes the candidate the new best: FAST with no
  * implausible flag, no busy GPU and no subset gate. */
 bool stats_promotes(const struct stats_cmp *confirm);
+
+/* The confirm rule: a confirm run measures best and candidate interleaved
+ * (B C B C ...) in one session, STATS_CONFIRM_PAIRS pairs first; after each
+ * look, measure STATS_CONFIRM_PAIRS more while the comparison is AMBIGUOUS
+ * and a win of at least the threshold is still inside its interval, up to
+ * max_pairs (0: STATS_CONFIRM_MAX_PAIRS). */
+#define STATS_CONFIRM_PAIRS 3
+#define STATS_CONFIRM_MAX_PAIRS 9
+bool stats_confirm_more(const struct stats_cmp *c, size_t pairs, size_t max_pairs);
 
 const char *stats_verdict_name(enum stats_verdict v); /* "fast", "not_comparable", ... */
 enum stats_verdict stats_verdict_parse(const char *name); /* SV_NONE when unknown */

@@ -277,10 +277,11 @@ static void unequal_n_uses_medians_and_both_counts(void **state)
 	assert_int_equal(c.shapes[0].n_cand, 1);
 	assert_close(c.speedup, 1.1, EPS);
 	/* noise from the best's own 3 runs: range ln(1.2) / 1.693, 2 dof;
-	 * se = s·sqrt(1/3 + 1) */
+	 * se = s·sqrt((1.160²)/3 + 1): a median of 3 has 1.160 times the error
+	 * of a mean of 3 */
 	double s = log(1.2) / 1.693;
 	assert_close(c.shapes[0].noise.sigma, s, EPS);
-	assert_close(c.band, 4.303 * s * sqrt(1.0 / 3 + 1), EPS);
+	assert_close(c.band, 4.303 * s * sqrt(1.160 * 1.160 / 3 + 1), EPS);
 	assert_int_equal(c.dof, 2);
 	stats_cmp_release(&c);
 	stats_set_release(&best);
@@ -415,6 +416,17 @@ static void collapsed_noise_is_flagged(void **state)
 	assert_true(c.flags & SF_COLLAPSED);
 	stats_cmp_release(&c);
 
+	/* one shape collapsed and another measured normally: not flagged */
+	double lo[] = {0, 0.04, 0.08};
+	set_logs(&hist, NULL, "t", lh, 3);
+	stats_set_add(&best, "t", 1.0);
+	set_logs(&cand, NULL, "t", lo, 3);
+	stats_compare(&best, &cand, &o, &c);
+	assert_false(c.flags & SF_COLLAPSED);
+	stats_cmp_release(&c);
+	stats_set_release(&best);
+	stats_set_add(&best, "s", 1.0);
+
 	/* a candidate with an ordinary spread is not flagged */
 	stats_set_release(&cand);
 	double lc[] = {log(0.8), log(0.8) + 0.04, log(0.8) + 0.08};
@@ -470,8 +482,8 @@ static void threshold_is_configurable(void **state)
 	struct stats_opts o = {.history = h, .nhistory = 1, .threshold = 0.03};
 	for (int i = 0; i < 3; i++)
 		stats_set_add(&best, "s", 1.0);
-	/* band: pooled spread floored to 0.5 %, se = 0.005·sqrt(1/3 + 1), t(21)
-	 * = 2.080 → 0.0120; d = −ln 0.955 = 0.0460, d − band = 0.0340 ≥
+	/* band: pooled spread floored to 0.5 %, se = 0.005·sqrt(1.16²/3 + 1),
+	 * t(21) = 2.080 → 0.0124; d = −ln 0.955 = 0.0460, d − band = 0.0336 ≥
 	 * −ln 0.97 = 0.0305 → fast */
 	stats_set_add(&cand, "s", 0.955);
 	stats_compare(&best, &cand, &o, &c);
