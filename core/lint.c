@@ -440,7 +440,8 @@ static int load_dir(struct lint_set *ls, const char *dir, struct err *e)
 		names[n++] = xstrdup(de->d_name);
 	}
 	closedir(d);
-	qsort(names, n, sizeof(*names), cmp_str);
+	if (n)
+		qsort(names, n, sizeof(*names), cmp_str);
 	int rc = 0;
 	for (size_t i = 0; i < n; i++) {
 		char *path = fsutil_join(dir, names[i]);
@@ -726,7 +727,8 @@ int lint_diff(const struct lint_set *ls, const char *text, size_t len, struct li
 			run_fewer(r, ri, &d, md, &c);
 	}
 	pcre2_match_data_free(md);
-	qsort(c.v, c.n, sizeof(*c.v), cmp_found);
+	if (c.n)
+		qsort(c.v, c.n, sizeof(*c.v), cmp_found);
 	out->v = xrealloc(out->v, (out->n + c.n + 1) * sizeof(*out->v));
 	for (size_t i = 0; i < c.n; i++)
 		out->v[out->n++] = c.v[i].f;
