@@ -1,0 +1,204 @@
+/*
+ * loop — the state machine of one optimization workspace, and the one facade
+ * both front-ends (the CLI subcommands and the TUI) call.
+ *
+ * An iteration is: one change to the kernel -> loop_verify (the gated
+ * verify-and-bench run, recorded) -> loop_log (one OPT_LOG.md row) ->
+ * loop_commit (one git commit holding only the kernel change).  Iteration 0
+ * is the baseline, measured on the unmodified kernel and logged as `base`.
+ * Every call checks the protocol first and refuses (ERR_REFUSED, with a
+ * message naming the step that is due) when it does not allow the action.
+ *
+ * The database (optloop.db) is the source of truth; OPT_LOG.md is rendered
+ * from it atomically on every log.  loop_open reconciles OPT_LOG.md, the
+ * database and git history and reports what it found (loop_status().problems).
+ *
+ * Guards and statistics hook in through small calls made from loop.c; they
+ * reach the database through loop_store() and add their own tables there.
+ */
+#ifndef OPTLOOP_LOOP_H
+#define OPTLOOP_LOOP_H
+
+#include "core/model.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct err;
+struct loop;
+struct parse_event;
+struct parse_result;
+struct sb;
+struct store;
+struct workspace;
+
+/* ---- opening a workspace ------------------------------------------------ */
+
+enum loop_open_flags {
+	LOOP_READONLY = 1 << 0,  /* never write; no writer lock taken */
+	LOOP_TRY_WRITE = 1 << 1, /* fall back to read-only when another writer holds it */
+};
+
+/* Find the repository from cwd (NULL: the process's cwd), pick the workspace
+ * under profile/ (op picks one when there are several; NULL when there is
+ * one), open its database and take the single-writer lock unless
+ * LOOP_READONLY.  A second writer gets ERR_BUSY with a message saying who
+ * holds it (or opens read-only with LOOP_TRY_WRITE).  Runs the start-up
+ * reconciliation.  *out is owned by the caller: loop_close() it. */
+int loop_open(const char *cwd, const char *op, int flags, struct loop **out, struct err *e);
+void loop_close(struct loop *l);
+bool loop_readonly(const struct loop *l);
+
+/* Create profile/<op>-opt/ (see workspace_init for the options); notes gets
+ * one line per thing done that the user should know about (e.g. profile/
+ * added to .git/info/exclude).  Does not open the workspace. */
+struct loop_init_opts {
+	const char *op;
+	const char *test_file;  /* frozen test; NULL: from the FLA registry */
+	const char *naive;      /* naive reference; NULL: from the FLA registry */
+	const char **kernel;    /* kernel paths (repository-relative); NULL/0: op package dir */
+	size_t nkernel;
+	const char *verify_cmd; /* validation command; NULL: FLA's verify */
+	const char *bench_cmd;  /* benchmark command; NULL: verify cmd + --base main */
+	const char *target;     /* optional contract fields filled at once */
+	const char *languages;
+	const char *promotion;
+};
+int loop_init(const char *cwd, const struct loop_init_opts *o, struct sb *notes, struct err *e);
+
+/* ---- where the loop stands ---------------------------------------------- */
+
+struct loop_status {
+	enum loop_state state;
+	int iteration;      /* the iteration the due step belongs to (0 = baseline) */
+	char *next;         /* the next required step, in words */
+	bool has_best;      /* best = the kept row (or base) with the lowest bench */
+	int best_iter;
+	double best_ms;
+	char *op;
+	char *workspace;    /* absolute path of profile/<op>-opt */
+	char *repo;         /* absolute path of the repository's work tree */
+	char **kernel;      /* repository-relative paths */
+	size_t nkernel;
+	char **frozen;
+	size_t nfrozen;
+	char *missing;      /* NO_CONTRACT: what the contract lacks, one per line */
+	char *problems;     /* reconciliation findings with the repair offered, or NULL */
+	bool telescoped;    /* kernel changed since it was measured */
+	bool readonly;
+	int last_run;       /* id of the last verify run, 0 when none */
+};
+
+/* Fill *st (caller releases with loop_status_release).  Re-reads the
+ * contract and the tree, so it is current after edits by hand. */
+int loop_status(struct loop *l, struct loop_status *st, struct err *e);
+void loop_status_release(struct loop_status *st);
+
+/* The rows of the log, oldest first, from the database.  *rows is owned by
+ * the caller: loop_rows_free(rows, n). */
+int loop_rows(struct loop *l, struct log_row **rows, size_t *n, struct err *e);
+void loop_rows_free(struct log_row *rows, size_t n);
+
+/* ---- verify -------------------------------------------------------------- */
+
+typedef void (*loop_output_fn)(void *ctx, const char *buf, size_t len);
+typedef void (*loop_event_fn)(void *ctx, const struct parse_event *ev);
+
+struct loop_verify_opts {
+	const char *gate_k;     /* --gate-k EXPR: a subset run, a signal only */
+	const char *base;       /* --base REF */
+	double timeout_s;       /* 0: none */
+	loop_output_fn output;  /* every byte of the child's output, may be NULL */
+	loop_event_fn event;    /* parser events (progress, gate, ...), may be NULL */
+	void *ctx;
+};
+
+/* What a finished verify run measured; strings owned by the struct
+ * (loop_measurement_release). */
+struct loop_measurement {
+	int iter;
+	int run_id;              /* row id in the store's runs table */
+	enum gate_verdict gate;
+	enum gate_scope scope;
+	double bench_ms;         /* geomean of per-shape medians; NAN when none */
+	double vs_best;          /* fraction, NAN when nothing to compare */
+	int exit_status;         /* -1 when killed */
+	bool timed_out, cancelled;
+	bool no_change;          /* the kernel equals HEAD (a no-change run) */
+	double seconds;
+	char *command;
+	char *log_path;          /* trace/iter-<N>.log */
+	char *tree;              /* kernel tree hash recorded at the end */
+	char *result_json;       /* parse_result_json text */
+};
+void loop_measurement_release(struct loop_measurement *m);
+
+/* Blocking verify for the CLI: refuses unless the state allows it, runs the
+ * contract's validation command (--gate-k/--base appended), streams output
+ * through o->output, writes trace/iter-<N>.log, records the run and leaves
+ * the workspace MEASURED.  Returns 0 when the run was recorded (whatever the
+ * gate said: read m->gate); ERR_REFUSED / ERR_IO / ERR_HARNESS otherwise. */
+int loop_verify(struct loop *l, const struct loop_verify_opts *o, struct loop_measurement *m,
+		struct err *e);
+
+/* The same in steps for an event loop: begin starts the child and returns
+ * at once; fds gives the descriptors to poll for POLLIN (returns how many);
+ * pump reads what is there (1 still running, 0 finished, <0 error); cancel
+ * asks the child to stop (recorded as incomplete); end records the run and
+ * fills *m.  result is the parse result so far (NULL when no run is going). */
+int loop_verify_begin(struct loop *l, const struct loop_verify_opts *o, struct err *e);
+int loop_verify_fds(const struct loop *l, int fds[2]);
+int loop_verify_pump(struct loop *l, int timeout_ms, struct err *e);
+void loop_verify_cancel(struct loop *l);
+int loop_verify_end(struct loop *l, struct loop_measurement *m, struct err *e);
+const struct parse_result *loop_verify_result(const struct loop *l);
+
+/* The last recorded measurement of the current iteration (state MEASURED or
+ * LOGGED); ERR_NOTFOUND when there is none. */
+int loop_measurement(struct loop *l, struct loop_measurement *m, struct err *e);
+
+/* ---- log and commit ------------------------------------------------------ */
+
+struct loop_log_opts {
+	const char *direction; /* one line; required */
+	enum row_status status;/* RS_NONE for the baseline (becomes base) */
+	const char *axis;      /* may be NULL */
+};
+
+/* Append the row for the measured iteration (gate and bench from the
+ * measurement), re-render OPT_LOG.md atomically.  Refused unless MEASURED,
+ * and refused when the kernel changed since the measurement (telescoping;
+ * see loop_set_aside).  *row, when not NULL, receives a copy (caller
+ * releases with log_row_release). */
+int loop_log(struct loop *l, const struct loop_log_opts *o, struct log_row *row, struct err *e);
+
+/* Commit the logged iteration: only the kernel paths, message carrying the
+ * row (trailers Optloop-Iter, -Direction, -Gate, -Bench, -Vs-Best, -Status).
+ * sha (41 bytes) receives the commit id.  A revert/drop row restores the
+ * kernel to the best commit first.  Refused unless LOGGED. */
+int loop_commit(struct loop *l, char sha[41], struct err *e);
+
+/* Telescoping: set aside the kernel changes made since the measurement (a
+ * stash through libgit2, restoring the measured tree) so log and commit can
+ * go on; after the commit they are brought back as the next change
+ * automatically.  ERR_REFUSED when nothing is telescoped. */
+int loop_set_aside(struct loop *l, struct err *e);
+
+/* ---- contract ------------------------------------------------------------ */
+
+/* Path of docs/draft.md (owned by the loop). */
+const char *loop_contract_path(const struct loop *l);
+
+/* ---- for modules that hook in ------------------------------------------- */
+
+struct store *loop_store(struct loop *l);
+const struct workspace *loop_workspace(const struct loop *l);
+/* Absolute path of the repository work tree / the workspace dir (owned by l). */
+const char *loop_repo_dir(const struct loop *l);
+const char *loop_dir(const struct loop *l);
+
+/* Append an event to the store's append-only event log (kind: short word,
+ * detail: free text, may be NULL). */
+int loop_event(struct loop *l, const char *kind, const char *detail, struct err *e);
+
+#endif

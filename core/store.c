@@ -1,0 +1,779 @@
+/* store — optloop.db: schema, migrations, the writer lock and typed access
+ * to iterations, runs, samples, environments and events. */
+#include "core/store.h"
+#include "core/err.h"
+#include "core/parse.h"
+#include "core/sb.h"
+
+#include <sqlite3.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+struct store {
+	sqlite3 *db;
+	int lock_fd; /* -1 when read-only */
+	bool readonly;
+	char *path;
+};
+
+/* Each step moves the schema from version i to i+1.  Never edit a shipped
+ * step; append a new one. */
+static const char *const migrations[] = {
+	"CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);"
+	"CREATE TABLE workspaces (id INTEGER PRIMARY KEY, op TEXT NOT NULL, created REAL);"
+	"CREATE TABLE envs (id INTEGER PRIMARY KEY, raw TEXT UNIQUE NOT NULL, device TEXT,"
+	" backend TEXT, pytorch TEXT, triton TEXT, branch TEXT, sha TEXT, first_seen REAL);"
+	"CREATE TABLE runs (id INTEGER PRIMARY KEY, iter INTEGER NOT NULL, kind TEXT NOT NULL,"
+	" command TEXT, cwd TEXT, log_path TEXT, t_start REAL, t_end REAL, exit_status INTEGER,"
+	" signal INTEGER, timed_out INTEGER, cancelled INTEGER, no_change INTEGER,"
+	" gate INTEGER, scope INTEGER, bench_ms REAL, vs_best REAL, result_json TEXT,"
+	" tree TEXT, snapshot TEXT, head TEXT, env_id INTEGER REFERENCES envs(id), pid INTEGER);"
+	"CREATE INDEX runs_iter ON runs(iter, kind);"
+	"CREATE TABLE samples (id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL REFERENCES runs(id),"
+	" env_id INTEGER REFERENCES envs(id), mode TEXT, B INTEGER, T INTEGER, H INTEGER,"
+	" D INTEGER, L INTEGER, op TEXT, base_ms REAL, new_ms REAL, speedup REAL);"
+	"CREATE INDEX samples_run ON samples(run_id);"
+	"CREATE TABLE iterations (iter INTEGER PRIMARY KEY, direction TEXT NOT NULL, axis TEXT,"
+	" gate TEXT, gate_v INTEGER, scope INTEGER, bench_ms REAL, vs_best REAL,"
+	" status TEXT NOT NULL, run_id INTEGER REFERENCES runs(id), tree TEXT,"
+	" logged_at REAL, commit_sha TEXT, committed_at REAL);"
+	"CREATE TABLE events (id INTEGER PRIMARY KEY, t REAL NOT NULL, iter INTEGER,"
+	" kind TEXT NOT NULL, detail TEXT);"
+	"CREATE TABLE aside (id INTEGER PRIMARY KEY, iter INTEGER, sha TEXT NOT NULL,"
+	" ref TEXT, created REAL, restored REAL);",
+};
+#define NMIGRATIONS (int)(sizeof(migrations) / sizeof(migrations[0]))
+
+static double now(void)
+{
+	struct timeval tv;
+	gettimeofday(&tv, NULL);
+	return (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
+}
+
+static int db_fail(struct store *s, struct err *e, const char *what)
+{
+	return err_set(e, ERR_IO, "%s: %s (database %s)", what,
+		       s->db ? sqlite3_errmsg(s->db) : "no database", s->path);
+}
+
+int store_exec(struct store *s, const char *sql, struct err *e)
+{
+	char *msg = NULL;
+	if (sqlite3_exec(s->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+		int rc = err_set(e, ERR_IO, "database error: %s (database %s)",
+				 msg ? msg : "unknown", s->path);
+		sqlite3_free(msg);
+		return rc;
+	}
+	return 0;
+}
+
+int store_begin(struct store *s, struct err *e)
+{
+	if (s->readonly)
+		return err_set(e, ERR_BUSY, "the workspace is open read-only; nothing can be written");
+	return store_exec(s, "BEGIN IMMEDIATE", e);
+}
+
+int store_commit(struct store *s, struct err *e)
+{
+	return store_exec(s, "COMMIT", e);
+}
+
+void store_rollback(struct store *s)
+{
+	sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+}
+
+static int take_lock(struct store *s, struct err *e)
+{
+	char *lp = xasprintf("%s.lock", s->path);
+	int fd = open(lp, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		int rc = err_set(e, ERR_IO, "cannot open the lock %s: %s", lp, strerror(errno));
+		free(lp);
+		return rc;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		char buf[32] = {0};
+		ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+		int pid = n > 0 ? atoi(buf) : 0;
+		close(fd);
+		free(lp);
+		if (pid > 0)
+			return err_set(e, ERR_BUSY,
+				       "another optloop (pid %d) is working in this workspace; only "
+				       "one may write at a time (finish or quit it, or use a read-only "
+				       "command)",
+				       pid);
+		return err_set(e, ERR_BUSY,
+			       "another optloop is working in this workspace; only one may write "
+			       "at a time (finish or quit it, or use a read-only command)");
+	}
+	char pidtxt[32];
+	int len = snprintf(pidtxt, sizeof(pidtxt), "%d\n", (int)getpid());
+	if (ftruncate(fd, 0) == 0 && pwrite(fd, pidtxt, (size_t)len, 0) < 0) {
+		/* the pid is only a courtesy for the refusal message */
+	}
+	free(lp);
+	s->lock_fd = fd;
+	return 0;
+}
+
+static int migrate(struct store *s, struct err *e)
+{
+	sqlite3_stmt *st;
+	int ver = 0;
+
+	if (sqlite3_prepare_v2(s->db, "PRAGMA user_version", -1, &st, NULL) != SQLITE_OK)
+		return db_fail(s, e, "cannot read the schema version");
+	if (sqlite3_step(st) == SQLITE_ROW)
+		ver = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	if (ver > NMIGRATIONS)
+		return err_set(e, ERR_IO,
+			       "%s has schema version %d, newer than this optloop understands (%d); "
+			       "use a newer optloop",
+			       s->path, ver, NMIGRATIONS);
+	if (ver == NMIGRATIONS)
+		return 0;
+	if (s->readonly)
+		return err_set(e, ERR_BUSY,
+			       "%s needs a schema upgrade (version %d to %d); open it for writing once",
+			       s->path, ver, NMIGRATIONS);
+	for (int v = ver; v < NMIGRATIONS; v++) {
+		char pragma[64];
+		int rc = store_begin(s, e);
+		if (rc == 0)
+			rc = store_exec(s, migrations[v], e);
+		snprintf(pragma, sizeof(pragma), "PRAGMA user_version = %d", v + 1);
+		if (rc == 0)
+			rc = store_exec(s, pragma, e);
+		if (rc == 0)
+			rc = store_commit(s, e);
+		if (rc < 0) {
+			store_rollback(s);
+			return err_prefix(e, "schema migration to version %d failed: ", v + 1);
+		}
+	}
+	return 0;
+}
+
+int store_open(const char *path, int flags, struct store **out, struct err *e)
+{
+	struct store *s = xcalloc(1, sizeof(*s));
+	int oflags;
+	int rc;
+
+	s->path = xstrdup(path);
+	s->lock_fd = -1;
+	s->readonly = flags & STORE_READONLY;
+	if (!s->readonly && (rc = take_lock(s, e)) < 0) {
+		store_close(s);
+		return rc;
+	}
+	if (access(path, F_OK) != 0 && !(flags & STORE_CREATE)) {
+		rc = err_set(e, ERR_NOTFOUND, "%s does not exist (run optloop init)", path);
+		store_close(s);
+		return rc;
+	}
+	oflags = s->readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+	if (sqlite3_open_v2(path, &s->db, oflags, NULL) != SQLITE_OK) {
+		rc = db_fail(s, e, "cannot open the database");
+		store_close(s);
+		return rc;
+	}
+	sqlite3_busy_timeout(s->db, 5000);
+	/* WAL + NORMAL: a committed transaction survives a killed process;
+	 * only a power cut can lose the last ones. */
+	if (!s->readonly &&
+	    (rc = store_exec(s, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", e)) < 0) {
+		store_close(s);
+		return rc;
+	}
+	store_exec(s, "PRAGMA foreign_keys=ON", NULL);
+	if ((rc = migrate(s, e)) < 0) {
+		store_close(s);
+		return rc;
+	}
+	*out = s;
+	return 0;
+}
+
+void store_close(struct store *s)
+{
+	if (!s)
+		return;
+	if (s->db)
+		sqlite3_close(s->db);
+	if (s->lock_fd >= 0)
+		close(s->lock_fd); /* releases the flock */
+	free(s->path);
+	free(s);
+}
+
+bool store_readonly(const struct store *s)
+{
+	return s->readonly;
+}
+
+struct sqlite3 *store_db(struct store *s)
+{
+	return s->db;
+}
+
+/* ---- small statement helpers --------------------------------------------- */
+
+static int prep(struct store *s, const char *sql, sqlite3_stmt **st, struct err *e)
+{
+	if (sqlite3_prepare_v2(s->db, sql, -1, st, NULL) != SQLITE_OK)
+		return db_fail(s, e, "cannot prepare a query");
+	return 0;
+}
+
+static void bind_text(sqlite3_stmt *st, int i, const char *v)
+{
+	if (v)
+		sqlite3_bind_text(st, i, v, -1, SQLITE_TRANSIENT);
+	else
+		sqlite3_bind_null(st, i);
+}
+
+static void bind_real(sqlite3_stmt *st, int i, double v)
+{
+	if (isfinite(v))
+		sqlite3_bind_double(st, i, v);
+	else
+		sqlite3_bind_null(st, i);
+}
+
+static char *col_text(sqlite3_stmt *st, int i)
+{
+	const unsigned char *t = sqlite3_column_text(st, i);
+	return t ? xstrdup((const char *)t) : NULL;
+}
+
+static double col_real(sqlite3_stmt *st, int i)
+{
+	return sqlite3_column_type(st, i) == SQLITE_NULL ? NAN : sqlite3_column_double(st, i);
+}
+
+static int step_done(struct store *s, sqlite3_stmt *st, struct err *e, const char *what)
+{
+	int rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return db_fail(s, e, what);
+	return 0;
+}
+
+/* ---- meta and events ------------------------------------------------------ */
+
+int store_meta_get(struct store *s, const char *key, char **val, struct err *e)
+{
+	sqlite3_stmt *st;
+	int rc = prep(s, "SELECT value FROM meta WHERE key = ?", &st, e);
+	*val = NULL;
+	if (rc < 0)
+		return rc;
+	bind_text(st, 1, key);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		*val = col_text(st, 0);
+	sqlite3_finalize(st);
+	return 0;
+}
+
+int store_meta_set(struct store *s, const char *key, const char *val, struct err *e)
+{
+	sqlite3_stmt *st;
+	int rc = prep(s, "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", &st, e);
+	if (rc < 0)
+		return rc;
+	bind_text(st, 1, key);
+	bind_text(st, 2, val);
+	return step_done(s, st, e, "cannot write a setting");
+}
+
+int store_event(struct store *s, int iter, const char *kind, const char *detail, struct err *e)
+{
+	sqlite3_stmt *st;
+	int rc = prep(s, "INSERT INTO events(t, iter, kind, detail) VALUES (?, ?, ?, ?)", &st, e);
+	if (rc < 0)
+		return rc;
+	sqlite3_bind_double(st, 1, now());
+	if (iter >= 0)
+		sqlite3_bind_int(st, 2, iter);
+	else
+		sqlite3_bind_null(st, 2);
+	bind_text(st, 3, kind);
+	bind_text(st, 4, detail);
+	return step_done(s, st, e, "cannot record an event");
+}
+
+/* ---- runs ------------------------------------------------------------------ */
+
+void store_run_release(struct store_run *r)
+{
+	free(r->kind);
+	free(r->command);
+	free(r->cwd);
+	free(r->log_path);
+	free(r->result_json);
+	free(r->tree);
+	free(r->snapshot);
+	free(r->head);
+	memset(r, 0, sizeof(*r));
+}
+
+#define RUN_COLS                                                                             \
+	"iter, kind, command, cwd, log_path, t_start, t_end, exit_status, signal, timed_out, " \
+	"cancelled, no_change, gate, scope, bench_ms, vs_best, result_json, tree, snapshot, "  \
+	"head, env_id, pid"
+
+static void bind_run(sqlite3_stmt *st, const struct store_run *r)
+{
+	sqlite3_bind_int(st, 1, r->iter);
+	bind_text(st, 2, r->kind ? r->kind : "verify");
+	bind_text(st, 3, r->command);
+	bind_text(st, 4, r->cwd);
+	bind_text(st, 5, r->log_path);
+	sqlite3_bind_double(st, 6, r->t_start);
+	if (r->t_end > 0)
+		sqlite3_bind_double(st, 7, r->t_end);
+	else
+		sqlite3_bind_null(st, 7);
+	sqlite3_bind_int(st, 8, r->exit_status);
+	sqlite3_bind_int(st, 9, r->signal);
+	sqlite3_bind_int(st, 10, r->timed_out);
+	sqlite3_bind_int(st, 11, r->cancelled);
+	sqlite3_bind_int(st, 12, r->no_change);
+	sqlite3_bind_int(st, 13, (int)r->gate);
+	sqlite3_bind_int(st, 14, (int)r->scope);
+	bind_real(st, 15, r->bench_ms);
+	bind_real(st, 16, r->vs_best);
+	bind_text(st, 17, r->result_json);
+	bind_text(st, 18, r->tree);
+	bind_text(st, 19, r->snapshot);
+	bind_text(st, 20, r->head);
+	if (r->env_id > 0)
+		sqlite3_bind_int(st, 21, r->env_id);
+	else
+		sqlite3_bind_null(st, 21);
+	sqlite3_bind_int(st, 22, r->pid);
+}
+
+static void read_run(sqlite3_stmt *st, struct store_run *r)
+{
+	/* column 0 is id, then RUN_COLS in order */
+	r->id = sqlite3_column_int(st, 0);
+	r->iter = sqlite3_column_int(st, 1);
+	r->kind = col_text(st, 2);
+	r->command = col_text(st, 3);
+	r->cwd = col_text(st, 4);
+	r->log_path = col_text(st, 5);
+	r->t_start = sqlite3_column_double(st, 6);
+	r->t_end = sqlite3_column_double(st, 7);
+	r->exit_status = sqlite3_column_int(st, 8);
+	r->signal = sqlite3_column_int(st, 9);
+	r->timed_out = sqlite3_column_int(st, 10);
+	r->cancelled = sqlite3_column_int(st, 11);
+	r->no_change = sqlite3_column_int(st, 12);
+	r->gate = (enum gate_verdict)sqlite3_column_int(st, 13);
+	r->scope = (enum gate_scope)sqlite3_column_int(st, 14);
+	r->bench_ms = col_real(st, 15);
+	r->vs_best = col_real(st, 16);
+	r->result_json = col_text(st, 17);
+	r->tree = col_text(st, 18);
+	r->snapshot = col_text(st, 19);
+	r->head = col_text(st, 20);
+	r->env_id = sqlite3_column_int(st, 21);
+	r->pid = sqlite3_column_int(st, 22);
+}
+
+int store_run_insert(struct store *s, struct store_run *r, struct err *e)
+{
+	sqlite3_stmt *st;
+	int rc = prep(s,
+		      "INSERT INTO runs(" RUN_COLS ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,"
+		      "?,?,?,?)",
+		      &st, e);
+	if (rc < 0)
+		return rc;
+	bind_run(st, r);
+	if ((rc = step_done(s, st, e, "cannot record the run")) < 0)
+		return rc;
+	r->id = (int)sqlite3_last_insert_rowid(s->db);
+	return 0;
+}
+
+int store_run_update(struct store *s, const struct store_run *r, struct err *e)
+{
+	sqlite3_stmt *st;
+	int rc = prep(s,
+		      "UPDATE runs SET iter=?, kind=?, command=?, cwd=?, log_path=?, t_start=?, "
+		      "t_end=?, exit_status=?, signal=?, timed_out=?, cancelled=?, no_change=?, "
+		      "gate=?, scope=?, bench_ms=?, vs_best=?, result_json=?, tree=?, snapshot=?, "
+		      "head=?, env_id=?, pid=? WHERE id=?",
+		      &st, e);
+	if (rc < 0)
+		return rc;
+	bind_run(st, r);
+	sqlite3_bind_int(st, 23, r->id);
+	return step_done(s, st, e, "cannot update the run");
+}
+
+static int run_query(struct store *s, sqlite3_stmt *st, struct store_run *r, struct err *e)
+{
+	int rc = sqlite3_step(st);
+	memset(r, 0, sizeof(*r));
+	if (rc == SQLITE_ROW) {
+		read_run(st, r);
+		sqlite3_finalize(st);
+		return 0;
+	}
+	sqlite3_finalize(st);
+	if (rc == SQLITE_DONE)
+		return err_set(e, ERR_NOTFOUND, "no such verify run");
+	return db_fail(s, e, "cannot read a run");
+}
+
+int store_run_get(struct store *s, int id, struct store_run *r, struct err *e)
+{
+	sqlite3_stmt *st;
+	int rc = prep(s, "SELECT id, " RUN_COLS " FROM runs WHERE id = ?", &st, e);
+	if (rc < 0)
+		return rc;
+	sqlite3_bind_int(st, 1, id);
+	return run_query(s, st, r, e);
+}
+
+int store_run_last(struct store *s, int iter, const char *kind, struct store_run *r,
+		   struct err *e)
+{
+	sqlite3_stmt *st;
+	int rc = prep(s,
+		      "SELECT id, " RUN_COLS
+		      " FROM runs WHERE iter = ? AND kind = ? ORDER BY id DESC LIMIT 1",
+		      &st, e);
+	if (rc < 0)
+		return rc;
+	sqlite3_bind_int(st, 1, iter);
+	bind_text(st, 2, kind ? kind : "verify");
+	return run_query(s, st, r, e);
+}
+
+/* ---- environments and samples ----------------------------------------------- */
+
+int store_env_id(struct store *s, const struct parse_env *env, int *id, struct err *e)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	*id = 0;
+	if (!env || !env->raw)
+		return 0;
+	rc = prep(s,
+		  "INSERT OR IGNORE INTO envs(raw, device, backend, pytorch, triton, branch, sha,"
+		  " first_seen) VALUES (?,?,?,?,?,?,?,?)",
+		  &st, e);
+	if (rc < 0)
+		return rc;
+	bind_text(st, 1, env->raw);
+	bind_text(st, 2, env->device);
+	bind_text(st, 3, env->backend);
+	bind_text(st, 4, env->pytorch);
+	bind_text(st, 5, env->triton);
+	bind_text(st, 6, env->branch);
+	bind_text(st, 7, env->sha);
+	sqlite3_bind_double(st, 8, now());
+	if ((rc = step_done(s, st, e, "cannot record the environment")) < 0)
+		return rc;
+	if ((rc = prep(s, "SELECT id FROM envs WHERE raw = ?", &st, e)) < 0)
+		return rc;
+	bind_text(st, 1, env->raw);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		*id = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	return 0;
+}
+
+static void bind_long(sqlite3_stmt *st, int i, long v)
+{
+	if (v < 0)
+		sqlite3_bind_null(st, i);
+	else
+		sqlite3_bind_int64(st, i, v);
+}
+
+int store_samples_add(struct store *s, int run_id, int env_id, const struct parse_row *rows,
+		      size_t n, struct err *e)
+{
+	for (size_t i = 0; i < n; i++) {
+		sqlite3_stmt *st;
+		int rc = prep(s,
+			      "INSERT INTO samples(run_id, env_id, mode, B, T, H, D, L, op, base_ms,"
+			      " new_ms, speedup) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+			      &st, e);
+		if (rc < 0)
+			return rc;
+		sqlite3_bind_int(st, 1, run_id);
+		if (env_id > 0)
+			sqlite3_bind_int(st, 2, env_id);
+		else
+			sqlite3_bind_null(st, 2);
+		bind_text(st, 3, rows[i].mode);
+		bind_long(st, 4, rows[i].B);
+		bind_long(st, 5, rows[i].T);
+		bind_long(st, 6, rows[i].H);
+		bind_long(st, 7, rows[i].D);
+		bind_long(st, 8, rows[i].L);
+		bind_text(st, 9, rows[i].op);
+		bind_real(st, 10, rows[i].base_ms);
+		bind_real(st, 11, rows[i].new_ms);
+		bind_real(st, 12, rows[i].speedup);
+		if ((rc = step_done(s, st, e, "cannot record a sample")) < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* ---- iterations --------------------------------------------------------------- */
+
+int store_iter_add(struct store *s, const struct log_row *r, int run_id, const char *tree,
+		   struct err *e)
+{
+	sqlite3_stmt *st;
+	int rc = prep(s,
+		      "INSERT INTO iterations(iter, direction, axis, gate, gate_v, scope, bench_ms,"
+		      " vs_best, status, run_id, tree, logged_at, commit_sha)"
+		      " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+		      &st, e);
+	if (rc < 0)
+		return rc;
+	sqlite3_bind_int(st, 1, r->iter);
+	bind_text(st, 2, r->direction ? r->direction : "");
+	bind_text(st, 3, r->axis);
+	bind_text(st, 4, r->gate);
+	sqlite3_bind_int(st, 5, (int)r->gate_v);
+	sqlite3_bind_int(st, 6, (int)r->scope);
+	bind_real(st, 7, r->bench_ms);
+	bind_real(st, 8, r->vs_best);
+	bind_text(st, 9, row_status_name(r->status));
+	if (run_id > 0)
+		sqlite3_bind_int(st, 10, run_id);
+	else
+		sqlite3_bind_null(st, 10);
+	bind_text(st, 11, tree);
+	sqlite3_bind_double(st, 12, now());
+	bind_text(st, 13, r->commit);
+	return step_done(s, st, e, "cannot record the row");
+}
+
+int store_iter_set_commit(struct store *s, int iter, const char *sha, struct err *e)
+{
+	sqlite3_stmt *st;
+	int rc = prep(s, "UPDATE iterations SET commit_sha = ?, committed_at = ? WHERE iter = ?",
+		      &st, e);
+	if (rc < 0)
+		return rc;
+	bind_text(st, 1, sha);
+	sqlite3_bind_double(st, 2, now());
+	sqlite3_bind_int(st, 3, iter);
+	return step_done(s, st, e, "cannot record the commit");
+}
+
+int store_iters(struct store *s, struct log_row **rows, size_t *n, struct err *e)
+{
+	sqlite3_stmt *st;
+	size_t cap = 0;
+	int rc = prep(s,
+		      "SELECT iter, direction, gate, gate_v, scope, bench_ms, vs_best, status, axis,"
+		      " commit_sha FROM iterations ORDER BY iter",
+		      &st, e);
+	*rows = NULL;
+	*n = 0;
+	if (rc < 0)
+		return rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (*n == cap) {
+			cap = cap ? 2 * cap : 16;
+			*rows = xrealloc(*rows, cap * sizeof(**rows));
+		}
+		struct log_row *r = &(*rows)[(*n)++];
+		memset(r, 0, sizeof(*r));
+		r->iter = sqlite3_column_int(st, 0);
+		r->direction = col_text(st, 1);
+		r->gate = col_text(st, 2);
+		r->gate_v = (enum gate_verdict)sqlite3_column_int(st, 3);
+		r->scope = (enum gate_scope)sqlite3_column_int(st, 4);
+		r->bench_ms = col_real(st, 5);
+		r->vs_best = col_real(st, 6);
+		const char *status = (const char *)sqlite3_column_text(st, 7);
+		r->status = row_status_parse(status);
+		r->axis = col_text(st, 8);
+		r->commit = col_text(st, 9);
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return db_fail(s, e, "cannot read the rows");
+	return 0;
+}
+
+int store_iter_count(struct store *s, int *n, struct err *e)
+{
+	sqlite3_stmt *st;
+	int rc = prep(s, "SELECT COUNT(*) FROM iterations", &st, e);
+	*n = 0;
+	if (rc < 0)
+		return rc;
+	if (sqlite3_step(st) == SQLITE_ROW)
+		*n = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	return 0;
+}
+
+int store_iter_run(struct store *s, int iter, int *run_id, char **tree, struct err *e)
+{
+	sqlite3_stmt *st;
+	int rc = prep(s, "SELECT run_id, tree FROM iterations WHERE iter = ?", &st, e);
+	*run_id = 0;
+	if (tree)
+		*tree = NULL;
+	if (rc < 0)
+		return rc;
+	sqlite3_bind_int(st, 1, iter);
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		*run_id = sqlite3_column_int(st, 0);
+		if (tree)
+			*tree = col_text(st, 1);
+		rc = 0;
+	} else {
+		rc = err_set(e, ERR_NOTFOUND, "no row for iteration %d", iter);
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
+/* ---- set-aside changes ------------------------------------------------------------ */
+
+int store_aside_add(struct store *s, int iter, const char *sha, const char *ref, struct err *e)
+{
+	sqlite3_stmt *st;
+	int rc = prep(s, "INSERT INTO aside(iter, sha, ref, created) VALUES (?,?,?,?)", &st, e);
+	if (rc < 0)
+		return rc;
+	sqlite3_bind_int(st, 1, iter);
+	bind_text(st, 2, sha);
+	bind_text(st, 3, ref);
+	sqlite3_bind_double(st, 4, now());
+	return step_done(s, st, e, "cannot record the set-aside change");
+}
+
+int store_aside_pending(struct store *s, int *iter, char **sha, char **ref, struct err *e)
+{
+	sqlite3_stmt *st;
+	int rc = prep(s,
+		      "SELECT iter, sha, ref FROM aside WHERE restored IS NULL ORDER BY id LIMIT 1",
+		      &st, e);
+	*sha = *ref = NULL;
+	if (rc < 0)
+		return rc;
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		*iter = sqlite3_column_int(st, 0);
+		*sha = col_text(st, 1);
+		*ref = col_text(st, 2);
+		rc = 0;
+	} else {
+		rc = ERR_NOTFOUND;
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
+int store_aside_done(struct store *s, const char *sha, struct err *e)
+{
+	sqlite3_stmt *st;
+	int rc = prep(s, "UPDATE aside SET restored = ? WHERE sha = ? AND restored IS NULL", &st,
+		      e);
+	if (rc < 0)
+		return rc;
+	sqlite3_bind_double(st, 1, now());
+	bind_text(st, 2, sha);
+	return step_done(s, st, e, "cannot record the restored change");
+}
+
+/* ---- export ------------------------------------------------------------------------- */
+
+static json_t *column_json(sqlite3_stmt *st, int i)
+{
+	switch (sqlite3_column_type(st, i)) {
+	case SQLITE_INTEGER:
+		return json_integer(sqlite3_column_int64(st, i));
+	case SQLITE_FLOAT:
+		return json_real(sqlite3_column_double(st, i));
+	case SQLITE_NULL:
+		return json_null();
+	default: {
+		const char *t = (const char *)sqlite3_column_text(st, i);
+		json_t *j = json_stringn_nocheck(t ? t : "", (size_t)sqlite3_column_bytes(st, i));
+		return j ? j : json_null();
+	}
+	}
+}
+
+int store_export_json(struct store *s, json_t **out, struct err *e)
+{
+	sqlite3_stmt *tabs;
+	json_t *root = json_object(), *tables = json_object();
+	int rc = prep(s,
+		      "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE "
+		      "'sqlite_%' ORDER BY name",
+		      &tabs, e);
+	if (rc < 0) {
+		json_decref(root);
+		json_decref(tables);
+		return rc;
+	}
+	json_object_set_new(root, "schema", json_integer(NMIGRATIONS));
+	while (rc == 0 && sqlite3_step(tabs) == SQLITE_ROW) {
+		const char *name = (const char *)sqlite3_column_text(tabs, 0);
+		char *q = sqlite3_mprintf("SELECT * FROM \"%w\" ORDER BY rowid", name);
+		sqlite3_stmt *st;
+		json_t *arr = json_array();
+		if (sqlite3_prepare_v2(s->db, q, -1, &st, NULL) != SQLITE_OK) {
+			/* WITHOUT ROWID tables added by other modules */
+			sqlite3_free(q);
+			q = sqlite3_mprintf("SELECT * FROM \"%w\"", name);
+			if (sqlite3_prepare_v2(s->db, q, -1, &st, NULL) != SQLITE_OK)
+				rc = db_fail(s, e, "cannot export a table");
+		}
+		sqlite3_free(q);
+		while (rc == 0 && sqlite3_step(st) == SQLITE_ROW) {
+			json_t *row = json_object();
+			for (int i = 0; i < sqlite3_column_count(st); i++)
+				json_object_set_new(row, sqlite3_column_name(st, i),
+						    column_json(st, i));
+			json_array_append_new(arr, row);
+		}
+		if (rc == 0)
+			sqlite3_finalize(st);
+		json_object_set_new(tables, name, arr);
+	}
+	sqlite3_finalize(tabs);
+	json_object_set_new(root, "tables", tables);
+	if (rc < 0) {
+		json_decref(root);
+		return rc;
+	}
+	*out = root;
+	return 0;
+}

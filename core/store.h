@@ -1,0 +1,118 @@
+/*
+ * store — optloop.db, the workspace's source of truth (sqlite3, WAL).
+ *
+ * Holds the workspace record, iterations (the log rows and their commits),
+ * verify runs (command, cwd, times, exit status, raw-log path, parsed result
+ * as JSON), per-shape samples with their environment, environment lines, and
+ * an append-only event log.  The schema is versioned (PRAGMA user_version)
+ * and migrated forward on open; every change runs in a transaction.
+ *
+ * One writer per workspace: a writer holds an exclusive flock on
+ * optloop.db.lock for as long as the store is open; a second writer gets
+ * ERR_BUSY naming the holder.  Read-only opens take no lock.
+ *
+ * Modules that need their own tables create them through store_db() with
+ * CREATE TABLE IF NOT EXISTS (name them <module>_*).
+ */
+#ifndef OPTLOOP_STORE_H
+#define OPTLOOP_STORE_H
+
+#include "core/model.h"
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+struct err;
+struct parse_env;
+struct parse_row;
+struct store;
+struct sqlite3;
+
+#define STORE_SCHEMA_VERSION 1
+
+enum store_flags {
+	STORE_READONLY = 1 << 0,
+	STORE_CREATE = 1 << 1, /* create the database when missing */
+};
+
+/* Open (and migrate) the database at path.  Caller closes with store_close. */
+int store_open(const char *path, int flags, struct store **out, struct err *e);
+void store_close(struct store *s);
+bool store_readonly(const struct store *s);
+struct sqlite3 *store_db(struct store *s);
+
+/* BEGIN IMMEDIATE / COMMIT / ROLLBACK. */
+int store_begin(struct store *s, struct err *e);
+int store_commit(struct store *s, struct err *e);
+void store_rollback(struct store *s);
+/* Run SQL with no result rows. */
+int store_exec(struct store *s, const char *sql, struct err *e);
+
+/* Key/value settings of the workspace (op, kernel paths, init HEAD, ...).
+ * get: *val is caller-owned, NULL when the key is absent. */
+int store_meta_get(struct store *s, const char *key, char **val, struct err *e);
+int store_meta_set(struct store *s, const char *key, const char *val, struct err *e);
+
+/* Append-only event log. iter < 0 when not tied to an iteration. */
+int store_event(struct store *s, int iter, const char *kind, const char *detail, struct err *e);
+
+/* One verify run.  Strings owned by the struct (store_run_release). */
+struct store_run {
+	int id;
+	int iter;
+	char *kind;        /* "verify"; other modules may add kinds ("confirm") */
+	char *command, *cwd, *log_path;
+	double t_start, t_end;  /* t_end 0 while running */
+	int exit_status, signal;
+	bool timed_out, cancelled, no_change;
+	enum gate_verdict gate;
+	enum gate_scope scope;
+	double bench_ms, vs_best; /* NAN when none */
+	char *result_json;
+	char *tree;     /* kernel hash at the end */
+	char *snapshot; /* git tree holding what was measured */
+	char *head;     /* HEAD when it ran */
+	int env_id;     /* 0 when none */
+	int pid;        /* of the optloop that ran it */
+};
+void store_run_release(struct store_run *r);
+
+/* Insert a run (r->id is set); t_end 0 marks it running. */
+int store_run_insert(struct store *s, struct store_run *r, struct err *e);
+/* Update every field of an existing run by r->id. */
+int store_run_update(struct store *s, const struct store_run *r, struct err *e);
+int store_run_get(struct store *s, int id, struct store_run *r, struct err *e);
+/* The latest run of kind for iteration iter; ERR_NOTFOUND when none. */
+int store_run_last(struct store *s, int iter, const char *kind, struct store_run *r,
+		   struct err *e);
+
+/* Environment line: id of an existing identical line or a new one. */
+int store_env_id(struct store *s, const struct parse_env *env, int *id, struct err *e);
+/* Per-shape samples of a run. */
+int store_samples_add(struct store *s, int run_id, int env_id, const struct parse_row *rows,
+		      size_t n, struct err *e);
+
+/* Iterations: one per log row.  run_id and tree tie the row to the
+ * measurement it reports. */
+int store_iter_add(struct store *s, const struct log_row *r, int run_id, const char *tree,
+		   struct err *e);
+int store_iter_set_commit(struct store *s, int iter, const char *sha, struct err *e);
+/* All rows, oldest first (commit filled when committed).  Caller frees with
+ * loop_rows_free-style release: log_row_release each, then free(). */
+int store_iters(struct store *s, struct log_row **rows, size_t *n, struct err *e);
+/* Number of logged rows (= the next iteration number). */
+int store_iter_count(struct store *s, int *n, struct err *e);
+int store_iter_run(struct store *s, int iter, int *run_id, char **tree, struct err *e);
+
+/* Set-aside changes (telescoping). */
+int store_aside_add(struct store *s, int iter, const char *sha, const char *ref, struct err *e);
+/* The pending set-aside of any iteration; ERR_NOTFOUND when none.  Caller frees strings. */
+int store_aside_pending(struct store *s, int *iter, char **sha, char **ref, struct err *e);
+int store_aside_done(struct store *s, const char *sha, struct err *e);
+
+/* The whole database as one JSON object: {"schema": N, "tables": {name: [rows]}}.
+ * *out is caller-owned (json_decref). */
+int store_export_json(struct store *s, json_t **out, struct err *e);
+
+#endif

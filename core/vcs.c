@@ -1,0 +1,742 @@
+/* vcs — libgit2 operations of the loop: kernel hashing, commits, restore,
+ * set-aside, diff, and reading optloop's own commits back from history. */
+#include "core/vcs.h"
+#include "core/err.h"
+#include "core/sb.h"
+
+#include <git2.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+struct vcs {
+	git_repository *repo;
+	char *workdir; /* no trailing slash */
+};
+
+/* One file under the kernel paths. */
+struct kfile {
+	char *path;
+	unsigned mode;
+	git_oid oid;
+};
+
+struct klist {
+	struct kfile *v;
+	size_t n, cap;
+};
+
+static int git_fail(struct err *e, int code, const char *what)
+{
+	const git_error *ge = git_error_last();
+	return err_set(e, code, "%s: %s", what, ge && ge->message ? ge->message : "libgit2 error");
+}
+
+int vcs_open(const char *cwd, struct vcs **out, struct err *e)
+{
+	git_buf root = {0};
+	struct vcs *v;
+	char here[4096];
+
+	git_libgit2_init();
+	if (!cwd) {
+		if (!getcwd(here, sizeof(here))) {
+			git_libgit2_shutdown();
+			return err_set(e, ERR_IO, "cannot read the current directory: %s",
+				       strerror(errno));
+		}
+		cwd = here;
+	}
+	if (git_repository_discover(&root, cwd, 0, NULL) < 0) {
+		git_libgit2_shutdown();
+		return err_set(e, ERR_NOTFOUND,
+			       "%s is not inside a git repository (run optloop in the kernel "
+			       "repository, or pass -C DIR)",
+			       cwd);
+	}
+	v = xcalloc(1, sizeof(*v));
+	if (git_repository_open(&v->repo, root.ptr) < 0) {
+		int rc = git_fail(e, ERR_IO, "cannot open the git repository");
+		git_buf_dispose(&root);
+		free(v);
+		git_libgit2_shutdown();
+		return rc;
+	}
+	git_buf_dispose(&root);
+	if (git_repository_is_bare(v->repo)) {
+		vcs_free(v);
+		return err_set(e, ERR_NOTFOUND,
+			       "the repository at %s is bare; optloop needs a work tree", cwd);
+	}
+	v->workdir = xstrdup(git_repository_workdir(v->repo));
+	size_t L = strlen(v->workdir);
+	while (L > 1 && v->workdir[L - 1] == '/')
+		v->workdir[--L] = '\0';
+	*out = v;
+	return 0;
+}
+
+void vcs_free(struct vcs *v)
+{
+	if (!v)
+		return;
+	git_repository_free(v->repo);
+	free(v->workdir);
+	free(v);
+	git_libgit2_shutdown();
+}
+
+const char *vcs_workdir(const struct vcs *v)
+{
+	return v->workdir;
+}
+
+struct git_repository *vcs_repo(struct vcs *v)
+{
+	return v->repo;
+}
+
+static int head_commit(struct vcs *v, git_commit **c, struct err *e)
+{
+	git_oid oid;
+	int rc = git_reference_name_to_id(&oid, v->repo, "HEAD");
+	if (rc == GIT_ENOTFOUND || rc == GIT_EUNBORNBRANCH)
+		return err_set(e, ERR_NOTFOUND,
+			       "the repository has no commit yet (commit the kernel first)");
+	if (rc < 0)
+		return git_fail(e, ERR_IO, "cannot read HEAD");
+	if (git_commit_lookup(c, v->repo, &oid) < 0)
+		return git_fail(e, ERR_IO, "cannot read the HEAD commit");
+	return 0;
+}
+
+int vcs_head(struct vcs *v, char sha[VCS_OID_HEX], struct err *e)
+{
+	git_commit *c;
+	int rc = head_commit(v, &c, e);
+	if (rc < 0)
+		return rc;
+	git_oid_tostr(sha, VCS_OID_HEX, git_commit_id(c));
+	git_commit_free(c);
+	return 0;
+}
+
+int vcs_is_ignored(struct vcs *v, const char *rel, bool *ignored, struct err *e)
+{
+	int ign = 0;
+	if (git_ignore_path_is_ignored(&ign, v->repo, rel) < 0)
+		return git_fail(e, ERR_IO, "cannot check .gitignore");
+	*ignored = ign != 0;
+	return 0;
+}
+
+int vcs_exclude_add(struct vcs *v, const char *pattern, struct err *e)
+{
+	const char *common = git_repository_commondir(v->repo);
+	size_t cl = strlen(common);
+	char *dir = xasprintf("%s%sinfo", common, cl && common[cl - 1] == '/' ? "" : "/");
+	char *path = xasprintf("%s/exclude", dir);
+	FILE *f;
+	int rc = 0;
+
+	mkdir(dir, 0755);
+	f = fopen(path, "a");
+	if (!f)
+		rc = err_set(e, ERR_IO, "cannot append to %s: %s", path, strerror(errno));
+	else {
+		fprintf(f, "%s\n", pattern);
+		if (fclose(f) != 0)
+			rc = err_set(e, ERR_IO, "cannot write %s: %s", path, strerror(errno));
+	}
+	free(dir);
+	free(path);
+	return rc;
+}
+
+int vcs_identity_check(struct vcs *v, struct err *e)
+{
+	git_signature *sig = NULL;
+	if (git_signature_default(&sig, v->repo) < 0)
+		return err_set(e, ERR_FAIL,
+			       "git has no identity to commit with (set it: git config user.name "
+			       "\"Your Name\" && git config user.email you@example.com)");
+	git_signature_free(sig);
+	return 0;
+}
+
+/* ---- kernel listings ---------------------------------------------------- */
+
+static void klist_add(struct klist *l, const char *path, unsigned mode, const git_oid *oid)
+{
+	if (l->n == l->cap) {
+		l->cap = l->cap ? 2 * l->cap : 32;
+		l->v = xrealloc(l->v, l->cap * sizeof(*l->v));
+	}
+	l->v[l->n].path = xstrdup(path);
+	l->v[l->n].mode = mode;
+	if (oid)
+		git_oid_cpy(&l->v[l->n].oid, oid);
+	else
+		memset(&l->v[l->n].oid, 0, sizeof(git_oid));
+	l->n++;
+}
+
+static void klist_release(struct klist *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		free(l->v[i].path);
+	free(l->v);
+	memset(l, 0, sizeof(*l));
+}
+
+static int kfile_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct kfile *)a)->path, ((const struct kfile *)b)->path);
+}
+
+static void klist_sort_unique(struct klist *l)
+{
+	size_t w = 0;
+	qsort(l->v, l->n, sizeof(*l->v), kfile_cmp);
+	for (size_t i = 0; i < l->n; i++) {
+		if (w && strcmp(l->v[w - 1].path, l->v[i].path) == 0) {
+			free(l->v[i].path);
+			continue;
+		}
+		l->v[w++] = l->v[i];
+	}
+	l->n = w;
+}
+
+/* Strip "./", leading and trailing slashes: the form git uses. */
+static char *norm_path(const char *p)
+{
+	while (p[0] == '.' && p[1] == '/')
+		p += 2;
+	while (*p == '/')
+		p++;
+	char *s = xstrdup(p);
+	size_t n = strlen(s);
+	while (n && s[n - 1] == '/')
+		s[--n] = '\0';
+	return s;
+}
+
+static int walk_workdir(struct vcs *v, const char *rel, struct klist *l, struct err *e)
+{
+	char *full = xasprintf("%s/%s", v->workdir, rel);
+	struct stat st;
+	int rc = 0;
+
+	if (lstat(full, &st) < 0) {
+		free(full);
+		return 0; /* absent: contributes nothing */
+	}
+	if (S_ISDIR(st.st_mode)) {
+		DIR *d = opendir(full);
+		struct dirent *de;
+		if (!d) {
+			rc = err_set(e, ERR_IO, "cannot list %s: %s", full, strerror(errno));
+			free(full);
+			return rc;
+		}
+		while (rc == 0 && (de = readdir(d))) {
+			if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
+			    !strcmp(de->d_name, ".git"))
+				continue;
+			char *child = xasprintf("%s/%s", rel, de->d_name);
+			char *probe = xasprintf("%s/", child);
+			int ign = 0;
+			/* a directory is probed with its slash so "build/" patterns match */
+			struct stat cs;
+			char *cfull = xasprintf("%s/%s", v->workdir, child);
+			bool isdir = lstat(cfull, &cs) == 0 && S_ISDIR(cs.st_mode);
+			free(cfull);
+			if (git_ignore_path_is_ignored(&ign, v->repo, isdir ? probe : child) < 0)
+				rc = git_fail(e, ERR_IO, "cannot check .gitignore");
+			else if (!ign)
+				rc = walk_workdir(v, child, l, e);
+			free(probe);
+			free(child);
+		}
+		closedir(d);
+	} else if (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)) {
+		unsigned mode = S_ISLNK(st.st_mode)        ? GIT_FILEMODE_LINK
+				: (st.st_mode & S_IXUSR) ? GIT_FILEMODE_BLOB_EXECUTABLE
+							 : GIT_FILEMODE_BLOB;
+		git_oid oid;
+		if (S_ISLNK(st.st_mode)) {
+			char target[4096];
+			ssize_t n = readlink(full, target, sizeof(target));
+			if (n < 0 || git_odb_hash(&oid, target, (size_t)n, GIT_OBJECT_BLOB) < 0)
+				rc = err_set(e, ERR_IO, "cannot read link %s", full);
+		} else if (git_repository_hashfile(&oid, v->repo, rel, GIT_OBJECT_BLOB, NULL) < 0) {
+			rc = git_fail(e, ERR_IO, "cannot hash a kernel file");
+		}
+		if (rc == 0)
+			klist_add(l, rel, mode, &oid);
+	}
+	free(full);
+	return rc;
+}
+
+static int list_workdir(struct vcs *v, const char *const *paths, size_t n, struct klist *l,
+			struct err *e)
+{
+	for (size_t i = 0; i < n; i++) {
+		char *p = norm_path(paths[i]);
+		int rc = *p ? walk_workdir(v, p, l, e) : err_set(e, ERR_USAGE, "empty kernel path");
+		free(p);
+		if (rc < 0)
+			return rc;
+	}
+	klist_sort_unique(l);
+	return 0;
+}
+
+struct tree_walk_ctx {
+	struct klist *l;
+	const char *prefix;
+};
+
+static int tree_walk_cb(const char *root, const git_tree_entry *te, void *payload)
+{
+	struct tree_walk_ctx *c = payload;
+	if (git_tree_entry_type(te) != GIT_OBJECT_BLOB)
+		return 0;
+	char *p = xasprintf("%s/%s%s", c->prefix, root, git_tree_entry_name(te));
+	klist_add(c->l, p, (unsigned)git_tree_entry_filemode(te), git_tree_entry_id(te));
+	free(p);
+	return 0;
+}
+
+static int lookup_tree(struct vcs *v, const char *treeish, git_tree **tree, struct err *e)
+{
+	git_object *obj = NULL;
+	if (git_revparse_single(&obj, v->repo, treeish) < 0)
+		return err_set(e, ERR_NOTFOUND, "git has no commit or tree '%s'", treeish);
+	int rc = git_object_peel((git_object **)tree, obj, GIT_OBJECT_TREE);
+	git_object_free(obj);
+	if (rc < 0)
+		return err_set(e, ERR_NOTFOUND, "'%s' does not name a tree", treeish);
+	return 0;
+}
+
+static int list_tree(struct vcs *v, git_tree *tree, const char *const *paths, size_t n,
+		     struct klist *l, struct err *e)
+{
+	for (size_t i = 0; i < n; i++) {
+		char *p = norm_path(paths[i]);
+		git_tree_entry *te = NULL;
+		if (git_tree_entry_bypath(&te, tree, p) == 0) {
+			if (git_tree_entry_type(te) == GIT_OBJECT_BLOB) {
+				klist_add(l, p, (unsigned)git_tree_entry_filemode(te),
+					  git_tree_entry_id(te));
+			} else if (git_tree_entry_type(te) == GIT_OBJECT_TREE) {
+				git_tree *sub = NULL;
+				struct tree_walk_ctx c = {l, p};
+				if (git_tree_lookup(&sub, v->repo, git_tree_entry_id(te)) < 0 ||
+				    git_tree_walk(sub, GIT_TREEWALK_PRE, tree_walk_cb, &c) < 0) {
+					git_tree_free(sub);
+					git_tree_entry_free(te);
+					free(p);
+					return git_fail(e, ERR_IO, "cannot walk a kernel tree");
+				}
+				git_tree_free(sub);
+			}
+			git_tree_entry_free(te);
+		}
+		free(p);
+	}
+	klist_sort_unique(l);
+	return 0;
+}
+
+static void klist_hash(const struct klist *l, char out[VCS_OID_HEX])
+{
+	struct sb s = SB_INIT;
+	git_oid oid;
+	char hex[VCS_OID_HEX];
+
+	for (size_t i = 0; i < l->n; i++) {
+		git_oid_tostr(hex, sizeof(hex), &l->v[i].oid);
+		sb_addf(&s, "%06o %s %s\n", l->v[i].mode, hex, l->v[i].path);
+	}
+	git_odb_hash(&oid, s.buf ? s.buf : "", s.len, GIT_OBJECT_BLOB);
+	git_oid_tostr(out, VCS_OID_HEX, &oid);
+	sb_release(&s);
+}
+
+int vcs_kernel_hash(struct vcs *v, const char *const *paths, size_t n, const char *treeish,
+		    char out[VCS_OID_HEX], struct err *e)
+{
+	struct klist l = {0};
+	int rc;
+
+	if (!treeish) {
+		rc = list_workdir(v, paths, n, &l, e);
+	} else {
+		git_tree *t = NULL;
+		rc = lookup_tree(v, treeish, &t, e);
+		if (rc == ERR_NOTFOUND && !strcmp(treeish, "HEAD")) {
+			rc = 0; /* unborn: the empty state */
+		} else if (rc == 0) {
+			rc = list_tree(v, t, paths, n, &l, e);
+		}
+		git_tree_free(t);
+	}
+	if (rc == 0)
+		klist_hash(&l, out);
+	klist_release(&l);
+	return rc;
+}
+
+/* HEAD's tree with the kernel paths replaced by the work tree's files. */
+static int build_tree(struct vcs *v, const char *const *paths, size_t n, git_oid *tree_oid,
+		      struct err *e)
+{
+	git_index *idx = NULL;
+	git_commit *head = NULL;
+	git_tree *htree = NULL;
+	struct klist l = {0};
+	int rc = 0;
+
+	if (git_index_new(&idx) < 0)
+		return git_fail(e, ERR_IO, "cannot make an index");
+	if (head_commit(v, &head, NULL) == 0) {
+		if (git_commit_tree(&htree, head) < 0 || git_index_read_tree(idx, htree) < 0)
+			rc = git_fail(e, ERR_IO, "cannot read HEAD's tree");
+	}
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		char *p = norm_path(paths[i]);
+		git_index_remove_directory(idx, p, 0);
+		git_index_remove(idx, p, 0);
+		free(p);
+	}
+	if (rc == 0)
+		rc = list_workdir(v, paths, n, &l, e);
+	for (size_t i = 0; rc == 0 && i < l.n; i++) {
+		git_index_entry ent;
+		memset(&ent, 0, sizeof(ent));
+		if (l.v[i].mode == GIT_FILEMODE_LINK) {
+			char *full = xasprintf("%s/%s", v->workdir, l.v[i].path);
+			char target[4096];
+			ssize_t k = readlink(full, target, sizeof(target));
+			free(full);
+			if (k < 0 || git_blob_create_from_buffer(&ent.id, v->repo, target, (size_t)k) < 0)
+				rc = git_fail(e, ERR_IO, "cannot store a symlink");
+		} else if (git_blob_create_from_workdir(&ent.id, v->repo, l.v[i].path) < 0) {
+			rc = git_fail(e, ERR_IO, "cannot store a kernel file");
+		}
+		ent.mode = l.v[i].mode;
+		ent.path = l.v[i].path;
+		if (rc == 0 && git_index_add(idx, &ent) < 0)
+			rc = git_fail(e, ERR_IO, "cannot stage a kernel file");
+	}
+	if (rc == 0 && git_index_write_tree_to(tree_oid, idx, v->repo) < 0)
+		rc = git_fail(e, ERR_IO, "cannot write the tree");
+	klist_release(&l);
+	git_tree_free(htree);
+	git_commit_free(head);
+	git_index_free(idx);
+	return rc;
+}
+
+int vcs_snapshot(struct vcs *v, const char *const *paths, size_t n, char tree[VCS_OID_HEX],
+		 struct err *e)
+{
+	git_oid oid;
+	int rc = build_tree(v, paths, n, &oid, e);
+	if (rc == 0)
+		git_oid_tostr(tree, VCS_OID_HEX, &oid);
+	return rc;
+}
+
+static void fill_pathspec(git_strarray *sa, const char *const *paths, size_t n)
+{
+	sa->strings = xcalloc(n ? n : 1, sizeof(char *));
+	sa->count = n;
+	for (size_t i = 0; i < n; i++)
+		sa->strings[i] = norm_path(paths[i]);
+}
+
+static void free_pathspec(git_strarray *sa)
+{
+	for (size_t i = 0; i < sa->count; i++)
+		free(sa->strings[i]);
+	free(sa->strings);
+}
+
+int vcs_index_reset(struct vcs *v, const char *const *paths, size_t n, struct err *e)
+{
+	git_commit *head = NULL;
+	git_strarray sa;
+	int rc = head_commit(v, &head, e);
+	if (rc < 0)
+		return rc;
+	fill_pathspec(&sa, paths, n);
+	if (git_reset_default(v->repo, (git_object *)head, &sa) < 0)
+		rc = git_fail(e, ERR_IO, "cannot update the index for the kernel paths");
+	free_pathspec(&sa);
+	git_commit_free(head);
+	return rc;
+}
+
+static int make_commit(struct vcs *v, const git_oid *tree_oid, const char *update_ref,
+		       const char *message, git_oid *out, struct err *e)
+{
+	git_signature *sig = NULL;
+	git_commit *head = NULL;
+	git_tree *tree = NULL;
+	int rc;
+
+	if ((rc = vcs_identity_check(v, e)) < 0)
+		return rc;
+	git_signature_default(&sig, v->repo);
+	head_commit(v, &head, NULL);
+	if (git_tree_lookup(&tree, v->repo, tree_oid) < 0) {
+		rc = git_fail(e, ERR_IO, "cannot read the new tree");
+	} else {
+		const git_commit *parents[1] = {head};
+		if (git_commit_create(out, v->repo, update_ref, sig, sig, NULL, message, tree,
+				      head ? 1 : 0, parents) < 0)
+			rc = git_fail(e, ERR_IO, "cannot create the commit");
+	}
+	git_tree_free(tree);
+	git_commit_free(head);
+	git_signature_free(sig);
+	return rc;
+}
+
+int vcs_commit_kernel(struct vcs *v, const char *const *paths, size_t n, const char *message,
+		      char sha[VCS_OID_HEX], struct err *e)
+{
+	git_oid tree, commit;
+	int rc;
+
+	if ((rc = vcs_identity_check(v, e)) < 0)
+		return rc;
+	if ((rc = build_tree(v, paths, n, &tree, e)) < 0)
+		return rc;
+	if ((rc = make_commit(v, &tree, "HEAD", message, &commit, e)) < 0)
+		return rc;
+	git_oid_tostr(sha, VCS_OID_HEX, &commit);
+	return vcs_index_reset(v, paths, n, e);
+}
+
+int vcs_restore(struct vcs *v, const char *treeish, const char *const *paths, size_t n,
+		struct err *e)
+{
+	git_tree *tree = NULL;
+	git_checkout_options co;
+	int rc = lookup_tree(v, treeish, &tree, e);
+
+	git_checkout_options_init(&co, GIT_CHECKOUT_OPTIONS_VERSION);
+
+	if (rc < 0)
+		return rc;
+	co.checkout_strategy = GIT_CHECKOUT_FORCE | GIT_CHECKOUT_REMOVE_UNTRACKED;
+	fill_pathspec(&co.paths, paths, n);
+	if (git_checkout_tree(v->repo, (git_object *)tree, &co) < 0)
+		rc = git_fail(e, ERR_IO, "cannot restore the kernel paths");
+	free_pathspec(&co.paths);
+	git_tree_free(tree);
+	if (rc == 0)
+		rc = vcs_index_reset(v, paths, n, e);
+	return rc;
+}
+
+int vcs_set_aside(struct vcs *v, const char *const *paths, size_t n, const char *measured_tree,
+		  const char *refname, const char *message, char sha[VCS_OID_HEX], struct err *e)
+{
+	git_oid tree, commit;
+	git_reference *ref = NULL;
+	int rc;
+
+	if ((rc = build_tree(v, paths, n, &tree, e)) < 0)
+		return rc;
+	if ((rc = make_commit(v, &tree, NULL, message, &commit, e)) < 0)
+		return rc;
+	if (git_reference_create(&ref, v->repo, refname, &commit, 1, "optloop: set aside") < 0)
+		return git_fail(e, ERR_IO, "cannot record the set-aside change");
+	git_reference_free(ref);
+	git_oid_tostr(sha, VCS_OID_HEX, &commit);
+	return vcs_restore(v, measured_tree, paths, n, e);
+}
+
+int vcs_bring_back(struct vcs *v, const char *aside_sha, const char *refname,
+		   const char *const *paths, size_t n, struct err *e)
+{
+	git_reference *ref = NULL;
+	int rc = vcs_restore(v, aside_sha, paths, n, e);
+	if (rc < 0)
+		return rc;
+	if (refname && git_reference_lookup(&ref, v->repo, refname) == 0) {
+		git_reference_delete(ref);
+		git_reference_free(ref);
+	}
+	return 0;
+}
+
+static int diff_line_cb(const git_diff_delta *d, const git_diff_hunk *h, const git_diff_line *l,
+			void *payload)
+{
+	struct sb *out = payload;
+	(void)d;
+	(void)h;
+	if (l->origin == GIT_DIFF_LINE_CONTEXT || l->origin == GIT_DIFF_LINE_ADDITION ||
+	    l->origin == GIT_DIFF_LINE_DELETION)
+		sb_addc(out, l->origin);
+	sb_add(out, l->content, l->content_len);
+	return 0;
+}
+
+int vcs_diff(struct vcs *v, const char *treeish, const char *const *paths, size_t n,
+	     struct sb *out, struct err *e)
+{
+	git_tree *tree = NULL;
+	git_diff *diff = NULL;
+	git_diff_options o;
+	int rc = lookup_tree(v, treeish ? treeish : "HEAD", &tree, e);
+
+	git_diff_options_init(&o, GIT_DIFF_OPTIONS_VERSION);
+
+	if (rc < 0 && !(rc == ERR_NOTFOUND && !treeish))
+		return rc;
+	rc = 0;
+	o.flags = GIT_DIFF_INCLUDE_UNTRACKED | GIT_DIFF_RECURSE_UNTRACKED_DIRS |
+		  GIT_DIFF_SHOW_UNTRACKED_CONTENT;
+	fill_pathspec(&o.pathspec, paths, n);
+	if (git_diff_tree_to_workdir(&diff, v->repo, tree, &o) < 0 ||
+	    git_diff_print(diff, GIT_DIFF_FORMAT_PATCH, diff_line_cb, out) < 0)
+		rc = git_fail(e, ERR_IO, "cannot diff the kernel paths");
+	free_pathspec(&o.pathspec);
+	git_diff_free(diff);
+	git_tree_free(tree);
+	return rc;
+}
+
+bool vcs_commit_exists(struct vcs *v, const char *sha)
+{
+	git_object *obj = NULL;
+	if (!sha || !*sha || git_revparse_single(&obj, v->repo, sha) < 0)
+		return false;
+	bool ok = git_object_type(obj) == GIT_OBJECT_COMMIT;
+	git_object_free(obj);
+	return ok;
+}
+
+static void iter_commit_release(struct vcs_iter_commit *c)
+{
+	free(c->op);
+	free(c->direction);
+	free(c->gate);
+	free(c->bench);
+	free(c->vs_best);
+	free(c->status);
+	memset(c, 0, sizeof(*c));
+}
+
+int vcs_parse_message(const char *msg, struct vcs_iter_commit *c)
+{
+	git_message_trailer_array arr = {0};
+	bool have_iter = false;
+
+	memset(c, 0, sizeof(*c));
+	if (!strstr(msg, "Optloop-Iter:") || git_message_trailers(&arr, msg) < 0)
+		return ERR_NOTFOUND;
+	for (size_t i = 0; i < arr.count; i++) {
+		const char *k = arr.trailers[i].key, *val = arr.trailers[i].value;
+		if (!strcmp(k, "Optloop-Iter")) {
+			char *end;
+			long it = strtol(val, &end, 10);
+			if (end != val && it >= 0 && it < 1000000) {
+				c->iter = (int)it;
+				have_iter = true;
+			}
+		} else if (!strcmp(k, "Optloop-Op")) {
+			free(c->op), c->op = xstrdup(val);
+		} else if (!strcmp(k, "Optloop-Direction")) {
+			free(c->direction), c->direction = xstrdup(val);
+		} else if (!strcmp(k, "Optloop-Gate")) {
+			free(c->gate), c->gate = xstrdup(val);
+		} else if (!strcmp(k, "Optloop-Bench")) {
+			free(c->bench), c->bench = xstrdup(val);
+		} else if (!strcmp(k, "Optloop-Vs-Best")) {
+			free(c->vs_best), c->vs_best = xstrdup(val);
+		} else if (!strcmp(k, "Optloop-Status")) {
+			free(c->status), c->status = xstrdup(val);
+		}
+	}
+	git_message_trailer_array_free(&arr);
+	if (!have_iter) {
+		iter_commit_release(c);
+		return ERR_NOTFOUND;
+	}
+	return 0;
+}
+
+int vcs_iter_commits(struct vcs *v, const char *op, const char *stop_sha, int max,
+		     struct vcs_iter_commit **out, size_t *nout, struct err *e)
+{
+	git_revwalk *w = NULL;
+	git_oid oid;
+	size_t n = 0, cap = 0;
+	struct vcs_iter_commit *vec = NULL;
+	int rc = 0, seen = 0;
+
+	*out = NULL;
+	*nout = 0;
+	if (git_revwalk_new(&w, v->repo) < 0)
+		return git_fail(e, ERR_IO, "cannot walk history");
+	if (git_revwalk_push_head(w) < 0) {
+		git_revwalk_free(w);
+		return 0; /* unborn HEAD: no history */
+	}
+	git_revwalk_simplify_first_parent(w);
+	if (stop_sha && *stop_sha && git_oid_fromstr(&oid, stop_sha) == 0)
+		git_revwalk_hide(w, &oid);
+	while ((max <= 0 || seen < max) && git_revwalk_next(&oid, w) == 0) {
+		git_commit *c = NULL;
+		struct vcs_iter_commit ic;
+		seen++;
+		if (git_commit_lookup(&c, v->repo, &oid) < 0) {
+			rc = git_fail(e, ERR_IO, "cannot read a commit");
+			break;
+		}
+		const char *msg = git_commit_message(c);
+		if (msg && vcs_parse_message(msg, &ic) == 0) {
+			if (op && (!ic.op || strcmp(ic.op, op) != 0)) {
+				iter_commit_release(&ic);
+			} else {
+				git_oid_tostr(ic.sha, VCS_OID_HEX, &oid);
+				if (n == cap) {
+					cap = cap ? 2 * cap : 16;
+					vec = xrealloc(vec, cap * sizeof(*vec));
+				}
+				vec[n++] = ic;
+			}
+		}
+		git_commit_free(c);
+	}
+	git_revwalk_free(w);
+	if (rc < 0) {
+		vcs_iter_commits_free(vec, n);
+		return rc;
+	}
+	*out = vec;
+	*nout = n;
+	return 0;
+}
+
+void vcs_iter_commits_free(struct vcs_iter_commit *c, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		iter_commit_release(&c[i]);
+	free(c);
+}

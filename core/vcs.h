@@ -1,0 +1,109 @@
+/*
+ * vcs — the git side of the loop, through libgit2: find the repository, hash
+ * the state of the kernel paths, commit only the kernel change with the log
+ * row carried in trailers, restore kernel paths, set a telescoped change
+ * aside and bring it back, and give the diff text the guards lint.
+ *
+ * Kernel paths are repository-relative files or directories.  Ignored files
+ * under them (build outputs, caches) are never hashed or committed.
+ */
+#ifndef OPTLOOP_VCS_H
+#define OPTLOOP_VCS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct err;
+struct sb;
+struct vcs;
+struct git_repository;
+
+#define VCS_OID_HEX 41 /* 40 hex digits and a NUL */
+
+/* Discover the repository containing cwd (NULL: the process's cwd).  A bare
+ * repository or none at all is ERR_NOTFOUND.  Caller frees with vcs_free. */
+int vcs_open(const char *cwd, struct vcs **out, struct err *e);
+void vcs_free(struct vcs *v);
+
+/* Absolute work tree path, without trailing slash (owned by v). */
+const char *vcs_workdir(const struct vcs *v);
+struct git_repository *vcs_repo(struct vcs *v);
+
+/* HEAD commit id; ERR_NOTFOUND when the branch has no commit yet. */
+int vcs_head(struct vcs *v, char sha[VCS_OID_HEX], struct err *e);
+
+/* Is a repository-relative path ignored (.gitignore, info/exclude)? */
+int vcs_is_ignored(struct vcs *v, const char *rel, bool *ignored, struct err *e);
+/* Append one line to .git/info/exclude (creating it). */
+int vcs_exclude_add(struct vcs *v, const char *pattern, struct err *e);
+
+/* ERR_FAIL with a message saying how to set user.name / user.email when git
+ * has no identity to commit with. */
+int vcs_identity_check(struct vcs *v, struct err *e);
+
+/* Hash of the kernel paths' contents: in the work tree when treeish is NULL,
+ * otherwise in that commit or tree ("HEAD", a sha).  Two states hash equal
+ * exactly when every non-ignored file under the paths has the same path,
+ * mode and contents.  out receives 40 hex digits. */
+int vcs_kernel_hash(struct vcs *v, const char *const *paths, size_t n, const char *treeish,
+		    char out[VCS_OID_HEX], struct err *e);
+
+/* Write a tree object: HEAD's tree with the kernel paths taken from the work
+ * tree.  Records what was measured so it can be restored later. */
+int vcs_snapshot(struct vcs *v, const char *const *paths, size_t n, char tree[VCS_OID_HEX],
+		 struct err *e);
+
+/* Commit on HEAD a tree that is HEAD's with only the kernel paths taken from
+ * the work tree; then make the index agree for those paths.  Author and
+ * committer from git config.  sha receives the new commit id. */
+int vcs_commit_kernel(struct vcs *v, const char *const *paths, size_t n, const char *message,
+		      char sha[VCS_OID_HEX], struct err *e);
+
+/* Make the index entries under the kernel paths equal to HEAD (unstage). */
+int vcs_index_reset(struct vcs *v, const char *const *paths, size_t n, struct err *e);
+
+/* Make the work tree's kernel paths equal to treeish's (files the treeish
+ * lacks are removed, unless ignored), and the index equal to HEAD there. */
+int vcs_restore(struct vcs *v, const char *treeish, const char *const *paths, size_t n,
+		struct err *e);
+
+/* Set aside the work tree's kernel change relative to measured_tree: store
+ * the current state as a commit referenced by refname (so it survives gc),
+ * then restore the kernel paths to measured_tree.  sha receives the commit
+ * that holds the set-aside state. */
+int vcs_set_aside(struct vcs *v, const char *const *paths, size_t n, const char *measured_tree,
+		  const char *refname, const char *message, char sha[VCS_OID_HEX],
+		  struct err *e);
+/* Bring a set-aside state back into the work tree's kernel paths and drop
+ * its ref. */
+int vcs_bring_back(struct vcs *v, const char *aside_sha, const char *refname,
+		   const char *const *paths, size_t n, struct err *e);
+
+/* Unified diff of the kernel paths from treeish (NULL: HEAD) to the work
+ * tree, untracked files included, appended to out. */
+int vcs_diff(struct vcs *v, const char *treeish, const char *const *paths, size_t n,
+	     struct sb *out, struct err *e);
+
+/* Does this commit exist? */
+bool vcs_commit_exists(struct vcs *v, const char *sha);
+
+/* An optloop commit found in history. */
+struct vcs_iter_commit {
+	char sha[VCS_OID_HEX];
+	int iter;
+	char *op;
+	char *direction, *gate, *bench, *vs_best, *status;
+};
+
+/* Walk first parents from HEAD back to (and excluding) stop_sha (or at most
+ * max commits), collecting optloop commits for op; newest first.  Caller
+ * frees with vcs_iter_commits_free. */
+int vcs_iter_commits(struct vcs *v, const char *op, const char *stop_sha, int max,
+		     struct vcs_iter_commit **out, size_t *n, struct err *e);
+void vcs_iter_commits_free(struct vcs_iter_commit *c, size_t n);
+
+/* Parse the Optloop-* trailers of a commit message into *c (strings owned
+ * by c).  ERR_NOTFOUND when the message carries no Optloop-Iter. */
+int vcs_parse_message(const char *msg, struct vcs_iter_commit *c);
+
+#endif

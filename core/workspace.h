@@ -1,0 +1,83 @@
+/*
+ * workspace — where a loop lives: profile/<op>-opt/ inside the kernel
+ * repository, its files, and how a new one is laid out.
+ *
+ * Also reads FLA's op registry (benchmarks/ops/registry.py) without Python,
+ * to default the frozen test file, the naive reference and the kernel
+ * package of an op the way FLA's verify finds them.
+ */
+#ifndef OPTLOOP_WORKSPACE_H
+#define OPTLOOP_WORKSPACE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct err;
+struct sb;
+struct vcs;
+
+struct workspace {
+	char *repo;          /* absolute work tree, no trailing slash */
+	char *op;
+	char *dir;           /* repo/profile/<op>-opt */
+	char *rel;           /* profile/<op>-opt */
+	char *db_path;       /* dir/optloop.db */
+	char *contract_path; /* dir/docs/draft.md */
+	char *optlog_path;   /* dir/OPT_LOG.md */
+	char *dispatch_path; /* dir/dispatch.md */
+	char *traps_path;    /* dir/TRAPS.md */
+	char *trace_dir;     /* dir/trace */
+};
+
+void workspace_release(struct workspace *ws);
+
+/* Op names become directory names: letters, digits, '_', '-', '.', not
+ * starting with '.' or '-', at most 64 bytes.  ERR_USAGE says why not. */
+int workspace_op_valid(const char *op, struct err *e);
+
+/* Fill the paths of the workspace for op in repo (nothing is checked). */
+void workspace_paths(const char *repo, const char *op, struct workspace *ws);
+
+/* Ops that have a workspace (profile/<op>-opt/optloop.db) in repo, sorted.
+ * *ops is caller-owned: free each, then the array. */
+int workspace_list(const char *repo, char ***ops, size_t *n, struct err *e);
+
+/* Pick the workspace: op when given (ERR_NOTFOUND when it has none), else
+ * the only one (ERR_NOTFOUND when none, ERR_USAGE listing them when
+ * several). */
+int workspace_find(const char *repo, const char *op, struct workspace *ws, struct err *e);
+
+/* Defaults of an FLA op. */
+struct workspace_defaults {
+	char *import_path; /* "fla.ops.gated_delta_rule" */
+	char *test_file;   /* "tests/ops/test_gdn.py" */
+	char *naive;       /* "fla/ops/gated_delta_rule/naive.py" */
+	char *kernel;      /* "fla/ops/gated_delta_rule" */
+	char *verify_cmd;  /* "python -m benchmarks.ops.verify --op chunk_gdn" */
+	char *bench_cmd;   /* verify_cmd + " --base main" */
+};
+void workspace_defaults_release(struct workspace_defaults *d);
+
+/* Find op's register_op(OpConfig(name='op', import_path='...', ...,
+ * test_file='...')) entry in the text of registry.py and derive the
+ * defaults.  ERR_NOTFOUND when op is not registered. */
+int workspace_registry_lookup(const char *text, size_t len, const char *op,
+			      struct workspace_defaults *d, struct err *e);
+
+/* The same from repo/benchmarks/ops/registry.py; ERR_NOTFOUND when the
+ * repository is not FLA-shaped or the op is not registered. */
+int workspace_fla_defaults(const char *repo, const char *op, struct workspace_defaults *d,
+			   struct err *e);
+
+/* Make sure profile/ is ignored: when it is not, append "/profile/" to
+ * .git/info/exclude and add a line to notes saying so. */
+int workspace_ensure_ignored(struct vcs *v, struct sb *notes, struct err *e);
+
+/* Create the directory layout (docs/, trace/) and the text files that do
+ * not exist yet: docs/draft.md (contract_text), OPT_LOG.md (optlog_text),
+ * dispatch.md and TRAPS.md (copied from assets when present).  ERR_REFUSED
+ * when the workspace already has a database. */
+int workspace_create(const struct workspace *ws, const char *contract_text,
+		     const char *optlog_text, struct sb *notes, struct err *e);
+
+#endif

@@ -1,0 +1,289 @@
+/* Unit tests for the store: schema, the one-writer lock, runs, rows, export. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "core/err.h"
+#include "core/parse.h"
+#include "core/sb.h"
+#include "core/store.h"
+
+#include <math.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char tmpdir[64];
+static char dbpath[128];
+
+static int setup(void **state)
+{
+	strcpy(tmpdir, "/tmp/optloop-store.XXXXXX");
+	assert_non_null(mkdtemp(tmpdir));
+	snprintf(dbpath, sizeof(dbpath), "%s/optloop.db", tmpdir);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
+	return system(cmd);
+}
+
+static void open_creates_schema_in_wal_mode(void **state)
+{
+	struct store *s;
+	struct err e = {0};
+	sqlite3_stmt *st;
+
+	assert_int_equal(store_open(dbpath, STORE_CREATE, &s, &e), 0);
+	assert_int_equal(sqlite3_prepare_v2(store_db(s), "PRAGMA journal_mode", -1, &st, NULL),
+			 SQLITE_OK);
+	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+	assert_string_equal((const char *)sqlite3_column_text(st, 0), "wal");
+	sqlite3_finalize(st);
+	assert_int_equal(sqlite3_prepare_v2(store_db(s), "PRAGMA user_version", -1, &st, NULL),
+			 SQLITE_OK);
+	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+	assert_int_equal(sqlite3_column_int(st, 0), STORE_SCHEMA_VERSION);
+	sqlite3_finalize(st);
+	store_close(s);
+	/* reopening does not migrate again (a second CREATE TABLE would fail) */
+	assert_int_equal(store_open(dbpath, 0, &s, &e), 0);
+	store_close(s);
+}
+
+static void missing_database_is_notfound_without_create(void **state)
+{
+	struct store *s;
+	struct err e = {0};
+	char p[160];
+	snprintf(p, sizeof(p), "%s/none.db", tmpdir);
+	assert_int_equal(store_open(p, 0, &s, &e), ERR_NOTFOUND);
+	assert_non_null(strstr(e.msg, "optloop init"));
+}
+
+static void second_writer_is_refused_reader_allowed(void **state)
+{
+	struct store *w, *w2, *r;
+	struct err e = {0};
+	char *val;
+
+	assert_int_equal(store_open(dbpath, STORE_CREATE, &w, &e), 0);
+	assert_int_equal(store_meta_set(w, "op", "chunk_la", &e), 0);
+	assert_int_equal(store_open(dbpath, 0, &w2, &e), ERR_BUSY);
+	assert_non_null(strstr(e.msg, "only one may write"));
+	char pid[32];
+	snprintf(pid, sizeof(pid), "pid %d", (int)getpid());
+	assert_non_null(strstr(e.msg, pid));
+
+	/* a separate process is refused as well */
+	pid_t child = fork();
+	if (child == 0) {
+		struct store *x;
+		_exit(store_open(dbpath, 0, &x, NULL) == ERR_BUSY ? 0 : 1);
+	}
+	int status;
+	assert_int_equal(waitpid(child, &status, 0), child);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+
+	assert_int_equal(store_open(dbpath, STORE_READONLY, &r, &e), 0);
+	assert_int_equal(store_meta_get(r, "op", &val, &e), 0);
+	assert_string_equal(val, "chunk_la");
+	free(val);
+	assert_int_equal(store_begin(r, &e), ERR_BUSY);
+	store_close(r);
+	store_close(w);
+	/* the lock goes with the writer */
+	assert_int_equal(store_open(dbpath, 0, &w2, &e), 0);
+	store_close(w2);
+}
+
+static void runs_round_trip_and_last_run(void **state)
+{
+	struct store *s;
+	struct err e = {0};
+	struct store_run a = {.iter = 0, .command = "./verify", .cwd = "/repo", .t_start = 100.5,
+			      .gate = GATE_PASS, .scope = SCOPE_FULL, .bench_ms = 0.973,
+			      .vs_best = NAN, .log_path = "trace/iter-0.log"};
+	struct store_run b = {.iter = 0, .command = "./verify -k x", .t_start = 200,
+			      .bench_ms = NAN, .vs_best = NAN};
+	struct store_run got;
+
+	assert_int_equal(store_open(dbpath, STORE_CREATE, &s, &e), 0);
+	assert_int_equal(store_run_insert(s, &a, &e), 0);
+	assert_true(a.id > 0);
+	assert_int_equal(store_run_insert(s, &b, &e), 0);
+	assert_int_equal(store_run_last(s, 0, "verify", &got, &e), 0);
+	assert_int_equal(got.id, b.id);
+	assert_true(isnan(got.bench_ms));
+	assert_true(got.t_end == 0);
+	store_run_release(&got);
+
+	a.t_end = 101.25;
+	a.exit_status = 1;
+	a.gate = GATE_FAIL;
+	assert_int_equal(store_run_update(s, &a, &e), 0);
+	assert_int_equal(store_run_get(s, a.id, &got, &e), 0);
+	assert_string_equal(got.command, "./verify");
+	assert_string_equal(got.kind, "verify");
+	assert_true(fabs(got.t_end - 101.25) < 1e-9);
+	assert_int_equal(got.gate, GATE_FAIL);
+	assert_true(fabs(got.bench_ms - 0.973) < 1e-12);
+	store_run_release(&got);
+	assert_int_equal(store_run_last(s, 7, "verify", &got, &e), ERR_NOTFOUND);
+	store_close(s);
+}
+
+static void rows_keep_order_status_and_commit(void **state)
+{
+	struct store *s;
+	struct err e = {0};
+	struct log_row r0 = {.iter = 0, .direction = "baseline", .gate = "pass", .gate_v = GATE_PASS,
+			     .bench_ms = 1.0, .vs_best = NAN, .status = RS_BASE};
+	struct log_row r1 = {.iter = 1, .direction = "a | b", .gate = "FAIL", .gate_v = GATE_FAIL,
+			     .bench_ms = NAN, .vs_best = NAN, .status = RS_REVERT};
+	struct log_row *rows;
+	size_t n;
+	int count;
+
+	assert_int_equal(store_open(dbpath, STORE_CREATE, &s, &e), 0);
+	assert_int_equal(store_iter_add(s, &r1, 0, NULL, &e), 0);
+	assert_int_equal(store_iter_add(s, &r0, 0, "abc", &e), 0);
+	/* the same iteration twice is refused by the database */
+	assert_int_equal(store_iter_add(s, &r0, 0, NULL, &e), ERR_IO);
+	assert_int_equal(store_iter_set_commit(s, 0, "deadbeef", &e), 0);
+	assert_int_equal(store_iters(s, &rows, &n, &e), 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(rows[0].iter, 0);
+	assert_int_equal(rows[0].status, RS_BASE);
+	assert_string_equal(rows[0].commit, "deadbeef");
+	assert_int_equal(rows[1].status, RS_REVERT);
+	assert_string_equal(rows[1].direction, "a | b");
+	assert_true(isnan(rows[1].bench_ms));
+	assert_null(rows[1].commit);
+	for (size_t i = 0; i < n; i++)
+		log_row_release(&rows[i]);
+	free(rows);
+	assert_int_equal(store_iter_count(s, &count, &e), 0);
+	assert_int_equal(count, 2);
+	store_close(s);
+}
+
+static void rollback_discards_a_transaction(void **state)
+{
+	struct store *s;
+	struct err e = {0};
+	struct log_row r = {.iter = 0, .direction = "x", .bench_ms = NAN, .vs_best = NAN,
+			    .status = RS_BASE};
+	int count;
+
+	assert_int_equal(store_open(dbpath, STORE_CREATE, &s, &e), 0);
+	assert_int_equal(store_begin(s, &e), 0);
+	assert_int_equal(store_iter_add(s, &r, 0, NULL, &e), 0);
+	store_rollback(s);
+	assert_int_equal(store_iter_count(s, &count, &e), 0);
+	assert_int_equal(count, 0);
+	store_close(s);
+}
+
+static void samples_envs_and_export(void **state)
+{
+	struct store *s;
+	struct err e = {0};
+	struct parse_env env = {.raw = "NVIDIA H200 | CUDA 12.8 | PyTorch 2.9.1",
+				.device = "NVIDIA H200", .backend = "CUDA 12.8"};
+	struct parse_row rows[2] = {
+		{.mode = "fwd", .B = 1, .T = 2048, .H = 16, .D = 128, .L = -1, .op = "chunk",
+		 .base_ms = 0.5, .new_ms = 0.45, .speedup = 1.11},
+		{.mode = "fwd", .B = 2, .T = 4096, .H = 16, .D = 128, .L = -1, .op = "chunk",
+		 .base_ms = NAN, .new_ms = 0.9, .speedup = NAN},
+	};
+	struct store_run r = {.iter = 0, .t_start = 1, .bench_ms = NAN, .vs_best = NAN};
+	int id1, id2;
+	json_t *j;
+
+	assert_int_equal(store_open(dbpath, STORE_CREATE, &s, &e), 0);
+	assert_int_equal(store_env_id(s, &env, &id1, &e), 0);
+	assert_int_equal(store_env_id(s, &env, &id2, &e), 0);
+	assert_true(id1 > 0);
+	assert_int_equal(id1, id2);
+	assert_int_equal(store_run_insert(s, &r, &e), 0);
+	assert_int_equal(store_samples_add(s, r.id, id1, rows, 2, &e), 0);
+	assert_int_equal(store_event(s, 0, "verify", "started", &e), 0);
+	assert_int_equal(store_export_json(s, &j, &e), 0);
+	json_t *tables = json_object_get(j, "tables");
+	assert_int_equal(json_array_size(json_object_get(tables, "samples")), 2);
+	json_t *s1 = json_array_get(json_object_get(tables, "samples"), 1);
+	assert_true(json_is_null(json_object_get(s1, "base_ms")));
+	assert_true(json_is_null(json_object_get(s1, "L")));
+	assert_int_equal(json_integer_value(json_object_get(s1, "T")), 4096);
+	assert_string_equal(
+		json_string_value(json_object_get(json_array_get(json_object_get(tables, "envs"), 0),
+						  "device")),
+		"NVIDIA H200");
+	assert_int_equal(json_array_size(json_object_get(tables, "events")), 1);
+	assert_int_equal(json_integer_value(json_object_get(j, "schema")), STORE_SCHEMA_VERSION);
+	json_decref(j);
+	store_close(s);
+}
+
+static void aside_pending_until_done(void **state)
+{
+	struct store *s;
+	struct err e = {0};
+	char *sha, *ref;
+	int iter = -1;
+
+	assert_int_equal(store_open(dbpath, STORE_CREATE, &s, &e), 0);
+	assert_int_equal(store_aside_pending(s, &iter, &sha, &ref, &e), ERR_NOTFOUND);
+	assert_int_equal(store_aside_add(s, 3, "abc123", "refs/optloop/aside", &e), 0);
+	assert_int_equal(store_aside_pending(s, &iter, &sha, &ref, &e), 0);
+	assert_int_equal(iter, 3);
+	assert_string_equal(sha, "abc123");
+	assert_string_equal(ref, "refs/optloop/aside");
+	free(sha), free(ref);
+	assert_int_equal(store_aside_done(s, "abc123", &e), 0);
+	assert_int_equal(store_aside_pending(s, &iter, &sha, &ref, &e), ERR_NOTFOUND);
+	store_close(s);
+}
+
+static void newer_schema_is_refused(void **state)
+{
+	struct store *s;
+	struct err e = {0};
+	assert_int_equal(store_open(dbpath, STORE_CREATE, &s, &e), 0);
+	assert_int_equal(store_exec(s, "PRAGMA user_version = 99", &e), 0);
+	store_close(s);
+	assert_int_equal(store_open(dbpath, 0, &s, &e), ERR_IO);
+	assert_non_null(strstr(e.msg, "newer"));
+}
+
+static int fresh(void **state)
+{
+	char cmd[1024];
+	snprintf(cmd, sizeof(cmd), "rm -f %s %s-wal %s-shm %s.lock", dbpath, dbpath, dbpath, dbpath);
+	return system(cmd);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup(open_creates_schema_in_wal_mode, fresh),
+		cmocka_unit_test_setup(missing_database_is_notfound_without_create, fresh),
+		cmocka_unit_test_setup(second_writer_is_refused_reader_allowed, fresh),
+		cmocka_unit_test_setup(runs_round_trip_and_last_run, fresh),
+		cmocka_unit_test_setup(rows_keep_order_status_and_commit, fresh),
+		cmocka_unit_test_setup(rollback_discards_a_transaction, fresh),
+		cmocka_unit_test_setup(samples_envs_and_export, fresh),
+		cmocka_unit_test_setup(aside_pending_until_done, fresh),
+		cmocka_unit_test_setup(newer_schema_is_refused, fresh),
+	};
+	return cmocka_run_group_tests_name("store", tests, setup, teardown);
+}

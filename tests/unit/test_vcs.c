@@ -1,0 +1,458 @@
+/* Unit tests for vcs (real repositories made with the git command line) and
+ * for workspace (op names, the FLA registry reader, layout). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "core/err.h"
+#include "core/fsutil.h"
+#include "core/sb.h"
+#include "core/vcs.h"
+#include "core/workspace.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static char tmpdir[64];
+static char repo[128];
+
+static void sh(const char *fmt, ...)
+{
+	char cmd[2048];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	assert_int_equal(system(cmd), 0);
+}
+
+static char *sh_out(const char *fmt, ...)
+{
+	char cmd[2048];
+	struct sb out = SB_INIT;
+	char buf[4096];
+	size_t n;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	FILE *p = popen(cmd, "r");
+	assert_non_null(p);
+	while ((n = fread(buf, 1, sizeof(buf), p)) > 0)
+		sb_add(&out, buf, n);
+	pclose(p);
+	sb_trim(&out);
+	return sb_detach(&out);
+}
+
+static void write_file(const char *rel, const char *text)
+{
+	char *p = xasprintf("%s/%s", repo, rel);
+	char *slash = strrchr(p, '/');
+	*slash = '\0';
+	fsutil_mkdir_p(p, NULL);
+	*slash = '/';
+	assert_int_equal(fsutil_write_atomic(p, text, strlen(text), NULL), 0);
+	free(p);
+}
+
+static int setup(void **state)
+{
+	strcpy(tmpdir, "/tmp/optloop-vcs.XXXXXX");
+	assert_non_null(mkdtemp(tmpdir));
+	char *home = xasprintf("%s/home", tmpdir);
+	mkdir(home, 0755);
+	/* no global identity: each repository sets its own */
+	setenv("HOME", home, 1);
+	setenv("XDG_CONFIG_HOME", home, 1);
+	setenv("GIT_CONFIG_NOSYSTEM", "1", 1);
+	free(home);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
+	return system(cmd);
+}
+
+/* A small FLA-shaped repository: kernel package, test, naive, one commit. */
+static int fresh_repo(void **state)
+{
+	static int k;
+	snprintf(repo, sizeof(repo), "%s/r%d", tmpdir, k++);
+	sh("mkdir -p %s && cd %s && git init -q -b main . && git config user.name 'T Tester' && "
+	   "git config user.email t@example.invalid",
+	   repo, repo);
+	write_file("fla/ops/gla/chunk.py", "def chunk():\n    return 1\n");
+	write_file("fla/ops/gla/naive.py", "def naive():\n    return 1\n");
+	write_file("tests/ops/test_gla.py", "def test_chunk():\n    pass\n");
+	write_file(".gitignore", "__pycache__/\n*.so\n");
+	sh("cd %s && git add -A && git commit -q -m init", repo);
+	return 0;
+}
+
+static const char *const kernel[] = {"fla/ops/gla"};
+
+static void open_discovers_from_a_subdirectory(void **state)
+{
+	struct vcs *v;
+	struct err e = {0};
+	char *sub = xasprintf("%s/fla/ops", repo);
+	char *real = realpath(repo, NULL);
+
+	assert_int_equal(vcs_open(sub, &v, &e), 0);
+	assert_string_equal(vcs_workdir(v), real);
+	vcs_free(v);
+	assert_int_equal(vcs_open(tmpdir, &v, &e), ERR_NOTFOUND);
+	assert_non_null(strstr(e.msg, "not inside a git repository"));
+	free(sub);
+	free(real);
+}
+
+static void kernel_hash_tracks_edits_and_ignores_build_files(void **state)
+{
+	struct vcs *v;
+	struct err e = {0};
+	char head[VCS_OID_HEX], work[VCS_OID_HEX], work2[VCS_OID_HEX];
+
+	assert_int_equal(vcs_open(repo, &v, &e), 0);
+	assert_int_equal(vcs_kernel_hash(v, kernel, 1, "HEAD", head, &e), 0);
+	assert_int_equal(vcs_kernel_hash(v, kernel, 1, NULL, work, &e), 0);
+	assert_string_equal(head, work);
+
+	/* ignored outputs do not count */
+	write_file("fla/ops/gla/__pycache__/chunk.pyc", "bytecode");
+	write_file("fla/ops/gla/fast.so", "elf");
+	assert_int_equal(vcs_kernel_hash(v, kernel, 1, NULL, work, &e), 0);
+	assert_string_equal(head, work);
+	/* a file outside the kernel does not count */
+	write_file("tests/ops/test_gla.py", "def test_chunk():\n    assert True\n");
+	assert_int_equal(vcs_kernel_hash(v, kernel, 1, NULL, work, &e), 0);
+	assert_string_equal(head, work);
+
+	/* an edit, a new file and a mode change each do */
+	write_file("fla/ops/gla/chunk.py", "def chunk():\n    return 2\n");
+	assert_int_equal(vcs_kernel_hash(v, kernel, 1, NULL, work, &e), 0);
+	assert_string_not_equal(head, work);
+	write_file("fla/ops/gla/extra.py", "x = 1\n");
+	assert_int_equal(vcs_kernel_hash(v, kernel, 1, NULL, work2, &e), 0);
+	assert_string_not_equal(work, work2);
+	sh("chmod +x %s/fla/ops/gla/extra.py", repo);
+	assert_int_equal(vcs_kernel_hash(v, kernel, 1, NULL, work, &e), 0);
+	assert_string_not_equal(work, work2);
+	vcs_free(v);
+}
+
+static void commit_holds_only_the_kernel_change_with_trailers(void **state)
+{
+	struct vcs *v;
+	struct err e = {0};
+	char sha[VCS_OID_HEX], head[VCS_OID_HEX], work[VCS_OID_HEX];
+	const char *msg = "optloop: iter 1 keep - unroll\n\nOptloop-Op: chunk_gla\n"
+			  "Optloop-Iter: 1\nOptloop-Direction: unroll the inner loop\n"
+			  "Optloop-Gate: pass\nOptloop-Bench: 0.802\nOptloop-Vs-Best: +18%\n"
+			  "Optloop-Status: keep\n";
+
+	write_file("fla/ops/gla/chunk.py", "def chunk():\n    return 2\n");
+	write_file("fla/ops/gla/new.py", "y = 2\n");
+	write_file("tests/ops/test_gla.py", "changed test\n");
+	assert_int_equal(vcs_open(repo, &v, &e), 0);
+	assert_int_equal(vcs_commit_kernel(v, kernel, 1, msg, sha, &e), 0);
+	assert_int_equal(vcs_head(v, head, &e), 0);
+	assert_string_equal(sha, head);
+
+	char *files = sh_out("cd %s && git show --name-only --format= HEAD | sort | tr '\\n' ' '", repo);
+	assert_string_equal(files, "fla/ops/gla/chunk.py fla/ops/gla/new.py");
+	free(files);
+	/* the frozen test change is still only in the work tree; the kernel is clean */
+	char *st = sh_out("cd %s && git status --porcelain | tr '\\n' ' '", repo);
+	assert_string_equal(st, "M tests/ops/test_gla.py");
+	free(st);
+	assert_int_equal(vcs_kernel_hash(v, kernel, 1, "HEAD", head, &e), 0);
+	assert_int_equal(vcs_kernel_hash(v, kernel, 1, NULL, work, &e), 0);
+	assert_string_equal(head, work);
+
+	struct vcs_iter_commit *ic;
+	size_t n;
+	assert_int_equal(vcs_iter_commits(v, "chunk_gla", NULL, 0, &ic, &n, &e), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(ic[0].iter, 1);
+	assert_string_equal(ic[0].sha, sha);
+	assert_string_equal(ic[0].direction, "unroll the inner loop");
+	assert_string_equal(ic[0].bench, "0.802");
+	assert_string_equal(ic[0].vs_best, "+18%");
+	assert_string_equal(ic[0].status, "keep");
+	vcs_iter_commits_free(ic, n);
+	/* another op's commits are not ours */
+	assert_int_equal(vcs_iter_commits(v, "chunk_gdn", NULL, 0, &ic, &n, &e), 0);
+	assert_int_equal(n, 0);
+	vcs_iter_commits_free(ic, n);
+	/* the walk stops at the given commit */
+	assert_int_equal(vcs_iter_commits(v, "chunk_gla", sha, 0, &ic, &n, &e), 0);
+	assert_int_equal(n, 0);
+	vcs_iter_commits_free(ic, n);
+	assert_true(vcs_commit_exists(v, sha));
+	assert_false(vcs_commit_exists(v, "0123456789012345678901234567890123456789"));
+	vcs_free(v);
+}
+
+static void deleted_kernel_file_is_committed_as_deletion(void **state)
+{
+	struct vcs *v;
+	struct err e = {0};
+	char sha[VCS_OID_HEX];
+
+	sh("rm %s/fla/ops/gla/naive.py", repo);
+	assert_int_equal(vcs_open(repo, &v, &e), 0);
+	assert_int_equal(vcs_commit_kernel(v, kernel, 1, "drop naive\n", sha, &e), 0);
+	char *files = sh_out("cd %s && git show --name-status --format= HEAD | tr '\\t\\n' '  '", repo);
+	assert_string_equal(files, "D fla/ops/gla/naive.py");
+	free(files);
+	char *st = sh_out("cd %s && git status --porcelain", repo);
+	assert_string_equal(st, "");
+	free(st);
+	vcs_free(v);
+}
+
+static void missing_identity_says_how_to_set_it(void **state)
+{
+	struct vcs *v;
+	struct err e = {0};
+	char sha[VCS_OID_HEX];
+
+	sh("cd %s && git config --unset user.name && git config --unset user.email", repo);
+	write_file("fla/ops/gla/chunk.py", "changed\n");
+	assert_int_equal(vcs_open(repo, &v, &e), 0);
+	assert_int_equal(vcs_commit_kernel(v, kernel, 1, "x\n", sha, &e), ERR_FAIL);
+	assert_non_null(strstr(e.msg, "git config user.name"));
+	vcs_free(v);
+}
+
+static void snapshot_restore_set_aside_and_bring_back(void **state)
+{
+	struct vcs *v;
+	struct err e = {0};
+	char measured[VCS_OID_HEX], mhash[VCS_OID_HEX], h[VCS_OID_HEX], aside[VCS_OID_HEX];
+	struct sb s = SB_INIT;
+
+	assert_int_equal(vcs_open(repo, &v, &e), 0);
+	write_file("fla/ops/gla/chunk.py", "def chunk():\n    return 2  # measured\n");
+	assert_int_equal(vcs_snapshot(v, kernel, 1, measured, &e), 0);
+	assert_int_equal(vcs_kernel_hash(v, kernel, 1, NULL, mhash, &e), 0);
+	assert_int_equal(vcs_kernel_hash(v, kernel, 1, measured, h, &e), 0);
+	assert_string_equal(mhash, h); /* the snapshot holds exactly what was hashed */
+
+	/* a second change telescoped on top, plus a new file */
+	write_file("fla/ops/gla/chunk.py", "def chunk():\n    return 3  # telescoped\n");
+	write_file("fla/ops/gla/later.py", "later = True\n");
+	assert_int_equal(vcs_set_aside(v, kernel, 1, measured, "refs/optloop/aside", "aside\n",
+				       aside, &e),
+			 0);
+	assert_int_equal(vcs_kernel_hash(v, kernel, 1, NULL, h, &e), 0);
+	assert_string_equal(h, mhash);
+	char *later = xasprintf("%s/fla/ops/gla/later.py", repo);
+	assert_false(fsutil_exists(later));
+	char *ref = sh_out("cd %s && git rev-parse refs/optloop/aside", repo);
+	assert_string_equal(ref, aside);
+	free(ref);
+
+	assert_int_equal(vcs_bring_back(v, aside, "refs/optloop/aside", kernel, 1, &e), 0);
+	assert_true(fsutil_exists(later));
+	char *path = xasprintf("%s/fla/ops/gla/chunk.py", repo);
+	assert_int_equal(fsutil_read_file(path, &s, &e), 0);
+	assert_non_null(strstr(s.buf, "telescoped"));
+	char *gone = sh_out("cd %s && git rev-parse -q --verify refs/optloop/aside || echo gone", repo);
+	assert_string_equal(gone, "gone");
+	free(gone);
+
+	/* restore to HEAD drops both changes */
+	assert_int_equal(vcs_restore(v, "HEAD", kernel, 1, &e), 0);
+	assert_false(fsutil_exists(later));
+	char *st = sh_out("cd %s && git status --porcelain", repo);
+	assert_string_equal(st, "");
+	free(st);
+	sb_release(&s);
+	free(path);
+	free(later);
+	vcs_free(v);
+}
+
+static void diff_shows_added_and_removed_lines(void **state)
+{
+	struct vcs *v;
+	struct err e = {0};
+	struct sb d = SB_INIT;
+
+	write_file("fla/ops/gla/chunk.py", "def chunk():\n    torch.backends.cuda.matmul.allow_tf32 = True\n    return 1\n");
+	write_file("fla/ops/gla/new.py", "cache = {}\n");
+	write_file("tests/ops/test_gla.py", "outside the kernel\n");
+	assert_int_equal(vcs_open(repo, &v, &e), 0);
+	assert_int_equal(vcs_diff(v, NULL, kernel, 1, &d, &e), 0);
+	assert_non_null(strstr(d.buf, "+    torch.backends.cuda.matmul.allow_tf32 = True\n"));
+	assert_non_null(strstr(d.buf, "+cache = {}\n"));
+	assert_non_null(strstr(d.buf, "diff --git a/fla/ops/gla/chunk.py"));
+	assert_null(strstr(d.buf, "outside the kernel"));
+	sb_release(&d);
+	vcs_free(v);
+}
+
+static void exclude_and_ignore(void **state)
+{
+	struct vcs *v;
+	struct err e = {0};
+	struct sb notes = SB_INIT;
+	bool ign;
+
+	assert_int_equal(vcs_open(repo, &v, &e), 0);
+	assert_int_equal(vcs_is_ignored(v, "profile/", &ign, &e), 0);
+	assert_false(ign);
+	assert_int_equal(workspace_ensure_ignored(v, &notes, &e), 0);
+	assert_non_null(strstr(notes.buf, ".git/info/exclude"));
+	vcs_free(v);
+	/* a fresh handle sees the exclude; a second call changes nothing */
+	assert_int_equal(vcs_open(repo, &v, &e), 0);
+	assert_int_equal(vcs_is_ignored(v, "profile/x-opt/OPT_LOG.md", &ign, &e), 0);
+	assert_true(ign);
+	sb_reset(&notes);
+	assert_int_equal(workspace_ensure_ignored(v, &notes, &e), 0);
+	assert_int_equal(notes.len, 0);
+	char *ex = sh_out("grep -c profile %s/.git/info/exclude", repo);
+	assert_string_equal(ex, "1");
+	free(ex);
+	sb_release(&notes);
+	vcs_free(v);
+}
+
+/* ---- workspace ---------------------------------------------------------------- */
+
+static void op_names_are_validated(void **state)
+{
+	struct err e = {0};
+	assert_int_equal(workspace_op_valid("chunk_gla", &e), 0);
+	assert_int_equal(workspace_op_valid("chunk-la.v2", &e), 0);
+	assert_int_equal(workspace_op_valid("../etc", &e), ERR_USAGE);
+	assert_int_equal(workspace_op_valid("a/b", &e), ERR_USAGE);
+	assert_non_null(strstr(e.msg, "path separator"));
+	assert_int_equal(workspace_op_valid("a..b", &e), ERR_USAGE);
+	assert_int_equal(workspace_op_valid("", &e), ERR_USAGE);
+	assert_int_equal(workspace_op_valid("-x", &e), ERR_USAGE);
+	assert_int_equal(workspace_op_valid("a b", &e), ERR_USAGE);
+}
+
+/* Shaped like FLA's benchmarks/ops/registry.py: nested calls and dicts,
+ * keyword arguments on their own lines, comments, an op with test_file. */
+static const char registry[] =
+	"def register_op(config: OpConfig) -> None:\n"
+	"    _REGISTRY[config.name] = config\n\n"
+	"register_op(OpConfig(\n"
+	"    name='chunk_gla',\n"
+	"    import_path='fla.ops.gla',\n"
+	"    inputs={\n"
+	"        **_simple_qkv,\n"
+	"        'g': TensorSpec(shape_BTHD, transform=logsigmoid_clamp),\n"
+	"    },\n"
+	"    category='elem_gate',  # name='decoy'\n"
+	"))\n\n"
+	"register_op(OpConfig(\n"
+	"    name=\"chunk_gdn\",\n"
+	"    import_path=\"fla.ops.gated_delta_rule\",\n"
+	"    inputs={'beta': TensorSpec(shape_BTH, transform=sigmoid_transform)},\n"
+	"    func_name='chunk_gated_delta_rule',\n"
+	"    extra_kwargs={'use_qk_l2norm_in_kernel': True},\n"
+	"    test_file='tests/ops/test_gdn.py',\n"
+	"))\n";
+
+static void registry_defaults_follow_fla(void **state)
+{
+	struct workspace_defaults d;
+	struct err e = {0};
+
+	assert_int_equal(workspace_registry_lookup(registry, strlen(registry), "chunk_gdn", &d, &e), 0);
+	assert_string_equal(d.import_path, "fla.ops.gated_delta_rule");
+	assert_string_equal(d.test_file, "tests/ops/test_gdn.py");
+	assert_string_equal(d.naive, "fla/ops/gated_delta_rule/naive.py");
+	assert_string_equal(d.kernel, "fla/ops/gated_delta_rule");
+	assert_string_equal(d.verify_cmd, "python -m benchmarks.ops.verify --op chunk_gdn");
+	assert_string_equal(d.bench_cmd, "python -m benchmarks.ops.verify --op chunk_gdn --base main");
+	workspace_defaults_release(&d);
+
+	assert_int_equal(workspace_registry_lookup(registry, strlen(registry), "chunk_gla", &d, &e), 0);
+	assert_string_equal(d.test_file, "tests/ops/test_gla.py");
+	assert_string_equal(d.naive, "fla/ops/gla/naive.py");
+	workspace_defaults_release(&d);
+
+	assert_int_equal(workspace_registry_lookup(registry, strlen(registry), "decoy", &d, &e),
+			 ERR_NOTFOUND);
+	assert_int_equal(workspace_registry_lookup(registry, strlen(registry), "chunk", &d, &e),
+			 ERR_NOTFOUND);
+	/* a truncated file does not read past its end */
+	assert_int_equal(workspace_registry_lookup(registry, 60, "chunk_gla", &d, &e), ERR_NOTFOUND);
+}
+
+static void fla_defaults_need_the_registry(void **state)
+{
+	struct workspace_defaults d;
+	struct err e = {0};
+	assert_int_equal(workspace_fla_defaults(repo, "chunk_gla", &d, &e), ERR_NOTFOUND);
+	assert_non_null(strstr(e.msg, "not FLA-shaped"));
+	write_file("benchmarks/ops/registry.py", registry);
+	assert_int_equal(workspace_fla_defaults(repo, "chunk_gla", &d, &e), 0);
+	assert_string_equal(d.kernel, "fla/ops/gla");
+	workspace_defaults_release(&d);
+}
+
+static void find_picks_the_workspace(void **state)
+{
+	struct workspace ws;
+	struct err e = {0};
+
+	assert_int_equal(workspace_find(repo, NULL, &ws, &e), ERR_NOTFOUND);
+	assert_non_null(strstr(e.msg, "optloop init"));
+	workspace_paths(repo, "chunk_gla", &ws);
+	assert_int_equal(workspace_create(&ws, "contract\n", "log\n", NULL, &e), 0);
+	assert_true(fsutil_is_dir(ws.trace_dir));
+	assert_true(fsutil_exists(ws.contract_path));
+	assert_true(fsutil_exists(ws.dispatch_path));
+	write_file("profile/chunk_gla-opt/optloop.db", "");
+	assert_int_equal(workspace_create(&ws, "contract\n", "log\n", NULL, &e), ERR_REFUSED);
+	workspace_release(&ws);
+
+	assert_int_equal(workspace_find(repo, NULL, &ws, &e), 0);
+	assert_string_equal(ws.op, "chunk_gla");
+	assert_string_equal(ws.rel, "profile/chunk_gla-opt");
+	workspace_release(&ws);
+	write_file("profile/chunk_gdn-opt/optloop.db", "");
+	assert_int_equal(workspace_find(repo, NULL, &ws, &e), ERR_USAGE);
+	assert_non_null(strstr(e.msg, "chunk_gdn, chunk_gla"));
+	assert_non_null(strstr(e.msg, "--op"));
+	assert_int_equal(workspace_find(repo, "chunk_gdn", &ws, &e), 0);
+	workspace_release(&ws);
+	assert_int_equal(workspace_find(repo, "nope", &ws, &e), ERR_NOTFOUND);
+	assert_int_equal(workspace_find(repo, "../x", &ws, &e), ERR_USAGE);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup(open_discovers_from_a_subdirectory, fresh_repo),
+		cmocka_unit_test_setup(kernel_hash_tracks_edits_and_ignores_build_files, fresh_repo),
+		cmocka_unit_test_setup(commit_holds_only_the_kernel_change_with_trailers, fresh_repo),
+		cmocka_unit_test_setup(deleted_kernel_file_is_committed_as_deletion, fresh_repo),
+		cmocka_unit_test_setup(missing_identity_says_how_to_set_it, fresh_repo),
+		cmocka_unit_test_setup(snapshot_restore_set_aside_and_bring_back, fresh_repo),
+		cmocka_unit_test_setup(diff_shows_added_and_removed_lines, fresh_repo),
+		cmocka_unit_test_setup(exclude_and_ignore, fresh_repo),
+		cmocka_unit_test(op_names_are_validated),
+		cmocka_unit_test(registry_defaults_follow_fla),
+		cmocka_unit_test_setup(fla_defaults_need_the_registry, fresh_repo),
+		cmocka_unit_test_setup(find_picks_the_workspace, fresh_repo),
+	};
+	return cmocka_run_group_tests_name("vcs_workspace", tests, setup, teardown);
+}
