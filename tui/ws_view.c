@@ -241,6 +241,7 @@ int ws_view_open(struct app *a, const char *path, struct err *e)
 {
 	struct ws_view *w;
 
+	app_mark_start();
 	if (!fsutil_exists(path) || fsutil_is_dir(path))
 		return err_set(e, ERR_NOTFOUND,
 			       "view: %s is not a file (give the path of an OPT_LOG.md)", path);
