@@ -21,7 +21,8 @@ struct cli {
 /* X(name, usage, summary) */
 #define OPTLOOP_COMMANDS(X)                                                                   \
 	X(help, "help [COMMAND]", "show the commands, or one command's usage")                \
-	X(version, "version", "print the version")
+	X(version, "version", "print the version")                                            \
+	X(demo, "demo [DIR] [--json]", "make a fresh git repository holding the demo kernel project")
 
 #define X(name, usage, summary) int cmd_##name(struct cli *cli, int argc, char **argv);
 OPTLOOP_COMMANDS(X)
