@@ -1,0 +1,825 @@
+/*
+ * contract — docs/draft.md, the task contract (see contract.h for the
+ * layout it reads).
+ *
+ * One scanner finds where each field lives (a section body, or the value
+ * part of a "Key: value" line); parse reads values from those places and
+ * set splices a new value into exactly that place, so the rest of the file
+ * stays as the person wrote it.
+ */
+#include "core/contract.h"
+#include "core/assets.h"
+#include "core/err.h"
+#include "core/fsutil.h"
+#include "core/sb.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+static const struct {
+	const char *name, *heading, *help;
+} fields[CF_ALL] = {
+	[CF_OP] = {"op", "Op and entry point",
+		   "the op's name and the function the benchmark calls"},
+	[CF_TARGET] = {"target", "Target", "the shapes that matter and the speedup wanted"},
+	[CF_LANGUAGES] = {"languages", "Allowed languages",
+			  "what the kernel may be written in (e.g. Triton)"},
+	[CF_VALIDATION] = {"validation", "Validation command",
+			   "the command that runs the correctness gate and the benchmark"},
+	[CF_BENCHMARK] = {"benchmark", "Benchmark command",
+			  "the command that compares against the baseline (e.g. with --base main)"},
+	[CF_PROMOTION] = {"promotion", "Promotion criteria",
+			  "what a candidate must show before it is promoted"},
+	[CF_FROZEN] = {"frozen", "Frozen scope",
+		       "the files the loop must never change (the op's test, its naive reference)"},
+	[CF_CAP] = {"cap", "Iteration cap", "stop after this many iterations"},
+	[CF_THRESHOLD] = {"threshold", "Win threshold",
+			  "the smallest speedup that counts as a win (default 3%)"},
+};
+
+const char *contract_field_name(enum contract_field f)
+{
+	return (unsigned)f < CF_ALL ? fields[f].name : "";
+}
+
+const char *contract_field_heading(int f)
+{
+	return (unsigned)f < CF_ALL ? fields[f].heading : "";
+}
+
+int contract_field_parse(const char *name)
+{
+	static const struct {
+		const char *alias;
+		int f;
+	} syn[] = {
+		{"entry", CF_OP},          {"entry-point", CF_OP},     {"language", CF_LANGUAGES},
+		{"lang", CF_LANGUAGES},    {"verify", CF_VALIDATION},  {"gate", CF_VALIDATION},
+		{"bench", CF_BENCHMARK},   {"promote", CF_PROMOTION},  {"frozen-scope", CF_FROZEN},
+		{"iteration-cap", CF_CAP}, {"max-iterations", CF_CAP}, {"win-threshold", CF_THRESHOLD},
+	};
+	if (!name)
+		return -1;
+	for (int f = 0; f < CF_ALL; f++)
+		if (!strcasecmp(name, fields[f].name))
+			return f;
+	for (size_t i = 0; i < sizeof(syn) / sizeof(syn[0]); i++)
+		if (!strcasecmp(name, syn[i].alias))
+			return syn[i].f;
+	return -1;
+}
+
+/* ------------------------------------------------------------------ */
+/* Text helpers                                                        */
+
+static bool has_word(const char *hay, const char *w)
+{
+	size_t n = strlen(w);
+	for (const char *p = strstr(hay, w); p; p = strstr(p + 1, w)) {
+		bool l = p == hay || !isalnum((unsigned char)p[-1]);
+		bool r = !isalnum((unsigned char)p[n]);
+		if (l && r)
+			return true;
+	}
+	return false;
+}
+
+/* Which field a heading or a key names, by meaning; -1 for none. */
+static int field_of(const char *s, size_t n)
+{
+	char b[128];
+	size_t k = 0;
+
+	for (size_t i = 0; i < n && k < sizeof(b) - 1; i++) {
+		char ch = s[i];
+		if (ch == '*' || ch == '_' || ch == '`' || ch == ':')
+			continue;
+		b[k++] = (char)tolower((unsigned char)ch);
+	}
+	b[k] = '\0';
+	if (strstr(b, "threshold"))
+		return CF_THRESHOLD;
+	if (has_word(b, "cap") || strstr(b, "max iter") || strstr(b, "iteration limit") ||
+	    strstr(b, "iteration budget"))
+		return CF_CAP;
+	if (strstr(b, "frozen") || strstr(b, "do not touch") || strstr(b, "read-only") ||
+	    strstr(b, "readonly"))
+		return CF_FROZEN;
+	if (strstr(b, "promot"))
+		return CF_PROMOTION;
+	if (strstr(b, "bench"))
+		return CF_BENCHMARK;
+	if (strstr(b, "valid") || strstr(b, "verif") || has_word(b, "gate") || strstr(b, "correctness"))
+		return CF_VALIDATION;
+	if (strstr(b, "language"))
+		return CF_LANGUAGES;
+	if (has_word(b, "target") || has_word(b, "targets") || has_word(b, "goal"))
+		return CF_TARGET;
+	if (strstr(b, "entry point") || has_word(b, "op") || has_word(b, "operator") ||
+	    has_word(b, "kernel"))
+		return CF_OP;
+	return -1;
+}
+
+struct line {
+	size_t s, e, next; /* content [s,e) without the line end; next line at next */
+};
+
+static bool get_line(const char *t, size_t len, size_t at, struct line *l)
+{
+	if (at >= len)
+		return false;
+	const char *nl = memchr(t + at, '\n', len - at);
+	l->s = at;
+	l->next = nl ? (size_t)(nl - t) + 1 : len;
+	l->e = nl ? (size_t)(nl - t) : len;
+	if (l->e > l->s && t[l->e - 1] == '\r')
+		l->e--;
+	return true;
+}
+
+static bool is_fence(const char *s, size_t n)
+{
+	size_t i = 0;
+	while (i < n && i < 4 && s[i] == ' ')
+		i++;
+	return i <= 3 && n - i >= 3 && (!memcmp(s + i, "```", 3) || !memcmp(s + i, "~~~", 3));
+}
+
+/* ATX heading: level and text span, 0 when not a heading. */
+static int heading(const char *s, size_t n, size_t *ts, size_t *te)
+{
+	size_t i = 0, lvl = 0;
+	while (i < n && i < 3 && s[i] == ' ')
+		i++;
+	while (i < n && s[i] == '#' && lvl < 7)
+		i++, lvl++;
+	if (lvl == 0 || lvl > 6 || (i < n && s[i] != ' ' && s[i] != '\t'))
+		return 0;
+	while (i < n && (s[i] == ' ' || s[i] == '\t'))
+		i++;
+	size_t e = n;
+	while (e > i && (s[e - 1] == ' ' || s[e - 1] == '#' || s[e - 1] == '\t'))
+		e--;
+	*ts = i;
+	*te = e;
+	return (int)lvl;
+}
+
+static const char *find_n(const char *s, size_t n, const char *lit)
+{
+	size_t k = strlen(lit);
+	for (size_t i = 0; i + k <= n; i++)
+		if (!memcmp(s + i, lit, k))
+			return s + i;
+	return NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* Where each field lives                                              */
+
+enum form { F_ABSENT, F_SECTION, F_LINE };
+
+struct loc {
+	enum form form;
+	size_t a, b; /* section body, or the value on a Key: value line */
+};
+
+/* "- **Key:** value" -> field and the value's span; -1 when not such a line. */
+static int key_line(const char *t, struct line l, size_t *va, size_t *vb)
+{
+	size_t i = l.s, e = l.e;
+	bool bold = false;
+
+	while (i < e && (t[i] == ' ' || t[i] == '\t'))
+		i++;
+	if (i + 1 < e && (t[i] == '-' || t[i] == '*' || t[i] == '+') && t[i + 1] == ' ')
+		i += 2;
+	while (i < e && t[i] == ' ')
+		i++;
+	if (i + 1 < e && (!memcmp(t + i, "**", 2) || !memcmp(t + i, "__", 2))) {
+		bold = true;
+		i += 2;
+	}
+	const char *colon = memchr(t + i, ':', e - i);
+	if (!colon || (size_t)(colon - (t + i)) > 40 || colon == t + i)
+		return -1;
+	for (const char *p = t + i; p < colon; p++)
+		if (*p == '`' || *p == '|' || *p == '<' || *p == '[')
+			return -1;
+	int f = field_of(t + i, (size_t)(colon - (t + i)));
+	if (f < 0)
+		return -1;
+	size_t v = (size_t)(colon - t) + 1;
+	if (bold && v + 1 < e && (!memcmp(t + v, "**", 2) || !memcmp(t + v, "__", 2)))
+		v += 2;
+	while (v < e && (t[v] == ' ' || t[v] == '\t'))
+		v++;
+	size_t w = e;
+	while (w > v && (t[w - 1] == ' ' || t[w - 1] == '\t'))
+		w--;
+	if (bold && w >= v + 2 && (!memcmp(t + w - 2, "**", 2) || !memcmp(t + w - 2, "__", 2)))
+		w -= 2; /* "**Op: chunk_gla**" */
+	*va = v;
+	*vb = w;
+	return f;
+}
+
+static void scan(const char *t, size_t len, struct loc loc[CF_ALL])
+{
+	struct line l;
+	size_t at = 0;
+	int cur = -1;
+	bool in_fence = false, in_comment = false;
+
+	memset(loc, 0, sizeof(struct loc) * CF_ALL);
+	for (; get_line(t, len, at, &l); at = l.next) {
+		const char *s = t + l.s;
+		size_t n = l.e - l.s, hs, he;
+
+		if (in_fence) {
+			if (is_fence(s, n))
+				in_fence = false;
+			continue;
+		}
+		if (in_comment) {
+			if (find_n(s, n, "-->"))
+				in_comment = false;
+			continue;
+		}
+		if (is_fence(s, n)) {
+			in_fence = true;
+			continue;
+		}
+		const char *open = find_n(s, n, "<!--");
+		if (open) {
+			if (!find_n(open + 4, n - (size_t)(open + 4 - s), "-->"))
+				in_comment = true;
+			continue;
+		}
+		int lvl = heading(s, n, &hs, &he);
+		if (lvl) {
+			if (cur >= 0) {
+				loc[cur].b = l.s;
+				cur = -1;
+			}
+			int f = lvl >= 2 ? field_of(s + hs, he - hs) : -1;
+			if (f >= 0 && loc[f].form == F_ABSENT) {
+				cur = f;
+				loc[f].form = F_SECTION;
+				loc[f].a = l.next;
+				loc[f].b = len;
+			}
+			continue;
+		}
+		if (cur < 0) {
+			size_t va, vb;
+			int f = key_line(t, l, &va, &vb);
+			if (f >= 0 && loc[f].form == F_ABSENT)
+				loc[f] = (struct loc){F_LINE, va, vb};
+		}
+	}
+	if (cur >= 0)
+		loc[cur].b = len;
+}
+
+/* ------------------------------------------------------------------ */
+/* Reading values                                                      */
+
+static bool placeholder(const char *v)
+{
+	static const char *const w[] = {"todo", "tbd", "...", "\xe2\x80\xa6", "-", "\xe2\x80\x94",
+					"?",    "n/a", "none", "fill me in"};
+	for (size_t i = 0; i < sizeof(w) / sizeof(w[0]); i++)
+		if (!strcasecmp(v, w[i]))
+			return true;
+	return false;
+}
+
+/* Value text of a span: comments dropped, CRLF made LF, blank lines around
+ * trimmed, one fenced block or one code span unwrapped; NULL when empty. */
+static char *value_of(const char *t, size_t a, size_t b)
+{
+	struct sb s = SB_INIT, o = SB_INIT;
+	struct line l;
+	bool in_fence = false, in_comment = false;
+
+	/* Comments go, except inside fenced blocks where they are text. */
+	for (size_t at = a; at < b && get_line(t, b, at, &l); at = l.next) {
+		size_t i = l.s;
+		if (!in_comment && (in_fence || is_fence(t + l.s, l.e - l.s))) {
+			if (is_fence(t + l.s, l.e - l.s))
+				in_fence = !in_fence;
+			sb_add(&s, t + l.s, l.e - l.s);
+			i = l.e;
+		}
+		while (i < l.e) {
+			if (in_comment) {
+				const char *end = find_n(t + i, l.e - i, "-->");
+				in_comment = !end;
+				i = end ? (size_t)(end - t) + 3 : l.e;
+			} else if (l.e - i >= 4 && !memcmp(t + i, "<!--", 4)) {
+				in_comment = true;
+				i += 4;
+			} else {
+				sb_addc(&s, t[i++]);
+			}
+		}
+		if (l.next > l.e)
+			sb_addc(&s, '\n');
+	}
+	/* Trim each line's right end, then blank lines at both ends. */
+	const char *p = s.buf ? s.buf : "";
+	const char *end = p + s.len;
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *le = nl ? nl : end;
+		const char *q = le;
+		while (q > p && (q[-1] == ' ' || q[-1] == '\t'))
+			q--;
+		if (o.len || q > p) {
+			sb_add(&o, p, (size_t)(q - p));
+			sb_addc(&o, '\n');
+		}
+		p = nl ? nl + 1 : end;
+	}
+	while (o.len && o.buf[o.len - 1] == '\n')
+		o.buf[--o.len] = '\0';
+	sb_release(&s);
+
+	/* One fenced block: its inside. */
+	if (o.len && is_fence(o.buf, o.len)) {
+		const char *first_nl = strchr(o.buf, '\n');
+		const char *last_nl = strrchr(o.buf, '\n');
+		if (first_nl && last_nl && first_nl != last_nl &&
+		    is_fence(last_nl + 1, strlen(last_nl + 1))) {
+			/* No other fence in between, or it is not one block. */
+			bool one = true;
+			for (const char *q = first_nl + 1; q < last_nl; ) {
+				const char *nl = strchr(q, '\n');
+				if (is_fence(q, (size_t)(nl - q)))
+					one = false;
+				q = nl + 1;
+			}
+			if (one) {
+				char *inner = xstrndup(first_nl + 1, (size_t)(last_nl - first_nl - 1));
+				sb_release(&o);
+				sb_adds(&o, inner);
+				free(inner);
+			}
+		} else if (first_nl && first_nl == last_nl) {
+			/* opener and closer only: an empty block */
+			if (is_fence(first_nl + 1, strlen(first_nl + 1)))
+				sb_reset(&o);
+		}
+	}
+	/* One code span on one line: its inside. */
+	if (o.len >= 2 && o.buf[0] == '`' && !strchr(o.buf, '\n')) {
+		size_t k = 0;
+		while (k < o.len && o.buf[k] == '`')
+			k++;
+		if (o.len > 2 * k && !strncmp(o.buf + o.len - k, o.buf, k) &&
+		    o.buf[o.len - k - 1] != '`' && !memchr(o.buf + k, '`', o.len - 2 * k)) {
+			char *inner = xstrndup(o.buf + k, o.len - 2 * k);
+			sb_reset(&o);
+			sb_adds(&o, inner);
+			sb_trim(&o);
+			free(inner);
+		}
+	}
+	if (o.len == 0 || placeholder(o.buf)) {
+		sb_release(&o);
+		return NULL;
+	}
+	return sb_detach(&o);
+}
+
+int contract_parse_cap(const char *s, int *cap)
+{
+	long v = 0;
+	const char *p = s;
+
+	*cap = 0;
+	if (!s)
+		return 0;
+	while (*p == ' ')
+		p++;
+	if (!*p || placeholder(p))
+		return 0;
+	if (!isdigit((unsigned char)*p))
+		return ERR_USAGE;
+	while (isdigit((unsigned char)*p)) {
+		v = v * 10 + (*p++ - '0');
+		if (v > 1000000)
+			return ERR_USAGE;
+	}
+	if (*p && *p != ' ')
+		return ERR_USAGE;
+	if (v < 1)
+		return ERR_USAGE;
+	*cap = (int)v;
+	return 0;
+}
+
+int contract_parse_threshold(const char *s, double *frac)
+{
+	const char *p = s;
+	double v = 0, scale = 1;
+	bool digits = false, pct;
+
+	*frac = CONTRACT_DEFAULT_THRESHOLD;
+	if (!s)
+		return 0;
+	while (*p == ' ')
+		p++;
+	if (!*p || placeholder(p))
+		return 0;
+	/* Hand-rolled: strtod follows the locale's decimal point. */
+	while (isdigit((unsigned char)*p))
+		v = v * 10 + (*p++ - '0'), digits = true;
+	if (*p == '.')
+		for (p++; isdigit((unsigned char)*p); p++)
+			v += (*p - '0') * (scale /= 10), digits = true;
+	while (*p == ' ')
+		p++;
+	pct = *p == '%';
+	if (pct)
+		p++;
+	while (*p == ' ')
+		p++;
+	if (!digits || (*p && *p != '('))
+		return ERR_USAGE;
+	if (pct || v >= 1)
+		v /= 100;
+	if (!(v > 0 && v < 1))
+		return ERR_USAGE;
+	*frac = v;
+	return 0;
+}
+
+void contract_release(struct contract *c)
+{
+	if (!c)
+		return;
+	for (int f = 0; f < CF_NFIELDS; f++)
+		free(c->v[f]);
+	memset(c, 0, sizeof(*c));
+	c->threshold = CONTRACT_DEFAULT_THRESHOLD;
+}
+
+int contract_parse(const char *text, size_t len, struct contract *c, struct err *e)
+{
+	struct loc loc[CF_ALL];
+	char *cap = NULL, *thr = NULL;
+	int rc = 0;
+
+	memset(c, 0, sizeof(*c));
+	c->threshold = CONTRACT_DEFAULT_THRESHOLD;
+	scan(text, len, loc);
+	for (int f = 0; f < CF_NFIELDS; f++)
+		if (loc[f].form != F_ABSENT)
+			c->v[f] = value_of(text, loc[f].a, loc[f].b);
+	if (loc[CF_CAP].form != F_ABSENT)
+		cap = value_of(text, loc[CF_CAP].a, loc[CF_CAP].b);
+	if (loc[CF_THRESHOLD].form != F_ABSENT)
+		thr = value_of(text, loc[CF_THRESHOLD].a, loc[CF_THRESHOLD].b);
+	if (contract_parse_cap(cap, &c->cap) < 0)
+		rc = err_set(e, ERR_USAGE,
+			     "contract: the iteration cap '%s' is not a whole number of iterations "
+			     "(write e.g. 20, or set it with optloop contract --set cap=20)",
+			     cap);
+	else if (contract_parse_threshold(thr, &c->threshold) < 0)
+		rc = err_set(e, ERR_USAGE,
+			     "contract: the win threshold '%s' is not a percentage between 0 and 100 "
+			     "(write e.g. 3%%, or set it with optloop contract --set threshold=3%%)",
+			     thr);
+	free(cap);
+	free(thr);
+	return rc;
+}
+
+int contract_missing(const struct contract *c, struct sb *why)
+{
+	int n = 0;
+
+	for (int f = 0; f < CF_NFIELDS; f++) {
+		if (c && c->v[f])
+			continue;
+		n++;
+		if (why)
+			sb_addf(why,
+				"%s is missing: %s (fill the '## %s' section of docs/draft.md, or run "
+				"optloop contract --set %s=...)\n",
+				fields[f].heading, fields[f].help, fields[f].heading, fields[f].name);
+	}
+	return n;
+}
+
+/* ------------------------------------------------------------------ */
+/* Rewriting one field                                                 */
+
+static void add_eol_text(struct sb *out, const char *v, const char *eol)
+{
+	for (const char *p = v; *p; p++) {
+		if (*p == '\r' && p[1] == '\n')
+			continue;
+		if (*p == '\n')
+			sb_adds(out, eol);
+		else
+			sb_addc(out, *p);
+	}
+}
+
+/* The value as the lines of a section body (without a final line end). */
+static void format_value(int f, const char *v, bool fenced, const char *eol, struct sb *out)
+{
+	bool risky = strchr(v, '\n') || v[0] == '#' || v[0] == '>' || strstr(v, "```") ||
+		     strstr(v, "<!--") || !strncmp(v, "~~~", 3);
+	if (fenced || risky) {
+		size_t run = 0, best = 0;
+		for (const char *p = v; *p; p++) {
+			run = *p == '`' ? run + 1 : 0;
+			if (run > best)
+				best = run;
+		}
+		size_t k = best >= 3 ? best + 1 : 3;
+		for (size_t i = 0; i < k; i++)
+			sb_addc(out, '`');
+		if (f == CF_VALIDATION || f == CF_BENCHMARK)
+			sb_adds(out, "sh");
+		sb_adds(out, eol);
+		add_eol_text(out, v, eol);
+		sb_adds(out, eol);
+		for (size_t i = 0; i < k; i++)
+			sb_addc(out, '`');
+	} else {
+		add_eol_text(out, v, eol);
+	}
+}
+
+static void normalise_value(int f, const char *value, struct sb *v)
+{
+	sb_adds(v, value ? value : "");
+	sb_trim(v);
+	if (f == CF_THRESHOLD && v->len) {
+		double t;
+		if (contract_parse_threshold(v->buf, &t) == 0) {
+			long long k = llround(t * 1000); /* tenths of a percent */
+			sb_reset(v);
+			if (k % 10)
+				sb_addf(v, "%lld.%lld%%", k / 10, k % 10);
+			else
+				sb_addf(v, "%lld%%", k / 10);
+		}
+	}
+}
+
+int contract_set(const char *text, size_t len, const char *field, const char *value,
+		 struct sb *out, struct err *e)
+{
+	struct loc loc[CF_ALL];
+	struct sb v = SB_INIT;
+	int f = contract_field_parse(field);
+	const char *eol;
+	const char *crlf = memchr(text, '\n', len);
+
+	if (f < 0)
+		return err_set(e, ERR_USAGE,
+			       "contract: no field '%s' (fields: op, target, languages, validation, "
+			       "benchmark, promotion, frozen, cap, threshold)",
+			       field ? field : "");
+	normalise_value(f, value, &v);
+	if (f == CF_CAP || f == CF_THRESHOLD) {
+		int cap;
+		double t;
+		if ((f == CF_CAP && contract_parse_cap(v.buf, &cap) < 0) ||
+		    (f == CF_THRESHOLD && contract_parse_threshold(v.buf, &t) < 0)) {
+			int rc = err_set(e, ERR_USAGE,
+					 f == CF_CAP ? "contract: cap '%s' is not a whole number of iterations (e.g. 20)"
+						     : "contract: threshold '%s' is not a percentage between 0 and 100 (e.g. 3%%)",
+					 v.buf);
+			sb_release(&v);
+			return rc;
+		}
+	}
+	eol = crlf && crlf > text && crlf[-1] == '\r' ? "\r\n" : "\n";
+	scan(text, len, loc);
+	struct loc L = loc[f];
+
+	if (L.form == F_LINE) {
+		if (strchr(v.buf, '\n')) {
+			sb_release(&v);
+			return err_set(e, ERR_USAGE,
+				       "contract: %s is written on one line ('%s: ...') in docs/draft.md, "
+				       "so it takes a one-line value; give one line, or turn it into a "
+				       "'## %s' section by hand",
+				       fields[f].name, fields[f].heading, fields[f].heading);
+		}
+		sb_add(out, text, L.a);
+		sb_add(out, v.buf, v.len);
+		sb_add(out, text + L.b, len - L.b);
+		sb_release(&v);
+		return 0;
+	}
+
+	if (L.form == F_ABSENT) {
+		sb_add(out, text, len);
+		if (!v.len) {
+			sb_release(&v);
+			return 0;
+		}
+		if (len && text[len - 1] != '\n')
+			sb_adds(out, eol);
+		sb_addf(out, "%s## %s%s%s", len ? eol : "", fields[f].heading, eol, eol);
+		format_value(f, v.buf, f == CF_VALIDATION || f == CF_BENCHMARK, eol, out);
+		sb_adds(out, eol);
+		sb_release(&v);
+		return 0;
+	}
+
+	/* A section: find its value lines (not blank, not only a comment). */
+	struct line l;
+	size_t vstart = 0, vend = 0, after_comments = L.a;
+	bool have = false, in_comment = false, in_fence = false, was_fenced = false;
+	for (size_t at = L.a; at < L.b && get_line(text, L.b, at, &l); at = l.next) {
+		const char *s = text + l.s;
+		size_t n = l.e - l.s;
+		bool content = false;
+
+		if (in_fence) {
+			content = true;
+			if (is_fence(s, n))
+				in_fence = false;
+		} else if (!in_comment && is_fence(s, n)) {
+			content = true;
+			in_fence = true;
+			if (!have)
+				was_fenced = true;
+		} else {
+			/* Strip comment regions; anything left is content. */
+			for (size_t i = 0; i < n;) {
+				if (in_comment) {
+					const char *c = find_n(s + i, n - i, "-->");
+					if (!c) {
+						i = n;
+						break;
+					}
+					in_comment = false;
+					i = (size_t)(c - s) + 3;
+				} else if (n - i >= 4 && !memcmp(s + i, "<!--", 4)) {
+					in_comment = true;
+					i += 4;
+				} else {
+					if (s[i] != ' ' && s[i] != '\t')
+						content = true;
+					i++;
+				}
+			}
+		}
+		if (content) {
+			if (!have)
+				vstart = l.s;
+			have = true;
+			vend = l.next;
+		} else if (!have && l.e > l.s) {
+			after_comments = l.next; /* a hint line before any value */
+		}
+	}
+
+	if (have) {
+		sb_add(out, text, vstart);
+		if (v.len) {
+			format_value(f, v.buf, was_fenced, eol, out);
+			/* Keep the line end the old value had (none at EOF). */
+			if (text[vend - 1] == '\n')
+				sb_adds(out, eol);
+		}
+		sb_add(out, text + vend, len - vend);
+	} else {
+		size_t ip = after_comments;
+		sb_add(out, text, ip);
+		if (v.len) {
+			if (ip > 0 && text[ip - 1] != '\n')
+				sb_adds(out, eol);
+			sb_adds(out, eol);
+			format_value(f, v.buf, f == CF_VALIDATION || f == CF_BENCHMARK, eol, out);
+			sb_adds(out, eol);
+			/* Directly followed by a heading: keep a blank line before it. */
+			if (ip < len && text[ip] != '\n' && text[ip] != '\r')
+				sb_adds(out, eol);
+		}
+		sb_add(out, text + ip, len - ip);
+	}
+	sb_release(&v);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Template and lists                                                  */
+
+int contract_template(const struct contract *c, struct sb *out, struct err *e)
+{
+	struct sb tpl = SB_INIT, cur = SB_INIT, next = SB_INIT;
+	char *path = assets_path("templates/draft.md", e);
+	int rc;
+
+	if (!path) {
+		err_prefix(e, "contract template: ");
+		return e && e->code ? e->code : ERR_NOTFOUND;
+	}
+	rc = fsutil_read_file(path, &tpl, e);
+	free(path);
+	if (rc < 0)
+		return rc;
+	/* The title names the op: the first word of the op field. */
+	const char *op = c && c->v[CF_OP] ? c->v[CF_OP] : NULL;
+	size_t opn = op ? strcspn(op, " \t\n") : 0;
+	const char *mark = strstr(tpl.buf, "{{op}}");
+	if (mark) {
+		sb_add(&cur, tpl.buf, (size_t)(mark - tpl.buf));
+		if (opn)
+			sb_add(&cur, op, opn);
+		else
+			sb_adds(&cur, "new op");
+		sb_adds(&cur, mark + 6);
+	} else {
+		sb_add(&cur, tpl.buf, tpl.len);
+	}
+	sb_release(&tpl);
+	for (int f = 0; c && f < CF_ALL; f++) {
+		char num[32];
+		const char *v = NULL;
+		if (f < CF_NFIELDS)
+			v = c->v[f];
+		else if (f == CF_CAP && c->cap > 0)
+			v = (snprintf(num, sizeof(num), "%d", c->cap), num);
+		else if (f == CF_THRESHOLD && c->threshold > 0 &&
+			 fabs(c->threshold - CONTRACT_DEFAULT_THRESHOLD) > 1e-12)
+			v = (snprintf(num, sizeof(num), "%lld.%lld%%", llround(c->threshold * 1000) / 10,
+				      llround(c->threshold * 1000) % 10), num);
+		if (!v)
+			continue;
+		sb_reset(&next);
+		rc = contract_set(cur.buf, cur.len, fields[f].name, v, &next, e);
+		if (rc < 0)
+			break;
+		struct sb t = cur;
+		cur = next;
+		next = t;
+	}
+	if (rc >= 0)
+		sb_add(out, cur.buf, cur.len);
+	sb_release(&cur);
+	sb_release(&next);
+	return rc < 0 ? rc : 0;
+}
+
+size_t contract_list_items(const char *value, char ***items)
+{
+	size_t n = 0, cap = 0;
+	const char *p = value ? value : "";
+
+	*items = NULL;
+	while (*p) {
+		size_t k = strcspn(p, ",\n");
+		const char *s = p, *e = p + k;
+		while (s < e && isspace((unsigned char)*s))
+			s++;
+		if (e - s >= 2 && (*s == '-' || *s == '*' || *s == '+') && s[1] == ' ')
+			s += 2;
+		else if (s < e && isdigit((unsigned char)*s)) {
+			const char *d = s;
+			while (d < e && isdigit((unsigned char)*d))
+				d++;
+			if (e - d >= 2 && (*d == '.' || *d == ')') && d[1] == ' ')
+				s = d + 2;
+		}
+		while (s < e && isspace((unsigned char)*s))
+			s++;
+		while (e > s && isspace((unsigned char)e[-1]))
+			e--;
+		while (e - s >= 2 && *s == '`' && e[-1] == '`')
+			s++, e--;
+		if (e > s) {
+			if (n == cap)
+				*items = xrealloc(*items, (cap = cap ? cap * 2 : 8) * sizeof(char *));
+			(*items)[n++] = xstrndup(s, (size_t)(e - s));
+		}
+		p += k;
+		if (*p)
+			p++;
+	}
+	return n;
+}
+
+void contract_list_free(char **items, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(items[i]);
+	free(items);
+}

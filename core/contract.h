@@ -1,0 +1,95 @@
+/*
+ * contract — the task contract in docs/draft.md: read it, rewrite one
+ * field, say what is missing, and write a new one from the template.
+ *
+ * The file is Markdown a person edits.  Each field is a section,
+ *
+ *   ## Validation command
+ *
+ *   ```sh
+ *   python -m benchmarks.ops.verify --op chunk_gla
+ *   ```
+ *
+ * or, anywhere outside a field's section, one line such as
+ * `- **Validation command:** python -m ...` or `Validation: python -m ...`.
+ * Headings and keys are matched by meaning, in any case ("Op and entry
+ * point", "Entry point", "Verify command", "Frozen files", ...).  HTML
+ * comments are hints, not values; a value that is only `TODO`, `TBD` or
+ * `...` counts as empty; a value that is one fenced block or one `code`
+ * span is unwrapped.
+ */
+#ifndef OPTLOOP_CONTRACT_H
+#define OPTLOOP_CONTRACT_H
+
+#include <stddef.h>
+
+struct err;
+struct sb;
+
+enum contract_field {
+	CF_OP,
+	CF_TARGET,
+	CF_LANGUAGES,
+	CF_VALIDATION,
+	CF_BENCHMARK,
+	CF_PROMOTION,
+	CF_FROZEN,
+	CF_NFIELDS, /* the seven required fields come before this */
+};
+
+/* The optional fields, settable by name like the others. */
+enum { CF_CAP = CF_NFIELDS, CF_THRESHOLD, CF_ALL };
+
+#define CONTRACT_DEFAULT_THRESHOLD 0.03
+
+struct contract {
+	char *v[CF_NFIELDS]; /* NULL when empty */
+	int cap;             /* optional "Iteration cap", 0 when unset */
+	double threshold;    /* optional win threshold fraction, 0.03 default */
+};
+
+/* "op", "target", "languages", "validation", "benchmark", "promotion",
+ * "frozen", "cap", "threshold" (static strings). */
+const char *contract_field_name(enum contract_field f);
+/* The section heading optloop writes: "Op and entry point", ... */
+const char *contract_field_heading(int f);
+/* Field index (0..CF_ALL-1) for a name given on the command line; a few
+ * synonyms are accepted ("verify", "bench", "iteration-cap").  -1 when unknown. */
+int contract_field_parse(const char *name);
+
+/* Read the contract.  *c is overwritten (release it afterwards, also on
+ * error).  Returns 0, or ERR_USAGE with *e explaining when the iteration cap
+ * or win threshold is written but unreadable (every other field is still
+ * filled). */
+int contract_parse(const char *text, size_t len, struct contract *c, struct err *e);
+
+/* Rewrite one field (name as for contract_field_parse) in text, keeping
+ * everything else byte for byte, into out (appended).  A field that is not
+ * there yet is added as a new section at the end.  An empty value clears the
+ * field.  ERR_USAGE for an unknown field or an unreadable cap/threshold. */
+int contract_set(const char *text, size_t len, const char *field, const char *value,
+		 struct sb *out, struct err *e);
+
+/* Number of required fields missing; each is explained on its own line in
+ * why (may be NULL), with the command that sets it. */
+int contract_missing(const struct contract *c, struct sb *why);
+
+void contract_release(struct contract *c);
+
+/* Template text for a new workspace: assets/templates/draft.md with the
+ * fields of c that are set filled in (c may be NULL).  Appends to out. */
+int contract_template(const struct contract *c, struct sb *out, struct err *e);
+
+/* Split a list-like value (one item per line or comma separated, Markdown
+ * list marks and `code` marks removed) into items.  *items is a malloc'd
+ * array of malloc'd strings; free with contract_list_free.  Returns n. */
+size_t contract_list_items(const char *value, char ***items);
+void contract_list_free(char **items, size_t n);
+
+/* Parse an iteration cap ("20", "20 iterations") or a win threshold ("3%",
+ * "0.03", "3"); 0 when readable, ERR_USAGE when not.  Empty reads as unset
+ * (0, or the default threshold). */
+int contract_parse_cap(const char *s, int *cap);
+int contract_parse_threshold(const char *s, double *frac);
+
+#endif

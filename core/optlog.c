@@ -1,0 +1,1115 @@
+/*
+ * optlog — render OPT_LOG.md and read it back (see optlog.h for the shape
+ * and the escaping rules).
+ *
+ * Numbers are formatted and parsed by hand rather than with printf/strtod:
+ * both follow LC_NUMERIC, and the front-ends call setlocale(LC_ALL, ""), so
+ * a German locale would otherwise write "0,973" into the log.
+ */
+#include "core/optlog.h"
+#include "core/err.h"
+#include "core/sb.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define DASH "\xe2\x80\x94" /* U+2014, the "nothing here" cell */
+
+/* ------------------------------------------------------------------ */
+/* Lifecycle                                                           */
+
+void optlog_doc_release(struct optlog_doc *d)
+{
+	if (!d)
+		return;
+	free(d->op);
+	free(d->env);
+	free(d->baseline);
+	free(d->target);
+	for (size_t i = 0; i < d->nrows; i++)
+		log_row_release(&d->rows[i]);
+	free(d->rows);
+	memset(d, 0, sizeof(*d));
+}
+
+void optlog_problems_release(struct optlog_problems *p)
+{
+	if (!p)
+		return;
+	for (size_t i = 0; i < p->n; i++)
+		free(p->v[i].msg);
+	free(p->v);
+	p->v = NULL;
+	p->n = 0;
+}
+
+void optlog_doc_add_row(struct optlog_doc *d, struct log_row *row)
+{
+	if (d->nrows >= d->cap) {
+		d->cap = d->nrows < 8 ? 16 : d->nrows * 2;
+		d->rows = xrealloc(d->rows, d->cap * sizeof(*d->rows));
+	}
+	d->rows[d->nrows++] = *row;
+	memset(row, 0, sizeof(*row));
+}
+
+__attribute__((format(printf, 3, 4))) static void problem(struct optlog_problems *p, int lineno,
+							   const char *fmt, ...)
+{
+	va_list ap;
+	struct sb s = SB_INIT;
+
+	if (!p)
+		return;
+	va_start(ap, fmt);
+	sb_vaddf(&s, fmt, ap);
+	va_end(ap);
+	if ((p->n & (p->n - 1)) == 0)
+		p->v = xrealloc(p->v, (p->n ? p->n * 2 : 8) * sizeof(*p->v));
+	p->v[p->n].lineno = lineno;
+	p->v[p->n].msg = sb_detach(&s);
+	p->n++;
+}
+
+/* ------------------------------------------------------------------ */
+/* Numbers without the locale                                          */
+
+static void add_fixed(struct sb *out, double v, int decimals)
+{
+	static const double p10[] = {1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9};
+	unsigned long long scaled = (unsigned long long)llround(v * p10[decimals]);
+	unsigned long long ip = scaled / (unsigned long long)p10[decimals];
+	unsigned long long fp = scaled % (unsigned long long)p10[decimals];
+
+	sb_addf(out, "%llu", ip);
+	if (decimals > 0)
+		sb_addf(out, ".%0*llu", decimals, fp);
+}
+
+void optlog_fmt_bench(double ms, struct sb *out)
+{
+	int d = 3;
+
+	if (!isfinite(ms) || ms < 0) {
+		sb_adds(out, DASH);
+		return;
+	}
+	if (ms >= 1e15) { /* absurd, but never overflow the integer path */
+		sb_addf(out, "%.0f", ms);
+		return;
+	}
+	/* Three decimals, or three significant digits below 0.1 ms. */
+	for (double lim = 0.1; ms > 0 && ms < lim && d < 9; lim /= 10)
+		d++;
+	add_fixed(out, ms, d);
+}
+
+void optlog_fmt_vs_best(double frac, struct sb *out)
+{
+	double pct;
+	long long t;
+
+	if (!isfinite(frac)) {
+		sb_adds(out, DASH);
+		return;
+	}
+	pct = frac * 100.0;
+	if (fabs(pct) > 1e12) {
+		sb_adds(out, pct > 0 ? "+inf%" : "-inf%");
+		return;
+	}
+	/* Whole percents from 10 % up; one decimal below, where the 3 % win
+	 * threshold lives, dropping a trailing ".0". */
+	if (fabs(pct) >= 9.95) {
+		t = llround(pct);
+		sb_addf(out, "%s%lld%%", t > 0 ? "+" : "-", t < 0 ? -t : t);
+		return;
+	}
+	t = llround(pct * 10);
+	if (t == 0) {
+		sb_adds(out, "0%");
+		return;
+	}
+	sb_adds(out, t > 0 ? "+" : "-");
+	if (t < 0)
+		t = -t;
+	if (t % 10 == 0)
+		sb_addf(out, "%lld%%", t / 10);
+	else
+		sb_addf(out, "%lld.%lld%%", t / 10, t % 10);
+}
+
+void optlog_fmt_gate(enum gate_verdict g, enum gate_scope s, struct sb *out)
+{
+	switch (g) {
+	case GATE_PASS:
+		sb_adds(out, "pass");
+		break;
+	case GATE_FAIL:
+		sb_adds(out, "FAIL");
+		break;
+	case GATE_ERROR:
+		sb_adds(out, "ERROR");
+		break;
+	case GATE_INCOMPLETE:
+		sb_adds(out, "incomplete");
+		break;
+	case GATE_UNVERIFIED:
+		sb_adds(out, "unverified");
+		break;
+	case GATE_NONE:
+	default:
+		sb_adds(out, DASH);
+		return;
+	}
+	if (s == SCOPE_SUBSET)
+		sb_adds(out, " (-k)");
+}
+
+double optlog_vs_best(double best_ms, double new_ms)
+{
+	if (!isfinite(best_ms) || !isfinite(new_ms) || best_ms <= 0 || new_ms < 0)
+		return NAN;
+	return (best_ms - new_ms) / best_ms;
+}
+
+double optlog_best_before(const struct log_row *rows, size_t i)
+{
+	double best = NAN;
+
+	for (size_t k = 0; k < i; k++) {
+		if (rows[k].status != RS_BASE && rows[k].status != RS_KEEP)
+			continue;
+		if (!isfinite(rows[k].bench_ms) || rows[k].bench_ms <= 0)
+			continue;
+		if (isnan(best) || rows[k].bench_ms < best)
+			best = rows[k].bench_ms;
+	}
+	return best;
+}
+
+void optlog_compute_vs_best(struct log_row *rows, size_t n)
+{
+	double best = NAN;
+
+	for (size_t i = 0; i < n; i++) {
+		rows[i].vs_best = optlog_vs_best(best, rows[i].bench_ms);
+		if ((rows[i].status == RS_BASE || rows[i].status == RS_KEEP) &&
+		    isfinite(rows[i].bench_ms) && rows[i].bench_ms > 0 &&
+		    (isnan(best) || rows[i].bench_ms < best))
+			best = rows[i].bench_ms;
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Render                                                              */
+
+void optlog_escape_cell(const char *t, struct sb *out)
+{
+	if (!t)
+		return;
+	for (const char *p = t; *p; p++) {
+		switch (*p) {
+		case '|':
+			sb_add(out, "\\|", 2);
+			break;
+		case '\\':
+			/* Only where the reader would otherwise take it as an escape. */
+			if (p[1] == '\\' || p[1] == '|')
+				sb_add(out, "\\\\", 2);
+			else
+				sb_addc(out, '\\');
+			break;
+		case '\r': /* CRLF is one break, a lone CR is one too */
+			if (p[1] != '\n')
+				sb_adds(out, "<br>");
+			break;
+		case '\n':
+			sb_adds(out, "<br>");
+			break;
+		case '\t':
+			sb_addc(out, ' ');
+			break;
+		default:
+			sb_addc(out, *p);
+		}
+	}
+}
+
+/* A header value stays on its line: line breaks become spaces. */
+static void add_header_value(struct sb *out, const char *v)
+{
+	if (!v || !*v) {
+		sb_adds(out, DASH);
+		return;
+	}
+	for (const char *p = v; *p; p++)
+		sb_addc(out, (*p == '\n' || *p == '\r') ? ' ' : *p);
+}
+
+void optlog_render_row(const struct log_row *r, struct sb *out)
+{
+	sb_addf(out, "| %d | ", r->iter);
+	optlog_escape_cell(r->direction, out);
+	sb_adds(out, " | ");
+	if (r->gate_v == GATE_NONE && r->gate && *r->gate)
+		optlog_escape_cell(r->gate, out);
+	else
+		optlog_fmt_gate(r->gate_v, r->scope, out);
+	sb_adds(out, " | ");
+	optlog_fmt_bench(r->bench_ms, out);
+	sb_adds(out, " | ");
+	optlog_fmt_vs_best(r->vs_best, out);
+	sb_adds(out, " | ");
+	sb_adds(out, r->status == RS_NONE ? DASH : row_status_name(r->status));
+	sb_adds(out, " |\n");
+}
+
+void optlog_render(const struct optlog_doc *d, struct sb *out)
+{
+	sb_adds(out, "# Optimization log " DASH " ");
+	add_header_value(out, d->op);
+	sb_adds(out, "\n\nEnv: ");
+	add_header_value(out, d->env);
+	sb_adds(out, "\nBaseline (main): ");
+	add_header_value(out, d->baseline);
+	sb_adds(out, "\nTarget: ");
+	add_header_value(out, d->target);
+	sb_adds(out, "\n\n## Summary\n\n"
+		     "| Iter | Direction (one line) | Gate | Bench (median ms) | vs best | Status |\n"
+		     "|---|---|---|---|---|---|\n");
+	for (size_t i = 0; i < d->nrows; i++)
+		optlog_render_row(&d->rows[i], out);
+}
+
+/* ------------------------------------------------------------------ */
+/* Small text helpers for the reader                                   */
+
+struct span {
+	const char *s;
+	size_t n;
+};
+
+static struct span span_trim(struct span x)
+{
+	while (x.n && (x.s[0] == ' ' || x.s[0] == '\t'))
+		x.s++, x.n--;
+	while (x.n && (x.s[x.n - 1] == ' ' || x.s[x.n - 1] == '\t'))
+		x.n--;
+	return x;
+}
+
+static bool span_blank(struct span x)
+{
+	return span_trim(x).n == 0;
+}
+
+static bool starts_ci(struct span x, const char *lit)
+{
+	size_t n = strlen(lit);
+	return x.n >= n && strncasecmp(x.s, lit, n) == 0;
+}
+
+/* Strip emphasis and code marks wrapped around a whole cell. */
+static struct span strip_marks(struct span x)
+{
+	static const char *const marks[] = {"**", "__", "~~", "*", "_", "`"};
+	bool again = true;
+
+	x = span_trim(x);
+	while (again) {
+		again = false;
+		for (size_t i = 0; i < sizeof(marks) / sizeof(marks[0]); i++) {
+			size_t m = strlen(marks[i]);
+			if (x.n >= 2 * m && !memcmp(x.s, marks[i], m) &&
+			    !memcmp(x.s + x.n - m, marks[i], m)) {
+				x.s += m;
+				x.n -= 2 * m;
+				x = span_trim(x);
+				again = true;
+			}
+		}
+	}
+	return x;
+}
+
+/* The cell means "nothing here". */
+static bool none_word(struct span x)
+{
+	static const char *const w[] = {"",  DASH, "\xe2\x80\x93", "-", "--", "---", "n/a",
+					"na", "none", "?",  "n.a.", "null", "nan"};
+	x = strip_marks(x);
+	for (size_t i = 0; i < sizeof(w) / sizeof(w[0]); i++)
+		if (x.n == strlen(w[i]) && strncasecmp(x.s, w[i], x.n) == 0)
+			return true;
+	return false;
+}
+
+/* Unsigned decimal "12", "0.973", ".5" at *p; advances *p.  false when no
+ * digit.  Exact to the last bit for up to 15 significant digits. */
+static bool read_decimal(const char **p, const char *end, double *out)
+{
+	static const double p10[] = {1,    1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+				     1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+				     1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+	const char *s = *p;
+	uint64_t mant = 0;
+	int digits = 0, frac = 0, dropped = 0;
+
+	while (s < end && isdigit((unsigned char)*s)) {
+		if (digits < 18)
+			mant = mant * 10 + (uint64_t)(*s - '0'), digits += (mant != 0);
+		else
+			dropped++;
+		s++;
+	}
+	bool had_int = s > *p;
+	if (s < end && *s == '.' && s + 1 < end && isdigit((unsigned char)s[1])) {
+		s++;
+		while (s < end && isdigit((unsigned char)*s)) {
+			if (digits < 18 && frac < 22) {
+				mant = mant * 10 + (uint64_t)(*s - '0');
+				digits += (mant != 0);
+				frac++;
+			}
+			s++;
+		}
+	} else if (!had_int) {
+		return false;
+	}
+	double v = (double)mant;
+	if (dropped)
+		v *= pow(10, dropped);
+	*out = frac ? v / p10[frac] : v;
+	*p = s;
+	return true;
+}
+
+static const char *skip_ws(const char *p, const char *end)
+{
+	while (p < end && (*p == ' ' || *p == '\t'))
+		p++;
+	return p;
+}
+
+int optlog_parse_bench(const char *cell, double *ms)
+{
+	struct span x = strip_marks((struct span){cell, strlen(cell)});
+	const char *p = x.s, *end = x.s + x.n;
+	double v;
+
+	*ms = NAN;
+	if (none_word(x))
+		return 0;
+	if (!read_decimal(&p, end, &v))
+		return ERR_FAIL;
+	p = skip_ws(p, end);
+	if (end - p >= 2 && strncasecmp(p, "ms", 2) == 0)
+		p = skip_ws(p + 2, end);
+	/* A trailing note in parentheses or brackets ("0.97 (±0.01)") is fine. */
+	if (p < end && *p != '(' && *p != '[')
+		return ERR_FAIL;
+	*ms = v;
+	return 0;
+}
+
+int optlog_parse_vs_best(const char *cell, double *frac)
+{
+	struct span x = strip_marks((struct span){cell, strlen(cell)});
+	const char *p = x.s, *end = x.s + x.n;
+	double v, sign = 1;
+
+	*frac = NAN;
+	if (none_word(x))
+		return 0;
+	if (p < end && (*p == '+' || *p == '-')) {
+		sign = *p == '-' ? -1 : 1;
+		p++;
+	} else if (end - p >= 3 && (!memcmp(p, "\xe2\x88\x92", 3) || !memcmp(p, "\xe2\x80\x93", 3))) {
+		sign = -1; /* U+2212 minus, U+2013 en dash */
+		p += 3;
+	}
+	p = skip_ws(p, end);
+	if (!read_decimal(&p, end, &v))
+		return ERR_FAIL;
+	p = skip_ws(p, end);
+	if (p < end && *p == '%')
+		p = skip_ws(p + 1, end);
+	if (p < end && *p != '(' && *p != '[')
+		return ERR_FAIL;
+	*frac = sign * v / 100.0;
+	if (*frac == 0)
+		*frac = 0; /* no "-0" */
+	return 0;
+}
+
+/* Lower-case ASCII copy of a span, NUL-terminated, into buf (truncated). */
+static void lower_copy(struct span x, char *buf, size_t cap)
+{
+	size_t n = x.n < cap - 1 ? x.n : cap - 1;
+	for (size_t i = 0; i < n; i++)
+		buf[i] = (char)tolower((unsigned char)x.s[i]);
+	buf[n] = '\0';
+}
+
+static bool has_word(const char *hay, const char *w)
+{
+	size_t n = strlen(w);
+	for (const char *p = strstr(hay, w); p; p = strstr(p + 1, w)) {
+		bool l = p == hay || !isalnum((unsigned char)p[-1]);
+		bool r = !isalnum((unsigned char)p[n]);
+		if (l && r)
+			return true;
+	}
+	return false;
+}
+
+int optlog_parse_gate(const char *cell, enum gate_verdict *g, enum gate_scope *s)
+{
+	struct span x = strip_marks((struct span){cell, strlen(cell)});
+	char b[256];
+
+	*g = GATE_NONE;
+	*s = SCOPE_UNKNOWN;
+	if (none_word(x))
+		return 0;
+	lower_copy(x, b, sizeof(b));
+	if (strstr(b, "incomplete") || strstr(b, "timeout") || strstr(b, "timed out") ||
+	    strstr(b, "killed") || strstr(b, "cancel"))
+		*g = GATE_INCOMPLETE;
+	else if (strstr(b, "unverified") || strstr(b, "skipped") || strstr(b, "no gate") ||
+		 strstr(b, "not run"))
+		*g = GATE_UNVERIFIED;
+	else if (strstr(b, "error") || strstr(b, "broke") || strstr(b, "crash"))
+		*g = GATE_ERROR;
+	else if (strstr(b, "fail") || strstr(b, "\xe2\x9d\x8c") /* ❌ */ ||
+		 strstr(b, "\xe2\x9c\x97") /* ✗ */)
+		*g = GATE_FAIL;
+	else if (strstr(b, "pass") || has_word(b, "ok") || has_word(b, "green") ||
+		 strstr(b, "\xe2\x9c\x85") /* ✅ */ || strstr(b, "\xe2\x9c\x93") /* ✓ */)
+		*g = GATE_PASS;
+	else
+		return ERR_FAIL;
+	if (strstr(b, "-k") || strstr(b, "subset"))
+		*s = SCOPE_SUBSET;
+	else if (*g == GATE_PASS || *g == GATE_FAIL)
+		*s = SCOPE_FULL; /* the log marks subset runs; unmarked means full */
+	return 0;
+}
+
+int optlog_parse_status(const char *cell, enum row_status *st)
+{
+	static const struct {
+		const char *w;
+		enum row_status s;
+	} syn[] = {
+		{"base", RS_BASE},     {"baseline", RS_BASE},  {"keep", RS_KEEP},
+		{"kept", RS_KEEP},     {"revert", RS_REVERT}, {"reverted", RS_REVERT},
+		{"drop", RS_DROP},     {"dropped", RS_DROP},  {"floor", RS_FLOOR},
+	};
+	struct span x = strip_marks((struct span){cell, strlen(cell)});
+	size_t n = 0;
+
+	*st = RS_NONE;
+	while (n < x.n && isalpha((unsigned char)x.s[n]))
+		n++;
+	if (n == 0)
+		return ERR_FAIL;
+	for (size_t i = 0; i < sizeof(syn) / sizeof(syn[0]); i++)
+		if (strlen(syn[i].w) == n && strncasecmp(x.s, syn[i].w, n) == 0) {
+			*st = syn[i].s;
+			return 0;
+		}
+	return ERR_FAIL;
+}
+
+/* ------------------------------------------------------------------ */
+/* Table rows                                                          */
+
+struct cells {
+	struct span *v;
+	size_t n, cap;
+};
+
+static void cells_push(struct cells *c, struct span x)
+{
+	if (c->n == c->cap) {
+		c->cap = c->cap ? c->cap * 2 : 16;
+		c->v = xrealloc(c->v, c->cap * sizeof(*c->v));
+	}
+	c->v[c->n++] = x;
+}
+
+/* End of a code span opened by the backtick run at p (length k), or NULL. */
+static const char *code_span_end(const char *p, size_t k, const char *end)
+{
+	const char *q = p + k;
+	while (q < end) {
+		const char *b = memchr(q, '`', (size_t)(end - q));
+		if (!b)
+			return NULL;
+		size_t m = 0;
+		while (b + m < end && b[m] == '`')
+			m++;
+		if (m == k)
+			return b + m;
+		q = b + m;
+	}
+	return NULL;
+}
+
+/* Split one table line into trimmed cells.  Unescaped pipes separate cells;
+ * with code_spans, pipes inside `code` do not.  Returns the number of
+ * unescaped separator pipes seen. */
+static size_t split_row(struct span line, bool code_spans, struct cells *c)
+{
+	const char *p = line.s, *end = line.s + line.n, *start;
+	size_t pipes = 0;
+
+	c->n = 0;
+	p = skip_ws(p, end);
+	if (p < end && *p == '|') {
+		p++;
+		pipes++;
+	}
+	start = p;
+	while (p < end) {
+		if (*p == '\\' && p + 1 < end) {
+			p += 2;
+		} else if (*p == '`' && code_spans) {
+			size_t k = 0;
+			while (p + k < end && p[k] == '`')
+				k++;
+			const char *q = code_span_end(p, k, end);
+			p = q ? q : p + k;
+		} else if (*p == '|') {
+			cells_push(c, span_trim((struct span){start, (size_t)(p - start)}));
+			pipes++;
+			start = ++p;
+		} else {
+			p++;
+		}
+	}
+	struct span last = span_trim((struct span){start, (size_t)(end - start)});
+	if (last.n || pipes == 0 || start == line.s)
+		cells_push(c, last);
+	return pipes;
+}
+
+/* Cell text with escapes undone: \| -> |, \\ -> \, <br> -> newline. */
+static char *unescape_cell(struct span x)
+{
+	struct sb s = SB_INIT;
+	const char *p = x.s, *end = x.s + x.n;
+
+	sb_grow(&s, x.n);
+	while (p < end) {
+		if (*p == '\\' && p + 1 < end && (p[1] == '|' || p[1] == '\\')) {
+			sb_addc(&s, p[1]);
+			p += 2;
+		} else if (*p == '<' && (end - p >= 4) && strncasecmp(p, "<br", 3) == 0) {
+			const char *q = p + 3;
+			while (q < end && *q == ' ')
+				q++;
+			if (q < end && *q == '/')
+				q++;
+			if (q < end && *q == '>') {
+				sb_addc(&s, '\n');
+				p = q + 1;
+			} else {
+				sb_addc(&s, *p++);
+			}
+		} else {
+			sb_addc(&s, *p++);
+		}
+	}
+	return sb_detach(&s);
+}
+
+static bool has_pipe(struct span line)
+{
+	return memchr(line.s, '|', line.n) != NULL;
+}
+
+/* "|---|:---:|" — a pipe is required, so a bare "---" rule is not one. */
+static bool is_delim_row(struct span line, struct cells *c)
+{
+	if (!has_pipe(line))
+		return false;
+	split_row(line, false, c);
+	if (c->n == 0)
+		return false;
+	for (size_t i = 0; i < c->n; i++) {
+		const char *p = c->v[i].s, *end = p + c->v[i].n;
+		size_t dashes = 0;
+		if (p < end && *p == ':')
+			p++;
+		while (p < end && *p == '-')
+			p++, dashes++;
+		if (p < end && *p == ':')
+			p++;
+		if (p != end || dashes == 0)
+			return false;
+	}
+	return true;
+}
+
+enum col { C_NONE = -1, C_ITER, C_DIR, C_GATE, C_BENCH, C_VS, C_STATUS, C_AXIS, C_COMMIT, C_N };
+
+static const char *const col_label[C_N] = {
+	[C_ITER] = "Iter",      [C_DIR] = "Direction", [C_GATE] = "Gate",
+	[C_BENCH] = "Bench",    [C_VS] = "vs best",    [C_STATUS] = "Status",
+	[C_AXIS] = "Axis",      [C_COMMIT] = "Commit",
+};
+
+/* Which column a header cell names; tolerant of wording ("Bench (ms)",
+ * "Median ms", "Iteration", "#", "Decision"). */
+static enum col col_kind(struct span h)
+{
+	char raw[128], b[128];
+	size_t n = 0;
+	char *u = unescape_cell(strip_marks(h));
+
+	lower_copy((struct span){u, strlen(u)}, raw, sizeof(raw));
+	free(u);
+	for (const char *p = raw; *p && n < sizeof(b) - 1; p++)
+		if (*p != '*' && *p != '_' && *p != '`')
+			b[n++] = *p;
+	b[n] = '\0';
+	if (strstr(b, "best"))
+		return C_VS;
+	if (!strcmp(b, "#") || !strcmp(b, "n") || !strcmp(b, "no") || !strcmp(b, "no.") ||
+	    !strcmp(b, "it") || !strncmp(b, "iter", 4) || !strcmp(b, "step"))
+		return C_ITER;
+	if (strstr(b, "status") || strstr(b, "decision") || strstr(b, "verdict") ||
+	    strstr(b, "outcome") || strstr(b, "action"))
+		return C_STATUS;
+	if (strstr(b, "gate") || strstr(b, "correct") || has_word(b, "test") || has_word(b, "tests"))
+		return C_GATE;
+	if (strstr(b, "bench") || strstr(b, "median") || strstr(b, "latency") ||
+	    strstr(b, "runtime") || has_word(b, "ms") || has_word(b, "time"))
+		return C_BENCH;
+	if (strstr(b, "direction") || strstr(b, "change") || strstr(b, "idea") ||
+	    strstr(b, "description") || strstr(b, "hypothesis") || has_word(b, "what"))
+		return C_DIR;
+	if (strstr(b, "axis"))
+		return C_AXIS;
+	if (strstr(b, "commit") || has_word(b, "sha") || has_word(b, "hash"))
+		return C_COMMIT;
+	return C_NONE;
+}
+
+/* "3", "#3", "3 (confirm)" -> 3. */
+static bool parse_iter(struct span x, int *out)
+{
+	const char *p, *end;
+	long v = 0;
+
+	x = strip_marks(x);
+	p = x.s;
+	end = x.s + x.n;
+	if (p < end && *p == '#')
+		p++;
+	if (p == end || !isdigit((unsigned char)*p))
+		return false;
+	while (p < end && isdigit((unsigned char)*p)) {
+		v = v * 10 + (*p++ - '0');
+		if (v > 100000000)
+			return false;
+	}
+	if (p < end && *p != ' ' && *p != '\t')
+		return false;
+	*out = (int)v;
+	return true;
+}
+
+/* ------------------------------------------------------------------ */
+/* Lines                                                               */
+
+struct lines {
+	const char *p, *end;
+	int lineno;
+};
+
+/* Next line without its line end (LF, CRLF or a lone CR at the end). */
+static bool next_line(struct lines *L, struct span *out)
+{
+	if (L->p >= L->end)
+		return false;
+	const char *nl = memchr(L->p, '\n', (size_t)(L->end - L->p));
+	const char *e = nl ? nl : L->end;
+	out->s = L->p;
+	out->n = (size_t)(e - L->p);
+	if (out->n && out->s[out->n - 1] == '\r')
+		out->n--;
+	L->p = nl ? nl + 1 : L->end;
+	L->lineno++;
+	return true;
+}
+
+static bool peek_line(const struct lines *L, struct span *out)
+{
+	struct lines c = *L;
+	return next_line(&c, out);
+}
+
+/* "```" or "~~~" fence opener/closer (up to three spaces of indent). */
+static bool is_fence(struct span line)
+{
+	struct span x = line;
+	size_t ind = 0;
+	while (ind < x.n && ind < 4 && x.s[ind] == ' ')
+		ind++;
+	if (ind > 3 || x.n - ind < 3)
+		return false;
+	return !memcmp(x.s + ind, "```", 3) || !memcmp(x.s + ind, "~~~", 3);
+}
+
+/* ATX heading level (1-6) and its text, 0 when not a heading. */
+static int heading(struct span line, struct span *text)
+{
+	size_t i = 0, lvl = 0;
+	while (i < line.n && i < 3 && line.s[i] == ' ')
+		i++;
+	while (i < line.n && line.s[i] == '#' && lvl < 7)
+		i++, lvl++;
+	if (lvl == 0 || lvl > 6 || (i < line.n && line.s[i] != ' ' && line.s[i] != '\t'))
+		return 0;
+	struct span t = span_trim((struct span){line.s + i, line.n - i});
+	/* Closing #s are decoration. */
+	while (t.n && t.s[t.n - 1] == '#')
+		t.n--;
+	*text = span_trim(t);
+	return (int)lvl;
+}
+
+static bool contains_ci(struct span x, const char *lit)
+{
+	size_t n = strlen(lit);
+	for (size_t i = 0; i + n <= x.n; i++)
+		if (strncasecmp(x.s + i, lit, n) == 0)
+			return true;
+	return false;
+}
+
+static char *header_value(struct span v)
+{
+	v = strip_marks(v);
+	if (none_word(v))
+		return NULL;
+	return xstrndup(v.s, v.n);
+}
+
+/* "Env: ...", "- **Baseline (main):** ...", "Target: ..." */
+static void header_line(struct span line, struct optlog_doc *d)
+{
+	struct span x = span_trim(line);
+	const char *colon;
+	char key[64];
+	size_t kn = 0;
+
+	if (x.n >= 2 && (x.s[0] == '-' || x.s[0] == '*' || x.s[0] == '+') && x.s[1] == ' ')
+		x = span_trim((struct span){x.s + 2, x.n - 2});
+	colon = memchr(x.s, ':', x.n);
+	if (!colon || colon - x.s > 40)
+		return;
+	for (const char *p = x.s; p < colon && kn < sizeof(key) - 1; p++) {
+		if (*p == '(')
+			break;
+		if (*p != '*' && *p != '_')
+			key[kn++] = (char)tolower((unsigned char)*p);
+	}
+	while (kn && key[kn - 1] == ' ')
+		kn--;
+	key[kn] = '\0';
+	struct span v = {colon + 1, (size_t)(x.s + x.n - colon - 1)};
+	v = span_trim(v);
+	if (v.n >= 2 && (!memcmp(v.s, "**", 2) || !memcmp(v.s, "__", 2)))
+		v = span_trim((struct span){v.s + 2, v.n - 2});
+	char **slot = NULL;
+	if (!strcmp(key, "env") || !strcmp(key, "environment") || !strcmp(key, "machine"))
+		slot = &d->env;
+	else if (!strcmp(key, "baseline"))
+		slot = &d->baseline;
+	else if (!strcmp(key, "target"))
+		slot = &d->target;
+	if (slot && !*slot)
+		*slot = header_value(v);
+}
+
+/* "Optimization log — op" (also -, –, :) -> op. */
+static void title_line(struct span t, struct optlog_doc *d)
+{
+	static const char *const heads[] = {"optimization log", "optimisation log", "opt log"};
+	for (size_t i = 0; i < sizeof(heads) / sizeof(heads[0]); i++) {
+		if (!starts_ci(t, heads[i]))
+			continue;
+		size_t k = strlen(heads[i]);
+		struct span r = span_trim((struct span){t.s + k, t.n - k});
+		if (r.n >= 3 && (!memcmp(r.s, DASH, 3) || !memcmp(r.s, "\xe2\x80\x93", 3)))
+			r = (struct span){r.s + 3, r.n - 3};
+		else if (r.n && (r.s[0] == '-' || r.s[0] == ':'))
+			r = (struct span){r.s + 1, r.n - 1};
+		else if (r.n && !strncasecmp(r.s, "for ", 4))
+			r = (struct span){r.s + 4, r.n - 4};
+		d->op = header_value(r);
+		return;
+	}
+}
+
+struct table_at {
+	const char *at; /* start of the header line */
+	int lineno;
+	bool under_summary, has_iter;
+};
+
+/* ------------------------------------------------------------------ */
+/* The row reader                                                      */
+
+struct reader {
+	struct optlog_doc *d;
+	struct optlog_problems *probs;
+	size_t ncols;
+	int idx[C_N]; /* column index per kind, -1 when absent */
+	struct cells cells;
+	struct cells alt;
+	int position; /* row count, for logs without an Iter column */
+};
+
+static char *cell_text(const struct reader *R, const struct cells *c, enum col k)
+{
+	int i = R->idx[k];
+	if (i < 0 || (size_t)i >= c->n)
+		return NULL;
+	return unescape_cell(c->v[i]);
+}
+
+static void read_row(struct reader *R, struct span line, int lineno)
+{
+	struct cells *c = &R->cells;
+	struct log_row row = {.bench_ms = NAN, .vs_best = NAN, .lineno = lineno};
+	char *t;
+
+	split_row(line, true, c);
+	if (c->n != R->ncols) {
+		/* A stray backtick can swallow separators: try without code spans. */
+		split_row(line, false, &R->alt);
+		if (R->alt.n == R->ncols) {
+			struct cells tmp = *c;
+			*c = R->alt;
+			R->alt = tmp;
+		}
+	}
+	bool all_blank = true;
+	for (size_t i = 0; i < c->n; i++)
+		all_blank = all_blank && c->v[i].n == 0;
+	if (all_blank) {
+		problem(R->probs, lineno, "empty table row skipped");
+		return;
+	}
+	if (c->n > R->ncols && R->idx[C_DIR] >= 0) {
+		/* Unescaped pipes in the direction: give the extra cells to it. */
+		size_t extra = c->n - R->ncols, di = (size_t)R->idx[C_DIR];
+		const char *s = c->v[di].s, *e = c->v[di + extra].s + c->v[di + extra].n;
+		c->v[di] = (struct span){s, (size_t)(e - s)};
+		memmove(&c->v[di + 1], &c->v[di + 1 + extra],
+			(c->n - di - 1 - extra) * sizeof(c->v[0]));
+		c->n -= extra;
+		problem(R->probs, lineno,
+			"row has %zu cells for %zu columns: the extra '|' was read as part of the "
+			"direction (write it as \\| to be explicit)",
+			c->n + extra, R->ncols);
+	} else if (c->n > R->ncols) {
+		problem(R->probs, lineno, "row has %zu cells for %zu columns: cells after the %zuth ignored",
+			c->n, R->ncols, R->ncols);
+	} else if (c->n < R->ncols) {
+		problem(R->probs, lineno, "row has %zu cells for %zu columns: the missing ones read as empty",
+			c->n, R->ncols);
+	}
+
+	if (R->idx[C_ITER] >= 0) {
+		int i = R->idx[C_ITER];
+		struct span it = (size_t)i < c->n ? c->v[i] : (struct span){"", 0};
+		if (!parse_iter(it, &row.iter)) {
+			problem(R->probs, lineno,
+				"row skipped: Iter cell '%.*s' is not an iteration number", (int)it.n,
+				it.s);
+			return;
+		}
+	} else {
+		row.iter = R->position;
+	}
+	R->position++;
+
+	row.direction = cell_text(R, c, C_DIR);
+	if (!row.direction)
+		row.direction = xstrdup("");
+
+	if ((t = cell_text(R, c, C_GATE))) {
+		if (optlog_parse_gate(t, &row.gate_v, &row.scope) < 0)
+			problem(R->probs, lineno, "Gate cell '%s' is not a gate result (pass, FAIL, "
+						  "ERROR, incomplete, pass (-k), or —)", t);
+		row.gate = t;
+	}
+	if ((t = cell_text(R, c, C_BENCH))) {
+		if (optlog_parse_bench(t, &row.bench_ms) < 0)
+			problem(R->probs, lineno,
+				"Bench cell '%s' is not a time in ms (write e.g. 0.973, or — when there is none)",
+				t);
+		free(t);
+	}
+	if ((t = cell_text(R, c, C_VS))) {
+		if (optlog_parse_vs_best(t, &row.vs_best) < 0)
+			problem(R->probs, lineno,
+				"vs best cell '%s' is not a signed percent (write e.g. +12%%, -4%%, or —)", t);
+		free(t);
+	}
+	if ((t = cell_text(R, c, C_STATUS))) {
+		if (optlog_parse_status(t, &row.status) < 0)
+			problem(R->probs, lineno,
+				"Status cell '%s' is not one of base, keep, revert, drop, floor", t);
+		free(t);
+	}
+	row.axis = cell_text(R, c, C_AXIS);
+	row.commit = cell_text(R, c, C_COMMIT);
+	if (row.axis && !*row.axis) {
+		free(row.axis);
+		row.axis = NULL;
+	}
+	if (row.commit && !*row.commit) {
+		free(row.commit);
+		row.commit = NULL;
+	}
+	optlog_doc_add_row(R->d, &row);
+}
+
+static void read_header(struct reader *R, struct span line, int lineno)
+{
+	struct cells *c = &R->cells;
+
+	split_row(line, true, c);
+	R->ncols = c->n;
+	for (int k = 0; k < C_N; k++)
+		R->idx[k] = -1;
+	for (size_t i = 0; i < c->n; i++) {
+		enum col k = col_kind(c->v[i]);
+		if (k != C_NONE && R->idx[k] < 0) {
+			R->idx[k] = (int)i;
+		} else if (k != C_NONE) {
+			problem(R->probs, lineno, "column '%.*s' repeats the %s column; its cells are ignored",
+				(int)c->v[i].n, c->v[i].s, col_label[k]);
+		} else {
+			problem(R->probs, lineno, "column '%.*s' is not one optloop reads; its cells are ignored",
+				(int)c->v[i].n, c->v[i].s);
+		}
+	}
+	if (R->idx[C_ITER] < 0)
+		problem(R->probs, lineno, "the table has no Iter column: rows are numbered from 0 in order");
+	static const enum col needed[] = {C_DIR, C_GATE, C_BENCH, C_STATUS};
+	for (size_t i = 0; i < sizeof(needed) / sizeof(needed[0]); i++)
+		if (R->idx[needed[i]] < 0)
+			problem(R->probs, lineno, "the table has no %s column: every row's %s is unknown",
+				col_label[needed[i]], col_label[needed[i]]);
+}
+
+static int cmp_iter(const void *a, const void *b)
+{
+	const struct log_row *x = *(struct log_row *const *)a, *y = *(struct log_row *const *)b;
+	if (x->iter != y->iter)
+		return x->iter < y->iter ? -1 : 1;
+	return x->lineno < y->lineno ? -1 : x->lineno > y->lineno;
+}
+
+static void check_duplicates(struct optlog_doc *d, struct optlog_problems *probs)
+{
+	struct log_row **v;
+
+	if (d->nrows < 2 || !probs)
+		return;
+	v = xmalloc(d->nrows * sizeof(*v));
+	for (size_t i = 0; i < d->nrows; i++)
+		v[i] = &d->rows[i];
+	qsort(v, d->nrows, sizeof(*v), cmp_iter);
+	for (size_t i = 1; i < d->nrows; i++)
+		if (v[i]->iter == v[i - 1]->iter)
+			problem(probs, v[i]->lineno, "iteration %d appears again (first on line %d)",
+				v[i]->iter, v[i - 1]->lineno);
+	free(v);
+}
+
+int optlog_parse(const char *text, size_t len, struct optlog_doc *d,
+		 struct optlog_problems *probs, struct err *e)
+{
+	struct lines L = {text, text + len, 0};
+	struct span line, next, ht;
+	struct table_at chosen = {0}, first_iter = {0};
+	struct cells tmp = {0};
+	bool in_fence = false, under_summary = false, title_seen = false;
+
+	memset(d, 0, sizeof(*d));
+	/* Pass 1: header lines, and where each table starts. */
+	while (next_line(&L, &line)) {
+		if (is_fence(line)) {
+			in_fence = !in_fence;
+			continue;
+		}
+		if (in_fence)
+			continue;
+		int lvl = heading(line, &ht);
+		if (lvl) {
+			under_summary = contains_ci(ht, "summary");
+			if (lvl == 1 && !title_seen) {
+				title_seen = true;
+				title_line(ht, d);
+			}
+			continue;
+		}
+		if (has_pipe(line) && peek_line(&L, &next) && is_delim_row(next, &tmp)) {
+			struct table_at t = {line.s, L.lineno, under_summary, false};
+			split_row(line, true, &tmp);
+			for (size_t i = 0; i < tmp.n; i++)
+				t.has_iter = t.has_iter || col_kind(tmp.v[i]) == C_ITER;
+			if (t.under_summary && !chosen.at)
+				chosen = t;
+			if (t.has_iter && !first_iter.at)
+				first_iter = t;
+			next_line(&L, &next);
+			/* Skip the body: it ends at a blank line or a line without a pipe. */
+			while (peek_line(&L, &next) && !span_blank(next) && has_pipe(next))
+				next_line(&L, &next);
+			continue;
+		}
+		header_line(line, d);
+	}
+	free(tmp.v);
+	if (!chosen.at)
+		chosen = first_iter;
+	if (!chosen.at)
+		return err_set(e, ERR_FAIL,
+			       "no summary table found: expected a '## Summary' heading followed by a "
+			       "table whose header starts '| Iter | Direction (one line) | Gate | ...'");
+
+	/* Pass 2: the chosen table's rows. */
+	struct reader R = {.d = d, .probs = probs};
+	L = (struct lines){chosen.at, text + len, chosen.lineno - 1};
+	d->table_lineno = chosen.lineno;
+	next_line(&L, &line);
+	read_header(&R, line, L.lineno);
+	next_line(&L, &line); /* delimiter row */
+	while (peek_line(&L, &next) && !span_blank(next) && has_pipe(next)) {
+		next_line(&L, &line);
+		read_row(&R, line, L.lineno);
+	}
+	free(R.cells.v);
+	free(R.alt.v);
+	if (R.idx[C_VS] < 0)
+		optlog_compute_vs_best(d->rows, d->nrows);
+	check_duplicates(d, probs);
+	return 0;
+}

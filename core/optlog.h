@@ -1,0 +1,115 @@
+/*
+ * optlog — OPT_LOG.md as text: render the file from rows, and read any
+ * OPT_LOG.md back, hand-written ones included.
+ *
+ * The rendered shape is fixed (assets/templates/OPT_LOG.md):
+ *
+ *   # Optimization log — <op>
+ *
+ *   Env: <verify environment line>
+ *   Baseline (main): <baseline>
+ *   Target: <target>
+ *
+ *   ## Summary
+ *
+ *   | Iter | Direction (one line) | Gate | Bench (median ms) | vs best | Status |
+ *   |---|---|---|---|---|---|
+ *   | 0 | baseline | pass | 0.973 | — | base |
+ *
+ * The reader is a hand-written line scanner, not a Markdown library: on a
+ * 100,000-row table cmark-gfm needs seconds and hundreds of megabytes, the
+ * scanner a few tens of milliseconds and little more than the rows.  It
+ * follows GFM's table rules where they matter (leading and trailing pipes
+ * optional, `\|` is a pipe inside a cell, a table ends at a blank line) and
+ * is more forgiving than GFM where people are: pipes inside code spans,
+ * columns matched by name in any order, `—` for missing numbers, status
+ * words in any case, CRLF line ends.  Whatever it cannot read is listed as
+ * a problem with its line number.
+ *
+ * Cell escaping (render and parse are inverses): `|` is written `\|`, a
+ * backslash followed by `\` or `|` is written `\\`, a newline `<br>`.
+ */
+#ifndef OPTLOOP_OPTLOG_H
+#define OPTLOOP_OPTLOG_H
+
+#include "core/model.h"
+
+#include <stddef.h>
+
+struct err;
+struct sb;
+
+struct optlog_doc {
+	char *op;       /* from "# Optimization log — <op>"; NULL when absent */
+	char *env;      /* "Env:" line value; NULL when absent or "—" */
+	char *baseline; /* "Baseline (main):" */
+	char *target;   /* "Target:" */
+	struct log_row *rows;
+	size_t nrows;
+	size_t cap;       /* allocated rows (optlog_doc_add_row); 0 is fine */
+	int table_lineno; /* line of the summary table's header when parsed, else 0 */
+};
+
+struct optlog_problem {
+	int lineno; /* 1-based line in the source text; 0 for the file as a whole */
+	char *msg;
+};
+
+struct optlog_problems {
+	struct optlog_problem *v;
+	size_t n;
+};
+
+/* Free everything the doc owns and zero it. */
+void optlog_doc_release(struct optlog_doc *d);
+void optlog_problems_release(struct optlog_problems *p);
+
+/* Append one row to d (the doc takes ownership of the row's strings). */
+void optlog_doc_add_row(struct optlog_doc *d, struct log_row *row);
+
+/* Append the whole file text to out, exactly the template's shape (header
+ * lines, ## Summary, table).  Rows are written in array order; a row's gate
+ * cell comes from gate_v/scope (row->gate is used only when gate_v is
+ * GATE_NONE and it is not empty). */
+void optlog_render(const struct optlog_doc *d, struct sb *out);
+
+/* Append one table line (with its trailing newline) for row r. */
+void optlog_render_row(const struct log_row *r, struct sb *out);
+
+/* Read any OPT_LOG.md.  *d is overwritten (release it afterwards, also on
+ * error); probs (may be NULL) receives what could not be read, each with its
+ * line number, and is appended to.  Returns 0 when a summary table was found
+ * (problems or not), ERR_FAIL with *e explaining when there is no table at
+ * all.  The summary table is the first table under a heading that says
+ * "summary", else the first table with an Iter column. */
+int optlog_parse(const char *text, size_t len, struct optlog_doc *d,
+		 struct optlog_problems *probs, struct err *e);
+
+/* Cell formatting shared by render, the TUI and commit messages. */
+void optlog_fmt_bench(double ms, struct sb *out);     /* "0.973" or "—" */
+void optlog_fmt_vs_best(double frac, struct sb *out); /* "+12%", "-4%", "+2.6%", "—" */
+void optlog_fmt_gate(enum gate_verdict g, enum gate_scope s, struct sb *out); /* "pass", "pass (-k)", "FAIL", ... */
+/* Escape user text for one table cell (pipes, backslashes before them,
+ * newlines); the inverse of what optlog_parse does to a cell. */
+void optlog_escape_cell(const char *text, struct sb *out);
+
+/* (best - new) / best; NAN when either is not a positive finite number. */
+double optlog_vs_best(double best_ms, double new_ms);
+
+/* The best bench before row i: the lowest bench of earlier rows whose status
+ * is base or keep; NAN when there is none. */
+double optlog_best_before(const struct log_row *rows, size_t i);
+
+/* Fill vs_best of every row from the benches and statuses (used by the
+ * importer when a log has no vs best column). */
+void optlog_compute_vs_best(struct log_row *rows, size_t n);
+
+/* Parse a cell the way the importer does; 0 when understood, ERR_FAIL when
+ * not (the out value is then NAN / GATE_NONE / RS_NONE).  Text is one
+ * unescaped cell. */
+int optlog_parse_bench(const char *cell, double *ms);
+int optlog_parse_vs_best(const char *cell, double *frac);
+int optlog_parse_gate(const char *cell, enum gate_verdict *g, enum gate_scope *s);
+int optlog_parse_status(const char *cell, enum row_status *st);
+
+#endif

@@ -1,0 +1,419 @@
+/* Unit tests for contract: reading docs/draft.md, rewriting one field,
+ * explaining what is missing, and the template. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "core/contract.h"
+#include "core/err.h"
+#include "core/fsutil.h"
+#include "core/sb.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char full_doc[] =
+	"# Task contract — chunk_gla\n"
+	"\n"
+	"<!-- hints: Target: this line is inside a comment and is not a field -->\n"
+	"\n"
+	"## Op and entry point\n"
+	"\n"
+	"<!-- required: the op -->\n"
+	"chunk_gla — `fla.ops.gla.chunk_gla`\n"
+	"\n"
+	"## Target (shapes and speedup)\n"
+	"\n"
+	"B=8 T=4096 H=16 D=128, fwd and fwdbwd\n"
+	"1.3x geomean over main\n"
+	"\n"
+	"## Allowed languages\n"
+	"\n"
+	"- Triton\n"
+	"- CUDA\n"
+	"\n"
+	"## Validation command\n"
+	"\n"
+	"```sh\n"
+	"python -m benchmarks.ops.verify --op chunk_gla\n"
+	"```\n"
+	"\n"
+	"## Benchmark command\n"
+	"\n"
+	"`python -m benchmarks.ops.verify --op chunk_gla --base main`\n"
+	"\n"
+	"## Promotion criteria\n"
+	"\n"
+	"Full gate green; win beyond noise; profiler reading attached.\n"
+	"\n"
+	"## Frozen scope\n"
+	"\n"
+	"- tests/ops/test_gla.py\n"
+	"- fla/ops/gla/naive.py\n"
+	"\n"
+	"## Iteration cap (optional)\n"
+	"\n"
+	"20\n"
+	"\n"
+	"## Win threshold\n"
+	"\n"
+	"5%\n";
+
+static void parses_every_section(void **state)
+{
+	struct contract c;
+	struct err e = {0};
+
+	assert_int_equal(contract_parse(full_doc, strlen(full_doc), &c, &e), 0);
+	assert_string_equal(c.v[CF_OP], "chunk_gla — `fla.ops.gla.chunk_gla`");
+	assert_string_equal(c.v[CF_TARGET], "B=8 T=4096 H=16 D=128, fwd and fwdbwd\n1.3x geomean over main");
+	assert_string_equal(c.v[CF_LANGUAGES], "- Triton\n- CUDA");
+	assert_string_equal(c.v[CF_VALIDATION], "python -m benchmarks.ops.verify --op chunk_gla");
+	assert_string_equal(c.v[CF_BENCHMARK], "python -m benchmarks.ops.verify --op chunk_gla --base main");
+	assert_string_equal(c.v[CF_PROMOTION], "Full gate green; win beyond noise; profiler reading attached.");
+	assert_string_equal(c.v[CF_FROZEN], "- tests/ops/test_gla.py\n- fla/ops/gla/naive.py");
+	assert_int_equal(c.cap, 20);
+	assert_float_equal(c.threshold, 0.05, 1e-12);
+	assert_int_equal(contract_missing(&c, NULL), 0);
+	contract_release(&c);
+}
+
+static void parses_key_value_lines_a_person_might_write(void **state)
+{
+	static const char doc[] =
+		"# Contract\n\n"
+		"- **Op:** chunk_gdn\n"
+		"- **Target:** 1.2x on T=8192\n"
+		"* Languages: Triton\n"
+		"**Verify command**: python -m benchmarks.ops.verify --op chunk_gdn\n"
+		"Bench: `python run.py --base main`\n"
+		"Promotion: full gate + confirm run\n"
+		"Frozen files: tests/ops/test_gdn.py, fla/ops/gated_delta_rule/naive.py\n"
+		"Max iterations: 12\n"
+		"Notes: this is not a field\n";
+	struct contract c;
+
+	assert_int_equal(contract_parse(doc, strlen(doc), &c, NULL), 0);
+	assert_string_equal(c.v[CF_OP], "chunk_gdn");
+	assert_string_equal(c.v[CF_TARGET], "1.2x on T=8192");
+	assert_string_equal(c.v[CF_LANGUAGES], "Triton");
+	assert_string_equal(c.v[CF_VALIDATION], "python -m benchmarks.ops.verify --op chunk_gdn");
+	assert_string_equal(c.v[CF_BENCHMARK], "python run.py --base main");
+	assert_string_equal(c.v[CF_PROMOTION], "full gate + confirm run");
+	assert_string_equal(c.v[CF_FROZEN], "tests/ops/test_gdn.py, fla/ops/gated_delta_rule/naive.py");
+	assert_int_equal(c.cap, 12);
+	assert_float_equal(c.threshold, CONTRACT_DEFAULT_THRESHOLD, 0);
+	contract_release(&c);
+}
+
+static void empty_sections_hints_and_placeholders_are_missing(void **state)
+{
+	static const char doc[] = "## Op and entry point\n\n<!-- the op\n     on two lines -->\n\n"
+				  "## Target\nTODO\n"
+				  "## Allowed languages\n\n```\n```\n"
+				  "## Validation command\n...\n"
+				  "## Benchmark command\n  \n"
+				  "## Promotion criteria\nsomething\n";
+	struct contract c;
+	struct sb why = SB_INIT;
+
+	assert_int_equal(contract_parse(doc, strlen(doc), &c, NULL), 0);
+	for (int f = 0; f < CF_NFIELDS; f++)
+		if (f != CF_PROMOTION)
+			assert_null(c.v[f]);
+	assert_int_equal(contract_missing(&c, &why), 6);
+	/* One line each, naming the section and the command that sets it. */
+	assert_non_null(strstr(why.buf, "Op and entry point is missing"));
+	assert_non_null(strstr(why.buf, "optloop contract --set validation=..."));
+	assert_non_null(strstr(why.buf, "'## Frozen scope' section"));
+	assert_null(strstr(why.buf, "Promotion criteria is missing"));
+	int lines = 0;
+	for (const char *p = why.buf; *p; p++)
+		lines += *p == '\n';
+	assert_int_equal(lines, 6);
+	sb_release(&why);
+	contract_release(&c);
+	assert_int_equal(contract_missing(NULL, NULL), CF_NFIELDS);
+}
+
+static void unreadable_cap_or_threshold_is_a_usage_error(void **state)
+{
+	static const char doc[] = "## Op\nx\n## Win threshold\nthree percent\n";
+	struct contract c;
+	struct err e = {0};
+
+	assert_int_equal(contract_parse(doc, strlen(doc), &c, &e), ERR_USAGE);
+	assert_non_null(strstr(e.msg, "three percent"));
+	assert_non_null(strstr(e.msg, "--set threshold=3%"));
+	assert_string_equal(c.v[CF_OP], "x"); /* the rest is still read */
+	contract_release(&c);
+
+	int cap;
+	double t;
+	assert_int_equal(contract_parse_cap("20 iterations", &cap), 0);
+	assert_int_equal(cap, 20);
+	assert_int_equal(contract_parse_cap("0", &cap), ERR_USAGE);
+	assert_int_equal(contract_parse_cap("-3", &cap), ERR_USAGE);
+	assert_int_equal(contract_parse_cap("", &cap), 0);
+	assert_int_equal(cap, 0);
+	assert_int_equal(contract_parse_threshold("3%", &t), 0);
+	assert_float_equal(t, 0.03, 1e-12);
+	assert_int_equal(contract_parse_threshold("2.5 %", &t), 0);
+	assert_float_equal(t, 0.025, 1e-12);
+	assert_int_equal(contract_parse_threshold("0.04", &t), 0);
+	assert_float_equal(t, 0.04, 1e-12);
+	assert_int_equal(contract_parse_threshold("7", &t), 0);
+	assert_float_equal(t, 0.07, 1e-12);
+	assert_int_equal(contract_parse_threshold("150%", &t), ERR_USAGE);
+	assert_int_equal(contract_parse_threshold("0", &t), ERR_USAGE);
+}
+
+/* contract_set on doc, expecting exactly want. */
+static void set_expect(const char *doc, const char *field, const char *value, const char *want)
+{
+	struct sb out = SB_INIT;
+	struct err e = {0};
+
+	assert_int_equal(contract_set(doc, strlen(doc), field, value, &out, &e), 0);
+	assert_string_equal(out.buf, want);
+	sb_release(&out);
+}
+
+static void set_replaces_a_value_and_keeps_everything_else(void **state)
+{
+	struct sb want = SB_INIT;
+	const char *from = "Full gate green; win beyond noise; profiler reading attached.\n";
+	const char *at = strstr(full_doc, from);
+
+	sb_add(&want, full_doc, (size_t)(at - full_doc));
+	sb_adds(&want, "Full gate and a confirm run\n");
+	sb_adds(&want, at + strlen(from));
+	set_expect(full_doc, "promotion", "Full gate and a confirm run", want.buf);
+
+	/* A fenced command stays fenced. */
+	sb_reset(&want);
+	from = "```sh\npython -m benchmarks.ops.verify --op chunk_gla\n```\n";
+	at = strstr(full_doc, from);
+	sb_add(&want, full_doc, (size_t)(at - full_doc));
+	sb_adds(&want, "```sh\n./verify.sh --fast\n```\n");
+	sb_adds(&want, at + strlen(from));
+	set_expect(full_doc, "validation", "./verify.sh --fast", want.buf);
+
+	/* The threshold is written as a percentage, at the end of the file. */
+	sb_reset(&want);
+	sb_add(&want, full_doc, strlen(full_doc) - 3);
+	sb_adds(&want, "4.5%\n");
+	set_expect(full_doc, "threshold", "0.045", want.buf);
+	sb_release(&want);
+}
+
+static void set_fills_an_empty_section_after_its_hint(void **state)
+{
+	set_expect("# C\n\n## Target\n\n<!-- hint -->\n\n## Allowed languages\n\nTriton\n", "target",
+		   "1.3x", "# C\n\n## Target\n\n<!-- hint -->\n\n1.3x\n\n## Allowed languages\n\nTriton\n");
+	/* A heading straight after a heading. */
+	set_expect("## Target\n## Frozen scope\n", "target", "1.3x",
+		   "## Target\n\n1.3x\n\n## Frozen scope\n");
+	/* Commands go in a fenced block; no newline at the end of the file. */
+	set_expect("## Benchmark command\n<!-- hint -->", "benchmark", "run.py --base main",
+		   "## Benchmark command\n<!-- hint -->\n\n```sh\nrun.py --base main\n```\n");
+}
+
+static void set_adds_a_missing_field_as_a_section(void **state)
+{
+	set_expect("# C\n\n## Op\n\nx\n", "frozen", "tests/t.py",
+		   "# C\n\n## Op\n\nx\n\n## Frozen scope\n\ntests/t.py\n");
+	set_expect("", "cap", "10", "## Iteration cap\n\n10\n");
+	set_expect("# C", "op", "y", "# C\n\n## Op and entry point\n\ny\n");
+}
+
+static void set_rewrites_a_key_value_line_in_place(void **state)
+{
+	set_expect("- **Op:** old_op\n- **Target:** 1.2x\n", "op", "new_op",
+		   "- **Op:** new_op\n- **Target:** 1.2x\n");
+	set_expect("Bench: `python run.py`  \nNext line\n", "benchmark", "python run.py --base main",
+		   "Bench: python run.py --base main  \nNext line\n");
+	struct sb out = SB_INIT;
+	struct err e = {0};
+	assert_int_equal(contract_set("Op: x\n", 6, "op", "two\nlines", &out, &e), ERR_USAGE);
+	assert_non_null(strstr(e.msg, "one line"));
+	sb_release(&out);
+}
+
+static void set_keeps_crlf_line_ends(void **state)
+{
+	set_expect("## Target\r\n\r\nold\r\n\r\n## Op\r\n\r\nx\r\n", "target", "new\nvalue",
+		   "## Target\r\n\r\n```\r\nnew\r\nvalue\r\n```\r\n\r\n## Op\r\n\r\nx\r\n");
+	set_expect("## Op\r\n\r\nx\r\n", "languages", "Triton",
+		   "## Op\r\n\r\nx\r\n\r\n## Allowed languages\r\n\r\nTriton\r\n");
+}
+
+static void set_then_parse_round_trips_awkward_values(void **state)
+{
+	static const char *const vals[] = {
+		"# looks like a heading", "uses ```fences``` inside", "multi\nline\nvalue",
+		"`wrapped in ticks`", "<!-- not a comment --> value",
+	};
+	for (size_t i = 0; i < sizeof(vals) / sizeof(vals[0]); i++) {
+		struct sb out = SB_INIT;
+		struct contract c;
+		assert_int_equal(contract_set(full_doc, strlen(full_doc), "target", vals[i], &out, NULL), 0);
+		assert_int_equal(contract_parse(out.buf, out.len, &c, NULL), 0);
+		if (i == 3)
+			assert_string_equal(c.v[CF_TARGET], "wrapped in ticks");
+		else
+			assert_string_equal(c.v[CF_TARGET], vals[i]);
+		/* The neighbours are untouched. */
+		assert_string_equal(c.v[CF_LANGUAGES], "- Triton\n- CUDA");
+		assert_int_equal(contract_missing(&c, NULL), 0);
+		contract_release(&c);
+		sb_release(&out);
+	}
+}
+
+static void set_empty_value_clears_the_field(void **state)
+{
+	struct sb out = SB_INIT;
+	struct contract c;
+
+	assert_int_equal(contract_set(full_doc, strlen(full_doc), "frozen", "", &out, NULL), 0);
+	assert_int_equal(contract_parse(out.buf, out.len, &c, NULL), 0);
+	assert_null(c.v[CF_FROZEN]);
+	assert_int_equal(contract_missing(&c, NULL), 1);
+	assert_non_null(strstr(out.buf, "## Frozen scope\n\n\n## Iteration cap"));
+	contract_release(&c);
+	sb_release(&out);
+}
+
+static void set_refuses_unknown_fields_and_bad_numbers(void **state)
+{
+	struct sb out = SB_INIT;
+	struct err e = {0};
+
+	assert_int_equal(contract_set("", 0, "colour", "red", &out, &e), ERR_USAGE);
+	assert_non_null(strstr(e.msg, "no field 'colour'"));
+	assert_int_equal(contract_set("", 0, "cap", "lots", &out, &e), ERR_USAGE);
+	assert_int_equal(contract_set("", 0, "threshold", "200%", &out, &e), ERR_USAGE);
+	assert_int_equal(out.len, 0);
+	sb_release(&out);
+}
+
+static void field_names_and_synonyms(void **state)
+{
+	assert_string_equal(contract_field_name(CF_VALIDATION), "validation");
+	assert_string_equal(contract_field_name((enum contract_field)CF_THRESHOLD), "threshold");
+	assert_string_equal(contract_field_heading(CF_FROZEN), "Frozen scope");
+	assert_int_equal(contract_field_parse("Frozen"), CF_FROZEN);
+	assert_int_equal(contract_field_parse("verify"), CF_VALIDATION);
+	assert_int_equal(contract_field_parse("iteration-cap"), CF_CAP);
+	assert_int_equal(contract_field_parse("nope"), -1);
+	assert_int_equal(contract_field_parse(NULL), -1);
+}
+
+static void list_items_split_lines_commas_and_marks(void **state)
+{
+	char **v;
+	size_t n = contract_list_items("- `tests/ops/test_gla.py`\n* fla/ops/gla/naive.py, extra.py\n\n1. last.py",
+				       &v);
+	assert_int_equal(n, 4);
+	assert_string_equal(v[0], "tests/ops/test_gla.py");
+	assert_string_equal(v[1], "fla/ops/gla/naive.py");
+	assert_string_equal(v[2], "extra.py");
+	assert_string_equal(v[3], "last.py");
+	contract_list_free(v, n);
+	assert_int_equal(contract_list_items(NULL, &v), 0);
+	assert_null(v);
+}
+
+/* The template is found through the assets lookup, which wants a
+ * patterns/ folder: build a scratch assets dir around the real templates. */
+static char scratch[64];
+
+static int assets_setup(void **state)
+{
+	const char *root = getenv("OPTLOOP_ROOT");
+	char cwd[4096], *tpl, *link, *pat;
+
+	strcpy(scratch, "/tmp/optloop-contract.XXXXXX");
+	assert_non_null(mkdtemp(scratch));
+	if (!root)
+		root = getcwd(cwd, sizeof(cwd));
+	tpl = fsutil_join(root, "assets/templates");
+	link = fsutil_join(scratch, "templates");
+	pat = fsutil_join(scratch, "patterns");
+	assert_int_equal(symlink(tpl, link), 0);
+	assert_int_equal(fsutil_mkdir_p(pat, NULL), 0);
+	setenv("OPTLOOP_ASSETS", scratch, 1);
+	free(tpl), free(link), free(pat);
+	return 0;
+}
+
+static int assets_teardown(void **state)
+{
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", scratch);
+	return system(cmd);
+}
+
+static void template_fills_the_given_fields(void **state)
+{
+	struct contract in = {0}, back;
+	struct sb out = SB_INIT;
+	struct err e = {0};
+
+	in.v[CF_OP] = "chunk_gdn — fla.ops.gated_delta_rule.chunk_gated_delta_rule";
+	in.v[CF_VALIDATION] = "python -m benchmarks.ops.verify --op chunk_gdn";
+	in.v[CF_FROZEN] = "tests/ops/test_gdn.py\nfla/ops/gated_delta_rule/naive.py";
+	in.cap = 25;
+	in.threshold = 0.05;
+	assert_int_equal(contract_template(&in, &out, &e), 0);
+	assert_int_equal(strncmp(out.buf, "# Task contract — chunk_gdn\n", 29), 0);
+	assert_int_equal(contract_parse(out.buf, out.len, &back, &e), 0);
+	assert_string_equal(back.v[CF_OP], in.v[CF_OP]);
+	assert_string_equal(back.v[CF_VALIDATION], in.v[CF_VALIDATION]);
+	assert_string_equal(back.v[CF_FROZEN], in.v[CF_FROZEN]);
+	assert_null(back.v[CF_TARGET]);
+	assert_int_equal(back.cap, 25);
+	assert_float_equal(back.threshold, 0.05, 1e-12);
+	assert_int_equal(contract_missing(&back, NULL), 4);
+	/* The hints stay in the file for the person who fills the rest. */
+	assert_non_null(strstr(out.buf, "<!-- required: the shapes that matter"));
+	contract_release(&back);
+	sb_release(&out);
+
+	/* An empty template: every required field missing, nothing invented. */
+	assert_int_equal(contract_template(NULL, &out, &e), 0);
+	assert_int_equal(contract_parse(out.buf, out.len, &back, &e), 0);
+	assert_int_equal(contract_missing(&back, NULL), CF_NFIELDS);
+	assert_int_equal(back.cap, 0);
+	assert_float_equal(back.threshold, CONTRACT_DEFAULT_THRESHOLD, 0);
+	contract_release(&back);
+	sb_release(&out);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(parses_every_section),
+		cmocka_unit_test(parses_key_value_lines_a_person_might_write),
+		cmocka_unit_test(empty_sections_hints_and_placeholders_are_missing),
+		cmocka_unit_test(unreadable_cap_or_threshold_is_a_usage_error),
+		cmocka_unit_test(set_replaces_a_value_and_keeps_everything_else),
+		cmocka_unit_test(set_fills_an_empty_section_after_its_hint),
+		cmocka_unit_test(set_adds_a_missing_field_as_a_section),
+		cmocka_unit_test(set_rewrites_a_key_value_line_in_place),
+		cmocka_unit_test(set_keeps_crlf_line_ends),
+		cmocka_unit_test(set_then_parse_round_trips_awkward_values),
+		cmocka_unit_test(set_empty_value_clears_the_field),
+		cmocka_unit_test(set_refuses_unknown_fields_and_bad_numbers),
+		cmocka_unit_test(field_names_and_synonyms),
+		cmocka_unit_test(list_items_split_lines_commas_and_marks),
+		cmocka_unit_test(template_fills_the_given_fields),
+	};
+	return cmocka_run_group_tests_name("contract", tests, assets_setup, assets_teardown);
+}

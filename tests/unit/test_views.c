@@ -1,0 +1,542 @@
+/* Render tests: each pane drawn offscreen into a curses window of a fixed
+ * size and compared, as text, with what a user would see. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "core/sb.h"
+#include "views/live.h"
+#include "views/sanitize.h"
+#include "views/view.h"
+#include "views/wizard.h"
+
+#include <locale.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <wchar.h>
+
+static SCREEN *scr;
+static FILE *devnull_out, *devnull_in;
+static struct sb dump;
+
+static int setup(void **state)
+{
+	if (!setlocale(LC_ALL, "C.UTF-8"))
+		return -1;
+	sanitize_init();
+	devnull_out = fopen("/dev/null", "w");
+	devnull_in = fopen("/dev/null", "r");
+	scr = newterm("xterm-256color", devnull_out, devnull_in);
+	if (!scr)
+		return -1;
+	theme_init(false);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	endwin();
+	delscreen(scr);
+	fclose(devnull_out);
+	fclose(devnull_in);
+	sb_release(&dump);
+	return 0;
+}
+
+/* Line-drawing cells come back as their alternate-charset letters; show
+ * them as ASCII so expected screens are easy to read and write. */
+static wchar_t unacs(wchar_t c)
+{
+	switch (c) {
+	case 'q':
+		return '-';
+	case 'x':
+		return '|';
+	default:
+		return '+';
+	}
+}
+
+/* The window's text, one line per row, trailing blanks removed. */
+static const char *text_of(WINDOW *w)
+{
+	int h = getmaxy(w), wd = getmaxx(w);
+	wchar_t line[512];
+	chtype cells[512];
+	char mb[2048];
+
+	sb_reset(&dump);
+	for (int y = 0; y < h; y++) {
+		int n = mvwinnwstr(w, y, 0, line, wd);
+		if (n < 0)
+			n = 0;
+		line[n] = 0;
+		mvwinchnstr(w, y, 0, cells, wd);
+		for (int i = 0, col = 0; i < n && col < wd; i++) {
+			if (cells[col] & A_ALTCHARSET)
+				line[i] = unacs(line[i]);
+			int cw = wcwidth(line[i]);
+			col += cw > 0 ? cw : 0;
+		}
+		size_t k = wcstombs(mb, line, sizeof(mb) - 1);
+		if (k == (size_t)-1)
+			k = 0;
+		mb[k] = 0;
+		while (k > 0 && mb[k - 1] == ' ')
+			mb[--k] = 0;
+		sb_adds(&dump, mb);
+		sb_addc(&dump, '\n');
+	}
+	return dump.buf;
+}
+
+static void expect_screen(WINDOW *w, const char *want)
+{
+	const char *got = text_of(w);
+	if (want[0] == '@') { /* a new screen: print it for review */
+		printf("GOLDEN %s\n%sEND\n", want, got);
+		return;
+	}
+	if (strcmp(got, want) != 0) {
+		print_message("---- got ----\n%s---- want ----\n%s----\n", got, want);
+		fail();
+	}
+}
+
+static struct log_row row(int iter, const char *dir, enum gate_verdict g, enum gate_scope sc,
+			  double ms, double vs, enum row_status st)
+{
+	struct log_row r = {.iter = iter, .direction = (char *)dir, .gate_v = g, .scope = sc,
+			    .bench_ms = ms, .vs_best = vs, .status = st};
+	return r;
+}
+
+static struct log_row rows5[5];
+static struct wb_data data;
+
+static void fill_rows(void)
+{
+	rows5[0] = row(0, "baseline", GATE_PASS, SCOPE_FULL, 0.973, NAN, RS_BASE);
+	rows5[1] = row(1, "fuse gate cumsum into the chunk loop", GATE_PASS, SCOPE_FULL, 0.902,
+		       0.073, RS_KEEP);
+	rows5[2] = row(2, "TF32 for the inner matmul", GATE_FAIL, SCOPE_FULL, NAN, NAN, RS_REVERT);
+	rows5[3] = row(3, "BT=128 tiles", GATE_INCOMPLETE, SCOPE_UNKNOWN, NAN, NAN, RS_DROP);
+	rows5[4] = row(4, "num_warps 8 \x1b[31mred\x1b[0m", GATE_PASS, SCOPE_SUBSET, 0.883, 0.021,
+		       RS_KEEP);
+	memset(&data, 0, sizeof(data));
+	data.rows = rows5;
+	data.nrows = 5;
+	data.has_best = true;
+	data.best_iter = 4;
+	data.best_ms = 0.883;
+	data.band_lo = data.band_hi = NAN;
+}
+
+static void timeline_renders_every_column(void **state)
+{
+	WINDOW *w = newwin(9, 72, 0, 0);
+	struct view v = {.ops = &timeline_view, .d = &data, .focused = true};
+
+	fill_rows();
+	v.ops->draw(&v, w);
+	expect_screen(w, 
+		"+- Timeline · 5 iterations --------------------------------------------+\n"
+		"| Iter Direction                    Gate        Bench ms vs best Status|\n"
+		"|    0 baseline                     pass           0.973       — base  |\n"
+		"|    1 fuse gate cumsum into the c… pass           0.902     +7% keep  |\n"
+		"|!   2 TF32 for the inner matmul    FAIL               —       — revert|\n"
+		"|?   3 BT=128 tiles                 incomplete         —       — drop  |\n"
+		"|*   4 num_warps 8 red              pass (-k)      0.883     +2% keep  |\n"
+		"|                                                                      |\n"
+		"+----------------------------------------------------------------------+\n");
+	delwin(w);
+}
+
+static void timeline_marks_failures_without_colour(void **state)
+{
+	WINDOW *w = newwin(9, 72, 0, 0);
+	struct view v = {.ops = &timeline_view, .d = &data, .focused = false};
+
+	fill_rows();
+	v.ops->draw(&v, w);
+	/* Row of iteration 2 (failed gate): bold + underline in monochrome. */
+	chtype c = mvwinch(w, 4, 10);
+	assert_true(c & A_BOLD);
+	assert_true(c & A_UNDERLINE);
+	/* Incomplete run: underlined, not the same as a pass. */
+	c = mvwinch(w, 5, 10);
+	assert_true(c & A_UNDERLINE);
+	c = mvwinch(w, 2, 10);
+	assert_false(c & (A_UNDERLINE | A_BOLD));
+	delwin(w);
+}
+
+static void timeline_scrolls_to_keep_selection_visible(void **state)
+{
+	WINDOW *w = newwin(5, 72, 0, 0); /* two body rows */
+	struct view v = {.ops = &timeline_view, .d = &data, .focused = true};
+
+	fill_rows();
+	v.ops->draw(&v, w);
+	assert_int_equal(view_navigate(&v, ACT_BOTTOM), HANDLED | REDRAW);
+	v.ops->draw(&v, w);
+	assert_int_equal(v.sel, 4);
+	assert_int_equal(v.top, 3);
+	assert_non_null(strstr(text_of(w), "num_warps"));
+	assert_null(strstr(text_of(w), "baseline"));
+	assert_true(mvwinch(w, 3, 10) & A_REVERSE);
+	view_navigate(&v, ACT_TOP);
+	v.ops->draw(&v, w);
+	assert_non_null(strstr(text_of(w), "baseline"));
+	/* Search wraps and selects the match. */
+	assert_true(view_search(&v, "bt=128", true));
+	assert_int_equal(v.sel, 3);
+	assert_false(view_search(&v, "no such text", true));
+	delwin(w);
+}
+
+static void chart_draws_points_best_line_and_band(void **state)
+{
+	WINDOW *w = newwin(10, 40, 0, 0);
+	struct view v = {.ops = &best_view, .d = &data};
+
+	fill_rows();
+	data.band_lo = 0.870;
+	data.band_hi = 0.896;
+	data.band_label = "noise band";
+	v.ops->draw(&v, w);
+	expect_screen(w, 
+		"+- Best · bench per iteration (s: per…-+\n"
+		"|best 0.883 ms @ iter 4 · noise band 0…|\n"
+		"|  0.973 o                             |\n"
+		"|                                      |\n"
+		"|                                      |\n"
+		"|              o                       |\n"
+		"|  0.883 ────────────────────────*─────|\n"
+		"|  0.870 ······························|\n"
+		"|        iter 0                  iter 4|\n"
+		"+--------------------------------------+\n");
+	delwin(w);
+}
+
+static struct wb_shape shapes[2];
+static double sh_a[5] = {1.2, 1.1, NAN, NAN, 1.05}, sh_b[5] = {0.8, 0.74, NAN, NAN, 0.74};
+
+static void chart_per_shape_mode_lists_shapes(void **state)
+{
+	WINDOW *w = newwin(6, 60, 0, 0);
+	struct view v = {.ops = &best_view, .d = &data};
+
+	fill_rows();
+	shapes[0] = (struct wb_shape){"fwd B=1 T=4096 H=16", sh_a};
+	shapes[1] = (struct wb_shape){"fwdbwd B=1 T=4096 H=16", sh_b};
+	data.shapes = shapes;
+	data.nshapes = 2;
+	assert_int_equal(v.ops->action(&v, ACT_MODE), HANDLED | REDRAW);
+	v.ops->draw(&v, w);
+	expect_screen(w, 
+		"+- Best · per shape (s: chart) ----------------------------+\n"
+		"|Shape                      first     best     last speedup|\n"
+		"|fwd B=1 T=4096 H=16        1.200    1.050    1.050   1.14x|\n"
+		"|fwdbwd B=1 T=4096 H=16     0.800    0.740    0.740   1.08x|\n"
+		"|                                                          |\n"
+		"+----------------------------------------------------------+\n");
+	data.nshapes = 0;
+	v.ops->draw(&v, w);
+	assert_non_null(strstr(text_of(w), "no per-shape numbers"));
+	delwin(w);
+}
+
+static struct trap traps3[3];
+
+static void traps_show_states_and_explain_selection(void **state)
+{
+	WINDOW *w = newwin(12, 50, 0, 0);
+	struct view v = {.ops = &traps_view, .d = &data, .focused = true, .sel = 1};
+
+	fill_rows();
+	traps3[0] = (struct trap){.id = "tf32", .title = "TF32 turned on", .state = TRAP_CHECKED};
+	traps3[1] = (struct trap){.id = "int64", .title = "int32 program-id arithmetic",
+				  .fact = "pid * stride overflows int32 past 2^31 elements.",
+				  .why = "Large T*H*D silently wraps.",
+				  .how = "Cast to tl.int64 first.",
+				  .state = TRAP_HIT};
+	traps3[2] = (struct trap){.id = "skip", .title = "skip markers in the gate"};
+	data.traps = traps3;
+	data.ntraps = 3;
+	v.ops->draw(&v, w);
+	expect_screen(w, 
+		"+- Traps · 1/3 checked · 1 hit ------------------+\n"
+		"|[x] TF32 turned on                              |\n"
+		"|[!] int32 program-id arithmetic                 |\n"
+		"|[ ] skip markers in the gate                    |\n"
+		"|                                                |\n"
+		"|                                                |\n"
+		"|Fact: pid * stride overflows int32 past 2^31    |\n"
+		"|elements.                                       |\n"
+		"|Why: Large T*H*D silently wraps.                |\n"
+		"|How: Cast to tl.int64 first.                    |\n"
+		"|                                                |\n"
+		"+------------------------------------------------+\n");
+	delwin(w);
+}
+
+static struct dispatch_row disp2[2];
+
+static void dispatch_table_renders(void **state)
+{
+	WINDOW *w = newwin(8, 60, 0, 0);
+	struct view v = {.ops = &dispatch_view, .d = &data, .focused = true};
+
+	fill_rows();
+	disp2[0] = (struct dispatch_row){"T <= 2048", "chunk_fwd_small", 0.41, 0.33, 1.24,
+					 "fewer blocks, one wave", "3,5"};
+	disp2[1] = (struct dispatch_row){"T > 2048", "chunk_fwd", 0.973, 0.883, 1.10, NULL, NULL};
+	data.disp = disp2;
+	data.ndisp = 2;
+	v.ops->draw(&v, w);
+	expect_screen(w, 
+		"+- Dispatch -----------------------------------------------+\n"
+		"|Bucket          Entry                Base    Cand Speedup |\n"
+		"|T <= 2048       chunk_fwd_small     0.410   0.330   1.24x |\n"
+		"|T > 2048        chunk_fwd           0.973   0.883   1.10x |\n"
+		"|                                                          |\n"
+		"|Why: fewer blocks, one wave (iterations 3,5)              |\n"
+		"|                                                          |\n"
+		"+----------------------------------------------------------+\n");
+	delwin(w);
+}
+
+static void live_tail_follows_and_strips_escapes(void **state)
+{
+	WINDOW *w = newwin(9, 70, 0, 0);
+	struct view v = {.ops = &live_view, .d = &data, .focused = true};
+	struct live_buf *b = live_new(100, 200);
+	const char *out = "Correctness gate: tests/test_gla.py (full)\n"
+			  "\x1b[2J\x1b[H\x1b]0;pwned\x07test_gla.py ....  [ 40%]\n"
+			  "\x1b[31mred\x1b[0m line\r\n"
+			  "progress 10%\rprogress 90%\n"
+			  "GATE PASSED.\n"
+			  "partial";
+
+	fill_rows();
+	data.live = b;
+	live_reset(b, "Verify \xc2\xb7 iter 5");
+	b->running = true;
+	b->t_start = 1000;
+	b->now = 1072;
+	b->progress = 40;
+	/* Fed in odd-sized pieces: lines may split anywhere. */
+	size_t len = strlen(out);
+	for (size_t i = 0; i < len; i += 7)
+		live_feed(b, out + i, len - i < 7 ? len - i : 7);
+	v.ops->draw(&v, w);
+	expect_screen(w, 
+		"+- Verify · iter 5 --------------------------------------------------+\n"
+		"|running 01:12 · 5 lines [█████████··············]  40%   x cancel   |\n"
+		"|Correctness gate: tests/test_gla.py (full)                          |\n"
+		"|test_gla.py ....  [ 40%]                                            |\n"
+		"|red line                                                            |\n"
+		"|progress 90%                                                        |\n"
+		"|GATE PASSED.                                                        |\n"
+		"|partial                                                             |\n"
+		"+--------------------------------------------------------------------+\n");
+	assert_int_equal(live_count(b), 6);
+	assert_int_equal((int)b->lines, 5);
+	live_free(b);
+	data.live = NULL;
+	delwin(w);
+}
+
+static void live_keeps_bounded_memory(void **state)
+{
+	struct live_buf *b = live_new(8, 16);
+	char line[64];
+
+	for (int i = 0; i < 1000; i++) {
+		snprintf(line, sizeof(line), "line %d is a bit longer than sixteen\n", i);
+		live_feed(b, line, strlen(line));
+	}
+	assert_int_equal(live_count(b), 8);
+	size_t len;
+	const char *t = live_line(b, 7, &len);
+	assert_int_equal(len, 16);
+	assert_memory_equal(t, "line 999 is a bi", 16);
+	assert_true(b->ring[(b->head + 7) % b->cap].cut);
+	assert_int_equal((int)b->lines, 1000);
+	live_free(b);
+}
+
+static void help_lists_every_action(void **state)
+{
+	WINDOW *w = newwin(40, 90, 0, 0);
+	struct view v = {.ops = &help_view, .d = &data};
+
+	v.ops->draw(&v, w);
+	const char *t = text_of(w);
+	for (int i = 0; i < ACT_COUNT - 1; i++)
+		assert_non_null(strstr(t, action_table[i].help));
+	assert_non_null(strstr(t, "v               run the verify command"));
+	assert_non_null(strstr(t, "Tab             move focus"));
+	delwin(w);
+}
+
+static void keymap_comes_from_the_action_table(void **state)
+{
+	assert_int_equal(action_for_key('v'), ACT_VERIFY);
+	assert_int_equal(action_for_key(KEY_DOWN), ACT_DOWN);
+	assert_int_equal(action_for_key('j'), ACT_DOWN);
+	assert_int_equal(action_for_key(KEY_NPAGE), ACT_PAGE_DOWN);
+	assert_int_equal(action_for_key('\t'), ACT_NEXT_PANE);
+	assert_int_equal(action_for_key('Z'), ACT_NONE);
+	assert_string_equal(action_first_key(ACT_LOG), "l");
+	assert_string_equal(action_key_name(KEY_PPAGE), "PgUp");
+}
+
+static void detail_pages_prebuilt_lines(void **state)
+{
+	WINDOW *w = newwin(5, 40, 0, 0);
+	struct view v = {.ops = &detail_view, .d = &data};
+	struct wb_line lines[5] = {{"Iteration 2", R_HEADER}, {"gate: FAIL (full)", R_FAIL},
+				   {"diff --git a/k.py b/k.py", R_NORMAL}, {"+x = 1\x1b[2J", R_NORMAL},
+				   {"last", R_NORMAL}};
+
+	fill_rows();
+	data.detail = lines;
+	data.ndetail = 5;
+	v.ops->draw(&v, w);
+	expect_screen(w, 
+		"+- Iteration detail (Esc back) --------+\n"
+		"|Iteration 2                           |\n"
+		"|gate: FAIL (full)                     |\n"
+		"|diff --git a/k.py b/k.py              |\n"
+		"+-------------------------------- 1/5 -+\n");
+	view_navigate(&v, ACT_PAGE_DOWN);
+	v.ops->draw(&v, w);
+	expect_screen(w, 
+		"+- Iteration detail (Esc back) --------+\n"
+		"|diff --git a/k.py b/k.py              |\n"
+		"|+x = 1                                |\n"
+		"|last                                  |\n"
+		"+-------------------------------- 3/5 -+\n");
+	data.detail = NULL;
+	data.ndetail = 0;
+	delwin(w);
+}
+
+static void wizard_collects_and_validates(void **state)
+{
+	WINDOW *w = newwin(14, 64, 0, 0);
+	struct wizard *wz = wizard_new("Log iteration 5", 1);
+	static const char *const statuses[] = {"keep", "revert", "drop", "floor", NULL};
+
+	wizard_info(wz, R_NORMAL, "gate: pass (full)   bench: 0.883 ms   vs best: +2%%");
+	wizard_text(wz, "Direction", "one line: what this change tried", true, NULL);
+	wizard_choice(wz, "Status", "keep / revert / drop / floor", statuses, 0);
+	wizard_check(wz, "Lint: tf32 acknowledged", "the diff turns TF32 on", true);
+	/* Enter on an empty required field at the end: not submitted. */
+	assert_int_equal(wizard_key(wz, '\n', false), WZ_CONTINUE);
+	assert_int_equal(wizard_key(wz, '\n', false), WZ_CONTINUE);
+	assert_int_equal(wizard_key(wz, '\n', false), WZ_CONTINUE);
+	assert_string_equal(wz->error, "Direction is required");
+	assert_int_equal(wz->cur, 0);
+	for (const char *p = "wider tiles"; *p; p++)
+		wizard_key(wz, (wint_t)*p, false);
+	wizard_key(wz, 0x07, false); /* not printable: ignored */
+	wizard_key(wz, 0x9b, false);
+	wizard_key(wz, 127, false);
+	wizard_key(wz, 's', false);
+	wizard_key(wz, KEY_DOWN, true);
+	wizard_key(wz, 'r', false); /* first letter picks "revert" */
+	wizard_draw(wz, w);
+	expect_screen(w, 
+		"+- Log iteration 5 --------------------------------------------+\n"
+		"|gate: pass (full)   bench: 0.883 ms   vs best: +2%            |\n"
+		"|                                                              |\n"
+		"|Direction            wider tiles                              |\n"
+		"|                                                              |\n"
+		"|Status               ( ) keep  (*) revert  ( ) drop  ( ) floor|\n"
+		"|                     keep / revert / drop / floor             |\n"
+		"|Lint: tf32 acknowle… [ ] no                                   |\n"
+		"|                                                              |\n"
+		"|                                                              |\n"
+		"|                                                              |\n"
+		"|                                                              |\n"
+		"|Enter next / save · Tab/Up/Down move · Esc cancel (nothing is…|\n"
+		"+--------------------------------------------------------------+\n");
+	wizard_key(wz, '\n', false);
+	assert_int_equal(wizard_key(wz, '\n', false), WZ_CONTINUE);
+	assert_string_equal(wz->error, "Lint: tf32 acknowledged must be confirmed");
+	wizard_key(wz, ' ', false);
+	assert_int_equal(wizard_key(wz, '\n', false), WZ_SUBMIT);
+	assert_string_equal(wz->f[0].value.buf, "wider tiles");
+	assert_int_equal(wz->f[1].choice, 1);
+	assert_int_equal(wizard_key(wz, KEY_ESC, false), WZ_CANCEL);
+	wizard_free(wz);
+	delwin(w);
+}
+
+static void wizard_step_mode_shows_one_prompt(void **state)
+{
+	WINDOW *w = newwin(10, 60, 0, 0);
+	struct wizard *wz = wizard_new("Stall re-assessment", 2);
+
+	wz->one_per_page = true;
+	wizard_text(wz, "Re-profile", "what does the profiler say now?", true, NULL);
+	wizard_text(wz, "New direction", "an axis not tried yet", true, NULL);
+	assert_int_equal(wizard_key(wz, '\n', false), WZ_CONTINUE);
+	assert_int_equal(wz->cur, 0); /* a required answer first */
+	wizard_key(wz, 'x', false);
+	assert_int_equal(wizard_key(wz, '\n', false), WZ_CONTINUE);
+	assert_int_equal(wz->cur, 1);
+	wizard_draw(wz, w);
+	const char *t = text_of(w);
+	assert_non_null(strstr(t, "step 2/2"));
+	assert_non_null(strstr(t, "New direction"));
+	assert_null(strstr(t, "Re-profile"));
+	wizard_free(wz);
+	delwin(w);
+}
+
+static void ascii_locale_draws_ascii_only(void **state)
+{
+	WINDOW *w = newwin(9, 72, 0, 0);
+	struct view v = {.ops = &timeline_view, .d = &data};
+
+	fill_rows();
+	sanitize_set_ascii(true);
+	v.ops->draw(&v, w);
+	sanitize_set_ascii(false);
+	const char *t = text_of(w);
+	for (const char *p = t; *p; p++)
+		assert_true((unsigned char)*p < 0x80);
+	assert_non_null(strstr(t, "+- Timeline . 5 iterations -"));
+	assert_non_null(strstr(t, "fuse gate cumsum into the c~"));
+	delwin(w);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(timeline_renders_every_column),
+		cmocka_unit_test(timeline_marks_failures_without_colour),
+		cmocka_unit_test(timeline_scrolls_to_keep_selection_visible),
+		cmocka_unit_test(chart_draws_points_best_line_and_band),
+		cmocka_unit_test(chart_per_shape_mode_lists_shapes),
+		cmocka_unit_test(traps_show_states_and_explain_selection),
+		cmocka_unit_test(dispatch_table_renders),
+		cmocka_unit_test(live_tail_follows_and_strips_escapes),
+		cmocka_unit_test(live_keeps_bounded_memory),
+		cmocka_unit_test(help_lists_every_action),
+		cmocka_unit_test(keymap_comes_from_the_action_table),
+		cmocka_unit_test(detail_pages_prebuilt_lines),
+		cmocka_unit_test(wizard_collects_and_validates),
+		cmocka_unit_test(wizard_step_mode_shows_one_prompt),
+		cmocka_unit_test(ascii_locale_draws_ascii_only),
+	};
+	return cmocka_run_group_tests_name("views", tests, setup, teardown);
+}

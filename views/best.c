@@ -1,0 +1,261 @@
+/*
+ * best — the current best and how the iterations got there: a chart of
+ * bench per iteration with the best line and the noise band, and a
+ * per-shape mode (s) listing each shape's baseline, best and latest.
+ */
+#include "views/view.h"
+
+#include "core/sb.h"
+#include "views/sanitize.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#define YLAB 7
+
+static int best_nitems(const struct view *v)
+{
+	return v->mode ? (int)v->d->nshapes : 0;
+}
+
+static int value_row(double val, double lo, double hi, int ch)
+{
+	if (hi <= lo)
+		return ch / 2;
+	double f = (hi - val) / (hi - lo);
+	int y = (int)lround(f * (ch - 1));
+	return y < 0 ? 0 : y >= ch ? ch - 1 : y;
+}
+
+static const char *point_glyph(const struct wb_data *d, const struct log_row *r, enum role *role)
+{
+	*role = R_POINT;
+	if (r->gate_v == GATE_FAIL || r->gate_v == GATE_ERROR) {
+		*role = R_FAIL;
+		return "x";
+	}
+	if (r->gate_v == GATE_INCOMPLETE) {
+		*role = R_INCOMPLETE;
+		return "?";
+	}
+	if (d->has_best && r->iter == d->best_iter) {
+		*role = R_BEST;
+		return "*";
+	}
+	if (r->status == RS_REVERT || r->status == RS_DROP) {
+		*role = R_DIM;
+		return ".";
+	}
+	return "o";
+}
+
+static void draw_chart(struct view *v, WINDOW *w, int inner, int h)
+{
+	const struct wb_data *d = v->d;
+	int ch = h - 4, pw = inner - YLAB - 1;
+	double lo = INFINITY, hi = -INFINITY;
+	size_t n = d->nrows, first = 0;
+	struct sb s = SB_INIT;
+
+	sb_init(&s);
+	if (d->has_best) {
+		sb_adds(&s, "best ");
+		fmt_bench(d->best_ms, &s);
+		sb_addf(&s, " ms @ iter %d", d->best_iter);
+		if (!isnan(d->band_lo) && !isnan(d->band_hi))
+			sb_addf(&s, " \xc2\xb7 %s %.3f\xe2\x80\x93%.3f",
+				d->band_label ? d->band_label : "band", d->band_lo, d->band_hi);
+	} else {
+		sb_adds(&s, "no best yet (no base or kept row with a bench)");
+	}
+	draw_text(w, 1, 1, inner, s.buf, theme_attr(d->has_best ? R_BEST : R_DIM));
+	if (ch < 2 || pw < 4)
+		goto out;
+
+	if (n > (size_t)pw)
+		first = n - (size_t)pw;
+	for (size_t i = first; i < n; i++) {
+		double b = d->rows[i].bench_ms;
+		if (!isnan(b)) {
+			lo = fmin(lo, b);
+			hi = fmax(hi, b);
+		}
+	}
+	if (d->has_best) {
+		lo = fmin(lo, d->best_ms);
+		hi = fmax(hi, d->best_ms);
+	}
+	if (!isnan(d->band_lo) && !isnan(d->band_hi)) {
+		lo = fmin(lo, d->band_lo);
+		hi = fmax(hi, d->band_hi);
+	}
+	if (!isfinite(lo) || !isfinite(hi)) {
+		draw_text(w, 3, 2, inner - 1, "no bench numbers to chart yet", theme_attr(R_DIM));
+		goto out;
+	}
+	if (hi - lo < 1e-9) {
+		lo -= 0.05 * (lo > 0 ? lo : 1);
+		hi += 0.05 * (hi > 0 ? hi : 1);
+	}
+
+	int top = 2, x0 = 1 + YLAB + 1;
+	const char *bandc = sanitize_is_ascii() ? ":" : "\xc2\xb7";
+	const char *linec = sanitize_is_ascii() ? "-" : "\xe2\x94\x80";
+
+	/* Band first, then the best line over it, then the points on top. */
+	if (!isnan(d->band_lo) && !isnan(d->band_hi)) {
+		int y1 = value_row(d->band_hi, lo, hi, ch), y2 = value_row(d->band_lo, lo, hi, ch);
+		wattrset(w, theme_attr(R_BAND));
+		for (int y = y1; y <= y2; y++)
+			for (int x = 0; x < pw; x++)
+				mvwaddstr(w, top + y, x0 + x, bandc);
+	}
+	int ybest = -1;
+	if (d->has_best) {
+		ybest = value_row(d->best_ms, lo, hi, ch);
+		wattrset(w, theme_attr(R_BEST));
+		for (int x = 0; x < pw; x++)
+			mvwaddstr(w, top + ybest, x0 + x, linec);
+	}
+	wattrset(w, A_NORMAL);
+	size_t shown = n - first;
+	for (size_t i = first; i < n; i++) {
+		const struct log_row *r = &d->rows[i];
+		if (isnan(r->bench_ms))
+			continue;
+		int x = shown > 1 ? (int)((i - first) * (size_t)(pw - 1) / (shown - 1)) : 0;
+		if (shown <= (size_t)pw && shown > 1 && (size_t)pw / shown >= 2)
+			x = (int)((i - first) * (size_t)(pw / shown));
+		enum role role;
+		const char *g = point_glyph(d, r, &role);
+		wattrset(w, theme_attr(role));
+		mvwaddstr(w, top + value_row(r->bench_ms, lo, hi, ch), x0 + x, g);
+	}
+	wattrset(w, A_NORMAL);
+
+	/* Y labels: top, best, bottom. */
+	char lab[32];
+	snprintf(lab, sizeof(lab), "%*.3f", YLAB, hi);
+	draw_text(w, top, 1, YLAB, lab, theme_attr(R_DIM));
+	snprintf(lab, sizeof(lab), "%*.3f", YLAB, lo);
+	draw_text(w, top + ch - 1, 1, YLAB, lab, theme_attr(R_DIM));
+	if (ybest > 0 && ybest < ch - 1) {
+		snprintf(lab, sizeof(lab), "%*.3f", YLAB, d->best_ms);
+		draw_text(w, top + ybest, 1, YLAB, lab, theme_attr(R_BEST));
+	}
+	/* X axis: first and last iteration shown. */
+	if (n > 0) {
+		sb_reset(&s);
+		sb_addf(&s, "iter %d", d->rows[first].iter);
+		draw_text(w, top + ch, x0, pw, s.buf, theme_attr(R_DIM));
+		sb_reset(&s);
+		sb_addf(&s, "iter %d", d->rows[n - 1].iter);
+		int lw = (int)s.len;
+		if (pw > lw + 8)
+			draw_text(w, top + ch, x0 + pw - lw, lw, s.buf, theme_attr(R_DIM));
+	}
+out:
+	sb_release(&s);
+}
+
+static void draw_shapes(struct view *v, WINDOW *w, int inner, int h)
+{
+	const struct wb_data *d = v->d;
+	struct sb s = SB_INIT;
+	int name_w = inner - 3 * 9 - 8;
+
+	v->body_h = h - 4;
+	view_clamp(v);
+	if (d->nshapes == 0) {
+		draw_wrapped(w, 1, 1, inner, h - 2,
+			     "per-shape: no per-shape numbers for this log (OPT_LOG.md holds the "
+			     "geomean; the database holds each shape once verify has run)",
+			     theme_attr(R_DIM));
+		return;
+	}
+	if (name_w < 6)
+		name_w = 6;
+	sb_init(&s);
+	sanitize_cell("Shape", name_w, false, &s);
+	sanitize_cell("first", 9, true, &s);
+	sanitize_cell("best", 9, true, &s);
+	sanitize_cell("last", 9, true, &s);
+	sanitize_cell("speedup", 8, true, &s);
+	draw_text(w, 1, 1, inner, s.buf, theme_attr(R_HEADER));
+	for (int y = 0; y < v->body_h; y++) {
+		size_t i = (size_t)(v->top + y);
+		if (i >= d->nshapes)
+			break;
+		const struct wb_shape *sh = &d->shapes[i];
+		double first = NAN, last = NAN, best = NAN;
+		for (size_t k = 0; k < d->nrows; k++) {
+			double m = sh->ms[k];
+			if (isnan(m))
+				continue;
+			if (isnan(first))
+				first = m;
+			last = m;
+			if (isnan(best) || m < best)
+				best = m;
+		}
+		char num[32];
+		sb_reset(&s);
+		sanitize_cell(sh->name, name_w, false, &s);
+		double vals[3] = {first, best, last};
+		for (int k = 0; k < 3; k++) {
+			if (isnan(vals[k]))
+				snprintf(num, sizeof(num), "\xe2\x80\x94");
+			else
+				snprintf(num, sizeof(num), "%.3f", vals[k]);
+			sanitize_cell(num, 9, true, &s);
+		}
+		if (isnan(first) || isnan(last) || last <= 0)
+			snprintf(num, sizeof(num), "\xe2\x80\x94");
+		else
+			snprintf(num, sizeof(num), "%.2fx", first / last);
+		sanitize_cell(num, 8, true, &s);
+		attr_t a = (v->focused && (int)i == v->sel) ? theme_attr(R_SELECTED) : A_NORMAL;
+		draw_text(w, 2 + y, 1, inner, s.buf, a);
+	}
+	sb_release(&s);
+}
+
+static void best_draw(struct view *v, WINDOW *w)
+{
+	int h = getmaxy(w), wd = getmaxx(w), inner = wd - 2;
+
+	v->h = h, v->w = wd;
+	werase(w);
+	draw_frame(w, v->mode ? "Best \xc2\xb7 per shape (s: chart)" : "Best \xc2\xb7 bench per iteration (s: per shape)",
+		   v->focused);
+	if (h < 4 || inner < 10)
+		return;
+	if (v->mode)
+		draw_shapes(v, w, inner, h);
+	else
+		draw_chart(v, w, inner, h);
+}
+
+static void best_item_text(const struct view *v, int i, struct sb *out)
+{
+	sb_adds(out, v->d->shapes[i].name ? v->d->shapes[i].name : "");
+}
+
+static int best_action(struct view *v, enum action a)
+{
+	if (a == ACT_MODE) {
+		v->mode = !v->mode;
+		v->sel = v->top = 0;
+		return HANDLED | REDRAW;
+	}
+	return 0;
+}
+
+const struct view_ops best_view = {
+	.name = "best",
+	.draw = best_draw,
+	.nitems = best_nitems,
+	.item_text = best_item_text,
+	.action = best_action,
+};

@@ -1,0 +1,147 @@
+/*
+ * timeline — the iteration table: Iter, Direction, Gate, Bench, vs best,
+ * Status, one row per logged iteration, coloured by status.  A failed gate
+ * and an incomplete run carry a marker in the first column as well as a
+ * role, so they stay unmistakable without colour.
+ */
+#include "views/view.h"
+
+#include "core/sb.h"
+#include "views/sanitize.h"
+
+#include <string.h>
+
+#include <stdio.h>
+
+#define W_ITER 4
+#define W_GATE 11
+#define W_BENCH 8
+#define W_VS 7
+#define W_STATUS 6
+#define FIXED (1 + W_ITER + 1 + 1 + W_GATE + 1 + W_BENCH + 1 + W_VS + 1 + W_STATUS)
+
+static int tl_nitems(const struct view *v)
+{
+	return (int)v->d->nrows;
+}
+
+static char marker(const struct wb_data *d, const struct log_row *r)
+{
+	if (r->gate_v == GATE_FAIL || r->gate_v == GATE_ERROR)
+		return '!';
+	if (r->gate_v == GATE_INCOMPLETE)
+		return '?';
+	if (d->has_best && r->iter == d->best_iter)
+		return '*';
+	return ' ';
+}
+
+/* The row as one line of exactly `inner` cells (clean text). */
+static void tl_format(const struct wb_data *d, const struct log_row *r, int inner, struct sb *out)
+{
+	struct sb cell = SB_INIT;
+	char num[16];
+	int dir = inner - FIXED;
+
+	if (dir < 4)
+		dir = 4;
+	sb_init(&cell);
+	sb_addc(out, marker(d, r));
+	snprintf(num, sizeof(num), "%d", r->iter);
+	sanitize_cell(num, W_ITER, true, out);
+	sb_addc(out, ' ');
+	sanitize_cell(r->direction, dir, false, out);
+	sb_addc(out, ' ');
+	fmt_gate(r, &cell);
+	sanitize_cell(cell.buf, W_GATE, false, out);
+	sb_addc(out, ' ');
+	sb_reset(&cell);
+	fmt_bench(r->bench_ms, &cell);
+	sanitize_cell(cell.buf, W_BENCH, true, out);
+	sb_addc(out, ' ');
+	sb_reset(&cell);
+	fmt_vs_best(r->vs_best, &cell);
+	sanitize_cell(cell.buf, W_VS, true, out);
+	sb_addc(out, ' ');
+	sanitize_cell(row_status_name(r->status), W_STATUS, false, out);
+	sb_release(&cell);
+}
+
+static void tl_header(int inner, struct sb *out)
+{
+	int dir = inner - FIXED;
+
+	if (dir < 4)
+		dir = 4;
+	sb_addc(out, ' ');
+	sanitize_cell("Iter", W_ITER, true, out);
+	sb_addc(out, ' ');
+	sanitize_cell("Direction", dir, false, out);
+	sb_addc(out, ' ');
+	sanitize_cell("Gate", W_GATE, false, out);
+	sb_addc(out, ' ');
+	sanitize_cell("Bench ms", W_BENCH, true, out);
+	sb_addc(out, ' ');
+	sanitize_cell("vs best", W_VS, true, out);
+	sb_addc(out, ' ');
+	sanitize_cell("Status", W_STATUS, false, out);
+}
+
+static void tl_draw(struct view *v, WINDOW *w)
+{
+	int h = getmaxy(w), wd = getmaxx(w), inner = wd - 2;
+	struct sb line = SB_INIT, title = SB_INIT;
+
+	v->h = h, v->w = wd;
+	v->body_h = h - 3;
+	view_clamp(v);
+	werase(w);
+	sb_init(&title);
+	sb_addf(&title, "Timeline \xc2\xb7 %zu iteration%s", v->d->nrows,
+		v->d->nrows == 1 ? "" : "s");
+	draw_frame(w, title.buf, v->focused);
+	sb_release(&title);
+	if (h < 3 || inner < 8)
+		return;
+	sb_init(&line);
+	tl_header(inner, &line);
+	draw_text(w, 1, 1, inner, line.buf, theme_attr(R_HEADER));
+	if (v->d->nrows == 0) {
+		draw_text(w, 2, 2, inner - 1,
+			  v->d->readonly ? "no rows in this log"
+					 : "no iterations yet: verify the unmodified kernel for the baseline (v)",
+			  theme_attr(R_DIM));
+	}
+	for (int y = 0; y < v->body_h; y++) {
+		int i = v->top + y;
+		if (i >= (int)v->d->nrows)
+			break;
+		const struct log_row *r = &v->d->rows[i];
+		attr_t a = theme_attr(theme_row_role(r));
+		if (i == v->sel && v->focused)
+			a = theme_attr(R_SELECTED) | (a & A_BOLD);
+		sb_reset(&line);
+		tl_format(v->d, r, inner, &line);
+		draw_text(w, 2 + y, 1, inner, line.buf, a);
+	}
+	sb_release(&line);
+}
+
+static void tl_item_text(const struct view *v, int i, struct sb *out)
+{
+	const struct log_row *r = &v->d->rows[i];
+
+	sb_addf(out, "%d ", r->iter);
+	sanitize_line(r->direction ? r->direction : "", r->direction ? strlen(r->direction) : 0,
+		      out);
+	sb_addc(out, ' ');
+	fmt_gate(r, out);
+	sb_addf(out, " %s", row_status_name(r->status));
+}
+
+const struct view_ops timeline_view = {
+	.name = "timeline",
+	.draw = tl_draw,
+	.nitems = tl_nitems,
+	.item_text = tl_item_text,
+};

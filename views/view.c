@@ -1,0 +1,375 @@
+/*
+ * view — colour roles, common list navigation, searching, and the drawing
+ * helpers every pane uses.  Nothing here draws outside the window it is
+ * given, and every string reaches curses through the sanitiser.
+ */
+#include "views/view.h"
+
+#include "core/sb.h"
+#include "views/sanitize.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+static attr_t roles[R_NROLES];
+static bool colour_on;
+
+/* Monochrome: attributes alone must tell the states apart. */
+static const attr_t mono[R_NROLES] = {
+	[R_NORMAL] = A_NORMAL,
+	[R_TITLE] = A_BOLD,
+	[R_TITLE_FOCUS] = A_BOLD | A_REVERSE,
+	[R_HEADER] = A_BOLD | A_UNDERLINE,
+	[R_SELECTED] = A_REVERSE,
+	[R_BASE] = A_NORMAL,
+	[R_KEEP] = A_BOLD,
+	[R_REVERT] = A_NORMAL,
+	[R_DROP] = A_DIM,
+	[R_FLOOR] = A_NORMAL,
+	[R_FAIL] = A_BOLD | A_UNDERLINE,
+	[R_INCOMPLETE] = A_UNDERLINE,
+	[R_SUBSET] = A_DIM,
+	[R_BEST] = A_BOLD,
+	[R_BAND] = A_DIM,
+	[R_POINT] = A_BOLD,
+	[R_DIM] = A_DIM,
+	[R_STATUS] = A_REVERSE,
+	[R_MESSAGE] = A_NORMAL,
+	[R_ERROR] = A_BOLD,
+	[R_PROGRESS] = A_REVERSE,
+	[R_KEY] = A_BOLD,
+	[R_MATCH] = A_STANDOUT,
+};
+
+/* Colour: {foreground, background, extra attributes}; -1 is the default. */
+static const struct {
+	short fg, bg;
+	attr_t extra;
+} palette[R_NROLES] = {
+	[R_NORMAL] = {-1, -1, 0},
+	[R_TITLE] = {COLOR_CYAN, -1, A_BOLD},
+	[R_TITLE_FOCUS] = {COLOR_BLACK, COLOR_CYAN, A_BOLD},
+	[R_HEADER] = {COLOR_YELLOW, -1, A_BOLD},
+	[R_SELECTED] = {COLOR_BLACK, COLOR_WHITE, 0},
+	[R_BASE] = {COLOR_BLUE, -1, A_BOLD},
+	[R_KEEP] = {COLOR_GREEN, -1, A_BOLD},
+	[R_REVERT] = {COLOR_YELLOW, -1, 0},
+	[R_DROP] = {-1, -1, A_DIM},
+	[R_FLOOR] = {COLOR_CYAN, -1, 0},
+	[R_FAIL] = {COLOR_WHITE, COLOR_RED, A_BOLD},
+	[R_INCOMPLETE] = {COLOR_MAGENTA, -1, A_BOLD | A_UNDERLINE},
+	[R_SUBSET] = {COLOR_YELLOW, -1, A_DIM},
+	[R_BEST] = {COLOR_GREEN, -1, A_BOLD},
+	[R_BAND] = {COLOR_GREEN, -1, A_DIM},
+	[R_POINT] = {COLOR_CYAN, -1, A_BOLD},
+	[R_DIM] = {-1, -1, A_DIM},
+	[R_STATUS] = {COLOR_BLACK, COLOR_CYAN, 0},
+	[R_MESSAGE] = {-1, -1, 0},
+	[R_ERROR] = {COLOR_RED, -1, A_BOLD},
+	[R_PROGRESS] = {COLOR_BLACK, COLOR_GREEN, 0},
+	[R_KEY] = {COLOR_YELLOW, -1, A_BOLD},
+	[R_MATCH] = {COLOR_BLACK, COLOR_YELLOW, 0},
+};
+
+void theme_init(bool colour)
+{
+	colour_on = colour && has_colors() && start_color() == OK;
+	if (colour_on && use_default_colors() != OK)
+		colour_on = colour_on && COLORS >= 8;
+	for (int r = 0; r < R_NROLES; r++) {
+		roles[r] = mono[r];
+		if (colour_on && r + 1 < COLOR_PAIRS) {
+			short fg = palette[r].fg, bg = palette[r].bg;
+			if (init_pair((short)(r + 1), fg, bg) == OK)
+				roles[r] = COLOR_PAIR(r + 1) | palette[r].extra;
+		}
+	}
+}
+
+bool theme_colour(void)
+{
+	return colour_on;
+}
+
+attr_t theme_attr(enum role r)
+{
+	return (unsigned)r < R_NROLES ? roles[r] : A_NORMAL;
+}
+
+enum role theme_row_role(const struct log_row *r)
+{
+	if (r->gate_v == GATE_FAIL || r->gate_v == GATE_ERROR)
+		return R_FAIL;
+	if (r->gate_v == GATE_INCOMPLETE)
+		return R_INCOMPLETE;
+	switch (r->status) {
+	case RS_BASE:
+		return R_BASE;
+	case RS_KEEP:
+		return R_KEEP;
+	case RS_REVERT:
+		return R_REVERT;
+	case RS_DROP:
+		return R_DROP;
+	case RS_FLOOR:
+		return R_FLOOR;
+	default:
+		return R_NORMAL;
+	}
+}
+
+/* ---- navigation ---------------------------------------------------------- */
+
+void view_clamp(struct view *v)
+{
+	int n = v->ops->nitems ? v->ops->nitems(v) : 0;
+	int h = v->body_h > 0 ? v->body_h : 1;
+
+	if (v->sel >= n)
+		v->sel = n - 1;
+	if (v->sel < 0)
+		v->sel = 0;
+	if (v->sel < v->top)
+		v->top = v->sel;
+	if (v->sel >= v->top + h)
+		v->top = v->sel - h + 1;
+	if (v->top > n - h)
+		v->top = n - h;
+	if (v->top < 0)
+		v->top = 0;
+}
+
+int view_navigate(struct view *v, enum action a)
+{
+	int n = v->ops->nitems ? v->ops->nitems(v) : 0;
+	int page = v->body_h > 1 ? v->body_h - 1 : 1;
+
+	switch (a) {
+	case ACT_DOWN:
+		v->sel++;
+		break;
+	case ACT_UP:
+		v->sel--;
+		break;
+	case ACT_PAGE_DOWN:
+		v->sel += page;
+		v->top += page;
+		break;
+	case ACT_PAGE_UP:
+		v->sel -= page;
+		v->top -= page;
+		break;
+	case ACT_TOP:
+		v->sel = 0;
+		break;
+	case ACT_BOTTOM:
+		v->sel = n - 1;
+		break;
+	default:
+		return 0;
+	}
+	view_clamp(v);
+	return HANDLED | REDRAW;
+}
+
+bool view_search(struct view *v, const char *needle, bool forward)
+{
+	int n = v->ops->nitems ? v->ops->nitems(v) : 0;
+	struct sb t = SB_INIT;
+	size_t nl = strlen(needle);
+
+	if (!v->ops->item_text || n == 0 || nl == 0)
+		return false;
+	sb_init(&t);
+	for (int k = 1; k <= n; k++) {
+		int i = forward ? (v->sel + k) % n : ((v->sel - k) % n + n) % n;
+		sb_reset(&t);
+		v->ops->item_text(v, i, &t);
+		for (const char *p = t.buf; *p; p++) {
+			if (strncasecmp(p, needle, nl) == 0) {
+				v->sel = i;
+				view_clamp(v);
+				sb_release(&t);
+				return true;
+			}
+		}
+	}
+	sb_release(&t);
+	return false;
+}
+
+/* ---- drawing ------------------------------------------------------------- */
+
+int draw_text(WINDOW *w, int y, int x, int cells, const char *text, attr_t attr)
+{
+	struct sb s = SB_INIT;
+	int n;
+
+	if (cells <= 0 || !text)
+		return 0;
+	sb_init(&s);
+	n = sanitize_fit(text, strlen(text), cells, &s);
+	wattrset(w, attr);
+	mvwaddnstr(w, y, x, s.buf, (int)s.len);
+	wattrset(w, A_NORMAL);
+	sb_release(&s);
+	return n;
+}
+
+void draw_fill(WINDOW *w, int y, int x, int x_end, attr_t attr)
+{
+	wattrset(w, attr);
+	for (int i = x; i < x_end; i++)
+		mvwaddch(w, y, i, ' ');
+	wattrset(w, A_NORMAL);
+}
+
+void draw_frame(WINDOW *w, const char *title, bool focused)
+{
+	int mw = getmaxx(w);
+
+	if (sanitize_is_ascii())
+		wborder(w, '|', '|', '-', '-', '+', '+', '+', '+');
+	else
+		box(w, 0, 0);
+	if (title && mw > 6) {
+		struct sb t = SB_INIT;
+		sb_init(&t);
+		sb_addf(&t, " %s ", title);
+		draw_text(w, 0, 2, mw - 4, t.buf, theme_attr(focused ? R_TITLE_FOCUS : R_TITLE));
+		sb_release(&t);
+	}
+}
+
+int draw_wrapped(WINDOW *w, int y, int x, int cells, int max_lines, const char *text,
+		 attr_t attr)
+{
+	struct sb clean = SB_INIT, line = SB_INIT;
+	int lines = 0;
+
+	if (!text || cells <= 0 || max_lines <= 0)
+		return 0;
+	sb_init(&clean);
+	sb_init(&line);
+	sanitize_line(text, strlen(text), &clean);
+	const char *p = clean.buf;
+	while (*p && lines < max_lines) {
+		/* Take as many words as fit; a word longer than the line is cut. */
+		const char *q = p, *last_break = NULL;
+		int used = 0;
+		while (*q) {
+			size_t n = 1;
+			while ((q[n] & 0xc0) == 0x80)
+				n++;
+			int cw = sanitize_width(q, n);
+			if (used + cw > cells)
+				break;
+			if (*q == ' ')
+				last_break = q;
+			used += cw;
+			q += n;
+		}
+		const char *end = (*q && last_break && last_break > p) ? last_break : q;
+		if (end == p) /* nothing fits at all */
+			break;
+		sb_reset(&line);
+		sb_add(&line, p, (size_t)(end - p));
+		draw_text(w, y + lines, x, cells, line.buf, attr);
+		lines++;
+		p = end;
+		while (*p == ' ')
+			p++;
+	}
+	sb_release(&clean);
+	sb_release(&line);
+	return lines;
+}
+
+/* ---- cells --------------------------------------------------------------- */
+
+void fmt_bench(double ms, struct sb *out)
+{
+	if (isnan(ms))
+		sb_adds(out, "\xe2\x80\x94");
+	else
+		sb_addf(out, "%.3f", ms);
+}
+
+void fmt_vs_best(double frac, struct sb *out)
+{
+	if (isnan(frac))
+		sb_adds(out, "\xe2\x80\x94");
+	else {
+		long pct = lround(frac * 100.0);
+		sb_addf(out, "%+ld%%", pct);
+	}
+}
+
+void fmt_gate(const struct log_row *r, struct sb *out)
+{
+	if (r->gate && *r->gate) {
+		sb_adds(out, r->gate);
+		return;
+	}
+	switch (r->gate_v) {
+	case GATE_PASS:
+		sb_adds(out, "pass");
+		break;
+	case GATE_FAIL:
+		sb_adds(out, "FAIL");
+		break;
+	case GATE_ERROR:
+		sb_adds(out, "ERROR");
+		break;
+	case GATE_INCOMPLETE:
+		sb_adds(out, "incomplete");
+		break;
+	case GATE_UNVERIFIED:
+		sb_adds(out, "unverified");
+		break;
+	default:
+		sb_adds(out, "\xe2\x80\x94");
+		return;
+	}
+	if (r->scope == SCOPE_SUBSET)
+		sb_adds(out, " (-k)");
+}
+
+void wb_lines_free(struct wb_line *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i].text);
+	free(v);
+}
+
+void pager_draw(struct view *v, WINDOW *w, const char *title, const struct wb_line *lines,
+		size_t n)
+{
+	int h = getmaxy(w), wd = getmaxx(w), inner = wd - 2;
+
+	v->h = h, v->w = wd;
+	v->body_h = h - 2;
+	/* A pager scrolls: the selection is the first visible line. */
+	if (v->sel > (int)n - v->body_h)
+		v->sel = (int)n - v->body_h;
+	if (v->sel < 0)
+		v->sel = 0;
+	v->top = v->sel;
+	werase(w);
+	draw_frame(w, title, true);
+	for (int y = 0; y < v->body_h; y++) {
+		size_t i = (size_t)(v->top + y);
+		if (i >= n)
+			break;
+		draw_text(w, 1 + y, 1, inner, lines[i].text ? lines[i].text : "",
+			  theme_attr(lines[i].role));
+	}
+	if (n > (size_t)v->body_h && inner > 12) {
+		char pos[48];
+		snprintf(pos, sizeof(pos), " %d/%zu ", v->top + 1, n);
+		draw_text(w, h - 1, wd - 2 - (int)strlen(pos), (int)strlen(pos), pos, theme_attr(R_DIM));
+	}
+}

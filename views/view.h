@@ -1,0 +1,162 @@
+/*
+ * view — what every pane of the workbench shares: the data the panes show
+ * (owned by the program, never by a view), colour roles, the callback table
+ * a pane plugs in with, and small drawing helpers that always go through
+ * the sanitiser.
+ */
+#ifndef OPTLOOP_VIEW_H
+#define OPTLOOP_VIEW_H
+
+#include "core/model.h"
+#include "views/actions.h"
+
+#include <curses.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+struct sb;
+struct live_buf;
+
+/* ---- colour roles ------------------------------------------------------- */
+
+enum role {
+	R_NORMAL,
+	R_TITLE,       /* pane titles */
+	R_TITLE_FOCUS, /* the focused pane's title */
+	R_HEADER,      /* table headers */
+	R_SELECTED,    /* the selected row of the focused pane */
+	R_BASE,
+	R_KEEP,
+	R_REVERT,
+	R_DROP,
+	R_FLOOR,
+	R_FAIL,       /* failed gates, harness errors */
+	R_INCOMPLETE, /* killed / cut-off runs */
+	R_SUBSET,     /* -k runs: a signal only */
+	R_BEST,       /* the best line and the best row marker */
+	R_BAND,       /* the noise band */
+	R_POINT,      /* chart points */
+	R_DIM,
+	R_STATUS,  /* status line */
+	R_MESSAGE, /* message line */
+	R_ERROR,   /* refusals and errors in the message line */
+	R_PROGRESS,
+	R_KEY, /* key names in hints */
+	R_MATCH,
+	R_NROLES
+};
+
+/* Set up the roles.  colour=false (NO_COLOR, or a terminal without
+ * colours) gives attributes only; must run after initscr/newterm. */
+void theme_init(bool colour);
+bool theme_colour(void);
+attr_t theme_attr(enum role r);
+/* Role of a timeline row: failures and incomplete runs win over status. */
+enum role theme_row_role(const struct log_row *r);
+
+/* ---- what the panes show ------------------------------------------------ */
+
+/* Per-shape series: one value per row of the log (NAN where not measured). */
+struct wb_shape {
+	char *name; /* "fwd B=1 T=4096 H=16 D=128" */
+	double *ms; /* nrows entries */
+};
+
+/* One line of the detail pane (or any pre-built text). */
+struct wb_line {
+	char *text;
+	enum role role;
+};
+
+struct wb_data {
+	const char *title;     /* shown in the top bar */
+	bool readonly;
+	struct log_row *rows;  /* oldest first */
+	size_t nrows;
+	struct trap *traps;
+	size_t ntraps;
+	struct dispatch_row *disp;
+	size_t ndisp;
+	bool has_best;
+	int best_iter;
+	double best_ms;
+	double band_lo, band_hi; /* ms; NAN when unknown */
+	const char *band_label;  /* what the band is: "noise band", "±3% threshold" */
+	struct wb_shape *shapes;
+	size_t nshapes;
+	struct wb_line *detail; /* the detail pane's text for the selected row */
+	size_t ndetail;
+	struct wb_line *notes;  /* import problems, reconciliation findings */
+	size_t nnotes;
+	struct live_buf *live;  /* verify output; NULL before the first run */
+};
+
+/* ---- panes ---------------------------------------------------------------- */
+
+/* What a key handler tells the event loop (htop style). */
+enum {
+	HANDLED = 1 << 0,
+	REDRAW = 1 << 1,
+	RELAYOUT = 1 << 2,
+	QUIT = 1 << 3,
+};
+
+struct view;
+
+struct view_ops {
+	const char *name;
+	void (*draw)(struct view *v, WINDOW *w);
+	int (*nitems)(const struct view *v);
+	/* Text of item i for searching (clean text appended to out). */
+	void (*item_text)(const struct view *v, int i, struct sb *out);
+	/* Keys beyond the common navigation; returns flags, 0 when unhandled. */
+	int (*action)(struct view *v, enum action a);
+};
+
+struct view {
+	const struct view_ops *ops;
+	struct wb_data *d;
+	int sel, top; /* selection and first visible item */
+	int hscroll;
+	int mode;     /* view-specific (chart: per-shape) */
+	bool focused;
+	int h, w;     /* last drawn size */
+	int body_h;   /* rows available for items at the last draw */
+};
+
+extern const struct view_ops timeline_view, best_view, traps_view, dispatch_view, live_view,
+	detail_view, notes_view, help_view;
+
+/* Common navigation (up/down/pages/top/bottom) for list views; returns flags. */
+int view_navigate(struct view *v, enum action a);
+/* Keep sel visible in a body of body_h rows. */
+void view_clamp(struct view *v);
+/* Search items from sel (exclusive) forwards or backwards; selects and
+ * returns true on a match (case-insensitive substring of clean text). */
+bool view_search(struct view *v, const char *needle, bool forward);
+
+/* ---- drawing helpers (all text is sanitised on the way) ------------------ */
+
+/* Border with a title; the focused pane's title stands out. */
+void draw_frame(WINDOW *w, const char *title, bool focused);
+/* Put text at (y, x) cut to `cells` columns; returns the width written. */
+int draw_text(WINDOW *w, int y, int x, int cells, const char *text, attr_t attr);
+/* Fill the rest of the line from x with spaces in attr up to x_end. */
+void draw_fill(WINDOW *w, int y, int x, int x_end, attr_t attr);
+/* Word-wrap text into lines of at most `cells`; calls fn per line. */
+int draw_wrapped(WINDOW *w, int y, int x, int cells, int max_lines, const char *text,
+		 attr_t attr);
+
+/* Cells shared by the timeline, the chart and the detail. */
+void fmt_bench(double ms, struct sb *out);
+void fmt_vs_best(double frac, struct sb *out);
+void fmt_gate(const struct log_row *r, struct sb *out);
+
+void wb_lines_free(struct wb_line *v, size_t n);
+
+
+
+/* A scrolling page of pre-built lines (detail, notes, help). */
+void pager_draw(struct view *v, WINDOW *w, const char *title, const struct wb_line *lines,
+		size_t n);
+#endif

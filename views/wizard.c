@@ -1,0 +1,328 @@
+/*
+ * wizard — the modal form engine (see wizard.h).  Input is filtered to
+ * printable characters as it is typed, so a pasted escape sequence never
+ * becomes part of a value or of the screen.
+ */
+#include "views/wizard.h"
+
+#include "views/sanitize.h"
+
+#include <limits.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <wctype.h>
+
+struct wizard *wizard_new(const char *title, int kind)
+{
+	struct wizard *wz = xcalloc(1, sizeof(*wz));
+
+	wz->title = xstrdup(title);
+	wz->kind = kind;
+	return wz;
+}
+
+void wizard_free(struct wizard *wz)
+{
+	if (!wz)
+		return;
+	for (size_t i = 0; i < wz->nf; i++) {
+		struct wz_field *f = &wz->f[i];
+		free(f->label);
+		free(f->help);
+		sb_release(&f->value);
+		for (int k = 0; k < f->nchoices; k++)
+			free(f->choices[k]);
+		free(f->choices);
+	}
+	free(wz->f);
+	wb_lines_free(wz->info, wz->ninfo);
+	free(wz->title);
+	free(wz->error);
+	free(wz);
+}
+
+void wizard_info(struct wizard *wz, enum role role, const char *fmt, ...)
+{
+	struct sb s = SB_INIT;
+	va_list ap;
+
+	sb_init(&s);
+	va_start(ap, fmt);
+	sb_vaddf(&s, fmt, ap);
+	va_end(ap);
+	wz->info = xrealloc(wz->info, (wz->ninfo + 1) * sizeof(*wz->info));
+	wz->info[wz->ninfo++] = (struct wb_line){sb_detach(&s), role};
+}
+
+static struct wz_field *add(struct wizard *wz, enum wz_kind k, const char *label, const char *help)
+{
+	wz->f = xrealloc(wz->f, (wz->nf + 1) * sizeof(*wz->f));
+	struct wz_field *f = &wz->f[wz->nf++];
+	memset(f, 0, sizeof(*f));
+	f->kind = k;
+	f->label = xstrdup(label);
+	f->help = xstrdup(help);
+	sb_init(&f->value);
+	return f;
+}
+
+struct wz_field *wizard_text(struct wizard *wz, const char *label, const char *help,
+			     bool required, const char *initial)
+{
+	struct wz_field *f = add(wz, WZ_TEXT, label, help);
+	f->required = required;
+	if (initial)
+		sanitize_line(initial, strlen(initial), &f->value);
+	return f;
+}
+
+struct wz_field *wizard_choice(struct wizard *wz, const char *label, const char *help,
+			       const char *const *choices, int initial)
+{
+	struct wz_field *f = add(wz, WZ_CHOICE, label, help);
+	while (choices[f->nchoices])
+		f->nchoices++;
+	f->choices = xcalloc((size_t)f->nchoices + 1, sizeof(char *));
+	for (int k = 0; k < f->nchoices; k++)
+		f->choices[k] = xstrdup(choices[k]);
+	f->choice = initial >= 0 && initial < f->nchoices ? initial : 0;
+	return f;
+}
+
+struct wz_field *wizard_check(struct wizard *wz, const char *label, const char *help,
+			      bool required)
+{
+	struct wz_field *f = add(wz, WZ_CHECK, label, help);
+	f->required = required;
+	return f;
+}
+
+static void set_error(struct wizard *wz, const char *msg)
+{
+	free(wz->error);
+	wz->error = msg ? xstrdup(msg) : NULL;
+}
+
+/* First field that blocks submitting, or -1. */
+static int first_invalid(const struct wizard *wz, const char **why)
+{
+	for (size_t i = 0; i < wz->nf; i++) {
+		const struct wz_field *f = &wz->f[i];
+		if (!f->required)
+			continue;
+		if (f->kind == WZ_TEXT) {
+			struct sb t = SB_INIT;
+			sb_init(&t);
+			sb_adds(&t, f->value.buf);
+			sb_trim(&t);
+			bool empty = t.len == 0;
+			sb_release(&t);
+			if (empty) {
+				*why = "is required";
+				return (int)i;
+			}
+		} else if (f->kind == WZ_CHECK && !f->checked) {
+			*why = "must be confirmed";
+			return (int)i;
+		}
+	}
+	return -1;
+}
+
+static void backspace(struct sb *v)
+{
+	if (v->len == 0)
+		return;
+	size_t n = v->len - 1;
+	while (n > 0 && (v->buf[n] & 0xc0) == 0x80)
+		n--;
+	v->len = n;
+	v->buf[n] = '\0';
+}
+
+static enum wz_result advance(struct wizard *wz)
+{
+	const char *why = NULL;
+
+	if (wz->cur + 1 < (int)wz->nf) {
+		/* In step mode a required answer is needed before the next step. */
+		if (wz->one_per_page) {
+			int bad = first_invalid(wz, &why);
+			if (bad == wz->cur) {
+				struct sb m = SB_INIT;
+				sb_init(&m);
+				sb_addf(&m, "%s %s", wz->f[bad].label, why);
+				set_error(wz, m.buf);
+				sb_release(&m);
+				return WZ_CONTINUE;
+			}
+		}
+		wz->cur++;
+		set_error(wz, NULL);
+		return WZ_CONTINUE;
+	}
+	int bad = first_invalid(wz, &why);
+	if (bad >= 0) {
+		struct sb m = SB_INIT;
+		sb_init(&m);
+		sb_addf(&m, "%s %s", wz->f[bad].label, why);
+		set_error(wz, m.buf);
+		sb_release(&m);
+		wz->cur = bad;
+		return WZ_CONTINUE;
+	}
+	return WZ_SUBMIT;
+}
+
+enum wz_result wizard_key(struct wizard *wz, wint_t ch, bool fkey)
+{
+	struct wz_field *f = wz->nf ? &wz->f[wz->cur] : NULL;
+
+	if (!fkey && ch == KEY_ESC)
+		return WZ_CANCEL;
+	if ((!fkey && (ch == '\n' || ch == '\r')) || (fkey && ch == KEY_ENTER)) {
+		if (!f)
+			return WZ_SUBMIT;
+		return advance(wz);
+	}
+	if ((!fkey && ch == '\t') || (fkey && ch == KEY_DOWN)) {
+		if (wz->one_per_page)
+			return advance(wz);
+		if (wz->cur + 1 < (int)wz->nf)
+			wz->cur++;
+		return WZ_CONTINUE;
+	}
+	if (fkey && (ch == KEY_BTAB || ch == KEY_UP)) {
+		if (wz->cur > 0)
+			wz->cur--;
+		set_error(wz, NULL);
+		return WZ_CONTINUE;
+	}
+	if (!f)
+		return WZ_CONTINUE;
+	switch (f->kind) {
+	case WZ_TEXT:
+		set_error(wz, NULL);
+		if ((fkey && ch == KEY_BACKSPACE) || (!fkey && (ch == 127 || ch == 8)))
+			backspace(&f->value);
+		else if (!fkey && ch == CTRL_KEY('u'))
+			sb_reset(&f->value);
+		else if (!fkey && iswprint(ch) && f->value.len < 400) {
+			char mb[MB_LEN_MAX + 1];
+			mbstate_t st;
+			memset(&st, 0, sizeof(st));
+			size_t n = wcrtomb(mb, (wchar_t)ch, &st);
+			if (n != (size_t)-1)
+				sanitize_line(mb, n, &f->value);
+		}
+		break;
+	case WZ_CHOICE:
+		if ((fkey && ch == KEY_LEFT) || (!fkey && ch == 'h'))
+			f->choice = (f->choice + f->nchoices - 1) % f->nchoices;
+		else if ((fkey && ch == KEY_RIGHT) || (!fkey && (ch == ' ' || ch == 'l')))
+			f->choice = (f->choice + 1) % f->nchoices;
+		else if (!fkey)
+			/* A choice's first letter picks it. */
+			for (int k = 0; k < f->nchoices; k++)
+				if ((wint_t)(unsigned char)f->choices[k][0] == ch) {
+					f->choice = k;
+					break;
+				}
+		break;
+	case WZ_CHECK:
+		if (!fkey && (ch == ' ' || ch == 'x' || ch == 'y'))
+			f->checked = !f->checked;
+		break;
+	}
+	return WZ_CONTINUE;
+}
+
+int wizard_height(const struct wizard *wz)
+{
+	int fields = wz->one_per_page ? 1 : (int)wz->nf;
+	return 2 + (int)wz->ninfo + (wz->ninfo ? 1 : 0) + fields * 2 + 2 + 1;
+}
+
+static void draw_field(struct wizard *wz, WINDOW *w, int y, int inner, size_t i)
+{
+	struct wz_field *f = &wz->f[i];
+	bool cur = (int)i == wz->cur;
+	struct sb s = SB_INIT;
+	int lw = inner / 3 > 28 ? 28 : inner / 3;
+
+	sb_init(&s);
+	sanitize_cell(f->label, lw, false, &s);
+	draw_text(w, y, 1, lw, s.buf, cur ? theme_attr(R_KEY) : A_BOLD);
+	sb_reset(&s);
+	int vx = 1 + lw + 1, vw = inner - lw - 1;
+	switch (f->kind) {
+	case WZ_TEXT: {
+		/* Show the end of a long value, with room for the cursor. */
+		int width = sanitize_width(f->value.buf, f->value.len);
+		const char *p = f->value.buf;
+		while (width > vw - 2 && *p) {
+			size_t n = 1;
+			while ((p[n] & 0xc0) == 0x80)
+				n++;
+			width -= sanitize_width(p, n);
+			p += n;
+		}
+		draw_fill(w, y, vx, vx + vw, theme_attr(cur ? R_SELECTED : R_DIM));
+		draw_text(w, y, vx, vw - 1, p, theme_attr(cur ? R_SELECTED : R_NORMAL));
+		if (cur)
+			wmove(w, y, vx + width);
+		break;
+	}
+	case WZ_CHOICE:
+		for (int k = 0; k < f->nchoices; k++) {
+			sb_reset(&s);
+			sb_addf(&s, k == f->choice ? "(*) %s" : "( ) %s", f->choices[k]);
+			int n = draw_text(w, y, vx, vw, s.buf,
+					  k == f->choice ? (cur ? theme_attr(R_SELECTED) : A_BOLD) : A_NORMAL);
+			vx += n + 2;
+			vw -= n + 2;
+			if (vw <= 0)
+				break;
+		}
+		break;
+	case WZ_CHECK:
+		draw_text(w, y, vx, vw, f->checked ? "[x] yes" : "[ ] no",
+			  cur ? theme_attr(R_SELECTED) : A_NORMAL);
+		break;
+	}
+	if (cur && f->help)
+		draw_text(w, y + 1, 1 + lw + 1, inner - lw - 1, f->help, theme_attr(R_DIM));
+	sb_release(&s);
+}
+
+void wizard_draw(struct wizard *wz, WINDOW *w)
+{
+	int h = getmaxy(w), wd = getmaxx(w), inner = wd - 2;
+	int y = 1;
+	struct sb t = SB_INIT;
+
+	werase(w);
+	sb_init(&t);
+	sb_adds(&t, wz->title);
+	if (wz->one_per_page && wz->nf > 1)
+		sb_addf(&t, " \xc2\xb7 step %d/%zu", wz->cur + 1, wz->nf);
+	draw_frame(w, t.buf, true);
+	sb_release(&t);
+	for (size_t i = 0; i < wz->ninfo && y < h - 4; i++)
+		draw_text(w, y++, 1, inner, wz->info[i].text, theme_attr(wz->info[i].role));
+	if (wz->ninfo)
+		y++;
+	for (size_t i = 0; i < wz->nf && y < h - 3; i++) {
+		if (wz->one_per_page && (int)i != wz->cur)
+			continue;
+		draw_field(wz, w, y, inner, i);
+		y += 2;
+	}
+	if (wz->error)
+		draw_text(w, h - 3, 1, inner, wz->error, theme_attr(R_ERROR));
+	draw_text(w, h - 2, 1, inner,
+		  wz->one_per_page ? "Enter next step \xc2\xb7 Up back \xc2\xb7 Esc cancel (nothing is saved)"
+				   : "Enter next / save \xc2\xb7 Tab/Up/Down move \xc2\xb7 Esc cancel (nothing is saved)",
+		  theme_attr(R_DIM));
+}

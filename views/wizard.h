@@ -1,0 +1,64 @@
+/*
+ * wizard — modal forms: the log step, the stall re-assessment, contract
+ * fields, stop / no-go / promotion checks.  A wizard is a list of fields
+ * (text, choice, check box, or read-only information) with lines of
+ * context above them; Esc cancels without side effects, Enter moves on and
+ * submits at the end.  The program builds the form, reads the values and
+ * calls the engine; the wizard itself knows nothing of the loop.
+ */
+#ifndef OPTLOOP_WIZARD_H
+#define OPTLOOP_WIZARD_H
+
+#include "core/sb.h"
+#include "views/view.h"
+
+#include <stdbool.h>
+#include <wchar.h>
+
+enum wz_kind { WZ_TEXT, WZ_CHOICE, WZ_CHECK };
+
+struct wz_field {
+	enum wz_kind kind;
+	char *label;
+	char *help;        /* shown under the field when it has focus, may be NULL */
+	bool required;     /* text: non-empty; check: must be ticked */
+	struct sb value;   /* WZ_TEXT, clean UTF-8 typed by the user */
+	char **choices;    /* WZ_CHOICE */
+	int nchoices, choice;
+	bool checked;      /* WZ_CHECK */
+};
+
+struct wizard {
+	char *title;
+	int kind;              /* the program's tag: which wizard this is */
+	struct wb_line *info;  /* context lines shown above the fields */
+	size_t ninfo;
+	struct wz_field *f;
+	size_t nf;
+	int cur;
+	bool one_per_page;     /* step mode: one field at a time ("step 2/4") */
+	char *error;           /* why Enter did not submit */
+};
+
+enum wz_result { WZ_CONTINUE, WZ_SUBMIT, WZ_CANCEL };
+
+/* Owned by the caller: wizard_free(). */
+struct wizard *wizard_new(const char *title, int kind);
+void wizard_free(struct wizard *wz);
+void wizard_info(struct wizard *wz, enum role role, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+struct wz_field *wizard_text(struct wizard *wz, const char *label, const char *help,
+			     bool required, const char *initial);
+/* choices: NULL-terminated list, copied. */
+struct wz_field *wizard_choice(struct wizard *wz, const char *label, const char *help,
+			       const char *const *choices, int initial);
+struct wz_field *wizard_check(struct wizard *wz, const char *label, const char *help,
+			      bool required);
+
+/* One key: ch is a character (fkey false) or a curses KEY_* code. */
+enum wz_result wizard_key(struct wizard *wz, wint_t ch, bool fkey);
+void wizard_draw(struct wizard *wz, WINDOW *w);
+/* Rows the wizard would like (for the layout to size its window). */
+int wizard_height(const struct wizard *wz);
+
+#endif
