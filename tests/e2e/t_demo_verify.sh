@@ -36,9 +36,13 @@ row_re='^ {10} +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+  chunk_linear_attn +[0-9]+\.[0-9]
 
 # --- pristine kernel, full gate -------------------------------------------------
 p=$(fresh pristine)
-start=$(date +%s.%N)
-DEMO_BENCH_WARMUP_MS= DEMO_BENCH_REP_MS= run "$p" --op chunk_linear_attn
-secs=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
+# Timed with the default benchmark budgets.  The machine is shared, so the
+# bound is checked on CPU time (verify and all its children); wall time is
+# reported beside it.
+TIMEFORMAT='%U %S %R'
+{ time DEMO_BENCH_WARMUP_MS='' DEMO_BENCH_REP_MS='' run "$p" --op chunk_linear_attn; } 2>"$T_TMP/time"
+read -r t_user t_sys t_wall <"$T_TMP/time"
+cpu=$(awk -v u="$t_user" -v s="$t_sys" 'BEGIN { printf "%.2f", u + s }')
 t_is "pristine: exit 0" "$rc" 0
 t_like "pristine: full gate banner" "$out" '^  Correctness gate: tests/ops/test_linear_attn\.c \(full\)$'
 t_like "pristine: a progress line per case" "$(grep -cE '^PASSED +\[ *[0-9]+%\]$' <<<"$out")" '^6$'
@@ -51,7 +55,7 @@ t_like "pristine: Machine line with compiler and branch[sha]" "$out" \
 t_like "pristine: table header" "$out" '^  fwd +B +T +H +D  op +main\[[0-9a-f]{7}\]\(ms\)$'
 t_is "pristine: a table row per shape" "$(grep -cE "$row_re" <<<"$out")" 3
 t_is "pristine: nothing on stderr" "$err" ""
-t_ok "pristine: full verify takes under 10 s (took ${secs}s)" awk -v s="$secs" 'BEGIN { exit !(s < 10) }'
+t_ok "pristine: full verify takes under 10 s (cpu ${cpu}s, wall ${t_wall}s)" awk -v s="$cpu" 'BEGIN { exit !(s < 10) }'
 t_is "pristine: verify leaves the tree clean" "$(git -C "$p" status --porcelain)" ""
 
 # --- a real numeric bug: the causal sum skips the diagonal ---------------------------
