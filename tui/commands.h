@@ -23,7 +23,9 @@ struct cli {
 	X(help, "help [COMMAND]", "show the commands, or one command's usage")                \
 	X(version, "version", "print the version")                                            \
 	X(demo, "demo [DIR] [--json]", "make a fresh git repository holding the demo kernel project") \
-	X(import, "import FILE [--json] [--strict]", "read an OPT_LOG.md and show its rows and what could not be read")
+	X(import, "import FILE [--json] [--strict]", "read an OPT_LOG.md and show its rows and what could not be read") \
+	X(parse, "parse FILE [--exit-status N | --killed] [--patterns NAME] [--json]",       \
+	  "read a saved verify log: gate verdict, pytest counts, env, result table")
 
 #define X(name, usage, summary) int cmd_##name(struct cli *cli, int argc, char **argv);
 OPTLOOP_COMMANDS(X)
