@@ -159,4 +159,5 @@ done
 t_is "after the terminal closed the run is recorded" "$s" measured
 out=$("$OPTLOOP" log --direction "terminal closed" --status drop 2>&1)
 t_like "and logs as incomplete, never a pass" "$(cat profile/tiny-opt/OPT_LOG.md)" '\| terminal closed \| incomplete \|'
+tui_check_stderr
 t_done
