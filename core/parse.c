@@ -561,9 +561,10 @@ static struct parse_row *new_row(struct parser *p)
 }
 
 /* Named numeric groups (B, T, H, D, L, base_ms, new_ms, speedup) and the
- * mode and op strings: used by table_row and field patterns. */
+ * mode and op strings: used by table_row and field patterns.  With dry set,
+ * nothing is written and the result is how many of them row already has. */
 static int named_fields(struct parser *p, const struct pat *pt, const char *s, struct parse_row *row,
-			bool only_unset)
+			bool dry)
 {
 	static const enum pat_group lg[] = {G_B, G_T, G_H, G_D, G_L};
 	static const enum pat_group dg[] = {G_BASE_MS, G_NEW_MS, G_SPEEDUP};
@@ -576,7 +577,7 @@ static int named_fields(struct parser *p, const struct pat *pt, const char *s, s
 		long v;
 		if (group(p, pt, lg[i], s, &g, &gn) && tok_long(g, gn, &v)) {
 			clash += *dst != -1;
-			if (!only_unset || *dst == -1)
+			if (!dry)
 				*dst = v, set++;
 		}
 	}
@@ -585,21 +586,21 @@ static int named_fields(struct parser *p, const struct pat *pt, const char *s, s
 		double v;
 		if (group(p, pt, dg[i], s, &g, &gn) && tok_double(g, gn, &v)) {
 			clash += !isnan(*dst);
-			if (!only_unset || isnan(*dst))
+			if (!dry)
 				*dst = v, set++;
 		}
 	}
 	if (group(p, pt, G_OP, s, &g, &gn)) {
 		clash += row->op != NULL;
-		if (!only_unset || !row->op)
+		if (!dry)
 			set_str(&row->op, g, gn, PARSE_CELL_MAX), set++;
 	}
 	if (group(p, pt, G_MODE, s, &g, &gn)) {
 		clash += row->mode != NULL;
-		if (!only_unset || !row->mode)
+		if (!dry)
 			set_str(&row->mode, g, gn, PARSE_CELL_MAX), set++;
 	}
-	return only_unset ? clash : set;
+	return dry ? clash : set;
 }
 
 static void parse_row(struct parser *p, const struct pat *pt, const char *s)
@@ -668,15 +669,14 @@ static void parse_field(struct parser *p, const struct pat *pt, const char *s)
 	struct parse_row *row = p->field_row_open && r->nrows ? &r->rows[r->nrows - 1] : NULL;
 
 	if (!row || named_fields(p, pt, s, row, true) > 0) {
-		if (!p->field_row_open) {
+		if (!p->field_row_open)
 			rows_clear(r); /* key/value results replace an earlier table */
-		}
 		row = new_row(p);
 		if (!row)
 			return;
 		p->field_row_open = true;
-		named_fields(p, pt, s, row, false);
 	}
+	named_fields(p, pt, s, row, false);
 }
 
 /* ---- one line ---- */

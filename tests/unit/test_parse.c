@@ -485,6 +485,15 @@ static void kernelbench_set(void **state)
 	assert_int_equal(r.gate, GATE_FAIL);
 	assert_int_equal(r.nwarnings, 1);
 	parse_result_release(&r);
+	/* A value the open result already has starts the next result. */
+	static const char two[] = "RUNTIME: 1.5 ms\nSPEEDUP: 2x\nRUNTIME: 3.0 ms\nCORRECT: True\n";
+	parse_text(kb, two, sizeof(two) - 1, 4, 0, false, &r);
+	assert_int_equal(r.nrows, 2);
+	assert_float_equal(r.rows[0].new_ms, 1.5, 1e-12);
+	assert_float_equal(r.rows[0].speedup, 2.0, 1e-12);
+	assert_float_equal(r.rows[1].new_ms, 3.0, 1e-12);
+	assert_true(isnan(r.rows[1].speedup));
+	parse_result_release(&r);
 	/* The FLA set knows nothing of these lines. */
 	parse_fixture(fla, SYN "kernelbench-pass.txt", 0, false, &r);
 	assert_int_equal(r.gate, GATE_NONE);
