@@ -1,0 +1,81 @@
+/*
+ * probe — GPU-state evidence taken before and after every verify.
+ *
+ * A configurable command (nvidia-smi by default) prints one CSV line per
+ * GPU; the reading keeps the raw text, the parsed fields, how many other
+ * compute processes were on the GPU, and whether the GPU looked busy.  A
+ * probe that cannot run (no nvidia-smi on a CPU machine, CI, the demo) gives
+ * a reading with available = false and the reason: "no probe" is a fact to
+ * record, not an error.
+ */
+#ifndef OPTLOOP_PROBE_H
+#define OPTLOOP_PROBE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <jansson.h>
+
+struct err;
+struct sb;
+
+#define PROBE_DEFAULT_COMMAND                                                               \
+	"nvidia-smi --query-gpu=index,name,uuid,driver_version,clocks.sm,clocks.mem,"        \
+	"clocks.max.sm,temperature.gpu,power.draw,pstate,utilization.gpu --format=csv"
+#define PROBE_DEFAULT_APPS_COMMAND "nvidia-smi --query-compute-apps=pid --format=csv,noheader"
+#define PROBE_BUSY_UTIL 10.0 /* percent */
+
+struct probe_opts {
+	const char *command;      /* NULL: PROBE_DEFAULT_COMMAND */
+	const char *apps_command; /* NULL: the default; "" skips the process check */
+	double busy_util;         /* 0: PROBE_BUSY_UTIL */
+	double timeout_s;         /* 0: 10 s */
+};
+
+/* Numbers are NAN, strings NULL, where the probe did not report them. */
+struct probe_gpu {
+	int index; /* -1 unknown */
+	char *name, *uuid, *driver, *pstate;
+	double sm_mhz, mem_mhz, max_sm_mhz, temp_c, power_w, util_pct;
+};
+
+struct probe_reading {
+	bool available; /* false: "no probe" (why says so) */
+	char *why;      /* why not available, or NULL */
+	char *command;
+	char *raw;      /* the probe's output as printed */
+	double t;       /* unix seconds when taken */
+	struct probe_gpu *gpus;
+	size_t ngpus;
+	int compute_procs; /* other compute processes seen; -1 unknown */
+	bool busy;
+	char *busy_why;    /* what made it busy, or NULL */
+};
+
+/* Parse nvidia-smi --format=csv output (header line, then one line per
+ * GPU).  Columns are found by header name, so any subset and order works;
+ * units in headers ("clocks.current.sm [MHz]") and values ("345 MHz") are
+ * understood, "[N/A]" reads as absent.  ERR_FAIL when there is no header
+ * or no GPU line.  out is caller-owned (probe_reading_release). */
+int probe_parse_csv(const char *text, size_t len, struct probe_reading *out, struct err *e);
+
+/* Decide busy from the parsed fields: utilisation above busy_util on any GPU,
+ * or compute_procs > 0. */
+void probe_judge(struct probe_reading *r, double busy_util);
+
+/* Run the probe (and the compute-process query) and fill out.  Returns 0
+ * with available = false when the command is missing or fails; a negative
+ * ERR_* only when optloop itself could not start a process. */
+int probe_run(const struct probe_opts *o, struct probe_reading *out, struct err *e);
+
+void probe_reading_release(struct probe_reading *r);
+
+/* JSON for the store and --json output (caller owns), and back. */
+json_t *probe_reading_json(const struct probe_reading *r);
+int probe_reading_from_json(const json_t *j, struct probe_reading *out, struct err *e);
+
+/* One line per GPU of evidence ("GPU 0 NVIDIA H200 GPU-…: SM 345/1980 MHz,
+ * mem 3201 MHz, 38 C, 105.85 W, P0, util 0 %"), or "no probe: <why>". */
+void probe_describe(const struct probe_reading *r, struct sb *out);
+
+#endif

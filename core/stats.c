@@ -1,0 +1,680 @@
+/*
+ * stats — estimators, pooled noise, the verdict and the implausible flags.
+ * See stats.h for the rules; this file keeps them in one place so the loop,
+ * the reports, the TUI and the decision-quality simulator agree.
+ */
+#include "core/stats.h"
+#include "core/sb.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* Sorted copy of the first n values (caller frees). */
+static double *sorted_copy(const double *x, size_t n)
+{
+	double *v = xmalloc(n * sizeof(*v));
+	memcpy(v, x, n * sizeof(*v));
+	qsort(v, n, sizeof(*v), cmp_double);
+	return v;
+}
+
+static double quantile_sorted(const double *v, size_t n, double p)
+{
+	double h = (double)(n - 1) * p;
+	size_t lo = (size_t)floor(h);
+	size_t hi = lo + 1 < n ? lo + 1 : lo;
+	return v[lo] + (h - (double)lo) * (v[hi] - v[lo]);
+}
+
+double stats_quantile(const double *x, size_t n, double p)
+{
+	if (n == 0 || !(p >= 0 && p <= 1))
+		return NAN;
+	double *v = sorted_copy(x, n);
+	double q = quantile_sorted(v, n, p);
+	free(v);
+	return q;
+}
+
+double stats_median(const double *x, size_t n)
+{
+	return stats_quantile(x, n, 0.5);
+}
+
+double stats_mean(const double *x, size_t n)
+{
+	double s = 0;
+	if (n == 0)
+		return NAN;
+	for (size_t i = 0; i < n; i++)
+		s += x[i];
+	return s / (double)n;
+}
+
+double stats_std(const double *x, size_t n)
+{
+	if (n < 2)
+		return NAN;
+	double m = stats_mean(x, n), ss = 0;
+	for (size_t i = 0; i < n; i++)
+		ss += (x[i] - m) * (x[i] - m);
+	return sqrt(ss / (double)(n - 1));
+}
+
+double stats_d2(size_t n)
+{
+	/* Expected range of n standard normal samples. */
+	switch (n) {
+	case 2: return 1.128;
+	case 3: return 1.693;
+	case 4: return 2.059;
+	default: return NAN;
+	}
+}
+
+double stats_spread(const double *x, size_t n)
+{
+	if (n < 2)
+		return NAN;
+	double *v = sorted_copy(x, n), s;
+	if (n <= 4) {
+		s = (v[n - 1] - v[0]) / stats_d2(n);
+	} else {
+		double med = quantile_sorted(v, n, 0.5);
+		for (size_t i = 0; i < n; i++)
+			v[i] = fabs(v[i] - med);
+		qsort(v, n, sizeof(*v), cmp_double);
+		s = 1.4826 * quantile_sorted(v, n, 0.5);
+	}
+	free(v);
+	return s;
+}
+
+double stats_t975(int dof)
+{
+	static const double t[] = {
+		0,      12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+		2.201,  2.179,  2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
+		2.080,  2.074,  2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042,
+	};
+	const double z = 1.959964;
+	if (dof <= 0)
+		return z;
+	if (dof <= 30)
+		return t[dof];
+	/* Cornish-Fisher expansion: within 0.0005 of the exact value beyond 30. */
+	double z3 = z * z * z, z5 = z3 * z * z, v = dof;
+	return z + (z3 + z) / (4 * v) + (5 * z5 + 16 * z3 + 3 * z) / (96 * v * v);
+}
+
+bool stats_time_ok(double ms)
+{
+	return isfinite(ms) && ms > 0;
+}
+
+void stats_summarize(const double *x, size_t n, struct stats_summary *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->n = n;
+	if (n == 0) {
+		out->median = out->mean = out->std = out->min = out->max = NAN;
+		out->p10 = out->p90 = NAN;
+		return;
+	}
+	double *v = sorted_copy(x, n);
+	out->median = quantile_sorted(v, n, 0.5);
+	out->p10 = quantile_sorted(v, n, 0.1);
+	out->p90 = quantile_sorted(v, n, 0.9);
+	out->min = v[0];
+	out->max = v[n - 1];
+	out->mean = stats_mean(v, n);
+	out->std = stats_std(v, n);
+	free(v);
+}
+
+/* ---- sets ---- */
+
+void stats_set_add_run(struct stats_set *s, const char *key, double ms, int session)
+{
+	struct stats_shape *sh = (struct stats_shape *)stats_set_find(s, key);
+	if (!sh) {
+		if (s->nshapes == s->cap) {
+			s->cap = s->cap ? 2 * s->cap : 4;
+			s->shapes = xrealloc(s->shapes, s->cap * sizeof(*s->shapes));
+		}
+		sh = &s->shapes[s->nshapes++];
+		memset(sh, 0, sizeof(*sh));
+		sh->key = xstrdup(key);
+	}
+	if (sh->n == sh->cap) {
+		sh->cap = sh->cap ? 2 * sh->cap : 4;
+		sh->ms = xrealloc(sh->ms, sh->cap * sizeof(*sh->ms));
+		sh->session = xrealloc(sh->session, sh->cap * sizeof(*sh->session));
+	}
+	sh->ms[sh->n] = ms;
+	sh->session[sh->n] = session;
+	sh->n++;
+}
+
+void stats_set_add(struct stats_set *s, const char *key, double ms)
+{
+	stats_set_add_run(s, key, ms, 0);
+}
+
+void stats_set_env(struct stats_set *s, const char *env)
+{
+	free(s->env);
+	s->env = xstrdup(env);
+}
+
+const struct stats_shape *stats_set_find(const struct stats_set *s, const char *key)
+{
+	if (!s)
+		return NULL;
+	for (size_t i = 0; i < s->nshapes; i++)
+		if (strcmp(s->shapes[i].key, key) == 0)
+			return &s->shapes[i];
+	return NULL;
+}
+
+void stats_set_release(struct stats_set *s)
+{
+	for (size_t i = 0; i < s->nshapes; i++) {
+		free(s->shapes[i].key);
+		free(s->shapes[i].ms);
+		free(s->shapes[i].session);
+	}
+	free(s->shapes);
+	free(s->env);
+	memset(s, 0, sizeof(*s));
+}
+
+/* The usable runs of a shape as log times, in a new array; *bad set when
+ * a time was unusable.  With by_session, runs of one session (id ≠ 0)
+ * collapse into their median: a cross-session comparison has one value per
+ * session.  sess, when not NULL, receives the session of each value. */
+static double *log_values(const struct stats_shape *sh, bool by_session, size_t *n, bool *bad,
+			  int **sess)
+{
+	*n = 0;
+	if (sess)
+		*sess = NULL;
+	if (!sh)
+		return NULL;
+	double *v = xmalloc((sh->n ? sh->n : 1) * sizeof(*v));
+	int *sv = xmalloc((sh->n ? sh->n : 1) * sizeof(*sv));
+	for (size_t i = 0; i < sh->n; i++) {
+		if (!stats_time_ok(sh->ms[i])) {
+			if (bad)
+				*bad = true;
+			continue;
+		}
+		sv[*n] = sh->session[i];
+		v[(*n)++] = log(sh->ms[i]);
+	}
+	if (by_session) {
+		double *tmp = xmalloc((*n ? *n : 1) * sizeof(*tmp));
+		size_t out = 0;
+		bool *done = xcalloc(*n ? *n : 1, sizeof(*done));
+		for (size_t i = 0; i < *n; i++) {
+			if (done[i])
+				continue;
+			size_t m = 0;
+			for (size_t j = i; j < *n; j++)
+				if (!done[j] && (j == i || (sv[i] != 0 && sv[j] == sv[i]))) {
+					tmp[m++] = v[j];
+					done[j] = true;
+				}
+			double c = stats_median(tmp, m);
+			sv[out] = sv[i];
+			v[out++] = c;
+		}
+		*n = out;
+		free(tmp);
+		free(done);
+	}
+	if (sess)
+		*sess = sv;
+	else
+		free(sv);
+	return v;
+}
+
+static bool env_differs(const char *a, const char *b)
+{
+	return a && b && strcmp(a, b) != 0;
+}
+
+static void noise_finish(double ss, int dof, struct stats_noise *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (dof <= 0) {
+		out->assumed = true;
+		out->raw = NAN;
+		out->sigma = STATS_NOISE_DEFAULT;
+	} else {
+		out->raw = sqrt(ss / dof);
+		out->sigma = out->raw > STATS_NOISE_FLOOR ? out->raw : STATS_NOISE_FLOOR;
+		out->dof = dof;
+	}
+	/* A log-normal with this sigma has this coefficient of variation. */
+	out->cv = sqrt(expm1(out->sigma * out->sigma));
+	out->unstable = out->cv >= STATS_UNSTABLE_CV;
+}
+
+static void add_spread(const double *v, size_t n, double *ss, int *dof)
+{
+	if (n >= 2) {
+		double s = stats_spread(v, n);
+		*ss += (double)(n - 1) * s * s;
+		*dof += (int)(n - 1);
+	}
+}
+
+/* One group's contribution.  Across sessions: the spread of its session
+ * centres.  Within sessions: the spread of the runs of each session. */
+static void pool_add(const struct stats_set *g, const char *env, const char *shape, bool within,
+		     double *ss, int *dof)
+{
+	size_t n;
+	int *sess;
+	if (!g || env_differs(g->env, env))
+		return;
+	double *v = log_values(stats_set_find(g, shape), !within, &n, NULL, &sess);
+	if (!within) {
+		add_spread(v, n, ss, dof);
+	} else {
+		double *tmp = xmalloc((n ? n : 1) * sizeof(*tmp));
+		bool *done = xcalloc(n ? n : 1, sizeof(*done));
+		for (size_t i = 0; i < n; i++) {
+			if (done[i] || sess[i] == 0)
+				continue;
+			size_t m = 0;
+			for (size_t j = i; j < n; j++)
+				if (!done[j] && sess[j] == sess[i]) {
+					tmp[m++] = v[j];
+					done[j] = true;
+				}
+			add_spread(tmp, m, ss, dof);
+		}
+		free(tmp);
+		free(done);
+	}
+	free(sess);
+	free(v);
+}
+
+static void noise_pool(const struct stats_set *const *groups, size_t ngroups, const char *env,
+		       const char *shape, bool within, struct stats_noise *out)
+{
+	double ss = 0;
+	int dof = 0;
+	for (size_t i = 0; i < ngroups; i++)
+		pool_add(groups[i], env, shape, within, &ss, &dof);
+	noise_finish(ss, dof, out);
+}
+
+void stats_noise_pool(const struct stats_set *const *groups, size_t ngroups, const char *env,
+		      const char *shape, struct stats_noise *out)
+{
+	noise_pool(groups, ngroups, env, shape, false, out);
+}
+
+/* Do the two sets share a measuring session (a confirm run)? */
+static bool share_session(const struct stats_set *a, const struct stats_set *b)
+{
+	for (size_t i = 0; a && b && i < a->nshapes; i++) {
+		const struct stats_shape *x = &a->shapes[i];
+		const struct stats_shape *y = stats_set_find(b, x->key);
+		for (size_t k = 0; y && k < x->n; k++)
+			for (size_t j = 0; x->session[k] && j < y->n; j++)
+				if (y->session[j] == x->session[k])
+					return true;
+	}
+	return false;
+}
+
+/* ---- comparison ---- */
+
+static double gain_of(double d)
+{
+	return -expm1(-d); /* 1 − candidate/best */
+}
+
+/* Standard error of a median of n runs, in units of the per-run sigma: a
+ * median is less efficient than a mean (√(π/2) ≈ 1.25 times the error for
+ * many runs; exact-ish small-n values from the normal order statistics). */
+static double median_se(size_t n)
+{
+	static const double f[] = {1, 1, 1, 1.160, 1.092, 1.198};
+	double k = n < sizeof(f) / sizeof(f[0]) ? f[n] : 1.2533;
+	return k / sqrt((double)n);
+}
+
+static void add_shape_key(struct stats_cmp *c, size_t *cap, const char *key)
+{
+	for (size_t i = 0; i < c->nshapes; i++)
+		if (strcmp(c->shapes[i].key, key) == 0)
+			return;
+	if (c->nshapes == *cap) {
+		*cap = *cap ? 2 * *cap : 8;
+		c->shapes = xrealloc(c->shapes, *cap * sizeof(*c->shapes));
+	}
+	struct stats_shape_cmp *s = &c->shapes[c->nshapes++];
+	memset(s, 0, sizeof(*s));
+	s->key = xstrdup(key);
+	s->best_ms = s->cand_ms = s->speedup = s->gain = s->lo = s->hi = NAN;
+}
+
+void stats_compare(const struct stats_set *best, const struct stats_set *cand,
+		   const struct stats_opts *o, struct stats_cmp *out)
+{
+	struct sb why = SB_INIT;
+	size_t cap = 0, nmissing = 0, nextra = 0;
+	double thr = o && o->threshold > 0 ? o->threshold : STATS_THRESHOLD;
+	double thr_win = -log1p(-thr), thr_loss = log1p(thr);
+	double sum_d = 0, sum_se = 0;
+	int min_dof = -1;
+	bool any_assumed = false;
+
+	memset(out, 0, sizeof(*out));
+	out->threshold = thr;
+	out->worst = -1;
+	out->speedup = out->gain = out->lo = out->hi = out->band = NAN;
+
+	for (size_t i = 0; best && i < best->nshapes; i++)
+		add_shape_key(out, &cap, best->shapes[i].key);
+	for (size_t i = 0; cand && i < cand->nshapes; i++)
+		add_shape_key(out, &cap, cand->shapes[i].key);
+
+	const char *env = cand && cand->env ? cand->env : best ? best->env : NULL;
+	size_t ng = (o ? o->nhistory : 0) + 2;
+	const struct stats_set **groups = xcalloc(ng, sizeof(*groups));
+	const struct stats_set **refs = xcalloc(ng, sizeof(*refs));
+	for (size_t i = 0; o && i < o->nhistory; i++)
+		groups[i] = refs[i] = o->history[i];
+	groups[ng - 2] = refs[ng - 2] = best;
+	groups[ng - 1] = cand;
+
+	size_t ncollapse_checked = 0, ncollapsed = 0;
+	bool paired = share_session(best, cand);
+	out->paired = paired;
+	double worst_d = INFINITY;
+	size_t nwin = 0;
+	for (size_t i = 0; i < out->nshapes; i++) {
+		struct stats_shape_cmp *s = &out->shapes[i];
+		bool bad = false;
+		size_t nb, nc;
+		double *lb = log_values(stats_set_find(best, s->key), !paired, &nb, &bad, NULL);
+		double *lc = log_values(stats_set_find(cand, s->key), !paired, &nc, &bad, NULL);
+		if (bad)
+			out->flags |= SF_BAD_TIME;
+		s->n_best = nb;
+		s->n_cand = nc;
+		s->in_best = nb > 0;
+		s->in_cand = nc > 0;
+		if (nb)
+			s->best_ms = exp(stats_median(lb, nb));
+		if (nc)
+			s->cand_ms = exp(stats_median(lc, nc));
+		if (s->in_best && !s->in_cand)
+			nmissing++;
+		if (s->in_cand && !s->in_best)
+			nextra++;
+		if (s->in_best && s->in_cand) {
+			double d = stats_median(lb, nb) - stats_median(lc, nc);
+			noise_pool(groups, ng, env, s->key, paired, &s->noise);
+			double eb = median_se(nb), ec = median_se(nc);
+			double se = s->noise.sigma * sqrt(eb * eb + ec * ec);
+			double t = stats_t975(s->noise.dof);
+			s->speedup = exp(d);
+			s->gain = gain_of(d);
+			s->lo = gain_of(d - t * se);
+			s->hi = gain_of(d + t * se);
+			sum_d += d;
+			sum_se += se;
+			if (s->noise.assumed)
+				any_assumed = true;
+			else if (min_dof < 0 || s->noise.dof < min_dof)
+				min_dof = s->noise.dof;
+			if (s->noise.unstable)
+				out->flags |= SF_UNSTABLE;
+			if (s->speedup > STATS_IMPLAUSIBLE_SHAPE)
+				out->flags |= SF_IMPLAUSIBLE_SHAPE;
+			if (d >= thr_win)
+				nwin++;
+			if (d < worst_d) {
+				worst_d = d;
+				out->worst = (long)i;
+			}
+			/* Collapse: the candidate's own runs agree far better than
+			 * this shape has ever been measured to (a cached or skipped
+			 * computation).  Judged over all shapes below. */
+			if (nc >= 3) {
+				struct stats_noise ref;
+				noise_pool(refs, ng - 1, env, s->key, paired, &ref);
+				double sc = stats_spread(lc, nc);
+				ncollapse_checked++;
+				if ((!ref.assumed && sc < 0.1 * ref.raw) || sc == 0)
+					ncollapsed++;
+			}
+			out->ncommon++;
+		}
+		free(lb);
+		free(lc);
+	}
+	free(groups);
+	free(refs);
+	if (any_assumed)
+		out->flags |= SF_NOISE_ASSUMED;
+	if (ncollapse_checked && ncollapsed == ncollapse_checked)
+		out->flags |= SF_COLLAPSED;
+
+	if (out->ncommon) {
+		double S = (double)out->ncommon;
+		double d = sum_d / S;
+		/* With any shape's noise assumed, use the normal quantile. */
+		out->dof = any_assumed || min_dof < 0 ? 0 : min_dof;
+		/* Shapes of one run share its GPU state, so their errors move
+		 * together: add the standard errors instead of root-summing. */
+		out->band = stats_t975(out->dof) * sum_se / S;
+		out->speedup = exp(d);
+		out->gain = gain_of(d);
+		out->lo = gain_of(d - out->band);
+		out->hi = gain_of(d + out->band);
+		if (out->speedup > STATS_IMPLAUSIBLE_AGG)
+			out->flags |= SF_IMPLAUSIBLE_AGG;
+		if (out->ncommon >= 2 && d >= thr_win && nwin == 1)
+			out->flags |= SF_CONFINED;
+		if (d - out->band >= thr_win)
+			out->verdict = SV_FAST;
+		else if (d + out->band <= -thr_loss)
+			out->verdict = SV_SLOW;
+		else if (d - out->band > -thr_loss && d + out->band < thr_win)
+			out->verdict = SV_SAME;
+		else
+			out->verdict = SV_AMBIGUOUS;
+	}
+
+	bool no_best = !best || best->nshapes == 0;
+	if (no_best) {
+		out->verdict = SV_NONE;
+		sb_adds(&why, "no best to compare with yet");
+	} else if (env_differs(best->env, cand ? cand->env : NULL)) {
+		out->verdict = SV_NOT_COMPARABLE;
+		out->flags |= SF_ENV_CHANGED;
+		sb_addf(&why, "environment changed (best: %s; now: %s): re-measure the best first",
+			best->env, cand->env);
+	} else if (nextra) {
+		out->verdict = SV_NOT_COMPARABLE;
+		out->flags |= SF_SHAPES_CHANGED;
+		sb_addf(&why, "shape set changed (%zu shape(s) the best never measured): re-measure "
+			      "the best on the new shapes first", nextra);
+	} else if (nmissing || out->ncommon == 0) {
+		out->verdict = SV_MISSING;
+		sb_addf(&why, "%zu shape(s) of the best were not measured (or had no usable time)",
+			nmissing ? nmissing : out->nshapes);
+	} else {
+		sb_addf(&why, "%+.1f%% vs best over %zu shape(s), 95%% interval %+.1f%% .. %+.1f%%, "
+			      "threshold %.1f%%",
+			100 * out->gain, out->ncommon, 100 * out->lo, 100 * out->hi, 100 * thr);
+		if (any_assumed)
+			sb_addf(&why, "; noise assumed %.0f%% (no repeated runs yet: run optloop noise)",
+				100 * STATS_NOISE_DEFAULT);
+	}
+	out->why = sb_detach(&why);
+}
+
+void stats_cmp_release(struct stats_cmp *c)
+{
+	for (size_t i = 0; i < c->nshapes; i++)
+		free(c->shapes[i].key);
+	free(c->shapes);
+	free(c->why);
+	memset(c, 0, sizeof(*c));
+}
+
+bool stats_wants_confirm(const struct stats_cmp *screen)
+{
+	return screen->verdict == SV_FAST || screen->verdict == SV_AMBIGUOUS;
+}
+
+bool stats_promotes(const struct stats_cmp *confirm)
+{
+	return confirm->verdict == SV_FAST &&
+	       !(confirm->flags & (SF_IMPLAUSIBLE_MASK | SF_BUSY_GPU | SF_SUBSET_GATE));
+}
+
+bool stats_confirm_more(const struct stats_cmp *c, size_t pairs, size_t max_pairs)
+{
+	if (!max_pairs)
+		max_pairs = STATS_CONFIRM_MAX_PAIRS;
+	return c->verdict == SV_AMBIGUOUS && pairs < max_pairs && c->hi >= c->threshold;
+}
+
+static const char *const verdict_names[] = {
+	[SV_NONE] = "none",           [SV_FAST] = "fast",
+	[SV_SAME] = "same",           [SV_SLOW] = "slow",
+	[SV_AMBIGUOUS] = "ambiguous", [SV_MISSING] = "missing",
+	[SV_NOT_COMPARABLE] = "not_comparable",
+};
+
+const char *stats_verdict_name(enum stats_verdict v)
+{
+	if ((unsigned)v >= sizeof(verdict_names) / sizeof(verdict_names[0]))
+		return "none";
+	return verdict_names[v];
+}
+
+enum stats_verdict stats_verdict_parse(const char *name)
+{
+	for (size_t i = 0; name && i < sizeof(verdict_names) / sizeof(verdict_names[0]); i++)
+		if (strcmp(verdict_names[i], name) == 0)
+			return (enum stats_verdict)i;
+	return SV_NONE;
+}
+
+static const struct {
+	unsigned bit;
+	const char *name;
+} flag_names[] = {
+	{SF_IMPLAUSIBLE_AGG, "implausible_aggregate"},
+	{SF_IMPLAUSIBLE_SHAPE, "implausible_shape"},
+	{SF_CONFINED, "win_confined_to_one_shape"},
+	{SF_COLLAPSED, "collapsed_noise"},
+	{SF_BAD_TIME, "bad_time"},
+	{SF_UNSTABLE, "unstable"},
+	{SF_NOISE_ASSUMED, "noise_assumed"},
+	{SF_ENV_CHANGED, "env_changed"},
+	{SF_SHAPES_CHANGED, "shapes_changed"},
+	{SF_BUSY_GPU, "busy_gpu"},
+	{SF_SUBSET_GATE, "subset_gate"},
+};
+
+json_t *stats_flags_json(unsigned flags)
+{
+	json_t *a = json_array();
+	if (flags & SF_IMPLAUSIBLE_MASK)
+		json_array_append_new(a, json_string("implausible"));
+	for (size_t i = 0; i < sizeof(flag_names) / sizeof(flag_names[0]); i++)
+		if (flags & flag_names[i].bit)
+			json_array_append_new(a, json_string(flag_names[i].name));
+	return a;
+}
+
+void stats_flags_text(unsigned flags, struct sb *out)
+{
+	json_t *a = stats_flags_json(flags);
+	size_t i;
+	json_t *v;
+	json_array_foreach(a, i, v)
+	{
+		if (i)
+			sb_adds(out, ", ");
+		sb_adds(out, json_string_value(v));
+	}
+	json_decref(a);
+}
+
+unsigned stats_flags_parse(const json_t *arr)
+{
+	unsigned f = 0;
+	size_t i;
+	json_t *v;
+	json_array_foreach(arr, i, v)
+	{
+		const char *s = json_string_value(v);
+		for (size_t k = 0; s && k < sizeof(flag_names) / sizeof(flag_names[0]); k++)
+			if (strcmp(s, flag_names[k].name) == 0)
+				f |= flag_names[k].bit;
+	}
+	return f;
+}
+
+static json_t *num_or_null(double x)
+{
+	return isfinite(x) ? json_real(x) : json_null();
+}
+
+json_t *stats_cmp_json(const struct stats_cmp *c)
+{
+	json_t *o = json_object(), *shapes = json_array();
+	json_object_set_new(o, "verdict", json_string(stats_verdict_name(c->verdict)));
+	json_object_set_new(o, "flags", stats_flags_json(c->flags));
+	json_object_set_new(o, "threshold", json_real(c->threshold));
+	json_object_set_new(o, "speedup", num_or_null(c->speedup));
+	json_object_set_new(o, "vs_best", num_or_null(c->gain));
+	json_object_set_new(o, "interval", json_pack("[oo]", num_or_null(c->lo), num_or_null(c->hi)));
+	json_object_set_new(o, "interval_method",
+			    json_string("log-normal t interval, 95 %, pooled per-run noise"));
+	json_object_set_new(o, "worst_shape",
+			    c->worst >= 0 ? json_string(c->shapes[c->worst].key) : json_null());
+	json_object_set_new(o, "why", json_string(c->why ? c->why : ""));
+	for (size_t i = 0; i < c->nshapes; i++) {
+		const struct stats_shape_cmp *s = &c->shapes[i];
+		json_t *j = json_object();
+		json_object_set_new(j, "shape", json_string(s->key));
+		json_object_set_new(j, "best_ms", num_or_null(s->best_ms));
+		json_object_set_new(j, "cand_ms", num_or_null(s->cand_ms));
+		json_object_set_new(j, "n_best", json_integer((json_int_t)s->n_best));
+		json_object_set_new(j, "n_cand", json_integer((json_int_t)s->n_cand));
+		json_object_set_new(j, "speedup", num_or_null(s->speedup));
+		json_object_set_new(j, "vs_best", num_or_null(s->gain));
+		json_object_set_new(j, "interval",
+				    json_pack("[oo]", num_or_null(s->lo), num_or_null(s->hi)));
+		if (s->in_best && s->in_cand) {
+			json_object_set_new(j, "noise", json_real(s->noise.sigma));
+			json_object_set_new(j, "noise_assumed", json_boolean(s->noise.assumed));
+		}
+		json_array_append_new(shapes, j);
+	}
+	json_object_set_new(o, "shapes", shapes);
+	return o;
+}

@@ -1,0 +1,228 @@
+/*
+ * stats — what "faster" means: estimators, the noise band, the verdict of
+ * one measurement set against another, and the implausible-speedup flags.
+ *
+ * Everything here is a pure function of its inputs (no store, no clock).
+ * Times are milliseconds; all arithmetic on them is done in log space, so a
+ * ratio of two times is a difference and an equal-weight geometric mean over
+ * shapes is an arithmetic mean.  A "run" is one independent verify or bench
+ * process; it gives one centre (the harness's median) per shape.
+ *
+ * The verdict (stats_compare) works on the log speedup D = mean over shapes
+ * of log(best / candidate), over the shapes both sides measured, with the
+ * interval D ± t·se, where se is the mean over shapes of each shape's
+ * standard error (pooled per-run noise, stats_noise_pool, and the run counts
+ * of both sides; shapes measured in one run move together, so their errors
+ * are not root-summed) and t the 95 % Student quantile:
+ *
+ *   FAST       the whole interval is a win of at least the threshold
+ *   SLOW       the whole interval is a loss of at least the threshold
+ *   SAME       the whole interval lies inside ± the threshold
+ *   AMBIGUOUS  none of these: the interval reaches past the threshold and
+ *              the noise hides which way the change went
+ *   MISSING    the candidate lacks a shape the best measured
+ *   NOT_COMPARABLE  different environment, or a changed shape set
+ *
+ * So a win needs both the practical threshold and the noise band: its lower
+ * bound must clear the threshold.
+ */
+#ifndef OPTLOOP_STATS_H
+#define OPTLOOP_STATS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <jansson.h>
+
+struct err;
+struct sb;
+
+#define STATS_THRESHOLD 0.03      /* practical threshold, fraction of the best time */
+#define STATS_NOISE_FLOOR 0.005   /* no band is narrower than 0.5 % per run */
+#define STATS_NOISE_DEFAULT 0.02  /* assumed per-run spread with no history */
+#define STATS_UNSTABLE_CV 0.10    /* coefficient of variation that flags UNSTABLE */
+#define STATS_IMPLAUSIBLE_AGG 1.5 /* aggregate speedup above this is implausible */
+#define STATS_IMPLAUSIBLE_SHAPE 3.0
+
+/* ---- estimators on plain arrays (NAN where undefined) ---- */
+
+double stats_median(const double *x, size_t n);
+double stats_mean(const double *x, size_t n);
+/* Sample standard deviation (n − 1); NAN for n < 2. */
+double stats_std(const double *x, size_t n);
+/* Quantile p in [0,1] by linear interpolation between order statistics
+ * (h = (n−1)·p, the "type 7" rule). */
+double stats_quantile(const double *x, size_t n, double p);
+/* d₂ constant of the range of n normal samples (n = 2..4); NAN otherwise. */
+double stats_d2(size_t n);
+/* Robust spread of a sample: 1.4826·MAD for n ≥ 5, range/d₂ for 2–4, NAN
+ * for n < 2.  On the values as given (callers pass log times). */
+double stats_spread(const double *x, size_t n);
+/* Two-sided 95 % Student t quantile for dof degrees of freedom (dof ≤ 0:
+ * the normal 1.96). */
+double stats_t975(int dof);
+
+struct stats_summary {
+	size_t n;
+	double median, mean, std, min, max, p10, p90;
+};
+/* Summary of n times (n = 0 gives NANs). */
+void stats_summarize(const double *x, size_t n, struct stats_summary *out);
+
+/* True for a usable time: finite and > 0. */
+bool stats_time_ok(double ms);
+
+/* ---- measurement sets: one kernel state in one environment ---- */
+
+struct stats_shape {
+	char *key;    /* stable shape identity, e.g. "fwd B=4 T=2048 H=16 D=64" */
+	double *ms;   /* one centre per run, in the order measured */
+	int *session; /* the measuring session of each run; 0: unknown (alone) */
+	size_t n, cap;
+};
+
+struct stats_set {
+	char *env; /* environment key; NULL when unknown */
+	struct stats_shape *shapes;
+	size_t nshapes, cap;
+};
+
+/* Append one run's centre for a shape (the shape is created on first use).
+ * The set owns copies of key and env.
+ *
+ * A session is one sitting of the GPU (one optloop command: a verify, a
+ * noise series, a confirm).  Runs of one session share its GPU state, which
+ * on the H200 moved a kernel by 20 % between processes; so when best and
+ * candidate were measured in different sessions, each session counts once
+ * (its median) and the noise is the spread between sessions, and when they
+ * share a session (a confirm) the noise is the spread within sessions.
+ * stats_set_add records session 0: every run its own session. */
+void stats_set_add_run(struct stats_set *s, const char *key, double ms, int session);
+void stats_set_add(struct stats_set *s, const char *key, double ms);
+void stats_set_env(struct stats_set *s, const char *env);
+const struct stats_shape *stats_set_find(const struct stats_set *s, const char *key);
+void stats_set_release(struct stats_set *s);
+
+/* ---- noise ---- */
+
+struct stats_noise {
+	double sigma;  /* per-run spread in log space (≈ relative), floored */
+	double raw;    /* pooled spread before the floor; NAN when assumed */
+	double cv;     /* coefficient of variation implied by sigma */
+	int dof;       /* pooled degrees of freedom; 0 when assumed */
+	bool assumed;  /* no repeated runs: STATS_NOISE_DEFAULT */
+	bool unstable; /* cv ≥ STATS_UNSTABLE_CV */
+};
+
+/* Noise of one shape, pooled over groups of repeated runs.  Each group is
+ * one kernel state's runs of this shape in one environment; groups whose
+ * env differs from env (when both are known) are skipped, so the band is
+ * per (environment, shape).  Spread per group by stats_spread on the log
+ * times of its sessions (see stats_set_add_run); pooled as
+ * sqrt(Σ(nᵢ−1)sᵢ² / Σ(nᵢ−1)). */
+void stats_noise_pool(const struct stats_set *const *groups, size_t ngroups, const char *env,
+		      const char *shape, struct stats_noise *out);
+
+/* ---- comparison ---- */
+
+enum stats_verdict {
+	SV_NONE, /* nothing to compare yet (no best) */
+	SV_FAST,
+	SV_SAME,
+	SV_SLOW,
+	SV_AMBIGUOUS,
+	SV_MISSING,
+	SV_NOT_COMPARABLE,
+};
+
+/* Flags; the first six are the implausible group that blocks promotion. */
+enum {
+	SF_IMPLAUSIBLE_AGG = 1u << 0,   /* aggregate speedup > 1.5× */
+	SF_IMPLAUSIBLE_SHAPE = 1u << 1, /* a shape > 3× */
+	SF_CONFINED = 1u << 2,          /* the win comes from one shape only */
+	SF_COLLAPSED = 1u << 3,         /* the candidate's spread collapsed: on every
+					 * shape with ≥ 3 runs, below a tenth of the
+					 * pooled noise (or exactly zero) */
+	SF_BAD_TIME = 1u << 4,          /* a zero, negative or NaN time */
+	SF_UNSTABLE = 1u << 8,          /* noise CV ≥ 10 % */
+	SF_NOISE_ASSUMED = 1u << 9,     /* no history: 2 % assumed */
+	SF_ENV_CHANGED = 1u << 10,
+	SF_SHAPES_CHANGED = 1u << 11,
+	SF_BUSY_GPU = 1u << 12,         /* set by the caller from the probe */
+	SF_SUBSET_GATE = 1u << 13,      /* set by the caller from the gate scope */
+};
+#define SF_IMPLAUSIBLE_MASK \
+	(SF_IMPLAUSIBLE_AGG | SF_IMPLAUSIBLE_SHAPE | SF_CONFINED | SF_COLLAPSED | SF_BAD_TIME)
+
+struct stats_opts {
+	double threshold; /* 0 means STATS_THRESHOLD */
+	/* Prior runs for the noise band (pooled with best and candidate); may
+	 * be NULL. */
+	const struct stats_set *const *history;
+	size_t nhistory;
+};
+
+struct stats_shape_cmp {
+	char *key;
+	double best_ms, cand_ms; /* centres (medians of the runs) */
+	size_t n_best, n_cand;
+	double speedup;          /* best / candidate */
+	double gain;             /* (best − candidate) / best, the "vs best" value */
+	double lo, hi;           /* interval of gain */
+	struct stats_noise noise;
+	bool in_best, in_cand;   /* measured on that side */
+};
+
+struct stats_cmp {
+	enum stats_verdict verdict;
+	unsigned flags;
+	double threshold;
+	size_t ncommon;      /* shapes both sides measured */
+	double speedup;      /* equal-weight geomean of per-shape speedups */
+	double gain;         /* 1 − 1/speedup: the "vs best" fraction */
+	double lo, hi;       /* 95 % interval of gain (log-normal t interval) */
+	double band;         /* half-width of the interval in log space */
+	int dof;             /* of the t quantile used */
+	bool paired;         /* best and candidate shared a session (confirm) */
+	long worst;          /* index in shapes of the worst common shape, -1 none */
+	struct stats_shape_cmp *shapes;
+	size_t nshapes;
+	char *why;           /* one sentence explaining the verdict */
+};
+
+/* Compare a candidate with the best.  Either may be NULL or empty (then the
+ * verdict is SV_NONE or SV_MISSING).  out is caller-owned; release it with
+ * stats_cmp_release.  Never fails. */
+void stats_compare(const struct stats_set *best, const struct stats_set *cand,
+		   const struct stats_opts *o, struct stats_cmp *out);
+void stats_cmp_release(struct stats_cmp *c);
+
+/* The decision rules the loop and the simulator share. */
+/* A screen verdict that justifies a confirm run: FAST or AMBIGUOUS. */
+bool stats_wants_confirm(const struct stats_cmp *screen);
+/* A confirm comparison that makes the candidate the new best: FAST with no
+ * implausible flag, no busy GPU and no subset gate. */
+bool stats_promotes(const struct stats_cmp *confirm);
+
+/* The confirm rule: a confirm run measures best and candidate interleaved
+ * (B C B C ...) in one session, STATS_CONFIRM_PAIRS pairs first; after each
+ * look, measure STATS_CONFIRM_PAIRS more while the comparison is AMBIGUOUS
+ * and a win of at least the threshold is still inside its interval, up to
+ * max_pairs (0: STATS_CONFIRM_MAX_PAIRS). */
+#define STATS_CONFIRM_PAIRS 3
+#define STATS_CONFIRM_MAX_PAIRS 9
+bool stats_confirm_more(const struct stats_cmp *c, size_t pairs, size_t max_pairs);
+
+const char *stats_verdict_name(enum stats_verdict v); /* "fast", "not_comparable", ... */
+enum stats_verdict stats_verdict_parse(const char *name); /* SV_NONE when unknown */
+/* Flag names, in a fixed order; "implausible" first when any implausible
+ * bit is set.  Returns a new JSON array (caller owns). */
+json_t *stats_flags_json(unsigned flags);
+/* Same names joined by ", " into out. */
+void stats_flags_text(unsigned flags, struct sb *out);
+/* Parse a JSON flags array back into bits (unknown names ignored). */
+unsigned stats_flags_parse(const json_t *arr);
+/* The whole comparison as JSON (caller owns). */
+json_t *stats_cmp_json(const struct stats_cmp *c);
+
+#endif

@@ -1,0 +1,546 @@
+/* Unit tests for stats: every estimator and verdict against values worked
+ * out by hand (the comments show the arithmetic). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "core/sb.h"
+#include "core/stats.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define EPS 1e-6
+#define assert_close(a, b, eps) assert_true(fabs((double)(a) - (double)(b)) <= (eps))
+
+static void median_mean_std_by_hand(void **state)
+{
+	double odd[] = {3, 1, 2}, even[] = {4, 1, 3, 2};
+	assert_close(stats_median(odd, 3), 2, EPS);
+	assert_close(stats_median(even, 4), 2.5, EPS);
+	assert_close(stats_mean(even, 4), 2.5, EPS);
+	/* deviations ±1.5, ±0.5: (2.25+0.25+0.25+2.25)/3 = 5/3 */
+	assert_close(stats_std(even, 4), sqrt(5.0 / 3.0), EPS);
+	assert_true(isnan(stats_std(odd, 1)));
+	assert_true(isnan(stats_median(odd, 0)));
+	assert_true(isnan(stats_mean(odd, 0)));
+}
+
+static void quantiles_interpolate_linearly(void **state)
+{
+	double x[] = {5, 1, 4, 2, 3}, two[] = {20, 10}, one[] = {7};
+	/* h = 4·0.1 = 0.4 → 1 + 0.4·(2−1); h = 3.6 → 4 + 0.6·(5−4) */
+	assert_close(stats_quantile(x, 5, 0.1), 1.4, EPS);
+	assert_close(stats_quantile(x, 5, 0.9), 4.6, EPS);
+	assert_close(stats_quantile(two, 2, 0.1), 11, EPS);
+	assert_close(stats_quantile(two, 2, 0.9), 19, EPS);
+	assert_close(stats_quantile(one, 1, 0.1), 7, EPS);
+	assert_close(stats_quantile(one, 1, 0.9), 7, EPS);
+	assert_true(isnan(stats_quantile(x, 5, 1.5)));
+}
+
+static void summary_of_five(void **state)
+{
+	double x[] = {5, 1, 4, 2, 3};
+	struct stats_summary s;
+	stats_summarize(x, 5, &s);
+	assert_int_equal(s.n, 5);
+	assert_close(s.median, 3, EPS);
+	assert_close(s.mean, 3, EPS);
+	assert_close(s.std, sqrt(2.5), EPS); /* (4+1+0+1+4)/4 */
+	assert_close(s.min, 1, EPS);
+	assert_close(s.max, 5, EPS);
+	assert_close(s.p10, 1.4, EPS);
+	assert_close(s.p90, 4.6, EPS);
+	stats_summarize(x, 1, &s); /* n = 1: a centre, no spread */
+	assert_close(s.median, 5, EPS);
+	assert_true(isnan(s.std));
+	stats_summarize(x, 0, &s);
+	assert_true(isnan(s.median));
+}
+
+static void spread_uses_range_over_d2_then_mad(void **state)
+{
+	double two[] = {0, 0.1128};
+	double three[] = {0.05, 0, 0.1693};
+	double four[] = {0, 1, 2, 2.059};
+	double five[] = {1, 2, 3, 4, 100}; /* |x−3| = 2,1,0,1,97 → MAD 1 */
+	assert_close(stats_d2(2), 1.128, EPS);
+	assert_close(stats_d2(3), 1.693, EPS);
+	assert_close(stats_d2(4), 2.059, EPS);
+	assert_true(isnan(stats_d2(5)));
+	assert_close(stats_spread(two, 2), 0.1, EPS);
+	assert_close(stats_spread(three, 3), 0.1, EPS);
+	assert_close(stats_spread(four, 4), 1.0, EPS);
+	assert_close(stats_spread(five, 5), 1.4826, EPS); /* the outlier does not count */
+	assert_true(isnan(stats_spread(two, 1)));
+}
+
+static void t_quantiles(void **state)
+{
+	assert_close(stats_t975(0), 1.959964, 1e-6);
+	assert_close(stats_t975(1), 12.706, EPS);
+	assert_close(stats_t975(4), 2.776, EPS);
+	assert_close(stats_t975(30), 2.042, EPS);
+	assert_close(stats_t975(40), 2.021, 0.001);
+	assert_close(stats_t975(1000), 1.962, 0.001);
+}
+
+/* A set with one shape "s" and the given log times. */
+static void set_logs(struct stats_set *s, const char *env, const char *key, const double *lg,
+		     size_t n)
+{
+	if (env)
+		stats_set_env(s, env);
+	for (size_t i = 0; i < n; i++)
+		stats_set_add(s, key, exp(lg[i]));
+}
+
+static void noise_pools_groups_per_environment(void **state)
+{
+	struct stats_set a = {0}, b = {0}, c = {0}, single = {0};
+	double la[] = {0, 0.1128};            /* s = 0.1, 1 dof */
+	double lb[] = {0, 0.1, 0.3386};       /* s = 0.3386/1.693 = 0.2, 2 dof */
+	double lc[] = {0, 2.0, 1.0};          /* other environment: ignored */
+	double ls[] = {0.5};                  /* n = 1: no spread, no dof */
+	set_logs(&a, "H200", "s", la, 2);
+	set_logs(&b, "H200", "s", lb, 3);
+	set_logs(&c, "A100", "s", lc, 3);
+	set_logs(&single, "H200", "s", ls, 1);
+	const struct stats_set *g[] = {&a, &b, &c, &single};
+	struct stats_noise n;
+
+	stats_noise_pool(g, 4, "H200", "s", &n);
+	/* (1·0.01 + 2·0.04) / 3 = 0.03 */
+	assert_close(n.raw, sqrt(0.03), EPS);
+	assert_close(n.sigma, sqrt(0.03), EPS);
+	assert_int_equal(n.dof, 3);
+	assert_false(n.assumed);
+	assert_true(n.unstable); /* cv ≈ 17 % */
+	assert_close(n.cv, sqrt(expm1(0.03)), EPS);
+
+	stats_noise_pool(g, 4, "H200", "other-shape", &n);
+	assert_true(n.assumed);
+	assert_close(n.sigma, 0.02, EPS);
+	assert_int_equal(n.dof, 0);
+	assert_false(n.unstable);
+
+	stats_noise_pool(g + 3, 1, "H200", "s", &n); /* only n = 1 */
+	assert_true(n.assumed);
+
+	stats_set_release(&a);
+	stats_set_release(&b);
+	stats_set_release(&c);
+	stats_set_release(&single);
+}
+
+static void noise_has_a_floor(void **state)
+{
+	struct stats_set a = {0};
+	double la[] = {0, 0.001128}; /* s = 0.001 */
+	set_logs(&a, NULL, "s", la, 2);
+	const struct stats_set *g[] = {&a};
+	struct stats_noise n;
+	stats_noise_pool(g, 1, NULL, "s", &n);
+	assert_close(n.raw, 0.001, EPS);
+	assert_close(n.sigma, 0.005, EPS);
+	assert_false(n.unstable);
+	stats_set_release(&a);
+}
+
+static void one_vs_one_with_assumed_noise(void **state)
+{
+	struct stats_set best = {0}, cand = {0};
+	struct stats_cmp c;
+	stats_set_add(&best, "s", 1.0);
+	stats_set_add(&cand, "s", 0.9);
+	stats_compare(&best, &cand, NULL, &c);
+	/* d = ln(1/0.9) = 0.105361; band = 1.959964·0.02·√2 = 0.055437;
+	 * d − band = 0.049924 ≥ −ln(0.97) = 0.030459 → fast */
+	assert_int_equal(c.verdict, SV_FAST);
+	assert_close(c.gain, 0.1, EPS);
+	assert_close(c.speedup, 1 / 0.9, EPS);
+	assert_close(c.band, 1.959964 * 0.02 * sqrt(2), 1e-6);
+	assert_close(c.lo, 1 - exp(-(log(1 / 0.9) - c.band)), EPS);
+	assert_true(c.flags & SF_NOISE_ASSUMED);
+	assert_false(c.flags & SF_IMPLAUSIBLE_MASK);
+	assert_true(strstr(c.why, "noise assumed 2%") != NULL);
+	assert_true(stats_wants_confirm(&c));
+	assert_true(stats_promotes(&c));
+	stats_cmp_release(&c);
+
+	/* 2 % faster: big enough? no; inside ±3 %? the band says it could be
+	 * +7.5 %: ambiguous */
+	stats_set_release(&cand);
+	stats_set_add(&cand, "s", 0.98);
+	stats_compare(&best, &cand, NULL, &c);
+	assert_int_equal(c.verdict, SV_AMBIGUOUS);
+	assert_true(stats_wants_confirm(&c));
+	assert_false(stats_promotes(&c));
+	stats_cmp_release(&c);
+	stats_set_release(&best);
+	stats_set_release(&cand);
+}
+
+/* History of n runs per group with a known spread, so the band is narrow. */
+static void quiet_history(struct stats_set *h, const char *key)
+{
+	double lg[] = {0, 0.005 * 1.128}; /* s = 0.005 */
+	for (int i = 0; i < 10; i++) {
+		stats_set_add(h, key, exp(lg[0]));
+		stats_set_add(h, key, exp(lg[1]));
+	}
+}
+
+static void same_and_slow_need_a_measured_band(void **state)
+{
+	struct stats_set best = {0}, cand = {0}, hist = {0};
+	struct stats_cmp c;
+	quiet_history(&hist, "s");
+	const struct stats_set *h[] = {&hist};
+	struct stats_opts o = {.history = h, .nhistory = 1};
+	for (int i = 0; i < 3; i++)
+		stats_set_add(&best, "s", 1.0);
+	stats_set_add(&cand, "s", 1.005);
+	stats_compare(&best, &cand, &o, &c);
+	/* pooled spread ≈ 0.4 % → floor 0.5 %; band ≈ 2.08·0.005·sqrt(4/3) =
+	 * 1.2 %: −0.5 % ± 1.2 % lies inside ±3 % */
+	assert_int_equal(c.verdict, SV_SAME);
+	assert_false(c.flags & SF_NOISE_ASSUMED);
+	assert_false(stats_wants_confirm(&c));
+	stats_cmp_release(&c);
+
+	stats_set_release(&cand);
+	stats_set_add(&cand, "s", 1.2);
+	stats_compare(&best, &cand, &o, &c);
+	assert_int_equal(c.verdict, SV_SLOW);
+	assert_close(c.gain, -0.2, EPS);
+	stats_cmp_release(&c);
+
+	/* With no history the same 1.005 would not be provably the same. */
+	stats_set_release(&cand);
+	stats_set_add(&cand, "s", 1.005);
+	stats_compare(&best, &cand, NULL, &c);
+	assert_int_equal(c.verdict, SV_AMBIGUOUS);
+	stats_cmp_release(&c);
+	stats_set_release(&best);
+	stats_set_release(&cand);
+	stats_set_release(&hist);
+}
+
+static void geomean_of_ratios_over_common_shapes(void **state)
+{
+	struct stats_set best = {0}, cand = {0};
+	struct stats_cmp c;
+	stats_set_add(&best, "A", 1.0);
+	stats_set_add(&best, "B", 4.0);
+	stats_set_add(&cand, "A", 0.5);
+	stats_set_add(&cand, "B", 4.4);
+	stats_compare(&best, &cand, NULL, &c);
+	/* per shape 2 and 1/1.1: geomean sqrt(2/1.1) = 1.348399 */
+	assert_close(c.speedup, sqrt(2 / 1.1), EPS);
+	assert_int_equal(c.ncommon, 2);
+	assert_int_equal(c.worst, 1); /* B got slower */
+	assert_string_equal(c.shapes[c.worst].key, "B");
+	assert_close(c.shapes[1].gain, -0.1, EPS);
+	stats_cmp_release(&c);
+	stats_set_release(&cand);
+
+	/* B not measured: the aggregate is over A only (2.0, not the ratio of
+	 * geomeans sqrt(1·4)/0.5 = 4), and the verdict says missing */
+	stats_set_add(&cand, "A", 0.5);
+	stats_compare(&best, &cand, NULL, &c);
+	assert_int_equal(c.verdict, SV_MISSING);
+	assert_close(c.speedup, 2.0, EPS);
+	assert_int_equal(c.ncommon, 1);
+	assert_false(stats_wants_confirm(&c));
+	stats_cmp_release(&c);
+	stats_set_release(&best);
+	stats_set_release(&cand);
+}
+
+static void unequal_n_uses_medians_and_both_counts(void **state)
+{
+	struct stats_set best = {0}, cand = {0};
+	struct stats_cmp c;
+	stats_set_add(&best, "s", 1.0);
+	stats_set_add(&best, "s", 1.2);
+	stats_set_add(&best, "s", 1.1);
+	stats_set_add(&cand, "s", 1.0);
+	stats_compare(&best, &cand, NULL, &c);
+	/* best median 1.1, candidate 1.0 */
+	assert_close(c.shapes[0].best_ms, 1.1, EPS);
+	assert_int_equal(c.shapes[0].n_best, 3);
+	assert_int_equal(c.shapes[0].n_cand, 1);
+	assert_close(c.speedup, 1.1, EPS);
+	/* noise from the best's own 3 runs: range ln(1.2) / 1.693, 2 dof;
+	 * se = s·sqrt((1.160²)/3 + 1): a median of 3 has 1.160 times the error
+	 * of a mean of 3 */
+	double s = log(1.2) / 1.693;
+	assert_close(c.shapes[0].noise.sigma, s, EPS);
+	assert_close(c.band, 4.303 * s * sqrt(1.160 * 1.160 / 3 + 1), EPS);
+	assert_int_equal(c.dof, 2);
+	stats_cmp_release(&c);
+	stats_set_release(&best);
+	stats_set_release(&cand);
+}
+
+static void changed_environment_is_not_comparable(void **state)
+{
+	struct stats_set best = {0}, cand = {0};
+	struct stats_cmp c;
+	stats_set_env(&best, "NVIDIA H200 | CUDA 13.0 | PyTorch 2.11.0");
+	stats_set_env(&cand, "NVIDIA H200 | CUDA 12.8 | PyTorch 2.11.0");
+	stats_set_add(&best, "s", 1.0);
+	stats_set_add(&cand, "s", 0.5);
+	stats_compare(&best, &cand, NULL, &c);
+	assert_int_equal(c.verdict, SV_NOT_COMPARABLE);
+	assert_true(c.flags & SF_ENV_CHANGED);
+	assert_true(strstr(c.why, "re-measure the best") != NULL);
+	assert_false(stats_wants_confirm(&c));
+	stats_cmp_release(&c);
+	stats_set_release(&best);
+	stats_set_release(&cand);
+}
+
+static void changed_shape_set_is_not_comparable(void **state)
+{
+	struct stats_set best = {0}, cand = {0};
+	struct stats_cmp c;
+	stats_set_add(&best, "A", 1.0);
+	stats_set_add(&cand, "A", 0.9);
+	stats_set_add(&cand, "C", 0.9);
+	stats_compare(&best, &cand, NULL, &c);
+	assert_int_equal(c.verdict, SV_NOT_COMPARABLE);
+	assert_true(c.flags & SF_SHAPES_CHANGED);
+	stats_cmp_release(&c);
+	stats_set_release(&cand);
+	stats_set_add(&cand, "C", 0.9); /* nothing in common at all */
+	stats_compare(&best, &cand, NULL, &c);
+	assert_int_equal(c.verdict, SV_NOT_COMPARABLE);
+	assert_int_equal(c.ncommon, 0);
+	stats_cmp_release(&c);
+	stats_set_release(&best);
+	stats_set_release(&cand);
+}
+
+static void zero_negative_and_nan_times(void **state)
+{
+	struct stats_set best = {0}, cand = {0};
+	struct stats_cmp c;
+	stats_set_add(&best, "s", 1.0);
+	stats_set_add(&cand, "s", 0.0);
+	stats_compare(&best, &cand, NULL, &c);
+	assert_int_equal(c.verdict, SV_MISSING);
+	assert_true(c.flags & SF_BAD_TIME);
+	assert_false(stats_promotes(&c));
+	stats_cmp_release(&c);
+
+	stats_set_add(&cand, "s", NAN);
+	stats_set_add(&cand, "s", -1.0);
+	stats_set_add(&cand, "s", 0.9);
+	stats_compare(&best, &cand, NULL, &c);
+	/* the one usable time is measured, the rest flagged */
+	assert_int_equal(c.shapes[0].n_cand, 1);
+	assert_close(c.speedup, 1 / 0.9, EPS);
+	assert_int_equal(c.verdict, SV_FAST);
+	assert_true(c.flags & SF_BAD_TIME);
+	assert_false(stats_promotes(&c)); /* fast, but a bad time blocks it */
+	stats_cmp_release(&c);
+	stats_set_release(&best);
+	stats_set_release(&cand);
+}
+
+static void implausible_speedups_are_flagged(void **state)
+{
+	struct stats_set best = {0}, cand = {0};
+	struct stats_cmp c;
+	stats_set_add(&best, "s", 1.0);
+	stats_set_add(&cand, "s", 0.6); /* 1.67× */
+	stats_compare(&best, &cand, NULL, &c);
+	assert_true(c.flags & SF_IMPLAUSIBLE_AGG);
+	assert_false(c.flags & SF_IMPLAUSIBLE_SHAPE);
+	assert_int_equal(c.verdict, SV_FAST);
+	assert_false(stats_promotes(&c));
+	stats_cmp_release(&c);
+	stats_set_release(&best);
+	stats_set_release(&cand);
+
+	/* one shape 3.5×, three unchanged: aggregate 3.5^¼ = 1.368 (not > 1.5)
+	 * but that shape is implausible and the win is confined to it */
+	const char *k[] = {"A", "B", "C", "D"};
+	for (int i = 0; i < 4; i++) {
+		stats_set_add(&best, k[i], 1.0);
+		stats_set_add(&cand, k[i], i == 0 ? 1 / 3.5 : 1.0);
+	}
+	stats_compare(&best, &cand, NULL, &c);
+	assert_close(c.speedup, pow(3.5, 0.25), EPS);
+	assert_false(c.flags & SF_IMPLAUSIBLE_AGG);
+	assert_true(c.flags & SF_IMPLAUSIBLE_SHAPE);
+	assert_true(c.flags & SF_CONFINED);
+	json_t *f = stats_flags_json(c.flags);
+	assert_string_equal(json_string_value(json_array_get(f, 0)), "implausible");
+	assert_int_equal(stats_flags_parse(f), c.flags);
+	json_decref(f);
+	stats_cmp_release(&c);
+	stats_set_release(&best);
+	stats_set_release(&cand);
+
+	/* two shapes both 10 % faster: not confined */
+	stats_set_add(&best, "A", 1.0);
+	stats_set_add(&best, "B", 1.0);
+	stats_set_add(&cand, "A", 0.9);
+	stats_set_add(&cand, "B", 0.9);
+	stats_compare(&best, &cand, NULL, &c);
+	assert_false(c.flags & SF_IMPLAUSIBLE_MASK);
+	stats_cmp_release(&c);
+	stats_set_release(&best);
+	stats_set_release(&cand);
+}
+
+static void collapsed_noise_is_flagged(void **state)
+{
+	struct stats_set best = {0}, cand = {0}, hist = {0};
+	struct stats_cmp c;
+	double lh[] = {0, 0.05 * 1.693 / 2, 0.05 * 1.693}; /* s = 0.05 */
+	set_logs(&hist, NULL, "s", lh, 3);
+	const struct stats_set *h[] = {&hist};
+	struct stats_opts o = {.history = h, .nhistory = 1};
+	stats_set_add(&best, "s", 1.0);
+	for (int i = 0; i < 3; i++)
+		stats_set_add(&cand, "s", 0.8);
+	stats_compare(&best, &cand, &o, &c);
+	assert_true(c.flags & SF_COLLAPSED);
+	stats_cmp_release(&c);
+
+	/* one shape collapsed and another measured normally: not flagged */
+	double lo[] = {0, 0.04, 0.08};
+	set_logs(&hist, NULL, "t", lh, 3);
+	stats_set_add(&best, "t", 1.0);
+	set_logs(&cand, NULL, "t", lo, 3);
+	stats_compare(&best, &cand, &o, &c);
+	assert_false(c.flags & SF_COLLAPSED);
+	stats_cmp_release(&c);
+	stats_set_release(&best);
+	stats_set_add(&best, "s", 1.0);
+
+	/* a candidate with an ordinary spread is not flagged */
+	stats_set_release(&cand);
+	double lc[] = {log(0.8), log(0.8) + 0.04, log(0.8) + 0.08};
+	set_logs(&cand, NULL, "s", lc, 3);
+	stats_compare(&best, &cand, &o, &c);
+	assert_false(c.flags & SF_COLLAPSED);
+	stats_cmp_release(&c);
+	stats_set_release(&best);
+	stats_set_release(&cand);
+	stats_set_release(&hist);
+}
+
+static void unstable_noise_is_flagged(void **state)
+{
+	struct stats_set best = {0}, cand = {0};
+	struct stats_cmp c;
+	double lb[] = {0, 0.15 * 1.128}; /* s = 0.15: cv ≈ 15 % */
+	set_logs(&best, NULL, "s", lb, 2);
+	stats_set_add(&cand, "s", 1.0);
+	stats_compare(&best, &cand, NULL, &c);
+	assert_true(c.flags & SF_UNSTABLE);
+	struct sb t = SB_INIT;
+	stats_flags_text(c.flags, &t);
+	assert_string_equal(t.buf, "unstable");
+	sb_release(&t);
+	stats_cmp_release(&c);
+	stats_set_release(&best);
+	stats_set_release(&cand);
+}
+
+static void no_best_and_no_candidate(void **state)
+{
+	struct stats_set best = {0}, cand = {0};
+	struct stats_cmp c;
+	stats_set_add(&cand, "s", 1.0);
+	stats_compare(NULL, &cand, NULL, &c);
+	assert_int_equal(c.verdict, SV_NONE);
+	stats_cmp_release(&c);
+	stats_set_add(&best, "s", 1.0);
+	stats_compare(&best, NULL, NULL, &c);
+	assert_int_equal(c.verdict, SV_MISSING);
+	stats_cmp_release(&c);
+	stats_set_release(&best);
+	stats_set_release(&cand);
+}
+
+static void threshold_is_configurable(void **state)
+{
+	struct stats_set best = {0}, cand = {0}, hist = {0};
+	struct stats_cmp c;
+	quiet_history(&hist, "s");
+	const struct stats_set *h[] = {&hist};
+	struct stats_opts o = {.history = h, .nhistory = 1, .threshold = 0.03};
+	for (int i = 0; i < 3; i++)
+		stats_set_add(&best, "s", 1.0);
+	/* band: pooled spread floored to 0.5 %, se = 0.005·sqrt(1.16²/3 + 1),
+	 * t(21) = 2.080 → 0.0124; d = −ln 0.955 = 0.0460, d − band = 0.0336 ≥
+	 * −ln 0.97 = 0.0305 → fast */
+	stats_set_add(&cand, "s", 0.955);
+	stats_compare(&best, &cand, &o, &c);
+	assert_int_equal(c.verdict, SV_FAST);
+	stats_cmp_release(&c);
+	o.threshold = 0.07; /* d + band = 0.058 < −ln 0.93 = 0.0726: inside ±7 % */
+	stats_compare(&best, &cand, &o, &c);
+	assert_int_equal(c.verdict, SV_SAME);
+	stats_cmp_release(&c);
+	stats_set_release(&best);
+	stats_set_release(&cand);
+	stats_set_release(&hist);
+}
+
+static void names_round_trip_and_json(void **state)
+{
+	for (int v = SV_NONE; v <= SV_NOT_COMPARABLE; v++)
+		assert_int_equal(stats_verdict_parse(stats_verdict_name(v)), v);
+	assert_string_equal(stats_verdict_name(SV_NOT_COMPARABLE), "not_comparable");
+	struct stats_set best = {0}, cand = {0};
+	struct stats_cmp c;
+	stats_set_add(&best, "s", 1.0);
+	stats_set_add(&cand, "s", 0.9);
+	stats_compare(&best, &cand, NULL, &c);
+	json_t *j = stats_cmp_json(&c);
+	assert_string_equal(json_string_value(json_object_get(j, "verdict")), "fast");
+	assert_close(json_real_value(json_object_get(j, "vs_best")), 0.1, EPS);
+	assert_string_equal(json_string_value(json_object_get(j, "worst_shape")), "s");
+	json_decref(j);
+	stats_cmp_release(&c);
+	stats_set_release(&best);
+	stats_set_release(&cand);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(median_mean_std_by_hand),
+		cmocka_unit_test(quantiles_interpolate_linearly),
+		cmocka_unit_test(summary_of_five),
+		cmocka_unit_test(spread_uses_range_over_d2_then_mad),
+		cmocka_unit_test(t_quantiles),
+		cmocka_unit_test(noise_pools_groups_per_environment),
+		cmocka_unit_test(noise_has_a_floor),
+		cmocka_unit_test(one_vs_one_with_assumed_noise),
+		cmocka_unit_test(same_and_slow_need_a_measured_band),
+		cmocka_unit_test(geomean_of_ratios_over_common_shapes),
+		cmocka_unit_test(unequal_n_uses_medians_and_both_counts),
+		cmocka_unit_test(changed_environment_is_not_comparable),
+		cmocka_unit_test(changed_shape_set_is_not_comparable),
+		cmocka_unit_test(zero_negative_and_nan_times),
+		cmocka_unit_test(implausible_speedups_are_flagged),
+		cmocka_unit_test(collapsed_noise_is_flagged),
+		cmocka_unit_test(unstable_noise_is_flagged),
+		cmocka_unit_test(no_best_and_no_candidate),
+		cmocka_unit_test(threshold_is_configurable),
+		cmocka_unit_test(names_round_trip_and_json),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
