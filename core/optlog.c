@@ -648,7 +648,7 @@ static void unescape_into(struct span x, struct sb *s)
 	while (p < end) {
 		/* Copy the plain run up to the next escape or tag in one go. */
 		const char *q = p;
-		while (q < end && *q != '\\' && *q != '<')
+		while (q < end && *q != '\\' && *q != '<' && *q != '\r' && *q != '\0')
 			q++;
 		sb_add(s, p, (size_t)(q - p));
 		p = q;
@@ -657,6 +657,12 @@ static void unescape_into(struct span x, struct sb *s)
 		if (*p == '\\' && p + 1 < end && (p[1] == '|' || p[1] == '\\')) {
 			sb_addc(s, p[1]);
 			p += 2;
+		} else if (*p == '\0') {
+			sb_adds(s, "\xef\xbf\xbd"); /* U+FFFD: a NUL would end the C string */
+			p++;
+		} else if (*p == '\r') {
+			sb_addc(s, '\n'); /* a lone CR inside a line is a break, as render sees it */
+			p++;
 		} else if (*p == '<' && (end - p >= 4) && strncasecmp(p, "<br", 3) == 0) {
 			q = p + 3;
 			while (q < end && *q == ' ')
@@ -679,7 +685,8 @@ static char *unescape_cell(struct span x)
 {
 	struct sb s = SB_INIT;
 
-	if (!memchr(x.s, '\\', x.n) && !memchr(x.s, '<', x.n))
+	if (!memchr(x.s, '\\', x.n) && !memchr(x.s, '<', x.n) && !memchr(x.s, '\r', x.n) &&
+	    !memchr(x.s, '\0', x.n))
 		return xstrndup(x.s, x.n);
 	unescape_into(x, &s);
 	return sb_detach(&s);
@@ -824,6 +831,17 @@ static bool is_fence(struct span line)
 	return !memcmp(x.s + ind, "```", 3) || !memcmp(x.s + ind, "~~~", 3);
 }
 
+/* A fence line further on: the fence opened here is closed.  One never
+ * closed is plain text, so a stray ``` cannot hide the summary table. */
+static bool fence_closes(struct lines L)
+{
+	struct span x;
+	while (next_line(&L, &x))
+		if (is_fence(x))
+			return true;
+	return false;
+}
+
 /* ATX heading level (1-6) and its text, 0 when not a heading. */
 static int heading(struct span line, struct span *text)
 {
@@ -854,9 +872,18 @@ static bool contains_ci(struct span x, const char *lit)
 static char *header_value(struct span v)
 {
 	v = strip_marks(v);
+	struct sb out = SB_INIT;
+
 	if (none_word(v))
 		return NULL;
-	return xstrndup(v.s, v.n);
+	/* Header values are not escaped; only a NUL needs replacing. */
+	for (const char *p = v.s, *end = v.s + v.n; p < end; p++) {
+		if (*p)
+			sb_addc(&out, *p);
+		else
+			sb_adds(&out, "\xef\xbf\xbd");
+	}
+	return sb_detach(&out);
 }
 
 /* "Env: ...", "- **Baseline (main):** ...", "Target: ..." */
@@ -984,7 +1011,7 @@ static void read_row(struct reader *R, struct span line, int lineno)
 		/* Unescaped pipes in the direction: give the extra cells to it. */
 		size_t extra = c->n - R->ncols, di = (size_t)R->idx[C_DIR];
 		const char *s = c->v[di].s, *e = c->v[di + extra].s + c->v[di + extra].n;
-		c->v[di] = (struct span){s, (size_t)(e - s)};
+		c->v[di] = span_trim((struct span){s, (size_t)(e - s)});
 		memmove(&c->v[di + 1], &c->v[di + 1 + extra],
 			(c->n - di - 1 - extra) * sizeof(c->v[0]));
 		c->n -= extra;
@@ -1119,7 +1146,7 @@ int optlog_parse(const char *text, size_t len, struct optlog_doc *d,
 	memset(d, 0, sizeof(*d));
 	/* Pass 1: header lines, and where each table starts. */
 	while (next_line(&L, &line)) {
-		if (is_fence(line)) {
+		if (is_fence(line) && (in_fence || fence_closes(L))) {
 			in_fence = !in_fence;
 			continue;
 		}
