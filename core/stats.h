@@ -213,6 +213,18 @@ bool stats_promotes(const struct stats_cmp *confirm);
 #define STATS_CONFIRM_MAX_PAIRS 9
 bool stats_confirm_more(const struct stats_cmp *c, size_t pairs, size_t max_pairs);
 
+/* The stall rule.  One entry per logged row, oldest first.  Counting back
+ * from the newest row to the baseline: a confirmed win ends the count; a row
+ * whose run was NOT COMPARABLE is not counted; every other row counts (a
+ * keep that was never confirmed does not reset the count). */
+struct stats_stall_row {
+	bool base;           /* the baseline row */
+	bool confirmed_win;  /* a confirm run promoted this row */
+	bool not_comparable; /* its run's verdict was NOT_COMPARABLE */
+};
+#define STATS_STALL_LIMIT 3
+int stats_stall_count(const struct stats_stall_row *rows, size_t n);
+
 const char *stats_verdict_name(enum stats_verdict v); /* "fast", "not_comparable", ... */
 enum stats_verdict stats_verdict_parse(const char *name); /* SV_NONE when unknown */
 /* Flag names, in a fixed order; "implausible" first when any implausible
