@@ -667,7 +667,7 @@ json_t *stats_cmp_json(const struct stats_cmp *c)
 	json_object_set_new(o, "interval_method",
 			    json_string("log-normal t interval, 95 %, pooled per-run noise"));
 	json_object_set_new(o, "worst_shape",
-			    c->worst >= 0 ? json_string(c->shapes[c->worst].key) : json_null());
+			    c->worst >= 0 && (size_t)c->worst < c->nshapes ? json_string(c->shapes[c->worst].key) : json_null());
 	json_object_set_new(o, "why", json_string(c->why ? c->why : ""));
 	for (size_t i = 0; i < c->nshapes; i++) {
 		const struct stats_shape_cmp *s = &c->shapes[i];
