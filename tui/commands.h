@@ -22,7 +22,10 @@ struct cli {
 #define OPTLOOP_COMMANDS(X)                                                                   \
 	X(help, "help [COMMAND]", "show the commands, or one command's usage")                \
 	X(version, "version", "print the version")                                            \
-	X(import, "import FILE [--json] [--strict]", "read an OPT_LOG.md and show its rows and what could not be read")
+	X(import, "import FILE [--json] [--strict]", "read an OPT_LOG.md and show its rows and what could not be read") \
+	X(parse, "parse FILE [--exit-status N | --killed] [--patterns NAME] [--json]",       \
+	  "read a saved verify log: gate verdict, pytest counts, env, result table")          \
+	X(view, "view PATH/OPT_LOG.md", "open the workbench panes read-only on any OPT_LOG.md")
 
 #define X(name, usage, summary) int cmd_##name(struct cli *cli, int argc, char **argv);
 OPTLOOP_COMMANDS(X)

@@ -28,8 +28,6 @@
 	X(PAGE_UP, "page-up", "previous page", KEY_PPAGE, CTRL_KEY('b'))                        \
 	X(TOP, "top", "first row", 'g', KEY_HOME)                                               \
 	X(BOTTOM, "bottom", "last row", 'G', KEY_END)                                           \
-	X(LEFT, "left", "scroll left / previous field", 'h', KEY_LEFT)                          \
-	X(RIGHT, "right", "scroll right / next field", KEY_RIGHT)                               \
 	X(SEARCH, "search", "search the timeline or the live output", '/')                      \
 	X(SEARCH_NEXT, "next-match", "next search match", 'n')                                  \
 	X(SEARCH_PREV, "prev-match", "previous search match", 'N')                              \
@@ -37,6 +35,7 @@
 	X(PREV_PANE, "prev-pane", "move focus to the previous pane", KEY_BTAB)                  \
 	X(MODE, "shape-mode", "chart: switch between geomean and per-shape", 's')               \
 	X(TOGGLE, "toggle", "traps: mark the selected trap checked / unchecked", 't')           \
+	X(NOTES, "problems", "list import problems and start-up findings", 'p')                  \
 	X(BACK, "back", "close the detail, help or live output", KEY_ESC)                       \
 	X(REDRAW, "redraw", "redraw the screen", CTRL_KEY('l'))                                 \
 	X(HELP, "help", "this help", '?', KEY_F(1))                                             \

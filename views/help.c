@@ -6,6 +6,7 @@
 
 #include "core/sb.h"
 
+#include <stdio.h>
 #include <string.h>
 
 static struct wb_line lines[ACT_COUNT + 8];
@@ -24,12 +25,24 @@ static void build(void)
 		const struct action_info *a = &action_table[i];
 		sb_init(&s);
 		for (const int *k = a->keys; *k; k++) {
-			if (k != a->keys)
+			const char *name = action_key_name(*k);
+			char one[16];
+			snprintf(one, sizeof(one), " %s ", name);
+			/* Enter has three codes; name it once. */
+			struct sb pad = SB_INIT;
+			sb_init(&pad);
+			sb_addf(&pad, " %s ", s.buf);
+			bool dup = strstr(pad.buf, one) != NULL;
+			sb_release(&pad);
+			if (dup)
+				continue;
+			if (s.len)
 				sb_adds(&s, " ");
-			sb_adds(&s, action_key_name(*k));
+			sb_adds(&s, name);
 		}
-		while (s.len < 16)
+		do
 			sb_addc(&s, ' ');
+		while (s.len < 16);
 		sb_addf(&s, "%s", a->help);
 		lines[nlines++] = (struct wb_line){sb_detach(&s), R_NORMAL};
 	}

@@ -5,6 +5,7 @@
  */
 #include "views/view.h"
 
+#include "core/optlog.h"
 #include "core/sb.h"
 #include "views/sanitize.h"
 
@@ -290,52 +291,24 @@ int draw_wrapped(WINDOW *w, int y, int x, int cells, int max_lines, const char *
 
 /* ---- cells --------------------------------------------------------------- */
 
+/* The log's own formatting, so the panes show exactly what OPT_LOG.md holds. */
 void fmt_bench(double ms, struct sb *out)
 {
-	if (isnan(ms))
-		sb_adds(out, "\xe2\x80\x94");
-	else
-		sb_addf(out, "%.3f", ms);
+	optlog_fmt_bench(ms, out);
 }
 
 void fmt_vs_best(double frac, struct sb *out)
 {
-	if (isnan(frac))
-		sb_adds(out, "\xe2\x80\x94");
-	else {
-		long pct = lround(frac * 100.0);
-		sb_addf(out, "%+ld%%", pct);
-	}
+	optlog_fmt_vs_best(frac, out);
 }
 
+/* An imported row keeps its cell as written ("pass (-k, 3 tests)"). */
 void fmt_gate(const struct log_row *r, struct sb *out)
 {
-	if (r->gate && *r->gate) {
+	if (r->gate && *r->gate)
 		sb_adds(out, r->gate);
-		return;
-	}
-	switch (r->gate_v) {
-	case GATE_PASS:
-		sb_adds(out, "pass");
-		break;
-	case GATE_FAIL:
-		sb_adds(out, "FAIL");
-		break;
-	case GATE_ERROR:
-		sb_adds(out, "ERROR");
-		break;
-	case GATE_INCOMPLETE:
-		sb_adds(out, "incomplete");
-		break;
-	case GATE_UNVERIFIED:
-		sb_adds(out, "unverified");
-		break;
-	default:
-		sb_adds(out, "\xe2\x80\x94");
-		return;
-	}
-	if (r->scope == SCOPE_SUBSET)
-		sb_adds(out, " (-k)");
+	else
+		optlog_fmt_gate(r->gate_v, r->scope, out);
 }
 
 void wb_lines_free(struct wb_line *v, size_t n)

@@ -147,10 +147,10 @@ static void timeline_renders_every_column(void **state)
 		"+- Timeline · 5 iterations --------------------------------------------+\n"
 		"| Iter Direction                    Gate        Bench ms vs best Status|\n"
 		"|    0 baseline                     pass           0.973       — base  |\n"
-		"|    1 fuse gate cumsum into the c… pass           0.902     +7% keep  |\n"
+		"|    1 fuse gate cumsum into the c… pass           0.902   +7.3% keep  |\n"
 		"|!   2 TF32 for the inner matmul    FAIL               —       — revert|\n"
 		"|?   3 BT=128 tiles                 incomplete         —       — drop  |\n"
-		"|*   4 num_warps 8 red              pass (-k)      0.883     +2% keep  |\n"
+		"|*   4 num_warps 8 red              pass (-k)      0.883   +2.1% keep  |\n"
 		"|                                                                      |\n"
 		"+----------------------------------------------------------------------+\n");
 	delwin(w);

@@ -1,0 +1,57 @@
+/*
+ * lint — trap patterns applied to an iteration's diff.
+ *
+ * A lint set is a list of rules read from *.lint files (assets/lints/ and a
+ * workspace's own lints/ folder; the format is described in
+ * assets/lints/README.md).  Each rule is a PCRE2 pattern (compiled once,
+ * with JIT) matched against the added or removed lines of a unified diff,
+ * with the file each line belongs to as context.  Every finding names the
+ * trap it points at, so the log step can show it and ask for an
+ * acknowledgement.
+ */
+#ifndef OPTLOOP_LINT_H
+#define OPTLOOP_LINT_H
+
+#include <stddef.h>
+
+struct err;
+struct lint_set;
+
+struct lint_finding {
+	char *lint;    /* rule id, e.g. "tf32-enabled" */
+	char *trap;    /* trap id, e.g. "symmetric-flags" */
+	char *file;    /* path as named by the diff (new name; old name when deleted) */
+	int line;      /* line in the new file ('+') or the old file ('-') */
+	char side;     /* '+' or '-' */
+	char *text;    /* the diff line without its marker, at most 200 bytes */
+	char *message; /* what the rule says, plus detail ("atol 1e-05 -> 0.001") */
+};
+
+struct lint_findings {
+	struct lint_finding *v;
+	size_t n;
+};
+
+/* Load every *.lint file of assets/lints/ (sorted by name), then those of
+ * extra_dir when it is not NULL and exists.  A later rule with the same id
+ * replaces the earlier one, so a workspace can override a shipped rule.
+ * *out is owned by the caller (lint_set_free).  ERR_USAGE with the file and
+ * line when a rule is malformed or its pattern does not compile. */
+int lint_load(const char *extra_dir, struct lint_set **out, struct err *e);
+
+/* An empty set, then rules added from text (origin names it in messages). */
+struct lint_set *lint_set_new(void);
+int lint_set_add_text(struct lint_set *ls, const char *text, size_t len, const char *origin,
+		      struct err *e);
+size_t lint_set_count(const struct lint_set *ls);
+void lint_set_free(struct lint_set *ls);
+
+/* Apply the set to a unified diff (git diff output; several files).  The
+ * findings are appended to *out in diff order (caller releases with
+ * lint_findings_release).  Text that is not a diff yields no findings. */
+int lint_diff(const struct lint_set *ls, const char *diff, size_t len, struct lint_findings *out,
+	      struct err *e);
+
+void lint_findings_release(struct lint_findings *f);
+
+#endif

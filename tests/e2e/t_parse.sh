@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# optloop parse: the captured FLA fixtures and synthetic logs through the
+# real binary, human and --json output, exit statuses, usage errors.
+. "$(dirname "$0")/lib.sh"
+
+fix="$OPTLOOP_ROOT/tests/fixtures/fla-h200"
+syn="$OPTLOOP_ROOT/tests/fixtures/synthetic"
+
+# The copies in the tree are the captured files, byte for byte.
+shared="$OPTLOOP_ROOT/../shared/fixtures/fla-h200"
+if [ -d "$shared" ]; then
+	for f in "$shared"/*; do
+		t_ok "fixture copy of $(basename "$f") matches" cmp -s "$f" "$fix/$(basename "$f")"
+	done
+else
+	t_skip "fixture copies match the captured ones" "no ../shared beside the checkout"
+fi
+
+out=$("$OPTLOOP" parse "$fix/verify-gate-fail-k.txt" --exit-status 1 --json); rc=$?
+t_is "gate failure exits 1" "$rc" 1
+t_like "json gate fail" "$out" '"gate": "fail"'
+t_like "json subset scope" "$out" '"gate_scope": "subset"'
+t_like "json -k expression" "$out" '"gate_k": "test_chunk and T63"'
+t_like "json deselected count" "$out" '"deselected": 29'
+t_like "json rows empty" "$out" '"rows": \[\]'
+
+out=$("$OPTLOOP" parse "$fix/verify-gate-pass-k-bench-timeout.txt" --killed --json); rc=$?
+t_is "killed run exits 4" "$rc" 4
+t_like "killed run is incomplete" "$out" '"gate": "incomplete"'
+t_like "killed run not complete" "$out" '"complete": false'
+t_like "env triton" "$out" '"triton": "3.6.0"'
+t_like "env sha" "$out" '"sha": "35f8256"'
+
+out=$("$OPTLOOP" parse "$fix/runpy-base-main.txt" --exit-status 0 --json); rc=$?
+t_is "plain run.py exits 0" "$rc" 0
+t_like "no gate at all" "$out" '"gate": "none"'
+t_like "base column label" "$out" '"base": "main\[ce250a9\]"'
+t_like "numbers are JSON numbers" "$out" '"speedup": 2.16[0-9]*,?$'
+t_is "last table wins: two rows" "$(printf '%s\n' "$out" | grep -c '"op": "chunk_linear_attn"')" 2
+
+out=$("$OPTLOOP" parse "$syn/l-column.txt" --exit-status 0 --json)
+t_like "L column in rows" "$out" '"L": 4'
+t_like "missing baseline cell is null" "$out" '"base_ms": null'
+
+out=$("$OPTLOOP" parse "$syn/no-gate.txt" --exit-status 0)
+t_like "no-gate is unverified" "$out" '^gate: +unverified'
+t_like "harness warning shown" "$out" "Failed to benchmark at 'main'"
+
+out=$("$OPTLOOP" parse "$syn/kernelbench-pass.txt" --patterns kernelbench --json --exit-status 0)
+t_like "kernelbench set: pass" "$out" '"gate": "pass"'
+t_like "kernelbench set: runtime" "$out" '"new_ms": 0.0412'
+t_like "json names the set" "$out" '"patterns": "kernelbench"'
+
+t_exit "traceback is a harness error (exit 4)" 4 "$OPTLOOP" parse "$syn/traceback.txt" --exit-status 1
+t_exit "missing file" 1 "$OPTLOOP" parse "$T_TMP/nope.txt"
+t_exit "no file is a usage error" 2 "$OPTLOOP" parse
+t_exit "bad exit status" 2 "$OPTLOOP" parse "$syn/no-gate.txt" --exit-status x
+t_exit "killed and exit status together" 2 "$OPTLOOP" parse "$syn/no-gate.txt" --killed --exit-status 0
+err=$("$OPTLOOP" parse "$syn/no-gate.txt" --patterns nosuchset 2>&1)
+t_like "unknown pattern set says what exists" "$err" "no pattern set 'nosuchset'.*fla, kernelbench"
+
+# A workspace's own set, picked up with --op.
+mkdir -p "$T_TMP/ws/profile/k-opt/patterns"
+printf '@extends fla\npass ^ALL GOOD$\n' >"$T_TMP/ws/profile/k-opt/patterns/mine.pat"
+printf 'ALL GOOD\n' >"$T_TMP/ws/log.txt"
+out=$("$OPTLOOP" -C "$T_TMP/ws" --op k parse log.txt --patterns mine --exit-status 0)
+t_like "workspace pattern set" "$out" '^gate: +pass'
+t_done

@@ -1,0 +1,83 @@
+# tui_lib.sh — drive the real workbench in a private tmux server.
+#
+#   . tests/e2e/tui_lib.sh            (after lib.sh)
+#   tui_start COLS ROWS [ENV=VAL...] -- command args...
+#   tui_keys KEYS...                  tmux send-keys (names like Enter, Escape, Tab)
+#   tui_wait REGEX [SECONDS]          poll the screen until REGEX matches (default 20 s)
+#   tui_gone REGEX [SECONDS]          poll until REGEX no longer matches
+#   tui_screen                        the screen as text
+#   tui_resize COLS ROWS
+#   tui_alive                         the program is still running
+#   tui_stop                          kill the server (a closed terminal)
+#
+# Each test file gets its own socket, so parallel suites never meet.
+TUI_SOCK="optloop-e2e-$$-${RANDOM}"
+TUI_STATUS="$T_TMP/tui-exit"
+tmux_() { tmux -L "$TUI_SOCK" -f /dev/null "$@"; }
+
+tui_start() {
+	local cols=$1 rows=$2
+	shift 2
+	local envs=()
+	while [ $# -gt 0 ] && [ "$1" != "--" ]; do
+		envs+=("$1")
+		shift
+	done
+	shift
+	rm -f "$TUI_STATUS"
+	local cmd
+	cmd=$(printf '%q ' "$@")
+	tmux_ kill-server 2>/dev/null
+	# The program's exit status is kept; the pane stays open to read the screen.
+	tmux_ new-session -d -x "$cols" -y "$rows" \
+		"env TERM=screen-256color ${envs[*]} $cmd; echo \$? > $TUI_STATUS; sleep 600"
+	tmux_ set-option -g status off >/dev/null
+	tmux_ resize-window -x "$cols" -y "$rows" 2>/dev/null
+}
+
+tui_screen() { tmux_ capture-pane -p; }
+tui_keys() { tmux_ send-keys "$@"; }
+tui_resize() { tmux_ resize-window -x "$1" -y "$2"; }
+
+tui_wait() {
+	local re=$1 limit=${2:-20} end
+	end=$(($(date +%s) + limit))
+	while [ "$(date +%s)" -le "$end" ]; do
+		tui_screen | grep -qE -- "$re" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+tui_gone() {
+	local re=$1 limit=${2:-20} end
+	end=$(($(date +%s) + limit))
+	while [ "$(date +%s)" -le "$end" ]; do
+		tui_screen | grep -qE -- "$re" || return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# Wait for the program to exit; prints its status.
+tui_exit_status() {
+	local limit=${1:-20} end
+	end=$(($(date +%s) + limit))
+	while [ "$(date +%s)" -le "$end" ]; do
+		[ -s "$TUI_STATUS" ] && { cat "$TUI_STATUS"; return 0; }
+		sleep 0.1
+	done
+	echo timeout
+}
+
+tui_stop() { tmux_ kill-server 2>/dev/null; }
+
+# t_screen NAME REGEX [SECONDS]: a test that passes when the screen shows REGEX.
+t_screen() {
+	if tui_wait "$2" "${3:-20}"; then t_pass "$1"; else t_fail "$1" "screen never matched /$2/:" "$(tui_screen)"; fi
+}
+t_no_screen() {
+	if tui_gone "$2" "${3:-20}"; then t_pass "$1"; else t_fail "$1" "screen still matches /$2/:" "$(tui_screen)"; fi
+}
+
+trap 'tui_stop; rm -rf "$T_TMP"' EXIT

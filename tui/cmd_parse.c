@@ -1,0 +1,186 @@
+/*
+ * cmd_parse — `optloop parse FILE`: read a saved verify log with a pattern
+ * set and print what optloop makes of it (the same reading the loop uses).
+ */
+#include "tui/commands.h"
+#include "tui/cli_util.h"
+#include "core/err.h"
+#include "core/fsutil.h"
+#include "core/parse.h"
+#include "core/patset.h"
+#include "core/sb.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void print_num(const char *fmt, double v)
+{
+	if (isnan(v))
+		printf("%10s", "-");
+	else
+		printf(fmt, v);
+}
+
+static void print_dim(const char *name, long v)
+{
+	if (v >= 0)
+		printf(" %s=%ld", name, v);
+}
+
+static void print_human(const struct parse_result *r, const char *set)
+{
+	const char *scope = parse_scope_name(r->scope);
+
+	printf("gate:      %s", gate_verdict_name(r->gate));
+	if (r->scope == SCOPE_SUBSET)
+		printf(" (subset: -k %s; a signal only, never counts as full)", r->gate_k ? r->gate_k : "");
+	else if (scope)
+		printf(" (%s)", scope);
+	printf("\n");
+	if (r->gate_test)
+		printf("gate test: %s\n", r->gate_test);
+	printf("run:       %s", r->killed ? "killed" : r->complete ? "complete" : "cut off");
+	if (r->exit_status >= 0)
+		printf(", exit status %d", r->exit_status);
+	else if (!r->killed)
+		printf(", exit status unknown (judged from the text alone)");
+	printf("; %zu lines read with pattern set %s\n", r->lines, set);
+	if (r->pytest.passed >= 0)
+		printf("pytest:    %d passed, %d failed, %d errors, %d skipped, %d deselected\n",
+		       r->pytest.passed, r->pytest.failed, r->pytest.errors, r->pytest.skipped,
+		       r->pytest.deselected);
+	else if (r->cases_passed || r->cases_failed || r->cases_skipped)
+		printf("tests:     %d passed, %d failed, %d skipped (no summary line)\n",
+		       r->cases_passed, r->cases_failed, r->cases_skipped);
+	if (r->env.raw) {
+		printf("env:       %s\n", r->env.raw);
+		printf("           device=%s backend=%s pytorch=%s triton=%s branch=%s sha=%s\n",
+		       r->env.device ? r->env.device : "?", r->env.backend ? r->env.backend : "?",
+		       r->env.pytorch ? r->env.pytorch : "?", r->env.triton ? r->env.triton : "?",
+		       r->env.branch ? r->env.branch : "?", r->env.sha ? r->env.sha : "?");
+	}
+	if (r->nrows) {
+		printf("results:   %zu row%s", r->nrows, r->nrows == 1 ? "" : "s");
+		if (r->col_base || r->col_new)
+			printf(" (%s%s%s)", r->col_base ? r->col_base : "",
+			       r->col_base ? " -> " : "", r->col_new ? r->col_new : "");
+		printf("\n");
+		for (size_t i = 0; i < r->nrows; i++) {
+			const struct parse_row *w = &r->rows[i];
+			printf("  %-7s", w->mode ? w->mode : "-");
+			if (r->has_L)
+				print_dim("L", w->L);
+			print_dim("B", w->B);
+			print_dim("T", w->T);
+			print_dim("H", w->H);
+			print_dim("D", w->D);
+			printf("  %-24s", w->op ? w->op : "-");
+			print_num("%10.3f", w->base_ms);
+			print_num("%10.3f", w->new_ms);
+			if (!isnan(w->speedup))
+				printf("  %.2fx", w->speedup);
+			printf("\n");
+		}
+		if (r->rows_dropped)
+			printf("  (%zu more rows not kept)\n", r->rows_dropped);
+	} else {
+		printf("results:   no result table\n");
+	}
+	if (r->exception)
+		printf("exception: %s\n", r->exception);
+	for (size_t i = 0; i < r->nwarnings; i++)
+		printf("warning:   %s\n", r->warnings[i]);
+}
+
+/* Exit status mirrors the verdict: 0 pass/none/unverified, 1 fail,
+ * 4 error or incomplete. */
+static int verdict_status(enum gate_verdict g)
+{
+	switch (g) {
+	case GATE_FAIL:
+		return 1;
+	case GATE_ERROR:
+	case GATE_INCOMPLETE:
+		return 4;
+	default:
+		return 0;
+	}
+}
+
+int cmd_parse(struct cli *cli, int argc, char **argv)
+{
+	const char *file = NULL, *set = NULL;
+	int exit_status = -1;
+	bool killed = false, json = false, have_status = false;
+	struct patset *ps = NULL;
+	struct parse_result r;
+	struct err e = {0};
+	char *extra = NULL;
+	int rc;
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "--json")) {
+			json = true;
+		} else if (!strcmp(a, "--killed")) {
+			killed = true;
+		} else if (!strcmp(a, "--exit-status") || !strcmp(a, "--patterns")) {
+			if (i + 1 >= argc)
+				return cli_usage_error("parse", "%s needs a value", a);
+			if (a[2] == 'e') {
+				char *end;
+				long v = strtol(argv[++i], &end, 10);
+				if (*end || end == argv[i] || v < 0 || v > 255)
+					return cli_usage_error("parse",
+							       "--exit-status takes a number 0..255, not '%s'",
+							       argv[i]);
+				exit_status = (int)v;
+				have_status = true;
+			} else {
+				set = argv[++i];
+			}
+		} else if (a[0] == '-' && a[1]) {
+			return cli_usage_error("parse", "unknown option %s", a);
+		} else if (!file) {
+			file = a;
+		} else {
+			return cli_usage_error("parse", "one FILE only (got '%s' and '%s')", file, a);
+		}
+	}
+	if (!file)
+		return cli_usage_error("parse", "which verify log? give its FILE");
+	if (killed && have_status)
+		return cli_usage_error("parse",
+				       "--exit-status and --killed exclude each other: a killed "
+				       "run has no exit status");
+	/* A workspace's own pattern sets (profile/<op>-opt/patterns) come first. */
+	if (cli->op) {
+		extra = xasprintf("profile/%s-opt/patterns", cli->op);
+		if (!fsutil_is_dir(extra)) {
+			free(extra);
+			extra = NULL;
+		}
+	}
+	rc = patset_load(set, extra, &ps, &e);
+	free(extra);
+	if (rc)
+		return cli_fail(&e);
+	rc = parse_file(ps, file, exit_status, killed, &r, &e);
+	if (rc) {
+		patset_free(ps);
+		return cli_fail(&e);
+	}
+	if (json) {
+		json_t *j = parse_result_json(&r);
+		json_object_set_new(j, "patterns", json_string(patset_name(ps)));
+		cli_print_json(j);
+	} else {
+		print_human(&r, patset_name(ps));
+	}
+	rc = verdict_status(r.gate);
+	parse_result_release(&r);
+	patset_free(ps);
+	return rc;
+}

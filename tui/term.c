@@ -1,0 +1,145 @@
+/*
+ * term — see term.h.  Everything that must be undone on exit is recorded
+ * here, so term_stop() (also run from atexit) leaves a usable shell.
+ */
+#include "tui/term.h"
+
+#include "core/err.h"
+#include "views/sanitize.h"
+#include "views/view.h"
+
+#include <curses.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static bool active, lost;
+static int saved_stderr = -1, parked = -1;
+static int sig_pipe[2] = {-1, -1};
+
+static void on_signal(int sig)
+{
+	int saved = errno;
+	char c = sig == SIGHUP ? 'H' : 'T';
+	if (sig_pipe[1] >= 0 && write(sig_pipe[1], &c, 1) < 0) {
+		/* Pipe full: an event is already pending. */
+	}
+	errno = saved;
+}
+
+static void park_stderr(void)
+{
+	char path[] = "/tmp/optloop-stderr.XXXXXX";
+	int fd = mkstemp(path);
+
+	if (fd < 0)
+		return;
+	unlink(path);
+	fflush(stderr);
+	saved_stderr = dup(STDERR_FILENO);
+	if (saved_stderr < 0 || dup2(fd, STDERR_FILENO) < 0) {
+		close(fd);
+		return;
+	}
+	parked = fd;
+}
+
+static void replay_stderr(void)
+{
+	char buf[4096];
+	ssize_t n;
+
+	if (parked < 0)
+		return;
+	fflush(stderr);
+	dup2(saved_stderr, STDERR_FILENO);
+	close(saved_stderr);
+	saved_stderr = -1;
+	if (!lost && lseek(parked, 0, SEEK_SET) == 0)
+		while ((n = read(parked, buf, sizeof(buf))) > 0)
+			if (write(STDERR_FILENO, buf, (size_t)n) < 0)
+				break;
+	close(parked);
+	parked = -1;
+}
+
+int term_start(struct err *e)
+{
+	struct sigaction sa;
+
+	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))
+		return err_set(e, ERR_USAGE,
+			       "the workbench needs a terminal (stdin and stdout are not both terminals); "
+			       "use the subcommands (optloop status, verify, log, commit) in scripts");
+	if (pipe(sig_pipe) == 0) {
+		for (int i = 0; i < 2; i++) {
+			fcntl(sig_pipe[i], F_SETFL, fcntl(sig_pipe[i], F_GETFL) | O_NONBLOCK);
+			fcntl(sig_pipe[i], F_SETFD, FD_CLOEXEC);
+		}
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGHUP, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	park_stderr();
+	if (!initscr()) {
+		replay_stderr();
+		return err_set(e, ERR_IO, "cannot start the terminal (TERM=%s); set TERM to a known type",
+			       getenv("TERM") ? getenv("TERM") : "");
+	}
+	active = true;
+	atexit(term_stop);
+	raw();
+	noecho();
+	nonl();
+	keypad(stdscr, TRUE);
+	nodelay(stdscr, TRUE);
+	set_escdelay(25);
+	curs_set(0);
+	const char *nc = getenv("NO_COLOR");
+	theme_init(!(nc && *nc));
+	return 0;
+}
+
+void term_stop(void)
+{
+	if (active) {
+		active = false;
+		if (!lost) {
+			curs_set(1);
+			endwin();
+		}
+	}
+	replay_stderr();
+}
+
+bool term_active(void)
+{
+	return active;
+}
+
+void term_lost(void)
+{
+	lost = true;
+}
+
+int term_signal_fd(void)
+{
+	return sig_pipe[0];
+}
+
+enum term_signal term_take_signal(void)
+{
+	char c;
+
+	if (sig_pipe[0] < 0 || read(sig_pipe[0], &c, 1) != 1)
+		return TSIG_NONE;
+	return c == 'H' ? TSIG_HUP : TSIG_TERM;
+}

@@ -1,0 +1,28 @@
+/*
+ * term — the terminal while curses owns it: setup and teardown, stderr
+ * parked in a temporary file and replayed on exit (so a library's message
+ * never scribbles over the screen), and the signals that end a session
+ * (hang-up, terminate) turned into readable events on a self-pipe.
+ */
+#ifndef OPTLOOP_TERM_H
+#define OPTLOOP_TERM_H
+
+#include <stdbool.h>
+
+struct err;
+
+enum term_signal { TSIG_NONE, TSIG_HUP, TSIG_TERM };
+
+/* Start curses on the process's terminal.  Fails (ERR_USAGE) when stdin or
+ * stdout is not a terminal.  colour follows NO_COLOR and the terminal. */
+int term_start(struct err *e);
+/* Restore the terminal and replay parked stderr; safe to call twice. */
+void term_stop(void);
+bool term_active(void);
+/* Descriptor to poll for signal events; term_take_signal() reads one. */
+int term_signal_fd(void);
+enum term_signal term_take_signal(void);
+/* The terminal is gone: never touch it again (endwin would block or fail). */
+void term_lost(void);
+
+#endif

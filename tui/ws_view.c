@@ -1,0 +1,245 @@
+/*
+ * ws_view — the read-only backend: the panes over any OPT_LOG.md (and the
+ * TRAPS.md and dispatch.md beside it when present), hand-written ones
+ * included.  What the importer could not read is listed as problems with
+ * line numbers.  Loop actions are refused with the reason.
+ */
+#include "tui/ws_view.h"
+
+#include "core/err.h"
+#include "core/fsutil.h"
+#include "core/optlog.h"
+#include "core/sb.h"
+#include "tui/app.h"
+#include "views/sanitize.h"
+
+#include <libgen.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct ws_view {
+	char *path;
+	char *title;
+	struct optlog_doc doc;
+	struct optlog_problems probs;
+};
+
+static void add_line(struct wb_line **v, size_t *n, enum role role, const char *text)
+{
+	*v = xrealloc(*v, (*n + 1) * sizeof(**v));
+	(*v)[(*n)++] = (struct wb_line){xstrdup(text), role};
+}
+
+static void clear_data(struct app *a)
+{
+	wb_lines_free(a->data.notes, a->data.nnotes);
+	a->data.notes = NULL;
+	a->data.nnotes = 0;
+	wb_lines_free(a->data.detail, a->data.ndetail);
+	a->data.detail = NULL;
+	a->data.ndetail = 0;
+}
+
+/* The best row: the lowest bench among base and keep rows. */
+static void find_best(struct wb_data *d)
+{
+	d->has_best = false;
+	for (size_t i = 0; i < d->nrows; i++) {
+		const struct log_row *r = &d->rows[i];
+		if ((r->status != RS_BASE && r->status != RS_KEEP) || !isfinite(r->bench_ms))
+			continue;
+		if (r->gate_v == GATE_FAIL || r->gate_v == GATE_ERROR || r->gate_v == GATE_INCOMPLETE)
+			continue;
+		if (!d->has_best || r->bench_ms < d->best_ms) {
+			d->has_best = true;
+			d->best_ms = r->bench_ms;
+			d->best_iter = r->iter;
+		}
+	}
+}
+
+static int view_reload(struct app *a, struct err *e)
+{
+	struct ws_view *w = a->be_data;
+	struct sb text = SB_INIT;
+	int rc;
+
+	clear_data(a);
+	optlog_doc_release(&w->doc);
+	optlog_problems_release(&w->probs);
+	sb_init(&text);
+	if ((rc = fsutil_read_file(w->path, &text, e)) < 0) {
+		sb_release(&text);
+		return err_prefix(e, "view: ");
+	}
+	rc = optlog_parse(text.buf, text.len, &w->doc, &w->probs, e);
+	sb_release(&text);
+	if (rc < 0)
+		return err_prefix(e, "view %s: ", w->path);
+	a->data.title = w->title;
+	a->data.readonly = true;
+	a->data.rows = w->doc.rows;
+	a->data.nrows = w->doc.nrows;
+	find_best(&a->data);
+	a->data.band_lo = a->data.band_hi = NAN;
+	for (size_t i = 0; i < w->probs.n; i++) {
+		struct sb s = SB_INIT;
+		sb_init(&s);
+		if (w->probs.v[i].lineno > 0)
+			sb_addf(&s, "OPT_LOG.md line %d: %s", w->probs.v[i].lineno, w->probs.v[i].msg);
+		else
+			sb_addf(&s, "OPT_LOG.md: %s", w->probs.v[i].msg);
+		add_line(&a->data.notes, &a->data.nnotes, R_NORMAL, s.buf);
+		sb_release(&s);
+	}
+	return 0;
+}
+
+static void view_status(struct app *a, struct sb *out)
+{
+	struct ws_view *w = a->be_data;
+
+	sb_addf(out, "read-only view of %s \xc2\xb7 %zu row%s", w->path, a->data.nrows,
+		a->data.nrows == 1 ? "" : "s");
+	if (a->data.has_best) {
+		sb_adds(out, " \xc2\xb7 best ");
+		optlog_fmt_bench(a->data.best_ms, out);
+		sb_addf(out, " ms @ iter %d", a->data.best_iter);
+	}
+}
+
+static int view_act(struct app *a, enum action act, struct err *e)
+{
+	struct ws_view *w = a->be_data;
+
+	return err_set(e, ERR_REFUSED,
+		       "%s refused: this is a read-only view of %s (run optloop tui inside the "
+		       "workspace's repository to work on it)",
+		       act > ACT_NONE && act < ACT_COUNT ? action_table[act - 1].name : "action",
+		       w->path);
+}
+
+static int view_submit(struct app *a, struct wizard *wz, struct err *e)
+{
+	return view_act(a, ACT_NONE, e);
+}
+
+static int view_detail(struct app *a, int i, struct err *e)
+{
+	struct ws_view *w = a->be_data;
+	const struct log_row *r;
+	struct sb s = SB_INIT;
+
+	if (i < 0 || (size_t)i >= a->data.nrows)
+		return err_set(e, ERR_USAGE, "details: no row selected");
+	r = &a->data.rows[i];
+	wb_lines_free(a->data.detail, a->data.ndetail);
+	a->data.detail = NULL;
+	a->data.ndetail = 0;
+	sb_init(&s);
+#define LINE(role)                                                                   \
+	do {                                                                         \
+		add_line(&a->data.detail, &a->data.ndetail, role, s.buf);           \
+		sb_reset(&s);                                                        \
+	} while (0)
+	sb_addf(&s, "Iteration %d \xc2\xb7 %s", r->iter, row_status_name(r->status));
+	LINE(R_HEADER);
+	sb_addf(&s, "Direction: %s", r->direction ? r->direction : "\xe2\x80\x94");
+	LINE(R_NORMAL);
+	sb_adds(&s, "Gate: ");
+	fmt_gate(r, &s);
+	sb_addf(&s, " (scope %s)", r->scope == SCOPE_SUBSET ? "-k subset: a signal only"
+				  : r->scope == SCOPE_FULL  ? "full"
+							    : "not stated");
+	LINE(theme_row_role(r) == R_FAIL ? R_FAIL : R_NORMAL);
+	sb_adds(&s, "Bench (median ms): ");
+	fmt_bench(r->bench_ms, &s);
+	sb_adds(&s, "   vs best: ");
+	fmt_vs_best(r->vs_best, &s);
+	LINE(R_NORMAL);
+	if (r->axis) {
+		sb_addf(&s, "Axis: %s", r->axis);
+		LINE(R_NORMAL);
+	}
+	sb_addf(&s, "Commit: %s", r->commit ? r->commit : "\xe2\x80\x94 (not recorded in the log)");
+	LINE(R_NORMAL);
+	if (w->doc.env) {
+		sb_addf(&s, "Env: %s", w->doc.env);
+		LINE(R_NORMAL);
+	}
+	if (r->lineno) {
+		sb_addf(&s, "Source: %s line %d", w->path, r->lineno);
+		LINE(R_DIM);
+	}
+	for (size_t k = 0; k < w->probs.n; k++)
+		if (r->lineno && w->probs.v[k].lineno == r->lineno) {
+			sb_addf(&s, "Problem: %s", w->probs.v[k].msg);
+			LINE(R_ERROR);
+		}
+	sb_adds(&s, "Per-shape numbers, probe readings, the diff and lint findings live in the "
+		    "workspace database: open the workspace with optloop tui to see them.");
+	LINE(R_DIM);
+#undef LINE
+	sb_release(&s);
+	return 0;
+}
+
+static int view_run_fds(struct app *a, int fds[2])
+{
+	return 0;
+}
+
+static int view_run_pump(struct app *a, struct err *e)
+{
+	return 0;
+}
+
+static void view_run_cancel(struct app *a)
+{
+}
+
+static int view_run_end(struct app *a, struct err *e)
+{
+	return 0;
+}
+
+static void view_close(struct app *a)
+{
+	struct ws_view *w = a->be_data;
+
+	clear_data(a);
+	optlog_doc_release(&w->doc);
+	optlog_problems_release(&w->probs);
+	free(w->path);
+	free(w->title);
+	free(w);
+	a->be_data = NULL;
+}
+
+static const struct backend view_backend = {
+	.reload = view_reload,
+	.status = view_status,
+	.act = view_act,
+	.submit = view_submit,
+	.detail = view_detail,
+	.run_fds = view_run_fds,
+	.run_pump = view_run_pump,
+	.run_cancel = view_run_cancel,
+	.run_end = view_run_end,
+	.close = view_close,
+};
+
+int ws_view_open(struct app *a, const char *path, struct err *e)
+{
+	struct ws_view *w;
+
+	if (!fsutil_exists(path) || fsutil_is_dir(path))
+		return err_set(e, ERR_NOTFOUND,
+			       "view: %s is not a file (give the path of an OPT_LOG.md)", path);
+	w = xcalloc(1, sizeof(*w));
+	w->path = xstrdup(path);
+	w->title = xasprintf("%s", path);
+	app_init(a, &view_backend, w);
+	return 0;
+}
