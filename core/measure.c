@@ -28,7 +28,7 @@ static const char schema[] =
 	"CREATE TABLE IF NOT EXISTS stats_verdicts (run_id INTEGER PRIMARY KEY, iter INTEGER,"
 	" verdict TEXT NOT NULL, flags INTEGER NOT NULL, json TEXT, t REAL);"
 	"CREATE TABLE IF NOT EXISTS stats_confirms (id INTEGER PRIMARY KEY, iter INTEGER NOT NULL,"
-	" session INTEGER NOT NULL, best_iter INTEGER, best_tree TEXT, cand_tree TEXT,"
+	" session INTEGER NOT NULL, best_iter INTEGER, best_tree TEXT, cand_tree TEXT, cand_snapshot TEXT,"
 	" verdict TEXT, flags INTEGER, promoted INTEGER NOT NULL DEFAULT 0,"
 	" done INTEGER NOT NULL DEFAULT 0, json TEXT, t REAL);"
 	"CREATE TABLE IF NOT EXISTS stats_explained (id INTEGER PRIMARY KEY, iter INTEGER NOT NULL,"
@@ -140,6 +140,36 @@ int measure_probe_get(struct store *s, int run_id, const char *phase, struct pro
 		json_decref(j);
 	}
 	sqlite3_finalize(st);
+	return rc;
+}
+
+static char *meta_or_env(struct store *s, const char *key, const char *env)
+{
+	const char *v = getenv(env);
+	char *m = NULL;
+	if (v)
+		return xstrdup(v);
+	if (store_meta_get(s, key, &m, NULL) == 0 && m)
+		return m;
+	return NULL;
+}
+
+int measure_probe_take(struct store *s, int run_id, const char *phase, struct err *e)
+{
+	struct probe_reading r;
+	char *cmd = meta_or_env(s, "probe.command", "OPTLOOP_PROBE");
+	char *apps = meta_or_env(s, "probe.apps_command", "OPTLOOP_PROBE_APPS");
+	char *util = meta_or_env(s, "probe.busy_util", "OPTLOOP_PROBE_BUSY_UTIL");
+	struct probe_opts o = {.command = cmd, .apps_command = apps,
+			       .busy_util = util ? atof(util) : 0};
+	int rc = probe_run(&o, &r, e);
+	free(cmd);
+	free(apps);
+	free(util);
+	if (rc < 0)
+		return rc;
+	rc = measure_probe_put(s, run_id, phase, &r, e);
+	probe_reading_release(&r);
 	return rc;
 }
 
@@ -578,6 +608,7 @@ void measure_confirm_release(struct measure_confirm *c)
 {
 	free(c->best_tree);
 	free(c->cand_tree);
+	free(c->cand_snapshot);
 	free(c->verdict);
 	free(c->json);
 	memset(c, 0, sizeof(*c));
@@ -589,7 +620,7 @@ int measure_confirm_begin(struct store *s, struct measure_confirm *c, struct err
 	int rc = measure_schema(s, e);
 	if (rc == 0)
 		rc = prep(s, "INSERT INTO stats_confirms(iter, session, best_iter, best_tree, cand_tree,"
-			     " t) VALUES (?,?,?,?,?,?)", &st, e);
+			     " cand_snapshot, t) VALUES (?,?,?,?,?,?,?)", &st, e);
 	if (rc < 0)
 		return rc;
 	sqlite3_bind_int(st, 1, c->iter);
@@ -597,11 +628,23 @@ int measure_confirm_begin(struct store *s, struct measure_confirm *c, struct err
 	sqlite3_bind_int(st, 3, c->best_iter);
 	bind_text(st, 4, c->best_tree);
 	bind_text(st, 5, c->cand_tree);
-	sqlite3_bind_double(st, 6, now());
+	bind_text(st, 6, c->cand_snapshot);
+	sqlite3_bind_double(st, 7, now());
 	rc = step_done(s, st, e, "cannot record a confirm run");
 	if (rc == 0)
 		c->id = (int)sqlite3_last_insert_rowid(store_db(s));
 	return rc;
+}
+
+int measure_session_set(struct store *s, int id, int session, struct err *e)
+{
+	sqlite3_stmt *st;
+	int rc = prep(s, "UPDATE stats_confirms SET session = ? WHERE id = ?", &st, e);
+	if (rc < 0)
+		return rc;
+	sqlite3_bind_int(st, 1, session);
+	sqlite3_bind_int(st, 2, id);
+	return step_done(s, st, e, "cannot record a confirm session");
 }
 
 int measure_confirm_end(struct store *s, int id, const struct stats_cmp *cmp, bool promoted,
@@ -632,7 +675,7 @@ static int confirm_query(struct store *s, const char *where, int arg, struct mea
 {
 	sqlite3_stmt *st;
 	char *sql = xasprintf("SELECT id, iter, session, best_iter, best_tree, cand_tree, verdict,"
-			      " flags, promoted, done, json, t FROM stats_confirms WHERE %s"
+			      " flags, promoted, done, json, t, cand_snapshot FROM stats_confirms WHERE %s"
 			      " ORDER BY id DESC LIMIT 1", where);
 	memset(c, 0, sizeof(*c));
 	int rc = prep(s, sql, &st, e);
@@ -657,6 +700,7 @@ static int confirm_query(struct store *s, const char *where, int arg, struct mea
 		c->done = sqlite3_column_int(st, 9);
 		c->json = col_text(st, 10);
 		c->t = col_real(st, 11);
+		c->cand_snapshot = col_text(st, 12);
 		rc = 0;
 	}
 	sqlite3_finalize(st);

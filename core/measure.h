@@ -41,6 +41,13 @@ int measure_probe_put(struct store *s, int run_id, const char *phase,
 int measure_probe_get(struct store *s, int run_id, const char *phase, struct probe_reading *out,
 		      struct err *e);
 
+/* Run the configured probe now and store its reading for the run.  The
+ * probe command comes from $OPTLOOP_PROBE, else the workspace setting
+ * probe.command (store meta), else nvidia-smi; likewise OPTLOOP_PROBE_APPS /
+ * probe.apps_command and OPTLOOP_PROBE_BUSY_UTIL / probe.busy_util.  A
+ * missing probe is stored as "no probe"; errors only from the store. */
+int measure_probe_take(struct store *s, int run_id, const char *phase, struct err *e);
+
 /* ---- runs, sessions, sets ---- */
 
 /* Mark a run as part of a session (role "best", "cand", "noise" or NULL). */
@@ -96,6 +103,7 @@ struct measure_confirm {
 	int id;
 	int iter, session, best_iter;
 	char *best_tree, *cand_tree;
+	char *cand_snapshot; /* git tree holding the candidate, to restore it */
 	char *verdict;
 	unsigned flags;
 	bool promoted;
@@ -106,6 +114,8 @@ struct measure_confirm {
 void measure_confirm_release(struct measure_confirm *c);
 /* Start a confirm record (done = 0); c->id is set. */
 int measure_confirm_begin(struct store *s, struct measure_confirm *c, struct err *e);
+/* The session id once the first run exists. */
+int measure_session_set(struct store *s, int id, int session, struct err *e);
 /* Finish it with the comparison and the decision. */
 int measure_confirm_end(struct store *s, int id, const struct stats_cmp *cmp, bool promoted,
 			struct err *e);

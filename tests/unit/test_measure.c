@@ -11,6 +11,7 @@
 #include "core/measure.h"
 #include "core/parse.h"
 #include "core/probe.h"
+#include "core/report.h"
 #include "core/sb.h"
 #include "core/store.h"
 
@@ -290,6 +291,67 @@ static void promote_check_lists_what_is_missing(void **state)
 	sb_release(&out);
 }
 
+static void report_final_uses_the_confirm_session(void **state)
+{
+	struct err e = {0};
+	struct sb md = SB_INIT;
+	json_t *j = NULL;
+	struct report_ctx ctx = {.op = "op", .validation = "./verify --op op",
+				 .workspace_dir = tmpdir};
+	int r0 = add_run(0, "verify", "T0", "GPU", GATE_PASS, SCOPE_FULL, 1.0, 2.0);
+	add_row(0, RS_BASE, r0, "T0");
+	assert_int_equal(report_final(st, &ctx, &md, &j, &e), ERR_REFUSED);
+	assert_non_null(strstr(e.msg, "no confirmed win"));
+	int r1 = add_run(1, "verify", "T1", "GPU", GATE_PASS, SCOPE_FULL, 0.7, 1.4);
+	add_row(1, RS_KEEP, r1, "T1");
+	const double f[] = {1.0, 1.02, 0.98};
+	int first = 0;
+	for (int i = 0; i < 3; i++) {
+		int rb = add_run(1, "confirm", "T0", "GPU", GATE_UNVERIFIED, SCOPE_UNKNOWN,
+				 1.0 * f[i], 2.0 * f[i]);
+		int rc = add_run(1, "confirm", "T1", "GPU", GATE_UNVERIFIED, SCOPE_UNKNOWN,
+				 0.8 * f[i], 1.6 * f[i]);
+		first = first ? first : rb;
+		measure_session_put(st, rb, first, "best", NULL);
+		measure_session_put(st, rc, first, "cand", NULL);
+	}
+	struct measure_confirm c = {.iter = 1, .session = first, .best_iter = 0};
+	assert_int_equal(measure_confirm_begin(st, &c, NULL), 0);
+	struct stats_cmp cmp = {.verdict = SV_FAST, .worst = -1};
+	assert_int_equal(measure_confirm_end(st, c.id, &cmp, true, NULL), 0);
+
+	assert_int_equal(report_final(st, &ctx, &md, &j, &e), 0);
+	json_t *a = json_array_get(json_object_get(j, "shapes"), 0);
+	json_t *base = json_object_get(a, "baseline");
+	/* the confirm session's three runs, not the verify runs (1.0 and 0.7) */
+	assert_int_equal(json_integer_value(json_object_get(base, "n")), 3);
+	assert_true(fabs(json_real_value(json_object_get(base, "median")) - 1.0) < 1e-9);
+	assert_true(fabs(json_real_value(json_object_get(base, "std")) - 0.02) < 1e-9);
+	assert_true(fabs(json_real_value(json_object_get(base, "p10")) - 0.984) < 1e-9);
+	assert_true(fabs(json_real_value(json_object_get(base, "p90")) - 1.016) < 1e-9);
+	assert_true(fabs(json_real_value(json_object_get(a, "speedup")) - 1.25) < 1e-9);
+	json_t *g = json_object_get(j, "geomean");
+	assert_true(fabs(json_real_value(json_object_get(g, "speedup")) - 1.25) < 1e-9);
+	assert_non_null(strstr(json_string_value(json_object_get(j, "interval_method")),
+			       "interleaved in one session"));
+	assert_non_null(strstr(md.buf, "| **geomean (equal weight, 2 shapes)** | **1.250×**"));
+	assert_non_null(strstr(md.buf, "- validation (contract): `./verify --op op`"));
+	assert_non_null(strstr(md.buf, "no probe reading recorded"));
+	json_decref(j);
+	sb_reset(&md);
+
+	assert_int_equal(report_header(st, &ctx, 1, &md, &j, &e), 0);
+	assert_non_null(strstr(md.buf, "### Identity"));
+	assert_non_null(strstr(md.buf, "### Dead-ends"));
+	assert_int_equal(json_integer_value(json_object_get(j, "parent")), 0);
+	json_decref(j);
+	sb_reset(&md);
+	assert_int_equal(report_pr(st, &ctx, &md, NULL, &e), 0);
+	assert_non_null(strstr(md.buf, "## Breaking changes"));
+	assert_non_null(strstr(md.buf, "1.25×"));
+	sb_release(&md);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -301,6 +363,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(best_moves_only_with_a_promoted_confirm, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(promote_check_lists_what_is_missing, setup, teardown),
+		cmocka_unit_test_setup_teardown(report_final_uses_the_confirm_session, setup,
+						teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
