@@ -1,0 +1,116 @@
+/* cmd_promote — `optloop promote --check [--json]`, and the evidence the
+ * check asks for: `--explain TEXT` (why a flagged speedup is real) and
+ * `--attach FILE` (a profiler or roofline reading). */
+#include "tui/cli_util.h"
+#include "tui/commands.h"
+#include "tui/loop_cli.h"
+#include "core/err.h"
+#include "core/fsutil.h"
+#include "core/loop.h"
+#include "core/measure.h"
+#include "core/sb.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int cmd_promote(struct cli *cli, int argc, char **argv)
+{
+	const char *explain = NULL, *attach = NULL;
+	int json = 0, check = 0, rc;
+	struct err e = {0};
+	struct loop *l;
+	for (int i = 1; i < argc; i++) {
+		const char *v;
+		if (!strcmp(argv[i], "--json")) {
+			json = 1;
+		} else if (!strcmp(argv[i], "--check")) {
+			check = 1;
+		} else if ((rc = loop_cli_optarg(argc, argv, &i, "--explain", &v)) != 0) {
+			if (rc < 0 || !*v)
+				return cli_usage_error("promote", "--explain needs a text");
+			explain = v;
+		} else if ((rc = loop_cli_optarg(argc, argv, &i, "--attach", &v)) != 0) {
+			if (rc < 0 || !*v)
+				return cli_usage_error("promote", "--attach needs a file");
+			attach = v;
+		} else {
+			return cli_usage_error("promote", "unknown argument %s", argv[i]);
+		}
+	}
+	if (!check && !explain && !attach)
+		return cli_usage_error("promote", "say what to do: --check, --explain TEXT or "
+						  "--attach FILE");
+	if ((rc = loop_cli_open(cli, (explain || attach) ? 0 : LOOP_READONLY, &l)) != 0)
+		return rc;
+	struct store *s = loop_store(l);
+	struct measure_best b;
+	if (measure_best(s, &b, &e) < 0) {
+		loop_close(l);
+		return cli_fail(&e);
+	}
+	int iter = b.iter;
+	bool have = b.have;
+	measure_best_release(&b);
+	if ((explain || attach) && !have) {
+		loop_close(l);
+		err_set(&e, ERR_REFUSED, "promote refused: there is no best yet (measure the "
+					 "baseline first)");
+		return cli_fail(&e);
+	}
+	if (attach) {
+		char *abs = attach[0] == '/' ? xstrdup(attach) : NULL;
+		if (!abs) {
+			char *cwd = getcwd(NULL, 0);
+			abs = fsutil_join(cwd ? cwd : ".", attach);
+			free(cwd);
+		}
+		if (!fsutil_exists(abs)) {
+			free(abs);
+			loop_close(l);
+			err_set(&e, ERR_USAGE, "promote: %s does not exist (attach the profiler or "
+					       "roofline output file itself)", attach);
+			return cli_fail(&e);
+		}
+		rc = measure_attach(s, iter, abs, &e);
+		if (rc == 0 && !json)
+			printf("attached to iteration %d: %s\n", iter, abs);
+		free(abs);
+		if (rc < 0) {
+			loop_close(l);
+			return cli_fail(&e);
+		}
+	}
+	if (explain) {
+		if ((rc = measure_explain(s, iter, explain, &e)) < 0) {
+			loop_close(l);
+			return cli_fail(&e);
+		}
+		if (!json)
+			printf("explanation recorded for iteration %d\n", iter);
+	}
+	rc = 0;
+	if (check) {
+		struct sb out = SB_INIT;
+		json_t *j = NULL;
+		int r = measure_promote_check(s, loop_dir(l), &out, &j, &e);
+		if (r < 0 && !j) {
+			sb_release(&out);
+			loop_close(l);
+			return cli_fail(&e);
+		}
+		if (json)
+			cli_print_json(j);
+		else {
+			fputs(out.buf, stdout);
+			printf("%s\n", r == 0 ? "promotion check passed"
+					      : "promotion check failed: do what the MISSING lines say");
+			json_decref(j);
+		}
+		sb_release(&out);
+		rc = r == 0 ? 0 : 1;
+	}
+	loop_close(l);
+	return rc;
+}
