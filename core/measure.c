@@ -778,7 +778,7 @@ int measure_artifacts(struct store *s, int iter, struct sb *out)
 
 /* ---- stall ---- */
 
-int measure_stall_count(struct store *s, int *count, struct err *e)
+int measure_stall_count(struct store *s, int after_iter, int *count, struct err *e)
 {
 	struct log_row *rows;
 	size_t n;
@@ -790,7 +790,8 @@ int measure_stall_count(struct store *s, int *count, struct err *e)
 	for (size_t i = 0; i < n; i++) {
 		int run_id = 0;
 		char *v = NULL;
-		sr[i].base = rows[i].status == RS_BASE;
+		/* a re-assessment restarts the count like a baseline */
+		sr[i].base = rows[i].status == RS_BASE || rows[i].iter <= after_iter;
 		sr[i].confirmed_win = rows[i].status == RS_KEEP && measure_promoted(s, rows[i].iter);
 		if (store_iter_run(s, rows[i].iter, &run_id, NULL, NULL) == 0 && run_id &&
 		    measure_verdict_get(s, run_id, &v, NULL, NULL, NULL) == 0)

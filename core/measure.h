@@ -137,8 +137,10 @@ int measure_artifacts(struct store *s, int iter, struct sb *out);
 
 /* ---- the stall rule and promotion ---- */
 
-/* Rows since the last confirmed win that count toward a stall. */
-int measure_stall_count(struct store *s, int *count, struct err *e);
+/* Rows since the last confirmed win (and after after_iter, the last
+ * re-assessment; -1 for none) that count toward a stall: the stall rule of
+ * stats_stall_count over the log. */
+int measure_stall_count(struct store *s, int after_iter, int *count, struct err *e);
 
 /* The promotion check: fills out with one line per requirement ("ok ..." or
  * "MISSING ..." with what to do).  Returns 0 when every requirement holds,

@@ -210,7 +210,7 @@ static void best_moves_only_with_a_promoted_confirm(void **state)
 	measure_best_release(&b);
 
 	int count;
-	assert_int_equal(measure_stall_count(st, &count, NULL), 0);
+	assert_int_equal(measure_stall_count(st, -1, &count, NULL), 0);
 	assert_int_equal(count, 1);
 
 	struct measure_confirm c = {.iter = 1, .session = 99, .best_iter = 0};
@@ -230,7 +230,7 @@ static void best_moves_only_with_a_promoted_confirm(void **state)
 	assert_true(b.confirmed);
 	assert_string_equal(b.tree, "T1");
 	measure_best_release(&b);
-	assert_int_equal(measure_stall_count(st, &count, NULL), 0);
+	assert_int_equal(measure_stall_count(st, -1, &count, NULL), 0);
 	assert_int_equal(count, 0);
 
 	int r2 = add_run(2, "verify", "T2", "GPU", GATE_PASS, SCOPE_FULL, 0.8, 1.6);
@@ -238,8 +238,10 @@ static void best_moves_only_with_a_promoted_confirm(void **state)
 	int r3 = add_run(3, "verify", "T3", "GPU2", GATE_PASS, SCOPE_FULL, 0.8, 1.6);
 	assert_int_equal(measure_judge_run(st, r3, 0, NULL, NULL), 0); /* not comparable */
 	add_row(3, RS_KEEP, r3, "T3");
-	assert_int_equal(measure_stall_count(st, &count, NULL), 0);
+	assert_int_equal(measure_stall_count(st, -1, &count, NULL), 0);
 	assert_int_equal(count, 1); /* the revert; the not-comparable keep does not count */
+	assert_int_equal(measure_stall_count(st, 2, &count, NULL), 0);
+	assert_int_equal(count, 0); /* re-assessed after iteration 2 */
 }
 
 static void promote_check_lists_what_is_missing(void **state)
