@@ -923,3 +923,17 @@ int measure_promote_check(struct store *s, const char *workspace_dir, struct sb 
 			       "see the MISSING lines for what to do");
 	return 0;
 }
+
+/* ---- hooks the loop calls ---- */
+
+void measure_hook_verify_begin(struct store *s, int run_id)
+{
+	/* Evidence, never a gate: a probe problem must not stop a verify. */
+	measure_probe_take(s, run_id, "before", NULL);
+}
+
+void measure_hook_verify_end(struct store *s, int run_id, double threshold)
+{
+	measure_probe_take(s, run_id, "after", NULL);
+	measure_judge_run(s, run_id, threshold, NULL, NULL);
+}

@@ -149,4 +149,13 @@ int measure_stall_count(struct store *s, int after_iter, int *count, struct err 
 int measure_promote_check(struct store *s, const char *workspace_dir, struct sb *out,
 			  json_t **json, struct err *e);
 
+/* ---- hooks the loop calls (failures are recorded nowhere and ignored:
+ * evidence and verdicts never block the protocol) ---- */
+
+/* After a verify run is inserted, before the child starts: probe "before". */
+void measure_hook_verify_begin(struct store *s, int run_id);
+/* After the run and its samples are stored: probe "after", then the
+ * verdict against the best. */
+void measure_hook_verify_end(struct store *s, int run_id, double threshold);
+
 #endif
