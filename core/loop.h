@@ -174,8 +174,9 @@ int loop_log(struct loop *l, const struct loop_log_opts *o, struct log_row *row,
 
 /* Commit the logged iteration: only the kernel paths, message carrying the
  * row (trailers Optloop-Iter, -Direction, -Gate, -Bench, -Vs-Best, -Status).
- * sha (41 bytes) receives the commit id.  A revert/drop row restores the
- * kernel to the best commit first.  Refused unless LOGGED. */
+ * sha (41 bytes) receives the commit id.  Refused unless LOGGED.  A change
+ * set aside during the iteration comes back into the work tree afterwards.
+ * (Restoring the kernel to the best for revert/drop rows is the guards'.) */
 int loop_commit(struct loop *l, char sha[41], struct err *e);
 
 /* Telescoping: set aside the kernel changes made since the measurement (a

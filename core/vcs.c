@@ -17,6 +17,8 @@
 struct vcs {
 	git_repository *repo;
 	char *workdir; /* no trailing slash */
+	char **exclude; /* never part of the kernel (frozen files, profile/) */
+	size_t nexclude;
 };
 
 /* One file under the kernel paths. */
@@ -81,10 +83,34 @@ int vcs_open(const char *cwd, struct vcs **out, struct err *e)
 	return 0;
 }
 
+static char *norm_path(const char *p);
+
+void vcs_set_exclude(struct vcs *v, const char *const *paths, size_t n)
+{
+	for (size_t i = 0; i < v->nexclude; i++)
+		free(v->exclude[i]);
+	free(v->exclude);
+	v->exclude = n ? xcalloc(n, sizeof(char *)) : NULL;
+	v->nexclude = n;
+	for (size_t i = 0; i < n; i++)
+		v->exclude[i] = norm_path(paths[i]);
+}
+
+static bool excluded(const struct vcs *v, const char *rel)
+{
+	for (size_t i = 0; i < v->nexclude; i++) {
+		size_t L = strlen(v->exclude[i]);
+		if (L && !strncmp(rel, v->exclude[i], L) && (rel[L] == '\0' || rel[L] == '/'))
+			return true;
+	}
+	return false;
+}
+
 void vcs_free(struct vcs *v)
 {
 	if (!v)
 		return;
+	vcs_set_exclude(v, NULL, 0);
 	git_repository_free(v->repo);
 	free(v->workdir);
 	free(v);
@@ -233,9 +259,9 @@ static int walk_workdir(struct vcs *v, const char *rel, struct klist *l, struct 
 	struct stat st;
 	int rc = 0;
 
-	if (lstat(full, &st) < 0) {
+	if (excluded(v, rel) || lstat(full, &st) < 0) {
 		free(full);
-		return 0; /* absent: contributes nothing */
+		return 0; /* absent or excluded: contributes nothing */
 	}
 	if (S_ISDIR(st.st_mode)) {
 		DIR *d = opendir(full);
@@ -302,6 +328,7 @@ static int list_workdir(struct vcs *v, const char *const *paths, size_t n, struc
 struct tree_walk_ctx {
 	struct klist *l;
 	const char *prefix;
+	const struct vcs *v;
 };
 
 static int tree_walk_cb(const char *root, const git_tree_entry *te, void *payload)
@@ -310,7 +337,8 @@ static int tree_walk_cb(const char *root, const git_tree_entry *te, void *payloa
 	if (git_tree_entry_type(te) != GIT_OBJECT_BLOB)
 		return 0;
 	char *p = xasprintf("%s/%s%s", c->prefix, root, git_tree_entry_name(te));
-	klist_add(c->l, p, (unsigned)git_tree_entry_filemode(te), git_tree_entry_id(te));
+	if (!excluded(c->v, p))
+		klist_add(c->l, p, (unsigned)git_tree_entry_filemode(te), git_tree_entry_id(te));
 	free(p);
 	return 0;
 }
@@ -334,12 +362,14 @@ static int list_tree(struct vcs *v, git_tree *tree, const char *const *paths, si
 		char *p = norm_path(paths[i]);
 		git_tree_entry *te = NULL;
 		if (git_tree_entry_bypath(&te, tree, p) == 0) {
-			if (git_tree_entry_type(te) == GIT_OBJECT_BLOB) {
+			if (excluded(v, p)) {
+				/* frozen or profile/: not part of the kernel */
+			} else if (git_tree_entry_type(te) == GIT_OBJECT_BLOB) {
 				klist_add(l, p, (unsigned)git_tree_entry_filemode(te),
 					  git_tree_entry_id(te));
 			} else if (git_tree_entry_type(te) == GIT_OBJECT_TREE) {
 				git_tree *sub = NULL;
-				struct tree_walk_ctx c = {l, p};
+				struct tree_walk_ctx c = {l, p, v};
 				if (git_tree_lookup(&sub, v->repo, git_tree_entry_id(te)) < 0 ||
 				    git_tree_walk(sub, GIT_TREEWALK_PRE, tree_walk_cb, &c) < 0) {
 					git_tree_free(sub);
@@ -412,11 +442,13 @@ static int build_tree(struct vcs *v, const char *const *paths, size_t n, git_oid
 		if (git_commit_tree(&htree, head) < 0 || git_index_read_tree(idx, htree) < 0)
 			rc = git_fail(e, ERR_IO, "cannot read HEAD's tree");
 	}
-	for (size_t i = 0; rc == 0 && i < n; i++) {
-		char *p = norm_path(paths[i]);
-		git_index_remove_directory(idx, p, 0);
-		git_index_remove(idx, p, 0);
-		free(p);
+	if (rc == 0 && htree) {
+		/* drop HEAD's kernel files (excluded ones stay as HEAD has them) */
+		struct klist old = {0};
+		rc = list_tree(v, htree, paths, n, &old, e);
+		for (size_t i = 0; rc == 0 && i < old.n; i++)
+			git_index_remove(idx, old.v[i].path, 0);
+		klist_release(&old);
 	}
 	if (rc == 0)
 		rc = list_workdir(v, paths, n, &l, e);
@@ -540,11 +572,23 @@ int vcs_restore(struct vcs *v, const char *treeish, const char *const *paths, si
 
 	if (rc < 0)
 		return rc;
-	co.checkout_strategy = GIT_CHECKOUT_FORCE | GIT_CHECKOUT_REMOVE_UNTRACKED;
-	fill_pathspec(&co.paths, paths, n);
-	if (git_checkout_tree(v->repo, (git_object *)tree, &co) < 0)
+	/* the exact files on either side, so excluded (frozen) files and
+	 * ignored build outputs are never touched */
+	struct klist both = {0};
+	rc = list_tree(v, tree, paths, n, &both, e);
+	if (rc == 0)
+		rc = list_workdir(v, paths, n, &both, e);
+	klist_sort_unique(&both);
+	co.checkout_strategy = GIT_CHECKOUT_FORCE | GIT_CHECKOUT_REMOVE_UNTRACKED |
+			       GIT_CHECKOUT_DISABLE_PATHSPEC_MATCH;
+	co.paths.count = both.n;
+	co.paths.strings = xcalloc(both.n ? both.n : 1, sizeof(char *));
+	for (size_t i = 0; i < both.n; i++)
+		co.paths.strings[i] = both.v[i].path;
+	if (rc == 0 && both.n && git_checkout_tree(v->repo, (git_object *)tree, &co) < 0)
 		rc = git_fail(e, ERR_IO, "cannot restore the kernel paths");
-	free_pathspec(&co.paths);
+	free(co.paths.strings);
+	klist_release(&both);
 	git_tree_free(tree);
 	if (rc == 0)
 		rc = vcs_index_reset(v, paths, n, e);
@@ -627,6 +671,22 @@ bool vcs_commit_exists(struct vcs *v, const char *sha)
 	if (!sha || !*sha || git_revparse_single(&obj, v->repo, sha) < 0)
 		return false;
 	bool ok = git_object_type(obj) == GIT_OBJECT_COMMIT;
+	git_object_free(obj);
+	return ok;
+}
+
+bool vcs_commit_in_history(struct vcs *v, const char *sha)
+{
+	git_object *obj = NULL;
+	git_oid head;
+	bool ok = false;
+
+	if (!sha || !*sha || git_revparse_single(&obj, v->repo, sha) < 0)
+		return false;
+	if (git_object_type(obj) == GIT_OBJECT_COMMIT &&
+	    git_reference_name_to_id(&head, v->repo, "HEAD") == 0)
+		ok = git_oid_equal(&head, git_object_id(obj)) ||
+		     git_graph_descendant_of(v->repo, &head, git_object_id(obj)) == 1;
 	git_object_free(obj);
 	return ok;
 }

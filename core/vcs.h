@@ -25,6 +25,11 @@ struct git_repository;
 int vcs_open(const char *cwd, struct vcs **out, struct err *e);
 void vcs_free(struct vcs *v);
 
+/* Paths (files or directories) that are never part of the kernel even when
+ * under a kernel path: the frozen files, profile/.  Hashing, commits and
+ * restores leave them alone (a commit keeps HEAD's version).  Copied. */
+void vcs_set_exclude(struct vcs *v, const char *const *paths, size_t n);
+
 /* Absolute work tree path, without trailing slash (owned by v). */
 const char *vcs_workdir(const struct vcs *v);
 struct git_repository *vcs_repo(struct vcs *v);
@@ -84,8 +89,9 @@ int vcs_bring_back(struct vcs *v, const char *aside_sha, const char *refname,
 int vcs_diff(struct vcs *v, const char *treeish, const char *const *paths, size_t n,
 	     struct sb *out, struct err *e);
 
-/* Does this commit exist? */
+/* Does this commit exist?  Is it HEAD or one of its ancestors? */
 bool vcs_commit_exists(struct vcs *v, const char *sha);
+bool vcs_commit_in_history(struct vcs *v, const char *sha);
 
 /* An optloop commit found in history. */
 struct vcs_iter_commit {

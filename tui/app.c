@@ -541,7 +541,24 @@ static void handle_key(struct app *a, wint_t ch, bool fkey)
 
 /* ---- the loop ------------------------------------------------------------ */
 
+static double t_start = -1;
+
+void app_mark_start(void)
+{
+	if (t_start < 0)
+		t_start = mono_now();
+}
+
+static double cpu_now(void)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+	       (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+}
+
 struct pass_log {
+	double first_frame, first_frame_cpu;
 	FILE *f;
 	double *v;
 	size_t n, cap;
@@ -563,6 +580,8 @@ static void pass_log_write(struct pass_log *pl)
 	getrusage(RUSAGE_SELF, &ru);
 	double p50 = pl->n ? pl->v[pl->n / 2] : 0, p99 = pl->n ? pl->v[pl->n * 99 / 100] : 0;
 	double mx = pl->n ? pl->v[pl->n - 1] : 0;
+	fprintf(pl->f, "first_frame_ms %.3f\nfirst_frame_cpu_ms %.3f\n", pl->first_frame * 1e3,
+		pl->first_frame_cpu * 1e3);
 	fprintf(pl->f, "passes %zu p50_ms %.3f p99_ms %.3f max_ms %.3f maxrss_kb %ld\n", pl->n,
 		p50 * 1e3, p99 * 1e3, mx * 1e3, ru.ru_maxrss);
 	fclose(pl->f);
@@ -606,6 +625,7 @@ int app_run(struct app *a, struct err *e)
 	const char *plpath = getenv("OPTLOOP_PASS_LOG");
 	int rc;
 
+	app_mark_start();
 	if ((rc = a->be->reload(a, e)) < 0)
 		return rc;
 	if ((rc = term_start(e)) < 0)
@@ -625,6 +645,10 @@ int app_run(struct app *a, struct err *e)
 			draw_all(a);
 			doupdate();
 			a->dirty = false;
+			if (pl.first_frame == 0) {
+				pl.first_frame = mono_now() - t_start;
+				pl.first_frame_cpu = cpu_now();
+			}
 			if (a->live_shown)
 				a->last_live_draw = mono_now();
 		}

@@ -84,5 +84,8 @@ void app_open_wizard(struct app *a, struct wizard *wz);
 /* A verify run was started by the backend: show the live pane. */
 void app_run_started(struct app *a);
 double app_now(void);
+/* The moment the program started opening its data (first call wins):
+ * the first-frame figure of OPTLOOP_PASS_LOG counts from here. */
+void app_mark_start(void);
 
 #endif

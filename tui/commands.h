@@ -21,7 +21,17 @@ struct cli {
 /* X(name, usage, summary) */
 #define OPTLOOP_COMMANDS(X)                                                                   \
 	X(help, "help [COMMAND]", "show the commands, or one command's usage")                \
-	X(version, "version", "print the version")                                            \
+	X(version, "version", "print the version")                                           \
+	X(init, "init --op OP [--test-file P] [--naive P] [--kernel P]... [--verify CMD] [--bench CMD]", \
+	  "create the workspace profile/<op>-opt/ for an op")                                 \
+	X(status, "status [--json]", "where the loop stands and the next required step")      \
+	X(contract, "contract [--check] [--set FIELD=VALUE]...", "show, check or set the task contract") \
+	X(verify, "verify [--gate-k EXPR] [--base REF] [--timeout SEC] [--json]",             \
+	  "run the gated verify-and-bench command and record the run")                        \
+	X(log, "log --direction TEXT --status keep|revert|drop|floor [--axis TEXT] [--set-aside] [--json]", \
+	  "append the measured iteration's row to OPT_LOG.md")                               \
+	X(commit, "commit [--set-aside] [--json]", "commit the logged iteration (kernel change only)") \
+	X(export, "export --json", "the whole workspace database as JSON") \
 	X(import, "import FILE [--json] [--strict]", "read an OPT_LOG.md and show its rows and what could not be read") \
 	X(parse, "parse FILE [--exit-status N | --killed] [--patterns NAME] [--json]",       \
 	  "read a saved verify log: gate verdict, pytest counts, env, result table")          \

@@ -11,6 +11,7 @@
 #include "core/optlog.h"
 #include "core/sb.h"
 #include "tui/app.h"
+#include "tui/ws_files.h"
 #include "views/sanitize.h"
 
 #include <libgen.h>
@@ -23,6 +24,8 @@ struct ws_view {
 	char *title;
 	struct optlog_doc doc;
 	struct optlog_problems probs;
+	struct ws_files files;
+	char *dir;
 };
 
 static void add_line(struct wb_line **v, size_t *n, enum role role, const char *text)
@@ -68,6 +71,7 @@ static int view_reload(struct app *a, struct err *e)
 	clear_data(a);
 	optlog_doc_release(&w->doc);
 	optlog_problems_release(&w->probs);
+	ws_files_release(&w->files);
 	sb_init(&text);
 	if ((rc = fsutil_read_file(w->path, &text, e)) < 0) {
 		sb_release(&text);
@@ -93,6 +97,7 @@ static int view_reload(struct app *a, struct err *e)
 		add_line(&a->data.notes, &a->data.nnotes, R_NORMAL, s.buf);
 		sb_release(&s);
 	}
+	ws_files_load(&w->files, w->dir, &a->data);
 	return 0;
 }
 
@@ -211,6 +216,8 @@ static void view_close(struct app *a)
 	clear_data(a);
 	optlog_doc_release(&w->doc);
 	optlog_problems_release(&w->probs);
+	ws_files_release(&w->files);
+	free(w->dir);
 	free(w->path);
 	free(w->title);
 	free(w);
@@ -234,12 +241,16 @@ int ws_view_open(struct app *a, const char *path, struct err *e)
 {
 	struct ws_view *w;
 
+	app_mark_start();
 	if (!fsutil_exists(path) || fsutil_is_dir(path))
 		return err_set(e, ERR_NOTFOUND,
 			       "view: %s is not a file (give the path of an OPT_LOG.md)", path);
 	w = xcalloc(1, sizeof(*w));
 	w->path = xstrdup(path);
 	w->title = xasprintf("%s", path);
+	char *copy = xstrdup(path);
+	w->dir = xstrdup(dirname(copy));
+	free(copy);
 	app_init(a, &view_backend, w);
 	return 0;
 }

@@ -26,6 +26,25 @@ Baseline (main): 0.973 ms
 | five | broken row | pass | x | — | keep |
 EOF
 
+cat >"$T_TMP/TRAPS.md" <<'EOF'
+# Traps
+
+## TF32 in the reference path {#tf32}
+**Fact:** Turning TF32 on for the matmul changes the reference numbers too.
+**Why:** The gate then compares two equally wrong results.
+**How to apply:** Keep allow_tf32 off in the reference.
+
+## Int64 address arithmetic
+**Fact:** pid * stride overflows int32 for long sequences.
+**Why:** The wrap is silent.
+**How to apply:** Cast program ids to int64 before multiplying.
+EOF
+cat >"$T_TMP/dispatch.md" <<'EOF'
+| Bucket condition | Entry point chosen | Baseline ms | Candidate ms | Speedup | Why this path |
+|---|---|---|---|---|---|
+| T <= 2048 | chunk_fwd_small | 0.410 | 0.330 | 1.24x | one wave of blocks (iters 1, 4) |
+EOF
+
 # Not a terminal: a clear usage error, no curses garbage.
 out=$("$OPTLOOP" view "$log" </dev/null 2>&1)
 t_is "view without a terminal exits 2" "$?" "2"
@@ -57,8 +76,12 @@ tui_keys Escape '?'
 t_screen "help is generated from the action table" 'x C-c +cancel the running verify'
 tui_keys q
 t_no_screen "q closes help" 'Help \(Esc back\)'
+t_screen "TRAPS.md beside the log fills the trap pane" 'Traps · 0/2 checked'
+t_screen "dispatch.md beside the log fills the dispatch pane" 'T <= 2.* chunk_f.* +0\.410 +0\.330 +1\.24x'
 tui_keys Tab Tab
-t_screen "Tab moves between panes" 'no TRAPS\.md'
+t_screen "Tab to the traps pane explains the selected trap" 'Fact: Turning TF32 on'
+tui_keys j
+t_screen "moving the selection explains the next trap" 'Fact: pid \* stride overflows'
 tui_keys Z
 t_screen "an unbound key explains itself" 'key Z does nothing here'
 

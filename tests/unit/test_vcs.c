@@ -330,6 +330,41 @@ static void exclude_and_ignore(void **state)
 	vcs_free(v);
 }
 
+static void frozen_files_inside_the_kernel_are_left_alone(void **state)
+{
+	struct vcs *v;
+	struct err e = {0};
+	const char *const frozen[] = {"fla/ops/gla/naive.py", "tests/ops/test_gla.py"};
+	char head[VCS_OID_HEX], work[VCS_OID_HEX], sha[VCS_OID_HEX];
+	struct sb s = SB_INIT;
+
+	assert_int_equal(vcs_open(repo, &v, &e), 0);
+	vcs_set_exclude(v, frozen, 2);
+	write_file("fla/ops/gla/naive.py", "def naive():\n    return 'loosened'\n");
+	assert_int_equal(vcs_kernel_hash(v, kernel, 1, "HEAD", head, &e), 0);
+	assert_int_equal(vcs_kernel_hash(v, kernel, 1, NULL, work, &e), 0);
+	assert_string_equal(head, work);
+	write_file("fla/ops/gla/chunk.py", "def chunk():\n    return 5\n");
+	assert_int_equal(vcs_commit_kernel(v, kernel, 1, "k\n", sha, &e), 0);
+	char *files = sh_out("cd %s && git show --name-only --format= HEAD | tr '\\n' ' '", repo);
+	assert_string_equal(files, "fla/ops/gla/chunk.py");
+	free(files);
+	/* restoring the kernel does not undo the frozen edit either */
+	write_file("fla/ops/gla/chunk.py", "def chunk():\n    return 6\n");
+	assert_int_equal(vcs_restore(v, "HEAD~1", kernel, 1, &e), 0);
+	char *p = xasprintf("%s/fla/ops/gla/naive.py", repo);
+	assert_int_equal(fsutil_read_file(p, &s, &e), 0);
+	assert_non_null(strstr(s.buf, "loosened"));
+	sb_reset(&s);
+	free(p);
+	p = xasprintf("%s/fla/ops/gla/chunk.py", repo);
+	assert_int_equal(fsutil_read_file(p, &s, &e), 0);
+	assert_string_equal(s.buf, "def chunk():\n    return 1\n");
+	free(p);
+	sb_release(&s);
+	vcs_free(v);
+}
+
 /* ---- workspace ---------------------------------------------------------------- */
 
 static void op_names_are_validated(void **state)
@@ -449,6 +484,7 @@ int main(void)
 		cmocka_unit_test_setup(snapshot_restore_set_aside_and_bring_back, fresh_repo),
 		cmocka_unit_test_setup(diff_shows_added_and_removed_lines, fresh_repo),
 		cmocka_unit_test_setup(exclude_and_ignore, fresh_repo),
+		cmocka_unit_test_setup(frozen_files_inside_the_kernel_are_left_alone, fresh_repo),
 		cmocka_unit_test(op_names_are_validated),
 		cmocka_unit_test(registry_defaults_follow_fla),
 		cmocka_unit_test_setup(fla_defaults_need_the_registry, fresh_repo),

@@ -1,0 +1,1467 @@
+/* loop — the state machine of a workspace: which step is due, verify / log /
+ * commit with their refusals, start-up reconciliation of OPT_LOG.md, the
+ * database and git history, and the telescoping set-aside. */
+#include "core/loop.h"
+#include "core/contract.h"
+#include "core/err.h"
+#include "core/fault.h"
+#include "core/fsutil.h"
+#include "core/optlog.h"
+#include "core/parse.h"
+#include "core/patset.h"
+#include "core/runner.h"
+#include "core/sb.h"
+#include "core/store.h"
+#include "core/vcs.h"
+#include "core/workspace.h"
+
+#include <jansson.h>
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#define ASIDE_REF "refs/optloop/aside"
+
+struct loop {
+	struct vcs *vcs;
+	struct store *store;
+	struct workspace ws;
+	bool readonly;
+	char **kernel;
+	size_t nkernel;
+	char **frozen;
+	size_t nfrozen;
+	struct contract contract;
+	char *missing; /* NULL when the contract is complete */
+	struct sb problems;
+	char *init_head;
+
+	/* a verify run in progress */
+	struct runner *runner;
+	struct parser *parser;
+	struct patset *patset;
+	struct store_run run;
+	struct loop_verify_opts vopts;
+	bool verifying;
+};
+
+static double now(void)
+{
+	struct timeval tv;
+	gettimeofday(&tv, NULL);
+	return (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
+}
+
+static const char *const *kpaths(const struct loop *l)
+{
+	return (const char *const *)l->kernel;
+}
+
+static void free_list(char **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+/* Split newline-separated text into a list (empty lines dropped). */
+static void split_lines(const char *text, char ***out, size_t *n)
+{
+	size_t cap = 0;
+	*out = NULL;
+	*n = 0;
+	while (text && *text) {
+		const char *nl = strchr(text, '\n');
+		size_t len = nl ? (size_t)(nl - text) : strlen(text);
+		if (len) {
+			if (*n == cap) {
+				cap = cap ? 2 * cap : 4;
+				*out = xrealloc(*out, cap * sizeof(char *));
+			}
+			(*out)[(*n)++] = xstrndup(text, len);
+		}
+		text += len + (nl ? 1 : 0);
+	}
+}
+
+/* ---- contract --------------------------------------------------------------- */
+
+static int load_contract(struct loop *l, struct err *e)
+{
+	struct sb text = SB_INIT, why = SB_INIT;
+	int rc;
+
+	contract_release(&l->contract);
+	free(l->missing);
+	l->missing = NULL;
+	free_list(l->frozen, l->nfrozen);
+	l->frozen = NULL;
+	l->nfrozen = 0;
+	rc = fsutil_read_file(l->ws.contract_path, &text, NULL);
+	if (rc == ERR_NOTFOUND) {
+		memset(&l->contract, 0, sizeof(l->contract));
+		l->missing = xasprintf("docs/draft.md is missing (run optloop contract to see the "
+				       "fields, or restore the file)");
+		sb_release(&text);
+		return 0;
+	}
+	if (rc == 0)
+		rc = contract_parse(text.buf, text.len, &l->contract, e);
+	sb_release(&text);
+	if (rc < 0)
+		return rc;
+	if (contract_missing(&l->contract, &why) > 0) {
+		sb_trim(&why);
+		l->missing = sb_detach(&why);
+	}
+	sb_release(&why);
+	if (l->contract.v[CF_FROZEN])
+		l->nfrozen = contract_list_items(l->contract.v[CF_FROZEN], &l->frozen);
+	/* profile/ and the frozen files are never part of a kernel commit */
+	size_t nx = l->nfrozen + 1;
+	const char **x = xcalloc(nx, sizeof(char *));
+	x[0] = "profile";
+	for (size_t i = 0; i < l->nfrozen; i++)
+		x[i + 1] = l->frozen[i];
+	vcs_set_exclude(l->vcs, x, nx);
+	free(x);
+	return 0;
+}
+
+/* ---- best and rows ---------------------------------------------------------- */
+
+static bool row_counts_for_best(const struct log_row *r)
+{
+	/* a -k subset run is a signal only: it never sets the best */
+	return (r->status == RS_BASE || r->status == RS_KEEP) && r->scope != SCOPE_SUBSET &&
+	       isfinite(r->bench_ms) &&
+	       r->bench_ms > 0 && (r->gate_v == GATE_PASS || r->gate_v == GATE_NONE);
+}
+
+static bool best_of(const struct log_row *rows, size_t n, int *iter, double *ms)
+{
+	bool have = false;
+	for (size_t i = 0; i < n; i++) {
+		if (row_counts_for_best(&rows[i]) && (!have || rows[i].bench_ms < *ms)) {
+			have = true;
+			*ms = rows[i].bench_ms;
+			*iter = rows[i].iter;
+		}
+	}
+	return have;
+}
+
+int loop_rows(struct loop *l, struct log_row **rows, size_t *n, struct err *e)
+{
+	return store_iters(l->store, rows, n, e);
+}
+
+void loop_rows_free(struct log_row *rows, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		log_row_release(&rows[i]);
+	free(rows);
+}
+
+/* ---- OPT_LOG.md --------------------------------------------------------------- */
+
+static void render_optlog(struct loop *l, const struct log_row *rows, size_t n, struct sb *out)
+{
+	struct optlog_doc d;
+	struct sb bl = SB_INIT;
+	char *env = NULL;
+
+	memset(&d, 0, sizeof(d));
+	d.op = l->ws.op;
+	/* Env: the environment of the latest logged row whose run printed one
+	 * (unlogged runs do not change the file, so it only moves on log) */
+	for (size_t i = n; i-- > 0 && !env;) {
+		struct store_run r;
+		int run_id = 0;
+		if (store_iter_run(l->store, rows[i].iter, &run_id, NULL, NULL) != 0 || !run_id ||
+		    store_run_get(l->store, run_id, &r, NULL) != 0)
+			continue;
+		json_t *j = r.result_json ? json_loads(r.result_json, 0, NULL) : NULL;
+		json_t *en = j ? json_object_get(j, "env") : NULL;
+		const char *raw = en ? json_string_value(json_object_get(en, "raw")) : NULL;
+		if (raw && *raw)
+			env = xstrdup(raw);
+		json_decref(j);
+		store_run_release(&r);
+	}
+	d.env = env;
+	if (n > 0 && rows[0].status == RS_BASE) {
+		optlog_fmt_bench(rows[0].bench_ms, &bl);
+		if (isfinite(rows[0].bench_ms))
+			sb_adds(&bl, " ms");
+		sb_addf(&bl, " (iter 0%s%.7s)", rows[0].commit ? ", " : "",
+			rows[0].commit ? rows[0].commit : "");
+		d.baseline = bl.buf;
+	}
+	d.target = l->contract.v[CF_TARGET];
+	d.rows = (struct log_row *)rows;
+	d.nrows = n;
+	optlog_render(&d, out);
+	sb_release(&bl);
+	free(env);
+}
+
+static int write_optlog(struct loop *l, struct err *e)
+{
+	struct log_row *rows;
+	size_t n;
+	struct sb text = SB_INIT;
+	int rc = store_iters(l->store, &rows, &n, e);
+	if (rc < 0)
+		return rc;
+	render_optlog(l, rows, n, &text);
+	rc = fsutil_write_atomic(l->ws.optlog_path, text.buf, text.len, e);
+	sb_release(&text);
+	loop_rows_free(rows, n);
+	return rc;
+}
+
+/* ---- state ------------------------------------------------------------------------- */
+
+struct where {
+	enum loop_state state;
+	int iter;
+	bool telescoped;
+	int run_id;
+	int nrows;
+	bool kernel_changed; /* work tree differs from HEAD */
+};
+
+static int kernel_changed(struct loop *l, bool *changed, char work[VCS_OID_HEX], struct err *e)
+{
+	char head[VCS_OID_HEX];
+	int rc = vcs_kernel_hash(l->vcs, kpaths(l), l->nkernel, "HEAD", head, e);
+	if (rc == 0)
+		rc = vcs_kernel_hash(l->vcs, kpaths(l), l->nkernel, NULL, work, e);
+	if (rc == 0)
+		*changed = strcmp(head, work) != 0;
+	return rc;
+}
+
+static int where_now(struct loop *l, struct where *w, struct err *e)
+{
+	struct log_row *rows;
+	size_t n;
+	char work[VCS_OID_HEX];
+	int rc;
+
+	memset(w, 0, sizeof(*w));
+	if ((rc = store_iters(l->store, &rows, &n, e)) < 0)
+		return rc;
+	w->nrows = (int)n;
+	if ((rc = kernel_changed(l, &w->kernel_changed, work, e)) < 0) {
+		loop_rows_free(rows, n);
+		return rc;
+	}
+	if (n > 0 && !rows[n - 1].commit) {
+		char *tree = NULL;
+		w->state = ST_LOGGED;
+		w->iter = rows[n - 1].iter;
+		if (store_iter_run(l->store, w->iter, &w->run_id, &tree, NULL) == 0 && tree)
+			w->telescoped = strcmp(tree, work) != 0;
+		free(tree);
+		loop_rows_free(rows, n);
+		if (l->missing)
+			w->state = ST_NO_CONTRACT;
+		return 0;
+	}
+	loop_rows_free(rows, n);
+	w->iter = (int)n;
+	if (l->missing) {
+		w->state = ST_NO_CONTRACT;
+		return 0;
+	}
+	if (l->verifying) {
+		w->state = ST_VERIFYING;
+		return 0;
+	}
+	struct store_run r;
+	if (store_run_last(l->store, w->iter, "verify", &r, NULL) == 0) {
+		w->run_id = r.id;
+		if (r.t_end <= 0) {
+			/* another optloop is running it (a crashed one is
+			 * settled by reconciliation when a writer opens) */
+			w->state = ST_VERIFYING;
+		} else {
+			w->state = ST_MEASURED;
+			w->telescoped = r.tree && strcmp(r.tree, work) != 0;
+		}
+		store_run_release(&r);
+		return 0;
+	}
+	/* guards may turn READY into STALLED or STOPPING here */
+	if (n == 0)
+		w->state = ST_NEED_BASELINE;
+	else
+		w->state = w->kernel_changed ? ST_EDITING : ST_READY;
+	return 0;
+}
+
+static char *next_step(struct loop *l, const struct where *w)
+{
+	switch (w->state) {
+	case ST_NO_CONTRACT:
+		return xasprintf("complete the task contract in %s/docs/draft.md (optloop contract "
+				 "--check lists what is missing; optloop contract --set FIELD=VALUE "
+				 "fills a field)",
+				 l->ws.rel);
+	case ST_NEED_BASELINE:
+		return xstrdup("measure the baseline: run optloop verify on the unmodified kernel "
+			       "(full gate); it becomes iteration 0");
+	case ST_READY:
+		return xasprintf("make one change to the kernel, then run optloop verify "
+				 "(iteration %d)",
+				 w->iter);
+	case ST_EDITING:
+		return xasprintf("run optloop verify to measure iteration %d", w->iter);
+	case ST_VERIFYING:
+		return xasprintf("wait for the verify run of iteration %d to finish (or cancel it)",
+				 w->iter);
+	case ST_MEASURED:
+		if (w->telescoped)
+			return xasprintf("the kernel changed after iteration %d was measured: undo "
+					 "the extra change, or set it aside with optloop log "
+					 "--set-aside (it comes back after the commit)",
+					 w->iter);
+		if (w->iter == 0)
+			return xstrdup("log the baseline: optloop log --direction TEXT (status base)");
+		return xasprintf("log iteration %d: optloop log --direction TEXT --status "
+				 "keep|revert|drop|floor",
+				 w->iter);
+	case ST_LOGGED:
+		if (w->telescoped)
+			return xasprintf("the kernel changed after iteration %d was measured: undo "
+					 "the extra change, or set it aside with optloop commit "
+					 "--set-aside (it comes back after the commit)",
+					 w->iter);
+		return xasprintf("commit iteration %d: optloop commit", w->iter);
+	default:
+		return xstrdup("see optloop status");
+	}
+}
+
+/* ---- reconciliation ----------------------------------------------------------------- */
+
+static void problem(struct loop *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void problem(struct loop *l, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	sb_vaddf(&l->problems, fmt, ap);
+	va_end(ap);
+	sb_addc(&l->problems, '\n');
+}
+
+/* A verify run without an end was cut off (optloop killed mid-run). */
+static int settle_interrupted_runs(struct loop *l, struct err *e)
+{
+	int n, rc;
+	struct store_run r;
+	if ((rc = store_iter_count(l->store, &n, e)) < 0)
+		return rc;
+	if (store_run_last(l->store, n, "verify", &r, NULL) != 0)
+		return 0;
+	if (r.t_end <= 0) {
+		char work[VCS_OID_HEX], snap[VCS_OID_HEX];
+		r.t_end = now();
+		r.gate = GATE_INCOMPLETE;
+		r.exit_status = -1;
+		if (vcs_kernel_hash(l->vcs, kpaths(l), l->nkernel, NULL, work, NULL) == 0) {
+			free(r.tree);
+			r.tree = xstrdup(work);
+		}
+		if (vcs_snapshot(l->vcs, kpaths(l), l->nkernel, snap, NULL) == 0) {
+			free(r.snapshot);
+			r.snapshot = xstrdup(snap);
+		}
+		rc = store_begin(l->store, e);
+		if (rc == 0)
+			rc = store_run_update(l->store, &r, e);
+		if (rc == 0)
+			rc = store_event(l->store, r.iter, "verify.interrupted",
+					 "run cut off; recorded as incomplete", e);
+		if (rc == 0)
+			rc = store_commit(l->store, e);
+		else
+			store_rollback(l->store);
+		if (rc == 0)
+			problem(l,
+				"the verify run of iteration %d was cut off before it finished; it is "
+				"recorded as incomplete (log it, then verify again in the next "
+				"iteration)",
+				r.iter);
+	}
+	store_run_release(&r);
+	return rc;
+}
+
+static int reconcile_git(struct loop *l, struct err *e)
+{
+	struct log_row *rows;
+	size_t n, nc;
+	struct vcs_iter_commit *cs;
+	int rc = store_iters(l->store, &rows, &n, e);
+	if (rc < 0)
+		return rc;
+	rc = vcs_iter_commits(l->vcs, l->ws.op, l->init_head, 0, &cs, &nc, e);
+	if (rc < 0) {
+		loop_rows_free(rows, n);
+		return rc;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct log_row *r = &rows[i];
+		if (!r->commit) {
+			/* committed but the database missed it (killed between the two) */
+			for (size_t k = 0; k < nc; k++) {
+				if (cs[k].iter != r->iter)
+					continue;
+				if (!l->readonly &&
+				    store_iter_set_commit(l->store, r->iter, cs[k].sha, e) == 0) {
+					vcs_index_reset(l->vcs, kpaths(l), l->nkernel, NULL);
+					store_event(l->store, r->iter, "reconcile.adopt", cs[k].sha, NULL);
+					r->commit = xstrdup(cs[k].sha);
+				}
+				break;
+			}
+		} else if (!vcs_commit_in_history(l->vcs, r->commit)) {
+			problem(l,
+				"row %d cites commit %.12s, which is not in the history of HEAD "
+				"(reset or rebased?); repair: run optloop repair to re-link it to the "
+				"commit that carries Optloop-Iter: %d, or restore the branch (git "
+				"reset --hard %.12s)",
+				r->iter, r->commit, r->iter, r->commit);
+		}
+	}
+	for (size_t k = 0; k < nc; k++) {
+		bool found = false;
+		for (size_t i = 0; i < n && !found; i++)
+			found = rows[i].iter == cs[k].iter;
+		if (!found)
+			problem(l,
+				"commit %.12s carries iteration %d, but OPT_LOG.md and the database have "
+				"no row for it; repair: run optloop repair to rebuild the row from the "
+				"commit's trailers",
+				cs[k].sha, cs[k].iter);
+	}
+	vcs_iter_commits_free(cs, nc);
+	loop_rows_free(rows, n);
+	return 0;
+}
+
+static int reconcile_optlog(struct loop *l, struct err *e)
+{
+	struct log_row *rows;
+	size_t n;
+	struct sb want = SB_INIT, have = SB_INIT;
+	int rc = store_iters(l->store, &rows, &n, e);
+	if (rc < 0)
+		return rc;
+	render_optlog(l, rows, n, &want);
+	rc = fsutil_read_file(l->ws.optlog_path, &have, NULL);
+	if (rc == 0 && have.len == want.len && !memcmp(have.buf, want.buf, want.len)) {
+		rc = 0;
+	} else {
+		struct optlog_doc d;
+		bool behind = rc == ERR_NOTFOUND;
+		rc = 0;
+		if (!behind) {
+			memset(&d, 0, sizeof(d));
+			if (optlog_parse(have.buf, have.len, &d, NULL, NULL) == 0 && d.nrows <= n) {
+				behind = true;
+				for (size_t i = 0; i < d.nrows && behind; i++)
+					behind = d.rows[i].iter == rows[i].iter;
+			} else if (d.nrows == 0) {
+				behind = true;
+			}
+			optlog_doc_release(&d);
+		}
+		if (behind && !l->readonly) {
+			rc = fsutil_write_atomic(l->ws.optlog_path, want.buf, want.len, e);
+			if (rc == 0)
+				store_event(l->store, -1, "reconcile.optlog", "re-rendered", NULL);
+		} else if (!behind) {
+			problem(l,
+				"OPT_LOG.md has rows the database does not (edited by hand?); the "
+				"database is the record: the next optloop log re-renders OPT_LOG.md from "
+				"it (keep a copy first if the extra rows matter; optloop import reads it)");
+		}
+	}
+	sb_release(&want);
+	sb_release(&have);
+	loop_rows_free(rows, n);
+	return rc;
+}
+
+/* A change set aside during an iteration comes back once that iteration is
+ * committed; after a crash this finishes the job. */
+static int reconcile_aside(struct loop *l, struct err *e)
+{
+	int iter = 0, rc;
+	char *sha, *ref;
+	struct log_row *rows;
+	size_t n;
+
+	if (store_aside_pending(l->store, &iter, &sha, &ref, NULL) != 0)
+		return 0;
+	rc = store_iters(l->store, &rows, &n, e);
+	bool committed = false;
+	for (size_t i = 0; rc == 0 && i < n; i++)
+		if (rows[i].iter == iter && rows[i].commit)
+			committed = true;
+	if (rc == 0 && committed) {
+		char work[VCS_OID_HEX], aside[VCS_OID_HEX], head[VCS_OID_HEX];
+		vcs_kernel_hash(l->vcs, kpaths(l), l->nkernel, NULL, work, NULL);
+		vcs_kernel_hash(l->vcs, kpaths(l), l->nkernel, sha, aside, NULL);
+		vcs_kernel_hash(l->vcs, kpaths(l), l->nkernel, "HEAD", head, NULL);
+		if (!strcmp(work, aside)) {
+			rc = store_aside_done(l->store, sha, e);
+		} else if (!strcmp(work, head)) {
+			rc = vcs_bring_back(l->vcs, sha, ref, kpaths(l), l->nkernel, e);
+			if (rc == 0)
+				rc = store_aside_done(l->store, sha, e);
+			if (rc == 0)
+				problem(l, "the change set aside during iteration %d is back in the "
+					   "work tree",
+					iter);
+		} else {
+			problem(l,
+				"a change set aside during iteration %d (commit %.12s) is still waiting; "
+				"the kernel has other edits now, so optloop left it: bring it back with "
+				"git checkout %.12s -- <kernel paths>",
+				iter, sha, sha);
+		}
+	}
+	loop_rows_free(rows, n);
+	free(sha);
+	free(ref);
+	return rc;
+}
+
+/* ---- open / close ---------------------------------------------------------------- */
+
+int loop_open(const char *cwd, const char *op, int flags, struct loop **out, struct err *e)
+{
+	struct loop *l = xcalloc(1, sizeof(*l));
+	char *kernel = NULL;
+	int rc;
+
+	sb_init(&l->problems);
+	if ((rc = vcs_open(cwd, &l->vcs, e)) < 0)
+		goto fail;
+	if ((rc = workspace_find(vcs_workdir(l->vcs), op, &l->ws, e)) < 0)
+		goto fail;
+	l->readonly = flags & LOOP_READONLY;
+	rc = store_open(l->ws.db_path, l->readonly ? STORE_READONLY : 0, &l->store, e);
+	if (rc == ERR_BUSY && (flags & LOOP_TRY_WRITE)) {
+		l->readonly = true;
+		rc = store_open(l->ws.db_path, STORE_READONLY, &l->store, e);
+	}
+	if (rc < 0)
+		goto fail;
+	store_meta_get(l->store, "kernel", &kernel, NULL);
+	split_lines(kernel, &l->kernel, &l->nkernel);
+	free(kernel);
+	store_meta_get(l->store, "init_head", &l->init_head, NULL);
+	if ((rc = load_contract(l, e)) < 0)
+		goto fail;
+	if (!l->readonly) {
+		if ((rc = settle_interrupted_runs(l, e)) < 0 || (rc = reconcile_git(l, e)) < 0 ||
+		    (rc = reconcile_aside(l, e)) < 0 || (rc = reconcile_optlog(l, e)) < 0)
+			goto fail;
+	}
+	*out = l;
+	return 0;
+fail:
+	loop_close(l);
+	return rc;
+}
+
+void loop_close(struct loop *l)
+{
+	if (!l)
+		return;
+	if (l->runner) {
+		runner_cancel(l->runner);
+		runner_free(l->runner);
+	}
+	parser_free(l->parser);
+	patset_free(l->patset);
+	store_run_release(&l->run);
+	store_close(l->store);
+	vcs_free(l->vcs);
+	workspace_release(&l->ws);
+	free_list(l->kernel, l->nkernel);
+	free_list(l->frozen, l->nfrozen);
+	contract_release(&l->contract);
+	free(l->missing);
+	free(l->init_head);
+	sb_release(&l->problems);
+	free(l);
+}
+
+bool loop_readonly(const struct loop *l)
+{
+	return l->readonly;
+}
+
+struct store *loop_store(struct loop *l)
+{
+	return l->store;
+}
+
+const struct workspace *loop_workspace(const struct loop *l)
+{
+	return &l->ws;
+}
+
+const char *loop_repo_dir(const struct loop *l)
+{
+	return l->ws.repo;
+}
+
+const char *loop_dir(const struct loop *l)
+{
+	return l->ws.dir;
+}
+
+const char *loop_contract_path(const struct loop *l)
+{
+	return l->ws.contract_path;
+}
+
+int loop_event(struct loop *l, const char *kind, const char *detail, struct err *e)
+{
+	return store_event(l->store, -1, kind, detail, e);
+}
+
+/* ---- init ---------------------------------------------------------------------- */
+
+static char *join_list(const char *const *v, size_t n, const char *sep)
+{
+	struct sb s = SB_INIT;
+	for (size_t i = 0; i < n; i++)
+		sb_addf(&s, "%s%s", i ? sep : "", v[i]);
+	return sb_detach(&s);
+}
+
+int loop_init(const char *cwd, const struct loop_init_opts *o, struct sb *notes, struct err *e)
+{
+	struct vcs *v = NULL;
+	struct workspace ws;
+	struct workspace_defaults d;
+	struct contract c;
+	struct store *s = NULL;
+	struct sb draft = SB_INIT, logtext = SB_INIT, missing = SB_INIT;
+	struct optlog_doc doc;
+	char head[VCS_OID_HEX] = "";
+	const char **kernel = NULL;
+	size_t nkernel = 0;
+	char *kernel_text = NULL, *frozen_text = NULL, *op_text = NULL;
+	int rc;
+
+	memset(&ws, 0, sizeof(ws));
+	memset(&d, 0, sizeof(d));
+	memset(&c, 0, sizeof(c));
+	if ((rc = workspace_op_valid(o->op, e)) < 0)
+		return rc;
+	if ((rc = vcs_open(cwd, &v, e)) < 0)
+		return rc;
+	const char *repo = vcs_workdir(v);
+	bool fla = workspace_fla_defaults(repo, o->op, &d, NULL) == 0;
+	if (!fla) {
+		struct sb need = SB_INIT;
+		if (!o->test_file)
+			sb_adds(&need, " --test-file PATH");
+		if (!o->naive)
+			sb_adds(&need, " --naive PATH");
+		if (!o->nkernel)
+			sb_adds(&need, " --kernel PATH");
+		if (!o->verify_cmd)
+			sb_adds(&need, " --verify CMD");
+		if (need.len) {
+			rc = err_set(e, ERR_USAGE,
+				     "this repository is not FLA-shaped (no register_op entry for '%s' "
+				     "in benchmarks/ops/registry.py), so optloop cannot find the "
+				     "defaults; pass:%s",
+				     o->op, need.buf);
+			sb_release(&need);
+			goto out;
+		}
+		sb_release(&need);
+	}
+	const char *test_file = o->test_file ? o->test_file : d.test_file;
+	const char *naive = o->naive ? o->naive : d.naive;
+	const char *verify = o->verify_cmd ? o->verify_cmd : d.verify_cmd;
+	char *bench_default = NULL;
+	const char *bench = o->bench_cmd ? o->bench_cmd
+			    : d.bench_cmd ? d.bench_cmd
+					  : (bench_default = xasprintf("%s --base main", verify));
+	if (o->nkernel) {
+		kernel = xcalloc(o->nkernel, sizeof(char *));
+		for (size_t i = 0; i < o->nkernel; i++)
+			kernel[i] = o->kernel[i];
+		nkernel = o->nkernel;
+	} else {
+		kernel = xcalloc(1, sizeof(char *));
+		kernel[0] = d.kernel;
+		nkernel = 1;
+	}
+	for (size_t i = 0; i < nkernel; i++) {
+		char *full = xasprintf("%s/%s", repo, kernel[i]);
+		bool ok = fsutil_exists(full);
+		free(full);
+		if (!ok || !strncmp(kernel[i], "profile", 7) || strstr(kernel[i], "..")) {
+			rc = err_set(e, ERR_USAGE,
+				     "kernel path %s does not exist in %s (pass --kernel PATH, "
+				     "relative to the repository root)",
+				     kernel[i], repo);
+			free(bench_default);
+			goto out;
+		}
+	}
+	kernel_text = join_list(kernel, nkernel, "\n");
+	const char *fz[2] = {test_file, naive};
+	frozen_text = join_list(fz, 2, "\n");
+	op_text = xasprintf("%s — kernel: %s", o->op, kernel[0]);
+	c.v[CF_OP] = op_text;
+	c.v[CF_TARGET] = (char *)o->target;
+	c.v[CF_LANGUAGES] = (char *)o->languages;
+	c.v[CF_VALIDATION] = (char *)verify;
+	c.v[CF_BENCHMARK] = (char *)bench;
+	c.v[CF_PROMOTION] = (char *)o->promotion;
+	c.v[CF_FROZEN] = frozen_text;
+	c.threshold = 0.03;
+	rc = contract_template(&c, &draft, e);
+	free(bench_default);
+	if (rc < 0)
+		goto out;
+
+	workspace_paths(repo, o->op, &ws);
+	memset(&doc, 0, sizeof(doc));
+	doc.op = ws.op;
+	doc.target = (char *)o->target;
+	optlog_render(&doc, &logtext);
+	if ((rc = workspace_ensure_ignored(v, notes, e)) < 0)
+		goto out;
+	if ((rc = workspace_create(&ws, draft.buf, logtext.buf, notes, e)) < 0)
+		goto out;
+	if ((rc = store_open(ws.db_path, STORE_CREATE, &s, e)) < 0)
+		goto out;
+	vcs_head(v, head, NULL);
+	rc = store_begin(s, e);
+	if (rc == 0)
+		rc = store_meta_set(s, "op", o->op, e);
+	if (rc == 0)
+		rc = store_meta_set(s, "kernel", kernel_text, e);
+	if (rc == 0)
+		rc = store_meta_set(s, "test_file", test_file, e);
+	if (rc == 0)
+		rc = store_meta_set(s, "naive", naive, e);
+	if (rc == 0 && head[0])
+		rc = store_meta_set(s, "init_head", head, e);
+	if (rc == 0) {
+		char sql[256];
+		snprintf(sql, sizeof(sql), "INSERT INTO workspaces(op, created) VALUES ('%s', %f)",
+			 o->op, now());
+		/* op was validated: letters, digits, _ - . only */
+		rc = store_exec(s, sql, e);
+	}
+	if (rc == 0)
+		rc = store_event(s, -1, "init", kernel_text, e);
+	if (rc == 0)
+		rc = store_commit(s, e);
+	else
+		store_rollback(s);
+	if (rc == 0 && notes) {
+		contract_parse(draft.buf, draft.len, &c, NULL);
+		sb_addf(notes, "created %s (kernel: %s; frozen: %s, %s)\n", ws.rel, kernel[0],
+			test_file, naive);
+	}
+out:
+	store_close(s);
+	workspace_release(&ws);
+	workspace_defaults_release(&d);
+	free(kernel);
+	free(kernel_text);
+	free(frozen_text);
+	free(op_text);
+	sb_release(&draft);
+	sb_release(&logtext);
+	sb_release(&missing);
+	vcs_free(v);
+	return rc;
+}
+
+/* ---- status -------------------------------------------------------------------- */
+
+static char **dup_list(char *const *v, size_t n)
+{
+	char **out = xcalloc(n ? n : 1, sizeof(char *));
+	for (size_t i = 0; i < n; i++)
+		out[i] = xstrdup(v[i]);
+	return out;
+}
+
+int loop_status(struct loop *l, struct loop_status *st, struct err *e)
+{
+	struct where w;
+	struct log_row *rows;
+	size_t n;
+	int rc;
+
+	memset(st, 0, sizeof(*st));
+	if (!l->verifying && (rc = load_contract(l, e)) < 0)
+		return rc;
+	if ((rc = where_now(l, &w, e)) < 0)
+		return rc;
+	if ((rc = store_iters(l->store, &rows, &n, e)) < 0)
+		return rc;
+	st->state = w.state;
+	st->iteration = w.iter;
+	st->next = next_step(l, &w);
+	st->has_best = best_of(rows, n, &st->best_iter, &st->best_ms);
+	loop_rows_free(rows, n);
+	st->op = xstrdup(l->ws.op);
+	st->workspace = xstrdup(l->ws.dir);
+	st->repo = xstrdup(l->ws.repo);
+	st->kernel = dup_list(l->kernel, l->nkernel);
+	st->nkernel = l->nkernel;
+	st->frozen = dup_list(l->frozen, l->nfrozen);
+	st->nfrozen = l->nfrozen;
+	st->missing = l->missing ? xstrdup(l->missing) : NULL;
+	st->problems = l->problems.len ? xstrdup(l->problems.buf) : NULL;
+	st->telescoped = w.telescoped;
+	st->readonly = l->readonly;
+	st->last_run = w.run_id;
+	return 0;
+}
+
+void loop_status_release(struct loop_status *st)
+{
+	free(st->next);
+	free(st->op);
+	free(st->workspace);
+	free(st->repo);
+	free_list(st->kernel, st->nkernel);
+	free_list(st->frozen, st->nfrozen);
+	free(st->missing);
+	free(st->problems);
+	memset(st, 0, sizeof(*st));
+}
+
+/* ---- verify -------------------------------------------------------------------- */
+
+void loop_measurement_release(struct loop_measurement *m)
+{
+	free(m->command);
+	free(m->log_path);
+	free(m->tree);
+	free(m->result_json);
+	memset(m, 0, sizeof(*m));
+}
+
+static void shell_quote(struct sb *s, const char *arg)
+{
+	sb_addc(s, '\'');
+	for (const char *p = arg; *p; p++) {
+		if (*p == '\'')
+			sb_adds(s, "'\\''");
+		else
+			sb_addc(s, *p);
+	}
+	sb_addc(s, '\'');
+}
+
+static int refuse_unless(struct loop *l, const char *verb, const struct where *w, struct err *e)
+{
+	switch (w->state) {
+	case ST_NO_CONTRACT:
+		return err_set(e, ERR_REFUSED,
+			       "%s refused: the task contract is incomplete: %s (only contract "
+			       "editing is allowed until it is complete)",
+			       verb, l->missing ? l->missing : "fields missing");
+	case ST_MEASURED:
+		return err_set(e, ERR_REFUSED,
+			       "%s refused: iteration %d is measured but OPT_LOG.md has no row for it "
+			       "yet (run optloop log)",
+			       verb, w->iter);
+	case ST_LOGGED:
+		return err_set(e, ERR_REFUSED,
+			       "%s refused: iteration %d is logged but not committed (run optloop "
+			       "commit)",
+			       verb, w->iter);
+	case ST_VERIFYING:
+		return err_set(e, ERR_REFUSED,
+			       "%s refused: the verify run of iteration %d is still going (wait for "
+			       "it or cancel it)",
+			       verb, w->iter);
+	default:
+		return 0;
+	}
+}
+
+static void on_data(void *ctx, const char *buf, size_t len)
+{
+	struct loop *l = ctx;
+	parser_feed(l->parser, buf, len);
+	if (l->vopts.output)
+		l->vopts.output(l->vopts.ctx, buf, len);
+}
+
+static void on_event(void *ctx, const struct parse_event *ev)
+{
+	struct loop *l = ctx;
+	if (l->vopts.event)
+		l->vopts.event(l->vopts.ctx, ev);
+}
+
+int loop_verify_begin(struct loop *l, const struct loop_verify_opts *o, struct err *e)
+{
+	struct where w;
+	struct sb cmd = SB_INIT;
+	char head[VCS_OID_HEX] = "";
+	int rc;
+
+	if (l->readonly)
+		return err_set(e, ERR_BUSY,
+			       "verify refused: this optloop opened the workspace read-only "
+			       "(another one is writing to it)");
+	if ((rc = load_contract(l, e)) < 0 || (rc = where_now(l, &w, e)) < 0)
+		return rc;
+	if ((rc = refuse_unless(l, "verify", &w, e)) < 0)
+		return rc;
+	if (w.state == ST_NEED_BASELINE) {
+		if (o && o->gate_k)
+			return err_set(e, ERR_REFUSED,
+				       "verify refused: the baseline (iteration 0) needs the full "
+				       "gate; run optloop verify without --gate-k");
+		if (w.kernel_changed)
+			return err_set(e, ERR_REFUSED,
+				       "verify refused: the baseline must be measured on the "
+				       "unmodified kernel, but the kernel differs from HEAD (commit "
+				       "or stash the change first, then run optloop verify)");
+	}
+	/* guards check the frozen scope here */
+	memset(&l->vopts, 0, sizeof(l->vopts));
+	if (o)
+		l->vopts = *o;
+	sb_adds(&cmd, l->contract.v[CF_VALIDATION]);
+	if (o && o->gate_k) {
+		sb_adds(&cmd, " --gate-k ");
+		shell_quote(&cmd, o->gate_k);
+	}
+	if (o && o->base) {
+		sb_adds(&cmd, " --base ");
+		shell_quote(&cmd, o->base);
+	}
+	vcs_head(l->vcs, head, NULL);
+	store_run_release(&l->run);
+	memset(&l->run, 0, sizeof(l->run));
+	l->run.iter = w.iter;
+	l->run.kind = xstrdup("verify");
+	l->run.command = sb_detach(&cmd);
+	l->run.cwd = xstrdup(l->ws.repo);
+	l->run.log_path = xasprintf("%s/iter-%d.log", l->ws.trace_dir, w.iter);
+	l->run.t_start = now();
+	l->run.bench_ms = l->run.vs_best = NAN;
+	l->run.head = head[0] ? xstrdup(head) : NULL;
+	l->run.pid = (int)getpid();
+	l->run.scope = o && o->gate_k ? SCOPE_SUBSET : SCOPE_FULL;
+	sb_release(&cmd);
+
+	if ((rc = fsutil_mkdir_p(l->ws.trace_dir, e)) < 0)
+		return rc;
+	if (!l->patset) {
+		char *extra = xasprintf("%s/patterns", l->ws.dir);
+		rc = patset_load(NULL, fsutil_is_dir(extra) ? extra : NULL, &l->patset, e);
+		free(extra);
+		if (rc < 0)
+			return rc;
+	}
+	rc = store_begin(l->store, e);
+	if (rc == 0)
+		rc = store_run_insert(l->store, &l->run, e);
+	if (rc == 0)
+		rc = store_event(l->store, w.iter, "verify.start", l->run.command, e);
+	if (rc == 0)
+		rc = store_commit(l->store, e);
+	else
+		store_rollback(l->store);
+	if (rc < 0)
+		return rc;
+	parser_free(l->parser);
+	l->parser = parser_new(l->patset, on_event, l);
+	struct runner_spec spec = {
+		.command = l->run.command,
+		.cwd = l->ws.repo,
+		.log_path = l->run.log_path,
+		.timeout_s = o ? o->timeout_s : 0,
+	};
+	rc = runner_start(&spec, on_data, l, &l->runner, e);
+	if (rc < 0) {
+		/* the run never started: record it as a harness failure */
+		l->run.t_end = now();
+		l->run.gate = GATE_ERROR;
+		l->run.exit_status = -1;
+		store_run_update(l->store, &l->run, NULL);
+		return rc;
+	}
+	l->verifying = true;
+	return 0;
+}
+
+int loop_verify_fds(const struct loop *l, int fds[2])
+{
+	return l->runner ? runner_fds(l->runner, fds) : 0;
+}
+
+int loop_verify_pump(struct loop *l, int timeout_ms, struct err *e)
+{
+	if (!l->runner)
+		return 0;
+	int rc = runner_pump(l->runner, timeout_ms, e);
+	return rc == ERR_IO ? 1 : rc; /* a raw-log write failure does not stop the run */
+}
+
+void loop_verify_cancel(struct loop *l)
+{
+	if (l->runner)
+		runner_cancel(l->runner);
+}
+
+const struct parse_result *loop_verify_result(const struct loop *l)
+{
+	return l->parser ? parser_result(l->parser) : NULL;
+}
+
+/* Equal-weight geomean of the per-shape medians of the result table. */
+static double bench_of(const struct parse_result *r)
+{
+	double s = 0;
+	int k = 0;
+	for (size_t i = 0; i < r->nrows; i++) {
+		double v = isfinite(r->rows[i].new_ms) ? r->rows[i].new_ms : r->rows[i].base_ms;
+		if (isfinite(v) && v > 0) {
+			s += log(v);
+			k++;
+		}
+	}
+	return k ? exp(s / k) : NAN;
+}
+
+static void fill_measurement(const struct store_run *r, struct loop_measurement *m)
+{
+	memset(m, 0, sizeof(*m));
+	m->iter = r->iter;
+	m->run_id = r->id;
+	m->gate = r->gate;
+	m->scope = r->scope;
+	m->bench_ms = r->bench_ms;
+	m->vs_best = r->vs_best;
+	m->exit_status = r->exit_status;
+	m->timed_out = r->timed_out;
+	m->cancelled = r->cancelled;
+	m->no_change = r->no_change;
+	m->seconds = r->t_end > r->t_start ? r->t_end - r->t_start : 0;
+	m->command = r->command ? xstrdup(r->command) : NULL;
+	m->log_path = r->log_path ? xstrdup(r->log_path) : NULL;
+	m->tree = r->tree ? xstrdup(r->tree) : NULL;
+	m->result_json = r->result_json ? xstrdup(r->result_json) : NULL;
+}
+
+int loop_verify_end(struct loop *l, struct loop_measurement *m, struct err *e)
+{
+	const struct runner_outcome *oc;
+	const struct parse_result *res;
+	char work[VCS_OID_HEX], head[VCS_OID_HEX], snap[VCS_OID_HEX];
+	struct log_row *rows;
+	size_t n;
+	int rc, best_iter;
+	double best_ms;
+
+	if (!l->runner)
+		return err_set(e, ERR_REFUSED, "no verify run is going");
+	while ((rc = loop_verify_pump(l, 200, NULL)) > 0)
+		;
+	oc = runner_outcome(l->runner);
+	bool killed = oc->signal != 0 || oc->timed_out || oc->cancelled;
+	parser_finish(l->parser, oc->exit_status, killed);
+	res = parser_result(l->parser);
+
+	struct store_run *r = &l->run;
+	r->t_start = oc->t_start > 0 ? oc->t_start : r->t_start;
+	r->t_end = oc->t_end > 0 ? oc->t_end : now();
+	r->exit_status = oc->exit_status;
+	r->signal = oc->signal;
+	r->timed_out = oc->timed_out;
+	r->cancelled = oc->cancelled;
+	r->gate = killed ? GATE_INCOMPLETE : res->gate;
+	if (res->scope != SCOPE_UNKNOWN)
+		r->scope = res->scope;
+	r->bench_ms = r->gate == GATE_PASS || r->gate == GATE_NONE ? bench_of(res) : NAN;
+	json_t *j = parse_result_json(res);
+	free(r->result_json);
+	r->result_json = j ? json_dumps(j, JSON_COMPACT) : NULL;
+	json_decref(j);
+	rc = store_iters(l->store, &rows, &n, e);
+	if (rc == 0) {
+		r->vs_best = best_of(rows, n, &best_iter, &best_ms) ? optlog_vs_best(best_ms, r->bench_ms)
+								     : NAN;
+		loop_rows_free(rows, n);
+	}
+	if (rc == 0)
+		rc = vcs_kernel_hash(l->vcs, kpaths(l), l->nkernel, NULL, work, e);
+	if (rc == 0)
+		rc = vcs_kernel_hash(l->vcs, kpaths(l), l->nkernel, "HEAD", head, e);
+	if (rc == 0)
+		rc = vcs_snapshot(l->vcs, kpaths(l), l->nkernel, snap, e);
+	if (rc == 0) {
+		free(r->tree);
+		r->tree = xstrdup(work);
+		free(r->snapshot);
+		r->snapshot = xstrdup(snap);
+		r->no_change = !strcmp(work, head);
+	}
+	int env_id = 0;
+	if (rc == 0)
+		rc = store_begin(l->store, e);
+	if (rc == 0) {
+		rc = store_env_id(l->store, &res->env, &env_id, e);
+		r->env_id = env_id;
+		if (rc == 0)
+			rc = store_run_update(l->store, r, e);
+		if (rc == 0)
+			rc = store_samples_add(l->store, r->id, env_id, res->rows, res->nrows, e);
+		if (rc == 0)
+			rc = store_event(l->store, r->iter, "verify.end", gate_verdict_name(r->gate), e);
+		if (rc == 0)
+			rc = store_commit(l->store, e);
+		else
+			store_rollback(l->store);
+	}
+	runner_free(l->runner);
+	l->runner = NULL;
+	l->verifying = false;
+	if (rc < 0)
+		return rc;
+	if (m)
+		fill_measurement(r, m);
+	return 0;
+}
+
+int loop_verify(struct loop *l, const struct loop_verify_opts *o, struct loop_measurement *m,
+		struct err *e)
+{
+	int rc = loop_verify_begin(l, o, e);
+	if (rc < 0)
+		return rc;
+	while ((rc = loop_verify_pump(l, -1, NULL)) > 0)
+		;
+	return loop_verify_end(l, m, e);
+}
+
+int loop_measurement(struct loop *l, struct loop_measurement *m, struct err *e)
+{
+	struct where w;
+	struct store_run r;
+	int rc = where_now(l, &w, e);
+	if (rc < 0)
+		return rc;
+	if (w.state != ST_MEASURED && w.state != ST_LOGGED)
+		return err_set(e, ERR_NOTFOUND, "iteration %d has no measurement yet", w.iter);
+	if (w.state == ST_LOGGED)
+		rc = w.run_id ? store_run_get(l->store, w.run_id, &r, e)
+			      : err_set(e, ERR_NOTFOUND, "no run");
+	else
+		rc = store_run_last(l->store, w.iter, "verify", &r, e);
+	if (rc < 0)
+		return rc;
+	fill_measurement(&r, m);
+	store_run_release(&r);
+	return 0;
+}
+
+/* ---- set aside (telescoping) ------------------------------------------------------- */
+
+int loop_set_aside(struct loop *l, struct err *e)
+{
+	struct where w;
+	struct store_run r;
+	char sha[VCS_OID_HEX];
+	int rc;
+
+	if (l->readonly)
+		return err_set(e, ERR_BUSY, "set-aside refused: the workspace is open read-only");
+	if ((rc = where_now(l, &w, e)) < 0)
+		return rc;
+	if (!(w.state == ST_MEASURED || w.state == ST_LOGGED) || !w.telescoped)
+		return err_set(e, ERR_REFUSED,
+			       "nothing to set aside: the kernel is as it was measured");
+	rc = w.state == ST_LOGGED && w.run_id ? store_run_get(l->store, w.run_id, &r, e)
+					       : store_run_last(l->store, w.iter, "verify", &r, e);
+	if (rc < 0)
+		return rc;
+	if (!r.snapshot) {
+		store_run_release(&r);
+		return err_set(e, ERR_FAIL,
+			       "iteration %d's run has no snapshot of the measured kernel; undo the "
+			       "extra change by hand",
+			       w.iter);
+	}
+	char *msg = xasprintf("optloop(%s): change set aside during iteration %d\n\nThe kernel "
+			      "changed after iteration %d was measured; optloop keeps the change "
+			      "here and brings it back after the iteration's commit.\n",
+			      l->ws.op, w.iter, w.iter);
+	char *ref = xasprintf("%s/%s/%d", ASIDE_REF, l->ws.op, w.iter);
+	rc = vcs_set_aside(l->vcs, kpaths(l), l->nkernel, r.snapshot, ref, msg, sha, e);
+	if (rc == 0) {
+		rc = store_begin(l->store, e);
+		if (rc == 0)
+			rc = store_aside_add(l->store, w.iter, sha, ref, e);
+		if (rc == 0)
+			rc = store_event(l->store, w.iter, "aside", sha, e);
+		if (rc == 0)
+			rc = store_commit(l->store, e);
+		else
+			store_rollback(l->store);
+	}
+	free(msg);
+	free(ref);
+	store_run_release(&r);
+	return rc;
+}
+
+/* ---- log --------------------------------------------------------------------------- */
+
+static char *one_line(const char *s)
+{
+	char *t = xstrdup(s);
+	for (char *p = t; *p; p++)
+		if (*p == '\n' || *p == '\r' || *p == '\t')
+			*p = ' ';
+	struct sb b = SB_INIT;
+	sb_adds(&b, t);
+	sb_trim(&b);
+	free(t);
+	return sb_detach(&b);
+}
+
+static int telescoped_refusal(const char *verb, int iter, struct err *e)
+{
+	return err_set(e, ERR_REFUSED,
+		       "%s refused: the kernel changed after iteration %d was measured (a second "
+		       "change telescoped into this iteration); undo it, or run optloop %s "
+		       "--set-aside to keep it aside until the commit (nothing is lost: it "
+		       "comes back as the next iteration's change)",
+		       verb, iter, verb);
+}
+
+int loop_log(struct loop *l, const struct loop_log_opts *o, struct log_row *out, struct err *e)
+{
+	struct where w;
+	struct store_run r;
+	struct log_row row;
+	struct sb gate = SB_INIT;
+	int rc;
+
+	if (l->readonly)
+		return err_set(e, ERR_BUSY, "log refused: the workspace is open read-only");
+	if ((rc = load_contract(l, e)) < 0 || (rc = where_now(l, &w, e)) < 0)
+		return rc;
+	switch (w.state) {
+	case ST_MEASURED:
+		break;
+	case ST_LOGGED:
+		return err_set(e, ERR_REFUSED,
+			       "log refused: iteration %d is already logged; commit it (run optloop "
+			       "commit)",
+			       w.iter);
+	case ST_NO_CONTRACT:
+	case ST_VERIFYING:
+		return refuse_unless(l, "log", &w, e);
+	case ST_NEED_BASELINE:
+		return err_set(e, ERR_REFUSED,
+			       "log refused: the baseline has not been measured yet (run optloop "
+			       "verify on the unmodified kernel)");
+	default:
+		return err_set(e, ERR_REFUSED,
+			       "log refused: iteration %d has not been measured yet (run optloop "
+			       "verify)",
+			       w.iter);
+	}
+	if (w.telescoped)
+		return telescoped_refusal("log", w.iter, e);
+	if (!o->direction || !*o->direction)
+		return err_set(e, ERR_USAGE, "log needs --direction TEXT (one line: what changed)");
+	enum row_status status = o->status;
+	if (w.iter == 0) {
+		if (status != RS_NONE && status != RS_BASE)
+			return err_set(e, ERR_USAGE,
+				       "iteration 0 is the baseline: its status is base (leave out "
+				       "--status)");
+		status = RS_BASE;
+	} else if (status == RS_NONE) {
+		return err_set(e, ERR_USAGE,
+			       "log needs --status keep|revert|drop|floor for iteration %d", w.iter);
+	} else if (status == RS_BASE) {
+		return err_set(e, ERR_USAGE,
+			       "status base is only for the baseline (iteration 0); use "
+			       "keep|revert|drop|floor");
+	}
+	if ((rc = store_run_last(l->store, w.iter, "verify", &r, e)) < 0)
+		return rc;
+	memset(&row, 0, sizeof(row));
+	row.iter = w.iter;
+	row.direction = one_line(o->direction);
+	optlog_fmt_gate(r.gate, r.scope, &gate);
+	row.gate = sb_detach(&gate);
+	row.gate_v = r.gate;
+	row.scope = r.scope;
+	row.bench_ms = r.bench_ms;
+	row.vs_best = r.vs_best;
+	row.status = status;
+	row.axis = o->axis ? one_line(o->axis) : NULL;
+
+	fault_point("log.begin");
+	rc = store_begin(l->store, e);
+	if (rc == 0)
+		rc = store_iter_add(l->store, &row, r.id, r.tree, e);
+	if (rc == 0)
+		rc = store_event(l->store, w.iter, "log", row.direction, e);
+	if (rc == 0)
+		rc = store_commit(l->store, e);
+	else
+		store_rollback(l->store);
+	store_run_release(&r);
+	if (rc < 0) {
+		log_row_release(&row);
+		return rc;
+	}
+	fault_point("log.after_db");
+	rc = write_optlog(l, e);
+	fault_point("log.after_render");
+	if (rc == 0 && out)
+		*out = row;
+	else
+		log_row_release(&row);
+	sb_release(&gate);
+	return rc;
+}
+
+/* ---- commit ------------------------------------------------------------------------ */
+
+static void add_trailer(struct sb *m, const char *key, const char *val)
+{
+	sb_addf(m, "Optloop-%s: ", key);
+	for (const char *p = val; *p; p++)
+		sb_addc(m, *p == '\n' ? ' ' : *p);
+	sb_addc(m, '\n');
+}
+
+static char *commit_message(const char *op, const struct log_row *r)
+{
+	struct sb m = SB_INIT, bench = SB_INIT, vs = SB_INIT, gate = SB_INIT;
+	char iter[16];
+
+	optlog_fmt_bench(r->bench_ms, &bench);
+	optlog_fmt_vs_best(r->vs_best, &vs);
+	optlog_fmt_gate(r->gate_v, r->scope, &gate);
+	snprintf(iter, sizeof(iter), "%d", r->iter);
+	sb_addf(&m, "optloop(%s): iter %d %s: %.60s\n\n", op, r->iter, row_status_name(r->status),
+		r->direction);
+	sb_addf(&m, "Gate %s, bench %s ms, vs best %s.\n\n", gate.buf, bench.buf, vs.buf);
+	add_trailer(&m, "Op", op);
+	add_trailer(&m, "Iter", iter);
+	add_trailer(&m, "Direction", r->direction);
+	add_trailer(&m, "Gate", gate.buf);
+	add_trailer(&m, "Bench", bench.buf);
+	add_trailer(&m, "Vs-Best", vs.buf);
+	add_trailer(&m, "Status", row_status_name(r->status));
+	if (r->axis)
+		add_trailer(&m, "Axis", r->axis);
+	sb_release(&bench);
+	sb_release(&vs);
+	sb_release(&gate);
+	return sb_detach(&m);
+}
+
+int loop_commit(struct loop *l, char sha[41], struct err *e)
+{
+	struct where w;
+	struct log_row *rows;
+	size_t n;
+	int rc;
+
+	if (l->readonly)
+		return err_set(e, ERR_BUSY, "commit refused: the workspace is open read-only");
+	if ((rc = load_contract(l, e)) < 0 || (rc = where_now(l, &w, e)) < 0)
+		return rc;
+	if (w.state != ST_LOGGED) {
+		if (w.state == ST_MEASURED)
+			return err_set(e, ERR_REFUSED,
+				       "commit refused: iteration %d is measured but OPT_LOG.md has "
+				       "no row for it yet (run optloop log first)",
+				       w.iter);
+		if (w.state == ST_NO_CONTRACT)
+			return refuse_unless(l, "commit", &w, e);
+		return err_set(e, ERR_REFUSED,
+			       "commit refused: nothing is logged to commit (iteration %d: %s)",
+			       w.iter, loop_state_name(w.state));
+	}
+	if (w.telescoped)
+		return telescoped_refusal("commit", w.iter, e);
+	if ((rc = vcs_identity_check(l->vcs, e)) < 0)
+		return rc;
+	if ((rc = store_iters(l->store, &rows, &n, e)) < 0)
+		return rc;
+	char *msg = commit_message(l->ws.op, &rows[n - 1]);
+	int iter = rows[n - 1].iter;
+	loop_rows_free(rows, n);
+
+	fault_point("commit.begin");
+	rc = vcs_commit_kernel(l->vcs, kpaths(l), l->nkernel, msg, sha, e);
+	free(msg);
+	if (rc < 0)
+		return rc;
+	fault_point("commit.after_git");
+	rc = store_begin(l->store, e);
+	if (rc == 0)
+		rc = store_iter_set_commit(l->store, iter, sha, e);
+	if (rc == 0)
+		rc = store_event(l->store, iter, "commit", sha, e);
+	if (rc == 0)
+		rc = store_commit(l->store, e);
+	else
+		store_rollback(l->store);
+	if (rc < 0)
+		return rc;
+	fault_point("commit.after_db");
+	/* the commit sha appears in the Baseline line of OPT_LOG.md */
+	if (iter == 0 && (rc = write_optlog(l, e)) < 0)
+		return rc;
+	fault_point("commit.after_render");
+	/* bring back a change set aside during this iteration */
+	int aiter;
+	char *asha, *aref;
+	if (store_aside_pending(l->store, &aiter, &asha, &aref, NULL) == 0) {
+		if (aiter == iter) {
+			rc = vcs_bring_back(l->vcs, asha, aref, kpaths(l), l->nkernel, e);
+			fault_point("commit.after_restore");
+			if (rc == 0)
+				rc = store_aside_done(l->store, asha, e);
+		}
+		free(asha);
+		free(aref);
+	}
+	return rc;
+}

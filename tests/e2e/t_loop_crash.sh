@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# Crash safety of log and commit: SIGKILL at every named write point
+# (OPTLOOP_FAULT), restart, and check that status is consistent, nothing
+# reported as done is lost, OPT_LOG.md is never half-written, and the loop
+# goes on to the next iteration with one commit and one row per iteration.
+. "$(dirname "$0")/lib.sh"
+mk="$OPTLOOP_ROOT/tests/fixtures/make_tiny_project.sh"
+
+# A repository with iteration 0 committed and iteration 1 measured.
+setup() {
+	local d=$1
+	"$mk" "$d"
+	cd "$d" || exit 1
+	"$OPTLOOP" init --op tiny --kernel kernel --test-file tests/test_compute.sh \
+		--naive ref/naive.sh --verify ./verify --target "2x" --languages sh \
+		--promotion "full gate" >/dev/null
+	"$OPTLOOP" verify >/dev/null && "$OPTLOOP" log --direction "baseline" >/dev/null &&
+		"$OPTLOOP" commit >/dev/null || echo "setup failed in $d" >&2
+	sed -i 's/\$(( \$1 \* 2 ))/$(( $1 << 1 ))/' kernel/compute.sh
+	"$OPTLOOP" verify >/dev/null || echo "verify 1 failed in $d" >&2
+}
+
+state() { "$OPTLOOP" status --json | sed -n 's/^  "state": "\(.*\)",$/\1/p'; }
+rows() { grep -cE '^\| [0-9]+ \|' profile/tiny-opt/OPT_LOG.md; }
+iter_commits() { git log --format=%B | grep -c '^Optloop-Iter:'; }
+
+# The log file is either the old one or the new one: complete, ending in a
+# table row, with a header line and rows 0..N-1 in order.
+optlog_whole() {
+	local f=profile/tiny-opt/OPT_LOG.md n
+	n=$(rows)
+	[ "$(tail -c1 "$f" | od -An -c | tr -d ' ')" = '\n' ] || return 1
+	grep -q '^| Iter | Direction (one line) | Gate | Bench (median ms) | vs best | Status |$' "$f" || return 1
+	[ "$(grep -oE '^\| [0-9]+ \|' "$f" | tr -dc '0-9\n' | tr '\n' ' ')" = "$(seq -s ' ' 0 $((n - 1))) " ]
+}
+
+# Finish the loop from wherever the crash left it, then run iteration 2.
+finish_and_continue() {
+	local s
+	s=$(state)
+	[ "$s" = measured ] && "$OPTLOOP" log --direction "shift instead of multiply" --status keep >/dev/null
+	[ "$(state)" = logged ] && "$OPTLOOP" commit >/dev/null
+	sed -i 's/<< 1/+ $1/' kernel/compute.sh
+	"$OPTLOOP" verify >/dev/null && "$OPTLOOP" log --direction "add" --status revert >/dev/null &&
+		"$OPTLOOP" commit >/dev/null
+}
+
+for point in log.begin log.after_db fsutil.before_rename log.after_render; do
+	d="$T_TMP/$point"
+	setup "$d" 2>&1
+	OPTLOOP_FAULT=$point "$OPTLOOP" log --direction "shift instead of multiply" --status keep >/dev/null 2>&1
+	rc=$?
+	t_is "log killed at $point" "$rc" 137
+	t_ok "OPT_LOG.md whole after a kill at $point" optlog_whole
+	s=$(state)
+	case $point in
+	log.begin) t_is "$point: the row was never recorded, measured again" "$s" measured ;;
+	*) t_is "$point: the recorded row survives, commit is due" "$s" logged ;;
+	esac
+	# status reconciled the file with the database
+	if [ "$s" = logged ]; then
+		t_is "$point: OPT_LOG.md has the row after restart" "$(rows)" 2
+	else
+		t_is "$point: OPT_LOG.md has no row 1" "$(rows)" 1
+	fi
+	t_ok "OPT_LOG.md whole after restart ($point)" optlog_whole
+	finish_and_continue
+	t_is "$point: loop continued to iteration 3" "$(state)" ready
+	t_is "$point: three rows" "$(rows)" 3
+	t_is "$point: three optloop commits" "$(iter_commits)" 3
+	t_ok "OPT_LOG.md whole at the end ($point)" optlog_whole
+done
+
+for point in commit.begin commit.after_git commit.after_db; do
+	d="$T_TMP/$point"
+	setup "$d" 2>&1
+	"$OPTLOOP" log --direction "shift instead of multiply" --status keep >/dev/null
+	OPTLOOP_FAULT=$point "$OPTLOOP" commit >/dev/null 2>&1
+	t_is "commit killed at $point" "$?" 137
+	s=$(state)
+	case $point in
+	commit.begin)
+		t_is "$point: not committed, commit still due" "$s" logged
+		t_is "$point: no commit for iteration 1 yet" "$(iter_commits)" 1 ;;
+	*)
+		t_is "$point: the commit made is adopted, loop ready" "$s" ready
+		t_is "$point: exactly one commit for iteration 1" "$(iter_commits)" 2
+		t_exit "$point: a second commit is refused" 3 "$OPTLOOP" commit
+		t_is "$point: work tree clean after restart" "$(git status --porcelain)" "" ;;
+	esac
+	t_ok "OPT_LOG.md whole ($point)" optlog_whole
+	finish_and_continue
+	t_is "$point: loop continued" "$(state)" ready
+	t_is "$point: three rows" "$(rows)" 3
+	t_is "$point: three optloop commits, no duplicate" "$(iter_commits)" 3
+	t_is "$point: rows cite their commits" \
+		"$("$OPTLOOP" export --json | grep -c '"commit_sha": "[0-9a-f]\{40\}"')" 3
+done
+
+# A change set aside for the commit comes back even when the commit is
+# killed right after restoring it.
+d="$T_TMP/aside"
+setup "$d" 2>&1
+echo "# next idea" >>kernel/compute.sh
+t_exit "telescoped change refuses log" 3 "$OPTLOOP" log --direction "shift" --status keep
+t_ok "log --set-aside" "$OPTLOOP" log --direction "shift" --status keep --set-aside
+t_unlike "the extra change is aside during the commit" "$(cat kernel/compute.sh)" 'next idea'
+OPTLOOP_FAULT=commit.after_restore "$OPTLOOP" commit >/dev/null 2>&1
+t_is "commit killed after restoring the set-aside change" "$?" 137
+t_like "the set-aside change is back" "$(cat kernel/compute.sh)" 'next idea'
+t_is "after restart: editing iteration 2" "$(state)" editing
+t_unlike "the committed kernel does not hold the extra change" "$(git show HEAD:kernel/compute.sh)" 'next idea'
+t_is "no pending set-aside left" "$(git for-each-ref refs/optloop | wc -l)" 0
+
+# optloop killed in the middle of a verify run: recorded as incomplete.
+d="$T_TMP/verify-kill"
+setup "$d" 2>&1
+"$OPTLOOP" log --direction "shift" --status keep >/dev/null && "$OPTLOOP" commit >/dev/null
+echo "# slow" >>kernel/compute.sh
+KERNEL_SLEEP=30 "$OPTLOOP" verify >/dev/null 2>&1 &
+pid=$!
+for _ in $(seq 100); do
+	[ "$(state)" = verifying ] && break
+	sleep 0.1
+done
+t_is "a second optloop sees the run going (read-only)" "$(state)" verifying
+t_exit "a second writer is refused while verify runs" 3 "$OPTLOOP" log --direction x --status keep
+child=$(pgrep -P $pid | head -1)
+kill -9 $pid
+wait $pid 2>/dev/null
+# the verify command runs in its own process group; end it too
+[ -n "$child" ] && kill -9 -- -"$child" 2>/dev/null
+out=$("$OPTLOOP" status 2>&1)
+t_like "the cut-off run is reported" "$out" 'cut off'
+t_is "the cut-off run counts as measured" "$(state)" measured
+t_like "and its gate is incomplete" "$("$OPTLOOP" log --direction slow --status drop 2>&1)" '\| incomplete \|'
+t_done

@@ -1,0 +1,298 @@
+/* Unit tests for the loop state machine through core/loop.h, on the tiny
+ * kernel project (tests/fixtures/make_tiny_project.sh): a real repository,
+ * a real verify child process, the real store. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "core/err.h"
+#include "core/fsutil.h"
+#include "core/loop.h"
+#include "core/parse.h"
+#include "core/sb.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char tmpdir[64];
+static char repo[128];
+
+static void sh(const char *fmt, ...)
+{
+	char cmd[2048];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	assert_int_equal(system(cmd), 0);
+}
+
+static int setup(void **state)
+{
+	strcpy(tmpdir, "/tmp/optloop-loop.XXXXXX");
+	assert_non_null(mkdtemp(tmpdir));
+	char *home = xasprintf("%s/home", tmpdir);
+	sh("mkdir -p %s", home);
+	setenv("HOME", home, 1);
+	setenv("XDG_CONFIG_HOME", home, 1);
+	free(home);
+	/* templates and pattern sets from the source tree */
+	char *assets = xasprintf("%s/assets", getenv("OPTLOOP_ROOT") ? getenv("OPTLOOP_ROOT") : ".");
+	setenv("OPTLOOP_ASSETS", assets, 1);
+	free(assets);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
+	return system(cmd);
+}
+
+static const char *root(void)
+{
+	const char *r = getenv("OPTLOOP_ROOT");
+	return r ? r : ".";
+}
+
+/* A tiny project with a workspace whose contract is complete. */
+static int fresh(void **state)
+{
+	static int k;
+	struct sb notes = SB_INIT;
+	struct err e = {0};
+	const char *kernel[] = {"kernel"};
+	struct loop_init_opts o = {.op = "tiny", .test_file = "tests/test_compute.sh",
+				   .naive = "ref/naive.sh", .kernel = kernel, .nkernel = 1,
+				   .verify_cmd = "./verify", .target = "2x", .languages = "sh",
+				   .promotion = "full gate"};
+	snprintf(repo, sizeof(repo), "%s/r%d", tmpdir, k++);
+	sh("%s/tests/fixtures/make_tiny_project.sh %s", root(), repo);
+	assert_int_equal(loop_init(repo, &o, &notes, &e), 0);
+	sb_release(&notes);
+	return 0;
+}
+
+static enum loop_state state_of(struct loop *l, int *iter)
+{
+	struct loop_status st;
+	struct err e = {0};
+	assert_int_equal(loop_status(l, &st, &e), 0);
+	enum loop_state s = st.state;
+	if (iter)
+		*iter = st.iteration;
+	loop_status_release(&st);
+	return s;
+}
+
+static void sink(void *ctx, const char *buf, size_t len)
+{
+	struct sb *s = ctx;
+	sb_add(s, buf, len);
+}
+
+static void a_whole_iteration_walks_the_states(void **state)
+{
+	struct loop *l;
+	struct err e = {0};
+	struct loop_measurement m;
+	struct sb out = SB_INIT;
+	struct loop_verify_opts vo = {.output = sink, .ctx = &out};
+	struct loop_log_opts lo = {.direction = "baseline"};
+	struct log_row row;
+	char sha[41];
+	int iter;
+
+	assert_int_equal(loop_open(repo, NULL, 0, &l, &e), 0);
+	assert_int_equal(state_of(l, &iter), ST_NEED_BASELINE);
+	assert_int_equal(iter, 0);
+	assert_int_equal(loop_verify(l, &vo, &m, &e), 0);
+	assert_non_null(strstr(out.buf, "GATE PASSED"));
+	assert_int_equal(m.gate, GATE_PASS);
+	assert_int_equal(m.scope, SCOPE_FULL);
+	assert_true(m.bench_ms > 0);
+	assert_true(isnan(m.vs_best));
+	assert_true(m.no_change);
+	loop_measurement_release(&m);
+	assert_int_equal(state_of(l, NULL), ST_MEASURED);
+	assert_int_equal(loop_measurement(l, &m, &e), 0);
+	assert_int_equal(m.iter, 0);
+	loop_measurement_release(&m);
+
+	assert_int_equal(loop_log(l, &lo, &row, &e), 0);
+	assert_int_equal(row.status, RS_BASE);
+	log_row_release(&row);
+	assert_int_equal(state_of(l, NULL), ST_LOGGED);
+	assert_int_equal(loop_commit(l, sha, &e), 0);
+	assert_int_equal(strlen(sha), 40);
+	assert_int_equal(state_of(l, &iter), ST_READY);
+	assert_int_equal(iter, 1);
+
+	sh("cd %s && sed -i 's/\\* 2/* 3/' kernel/compute.sh", repo);
+	assert_int_equal(state_of(l, NULL), ST_EDITING);
+	sb_reset(&out);
+	assert_int_equal(loop_verify(l, &vo, &m, &e), 0);
+	assert_int_equal(m.gate, GATE_FAIL);
+	assert_true(isnan(m.bench_ms));
+	assert_false(m.no_change);
+	loop_measurement_release(&m);
+	lo.direction = "times three\nsecond line";
+	lo.status = RS_REVERT;
+	assert_int_equal(loop_log(l, &lo, &row, &e), 0);
+	assert_string_equal(row.direction, "times three second line");
+	assert_string_equal(row.gate, "FAIL");
+	log_row_release(&row);
+	assert_int_equal(loop_commit(l, sha, &e), 0);
+
+	struct log_row *rows;
+	size_t n;
+	assert_int_equal(loop_rows(l, &rows, &n, &e), 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(rows[1].gate_v, GATE_FAIL);
+	assert_string_equal(rows[1].commit, sha);
+	loop_rows_free(rows, n);
+	sb_release(&out);
+	loop_close(l);
+}
+
+static void refusals_name_the_step_due(void **state)
+{
+	struct loop *l;
+	struct err e = {0};
+	struct loop_measurement m;
+	struct loop_log_opts lo = {.direction = "x", .status = RS_KEEP};
+	char sha[41];
+
+	assert_int_equal(loop_open(repo, "tiny", 0, &l, &e), 0);
+	assert_int_equal(loop_log(l, &lo, NULL, &e), ERR_REFUSED);
+	assert_non_null(strstr(e.msg, "baseline has not been measured"));
+	assert_int_equal(loop_commit(l, sha, &e), ERR_REFUSED);
+	struct loop_verify_opts k = {.gate_k = "N1"};
+	assert_int_equal(loop_verify(l, &k, &m, &e), ERR_REFUSED);
+	assert_non_null(strstr(e.msg, "full gate"));
+	assert_int_equal(loop_verify(l, NULL, &m, &e), 0);
+	loop_measurement_release(&m);
+	assert_int_equal(loop_verify(l, NULL, &m, &e), ERR_REFUSED);
+	assert_non_null(strstr(e.msg, "iteration 0 is measured but OPT_LOG.md has no row"));
+	assert_int_equal(loop_commit(l, sha, &e), ERR_REFUSED);
+	assert_non_null(strstr(e.msg, "run optloop log first"));
+	assert_int_equal(loop_log(l, &lo, NULL, &e), ERR_USAGE); /* keep on the baseline */
+	lo.status = RS_NONE;
+	assert_int_equal(loop_log(l, &lo, NULL, &e), 0);
+	assert_int_equal(loop_verify(l, NULL, &m, &e), ERR_REFUSED);
+	assert_non_null(strstr(e.msg, "logged but not committed (run optloop commit)"));
+	assert_int_equal(loop_commit(l, sha, &e), 0);
+	/* iteration 1 needs a status */
+	assert_int_equal(loop_verify(l, NULL, &m, &e), 0);
+	loop_measurement_release(&m);
+	assert_int_equal(loop_log(l, &lo, NULL, &e), ERR_USAGE);
+	lo.status = RS_BASE;
+	assert_int_equal(loop_log(l, &lo, NULL, &e), ERR_USAGE);
+	loop_close(l);
+}
+
+static void a_cancelled_run_is_incomplete_never_a_pass(void **state)
+{
+	struct loop *l;
+	struct err e = {0};
+	struct loop_measurement m;
+	int fds[2];
+
+	setenv("KERNEL_SLEEP", "20", 1);
+	assert_int_equal(loop_open(repo, NULL, 0, &l, &e), 0);
+	assert_int_equal(loop_verify_begin(l, NULL, &e), 0);
+	assert_int_equal(state_of(l, NULL), ST_VERIFYING);
+	assert_true(loop_verify_fds(l, fds) >= 1);
+	/* a second optloop: read-only, sees the run, may not verify */
+	struct loop *r;
+	assert_int_equal(loop_open(repo, NULL, 0, &r, &e), ERR_BUSY);
+	assert_int_equal(loop_open(repo, NULL, LOOP_TRY_WRITE, &r, &e), 0);
+	assert_true(loop_readonly(r));
+	assert_int_equal(state_of(r, NULL), ST_VERIFYING);
+	assert_int_equal(loop_verify(r, NULL, &m, &e), ERR_BUSY);
+	loop_close(r);
+
+	assert_int_equal(loop_verify_pump(l, 100, &e), 1);
+	loop_verify_cancel(l);
+	assert_int_equal(loop_verify_end(l, &m, &e), 0);
+	assert_int_equal(m.gate, GATE_INCOMPLETE);
+	assert_true(m.cancelled);
+	assert_true(isnan(m.bench_ms));
+	loop_measurement_release(&m);
+	assert_int_equal(state_of(l, NULL), ST_MEASURED);
+	unsetenv("KERNEL_SLEEP");
+	loop_close(l);
+}
+
+static void a_timeout_is_incomplete(void **state)
+{
+	struct loop *l;
+	struct err e = {0};
+	struct loop_measurement m;
+	struct loop_verify_opts vo = {.timeout_s = 0.5};
+
+	setenv("KERNEL_SLEEP", "20", 1);
+	assert_int_equal(loop_open(repo, NULL, 0, &l, &e), 0);
+	assert_int_equal(loop_verify(l, &vo, &m, &e), 0);
+	unsetenv("KERNEL_SLEEP");
+	assert_int_equal(m.gate, GATE_INCOMPLETE);
+	assert_true(m.timed_out);
+	assert_true(m.seconds < 15);
+	loop_measurement_release(&m);
+	loop_close(l);
+}
+
+static void readonly_open_writes_nothing(void **state)
+{
+	struct loop *l;
+	struct err e = {0};
+	struct loop_measurement m;
+	struct loop_log_opts lo = {.direction = "x"};
+	char sha[41];
+
+	assert_int_equal(loop_open(repo, NULL, LOOP_READONLY, &l, &e), 0);
+	assert_true(loop_readonly(l));
+	assert_int_equal(loop_verify(l, NULL, &m, &e), ERR_BUSY);
+	assert_int_equal(loop_log(l, &lo, NULL, &e), ERR_BUSY);
+	assert_int_equal(loop_commit(l, sha, &e), ERR_BUSY);
+	assert_int_equal(state_of(l, NULL), ST_NEED_BASELINE);
+	loop_close(l);
+}
+
+static void contract_gap_blocks_everything(void **state)
+{
+	struct loop *l;
+	struct err e = {0};
+	struct loop_measurement m;
+	struct loop_status st;
+
+	sh("cd %s && sed -i '/^## Target/,/^## /{/^2x$/d}' profile/tiny-opt/docs/draft.md", repo);
+	assert_int_equal(loop_open(repo, NULL, 0, &l, &e), 0);
+	assert_int_equal(loop_status(l, &st, &e), 0);
+	assert_int_equal(st.state, ST_NO_CONTRACT);
+	assert_non_null(st.missing);
+	assert_non_null(strstr(st.missing, "Target"));
+	loop_status_release(&st);
+	assert_int_equal(loop_verify(l, NULL, &m, &e), ERR_REFUSED);
+	assert_non_null(strstr(e.msg, "contract is incomplete"));
+	loop_close(l);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup(a_whole_iteration_walks_the_states, fresh),
+		cmocka_unit_test_setup(refusals_name_the_step_due, fresh),
+		cmocka_unit_test_setup(a_cancelled_run_is_incomplete_never_a_pass, fresh),
+		cmocka_unit_test_setup(a_timeout_is_incomplete, fresh),
+		cmocka_unit_test_setup(readonly_open_writes_nothing, fresh),
+		cmocka_unit_test_setup(contract_gap_blocks_everything, fresh),
+	};
+	return cmocka_run_group_tests_name("loop", tests, setup, teardown);
+}

@@ -1,0 +1,115 @@
+/* cmd_contract — `optloop contract [--check] [--set FIELD=VALUE]...`: show,
+ * check or set the task contract in docs/draft.md. */
+#include "tui/cli_util.h"
+#include "tui/commands.h"
+#include "tui/loop_cli.h"
+#include "core/contract.h"
+#include "core/err.h"
+#include "core/fsutil.h"
+#include "core/loop.h"
+#include "core/sb.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int set_fields(struct loop *l, char **sets, int nsets)
+{
+	struct sb text = SB_INIT, out = SB_INIT;
+	struct err e = {0};
+	const char *path = loop_contract_path(l);
+	int rc = fsutil_read_file(path, &text, &e);
+
+	for (int k = 0; rc == 0 && k < nsets; k++) {
+		char *eq = strchr(sets[k], '=');
+		char *field = xstrndup(sets[k], (size_t)(eq - sets[k]));
+		sb_reset(&out);
+		rc = contract_set(text.buf, text.len, field, eq + 1, &out, &e);
+		free(field);
+		if (rc == 0) {
+			sb_reset(&text);
+			sb_add(&text, out.buf, out.len);
+		}
+	}
+	if (rc == 0)
+		rc = fsutil_write_atomic(path, text.buf, text.len, &e);
+	sb_release(&text);
+	sb_release(&out);
+	if (rc < 0)
+		return e.code == ERR_USAGE ? cli_usage_error("contract", "%s", e.msg) : cli_fail(&e);
+	return 0;
+}
+
+int cmd_contract(struct cli *cli, int argc, char **argv)
+{
+	struct loop *l;
+	struct loop_status st;
+	struct err e = {0};
+	char **sets = xcalloc((size_t)argc, sizeof(char *));
+	int nsets = 0, check = 0, rc = 0;
+	const char *v;
+
+	for (int i = 1; i < argc;) {
+		int m = loop_cli_optarg(argc, argv, &i, "--set", &v);
+		if (m == 1) {
+			if (!strchr(v, '=')) {
+				free(sets);
+				return cli_usage_error("contract", "--set needs FIELD=VALUE, got '%s'", v);
+			}
+			sets[nsets++] = (char *)v;
+			continue;
+		}
+		if (m == 0 && !strcmp(argv[i], "--check")) {
+			check = 1;
+			i++;
+			continue;
+		}
+		free(sets);
+		return m < 0 ? cli_usage_error("contract", "--set needs FIELD=VALUE")
+			     : cli_usage_error("contract", "unknown argument %s", argv[i]);
+	}
+	for (int k = 0; k < nsets; k++) {
+		char *name = xstrndup(sets[k], (size_t)(strchr(sets[k], '=') - sets[k]));
+		bool known = contract_field_parse(name) >= 0;
+		if (!known) {
+			rc = cli_usage_error("contract",
+					     "no contract field '%s' (fields: op, target, languages, "
+					     "validation, benchmark, promotion, frozen, cap, threshold)",
+					     name);
+			free(name);
+			free(sets);
+			return rc;
+		}
+		free(name);
+	}
+	if ((rc = loop_cli_open(cli, nsets ? 0 : LOOP_TRY_WRITE, &l)) != 0) {
+		free(sets);
+		return rc;
+	}
+	if (nsets && (rc = set_fields(l, sets, nsets)) != 0)
+		goto out;
+	if (loop_status(l, &st, &e) < 0) {
+		rc = cli_fail(&e);
+		goto out;
+	}
+	if (check || nsets) {
+		if (st.missing) {
+			printf("contract incomplete (%s/docs/draft.md):\n%s\n", st.workspace, st.missing);
+			rc = check ? 1 : 0;
+		} else {
+			printf("contract complete\n");
+		}
+	} else {
+		struct sb text = SB_INIT;
+		if (fsutil_read_file(loop_contract_path(l), &text, &e) == 0)
+			fputs(text.buf, stdout);
+		if (st.missing)
+			printf("\n-- incomplete:\n%s\n", st.missing);
+		sb_release(&text);
+	}
+	loop_status_release(&st);
+out:
+	loop_close(l);
+	free(sets);
+	return rc;
+}

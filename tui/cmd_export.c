@@ -1,0 +1,32 @@
+/* cmd_export — `optloop export --json`: the whole database as JSON. */
+#include "tui/cli_util.h"
+#include "tui/commands.h"
+#include "tui/loop_cli.h"
+#include "core/err.h"
+#include "core/loop.h"
+#include "core/store.h"
+#include "core/workspace.h"
+
+#include <string.h>
+
+int cmd_export(struct cli *cli, int argc, char **argv)
+{
+	struct loop *l;
+	struct err e = {0};
+	json_t *j;
+	int rc;
+
+	for (int i = 1; i < argc; i++)
+		if (strcmp(argv[i], "--json") != 0)
+			return cli_usage_error("export", "unknown argument %s", argv[i]);
+	if ((rc = loop_cli_open(cli, LOOP_READONLY, &l)) != 0)
+		return rc;
+	if (store_export_json(loop_store(l), &j, &e) < 0) {
+		loop_close(l);
+		return cli_fail(&e);
+	}
+	json_object_set_new(j, "op", json_string(loop_workspace(l)->op));
+	cli_print_json(j);
+	loop_close(l);
+	return 0;
+}

@@ -1,0 +1,140 @@
+/* cmd_verify — `optloop verify`: run the contract's validation command,
+ * stream its output, record the run.  Ctrl-C cancels the run (recorded as
+ * incomplete, never as a pass). */
+#include "tui/cli_util.h"
+#include "tui/commands.h"
+#include "tui/loop_cli.h"
+#include "core/err.h"
+#include "core/loop.h"
+#include "core/optlog.h"
+#include "core/sb.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static volatile sig_atomic_t interrupted;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	interrupted = 1;
+}
+
+static void to_stream(void *ctx, const char *buf, size_t len)
+{
+	FILE *f = ctx;
+	fwrite(buf, 1, len, f);
+	fflush(f);
+}
+
+static int exit_for(enum gate_verdict g)
+{
+	switch (g) {
+	case GATE_PASS:
+	case GATE_NONE:
+	case GATE_UNVERIFIED:
+		return 0;
+	case GATE_FAIL:
+		return 1;
+	default:
+		return 4;
+	}
+}
+
+int cmd_verify(struct cli *cli, int argc, char **argv)
+{
+	struct loop_verify_opts o = {0};
+	struct loop_measurement m;
+	struct loop *l;
+	struct err e = {0};
+	int json = 0, rc;
+	const char *v;
+
+	for (int i = 1; i < argc;) {
+		int k;
+		if ((k = loop_cli_optarg(argc, argv, &i, "--gate-k", &v)) == 1) {
+			o.gate_k = v;
+			continue;
+		}
+		if (k == 0 && (k = loop_cli_optarg(argc, argv, &i, "--base", &v)) == 1) {
+			o.base = v;
+			continue;
+		}
+		if (k == 0 && (k = loop_cli_optarg(argc, argv, &i, "--timeout", &v)) == 1) {
+			char *end;
+			o.timeout_s = strtod(v, &end);
+			if (end == v || *end || o.timeout_s < 0)
+				return cli_usage_error("verify", "--timeout needs seconds, got '%s'", v);
+			continue;
+		}
+		if (k == 0 && !strcmp(argv[i], "--json")) {
+			json = 1;
+			i++;
+			continue;
+		}
+		return k < 0 ? cli_usage_error("verify", "%s needs a value", argv[i])
+			     : cli_usage_error("verify", "unknown argument %s", argv[i]);
+	}
+	if ((rc = loop_cli_open(cli, 0, &l)) != 0)
+		return rc;
+	/* with --json, stdout carries only the JSON object */
+	o.output = to_stream;
+	o.ctx = json ? stderr : stdout;
+
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+
+	if (loop_verify_begin(l, &o, &e) < 0) {
+		loop_close(l);
+		return cli_fail(&e);
+	}
+	bool cancelled = false;
+	while ((rc = loop_verify_pump(l, 200, NULL)) > 0) {
+		if (interrupted && !cancelled) {
+			loop_verify_cancel(l);
+			cancelled = true;
+		}
+	}
+	if (loop_verify_end(l, &m, &e) < 0) {
+		loop_close(l);
+		return cli_fail(&e);
+	}
+	rc = exit_for(m.gate);
+	struct loop_status st;
+	int have_st = loop_status(l, &st, NULL) == 0;
+	if (json) {
+		json_t *j = loop_cli_measurement_json(&m);
+		if (have_st) {
+			json_object_set_new(j, "state", json_string(loop_state_name(st.state)));
+			json_object_set_new(j, "next", json_string(st.next));
+		}
+		cli_print_json(j);
+	} else {
+		struct sb bench = SB_INIT, vs = SB_INIT, gate = SB_INIT;
+		optlog_fmt_bench(m.bench_ms, &bench);
+		optlog_fmt_vs_best(m.vs_best, &vs);
+		optlog_fmt_gate(m.gate, m.scope, &gate);
+		printf("\noptloop: iteration %d measured: gate %s, bench %s ms, vs best %s%s%s "
+		       "(%.1f s; raw output in %s)\n",
+		       m.iter, gate.buf, bench.buf, vs.buf, m.no_change ? ", no kernel change" : "",
+		       m.timed_out ? ", timed out" : m.cancelled ? ", cancelled" : "", m.seconds,
+		       m.log_path);
+		if (have_st)
+			printf("next: %s\n", st.next);
+		sb_release(&bench);
+		sb_release(&vs);
+		sb_release(&gate);
+	}
+	if (have_st)
+		loop_status_release(&st);
+	loop_measurement_release(&m);
+	loop_close(l);
+	return rc;
+}

@@ -1,0 +1,115 @@
+/* loop_cli — shared plumbing of the loop subcommands. */
+#include "tui/loop_cli.h"
+#include "tui/cli_util.h"
+#include "tui/commands.h"
+#include "core/err.h"
+#include "core/loop.h"
+#include "core/model.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int loop_cli_open(struct cli *cli, int flags, struct loop **l)
+{
+	struct err e = {0};
+	if (loop_open(NULL, cli->op, flags, l, &e) < 0) {
+		if (e.code == ERR_NOTFOUND)
+			e.code = ERR_FAIL;
+		return cli_fail(&e);
+	}
+	return 0;
+}
+
+json_t *loop_cli_real(double v)
+{
+	return isfinite(v) ? json_real(v) : json_null();
+}
+
+static json_t *str_array(char *const *v, size_t n)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(a, json_string(v[i]));
+	return a;
+}
+
+json_t *loop_cli_status_json(const struct loop_status *st)
+{
+	json_t *j = json_object();
+	json_object_set_new(j, "state", json_string(loop_state_name(st->state)));
+	json_object_set_new(j, "iteration", json_integer(st->iteration));
+	json_object_set_new(j, "next", json_string(st->next ? st->next : ""));
+	if (st->has_best) {
+		json_t *b = json_object();
+		json_object_set_new(b, "iter", json_integer(st->best_iter));
+		json_object_set_new(b, "bench_ms", loop_cli_real(st->best_ms));
+		json_object_set_new(j, "best", b);
+	} else {
+		json_object_set_new(j, "best", json_null());
+	}
+	json_object_set_new(j, "kernel", str_array(st->kernel, st->nkernel));
+	json_object_set_new(j, "frozen", str_array(st->frozen, st->nfrozen));
+	json_object_set_new(j, "workspace", json_string(st->workspace));
+	json_object_set_new(j, "op", json_string(st->op));
+	json_object_set_new(j, "repo", json_string(st->repo));
+	json_object_set_new(j, "telescoped", json_boolean(st->telescoped));
+	json_object_set_new(j, "readonly", json_boolean(st->readonly));
+	json_object_set_new(j, "missing", st->missing ? json_string(st->missing) : json_null());
+	json_object_set_new(j, "problems", st->problems ? json_string(st->problems) : json_null());
+	return j;
+}
+
+json_t *loop_cli_measurement_json(const struct loop_measurement *m)
+{
+	json_t *j = json_object();
+	json_object_set_new(j, "iteration", json_integer(m->iter));
+	json_object_set_new(j, "run_id", json_integer(m->run_id));
+	json_object_set_new(j, "gate", json_string(gate_verdict_name(m->gate)));
+	json_object_set_new(j, "scope", json_string(m->scope == SCOPE_SUBSET ? "subset"
+						    : m->scope == SCOPE_FULL ? "full"
+									     : "unknown"));
+	json_object_set_new(j, "bench_ms", loop_cli_real(m->bench_ms));
+	json_object_set_new(j, "vs_best", loop_cli_real(m->vs_best));
+	json_object_set_new(j, "exit_status", json_integer(m->exit_status));
+	json_object_set_new(j, "timed_out", json_boolean(m->timed_out));
+	json_object_set_new(j, "cancelled", json_boolean(m->cancelled));
+	json_object_set_new(j, "no_change", json_boolean(m->no_change));
+	json_object_set_new(j, "seconds", json_real(m->seconds));
+	json_object_set_new(j, "command", m->command ? json_string(m->command) : json_null());
+	json_object_set_new(j, "log", m->log_path ? json_string(m->log_path) : json_null());
+	json_t *res = m->result_json ? json_loads(m->result_json, 0, NULL) : NULL;
+	json_object_set_new(j, "result", res ? res : json_null());
+	return j;
+}
+
+void loop_cli_problems(struct loop *l)
+{
+	struct loop_status st;
+	if (loop_status(l, &st, NULL) == 0) {
+		if (st.problems)
+			fprintf(stderr, "optloop: %s", st.problems);
+		loop_status_release(&st);
+	}
+}
+
+int loop_cli_optarg(int argc, char **argv, int *i, const char *name, const char **val)
+{
+	size_t n = strlen(name);
+	const char *a = argv[*i];
+	if (strncmp(a, name, n) != 0)
+		return 0;
+	if (a[n] == '=') {
+		*val = a + n + 1;
+		(*i)++;
+		return 1;
+	}
+	if (a[n] != '\0')
+		return 0;
+	if (*i + 1 >= argc)
+		return -1;
+	*val = argv[*i + 1];
+	*i += 2;
+	return 1;
+}

@@ -1,0 +1,38 @@
+/*
+ * loop_cli — what the loop subcommands (init, status, contract, verify, log,
+ * commit, export) share: opening the workspace named by -C/--op with a
+ * uniform refusal, and the JSON shapes of status and measurements.
+ */
+#ifndef OPTLOOP_LOOP_CLI_H
+#define OPTLOOP_LOOP_CLI_H
+
+#include <jansson.h>
+
+struct cli;
+struct loop;
+struct loop_measurement;
+struct loop_status;
+
+/* loop_open for a subcommand; prints the failure and returns the exit
+ * status (non-zero) when it cannot open, 0 with *l set otherwise. */
+int loop_cli_open(struct cli *cli, int flags, struct loop **l);
+
+/* JSON of a status: state, iteration, next, best, kernel, frozen,
+ * workspace, op, ... (caller owns the result). */
+json_t *loop_cli_status_json(const struct loop_status *st);
+
+/* JSON of a measurement, with the parsed result embedded (caller owns). */
+json_t *loop_cli_measurement_json(const struct loop_measurement *m);
+
+/* A number, or null when not finite. */
+json_t *loop_cli_real(double v);
+
+/* Option with a value at argv[*i]: "--name VALUE" or "--name=VALUE".
+ * Returns 1 and sets *val (advancing *i past it) when matched, 0 when
+ * argv[*i] is another option, -1 when the value is missing. */
+int loop_cli_optarg(int argc, char **argv, int *i, const char *name, const char **val);
+
+/* Print reconciliation findings (if any) on stderr. */
+void loop_cli_problems(struct loop *l);
+
+#endif
