@@ -756,9 +756,31 @@ static int list_notes(struct store *s, const char *table, const char *col, int i
 	return n;
 }
 
-int measure_explain(struct store *s, int iter, const char *note, struct err *e)
+int measure_explain(struct store *s, int iter, const char *note, bool *promoted, struct err *e)
 {
-	return add_note(s, "stats_explained", "note", iter, note, e);
+	struct measure_confirm c;
+	if (promoted)
+		*promoted = false;
+	int rc = add_note(s, "stats_explained", "note", iter, note, e);
+	if (rc < 0 || measure_confirm_last(s, iter, &c, NULL) < 0)
+		return rc;
+	/* A confirm that was fast but held back only by implausible flags
+	 * promotes once they are explained. */
+	if (c.done && !c.promoted &&
+	    stats_promotes_explained(stats_verdict_parse(c.verdict), c.flags, true)) {
+		sqlite3_stmt *st;
+		rc = prep(s, "UPDATE stats_confirms SET promoted = 1 WHERE id = ?", &st, e);
+		if (rc == 0) {
+			sqlite3_bind_int(st, 1, c.id);
+			rc = step_done(s, st, e, "cannot record the promotion");
+		}
+		if (rc == 0)
+			rc = store_event(s, iter, "confirm.explained", note, e);
+		if (rc == 0 && promoted)
+			*promoted = true;
+	}
+	measure_confirm_release(&c);
+	return rc;
 }
 
 int measure_explanations(struct store *s, int iter, struct sb *out)

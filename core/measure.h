@@ -128,7 +128,10 @@ bool measure_promoted(struct store *s, int iter);
 
 /* ---- flags explained, artifacts attached ---- */
 
-int measure_explain(struct store *s, int iter, const char *note, struct err *e);
+/* Record why a flagged speedup is real.  When the iteration's last confirm
+ * was fast and held back only by implausible flags, it now promotes
+ * (*promoted set; may be NULL). */
+int measure_explain(struct store *s, int iter, const char *note, bool *promoted, struct err *e);
 /* Explanations of an iteration, one per line (appended to out); count returned. */
 int measure_explanations(struct store *s, int iter, struct sb *out);
 int measure_attach(struct store *s, int iter, const char *path, struct err *e);

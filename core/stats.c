@@ -546,10 +546,16 @@ bool stats_wants_confirm(const struct stats_cmp *screen)
 	return screen->verdict == SV_FAST || screen->verdict == SV_AMBIGUOUS;
 }
 
+bool stats_promotes_explained(enum stats_verdict v, unsigned flags, bool explained)
+{
+	if (v != SV_FAST || (flags & (SF_BUSY_GPU | SF_SUBSET_GATE)))
+		return false;
+	return explained || !(flags & SF_IMPLAUSIBLE_MASK);
+}
+
 bool stats_promotes(const struct stats_cmp *confirm)
 {
-	return confirm->verdict == SV_FAST &&
-	       !(confirm->flags & (SF_IMPLAUSIBLE_MASK | SF_BUSY_GPU | SF_SUBSET_GATE));
+	return stats_promotes_explained(confirm->verdict, confirm->flags, false);
 }
 
 bool stats_confirm_more(const struct stats_cmp *c, size_t pairs, size_t max_pairs)

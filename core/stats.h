@@ -203,6 +203,9 @@ bool stats_wants_confirm(const struct stats_cmp *screen);
 /* A confirm comparison that makes the candidate the new best: FAST with no
  * implausible flag, no busy GPU and no subset gate. */
 bool stats_promotes(const struct stats_cmp *confirm);
+/* The same rule on stored values: implausible flags stop blocking once the
+ * user has explained them; a busy GPU or a subset gate always blocks. */
+bool stats_promotes_explained(enum stats_verdict v, unsigned flags, bool explained);
 
 /* The confirm rule: a confirm run measures best and candidate interleaved
  * (B C B C ...) in one session, STATS_CONFIRM_PAIRS pairs first; after each

@@ -65,10 +65,18 @@ int cmd_confirm(struct cli *cli, int argc, char **argv)
 		if (r.cmp.worst >= 0)
 			printf("worst:   %s (%.3fx)\n", r.cmp.shapes[r.cmp.worst].key,
 			       r.cmp.shapes[r.cmp.worst].speedup);
-		printf("%s\n", r.promoted
-				       ? "promoted: log this iteration as keep and it becomes the best"
-				       : "not promoted: no win beyond the threshold and the noise band "
-					 "(log it as revert or drop, or keep it without a confirmed win)");
+		if (r.promoted)
+			printf("promoted: log this iteration as keep and it becomes the best\n");
+		else if (r.cmp.verdict == SV_FAST && !(r.cmp.flags & (SF_BUSY_GPU | SF_SUBSET_GATE)))
+			printf("held back: the win is beyond noise but implausible; find out why, then "
+			       "optloop promote --explain TEXT (a silently skipped path looks like "
+			       "this too)\n");
+		else if (r.cmp.flags & SF_BUSY_GPU)
+			printf("not promoted: the GPU was busy during the session; confirm again on an "
+			       "idle GPU\n");
+		else
+			printf("not promoted: no win beyond the threshold and the noise band (log it as "
+			       "revert or drop, or keep it without a confirmed win)\n");
 		sb_release(&f);
 	}
 	rc = r.promoted ? 0 : 1;

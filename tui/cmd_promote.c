@@ -1,6 +1,8 @@
 /* cmd_promote — `optloop promote --check [--json]`, and the evidence the
  * check asks for: `--explain TEXT` (why a flagged speedup is real) and
- * `--attach FILE` (a profiler or roofline reading). */
+ * `--attach FILE` (a profiler or roofline reading).  Evidence goes to
+ * `--iter N`, else to the iteration of the latest confirm run (the candidate
+ * being judged), else to the best. */
 #include "tui/cli_util.h"
 #include "tui/commands.h"
 #include "tui/loop_cli.h"
@@ -18,7 +20,7 @@
 int cmd_promote(struct cli *cli, int argc, char **argv)
 {
 	const char *explain = NULL, *attach = NULL;
-	int json = 0, check = 0, rc;
+	int json = 0, check = 0, rc, want_iter = -1;
 	struct err e = {0};
 	struct loop *l;
 	for (int i = 1; i < argc; i++) {
@@ -31,6 +33,12 @@ int cmd_promote(struct cli *cli, int argc, char **argv)
 			if (rc < 0 || !*v)
 				return cli_usage_error("promote", "--explain needs a text");
 			explain = v;
+		} else if ((rc = loop_cli_optarg(argc, argv, &i, "--iter", &v)) != 0) {
+			char *end;
+			long k = rc > 0 ? strtol(v, &end, 10) : -1;
+			if (rc < 0 || *end || k < 0)
+				return cli_usage_error("promote", "--iter needs an iteration number");
+			want_iter = (int)k;
 		} else if ((rc = loop_cli_optarg(argc, argv, &i, "--attach", &v)) != 0) {
 			if (rc < 0 || !*v)
 				return cli_usage_error("promote", "--attach needs a file");
@@ -53,6 +61,19 @@ int cmd_promote(struct cli *cli, int argc, char **argv)
 	int iter = b.iter;
 	bool have = b.have;
 	measure_best_release(&b);
+	struct measure_confirm lc;
+	if (want_iter >= 0) {
+		iter = want_iter;
+	} else {
+		struct loop_status stt;
+		if (loop_status(l, &stt, NULL) == 0) {
+			if (measure_confirm_last(s, stt.iteration, &lc, NULL) == 0) {
+				iter = stt.iteration;
+				measure_confirm_release(&lc);
+			}
+			loop_status_release(&stt);
+		}
+	}
 	if ((explain || attach) && !have) {
 		loop_close(l);
 		err_set(&e, ERR_REFUSED, "promote refused: there is no best yet (measure the "
@@ -83,12 +104,16 @@ int cmd_promote(struct cli *cli, int argc, char **argv)
 		}
 	}
 	if (explain) {
-		if ((rc = measure_explain(s, iter, explain, &e)) < 0) {
+		bool promoted;
+		if ((rc = measure_explain(s, iter, explain, &promoted, &e)) < 0) {
 			loop_close(l);
 			return cli_fail(&e);
 		}
 		if (!json)
-			printf("explanation recorded for iteration %d\n", iter);
+			printf("explanation recorded for iteration %d%s\n", iter,
+			       promoted ? "; its confirmed win is no longer held back: log it as "
+					  "keep and it becomes the best"
+					: "");
 	}
 	rc = 0;
 	if (check) {

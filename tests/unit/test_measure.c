@@ -287,10 +287,36 @@ static void promote_check_lists_what_is_missing(void **state)
 					"implausible_aggregate"));
 	sb_reset(&out);
 	assert_int_equal(measure_explain(st, 1, "the old path recomputed the state per chunk",
-					 NULL), 0);
+					 NULL, NULL), 0);
 	assert_int_equal(measure_promote_check(st, tmpdir, &out, NULL, &e), 0);
 	free(prof);
 	sb_release(&out);
+}
+
+static void explaining_flags_releases_a_held_back_confirm(void **state)
+{
+	bool promoted;
+	int r0 = add_run(0, "verify", "T0", "GPU", GATE_PASS, SCOPE_FULL, 1.0, 2.0);
+	add_row(0, RS_BASE, r0, "T0");
+	struct measure_confirm c = {.iter = 1, .session = 7, .best_iter = 0};
+	assert_int_equal(measure_confirm_begin(st, &c, NULL), 0);
+	struct stats_cmp imp = {.verdict = SV_FAST, .flags = SF_IMPLAUSIBLE_AGG, .worst = -1};
+	assert_false(stats_promotes(&imp));
+	assert_int_equal(measure_confirm_end(st, c.id, &imp, false, NULL), 0);
+	assert_false(measure_promoted(st, 1));
+	assert_int_equal(measure_explain(st, 1, "loop interchange: 1.5x is expected", &promoted,
+					 NULL), 0);
+	assert_true(promoted);
+	assert_true(measure_promoted(st, 1));
+
+	/* a busy GPU is not something an explanation fixes */
+	struct measure_confirm c2 = {.iter = 2, .session = 8, .best_iter = 0};
+	assert_int_equal(measure_confirm_begin(st, &c2, NULL), 0);
+	struct stats_cmp busy = {.verdict = SV_FAST, .flags = SF_BUSY_GPU, .worst = -1};
+	assert_int_equal(measure_confirm_end(st, c2.id, &busy, false, NULL), 0);
+	assert_int_equal(measure_explain(st, 2, "it was fine", &promoted, NULL), 0);
+	assert_false(promoted);
+	assert_false(measure_promoted(st, 2));
 }
 
 static void report_final_uses_the_confirm_session(void **state)
@@ -365,6 +391,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(best_moves_only_with_a_promoted_confirm, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(promote_check_lists_what_is_missing, setup, teardown),
+		cmocka_unit_test_setup_teardown(explaining_flags_releases_a_held_back_confirm, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(report_final_uses_the_confirm_session, setup,
 						teardown),
 	};
