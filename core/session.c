@@ -293,7 +293,7 @@ int session_noise(struct loop *l, const struct session_opts *o, struct session_r
 	}
 	for (int i = 0; rc == 0 && i < runs; i++) {
 		int id;
-		rc = measure_once(&c, "noise", "best", &id, e);
+		rc = measure_once(&c, "noise", "noise", &id, e);
 	}
 	if (swapped) {
 		struct err e2 = {0};

@@ -27,10 +27,12 @@ int cmd_confirm(struct cli *cli, int argc, char **argv)
 	struct err e = {0};
 	struct loop *l;
 	int json = 0, rc;
-	for (int i = 1; i < argc; i++) {
+	for (int i = 1; i < argc;) {
 		const char *v;
+		/* loop_cli_optarg moves i past an option and its value */
 		if (!strcmp(argv[i], "--json")) {
 			json = 1;
+			i++;
 		} else if ((rc = loop_cli_optarg(argc, argv, &i, "--max-pairs", &v)) != 0) {
 			char *end;
 			long k = rc > 0 ? strtol(v, &end, 10) : 0;

@@ -23,12 +23,15 @@ int cmd_promote(struct cli *cli, int argc, char **argv)
 	int json = 0, check = 0, rc, want_iter = -1;
 	struct err e = {0};
 	struct loop *l;
-	for (int i = 1; i < argc; i++) {
+	for (int i = 1; i < argc;) {
 		const char *v;
+		/* loop_cli_optarg moves i past an option and its value */
 		if (!strcmp(argv[i], "--json")) {
 			json = 1;
+			i++;
 		} else if (!strcmp(argv[i], "--check")) {
 			check = 1;
+			i++;
 		} else if ((rc = loop_cli_optarg(argc, argv, &i, "--explain", &v)) != 0) {
 			if (rc < 0 || !*v)
 				return cli_usage_error("promote", "--explain needs a text");

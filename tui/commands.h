@@ -40,7 +40,7 @@ struct cli {
 	  "measure the current best K times in one session to seed the noise band")           \
 	X(confirm, "confirm [--max-pairs N] [--cmd CMD] [--json]",                             \
 	  "measure best and candidate interleaved in one session; promote only a real win")   \
-	X(promote, "promote --check | --explain TEXT | --attach FILE [--json]",                \
+	X(promote, "promote --check | --explain TEXT | --attach FILE [--iter N] [--json]",     \
 	  "check the promotion bar, or record the evidence it asks for")                      \
 	X(report, "report final|header ITER|pr [--json]",                                      \
 	  "Markdown reports from the loop's evidence: final claim, kept-candidate header, PR body")
