@@ -20,6 +20,8 @@
 #include "core/workspace.h"
 
 #include <ctype.h>
+#include <dirent.h>
+#include <git2.h>
 #include <limits.h>
 #include <math.h>
 #include <sqlite3.h>
@@ -29,6 +31,7 @@
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <time.h>
+#include <unistd.h>
 
 static const char schema[] =
 	"CREATE TABLE IF NOT EXISTS guards_frozen (path TEXT PRIMARY KEY, hash TEXT NOT NULL,"
@@ -109,6 +112,65 @@ static void rows_free(struct log_row *rows, size_t n)
 
 /* ---- frozen scope ---------------------------------------------------------- */
 
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Content hash of a frozen path: a file's git blob id; for a directory, the
+ * blob id of its sorted "path hash" listing; "absent" when missing.  The
+ * kernel hash cannot be used: it leaves the frozen paths out on purpose. */
+static void content_hash(const char *full, int depth, char out[VCS_OID_HEX])
+{
+	struct stat st;
+	git_oid oid;
+	struct sb data = SB_INIT;
+
+	if (lstat(full, &st) < 0) {
+		snprintf(out, VCS_OID_HEX, "absent");
+		return;
+	}
+	if (S_ISDIR(st.st_mode) && depth < 16) {
+		DIR *d = opendir(full);
+		char **names = NULL;
+		size_t n = 0;
+		struct dirent *de;
+		while (d && (de = readdir(d))) {
+			if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
+			    !strcmp(de->d_name, ".git") || !strcmp(de->d_name, "__pycache__"))
+				continue;
+			names = xrealloc(names, (n + 1) * sizeof(*names));
+			names[n++] = xstrdup(de->d_name);
+		}
+		if (d)
+			closedir(d);
+		if (n)
+			qsort(names, n, sizeof(*names), cmp_name);
+		for (size_t i = 0; i < n; i++) {
+			char *sub = fsutil_join(full, names[i]);
+			char h[VCS_OID_HEX];
+			content_hash(sub, depth + 1, h);
+			sb_addf(&data, "%s %s\n", names[i], h);
+			free(sub);
+			free(names[i]);
+		}
+		free(names);
+	} else if (S_ISLNK(st.st_mode)) {
+		char buf[PATH_MAX];
+		ssize_t k = readlink(full, buf, sizeof(buf));
+		sb_adds(&data, "link ");
+		if (k > 0)
+			sb_add(&data, buf, (size_t)k);
+	} else {
+		fsutil_read_file(full, &data, NULL);
+	}
+	if (git_odb_hash(&oid, data.buf ? data.buf : "", data.len, GIT_OBJECT_BLOB) == 0)
+		git_oid_tostr(out, VCS_OID_HEX, &oid);
+	else
+		snprintf(out, VCS_OID_HEX, "unhashable");
+	sb_release(&data);
+}
+
 int guards_frozen_check(const struct guards_ctx *g, const char *verb, struct err *e)
 {
 	struct sb changed = SB_INIT;
@@ -118,8 +180,9 @@ int guards_frozen_check(const struct guards_ctx *g, const char *verb, struct err
 	for (size_t i = 0; i < g->nfrozen && rc == 0; i++) {
 		const char *path = g->frozen[i];
 		char hash[VCS_OID_HEX];
-		if ((rc = vcs_kernel_hash(g->vcs, &path, 1, NULL, hash, e)) < 0)
-			break;
+		char *full = fsutil_join(g->ws->repo, path);
+		content_hash(full, 0, hash);
+		free(full);
 		sqlite3_stmt *st = prep(g->store, "SELECT hash FROM guards_frozen WHERE path = ?");
 		char *was = NULL;
 		if (st) {
