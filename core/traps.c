@@ -415,8 +415,9 @@ int traps_parse(const char *text, size_t len, struct traps_doc *d, struct traps_
 	}
 	finish(&r);
 	/* Keep leading blank lines (they decide whether "---" opens front
-	 * matter), drop trailing ones. */
-	while (pre.len && isspace((unsigned char)pre.buf[pre.len - 1]))
+	 * matter), drop trailing ones; only the blanks a heading may end with,
+	 * so "##\v" does not turn into a heading when written back. */
+	while (pre.len && strchr(" \t\r\n", pre.buf[pre.len - 1]))
 		pre.buf[--pre.len] = '\0';
 	d->preamble = sb_detach(&pre);
 	if (!d->preamble)

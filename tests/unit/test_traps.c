@@ -283,6 +283,7 @@ static void malformed_inputs_never_break_the_reader(void **state)
 		"## A\n**Why:** w\n---\n***\n___\n",
 		"# Only a title",
 		"- **Fact:** - **Why:** - **How:**",
+		"\n**\n**\n##\v",
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct traps_doc d;

@@ -1,0 +1,1333 @@
+/*
+ * guards — frozen scope, lints with acknowledgement, trap checklist,
+ * revert/drop restore, stall and re-assessment, stop, no-go, dispatch
+ * evidence (see guards.h).  The rules live here; loop.c only calls in.
+ */
+#include "core/guards.h"
+#include "core/measure.h"
+
+#include "core/contract.h"
+#include "core/dispatch.h"
+#include "core/err.h"
+#include "core/fault.h"
+#include "core/fsutil.h"
+#include "core/lint.h"
+#include "core/optlog.h"
+#include "core/sb.h"
+#include "core/store.h"
+#include "core/traps.h"
+#include "core/vcs.h"
+#include "core/workspace.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <git2.h>
+#include <limits.h>
+#include <math.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char schema[] =
+	"CREATE TABLE IF NOT EXISTS guards_frozen (path TEXT PRIMARY KEY, hash TEXT NOT NULL,"
+	" recorded REAL NOT NULL);"
+	"CREATE TABLE IF NOT EXISTS guards_findings (id INTEGER PRIMARY KEY, iter INTEGER NOT NULL,"
+	" lint TEXT, trap TEXT, file TEXT, line INTEGER, side TEXT, text TEXT, message TEXT);"
+	"CREATE TABLE IF NOT EXISTS guards_acks (iter INTEGER PRIMARY KEY, t REAL, n INTEGER);"
+	"CREATE TABLE IF NOT EXISTS guards_trap_state (iter INTEGER NOT NULL, trap TEXT NOT NULL,"
+	" state INTEGER NOT NULL, source TEXT, t REAL, PRIMARY KEY (iter, trap));"
+	"CREATE TABLE IF NOT EXISTS guards_reassess (id INTEGER PRIMARY KEY, after_iter INTEGER"
+	" NOT NULL, t REAL, profile TEXT, axes TEXT, techniques TEXT, next TEXT);"
+	"CREATE TABLE IF NOT EXISTS guards_stop (id INTEGER PRIMARY KEY, iter INTEGER, t REAL,"
+	" reason TEXT, bound TEXT);"
+	"CREATE TABLE IF NOT EXISTS guards_dispatch (id INTEGER PRIMARY KEY, bucket TEXT, entry TEXT,"
+	" base_ms REAL, cand_ms REAL, speedup REAL, why TEXT, evidence TEXT, t REAL);"
+	"CREATE TABLE IF NOT EXISTS guards_restore (iter INTEGER PRIMARY KEY, best_iter INTEGER,"
+	" sha TEXT, t REAL);";
+
+static double now(void)
+{
+	struct timeval tv;
+	gettimeofday(&tv, NULL);
+	return (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
+}
+
+/* Tables exist after this in a writable store; a read-only one without them
+ * reads as empty (queries fail with "no such table" and are treated so). */
+static void ensure_schema(struct store *s)
+{
+	if (!store_readonly(s))
+		sqlite3_exec(store_db(s), schema, NULL, NULL, NULL);
+}
+
+static int db_err(struct store *s, struct err *e, const char *what)
+{
+	return err_set(e, ERR_IO, "%s: %s", what, sqlite3_errmsg(store_db(s)));
+}
+
+static sqlite3_stmt *prep(struct store *s, const char *sql)
+{
+	sqlite3_stmt *st = NULL;
+	ensure_schema(s);
+	if (sqlite3_prepare_v2(store_db(s), sql, -1, &st, NULL) != SQLITE_OK)
+		return NULL;
+	return st;
+}
+
+static char *col_text(sqlite3_stmt *st, int i)
+{
+	const unsigned char *t = sqlite3_column_text(st, i);
+	return t ? xstrdup((const char *)t) : NULL;
+}
+
+static double col_num(sqlite3_stmt *st, int i)
+{
+	return sqlite3_column_type(st, i) == SQLITE_NULL ? NAN : sqlite3_column_double(st, i);
+}
+
+static void bind_num(sqlite3_stmt *st, int i, double v)
+{
+	if (isnan(v))
+		sqlite3_bind_null(st, i);
+	else
+		sqlite3_bind_double(st, i, v);
+}
+
+static int rows_load(const struct guards_ctx *g, struct log_row **rows, size_t *n, struct err *e)
+{
+	return store_iters(g->store, rows, n, e);
+}
+
+static void rows_free(struct log_row *rows, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		log_row_release(&rows[i]);
+	free(rows);
+}
+
+/* ---- frozen scope ---------------------------------------------------------- */
+
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Content hash of a frozen path: a file's git blob id; for a directory, the
+ * blob id of its sorted "path hash" listing; "absent" when missing.  The
+ * kernel hash cannot be used: it leaves the frozen paths out on purpose. */
+static void content_hash(const char *full, int depth, char out[VCS_OID_HEX])
+{
+	struct stat st;
+	git_oid oid;
+	struct sb data = SB_INIT;
+
+	if (lstat(full, &st) < 0) {
+		snprintf(out, VCS_OID_HEX, "absent");
+		return;
+	}
+	if (S_ISDIR(st.st_mode) && depth < 16) {
+		DIR *d = opendir(full);
+		char **names = NULL;
+		size_t n = 0;
+		struct dirent *de;
+		while (d && (de = readdir(d))) {
+			if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
+			    !strcmp(de->d_name, ".git") || !strcmp(de->d_name, "__pycache__"))
+				continue;
+			names = xrealloc(names, (n + 1) * sizeof(*names));
+			names[n++] = xstrdup(de->d_name);
+		}
+		if (d)
+			closedir(d);
+		if (n)
+			qsort(names, n, sizeof(*names), cmp_name);
+		for (size_t i = 0; i < n; i++) {
+			char *sub = fsutil_join(full, names[i]);
+			char h[VCS_OID_HEX];
+			content_hash(sub, depth + 1, h);
+			sb_addf(&data, "%s %s\n", names[i], h);
+			free(sub);
+			free(names[i]);
+		}
+		free(names);
+	} else if (S_ISLNK(st.st_mode)) {
+		char buf[PATH_MAX];
+		ssize_t k = readlink(full, buf, sizeof(buf));
+		sb_adds(&data, "link ");
+		if (k > 0)
+			sb_add(&data, buf, (size_t)k);
+	} else {
+		fsutil_read_file(full, &data, NULL);
+	}
+	if (git_odb_hash(&oid, data.buf ? data.buf : "", data.len, GIT_OBJECT_BLOB) == 0)
+		git_oid_tostr(out, VCS_OID_HEX, &oid);
+	else
+		snprintf(out, VCS_OID_HEX, "unhashable");
+	sb_release(&data);
+}
+
+int guards_frozen_check(const struct guards_ctx *g, const char *verb, struct err *e)
+{
+	struct sb changed = SB_INIT;
+	int rc = 0, nchanged = 0;
+	const char *first = NULL;
+
+	for (size_t i = 0; i < g->nfrozen && rc == 0; i++) {
+		const char *path = g->frozen[i];
+		char hash[VCS_OID_HEX];
+		char *full = fsutil_join(g->ws->repo, path);
+		content_hash(full, 0, hash);
+		free(full);
+		sqlite3_stmt *st = prep(g->store, "SELECT hash FROM guards_frozen WHERE path = ?");
+		char *was = NULL;
+		if (st) {
+			sqlite3_bind_text(st, 1, path, -1, SQLITE_TRANSIENT);
+			if (sqlite3_step(st) == SQLITE_ROW)
+				was = col_text(st, 0);
+			sqlite3_finalize(st);
+		}
+		if (!was) {
+			/* first sight of this path: this is its baseline */
+			if (store_readonly(g->store))
+				continue;
+			st = prep(g->store,
+				  "INSERT INTO guards_frozen(path, hash, recorded) VALUES (?, ?, ?)");
+			if (!st)
+				return db_err(g->store, e, "frozen scope");
+			sqlite3_bind_text(st, 1, path, -1, SQLITE_TRANSIENT);
+			sqlite3_bind_text(st, 2, hash, -1, SQLITE_TRANSIENT);
+			sqlite3_bind_double(st, 3, now());
+			if (sqlite3_step(st) != SQLITE_DONE)
+				rc = db_err(g->store, e, "frozen scope");
+			sqlite3_finalize(st);
+			if (rc == 0)
+				store_event(g->store, -1, "frozen.record", path, NULL);
+			continue;
+		}
+		if (strcmp(was, hash)) {
+			if (!nchanged++)
+				first = path;
+			sb_addf(&changed, "%s%s", changed.len ? ", " : "", path);
+		}
+		free(was);
+	}
+	if (rc == 0 && nchanged) {
+		rc = err_set(e, ERR_REFUSED,
+			     "%s refused: frozen file %s changed since the baseline%s%s%s (the "
+			     "contract's frozen scope: the op's test, its naive reference and the "
+			     "paths listed there). A test change belongs in a separate change: "
+			     "restore it (git checkout -- %s), and if the test must change, commit "
+			     "that on its own outside the loop and measure a new baseline",
+			     verb, first, nchanged > 1 ? " (all changed: " : "",
+			     nchanged > 1 ? changed.buf : "", nchanged > 1 ? ")" : "", first);
+	}
+	sb_release(&changed);
+	return rc;
+}
+
+/* ---- stall and stop --------------------------------------------------------- */
+
+bool guards_row_is_win(const struct log_row *r)
+{
+	return r->status == RS_KEEP;
+}
+
+int guards_stall_count(const struct log_row *rows, size_t n, int after_iter)
+{
+	int c = 0;
+	for (size_t i = n; i-- > 0;) {
+		if (rows[i].iter <= after_iter || rows[i].status == RS_BASE || rows[i].iter == 0)
+			break;
+		if (guards_row_is_win(&rows[i]))
+			break;
+		c++;
+	}
+	return c;
+}
+
+static int last_reassess(struct store *s)
+{
+	int after = -1;
+	sqlite3_stmt *st = prep(s, "SELECT after_iter FROM guards_reassess ORDER BY id DESC LIMIT 1");
+	if (st && sqlite3_step(st) == SQLITE_ROW)
+		after = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	return after;
+}
+
+/* The stall count of the workspace: the statistics module's rule (only a
+ * confirmed win resets it; not-comparable runs do not count), falling back
+ * to the rows alone when its tables cannot be read. */
+static int stall_now(const struct guards_ctx *g, const struct log_row *rows, size_t n)
+{
+	int after = last_reassess(g->store), c;
+	if (measure_stall_count(g->store, after, &c, NULL) == 0)
+		return c;
+	return guards_stall_count(rows, n, after);
+}
+
+struct stop_rec {
+	bool have;
+	int iter;
+	char *reason, *bound;
+};
+
+static void stop_get(struct store *s, struct stop_rec *r)
+{
+	memset(r, 0, sizeof(*r));
+	sqlite3_stmt *st = prep(s, "SELECT iter, reason, bound FROM guards_stop ORDER BY id DESC "
+				   "LIMIT 1");
+	if (st && sqlite3_step(st) == SQLITE_ROW) {
+		r->have = true;
+		r->iter = sqlite3_column_int(st, 0);
+		r->reason = col_text(st, 1);
+		r->bound = col_text(st, 2);
+	}
+	sqlite3_finalize(st);
+}
+
+static void stop_release(struct stop_rec *r)
+{
+	free(r->reason);
+	free(r->bound);
+}
+
+/* The iterations of the current stall, e.g. "4, 5, 6". */
+static void stall_iters(const struct log_row *rows, size_t n, int count, struct sb *out)
+{
+	for (size_t i = n - (size_t)count; i < n; i++)
+		sb_addf(out, "%s%d", i > n - (size_t)count ? ", " : "", rows[i].iter);
+}
+
+int guards_state(const struct guards_ctx *g, enum loop_state *st, struct err *e)
+{
+	if (*st != ST_READY && *st != ST_EDITING)
+		return 0;
+	struct stop_rec sr;
+	stop_get(g->store, &sr);
+	bool stopped = sr.have;
+	stop_release(&sr);
+	if (stopped) {
+		*st = ST_STOPPING;
+		return 0;
+	}
+	struct log_row *rows;
+	size_t n;
+	int rc = rows_load(g, &rows, &n, e);
+	if (rc < 0)
+		return rc;
+	if (stall_now(g, rows, n) >= GUARDS_STALL_AFTER)
+		*st = ST_STALLED;
+	rows_free(rows, n);
+	return 0;
+}
+
+char *guards_next_step(const struct guards_ctx *g, enum loop_state st)
+{
+	if (st == ST_STOPPING) {
+		struct stop_rec sr;
+		stop_get(g->store, &sr);
+		char *s = xasprintf("the loop is stopping (reason: %s%s%s): promote the best "
+				    "candidate, or record the no-go with optloop report nogo",
+				    sr.reason ? sr.reason : "?", sr.bound ? "; bound: " : "",
+				    sr.bound ? sr.bound : "");
+		stop_release(&sr);
+		return s;
+	}
+	if (st != ST_STALLED)
+		return NULL;
+	struct log_row *rows;
+	size_t n;
+	if (rows_load(g, &rows, &n, NULL) < 0)
+		return NULL;
+	struct sb it = SB_INIT;
+	int c = stall_now(g, rows, n);
+	if (c > 0)
+		stall_iters(rows, n, c, &it);
+	char *s = xasprintf("re-assess before the next iteration: %d iterations in a row without a "
+			    "win (%s). Profile the current kernel into trace/, then run optloop "
+			    "reassess --profile trace/FILE --axes TEXT --techniques TEXT --next TEXT",
+			    c, it.buf ? it.buf : "");
+	sb_release(&it);
+	rows_free(rows, n);
+	return s;
+}
+
+int guards_verify_check(const struct guards_ctx *g, struct err *e)
+{
+	int rc = guards_frozen_check(g, "verify", e);
+	if (rc < 0)
+		return rc;
+	struct stop_rec sr;
+	stop_get(g->store, &sr);
+	if (sr.have) {
+		rc = err_set(e, ERR_REFUSED,
+			     "verify refused: the loop was stopped (reason: %s%s%s); promote the best "
+			     "candidate or record the no-go (optloop report nogo)",
+			     sr.reason, sr.bound ? "; bound: " : "", sr.bound ? sr.bound : "");
+		stop_release(&sr);
+		return rc;
+	}
+	struct log_row *rows;
+	size_t n;
+	if ((rc = rows_load(g, &rows, &n, e)) < 0)
+		return rc;
+	int c = stall_now(g, rows, n);
+	if (c >= GUARDS_STALL_AFTER) {
+		struct sb it = SB_INIT;
+		stall_iters(rows, n, c, &it);
+		rc = err_set(e, ERR_REFUSED,
+			     "verify refused: the loop is STALLED: %d iterations in a row without a "
+			     "win (%s). Re-assess first: profile the current kernel into trace/, then "
+			     "run optloop reassess --profile trace/FILE --axes TEXT --techniques TEXT "
+			     "--next TEXT",
+			     c, it.buf);
+		sb_release(&it);
+	}
+	rows_free(rows, n);
+	return rc;
+}
+
+/* ---- lints and traps ---------------------------------------------------------- */
+
+int guards_trap_mark(struct store *s, int iter, const char *trap, enum trap_state state,
+		     const char *source, struct err *e)
+{
+	sqlite3_stmt *st = prep(s, "INSERT INTO guards_trap_state(iter, trap, state, source, t) "
+				   "VALUES (?, ?, ?, ?, ?) ON CONFLICT(iter, trap) DO UPDATE SET "
+				   "state = excluded.state, source = excluded.source, t = excluded.t");
+	if (!st)
+		return db_err(s, e, "trap checklist");
+	sqlite3_bind_int(st, 1, iter);
+	sqlite3_bind_text(st, 2, trap, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_int(st, 3, (int)state);
+	sqlite3_bind_text(st, 4, source ? source : "user", -1, SQLITE_TRANSIENT);
+	sqlite3_bind_double(st, 5, now());
+	int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : db_err(s, e, "trap checklist");
+	sqlite3_finalize(st);
+	return rc;
+}
+
+int guards_lint(const struct guards_ctx *g, int iter, struct lint_findings *out, struct err *e)
+{
+	struct lint_set *ls = NULL;
+	struct lint_findings f = {0};
+	struct sb diff = SB_INIT;
+	char *extra = fsutil_join(g->ws->dir, "lints");
+	const char **paths = xcalloc(g->nkernel + g->nfrozen + 1, sizeof(char *));
+	size_t np = 0;
+	int rc;
+
+	for (size_t i = 0; i < g->nkernel; i++)
+		paths[np++] = g->kernel[i];
+	for (size_t i = 0; i < g->nfrozen; i++)
+		paths[np++] = g->frozen[i];
+	rc = lint_load(extra, &ls, e);
+	if (rc == 0)
+		rc = vcs_diff(g->vcs, NULL, paths, np, &diff, e);
+	if (rc == 0)
+		rc = lint_diff(ls, diff.buf ? diff.buf : "", diff.len, &f, e);
+	if (rc == 0 && !store_readonly(g->store)) {
+		rc = store_begin(g->store, e);
+		sqlite3_stmt *del = rc == 0 ? prep(g->store, "DELETE FROM guards_findings WHERE "
+							     "iter = ?")
+					    : NULL;
+		if (rc == 0 && !del)
+			rc = db_err(g->store, e, "lint findings");
+		if (del) {
+			sqlite3_bind_int(del, 1, iter);
+			if (sqlite3_step(del) != SQLITE_DONE)
+				rc = db_err(g->store, e, "lint findings");
+			sqlite3_finalize(del);
+		}
+		for (size_t i = 0; rc == 0 && i < f.n; i++) {
+			const struct lint_finding *x = &f.v[i];
+			sqlite3_stmt *st = prep(g->store,
+						"INSERT INTO guards_findings(iter, lint, trap, file, line, "
+						"side, text, message) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
+			if (!st) {
+				rc = db_err(g->store, e, "lint findings");
+				break;
+			}
+			char side[2] = {x->side, 0};
+			sqlite3_bind_int(st, 1, iter);
+			sqlite3_bind_text(st, 2, x->lint, -1, SQLITE_TRANSIENT);
+			sqlite3_bind_text(st, 3, x->trap, -1, SQLITE_TRANSIENT);
+			sqlite3_bind_text(st, 4, x->file, -1, SQLITE_TRANSIENT);
+			sqlite3_bind_int(st, 5, x->line);
+			sqlite3_bind_text(st, 6, side, -1, SQLITE_TRANSIENT);
+			sqlite3_bind_text(st, 7, x->text, -1, SQLITE_TRANSIENT);
+			sqlite3_bind_text(st, 8, x->message, -1, SQLITE_TRANSIENT);
+			if (sqlite3_step(st) != SQLITE_DONE)
+				rc = db_err(g->store, e, "lint findings");
+			sqlite3_finalize(st);
+			if (rc == 0) {
+				char *src = xasprintf("lint:%s", x->lint);
+				rc = guards_trap_mark(g->store, iter, x->trap, TRAP_HIT, src, e);
+				free(src);
+			}
+		}
+		if (rc == 0)
+			rc = store_commit(g->store, e);
+		else
+			store_rollback(g->store);
+	}
+	if (rc == 0 && out) {
+		*out = f;
+		memset(&f, 0, sizeof(f));
+	}
+	lint_findings_release(&f);
+	lint_set_free(ls);
+	sb_release(&diff);
+	free(paths);
+	free(extra);
+	return rc;
+}
+
+int guards_findings(struct store *s, int iter, struct lint_findings *out, bool *acked,
+		    struct err *e)
+{
+	memset(out, 0, sizeof(*out));
+	if (acked) {
+		*acked = false;
+		sqlite3_stmt *a = prep(s, "SELECT 1 FROM guards_acks WHERE iter = ?");
+		if (a) {
+			sqlite3_bind_int(a, 1, iter);
+			*acked = sqlite3_step(a) == SQLITE_ROW;
+			sqlite3_finalize(a);
+		}
+	}
+	sqlite3_stmt *st = prep(s, "SELECT lint, trap, file, line, side, text, message FROM "
+				   "guards_findings WHERE iter = ? ORDER BY id");
+	if (!st)
+		return 0;
+	sqlite3_bind_int(st, 1, iter);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		out->v = xrealloc(out->v, (out->n + 1) * sizeof(*out->v));
+		const unsigned char *side = sqlite3_column_text(st, 4);
+		out->v[out->n++] = (struct lint_finding){
+			.lint = col_text(st, 0),
+			.trap = col_text(st, 1),
+			.file = col_text(st, 2),
+			.line = sqlite3_column_int(st, 3),
+			.side = side && *side ? (char)*side : '+',
+			.text = col_text(st, 5),
+			.message = col_text(st, 6),
+		};
+	}
+	sqlite3_finalize(st);
+	(void)e;
+	return 0;
+}
+
+int guards_log_check(const struct guards_ctx *g, int iter, bool ack, struct err *e)
+{
+	struct lint_findings f = {0};
+	int rc = guards_lint(g, iter, &f, e);
+	if (rc < 0)
+		return rc;
+	if (f.n && !ack) {
+		struct sb list = SB_INIT;
+		for (size_t i = 0; i < f.n && i < 5; i++)
+			sb_addf(&list, "; %s:%d %s [trap %s]", f.v[i].file, f.v[i].line, f.v[i].lint,
+				f.v[i].trap);
+		if (f.n > 5)
+			sb_addf(&list, "; and %zu more", f.n - 5);
+		rc = err_set(e, ERR_REFUSED,
+			     "log refused: the diff of iteration %d has %zu lint finding%s%s. Review "
+			     "them (optloop lint), then log again with --ack to record that you did",
+			     iter, f.n, f.n == 1 ? "" : "s", list.buf);
+		sb_release(&list);
+	} else if (f.n) {
+		sqlite3_stmt *st = prep(g->store, "INSERT OR REPLACE INTO guards_acks(iter, t, n) "
+						  "VALUES (?, ?, ?)");
+		if (!st)
+			rc = db_err(g->store, e, "lint acknowledgement");
+		else {
+			sqlite3_bind_int(st, 1, iter);
+			sqlite3_bind_double(st, 2, now());
+			sqlite3_bind_int(st, 3, (int)f.n);
+			if (sqlite3_step(st) != SQLITE_DONE)
+				rc = db_err(g->store, e, "lint acknowledgement");
+			sqlite3_finalize(st);
+		}
+		if (rc == 0) {
+			char d[64];
+			snprintf(d, sizeof(d), "%zu finding%s acknowledged", f.n, f.n == 1 ? "" : "s");
+			rc = store_event(g->store, iter, "lint.ack", d, e);
+		}
+	}
+	lint_findings_release(&f);
+	return rc;
+}
+
+int guards_traps(const struct guards_ctx *g, int iter, struct traps_doc *d,
+		 struct traps_problems *probs, struct err *e)
+{
+	struct sb text = SB_INIT;
+	int rc = fsutil_read_file(g->ws->traps_path, &text, NULL);
+	if (rc == 0)
+		rc = traps_parse(text.buf, text.len, d, probs, e);
+	else {
+		if (probs)
+			memset(probs, 0, sizeof(*probs));
+		rc = traps_seed(d, e);
+	}
+	sb_release(&text);
+	if (rc < 0)
+		return rc;
+	sqlite3_stmt *st = prep(g->store, "SELECT trap, state FROM guards_trap_state WHERE iter = ?");
+	if (st) {
+		sqlite3_bind_int(st, 1, iter);
+		while (sqlite3_step(st) == SQLITE_ROW) {
+			struct trap *t = traps_find(d, (const char *)sqlite3_column_text(st, 0));
+			if (t)
+				t->state = (enum trap_state)sqlite3_column_int(st, 1);
+		}
+		sqlite3_finalize(st);
+	}
+	return 0;
+}
+
+int guards_trap_add(const struct guards_ctx *g, const char *title, const char *fact,
+		    const char *why, const char *how, char **id_out, struct err *e)
+{
+	struct traps_doc d;
+	struct sb out = SB_INIT;
+	const char *id = NULL;
+	int rc = guards_traps(g, -1, &d, NULL, e);
+	if (rc < 0)
+		return rc;
+	rc = traps_add(&d, title, fact, why, how, &id, e);
+	if (rc == 0) {
+		traps_render(&d, &out);
+		sb_addc(&out, '\n');
+		rc = fsutil_write_atomic(g->ws->traps_path, out.buf, out.len, e);
+	}
+	if (rc == 0) {
+		store_event(g->store, -1, "trap.add", id, NULL);
+		if (id_out)
+			*id_out = xstrdup(id);
+	}
+	sb_release(&out);
+	traps_doc_release(&d);
+	return rc;
+}
+
+/* ---- revert / drop ------------------------------------------------------------ */
+
+static bool counts_for_best(const struct log_row *r)
+{
+	return (r->status == RS_BASE || r->status == RS_KEEP) && isfinite(r->bench_ms) &&
+	       r->bench_ms > 0 && (r->gate_v == GATE_PASS || r->gate_v == GATE_NONE);
+}
+
+static const struct log_row *best_row(const struct log_row *rows, size_t n)
+{
+	const struct log_row *b = NULL;
+	for (size_t i = 0; i < n; i++)
+		if (counts_for_best(&rows[i]) && (!b || rows[i].bench_ms < b->bench_ms))
+			b = &rows[i];
+	return b;
+}
+
+int guards_after_commit(const struct guards_ctx *g, char sha[41], struct err *e)
+{
+	struct log_row *rows;
+	size_t n;
+	int rc;
+
+	if (sha)
+		sha[0] = '\0';
+	if ((rc = rows_load(g, &rows, &n, e)) < 0)
+		return rc;
+	const struct log_row *last = n ? &rows[n - 1] : NULL;
+	if (!last || !last->commit || (last->status != RS_REVERT && last->status != RS_DROP))
+		goto out;
+	sqlite3_stmt *st = prep(g->store, "SELECT 1 FROM guards_restore WHERE iter = ?");
+	bool done = false;
+	if (st) {
+		sqlite3_bind_int(st, 1, last->iter);
+		done = sqlite3_step(st) == SQLITE_ROW;
+		sqlite3_finalize(st);
+	}
+	const struct log_row *best = best_row(rows, n);
+	if (done || !best || !best->commit)
+		goto out;
+	char head[VCS_OID_HEX], work[VCS_OID_HEX], want[VCS_OID_HEX];
+	if ((rc = vcs_kernel_hash(g->vcs, g->kernel, g->nkernel, "HEAD", head, e)) < 0 ||
+	    (rc = vcs_kernel_hash(g->vcs, g->kernel, g->nkernel, NULL, work, e)) < 0 ||
+	    (rc = vcs_kernel_hash(g->vcs, g->kernel, g->nkernel, best->commit, want, e)) < 0)
+		goto out;
+	if (strcmp(head, work)) {
+		/* edited since the commit: leave the user's work alone */
+		rc = err_set(e, ERR_REFUSED,
+			     "restore refused: the kernel changed after iteration %d was committed, "
+			     "so optloop did not restore the best kernel (iteration %d); restore it "
+			     "with git checkout %.12s -- <kernel paths>",
+			     last->iter, best->iter, best->commit);
+		goto out;
+	}
+	char made[VCS_OID_HEX] = "";
+	if (strcmp(head, want)) {
+		char *msg = xasprintf("optloop: restore the best kernel (iteration %d) after iteration "
+				      "%d (%s)\n\nIteration %d was logged as %s, so the next "
+				      "iteration starts from the best kernel.\n\nOptloop-Restore: %d\n"
+				      "Optloop-Restored-From: %d\n",
+				      best->iter, last->iter, row_status_name(last->status),
+				      last->iter, row_status_name(last->status), last->iter,
+				      best->iter);
+		rc = vcs_restore(g->vcs, best->commit, g->kernel, g->nkernel, e);
+		fault_point("restore.after_checkout");
+		if (rc == 0)
+			rc = vcs_commit_kernel(g->vcs, g->kernel, g->nkernel, msg, made, e);
+		free(msg);
+		if (rc < 0)
+			goto out;
+		fault_point("restore.after_commit");
+	}
+	st = prep(g->store, "INSERT OR REPLACE INTO guards_restore(iter, best_iter, sha, t) VALUES "
+			    "(?, ?, ?, ?)");
+	if (!st) {
+		rc = db_err(g->store, e, "restore");
+		goto out;
+	}
+	sqlite3_bind_int(st, 1, last->iter);
+	sqlite3_bind_int(st, 2, best->iter);
+	if (made[0])
+		sqlite3_bind_text(st, 3, made, -1, SQLITE_TRANSIENT);
+	else
+		sqlite3_bind_null(st, 3);
+	sqlite3_bind_double(st, 4, now());
+	if (sqlite3_step(st) != SQLITE_DONE)
+		rc = db_err(g->store, e, "restore");
+	sqlite3_finalize(st);
+	if (rc == 0 && made[0]) {
+		char *d = xasprintf("iteration %d back to iteration %d: %s", last->iter, best->iter,
+				    made);
+		store_event(g->store, last->iter, "restore", d, NULL);
+		free(d);
+		if (sha)
+			memcpy(sha, made, VCS_OID_HEX);
+	}
+out:
+	rows_free(rows, n);
+	return rc;
+}
+
+/* ---- re-assessment ------------------------------------------------------------ */
+
+static bool blank(const char *s)
+{
+	for (; s && *s; s++)
+		if (!isspace((unsigned char)*s))
+			return false;
+	return true;
+}
+
+static double logged_at(struct store *s, int iter)
+{
+	double t = 0;
+	sqlite3_stmt *st = prep(s, "SELECT logged_at FROM iterations WHERE iter = ?");
+	if (st) {
+		sqlite3_bind_int(st, 1, iter);
+		if (sqlite3_step(st) == SQLITE_ROW)
+			t = sqlite3_column_double(st, 0);
+		sqlite3_finalize(st);
+	}
+	return t;
+}
+
+static void fmt_time(double t, char *buf, size_t n)
+{
+	time_t tt = (time_t)t;
+	struct tm tm;
+	localtime_r(&tt, &tm);
+	strftime(buf, n, "%Y-%m-%d %H:%M:%S", &tm);
+}
+
+/* Resolve the profile path (absolute, relative to the cwd, or relative to
+ * the workspace) and check that it lies under trace/. */
+static int profile_path(const struct guards_ctx *g, const char *p, char **out, struct err *e)
+{
+	char *cands[3] = {xstrdup(p), fsutil_join(g->ws->dir, p), NULL};
+	char *real = NULL;
+	for (int i = 0; i < 2 && !real; i++)
+		if (fsutil_exists(cands[i]))
+			real = realpath(cands[i], NULL);
+	free(cands[0]);
+	free(cands[1]);
+	if (!real)
+		return err_set(e, ERR_REFUSED,
+			       "reassess refused: the profile %s does not exist (save the profiler's "
+			       "output under %s/trace/ and name that file)",
+			       p, g->ws->rel);
+	char *trace = realpath(g->ws->trace_dir, NULL);
+	size_t tl = trace ? strlen(trace) : 0;
+	bool under = trace && !strncmp(real, trace, tl) && real[tl] == '/';
+	free(trace);
+	struct stat sb;
+	if (!under) {
+		int rc = err_set(e, ERR_REFUSED,
+				 "reassess refused: the profile %s is not under %s/trace/ (copy it "
+				 "there so it stays with the workspace)",
+				 p, g->ws->rel);
+		free(real);
+		return rc;
+	}
+	if (stat(real, &sb) < 0 || !S_ISREG(sb.st_mode)) {
+		int rc = err_set(e, ERR_REFUSED, "reassess refused: the profile %s is not a file", p);
+		free(real);
+		return rc;
+	}
+	*out = real;
+	return 0;
+}
+
+int guards_reassess(const struct guards_ctx *g, const struct guards_reassess *r, struct err *e)
+{
+	struct sb miss = SB_INIT;
+	if (blank(r->profile))
+		sb_adds(&miss, " --profile PATH (new profile evidence under trace/)");
+	if (blank(r->axes))
+		sb_adds(&miss, " --axes TEXT (the axes already tried)");
+	if (blank(r->techniques))
+		sb_adds(&miss, " --techniques TEXT (known techniques searched for this op family)");
+	if (blank(r->next))
+		sb_adds(&miss, " --next TEXT (the next direction and its expected effect)");
+	if (miss.len) {
+		int rc = err_set(e, ERR_USAGE, "reassess needs all four prompts; missing:%s",
+				 miss.buf);
+		sb_release(&miss);
+		return rc;
+	}
+	sb_release(&miss);
+
+	struct log_row *rows;
+	size_t n;
+	int rc = rows_load(g, &rows, &n, e);
+	if (rc < 0)
+		return rc;
+	int c = stall_now(g, rows, n);
+	if (c < GUARDS_STALL_AFTER) {
+		rc = err_set(e, ERR_REFUSED,
+			     "reassess refused: the loop is not stalled (%d iteration%s without a win "
+			     "since the last win or re-assessment; a re-assessment is due after %d)",
+			     c, c == 1 ? "" : "s", GUARDS_STALL_AFTER);
+		rows_free(rows, n);
+		return rc;
+	}
+	if (!rows[n - 1].commit) {
+		rc = err_set(e, ERR_REFUSED,
+			     "reassess refused: iteration %d is logged but not committed (run "
+			     "optloop commit first)",
+			     rows[n - 1].iter);
+		rows_free(rows, n);
+		return rc;
+	}
+	int after = rows[n - 1].iter;
+	double stall_t = logged_at(g->store, after);
+	rows_free(rows, n);
+
+	char *real = NULL;
+	if ((rc = profile_path(g, r->profile, &real, e)) < 0)
+		return rc;
+	struct stat sb;
+	stat(real, &sb);
+	double mt = (double)sb.st_mtim.tv_sec + (double)sb.st_mtim.tv_nsec / 1e9;
+	if (mt <= stall_t) {
+		char a[32], b[32];
+		fmt_time(mt, a, sizeof(a));
+		fmt_time(stall_t, b, sizeof(b));
+		rc = err_set(e, ERR_REFUSED,
+			     "reassess refused: the profile %s is older than the stall (written %s; "
+			     "the stall began %s when iteration %d was logged). Profile the current "
+			     "kernel again and save it under trace/",
+			     r->profile, a, b, after);
+		free(real);
+		return rc;
+	}
+	sqlite3_stmt *st = prep(g->store, "INSERT INTO guards_reassess(after_iter, t, profile, axes, "
+					  "techniques, next) VALUES (?, ?, ?, ?, ?, ?)");
+	if (!st) {
+		free(real);
+		return db_err(g->store, e, "reassess");
+	}
+	size_t rl = strlen(g->ws->repo);
+	const char *rel = !strncmp(real, g->ws->repo, rl) && real[rl] == '/' ? real + rl + 1 : real;
+	sqlite3_bind_int(st, 1, after);
+	sqlite3_bind_double(st, 2, now());
+	sqlite3_bind_text(st, 3, rel, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 4, r->axes, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 5, r->techniques, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 6, r->next, -1, SQLITE_TRANSIENT);
+	rc = sqlite3_step(st) == SQLITE_DONE ? 0 : db_err(g->store, e, "reassess");
+	sqlite3_finalize(st);
+	if (rc == 0)
+		rc = store_event(g->store, after, "reassess", r->next, e);
+	free(real);
+	return rc;
+}
+
+int guards_axes_summary(const struct guards_ctx *g, struct sb *out, struct err *e)
+{
+	struct log_row *rows;
+	size_t n;
+	int rc = rows_load(g, &rows, &n, e);
+	if (rc < 0)
+		return rc;
+	bool *done = xcalloc(n ? n : 1, sizeof(bool));
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < n; i++) {
+			if (done[i] || rows[i].iter == 0)
+				continue;
+			bool has_axis = rows[i].axis && *rows[i].axis;
+			if ((pass == 0) != has_axis)
+				continue;
+			const char *axis = has_axis ? rows[i].axis : "(no axis)";
+			sb_addf(out, "%s:\n", axis);
+			for (size_t k = i; k < n; k++) {
+				bool kx = rows[k].axis && *rows[k].axis;
+				if (done[k] || rows[k].iter == 0 || kx != has_axis ||
+				    (has_axis && strcmp(rows[k].axis, axis)))
+					continue;
+				done[k] = true;
+				sb_addf(out, "  iter %d %s: %s\n", rows[k].iter,
+					row_status_name(rows[k].status), rows[k].direction);
+			}
+		}
+	}
+	free(done);
+	rows_free(rows, n);
+	return 0;
+}
+
+/* ---- stop and no-go --------------------------------------------------------- */
+
+bool guards_bound_ok(const char *b)
+{
+	if (blank(b))
+		return false;
+	int letters = 0;
+	bool digit = false;
+	const char *p = b;
+	for (; *p && !isdigit((unsigned char)*p); p++)
+		if (isalpha((unsigned char)*p))
+			letters++;
+	digit = isdigit((unsigned char)*p);
+	return letters >= 2 && digit;
+}
+
+static char *direction_key(const struct log_row *r)
+{
+	struct sb k = SB_INIT;
+	const char *src = r->axis && *r->axis ? r->axis : r->direction ? r->direction : "";
+	bool sp = false;
+	for (const char *p = src; *p; p++) {
+		if (isspace((unsigned char)*p)) {
+			sp = k.len > 0;
+			continue;
+		}
+		if (sp)
+			sb_addc(&k, ' ');
+		sp = false;
+		sb_addc(&k, (char)tolower((unsigned char)*p));
+	}
+	return sb_detach(&k);
+}
+
+static bool has_evidence(const struct log_row *r)
+{
+	return isfinite(r->bench_ms) || r->gate_v == GATE_PASS || r->gate_v == GATE_FAIL;
+}
+
+static int distinct_directions(const struct log_row *rows, size_t n)
+{
+	char **keys = xcalloc(n ? n : 1, sizeof(char *));
+	int nk = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (rows[i].iter == 0 || !has_evidence(&rows[i]))
+			continue;
+		char *k = direction_key(&rows[i]);
+		bool seen = !*k;
+		for (int j = 0; j < nk && !seen; j++)
+			seen = !strcmp(keys[j], k);
+		if (seen)
+			free(k);
+		else
+			keys[nk++] = k;
+	}
+	for (int j = 0; j < nk; j++)
+		free(keys[j]);
+	free(keys);
+	return nk;
+}
+
+int guards_stop(const struct guards_ctx *g, const char *reason, const char *bound, struct err *e)
+{
+	struct log_row *rows;
+	size_t n;
+	int rc;
+
+	if (!reason || (strcmp(reason, "cap") && strcmp(reason, "floor") &&
+			strcmp(reason, "directions")))
+		return err_set(e, ERR_USAGE, "stop needs --reason cap, floor or directions");
+	if ((rc = rows_load(g, &rows, &n, e)) < 0)
+		return rc;
+	int cands = 0;
+	for (size_t i = 0; i < n; i++)
+		cands += rows[i].iter > 0;
+	if (n == 0) {
+		rc = err_set(e, ERR_REFUSED, "stop refused: the baseline has not been measured yet");
+	} else if (!rows[n - 1].commit) {
+		rc = err_set(e, ERR_REFUSED,
+			     "stop refused: iteration %d is logged but not committed (run optloop "
+			     "commit first)",
+			     rows[n - 1].iter);
+	} else if (!strcmp(reason, "cap")) {
+		int cap = g->contract ? g->contract->cap : 0;
+		if (cap <= 0)
+			rc = err_set(e, ERR_REFUSED,
+				     "stop refused: the contract sets no iteration cap (add one with "
+				     "optloop contract --set cap=N, or stop for another reason)");
+		else if (cands < cap)
+			rc = err_set(e, ERR_REFUSED,
+				     "stop refused: the iteration cap is not reached (%d of %d "
+				     "iterations logged)",
+				     cands, cap);
+	} else if (!strcmp(reason, "floor")) {
+		if (!guards_bound_ok(bound))
+			rc = err_set(e, ERR_REFUSED,
+				     "stop refused: a floor needs the named bound and its number "
+				     "(--bound 'HBM bandwidth: 4.1 of 4.8 TB/s', or launch overhead, or "
+				     "timer resolution, with the measured figure)");
+	} else {
+		int d = distinct_directions(rows, n);
+		if (d < 3)
+			rc = err_set(e, ERR_REFUSED,
+				     "stop refused: %d distinct direction%s with logged evidence; "
+				     "stopping for directions needs at least 3 (by axis, or by "
+				     "direction when rows have no axis)",
+				     d, d == 1 ? "" : "s");
+	}
+	if (rc == 0 && bound && !blank(bound) && !guards_bound_ok(bound))
+		rc = err_set(e, ERR_USAGE,
+			     "stop: --bound must name the bound and give its number (e.g. 'HBM "
+			     "bandwidth: 4.1 of 4.8 TB/s')");
+	int last = n ? rows[n - 1].iter : 0;
+	rows_free(rows, n);
+	if (rc < 0)
+		return rc;
+	sqlite3_stmt *st = prep(g->store, "INSERT INTO guards_stop(iter, t, reason, bound) VALUES "
+					  "(?, ?, ?, ?)");
+	if (!st)
+		return db_err(g->store, e, "stop");
+	sqlite3_bind_int(st, 1, last);
+	sqlite3_bind_double(st, 2, now());
+	sqlite3_bind_text(st, 3, reason, -1, SQLITE_TRANSIENT);
+	if (bound && !blank(bound))
+		sqlite3_bind_text(st, 4, bound, -1, SQLITE_TRANSIENT);
+	else
+		sqlite3_bind_null(st, 4);
+	rc = sqlite3_step(st) == SQLITE_DONE ? 0 : db_err(g->store, e, "stop");
+	sqlite3_finalize(st);
+	if (rc == 0)
+		rc = store_event(g->store, last, "stop", reason, e);
+	return rc;
+}
+
+int guards_nogo(const struct guards_ctx *g, struct sb *md, json_t **json, struct err *e)
+{
+	struct log_row *rows;
+	size_t n;
+	int rc = rows_load(g, &rows, &n, e);
+	if (rc < 0)
+		return rc;
+	struct stop_rec sr;
+	stop_get(g->store, &sr);
+
+	enum { I_BASE, I_CAND, I_GATE, I_BENCH, I_BOUND, NI };
+	static const char *const key[NI] = {"baseline", "candidate", "gate", "bench", "bound"};
+	static const char *const label[NI] = {"Baseline", "Reasoned candidate", "Gate status",
+					      "Bench evidence", "Named bound"};
+	static const char *const how[NI] = {
+		"measure the baseline (optloop verify on the unmodified kernel, then log it)",
+		"log at least one candidate iteration with its direction (optloop log --direction)",
+		"a candidate needs a gate result (pass or FAIL) from a verify run",
+		"a candidate needs a bench number from a verify run",
+		"record the bound with its number (optloop stop --reason floor --bound 'NAME: "
+		"NUMBER ...')",
+	};
+	char *val[NI] = {0};
+	struct sb t = SB_INIT, b = SB_INIT;
+
+	const struct log_row *base = n && rows[0].status == RS_BASE ? &rows[0] : NULL;
+	if (base && isfinite(base->bench_ms)) {
+		optlog_fmt_bench(base->bench_ms, &b);
+		val[I_BASE] = xasprintf("%s ms (iteration 0%s%.7s)", b.buf, base->commit ? ", " : "",
+					base->commit ? base->commit : "");
+	}
+	/* the candidate: the fastest measured one, else the latest */
+	const struct log_row *cand = NULL;
+	for (size_t i = 0; i < n; i++) {
+		const struct log_row *r = &rows[i];
+		if (r->iter == 0 || blank(r->direction))
+			continue;
+		if (!cand || (isfinite(r->bench_ms) &&
+			      (!isfinite(cand->bench_ms) || r->bench_ms < cand->bench_ms)))
+			cand = r;
+	}
+	if (cand) {
+		val[I_CAND] = xasprintf("iteration %d (%s): %s", cand->iter,
+					row_status_name(cand->status), cand->direction);
+		if (cand->gate_v == GATE_PASS || cand->gate_v == GATE_FAIL ||
+		    cand->gate_v == GATE_ERROR) {
+			sb_reset(&t);
+			optlog_fmt_gate(cand->gate_v, cand->scope, &t);
+			val[I_GATE] = xasprintf("%s%s", t.buf,
+						cand->scope == SCOPE_SUBSET
+							? " (a -k subset: a signal only)"
+							: "");
+		}
+		if (isfinite(cand->bench_ms)) {
+			sb_reset(&b);
+			optlog_fmt_bench(cand->bench_ms, &b);
+			sb_reset(&t);
+			optlog_fmt_vs_best(cand->vs_best, &t);
+			val[I_BENCH] = xasprintf("%s ms at iteration %d (vs best %s)", b.buf, cand->iter,
+						 t.buf);
+		}
+	}
+	if (sr.have && guards_bound_ok(sr.bound))
+		val[I_BOUND] = xasprintf("%s (stop reason: %s)", sr.bound, sr.reason);
+
+	int missing = 0;
+	for (int i = 0; i < NI; i++)
+		missing += !val[i];
+	const char *op = g->ws->op ? g->ws->op : "?";
+	if (md) {
+		if (!missing)
+			sb_addf(md, "## No-go record: %s\n\n", op);
+		else
+			sb_addf(md, "## No-go record: %s — incomplete (%d of %d items missing)\n\n", op,
+				missing, NI);
+		for (int i = 0; i < NI; i++) {
+			if (val[i])
+				sb_addf(md, "- **%s:** %s\n", label[i], val[i]);
+			else
+				sb_addf(md, "- **%s:** MISSING — %s\n", label[i], how[i]);
+		}
+	}
+	if (json) {
+		json_t *o = json_object(), *items = json_object(), *miss = json_array();
+		json_object_set_new(o, "op", json_string(op));
+		json_object_set_new(o, "complete", json_boolean(!missing));
+		for (int i = 0; i < NI; i++) {
+			json_t *it = json_object();
+			json_object_set_new(it, "ok", json_boolean(val[i] != NULL));
+			json_object_set_new(it, val[i] ? "value" : "how",
+					    json_string(val[i] ? val[i] : how[i]));
+			json_object_set_new(items, key[i], it);
+			if (!val[i])
+				json_array_append_new(miss, json_string(key[i]));
+		}
+		json_object_set_new(o, "items", items);
+		json_object_set_new(o, "missing", miss);
+		*json = o;
+	}
+	if (missing) {
+		struct sb m = SB_INIT;
+		for (int i = 0; i < NI; i++)
+			if (!val[i])
+				sb_addf(&m, "%s%s", m.len ? ", " : "", key[i]);
+		rc = err_set(e, ERR_FAIL, "no-go record incomplete: missing %s", m.buf);
+		sb_release(&m);
+	} else if (!store_readonly(g->store)) {
+		store_event(g->store, -1, "nogo", sr.bound, NULL);
+	}
+	for (int i = 0; i < NI; i++)
+		free(val[i]);
+	sb_release(&t);
+	sb_release(&b);
+	stop_release(&sr);
+	rows_free(rows, n);
+	return rc;
+}
+
+/* ---- dispatch ------------------------------------------------------------- */
+
+static int run_env(struct store *s, int iter, int *env, struct err *e)
+{
+	int run_id = 0;
+	char *tree = NULL;
+	*env = 0;
+	int rc = store_iter_run(s, iter, &run_id, &tree, e);
+	free(tree);
+	if (rc < 0 || run_id <= 0)
+		return rc;
+	struct store_run r;
+	if (store_run_get(s, run_id, &r, NULL) == 0) {
+		*env = r.env_id;
+		store_run_release(&r);
+	}
+	return 0;
+}
+
+int guards_dispatch_rows(const struct guards_ctx *g, struct dispatch_doc *d, struct err *e)
+{
+	memset(d, 0, sizeof(*d));
+	sqlite3_stmt *st = prep(g->store, "SELECT bucket, entry, base_ms, cand_ms, speedup, why, "
+					  "evidence FROM guards_dispatch ORDER BY id");
+	if (!st)
+		return 0;
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		d->v = xrealloc(d->v, (d->n + 1) * sizeof(*d->v));
+		d->v[d->n++] = (struct dispatch_row){
+			.bucket = col_text(st, 0),
+			.entry = col_text(st, 1),
+			.base_ms = col_num(st, 2),
+			.cand_ms = col_num(st, 3),
+			.speedup = col_num(st, 4),
+			.why = col_text(st, 5),
+			.evidence = col_text(st, 6),
+		};
+	}
+	sqlite3_finalize(st);
+	(void)e;
+	return 0;
+}
+
+static int dispatch_write(const struct guards_ctx *g, struct err *e)
+{
+	struct dispatch_doc file, db;
+	struct sb text = SB_INIT, out = SB_INIT;
+	memset(&file, 0, sizeof(file));
+	if (fsutil_read_file(g->ws->dispatch_path, &text, NULL) == 0)
+		dispatch_parse(text.buf, text.len, &file, NULL, NULL);
+	int rc = guards_dispatch_rows(g, &db, e);
+	if (rc == 0) {
+		db.preamble = file.preamble ? xstrdup(file.preamble) : NULL;
+		db.after = file.after ? xstrdup(file.after) : NULL;
+		dispatch_render(&db, &out);
+		rc = fsutil_write_atomic(g->ws->dispatch_path, out.buf, out.len, e);
+	}
+	dispatch_doc_release(&db);
+	dispatch_doc_release(&file);
+	sb_release(&text);
+	sb_release(&out);
+	return rc;
+}
+
+int guards_dispatch_add(const struct guards_ctx *g, const struct dispatch_row *r, struct err *e)
+{
+	if (blank(r->evidence))
+		return err_set(e, ERR_REFUSED,
+			       "dispatch row refused: no evidence cited; a bucket row must name the "
+			       "iterations that measured its shapes against the baseline "
+			       "(--evidence 3,5)");
+	int rc = dispatch_row_check(r, e);
+	if (rc < 0)
+		return rc;
+	int *iters;
+	size_t ni;
+	if ((rc = dispatch_evidence_parse(r->evidence, &iters, &ni, e)) < 0)
+		return rc;
+	struct log_row *rows;
+	size_t n;
+	if ((rc = rows_load(g, &rows, &n, e)) < 0) {
+		free(iters);
+		return rc;
+	}
+	const struct log_row *base = n && rows[0].status == RS_BASE ? &rows[0] : NULL;
+	int base_env = 0;
+	double cand_best = NAN;
+	if (!base)
+		rc = err_set(e, ERR_REFUSED,
+			     "dispatch row refused: there is no baseline row to measure against yet");
+	else
+		rc = run_env(g->store, 0, &base_env, e);
+	for (size_t k = 0; rc == 0 && k < ni; k++) {
+		const struct log_row *row = NULL;
+		for (size_t i = 0; i < n; i++)
+			if (rows[i].iter == iters[k])
+				row = &rows[i];
+		int env = 0;
+		if (!row) {
+			rc = err_set(e, ERR_REFUSED,
+				     "dispatch row refused: iteration %d has no row in the log (cite "
+				     "iterations that were measured and logged)",
+				     iters[k]);
+		} else if (row->iter == 0) {
+			rc = err_set(e, ERR_REFUSED,
+				     "dispatch row refused: iteration 0 is the baseline itself; cite the "
+				     "candidate iterations that measured the bucket");
+		} else if (!isfinite(row->bench_ms)) {
+			rc = err_set(e, ERR_REFUSED,
+				     "dispatch row refused: iteration %d has no bench number, so it "
+				     "measured nothing for this bucket",
+				     row->iter);
+		} else if (row->gate_v == GATE_FAIL || row->gate_v == GATE_ERROR ||
+			   row->gate_v == GATE_INCOMPLETE) {
+			rc = err_set(e, ERR_REFUSED,
+				     "dispatch row refused: iteration %d's gate is %s; a measurement "
+				     "from a failed or incomplete run is not evidence",
+				     row->iter, gate_verdict_name(row->gate_v));
+		} else if ((rc = run_env(g->store, row->iter, &env, e)) == 0 && base_env && env &&
+			   env != base_env) {
+			rc = err_set(e, ERR_REFUSED,
+				     "dispatch row refused: iteration %d was measured in another "
+				     "environment than the baseline (GPU, driver or library versions "
+				     "changed), so it is not against the same baseline; re-measure "
+				     "the bucket",
+				     row->iter);
+		} else if (rc == 0 && (isnan(cand_best) || row->bench_ms < cand_best)) {
+			cand_best = row->bench_ms;
+		}
+	}
+	struct dispatch_row c = *r;
+	if (rc == 0) {
+		if (isnan(c.base_ms))
+			c.base_ms = base->bench_ms;
+		if (isnan(c.cand_ms))
+			c.cand_ms = cand_best;
+		if (isnan(c.speedup) && c.cand_ms > 0)
+			c.speedup = c.base_ms / c.cand_ms;
+	}
+	struct sb ev = SB_INIT;
+	for (size_t k = 0; k < ni; k++)
+		sb_addf(&ev, "%s%d", k ? "," : "", iters[k]);
+	free(iters);
+	rows_free(rows, n);
+	if (rc < 0) {
+		sb_release(&ev);
+		return rc;
+	}
+	sqlite3_stmt *st = prep(g->store, "INSERT INTO guards_dispatch(bucket, entry, base_ms, "
+					  "cand_ms, speedup, why, evidence, t) VALUES (?, ?, ?, ?, "
+					  "?, ?, ?, ?)");
+	if (!st) {
+		sb_release(&ev);
+		return db_err(g->store, e, "dispatch");
+	}
+	sqlite3_bind_text(st, 1, c.bucket, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 2, c.entry, -1, SQLITE_TRANSIENT);
+	bind_num(st, 3, c.base_ms);
+	bind_num(st, 4, c.cand_ms);
+	bind_num(st, 5, c.speedup);
+	sqlite3_bind_text(st, 6, c.why ? c.why : "", -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 7, ev.buf, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_double(st, 8, now());
+	rc = sqlite3_step(st) == SQLITE_DONE ? 0 : db_err(g->store, e, "dispatch");
+	sqlite3_finalize(st);
+	if (rc == 0)
+		rc = store_event(g->store, -1, "dispatch.add", c.bucket, e);
+	sb_release(&ev);
+	if (rc == 0)
+		rc = dispatch_write(g, e);
+	return rc;
+}

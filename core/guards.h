@@ -1,0 +1,181 @@
+/*
+ * guards — the rules that turn a log into a discipline: the frozen scope,
+ * diff lints with acknowledgement, the per-iteration trap checklist,
+ * revert/drop restoring the best kernel, the stall and its re-assessment,
+ * stop conditions, the no-go record, and evidence-backed dispatch rows.
+ *
+ * The loop engine calls in through a few functions (guards_verify_check,
+ * guards_state, guards_log_check, guards_after_commit); the subcommands use
+ * the rest.  Everything guards records lives in guards_* tables of the
+ * workspace database, created on first use.
+ *
+ * revert/drop: after the iteration's own commit (which records the change
+ * that was tried), guards_after_commit restores the kernel paths to the
+ * best row's commit and commits that as a separate "restore" commit (no
+ * Optloop-Iter trailer, so history still has one row commit per
+ * iteration).  The next iteration then starts from the best kernel.
+ */
+#ifndef OPTLOOP_GUARDS_H
+#define OPTLOOP_GUARDS_H
+
+#include "core/model.h"
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+struct contract;
+struct dispatch_doc;
+struct dispatch_row;
+struct err;
+struct lint_findings;
+struct loop;
+struct sb;
+struct store;
+struct traps_doc;
+struct traps_problems;
+struct vcs;
+struct workspace;
+
+/* Consecutive iterations without a win that stall the loop. */
+#define GUARDS_STALL_AFTER 3
+
+/* What guards needs to see of a workspace.  Pointers are borrowed. */
+struct guards_ctx {
+	struct store *store;
+	struct vcs *vcs;
+	const struct workspace *ws;
+	const char *const *kernel;
+	size_t nkernel;
+	const char *const *frozen;
+	size_t nfrozen;
+	const struct contract *contract; /* may be NULL (no cap) */
+};
+
+/* A context owned by the caller, built from an open loop through its public
+ * accessors (its own vcs handle, copies of the path lists, the contract
+ * parsed from docs/draft.md).  Release with guards_owned_release. */
+struct guards_owned {
+	struct guards_ctx g;
+	struct vcs *vcs;
+	char **kernel, **frozen;
+	struct contract *contract;
+	int iteration; /* the iteration the due step belongs to */
+	enum loop_state state;
+};
+int guards_from_loop(struct loop *l, struct guards_owned *o, struct err *e);
+void guards_owned_release(struct guards_owned *o);
+
+/* ---- frozen scope --------------------------------------------------------- */
+
+/* Hash every frozen path (the first time a path is seen is its baseline) and
+ * compare with the recorded hash.  ERR_REFUSED naming the changed file and
+ * saying that a test change belongs in a separate change; verb ("verify",
+ * "commit") starts the message. */
+int guards_frozen_check(const struct guards_ctx *g, const char *verb, struct err *e);
+
+/* ---- state ---------------------------------------------------------------- */
+
+/* Is this row a win by its status alone (keep)?  The loop's stall count
+ * refines it through the statistics module (measure_stall_count: only a
+ * confirmed win resets the count); this is the fallback without a store. */
+bool guards_row_is_win(const struct log_row *r);
+
+/* Rows without a win at the end of the log, counting only iterations after
+ * after_iter (the last re-assessment; -1 for none) and after the baseline. */
+int guards_stall_count(const struct log_row *rows, size_t n, int after_iter);
+
+/* Where guards move the engine's state: READY or EDITING become STOPPING
+ * after a recorded stop, or STALLED after GUARDS_STALL_AFTER rows without a
+ * win since the last re-assessment.  Other states are left alone. */
+int guards_state(const struct guards_ctx *g, enum loop_state *st, struct err *e);
+
+/* The next step in words for STALLED and STOPPING (caller frees); NULL for
+ * other states. */
+char *guards_next_step(const struct guards_ctx *g, enum loop_state st);
+
+/* Before a verify: the frozen scope, then the stall and stop rules.
+ * ERR_REFUSED with the reason and what to do. */
+int guards_verify_check(const struct guards_ctx *g, struct err *e);
+
+/* ---- lints and the trap checklist ----------------------------------------- */
+
+/* Lint the diff from HEAD to the work tree over the kernel and frozen paths
+ * with the shipped rules and the workspace's lints/; store the findings for
+ * iter (replacing earlier ones) and mark their traps hit.  out (may be
+ * NULL) receives them (caller releases). */
+int guards_lint(const struct guards_ctx *g, int iter, struct lint_findings *out, struct err *e);
+
+/* The log step: lint iter's diff; when there are findings and ack is false,
+ * ERR_REFUSED listing them; with ack, record the acknowledgement. */
+int guards_log_check(const struct guards_ctx *g, int iter, bool ack, struct err *e);
+
+/* Stored findings of iter; *acked tells whether they were acknowledged. */
+int guards_findings(struct store *s, int iter, struct lint_findings *out, bool *acked,
+		    struct err *e);
+
+/* Set the checklist state of one trap for one iteration. */
+int guards_trap_mark(struct store *s, int iter, const char *trap, enum trap_state st,
+		     const char *source, struct err *e);
+
+/* The workspace's TRAPS.md (the shipped seed when it has none), with each
+ * entry's state for iter.  Caller releases d (and probs when given). */
+int guards_traps(const struct guards_ctx *g, int iter, struct traps_doc *d,
+		 struct traps_problems *probs, struct err *e);
+
+/* Add a trap to TRAPS.md (all of title, fact, why, how required). */
+int guards_trap_add(const struct guards_ctx *g, const char *title, const char *fact,
+		    const char *why, const char *how, char **id_out, struct err *e);
+
+/* ---- revert / drop ---------------------------------------------------------- */
+
+/* After a commit: when the last row is revert or drop and the kernel is not
+ * the best row's, restore it and commit the restoration on its own.  Safe to
+ * call again (after a crash): it does nothing once done.  sha (may be NULL)
+ * receives the restore commit, "" when none was needed. */
+int guards_after_commit(const struct guards_ctx *g, char sha[41], struct err *e);
+
+/* ---- stall re-assessment ---------------------------------------------------- */
+
+struct guards_reassess {
+	const char *profile;    /* a file under trace/, newer than the stall */
+	const char *axes;       /* the axes already tried */
+	const char *techniques; /* known techniques searched for this op family */
+	const char *next;       /* the next direction and its expected effect */
+};
+
+int guards_reassess(const struct guards_ctx *g, const struct guards_reassess *r, struct err *e);
+
+/* The directions of the log grouped by axis ("(no axis)" last), one line
+ * each, appended to out: what the re-assessment's axes prompt starts from. */
+int guards_axes_summary(const struct guards_ctx *g, struct sb *out, struct err *e);
+
+/* ---- stop and no-go ------------------------------------------------------- */
+
+/* reason: "cap", "floor" or "directions"; bound: the named bound with its
+ * number (required for floor).  ERR_REFUSED saying what is missing. */
+int guards_stop(const struct guards_ctx *g, const char *reason, const char *bound,
+		struct err *e);
+
+/* Does a bound text name a bound and give its number?  ("HBM bandwidth:
+ * 4.1 of 4.8 TB/s") */
+bool guards_bound_ok(const char *bound);
+
+/* The no-go record: Markdown appended to md, the same as JSON in *json
+ * (caller owns; may be NULL).  ERR_FAIL when an item is missing (the
+ * record then lists what is missing and how to get it). */
+int guards_nogo(const struct guards_ctx *g, struct sb *md, json_t **json, struct err *e);
+
+/* ---- dispatch ------------------------------------------------------------- */
+
+/* Add a bucket row after checking its evidence against the log: every cited
+ * iteration must have a row with a bench number from a gate that did not
+ * fail, measured in the same environment as the baseline.  Baseline and
+ * candidate ms default to the baseline row and the best cited row.  The
+ * row goes into the database and dispatch.md is rewritten from it. */
+int guards_dispatch_add(const struct guards_ctx *g, const struct dispatch_row *r, struct err *e);
+
+/* The dispatch rows kept in the database (caller releases d). */
+int guards_dispatch_rows(const struct guards_ctx *g, struct dispatch_doc *d, struct err *e);
+
+#endif
