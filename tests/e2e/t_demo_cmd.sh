@@ -13,7 +13,12 @@ rc=$?
 t_is "demo DIR: exit 0" "$rc" 0
 t_is "demo DIR: first line is the directory" "$(head -n 1 <<<"$out")" "$(cd "$d" 2>/dev/null && pwd -P)"
 t_like "demo DIR: says what it made" "$out" '^made: a git repository \(branch main, one commit [0-9a-f]{7}\)'
-t_like "demo DIR: says the next step" "$out" "^next: cd .*/proj && \./verify --op chunk_linear_attn$"
+t_like "demo DIR: says the next step" "$out" "^next: cd .*/proj && optloop verify$"
+t_like "demo DIR: names the workspace" "$out" 'workspace .*/proj/profile/chunk_linear_attn-opt \(contract complete\)'
+t_like "demo DIR: the workspace waits for the baseline" \
+	"$("$OPTLOOP" -C "$d" status --json 2>&1)" '"state": "need_baseline"'
+t_like "demo DIR: the whole frozen scope is in the contract" \
+	"$("$OPTLOOP" -C "$d" status --json 2>&1 | tr -d ' \n')" '"frozen":\["tests/ops/test_linear_attn.c","ops/linear_attn/naive.c","ops/linear_attn/linear_attn.h"'
 t_unlike "demo DIR: no terminal, no workbench message" "$out" 'workbench'
 t_unlike "demo DIR: identity configured, no note" "$out" '^note:'
 t_is "demo DIR: branch main" "$(git -C "$d" symbolic-ref --short HEAD 2>&1)" main
@@ -25,7 +30,7 @@ t_is "demo DIR: verify committed as executable" "$(git -C "$d" ls-files -s verif
 t_ok "demo DIR: kernel committed" git -C "$d" cat-file -e HEAD:ops/linear_attn/chunk.c
 t_ok "demo DIR: frozen test committed" git -C "$d" cat-file -e HEAD:tests/ops/test_linear_attn.c
 t_is "demo DIR: the files are the assets' files" \
-	"$(diff -r -x .git -x build "$demo_src" "$d" 2>&1)" ""
+	"$(diff -r -x .git -x build -x profile "$demo_src" "$d" 2>&1)" ""
 t_is "demo DIR: every asset file is tracked" \
 	"$(cd "$demo_src" && find . -type f ! -path './build/*' | sed 's|^\./||' | sort)" \
 	"$(git -C "$d" ls-files | sort)"
@@ -101,7 +106,7 @@ if command -v tmux >/dev/null 2>&1; then
 	done
 	tmux -L "$sock" kill-server 2>/dev/null
 	t_like "terminal: says the workbench is not built yet" "$screen" 'interactive workbench is not built yet'
-	t_like "terminal: still prints the directory and next step" "$screen" 'next: cd .*term && \./verify'
+	t_like "terminal: still prints the directory and next step" "$screen" 'next: cd .*term && optloop verify'
 	t_like "terminal: exit 0" "$screen" 'EXIT=0'
 else
 	t_skip "terminal case" "tmux is not installed"
