@@ -164,5 +164,21 @@ done
 t_is "after the terminal closed the run is recorded" "$s" measured
 out=$("$OPTLOOP" log --direction "terminal closed" --status drop 2>&1)
 t_like "and logs as incomplete, never a pass" "$(cat profile/tiny-opt/OPT_LOG.md)" '\| terminal closed \| incomplete \|'
+# optloop demo on a terminal opens the workbench on the new repository once
+# it holds a workspace; until then it says why not and prints the project.
+tui_start 120 34 LANG=C.UTF-8 -- "$OPTLOOP" demo "$T_TMP/demo-repo"
+if tui_wait 'optloop · chunk_linear_attn|no workspace in the demo repository yet' 60; then
+	if [ -d "$T_TMP/demo-repo/profile" ]; then
+		t_screen "demo opens the workbench on its workspace" 'optloop · chunk_linear_attn'
+		tui_keys q
+	else
+		t_screen "demo without a workspace explains and prints the project" 'next: cd '
+	fi
+	t_is "demo exits 0" "$(tui_exit_status)" "0"
+else
+	t_fail "demo on a terminal" "$(tui_screen)"
+fi
+tui_stop
+
 tui_check_stderr
 t_done
