@@ -93,21 +93,28 @@ t_like "assets without demo: fails" "$?" '^[1-9]'
 t_like "assets without demo: says what is missing" "$out" 'demo project is missing from optloop.s assets'
 t_ok "assets without demo: nothing made" test ! -e "$T_TMP/nodemo"
 
-# --- on a terminal ------------------------------------------------------------------
+# --- on a terminal: the workbench opens on the new workspace ----------------------
 if command -v tmux >/dev/null 2>&1; then
 	sock="optloop-demo-$$"
-	tmux -L "$sock" -f /dev/null new-session -d -x 160 -y 20 \
+	tmux -L "$sock" -f /dev/null new-session -d -x 160 -y 30 \
 		"'$OPTLOOP' demo '$T_TMP/term'; echo EXIT=\$?; sleep 30"
 	screen=""
+	for _ in $(seq 1 150); do
+		screen=$(tmux -L "$sock" capture-pane -p -J 2>/dev/null)
+		grep -q 'NEED_BASELINE' <<<"$screen" && break
+		sleep 0.1
+	done
+	t_like "terminal: the workbench opens on the demo workspace" "$screen" 'chunk_linear_attn'
+	t_like "terminal: its status line asks for the baseline" "$screen" 'NEED_BASELINE.*baseline'
+	tmux -L "$sock" send-keys q
 	for _ in $(seq 1 100); do
 		screen=$(tmux -L "$sock" capture-pane -p -J 2>/dev/null)
 		grep -q 'EXIT=' <<<"$screen" && break
 		sleep 0.1
 	done
 	tmux -L "$sock" kill-server 2>/dev/null
-	t_like "terminal: says the workbench is not built yet" "$screen" 'interactive workbench is not built yet'
-	t_like "terminal: still prints the directory and next step" "$screen" 'next: cd .*term && optloop verify'
-	t_like "terminal: exit 0" "$screen" 'EXIT=0'
+	t_like "terminal: exit 0 after quitting" "$screen" 'EXIT=0'
+	t_ok "terminal: the workspace is there" test -f "$T_TMP/term/profile/chunk_linear_attn-opt/optloop.db"
 else
 	t_skip "terminal case" "tmux is not installed"
 fi
