@@ -22,6 +22,7 @@ struct cli {
 #define OPTLOOP_COMMANDS(X)                                                                   \
 	X(help, "help [COMMAND]", "show the commands, or one command's usage")                \
 	X(version, "version", "print the version")                                           \
+	X(demo, "demo [DIR] [--json]", "make a fresh git repository holding the demo kernel project") \
 	X(init, "init --op OP [--test-file P] [--naive P] [--kernel P]... [--verify CMD] [--bench CMD]", \
 	  "create the workspace profile/<op>-opt/ for an op")                                 \
 	X(status, "status [--json]", "where the loop stands and the next required step")      \
@@ -34,7 +35,7 @@ struct cli {
 	X(export, "export --json", "the whole workspace database as JSON") \
 	X(import, "import FILE [--json] [--strict]", "read an OPT_LOG.md and show its rows and what could not be read") \
 	X(parse, "parse FILE [--exit-status N | --killed] [--patterns NAME] [--json]",       \
-	  "read a saved verify log: gate verdict, pytest counts, env, result table")          \
+	  "read a saved verify log (- for stdin): gate verdict, pytest counts, env, result table")          \
 	X(tui, "tui", "open the workbench on this workspace (also: optloop with no command)")  \
 	X(view, "view PATH/OPT_LOG.md", "open the workbench panes read-only on any OPT_LOG.md") \
 	X(noise, "noise [--runs K] [--cmd CMD] [--json]",                                      \
