@@ -4,6 +4,7 @@
  * evidence (see guards.h).  The rules live here; loop.c only calls in.
  */
 #include "core/guards.h"
+#include "core/measure.h"
 
 #include "core/contract.h"
 #include "core/dispatch.h"
@@ -19,6 +20,8 @@
 #include "core/workspace.h"
 
 #include <ctype.h>
+#include <dirent.h>
+#include <git2.h>
 #include <limits.h>
 #include <math.h>
 #include <sqlite3.h>
@@ -28,6 +31,7 @@
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <time.h>
+#include <unistd.h>
 
 static const char schema[] =
 	"CREATE TABLE IF NOT EXISTS guards_frozen (path TEXT PRIMARY KEY, hash TEXT NOT NULL,"
@@ -108,6 +112,65 @@ static void rows_free(struct log_row *rows, size_t n)
 
 /* ---- frozen scope ---------------------------------------------------------- */
 
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Content hash of a frozen path: a file's git blob id; for a directory, the
+ * blob id of its sorted "path hash" listing; "absent" when missing.  The
+ * kernel hash cannot be used: it leaves the frozen paths out on purpose. */
+static void content_hash(const char *full, int depth, char out[VCS_OID_HEX])
+{
+	struct stat st;
+	git_oid oid;
+	struct sb data = SB_INIT;
+
+	if (lstat(full, &st) < 0) {
+		snprintf(out, VCS_OID_HEX, "absent");
+		return;
+	}
+	if (S_ISDIR(st.st_mode) && depth < 16) {
+		DIR *d = opendir(full);
+		char **names = NULL;
+		size_t n = 0;
+		struct dirent *de;
+		while (d && (de = readdir(d))) {
+			if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
+			    !strcmp(de->d_name, ".git") || !strcmp(de->d_name, "__pycache__"))
+				continue;
+			names = xrealloc(names, (n + 1) * sizeof(*names));
+			names[n++] = xstrdup(de->d_name);
+		}
+		if (d)
+			closedir(d);
+		if (n)
+			qsort(names, n, sizeof(*names), cmp_name);
+		for (size_t i = 0; i < n; i++) {
+			char *sub = fsutil_join(full, names[i]);
+			char h[VCS_OID_HEX];
+			content_hash(sub, depth + 1, h);
+			sb_addf(&data, "%s %s\n", names[i], h);
+			free(sub);
+			free(names[i]);
+		}
+		free(names);
+	} else if (S_ISLNK(st.st_mode)) {
+		char buf[PATH_MAX];
+		ssize_t k = readlink(full, buf, sizeof(buf));
+		sb_adds(&data, "link ");
+		if (k > 0)
+			sb_add(&data, buf, (size_t)k);
+	} else {
+		fsutil_read_file(full, &data, NULL);
+	}
+	if (git_odb_hash(&oid, data.buf ? data.buf : "", data.len, GIT_OBJECT_BLOB) == 0)
+		git_oid_tostr(out, VCS_OID_HEX, &oid);
+	else
+		snprintf(out, VCS_OID_HEX, "unhashable");
+	sb_release(&data);
+}
+
 int guards_frozen_check(const struct guards_ctx *g, const char *verb, struct err *e)
 {
 	struct sb changed = SB_INIT;
@@ -117,8 +180,9 @@ int guards_frozen_check(const struct guards_ctx *g, const char *verb, struct err
 	for (size_t i = 0; i < g->nfrozen && rc == 0; i++) {
 		const char *path = g->frozen[i];
 		char hash[VCS_OID_HEX];
-		if ((rc = vcs_kernel_hash(g->vcs, &path, 1, NULL, hash, e)) < 0)
-			break;
+		char *full = fsutil_join(g->ws->repo, path);
+		content_hash(full, 0, hash);
+		free(full);
 		sqlite3_stmt *st = prep(g->store, "SELECT hash FROM guards_frozen WHERE path = ?");
 		char *was = NULL;
 		if (st) {
@@ -196,6 +260,17 @@ static int last_reassess(struct store *s)
 	return after;
 }
 
+/* The stall count of the workspace: the statistics module's rule (only a
+ * confirmed win resets it; not-comparable runs do not count), falling back
+ * to the rows alone when its tables cannot be read. */
+static int stall_now(const struct guards_ctx *g, const struct log_row *rows, size_t n)
+{
+	int after = last_reassess(g->store), c;
+	if (measure_stall_count(g->store, after, &c, NULL) == 0)
+		return c;
+	return guards_stall_count(rows, n, after);
+}
+
 struct stop_rec {
 	bool have;
 	int iter;
@@ -246,7 +321,7 @@ int guards_state(const struct guards_ctx *g, enum loop_state *st, struct err *e)
 	int rc = rows_load(g, &rows, &n, e);
 	if (rc < 0)
 		return rc;
-	if (guards_stall_count(rows, n, last_reassess(g->store)) >= GUARDS_STALL_AFTER)
+	if (stall_now(g, rows, n) >= GUARDS_STALL_AFTER)
 		*st = ST_STALLED;
 	rows_free(rows, n);
 	return 0;
@@ -271,7 +346,7 @@ char *guards_next_step(const struct guards_ctx *g, enum loop_state st)
 	if (rows_load(g, &rows, &n, NULL) < 0)
 		return NULL;
 	struct sb it = SB_INIT;
-	int c = guards_stall_count(rows, n, last_reassess(g->store));
+	int c = stall_now(g, rows, n);
 	if (c > 0)
 		stall_iters(rows, n, c, &it);
 	char *s = xasprintf("re-assess before the next iteration: %d iterations in a row without a "
@@ -302,7 +377,7 @@ int guards_verify_check(const struct guards_ctx *g, struct err *e)
 	size_t n;
 	if ((rc = rows_load(g, &rows, &n, e)) < 0)
 		return rc;
-	int c = guards_stall_count(rows, n, last_reassess(g->store));
+	int c = stall_now(g, rows, n);
 	if (c >= GUARDS_STALL_AFTER) {
 		struct sb it = SB_INIT;
 		stall_iters(rows, n, c, &it);
@@ -738,7 +813,7 @@ int guards_reassess(const struct guards_ctx *g, const struct guards_reassess *r,
 	int rc = rows_load(g, &rows, &n, e);
 	if (rc < 0)
 		return rc;
-	int c = guards_stall_count(rows, n, last_reassess(g->store));
+	int c = stall_now(g, rows, n);
 	if (c < GUARDS_STALL_AFTER) {
 		rc = err_set(e, ERR_REFUSED,
 			     "reassess refused: the loop is not stalled (%d iteration%s without a win "

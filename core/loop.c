@@ -2,10 +2,12 @@
  * commit with their refusals, start-up reconciliation of OPT_LOG.md, the
  * database and git history, and the telescoping set-aside. */
 #include "core/loop.h"
+#include "core/measure.h"
 #include "core/contract.h"
 #include "core/err.h"
 #include "core/fault.h"
 #include "core/fsutil.h"
+#include "core/guards.h"
 #include "core/optlog.h"
 #include "core/parse.h"
 #include "core/patset.h"
@@ -60,6 +62,21 @@ static double now(void)
 static const char *const *kpaths(const struct loop *l)
 {
 	return (const char *const *)l->kernel;
+}
+
+/* What the guards see of this workspace (borrowed pointers). */
+static struct guards_ctx guards_of(struct loop *l)
+{
+	return (struct guards_ctx){
+		.store = l->store,
+		.vcs = l->vcs,
+		.ws = &l->ws,
+		.kernel = kpaths(l),
+		.nkernel = l->nkernel,
+		.frozen = (const char *const *)l->frozen,
+		.nfrozen = l->nfrozen,
+		.contract = &l->contract,
+	};
 }
 
 static void free_list(char **v, size_t n)
@@ -299,12 +316,13 @@ static int where_now(struct loop *l, struct where *w, struct err *e)
 		store_run_release(&r);
 		return 0;
 	}
-	/* guards may turn READY into STALLED or STOPPING here */
 	if (n == 0)
 		w->state = ST_NEED_BASELINE;
 	else
 		w->state = w->kernel_changed ? ST_EDITING : ST_READY;
-	return 0;
+	/* a recorded stop, or a stall, overrides READY/EDITING */
+	struct guards_ctx g = guards_of(l);
+	return guards_state(&g, &w->state, e);
 }
 
 static char *next_step(struct loop *l, const struct where *w)
@@ -345,8 +363,11 @@ static char *next_step(struct loop *l, const struct where *w)
 					 "--set-aside (it comes back after the commit)",
 					 w->iter);
 		return xasprintf("commit iteration %d: optloop commit", w->iter);
-	default:
-		return xstrdup("see optloop status");
+	default: {
+		struct guards_ctx g = guards_of(l);
+		char *s = guards_next_step(&g, w->state);
+		return s ? s : xstrdup("see optloop status");
+	}
 	}
 }
 
@@ -578,6 +599,11 @@ int loop_open(const char *cwd, const char *op, int flags, struct loop **out, str
 		if ((rc = settle_interrupted_runs(l, e)) < 0 || (rc = reconcile_git(l, e)) < 0 ||
 		    (rc = reconcile_aside(l, e)) < 0 || (rc = reconcile_optlog(l, e)) < 0)
 			goto fail;
+		/* finish a revert/drop restore cut off by a crash */
+		struct guards_ctx g = guards_of(l);
+		struct err ge = {0};
+		if (guards_after_commit(&g, NULL, &ge) < 0)
+			problem(l, "%s", ge.msg);
 	}
 	*out = l;
 	return 0;
@@ -951,7 +977,10 @@ int loop_verify_begin(struct loop *l, const struct loop_verify_opts *o, struct e
 				       "unmodified kernel, but the kernel differs from HEAD (commit "
 				       "or stash the change first, then run optloop verify)");
 	}
-	/* guards check the frozen scope here */
+	/* the frozen scope (hashed at the baseline), then stall and stop */
+	struct guards_ctx g = guards_of(l);
+	if ((rc = guards_verify_check(&g, e)) < 0)
+		return rc;
 	memset(&l->vopts, 0, sizeof(l->vopts));
 	if (o)
 		l->vopts = *o;
@@ -999,6 +1028,7 @@ int loop_verify_begin(struct loop *l, const struct loop_verify_opts *o, struct e
 		store_rollback(l->store);
 	if (rc < 0)
 		return rc;
+	measure_hook_verify_begin(l->store, l->run.id);
 	parser_free(l->parser);
 	l->parser = parser_new(l->patset, on_event, l);
 	struct runner_spec spec = {
@@ -1154,6 +1184,7 @@ int loop_verify_end(struct loop *l, struct loop_measurement *m, struct err *e)
 	l->verifying = false;
 	if (rc < 0)
 		return rc;
+	measure_hook_verify_end(l->store, r->id, l->contract.threshold);
 	if (m)
 		fill_measurement(r, m);
 	return 0;
@@ -1318,6 +1349,10 @@ int loop_log(struct loop *l, const struct loop_log_opts *o, struct log_row *out,
 			       "status base is only for the baseline (iteration 0); use "
 			       "keep|revert|drop|floor");
 	}
+	/* lint the measured diff; findings need an acknowledgement (recorded) */
+	struct guards_ctx g = guards_of(l);
+	if ((rc = guards_log_check(&g, w.iter, o->ack_lints, e)) < 0)
+		return rc;
 	if ((rc = store_run_last(l->store, w.iter, "verify", &r, e)) < 0)
 		return rc;
 	memset(&row, 0, sizeof(row));
@@ -1422,6 +1457,9 @@ int loop_commit(struct loop *l, char sha[41], struct err *e)
 		return telescoped_refusal("commit", w.iter, e);
 	if ((rc = vcs_identity_check(l->vcs, e)) < 0)
 		return rc;
+	struct guards_ctx g = guards_of(l);
+	if ((rc = guards_frozen_check(&g, "commit", e)) < 0)
+		return rc;
 	if ((rc = store_iters(l->store, &rows, &n, e)) < 0)
 		return rc;
 	char *msg = commit_message(l->ws.op, &rows[n - 1]);
@@ -1450,6 +1488,9 @@ int loop_commit(struct loop *l, char sha[41], struct err *e)
 	if (iter == 0 && (rc = write_optlog(l, e)) < 0)
 		return rc;
 	fault_point("commit.after_render");
+	/* revert/drop: the kernel goes back to the best, in a commit of its own */
+	if ((rc = guards_after_commit(&g, NULL, e)) < 0)
+		return rc;
 	/* bring back a change set aside during this iteration */
 	int aiter;
 	char *asha, *aref;

@@ -163,6 +163,7 @@ struct loop_log_opts {
 	const char *direction; /* one line; required */
 	enum row_status status;/* RS_NONE for the baseline (becomes base) */
 	const char *axis;      /* may be NULL */
+	bool ack_lints;        /* the user reviewed the diff's lint findings */
 };
 
 /* Append the row for the measured iteration (gate and bench from the
@@ -176,7 +177,8 @@ int loop_log(struct loop *l, const struct loop_log_opts *o, struct log_row *row,
  * row (trailers Optloop-Iter, -Direction, -Gate, -Bench, -Vs-Best, -Status).
  * sha (41 bytes) receives the commit id.  Refused unless LOGGED.  A change
  * set aside during the iteration comes back into the work tree afterwards.
- * (Restoring the kernel to the best for revert/drop rows is the guards'.) */
+ * A revert/drop row is then followed by a second commit that restores the
+ * kernel to the best row's (guards_after_commit). */
 int loop_commit(struct loop *l, char sha[41], struct err *e);
 
 /* Telescoping: set aside the kernel changes made since the measurement (a

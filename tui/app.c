@@ -641,16 +641,16 @@ int app_run(struct app *a, struct err *e)
 
 	while (!a->quit) {
 		double t0 = mono_now();
-		if (a->dirty) {
+		/* Keys redraw at once; the child's output at most once a frame. */
+		if (a->dirty || (a->output_dirty && mono_now() - a->last_live_draw >= LIVE_FRAME_S)) {
 			draw_all(a);
 			doupdate();
-			a->dirty = false;
+			a->dirty = a->output_dirty = false;
 			if (pl.first_frame == 0) {
 				pl.first_frame = mono_now() - t_start;
 				pl.first_frame_cpu = cpu_now();
 			}
-			if (a->live_shown)
-				a->last_live_draw = mono_now();
+			a->last_live_draw = mono_now();
 		}
 		if (pl.f) {
 			if (pl.n == pl.cap) {
@@ -675,7 +675,7 @@ int app_run(struct app *a, struct err *e)
 		/* While running, wake for the clock; a pending live redraw waits
 		 * for its frame. */
 		int timeout = a->running ? 250 : -1;
-		if (a->running && a->dirty) {
+		if (a->output_dirty) {
 			double wait = a->last_live_draw + LIVE_FRAME_S - mono_now();
 			timeout = wait > 0 ? (int)(wait * 1000) + 1 : 0;
 		}
@@ -718,9 +718,9 @@ int app_run(struct app *a, struct err *e)
 				if (r <= 0)
 					finish_run(a);
 				else
-					a->dirty = true;
+					a->output_dirty = true;
 			} else if (n == 0) {
-				a->dirty = true; /* the clock */
+				a->output_dirty = true; /* the clock */
 			}
 		}
 		if (pl.f && n >= 0) {

@@ -66,7 +66,8 @@ struct app {
 	struct sb search, last_search;
 	bool quit_asked, quit, hangup;
 	int exit_status;
-	bool dirty;
+	bool dirty;        /* redraw before the next wait */
+	bool output_dirty; /* redraw when the frame time has come */
 	double last_live_draw;
 };
 

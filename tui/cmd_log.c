@@ -39,6 +39,11 @@ int cmd_log(struct cli *cli, int argc, char **argv)
 			i++;
 			continue;
 		}
+		if (k == 0 && !strcmp(argv[i], "--ack")) {
+			o.ack_lints = true;
+			i++;
+			continue;
+		}
 		if (k == 0 && !strcmp(argv[i], "--set-aside")) {
 			aside = 1;
 			i++;

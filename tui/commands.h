@@ -22,24 +22,38 @@ struct cli {
 #define OPTLOOP_COMMANDS(X)                                                                   \
 	X(help, "help [COMMAND]", "show the commands, or one command's usage")                \
 	X(version, "version", "print the version")                                           \
+	X(demo, "demo [DIR] [--json]", "make a fresh git repository holding the demo kernel project") \
 	X(init, "init --op OP [--test-file P] [--naive P] [--kernel P]... [--verify CMD] [--bench CMD]", \
 	  "create the workspace profile/<op>-opt/ for an op")                                 \
 	X(status, "status [--json]", "where the loop stands and the next required step")      \
 	X(contract, "contract [--check] [--set FIELD=VALUE]...", "show, check or set the task contract") \
 	X(verify, "verify [--gate-k EXPR] [--base REF] [--timeout SEC] [--json]",             \
 	  "run the gated verify-and-bench command and record the run")                        \
-	X(log, "log --direction TEXT --status keep|revert|drop|floor [--axis TEXT] [--set-aside] [--json]", \
+	X(log, "log --direction TEXT --status keep|revert|drop|floor [--axis TEXT] [--ack] [--set-aside] [--json]", \
 	  "append the measured iteration's row to OPT_LOG.md")                               \
 	X(commit, "commit [--set-aside] [--json]", "commit the logged iteration (kernel change only)") \
 	X(export, "export --json", "the whole workspace database as JSON") \
 	X(import, "import FILE [--json] [--strict]", "read an OPT_LOG.md and show its rows and what could not be read") \
 	X(parse, "parse FILE [--exit-status N | --killed] [--patterns NAME] [--json]",       \
-	  "read a saved verify log: gate verdict, pytest counts, env, result table")          \
-	X(view, "view PATH/OPT_LOG.md", "open the workbench panes read-only on any OPT_LOG.md")
+	  "read a saved verify log (- for stdin): gate verdict, pytest counts, env, result table")          \
+	X(tui, "tui", "open the workbench on this workspace (also: optloop with no command)")  \
+	X(view, "view PATH/OPT_LOG.md", "open the workbench panes read-only on any OPT_LOG.md") \
+	X(noise, "noise [--runs K] [--cmd CMD] [--json]",                                      \
+	  "measure the current best K times in one session to seed the noise band")           \
+	X(confirm, "confirm [--max-pairs N] [--cmd CMD] [--json]",                             \
+	  "measure best and candidate interleaved in one session; promote only a real win")   \
+	X(promote, "promote --check | --explain TEXT | --attach FILE [--iter N] [--json]",     \
+	  "check the promotion bar, or record the evidence it asks for")                      \
+	X(report, "report final|header ITER|pr [--json]",                                      \
+	  "Markdown reports from the loop's evidence: final claim, kept-candidate header, PR body")
 
 #define X(name, usage, summary) int cmd_##name(struct cli *cli, int argc, char **argv);
 OPTLOOP_COMMANDS(X)
 #undef X
+
+/* The workbench on the current workspace (tui/cmd_tui.c); with
+ * quiet_if_none, returns -1 without a message when there is no workspace. */
+int tui_open_workspace(struct cli *cli, bool quiet_if_none);
 
 /* Usage line of a command ("optloop parse FILE ..."), or NULL. */
 const char *cli_usage(const char *name);

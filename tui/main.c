@@ -121,6 +121,12 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (i >= argc) {
+		/* On a terminal inside a workspace, no command means the workbench. */
+		if (isatty(STDIN_FILENO) && isatty(STDOUT_FILENO)) {
+			int rc = tui_open_workspace(&cli, true);
+			if (rc >= 0)
+				return rc;
+		}
 		print_overview(stderr);
 		return 2;
 	}

@@ -59,7 +59,7 @@ static void replay_stderr(void)
 	dup2(saved_stderr, STDERR_FILENO);
 	close(saved_stderr);
 	saved_stderr = -1;
-	if (!lost && lseek(parked, 0, SEEK_SET) == 0)
+	if (lseek(parked, 0, SEEK_SET) == 0)
 		while ((n = read(parked, buf, sizeof(buf))) > 0)
 			if (write(STDERR_FILENO, buf, (size_t)n) < 0)
 				break;

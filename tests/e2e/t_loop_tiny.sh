@@ -101,17 +101,20 @@ t_is "iteration 1's commit is empty" "$(git show --format= --name-only HEAD)" ""
 
 # EDITING -> a failed gate is an iteration too
 sed -i 's/\* 2/* 3/' kernel/compute.sh
-echo "changed test" >>tests/test_compute.sh
+echo "scratch" >notes.txt
 t_is "state editing" "$(state)" editing
 "$OPTLOOP" verify >/dev/null 2>&1
 t_is "verify exits 1 on a failed gate" "$?" 1
 t_ok "the failed gate is logged" "$OPTLOOP" log --direction "times three" --status revert
 t_like "as FAIL with no bench" "$(cat profile/tiny-opt/OPT_LOG.md)" '\| 2 \| times three \| FAIL \| — \| — \| revert \|'
 t_ok "and committed" "$OPTLOOP" commit
-t_is "the commit holds only the kernel, not the test edit" "$(git show --format= --name-only HEAD)" "kernel/compute.sh"
-t_like "the frozen test edit is still in the work tree" "$(git status --porcelain)" 'tests/test_compute.sh'
-git checkout -q tests/test_compute.sh
-msg=$(git log -1 --format=%B)
+# a revert row: the iteration's commit, then a commit restoring the best kernel
+t_is "the commit holds only the kernel, not the other edit" "$(git show --format= --name-only HEAD~1)" "kernel/compute.sh"
+t_like "the other edit is still in the work tree" "$(git status --porcelain)" 'notes.txt'
+rm -f notes.txt
+t_like "the revert is followed by a restore commit" "$(git log -1 --format=%B)" '^Optloop-Restore: 2$'
+t_like "which puts the best (baseline) kernel back" "$(cat kernel/compute.sh)" '\$1 \* 2'
+msg=$(git log -1 --skip=1 --format=%B)
 t_like "the message carries the iteration" "$msg" '^Optloop-Iter: 2$'
 t_like "the gate" "$msg" '^Optloop-Gate: FAIL$'
 t_like "the status" "$msg" '^Optloop-Status: revert$'

@@ -123,4 +123,5 @@ scr=$(tui_screen)
 t_is "LANG=C screen is pure ASCII" "$(printf '%s' "$scr" | LC_ALL=C grep -c '[^ -~]')" "0"
 t_like "LANG=C spells the dash" "$scr" 'incomplete +- +- drop'
 tui_stop
+tui_check_stderr
 t_done

@@ -13,6 +13,10 @@
 # Each test file gets its own socket, so parallel suites never meet.
 TUI_SOCK="optloop-e2e-$$-${RANDOM}"
 TUI_STATUS="$T_TMP/tui-exit"
+# stderr of every run (parked while the screen is in use, replayed on exit):
+# sanitizer reports land here and tui_check_stderr fails on them.
+TUI_STDERR="$T_TMP/tui-stderr"
+: >"$TUI_STDERR"
 tmux_() { tmux -L "$TUI_SOCK" -f /dev/null "$@"; }
 
 tui_start() {
@@ -30,7 +34,7 @@ tui_start() {
 	tmux_ kill-server 2>/dev/null
 	# The program's exit status is kept; the pane stays open to read the screen.
 	tmux_ new-session -d -x "$cols" -y "$rows" \
-		"env TERM=screen-256color ${envs[*]} $cmd; echo \$? > $TUI_STATUS; sleep 600"
+		"env TERM=screen-256color ${envs[*]} $cmd 2>>$TUI_STDERR; echo \$? > $TUI_STATUS; sleep 600"
 	tmux_ set-option -g status off >/dev/null
 	tmux_ resize-window -x "$cols" -y "$rows" 2>/dev/null
 }
@@ -71,6 +75,12 @@ tui_exit_status() {
 }
 
 tui_stop() { tmux_ kill-server 2>/dev/null; }
+
+tui_check_stderr() {
+	local bad
+	bad=$(grep -E 'AddressSanitizer|LeakSanitizer|runtime error|UndefinedBehavior' "$TUI_STDERR")
+	t_is "no sanitizer report from any run" "$bad" ""
+}
 
 # t_screen NAME REGEX [SECONDS]: a test that passes when the screen shows REGEX.
 t_screen() {

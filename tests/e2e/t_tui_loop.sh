@@ -1,0 +1,163 @@
+#!/usr/bin/env bash
+# The workbench on a live workspace, driven by keys in a real terminal
+# (tmux): the contract wizard, a whole baseline iteration and a second one
+# (verify, log wizard, commit), refusals in the message line, a verify child
+# that prints escape sequences (the screen must not change), resizing and
+# cancelling mid-run, and a terminal closed during a run (recorded as
+# incomplete, nothing lost).
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/tui_lib.sh"
+
+mk="$OPTLOOP_ROOT/tests/fixtures/make_tiny_project.sh"
+if [ ! -x "$mk" ]; then
+	t_skip "live workbench" "the tiny project fixture is not in this tree"
+	t_done
+	exit 0
+fi
+d="$T_TMP/tiny"
+"$mk" "$d" >/dev/null
+cd "$d" || exit 1
+# A verify that starts with hostile output: clear screen, cursor moves, a
+# window title, the alternate screen, colours and a C1 CSI.
+cat >verify-esc <<'EOF'
+#!/bin/sh
+printf '\033[2J\033[H\033]0;pwned\007\033[31mRED\033[0m \033[?1049h\033[5;5Hmoved\033[?25l\n'
+printf 'tab\there \302\23331m c1 \033]8;;http://x\033\\link\033]8;;\033\\\n'
+exec ./verify "$@"
+EOF
+chmod +x verify-esc
+git add verify-esc && git commit -qm "verify with escapes"
+"$OPTLOOP" init --op tiny --kernel kernel --test-file tests/test_compute.sh --naive ref/naive.sh \
+	--verify ./verify-esc >/dev/null 2>&1
+t_ok "workspace created" test -d profile/tiny-opt
+
+state() { "$OPTLOOP" status --json 2>/dev/null | sed -n 's/^  "state": "\(.*\)",$/\1/p'; }
+
+# Not on a terminal: a clear refusal.
+out=$("$OPTLOOP" tui </dev/null 2>&1)
+t_is "tui without a terminal exits 2" "$?" "2"
+t_like "and says why" "$out" 'needs a terminal'
+
+tui_start 120 34 LANG=C.UTF-8 -- "$OPTLOOP" tui
+t_screen "status line shows NO_CONTRACT and the key" 'iter 0 · NO_CONTRACT · .*\(r\)'
+tui_keys v
+t_screen "verify is refused in the message line" '^verify refused: the task contract is incomplete'
+
+# The contract wizard: Esc cancels without saving.
+tui_keys r
+t_screen "r opens the contract wizard" 'Task contract: fill the missing fields'
+tui_keys "half done" Escape
+t_screen "Esc cancels the wizard" 'cancelled: nothing was saved'
+t_unlike "nothing was written" "$(cat profile/tiny-opt/docs/draft.md)" 'half done'
+tui_keys r
+tui_wait 'Task contract: fill the missing fields'
+tui_keys "N up to 50, 2x" Enter sh Enter "full gate, confirmed win" Enter
+t_screen "the contract is saved" 'contract saved: 3 fields filled'
+t_screen "status moves on to the baseline" 'NEED_BASELINE · step 2/3: verify the unmodified kernel .*\(v\)'
+t_is "engine agrees" "$(state)" need_baseline
+
+# Baseline: verify, with hostile output.
+tui_keys v
+t_screen "verify shows the live pane" 'Verify · iter 0'
+t_screen "the run finishes with its verdict" 'finished .* gate pass · bench'
+t_screen "the tail of the output is shown" '│  GATE PASSED\.'
+t_screen "status says log is due" 'MEASURED · step 3/3: log the row \(l\), then commit \(c\)'
+# Scroll the live pane to its first lines.
+tui_keys Tab Tab g
+t_screen "the live pane scrolls to the top" '│RED moved'
+scr=$(tui_screen)
+t_like "top bar survived the child's clear-screen" "$(printf '%s' "$scr" | head -1)" '^ optloop · tiny'
+t_like "escaped text shows as plain text, where it belongs" "$scr" '│RED moved +│'
+t_like "tabs expanded, C1 CSI removed, hyperlink text kept" "$scr" '│tab     here  c1 link +│'
+t_unlike "no title text leaked" "$scr" 'pwned'
+t_unlike "window title unchanged" "$(tmux_ display-message -p '#{pane_title}')" 'pwned'
+
+tui_keys c
+t_screen "commit before log is refused, and says why" 'commit refused'
+tui_keys l
+t_screen "l opens the log wizard with gate and bench shown" 'iteration 0 · gate pass · bench'
+tui_keys Enter Enter
+t_screen "the baseline is logged" 'logged iteration 0 \(base\)'
+t_screen "status says commit is due" 'LOGGED · step 3/3: commit the logged row \(c\)'
+tui_keys c
+t_screen "commit reports the sha" 'committed iteration 0 as [0-9a-f]{7}'
+tui_keys Escape
+t_screen "the timeline shows the baseline row" '\*   0 baseline +pass +[0-9.]+ +— base'
+t_screen "READY: change the kernel next" 'iter 1 · READY · step 1/3: change the kernel, then verify \(v\)'
+t_like "one commit for the iteration" "$(git log --oneline -1)" 'iter 0 base: baseline'
+
+# Iteration 1: an edit (outside optloop), verify, log with a status, commit.
+printf '# a comment\n' >>kernel/compute.sh
+tui_keys l
+t_screen "log before verify is refused with the step" 'log refused: iteration 1 is (EDITING|READY)'
+tui_keys v
+t_screen "second verify runs" 'Verify · iter 1'
+t_screen "and finishes" 'finished .* gate pass'
+tui_keys l
+tui_wait 'Log the iteration'
+tui_keys "add a comment" Down d
+t_screen "the status choice follows the key" '\(\*\) drop'
+tui_keys Enter Enter
+t_screen "iteration 1 is logged" 'logged iteration 1 \(drop\)'
+tui_keys c
+t_screen "and committed" 'committed iteration 1 as'
+tui_keys Escape
+t_screen "timeline has both rows" '   1 add a comment .* drop'
+t_like "OPT_LOG.md has the row" "$(cat profile/tiny-opt/OPT_LOG.md)" '\| 1 \| add a comment \| pass \|'
+
+# Details of a row: per-shape table, the run, the commit's diff.
+tui_keys k Enter
+t_screen "Enter opens the detail" 'Iteration 0 · base · baseline'
+t_screen "detail shows the per-shape table" 'fwd B=1 T=64 H=1 D=16'
+t_screen "detail shows the environment" 'Environment: tiny \| CPU sh 1'
+tui_keys Escape j Enter
+t_screen "detail of a committed change shows its diff" '^│\+# a comment'
+tui_keys Escape q
+t_is "q quits with status 0 when idle" "$(tui_exit_status)" "0"
+tui_stop
+
+# A slow run: resize mid-run, cancel.
+printf '# another\n' >>kernel/compute.sh
+tui_start 120 34 LANG=C.UTF-8 KERNEL_SLEEP=1 -- "$OPTLOOP" tui
+tui_wait 'EDITING'
+tui_keys v
+t_screen "a slow run is going" 'running 00:0'
+tui_resize 80 24
+t_screen "resize mid-run keeps the live pane" 'Verify · iter 2'
+tui_resize 50 12
+t_screen "too small mid-run" 'terminal too small'
+tui_resize 130 40
+t_screen "back to a big screen mid-run" 'running 00:0.*x cancel'
+tui_keys q
+t_screen "q during a run asks first" 'a verify run is going: press q again'
+tui_keys j
+t_screen "any other key stays" 'running 00:'
+tui_keys x
+t_screen "x cancels: recorded as incomplete" 'incomplete \(cancelled\)'
+t_is "engine has the run as measured (incomplete)" "$(state)" measured
+tui_keys l
+tui_wait 'Log the iteration'
+t_screen "the log wizard shows the incomplete gate" 'gate incomplete'
+tui_keys Escape q
+t_is "quit" "$(tui_exit_status)" "0"
+tui_stop
+
+# A terminal closed during a run: the run is recorded as incomplete.
+"$OPTLOOP" log --direction "cancelled run" --status drop >/dev/null 2>&1
+"$OPTLOOP" commit >/dev/null 2>&1
+printf '# third\n' >>kernel/compute.sh
+tui_start 120 34 LANG=C.UTF-8 KERNEL_SLEEP=2 -- "$OPTLOOP" tui
+tui_wait 'EDITING'
+tui_keys v
+tui_wait 'running 00:0'
+tui_stop
+for _ in $(seq 100); do
+	s=$(state)
+	[ "$s" = measured ] && break
+	sleep 0.2
+done
+t_is "after the terminal closed the run is recorded" "$s" measured
+out=$("$OPTLOOP" log --direction "terminal closed" --status drop 2>&1)
+t_like "and logs as incomplete, never a pass" "$(cat profile/tiny-opt/OPT_LOG.md)" '\| terminal closed \| incomplete \|'
+tui_check_stderr
+t_done

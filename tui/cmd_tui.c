@@ -1,0 +1,47 @@
+/*
+ * cmd_tui — `optloop tui`: the workbench on the workspace found from the
+ * current directory (-C DIR, --op OP as everywhere).  `optloop` with no
+ * command opens it too when run on a terminal inside a workspace.
+ */
+#include "core/err.h"
+#include "tui/app.h"
+#include "tui/cli_util.h"
+#include "tui/commands.h"
+#include "tui/ws_loop.h"
+#include "views/sanitize.h"
+
+#include <stdio.h>
+#include <unistd.h>
+
+int tui_open_workspace(struct cli *cli, bool quiet_if_none)
+{
+	struct app a;
+	struct err e = {0};
+	int rc;
+
+	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
+		err_set(&e, ERR_USAGE,
+			"the workbench needs a terminal (stdin and stdout are not both terminals); "
+			"use the subcommands (optloop status, verify, log, commit) in scripts");
+		return cli_fail(&e);
+	}
+	sanitize_init();
+	if ((rc = ws_loop_open(&a, cli->op, &e)) < 0) {
+		if (quiet_if_none)
+			return -1;
+		return cli_fail(&e);
+	}
+	rc = app_run(&a, &e);
+	app_release(&a);
+	if (rc < 0)
+		return cli_fail(&e);
+	return rc;
+}
+
+int cmd_tui(struct cli *cli, int argc, char **argv)
+{
+	(void)argv;
+	if (argc > 1)
+		return cli_usage_error("tui", "tui takes no arguments (use -C DIR and --op OP)");
+	return tui_open_workspace(cli, false);
+}

@@ -1,0 +1,712 @@
+/*
+ * ws_loop — the live backend: the workspace through the engine (core/loop.h).
+ *
+ * Everything the loop decides (what is allowed, what is due, what a row
+ * holds) comes from loop_* calls; this file turns it into pane data, the
+ * status line, wizards and messages, and passes the user's answers back.
+ */
+#include "tui/ws_loop.h"
+
+#include "core/contract.h"
+#include "core/err.h"
+#include "core/fsutil.h"
+#include "core/gitshow.h"
+#include "core/loop.h"
+#include "core/optlog.h"
+#include "core/parse.h"
+#include "core/sb.h"
+#include "core/store.h"
+#include "tui/app.h"
+#include "tui/ws_files.h"
+#include "views/live.h"
+#include "views/sanitize.h"
+#include "views/wizard.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { WZ_LOG = 1, WZ_CONTRACT, WZ_STALL, WZ_STOP };
+
+struct ws_loop {
+	struct loop *l;
+	struct loop_status st;
+	bool have_st;
+	struct log_row *rows;
+	size_t nrows;
+	struct ws_files files;
+	char *title;
+	int run_iter;
+	/* Contract wizard: which field each text box sets. */
+	int contract_fields[CF_NFIELDS];
+	int ncontract;
+};
+
+static struct ws_loop *W(struct app *a)
+{
+	return a->be_data;
+}
+
+static const char *state_upper(enum loop_state s)
+{
+	static char buf[32];
+	const char *n = loop_state_name(s);
+	size_t i = 0;
+	for (; n[i] && i < sizeof(buf) - 1; i++)
+		buf[i] = (char)(n[i] >= 'a' && n[i] <= 'z' ? n[i] - 32 : n[i]);
+	buf[i] = '\0';
+	return buf;
+}
+
+/* ---- loading ------------------------------------------------------------- */
+
+static void clear_lines(struct wb_line **v, size_t *n)
+{
+	wb_lines_free(*v, *n);
+	*v = NULL;
+	*n = 0;
+}
+
+static void free_shapes(struct app *a)
+{
+	for (size_t i = 0; i < a->data.nshapes; i++) {
+		free(a->data.shapes[i].name);
+		free(a->data.shapes[i].ms);
+	}
+	free(a->data.shapes);
+	a->data.shapes = NULL;
+	a->data.nshapes = 0;
+	a->shapes_loaded = false;
+}
+
+static int loop_reload(struct app *a, struct err *e)
+{
+	struct ws_loop *w = W(a);
+	int rc;
+
+	if (w->have_st)
+		loop_status_release(&w->st);
+	w->have_st = false;
+	if ((rc = loop_status(w->l, &w->st, e)) < 0)
+		return rc;
+	w->have_st = true;
+	loop_rows_free(w->rows, w->nrows);
+	w->rows = NULL;
+	w->nrows = 0;
+	if ((rc = loop_rows(w->l, &w->rows, &w->nrows, e)) < 0)
+		return rc;
+	clear_lines(&a->data.notes, &a->data.nnotes);
+	free_shapes(a);
+	free(w->title);
+	w->title = xasprintf("%s \xc2\xb7 %s", w->st.op ? w->st.op : "", w->st.workspace ? w->st.workspace : "");
+	a->data.title = w->title;
+	a->data.readonly = w->st.readonly;
+	a->data.rows = w->rows;
+	a->data.nrows = w->nrows;
+	a->data.has_best = w->st.has_best;
+	a->data.best_iter = w->st.best_iter;
+	a->data.best_ms = w->st.best_ms;
+	a->data.band_lo = a->data.band_hi = NAN;
+	if (w->st.problems) {
+		char *p = w->st.problems, *nl;
+		while (*p) {
+			nl = strchr(p, '\n');
+			size_t n = nl ? (size_t)(nl - p) : strlen(p);
+			char *line = xstrndup(p, n);
+			if (*line)
+				ws_note(&a->data, R_NORMAL, line);
+			free(line);
+			p += n + (nl ? 1 : 0);
+		}
+	}
+	ws_files_release(&w->files);
+	ws_files_load(&w->files, loop_dir(w->l), &a->data);
+	return 0;
+}
+
+/* ---- the status line ------------------------------------------------------ */
+
+static void loop_status_line(struct app *a, struct sb *out)
+{
+	struct ws_loop *w = W(a);
+	const struct loop_status *st = &w->st;
+
+	if (!w->have_st) {
+		sb_adds(out, "status unknown");
+		return;
+	}
+	if (a->running) {
+		sb_addf(out, "iter %d \xc2\xb7 VERIFYING \xc2\xb7 step 2/3: verify is running (%s cancels)",
+			w->run_iter, action_first_key(ACT_CANCEL));
+		return;
+	}
+	sb_addf(out, "iter %d \xc2\xb7 %s \xc2\xb7 ", st->iteration, state_upper(st->state));
+	switch (st->state) {
+	case ST_NO_CONTRACT:
+		sb_addf(out, "the task contract is incomplete: fill it in (%s)", action_first_key(ACT_REASSESS));
+		break;
+	case ST_NEED_BASELINE:
+		sb_addf(out, "step 2/3: verify the unmodified kernel for the baseline (%s)",
+			action_first_key(ACT_VERIFY));
+		break;
+	case ST_READY:
+		sb_addf(out, "step 1/3: change the kernel, then verify (%s)", action_first_key(ACT_VERIFY));
+		break;
+	case ST_EDITING:
+		sb_addf(out, "step 2/3: verify the change (%s)", action_first_key(ACT_VERIFY));
+		break;
+	case ST_VERIFYING:
+		sb_adds(out, "step 2/3: a verify run is going in another optloop");
+		break;
+	case ST_MEASURED:
+		sb_addf(out, "step 3/3: log the row (%s), ", action_first_key(ACT_LOG));
+		sb_addf(out, "then commit (%s)", action_first_key(ACT_COMMIT));
+		break;
+	case ST_LOGGED:
+		sb_addf(out, "step 3/3: commit the logged row (%s)", action_first_key(ACT_COMMIT));
+		break;
+	case ST_STALLED:
+		sb_addf(out, "3 rows without a win: re-assess (%s) before the next iteration",
+			action_first_key(ACT_REASSESS));
+		break;
+	case ST_STOPPING:
+		sb_addf(out, "a stop condition holds: promotion / no-go checks (%s)",
+			action_first_key(ACT_REASSESS));
+		break;
+	}
+	if (st->telescoped)
+		sb_adds(out, " \xc2\xb7 kernel changed since it was measured");
+	if (st->readonly)
+		sb_adds(out, " \xc2\xb7 read-only (another optloop holds the workspace)");
+}
+
+/* ---- verify ---------------------------------------------------------------- */
+
+static void on_output(void *ctx, const char *buf, size_t len)
+{
+	struct app *a = ctx;
+	if (a->data.live)
+		live_feed(a->data.live, buf, len);
+}
+
+static void on_event(void *ctx, const struct parse_event *ev)
+{
+	struct app *a = ctx;
+	if (ev->kind == PEV_PROGRESS && a->data.live && ev->progress >= 0)
+		a->data.live->progress = ev->progress;
+}
+
+static int start_verify(struct app *a, struct err *e)
+{
+	struct ws_loop *w = W(a);
+	struct loop_verify_opts o = {.output = on_output, .event = on_event, .ctx = a};
+	char *title;
+	int rc;
+
+	if (!a->data.live)
+		a->data.live = live_new(4000, 1024);
+	w->run_iter = w->st.iteration;
+	title = xasprintf("Verify \xc2\xb7 iter %d", w->run_iter);
+	live_reset(a->data.live, title);
+	free(title);
+	if ((rc = loop_verify_begin(w->l, &o, e)) < 0)
+		return rc;
+	a->data.live->running = true;
+	a->data.live->t_start = app_now();
+	app_run_started(a);
+	app_message(a, false, "verify started for iteration %d (%s cancels; the run is recorded either way)",
+		    w->run_iter, action_first_key(ACT_CANCEL));
+	return 0;
+}
+
+static int loop_run_fds(struct app *a, int fds[2])
+{
+	return loop_verify_fds(W(a)->l, fds);
+}
+
+static int loop_run_pump(struct app *a, struct err *e)
+{
+	int rc = loop_verify_pump(W(a)->l, 0, e);
+	/* The parser's progress, for engines that do not forward events. */
+	const struct parse_result *r = loop_verify_result(W(a)->l);
+	if (r && r->progress >= 0 && a->data.live)
+		a->data.live->progress = r->progress;
+	return rc;
+}
+
+static void loop_run_cancel(struct app *a)
+{
+	loop_verify_cancel(W(a)->l);
+}
+
+static int loop_run_end(struct app *a, struct err *e)
+{
+	struct ws_loop *w = W(a);
+	struct loop_measurement m;
+	struct sb s = SB_INIT;
+	int rc;
+
+	memset(&m, 0, sizeof(m));
+	rc = loop_verify_end(w->l, &m, e);
+	if (rc < 0) {
+		if (a->data.live)
+			live_set_verdict(a->data.live, "not recorded", true);
+		return rc;
+	}
+	sb_init(&s);
+	bool bad = m.gate != GATE_PASS;
+	if (m.cancelled || m.timed_out || m.gate == GATE_INCOMPLETE)
+		sb_addf(&s, "incomplete (%s): recorded, never a pass",
+			m.cancelled ? "cancelled" : m.timed_out ? "timed out" : "killed");
+	else {
+		sb_addf(&s, "gate ");
+		optlog_fmt_gate(m.gate, m.scope, &s);
+		sb_adds(&s, " \xc2\xb7 bench ");
+		optlog_fmt_bench(m.bench_ms, &s);
+		sb_adds(&s, " ms \xc2\xb7 vs best ");
+		optlog_fmt_vs_best(m.vs_best, &s);
+	}
+	if (a->data.live)
+		live_set_verdict(a->data.live, s.buf, bad);
+	app_message(a, bad, "iteration %d measured: %s \xc2\xb7 next: log the row (%s)", m.iter, s.buf,
+		    action_first_key(ACT_LOG));
+	sb_release(&s);
+	loop_measurement_release(&m);
+	return 0;
+}
+
+/* ---- wizards ------------------------------------------------------------- */
+
+static const char *const status_choices[] = {"keep", "revert", "drop", "floor", NULL};
+
+static int open_log_wizard(struct app *a, struct err *e)
+{
+	struct ws_loop *w = W(a);
+	struct loop_measurement m;
+	struct sb s = SB_INIT;
+	struct wizard *wz;
+	int rc;
+
+	memset(&m, 0, sizeof(m));
+	if ((rc = loop_measurement(w->l, &m, e)) < 0)
+		return rc;
+	wz = wizard_new(m.iter == 0 ? "Log the baseline (iteration 0)" : "Log the iteration", WZ_LOG);
+	sb_init(&s);
+	sb_addf(&s, "iteration %d \xc2\xb7 gate ", m.iter);
+	optlog_fmt_gate(m.gate, m.scope, &s);
+	sb_adds(&s, " \xc2\xb7 bench ");
+	optlog_fmt_bench(m.bench_ms, &s);
+	sb_adds(&s, " ms \xc2\xb7 vs best ");
+	optlog_fmt_vs_best(m.vs_best, &s);
+	wizard_info(wz, m.gate == GATE_PASS ? R_NORMAL : R_FAIL, "%s", s.buf);
+	wizard_info(wz, R_DIM, "gate and bench come from the run; they are shown, not typed");
+	if (m.no_change)
+		wizard_info(wz, R_DIM, "no-change run: the kernel equals HEAD");
+	if (w->st.telescoped)
+		wizard_info(wz, R_ERROR, "the kernel changed since this run was measured: the engine will refuse "
+					 "the log until the change is set aside or re-verified");
+	wizard_text(wz, "Direction", "one line: what this iteration tried", true,
+		    m.iter == 0 ? "baseline" : NULL);
+	if (m.iter != 0)
+		wizard_choice(wz, "Status", "keep = new best; revert / drop = undo; floor = a bound",
+			      status_choices, m.gate == GATE_PASS ? 0 : 1);
+	wizard_text(wz, "Axis", "optional: the axis of this direction (tiling, fusion, ...)", false, NULL);
+	sb_release(&s);
+	loop_measurement_release(&m);
+	app_open_wizard(a, wz);
+	return 0;
+}
+
+static int submit_log(struct app *a, struct wizard *wz, struct err *e)
+{
+	struct ws_loop *w = W(a);
+	struct loop_log_opts o = {0};
+	struct log_row row;
+	int rc;
+
+	memset(&row, 0, sizeof(row));
+	o.direction = wz->f[0].value.buf;
+	o.status = RS_NONE;
+	size_t k = 1;
+	if (wz->nf == 3) {
+		o.status = row_status_parse(wz->f[1].choices[wz->f[1].choice]);
+		k = 2;
+	}
+	o.axis = wz->f[k].value.len ? wz->f[k].value.buf : NULL;
+	if ((rc = loop_log(w->l, &o, &row, e)) < 0)
+		return rc;
+	app_message(a, false, "logged iteration %d (%s) \xc2\xb7 next: commit (%s)", row.iter,
+		    row_status_name(row.status), action_first_key(ACT_COMMIT));
+	log_row_release(&row);
+	return 0;
+}
+
+static int open_contract_wizard(struct app *a, struct err *e)
+{
+	struct ws_loop *w = W(a);
+	struct sb text = SB_INIT, why = SB_INIT;
+	struct contract c;
+	struct wizard *wz;
+	int rc;
+
+	memset(&c, 0, sizeof(c));
+	sb_init(&text);
+	sb_init(&why);
+	rc = fsutil_read_file(loop_contract_path(w->l), &text, e);
+	if (rc < 0 && rc != ERR_NOTFOUND)
+		goto out;
+	contract_parse(text.buf, text.len, &c, NULL);
+	contract_missing(&c, &why);
+	wz = wizard_new("Task contract: fill the missing fields", WZ_CONTRACT);
+	wizard_info(wz, R_NORMAL, "%s", loop_contract_path(w->l));
+	w->ncontract = 0;
+	for (int f = 0; f < CF_NFIELDS; f++) {
+		if (c.v[f])
+			continue;
+		wizard_text(wz, contract_field_heading(f), NULL, true, NULL);
+		w->contract_fields[w->ncontract++] = f;
+	}
+	if (w->ncontract == 0)
+		wizard_info(wz, R_DIM, "nothing is missing; Enter closes");
+	app_open_wizard(a, wz);
+	rc = 0;
+out:
+	contract_release(&c);
+	sb_release(&text);
+	sb_release(&why);
+	return rc;
+}
+
+static int submit_contract(struct app *a, struct wizard *wz, struct err *e)
+{
+	struct ws_loop *w = W(a);
+	struct sb text = SB_INIT, next = SB_INIT;
+	const char *path = loop_contract_path(w->l);
+	int rc;
+
+	sb_init(&text);
+	sb_init(&next);
+	rc = fsutil_read_file(path, &text, e);
+	if (rc < 0 && rc != ERR_NOTFOUND)
+		goto out;
+	for (int i = 0; i < w->ncontract && (size_t)i < wz->nf; i++) {
+		sb_reset(&next);
+		rc = contract_set(text.buf, text.len, contract_field_name(w->contract_fields[i]),
+				  wz->f[i].value.buf, &next, e);
+		if (rc < 0)
+			goto out;
+		sb_reset(&text);
+		sb_add(&text, next.buf, next.len);
+	}
+	if ((rc = fsutil_write_atomic(path, text.buf, text.len, e)) < 0)
+		goto out;
+	app_message(a, false, "contract saved: %d field%s filled", w->ncontract, w->ncontract == 1 ? "" : "s");
+out:
+	sb_release(&text);
+	sb_release(&next);
+	return rc;
+}
+
+static int loop_act(struct app *a, enum action act, struct err *e)
+{
+	struct ws_loop *w = W(a);
+	struct err re = {0};
+	char sha[41];
+	int rc;
+
+	/* Current state first: the tree may have changed under us. */
+	if (loop_reload(a, &re) < 0)
+		return err_set(e, re.code, "%s", re.msg);
+	if (w->st.readonly && act != ACT_TOGGLE)
+		return err_set(e, ERR_REFUSED,
+			       "%s refused: another optloop holds this workspace, so this one is read-only "
+			       "(quit the other one first)",
+			       action_table[act - 1].name);
+	switch (act) {
+	case ACT_VERIFY:
+		return start_verify(a, e);
+	case ACT_LOG:
+		if (w->st.state != ST_MEASURED)
+			return err_set(e, ERR_REFUSED, "log refused: iteration %d is %s, not measured (%s)",
+				       w->st.iteration, state_upper(w->st.state), w->st.next ? w->st.next : "");
+		return open_log_wizard(a, e);
+	case ACT_COMMIT:
+		if ((rc = loop_commit(w->l, sha, e)) < 0)
+			return rc;
+		app_message(a, false, "committed iteration %d as %.7s \xc2\xb7 next: change the kernel, then verify (%s)",
+			    w->st.iteration, sha, action_first_key(ACT_VERIFY));
+		return loop_reload(a, e);
+	case ACT_REASSESS:
+		if (w->st.state == ST_NO_CONTRACT)
+			return open_contract_wizard(a, e);
+		return err_set(e, ERR_REFUSED,
+			       "re-assess: nothing to re-assess now: iteration %d is %s (%s)",
+			       w->st.iteration, state_upper(w->st.state), w->st.next ? w->st.next : "");
+	case ACT_TOGGLE: {
+		struct view *v = &a->views[P_TRAPS];
+		if (v->sel < 0 || (size_t)v->sel >= a->data.ntraps)
+			return err_set(e, ERR_USAGE, "no trap selected");
+		struct trap *t = &a->data.traps[v->sel];
+		t->state = t->state == TRAP_CHECKED ? TRAP_UNCHECKED : TRAP_CHECKED;
+		return 0;
+	}
+	default:
+		return 0;
+	}
+}
+
+static int loop_submit(struct app *a, struct wizard *wz, struct err *e)
+{
+	switch (wz->kind) {
+	case WZ_LOG:
+		return submit_log(a, wz, e);
+	case WZ_CONTRACT:
+		return submit_contract(a, wz, e);
+	}
+	return 0;
+}
+
+/* ---- detail -------------------------------------------------------------- */
+
+static void dline(struct app *a, enum role role, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static void dline(struct app *a, enum role role, const char *fmt, ...)
+{
+	struct sb s = SB_INIT;
+	va_list ap;
+
+	sb_init(&s);
+	va_start(ap, fmt);
+	sb_vaddf(&s, fmt, ap);
+	va_end(ap);
+	a->data.detail = xrealloc(a->data.detail, (a->data.ndetail + 1) * sizeof(*a->data.detail));
+	a->data.detail[a->data.ndetail++] = (struct wb_line){sb_detach(&s), role};
+}
+
+/* Lines of text, one detail line each. */
+static void dtext(struct app *a, enum role role, const char *text)
+{
+	const char *p = text;
+	while (p && *p) {
+		const char *nl = strchr(p, '\n');
+		size_t n = nl ? (size_t)(nl - p) : strlen(p);
+		enum role r = role;
+		if (role == R_NORMAL && n > 0 && (p[0] == '+' || p[0] == '-') && strncmp(p, "+++", 3) && strncmp(p, "---", 3))
+			r = p[0] == '+' ? R_KEEP : R_REVERT;
+		dline(a, r, "%.*s", (int)n, p);
+		p += n + (nl ? 1 : 0);
+	}
+}
+
+static int run_result(struct ws_loop *w, int iter, struct store_run *run, struct parse_result *res,
+		      struct err *e)
+{
+	int run_id = 0;
+	char *tree = NULL;
+	int rc;
+
+	if ((rc = store_iter_run(loop_store(w->l), iter, &run_id, &tree, e)) < 0)
+		return rc;
+	free(tree);
+	if ((rc = store_run_get(loop_store(w->l), run_id, run, e)) < 0)
+		return rc;
+	if (!run->result_json)
+		return 0;
+	json_error_t je;
+	json_t *j = json_loads(run->result_json, 0, &je);
+	if (!j)
+		return 0;
+	rc = parse_result_from_json(j, res, e);
+	json_decref(j);
+	return rc < 0 ? rc : 1;
+}
+
+static void shape_name(const struct parse_row *r, struct sb *out)
+{
+	sb_addf(out, "%s B=%ld T=%ld H=%ld D=%ld", r->mode ? r->mode : "", r->B, r->T, r->H, r->D);
+	if (r->L >= 0)
+		sb_addf(out, " L=%ld", r->L);
+}
+
+static int loop_detail(struct app *a, int i, struct err *e)
+{
+	struct ws_loop *w = W(a);
+	const struct log_row *r;
+	struct store_run run;
+	struct parse_result res;
+	struct sb s = SB_INIT;
+	int have;
+
+	if (i < 0 || (size_t)i >= a->data.nrows)
+		return err_set(e, ERR_USAGE, "details: no row selected");
+	r = &a->data.rows[i];
+	clear_lines(&a->data.detail, &a->data.ndetail);
+	memset(&run, 0, sizeof(run));
+	parse_result_init(&res);
+	sb_init(&s);
+	dline(a, R_HEADER, "Iteration %d \xc2\xb7 %s \xc2\xb7 %s", r->iter, row_status_name(r->status),
+	      r->direction ? r->direction : "");
+	fmt_gate(r, &s);
+	dline(a, theme_row_role(r) == R_FAIL ? R_FAIL : R_NORMAL, "Gate: %s (%s)", s.buf,
+	      r->scope == SCOPE_SUBSET ? "-k subset: a signal only, never supports promotion"
+	      : r->scope == SCOPE_FULL ? "full gate" : "scope unknown");
+	sb_reset(&s);
+	fmt_bench(r->bench_ms, &s);
+	sb_adds(&s, " ms \xc2\xb7 vs best ");
+	fmt_vs_best(r->vs_best, &s);
+	dline(a, R_NORMAL, "Bench (geomean of per-shape medians): %s", s.buf);
+	if (r->axis)
+		dline(a, R_NORMAL, "Axis: %s", r->axis);
+
+	struct err re = {0};
+	have = run_result(w, r->iter, &run, &res, &re);
+	if (have < 0) {
+		dline(a, R_DIM, "Run: %s", re.msg);
+	} else {
+		dline(a, R_NORMAL, "Run: %s \xc2\xb7 exit %d%s%s", run.command ? run.command : "",
+		      run.exit_status, run.cancelled ? " \xc2\xb7 cancelled" : "",
+		      run.timed_out ? " \xc2\xb7 timed out" : "");
+		if (run.log_path)
+			dline(a, R_DIM, "Raw output: %s", run.log_path);
+	}
+	if (have > 0) {
+		if (res.gate_test)
+			dline(a, R_NORMAL, "Gate test: %s%s%s", res.gate_test, res.gate_k ? " -k " : "",
+			      res.gate_k ? res.gate_k : "");
+		if (res.pytest.passed >= 0)
+			dline(a, R_NORMAL, "pytest: %d passed, %d failed, %d errors, %d skipped",
+			      res.pytest.passed, res.pytest.failed < 0 ? 0 : res.pytest.failed,
+			      res.pytest.errors < 0 ? 0 : res.pytest.errors,
+			      res.pytest.skipped < 0 ? 0 : res.pytest.skipped);
+		if (res.env.raw)
+			dline(a, R_NORMAL, "Environment: %s", res.env.raw);
+		if (res.nrows) {
+			dline(a, R_NORMAL, "%s", "");
+			dline(a, R_HEADER, "%-34s %10s %10s %8s", "Shape", res.col_base ? res.col_base : "base",
+			      res.col_new ? res.col_new : "new", "speedup");
+			for (size_t k = 0; k < res.nrows; k++) {
+				const struct parse_row *pr = &res.rows[k];
+				sb_reset(&s);
+				shape_name(pr, &s);
+				dline(a, R_NORMAL, "%-34s %10.3f %10.3f %7.2fx", s.buf, pr->base_ms, pr->new_ms,
+				      pr->speedup);
+			}
+		}
+		for (size_t k = 0; k < res.nwarnings; k++)
+			dline(a, R_REVERT, "Warning: %s", res.warnings[k]);
+	}
+	dline(a, R_NORMAL, "%s", "");
+	if (r->commit) {
+		struct sb stat = SB_INIT, patch = SB_INIT;
+		struct err ge = {0};
+		sb_init(&stat);
+		sb_init(&patch);
+		dline(a, R_HEADER, "Commit %s", r->commit);
+		if (gitshow_commit(loop_repo_dir(w->l), r->commit, &stat, &patch, &ge) < 0) {
+			dline(a, R_ERROR, "%s", ge.msg);
+		} else {
+			dtext(a, R_DIM, stat.buf);
+			dline(a, R_NORMAL, "%s", "");
+			dtext(a, R_NORMAL, patch.buf);
+		}
+		sb_release(&stat);
+		sb_release(&patch);
+	} else {
+		dline(a, R_DIM, "Not committed yet.");
+	}
+	sb_release(&s);
+	store_run_release(&run);
+	parse_result_release(&res);
+	return 0;
+}
+
+/* Per-shape series for the chart: each row's measured shapes. */
+static int loop_shapes(struct app *a, struct err *e)
+{
+	struct ws_loop *w = W(a);
+	struct sb key = SB_INIT;
+
+	free_shapes(a);
+	sb_init(&key);
+	for (size_t i = 0; i < w->nrows; i++) {
+		struct store_run run;
+		struct parse_result res;
+		struct err re = {0};
+		memset(&run, 0, sizeof(run));
+		parse_result_init(&res);
+		if (run_result(w, w->rows[i].iter, &run, &res, &re) > 0) {
+			for (size_t k = 0; k < res.nrows; k++) {
+				sb_reset(&key);
+				shape_name(&res.rows[k], &key);
+				size_t s = 0;
+				while (s < a->data.nshapes && strcmp(a->data.shapes[s].name, key.buf))
+					s++;
+				if (s == a->data.nshapes) {
+					a->data.shapes = xrealloc(a->data.shapes, (s + 1) * sizeof(*a->data.shapes));
+					a->data.shapes[s].name = xstrdup(key.buf);
+					a->data.shapes[s].ms = xmalloc(w->nrows * sizeof(double));
+					for (size_t z = 0; z < w->nrows; z++)
+						a->data.shapes[s].ms[z] = NAN;
+					a->data.nshapes++;
+				}
+				double v = res.rows[k].new_ms;
+				a->data.shapes[s].ms[i] = isfinite(v) ? v : res.rows[k].base_ms;
+			}
+		}
+		store_run_release(&run);
+		parse_result_release(&res);
+	}
+	sb_release(&key);
+	a->shapes_loaded = true;
+	return 0;
+}
+
+static void loop_close_be(struct app *a)
+{
+	struct ws_loop *w = W(a);
+
+	if (!w)
+		return;
+	clear_lines(&a->data.notes, &a->data.nnotes);
+	clear_lines(&a->data.detail, &a->data.ndetail);
+	free_shapes(a);
+	live_free(a->data.live);
+	a->data.live = NULL;
+	ws_files_release(&w->files);
+	loop_rows_free(w->rows, w->nrows);
+	if (w->have_st)
+		loop_status_release(&w->st);
+	loop_close(w->l);
+	free(w->title);
+	free(w);
+	a->be_data = NULL;
+}
+
+static const struct backend loop_backend = {
+	.reload = loop_reload,
+	.status = loop_status_line,
+	.act = loop_act,
+	.submit = loop_submit,
+	.detail = loop_detail,
+	.shapes = loop_shapes,
+	.run_fds = loop_run_fds,
+	.run_pump = loop_run_pump,
+	.run_cancel = loop_run_cancel,
+	.run_end = loop_run_end,
+	.close = loop_close_be,
+};
+
+int ws_loop_open(struct app *a, const char *op, struct err *e)
+{
+	struct ws_loop *w = xcalloc(1, sizeof(*w));
+	int rc;
+
+	if ((rc = loop_open(NULL, op, LOOP_TRY_WRITE, &w->l, e)) < 0) {
+		free(w);
+		return rc;
+	}
+	app_init(a, &loop_backend, w);
+	return 0;
+}
