@@ -36,7 +36,17 @@ struct cli {
 	X(parse, "parse FILE [--exit-status N | --killed] [--patterns NAME] [--json]",       \
 	  "read a saved verify log: gate verdict, pytest counts, env, result table")          \
 	X(tui, "tui", "open the workbench on this workspace (also: optloop with no command)")  \
-	X(view, "view PATH/OPT_LOG.md", "open the workbench panes read-only on any OPT_LOG.md")
+	X(view, "view PATH/OPT_LOG.md", "open the workbench panes read-only on any OPT_LOG.md") \
+	X(lint, "lint [--json]", "the trap lints over the current kernel diff (exit 1 on findings)") \
+	X(trap, "trap list [--iter N] [--json] | trap add --title T --fact F --why W --how H | trap mark ID checked|hit|unchecked [--iter N]", \
+	  "the TRAPS.md catalogue and the iteration's trap checklist")                        \
+	X(dispatch, "dispatch add --bucket TEXT --entry NAME --evidence ITERS [--base-ms X] [--cand-ms Y] [--why TEXT] [--json] | dispatch list [--json]", \
+	  "dispatch.md bucket rows, each backed by logged iterations")                         \
+	X(reassess, "reassess --profile PATH --axes TEXT --techniques TEXT --next TEXT | reassess --show", \
+	  "record the re-assessment that lifts a STALLED loop")                               \
+	X(stop, "stop --reason cap|floor|directions [--bound TEXT] [--json]",                  \
+	  "stop the loop when a stop condition holds")                                       \
+	X(report, "report nogo [--json]", "the no-go record (only with all five items)")
 
 #define X(name, usage, summary) int cmd_##name(struct cli *cli, int argc, char **argv);
 OPTLOOP_COMMANDS(X)
