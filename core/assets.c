@@ -8,11 +8,16 @@
 
 static char *found;
 
+/* Any of the shipped folders marks an assets directory. */
 static int looks_like_assets(const char *dir)
 {
-	char *p = fsutil_join(dir, "patterns");
-	int ok = fsutil_is_dir(p);
-	free(p);
+	static const char *const marks[] = {"patterns", "demo"};
+	int ok = 0;
+	for (size_t i = 0; !ok && i < sizeof(marks) / sizeof(marks[0]); i++) {
+		char *p = fsutil_join(dir, marks[i]);
+		ok = fsutil_is_dir(p);
+		free(p);
+	}
 	return ok;
 }
 

@@ -2,6 +2,7 @@
  * commit with their refusals, start-up reconciliation of OPT_LOG.md, the
  * database and git history, and the telescoping set-aside. */
 #include "core/loop.h"
+#include "core/measure.h"
 #include "core/contract.h"
 #include "core/err.h"
 #include "core/fault.h"
@@ -1027,6 +1028,7 @@ int loop_verify_begin(struct loop *l, const struct loop_verify_opts *o, struct e
 		store_rollback(l->store);
 	if (rc < 0)
 		return rc;
+	measure_hook_verify_begin(l->store, l->run.id);
 	parser_free(l->parser);
 	l->parser = parser_new(l->patset, on_event, l);
 	struct runner_spec spec = {
@@ -1182,6 +1184,7 @@ int loop_verify_end(struct loop *l, struct loop_measurement *m, struct err *e)
 	l->verifying = false;
 	if (rc < 0)
 		return rc;
+	measure_hook_verify_end(l->store, r->id, l->contract.threshold);
 	if (m)
 		fill_measurement(r, m);
 	return 0;

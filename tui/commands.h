@@ -22,6 +22,7 @@ struct cli {
 #define OPTLOOP_COMMANDS(X)                                                                   \
 	X(help, "help [COMMAND]", "show the commands, or one command's usage")                \
 	X(version, "version", "print the version")                                           \
+	X(demo, "demo [DIR] [--json]", "make a fresh git repository holding the demo kernel project") \
 	X(init, "init --op OP [--test-file P] [--naive P] [--kernel P]... [--verify CMD] [--bench CMD]", \
 	  "create the workspace profile/<op>-opt/ for an op")                                 \
 	X(status, "status [--json]", "where the loop stands and the next required step")      \
@@ -46,7 +47,14 @@ struct cli {
 	  "record the re-assessment that lifts a STALLED loop")                               \
 	X(stop, "stop --reason cap|floor|directions [--bound TEXT] [--json]",                  \
 	  "stop the loop when a stop condition holds")                                       \
-	X(report, "report nogo [--json]", "the no-go record (only with all five items)")
+	X(noise, "noise [--runs K] [--cmd CMD] [--json]",                                      \
+	  "measure the current best K times in one session to seed the noise band")           \
+	X(confirm, "confirm [--max-pairs N] [--cmd CMD] [--json]",                             \
+	  "measure best and candidate interleaved in one session; promote only a real win")   \
+	X(promote, "promote --check | --explain TEXT | --attach FILE [--iter N] [--json]",     \
+	  "check the promotion bar, or record the evidence it asks for")                      \
+	X(report, "report final|header ITER|pr|nogo [--json]",                                 \
+	  "Markdown reports from the loop's evidence: final claim, kept-candidate header, PR body, no-go record")
 
 #define X(name, usage, summary) int cmd_##name(struct cli *cli, int argc, char **argv);
 OPTLOOP_COMMANDS(X)

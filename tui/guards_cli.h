@@ -24,4 +24,7 @@ void guards_cli_print_findings(FILE *out, const struct lint_findings *f);
 /* The findings as a JSON array (caller owns). */
 json_t *guards_cli_findings_json(const struct lint_findings *f);
 
+/* `optloop report nogo [--json]` (argv[1] is "nogo"); cmd_report calls it. */
+int report_nogo(struct cli *cli, int argc, char **argv);
+
 #endif

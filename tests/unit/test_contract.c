@@ -303,6 +303,53 @@ static void set_refuses_unknown_fields_and_bad_numbers(void **state)
 	sb_release(&out);
 }
 
+static void unclosed_comment_is_text_and_hides_nothing(void **state)
+{
+	/* Found by fuzzing: an unclosed "<!--" swallowed every later section,
+	 * so a field that was just set could not be read back. */
+	static const char doc[] = "# C\n\n<!-- forgot to close\n\n## Target\n\n1.3x\n\n"
+				  "| a | b <!-- c |\n";
+	struct contract c;
+	struct sb out = SB_INIT;
+
+	assert_int_equal(contract_parse(doc, strlen(doc), &c, NULL), 0);
+	assert_string_equal(c.v[CF_TARGET], "1.3x\n\n| a | b <!-- c |");
+	contract_release(&c);
+	assert_int_equal(contract_set(doc, strlen(doc), "validation", "./verify.sh", &out, NULL), 0);
+	assert_int_equal(contract_parse(out.buf, out.len, &c, NULL), 0);
+	assert_string_equal(c.v[CF_VALIDATION], "./verify.sh");
+	contract_release(&c);
+	sb_release(&out);
+}
+
+static void stray_fence_is_text_and_new_blocks_avoid_it(void **state)
+{
+	/* Found by fuzzing: a ``` that is never closed hid every later section,
+	 * and the block contract_set appended then closed it. */
+	static const char doc[] = "## Target\n\n```1.3x\n\n## Op\n\nchunk_gla\n";
+	struct contract c;
+	struct sb out = SB_INIT;
+	struct err e = {0};
+
+	assert_int_equal(contract_parse(doc, strlen(doc), &c, NULL), 0);
+	assert_string_equal(c.v[CF_TARGET], "```1.3x");
+	assert_string_equal(c.v[CF_OP], "chunk_gla");
+	contract_release(&c);
+	assert_int_equal(contract_set(doc, strlen(doc), "validation", "./verify.sh", &out, NULL), 0);
+	assert_non_null(strstr(out.buf, "~~~sh\n./verify.sh\n~~~\n"));
+	assert_int_equal(contract_parse(out.buf, out.len, &c, NULL), 0);
+	assert_string_equal(c.v[CF_VALIDATION], "./verify.sh");
+	assert_string_equal(c.v[CF_TARGET], "```1.3x");
+	assert_string_equal(c.v[CF_OP], "chunk_gla");
+	contract_release(&c);
+	sb_release(&out);
+	/* With both kinds left open there is no safe fence: refuse, say why. */
+	static const char both[] = "## Target\n\n```a\n~~~b\n";
+	assert_int_equal(contract_set(both, strlen(both), "frozen", "x\ny", &out, &e), ERR_USAGE);
+	assert_non_null(strstr(e.msg, "never closed"));
+	sb_release(&out);
+}
+
 static void field_names_and_synonyms(void **state)
 {
 	assert_string_equal(contract_field_name(CF_VALIDATION), "validation");
@@ -411,6 +458,8 @@ int main(void)
 		cmocka_unit_test(set_then_parse_round_trips_awkward_values),
 		cmocka_unit_test(set_empty_value_clears_the_field),
 		cmocka_unit_test(set_refuses_unknown_fields_and_bad_numbers),
+		cmocka_unit_test(unclosed_comment_is_text_and_hides_nothing),
+		cmocka_unit_test(stray_fence_is_text_and_new_blocks_avoid_it),
 		cmocka_unit_test(field_names_and_synonyms),
 		cmocka_unit_test(list_items_split_lines_commas_and_marks),
 		cmocka_unit_test(template_fills_the_given_fields),

@@ -1,0 +1,111 @@
+/*
+ * cmd_demo — `optloop demo [DIR] [--json]`: make a fresh git repository
+ * holding the embedded demo kernel project, then hand it to the loop.
+ *
+ * The steps, in order:
+ *   1. the repository (core/demo.c): copy, git init, one commit;
+ *   2. the optloop workspace with a complete contract (demo_spec() has the
+ *      values) — slot marked below;
+ *   3. on a terminal, the interactive workbench — slot marked below.
+ * Off a terminal nothing interactive is opened: it prints what it made and
+ * the next step and exits 0, so scripts and tests can use it.
+ */
+#include "tui/cli_util.h"
+#include "tui/commands.h"
+#include "core/demo.h"
+#include "core/err.h"
+#include "core/sb.h"
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Quote a path for the shell when it needs it (the "next" line is meant to
+ * be pasted). */
+static void shell_quote(const char *s, struct sb *out)
+{
+	if (!s[strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-+,:@%")]) {
+		sb_adds(out, s);
+		return;
+	}
+	sb_addc(out, '\'');
+	for (; *s; s++) {
+		if (*s == '\'')
+			sb_adds(out, "'\\''");
+		else
+			sb_addc(out, *s);
+	}
+	sb_addc(out, '\'');
+}
+
+int cmd_demo(struct cli *cli, int argc, char **argv)
+{
+	const struct demo_spec *ds = demo_spec();
+	const char *dir = NULL;
+	bool json = false, interactive;
+	struct demo_result r;
+	struct err e = {0};
+	struct sb next = SB_INIT, qdir = SB_INIT;
+
+	(void)cli;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--json"))
+			json = true;
+		else if (argv[i][0] == '-' && argv[i][1])
+			return cli_usage_error("demo", "unknown option %s", argv[i]);
+		else if (dir)
+			return cli_usage_error("demo", "one directory at most (got %s and %s)", dir,
+					       argv[i]);
+		else
+			dir = argv[i];
+	}
+
+	/* 1. The repository. */
+	if (demo_create(dir, &r, &e) < 0)
+		return cli_fail(&e);
+	shell_quote(r.dir, &qdir);
+
+	/* 2. Workspace slot: create profile/<op>-opt/ here with a complete
+	 * contract from demo_spec() once the loop engine's init is available;
+	 * the next step then becomes the baseline verify. */
+	sb_addf(&next, "cd %s && %s", sb_str(&qdir), ds->verify_cmd);
+
+	/* 3. Front-end slot: on a terminal, open the workbench on r.dir. */
+	interactive = !json && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
+
+	if (json) {
+		json_t *o = json_object();
+		json_object_set_new(o, "dir", json_string(r.dir));
+		json_object_set_new(o, "branch", json_string("main"));
+		json_object_set_new(o, "commit", json_string(r.commit));
+		json_object_set_new(o, "identity", json_string(r.identity));
+		json_object_set_new(o, "identity_set", json_boolean(r.identity_set));
+		json_object_set_new(o, "op", json_string(ds->op));
+		json_object_set_new(o, "kernel", json_string(ds->kernel));
+		json_object_set_new(o, "verify", json_string(ds->verify_cmd));
+		json_object_set_new(o, "workspace", json_null());
+		json_object_set_new(o, "next", json_string(sb_str(&next)));
+		cli_print_json(o);
+	} else {
+		if (interactive)
+			printf("optloop demo: the interactive workbench is not built yet; "
+			       "here is the project to work on by hand.\n");
+		printf("%s\n", r.dir);
+		printf("made: a git repository (branch main, one commit %.7s) holding the demo "
+		       "kernel project\n"
+		       "      op %s, kernel %s, frozen test %s\n",
+		       r.commit, ds->op, ds->kernel, ds->test_file);
+		if (r.identity_set)
+			printf("note: git has no user identity configured, so the demo repository "
+			       "got a local one (%s);\n      set yours with git config --global "
+			       "user.name/user.email\n",
+			       r.identity);
+		printf("next: %s\n", sb_str(&next));
+	}
+	sb_release(&next);
+	sb_release(&qdir);
+	demo_result_release(&r);
+	return 0;
+}
