@@ -582,7 +582,11 @@ int loop_open(const char *cwd, const char *op, int flags, struct loop **out, str
 	if ((rc = workspace_find(vcs_workdir(l->vcs), op, &l->ws, e)) < 0)
 		goto fail;
 	l->readonly = flags & LOOP_READONLY;
-	rc = store_open(l->ws.db_path, l->readonly ? STORE_READONLY : 0, &l->store, e);
+	rc = store_open(l->ws.db_path,
+			l->readonly		       ? STORE_READONLY
+			: (flags & LOOP_TRY_WRITE) ? STORE_NOWAIT
+						   : 0,
+			&l->store, e);
 	if (rc == ERR_BUSY && (flags & LOOP_TRY_WRITE)) {
 		l->readonly = true;
 		rc = store_open(l->ws.db_path, STORE_READONLY, &l->store, e);
@@ -809,7 +813,6 @@ int loop_init(const char *cwd, const struct loop_init_opts *o, struct sb *notes,
 	else
 		store_rollback(s);
 	if (rc == 0 && notes) {
-		contract_parse(draft.buf, draft.len, &c, NULL);
 		sb_addf(notes, "created %s (kernel: %s; frozen: %s, %s)\n", ws.rel, kernel[0],
 			test_file, naive);
 	}

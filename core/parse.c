@@ -919,7 +919,8 @@ int parse_file(const struct patset *ps, const char *path, int exit_status, bool 
 	char buf[1 << 16];
 	struct parser *p;
 	ssize_t n;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	bool is_stdin = !strcmp(path, "-");
+	int fd = is_stdin ? 0 : open(path, O_RDONLY | O_CLOEXEC);
 
 	parse_result_init(out);
 	if (fd < 0)
@@ -931,13 +932,16 @@ int parse_file(const struct patset *ps, const char *path, int exit_status, bool 
 			if (errno == EINTR)
 				continue;
 			int en = errno;
-			close(fd);
+			if (!is_stdin)
+				close(fd);
 			parser_free(p);
-			return err_set(e, ERR_IO, "cannot read %s: %s", path, strerror(en));
+			return err_set(e, ERR_IO, "cannot read %s: %s", is_stdin ? "standard input" : path,
+				       strerror(en));
 		}
 		parser_feed(p, buf, (size_t)n);
 	}
-	close(fd);
+	if (!is_stdin)
+		close(fd);
 	parser_finish(p, exit_status, killed);
 	parser_take_result(p, out);
 	parser_free(p);

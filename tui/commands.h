@@ -35,7 +35,7 @@ struct cli {
 	X(export, "export --json", "the whole workspace database as JSON") \
 	X(import, "import FILE [--json] [--strict]", "read an OPT_LOG.md and show its rows and what could not be read") \
 	X(parse, "parse FILE [--exit-status N | --killed] [--patterns NAME] [--json]",       \
-	  "read a saved verify log: gate verdict, pytest counts, env, result table")          \
+	  "read a saved verify log (- for stdin): gate verdict, pytest counts, env, result table")          \
 	X(tui, "tui", "open the workbench on this workspace (also: optloop with no command)")  \
 	X(view, "view PATH/OPT_LOG.md", "open the workbench panes read-only on any OPT_LOG.md") \
 	X(lint, "lint [--json]", "the trap lints over the current kernel diff (exit 1 on findings)") \
