@@ -133,6 +133,7 @@ int cmd_demo(struct cli *cli, int argc, char **argv)
 		if (interactive && chdir(r.dir) == 0) {
 			int rc = tui_open_workspace(cli, true);
 			if (rc >= 0) {
+				free(workspace);
 				sb_release(&next);
 				sb_release(&qdir);
 				demo_result_release(&r);
