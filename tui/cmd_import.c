@@ -78,21 +78,14 @@ static void json_str(struct sb *o, const char *s)
 	sb_addc(o, '"');
 }
 
-/* Shortest decimal that reads back as the same double (LC_NUMERIC is "C"
- * in this command, see cmd_import). */
+/* Ten significant digits, as cli_print_json writes reals (LC_NUMERIC is
+ * "C" in this command, see cmd_import). */
 static void json_num(struct sb *o, double v)
 {
-	char buf[64];
-	if (!isfinite(v)) {
+	if (!isfinite(v))
 		sb_adds(o, "null");
-		return;
-	}
-	for (int prec = 6; prec <= 17; prec++) {
-		snprintf(buf, sizeof(buf), "%.*g", prec, v);
-		if (strtod(buf, NULL) == v)
-			break;
-	}
-	sb_adds(o, buf);
+	else
+		sb_addf(o, "%.10g", v);
 }
 
 /* Write out what has been built once it is large: output streams, memory
