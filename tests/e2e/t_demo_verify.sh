@@ -169,6 +169,25 @@ t_is "--base: the worktree is removed" "$(git -C "$p" worktree list | wc -l)" 1
 t_is "--base: the tree is still clean" "$(git -C "$p" status --porcelain)" ""
 t_like "--json: per-shape median, p20, p80" "$(cat "$T_TMP/res.json" 2>&1)" '"median_ms": [0-9.]+, "p20_ms": [0-9.]+, "p80_ms": [0-9.]+'
 t_like "--json: the baseline too" "$(cat "$T_TMP/res.json" 2>&1)" "\"baseline_label\": \"HEAD~1\\[$old_sha\\]\""
+# Cancelled (SIGTERM to the process group, as optloop's runner does) while
+# the baseline is being measured: the worktree and the build scratch go.
+setsid "$p/verify" --op chunk_linear_attn --base HEAD~1 >"$T_TMP/cancel.out" 2>&1 &
+vpid=$!
+for _ in $(seq 1 300); do
+	grep -q "Benchmarking at" "$T_TMP/cancel.out" && break
+	sleep 0.1
+done
+kill -TERM -- -"$vpid" 2>/dev/null
+wait "$vpid"
+t_is "cancelled during --base: exit 143" "$?" 143
+t_is "cancelled during --base: the worktree is removed" "$(git -C "$p" worktree list | wc -l)" 1
+t_is "cancelled during --base: no build scratch left" "$(ls "$p/build")" ""
+# A baseline worktree left by a SIGKILLed run is pruned by the next --base run.
+git -C "$p" worktree add -q --detach "$T_TMP/stale" HEAD~1
+rm -rf "$T_TMP/stale"
+run "$p" --op chunk_linear_attn --base HEAD~1
+t_is "stale worktree: the next --base run still works" "$rc" 0
+t_is "stale worktree: pruned" "$(git -C "$p" worktree list | wc -l)" 1
 run "$p" --op chunk_linear_attn --base no-such-ref
 t_is "--base to a missing ref: still exit 0" "$rc" 0
 t_like "--base to a missing ref: warned" "$err" "Failed to benchmark at 'no-such-ref'"
