@@ -121,6 +121,8 @@ demo: deps
 	@$(MAKE) --no-print-directory $(BIN)
 	@./$(BIN) demo
 
+# The committed corpus only seeds a run: libFuzzer writes new inputs to its
+# first corpus folder, so that one is build/fuzz/<target>.new.
 FUZZ_CC ?= clang
 fuzz:
 	@mkdir -p build/fuzz
@@ -129,9 +131,11 @@ fuzz:
 		echo "fuzz: building $$n"; \
 		$(FUZZ_CC) -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined $(CPPFLAGS) $(PKG_CFLAGS) \
 			-o build/fuzz/$$n $$f $(CORE_SRC) $(PKG_LIBS) -lm || exit 1; \
-		mkdir -p tests/fuzz/corpus/$$n; \
+		mkdir -p tests/fuzz/corpus/$$n build/fuzz/$$n.new; \
 		build/fuzz/$$n -max_total_time=$${FUZZ_SECONDS:-30} -max_len=4096 \
-			tests/fuzz/corpus/$$n build/fuzz/$$n.new 2>&1 | tail -n 3 || exit 1; \
+			-artifact_prefix=build/fuzz/$$n- \
+			build/fuzz/$$n.new tests/fuzz/corpus/$$n >build/fuzz/$$n.log 2>&1; \
+		rc=$$?; tail -n 3 build/fuzz/$$n.log; [ $$rc = 0 ] || exit 1; \
 	done
 
 install: all

@@ -143,12 +143,57 @@ static bool get_line(const char *t, size_t len, size_t at, struct line *l)
 	return true;
 }
 
-static bool is_fence(const char *s, size_t n)
+/* A fenced code block's opening line: its character and run length. */
+struct fence {
+	char ch;
+	size_t k;
+};
+
+static bool fence_open(const char *s, size_t n, struct fence *f)
 {
-	size_t i = 0;
+	size_t i = 0, k = 0;
 	while (i < n && i < 4 && s[i] == ' ')
 		i++;
-	return i <= 3 && n - i >= 3 && (!memcmp(s + i, "```", 3) || !memcmp(s + i, "~~~", 3));
+	if (i > 3 || i >= n || (s[i] != '`' && s[i] != '~'))
+		return false;
+	while (i + k < n && s[i + k] == s[i])
+		k++;
+	if (k < 3)
+		return false;
+	if (s[i] == '`' && memchr(s + i + k, '`', n - i - k))
+		return false; /* a backtick fence's info string has no backticks */
+	f->ch = s[i];
+	f->k = k;
+	return true;
+}
+
+/* The line closes f: the same character, at least as many, nothing after. */
+static bool fence_close(const char *s, size_t n, const struct fence *f)
+{
+	size_t i = 0, k = 0;
+	while (i < n && i < 4 && s[i] == ' ')
+		i++;
+	if (i > 3)
+		return false;
+	while (i + k < n && s[i + k] == f->ch)
+		k++;
+	if (k < f->k)
+		return false;
+	for (i += k; i < n; i++)
+		if (s[i] != ' ' && s[i] != '\t')
+			return false;
+	return true;
+}
+
+/* Some line in t[from..len) closes f.  A fence never closed is plain text,
+ * so a stray ``` cannot hide the rest of the file. */
+static bool fence_closes(const char *t, size_t len, size_t from, const struct fence *f)
+{
+	struct line l;
+	for (size_t at = from; get_line(t, len, at, &l); at = l.next)
+		if (fence_close(t + l.s, l.e - l.s, f))
+			return true;
+	return false;
 }
 
 /* ATX heading: level and text span, 0 when not a heading. */
@@ -230,12 +275,19 @@ static int key_line(const char *t, struct line l, size_t *va, size_t *vb)
 	return f;
 }
 
-static void scan(const char *t, size_t len, struct loc loc[CF_ALL])
+/* Where each field lives.  *dangling (may be NULL) gets a bit for each fence
+ * character with an opener that is never closed (1 backtick, 2 tilde):
+ * a new fenced block must not use that character, or it would close it. */
+static void scan(const char *t, size_t len, struct loc loc[CF_ALL], unsigned *dangling)
 {
 	struct line l;
+	struct fence fc = {0}, o;
 	size_t at = 0;
 	int cur = -1;
 	bool in_fence = false, in_comment = false;
+
+	if (dangling)
+		*dangling = 0;
 
 	memset(loc, 0, sizeof(struct loc) * CF_ALL);
 	for (; get_line(t, len, at, &l); at = l.next) {
@@ -243,7 +295,7 @@ static void scan(const char *t, size_t len, struct loc loc[CF_ALL])
 		size_t n = l.e - l.s, hs, he;
 
 		if (in_fence) {
-			if (is_fence(s, n))
+			if (fence_close(s, n, &fc))
 				in_fence = false;
 			continue;
 		}
@@ -252,15 +304,26 @@ static void scan(const char *t, size_t len, struct loc loc[CF_ALL])
 				in_comment = false;
 			continue;
 		}
-		if (is_fence(s, n)) {
-			in_fence = true;
-			continue;
+		if (fence_open(s, n, &o)) {
+			if (fence_closes(t, len, l.next, &o)) {
+				fc = o;
+				in_fence = true;
+				continue;
+			}
+			if (dangling)
+				*dangling |= o.ch == '`' ? 1 : 2;
 		}
-		const char *open = find_n(s, n, "<!--");
-		if (open) {
-			if (!find_n(open + 4, n - (size_t)(open + 4 - s), "-->"))
-				in_comment = true;
-			continue;
+		/* A comment block starts a line; one never closed is plain text,
+		 * so a forgotten "-->" cannot hide the rest of the contract. */
+		size_t ind = 0;
+		while (ind < n && ind < 3 && s[ind] == ' ')
+			ind++;
+		if (n - ind >= 4 && !memcmp(s + ind, "<!--", 4)) {
+			const char *close = find_n(s + ind + 4, len - (l.s + ind + 4), "-->");
+			if (close) {
+				in_comment = close >= t + l.e;
+				continue;
+			}
 		}
 		int lvl = heading(s, n, &hs, &he);
 		if (lvl) {
@@ -307,14 +370,22 @@ static char *value_of(const char *t, size_t a, size_t b)
 {
 	struct sb s = SB_INIT, o = SB_INIT;
 	struct line l;
+	struct fence fc = {0}, fo;
 	bool in_fence = false, in_comment = false;
 
 	/* Comments go, except inside fenced blocks where they are text. */
 	for (size_t at = a; at < b && get_line(t, b, at, &l); at = l.next) {
 		size_t i = l.s;
-		if (!in_comment && (in_fence || is_fence(t + l.s, l.e - l.s))) {
-			if (is_fence(t + l.s, l.e - l.s))
-				in_fence = !in_fence;
+		bool raw = false;
+		if (in_fence) {
+			in_fence = !fence_close(t + l.s, l.e - l.s, &fc);
+			raw = true;
+		} else if (!in_comment && fence_open(t + l.s, l.e - l.s, &fo) &&
+			   fence_closes(t, b, l.next, &fo)) {
+			fc = fo;
+			in_fence = raw = true;
+		}
+		if (raw) {
 			sb_add(&s, t + l.s, l.e - l.s);
 			i = l.e;
 		}
@@ -323,7 +394,8 @@ static char *value_of(const char *t, size_t a, size_t b)
 				const char *end = find_n(t + i, l.e - i, "-->");
 				in_comment = !end;
 				i = end ? (size_t)(end - t) + 3 : l.e;
-			} else if (l.e - i >= 4 && !memcmp(t + i, "<!--", 4)) {
+			} else if (l.e - i >= 4 && !memcmp(t + i, "<!--", 4) &&
+				   find_n(t + i + 4, b - i - 4, "-->")) {
 				in_comment = true;
 				i += 4;
 			} else {
@@ -333,49 +405,48 @@ static char *value_of(const char *t, size_t a, size_t b)
 		if (l.next > l.e)
 			sb_addc(&s, '\n');
 	}
-	/* Trim each line's right end, then blank lines at both ends. */
+	/* Blank lines at both ends go, and white space at the very end; lines
+	 * inside stay as written (a fenced command may need its blanks). */
 	const char *p = s.buf ? s.buf : "";
 	const char *end = p + s.len;
 	while (p < end) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		const char *le = nl ? nl : end;
-		const char *q = le;
-		while (q > p && (q[-1] == ' ' || q[-1] == '\t'))
-			q--;
-		if (o.len || q > p) {
-			sb_add(&o, p, (size_t)(q - p));
+		const char *le = nl ? nl : end, *q = p;
+		while (q < le && (*q == ' ' || *q == '\t'))
+			q++;
+		if (o.len || q < le) {
+			sb_add(&o, p, (size_t)(le - p));
 			sb_addc(&o, '\n');
 		}
 		p = nl ? nl + 1 : end;
 	}
-	while (o.len && o.buf[o.len - 1] == '\n')
+	while (o.len && isspace((unsigned char)o.buf[o.len - 1]))
 		o.buf[--o.len] = '\0';
+	if (o.len && !memchr(o.buf, '\n', o.len))
+		sb_trim(&o); /* one line: its indent is not part of it */
 	sb_release(&s);
 
 	/* One fenced block: its inside. */
-	if (o.len && is_fence(o.buf, o.len)) {
-		const char *first_nl = strchr(o.buf, '\n');
+	struct fence f1;
+	const char *first_nl = o.len ? strchr(o.buf, '\n') : NULL;
+	if (first_nl && fence_open(o.buf, (size_t)(first_nl - o.buf), &f1)) {
 		const char *last_nl = strrchr(o.buf, '\n');
-		if (first_nl && last_nl && first_nl != last_nl &&
-		    is_fence(last_nl + 1, strlen(last_nl + 1))) {
-			/* No other fence in between, or it is not one block. */
-			bool one = true;
-			for (const char *q = first_nl + 1; q < last_nl; ) {
-				const char *nl = strchr(q, '\n');
-				if (is_fence(q, (size_t)(nl - q)))
-					one = false;
-				q = nl + 1;
-			}
-			if (one) {
-				char *inner = xstrndup(first_nl + 1, (size_t)(last_nl - first_nl - 1));
-				sb_release(&o);
-				sb_adds(&o, inner);
-				free(inner);
-			}
-		} else if (first_nl && first_nl == last_nl) {
-			/* opener and closer only: an empty block */
-			if (is_fence(first_nl + 1, strlen(first_nl + 1)))
-				sb_reset(&o);
+		const char *last = last_nl + 1;
+		bool one = fence_close(last, strlen(last), &f1);
+		/* Closed only by the last line, or it is not one block. */
+		for (const char *q = first_nl + 1; one && q < last;) {
+			const char *nl = strchr(q, '\n');
+			if (fence_close(q, (size_t)(nl - q), &f1))
+				one = false;
+			q = nl + 1;
+		}
+		if (one) {
+			char *inner = first_nl == last_nl
+					      ? xstrdup("")
+					      : xstrndup(first_nl + 1, (size_t)(last_nl - first_nl - 1));
+			sb_reset(&o);
+			sb_adds(&o, inner);
+			free(inner);
 		}
 	}
 	/* One code span on one line: its inside. */
@@ -480,7 +551,7 @@ int contract_parse(const char *text, size_t len, struct contract *c, struct err 
 
 	memset(c, 0, sizeof(*c));
 	c->threshold = CONTRACT_DEFAULT_THRESHOLD;
-	scan(text, len, loc);
+	scan(text, len, loc, NULL);
 	for (int f = 0; f < CF_NFIELDS; f++)
 		if (loc[f].form != F_ABSENT)
 			c->v[f] = value_of(text, loc[f].a, loc[f].b);
@@ -535,28 +606,51 @@ static void add_eol_text(struct sb *out, const char *v, const char *eol)
 	}
 }
 
-/* The value as the lines of a section body (without a final line end). */
-static void format_value(int f, const char *v, bool fenced, const char *eol, struct sb *out)
+/* Written as plain lines, would the value read back differently?  A line
+ * that is a heading, a fence or a quote, a comment, or trailing blanks
+ * (trimmed on reading) need a fenced block; plain lists do not. */
+static bool needs_fence(const char *v)
 {
-	bool risky = strchr(v, '\n') || v[0] == '#' || v[0] == '>' || strstr(v, "```") ||
-		     strstr(v, "<!--") || !strncmp(v, "~~~", 3);
-	if (fenced || risky) {
+	struct fence f;
+	if (strstr(v, "<!--"))
+		return true;
+	for (const char *p = v; *p;) {
+		size_t n = strcspn(p, "\n"), i = 0;
+		while (i < n && i < 3 && p[i] == ' ')
+			i++;
+		if (i < n && (p[i] == '#' || p[i] == '>'))
+			return true;
+		if (fence_open(p, n, &f) || (n && (p[n - 1] == ' ' || p[n - 1] == '\t')))
+			return true;
+		p += n;
+		if (*p)
+			p++;
+	}
+	return false;
+}
+
+/* The value as the lines of a section body (without a final line end);
+ * fenced with ch, longer than any run of ch inside the value. */
+static void format_value(int f, const char *v, bool fenced, char ch, const char *eol,
+			 struct sb *out)
+{
+	if (fenced || needs_fence(v)) {
 		size_t run = 0, best = 0;
 		for (const char *p = v; *p; p++) {
-			run = *p == '`' ? run + 1 : 0;
+			run = *p == ch ? run + 1 : 0;
 			if (run > best)
 				best = run;
 		}
 		size_t k = best >= 3 ? best + 1 : 3;
 		for (size_t i = 0; i < k; i++)
-			sb_addc(out, '`');
+			sb_addc(out, ch);
 		if (f == CF_VALIDATION || f == CF_BENCHMARK)
 			sb_adds(out, "sh");
 		sb_adds(out, eol);
 		add_eol_text(out, v, eol);
 		sb_adds(out, eol);
 		for (size_t i = 0; i < k; i++)
-			sb_addc(out, '`');
+			sb_addc(out, ch);
 	} else {
 		add_eol_text(out, v, eol);
 	}
@@ -608,8 +702,17 @@ int contract_set(const char *text, size_t len, const char *field, const char *va
 		}
 	}
 	eol = crlf && crlf > text && crlf[-1] == '\r' ? "\r\n" : "\n";
-	scan(text, len, loc);
+	unsigned dangling;
+	scan(text, len, loc, &dangling);
 	struct loc L = loc[f];
+	char ch = dangling & 1 ? '~' : '`';
+	bool want_fence = f == CF_VALIDATION || f == CF_BENCHMARK || needs_fence(v.buf);
+	if (dangling == 3 && v.len && (needs_fence(v.buf) || L.form == F_SECTION)) {
+		sb_release(&v);
+		return err_set(e, ERR_USAGE,
+			       "contract: docs/draft.md has a ``` and a ~~~ fence that are never "
+			       "closed, so a new value cannot be written safely; close them by hand");
+	}
 
 	if (L.form == F_LINE) {
 		if (strchr(v.buf, '\n')) {
@@ -636,7 +739,7 @@ int contract_set(const char *text, size_t len, const char *field, const char *va
 		if (len && text[len - 1] != '\n')
 			sb_adds(out, eol);
 		sb_addf(out, "%s## %s%s%s", len ? eol : "", fields[f].heading, eol, eol);
-		format_value(f, v.buf, f == CF_VALIDATION || f == CF_BENCHMARK, eol, out);
+		format_value(f, v.buf, want_fence && dangling != 3, ch, eol, out);
 		sb_adds(out, eol);
 		sb_release(&v);
 		return 0;
@@ -645,6 +748,7 @@ int contract_set(const char *text, size_t len, const char *field, const char *va
 	/* A section: find its value lines (not blank, not only a comment). */
 	struct line l;
 	size_t vstart = 0, vend = 0, after_comments = L.a;
+	struct fence fc = {0}, fo;
 	bool have = false, in_comment = false, in_fence = false, was_fenced = false;
 	for (size_t at = L.a; at < L.b && get_line(text, L.b, at, &l); at = l.next) {
 		const char *s = text + l.s;
@@ -653,15 +757,21 @@ int contract_set(const char *text, size_t len, const char *field, const char *va
 
 		if (in_fence) {
 			content = true;
-			if (is_fence(s, n))
-				in_fence = false;
-		} else if (!in_comment && is_fence(s, n)) {
+			in_fence = !fence_close(s, n, &fc);
+		} else if (!in_comment && fence_open(s, n, &fo) &&
+			   fence_closes(text, L.b, l.next, &fo)) {
 			content = true;
 			in_fence = true;
+			fc = fo;
 			if (!have)
 				was_fenced = true;
 		} else {
-			/* Strip comment regions; anything left is content. */
+			/* Strip comment regions; anything left is content.  A value
+			 * may share its first line with the end of a hint, or its
+			 * last line with the start of one: cut there, not at the
+			 * line, so no comment is left half-open. */
+			bool comment_first = in_comment;
+			size_t first = n, open_at = n;
 			for (size_t i = 0; i < n;) {
 				if (in_comment) {
 					const char *c = find_n(s + i, n - i, "-->");
@@ -671,14 +781,28 @@ int contract_set(const char *text, size_t len, const char *field, const char *va
 					}
 					in_comment = false;
 					i = (size_t)(c - s) + 3;
-				} else if (n - i >= 4 && !memcmp(s + i, "<!--", 4)) {
+				} else if (n - i >= 4 && !memcmp(s + i, "<!--", 4) &&
+					   find_n(s + i + 4, L.b - (l.s + i + 4), "-->")) {
 					in_comment = true;
+					open_at = i;
+					if (first == n)
+						comment_first = true;
 					i += 4;
 				} else {
-					if (s[i] != ' ' && s[i] != '\t')
+					if (s[i] != ' ' && s[i] != '\t') {
 						content = true;
+						if (first == n)
+							first = i;
+					}
 					i++;
 				}
+			}
+			if (content) {
+				if (!have)
+					vstart = comment_first ? l.s + first : l.s;
+				have = true;
+				vend = in_comment ? l.s + open_at : l.next;
+				continue;
 			}
 		}
 		if (content) {
@@ -692,11 +816,15 @@ int contract_set(const char *text, size_t len, const char *field, const char *va
 	}
 
 	if (have) {
+		bool fenced = was_fenced || needs_fence(v.buf);
 		sb_add(out, text, vstart);
 		if (v.len) {
-			format_value(f, v.buf, was_fenced, eol, out);
-			/* Keep the line end the old value had (none at EOF). */
-			if (text[vend - 1] == '\n')
+			if (fenced && vstart > 0 && text[vstart - 1] != '\n')
+				sb_adds(out, eol); /* a fence must start its line */
+			format_value(f, v.buf, was_fenced, ch, eol, out);
+			/* Keep the line end the old value had (none at EOF); a value
+			 * cut before a comment gets one of its own. */
+			if (text[vend - 1] == '\n' || vend < len)
 				sb_adds(out, eol);
 		}
 		sb_add(out, text + vend, len - vend);
@@ -707,7 +835,7 @@ int contract_set(const char *text, size_t len, const char *field, const char *va
 			if (ip > 0 && text[ip - 1] != '\n')
 				sb_adds(out, eol);
 			sb_adds(out, eol);
-			format_value(f, v.buf, f == CF_VALIDATION || f == CF_BENCHMARK, eol, out);
+			format_value(f, v.buf, want_fence, ch, eol, out);
 			sb_adds(out, eol);
 			/* Directly followed by a heading: keep a blank line before it. */
 			if (ip < len && text[ip] != '\n' && text[ip] != '\r')

@@ -4,6 +4,7 @@
  * evidence (see guards.h).  The rules live here; loop.c only calls in.
  */
 #include "core/guards.h"
+#include "core/measure.h"
 
 #include "core/contract.h"
 #include "core/dispatch.h"
@@ -259,6 +260,17 @@ static int last_reassess(struct store *s)
 	return after;
 }
 
+/* The stall count of the workspace: the statistics module's rule (only a
+ * confirmed win resets it; not-comparable runs do not count), falling back
+ * to the rows alone when its tables cannot be read. */
+static int stall_now(const struct guards_ctx *g, const struct log_row *rows, size_t n)
+{
+	int after = last_reassess(g->store), c;
+	if (measure_stall_count(g->store, after, &c, NULL) == 0)
+		return c;
+	return guards_stall_count(rows, n, after);
+}
+
 struct stop_rec {
 	bool have;
 	int iter;
@@ -309,7 +321,7 @@ int guards_state(const struct guards_ctx *g, enum loop_state *st, struct err *e)
 	int rc = rows_load(g, &rows, &n, e);
 	if (rc < 0)
 		return rc;
-	if (guards_stall_count(rows, n, last_reassess(g->store)) >= GUARDS_STALL_AFTER)
+	if (stall_now(g, rows, n) >= GUARDS_STALL_AFTER)
 		*st = ST_STALLED;
 	rows_free(rows, n);
 	return 0;
@@ -334,7 +346,7 @@ char *guards_next_step(const struct guards_ctx *g, enum loop_state st)
 	if (rows_load(g, &rows, &n, NULL) < 0)
 		return NULL;
 	struct sb it = SB_INIT;
-	int c = guards_stall_count(rows, n, last_reassess(g->store));
+	int c = stall_now(g, rows, n);
 	if (c > 0)
 		stall_iters(rows, n, c, &it);
 	char *s = xasprintf("re-assess before the next iteration: %d iterations in a row without a "
@@ -365,7 +377,7 @@ int guards_verify_check(const struct guards_ctx *g, struct err *e)
 	size_t n;
 	if ((rc = rows_load(g, &rows, &n, e)) < 0)
 		return rc;
-	int c = guards_stall_count(rows, n, last_reassess(g->store));
+	int c = stall_now(g, rows, n);
 	if (c >= GUARDS_STALL_AFTER) {
 		struct sb it = SB_INIT;
 		stall_iters(rows, n, c, &it);
@@ -801,7 +813,7 @@ int guards_reassess(const struct guards_ctx *g, const struct guards_reassess *r,
 	int rc = rows_load(g, &rows, &n, e);
 	if (rc < 0)
 		return rc;
-	int c = guards_stall_count(rows, n, last_reassess(g->store));
+	int c = stall_now(g, rows, n);
 	if (c < GUARDS_STALL_AFTER) {
 		rc = err_set(e, ERR_REFUSED,
 			     "reassess refused: the loop is not stalled (%d iteration%s without a win "

@@ -76,8 +76,9 @@ int guards_frozen_check(const struct guards_ctx *g, const char *verb, struct err
 
 /* ---- state ---------------------------------------------------------------- */
 
-/* Is this row a win?  Today: status keep.  The statistics module refines it
- * (a confirmed win); the stall count goes through this one function. */
+/* Is this row a win by its status alone (keep)?  The loop's stall count
+ * refines it through the statistics module (measure_stall_count: only a
+ * confirmed win resets the count); this is the fallback without a store. */
 bool guards_row_is_win(const struct log_row *r);
 
 /* Rows without a win at the end of the log, counting only iterations after

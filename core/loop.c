@@ -2,6 +2,7 @@
  * commit with their refusals, start-up reconciliation of OPT_LOG.md, the
  * database and git history, and the telescoping set-aside. */
 #include "core/loop.h"
+#include "core/measure.h"
 #include "core/contract.h"
 #include "core/err.h"
 #include "core/fault.h"
@@ -581,7 +582,11 @@ int loop_open(const char *cwd, const char *op, int flags, struct loop **out, str
 	if ((rc = workspace_find(vcs_workdir(l->vcs), op, &l->ws, e)) < 0)
 		goto fail;
 	l->readonly = flags & LOOP_READONLY;
-	rc = store_open(l->ws.db_path, l->readonly ? STORE_READONLY : 0, &l->store, e);
+	rc = store_open(l->ws.db_path,
+			l->readonly		       ? STORE_READONLY
+			: (flags & LOOP_TRY_WRITE) ? STORE_NOWAIT
+						   : 0,
+			&l->store, e);
 	if (rc == ERR_BUSY && (flags & LOOP_TRY_WRITE)) {
 		l->readonly = true;
 		rc = store_open(l->ws.db_path, STORE_READONLY, &l->store, e);
@@ -808,7 +813,6 @@ int loop_init(const char *cwd, const struct loop_init_opts *o, struct sb *notes,
 	else
 		store_rollback(s);
 	if (rc == 0 && notes) {
-		contract_parse(draft.buf, draft.len, &c, NULL);
 		sb_addf(notes, "created %s (kernel: %s; frozen: %s, %s)\n", ws.rel, kernel[0],
 			test_file, naive);
 	}
@@ -1027,6 +1031,7 @@ int loop_verify_begin(struct loop *l, const struct loop_verify_opts *o, struct e
 		store_rollback(l->store);
 	if (rc < 0)
 		return rc;
+	measure_hook_verify_begin(l->store, l->run.id);
 	parser_free(l->parser);
 	l->parser = parser_new(l->patset, on_event, l);
 	struct runner_spec spec = {
@@ -1182,6 +1187,7 @@ int loop_verify_end(struct loop *l, struct loop_measurement *m, struct err *e)
 	l->verifying = false;
 	if (rc < 0)
 		return rc;
+	measure_hook_verify_end(l->store, r->id, l->contract.threshold);
 	if (m)
 		fill_measurement(r, m);
 	return 0;

@@ -36,7 +36,8 @@ struct workspace;
 
 enum loop_open_flags {
 	LOOP_READONLY = 1 << 0,  /* never write; no writer lock taken */
-	LOOP_TRY_WRITE = 1 << 1, /* fall back to read-only when another writer holds it */
+	LOOP_TRY_WRITE = 1 << 1, /* fall back to read-only at once when another writer
+				  * holds it (a plain writer waits up to 2 s first) */
 };
 
 /* Find the repository from cwd (NULL: the process's cwd), pick the workspace

@@ -80,6 +80,23 @@ __attribute__((format(printf, 3, 4))) static void problem(struct optlog_problems
 /* ------------------------------------------------------------------ */
 /* Numbers without the locale                                          */
 
+/* Decimal digits of v, zero-padded to at least width. */
+static void add_uint(struct sb *out, unsigned long long v, int width)
+{
+	char buf[24];
+	int n = 0;
+	do {
+		buf[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	while (n < width && n < (int)sizeof(buf))
+		buf[n++] = '0';
+	sb_grow(out, (size_t)n);
+	while (n)
+		out->buf[out->len++] = buf[--n];
+	out->buf[out->len] = '\0';
+}
+
 static void add_fixed(struct sb *out, double v, int decimals)
 {
 	static const double p10[] = {1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9};
@@ -87,9 +104,11 @@ static void add_fixed(struct sb *out, double v, int decimals)
 	unsigned long long ip = scaled / (unsigned long long)p10[decimals];
 	unsigned long long fp = scaled % (unsigned long long)p10[decimals];
 
-	sb_addf(out, "%llu", ip);
-	if (decimals > 0)
-		sb_addf(out, ".%0*llu", decimals, fp);
+	add_uint(out, ip, 1);
+	if (decimals > 0) {
+		sb_addc(out, '.');
+		add_uint(out, fp, decimals);
+	}
 }
 
 void optlog_fmt_bench(double ms, struct sb *out)
@@ -233,9 +252,6 @@ void optlog_escape_cell(const char *t, struct sb *out)
 		case '\n':
 			sb_adds(out, "<br>");
 			break;
-		case '\t':
-			sb_addc(out, ' ');
-			break;
 		default:
 			sb_addc(out, *p);
 		}
@@ -255,7 +271,11 @@ static void add_header_value(struct sb *out, const char *v)
 
 void optlog_render_row(const struct log_row *r, struct sb *out)
 {
-	sb_addf(out, "| %d | ", r->iter);
+	sb_adds(out, "| ");
+	if (r->iter < 0)
+		sb_addc(out, '-');
+	add_uint(out, (unsigned long long)(r->iter < 0 ? -(long long)r->iter : r->iter), 1);
+	sb_adds(out, " | ");
 	optlog_escape_cell(r->direction, out);
 	sb_adds(out, " | ");
 	if (r->gate_v == GATE_NONE && r->gate && *r->gate)
@@ -323,6 +343,9 @@ static struct span strip_marks(struct span x)
 	bool again = true;
 
 	x = span_trim(x);
+	/* Most cells start with a letter, digit or dash: nothing to strip. */
+	if (x.n == 0 || !strchr("*_~`", x.s[0]))
+		return x;
 	while (again) {
 		again = false;
 		for (size_t i = 0; i < sizeof(marks) / sizeof(marks[0]); i++) {
@@ -345,6 +368,8 @@ static bool none_word(struct span x)
 	static const char *const w[] = {"",  DASH, "\xe2\x80\x93", "-", "--", "---", "n/a",
 					"na", "none", "?",  "n.a.", "null", "nan"};
 	x = strip_marks(x);
+	if (x.n > 4 || (x.n && isdigit((unsigned char)x.s[0])))
+		return false;
 	for (size_t i = 0; i < sizeof(w) / sizeof(w[0]); i++)
 		if (x.n == strlen(w[i]) && strncasecmp(x.s, w[i], x.n) == 0)
 			return true;
@@ -477,6 +502,15 @@ int optlog_parse_gate(const char *cell, enum gate_verdict *g, enum gate_scope *s
 
 	*g = GATE_NONE;
 	*s = SCOPE_UNKNOWN;
+	/* The forms optlog_render writes, first. */
+	if (x.n == 4 && !memcmp(x.s, "pass", 4)) {
+		*g = GATE_PASS, *s = SCOPE_FULL;
+		return 0;
+	}
+	if (x.n == 4 && !memcmp(x.s, "FAIL", 4)) {
+		*g = GATE_FAIL, *s = SCOPE_FULL;
+		return 0;
+	}
 	if (none_word(x))
 		return 0;
 	lower_copy(x, b, sizeof(b));
@@ -602,33 +636,56 @@ static size_t split_row(struct span line, bool code_spans, struct cells *c)
 	return pipes;
 }
 
-/* Cell text with escapes undone: \| -> |, \\ -> \, <br> -> newline. */
-static char *unescape_cell(struct span x)
+/* Cell text with escapes undone (\| -> |, \\ -> \, <br> -> newline),
+ * appended to s. */
+static void unescape_into(struct span x, struct sb *s)
 {
-	struct sb s = SB_INIT;
 	const char *p = x.s, *end = x.s + x.n;
 
-	sb_grow(&s, x.n);
 	while (p < end) {
+		/* Copy the plain run up to the next escape or tag in one go. */
+		const char *q = p;
+		while (q < end && *q != '\\' && *q != '<' && *q != '\r' && *q != '\0')
+			q++;
+		sb_add(s, p, (size_t)(q - p));
+		p = q;
+		if (p >= end)
+			break;
 		if (*p == '\\' && p + 1 < end && (p[1] == '|' || p[1] == '\\')) {
-			sb_addc(&s, p[1]);
+			sb_addc(s, p[1]);
 			p += 2;
+		} else if (*p == '\0') {
+			sb_adds(s, "\xef\xbf\xbd"); /* U+FFFD: a NUL would end the C string */
+			p++;
+		} else if (*p == '\r') {
+			sb_addc(s, '\n'); /* a lone CR inside a line is a break, as render sees it */
+			p++;
 		} else if (*p == '<' && (end - p >= 4) && strncasecmp(p, "<br", 3) == 0) {
-			const char *q = p + 3;
+			q = p + 3;
 			while (q < end && *q == ' ')
 				q++;
 			if (q < end && *q == '/')
 				q++;
 			if (q < end && *q == '>') {
-				sb_addc(&s, '\n');
+				sb_addc(s, '\n');
 				p = q + 1;
 			} else {
-				sb_addc(&s, *p++);
+				sb_addc(s, *p++);
 			}
 		} else {
-			sb_addc(&s, *p++);
+			sb_addc(s, *p++);
 		}
 	}
+}
+
+static char *unescape_cell(struct span x)
+{
+	struct sb s = SB_INIT;
+
+	if (!memchr(x.s, '\\', x.n) && !memchr(x.s, '<', x.n) && !memchr(x.s, '\r', x.n) &&
+	    !memchr(x.s, '\0', x.n))
+		return xstrndup(x.s, x.n);
+	unescape_into(x, &s);
 	return sb_detach(&s);
 }
 
@@ -771,6 +828,17 @@ static bool is_fence(struct span line)
 	return !memcmp(x.s + ind, "```", 3) || !memcmp(x.s + ind, "~~~", 3);
 }
 
+/* A fence line further on: the fence opened here is closed.  One never
+ * closed is plain text, so a stray ``` cannot hide the summary table. */
+static bool fence_closes(struct lines L)
+{
+	struct span x;
+	while (next_line(&L, &x))
+		if (is_fence(x))
+			return true;
+	return false;
+}
+
 /* ATX heading level (1-6) and its text, 0 when not a heading. */
 static int heading(struct span line, struct span *text)
 {
@@ -801,9 +869,18 @@ static bool contains_ci(struct span x, const char *lit)
 static char *header_value(struct span v)
 {
 	v = strip_marks(v);
+	struct sb out = SB_INIT;
+
 	if (none_word(v))
 		return NULL;
-	return xstrndup(v.s, v.n);
+	/* Header values are not escaped; only a NUL needs replacing. */
+	for (const char *p = v.s, *end = v.s + v.n; p < end; p++) {
+		if (*p)
+			sb_addc(&out, *p);
+		else
+			sb_adds(&out, "\xef\xbf\xbd");
+	}
+	return sb_detach(&out);
 }
 
 /* "Env: ...", "- **Baseline (main):** ...", "Target: ..." */
@@ -866,6 +943,7 @@ static void title_line(struct span t, struct optlog_doc *d)
 struct table_at {
 	const char *at; /* start of the header line */
 	int lineno;
+	size_t nbody; /* body lines, to size the rows array once */
 	bool under_summary, has_iter;
 };
 
@@ -879,6 +957,7 @@ struct reader {
 	int idx[C_N]; /* column index per kind, -1 when absent */
 	struct cells cells;
 	struct cells alt;
+	struct sb tmp; /* one unescaped cell, reused row after row */
 	int position; /* row count, for logs without an Iter column */
 };
 
@@ -890,11 +969,23 @@ static char *cell_text(const struct reader *R, const struct cells *c, enum col k
 	return unescape_cell(c->v[i]);
 }
 
+/* Unescaped cell k in the reader's scratch buffer (valid until the next
+ * call), or NULL when the row has no such cell. */
+static const char *cell_tmp(struct reader *R, const struct cells *c, enum col k)
+{
+	int i = R->idx[k];
+	if (i < 0 || (size_t)i >= c->n)
+		return NULL;
+	sb_reset(&R->tmp);
+	unescape_into(c->v[i], &R->tmp);
+	return sb_str(&R->tmp);
+}
+
 static void read_row(struct reader *R, struct span line, int lineno)
 {
 	struct cells *c = &R->cells;
 	struct log_row row = {.bench_ms = NAN, .vs_best = NAN, .lineno = lineno};
-	char *t;
+	const char *t;
 
 	split_row(line, true, c);
 	if (c->n != R->ncols) {
@@ -917,7 +1008,7 @@ static void read_row(struct reader *R, struct span line, int lineno)
 		/* Unescaped pipes in the direction: give the extra cells to it. */
 		size_t extra = c->n - R->ncols, di = (size_t)R->idx[C_DIR];
 		const char *s = c->v[di].s, *e = c->v[di + extra].s + c->v[di + extra].n;
-		c->v[di] = (struct span){s, (size_t)(e - s)};
+		c->v[di] = span_trim((struct span){s, (size_t)(e - s)});
 		memmove(&c->v[di + 1], &c->v[di + 1 + extra],
 			(c->n - di - 1 - extra) * sizeof(c->v[0]));
 		c->n -= extra;
@@ -951,31 +1042,22 @@ static void read_row(struct reader *R, struct span line, int lineno)
 	if (!row.direction)
 		row.direction = xstrdup("");
 
-	if ((t = cell_text(R, c, C_GATE))) {
-		if (optlog_parse_gate(t, &row.gate_v, &row.scope) < 0)
-			problem(R->probs, lineno, "Gate cell '%s' is not a gate result (pass, FAIL, "
-						  "ERROR, incomplete, pass (-k), or —)", t);
-		row.gate = t;
-	}
-	if ((t = cell_text(R, c, C_BENCH))) {
-		if (optlog_parse_bench(t, &row.bench_ms) < 0)
-			problem(R->probs, lineno,
-				"Bench cell '%s' is not a time in ms (write e.g. 0.973, or — when there is none)",
-				t);
-		free(t);
-	}
-	if ((t = cell_text(R, c, C_VS))) {
-		if (optlog_parse_vs_best(t, &row.vs_best) < 0)
-			problem(R->probs, lineno,
-				"vs best cell '%s' is not a signed percent (write e.g. +12%%, -4%%, or —)", t);
-		free(t);
-	}
-	if ((t = cell_text(R, c, C_STATUS))) {
-		if (optlog_parse_status(t, &row.status) < 0)
-			problem(R->probs, lineno,
-				"Status cell '%s' is not one of base, keep, revert, drop, floor", t);
-		free(t);
-	}
+	if ((row.gate = cell_text(R, c, C_GATE)) &&
+	    optlog_parse_gate(row.gate, &row.gate_v, &row.scope) < 0)
+		problem(R->probs, lineno,
+			"Gate cell '%s' is not a gate result (pass, FAIL, ERROR, incomplete, "
+			"pass (-k), or —)",
+			row.gate);
+	if ((t = cell_tmp(R, c, C_BENCH)) && optlog_parse_bench(t, &row.bench_ms) < 0)
+		problem(R->probs, lineno,
+			"Bench cell '%s' is not a time in ms (write e.g. 0.973, or — when there is none)",
+			t);
+	if ((t = cell_tmp(R, c, C_VS)) && optlog_parse_vs_best(t, &row.vs_best) < 0)
+		problem(R->probs, lineno,
+			"vs best cell '%s' is not a signed percent (write e.g. +12%%, -4%%, or —)", t);
+	if ((t = cell_tmp(R, c, C_STATUS)) && optlog_parse_status(t, &row.status) < 0)
+		problem(R->probs, lineno,
+			"Status cell '%s' is not one of base, keep, revert, drop, floor", t);
 	row.axis = cell_text(R, c, C_AXIS);
 	row.commit = cell_text(R, c, C_COMMIT);
 	if (row.axis && !*row.axis) {
@@ -1032,6 +1114,12 @@ static void check_duplicates(struct optlog_doc *d, struct optlog_problems *probs
 
 	if (d->nrows < 2 || !probs)
 		return;
+	/* The usual case, rows in increasing order, needs no sort. */
+	size_t k = 1;
+	while (k < d->nrows && d->rows[k].iter > d->rows[k - 1].iter)
+		k++;
+	if (k == d->nrows)
+		return;
 	v = xmalloc(d->nrows * sizeof(*v));
 	for (size_t i = 0; i < d->nrows; i++)
 		v[i] = &d->rows[i];
@@ -1055,7 +1143,7 @@ int optlog_parse(const char *text, size_t len, struct optlog_doc *d,
 	memset(d, 0, sizeof(*d));
 	/* Pass 1: header lines, and where each table starts. */
 	while (next_line(&L, &line)) {
-		if (is_fence(line)) {
+		if (is_fence(line) && (in_fence || fence_closes(L))) {
 			in_fence = !in_fence;
 			continue;
 		}
@@ -1071,7 +1159,7 @@ int optlog_parse(const char *text, size_t len, struct optlog_doc *d,
 			continue;
 		}
 		if (has_pipe(line) && peek_line(&L, &next) && is_delim_row(next, &tmp)) {
-			struct table_at t = {line.s, L.lineno, under_summary, false};
+			struct table_at t = {.at = line.s, .lineno = L.lineno, .under_summary = under_summary};
 			split_row(line, true, &tmp);
 			for (size_t i = 0; i < tmp.n; i++)
 				t.has_iter = t.has_iter || col_kind(tmp.v[i]) == C_ITER;
@@ -1081,8 +1169,13 @@ int optlog_parse(const char *text, size_t len, struct optlog_doc *d,
 				first_iter = t;
 			next_line(&L, &next);
 			/* Skip the body: it ends at a blank line or a line without a pipe. */
+			size_t nbody = 0;
 			while (peek_line(&L, &next) && !span_blank(next) && has_pipe(next))
-				next_line(&L, &next);
+				next_line(&L, &next), nbody++;
+			if (chosen.at == t.at)
+				chosen.nbody = nbody;
+			if (first_iter.at == t.at)
+				first_iter.nbody = nbody;
 			continue;
 		}
 		header_line(line, d);
@@ -1099,6 +1192,10 @@ int optlog_parse(const char *text, size_t len, struct optlog_doc *d,
 	struct reader R = {.d = d, .probs = probs};
 	L = (struct lines){chosen.at, text + len, chosen.lineno - 1};
 	d->table_lineno = chosen.lineno;
+	if (chosen.nbody) {
+		d->cap = chosen.nbody;
+		d->rows = xmalloc(d->cap * sizeof(*d->rows));
+	}
 	next_line(&L, &line);
 	read_header(&R, line, L.lineno);
 	next_line(&L, &line); /* delimiter row */
@@ -1108,6 +1205,7 @@ int optlog_parse(const char *text, size_t len, struct optlog_doc *d,
 	}
 	free(R.cells.v);
 	free(R.alt.v);
+	sb_release(&R.tmp);
 	if (R.idx[C_VS] < 0)
 		optlog_compute_vs_best(d->rows, d->nrows);
 	check_duplicates(d, probs);

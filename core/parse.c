@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -27,6 +28,9 @@ struct parser {
 	parse_event_fn fn;
 	void *ctx;
 	pcre2_match_data *md;
+	pcre2_match_data *md_combo;
+	pcre2_match_data *gmd; /* where the last match's groups are */
+	uint32_t gbase;        /* and the shift of their numbers */
 
 	char *line; /* PARSE_LINE_MAX + 1 bytes */
 	size_t len;
@@ -134,6 +138,12 @@ struct parser *parser_new(const struct patset *ps, parse_event_fn fn, void *ctx)
 	p->md = pcre2_match_data_create(ps->max_pairs ? ps->max_pairs : 1, NULL);
 	if (!p->md)
 		BUG("out of memory (pcre2 match data)");
+	if (ps->combined) {
+		uint32_t n = ps->combo[0].pairs > ps->combo[1].pairs ? ps->combo[0].pairs : ps->combo[1].pairs;
+		p->md_combo = pcre2_match_data_create(n, NULL);
+		if (!p->md_combo)
+			BUG("out of memory (pcre2 match data)");
+	}
 	p->line = xmalloc(PARSE_LINE_MAX + 1);
 	parse_result_init(&p->r);
 	return p;
@@ -145,6 +155,7 @@ void parser_free(struct parser *p)
 		return;
 	parse_result_release(&p->r);
 	pcre2_match_data_free(p->md);
+	pcre2_match_data_free(p->md_combo);
 	free(p->line);
 	free(p->mode);
 	free(p);
@@ -203,7 +214,8 @@ static bool group(const struct parser *p, const struct pat *pt, enum pat_group g
 	PCRE2_SIZE *ov;
 	if (k < 0)
 		return false;
-	ov = pcre2_get_ovector_pointer(p->md);
+	k += (int)p->gbase;
+	ov = pcre2_get_ovector_pointer(p->gmd);
 	if (ov[2 * k] == PCRE2_UNSET)
 		return false;
 	*out = s + ov[2 * k];
@@ -213,6 +225,8 @@ static bool group(const struct parser *p, const struct pat *pt, enum pat_group g
 
 static int match(struct parser *p, const struct pat *pt, const char *s, size_t n)
 {
+	p->gmd = p->md;
+	p->gbase = 0;
 	if (pt->jit)
 		return pcre2_jit_match(pt->re, (PCRE2_SPTR)s, n, 0, 0, p->md, NULL);
 	return pcre2_match(pt->re, (PCRE2_SPTR)s, n, 0, 0, p->md, NULL);
@@ -284,20 +298,33 @@ static bool next_tok(const char **s, const char *end, const char **t, size_t *n)
 static size_t clean_line(char *s, size_t n)
 {
 	size_t i, o = 0, start = 0;
-	bool dirty = false;
+
+	unsigned bad = 0;
+	const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
 
 	while (n && s[n - 1] == '\r')
 		n--;
-	for (i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)s[i];
-		if ((c < 0x20 && c != '\t') || c == 0x7f) {
-			dirty = true;
-			if (c == '\r')
-				start = i + 1;
-		}
+	/* Most lines are clean: test eight bytes at a time for one below 0x20
+	 * or equal to 0x7f (bit tricks), and look closer only when one is. */
+	for (i = 0; i + 8 <= n; i += 8) {
+		uint64_t x, d;
+		memcpy(&x, s + i, 8);
+		d = x ^ (ones * 0x7f);
+		if ((((x - ones * 0x20) & ~x) | ((d - ones) & ~d)) & highs)
+			break;
 	}
-	if (!dirty)
+	for (; i < n; i++) {
+		unsigned c = (unsigned char)s[i];
+		bad |= (unsigned)(c < 0x20) & (unsigned)(c != '\t');
+		bad |= (unsigned)(c == 0x7f);
+	}
+	if (!bad)
 		return n;
+	for (i = n; i > 0; i--)
+		if (s[i - 1] == '\r') {
+			start = i;
+			break;
+		}
 	for (i = start; i < n; i++) {
 		unsigned char c = (unsigned char)s[i];
 		if (c == 0x1b && i + 1 < n) {
@@ -534,9 +561,10 @@ static struct parse_row *new_row(struct parser *p)
 }
 
 /* Named numeric groups (B, T, H, D, L, base_ms, new_ms, speedup) and the
- * mode and op strings: used by table_row and field patterns. */
+ * mode and op strings: used by table_row and field patterns.  With dry set,
+ * nothing is written and the result is how many of them row already has. */
 static int named_fields(struct parser *p, const struct pat *pt, const char *s, struct parse_row *row,
-			bool only_unset)
+			bool dry)
 {
 	static const enum pat_group lg[] = {G_B, G_T, G_H, G_D, G_L};
 	static const enum pat_group dg[] = {G_BASE_MS, G_NEW_MS, G_SPEEDUP};
@@ -549,7 +577,7 @@ static int named_fields(struct parser *p, const struct pat *pt, const char *s, s
 		long v;
 		if (group(p, pt, lg[i], s, &g, &gn) && tok_long(g, gn, &v)) {
 			clash += *dst != -1;
-			if (!only_unset || *dst == -1)
+			if (!dry)
 				*dst = v, set++;
 		}
 	}
@@ -558,21 +586,21 @@ static int named_fields(struct parser *p, const struct pat *pt, const char *s, s
 		double v;
 		if (group(p, pt, dg[i], s, &g, &gn) && tok_double(g, gn, &v)) {
 			clash += !isnan(*dst);
-			if (!only_unset || isnan(*dst))
+			if (!dry)
 				*dst = v, set++;
 		}
 	}
 	if (group(p, pt, G_OP, s, &g, &gn)) {
 		clash += row->op != NULL;
-		if (!only_unset || !row->op)
+		if (!dry)
 			set_str(&row->op, g, gn, PARSE_CELL_MAX), set++;
 	}
 	if (group(p, pt, G_MODE, s, &g, &gn)) {
 		clash += row->mode != NULL;
-		if (!only_unset || !row->mode)
+		if (!dry)
 			set_str(&row->mode, g, gn, PARSE_CELL_MAX), set++;
 	}
-	return only_unset ? clash : set;
+	return dry ? clash : set;
 }
 
 static void parse_row(struct parser *p, const struct pat *pt, const char *s)
@@ -641,15 +669,14 @@ static void parse_field(struct parser *p, const struct pat *pt, const char *s)
 	struct parse_row *row = p->field_row_open && r->nrows ? &r->rows[r->nrows - 1] : NULL;
 
 	if (!row || named_fields(p, pt, s, row, true) > 0) {
-		if (!p->field_row_open) {
+		if (!p->field_row_open)
 			rows_clear(r); /* key/value results replace an earlier table */
-		}
 		row = new_row(p);
 		if (!row)
 			return;
 		p->field_row_open = true;
-		named_fields(p, pt, s, row, false);
 	}
+	named_fields(p, pt, s, row, false);
 }
 
 /* ---- one line ---- */
@@ -668,13 +695,28 @@ static void handle_line(struct parser *p, char *s, size_t n)
 		p->in_traceback = false;
 		set_str(&r->exception, s, n, PARSE_WARNING_MAX);
 	}
-	for (size_t i = 0; i < ps->nline; i++) {
-		const struct pat *pt = &ps->pats[i];
-		if (!p->in_table && (pt->role == ROLE_TABLE_ROW || pt->role == ROLE_TABLE_RULE))
-			continue;
-		if (match(p, pt, s, n) >= 0) {
-			hit = pt;
-			break;
+	if (ps->combined) {
+		const struct patcombo *c = &ps->combo[p->in_table];
+		int rc = c->jit ? pcre2_jit_match(c->re, (PCRE2_SPTR)s, n, 0, 0, p->md_combo, NULL)
+				: pcre2_match(c->re, (PCRE2_SPTR)s, n, 0, 0, p->md_combo, NULL);
+		if (rc >= 0) {
+			PCRE2_SPTR mark = pcre2_get_mark(p->md_combo);
+			size_t i = mark ? (size_t)strtoul((const char *)mark, NULL, 10) : ps->nline;
+			if (i < ps->nline) {
+				hit = &ps->pats[i];
+				p->gmd = p->md_combo;
+				p->gbase = hit->cbase[p->in_table];
+			}
+		}
+	} else {
+		for (size_t i = 0; i < ps->nline; i++) {
+			const struct pat *pt = &ps->pats[i];
+			if (!p->in_table && (pt->role == ROLE_TABLE_ROW || pt->role == ROLE_TABLE_RULE))
+				continue;
+			if (match(p, pt, s, n) >= 0) {
+				hit = pt;
+				break;
+			}
 		}
 	}
 	if (p->in_table && (!hit || (hit->role != ROLE_TABLE_ROW && hit->role != ROLE_TABLE_RULE &&
@@ -877,7 +919,8 @@ int parse_file(const struct patset *ps, const char *path, int exit_status, bool 
 	char buf[1 << 16];
 	struct parser *p;
 	ssize_t n;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	bool is_stdin = !strcmp(path, "-");
+	int fd = is_stdin ? 0 : open(path, O_RDONLY | O_CLOEXEC);
 
 	parse_result_init(out);
 	if (fd < 0)
@@ -889,13 +932,16 @@ int parse_file(const struct patset *ps, const char *path, int exit_status, bool 
 			if (errno == EINTR)
 				continue;
 			int en = errno;
-			close(fd);
+			if (!is_stdin)
+				close(fd);
 			parser_free(p);
-			return err_set(e, ERR_IO, "cannot read %s: %s", path, strerror(en));
+			return err_set(e, ERR_IO, "cannot read %s: %s", is_stdin ? "standard input" : path,
+				       strerror(en));
 		}
 		parser_feed(p, buf, (size_t)n);
 	}
-	close(fd);
+	if (!is_stdin)
+		close(fd);
 	parser_finish(p, exit_status, killed);
 	parser_take_result(p, out);
 	parser_free(p);

@@ -125,7 +125,8 @@ void parser_take_result(struct parser *p, struct parse_result *out);
 size_t parser_mem(const struct parser *p);
 void parser_free(struct parser *p);
 
-/* Parse a whole file: the CLI's `optloop parse` and re-reading trace logs.
+/* Parse a whole file ("-": standard input): the CLI's `optloop parse` and
+ * re-reading trace logs.
  * *out is filled (release with parse_result_release).  ERR_NOTFOUND / ERR_IO
  * when the file cannot be read. */
 int parse_file(const struct patset *ps, const char *path, int exit_status, bool killed,

@@ -88,6 +88,7 @@ static void pat_release(struct pat *p)
 {
 	pcre2_code_free(p->re);
 	free(p->origin);
+	free(p->src);
 }
 
 struct builder {
@@ -126,6 +127,12 @@ static int compile_pattern(struct builder *b, enum pat_role role, const char *re
 	if (ncap + 1 > b->ps->max_pairs)
 		b->ps->max_pairs = ncap + 1;
 	p.origin = xstrdup(origin);
+	p.src = xstrndup(re, relen);
+	{
+		uint32_t opts = 0;
+		pcre2_pattern_info(p.re, PCRE2_INFO_ALLOPTIONS, &opts);
+		p.anchored = (opts & PCRE2_ANCHORED) != 0;
+	}
 	patlist_push(role >= ROLE_LINE_N ? &b->field : &b->line, &p);
 	return 0;
 }
@@ -260,16 +267,20 @@ static char *resolve(const char *name, const char *extra_dir, struct err *e)
 	if (file && fsutil_exists(file))
 		return file;
 	free(file);
-	(void)e;
+	if (!assets_dir(NULL) && e)
+		err_set(e, ERR_NOTFOUND, "%s", ae.msg);
 	return NULL;
 }
 
 static int load_named(struct builder *b, const char *name, struct err *e)
 {
 	struct sb text = SB_INIT;
-	char *path = resolve(name, b->extra_dir, e);
+	struct err re = {0};
+	char *path = resolve(name, b->extra_dir, &re);
 	int rc;
 
+	if (!path && re.code)
+		return err_set(e, re.code, "no pattern set '%s': %s", name, re.msg);
 	if (!path)
 		return err_set(e, ERR_NOTFOUND,
 			       "no pattern set '%s' (looked for %s.pat in %s%sthe shipped "
@@ -291,6 +302,56 @@ static int load_named(struct builder *b, const char *name, struct err *e)
 	sb_release(&text);
 	free(path);
 	return rc;
+}
+
+/* The combined alternation (see patset_impl.h).  A pattern that is not
+ * anchored gets a lazy ".*?" in front so that it is still tried at every
+ * position before the next pattern is.  Sets with back-references keep the
+ * one-pattern-at-a-time path: group numbers shift in a combination. */
+static void build_combos(struct patset *ps)
+{
+	for (size_t i = 0; i < ps->nline; i++) {
+		uint32_t br = 0;
+		pcre2_pattern_info(ps->pats[i].re, PCRE2_INFO_BACKREFMAX, &br);
+		if (br)
+			return;
+	}
+	for (int t = 0; t < 2; t++) {
+		struct sb src = SB_INIT;
+		int ecode;
+		PCRE2_SIZE eoff;
+		uint32_t ncap = 0;
+
+		uint32_t base = 0;
+		for (size_t i = 0; i < ps->nline; i++) {
+			struct pat *p = &ps->pats[i];
+			uint32_t n = 0;
+			if (!t && (p->role == ROLE_TABLE_ROW || p->role == ROLE_TABLE_RULE))
+				continue;
+			sb_addf(&src, "%s(?:%s(?:%s))(*MARK:%zu)", src.len ? "|" : "",
+				p->anchored ? "" : ".*?", p->src, i);
+			/* Only non-capturing groups are added: the pattern's groups
+			 * keep their order, shifted by the groups before them. */
+			p->cbase[t] = base;
+			pcre2_pattern_info(p->re, PCRE2_INFO_CAPTURECOUNT, &n);
+			base += n;
+		}
+		ps->combo[t].re = pcre2_compile((PCRE2_SPTR)src.buf, src.len,
+						PCRE2_ANCHORED | PCRE2_DUPNAMES, &ecode, &eoff, NULL);
+		sb_release(&src);
+		if (!ps->combo[t].re)
+			goto fail;
+		ps->combo[t].jit = pcre2_jit_compile(ps->combo[t].re, PCRE2_JIT_COMPLETE) == 0;
+		pcre2_pattern_info(ps->combo[t].re, PCRE2_INFO_CAPTURECOUNT, &ncap);
+		ps->combo[t].pairs = ncap + 1;
+	}
+	ps->combined = true;
+	return;
+fail:
+	for (int t = 0; t < 2; t++) {
+		pcre2_code_free(ps->combo[t].re);
+		ps->combo[t].re = NULL;
+	}
 }
 
 static int finish(struct builder *b, struct patset **out, struct err *e)
@@ -320,6 +381,7 @@ static int finish(struct builder *b, struct patset **out, struct err *e)
 	free(b->field.v);
 	if (!ps->name)
 		ps->name = xstrdup("unnamed");
+	build_combos(ps);
 	*out = ps;
 	return 0;
 }
@@ -373,6 +435,8 @@ void patset_free(struct patset *ps)
 	for (size_t i = 0; i < ps->npats; i++)
 		pat_release(&ps->pats[i]);
 	free(ps->pats);
+	pcre2_code_free(ps->combo[0].re);
+	pcre2_code_free(ps->combo[1].re);
 	free(ps->name);
 	free(ps->description);
 	free(ps);

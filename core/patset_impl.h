@@ -80,6 +80,19 @@ struct pat {
 	int grp[G_N]; /* capture group number, -1 when the pattern has none */
 	int lineno;
 	char *origin; /* file the pattern came from */
+	char *src;    /* the regular expression as written */
+	bool anchored; /* can only match at the start of the line */
+	uint32_t cbase[2]; /* its group k is group cbase[t] + k of combo[t] */
+};
+
+/* All line patterns in one anchored alternation, each alternative tagged
+ * (*MARK:<index>): one JIT call finds which pattern matches first, in file
+ * order, and only that pattern is run again for its groups.  One per table
+ * state, since table rows and rules count only inside a table. */
+struct patcombo {
+	pcre2_code *re;
+	bool jit;
+	uint32_t pairs;
 };
 
 struct patset {
@@ -91,6 +104,8 @@ struct patset {
 	size_t nline; /* pats[0..nline) are line roles */
 	uint32_t max_pairs; /* largest ovector any pattern needs */
 	bool all_jit;
+	bool combined;              /* combo[] is usable (no back-references anywhere) */
+	struct patcombo combo[2];   /* [0] outside a table, [1] inside */
 };
 
 const char *patset_role_name(enum pat_role r);

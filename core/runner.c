@@ -283,6 +283,15 @@ static void reap(struct runner *r, bool block)
 	do
 		w = waitpid(r->pid, &st, block ? 0 : WNOHANG);
 	while (w < 0 && errno == EINTR);
+	if (w < 0 && errno == ECHILD) {
+		/* Someone else reaped it (a SIGCHLD handler): the status is lost. */
+		r->pid = 0;
+		r->out.exit_status = -1;
+		signal_group(r, SIGKILL);
+		if (r->fd >= 0)
+			r->drain_end = mono_now() + DRAIN_S;
+		return;
+	}
 	if (w != r->pid)
 		return;
 	r->pid = 0;

@@ -40,7 +40,8 @@ struct runner_spec {
 };
 
 struct runner_outcome {
-	int exit_status; /* -1 when killed by a signal (or not finished) */
+	int exit_status; /* -1 when killed by a signal, not finished, or reaped
+			  * by someone else (a SIGCHLD handler that waits for all) */
 	int signal;      /* the signal that ended it, 0 if none */
 	bool timed_out, cancelled;
 	double t_start, t_end; /* unix seconds */

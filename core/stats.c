@@ -546,10 +546,16 @@ bool stats_wants_confirm(const struct stats_cmp *screen)
 	return screen->verdict == SV_FAST || screen->verdict == SV_AMBIGUOUS;
 }
 
+bool stats_promotes_explained(enum stats_verdict v, unsigned flags, bool explained)
+{
+	if (v != SV_FAST || (flags & (SF_BUSY_GPU | SF_SUBSET_GATE)))
+		return false;
+	return explained || !(flags & SF_IMPLAUSIBLE_MASK);
+}
+
 bool stats_promotes(const struct stats_cmp *confirm)
 {
-	return confirm->verdict == SV_FAST &&
-	       !(confirm->flags & (SF_IMPLAUSIBLE_MASK | SF_BUSY_GPU | SF_SUBSET_GATE));
+	return stats_promotes_explained(confirm->verdict, confirm->flags, false);
 }
 
 bool stats_confirm_more(const struct stats_cmp *c, size_t pairs, size_t max_pairs)
@@ -557,6 +563,18 @@ bool stats_confirm_more(const struct stats_cmp *c, size_t pairs, size_t max_pair
 	if (!max_pairs)
 		max_pairs = STATS_CONFIRM_MAX_PAIRS;
 	return c->verdict == SV_AMBIGUOUS && pairs < max_pairs && c->hi >= c->threshold;
+}
+
+int stats_stall_count(const struct stats_stall_row *rows, size_t n)
+{
+	int count = 0;
+	for (size_t i = n; i-- > 0;) {
+		if (rows[i].base || rows[i].confirmed_win)
+			break;
+		if (!rows[i].not_comparable)
+			count++;
+	}
+	return count;
 }
 
 static const char *const verdict_names[] = {
@@ -655,7 +673,7 @@ json_t *stats_cmp_json(const struct stats_cmp *c)
 	json_object_set_new(o, "interval_method",
 			    json_string("log-normal t interval, 95 %, pooled per-run noise"));
 	json_object_set_new(o, "worst_shape",
-			    c->worst >= 0 ? json_string(c->shapes[c->worst].key) : json_null());
+			    c->worst >= 0 && (size_t)c->worst < c->nshapes ? json_string(c->shapes[c->worst].key) : json_null());
 	json_object_set_new(o, "why", json_string(c->why ? c->why : ""));
 	for (size_t i = 0; i < c->nshapes; i++) {
 		const struct stats_shape_cmp *s = &c->shapes[i];

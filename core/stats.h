@@ -203,6 +203,9 @@ bool stats_wants_confirm(const struct stats_cmp *screen);
 /* A confirm comparison that makes the candidate the new best: FAST with no
  * implausible flag, no busy GPU and no subset gate. */
 bool stats_promotes(const struct stats_cmp *confirm);
+/* The same rule on stored values: implausible flags stop blocking once the
+ * user has explained them; a busy GPU or a subset gate always blocks. */
+bool stats_promotes_explained(enum stats_verdict v, unsigned flags, bool explained);
 
 /* The confirm rule: a confirm run measures best and candidate interleaved
  * (B C B C ...) in one session, STATS_CONFIRM_PAIRS pairs first; after each
@@ -212,6 +215,18 @@ bool stats_promotes(const struct stats_cmp *confirm);
 #define STATS_CONFIRM_PAIRS 3
 #define STATS_CONFIRM_MAX_PAIRS 9
 bool stats_confirm_more(const struct stats_cmp *c, size_t pairs, size_t max_pairs);
+
+/* The stall rule.  One entry per logged row, oldest first.  Counting back
+ * from the newest row to the baseline: a confirmed win ends the count; a row
+ * whose run was NOT COMPARABLE is not counted; every other row counts (a
+ * keep that was never confirmed does not reset the count). */
+struct stats_stall_row {
+	bool base;           /* the baseline row */
+	bool confirmed_win;  /* a confirm run promoted this row */
+	bool not_comparable; /* its run's verdict was NOT_COMPARABLE */
+};
+#define STATS_STALL_LIMIT 3
+int stats_stall_count(const struct stats_stall_row *rows, size_t n);
 
 const char *stats_verdict_name(enum stats_verdict v); /* "fast", "not_comparable", ... */
 enum stats_verdict stats_verdict_parse(const char *name); /* SV_NONE when unknown */

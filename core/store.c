@@ -94,7 +94,11 @@ void store_rollback(struct store *s)
 	sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
 }
 
-static int take_lock(struct store *s, struct err *e)
+/* How long a writer waits for a short-lived one (status, log, commit) to
+ * finish before it is refused. */
+#define LOCK_WAIT_MS 2000
+
+static int take_lock(struct store *s, bool wait, struct err *e)
 {
 	char *lp = xasprintf("%s.lock", s->path);
 	int fd = open(lp, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
@@ -102,6 +106,11 @@ static int take_lock(struct store *s, struct err *e)
 		int rc = err_set(e, ERR_IO, "cannot open the lock %s: %s", lp, strerror(errno));
 		free(lp);
 		return rc;
+	}
+	int waited = 0;
+	while (flock(fd, LOCK_EX | LOCK_NB) < 0 && wait && waited < LOCK_WAIT_MS) {
+		usleep(20 * 1000);
+		waited += 20;
 	}
 	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
 		char buf[32] = {0};
@@ -177,7 +186,7 @@ int store_open(const char *path, int flags, struct store **out, struct err *e)
 	s->path = xstrdup(path);
 	s->lock_fd = -1;
 	s->readonly = flags & STORE_READONLY;
-	if (!s->readonly && (rc = take_lock(s, e)) < 0) {
+	if (!s->readonly && (rc = take_lock(s, !(flags & STORE_NOWAIT), e)) < 0) {
 		store_close(s);
 		return rc;
 	}

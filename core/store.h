@@ -8,8 +8,9 @@
  * and migrated forward on open; every change runs in a transaction.
  *
  * One writer per workspace: a writer holds an exclusive flock on
- * optloop.db.lock for as long as the store is open; a second writer gets
- * ERR_BUSY naming the holder.  Read-only opens take no lock.
+ * optloop.db.lock for as long as the store is open; a second writer waits a
+ * moment (a status or a commit is over quickly) and then gets ERR_BUSY
+ * naming the holder.  Read-only opens take no lock.
  *
  * Modules that need their own tables create them through store_db() with
  * CREATE TABLE IF NOT EXISTS (name them <module>_*).
@@ -34,6 +35,8 @@ struct sqlite3;
 enum store_flags {
 	STORE_READONLY = 1 << 0,
 	STORE_CREATE = 1 << 1, /* create the database when missing */
+	STORE_NOWAIT = 1 << 2, /* refuse at once when another writer holds the lock
+				* (by default a writer waits up to 2 s for it) */
 };
 
 /* Open (and migrate) the database at path.  Caller closes with store_close. */

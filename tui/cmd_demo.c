@@ -89,9 +89,18 @@ int cmd_demo(struct cli *cli, int argc, char **argv)
 		json_object_set_new(o, "next", json_string(sb_str(&next)));
 		cli_print_json(o);
 	} else {
-		if (interactive)
-			printf("optloop demo: the interactive workbench is not built yet; "
-			       "here is the project to work on by hand.\n");
+		/* 3. The workbench, once the repository holds a workspace. */
+		if (interactive && chdir(r.dir) == 0) {
+			int rc = tui_open_workspace(cli, true);
+			if (rc >= 0) {
+				sb_release(&next);
+				sb_release(&qdir);
+				demo_result_release(&r);
+				return rc;
+			}
+			printf("optloop demo: no workspace in the demo repository yet, so the "
+			       "workbench cannot open; here is the project to work on by hand.\n");
+		}
 		printf("%s\n", r.dir);
 		printf("made: a git repository (branch main, one commit %.7s) holding the demo "
 		       "kernel project\n"

@@ -14,137 +14,235 @@
 #include "core/fsutil.h"
 #include "core/optlog.h"
 #include "core/sb.h"
+#include "views/sanitize.h"
 
-#include <jansson.h>
+#include <locale.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
-#define JSON_FLAGS (JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10))
-
-static json_t *json_str_or_null(const char *s)
+/* JSON string with escapes; invalid UTF-8 becomes U+FFFD, so a log with
+ * stray bytes still gives valid JSON. */
+static void json_str(struct sb *o, const char *s)
 {
-	return s ? json_string(s) : json_null();
-}
+	const unsigned char *p = (const unsigned char *)s;
 
-static json_t *json_num_or_null(double v)
-{
-	return isfinite(v) ? json_real(v) : json_null();
-}
-
-/* Print one JSON value compactly; the document is streamed a row at a time
- * so a 100,000-row log never holds a whole JSON tree in memory. */
-static void put_json(json_t *v)
-{
-	char *s = json_dumps(v, JSON_FLAGS | JSON_ENCODE_ANY);
-	if (s) {
-		fputs(s, stdout);
-		free(s);
+	if (!s) {
+		sb_adds(o, "null");
+		return;
 	}
-	json_decref(v);
+	sb_addc(o, '"');
+	while (*p) {
+		const unsigned char *q = p;
+		while (*q >= 0x20 && *q < 0x80 && *q != '"' && *q != '\\')
+			q++;
+		sb_add(o, p, (size_t)(q - p));
+		p = q;
+		if (!*p)
+			break;
+		if (*p == '"' || *p == '\\') {
+			sb_addc(o, '\\');
+			sb_addc(o, (char)*p++);
+		} else if (*p == '\n') {
+			sb_adds(o, "\\n"), p++;
+		} else if (*p == '\t') {
+			sb_adds(o, "\\t"), p++;
+		} else if (*p < 0x20) {
+			sb_addf(o, "\\u%04x", *p++);
+		} else {
+			/* A UTF-8 sequence: copy it when well formed. */
+			int n = *p >= 0xf0 && *p < 0xf5 ? 4 : *p >= 0xe0 ? 3 : *p >= 0xc2 && *p < 0xe0 ? 2 : 0;
+			bool ok = n > 0 && *p < 0xf5;
+			for (int i = 1; ok && i < n; i++)
+				ok = (p[i] & 0xc0) == 0x80;
+			if (ok && n == 3)
+				ok = !(*p == 0xe0 && p[1] < 0xa0) && !(*p == 0xed && p[1] >= 0xa0);
+			if (ok && n == 4)
+				ok = !(*p == 0xf0 && p[1] < 0x90) && !(*p == 0xf4 && p[1] >= 0x90);
+			if (ok) {
+				sb_add(o, p, (size_t)n);
+				p += n;
+			} else {
+				sb_adds(o, "\xef\xbf\xbd");
+				p++;
+			}
+		}
+	}
+	sb_addc(o, '"');
 }
 
-static void print_json(const char *file, const struct optlog_doc *d,
-		       const struct optlog_problems *probs)
+/* Shortest decimal that reads back as the same double (LC_NUMERIC is "C"
+ * in this command, see cmd_import). */
+static void json_num(struct sb *o, double v)
 {
-	struct sb cell = SB_INIT;
+	char buf[64];
+	if (!isfinite(v)) {
+		sb_adds(o, "null");
+		return;
+	}
+	for (int prec = 6; prec <= 17; prec++) {
+		snprintf(buf, sizeof(buf), "%.*g", prec, v);
+		if (strtod(buf, NULL) == v)
+			break;
+	}
+	sb_adds(o, buf);
+}
 
-	printf("{\"file\": ");
-	put_json(json_string(file));
-	printf(", \"op\": ");
-	put_json(json_str_or_null(d->op));
-	printf(", \"env\": ");
-	put_json(json_str_or_null(d->env));
-	printf(", \"baseline\": ");
-	put_json(json_str_or_null(d->baseline));
-	printf(", \"target\": ");
-	put_json(json_str_or_null(d->target));
-	printf(", \"table_line\": %d,\n\"rows\": [", d->table_lineno);
+/* Write out what has been built once it is large: output streams, memory
+ * stays flat however long the log is. */
+static void spill(struct sb *o, bool force)
+{
+	if (o->len >= (1u << 16) || (force && o->len)) {
+		fwrite(o->buf, 1, o->len, stdout);
+		sb_reset(o);
+	}
+}
+
+/* Clean text for the terminal; plain printable ASCII (nearly every cell)
+ * is copied as it is. */
+static void put_clean(struct sb *o, const char *s, size_t n)
+{
+	size_t i = 0;
+	while (i < n && (unsigned char)s[i] >= 0x20 && (unsigned char)s[i] < 0x7f)
+		i++;
+	if (i == n)
+		sb_add(o, s, n);
+	else
+		sanitize_line(s, n, o);
+}
+
+static const char *scope_name(enum gate_scope s)
+{
+	return s == SCOPE_SUBSET ? "subset" : s == SCOPE_FULL ? "full" : "unknown";
+}
+
+/* Built as text and streamed: a jansson tree of 100,000 rows would cost
+ * several times the memory of the rows. */
+static void print_json(const char *file, const struct optlog_doc *d,
+		       const struct optlog_problems *probs, struct sb *o)
+{
+	sb_adds(o, "{\"file\": ");
+	json_str(o, file);
+	sb_adds(o, ", \"op\": ");
+	json_str(o, d->op);
+	sb_adds(o, ", \"env\": ");
+	json_str(o, d->env);
+	sb_adds(o, ", \"baseline\": ");
+	json_str(o, d->baseline);
+	sb_adds(o, ", \"target\": ");
+	json_str(o, d->target);
+	sb_addf(o, ", \"table_line\": %d,\n\"rows\": [", d->table_lineno);
 	for (size_t i = 0; i < d->nrows; i++) {
 		const struct log_row *r = &d->rows[i];
-		json_t *o = json_object();
-		sb_reset(&cell);
-		optlog_fmt_gate(r->gate_v, r->scope, &cell);
-		json_object_set_new(o, "iter", json_integer(r->iter));
-		json_object_set_new(o, "direction", json_str_or_null(r->direction));
-		json_object_set_new(o, "gate", json_str_or_null(r->gate));
-		json_object_set_new(o, "gate_verdict", json_string(gate_verdict_name(r->gate_v)));
-		json_object_set_new(o, "gate_scope",
-				    json_string(r->scope == SCOPE_SUBSET ? "subset"
-						: r->scope == SCOPE_FULL ? "full"
-									  : "unknown"));
-		json_object_set_new(o, "bench_ms", json_num_or_null(r->bench_ms));
-		json_object_set_new(o, "vs_best", json_num_or_null(r->vs_best));
-		json_object_set_new(o, "status", r->status == RS_NONE
-							 ? json_null()
-							 : json_string(row_status_name(r->status)));
-		json_object_set_new(o, "axis", json_str_or_null(r->axis));
-		json_object_set_new(o, "commit", json_str_or_null(r->commit));
-		json_object_set_new(o, "line", json_integer(r->lineno));
-		fputs(i ? ",\n  " : "\n  ", stdout);
-		put_json(o);
+		sb_adds(o, i ? ",\n  " : "\n  ");
+		sb_addf(o, "{\"iter\": %d, \"direction\": ", r->iter);
+		json_str(o, r->direction);
+		sb_adds(o, ", \"gate\": ");
+		json_str(o, r->gate);
+		sb_addf(o, ", \"gate_verdict\": \"%s\", \"gate_scope\": \"%s\", \"bench_ms\": ",
+			gate_verdict_name(r->gate_v), scope_name(r->scope));
+		json_num(o, r->bench_ms);
+		sb_adds(o, ", \"vs_best\": ");
+		json_num(o, r->vs_best);
+		sb_adds(o, ", \"status\": ");
+		json_str(o, r->status == RS_NONE ? NULL : row_status_name(r->status));
+		sb_adds(o, ", \"axis\": ");
+		json_str(o, r->axis);
+		sb_adds(o, ", \"commit\": ");
+		json_str(o, r->commit);
+		sb_addf(o, ", \"line\": %d}", r->lineno);
+		spill(o, false);
 	}
-	printf("%s],\n\"problems\": [", d->nrows ? "\n" : "");
+	sb_adds(o, d->nrows ? "\n],\n\"problems\": [" : "],\n\"problems\": [");
 	for (size_t i = 0; probs && i < probs->n; i++) {
-		json_t *o = json_object();
-		json_object_set_new(o, "line", json_integer(probs->v[i].lineno));
-		json_object_set_new(o, "message", json_string(probs->v[i].msg));
-		fputs(i ? ",\n  " : "\n  ", stdout);
-		put_json(o);
+		sb_addf(o, "%s{\"line\": %d, \"message\": ", i ? ",\n  " : "\n  ", probs->v[i].lineno);
+		json_str(o, probs->v[i].msg);
+		sb_addc(o, '}');
 	}
-	printf("%s]}\n", probs && probs->n ? "\n" : "");
-	sb_release(&cell);
+	sb_adds(o, probs && probs->n ? "\n]}\n" : "]}\n");
 }
 
-/* Direction on one line for the terminal: line breaks shown as " / ". */
-static void put_oneline(const char *s)
+/* Right-align already clean text in w columns. */
+static void pad_left(struct sb *o, const struct sb *cell, int w)
 {
-	for (; s && *s; s++) {
-		if (*s == '\n')
-			fputs(" / ", stdout);
-		else if ((unsigned char)*s < 0x20 || *s == 0x7f)
-			putchar('?');
-		else
-			putchar(*s);
-	}
+	int used = sanitize_width(cell->buf, cell->len);
+	for (int i = used; i < w; i++)
+		sb_addc(o, ' ');
+	sb_add(o, cell->buf, cell->len);
 }
 
 static void print_text(const char *file, const struct optlog_doc *d,
-		       const struct optlog_problems *probs)
+		       const struct optlog_problems *probs, struct sb *o)
 {
 	struct sb c = SB_INIT;
+	static const char *const dash = "\xe2\x80\x94";
 
-	printf("%s: op %s, %zu row%s, summary table at line %d\n", file, d->op ? d->op : "(none)",
-	       d->nrows, d->nrows == 1 ? "" : "s", d->table_lineno);
-	printf("Env: %s\nBaseline (main): %s\nTarget: %s\n\n", d->env ? d->env : "\xe2\x80\x94",
-	       d->baseline ? d->baseline : "\xe2\x80\x94", d->target ? d->target : "\xe2\x80\x94");
-	printf("%5s  %-12s %12s %8s  %-6s  %s\n", "iter", "gate", "bench ms", "vs best", "status",
-	       "direction");
+	sanitize_line(file, strlen(file), o);
+	sb_addf(o, ": op ");
+	sanitize_line(d->op ? d->op : "(none)", strlen(d->op ? d->op : "(none)"), o);
+	sb_addf(o, ", %zu row%s, summary table at line %d\nEnv: ", d->nrows, d->nrows == 1 ? "" : "s",
+		d->table_lineno);
+	sanitize_line(d->env ? d->env : dash, strlen(d->env ? d->env : dash), o);
+	sb_adds(o, "\nBaseline (main): ");
+	sanitize_line(d->baseline ? d->baseline : dash, strlen(d->baseline ? d->baseline : dash), o);
+	sb_adds(o, "\nTarget: ");
+	sanitize_line(d->target ? d->target : dash, strlen(d->target ? d->target : dash), o);
+	sb_addf(o, "\n\n%5s  %-12s %10s %8s  %-6s  %s\n", "iter", "gate", "bench ms", "vs best",
+		"status", "direction");
 	for (size_t i = 0; i < d->nrows; i++) {
 		const struct log_row *r = &d->rows[i];
-		printf("%5d  ", r->iter);
+		char num[16];
+		int nn = snprintf(num, sizeof(num), "%d", r->iter);
+		for (int k = nn; k < 5; k++)
+			sb_addc(o, ' ');
+		sb_add(o, num, (size_t)nn);
+		sb_adds(o, "  ");
 		sb_reset(&c);
 		if (r->gate_v == GATE_NONE && r->gate && *r->gate)
-			sb_adds(&c, r->gate);
+			sanitize_fit(r->gate, strlen(r->gate), 12, &c);
 		else
 			optlog_fmt_gate(r->gate_v, r->scope, &c);
-		printf("%-12s ", c.buf);
+		sb_add(o, c.buf, c.len);
+		for (int k = sanitize_width(c.buf, c.len); k < 13; k++)
+			sb_addc(o, ' ');
 		sb_reset(&c);
 		optlog_fmt_bench(r->bench_ms, &c);
-		printf("%*s%s ", (int)(12 - (isfinite(r->bench_ms) ? c.len : 1)), "", c.buf);
+		pad_left(o, &c, 10);
+		sb_addc(o, ' ');
 		sb_reset(&c);
 		optlog_fmt_vs_best(r->vs_best, &c);
-		printf("%*s%s  ", (int)(8 - (isfinite(r->vs_best) ? c.len : 1)), "", c.buf);
-		printf("%-6s  ", r->status == RS_NONE ? "?" : row_status_name(r->status));
-		put_oneline(r->direction);
-		putchar('\n');
+		pad_left(o, &c, 8);
+		const char *st = r->status == RS_NONE ? "?" : row_status_name(r->status);
+		sb_adds(o, "  ");
+		sb_adds(o, st);
+		for (size_t k = strlen(st); k < 8; k++)
+			sb_addc(o, ' ');
+		/* Line breaks in a direction shown as " / ". */
+		for (const char *p = r->direction ? r->direction : ""; *p;) {
+			size_t n = strcspn(p, "\n");
+			put_clean(o, p, n);
+			p += n;
+			if (*p) {
+				sb_adds(o, " / ");
+				p++;
+			}
+		}
+		sb_addc(o, '\n');
+		spill(o, false);
 	}
 	if (probs && probs->n) {
-		printf("\n%zu problem%s (rows above are what could be read):\n", probs->n,
-		       probs->n == 1 ? "" : "s");
-		for (size_t i = 0; i < probs->n; i++)
-			printf("%s:%d: %s\n", file, probs->v[i].lineno, probs->v[i].msg);
+		sb_addf(o, "\n%zu problem%s (rows above are what could be read):\n", probs->n,
+			probs->n == 1 ? "" : "s");
+		for (size_t i = 0; i < probs->n; i++) {
+			sanitize_line(file, strlen(file), o);
+			sb_addf(o, ":%d: ", probs->v[i].lineno);
+			sanitize_line(probs->v[i].msg, strlen(probs->v[i].msg), o);
+			sb_addc(o, '\n');
+			spill(o, false);
+		}
 	}
 	sb_release(&c);
 }
@@ -160,6 +258,8 @@ int cmd_import(struct cli *cli, int argc, char **argv)
 	int rc;
 
 	(void)cli;
+	/* Machine-readable numbers: a decimal point whatever the locale. */
+	setlocale(LC_NUMERIC, "C");
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--json"))
 			json = true;
@@ -176,6 +276,9 @@ int cmd_import(struct cli *cli, int argc, char **argv)
 	if (!file)
 		return cli_usage_error("import", "which OPT_LOG.md? give its path");
 
+	struct stat st;
+	if (stat(file, &st) == 0 && S_ISREG(st.st_mode))
+		sb_grow(&text, (size_t)st.st_size + 1); /* one allocation, no regrowth */
 	rc = fsutil_read_file(file, &text, &e);
 	if (rc < 0) {
 		sb_release(&text);
@@ -191,10 +294,15 @@ int cmd_import(struct cli *cli, int argc, char **argv)
 		optlog_problems_release(&probs);
 		return cli_fail(&e);
 	}
-	if (json)
-		print_json(file, &d, &probs);
-	else
-		print_text(file, &d, &probs);
+	struct sb o = SB_INIT;
+	if (json) {
+		print_json(file, &d, &probs, &o);
+	} else {
+		sanitize_init();
+		print_text(file, &d, &probs, &o);
+	}
+	spill(&o, true);
+	sb_release(&o);
 	rc = strict && probs.n ? 1 : 0;
 	optlog_doc_release(&d);
 	optlog_problems_release(&probs);

@@ -141,7 +141,7 @@ int cmd_parse(struct cli *cli, int argc, char **argv)
 			} else {
 				set = argv[++i];
 			}
-		} else if (a[0] == '-' && a[1]) {
+		} else if (a[0] == '-' && a[1]) { /* a lone "-" is standard input */
 			return cli_usage_error("parse", "unknown option %s", a);
 		} else if (!file) {
 			file = a;

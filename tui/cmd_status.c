@@ -2,6 +2,7 @@
 #include "tui/cli_util.h"
 #include "tui/commands.h"
 #include "tui/loop_cli.h"
+#include "tui/stats_cli.h"
 #include "core/err.h"
 #include "core/loop.h"
 
@@ -30,7 +31,10 @@ int cmd_status(struct cli *cli, int argc, char **argv)
 		return cli_fail(&e);
 	}
 	if (json) {
-		cli_print_json(loop_cli_status_json(&st));
+		json_t *j = loop_cli_status_json(&st);
+		stats_cli_add_verdict(l, st.last_run, j);
+		stats_cli_add_stall(l, j);
+		cli_print_json(j);
 	} else {
 		printf("op:        %s\n", st.op);
 		printf("workspace: %s\n", st.workspace);
@@ -51,6 +55,7 @@ int cmd_status(struct cli *cli, int argc, char **argv)
 			printf("contract:  incomplete\n%s\n", st.missing);
 		if (st.problems)
 			printf("problems:\n%s", st.problems);
+		stats_cli_print_verdict(l, st.last_run, stdout);
 		printf("next:      %s\n", st.next);
 	}
 	loop_status_release(&st);

@@ -4,6 +4,7 @@
 #include "tui/cli_util.h"
 #include "tui/commands.h"
 #include "tui/loop_cli.h"
+#include "tui/stats_cli.h"
 #include "core/err.h"
 #include "core/loop.h"
 #include "core/optlog.h"
@@ -115,6 +116,7 @@ int cmd_verify(struct cli *cli, int argc, char **argv)
 			json_object_set_new(j, "state", json_string(loop_state_name(st.state)));
 			json_object_set_new(j, "next", json_string(st.next));
 		}
+		stats_cli_add_verdict(l, m.run_id, j);
 		cli_print_json(j);
 	} else {
 		struct sb bench = SB_INIT, vs = SB_INIT, gate = SB_INIT;
@@ -126,6 +128,7 @@ int cmd_verify(struct cli *cli, int argc, char **argv)
 		       m.iter, gate.buf, bench.buf, vs.buf, m.no_change ? ", no kernel change" : "",
 		       m.timed_out ? ", timed out" : m.cancelled ? ", cancelled" : "", m.seconds,
 		       m.log_path);
+		stats_cli_print_verdict(l, m.run_id, stdout);
 		if (have_st)
 			printf("next: %s\n", st.next);
 		sb_release(&bench);

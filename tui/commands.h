@@ -35,9 +35,17 @@ struct cli {
 	X(export, "export --json", "the whole workspace database as JSON") \
 	X(import, "import FILE [--json] [--strict]", "read an OPT_LOG.md and show its rows and what could not be read") \
 	X(parse, "parse FILE [--exit-status N | --killed] [--patterns NAME] [--json]",       \
-	  "read a saved verify log: gate verdict, pytest counts, env, result table")          \
+	  "read a saved verify log (- for stdin): gate verdict, pytest counts, env, result table")          \
 	X(tui, "tui", "open the workbench on this workspace (also: optloop with no command)")  \
-	X(view, "view PATH/OPT_LOG.md", "open the workbench panes read-only on any OPT_LOG.md")
+	X(view, "view PATH/OPT_LOG.md", "open the workbench panes read-only on any OPT_LOG.md") \
+	X(noise, "noise [--runs K] [--cmd CMD] [--json]",                                      \
+	  "measure the current best K times in one session to seed the noise band")           \
+	X(confirm, "confirm [--max-pairs N] [--cmd CMD] [--json]",                             \
+	  "measure best and candidate interleaved in one session; promote only a real win")   \
+	X(promote, "promote --check | --explain TEXT | --attach FILE [--iter N] [--json]",     \
+	  "check the promotion bar, or record the evidence it asks for")                      \
+	X(report, "report final|header ITER|pr [--json]",                                      \
+	  "Markdown reports from the loop's evidence: final claim, kept-candidate header, PR body")
 
 #define X(name, usage, summary) int cmd_##name(struct cli *cli, int argc, char **argv);
 OPTLOOP_COMMANDS(X)

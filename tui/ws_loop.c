@@ -12,6 +12,9 @@
 #include "core/fsutil.h"
 #include "core/gitshow.h"
 #include "core/loop.h"
+#include "core/measure.h"
+#include "core/probe.h"
+#include "core/stats.h"
 #include "core/optlog.h"
 #include "core/parse.h"
 #include "core/sb.h"
@@ -25,6 +28,7 @@
 #include <jansson.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -61,6 +65,47 @@ static const char *state_upper(enum loop_state s)
 }
 
 /* ---- loading ------------------------------------------------------------- */
+
+/* The noise band around the best: ±2σ of the per-run spread the statistics
+ * pool for the best kernel state's shapes (their mean, in log space). */
+static void load_band(struct app *a)
+{
+	struct ws_loop *w = W(a);
+	struct measure_best b;
+	struct stats_set set;
+	struct err e = {0};
+	double sum = 0;
+	int n = 0;
+	bool assumed = false;
+
+	a->data.band_lo = a->data.band_hi = NAN;
+	memset(&b, 0, sizeof(b));
+	memset(&set, 0, sizeof(set));
+	if (!w->st.has_best || measure_best(loop_store(w->l), &b, &e) < 0 || !b.have || !b.tree)
+		goto out;
+	if (measure_tree_set(loop_store(w->l), b.tree, NULL, 0, NULL, &set, &e) < 0)
+		goto out;
+	for (size_t i = 0; i < set.nshapes; i++) {
+		const struct stats_set *g = &set;
+		struct stats_noise nz;
+		stats_noise_pool(&g, 1, set.env, set.shapes[i].key, &nz);
+		if (isfinite(nz.sigma)) {
+			sum += nz.sigma;
+			n++;
+			assumed |= nz.assumed;
+		}
+	}
+	if (n) {
+		double sg = sum / n;
+		a->data.band_lo = w->st.best_ms * exp(-2 * sg);
+		a->data.band_hi = w->st.best_ms * exp(2 * sg);
+		a->data.band_label = "noise";
+		a->data.band_assumed = assumed;
+	}
+out:
+	stats_set_release(&set);
+	measure_best_release(&b);
+}
 
 static void clear_lines(struct wb_line **v, size_t *n)
 {
@@ -123,6 +168,7 @@ static int loop_reload(struct app *a, struct err *e)
 	}
 	ws_files_release(&w->files);
 	ws_files_load(&w->files, loop_dir(w->l), &a->data);
+	load_band(a);
 	return 0;
 }
 
@@ -570,6 +616,31 @@ static int loop_detail(struct app *a, int i, struct err *e)
 		      run.timed_out ? " \xc2\xb7 timed out" : "");
 		if (run.log_path)
 			dline(a, R_DIM, "Raw output: %s", run.log_path);
+		char *verdict = NULL;
+		unsigned flags = 0;
+		if (measure_verdict_get(loop_store(w->l), run.id, &verdict, &flags, NULL, &re) == 0) {
+			struct sb f = SB_INIT;
+			sb_init(&f);
+			stats_flags_text(flags, &f);
+			dline(a, flags ? R_REVERT : R_NORMAL, "Verdict against the best: %s%s%s",
+			      verdict ? verdict : "", f.len ? " \xc2\xb7 " : "", f.buf);
+			sb_release(&f);
+		}
+		free(verdict);
+		static const char *const phases[] = {"before", "after"};
+		for (int ph = 0; ph < 2; ph++) {
+			struct probe_reading pr;
+			memset(&pr, 0, sizeof(pr));
+			if (measure_probe_get(loop_store(w->l), run.id, phases[ph], &pr, &re) == 0) {
+				struct sb d = SB_INIT;
+				sb_init(&d);
+				sb_addf(&d, "Probe %s: ", phases[ph]);
+				probe_describe(&pr, &d);
+				dtext(a, pr.busy ? R_REVERT : R_DIM, d.buf);
+				sb_release(&d);
+			}
+			probe_reading_release(&pr);
+		}
 	}
 	if (have > 0) {
 		if (res.gate_test)
@@ -584,14 +655,25 @@ static int loop_detail(struct app *a, int i, struct err *e)
 			dline(a, R_NORMAL, "Environment: %s", res.env.raw);
 		if (res.nrows) {
 			dline(a, R_NORMAL, "%s", "");
-			dline(a, R_HEADER, "%-34s %10s %10s %8s", "Shape", res.col_base ? res.col_base : "base",
+			dline(a, R_HEADER, "%-34s %10s %10s %7s", "Shape", res.col_base ? res.col_base : "base",
 			      res.col_new ? res.col_new : "new", "speedup");
 			for (size_t k = 0; k < res.nrows; k++) {
 				const struct parse_row *pr = &res.rows[k];
 				sb_reset(&s);
 				shape_name(pr, &s);
-				dline(a, R_NORMAL, "%-34s %10.3f %10.3f %7.2fx", s.buf, pr->base_ms, pr->new_ms,
-				      pr->speedup);
+				struct sb nums = SB_INIT;
+				sb_init(&nums);
+				double v[3] = {pr->base_ms, pr->new_ms, pr->speedup};
+				for (int q = 0; q < 3; q++) {
+					char cell[32];
+					if (!isfinite(v[q]))
+						snprintf(cell, sizeof(cell), "\xe2\x80\x94");
+					else
+						snprintf(cell, sizeof(cell), q == 2 ? "%.2fx" : "%.3f", v[q]);
+					sanitize_cell(cell, q == 2 ? 8 : 11, true, &nums);
+				}
+				dline(a, R_NORMAL, "%-34s%s", s.buf, nums.buf);
+				sb_release(&nums);
 			}
 		}
 		for (size_t k = 0; k < res.nwarnings; k++)

@@ -63,9 +63,11 @@ static void draw_chart(struct view *v, WINDOW *w, int inner, int h)
 		sb_adds(&s, "best ");
 		fmt_bench(d->best_ms, &s);
 		sb_addf(&s, " ms @ iter %d", d->best_iter);
-		if (!isnan(d->band_lo) && !isnan(d->band_hi))
-			sb_addf(&s, " \xc2\xb7 %s %.3f\xe2\x80\x93%.3f",
-				d->band_label ? d->band_label : "band", d->band_lo, d->band_hi);
+		/* The band as a relative half-width: short enough for a narrow pane. */
+		if (!isnan(d->band_lo) && !isnan(d->band_hi) && d->best_ms > 0)
+			sb_addf(&s, " \xc2\xb7 %s \xc2\xb1%.1f%%%s", d->band_label ? d->band_label : "band",
+				(d->band_hi - d->band_lo) / 2 / d->best_ms * 100,
+				d->band_assumed ? " (assumed)" : "");
 	} else {
 		sb_adds(&s, "no best yet (no base or kept row with a bench)");
 	}

@@ -6,6 +6,11 @@
 @name fla
 @description flash-linear-attention benchmarks/ops verify.py and run.py
 
+# pytest's live log (INFO lines, section rules) is the bulk of a verify log:
+# settle those lines first so they cost one cheap test each.
+ignore       ^(?:INFO|DEBUG)\s
+ignore       ^-{8,} (?:live log|Captured)
+
 # Result tables: "fwd  B  T  H  D  op  main[ce250a9](ms) opt-a[35f8256](ms)  speedup",
 # an optional L column before B, shape cells only on the first row of a group,
 # "-" for a missing baseline cell.  Rows and rules count only inside a table.
@@ -31,7 +36,7 @@ nogate       ^\s*\*+\s*(?<msg>WARNING:\s*--no-gate\b.*?)\s*\**\s*$
 
 # pytest: one test per line (-v, or the outcome alone after live logs),
 # -q dots, and the closing summary.
-case         ^(?<name>\S+::\S+)\s+(?<outcome>PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)\b(?:.*\[\s*(?<pct>\d+)%\])?
+case         ^(?<name>[^\s:]+::\S+)\s+(?<outcome>PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)\b(?:.*\[\s*(?<pct>\d+)%\])?
 case         ^(?<outcome>PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)\s+\[\s*(?<pct>\d+)%\]\s*$
 dots         ^(?:\S+\.py\s+)?(?<dots>[.FEsxX]+)\s+\[\s*(?<pct>\d+)%\]\s*$
 summary      ^=*\s*(?<counts>(?:\d+ [a-z]+)(?:, \d+ [a-z]+)*|no tests ran) in [\d.]+s\b

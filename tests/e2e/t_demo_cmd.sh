@@ -100,7 +100,7 @@ if command -v tmux >/dev/null 2>&1; then
 		sleep 0.1
 	done
 	tmux -L "$sock" kill-server 2>/dev/null
-	t_like "terminal: says the workbench is not built yet" "$screen" 'interactive workbench is not built yet'
+	t_like "terminal: says why the workbench cannot open yet" "$screen" 'no workspace in the demo repository yet'
 	t_like "terminal: still prints the directory and next step" "$screen" 'next: cd .*term && \./verify'
 	t_like "terminal: exit 0" "$screen" 'EXIT=0'
 else

@@ -91,6 +91,7 @@ t_like "Baseline line cites the commit" "$(cat profile/tiny-opt/OPT_LOG.md)" '^B
 
 # READY -> a no-change iteration is an iteration too
 t_is "state ready" "$(state)" ready
+t_like "status text names the next step" "$("$OPTLOOP" status)" 'next: +make one change to the kernel, then run optloop verify \(iteration 1\)'
 t_exit "commit refused with nothing logged" 3 "$OPTLOOP" commit
 t_exit "log refused with nothing measured" 3 "$OPTLOOP" log --direction x --status keep
 out=$("$OPTLOOP" verify --json 2>/dev/null)
@@ -136,7 +137,8 @@ t_exit "commit refused after a telescoped edit" 3 "$OPTLOOP" commit
 t_ok "commit --set-aside" "$OPTLOOP" commit --set-aside
 t_unlike "the commit does not hold the extra edit" "$(git show HEAD:kernel/compute.sh)" 'third idea'
 t_like "the extra edit is back in the work tree" "$(cat kernel/compute.sh)" 'third idea'
-t_is "state editing" "$(state)" editing
+t_is "not telescoped any more" "$("$OPTLOOP" status --json | jget telescoped)" False
+t_is "three rows without a win stall the loop (guards)" "$(state)" stalled
 
 # status --json keys
 j=$("$OPTLOOP" status --json)
@@ -147,7 +149,7 @@ t_is "best is the baseline (the -k row never sets it)" "$(printf '%s' "$j" | jge
 t_is "kernel lists the kernel path" "$(printf '%s' "$j" | jget kernel)" kernel
 t_is "frozen lists the test and the reference" "$(printf '%s' "$j" | jget frozen)" "tests/test_compute.sh ref/naive.sh"
 t_like "workspace is absolute" "$j" "\"workspace\": \"$d/profile/tiny-opt\""
-t_like "status text names the next step" "$("$OPTLOOP" status)" 'next: +run optloop verify to measure iteration 4'
+t_like "status text names the next step" "$("$OPTLOOP" status)" 'next: +re-assess before the next iteration'
 
 # reconciliation: a row citing a commit that is gone, an optloop commit without a row
 git checkout -q kernel/compute.sh

@@ -51,6 +51,9 @@ t_like "kernelbench set: pass" "$out" '"gate": "pass"'
 t_like "kernelbench set: runtime" "$out" '"new_ms": 0.0412'
 t_like "json names the set" "$out" '"patterns": "kernelbench"'
 
+out=$("$OPTLOOP" parse - --exit-status 1 --json <"$fix/verify-gate-fail-k.txt")
+t_like "reads standard input with -" "$out" '"gate": "fail"'
+
 t_exit "traceback is a harness error (exit 4)" 4 "$OPTLOOP" parse "$syn/traceback.txt" --exit-status 1
 t_exit "missing file" 1 "$OPTLOOP" parse "$T_TMP/nope.txt"
 t_exit "no file is a usage error" 2 "$OPTLOOP" parse

@@ -83,6 +83,7 @@ tui_keys c
 t_screen "commit reports the sha" 'committed iteration 0 as [0-9a-f]{7}'
 tui_keys Escape
 t_screen "the timeline shows the baseline row" '\*   0 baseline +pass +[0-9.]+ +— base'
+t_screen "the chart shows the best and its noise band" 'best [0-9.]+ ms @ iter 0 · noise ±[0-9.]+%'
 t_screen "READY: change the kernel next" 'iter 1 · READY · step 1/3: change the kernel, then verify \(v\)'
 t_like "one commit for the iteration" "$(git log --oneline -1)" 'iter 0 base: baseline'
 
@@ -110,8 +111,12 @@ tui_keys k Enter
 t_screen "Enter opens the detail" 'Iteration 0 · base · baseline'
 t_screen "detail shows the per-shape table" 'fwd B=1 T=64 H=1 D=16'
 t_screen "detail shows the environment" 'Environment: tiny \| CPU sh 1'
+t_screen "missing numbers show as a dash, not nan" 'fwd B=1 T=64 H=1 D=16 +— +[0-9.]+ +—'
+t_unlike "no nan anywhere" "$(tui_screen)" 'nan'
 tui_keys Escape j Enter
-t_screen "detail of a committed change shows its diff" '^│\+# a comment'
+t_screen "detail of a row shows its run" 'Run: ./verify-esc · exit 0'
+tui_keys G
+t_screen "detail of a committed change shows its diff at the end" '^│\+# a comment'
 tui_keys Escape q
 t_is "q quits with status 0 when idle" "$(tui_exit_status)" "0"
 tui_stop
@@ -159,5 +164,21 @@ done
 t_is "after the terminal closed the run is recorded" "$s" measured
 out=$("$OPTLOOP" log --direction "terminal closed" --status drop 2>&1)
 t_like "and logs as incomplete, never a pass" "$(cat profile/tiny-opt/OPT_LOG.md)" '\| terminal closed \| incomplete \|'
+# optloop demo on a terminal opens the workbench on the new repository once
+# it holds a workspace; until then it says why not and prints the project.
+tui_start 120 34 LANG=C.UTF-8 -- "$OPTLOOP" demo "$T_TMP/demo-repo"
+if tui_wait 'optloop · chunk_linear_attn|no workspace in the demo repository yet' 60; then
+	if [ -d "$T_TMP/demo-repo/profile" ]; then
+		t_screen "demo opens the workbench on its workspace" 'optloop · chunk_linear_attn'
+		tui_keys q
+	else
+		t_screen "demo without a workspace explains and prints the project" 'next: cd '
+	fi
+	t_is "demo exits 0" "$(tui_exit_status)" "0"
+else
+	t_fail "demo on a terminal" "$(tui_screen)"
+fi
+tui_stop
+
 tui_check_stderr
 t_done

@@ -248,7 +248,10 @@ static void set_rewrites_a_key_value_line_in_place(void **state)
 static void set_keeps_crlf_line_ends(void **state)
 {
 	set_expect("## Target\r\n\r\nold\r\n\r\n## Op\r\n\r\nx\r\n", "target", "new\nvalue",
-		   "## Target\r\n\r\n```\r\nnew\r\nvalue\r\n```\r\n\r\n## Op\r\n\r\nx\r\n");
+		   "## Target\r\n\r\nnew\r\nvalue\r\n\r\n## Op\r\n\r\nx\r\n");
+	/* A line that would read as a heading is fenced. */
+	set_expect("## Target\r\n\r\nold\r\n", "target", "# not a heading",
+		   "## Target\r\n\r\n```\r\n# not a heading\r\n```\r\n");
 	set_expect("## Op\r\n\r\nx\r\n", "languages", "Triton",
 		   "## Op\r\n\r\nx\r\n\r\n## Allowed languages\r\n\r\nTriton\r\n");
 }
@@ -257,6 +260,7 @@ static void set_then_parse_round_trips_awkward_values(void **state)
 {
 	static const char *const vals[] = {
 		"# looks like a heading", "uses ```fences``` inside", "multi\nline\nvalue",
+		"list:\n- a.py\n  > quoted\n```\ninside\n```", "trailing \nblank",
 		"`wrapped in ticks`", "<!-- not a comment --> value",
 	};
 	for (size_t i = 0; i < sizeof(vals) / sizeof(vals[0]); i++) {
@@ -264,7 +268,7 @@ static void set_then_parse_round_trips_awkward_values(void **state)
 		struct contract c;
 		assert_int_equal(contract_set(full_doc, strlen(full_doc), "target", vals[i], &out, NULL), 0);
 		assert_int_equal(contract_parse(out.buf, out.len, &c, NULL), 0);
-		if (i == 3)
+		if (!strcmp(vals[i], "`wrapped in ticks`"))
 			assert_string_equal(c.v[CF_TARGET], "wrapped in ticks");
 		else
 			assert_string_equal(c.v[CF_TARGET], vals[i]);
@@ -301,6 +305,63 @@ static void set_refuses_unknown_fields_and_bad_numbers(void **state)
 	assert_int_equal(contract_set("", 0, "threshold", "200%", &out, &e), ERR_USAGE);
 	assert_int_equal(out.len, 0);
 	sb_release(&out);
+}
+
+static void unclosed_comment_is_text_and_hides_nothing(void **state)
+{
+	/* Found by fuzzing: an unclosed "<!--" swallowed every later section,
+	 * so a field that was just set could not be read back. */
+	static const char doc[] = "# C\n\n<!-- forgot to close\n\n## Target\n\n1.3x\n\n"
+				  "| a | b <!-- c |\n";
+	struct contract c;
+	struct sb out = SB_INIT;
+
+	assert_int_equal(contract_parse(doc, strlen(doc), &c, NULL), 0);
+	assert_string_equal(c.v[CF_TARGET], "1.3x\n\n| a | b <!-- c |");
+	contract_release(&c);
+	assert_int_equal(contract_set(doc, strlen(doc), "validation", "./verify.sh", &out, NULL), 0);
+	assert_int_equal(contract_parse(out.buf, out.len, &c, NULL), 0);
+	assert_string_equal(c.v[CF_VALIDATION], "./verify.sh");
+	contract_release(&c);
+	sb_release(&out);
+}
+
+static void stray_fence_is_text_and_new_blocks_avoid_it(void **state)
+{
+	/* Found by fuzzing: a ``` that is never closed hid every later section,
+	 * and the block contract_set appended then closed it. */
+	static const char doc[] = "## Target\n\n```1.3x\n\n## Op\n\nchunk_gla\n";
+	struct contract c;
+	struct sb out = SB_INIT;
+	struct err e = {0};
+
+	assert_int_equal(contract_parse(doc, strlen(doc), &c, NULL), 0);
+	assert_string_equal(c.v[CF_TARGET], "```1.3x");
+	assert_string_equal(c.v[CF_OP], "chunk_gla");
+	contract_release(&c);
+	assert_int_equal(contract_set(doc, strlen(doc), "validation", "./verify.sh", &out, NULL), 0);
+	assert_non_null(strstr(out.buf, "~~~sh\n./verify.sh\n~~~\n"));
+	assert_int_equal(contract_parse(out.buf, out.len, &c, NULL), 0);
+	assert_string_equal(c.v[CF_VALIDATION], "./verify.sh");
+	assert_string_equal(c.v[CF_TARGET], "```1.3x");
+	assert_string_equal(c.v[CF_OP], "chunk_gla");
+	contract_release(&c);
+	sb_release(&out);
+	/* With both kinds left open there is no safe fence: refuse, say why. */
+	static const char both[] = "## Target\n\n```a\n~~~b\n";
+	assert_int_equal(contract_set(both, strlen(both), "frozen", "# x", &out, &e), ERR_USAGE);
+	assert_non_null(strstr(e.msg, "never closed"));
+	sb_release(&out);
+}
+
+static void value_sharing_lines_with_comments_keeps_them_closed(void **state)
+{
+	/* Found by fuzzing: replacing whole lines cut a comment in half. */
+	set_expect("## Target\n\n<!-- hint\n  more -->old <!-- note\n  end -->\n\n## Op\n\nx\n",
+		   "target", "new",
+		   "## Target\n\n<!-- hint\n  more -->new\n<!-- note\n  end -->\n\n## Op\n\nx\n");
+	set_expect("## Target\n\n<!-- h -->old\n", "target", "# fenced",
+		   "## Target\n\n<!-- h -->\n```\n# fenced\n```\n");
 }
 
 static void field_names_and_synonyms(void **state)
@@ -411,6 +472,9 @@ int main(void)
 		cmocka_unit_test(set_then_parse_round_trips_awkward_values),
 		cmocka_unit_test(set_empty_value_clears_the_field),
 		cmocka_unit_test(set_refuses_unknown_fields_and_bad_numbers),
+		cmocka_unit_test(unclosed_comment_is_text_and_hides_nothing),
+		cmocka_unit_test(stray_fence_is_text_and_new_blocks_avoid_it),
+		cmocka_unit_test(value_sharing_lines_with_comments_keeps_them_closed),
 		cmocka_unit_test(field_names_and_synonyms),
 		cmocka_unit_test(list_items_split_lines_commas_and_marks),
 		cmocka_unit_test(template_fills_the_given_fields),

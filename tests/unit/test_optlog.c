@@ -152,7 +152,7 @@ static void escaping_round_trips_awkward_directions(void **state)
 {
 	static const char *const dirs[] = {
 		"a|b", "a\\|b", "a\\\\|b", "ends with \\", "\\", "|", "||", "x\\\\y",
-		"two\nlines", "crlf\r\nline", "`code | span` and \\`tick", "<b>html</b>",
+		"two\nlines", "crlf\r\nline", "lone\rcr", "tab\there", "`code | span` and \\`tick", "<b>html</b>",
 	};
 	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
 		struct optlog_doc d = {0}, back;
@@ -167,6 +167,8 @@ static void escaping_round_trips_awkward_directions(void **state)
 		assert_int_equal(back.nrows, 1);
 		if (strstr(dirs[i], "\r\n"))
 			assert_string_equal(back.rows[0].direction, "crlf\nline");
+		else if (strchr(dirs[i], '\r')) /* a lone CR is a line break both ways */
+			assert_string_equal(back.rows[0].direction, "lone\ncr");
 		else
 			assert_string_equal(back.rows[0].direction, dirs[i]);
 		sb_release(&out);
@@ -408,6 +410,21 @@ static void unescaped_pipe_in_direction_is_recovered_and_reported(void **state)
 	assert_float_equal(x.d.rows[0].bench_ms, 1.0, 0);
 	assert_true(has_problem(&x, 5, "extra '|'"));
 	parsed_release(&x);
+	/* Found by fuzzing: an empty extra cell left a trailing space behind. */
+	parse_str("| Iter | Direction | Gate | Bench | vs best | Status |\n"
+		  "|---|---|---|---|---|---|\n"
+		  "| 1 | a | b |  | pass | 1.0 | — | keep |\n",
+		  &x);
+	assert_int_equal(x.d.nrows, 1);
+	assert_string_equal(x.d.rows[0].direction, "a | b |");
+	parsed_release(&x);
+	/* A NUL byte in a cell is replaced, never an early end of the text. */
+	static const char nul[] = "| Iter | Direction |\n|---|---|\n| 1 | a\0b |\n";
+	struct err e = {0};
+	memset(&x, 0, sizeof(x));
+	assert_int_equal(optlog_parse(nul, sizeof(nul) - 1, &x.d, &x.p, &e), 0);
+	assert_string_equal(x.d.rows[0].direction, "a\xef\xbf\xbd" "b");
+	parsed_release(&x);
 }
 
 static void crlf_line_ends(void **state)
@@ -508,6 +525,19 @@ static void summary_table_is_chosen_over_other_tables(void **state)
 	assert_int_equal(x.d.nrows, 1);
 	assert_int_equal(x.d.rows[0].iter, 0);
 	assert_int_equal(x.d.table_lineno, 17);
+	parsed_release(&x);
+}
+
+static void a_stray_fence_does_not_hide_the_table(void **state)
+{
+	struct parsed x;
+	parse_str("# Optimization log — op\n\n```python\nnot closed\n\n## Summary\n\n"
+		  "| Iter | Direction | Gate | Bench | vs best | Status |\n"
+		  "|---|---|---|---|---|---|\n"
+		  "| 0 | baseline | pass | 1 | — | base |\n",
+		  &x);
+	assert_int_equal(x.rc, 0);
+	assert_int_equal(x.d.nrows, 1);
 	parsed_release(&x);
 }
 
@@ -635,6 +665,7 @@ int main(void)
 		cmocka_unit_test(unknown_status_word_is_reported),
 		cmocka_unit_test(no_table_at_all_is_an_error),
 		cmocka_unit_test(summary_table_is_chosen_over_other_tables),
+		cmocka_unit_test(a_stray_fence_does_not_hide_the_table),
 		cmocka_unit_test(table_without_leading_pipes_and_header_variants),
 		cmocka_unit_test(missing_columns_are_reported_once),
 		cmocka_unit_test(cell_parsers),

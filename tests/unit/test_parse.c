@@ -12,6 +12,7 @@
 #include "core/fsutil.h"
 #include "core/parse.h"
 #include "core/patset.h"
+#include "core/patset_impl.h"
 #include "core/sb.h"
 
 #include <math.h>
@@ -484,6 +485,15 @@ static void kernelbench_set(void **state)
 	assert_int_equal(r.gate, GATE_FAIL);
 	assert_int_equal(r.nwarnings, 1);
 	parse_result_release(&r);
+	/* A value the open result already has starts the next result. */
+	static const char two[] = "RUNTIME: 1.5 ms\nSPEEDUP: 2x\nRUNTIME: 3.0 ms\nCORRECT: True\n";
+	parse_text(kb, two, sizeof(two) - 1, 4, 0, false, &r);
+	assert_int_equal(r.nrows, 2);
+	assert_float_equal(r.rows[0].new_ms, 1.5, 1e-12);
+	assert_float_equal(r.rows[0].speedup, 2.0, 1e-12);
+	assert_float_equal(r.rows[1].new_ms, 3.0, 1e-12);
+	assert_true(isnan(r.rows[1].speedup));
+	parse_result_release(&r);
 	/* The FLA set knows nothing of these lines. */
 	parse_fixture(fla, SYN "kernelbench-pass.txt", 0, false, &r);
 	assert_int_equal(r.gate, GATE_NONE);
@@ -734,6 +744,45 @@ static void workspace_set_extends_a_shipped_one(void **state)
 	free(shadow);
 }
 
+/* Sets are matched through one combined alternation; a set with a
+ * back-reference cannot be, and is matched one pattern at a time.  Both
+ * paths must read every log the same way. */
+static void combined_and_single_matching_agree(void **state)
+{
+	static const char *const files[] = {
+		SYN "fwdbwd-groups.txt", SYN "l-column.txt", SYN "no-gate.txt", SYN "npu-env.txt",
+		SYN "traceback.txt", SYN "demo-gate-pass-k-base.txt", FIX "runpy-base-main.txt",
+		FIX "verify-gate-fail-k.txt", FIX "verify-gate-pass-k-bench-timeout.txt",
+	};
+	struct sb text = SB_INIT, t = SB_INIT;
+	struct patset *single = NULL;
+	struct err e = {0};
+	char *path = NULL;
+
+	path = fsutil_join(getenv("OPTLOOP_ASSETS"), "patterns/fla.pat");
+	read_fixture(path, &text);
+	sb_adds(&text, "\nignore ^(zz)\\1$\n"); /* a back-reference */
+	assert_int_equal(patset_load_text(text.buf, text.len, "fla+backref", NULL, &single, &e), 0);
+	assert_false(single->combined);
+	assert_true(fla->combined);
+	for (size_t f = 0; f < sizeof(files) / sizeof(files[0]); f++) {
+		struct parse_result a, b;
+		read_fixture(files[f], &t);
+		parse_text(fla, t.buf, t.len, 0, 0, false, &a);
+		parse_text(single, t.buf, t.len, 0, 0, false, &b);
+		char *ja = result_json(&a), *jb = result_json(&b);
+		if (strcmp(ja, jb))
+			fail_msg("%s: combined\n%s\nsingle\n%s", files[f], ja, jb);
+		free(ja), free(jb);
+		parse_result_release(&a);
+		parse_result_release(&b);
+	}
+	patset_free(single);
+	sb_release(&text);
+	sb_release(&t);
+	free(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -757,6 +806,7 @@ int main(void)
 		cmocka_unit_test(long_line_keeps_its_start),
 		cmocka_unit_test(patset_errors_name_the_line),
 		cmocka_unit_test(workspace_set_extends_a_shipped_one),
+		cmocka_unit_test(combined_and_single_matching_agree),
 	};
 	return cmocka_run_group_tests_name("parse", tests, setup, teardown);
 }

@@ -518,6 +518,24 @@ static void names_round_trip_and_json(void **state)
 	stats_set_release(&cand);
 }
 
+static void stall_counts_rows_since_the_last_confirmed_win(void **state)
+{
+	struct stats_stall_row r[] = {
+		{.base = true},
+		{.confirmed_win = true}, /* 1: a confirmed keep */
+		{0},                     /* 2: revert */
+		{0},                     /* 3: a keep never confirmed: still counts */
+		{.not_comparable = true},/* 4: environment changed: not counted */
+		{0},                     /* 5 */
+	};
+	assert_int_equal(stats_stall_count(r, 6), 3);
+	assert_int_equal(stats_stall_count(r, 5), 2);
+	assert_int_equal(stats_stall_count(r, 2), 0);
+	assert_int_equal(stats_stall_count(r, 1), 0);
+	assert_int_equal(stats_stall_count(r + 2, 4), 3); /* no baseline in view */
+	assert_int_equal(stats_stall_count(NULL, 0), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -541,6 +559,7 @@ int main(void)
 		cmocka_unit_test(no_best_and_no_candidate),
 		cmocka_unit_test(threshold_is_configurable),
 		cmocka_unit_test(names_round_trip_and_json),
+		cmocka_unit_test(stall_counts_rows_since_the_last_confirmed_win),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

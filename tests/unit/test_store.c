@@ -105,6 +105,37 @@ static void second_writer_is_refused_reader_allowed(void **state)
 	store_close(w2);
 }
 
+static void a_writer_waits_for_a_short_one(void **state)
+{
+	struct store *w;
+	struct err e = {0};
+	int fds[2];
+	char c;
+
+	assert_int_equal(pipe(fds), 0);
+	pid_t child = fork();
+	if (child == 0) {
+		struct store *x;
+		if (store_open(dbpath, STORE_CREATE, &x, NULL) != 0)
+			_exit(1);
+		if (write(fds[1], "x", 1) != 1)
+			_exit(1);
+		usleep(300 * 1000);
+		store_close(x);
+		_exit(0);
+	}
+	assert_int_equal(read(fds[0], &c, 1), 1);
+	/* NOWAIT is refused while the child holds the lock ... */
+	assert_int_equal(store_open(dbpath, STORE_NOWAIT, &w, &e), ERR_BUSY);
+	/* ... a plain writer gets it once the child lets go */
+	assert_int_equal(store_open(dbpath, 0, &w, &e), 0);
+	store_close(w);
+	int status;
+	assert_int_equal(waitpid(child, &status, 0), child);
+	close(fds[0]);
+	close(fds[1]);
+}
+
 static void runs_round_trip_and_last_run(void **state)
 {
 	struct store *s;
@@ -278,6 +309,7 @@ int main(void)
 		cmocka_unit_test_setup(open_creates_schema_in_wal_mode, fresh),
 		cmocka_unit_test_setup(missing_database_is_notfound_without_create, fresh),
 		cmocka_unit_test_setup(second_writer_is_refused_reader_allowed, fresh),
+		cmocka_unit_test_setup(a_writer_waits_for_a_short_one, fresh),
 		cmocka_unit_test_setup(runs_round_trip_and_last_run, fresh),
 		cmocka_unit_test_setup(rows_keep_order_status_and_commit, fresh),
 		cmocka_unit_test_setup(rollback_discards_a_transaction, fresh),

@@ -207,11 +207,11 @@ static void chart_draws_points_best_line_and_band(void **state)
 	fill_rows();
 	data.band_lo = 0.870;
 	data.band_hi = 0.896;
-	data.band_label = "noise band";
+	data.band_label = "noise";
 	v.ops->draw(&v, w);
 	expect_screen(w, 
 		"+- Best · bench per iteration (s: per…-+\n"
-		"|best 0.883 ms @ iter 4 · noise band 0…|\n"
+		"|best 0.883 ms @ iter 4 · noise ±1.5%  |\n"
 		"|  0.973 o                             |\n"
 		"|                                      |\n"
 		"|                                      |\n"

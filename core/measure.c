@@ -1,0 +1,961 @@
+/*
+ * measure — store rows in, stats_set values out, verdicts and evidence back
+ * in.  See measure.h.  Every query tolerates a database whose stats_*
+ * tables do not exist yet (a read-only open of an older workspace): it then
+ * behaves as if they were empty.
+ */
+#include "core/measure.h"
+#include "core/err.h"
+#include "core/fsutil.h"
+#include "core/parse.h"
+#include "core/probe.h"
+#include "core/sb.h"
+#include "core/store.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+
+static const char schema[] =
+	"CREATE TABLE IF NOT EXISTS stats_probes (id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL,"
+	" phase TEXT NOT NULL, t REAL, available INTEGER, busy INTEGER, json TEXT);"
+	"CREATE INDEX IF NOT EXISTS stats_probes_run ON stats_probes(run_id, phase);"
+	"CREATE TABLE IF NOT EXISTS stats_runs (run_id INTEGER PRIMARY KEY, session INTEGER NOT NULL,"
+	" role TEXT);"
+	"CREATE TABLE IF NOT EXISTS stats_verdicts (run_id INTEGER PRIMARY KEY, iter INTEGER,"
+	" verdict TEXT NOT NULL, flags INTEGER NOT NULL, json TEXT, t REAL);"
+	"CREATE TABLE IF NOT EXISTS stats_confirms (id INTEGER PRIMARY KEY, iter INTEGER NOT NULL,"
+	" session INTEGER NOT NULL, best_iter INTEGER, best_tree TEXT, cand_tree TEXT, cand_snapshot TEXT,"
+	" verdict TEXT, flags INTEGER, promoted INTEGER NOT NULL DEFAULT 0,"
+	" done INTEGER NOT NULL DEFAULT 0, json TEXT, t REAL);"
+	"CREATE TABLE IF NOT EXISTS stats_explained (id INTEGER PRIMARY KEY, iter INTEGER NOT NULL,"
+	" note TEXT NOT NULL, t REAL);"
+	"CREATE TABLE IF NOT EXISTS stats_artifacts (id INTEGER PRIMARY KEY, iter INTEGER NOT NULL,"
+	" path TEXT NOT NULL, t REAL);";
+
+static double now(void)
+{
+	struct timeval tv;
+	gettimeofday(&tv, NULL);
+	return (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
+}
+
+static int db_err(struct store *s, struct err *e, const char *what)
+{
+	return err_set(e, ERR_IO, "%s: %s", what, sqlite3_errmsg(store_db(s)));
+}
+
+/* Prepare; a missing stats_* table (old or read-only database) gives
+ * ERR_NOTFOUND so callers can treat it as "no rows". */
+static int prep(struct store *s, const char *sql, sqlite3_stmt **st, struct err *e)
+{
+	if (sqlite3_prepare_v2(store_db(s), sql, -1, st, NULL) == SQLITE_OK)
+		return 0;
+	*st = NULL;
+	if (strstr(sqlite3_errmsg(store_db(s)), "no such table"))
+		return ERR_NOTFOUND;
+	return db_err(s, e, "database query failed");
+}
+
+static int step_done(struct store *s, sqlite3_stmt *st, struct err *e, const char *what)
+{
+	int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : db_err(s, e, what);
+	sqlite3_finalize(st);
+	return rc;
+}
+
+static char *col_text(sqlite3_stmt *st, int i)
+{
+	const unsigned char *t = sqlite3_column_text(st, i);
+	return t ? xstrdup((const char *)t) : NULL;
+}
+
+static double col_real(sqlite3_stmt *st, int i)
+{
+	return sqlite3_column_type(st, i) == SQLITE_NULL ? NAN : sqlite3_column_double(st, i);
+}
+
+static void bind_text(sqlite3_stmt *st, int i, const char *s)
+{
+	if (s)
+		sqlite3_bind_text(st, i, s, -1, SQLITE_TRANSIENT);
+	else
+		sqlite3_bind_null(st, i);
+}
+
+int measure_schema(struct store *s, struct err *e)
+{
+	if (store_readonly(s))
+		return 0;
+	return store_exec(s, schema, e);
+}
+
+/* ---- probe readings ---- */
+
+int measure_probe_put(struct store *s, int run_id, const char *phase,
+		      const struct probe_reading *r, struct err *e)
+{
+	sqlite3_stmt *st;
+	int rc = measure_schema(s, e);
+	if (rc == 0)
+		rc = prep(s, "INSERT INTO stats_probes(run_id, phase, t, available, busy, json)"
+			     " VALUES (?,?,?,?,?,?)", &st, e);
+	if (rc < 0)
+		return rc;
+	json_t *j = probe_reading_json(r);
+	char *txt = json_dumps(j, JSON_COMPACT);
+	json_decref(j);
+	sqlite3_bind_int(st, 1, run_id);
+	bind_text(st, 2, phase);
+	sqlite3_bind_double(st, 3, r->t);
+	sqlite3_bind_int(st, 4, r->available);
+	sqlite3_bind_int(st, 5, r->busy);
+	bind_text(st, 6, txt);
+	free(txt);
+	return step_done(s, st, e, "cannot record a probe reading");
+}
+
+int measure_probe_get(struct store *s, int run_id, const char *phase, struct probe_reading *out,
+		      struct err *e)
+{
+	sqlite3_stmt *st;
+	memset(out, 0, sizeof(*out));
+	out->compute_procs = -1;
+	int rc = prep(s, "SELECT json FROM stats_probes WHERE run_id = ? AND phase = ?"
+			 " ORDER BY id DESC LIMIT 1", &st, e);
+	if (rc == ERR_NOTFOUND)
+		return err_set(e, ERR_NOTFOUND, "run %d has no %s probe reading", run_id, phase);
+	if (rc < 0)
+		return rc;
+	sqlite3_bind_int(st, 1, run_id);
+	bind_text(st, 2, phase);
+	rc = err_set(e, ERR_NOTFOUND, "run %d has no %s probe reading", run_id, phase);
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		const char *txt = (const char *)sqlite3_column_text(st, 0);
+		json_t *j = txt ? json_loads(txt, 0, NULL) : NULL;
+		rc = probe_reading_from_json(j, out, e);
+		json_decref(j);
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
+static char *meta_or_env(struct store *s, const char *key, const char *env)
+{
+	const char *v = getenv(env);
+	char *m = NULL;
+	if (v)
+		return xstrdup(v);
+	if (store_meta_get(s, key, &m, NULL) == 0 && m)
+		return m;
+	return NULL;
+}
+
+int measure_probe_take(struct store *s, int run_id, const char *phase, struct err *e)
+{
+	struct probe_reading r;
+	char *cmd = meta_or_env(s, "probe.command", "OPTLOOP_PROBE");
+	char *apps = meta_or_env(s, "probe.apps_command", "OPTLOOP_PROBE_APPS");
+	char *util = meta_or_env(s, "probe.busy_util", "OPTLOOP_PROBE_BUSY_UTIL");
+	struct probe_opts o = {.command = cmd, .apps_command = apps,
+			       .busy_util = util ? atof(util) : 0};
+	int rc = probe_run(&o, &r, e);
+	free(cmd);
+	free(apps);
+	free(util);
+	if (rc < 0)
+		return rc;
+	rc = measure_probe_put(s, run_id, phase, &r, e);
+	probe_reading_release(&r);
+	return rc;
+}
+
+/* ---- sessions and sets ---- */
+
+int measure_session_put(struct store *s, int run_id, int session, const char *role,
+			struct err *e)
+{
+	sqlite3_stmt *st;
+	int rc = measure_schema(s, e);
+	if (rc == 0)
+		rc = prep(s, "INSERT OR REPLACE INTO stats_runs(run_id, session, role) VALUES (?,?,?)",
+			  &st, e);
+	if (rc < 0)
+		return rc;
+	sqlite3_bind_int(st, 1, run_id);
+	sqlite3_bind_int(st, 2, session);
+	bind_text(st, 3, role);
+	return step_done(s, st, e, "cannot record a run's session");
+}
+
+static void add_part(struct sb *k, const char *label, const char *v)
+{
+	if (!v || !*v)
+		return;
+	if (k->len)
+		sb_adds(k, " | ");
+	if (label)
+		sb_adds(k, label);
+	sb_adds(k, v);
+}
+
+int measure_env_key(struct store *s, int run_id, char **key, struct err *e)
+{
+	sqlite3_stmt *st;
+	struct sb k = SB_INIT;
+	*key = NULL;
+	int rc = prep(s, "SELECT e.device, e.backend, e.pytorch, e.triton FROM runs r"
+			 " JOIN envs e ON e.id = r.env_id WHERE r.id = ?", &st, e);
+	if (rc < 0)
+		return rc;
+	sqlite3_bind_int(st, 1, run_id);
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		add_part(&k, NULL, (const char *)sqlite3_column_text(st, 0));
+		add_part(&k, NULL, (const char *)sqlite3_column_text(st, 1));
+		add_part(&k, "PyTorch ", (const char *)sqlite3_column_text(st, 2));
+		add_part(&k, "Triton ", (const char *)sqlite3_column_text(st, 3));
+	}
+	sqlite3_finalize(st);
+	if (k.len) {
+		/* The driver is part of the environment; it comes from the probe. */
+		struct probe_reading p;
+		if (measure_probe_get(s, run_id, "before", &p, NULL) == 0) {
+			if (p.available && p.ngpus && p.gpus[0].driver)
+				add_part(&k, "driver ", p.gpus[0].driver);
+			probe_reading_release(&p);
+		}
+		*key = sb_detach(&k);
+	}
+	sb_release(&k);
+	return 0;
+}
+
+char *measure_shape_key(const struct parse_row *r)
+{
+	struct sb k = SB_INIT;
+	sb_adds(&k, r->mode ? r->mode : "-");
+	if (r->B >= 0)
+		sb_addf(&k, " B=%ld", r->B);
+	if (r->T >= 0)
+		sb_addf(&k, " T=%ld", r->T);
+	if (r->H >= 0)
+		sb_addf(&k, " H=%ld", r->H);
+	if (r->D >= 0)
+		sb_addf(&k, " D=%ld", r->D);
+	if (r->L >= 0)
+		sb_addf(&k, " L=%ld", r->L);
+	if (r->op)
+		sb_addf(&k, " %s", r->op);
+	return sb_detach(&k);
+}
+
+/* A run's numbers count when it finished on its own and either passed its
+ * gate or had none (noise and confirm runs are benchmark-only). */
+#define USABLE_RUN                                                                        \
+	" r.t_end > 0 AND r.cancelled = 0 AND r.timed_out = 0 AND COALESCE(r.signal, 0) = 0" \
+	" AND r.gate IN (1, 0, 5)"
+
+struct run_ref {
+	int id, session;
+	char *env;
+};
+
+/* Runs of a tree: ids, sessions and environments. */
+static int tree_runs(struct store *s, const char *tree, int session_only, const char *role,
+		     struct run_ref **out, size_t *n, struct err *e)
+{
+	sqlite3_stmt *st;
+	size_t cap = 0;
+	*out = NULL;
+	*n = 0;
+	int rc = prep(s, "SELECT r.id, COALESCE(sr.session, r.id), sr.role FROM runs r"
+			 " LEFT JOIN stats_runs sr ON sr.run_id = r.id"
+			 " WHERE r.tree = ? AND" USABLE_RUN " ORDER BY r.id", &st, e);
+	if (rc == ERR_NOTFOUND) /* no stats_runs yet: every run is its own session */
+		rc = prep(s, "SELECT r.id, r.id, NULL FROM runs r WHERE r.tree = ? AND" USABLE_RUN
+			     " ORDER BY r.id", &st, e);
+	if (rc < 0)
+		return rc;
+	bind_text(st, 1, tree);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		int id = sqlite3_column_int(st, 0), sess = sqlite3_column_int(st, 1);
+		const char *rl = (const char *)sqlite3_column_text(st, 2);
+		if (session_only > 0 && sess != session_only)
+			continue;
+		if (role && (!rl || strcmp(rl, role) != 0))
+			continue;
+		if (*n == cap) {
+			cap = cap ? 2 * cap : 8;
+			*out = xrealloc(*out, cap * sizeof(**out));
+		}
+		(*out)[*n].id = id;
+		(*out)[*n].session = sess;
+		(*out)[*n].env = NULL;
+		(*n)++;
+	}
+	sqlite3_finalize(st);
+	for (size_t i = 0; i < *n; i++)
+		if ((rc = measure_env_key(s, (*out)[i].id, &(*out)[i].env, e)) < 0)
+			return rc;
+	return 0;
+}
+
+static void free_runs(struct run_ref *r, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(r[i].env);
+	free(r);
+}
+
+static int add_run_samples(struct store *s, int run_id, int session, struct stats_set *out,
+			   struct err *e)
+{
+	sqlite3_stmt *st;
+	int rc = prep(s, "SELECT mode, B, T, H, D, L, op, base_ms, new_ms FROM samples"
+			 " WHERE run_id = ? ORDER BY id", &st, e);
+	if (rc < 0)
+		return rc;
+	sqlite3_bind_int(st, 1, run_id);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		struct parse_row r = {0};
+		r.mode = (char *)sqlite3_column_text(st, 0);
+		long *f[] = {&r.B, &r.T, &r.H, &r.D, &r.L};
+		for (int i = 0; i < 5; i++)
+			*f[i] = sqlite3_column_type(st, 1 + i) == SQLITE_NULL
+					? -1
+					: (long)sqlite3_column_int64(st, 1 + i);
+		r.op = (char *)sqlite3_column_text(st, 6);
+		double base = col_real(st, 7), nw = col_real(st, 8);
+		double ms = isnan(nw) ? base : nw;
+		char *key = measure_shape_key(&r);
+		stats_set_add_run(out, key, ms, session);
+		free(key);
+	}
+	sqlite3_finalize(st);
+	return 0;
+}
+
+static bool same_env(const char *a, const char *b)
+{
+	return !a || !b || strcmp(a, b) == 0;
+}
+
+int measure_tree_set(struct store *s, const char *tree, const char *env, int session_only,
+		     const char *role, struct stats_set *out, struct err *e)
+{
+	struct run_ref *runs;
+	size_t n;
+	memset(out, 0, sizeof(*out));
+	if (!tree)
+		return 0;
+	int rc = tree_runs(s, tree, session_only, role, &runs, &n, e);
+	if (rc < 0)
+		return rc;
+	bool any_match = false;
+	for (size_t i = 0; env && i < n; i++)
+		if (runs[i].env && strcmp(runs[i].env, env) == 0)
+			any_match = true;
+	/* Without a run in env, the set keeps the first environment it has, so
+	 * the comparison can say the environment changed. */
+	const char *use = any_match ? env : NULL;
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		if (use && !same_env(runs[i].env, use))
+			continue;
+		if (!use && runs[i].env) {
+			use = runs[i].env;
+		}
+		if (!out->env && runs[i].env)
+			stats_set_env(out, runs[i].env);
+		rc = add_run_samples(s, runs[i].id, runs[i].session, out, e);
+	}
+	free_runs(runs, n);
+	return rc;
+}
+
+/* ---- best ---- */
+
+void measure_best_release(struct measure_best *b)
+{
+	free(b->tree);
+	free(b->commit);
+	memset(b, 0, sizeof(*b));
+}
+
+bool measure_promoted(struct store *s, int iter)
+{
+	sqlite3_stmt *st;
+	bool yes = false;
+	if (prep(s, "SELECT 1 FROM stats_confirms WHERE iter = ? AND promoted = 1 AND done = 1",
+		 &st, NULL) < 0)
+		return false;
+	sqlite3_bind_int(st, 1, iter);
+	yes = sqlite3_step(st) == SQLITE_ROW;
+	sqlite3_finalize(st);
+	return yes;
+}
+
+int measure_best(struct store *s, struct measure_best *b, struct err *e)
+{
+	struct log_row *rows;
+	size_t n;
+	memset(b, 0, sizeof(*b));
+	int rc = store_iters(s, &rows, &n, e);
+	if (rc < 0)
+		return rc;
+	for (size_t i = n; i-- > 0;) {
+		const struct log_row *r = &rows[i];
+		bool promoted = r->status == RS_KEEP && measure_promoted(s, r->iter);
+		if (r->status != RS_BASE && !promoted)
+			continue;
+		b->have = true;
+		b->iter = r->iter;
+		b->bench_ms = r->bench_ms;
+		b->confirmed = promoted;
+		b->commit = xstrdup(r->commit);
+		rc = store_iter_run(s, r->iter, &b->run_id, &b->tree, e);
+		break;
+	}
+	for (size_t i = 0; i < n; i++)
+		log_row_release(&rows[i]);
+	free(rows);
+	return rc;
+}
+
+/* ---- verdicts ---- */
+
+/* Trees of every other kernel state measured in env, as history groups. */
+static int history_sets(struct store *s, const char *env, const char *skip1, const char *skip2,
+			struct stats_set **out, size_t *n, struct err *e)
+{
+	sqlite3_stmt *st;
+	char **trees = NULL;
+	size_t nt = 0, cap = 0;
+	*out = NULL;
+	*n = 0;
+	int rc = prep(s, "SELECT DISTINCT r.tree FROM runs r WHERE r.tree IS NOT NULL AND" USABLE_RUN,
+		      &st, e);
+	if (rc < 0)
+		return rc;
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		const char *t = (const char *)sqlite3_column_text(st, 0);
+		if (!t || (skip1 && !strcmp(t, skip1)) || (skip2 && !strcmp(t, skip2)))
+			continue;
+		if (nt == cap) {
+			cap = cap ? 2 * cap : 8;
+			trees = xrealloc(trees, cap * sizeof(*trees));
+		}
+		trees[nt++] = xstrdup(t);
+	}
+	sqlite3_finalize(st);
+	*out = xcalloc(nt ? nt : 1, sizeof(**out));
+	for (size_t i = 0; i < nt; i++) {
+		if (rc == 0) {
+			rc = measure_tree_set(s, trees[i], env, 0, NULL, &(*out)[*n], e);
+			(*n)++;
+		}
+		free(trees[i]);
+	}
+	free(trees);
+	return rc;
+}
+
+static int run_info(struct store *s, int run_id, int *iter, char **tree, int *scope,
+		    struct err *e)
+{
+	sqlite3_stmt *st;
+	int rc = prep(s, "SELECT iter, tree, scope FROM runs WHERE id = ?", &st, e);
+	if (rc < 0)
+		return rc;
+	sqlite3_bind_int(st, 1, run_id);
+	rc = err_set(e, ERR_NOTFOUND, "no run %d in the database", run_id);
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		*iter = sqlite3_column_int(st, 0);
+		*tree = col_text(st, 1);
+		*scope = sqlite3_column_int(st, 2);
+		rc = 0;
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
+static int verdict_put(struct store *s, int run_id, int iter, const struct stats_cmp *c,
+		       struct err *e)
+{
+	sqlite3_stmt *st;
+	int rc = measure_schema(s, e);
+	if (rc == 0)
+		rc = prep(s, "INSERT OR REPLACE INTO stats_verdicts(run_id, iter, verdict, flags, json,"
+			     " t) VALUES (?,?,?,?,?,?)", &st, e);
+	if (rc < 0)
+		return rc;
+	json_t *j = stats_cmp_json(c);
+	char *txt = json_dumps(j, JSON_COMPACT);
+	json_decref(j);
+	sqlite3_bind_int(st, 1, run_id);
+	sqlite3_bind_int(st, 2, iter);
+	bind_text(st, 3, stats_verdict_name(c->verdict));
+	sqlite3_bind_int64(st, 4, c->flags);
+	bind_text(st, 5, txt);
+	sqlite3_bind_double(st, 6, now());
+	free(txt);
+	return step_done(s, st, e, "cannot record a verdict");
+}
+
+int measure_judge_run(struct store *s, int run_id, double threshold, struct stats_cmp *out,
+		      struct err *e)
+{
+	struct measure_best best;
+	struct stats_set bset = {0}, cset = {0}, *hist = NULL;
+	size_t nh = 0;
+	char *tree = NULL, *env = NULL;
+	int iter = 0, scope = 0;
+	struct stats_cmp c;
+
+	int rc = run_info(s, run_id, &iter, &tree, &scope, e);
+	if (rc < 0)
+		return rc;
+	rc = measure_best(s, &best, e);
+	if (rc == 0)
+		rc = measure_env_key(s, run_id, &env, e);
+	/* The candidate: this run only (its own session). */
+	if (rc == 0) {
+		int sess = run_id;
+		sqlite3_stmt *st;
+		if (prep(s, "SELECT session FROM stats_runs WHERE run_id = ?", &st, NULL) == 0) {
+			sqlite3_bind_int(st, 1, run_id);
+			if (sqlite3_step(st) == SQLITE_ROW)
+				sess = sqlite3_column_int(st, 0);
+			sqlite3_finalize(st);
+		}
+		if (env)
+			stats_set_env(&cset, env);
+		rc = add_run_samples(s, run_id, sess, &cset, e);
+	}
+	if (rc == 0 && best.have && best.tree)
+		rc = measure_tree_set(s, best.tree, env, 0, NULL, &bset, e);
+	if (rc == 0)
+		rc = history_sets(s, env, best.tree, tree, &hist, &nh, e);
+	if (rc == 0) {
+		const struct stats_set **h = xcalloc(nh ? nh : 1, sizeof(*h));
+		for (size_t i = 0; i < nh; i++)
+			h[i] = &hist[i];
+		struct stats_opts o = {.threshold = threshold, .history = h, .nhistory = nh};
+		stats_compare(best.have ? &bset : NULL, &cset, &o, &c);
+		free(h);
+		if (scope == SCOPE_SUBSET)
+			c.flags |= SF_SUBSET_GATE;
+		struct probe_reading p;
+		if (measure_probe_get(s, run_id, "before", &p, NULL) == 0) {
+			if (p.busy)
+				c.flags |= SF_BUSY_GPU;
+			probe_reading_release(&p);
+		}
+		rc = store_readonly(s) ? 0 : verdict_put(s, run_id, iter, &c, e);
+		if (out)
+			*out = c;
+		else
+			stats_cmp_release(&c);
+	}
+	for (size_t i = 0; i < nh; i++)
+		stats_set_release(&hist[i]);
+	free(hist);
+	stats_set_release(&bset);
+	stats_set_release(&cset);
+	measure_best_release(&best);
+	free(tree);
+	free(env);
+	return rc;
+}
+
+int measure_verdict_get(struct store *s, int run_id, char **verdict, unsigned *flags,
+			json_t **detail, struct err *e)
+{
+	sqlite3_stmt *st;
+	if (verdict)
+		*verdict = NULL;
+	if (flags)
+		*flags = 0;
+	if (detail)
+		*detail = NULL;
+	int rc = prep(s, "SELECT verdict, flags, json FROM stats_verdicts WHERE run_id = ?", &st, e);
+	if (rc == ERR_NOTFOUND)
+		return err_set(e, ERR_NOTFOUND, "run %d has no verdict", run_id);
+	if (rc < 0)
+		return rc;
+	sqlite3_bind_int(st, 1, run_id);
+	rc = err_set(e, ERR_NOTFOUND, "run %d has no verdict", run_id);
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		if (verdict)
+			*verdict = col_text(st, 0);
+		if (flags)
+			*flags = (unsigned)sqlite3_column_int64(st, 1);
+		if (detail) {
+			const char *t = (const char *)sqlite3_column_text(st, 2);
+			*detail = t ? json_loads(t, 0, NULL) : NULL;
+		}
+		rc = 0;
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
+/* ---- confirm ---- */
+
+void measure_confirm_release(struct measure_confirm *c)
+{
+	free(c->best_tree);
+	free(c->cand_tree);
+	free(c->cand_snapshot);
+	free(c->verdict);
+	free(c->json);
+	memset(c, 0, sizeof(*c));
+}
+
+int measure_confirm_begin(struct store *s, struct measure_confirm *c, struct err *e)
+{
+	sqlite3_stmt *st;
+	int rc = measure_schema(s, e);
+	if (rc == 0)
+		rc = prep(s, "INSERT INTO stats_confirms(iter, session, best_iter, best_tree, cand_tree,"
+			     " cand_snapshot, t) VALUES (?,?,?,?,?,?,?)", &st, e);
+	if (rc < 0)
+		return rc;
+	sqlite3_bind_int(st, 1, c->iter);
+	sqlite3_bind_int(st, 2, c->session);
+	sqlite3_bind_int(st, 3, c->best_iter);
+	bind_text(st, 4, c->best_tree);
+	bind_text(st, 5, c->cand_tree);
+	bind_text(st, 6, c->cand_snapshot);
+	sqlite3_bind_double(st, 7, now());
+	rc = step_done(s, st, e, "cannot record a confirm run");
+	if (rc == 0)
+		c->id = (int)sqlite3_last_insert_rowid(store_db(s));
+	return rc;
+}
+
+int measure_session_set(struct store *s, int id, int session, struct err *e)
+{
+	sqlite3_stmt *st;
+	int rc = prep(s, "UPDATE stats_confirms SET session = ? WHERE id = ?", &st, e);
+	if (rc < 0)
+		return rc;
+	sqlite3_bind_int(st, 1, session);
+	sqlite3_bind_int(st, 2, id);
+	return step_done(s, st, e, "cannot record a confirm session");
+}
+
+int measure_confirm_end(struct store *s, int id, const struct stats_cmp *cmp, bool promoted,
+			struct err *e)
+{
+	sqlite3_stmt *st;
+	int rc = prep(s, "UPDATE stats_confirms SET verdict = ?, flags = ?, promoted = ?, done = 1,"
+			 " json = ? WHERE id = ?", &st, e);
+	if (rc < 0)
+		return rc;
+	char *txt = NULL;
+	if (cmp) {
+		json_t *j = stats_cmp_json(cmp);
+		txt = json_dumps(j, JSON_COMPACT);
+		json_decref(j);
+	}
+	bind_text(st, 1, cmp ? stats_verdict_name(cmp->verdict) : NULL);
+	sqlite3_bind_int64(st, 2, cmp ? cmp->flags : 0);
+	sqlite3_bind_int(st, 3, promoted);
+	bind_text(st, 4, txt);
+	sqlite3_bind_int(st, 5, id);
+	free(txt);
+	return step_done(s, st, e, "cannot finish a confirm record");
+}
+
+static int confirm_query(struct store *s, const char *where, int arg, struct measure_confirm *c,
+			 struct err *e)
+{
+	sqlite3_stmt *st;
+	char *sql = xasprintf("SELECT id, iter, session, best_iter, best_tree, cand_tree, verdict,"
+			      " flags, promoted, done, json, t, cand_snapshot FROM stats_confirms WHERE %s"
+			      " ORDER BY id DESC LIMIT 1", where);
+	memset(c, 0, sizeof(*c));
+	int rc = prep(s, sql, &st, e);
+	free(sql);
+	if (rc == ERR_NOTFOUND)
+		return err_set(e, ERR_NOTFOUND, "no confirm run");
+	if (rc < 0)
+		return rc;
+	if (arg >= 0)
+		sqlite3_bind_int(st, 1, arg);
+	rc = err_set(e, ERR_NOTFOUND, "no confirm run");
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		c->id = sqlite3_column_int(st, 0);
+		c->iter = sqlite3_column_int(st, 1);
+		c->session = sqlite3_column_int(st, 2);
+		c->best_iter = sqlite3_column_int(st, 3);
+		c->best_tree = col_text(st, 4);
+		c->cand_tree = col_text(st, 5);
+		c->verdict = col_text(st, 6);
+		c->flags = (unsigned)sqlite3_column_int64(st, 7);
+		c->promoted = sqlite3_column_int(st, 8);
+		c->done = sqlite3_column_int(st, 9);
+		c->json = col_text(st, 10);
+		c->t = col_real(st, 11);
+		c->cand_snapshot = col_text(st, 12);
+		rc = 0;
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
+int measure_confirm_last(struct store *s, int iter, struct measure_confirm *c, struct err *e)
+{
+	return confirm_query(s, "iter = ?", iter, c, e);
+}
+
+int measure_confirm_unfinished(struct store *s, struct measure_confirm *c, struct err *e)
+{
+	return confirm_query(s, "done = 0", -1, c, e);
+}
+
+/* ---- explanations and artifacts ---- */
+
+static int add_note(struct store *s, const char *table, const char *col, int iter,
+		    const char *text, struct err *e)
+{
+	sqlite3_stmt *st;
+	int rc = measure_schema(s, e);
+	char *sql = xasprintf("INSERT INTO %s(iter, %s, t) VALUES (?,?,?)", table, col);
+	if (rc == 0)
+		rc = prep(s, sql, &st, e);
+	free(sql);
+	if (rc < 0)
+		return rc;
+	sqlite3_bind_int(st, 1, iter);
+	bind_text(st, 2, text);
+	sqlite3_bind_double(st, 3, now());
+	return step_done(s, st, e, "cannot record a note");
+}
+
+static int list_notes(struct store *s, const char *table, const char *col, int iter,
+		      struct sb *out)
+{
+	sqlite3_stmt *st;
+	int n = 0;
+	char *sql = xasprintf("SELECT %s FROM %s WHERE iter = ? ORDER BY id", col, table);
+	int rc = prep(s, sql, &st, NULL);
+	free(sql);
+	if (rc < 0)
+		return 0;
+	sqlite3_bind_int(st, 1, iter);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		if (out)
+			sb_addf(out, "%s\n", (const char *)sqlite3_column_text(st, 0));
+		n++;
+	}
+	sqlite3_finalize(st);
+	return n;
+}
+
+int measure_explain(struct store *s, int iter, const char *note, bool *promoted, struct err *e)
+{
+	struct measure_confirm c;
+	if (promoted)
+		*promoted = false;
+	int rc = add_note(s, "stats_explained", "note", iter, note, e);
+	if (rc < 0 || measure_confirm_last(s, iter, &c, NULL) < 0)
+		return rc;
+	/* A confirm that was fast but held back only by implausible flags
+	 * promotes once they are explained. */
+	if (c.done && !c.promoted &&
+	    stats_promotes_explained(stats_verdict_parse(c.verdict), c.flags, true)) {
+		sqlite3_stmt *st;
+		rc = prep(s, "UPDATE stats_confirms SET promoted = 1 WHERE id = ?", &st, e);
+		if (rc == 0) {
+			sqlite3_bind_int(st, 1, c.id);
+			rc = step_done(s, st, e, "cannot record the promotion");
+		}
+		if (rc == 0)
+			rc = store_event(s, iter, "confirm.explained", note, e);
+		if (rc == 0 && promoted)
+			*promoted = true;
+	}
+	measure_confirm_release(&c);
+	return rc;
+}
+
+int measure_explanations(struct store *s, int iter, struct sb *out)
+{
+	return list_notes(s, "stats_explained", "note", iter, out);
+}
+
+int measure_attach(struct store *s, int iter, const char *path, struct err *e)
+{
+	return add_note(s, "stats_artifacts", "path", iter, path, e);
+}
+
+int measure_artifacts(struct store *s, int iter, struct sb *out)
+{
+	return list_notes(s, "stats_artifacts", "path", iter, out);
+}
+
+/* ---- stall ---- */
+
+int measure_stall_count(struct store *s, int after_iter, int *count, struct err *e)
+{
+	struct log_row *rows;
+	size_t n;
+	*count = 0;
+	int rc = store_iters(s, &rows, &n, e);
+	if (rc < 0)
+		return rc;
+	struct stats_stall_row *sr = xcalloc(n ? n : 1, sizeof(*sr));
+	for (size_t i = 0; i < n; i++) {
+		int run_id = 0;
+		char *v = NULL;
+		/* a re-assessment restarts the count like a baseline */
+		sr[i].base = rows[i].status == RS_BASE || rows[i].iter <= after_iter;
+		sr[i].confirmed_win = rows[i].status == RS_KEEP && measure_promoted(s, rows[i].iter);
+		if (store_iter_run(s, rows[i].iter, &run_id, NULL, NULL) == 0 && run_id &&
+		    measure_verdict_get(s, run_id, &v, NULL, NULL, NULL) == 0)
+			sr[i].not_comparable = !strcmp(v, "not_comparable");
+		free(v);
+		log_row_release(&rows[i]);
+	}
+	free(rows);
+	*count = stats_stall_count(sr, n);
+	free(sr);
+	return 0;
+}
+
+/* ---- promotion ---- */
+
+static void check(json_t *arr, struct sb *out, bool *all, const char *name, bool ok,
+		  const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+
+static void check(json_t *arr, struct sb *out, bool *all, const char *name, bool ok,
+		  const char *fmt, ...)
+{
+	va_list ap;
+	struct sb d = SB_INIT;
+	va_start(ap, fmt);
+	sb_vaddf(&d, fmt, ap);
+	va_end(ap);
+	sb_addf(out, "%-8s %s: %s\n", ok ? "ok" : "MISSING", name, d.buf);
+	json_t *j = json_object();
+	json_object_set_new(j, "name", json_string(name));
+	json_object_set_new(j, "ok", json_boolean(ok));
+	json_object_set_new(j, "detail", json_string(d.buf));
+	json_array_append_new(arr, j);
+	if (!ok)
+		*all = false;
+	sb_release(&d);
+}
+
+int measure_promote_check(struct store *s, const char *workspace_dir, struct sb *out,
+			  json_t **json, struct err *e)
+{
+	struct measure_best b;
+	struct store_run run = {0};
+	struct measure_confirm c = {0};
+	json_t *arr = json_array();
+	bool all = true;
+	int rc = measure_best(s, &b, e);
+	if (rc < 0) {
+		json_decref(arr);
+		return rc;
+	}
+	bool have_run = b.have && b.run_id && store_run_get(s, b.run_id, &run, NULL) == 0;
+	bool have_conf = b.have && measure_confirm_last(s, b.iter, &c, NULL) == 0;
+
+	if (!b.have || !b.confirmed) {
+		check(arr, out, &all, "confirmed win", false,
+		      "no confirmed win yet: the best is %s (run optloop confirm on a measured "
+		      "candidate whose verdict is fast or ambiguous)",
+		      b.have ? "the baseline" : "not measured");
+	} else {
+		check(arr, out, &all, "confirmed win", have_conf && c.promoted,
+		      "iteration %d: confirm verdict %s (%s)", b.iter,
+		      have_conf && c.verdict ? c.verdict : "?",
+		      "best and candidate interleaved in one session; the win's size comes "
+		      "from these numbers only");
+	}
+	bool gate_ok = have_run && run.gate == GATE_PASS && run.scope == SCOPE_FULL;
+	check(arr, out, &all, "full gate", gate_ok && b.confirmed,
+	      "%s", !have_run        ? "no verify run for the best"
+		    : gate_ok        ? "the best's verify passed the full gate"
+		    : run.scope == SCOPE_SUBSET
+				     ? "the best's verify ran a -k subset: re-verify with the full gate"
+				     : "the best's verify did not pass the gate");
+	/* Implausible flags on the screen verdict or the confirm must be explained. */
+	unsigned flags = have_conf ? c.flags : 0;
+	unsigned vflags = 0;
+	if (have_run)
+		measure_verdict_get(s, b.run_id, NULL, &vflags, NULL, NULL);
+	flags |= vflags;
+	int nexp = b.have ? measure_explanations(s, b.iter, NULL) : 0;
+	struct sb names = SB_INIT;
+	stats_flags_text(flags & SF_IMPLAUSIBLE_MASK, &names);
+	if (!(flags & SF_IMPLAUSIBLE_MASK))
+		check(arr, out, &all, "implausible flags", true, "none raised");
+	else
+		check(arr, out, &all, "implausible flags", nexp > 0,
+		      "%s raised; %s", names.buf,
+		      nexp ? "explained (see the report)"
+			   : "explain them first (optloop promote --explain TEXT)");
+	sb_release(&names);
+	check(arr, out, &all, "busy GPU", !(flags & SF_BUSY_GPU),
+	      "%s", flags & SF_BUSY_GPU ? "a run was measured on a busy GPU: re-measure on an idle one"
+					: "no run measured on a busy GPU");
+	struct sb arts = SB_INIT;
+	int nart = b.have ? measure_artifacts(s, b.iter, &arts) : 0;
+	bool art_ok = false;
+	if (nart) {
+		const char *p = arts.buf;
+		while (*p && !art_ok) {
+			const char *nl = strchr(p, '\n');
+			char *one = xstrndup(p, nl ? (size_t)(nl - p) : strlen(p));
+			char *abs = one[0] == '/' ? xstrdup(one) : fsutil_join(workspace_dir, one);
+			art_ok = fsutil_exists(abs);
+			free(abs);
+			free(one);
+			p = nl ? nl + 1 : p + strlen(p);
+		}
+	}
+	check(arr, out, &all, "profiler evidence", art_ok, "%s",
+	      art_ok ? "a profiler or roofline artifact is attached"
+		     : nart ? "the attached artifact is gone: attach it again"
+			    : "attach a profiler or roofline reading (optloop promote --attach FILE)");
+	sb_release(&arts);
+
+	if (json) {
+		*json = json_object();
+		json_object_set_new(*json, "ok", json_boolean(all));
+		json_object_set_new(*json, "iter", b.have ? json_integer(b.iter) : json_null());
+		json_object_set_new(*json, "checks", arr);
+	} else {
+		json_decref(arr);
+	}
+	if (have_run)
+		store_run_release(&run);
+	if (have_conf)
+		measure_confirm_release(&c);
+	measure_best_release(&b);
+	if (!all)
+		return err_set(e, ERR_FAIL, "promotion check failed: %s",
+			       "see the MISSING lines for what to do");
+	return 0;
+}
+
+/* ---- hooks the loop calls ---- */
+
+void measure_hook_verify_begin(struct store *s, int run_id)
+{
+	/* Evidence, never a gate: a probe problem must not stop a verify. */
+	measure_probe_take(s, run_id, "before", NULL);
+}
+
+void measure_hook_verify_end(struct store *s, int run_id, double threshold)
+{
+	measure_probe_take(s, run_id, "after", NULL);
+	measure_judge_run(s, run_id, threshold, NULL, NULL);
+}

@@ -1,0 +1,164 @@
+/*
+ * measure — the statistics and the GPU evidence of one workspace, kept in
+ * its store: which runs measured which kernel state in which environment,
+ * the probe readings taken around each run, the verdict of every run
+ * against the current best, confirm sessions, explanations of flags,
+ * attached profiler artifacts, the stall count and the promotion check.
+ *
+ * The pure rules live in stats.c and probe.c; this file only turns store
+ * rows into stats_set values and results back into rows.  Its tables are
+ * named stats_* and created on first use (measure_schema).
+ *
+ * A kernel state is the kernel hash runs.tree.  A session is one sitting of
+ * the GPU: a verify run is its own session; the runs of one optloop noise
+ * or optloop confirm share one (stats_runs.session).  The environment of a
+ * run is "device | backend | PyTorch | Triton | driver" from its Machine
+ * line and its probe (branch and sha are not part of it).
+ */
+#ifndef OPTLOOP_MEASURE_H
+#define OPTLOOP_MEASURE_H
+
+#include "core/stats.h"
+
+#include <jansson.h>
+#include <stdbool.h>
+
+struct err;
+struct probe_reading;
+struct sb;
+struct store;
+
+/* Create the stats_* tables when missing (a writer only; read-only stores
+ * are left alone and every query copes with absent tables). */
+int measure_schema(struct store *s, struct err *e);
+
+/* ---- probe readings ---- */
+
+/* phase: "before" or "after". */
+int measure_probe_put(struct store *s, int run_id, const char *phase,
+		      const struct probe_reading *r, struct err *e);
+/* ERR_NOTFOUND when the run has no reading for phase; out caller-owned. */
+int measure_probe_get(struct store *s, int run_id, const char *phase, struct probe_reading *out,
+		      struct err *e);
+
+/* Run the configured probe now and store its reading for the run.  The
+ * probe command comes from $OPTLOOP_PROBE, else the workspace setting
+ * probe.command (store meta), else nvidia-smi; likewise OPTLOOP_PROBE_APPS /
+ * probe.apps_command and OPTLOOP_PROBE_BUSY_UTIL / probe.busy_util.  A
+ * missing probe is stored as "no probe"; errors only from the store. */
+int measure_probe_take(struct store *s, int run_id, const char *phase, struct err *e);
+
+/* ---- runs, sessions, sets ---- */
+
+/* Mark a run as part of a session (role "best", "cand", "noise" or NULL). */
+int measure_session_put(struct store *s, int run_id, int session, const char *role,
+			struct err *e);
+
+/* Environment key of a run (caller frees; NULL when the run printed no
+ * Machine line). */
+int measure_env_key(struct store *s, int run_id, char **key, struct err *e);
+
+/* Shape key of a result row: "fwd B=4 T=2048 H=16 D=64 chunk_linear_attn"
+ * (caller frees). */
+struct parse_row;
+char *measure_shape_key(const struct parse_row *r);
+
+/* Every usable run of kernel state tree as a stats_set: runs in env (when
+ * env is not NULL and some run matches it), else all its runs (the set's
+ * env says which).  session_only > 0 keeps only that session's runs;
+ * role, when not NULL, only runs of that role.  out caller-owned. */
+int measure_tree_set(struct store *s, const char *tree, const char *env, int session_only,
+		     const char *role, struct stats_set *out, struct err *e);
+
+/* ---- the best ---- */
+
+struct measure_best {
+	bool have;
+	int iter;       /* the baseline, or the latest promoted row */
+	int run_id;
+	char *tree;     /* kernel hash it measured */
+	char *commit;   /* its commit, NULL before it is committed */
+	double bench_ms;
+	bool confirmed; /* a promoted confirm (false for the baseline) */
+};
+int measure_best(struct store *s, struct measure_best *b, struct err *e);
+void measure_best_release(struct measure_best *b);
+
+/* ---- verdicts ---- */
+
+/* Judge a finished run against the current best (threshold 0: 3 %), add
+ * busy_gpu / subset_gate from the run, store the verdict and fill *out
+ * (caller releases with stats_cmp_release; may be NULL). */
+int measure_judge_run(struct store *s, int run_id, double threshold, struct stats_cmp *out,
+		      struct err *e);
+
+/* The stored verdict of a run: name ("fast", ...), flags and the whole
+ * comparison as JSON (each may be NULL).  ERR_NOTFOUND when none. */
+int measure_verdict_get(struct store *s, int run_id, char **verdict, unsigned *flags,
+			json_t **detail, struct err *e);
+
+/* ---- confirm sessions ---- */
+
+struct measure_confirm {
+	int id;
+	int iter, session, best_iter;
+	char *best_tree, *cand_tree;
+	char *cand_snapshot; /* git tree holding the candidate, to restore it */
+	char *verdict;
+	unsigned flags;
+	bool promoted;
+	bool done;      /* false while it runs (or when it was cut off) */
+	char *json;     /* the comparison */
+	double t;
+};
+void measure_confirm_release(struct measure_confirm *c);
+/* Start a confirm record (done = 0); c->id is set. */
+int measure_confirm_begin(struct store *s, struct measure_confirm *c, struct err *e);
+/* The session id once the first run exists. */
+int measure_session_set(struct store *s, int id, int session, struct err *e);
+/* Finish it with the comparison and the decision. */
+int measure_confirm_end(struct store *s, int id, const struct stats_cmp *cmp, bool promoted,
+			struct err *e);
+/* The latest confirm of an iteration (done or not); ERR_NOTFOUND when none. */
+int measure_confirm_last(struct store *s, int iter, struct measure_confirm *c, struct err *e);
+/* A confirm that was cut off (done = 0), if any; ERR_NOTFOUND when none. */
+int measure_confirm_unfinished(struct store *s, struct measure_confirm *c, struct err *e);
+/* Was this iteration promoted by a confirm? */
+bool measure_promoted(struct store *s, int iter);
+
+/* ---- flags explained, artifacts attached ---- */
+
+/* Record why a flagged speedup is real.  When the iteration's last confirm
+ * was fast and held back only by implausible flags, it now promotes
+ * (*promoted set; may be NULL). */
+int measure_explain(struct store *s, int iter, const char *note, bool *promoted, struct err *e);
+/* Explanations of an iteration, one per line (appended to out); count returned. */
+int measure_explanations(struct store *s, int iter, struct sb *out);
+int measure_attach(struct store *s, int iter, const char *path, struct err *e);
+/* Attached artifact paths of an iteration, one per line; count returned. */
+int measure_artifacts(struct store *s, int iter, struct sb *out);
+
+/* ---- the stall rule and promotion ---- */
+
+/* Rows since the last confirmed win (and after after_iter, the last
+ * re-assessment; -1 for none) that count toward a stall: the stall rule of
+ * stats_stall_count over the log. */
+int measure_stall_count(struct store *s, int after_iter, int *count, struct err *e);
+
+/* The promotion check: fills out with one line per requirement ("ok ..." or
+ * "MISSING ..." with what to do).  Returns 0 when every requirement holds,
+ * ERR_FAIL when one does not.  json (may be NULL) receives the same as an
+ * object {"ok": bool, "iter": N, "checks": [{name, ok, detail}]}. */
+int measure_promote_check(struct store *s, const char *workspace_dir, struct sb *out,
+			  json_t **json, struct err *e);
+
+/* ---- hooks the loop calls (failures are recorded nowhere and ignored:
+ * evidence and verdicts never block the protocol) ---- */
+
+/* After a verify run is inserted, before the child starts: probe "before". */
+void measure_hook_verify_begin(struct store *s, int run_id);
+/* After the run and its samples are stored: probe "after", then the
+ * verdict against the best. */
+void measure_hook_verify_end(struct store *s, int run_id, double threshold);
+
+#endif

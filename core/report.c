@@ -1,0 +1,573 @@
+/*
+ * report — final claim, kept-candidate header and PR body, from the store.
+ * Numbers come from stats (per-run medians, log-space intervals); nothing
+ * here decides anything, it only states what the loop measured.
+ */
+#include "core/report.h"
+#include "core/err.h"
+#include "core/measure.h"
+#include "core/probe.h"
+#include "core/sb.h"
+#include "core/stats.h"
+#include "core/store.h"
+
+#include <math.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define METHOD_PAIRED                                                                      \
+	"log-normal t interval (95 %) on per-run medians; baseline and candidate measured "   \
+	"interleaved in one session, noise within that session"
+#define METHOD_ACROSS                                                                      \
+	"log-normal t interval (95 %) on per-run medians; each session counts once, noise "   \
+	"between sessions"
+
+struct side {
+	int iter, run_id;
+	char *tree, *commit, *direction;
+	struct stats_set set;
+};
+
+struct claim {
+	struct side base, cand;
+	char *env;
+	struct stats_cmp cmp;
+	bool paired;
+	int confirm_session;
+	struct measure_confirm conf;
+	bool have_conf;
+};
+
+static void side_release(struct side *s)
+{
+	free(s->tree);
+	free(s->commit);
+	free(s->direction);
+	stats_set_release(&s->set);
+	memset(s, 0, sizeof(*s));
+}
+
+static void claim_release(struct claim *c)
+{
+	side_release(&c->base);
+	side_release(&c->cand);
+	free(c->env);
+	stats_cmp_release(&c->cmp);
+	if (c->have_conf)
+		measure_confirm_release(&c->conf);
+	memset(c, 0, sizeof(*c));
+}
+
+static int row_of(struct store *s, int iter, struct side *out, struct err *e)
+{
+	struct log_row *rows;
+	size_t n;
+	int rc = store_iters(s, &rows, &n, e);
+	if (rc < 0)
+		return rc;
+	rc = err_set(e, ERR_NOTFOUND, "no row for iteration %d", iter);
+	for (size_t i = 0; i < n; i++) {
+		if (rows[i].iter == iter) {
+			out->iter = iter;
+			out->commit = rows[i].commit ? xstrdup(rows[i].commit) : NULL;
+			out->direction = rows[i].direction ? xstrdup(rows[i].direction) : NULL;
+			rc = store_iter_run(s, iter, &out->run_id, &out->tree, e);
+		}
+		log_row_release(&rows[i]);
+	}
+	free(rows);
+	return rc;
+}
+
+/* Baseline vs the current best, with the most direct numbers there are: a
+ * confirm session that measured both, else every run of each. */
+static int claim_load(struct store *s, const struct report_ctx *ctx, int cand_iter,
+		      int against_iter, struct claim *c, struct err *e)
+{
+	memset(c, 0, sizeof(*c));
+	c->cmp.worst = -1;
+	int rc = row_of(s, against_iter, &c->base, e);
+	if (rc == 0)
+		rc = row_of(s, cand_iter, &c->cand, e);
+	if (rc < 0)
+		return rc;
+	if (c->cand.run_id)
+		measure_env_key(s, c->cand.run_id, &c->env, NULL);
+	c->have_conf = measure_confirm_last(s, cand_iter, &c->conf, NULL) == 0;
+	if (c->have_conf && c->conf.done && c->conf.best_iter == against_iter && c->conf.session) {
+		c->paired = true;
+		rc = measure_tree_set(s, c->base.tree, NULL, c->conf.session, "best", &c->base.set, e);
+		if (rc == 0)
+			rc = measure_tree_set(s, c->cand.tree, NULL, c->conf.session, "cand",
+					      &c->cand.set, e);
+	} else {
+		rc = measure_tree_set(s, c->base.tree, c->env, 0, NULL, &c->base.set, e);
+		if (rc == 0)
+			rc = measure_tree_set(s, c->cand.tree, c->env, 0, NULL, &c->cand.set, e);
+	}
+	if (rc < 0)
+		return rc;
+	struct stats_opts o = {.threshold = ctx->threshold};
+	stats_compare(&c->base.set, &c->cand.set, &o, &c->cmp);
+	return 0;
+}
+
+static void fmt_ms(struct sb *md, double v)
+{
+	if (isfinite(v))
+		sb_addf(md, " %.4f |", v);
+	else
+		sb_adds(md, " — |");
+}
+
+static json_t *jnum(double v)
+{
+	return isfinite(v) ? json_real(v) : json_null();
+}
+
+static json_t *summary_json(const struct stats_summary *s)
+{
+	json_t *j = json_object();
+	json_object_set_new(j, "n", json_integer((json_int_t)s->n));
+	json_object_set_new(j, "median", jnum(s->median));
+	json_object_set_new(j, "mean", jnum(s->mean));
+	json_object_set_new(j, "std", jnum(s->std));
+	json_object_set_new(j, "min", jnum(s->min));
+	json_object_set_new(j, "p10", jnum(s->p10));
+	json_object_set_new(j, "p90", jnum(s->p90));
+	return j;
+}
+
+static void summary_row(struct sb *md, const char *shape, const char *side,
+			const struct stats_summary *s)
+{
+	sb_addf(md, "| %s | %s | %zu |", shape, side, s->n);
+	fmt_ms(md, s->median);
+	fmt_ms(md, s->mean);
+	fmt_ms(md, s->std);
+	fmt_ms(md, s->min);
+	fmt_ms(md, s->p10);
+	fmt_ms(md, s->p90);
+	sb_addc(md, '\n');
+}
+
+static double sp(double gain)
+{
+	return 1.0 / (1.0 - gain);
+}
+
+static void short_sha(struct sb *md, const char *sha)
+{
+	if (sha)
+		sb_addf(md, "`%s`", sha);
+	else
+		sb_adds(md, "(not committed)");
+}
+
+/* The run's command line. */
+static char *run_command(struct store *s, int run_id)
+{
+	struct store_run r;
+	char *cmd = NULL;
+	if (run_id && store_run_get(s, run_id, &r, NULL) == 0) {
+		cmd = r.command ? xstrdup(r.command) : NULL;
+		store_run_release(&r);
+	}
+	return cmd;
+}
+
+/* Probe evidence of every run of a session or tree, one line per run. */
+static void probe_lines(struct store *s, const char *sql, int arg, const char *targ,
+			struct sb *md, json_t *arr)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(store_db(s), sql, -1, &st, NULL) != SQLITE_OK)
+		return;
+	if (targ)
+		sqlite3_bind_text(st, 1, targ, -1, SQLITE_TRANSIENT);
+	else
+		sqlite3_bind_int(st, 1, arg);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		int id = sqlite3_column_int(st, 0);
+		const char *kind = (const char *)sqlite3_column_text(st, 1);
+		struct probe_reading before, after;
+		bool hb = measure_probe_get(s, id, "before", &before, NULL) == 0;
+		bool ha = measure_probe_get(s, id, "after", &after, NULL) == 0;
+		json_t *j = json_object();
+		json_object_set_new(j, "run", json_integer(id));
+		json_object_set_new(j, "kind", json_string(kind ? kind : ""));
+		sb_addf(md, "- run %d (%s): ", id, kind ? kind : "");
+		if (!hb) {
+			sb_adds(md, "no probe reading recorded\n");
+		} else if (!before.available) {
+			sb_addf(md, "%s\n", before.why ? before.why : "no probe");
+		} else {
+			const struct probe_gpu *g = before.ngpus ? &before.gpus[0] : NULL;
+			sb_addf(md, "before: SM %.0f of %.0f MHz, %.0f C, %.2f W, util %.0f %%",
+				g ? g->sm_mhz : NAN, g ? g->max_sm_mhz : NAN, g ? g->temp_c : NAN,
+				g ? g->power_w : NAN, g ? g->util_pct : NAN);
+			if (before.busy)
+				sb_addf(md, " (BUSY: %s)", before.busy_why ? before.busy_why : "");
+			if (ha && after.available && after.ngpus)
+				sb_addf(md, "; after: SM %.0f MHz, %.0f C, %.2f W",
+					after.gpus[0].sm_mhz, after.gpus[0].temp_c,
+					after.gpus[0].power_w);
+			sb_addc(md, '\n');
+		}
+		if (hb)
+			json_object_set_new(j, "before", probe_reading_json(&before));
+		if (ha)
+			json_object_set_new(j, "after", probe_reading_json(&after));
+		json_array_append_new(arr, j);
+		if (hb)
+			probe_reading_release(&before);
+		if (ha)
+			probe_reading_release(&after);
+	}
+	sqlite3_finalize(st);
+}
+
+static json_t *device_json(struct store *s, int run_id, struct sb *md)
+{
+	struct probe_reading p;
+	if (run_id && measure_probe_get(s, run_id, "before", &p, NULL) == 0) {
+		json_t *j = probe_reading_json(&p);
+		probe_describe(&p, md);
+		sb_addc(md, '\n');
+		probe_reading_release(&p);
+		return j;
+	}
+	sb_adds(md, "no probe reading recorded for the candidate's verify run\n");
+	return json_null();
+}
+
+int report_final(struct store *s, const struct report_ctx *ctx, struct sb *md, json_t **json,
+		 struct err *e)
+{
+	struct measure_best b;
+	struct claim c;
+	int rc = measure_best(s, &b, e);
+	if (rc < 0)
+		return rc;
+	if (!b.have || !b.confirmed) {
+		measure_best_release(&b);
+		return err_set(e, ERR_REFUSED,
+			       "report final refused: there is no confirmed win to claim (the best is "
+			       "%s; confirm a faster candidate with optloop confirm, or write a no-go)",
+			       b.have ? "the baseline" : "not measured yet");
+	}
+	int best_iter = b.iter;
+	measure_best_release(&b);
+	rc = claim_load(s, ctx, best_iter, 0, &c, e);
+	if (rc < 0) {
+		claim_release(&c);
+		return rc;
+	}
+	json_t *j = json_object(), *shapes = json_array();
+
+	sb_addf(md, "## Final claim — %s\n\n", ctx->op ? ctx->op : "");
+	sb_addf(md, "- Candidate: iteration %d, commit ", c.cand.iter);
+	short_sha(md, c.cand.commit);
+	sb_addf(md, " — %s\n", c.cand.direction ? c.cand.direction : "");
+	sb_adds(md, "- Baseline: iteration 0, commit ");
+	short_sha(md, c.base.commit);
+	sb_addc(md, '\n');
+	sb_addf(md, "- Environment: %s\n", c.env ? c.env : "(no Machine line)");
+	if (ctx->target)
+		sb_addf(md, "- Target: %s\n", ctx->target);
+	sb_addf(md, "- Verdict vs baseline: %s", stats_verdict_name(c.cmp.verdict));
+	if (c.cmp.flags) {
+		struct sb f = SB_INIT;
+		stats_flags_text(c.cmp.flags, &f);
+		sb_addf(md, " (flags: %s)", f.buf);
+		sb_release(&f);
+	}
+	sb_addc(md, '\n');
+
+	sb_adds(md, "\n### Per shape (ms; statistics over n runs, each run's median)\n\n");
+	sb_adds(md, "| Shape | side | n | median | mean | std | min | p10 | p90 |\n");
+	sb_adds(md, "|---|---|---|---|---|---|---|---|---|\n");
+	for (size_t i = 0; i < c.cmp.nshapes; i++) {
+		const struct stats_shape_cmp *sc = &c.cmp.shapes[i];
+		const struct stats_shape *bs = stats_set_find(&c.base.set, sc->key);
+		const struct stats_shape *cs = stats_set_find(&c.cand.set, sc->key);
+		struct stats_summary sb_, sc_;
+		stats_summarize(bs ? bs->ms : NULL, bs ? bs->n : 0, &sb_);
+		stats_summarize(cs ? cs->ms : NULL, cs ? cs->n : 0, &sc_);
+		summary_row(md, sc->key, "baseline", &sb_);
+		summary_row(md, "", "candidate", &sc_);
+		json_t *sj = json_object();
+		json_object_set_new(sj, "shape", json_string(sc->key));
+		json_object_set_new(sj, "baseline", summary_json(&sb_));
+		json_object_set_new(sj, "candidate", summary_json(&sc_));
+		json_object_set_new(sj, "speedup", jnum(sc->speedup));
+		json_object_set_new(sj, "interval", json_pack("[oo]", jnum(sp(sc->lo)), jnum(sp(sc->hi))));
+		json_array_append_new(shapes, sj);
+	}
+
+	sb_adds(md, "\n### Speedup vs baseline\n\n| Shape | speedup | 95 % interval |\n|---|---|---|\n");
+	for (size_t i = 0; i < c.cmp.nshapes; i++) {
+		const struct stats_shape_cmp *sc = &c.cmp.shapes[i];
+		sb_addf(md, "| %s | %.3f× | %.3f× – %.3f× |\n", sc->key, sc->speedup, sp(sc->lo),
+			sp(sc->hi));
+	}
+	sb_addf(md, "| **geomean (equal weight, %zu shapes)** | **%.3f×** | %.3f× – %.3f× |\n",
+		c.cmp.ncommon, c.cmp.speedup, sp(c.cmp.lo), sp(c.cmp.hi));
+	const char *worst = c.cmp.worst >= 0 ? c.cmp.shapes[c.cmp.worst].key : NULL;
+	if (worst)
+		sb_addf(md, "\nWorst shape: %s (%.3f×).\n", worst, c.cmp.shapes[c.cmp.worst].speedup);
+	sb_addf(md, "Interval method: %s.\n", c.paired ? METHOD_PAIRED : METHOD_ACROSS);
+
+	char *vcmd = run_command(s, c.cand.run_id);
+	char *bcmd = run_command(s, c.base.run_id);
+	char *ccmd = c.paired ? run_command(s, c.conf.session) : NULL;
+	sb_adds(md, "\n### Commands\n\n");
+	sb_addf(md, "- validation (contract): `%s`\n", ctx->validation ? ctx->validation : "");
+	if (ctx->benchmark)
+		sb_addf(md, "- benchmark (contract): `%s`\n", ctx->benchmark);
+	sb_addf(md, "- baseline verify: `%s`\n", bcmd ? bcmd : "");
+	sb_addf(md, "- candidate verify: `%s`\n", vcmd ? vcmd : "");
+	if (ccmd)
+		sb_addf(md, "- confirm runs (interleaved, %zu per side): `%s`\n",
+			c.cmp.shapes ? c.cmp.shapes[0].n_cand : 0, ccmd);
+
+	sb_adds(md, "\n### GPU\n\n");
+	json_t *dev = device_json(s, c.cand.run_id, md);
+	sb_adds(md, "\nClock evidence per run (before the run, idle; after it):\n\n");
+	json_t *clocks = json_array();
+	probe_lines(s,
+		    "SELECT id, kind FROM runs WHERE tree = ? AND t_end > 0 ORDER BY id", 0,
+		    c.cand.tree, md, clocks);
+
+	json_object_set_new(j, "op", json_string(ctx->op ? ctx->op : ""));
+	json_object_set_new(j, "candidate",
+			    json_pack("{s:i,s:o,s:o,s:o}", "iter", c.cand.iter, "commit",
+				      c.cand.commit ? json_string(c.cand.commit) : json_null(),
+				      "tree", c.cand.tree ? json_string(c.cand.tree) : json_null(),
+				      "direction",
+				      c.cand.direction ? json_string(c.cand.direction) : json_null()));
+	json_object_set_new(j, "baseline",
+			    json_pack("{s:i,s:o}", "iter", 0, "commit",
+				      c.base.commit ? json_string(c.base.commit) : json_null()));
+	json_object_set_new(j, "env", c.env ? json_string(c.env) : json_null());
+	json_object_set_new(j, "verdict", json_string(stats_verdict_name(c.cmp.verdict)));
+	json_object_set_new(j, "flags", stats_flags_json(c.cmp.flags));
+	json_object_set_new(j, "shapes", shapes);
+	json_object_set_new(j, "geomean",
+			    json_pack("{s:o,s:[oo],s:i}", "speedup", jnum(c.cmp.speedup), "interval",
+				      jnum(sp(c.cmp.lo)), jnum(sp(c.cmp.hi)), "shapes",
+				      (int)c.cmp.ncommon));
+	json_object_set_new(j, "worst_shape", worst ? json_string(worst) : json_null());
+	json_object_set_new(j, "interval_method",
+			    json_string(c.paired ? METHOD_PAIRED : METHOD_ACROSS));
+	json_t *cmds = json_object();
+	json_object_set_new(cmds, "validation", json_string(ctx->validation ? ctx->validation : ""));
+	json_object_set_new(cmds, "benchmark", ctx->benchmark ? json_string(ctx->benchmark)
+							       : json_null());
+	json_object_set_new(cmds, "baseline_verify", bcmd ? json_string(bcmd) : json_null());
+	json_object_set_new(cmds, "candidate_verify", vcmd ? json_string(vcmd) : json_null());
+	json_object_set_new(cmds, "confirm", ccmd ? json_string(ccmd) : json_null());
+	json_object_set_new(j, "commands", cmds);
+	json_object_set_new(j, "device", dev);
+	json_object_set_new(j, "clocks", clocks);
+	free(vcmd);
+	free(bcmd);
+	free(ccmd);
+	if (json)
+		*json = j;
+	else
+		json_decref(j);
+	claim_release(&c);
+	return 0;
+}
+
+/* Rows between two iterations (exclusive, inclusive) whose status is revert
+ * or drop: the dead ends on the way to a kept candidate. */
+static void dead_ends(struct store *s, int from, int to, struct sb *md, json_t *arr)
+{
+	struct log_row *rows;
+	size_t n;
+	int k = 0;
+	if (store_iters(s, &rows, &n, NULL) < 0)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		const struct log_row *r = &rows[i];
+		if (r->iter > from && r->iter < to &&
+		    (r->status == RS_REVERT || r->status == RS_DROP || r->gate_v == GATE_FAIL)) {
+			sb_addf(md, "- iteration %d (%s, gate %s): %s\n", r->iter,
+				row_status_name(r->status), r->gate ? r->gate : "?",
+				r->direction ? r->direction : "");
+			json_array_append_new(arr, json_pack("{s:i,s:s,s:s}", "iter", r->iter,
+							     "status", row_status_name(r->status),
+							     "direction",
+							     r->direction ? r->direction : ""));
+			k++;
+		}
+		log_row_release(&rows[i]);
+	}
+	free(rows);
+	if (!k)
+		sb_adds(md, "- none recorded between the parent and this iteration\n");
+}
+
+int report_header(struct store *s, const struct report_ctx *ctx, int iter, struct sb *md,
+		  json_t **json, struct err *e)
+{
+	struct claim c;
+	int parent = 0;
+	/* The parent: the confirm's best when there is one, else the baseline. */
+	struct measure_confirm conf;
+	if (measure_confirm_last(s, iter, &conf, NULL) == 0) {
+		parent = conf.best_iter;
+		measure_confirm_release(&conf);
+	}
+	int rc = claim_load(s, ctx, iter, parent, &c, e);
+	if (rc < 0) {
+		claim_release(&c);
+		return rc;
+	}
+	json_t *j = json_object(), *dead = json_array();
+	struct sb notes = SB_INIT;
+	sb_addf(md, "## Kept candidate — iteration %d\n\n", iter);
+	sb_adds(md, "### Identity\n\n");
+	sb_addf(md, "- op: %s\n- iteration: %d, commit ", ctx->op ? ctx->op : "", iter);
+	short_sha(md, c.cand.commit);
+	sb_addf(md, "\n- parent: iteration %d, commit ", parent);
+	short_sha(md, c.base.commit);
+	sb_addf(md, "\n- direction: %s\n", c.cand.direction ? c.cand.direction : "");
+	sb_addf(md, "- confirmed: %s\n",
+		measure_promoted(s, iter) ? "yes (promoted by a confirm run)" : "no");
+	sb_adds(md, "\n### Delta\n\n");
+	if (c.cmp.ncommon) {
+		sb_addf(md, "- %.3f× geomean vs the parent (95 %% interval %.3f× – %.3f×), verdict %s\n",
+			c.cmp.speedup, sp(c.cmp.lo), sp(c.cmp.hi), stats_verdict_name(c.cmp.verdict));
+		if (c.cmp.worst >= 0)
+			sb_addf(md, "- worst shape: %s (%.3f×)\n", c.cmp.shapes[c.cmp.worst].key,
+				c.cmp.shapes[c.cmp.worst].speedup);
+		sb_addf(md, "- numbers: %s\n", c.paired ? "the confirm session" : "every run of each");
+	} else {
+		sb_adds(md, "- no comparable measurement of this iteration and its parent\n");
+	}
+	sb_adds(md, "\n### Lessons\n\n");
+	int nexp = measure_explanations(s, iter, &notes);
+	if (nexp) {
+		const char *p = notes.buf;
+		while (*p) {
+			const char *nl = strchr(p, '\n');
+			sb_addf(md, "- %.*s\n", (int)(nl ? nl - p : (long)strlen(p)), p);
+			p = nl ? nl + 1 : p + strlen(p);
+		}
+	} else {
+		sb_adds(md, "- (write what this iteration taught)\n");
+	}
+	sb_adds(md, "\n### Dead-ends\n\n");
+	dead_ends(s, parent, iter, md, dead);
+	sb_adds(md, "\n### Open\n\n");
+	int open = 0;
+	if (c.cmp.flags & SF_IMPLAUSIBLE_MASK && !nexp) {
+		struct sb f = SB_INIT;
+		stats_flags_text(c.cmp.flags & SF_IMPLAUSIBLE_MASK, &f);
+		sb_addf(md, "- unexplained flags: %s\n", f.buf);
+		sb_release(&f);
+		open++;
+	}
+	if (!measure_promoted(s, iter)) {
+		sb_adds(md, "- the win is not confirmed yet (optloop confirm)\n");
+		open++;
+	}
+	if (!measure_artifacts(s, iter, NULL)) {
+		sb_adds(md, "- no profiler or roofline artifact attached (optloop promote --attach FILE)\n");
+		open++;
+	}
+	if (!open)
+		sb_adds(md, "- nothing recorded\n");
+
+	json_object_set_new(j, "iter", json_integer(iter));
+	json_object_set_new(j, "parent", json_integer(parent));
+	json_object_set_new(j, "commit", c.cand.commit ? json_string(c.cand.commit) : json_null());
+	json_object_set_new(j, "parent_commit",
+			    c.base.commit ? json_string(c.base.commit) : json_null());
+	json_object_set_new(j, "direction",
+			    c.cand.direction ? json_string(c.cand.direction) : json_null());
+	json_object_set_new(j, "confirmed", json_boolean(measure_promoted(s, iter)));
+	json_object_set_new(j, "delta", stats_cmp_json(&c.cmp));
+	json_object_set_new(j, "lessons", json_string(notes.buf ? notes.buf : ""));
+	json_object_set_new(j, "dead_ends", dead);
+	json_object_set_new(j, "open", json_integer(open));
+	sb_release(&notes);
+	if (json)
+		*json = j;
+	else
+		json_decref(j);
+	claim_release(&c);
+	return 0;
+}
+
+int report_pr(struct store *s, const struct report_ctx *ctx, struct sb *md, json_t **json,
+	      struct err *e)
+{
+	struct measure_best b;
+	struct claim c;
+	int rc = measure_best(s, &b, e);
+	if (rc < 0)
+		return rc;
+	if (!b.have || !b.confirmed) {
+		measure_best_release(&b);
+		return err_set(e, ERR_REFUSED,
+			       "report pr refused: there is no confirmed win to propose (optloop "
+			       "confirm a faster candidate first)");
+	}
+	int iter = b.iter;
+	measure_best_release(&b);
+	rc = claim_load(s, ctx, iter, 0, &c, e);
+	if (rc < 0) {
+		claim_release(&c);
+		return rc;
+	}
+	struct sb dev = SB_INIT;
+	json_t *devj = device_json(s, c.cand.run_id, &dev);
+	sb_trim(&dev);
+	sb_addf(md, "## Summary\n\n%s: %s — %.2f× geomean over %zu shape(s) (95 %% interval "
+		    "%.2f×–%.2f×).\n",
+		ctx->op ? ctx->op : "", c.cand.direction ? c.cand.direction : "", c.cmp.speedup,
+		c.cmp.ncommon, sp(c.cmp.lo), sp(c.cmp.hi));
+	sb_adds(md, "\n## Test plan\n\n");
+	sb_addf(md, "- [x] full correctness gate passed: `%s`\n",
+		ctx->validation ? ctx->validation : "");
+	sb_addf(md, "- [x] win confirmed with best and candidate interleaved in one session "
+		    "(iteration %d)\n", iter);
+	sb_adds(md, "\n## Benchmark\n\n");
+	sb_addf(md, "- Hardware: %s\n", dev.len ? dev.buf : "unknown");
+	sb_addf(md, "- Environment: %s\n", c.env ? c.env : "unknown");
+	sb_addf(md, "- Workload: %zu shape(s)", c.cmp.nshapes);
+	if (ctx->benchmark)
+		sb_addf(md, ", `%s`", ctx->benchmark);
+	sb_adds(md, "\n\n| Shape | before (ms) | after (ms) | speedup |\n|---|---|---|---|\n");
+	for (size_t i = 0; i < c.cmp.nshapes; i++) {
+		const struct stats_shape_cmp *sc = &c.cmp.shapes[i];
+		sb_addf(md, "| %s | %.4f | %.4f | %.2f× |\n", sc->key, sc->best_ms, sc->cand_ms,
+			sc->speedup);
+	}
+	sb_addf(md, "\nConclusion: %s, %.2f× equal-weight geomean; worst shape %s.\n",
+		stats_verdict_name(c.cmp.verdict), c.cmp.speedup,
+		c.cmp.worst >= 0 ? c.cmp.shapes[c.cmp.worst].key : "—");
+	sb_adds(md, "\n## Breaking changes\n\nNone: only the kernel changed; the frozen test and "
+		    "reference are untouched.\n");
+	if (json) {
+		json_t *j = json_object();
+		json_object_set_new(j, "iter", json_integer(iter));
+		json_object_set_new(j, "summary", json_string(c.cand.direction ? c.cand.direction : ""));
+		json_object_set_new(j, "speedup", jnum(c.cmp.speedup));
+		json_object_set_new(j, "interval",
+				    json_pack("[oo]", jnum(sp(c.cmp.lo)), jnum(sp(c.cmp.hi))));
+		json_object_set_new(j, "hardware", devj);
+		json_object_set_new(j, "comparison", stats_cmp_json(&c.cmp));
+		*json = j;
+	} else {
+		json_decref(devj);
+	}
+	sb_release(&dev);
+	claim_release(&c);
+	return 0;
+}

@@ -1,0 +1,36 @@
+/*
+ * report — the Markdown blocks a loop ends with, assembled from the store:
+ * the final claim (per-shape statistics, speedups with intervals, exact
+ * commands, commits, GPU identity with idle-clock evidence), the
+ * kept-candidate header of one iteration, and a pull-request body.  Every
+ * report also comes as one JSON object with the same facts.
+ */
+#ifndef OPTLOOP_REPORT_H
+#define OPTLOOP_REPORT_H
+
+#include <jansson.h>
+
+struct err;
+struct sb;
+struct store;
+
+struct report_ctx {
+	const char *op;
+	const char *validation; /* the contract's validation command */
+	const char *benchmark;  /* the contract's benchmark command, may be NULL */
+	const char *target;     /* the contract's target, may be NULL */
+	const char *workspace_dir;
+	double threshold;       /* 0: 3 % */
+};
+
+/* Each appends Markdown to md and, when json is not NULL, sets *json to a
+ * new object (caller owns).  ERR_REFUSED with what is missing when the
+ * store does not hold what the report needs yet. */
+int report_final(struct store *s, const struct report_ctx *c, struct sb *md, json_t **json,
+		 struct err *e);
+int report_header(struct store *s, const struct report_ctx *c, int iter, struct sb *md,
+		  json_t **json, struct err *e);
+int report_pr(struct store *s, const struct report_ctx *c, struct sb *md, json_t **json,
+	      struct err *e);
+
+#endif

@@ -1,0 +1,215 @@
+#!/usr/bin/env bash
+# Statistics on the demo project, end to end through the CLI: a real win
+# promoted only after its confirm run (and after its implausible size is
+# explained), a noise-level change rejected, a changed environment that is
+# not comparable, the stall count, a busy GPU from a probe, the promotion
+# check and `report final` checked field by field against the database.
+. "$(dirname "$0")/lib.sh"
+
+# One sample per shape per run keeps the suite short; the statistics must
+# cope with that noise.
+export DEMO_BENCH_WARMUP_MS=1 DEMO_BENCH_REP_MS=1
+d="$T_TMP/demo"
+cp -R "$OPTLOOP_ROOT/assets/demo" "$d"
+rm -rf "$d/build"
+cd "$d" || exit 1
+kernel=ops/linear_attn/chunk.c
+# The baseline of this test computes everything three times over: removing
+# that waste is a real, large win the statistics must see through the noise.
+python3 - "$kernel" <<'EOF'
+import sys
+p = sys.argv[1]; s = open(p).read()
+a = "\tfor (int b = 0; b < B; b++)\n"
+assert a in s
+s = s.replace(a, "\tfor (int rep = 0; rep < 3; rep++)\n" + a, 1)
+open(p, "w").write(s)
+EOF
+git init -q -b main && git add -A && git commit -qm "demo project" || exit 1
+
+jget() {
+	python3 -c 'import json,sys
+v=json.load(sys.stdin)
+for k in sys.argv[1].split("."):
+    v=v[int(k)] if isinstance(v,list) else v[k]
+print(" ".join(map(str,v)) if isinstance(v,list) else ("null" if v is None else v))' "$1"
+}
+edit() { # edit FROM TO: replace text in the kernel
+	python3 -c 'import sys; p,a,b=sys.argv[1:]; s=open(p).read(); assert a in s, a; open(p,"w").write(s.replace(a,b,1))' \
+		"$kernel" "$1" "$2"
+}
+iteration() { # iteration DIRECTION STATUS: log and commit the measured iteration
+	"$OPTLOOP" log --direction "$1" --status "$2" >/dev/null &&
+		"$OPTLOOP" commit >/dev/null
+}
+
+"$OPTLOOP" init --op chunk_linear_attn --kernel "$kernel" --test-file tests/ops/test_linear_attn.c \
+	--naive ops/linear_attn/naive.c --verify "./verify --op chunk_linear_attn" >/dev/null
+"$OPTLOOP" contract --set "target=all three shapes, 1.2x" --set languages=C \
+	--set "promotion=full gate, confirmed win" >/dev/null
+t_ok "contract complete" "$OPTLOOP" contract --check
+
+# --- baseline ---------------------------------------------------------------
+out=$("$OPTLOOP" verify --json 2>/dev/null)
+t_is "baseline verify passes" "$(printf '%s' "$out" | jget gate)" pass
+t_is "the baseline has nothing to compare with" "$(printf '%s' "$out" | jget verdict)" none
+iteration "baseline" base
+s=$("$OPTLOOP" status --json)
+t_is "status --json: stall count" "$(printf '%s' "$s" | jget stall.count)" 0
+t_is "status --json: the best is the unconfirmed baseline" \
+	"$(printf '%s' "$s" | jget confirmed_best.iter) $(printf '%s' "$s" | jget confirmed_best.confirmed)" "0 False"
+db=profile/chunk_linear_attn-opt/optloop.db
+t_is "a probe reading before and after the verify" \
+	"$(sqlite3 "$db" "SELECT group_concat(phase) FROM (SELECT phase FROM stats_probes WHERE run_id = 1 ORDER BY phase)")" \
+	"after,before"
+t_like "no nvidia-smi here: recorded as no probe" \
+	"$(sqlite3 "$db" "SELECT json FROM stats_probes WHERE run_id = 1 LIMIT 1")" '"available": ?false.*not found'
+
+out=$("$OPTLOOP" noise --runs 2 --json 2>/dev/null); rc=$?
+t_is "noise --runs 2 exits 0" "$rc" 0
+t_is "noise measured the best twice" "$(printf '%s' "$out" | jget runs)" 2
+t_is "noise reports every shape" "$(printf '%s' "$out" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["shapes"]))')" 3
+t_is "the kernel is untouched after noise" "$(git status --porcelain -- "$kernel")" ""
+
+# --- iteration 1: a real win, confirmed --------------------------------------
+t_exit "confirm before a measurement is refused" 3 "$OPTLOOP" confirm
+edit "	for (int rep = 0; rep < 3; rep++)
+" ""
+out=$("$OPTLOOP" verify --json 2>/dev/null)
+v=$(printf '%s' "$out" | jget verdict)
+t_like "the screen verdict of a 3x win is fast or ambiguous" "$v" '^(fast|ambiguous)$'
+t_like "verify --json carries flags" "$out" '"flags": \['
+before=$(sha1sum "$kernel")
+out=$("$OPTLOOP" confirm --json 2>/dev/null); rc=$?
+t_is "the candidate is back in the work tree after confirm" "$(sha1sum "$kernel")" "$before"
+t_is "confirm: fast" "$(printf '%s' "$out" | jget verdict)" fast
+t_is "confirm: paired in one session" "$(printf '%s' "$out" | jget paired)" True
+t_like "confirm: a 3x win is flagged implausible" "$(printf '%s' "$out" | jget flags)" 'implausible'
+t_is "and held back (exit 1, not promoted)" "$rc $(printf '%s' "$out" | jget promoted)" "1 False"
+t_is "confirm alternated best and candidate" \
+	"$(sqlite3 "$db" "SELECT group_concat(role, ' ') FROM (SELECT role FROM stats_runs WHERE role IN ('best','cand') ORDER BY run_id LIMIT 4)")" \
+	"best cand best cand"
+out=$("$OPTLOOP" promote --explain "the baseline repeated the whole computation three times; the fix removes the repetition" 2>&1)
+t_like "explaining the flags releases the confirmed win" "$out" 'no longer held back'
+iteration "remove the triple recomputation" keep
+s=$("$OPTLOOP" status --json)
+t_is "the confirmed keep is the best" \
+	"$(printf '%s' "$s" | jget confirmed_best.iter) $(printf '%s' "$s" | jget confirmed_best.confirmed)" "1 True"
+t_is "a confirmed win resets the stall count" "$(printf '%s' "$s" | jget stall.count)" 0
+
+# --- iteration 2: a noise-level change is rejected ---------------------------
+edit "/* Tokens per chunk." "/* Tokens per chunk (64 works well here)."
+"$OPTLOOP" verify >/dev/null 2>&1
+out=$("$OPTLOOP" confirm --max-pairs 3 --json 2>/dev/null); rc=$?
+t_is "confirm of a comment-only change exits 1" "$rc" 1
+t_is "and does not promote" "$(printf '%s' "$out" | jget promoted)" False
+t_like "its verdict is not fast" "$(printf '%s' "$out" | jget verdict)" '^(same|ambiguous|slow)$'
+iteration "comment on the chunk size" revert
+t_is "a rejected change counts toward a stall" "$("$OPTLOOP" status --json | jget stall.count)" 1
+
+# --- iteration 3: another compiler is not comparable -------------------------
+edit "/* Tokens per chunk" "/* Tokens per chunk:"
+out=$(CC=clang "$OPTLOOP" verify --json 2>/dev/null)
+t_is "a different compiler makes the run not comparable" "$(printf '%s' "$out" | jget verdict)" not_comparable
+t_like "flagged as an environment change" "$(printf '%s' "$out" | jget flags)" 'env_changed'
+t_like "and says to re-measure the best" "$(printf '%s' "$out" | jget verdict_detail.why)" 're-measure the best'
+iteration "same kernel, built with clang" drop
+t_is "a not-comparable run does not count toward a stall" "$("$OPTLOOP" status --json | jget stall.count)" 1
+
+# --- iteration 4: a keep without a confirm does not reset the count -----------
+edit "/* Tokens per chunk" "/* Tokens per chunk."
+cat >"$T_TMP/busy-smi" <<'SMI'
+#!/bin/sh
+echo "index, name, clocks.current.sm [MHz], clocks.max.sm [MHz], utilization.gpu [%]"
+echo "0, Fake GPU, 1980 MHz, 1980 MHz, 97 %"
+SMI
+chmod +x "$T_TMP/busy-smi"
+out=$(OPTLOOP_PROBE="$T_TMP/busy-smi" "$OPTLOOP" verify --json 2>/dev/null)
+t_like "a busy GPU before the run is flagged" "$(printf '%s' "$out" | jget flags)" 'busy_gpu'
+iteration "another comment" keep
+t_is "an unconfirmed keep still counts toward a stall" "$("$OPTLOOP" status --json | jget stall.count)" 2
+
+# --- promotion check ---------------------------------------------------------
+out=$("$OPTLOOP" promote --check 2>&1); rc=$?
+t_is "promote --check fails without profiler evidence" "$rc" 1
+t_like "and says what to attach" "$out" 'MISSING  profiler evidence'
+t_like "the confirmed win is there" "$out" 'ok       confirmed win: iteration 1'
+printf 'roofline: 1.9 GFLOP/s of 4.0 peak\n' >"$T_TMP/roofline.txt"
+t_ok "attach a roofline reading" "$OPTLOOP" promote --attach "$T_TMP/roofline.txt" --iter 1
+t_exit "promote --check passes" 0 "$OPTLOOP" promote --check
+t_is "promote --check --json ok" "$("$OPTLOOP" promote --check --json | jget ok)" True
+
+# --- report final, field by field ----------------------------------------------
+"$OPTLOOP" report final --json >"$T_TMP/final.json" 2>"$T_TMP/final.err"
+t_is "report final --json exits 0" "$?" 0
+"$OPTLOOP" export --json >"$T_TMP/db.json"
+check=$(python3 - "$T_TMP/final.json" "$T_TMP/db.json" "$(git log --format=%H --grep 'Optloop-Iter: 1$' -1)" \
+	"$(git log --format=%H --grep 'Optloop-Iter: 0$' -1)" <<'EOF'
+import json, math, sys
+rep = json.load(open(sys.argv[1])); db = json.load(open(sys.argv[2]))["tables"]
+cand_sha, base_sha = sys.argv[3], sys.argv[4]
+bad = []
+def same(a, b, what):
+    if a is None or b is None or not math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12):
+        bad.append(f"{what}: report {a} != recomputed {b}")
+conf = [c for c in db["stats_confirms"] if c["iter"] == 1 and c["promoted"] == 1][-1]
+roles = {r["run_id"]: r["role"] for r in db["stats_runs"] if r["session"] == conf["session"]}
+def key(s):
+    return f'{s["mode"]} B={s["B"]} T={s["T"]} H={s["H"]} D={s["D"]} {s["op"]}'
+runs = {"best": {}, "cand": {}}
+for s in db["samples"]:
+    if s["run_id"] in roles:
+        runs[roles[s["run_id"]]].setdefault(key(s), []).append(s["new_ms"])
+def q(v, p):
+    v = sorted(v); h = (len(v) - 1) * p; lo = math.floor(h); hi = min(lo + 1, len(v) - 1)
+    return v[lo] + (h - lo) * (v[hi] - v[lo])
+def summary(v):
+    m = sum(v) / len(v)
+    sd = math.sqrt(sum((x - m) ** 2 for x in v) / (len(v) - 1)) if len(v) > 1 else None
+    return {"n": len(v), "median": q(v, .5), "mean": m, "std": sd, "min": min(v),
+            "p10": q(v, .1), "p90": q(v, .9)}
+logs = []
+if len(rep["shapes"]) != 3: bad.append(f'{len(rep["shapes"])} shapes in the report')
+for sh in rep["shapes"]:
+    k = sh["shape"]
+    for side, role in (("baseline", "best"), ("candidate", "cand")):
+        want = summary(runs[role][k])
+        if sh[side]["n"] != want["n"]: bad.append(f"{k} {side} n")
+        for f in ("median", "mean", "std", "min", "p10", "p90"):
+            same(sh[side][f], want[f], f"{k} {side} {f}")
+    # medians in log space: the centre of the run medians
+    lb = sorted(math.log(x) for x in runs["best"][k]); lc = sorted(math.log(x) for x in runs["cand"][k])
+    d = q(lb, .5) - q(lc, .5)
+    logs.append(d)
+    same(sh["speedup"], math.exp(d), f"{k} speedup")
+    lo, hi = sh["interval"]
+    if not (lo <= sh["speedup"] <= hi): bad.append(f"{k} speedup outside its interval")
+same(rep["geomean"]["speedup"], math.exp(sum(logs) / len(logs)), "geomean")
+if rep["candidate"]["iter"] != 1: bad.append("candidate iter")
+if rep["candidate"]["commit"] != cand_sha: bad.append(f'candidate commit {rep["candidate"]["commit"]} != {cand_sha}')
+if rep["baseline"]["commit"] != base_sha: bad.append("baseline commit")
+if rep["commands"]["validation"] != "./verify --op chunk_linear_attn": bad.append("validation command")
+if not rep["commands"]["confirm"].endswith("--no-gate"): bad.append("confirm command")
+if "interleaved in one session" not in rep["interval_method"]: bad.append("method")
+if rep["device"]["available"] is not False or "not found" not in rep["device"]["why"]: bad.append("device")
+if rep["worst_shape"] not in [s["shape"] for s in rep["shapes"]]: bad.append("worst shape")
+print("ok" if not bad else "; ".join(bad))
+EOF
+)
+t_is "report final matches the database field by field" "$check" ok
+md=$("$OPTLOOP" report final)
+t_like "report final: Markdown per-shape table" "$md" '\| Shape \| side \| n \| median \| mean \| std \| min \| p10 \| p90 \|'
+t_like "report final: geomean line" "$md" 'geomean \(equal weight, 3 shapes\)'
+t_like "report final: the exact commands" "$md" 'validation \(contract\): `./verify --op chunk_linear_attn`'
+t_like "report header: the kept-candidate sections" "$("$OPTLOOP" report header 1)" 'Identity.*|Delta'
+out=$("$OPTLOOP" report header 1)
+for sec in Identity Delta Lessons Dead-ends Open; do
+	t_like "report header has $sec" "$out" "### $sec"
+done
+t_like "report header: the lesson is prefilled from the explanation" "$out" 'repeated the whole computation'
+out=$("$OPTLOOP" report pr)
+for sec in "## Summary" "## Test plan" "## Benchmark" "## Breaking changes"; do
+	t_like "report pr has $sec" "$out" "$sec"
+done
+t_exit "report without a kind is a usage error" 2 "$OPTLOOP" report
+t_exit "report header without an iteration is a usage error" 2 "$OPTLOOP" report header
+t_done

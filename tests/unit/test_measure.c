@@ -1,0 +1,400 @@
+/* Unit tests for measure: verdicts, sessions, the best, the stall count and
+ * the promotion check, on a real sqlite store in a scratch directory. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "core/err.h"
+#include "core/fsutil.h"
+#include "core/measure.h"
+#include "core/parse.h"
+#include "core/probe.h"
+#include "core/report.h"
+#include "core/sb.h"
+#include "core/store.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char tmpdir[64];
+static struct store *st;
+
+static int setup(void **state)
+{
+	struct err e = {0};
+	strcpy(tmpdir, "/tmp/optloop-measure.XXXXXX");
+	assert_non_null(mkdtemp(tmpdir));
+	char *db = fsutil_join(tmpdir, "optloop.db");
+	int rc = store_open(db, STORE_CREATE, &st, &e);
+	free(db);
+	if (rc < 0)
+		fprintf(stderr, "%s\n", e.msg);
+	assert_int_equal(rc, 0);
+	assert_int_equal(measure_schema(st, NULL), 0);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	char cmd[128];
+	store_close(st);
+	st = NULL;
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
+	return system(cmd);
+}
+
+/* A finished run of kernel state tree with two shapes' times. */
+static int add_run(int iter, const char *kind, const char *tree, const char *device,
+		   enum gate_verdict gate, enum gate_scope scope, double a_ms, double b_ms)
+{
+	struct err e = {0};
+	struct store_run r = {0};
+	struct parse_env env = {0};
+	int env_id = 0;
+	r.iter = iter;
+	r.kind = (char *)kind;
+	r.t_start = 1;
+	r.t_end = 2;
+	r.gate = gate;
+	r.scope = scope;
+	r.bench_ms = sqrt(a_ms * b_ms);
+	r.vs_best = NAN;
+	r.tree = (char *)tree;
+	env.raw = xasprintf("%s | CUDA 13.0 | PyTorch 2.11.0", device);
+	env.device = (char *)device;
+	env.backend = "CUDA 13.0";
+	env.pytorch = "2.11.0";
+	assert_int_equal(store_env_id(st, &env, &env_id, &e), 0);
+	free(env.raw);
+	r.env_id = env_id;
+	assert_int_equal(store_run_insert(st, &r, &e), 0);
+	assert_int_equal(store_run_update(st, &r, &e), 0);
+	struct parse_row rows[2] = {
+		{.mode = "fwd", .B = 4, .T = 2048, .H = 16, .D = 64, .L = -1, .op = "op",
+		 .base_ms = NAN, .new_ms = a_ms, .speedup = NAN},
+		{.mode = "fwd", .B = 8, .T = 1024, .H = 8, .D = 64, .L = -1, .op = "op",
+		 .base_ms = NAN, .new_ms = b_ms, .speedup = NAN},
+	};
+	assert_int_equal(store_samples_add(st, r.id, env_id, rows, 2, &e), 0);
+	return r.id;
+}
+
+static void add_row(int iter, enum row_status status, int run_id, const char *tree)
+{
+	struct log_row row = {0};
+	row.iter = iter;
+	row.direction = "d";
+	row.gate = "pass";
+	row.gate_v = GATE_PASS;
+	row.scope = SCOPE_FULL;
+	row.bench_ms = 1;
+	row.vs_best = NAN;
+	row.status = status;
+	assert_int_equal(store_iter_add(st, &row, run_id, tree, NULL), 0);
+}
+
+static void shape_keys_name_every_dimension(void **state)
+{
+	struct parse_row r = {.mode = "fwdbwd", .B = 1, .T = 63, .H = 2, .D = 32, .L = 4,
+			      .op = "chunk_gla"};
+	char *k = measure_shape_key(&r);
+	assert_string_equal(k, "fwdbwd B=1 T=63 H=2 D=32 L=4 chunk_gla");
+	free(k);
+	r.L = -1;
+	k = measure_shape_key(&r);
+	assert_string_equal(k, "fwdbwd B=1 T=63 H=2 D=32 chunk_gla");
+	free(k);
+}
+
+static void verdicts_against_the_best_are_stored(void **state)
+{
+	struct stats_cmp c;
+	int r0 = add_run(0, "verify", "T0", "NVIDIA H200", GATE_PASS, SCOPE_FULL, 1.0, 2.0);
+	add_row(0, RS_BASE, r0, "T0");
+	int r1 = add_run(1, "verify", "T1", "NVIDIA H200", GATE_PASS, SCOPE_FULL, 0.8, 1.6);
+	assert_int_equal(measure_judge_run(st, r1, 0, &c, NULL), 0);
+	assert_int_equal(c.verdict, SV_FAST); /* 20 % faster, 2 % assumed noise */
+	assert_true(c.flags & SF_NOISE_ASSUMED);
+	assert_true(fabs(c.gain - 0.2) < 1e-9);
+	assert_string_equal(c.shapes[0].key, "fwd B=4 T=2048 H=16 D=64 op");
+	stats_cmp_release(&c);
+
+	char *v;
+	unsigned flags;
+	json_t *j;
+	assert_int_equal(measure_verdict_get(st, r1, &v, &flags, &j, NULL), 0);
+	assert_string_equal(v, "fast");
+	assert_true(flags & SF_NOISE_ASSUMED);
+	assert_string_equal(json_string_value(json_object_get(j, "verdict")), "fast");
+	free(v);
+	json_decref(j);
+
+	/* a busy GPU before the run and a subset gate are carried as flags */
+	struct probe_reading p = {0};
+	p.available = true;
+	p.busy = true;
+	p.compute_procs = 1;
+	assert_int_equal(measure_probe_put(st, r1, "before", &p, NULL), 0);
+	int r2 = add_run(1, "verify", "T1", "NVIDIA H200", GATE_PASS, SCOPE_SUBSET, 0.8, 1.6);
+	assert_int_equal(measure_probe_put(st, r2, "before", &p, NULL), 0);
+	assert_int_equal(measure_judge_run(st, r2, 0, &c, NULL), 0);
+	assert_true(c.flags & SF_BUSY_GPU);
+	assert_true(c.flags & SF_SUBSET_GATE);
+	assert_false(stats_promotes(&c));
+	stats_cmp_release(&c);
+
+	/* another GPU: not comparable until the best is measured there */
+	int r3 = add_run(1, "verify", "T1", "NVIDIA A100", GATE_PASS, SCOPE_FULL, 0.5, 1.0);
+	assert_int_equal(measure_judge_run(st, r3, 0, &c, NULL), 0);
+	assert_int_equal(c.verdict, SV_NOT_COMPARABLE);
+	assert_true(c.flags & SF_ENV_CHANGED);
+	stats_cmp_release(&c);
+	/* the best re-measured on the A100 makes it comparable again */
+	add_run(1, "noise", "T0", "NVIDIA A100", GATE_UNVERIFIED, SCOPE_UNKNOWN, 1.0, 2.0);
+	assert_int_equal(measure_judge_run(st, r3, 0, &c, NULL), 0);
+	assert_int_equal(c.verdict, SV_FAST);
+	assert_true(c.flags & SF_IMPLAUSIBLE_AGG); /* 2× in one iteration */
+	stats_cmp_release(&c);
+}
+
+static void failed_and_killed_runs_are_not_samples(void **state)
+{
+	struct stats_set s;
+	add_run(0, "verify", "T9", "GPU", GATE_PASS, SCOPE_FULL, 1.0, 2.0);
+	add_run(0, "verify", "T9", "GPU", GATE_FAIL, SCOPE_FULL, 5.0, 5.0);
+	add_run(0, "verify", "T9", "GPU", GATE_INCOMPLETE, SCOPE_FULL, 5.0, 5.0);
+	assert_int_equal(measure_tree_set(st, "T9", NULL, 0, NULL, &s, NULL), 0);
+	assert_int_equal(s.nshapes, 2);
+	assert_int_equal(s.shapes[0].n, 1);
+	assert_true(s.shapes[0].ms[0] == 1.0);
+	stats_set_release(&s);
+}
+
+static void confirm_sessions_pick_their_runs(void **state)
+{
+	struct stats_set b, c;
+	int first = 0;
+	for (int i = 0; i < 3; i++) {
+		int rb = add_run(1, "confirm", "T0", "GPU", GATE_UNVERIFIED, SCOPE_UNKNOWN, 1.0, 2.0);
+		int rc = add_run(1, "confirm", "T1", "GPU", GATE_UNVERIFIED, SCOPE_UNKNOWN, 0.9, 1.8);
+		if (!first)
+			first = rb;
+		assert_int_equal(measure_session_put(st, rb, first, "best", NULL), 0);
+		assert_int_equal(measure_session_put(st, rc, first, "cand", NULL), 0);
+	}
+	add_run(1, "verify", "T1", "GPU", GATE_PASS, SCOPE_FULL, 0.5, 1.0); /* another session */
+	assert_int_equal(measure_tree_set(st, "T0", NULL, first, "best", &b, NULL), 0);
+	assert_int_equal(measure_tree_set(st, "T1", NULL, first, "cand", &c, NULL), 0);
+	assert_int_equal(b.shapes[0].n, 3);
+	assert_int_equal(c.shapes[0].n, 3);
+	assert_int_equal(c.shapes[0].session[2], first);
+	stats_set_release(&b);
+	stats_set_release(&c);
+}
+
+static void best_moves_only_with_a_promoted_confirm(void **state)
+{
+	struct measure_best b;
+	int r0 = add_run(0, "verify", "T0", "GPU", GATE_PASS, SCOPE_FULL, 1.0, 2.0);
+	add_row(0, RS_BASE, r0, "T0");
+	int r1 = add_run(1, "verify", "T1", "GPU", GATE_PASS, SCOPE_FULL, 0.8, 1.6);
+	add_row(1, RS_KEEP, r1, "T1");
+	assert_int_equal(measure_best(st, &b, NULL), 0);
+	assert_int_equal(b.iter, 0); /* a keep without a confirm is not the best */
+	assert_false(b.confirmed);
+	measure_best_release(&b);
+
+	int count;
+	assert_int_equal(measure_stall_count(st, -1, &count, NULL), 0);
+	assert_int_equal(count, 1);
+
+	struct measure_confirm c = {.iter = 1, .session = 99, .best_iter = 0};
+	c.best_tree = "T0";
+	c.cand_tree = "T1";
+	assert_int_equal(measure_confirm_begin(st, &c, NULL), 0);
+	struct measure_confirm u;
+	assert_int_equal(measure_confirm_unfinished(st, &u, NULL), 0); /* cut off so far */
+	assert_int_equal(u.id, c.id);
+	measure_confirm_release(&u);
+	struct stats_cmp cmp = {.verdict = SV_FAST, .worst = -1};
+	assert_int_equal(measure_confirm_end(st, c.id, &cmp, true, NULL), 0);
+	assert_int_equal(measure_confirm_unfinished(st, &u, NULL), ERR_NOTFOUND);
+	assert_true(measure_promoted(st, 1));
+	assert_int_equal(measure_best(st, &b, NULL), 0);
+	assert_int_equal(b.iter, 1);
+	assert_true(b.confirmed);
+	assert_string_equal(b.tree, "T1");
+	measure_best_release(&b);
+	assert_int_equal(measure_stall_count(st, -1, &count, NULL), 0);
+	assert_int_equal(count, 0);
+
+	int r2 = add_run(2, "verify", "T2", "GPU", GATE_PASS, SCOPE_FULL, 0.8, 1.6);
+	add_row(2, RS_REVERT, r2, "T2");
+	int r3 = add_run(3, "verify", "T3", "GPU2", GATE_PASS, SCOPE_FULL, 0.8, 1.6);
+	assert_int_equal(measure_judge_run(st, r3, 0, NULL, NULL), 0); /* not comparable */
+	add_row(3, RS_KEEP, r3, "T3");
+	assert_int_equal(measure_stall_count(st, -1, &count, NULL), 0);
+	assert_int_equal(count, 1); /* the revert; the not-comparable keep does not count */
+	assert_int_equal(measure_stall_count(st, 2, &count, NULL), 0);
+	assert_int_equal(count, 0); /* re-assessed after iteration 2 */
+}
+
+static void promote_check_lists_what_is_missing(void **state)
+{
+	struct sb out = SB_INIT;
+	json_t *j = NULL;
+	struct err e = {0};
+	int r0 = add_run(0, "verify", "T0", "GPU", GATE_PASS, SCOPE_FULL, 1.0, 2.0);
+	add_row(0, RS_BASE, r0, "T0");
+	assert_int_equal(measure_promote_check(st, tmpdir, &out, &j, &e), ERR_FAIL);
+	assert_non_null(strstr(out.buf, "MISSING  confirmed win"));
+	assert_false(json_is_true(json_object_get(j, "ok")));
+	json_decref(j);
+	sb_reset(&out);
+
+	int r1 = add_run(1, "verify", "T1", "GPU", GATE_PASS, SCOPE_FULL, 0.9, 1.8);
+	add_row(1, RS_KEEP, r1, "T1");
+	struct measure_confirm c = {.iter = 1, .session = 5, .best_iter = 0};
+	assert_int_equal(measure_confirm_begin(st, &c, NULL), 0);
+	struct stats_cmp cmp = {.verdict = SV_FAST, .worst = -1};
+	assert_int_equal(measure_confirm_end(st, c.id, &cmp, true, NULL), 0);
+	assert_int_equal(measure_promote_check(st, tmpdir, &out, NULL, &e), ERR_FAIL);
+	assert_non_null(strstr(out.buf, "ok       confirmed win"));
+	assert_non_null(strstr(out.buf, "ok       full gate"));
+	assert_non_null(strstr(out.buf, "MISSING  profiler evidence"));
+	sb_reset(&out);
+
+	char *prof = fsutil_join(tmpdir, "ncu.txt");
+	assert_int_equal(fsutil_write_atomic(prof, "x", 1, NULL), 0);
+	assert_int_equal(measure_attach(st, 1, "ncu.txt", NULL), 0);
+	assert_int_equal(measure_promote_check(st, tmpdir, &out, &j, &e), 0);
+	assert_true(json_is_true(json_object_get(j, "ok")));
+	json_decref(j);
+	sb_reset(&out);
+
+	/* an implausible flag blocks until it is explained */
+	struct stats_cmp imp = {.verdict = SV_FAST, .flags = SF_IMPLAUSIBLE_AGG, .worst = -1};
+	struct measure_confirm c2 = {.iter = 1, .session = 6, .best_iter = 0};
+	assert_int_equal(measure_confirm_begin(st, &c2, NULL), 0);
+	assert_int_equal(measure_confirm_end(st, c2.id, &imp, true, NULL), 0);
+	assert_int_equal(measure_promote_check(st, tmpdir, &out, NULL, &e), ERR_FAIL);
+	assert_non_null(strstr(out.buf, "MISSING  implausible flags: implausible, "
+					"implausible_aggregate"));
+	sb_reset(&out);
+	assert_int_equal(measure_explain(st, 1, "the old path recomputed the state per chunk",
+					 NULL, NULL), 0);
+	assert_int_equal(measure_promote_check(st, tmpdir, &out, NULL, &e), 0);
+	free(prof);
+	sb_release(&out);
+}
+
+static void explaining_flags_releases_a_held_back_confirm(void **state)
+{
+	bool promoted;
+	int r0 = add_run(0, "verify", "T0", "GPU", GATE_PASS, SCOPE_FULL, 1.0, 2.0);
+	add_row(0, RS_BASE, r0, "T0");
+	struct measure_confirm c = {.iter = 1, .session = 7, .best_iter = 0};
+	assert_int_equal(measure_confirm_begin(st, &c, NULL), 0);
+	struct stats_cmp imp = {.verdict = SV_FAST, .flags = SF_IMPLAUSIBLE_AGG, .worst = -1};
+	assert_false(stats_promotes(&imp));
+	assert_int_equal(measure_confirm_end(st, c.id, &imp, false, NULL), 0);
+	assert_false(measure_promoted(st, 1));
+	assert_int_equal(measure_explain(st, 1, "loop interchange: 1.5x is expected", &promoted,
+					 NULL), 0);
+	assert_true(promoted);
+	assert_true(measure_promoted(st, 1));
+
+	/* a busy GPU is not something an explanation fixes */
+	struct measure_confirm c2 = {.iter = 2, .session = 8, .best_iter = 0};
+	assert_int_equal(measure_confirm_begin(st, &c2, NULL), 0);
+	struct stats_cmp busy = {.verdict = SV_FAST, .flags = SF_BUSY_GPU, .worst = -1};
+	assert_int_equal(measure_confirm_end(st, c2.id, &busy, false, NULL), 0);
+	assert_int_equal(measure_explain(st, 2, "it was fine", &promoted, NULL), 0);
+	assert_false(promoted);
+	assert_false(measure_promoted(st, 2));
+}
+
+static void report_final_uses_the_confirm_session(void **state)
+{
+	struct err e = {0};
+	struct sb md = SB_INIT;
+	json_t *j = NULL;
+	struct report_ctx ctx = {.op = "op", .validation = "./verify --op op",
+				 .workspace_dir = tmpdir};
+	int r0 = add_run(0, "verify", "T0", "GPU", GATE_PASS, SCOPE_FULL, 1.0, 2.0);
+	add_row(0, RS_BASE, r0, "T0");
+	assert_int_equal(report_final(st, &ctx, &md, &j, &e), ERR_REFUSED);
+	assert_non_null(strstr(e.msg, "no confirmed win"));
+	int r1 = add_run(1, "verify", "T1", "GPU", GATE_PASS, SCOPE_FULL, 0.7, 1.4);
+	add_row(1, RS_KEEP, r1, "T1");
+	const double f[] = {1.0, 1.02, 0.98};
+	int first = 0;
+	for (int i = 0; i < 3; i++) {
+		int rb = add_run(1, "confirm", "T0", "GPU", GATE_UNVERIFIED, SCOPE_UNKNOWN,
+				 1.0 * f[i], 2.0 * f[i]);
+		int rc = add_run(1, "confirm", "T1", "GPU", GATE_UNVERIFIED, SCOPE_UNKNOWN,
+				 0.8 * f[i], 1.6 * f[i]);
+		first = first ? first : rb;
+		measure_session_put(st, rb, first, "best", NULL);
+		measure_session_put(st, rc, first, "cand", NULL);
+	}
+	struct measure_confirm c = {.iter = 1, .session = first, .best_iter = 0};
+	assert_int_equal(measure_confirm_begin(st, &c, NULL), 0);
+	struct stats_cmp cmp = {.verdict = SV_FAST, .worst = -1};
+	assert_int_equal(measure_confirm_end(st, c.id, &cmp, true, NULL), 0);
+
+	assert_int_equal(report_final(st, &ctx, &md, &j, &e), 0);
+	json_t *a = json_array_get(json_object_get(j, "shapes"), 0);
+	json_t *base = json_object_get(a, "baseline");
+	/* the confirm session's three runs, not the verify runs (1.0 and 0.7) */
+	assert_int_equal(json_integer_value(json_object_get(base, "n")), 3);
+	assert_true(fabs(json_real_value(json_object_get(base, "median")) - 1.0) < 1e-9);
+	assert_true(fabs(json_real_value(json_object_get(base, "std")) - 0.02) < 1e-9);
+	assert_true(fabs(json_real_value(json_object_get(base, "p10")) - 0.984) < 1e-9);
+	assert_true(fabs(json_real_value(json_object_get(base, "p90")) - 1.016) < 1e-9);
+	assert_true(fabs(json_real_value(json_object_get(a, "speedup")) - 1.25) < 1e-9);
+	json_t *g = json_object_get(j, "geomean");
+	assert_true(fabs(json_real_value(json_object_get(g, "speedup")) - 1.25) < 1e-9);
+	assert_non_null(strstr(json_string_value(json_object_get(j, "interval_method")),
+			       "interleaved in one session"));
+	assert_non_null(strstr(md.buf, "| **geomean (equal weight, 2 shapes)** | **1.250×**"));
+	assert_non_null(strstr(md.buf, "- validation (contract): `./verify --op op`"));
+	assert_non_null(strstr(md.buf, "no probe reading recorded"));
+	json_decref(j);
+	sb_reset(&md);
+
+	assert_int_equal(report_header(st, &ctx, 1, &md, &j, &e), 0);
+	assert_non_null(strstr(md.buf, "### Identity"));
+	assert_non_null(strstr(md.buf, "### Dead-ends"));
+	assert_int_equal(json_integer_value(json_object_get(j, "parent")), 0);
+	json_decref(j);
+	sb_reset(&md);
+	assert_int_equal(report_pr(st, &ctx, &md, NULL, &e), 0);
+	assert_non_null(strstr(md.buf, "## Breaking changes"));
+	assert_non_null(strstr(md.buf, "1.25×"));
+	sb_release(&md);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(shape_keys_name_every_dimension),
+		cmocka_unit_test_setup_teardown(verdicts_against_the_best_are_stored, setup, teardown),
+		cmocka_unit_test_setup_teardown(failed_and_killed_runs_are_not_samples, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(confirm_sessions_pick_their_runs, setup, teardown),
+		cmocka_unit_test_setup_teardown(best_moves_only_with_a_promoted_confirm, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(promote_check_lists_what_is_missing, setup, teardown),
+		cmocka_unit_test_setup_teardown(explaining_flags_releases_a_held_back_confirm, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(report_final_uses_the_confirm_session, setup,
+						teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,88 @@
+/* cmd_confirm — `optloop confirm [--max-pairs N] [--cmd CMD] [--json]`:
+ * best and candidate measured interleaved in one session; exit 0 when the
+ * candidate is promoted, 1 when the confirm shows no win beyond noise. */
+#include "tui/cli_util.h"
+#include "tui/commands.h"
+#include "tui/loop_cli.h"
+#include "core/err.h"
+#include "core/loop.h"
+#include "core/sb.h"
+#include "core/session.h"
+#include "core/stats.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void progress(void *ctx, const char *line)
+{
+	fprintf(ctx, "%s\n", line);
+	fflush(ctx);
+}
+
+int cmd_confirm(struct cli *cli, int argc, char **argv)
+{
+	struct session_opts o = {.progress = progress};
+	struct session_result r;
+	struct err e = {0};
+	struct loop *l;
+	int json = 0, rc;
+	for (int i = 1; i < argc;) {
+		const char *v;
+		/* loop_cli_optarg moves i past an option and its value */
+		if (!strcmp(argv[i], "--json")) {
+			json = 1;
+			i++;
+		} else if ((rc = loop_cli_optarg(argc, argv, &i, "--max-pairs", &v)) != 0) {
+			char *end;
+			long k = rc > 0 ? strtol(v, &end, 10) : 0;
+			if (rc < 0 || *end || k < STATS_CONFIRM_PAIRS || k > 60)
+				return cli_usage_error("confirm", "--max-pairs needs a count from %d to 60",
+						       STATS_CONFIRM_PAIRS);
+			o.max_pairs = (size_t)k;
+		} else if ((rc = loop_cli_optarg(argc, argv, &i, "--cmd", &v)) != 0) {
+			if (rc < 0)
+				return cli_usage_error("confirm", "--cmd needs a command");
+			o.command = v;
+		} else {
+			return cli_usage_error("confirm", "unknown argument %s", argv[i]);
+		}
+	}
+	o.ctx = json ? stderr : stdout;
+	if ((rc = loop_cli_open(cli, 0, &l)) != 0)
+		return rc;
+	if (session_confirm(l, &o, &r, &e) < 0) {
+		loop_close(l);
+		return cli_fail(&e);
+	}
+	if (json) {
+		cli_print_json(json_incref(r.json));
+	} else {
+		struct sb f = SB_INIT;
+		stats_flags_text(r.cmp.flags, &f);
+		printf("confirm: %s after %d runs in session %d: %s\n",
+		       stats_verdict_name(r.cmp.verdict), r.nruns, r.session, r.cmp.why);
+		if (f.len)
+			printf("flags:   %s\n", f.buf);
+		if (r.cmp.worst >= 0)
+			printf("worst:   %s (%.3fx)\n", r.cmp.shapes[r.cmp.worst].key,
+			       r.cmp.shapes[r.cmp.worst].speedup);
+		if (r.promoted)
+			printf("promoted: log this iteration as keep and it becomes the best\n");
+		else if (r.cmp.verdict == SV_FAST && !(r.cmp.flags & (SF_BUSY_GPU | SF_SUBSET_GATE)))
+			printf("held back: the win is beyond noise but implausible; find out why, then "
+			       "optloop promote --explain TEXT (a silently skipped path looks like "
+			       "this too)\n");
+		else if (r.cmp.flags & SF_BUSY_GPU)
+			printf("not promoted: the GPU was busy during the session; confirm again on an "
+			       "idle GPU\n");
+		else
+			printf("not promoted: no win beyond the threshold and the noise band (log it as "
+			       "revert or drop, or keep it without a confirmed win)\n");
+		sb_release(&f);
+	}
+	rc = r.promoted ? 0 : 1;
+	session_result_release(&r);
+	loop_close(l);
+	return rc;
+}
