@@ -405,23 +405,25 @@ static char *value_of(const char *t, size_t a, size_t b)
 		if (l.next > l.e)
 			sb_addc(&s, '\n');
 	}
-	/* Trim each line's right end, then blank lines at both ends. */
+	/* Blank lines at both ends go, and white space at the very end; lines
+	 * inside stay as written (a fenced command may need its blanks). */
 	const char *p = s.buf ? s.buf : "";
 	const char *end = p + s.len;
 	while (p < end) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		const char *le = nl ? nl : end;
-		const char *q = le;
-		while (q > p && (q[-1] == ' ' || q[-1] == '\t'))
-			q--;
-		if (o.len || q > p) {
-			sb_add(&o, p, (size_t)(q - p));
+		const char *le = nl ? nl : end, *q = p;
+		while (q < le && (*q == ' ' || *q == '\t'))
+			q++;
+		if (o.len || q < le) {
+			sb_add(&o, p, (size_t)(le - p));
 			sb_addc(&o, '\n');
 		}
 		p = nl ? nl + 1 : end;
 	}
-	while (o.len && o.buf[o.len - 1] == '\n')
+	while (o.len && isspace((unsigned char)o.buf[o.len - 1]))
 		o.buf[--o.len] = '\0';
+	if (o.len && !memchr(o.buf, '\n', o.len))
+		sb_trim(&o); /* one line: its indent is not part of it */
 	sb_release(&s);
 
 	/* One fenced block: its inside. */
@@ -604,10 +606,27 @@ static void add_eol_text(struct sb *out, const char *v, const char *eol)
 	}
 }
 
+/* Written as plain lines, would the value read back differently?  A line
+ * that is a heading, a fence or a quote, a comment, or trailing blanks
+ * (trimmed on reading) need a fenced block; plain lists do not. */
 static bool needs_fence(const char *v)
 {
-	return strchr(v, '\n') || v[0] == '#' || v[0] == '>' || strstr(v, "```") ||
-	       strstr(v, "<!--") || strstr(v, "~~~");
+	struct fence f;
+	if (strstr(v, "<!--"))
+		return true;
+	for (const char *p = v; *p;) {
+		size_t n = strcspn(p, "\n"), i = 0;
+		while (i < n && i < 3 && p[i] == ' ')
+			i++;
+		if (i < n && (p[i] == '#' || p[i] == '>'))
+			return true;
+		if (fence_open(p, n, &f) || (n && (p[n - 1] == ' ' || p[n - 1] == '\t')))
+			return true;
+		p += n;
+		if (*p)
+			p++;
+	}
+	return false;
 }
 
 /* The value as the lines of a section body (without a final line end);
@@ -747,7 +766,12 @@ int contract_set(const char *text, size_t len, const char *field, const char *va
 			if (!have)
 				was_fenced = true;
 		} else {
-			/* Strip comment regions; anything left is content. */
+			/* Strip comment regions; anything left is content.  A value
+			 * may share its first line with the end of a hint, or its
+			 * last line with the start of one: cut there, not at the
+			 * line, so no comment is left half-open. */
+			bool comment_first = in_comment;
+			size_t first = n, open_at = n;
 			for (size_t i = 0; i < n;) {
 				if (in_comment) {
 					const char *c = find_n(s + i, n - i, "-->");
@@ -760,12 +784,25 @@ int contract_set(const char *text, size_t len, const char *field, const char *va
 				} else if (n - i >= 4 && !memcmp(s + i, "<!--", 4) &&
 					   find_n(s + i + 4, L.b - (l.s + i + 4), "-->")) {
 					in_comment = true;
+					open_at = i;
+					if (first == n)
+						comment_first = true;
 					i += 4;
 				} else {
-					if (s[i] != ' ' && s[i] != '\t')
+					if (s[i] != ' ' && s[i] != '\t') {
 						content = true;
+						if (first == n)
+							first = i;
+					}
 					i++;
 				}
+			}
+			if (content) {
+				if (!have)
+					vstart = comment_first ? l.s + first : l.s;
+				have = true;
+				vend = in_comment ? l.s + open_at : l.next;
+				continue;
 			}
 		}
 		if (content) {
@@ -779,11 +816,15 @@ int contract_set(const char *text, size_t len, const char *field, const char *va
 	}
 
 	if (have) {
+		bool fenced = was_fenced || needs_fence(v.buf);
 		sb_add(out, text, vstart);
 		if (v.len) {
+			if (fenced && vstart > 0 && text[vstart - 1] != '\n')
+				sb_adds(out, eol); /* a fence must start its line */
 			format_value(f, v.buf, was_fenced, ch, eol, out);
-			/* Keep the line end the old value had (none at EOF). */
-			if (text[vend - 1] == '\n')
+			/* Keep the line end the old value had (none at EOF); a value
+			 * cut before a comment gets one of its own. */
+			if (text[vend - 1] == '\n' || vend < len)
 				sb_adds(out, eol);
 		}
 		sb_add(out, text + vend, len - vend);

@@ -252,9 +252,6 @@ void optlog_escape_cell(const char *t, struct sb *out)
 		case '\n':
 			sb_adds(out, "<br>");
 			break;
-		case '\t':
-			sb_addc(out, ' ');
-			break;
 		default:
 			sb_addc(out, *p);
 		}

@@ -152,7 +152,7 @@ static void escaping_round_trips_awkward_directions(void **state)
 {
 	static const char *const dirs[] = {
 		"a|b", "a\\|b", "a\\\\|b", "ends with \\", "\\", "|", "||", "x\\\\y",
-		"two\nlines", "crlf\r\nline", "lone\rcr", "`code | span` and \\`tick", "<b>html</b>",
+		"two\nlines", "crlf\r\nline", "lone\rcr", "tab\there", "`code | span` and \\`tick", "<b>html</b>",
 	};
 	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
 		struct optlog_doc d = {0}, back;
