@@ -1161,20 +1161,32 @@ int guards_nogo(const struct guards_ctx *g, struct sb *md, json_t **json, struct
 
 /* ---- dispatch ------------------------------------------------------------- */
 
-static int run_env(struct store *s, int iter, int *env, struct err *e)
+/* The environment an iteration was measured in, as "device|backend|pytorch|
+ * triton" (branch and commit left out: they change with every iteration).
+ * *key is NULL when the run printed no environment line. */
+static int run_env(struct store *s, int iter, char **key, struct err *e)
 {
 	int run_id = 0;
 	char *tree = NULL;
-	*env = 0;
+	*key = NULL;
 	int rc = store_iter_run(s, iter, &run_id, &tree, e);
 	free(tree);
 	if (rc < 0 || run_id <= 0)
 		return rc;
-	struct store_run r;
-	if (store_run_get(s, run_id, &r, NULL) == 0) {
-		*env = r.env_id;
-		store_run_release(&r);
+	sqlite3_stmt *st = prep(s, "SELECT e.device, e.backend, e.pytorch, e.triton FROM runs r "
+				   "JOIN envs e ON e.id = r.env_id WHERE r.id = ?");
+	if (!st)
+		return 0;
+	sqlite3_bind_int(st, 1, run_id);
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		struct sb k = SB_INIT;
+		for (int i = 0; i < 4; i++) {
+			const unsigned char *t = sqlite3_column_text(st, i);
+			sb_addf(&k, "%s%s", i ? "|" : "", t ? (const char *)t : "");
+		}
+		*key = sb_detach(&k);
 	}
+	sqlite3_finalize(st);
 	return 0;
 }
 
@@ -1211,7 +1223,16 @@ static int dispatch_write(const struct guards_ctx *g, struct err *e)
 		dispatch_parse(text.buf, text.len, &file, NULL, NULL);
 	int rc = guards_dispatch_rows(g, &db, e);
 	if (rc == 0) {
-		db.preamble = file.preamble ? xstrdup(file.preamble) : NULL;
+		/* the template's placeholder, filled once */
+		struct sb pre = SB_INIT;
+		const char *p = file.preamble ? file.preamble : "", *q;
+		while ((q = strstr(p, "{{op}}"))) {
+			sb_add(&pre, p, (size_t)(q - p));
+			sb_adds(&pre, g->ws->op ? g->ws->op : "");
+			p = q + 6;
+		}
+		sb_adds(&pre, p);
+		db.preamble = sb_detach(&pre);
 		db.after = file.after ? xstrdup(file.after) : NULL;
 		dispatch_render(&db, &out);
 		rc = fsutil_write_atomic(g->ws->dispatch_path, out.buf, out.len, e);
@@ -1244,7 +1265,7 @@ int guards_dispatch_add(const struct guards_ctx *g, const struct dispatch_row *r
 		return rc;
 	}
 	const struct log_row *base = n && rows[0].status == RS_BASE ? &rows[0] : NULL;
-	int base_env = 0;
+	char *base_env = NULL;
 	double cand_best = NAN;
 	if (!base)
 		rc = err_set(e, ERR_REFUSED,
@@ -1256,7 +1277,7 @@ int guards_dispatch_add(const struct guards_ctx *g, const struct dispatch_row *r
 		for (size_t i = 0; i < n; i++)
 			if (rows[i].iter == iters[k])
 				row = &rows[i];
-		int env = 0;
+		char *env = NULL;
 		if (!row) {
 			rc = err_set(e, ERR_REFUSED,
 				     "dispatch row refused: iteration %d has no row in the log (cite "
@@ -1278,7 +1299,7 @@ int guards_dispatch_add(const struct guards_ctx *g, const struct dispatch_row *r
 				     "from a failed or incomplete run is not evidence",
 				     row->iter, gate_verdict_name(row->gate_v));
 		} else if ((rc = run_env(g->store, row->iter, &env, e)) == 0 && base_env && env &&
-			   env != base_env) {
+			   strcmp(env, base_env)) {
 			rc = err_set(e, ERR_REFUSED,
 				     "dispatch row refused: iteration %d was measured in another "
 				     "environment than the baseline (GPU, driver or library versions "
@@ -1288,7 +1309,9 @@ int guards_dispatch_add(const struct guards_ctx *g, const struct dispatch_row *r
 		} else if (rc == 0 && (isnan(cand_best) || row->bench_ms < cand_best)) {
 			cand_best = row->bench_ms;
 		}
+		free(env);
 	}
+	free(base_env);
 	struct dispatch_row c = *r;
 	if (rc == 0) {
 		if (isnan(c.base_ms))

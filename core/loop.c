@@ -152,25 +152,34 @@ static int load_contract(struct loop *l, struct err *e)
 
 /* ---- best and rows ---------------------------------------------------------- */
 
-static bool row_counts_for_best(const struct log_row *r)
+static bool row_counts_for_best(const struct log_row *r, bool subset)
 {
-	/* a -k subset run is a signal only: it never sets the best */
-	return (r->status == RS_BASE || r->status == RS_KEEP) && r->scope != SCOPE_SUBSET &&
-	       isfinite(r->bench_ms) &&
-	       r->bench_ms > 0 && (r->gate_v == GATE_PASS || r->gate_v == GATE_NONE);
+	return (r->status == RS_BASE || r->status == RS_KEEP) &&
+	       (r->scope == SCOPE_SUBSET) == subset && isfinite(r->bench_ms) && r->bench_ms > 0 &&
+	       (r->gate_v == GATE_PASS || r->gate_v == GATE_NONE);
 }
 
+/* The best is the fastest base/keep row that passed the full gate.  A -k
+ * subset run is a signal only: it never displaces a full-gate best, but a
+ * loop whose every gate is a subset (the usual fast loop on a GPU) still
+ * compares against its fastest subset row rather than against nothing;
+ * promotion asks for a full gate separately. */
 static bool best_of(const struct log_row *rows, size_t n, int *iter, double *ms)
 {
-	bool have = false;
-	for (size_t i = 0; i < n; i++) {
-		if (row_counts_for_best(&rows[i]) && (!have || rows[i].bench_ms < *ms)) {
-			have = true;
-			*ms = rows[i].bench_ms;
-			*iter = rows[i].iter;
+	for (int subset = 0; subset <= 1; subset++) {
+		bool have = false;
+		for (size_t i = 0; i < n; i++) {
+			if (row_counts_for_best(&rows[i], subset) &&
+			    (!have || rows[i].bench_ms < *ms)) {
+				have = true;
+				*ms = rows[i].bench_ms;
+				*iter = rows[i].iter;
+			}
 		}
+		if (have)
+			return true;
 	}
-	return have;
+	return false;
 }
 
 int loop_rows(struct loop *l, struct log_row **rows, size_t *n, struct err *e)

@@ -127,7 +127,10 @@ static int compile_pattern(struct builder *b, enum pat_role role, const char *re
 	if (ncap + 1 > b->ps->max_pairs)
 		b->ps->max_pairs = ncap + 1;
 	p.origin = xstrdup(origin);
-	p.src = xstrndup(re, relen);
+	p.src = xmalloc(relen + 1);
+	memcpy(p.src, re, relen);
+	p.src[relen] = 0;
+	p.src_len = relen;
 	{
 		uint32_t opts = 0;
 		pcre2_pattern_info(p.re, PCRE2_INFO_ALLOPTIONS, &opts);
@@ -308,12 +311,35 @@ static int load_named(struct builder *b, const char *name, struct err *e)
  * anchored gets a lazy ".*?" in front so that it is still tried at every
  * position before the next pattern is.  Sets with back-references keep the
  * one-pattern-at-a-time path: group numbers shift in a combination. */
+/* Does the pattern keep its meaning inside "(?:...)(*MARK:n)"?  Not when it
+ * ends inside \Q, an extended-mode comment or a start-of-pattern verb. */
+static bool wraps_cleanly(const struct pat *p)
+{
+	struct sb src = SB_INIT;
+	int ecode;
+	PCRE2_SIZE eoff;
+	uint32_t a = 0, b = 0;
+	pcre2_code *re;
+
+	sb_adds(&src, "(?:");
+	sb_add(&src, p->src, p->src_len);
+	sb_adds(&src, ")(*MARK:0)");
+	re = pcre2_compile((PCRE2_SPTR)src.buf, src.len, 0, &ecode, &eoff, NULL);
+	sb_release(&src);
+	if (!re)
+		return false;
+	pcre2_pattern_info(re, PCRE2_INFO_CAPTURECOUNT, &a);
+	pcre2_pattern_info(p->re, PCRE2_INFO_CAPTURECOUNT, &b);
+	pcre2_code_free(re);
+	return a == b;
+}
+
 static void build_combos(struct patset *ps)
 {
 	for (size_t i = 0; i < ps->nline; i++) {
 		uint32_t br = 0;
 		pcre2_pattern_info(ps->pats[i].re, PCRE2_INFO_BACKREFMAX, &br);
-		if (br)
+		if (br || !wraps_cleanly(&ps->pats[i]))
 			return;
 	}
 	for (int t = 0; t < 2; t++) {
@@ -328,8 +354,9 @@ static void build_combos(struct patset *ps)
 			uint32_t n = 0;
 			if (!t && (p->role == ROLE_TABLE_ROW || p->role == ROLE_TABLE_RULE))
 				continue;
-			sb_addf(&src, "%s(?:%s(?:%s))(*MARK:%zu)", src.len ? "|" : "",
-				p->anchored ? "" : ".*?", p->src, i);
+			sb_addf(&src, "%s(?:%s(?:", src.len ? "|" : "", p->anchored ? "" : ".*?");
+			sb_add(&src, p->src, p->src_len);
+			sb_addf(&src, "))(*MARK:%zu)", i);
 			/* Only non-capturing groups are added: the pattern's groups
 			 * keep their order, shifted by the groups before them. */
 			p->cbase[t] = base;
@@ -343,6 +370,8 @@ static void build_combos(struct patset *ps)
 			goto fail;
 		ps->combo[t].jit = pcre2_jit_compile(ps->combo[t].re, PCRE2_JIT_COMPLETE) == 0;
 		pcre2_pattern_info(ps->combo[t].re, PCRE2_INFO_CAPTURECOUNT, &ncap);
+		if (ncap != base) /* the groups did not line up: keep the safe path */
+			goto fail;
 		ps->combo[t].pairs = ncap + 1;
 	}
 	ps->combined = true;

@@ -80,7 +80,8 @@ struct pat {
 	int grp[G_N]; /* capture group number, -1 when the pattern has none */
 	int lineno;
 	char *origin; /* file the pattern came from */
-	char *src;    /* the regular expression as written */
+	char *src;    /* the regular expression as written (may hold NULs) */
+	size_t src_len;
 	bool anchored; /* can only match at the start of the line */
 	uint32_t cbase[2]; /* its group k is group cbase[t] + k of combo[t] */
 };

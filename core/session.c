@@ -226,11 +226,14 @@ static int recover(struct ctx *c, struct err *e)
 	if (rc < 0)
 		return 0;
 	rc = vcs_kernel_hash(c->vcs, kpaths(c), c->status.nkernel, NULL, now, e);
-	if (rc == 0 && u.cand_snapshot && u.cand_tree && strcmp(now, u.cand_tree) != 0)
+	/* Only when the tree still holds the best: anything else is the user's
+	 * own work and stays. */
+	bool restore = u.cand_snapshot && u.best_tree && strcmp(now, u.best_tree) == 0;
+	if (rc == 0 && restore)
 		rc = vcs_restore(c->vcs, u.cand_snapshot, kpaths(c), c->status.nkernel, e);
 	if (rc == 0)
 		rc = measure_confirm_end(c->st, u.id, NULL, false, e);
-	if (rc == 0)
+	if (rc == 0 && restore)
 		rc = store_event(c->st, u.iter, "confirm.recovered",
 				 "a cut-off confirm run left the best in the work tree; the "
 				 "candidate was restored", e);

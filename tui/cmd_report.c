@@ -2,6 +2,7 @@
  * stdout (or one JSON object) assembled from the loop's evidence. */
 #include "tui/cli_util.h"
 #include "tui/commands.h"
+#include "tui/guards_cli.h"
 #include "tui/loop_cli.h"
 #include "tui/stats_cli.h"
 #include "core/contract.h"
@@ -19,6 +20,8 @@ int cmd_report(struct cli *cli, int argc, char **argv)
 {
 	const char *kind = NULL;
 	int json = 0, iter = -1, rc;
+	if (argc >= 2 && !strcmp(argv[1], "nogo"))
+		return report_nogo(cli, argc, argv);
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--json")) {
 			json = 1;
@@ -35,7 +38,7 @@ int cmd_report(struct cli *cli, int argc, char **argv)
 		}
 	}
 	if (!kind || (strcmp(kind, "final") && strcmp(kind, "header") && strcmp(kind, "pr")))
-		return cli_usage_error("report", "say which report: final, header ITER or pr");
+		return cli_usage_error("report", "say which report: final, header ITER, pr or nogo");
 	if (!strcmp(kind, "header") && iter < 0)
 		return cli_usage_error("report", "header needs an iteration number");
 	struct loop *l;

@@ -38,14 +38,23 @@ struct cli {
 	  "read a saved verify log (- for stdin): gate verdict, pytest counts, env, result table")          \
 	X(tui, "tui", "open the workbench on this workspace (also: optloop with no command)")  \
 	X(view, "view PATH/OPT_LOG.md", "open the workbench panes read-only on any OPT_LOG.md") \
+	X(lint, "lint [--json]", "the trap lints over the current kernel diff (exit 1 on findings)") \
+	X(trap, "trap list [--iter N] [--json] | trap add --title T --fact F --why W --how H | trap mark ID checked|hit|unchecked [--iter N]", \
+	  "the TRAPS.md catalogue and the iteration's trap checklist")                        \
+	X(dispatch, "dispatch add --bucket TEXT --entry NAME --evidence ITERS [--base-ms X] [--cand-ms Y] [--why TEXT] [--json] | dispatch list [--json]", \
+	  "dispatch.md bucket rows, each backed by logged iterations")                         \
+	X(reassess, "reassess --profile PATH --axes TEXT --techniques TEXT --next TEXT | reassess --show", \
+	  "record the re-assessment that lifts a STALLED loop")                               \
+	X(stop, "stop --reason cap|floor|directions [--bound TEXT] [--json]",                  \
+	  "stop the loop when a stop condition holds")                                       \
 	X(noise, "noise [--runs K] [--cmd CMD] [--json]",                                      \
 	  "measure the current best K times in one session to seed the noise band")           \
 	X(confirm, "confirm [--max-pairs N] [--cmd CMD] [--json]",                             \
 	  "measure best and candidate interleaved in one session; promote only a real win")   \
 	X(promote, "promote --check | --explain TEXT | --attach FILE [--iter N] [--json]",     \
 	  "check the promotion bar, or record the evidence it asks for")                      \
-	X(report, "report final|header ITER|pr [--json]",                                      \
-	  "Markdown reports from the loop's evidence: final claim, kept-candidate header, PR body")
+	X(report, "report final|header ITER|pr|nogo [--json]",                                 \
+	  "Markdown reports from the loop's evidence: final claim, kept-candidate header, PR body, no-go record")
 
 #define X(name, usage, summary) int cmd_##name(struct cli *cli, int argc, char **argv);
 OPTLOOP_COMMANDS(X)

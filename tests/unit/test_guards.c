@@ -103,9 +103,12 @@ static void add_row(struct fx *f, int iter, enum row_status st, enum gate_verdic
 		    double ms, const char *env, const char *kernel_text, const char *axis)
 {
 	struct err e = {0};
-	struct parse_env pe = {.raw = (char *)env};
+	/* the commit in the Machine line changes every iteration; the device does not */
+	char *raw = xasprintf("%s | main[%07d]", env, iter);
+	struct parse_env pe = {.raw = raw, .device = (char *)env};
 	int env_id = 0;
 	assert_int_equal(store_env_id(f->store, &pe, &env_id, &e), 0);
+	free(raw);
 	struct store_run r = {.iter = iter, .kind = "verify", .command = "true", .t_start = 1,
 			      .t_end = 2, .gate = gate, .scope = SCOPE_FULL, .bench_ms = ms,
 			      .vs_best = NAN, .env_id = env_id};

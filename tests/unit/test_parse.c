@@ -783,6 +783,37 @@ static void combined_and_single_matching_agree(void **state)
 	free(path);
 }
 
+/* Found by fuzz_patset: a NUL byte inside a pattern cut it short in the
+ * combined alternation, so the group numbers of later patterns were off and
+ * the parser read past the match data. */
+static void patterns_with_nul_bytes_or_quoting(void **state)
+{
+	static const char nul[] = "warning ^W(?<msg>x)\0(?<v>y)\n"
+				  "banner ^G (?<test>\\S+)\n"
+				  "pass ^ok$\n";
+	/* \Q runs to the end of the pattern: wrapped, it would swallow the rest. */
+	static const char quote[] = "ignore ^q\\Q(\n"
+				    "banner ^G (?<test>\\S+)\n"
+				    "pass ^ok$\n";
+	static const char *const texts[] = {nul, quote};
+	static const size_t lens[] = {sizeof(nul) - 1, sizeof(quote) - 1};
+	static const char log[] = "Wx\0y\nq(\nG t.py\nok\n";
+
+	for (int i = 0; i < 2; i++) {
+		struct patset *ps = NULL;
+		struct err e = {0};
+		struct parse_result r;
+		assert_int_equal(patset_load_text(texts[i], lens[i], "odd.pat", NULL, &ps, &e), 0);
+		assert_int_equal(patset_count(ps), 3);
+		parse_text(ps, log, sizeof(log) - 1, 0, 0, false, &r);
+		assert_string_equal(r.gate_test, "t.py");
+		assert_int_equal(r.scope, SCOPE_FULL);
+		assert_int_equal(r.gate, GATE_PASS);
+		parse_result_release(&r);
+		patset_free(ps);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -807,6 +838,7 @@ int main(void)
 		cmocka_unit_test(patset_errors_name_the_line),
 		cmocka_unit_test(workspace_set_extends_a_shipped_one),
 		cmocka_unit_test(combined_and_single_matching_agree),
+		cmocka_unit_test(patterns_with_nul_bytes_or_quoting),
 	};
 	return cmocka_run_group_tests_name("parse", tests, setup, teardown);
 }

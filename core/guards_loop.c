@@ -1,0 +1,68 @@
+/*
+ * guards_loop — a guards context built from an open loop, for the
+ * subcommands and the TUI: only loop.h's public accessors are used, with a
+ * vcs handle and a parsed contract of its own.
+ */
+#include "core/guards.h"
+
+#include "core/contract.h"
+#include "core/err.h"
+#include "core/fsutil.h"
+#include "core/loop.h"
+#include "core/sb.h"
+#include "core/vcs.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int guards_from_loop(struct loop *l, struct guards_owned *o, struct err *e)
+{
+	struct loop_status st;
+	struct sb text = SB_INIT;
+	int rc;
+
+	memset(o, 0, sizeof(*o));
+	if ((rc = loop_status(l, &st, e)) < 0)
+		return rc;
+	o->iteration = st.iteration;
+	o->state = st.state;
+	o->kernel = st.kernel;
+	o->g.nkernel = st.nkernel;
+	o->frozen = st.frozen;
+	o->g.nfrozen = st.nfrozen;
+	st.kernel = st.frozen = NULL;
+	st.nkernel = st.nfrozen = 0;
+	loop_status_release(&st);
+
+	o->contract = xcalloc(1, sizeof(*o->contract));
+	if (fsutil_read_file(loop_contract_path(l), &text, NULL) == 0)
+		contract_parse(text.buf, text.len, o->contract, NULL);
+	sb_release(&text);
+	if ((rc = vcs_open(loop_repo_dir(l), &o->vcs, e)) < 0) {
+		guards_owned_release(o);
+		return rc;
+	}
+	o->g.store = loop_store(l);
+	o->g.vcs = o->vcs;
+	o->g.ws = loop_workspace(l);
+	o->g.kernel = (const char *const *)o->kernel;
+	o->g.frozen = (const char *const *)o->frozen;
+	o->g.contract = o->contract;
+	return 0;
+}
+
+void guards_owned_release(struct guards_owned *o)
+{
+	for (size_t i = 0; i < o->g.nkernel; i++)
+		free(o->kernel[i]);
+	free(o->kernel);
+	for (size_t i = 0; i < o->g.nfrozen; i++)
+		free(o->frozen[i]);
+	free(o->frozen);
+	if (o->contract) {
+		contract_release(o->contract);
+		free(o->contract);
+	}
+	vcs_free(o->vcs);
+	memset(o, 0, sizeof(*o));
+}
