@@ -480,7 +480,7 @@ static int reconcile_git(struct loop *l, struct err *e)
 			problem(l,
 				"commit %.12s carries iteration %d, but OPT_LOG.md and the database have "
 				"no row for it; repair: run optloop repair to rebuild the row from the "
-				"commit's trailers",
+				"commit's trailers (rows must follow in order; later rows are kept)",
 				cs[k].sha, cs[k].iter);
 	}
 	vcs_iter_commits_free(cs, nc);
@@ -1147,7 +1147,8 @@ int loop_verify_end(struct loop *l, struct loop_measurement *m, struct err *e)
 	r->signal = oc->signal;
 	r->timed_out = oc->timed_out;
 	r->cancelled = oc->cancelled;
-	r->gate = killed ? GATE_INCOMPLETE : res->gate;
+	/* A failed test case is a failure even when the run was then killed. */
+	r->gate = killed && res->gate != GATE_FAIL ? GATE_INCOMPLETE : res->gate;
 	if (res->scope != SCOPE_UNKNOWN)
 		r->scope = res->scope;
 	r->bench_ms = r->gate == GATE_PASS || r->gate == GATE_NONE ? bench_of(res) : NAN;
@@ -1515,6 +1516,89 @@ int loop_commit(struct loop *l, char sha[41], struct err *e)
 		}
 		free(asha);
 		free(aref);
+	}
+	return rc;
+}
+
+/* ---- repair ---------------------------------------------------------------------- */
+
+int loop_repair(struct loop *l, struct sb *done, struct err *e)
+{
+	struct log_row *rows;
+	size_t n, nc;
+	struct vcs_iter_commit *cs;
+	int rc, fixed = 0;
+
+	if (l->readonly)
+		return err_set(e, ERR_BUSY, "repair refused: the workspace is open read-only");
+	if ((rc = store_iters(l->store, &rows, &n, e)) < 0)
+		return rc;
+	if ((rc = vcs_iter_commits(l->vcs, l->ws.op, l->init_head, 0, &cs, &nc, e)) < 0) {
+		loop_rows_free(rows, n);
+		return rc;
+	}
+	rc = store_begin(l->store, e);
+	/* rows whose commit left the history: re-link to the commit that now
+	 * carries their iteration */
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		if (!rows[i].commit || vcs_commit_in_history(l->vcs, rows[i].commit))
+			continue;
+		for (size_t k = 0; k < nc; k++) {
+			if (cs[k].iter != rows[i].iter)
+				continue;
+			rc = store_iter_set_commit(l->store, rows[i].iter, cs[k].sha, e);
+			if (rc == 0)
+				rc = store_event(l->store, rows[i].iter, "repair.relink", cs[k].sha, e);
+			if (rc == 0 && done)
+				sb_addf(done, "row %d now cites commit %.12s\n", rows[i].iter, cs[k].sha);
+			fixed++;
+			break;
+		}
+	}
+	/* commits without a row: rebuilt from their trailers, in iteration
+	 * order, when they continue the log */
+	for (int next = (int)n; rc == 0;) {
+		size_t k;
+		for (k = 0; k < nc && cs[k].iter != next; k++)
+			;
+		if (k == nc)
+			break;
+		struct log_row r;
+		memset(&r, 0, sizeof(r));
+		r.iter = next;
+		r.direction = xstrdup(cs[k].direction ? cs[k].direction : "(rebuilt from the commit)");
+		r.gate = xstrdup(cs[k].gate ? cs[k].gate : "");
+		if (!cs[k].gate || optlog_parse_gate(cs[k].gate, &r.gate_v, &r.scope) < 0)
+			r.gate_v = GATE_NONE;
+		if (!cs[k].bench || optlog_parse_bench(cs[k].bench, &r.bench_ms) < 0)
+			r.bench_ms = NAN;
+		if (!cs[k].vs_best || optlog_parse_vs_best(cs[k].vs_best, &r.vs_best) < 0)
+			r.vs_best = NAN;
+		if (!cs[k].status || optlog_parse_status(cs[k].status, &r.status) < 0)
+			r.status = next == 0 ? RS_BASE : RS_DROP;
+		r.commit = xstrdup(cs[k].sha);
+		rc = store_iter_add(l->store, &r, 0, NULL, e);
+		if (rc == 0)
+			rc = store_event(l->store, next, "repair.row", cs[k].sha, e);
+		if (rc == 0 && done)
+			sb_addf(done, "row %d rebuilt from commit %.12s\n", next, cs[k].sha);
+		log_row_release(&r);
+		fixed++;
+		next++;
+	}
+	if (rc == 0)
+		rc = store_commit(l->store, e);
+	else
+		store_rollback(l->store);
+	vcs_iter_commits_free(cs, nc);
+	loop_rows_free(rows, n);
+	if (rc == 0 && fixed)
+		rc = write_optlog(l, e);
+	if (rc == 0 && !fixed && done)
+		sb_adds(done, "nothing optloop can repair by itself\n");
+	if (rc == 0) {
+		sb_reset(&l->problems);
+		rc = reconcile_git(l, e);
 	}
 	return rc;
 }

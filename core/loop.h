@@ -188,6 +188,13 @@ int loop_commit(struct loop *l, char sha[41], struct err *e);
  * automatically.  ERR_REFUSED when nothing is telescoped. */
 int loop_set_aside(struct loop *l, struct err *e);
 
+/* The repairs start-up reconciliation offers: a row whose commit left
+ * HEAD's history is re-linked to the commit that carries its iteration; an
+ * optloop commit without a row gets its row back from its trailers (when it
+ * continues the log).  done receives one line per repair.  OPT_LOG.md is
+ * re-rendered; what cannot be repaired stays in loop_status().problems. */
+int loop_repair(struct loop *l, struct sb *done, struct err *e);
+
 /* ---- contract ------------------------------------------------------------ */
 
 /* Path of docs/draft.md (owned by the loop). */

@@ -5,7 +5,7 @@
  * The steps, in order:
  *   1. the repository (core/demo.c): copy, git init, one commit;
  *   2. the optloop workspace with a complete contract (demo_spec() has the
- *      values) — slot marked below;
+ *      values), so the baseline verify is the next step;
  *   3. on a terminal, the interactive workbench — slot marked below.
  * Off a terminal nothing interactive is opened: it prints what it made and
  * the next step and exits 0, so scripts and tests can use it.
@@ -13,12 +13,16 @@
 #include "tui/cli_util.h"
 #include "tui/commands.h"
 #include "core/demo.h"
+#include "core/contract.h"
 #include "core/err.h"
+#include "core/fsutil.h"
+#include "core/loop.h"
 #include "core/sb.h"
 
 #include <jansson.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -38,6 +42,37 @@ static void shell_quote(const char *s, struct sb *out)
 			sb_addc(out, *s);
 	}
 	sb_addc(out, '\'');
+}
+
+/* init for the demo op in dir, then the frozen scope in full; *workspace
+ * receives the workspace path (caller frees). */
+static int demo_workspace(const struct demo_spec *ds, const char *dir, char **workspace,
+			  struct err *e)
+{
+	const char *kernel[] = {ds->kernel};
+	struct loop_init_opts o = {
+		.op = ds->op, .test_file = ds->test_file, .naive = ds->naive,
+		.kernel = kernel, .nkernel = 1, .verify_cmd = ds->verify_cmd,
+		.bench_cmd = ds->bench_cmd, .target = ds->target,
+		.languages = ds->languages, .promotion = ds->promotion,
+	};
+	struct sb notes = SB_INIT, text = SB_INIT, out = SB_INIT;
+	int rc = loop_init(dir, &o, &notes, e);
+	char *path = xasprintf("%s/profile/%s-opt/docs/draft.md", dir, ds->op);
+
+	if (rc == 0 && ds->frozen)
+		rc = fsutil_read_file(path, &text, e);
+	if (rc == 0 && ds->frozen)
+		rc = contract_set(text.buf, text.len, "frozen", ds->frozen, &out, e);
+	if (rc == 0 && ds->frozen)
+		rc = fsutil_write_atomic(path, out.buf, out.len, e);
+	if (rc == 0)
+		*workspace = xasprintf("%s/profile/%s-opt", dir, ds->op);
+	free(path);
+	sb_release(&notes);
+	sb_release(&text);
+	sb_release(&out);
+	return rc;
 }
 
 int cmd_demo(struct cli *cli, int argc, char **argv)
@@ -67,10 +102,15 @@ int cmd_demo(struct cli *cli, int argc, char **argv)
 		return cli_fail(&e);
 	shell_quote(r.dir, &qdir);
 
-	/* 2. Workspace slot: create profile/<op>-opt/ here with a complete
-	 * contract from demo_spec() once the loop engine's init is available;
-	 * the next step then becomes the baseline verify. */
-	sb_addf(&next, "cd %s && %s", sb_str(&qdir), ds->verify_cmd);
+	/* 2. The workspace, with a complete contract: the next step is the
+	 * baseline verify. */
+	char *workspace = NULL;
+	if (demo_workspace(ds, r.dir, &workspace, &e) < 0) {
+		demo_result_release(&r);
+		sb_release(&qdir);
+		return cli_fail(&e);
+	}
+	sb_addf(&next, "cd %s && optloop verify", sb_str(&qdir));
 
 	/* 3. Front-end slot: on a terminal, open the workbench on r.dir. */
 	interactive = !json && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
@@ -85,7 +125,7 @@ int cmd_demo(struct cli *cli, int argc, char **argv)
 		json_object_set_new(o, "op", json_string(ds->op));
 		json_object_set_new(o, "kernel", json_string(ds->kernel));
 		json_object_set_new(o, "verify", json_string(ds->verify_cmd));
-		json_object_set_new(o, "workspace", json_null());
+		json_object_set_new(o, "workspace", json_string(workspace));
 		json_object_set_new(o, "next", json_string(sb_str(&next)));
 		cli_print_json(o);
 	} else {
@@ -111,8 +151,10 @@ int cmd_demo(struct cli *cli, int argc, char **argv)
 			       "got a local one (%s);\n      set yours with git config --global "
 			       "user.name/user.email\n",
 			       r.identity);
+		printf("      workspace %s (contract complete)\n", workspace);
 		printf("next: %s\n", sb_str(&next));
 	}
+	free(workspace);
 	sb_release(&next);
 	sb_release(&qdir);
 	demo_result_release(&r);

@@ -33,6 +33,7 @@ struct cli {
 	  "append the measured iteration's row to OPT_LOG.md")                               \
 	X(commit, "commit [--set-aside] [--json]", "commit the logged iteration (kernel change only)") \
 	X(export, "export --json", "the whole workspace database as JSON") \
+	X(repair, "repair", "apply the repairs start-up reconciliation offers (rows and commits)") \
 	X(import, "import FILE [--json] [--strict]", "read an OPT_LOG.md and show its rows and what could not be read") \
 	X(parse, "parse FILE [--exit-status N | --killed] [--patterns NAME] [--json]",       \
 	  "read a saved verify log (- for stdin): gate verdict, pytest counts, env, result table")          \

@@ -13,7 +13,12 @@ rc=$?
 t_is "demo DIR: exit 0" "$rc" 0
 t_is "demo DIR: first line is the directory" "$(head -n 1 <<<"$out")" "$(cd "$d" 2>/dev/null && pwd -P)"
 t_like "demo DIR: says what it made" "$out" '^made: a git repository \(branch main, one commit [0-9a-f]{7}\)'
-t_like "demo DIR: says the next step" "$out" "^next: cd .*/proj && \./verify --op chunk_linear_attn$"
+t_like "demo DIR: says the next step" "$out" "^next: cd .*/proj && optloop verify$"
+t_like "demo DIR: names the workspace" "$out" 'workspace .*/proj/profile/chunk_linear_attn-opt \(contract complete\)'
+t_like "demo DIR: the workspace waits for the baseline" \
+	"$("$OPTLOOP" -C "$d" status --json 2>&1)" '"state": "need_baseline"'
+t_like "demo DIR: the whole frozen scope is in the contract" \
+	"$("$OPTLOOP" -C "$d" status --json 2>&1 | tr -d ' \n')" '"frozen":\["tests/ops/test_linear_attn.c","ops/linear_attn/naive.c","ops/linear_attn/linear_attn.h"'
 t_unlike "demo DIR: no terminal, no workbench message" "$out" 'workbench'
 t_unlike "demo DIR: identity configured, no note" "$out" '^note:'
 t_is "demo DIR: branch main" "$(git -C "$d" symbolic-ref --short HEAD 2>&1)" main
@@ -25,7 +30,7 @@ t_is "demo DIR: verify committed as executable" "$(git -C "$d" ls-files -s verif
 t_ok "demo DIR: kernel committed" git -C "$d" cat-file -e HEAD:ops/linear_attn/chunk.c
 t_ok "demo DIR: frozen test committed" git -C "$d" cat-file -e HEAD:tests/ops/test_linear_attn.c
 t_is "demo DIR: the files are the assets' files" \
-	"$(diff -r -x .git -x build "$demo_src" "$d" 2>&1)" ""
+	"$(diff -r -x .git -x build -x profile "$demo_src" "$d" 2>&1)" ""
 t_is "demo DIR: every asset file is tracked" \
 	"$(cd "$demo_src" && find . -type f ! -path './build/*' | sed 's|^\./||' | sort)" \
 	"$(git -C "$d" ls-files | sort)"
@@ -88,21 +93,28 @@ t_like "assets without demo: fails" "$?" '^[1-9]'
 t_like "assets without demo: says what is missing" "$out" 'demo project is missing from optloop.s assets'
 t_ok "assets without demo: nothing made" test ! -e "$T_TMP/nodemo"
 
-# --- on a terminal ------------------------------------------------------------------
+# --- on a terminal: the workbench opens on the new workspace ----------------------
 if command -v tmux >/dev/null 2>&1; then
 	sock="optloop-demo-$$"
-	tmux -L "$sock" -f /dev/null new-session -d -x 160 -y 20 \
+	tmux -L "$sock" -f /dev/null new-session -d -x 160 -y 30 \
 		"'$OPTLOOP' demo '$T_TMP/term'; echo EXIT=\$?; sleep 30"
 	screen=""
+	for _ in $(seq 1 150); do
+		screen=$(tmux -L "$sock" capture-pane -p -J 2>/dev/null)
+		grep -q 'NEED_BASELINE' <<<"$screen" && break
+		sleep 0.1
+	done
+	t_like "terminal: the workbench opens on the demo workspace" "$screen" 'chunk_linear_attn'
+	t_like "terminal: its status line asks for the baseline" "$screen" 'NEED_BASELINE.*baseline'
+	tmux -L "$sock" send-keys q
 	for _ in $(seq 1 100); do
 		screen=$(tmux -L "$sock" capture-pane -p -J 2>/dev/null)
 		grep -q 'EXIT=' <<<"$screen" && break
 		sleep 0.1
 	done
 	tmux -L "$sock" kill-server 2>/dev/null
-	t_like "terminal: says why the workbench cannot open yet" "$screen" 'no workspace in the demo repository yet'
-	t_like "terminal: still prints the directory and next step" "$screen" 'next: cd .*term && \./verify'
-	t_like "terminal: exit 0" "$screen" 'EXIT=0'
+	t_like "terminal: exit 0 after quitting" "$screen" 'EXIT=0'
+	t_ok "terminal: the workspace is there" test -f "$T_TMP/term/profile/chunk_linear_attn-opt/optloop.db"
 else
 	t_skip "terminal case" "tmux is not installed"
 fi

@@ -160,9 +160,28 @@ Optloop-Iter: 9
 Optloop-Status: keep"
 out=$("$OPTLOOP" status 2>&1)
 t_like "a commit without a row is reported with a repair" "$out" 'carries iteration 9.*repair'
+r3=$(git rev-parse HEAD~1)
 git reset -q --hard HEAD~2
 out=$("$OPTLOOP" status 2>&1)
 t_like "a row citing a missing commit is reported with a repair" "$out" 'row 3 cites commit [0-9a-f]+, which is not in the history of HEAD.*repair'
+# the change comes back as a new commit, and a commit is made by hand for iteration 4
+git cherry-pick --allow-empty --keep-redundant-commits "$r3" >/dev/null 2>&1
+git -c user.name=x -c user.email=x@x commit -q --allow-empty -m "by hand
+
+Optloop-Op: tiny
+Optloop-Iter: 4
+Optloop-Direction: measured by hand
+Optloop-Gate: pass
+Optloop-Bench: 1.500
+Optloop-Vs-Best: —
+Optloop-Status: drop"
+out=$("$OPTLOOP" repair 2>&1); rc=$?
+t_is "repair fixes both" "$rc" 0
+t_like "repair re-links row 3" "$out" "row 3 now cites commit $(git rev-parse --short=12 HEAD~1)"
+t_like "repair rebuilds row 4 from the trailers" "$out" 'row 4 rebuilt from commit'
+t_like "row 4 is in OPT_LOG.md" "$(cat profile/tiny-opt/OPT_LOG.md)" '\| 4 \| measured by hand \| pass \| 1.500 \| — \| drop \|'
+t_is "no problems left" "$("$OPTLOOP" status --json | jget problems)" null
+t_exit "repair with nothing to do" 0 "$OPTLOOP" repair
 
 # export
 out=$("$OPTLOOP" export --json)

@@ -1,0 +1,43 @@
+/* cmd_repair — `optloop repair`: apply the repairs the start-up
+ * reconciliation offers (re-link rows to their commits, rebuild rows from
+ * optloop commits). */
+#include "tui/cli_util.h"
+#include "tui/commands.h"
+#include "tui/loop_cli.h"
+#include "core/err.h"
+#include "core/loop.h"
+#include "core/sb.h"
+
+#include <stdio.h>
+
+int cmd_repair(struct cli *cli, int argc, char **argv)
+{
+	struct loop *l;
+	struct loop_status st;
+	struct sb done = SB_INIT;
+	struct err e = {0};
+	int rc;
+
+	if (argc > 1)
+		return cli_usage_error("repair", "unknown argument %s", argv[1]);
+	if ((rc = loop_cli_open(cli, 0, &l)) != 0)
+		return rc;
+	if (loop_repair(l, &done, &e) < 0) {
+		loop_close(l);
+		sb_release(&done);
+		return cli_fail(&e);
+	}
+	fputs(done.buf ? done.buf : "", stdout);
+	rc = 0;
+	if (loop_status(l, &st, &e) == 0) {
+		if (st.problems) {
+			printf("still to do by hand:\n%s", st.problems);
+			rc = 1;
+		}
+		printf("next: %s\n", st.next);
+		loop_status_release(&st);
+	}
+	sb_release(&done);
+	loop_close(l);
+	return rc;
+}
