@@ -12,7 +12,6 @@
 #include "core/fsutil.h"
 #include "core/gitshow.h"
 #include "core/guards.h"
-#include "core/vcs.h"
 #include "core/lint.h"
 #include "core/loop.h"
 #include "core/measure.h"
@@ -70,62 +69,6 @@ static const char *state_upper(enum loop_state s)
 	return buf;
 }
 
-/* ---- guards ---------------------------------------------------------------- */
-
-static void tg_close(struct guards_owned *o)
-{
-	for (size_t i = 0; i < o->g.nkernel; i++)
-		free(o->kernel[i]);
-	free(o->kernel);
-	for (size_t i = 0; i < o->g.nfrozen; i++)
-		free(o->frozen[i]);
-	free(o->frozen);
-	if (o->contract) {
-		contract_release(o->contract);
-		free(o->contract);
-	}
-	vcs_free(o->vcs);
-	memset(o, 0, sizeof(*o));
-}
-
-/* A guards context over the open loop, from loop.h's public accessors only
- * (its own vcs handle and parsed contract).  Release with tg_close. */
-static int tg_open(struct loop *l, struct guards_owned *o, struct err *e)
-{
-	struct loop_status st;
-	struct sb text = SB_INIT;
-	int rc;
-
-	memset(o, 0, sizeof(*o));
-	if ((rc = loop_status(l, &st, e)) < 0)
-		return rc;
-	o->iteration = st.iteration;
-	o->state = st.state;
-	o->kernel = st.kernel;
-	o->g.nkernel = st.nkernel;
-	o->frozen = st.frozen;
-	o->g.nfrozen = st.nfrozen;
-	st.kernel = st.frozen = NULL;
-	st.nkernel = st.nfrozen = 0;
-	loop_status_release(&st);
-	o->contract = xcalloc(1, sizeof(*o->contract));
-	sb_init(&text);
-	if (fsutil_read_file(loop_contract_path(l), &text, NULL) == 0)
-		contract_parse(text.buf, text.len, o->contract, NULL);
-	sb_release(&text);
-	if ((rc = vcs_open(loop_repo_dir(l), &o->vcs, e)) < 0) {
-		tg_close(o);
-		return rc;
-	}
-	o->g.store = loop_store(l);
-	o->g.vcs = o->vcs;
-	o->g.ws = loop_workspace(l);
-	o->g.kernel = (const char *const *)o->kernel;
-	o->g.frozen = (const char *const *)o->frozen;
-	o->g.contract = o->contract;
-	return 0;
-}
-
 /* ---- loading ------------------------------------------------------------- */
 
 /* The trap checklist with this iteration's states (guards keeps them). */
@@ -136,13 +79,13 @@ static void load_traps(struct app *a)
 	struct err e = {0};
 
 	traps_doc_release(&w->traps);
-	if (tg_open(w->l, &g, &e) < 0)
+	if (guards_from_loop(w->l, &g, &e) < 0)
 		return;
 	if (guards_traps(&g.g, w->st.iteration, &w->traps, NULL, &e) == 0) {
 		a->data.traps = w->traps.v;
 		a->data.ntraps = w->traps.n;
 	}
-	tg_close(&g);
+	guards_owned_release(&g);
 }
 
 /* The noise band around the best: ±2σ of the per-run spread the statistics
@@ -444,10 +387,10 @@ static int open_log_wizard(struct app *a, struct err *e)
 	w->lint_iter = m.iter;
 	struct guards_owned g;
 	struct err ge = {0};
-	if (tg_open(w->l, &g, &ge) == 0) {
+	if (guards_from_loop(w->l, &g, &ge) == 0) {
 		if (guards_lint(&g.g, m.iter, &w->lint, &ge) < 0)
 			wizard_info(wz, R_ERROR, "lint: %s", ge.msg);
-		tg_close(&g);
+		guards_owned_release(&g);
 	}
 	for (size_t k = 0; k < w->lint.n; k++) {
 		const struct lint_finding *f = &w->lint.v[k];
@@ -488,10 +431,10 @@ static int submit_log(struct app *a, struct wizard *wz, struct err *e)
 	if (w->lint.n) {
 		/* Every box is ticked (the wizard requires it): record the acknowledgement. */
 		struct guards_owned g;
-		if ((rc = tg_open(w->l, &g, e)) < 0)
+		if ((rc = guards_from_loop(w->l, &g, e)) < 0)
 			return rc;
 		rc = guards_log_check(&g.g, w->lint_iter, true, e);
-		tg_close(&g);
+		guards_owned_release(&g);
 		if (rc < 0)
 			return rc;
 	}
@@ -577,11 +520,11 @@ static int open_stall_wizard(struct app *a, struct err *e)
 	struct wizard *wz;
 	int rc;
 
-	if ((rc = tg_open(w->l, &g, e)) < 0)
+	if ((rc = guards_from_loop(w->l, &g, e)) < 0)
 		return rc;
 	sb_init(&axes);
 	rc = guards_axes_summary(&g.g, &axes, e);
-	tg_close(&g);
+	guards_owned_release(&g);
 	if (rc < 0) {
 		sb_release(&axes);
 		return rc;
@@ -616,10 +559,10 @@ static int submit_stall(struct app *a, struct wizard *wz, struct err *e)
 				    wz->f[3].value.buf};
 	int rc;
 
-	if ((rc = tg_open(w->l, &g, e)) < 0)
+	if ((rc = guards_from_loop(w->l, &g, e)) < 0)
 		return rc;
 	rc = guards_reassess(&g.g, &r, e);
-	tg_close(&g);
+	guards_owned_release(&g);
 	if (rc == 0)
 		app_message(a, false, "re-assessment recorded \xc2\xb7 next: %s", wz->f[3].value.buf);
 	return rc;
@@ -636,7 +579,7 @@ static int open_stop_wizard(struct app *a, struct err *e)
 	struct wizard *wz;
 	int rc;
 
-	if ((rc = tg_open(w->l, &g, e)) < 0)
+	if ((rc = guards_from_loop(w->l, &g, e)) < 0)
 		return rc;
 	if (w->st.state == ST_STOPPING) {
 		struct err ne = {0};
@@ -666,7 +609,7 @@ static int open_stop_wizard(struct app *a, struct err *e)
 		wizard_text(wz, "Bound", "for floor: the named bound and its number (HBM: 4.1 of 4.8 TB/s)",
 			    false, NULL);
 	}
-	tg_close(&g);
+	guards_owned_release(&g);
 	app_open_wizard(a, wz);
 	return 0;
 }
@@ -679,11 +622,11 @@ static int submit_stop(struct app *a, struct wizard *wz, struct err *e)
 
 	if (wz->nf == 0)
 		return 0; /* the no-go check only shows */
-	if ((rc = tg_open(w->l, &g, e)) < 0)
+	if ((rc = guards_from_loop(w->l, &g, e)) < 0)
 		return rc;
 	rc = guards_stop(&g.g, wz->f[0].choices[wz->f[0].choice],
 			 wz->f[1].value.len ? wz->f[1].value.buf : NULL, e);
-	tg_close(&g);
+	guards_owned_release(&g);
 	if (rc == 0)
 		app_message(a, false, "stop recorded (%s)", wz->f[0].choices[wz->f[0].choice]);
 	return rc;
