@@ -1147,7 +1147,8 @@ int loop_verify_end(struct loop *l, struct loop_measurement *m, struct err *e)
 	r->signal = oc->signal;
 	r->timed_out = oc->timed_out;
 	r->cancelled = oc->cancelled;
-	r->gate = killed ? GATE_INCOMPLETE : res->gate;
+	/* A failed test case is a failure even when the run was then killed. */
+	r->gate = killed && res->gate != GATE_FAIL ? GATE_INCOMPLETE : res->gate;
 	if (res->scope != SCOPE_UNKNOWN)
 		r->scope = res->scope;
 	r->bench_ms = r->gate == GATE_PASS || r->gate == GATE_NONE ? bench_of(res) : NAN;

@@ -685,6 +685,7 @@ static char *unescape_cell(struct span x)
 	if (!memchr(x.s, '\\', x.n) && !memchr(x.s, '<', x.n) && !memchr(x.s, '\r', x.n) &&
 	    !memchr(x.s, '\0', x.n))
 		return xstrndup(x.s, x.n);
+	sb_grow(&s, x.n + 2); /* one allocation: unescaping only shrinks, bar U+FFFD */
 	unescape_into(x, &s);
 	return sb_detach(&s);
 }

@@ -24,6 +24,9 @@
 /* Chunks read per runner_pump call, so a flood of output cannot starve the
  * caller's event loop. */
 #define PUMP_MAX_READS 16
+/* ...and at most this long, however fast each chunk is consumed: the TUI
+ * calls runner_pump once per pass and a pass must stay well under 20 ms. */
+#define PUMP_BUDGET_S 0.004
 /* After the command exits, how long leftover writers may keep the pipe open. */
 #define DRAIN_S 2.0
 
@@ -250,7 +253,10 @@ static int log_write(struct runner *r, const char *buf, size_t n, struct err *e)
 static int drain(struct runner *r, struct err *e)
 {
 	int rc = 0;
+	double until = mono_now() + PUMP_BUDGET_S;
 	for (int i = 0; i < PUMP_MAX_READS && r->fd >= 0; i++) {
+		if (i > 0 && mono_now() > until)
+			break;
 		ssize_t n = read(r->fd, r->buf, RUNNER_CHUNK);
 		if (n < 0) {
 			if (errno == EINTR)

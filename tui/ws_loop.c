@@ -11,6 +11,8 @@
 #include "core/err.h"
 #include "core/fsutil.h"
 #include "core/gitshow.h"
+#include "core/guards.h"
+#include "core/lint.h"
 #include "core/loop.h"
 #include "core/measure.h"
 #include "core/probe.h"
@@ -46,6 +48,9 @@ struct ws_loop {
 	/* Contract wizard: which field each text box sets. */
 	int contract_fields[CF_NFIELDS];
 	int ncontract;
+	struct traps_doc traps; /* with this iteration's checklist states */
+	struct lint_findings lint; /* findings the log wizard asks to acknowledge */
+	int lint_iter;
 };
 
 static struct ws_loop *W(struct app *a)
@@ -65,6 +70,23 @@ static const char *state_upper(enum loop_state s)
 }
 
 /* ---- loading ------------------------------------------------------------- */
+
+/* The trap checklist with this iteration's states (guards keeps them). */
+static void load_traps(struct app *a)
+{
+	struct ws_loop *w = W(a);
+	struct guards_owned g;
+	struct err e = {0};
+
+	traps_doc_release(&w->traps);
+	if (guards_from_loop(w->l, &g, &e) < 0)
+		return;
+	if (guards_traps(&g.g, w->st.iteration, &w->traps, NULL, &e) == 0) {
+		a->data.traps = w->traps.v;
+		a->data.ntraps = w->traps.n;
+	}
+	guards_owned_release(&g);
+}
 
 /* The noise band around the best: ±2σ of the per-run spread the statistics
  * pool for the best kernel state's shapes (their mean, in log space). */
@@ -169,6 +191,7 @@ static int loop_reload(struct app *a, struct err *e)
 	ws_files_release(&w->files);
 	ws_files_load(&w->files, loop_dir(w->l), &a->data);
 	load_band(a);
+	load_traps(a);
 	return 0;
 }
 
@@ -359,6 +382,30 @@ static int open_log_wizard(struct app *a, struct err *e)
 		wizard_choice(wz, "Status", "keep = new best; revert / drop = undo; floor = a bound",
 			      status_choices, m.gate == GATE_PASS ? 0 : 1);
 	wizard_text(wz, "Axis", "optional: the axis of this direction (tiling, fusion, ...)", false, NULL);
+	/* Lint findings on the diff must be acknowledged, one by one. */
+	lint_findings_release(&w->lint);
+	w->lint_iter = m.iter;
+	struct guards_owned g;
+	struct err ge = {0};
+	if (guards_from_loop(w->l, &g, &ge) == 0) {
+		if (guards_lint(&g.g, m.iter, &w->lint, &ge) < 0)
+			wizard_info(wz, R_ERROR, "lint: %s", ge.msg);
+		guards_owned_release(&g);
+	}
+	for (size_t k = 0; k < w->lint.n; k++) {
+		const struct lint_finding *f = &w->lint.v[k];
+		sb_reset(&s);
+		sb_addf(&s, "Lint: %s", f->lint);
+		struct sb h = SB_INIT;
+		sb_init(&h);
+		sb_addf(&h, "%s:%d %s (trap %s)", f->file, f->line, f->message ? f->message : "",
+			f->trap ? f->trap : "-");
+		wizard_check(wz, s.buf, h.buf, true);
+		sb_release(&h);
+	}
+	if (w->lint.n)
+		wizard_info(wz, R_REVERT, "%zu lint finding%s on this diff: each must be acknowledged",
+			    w->lint.n, w->lint.n == 1 ? "" : "s");
 	sb_release(&s);
 	loop_measurement_release(&m);
 	app_open_wizard(a, wz);
@@ -376,11 +423,21 @@ static int submit_log(struct app *a, struct wizard *wz, struct err *e)
 	o.direction = wz->f[0].value.buf;
 	o.status = RS_NONE;
 	size_t k = 1;
-	if (wz->nf == 3) {
+	if (wz->f[1].kind == WZ_CHOICE) {
 		o.status = row_status_parse(wz->f[1].choices[wz->f[1].choice]);
 		k = 2;
 	}
 	o.axis = wz->f[k].value.len ? wz->f[k].value.buf : NULL;
+	if (w->lint.n) {
+		/* Every box is ticked (the wizard requires it): record the acknowledgement. */
+		struct guards_owned g;
+		if ((rc = guards_from_loop(w->l, &g, e)) < 0)
+			return rc;
+		rc = guards_log_check(&g.g, w->lint_iter, true, e);
+		guards_owned_release(&g);
+		if (rc < 0)
+			return rc;
+	}
 	if ((rc = loop_log(w->l, &o, &row, e)) < 0)
 		return rc;
 	app_message(a, false, "logged iteration %d (%s) \xc2\xb7 next: commit (%s)", row.iter,
@@ -455,6 +512,126 @@ out:
 	return rc;
 }
 
+static int open_stall_wizard(struct app *a, struct err *e)
+{
+	struct ws_loop *w = W(a);
+	struct guards_owned g;
+	struct sb axes = SB_INIT;
+	struct wizard *wz;
+	int rc;
+
+	if ((rc = guards_from_loop(w->l, &g, e)) < 0)
+		return rc;
+	sb_init(&axes);
+	rc = guards_axes_summary(&g.g, &axes, e);
+	guards_owned_release(&g);
+	if (rc < 0) {
+		sb_release(&axes);
+		return rc;
+	}
+	wz = wizard_new("Stall re-assessment", WZ_STALL);
+	wz->one_per_page = true;
+	wizard_info(wz, R_REVERT, "%d rows in a row without a win: re-assess before the next iteration",
+		    GUARDS_STALL_AFTER);
+	wizard_info(wz, R_HEADER, "directions tried so far, by axis:");
+	const char *p = axes.buf;
+	while (*p) {
+		const char *nl = strchr(p, '\n');
+		int n = nl ? (int)(nl - p) : (int)strlen(p);
+		wizard_info(wz, R_NORMAL, "  %.*s", n, p);
+		p += n + (nl ? 1 : 0);
+	}
+	wizard_text(wz, "Re-profile", "a profiler file under trace/, newer than the stall", true, NULL);
+	wizard_text(wz, "Axes already tried", "which axes the directions above covered", true, NULL);
+	wizard_text(wz, "Known techniques", "what is known for this op family (papers, other kernels)", true,
+		    NULL);
+	wizard_text(wz, "New direction", "the next direction and the effect you expect", true, NULL);
+	sb_release(&axes);
+	app_open_wizard(a, wz);
+	return 0;
+}
+
+static int submit_stall(struct app *a, struct wizard *wz, struct err *e)
+{
+	struct ws_loop *w = W(a);
+	struct guards_owned g;
+	struct guards_reassess r = {wz->f[0].value.buf, wz->f[1].value.buf, wz->f[2].value.buf,
+				    wz->f[3].value.buf};
+	int rc;
+
+	if ((rc = guards_from_loop(w->l, &g, e)) < 0)
+		return rc;
+	rc = guards_reassess(&g.g, &r, e);
+	guards_owned_release(&g);
+	if (rc == 0)
+		app_message(a, false, "re-assessment recorded \xc2\xb7 next: %s", wz->f[3].value.buf);
+	return rc;
+}
+
+static const char *const stop_reasons[] = {"cap", "floor", "directions", NULL};
+
+/* STOPPING: what a no-go still lacks; READY/EDITING: record a stop. */
+static int open_stop_wizard(struct app *a, struct err *e)
+{
+	struct ws_loop *w = W(a);
+	struct guards_owned g;
+	struct sb md = SB_INIT;
+	struct wizard *wz;
+	int rc;
+
+	if ((rc = guards_from_loop(w->l, &g, e)) < 0)
+		return rc;
+	if (w->st.state == ST_STOPPING) {
+		struct err ne = {0};
+		sb_init(&md);
+		int nr = guards_nogo(&g.g, &md, NULL, &ne);
+		char *next = guards_next_step(&g.g, w->st.state);
+		wz = wizard_new("Stop: promotion or no-go", WZ_STOP);
+		if (next)
+			wizard_info(wz, R_NORMAL, "%s", next);
+		free(next);
+		wizard_info(wz, nr == 0 ? R_KEEP : R_REVERT,
+			    nr == 0 ? "no-go record complete:" : "no-go record: items still missing:");
+		const char *p = md.buf;
+		while (*p) {
+			const char *nl = strchr(p, '\n');
+			int n = nl ? (int)(nl - p) : (int)strlen(p);
+			if (n)
+				wizard_info(wz, R_NORMAL, "%.*s", n, p);
+			p += n + (nl ? 1 : 0);
+		}
+		sb_release(&md);
+	} else {
+		wz = wizard_new("Record a stop condition", WZ_STOP);
+		wizard_info(wz, R_NORMAL, "cap: the iteration cap is reached; floor: a documented bound with "
+					  "its number; directions: three or more tried with evidence");
+		wizard_choice(wz, "Reason", "why the loop stops", stop_reasons, 0);
+		wizard_text(wz, "Bound", "for floor: the named bound and its number (HBM: 4.1 of 4.8 TB/s)",
+			    false, NULL);
+	}
+	guards_owned_release(&g);
+	app_open_wizard(a, wz);
+	return 0;
+}
+
+static int submit_stop(struct app *a, struct wizard *wz, struct err *e)
+{
+	struct ws_loop *w = W(a);
+	struct guards_owned g;
+	int rc;
+
+	if (wz->nf == 0)
+		return 0; /* the no-go check only shows */
+	if ((rc = guards_from_loop(w->l, &g, e)) < 0)
+		return rc;
+	rc = guards_stop(&g.g, wz->f[0].choices[wz->f[0].choice],
+			 wz->f[1].value.len ? wz->f[1].value.buf : NULL, e);
+	guards_owned_release(&g);
+	if (rc == 0)
+		app_message(a, false, "stop recorded (%s)", wz->f[0].choices[wz->f[0].choice]);
+	return rc;
+}
+
 static int loop_act(struct app *a, enum action act, struct err *e)
 {
 	struct ws_loop *w = W(a);
@@ -487,6 +664,10 @@ static int loop_act(struct app *a, enum action act, struct err *e)
 	case ACT_REASSESS:
 		if (w->st.state == ST_NO_CONTRACT)
 			return open_contract_wizard(a, e);
+		if (w->st.state == ST_STALLED)
+			return open_stall_wizard(a, e);
+		if (w->st.state == ST_STOPPING || w->st.state == ST_READY || w->st.state == ST_EDITING)
+			return open_stop_wizard(a, e);
 		return err_set(e, ERR_REFUSED,
 			       "re-assess: nothing to re-assess now: iteration %d is %s (%s)",
 			       w->st.iteration, state_upper(w->st.state), w->st.next ? w->st.next : "");
@@ -495,7 +676,13 @@ static int loop_act(struct app *a, enum action act, struct err *e)
 		if (v->sel < 0 || (size_t)v->sel >= a->data.ntraps)
 			return err_set(e, ERR_USAGE, "no trap selected");
 		struct trap *t = &a->data.traps[v->sel];
-		t->state = t->state == TRAP_CHECKED ? TRAP_UNCHECKED : TRAP_CHECKED;
+		enum trap_state ns = t->state == TRAP_CHECKED ? TRAP_UNCHECKED : TRAP_CHECKED;
+		if (t->state == TRAP_HIT)
+			return err_set(e, ERR_REFUSED, "trap %s was hit by this iteration's diff (lint): "
+						       "it stays marked", t->id);
+		if ((rc = guards_trap_mark(loop_store(w->l), w->st.iteration, t->id, ns, "tui", e)) < 0)
+			return rc;
+		t->state = ns;
 		return 0;
 	}
 	default:
@@ -510,6 +697,10 @@ static int loop_submit(struct app *a, struct wizard *wz, struct err *e)
 		return submit_log(a, wz, e);
 	case WZ_CONTRACT:
 		return submit_contract(a, wz, e);
+	case WZ_STALL:
+		return submit_stall(a, wz, e);
+	case WZ_STOP:
+		return submit_stop(a, wz, e);
 	}
 	return 0;
 }
@@ -757,6 +948,8 @@ static void loop_close_be(struct app *a)
 	live_free(a->data.live);
 	a->data.live = NULL;
 	ws_files_release(&w->files);
+	traps_doc_release(&w->traps);
+	lint_findings_release(&w->lint);
 	loop_rows_free(w->rows, w->nrows);
 	if (w->have_st)
 		loop_status_release(&w->st);

@@ -92,6 +92,20 @@ t_like "unwritten element: points at the last element" "$out" 'first mismatch at
 t_like "unwritten element: GATE FAILED" "$err" 'GATE FAILED'
 t_unlike "unwritten element: no table" "$out" 'Machine:'
 
+# --- compiled objects are reused only for identical preprocessed sources -------
+h=$(fresh header)
+printf '#define CAUSAL_SHIFT 0\n' >"$h/ops/linear_attn/tuning.h"
+inject "$h/ops/linear_attn/chunk.c" '#include "linear_attn.h"' '#include "linear_attn.h"
+#include "tuning.h"'
+inject "$h/ops/linear_attn/chunk.c" 'for (int s = t0; s <= t; s++)' 'for (int s = t0; s <= t - CAUSAL_SHIFT; s++)'
+run "$h" --op chunk_linear_attn --no-gate
+objs=$(ls "$h/build/cache" | wc -l)
+run "$h" --op chunk_linear_attn --no-gate
+t_is "object cache: an unchanged run compiles nothing new" "$(ls "$h/build/cache" | wc -l)" "$objs"
+printf '#define CAUSAL_SHIFT 1\n' >"$h/ops/linear_attn/tuning.h"
+run "$h" --op chunk_linear_attn
+t_is "object cache: a bug in an included header alone still fails the gate" "$rc" 1
+
 # --- --gate-k selection ---------------------------------------------------------
 run "$p" --op chunk_linear_attn --gate-k "T63"
 t_is "-k: exit 0" "$rc" 0
@@ -169,6 +183,27 @@ t_is "--base: the worktree is removed" "$(git -C "$p" worktree list | wc -l)" 1
 t_is "--base: the tree is still clean" "$(git -C "$p" status --porcelain)" ""
 t_like "--json: per-shape median, p20, p80" "$(cat "$T_TMP/res.json" 2>&1)" '"median_ms": [0-9.]+, "p20_ms": [0-9.]+, "p80_ms": [0-9.]+'
 t_like "--json: the baseline too" "$(cat "$T_TMP/res.json" 2>&1)" "\"baseline_label\": \"HEAD~1\\[$old_sha\\]\""
+# Cancelled (SIGTERM to the process group, as optloop's runner does) while
+# the baseline is being measured: the worktree and the build scratch go.
+mkdir -p "$T_TMP/vtmp"
+TMPDIR="$T_TMP/vtmp" setsid "$p/verify" --op chunk_linear_attn --base HEAD~1 >"$T_TMP/cancel.out" 2>&1 &
+vpid=$!
+for _ in $(seq 1 300); do
+	grep -q "Benchmarking at" "$T_TMP/cancel.out" && break
+	sleep 0.1
+done
+kill -TERM -- -"$vpid" 2>/dev/null
+wait "$vpid"
+t_is "cancelled during --base: exit 143" "$?" 143
+t_is "cancelled during --base: the worktree is removed" "$(git -C "$p" worktree list | wc -l)" 1
+t_is "cancelled during --base: no temporary directory left" "$(ls -A "$T_TMP/vtmp")" ""
+t_is "cancelled during --base: no build scratch left" "$(ls "$p/build" | grep -v '^cache$')" ""
+# A baseline worktree left by a SIGKILLed run is pruned by the next --base run.
+git -C "$p" worktree add -q --detach "$T_TMP/stale" HEAD~1
+rm -rf "$T_TMP/stale"
+run "$p" --op chunk_linear_attn --base HEAD~1
+t_is "stale worktree: the next --base run still works" "$rc" 0
+t_is "stale worktree: pruned" "$(git -C "$p" worktree list | wc -l)" 1
 run "$p" --op chunk_linear_attn --base no-such-ref
 t_is "--base to a missing ref: still exit 0" "$rc" 0
 t_like "--base to a missing ref: warned" "$err" "Failed to benchmark at 'no-such-ref'"

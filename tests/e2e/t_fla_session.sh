@@ -89,4 +89,13 @@ t_is "replayed iteration 2: gate" "$(jget gate <"$T_TMP/v2.json")" fail
 strip_vs() { grep -E '^\| [0-9]' "$1" | awk -F' \\| ' '{print $1"|"$2"|"$3"|"$4"|"$6}'; }
 t_is "OPT_LOG.md rows match the device's" "$(strip_vs profile/chunk_linear_attn-opt/OPT_LOG.md)" "$(strip_vs "$fx/OPT_LOG.md")"
 t_like "and row 1 now carries its vs best" "$(cat profile/chunk_linear_attn-opt/OPT_LOG.md)" '\| 1 \| .* \| 0\.788 \| -85% \| revert \|'
+
+# A run killed after a test case failed is a failure, not merely incomplete.
+echo "BK = 64  # again" >fla/ops/common/chunk_o.py
+REPLAY_LOG="$fx/trace/iter-2.log" REPLAY_EXIT='0; sleep 60' "$OPTLOOP" verify --timeout 3 --json \
+	>"$T_TMP/v3.json" 2>/dev/null
+t_is "killed after a failed case: gate fail" "$(jget gate <"$T_TMP/v3.json")" fail
+echo "BK = 64  # cut" >fla/ops/common/chunk_o.py
+REPLAY_LOG="$fx/trace/iter-0.log" REPLAY_EXIT='0; sleep 60' "$OPTLOOP" log --direction x --status drop >/dev/null 2>&1
+"$OPTLOOP" commit --set-aside >/dev/null 2>&1
 t_done

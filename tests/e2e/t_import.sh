@@ -54,6 +54,16 @@ t_is "hand-written log imports cleanly" "$rc" 0
 t_like "vs best is computed when the column is missing" "$out" '^ +1  pass +1\.500 +\+25% +keep +unroll$'
 t_unlike "no problems for a clean hand-written log" "$out" 'problem'
 
+# Bytes that are not UTF-8 still give valid JSON (replaced by U+FFFD).
+printf '| Iter | Direction |\n|---|---|\n| 0 | bad \377 byte "quoted" \\ tab\there |\n' >"$T_TMP/bytes.md"
+json=$("$OPTLOOP" import --json "$T_TMP/bytes.md")
+got=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["rows"][0]["direction"])' "$json" 2>&1)
+t_is "invalid UTF-8 and quotes survive as valid JSON" "$got" "$(printf 'bad \357\277\275 byte "quoted" \\ tab\there')"
+
+# A pipe works as well as a file.
+out=$(cat "$log" | "$OPTLOOP" import /dev/stdin)
+t_like "reads from a pipe" "$out" 'op chunk_gla, 4 rows'
+
 printf '# Nothing here\n\nJust prose.\n' >"$T_TMP/none.md"
 t_exit "no summary table exits 1" 1 "$OPTLOOP" import "$T_TMP/none.md"
 err=$("$OPTLOOP" import "$T_TMP/none.md" 2>&1)

@@ -164,6 +164,46 @@ done
 t_is "after the terminal closed the run is recorded" "$s" measured
 out=$("$OPTLOOP" log --direction "terminal closed" --status drop 2>&1)
 t_like "and logs as incomplete, never a pass" "$(cat profile/tiny-opt/OPT_LOG.md)" '\| terminal closed \| incomplete \|'
+# Three rows without a win: STALLED, and the re-assessment wizard.
+"$OPTLOOP" commit >/dev/null 2>&1
+t_is "three rows without a win stall the loop" "$(state)" stalled
+sleep 1.1
+printf 'profile after the stall: time goes to sh start-up\n' >profile/tiny-opt/trace/profile-2.txt
+tui_start 120 34 LANG=C.UTF-8 -- "$OPTLOOP" tui
+t_screen "STALLED names the key" 'STALLED · 3 rows without a win: re-assess \(r\)'
+tui_keys v
+t_screen "verify is refused while stalled" '^verify refused: .*(STALLED|stall)'
+tui_keys r
+t_screen "r opens the stall wizard, one prompt at a time" 'Stall re-assessment · step 1/4'
+t_screen "it lists the directions tried so far" 'add a comment'
+tui_keys Enter
+t_screen "a prompt cannot be skipped" 'Re-profile is required'
+tui_keys "trace/profile-2.txt" Enter
+t_screen "step 2 asks for the axes" 'step 2/4'
+tui_keys "comments, cancellation" Enter "none for shell kernels" Enter
+t_screen "step 4 asks for the new direction" 'New direction'
+tui_keys "rewrite compute with awk" Escape
+t_screen "Esc leaves the stall in place" 'cancelled: nothing was saved'
+t_is "still stalled after Esc" "$(state)" stalled
+tui_keys r
+tui_wait 'step 1/4'
+tui_keys "trace/profile-2.txt" Enter "comments, cancellation" Enter "none for shell kernels" Enter "rewrite compute with awk" Enter
+t_screen "the re-assessment is recorded" 're-assessment recorded'
+t_screen "and the loop is ready again" 'READY · step 1/3'
+t_is "engine agrees" "$(state)" ready
+# The trap checklist: Tab to it, t marks the selected trap.
+tui_keys Tab Tab
+t_screen "traps pane has the seeded catalogue" 'Traps · 0/[0-9]+ checked'
+tui_keys t
+t_screen "t checks the selected trap" 'Traps · 1/[0-9]+ checked'
+tui_keys q
+t_is "quit" "$(tui_exit_status)" "0"
+tui_stop
+tui_start 120 34 LANG=C.UTF-8 -- "$OPTLOOP" tui
+t_screen "the check is kept across sessions" 'Traps · 1/[0-9]+ checked'
+tui_keys q
+tui_stop
+
 # optloop demo on a terminal opens the workbench on the new repository once
 # it holds a workspace; until then it says why not and prints the project.
 tui_start 120 34 LANG=C.UTF-8 -- "$OPTLOOP" demo "$T_TMP/demo-repo"
