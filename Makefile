@@ -26,7 +26,7 @@ BIN      = optloop
 endif
 
 # Debian packages the build, the tests and the demo need.
-DEB_PKGS = gcc make pkg-config git tmux libc6-dev \
+DEB_PKGS = gcc make pkg-config git tmux libc6-dev python3 \
 	libncurses-dev libgit2-dev libsqlite3-dev libpcre2-dev libjansson-dev \
 	libcmocka-dev
 PKGS      = ncursesw libgit2 sqlite3 libpcre2-8 jansson
