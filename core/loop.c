@@ -435,6 +435,18 @@ static int settle_interrupted_runs(struct loop *l, struct err *e)
 	return rc;
 }
 
+/* Is sha one of the commits found on HEAD's first-parent history?  Those
+ * are in history without asking git to walk the graph once per row (which
+ * grew with the square of the log's length). */
+static bool commit_listed(const struct vcs_iter_commit *cs, size_t nc, const char *sha)
+{
+	size_t L = strlen(sha);
+	for (size_t k = 0; k < nc; k++)
+		if (L >= 7 && !strncmp(cs[k].sha, sha, L))
+			return true;
+	return false;
+}
+
 static int reconcile_git(struct loop *l, struct err *e)
 {
 	struct log_row *rows;
@@ -463,7 +475,8 @@ static int reconcile_git(struct loop *l, struct err *e)
 				}
 				break;
 			}
-		} else if (!vcs_commit_in_history(l->vcs, r->commit)) {
+		} else if (!commit_listed(cs, nc, r->commit) &&
+			   !vcs_commit_in_history(l->vcs, r->commit)) {
 			problem(l,
 				"row %d cites commit %.12s, which is not in the history of HEAD "
 				"(reset or rebased?); repair: run optloop repair to re-link it to the "

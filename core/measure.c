@@ -807,20 +807,28 @@ int measure_stall_count(struct store *s, int after_iter, int *count, struct err 
 	if (rc < 0)
 		return rc;
 	struct stats_stall_row *sr = xcalloc(n ? n : 1, sizeof(*sr));
-	for (size_t i = 0; i < n; i++) {
+	/* Only the rows after the last base or confirmed win count: look them
+	 * up from the end and stop there, not through the whole history. */
+	size_t from = n;
+	while (from > 0) {
+		size_t i = --from;
 		int run_id = 0;
 		char *v = NULL;
 		/* a re-assessment restarts the count like a baseline */
 		sr[i].base = rows[i].status == RS_BASE || rows[i].iter <= after_iter;
-		sr[i].confirmed_win = rows[i].status == RS_KEEP && measure_promoted(s, rows[i].iter);
+		sr[i].confirmed_win = !sr[i].base && rows[i].status == RS_KEEP &&
+				      measure_promoted(s, rows[i].iter);
+		if (sr[i].base || sr[i].confirmed_win)
+			break;
 		if (store_iter_run(s, rows[i].iter, &run_id, NULL, NULL) == 0 && run_id &&
 		    measure_verdict_get(s, run_id, &v, NULL, NULL, NULL) == 0)
 			sr[i].not_comparable = !strcmp(v, "not_comparable");
 		free(v);
-		log_row_release(&rows[i]);
 	}
+	*count = stats_stall_count(sr + from, n - from);
+	for (size_t i = 0; i < n; i++)
+		log_row_release(&rows[i]);
 	free(rows);
-	*count = stats_stall_count(sr, n);
 	free(sr);
 	return 0;
 }
