@@ -55,6 +55,8 @@ VIEWS_OBJ := $(VIEWS_SRC:%.c=$(BUILD)/%.o)
 TUI_OBJ   := $(TUI_SRC:%.c=$(BUILD)/%.o)
 UNIT_BIN  := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 BENCH_BIN := $(BENCH_SRC:tests/bench/%.c=$(BUILD)/bench/%)
+# helpers the b_*.sh benchmarks run (not benchmarks of their own)
+BENCH_HELPERS := $(BUILD)/bench/loop_engine
 
 LIBCORE  := $(BUILD)/libcore.a
 LIBVIEWS := $(BUILD)/libviews.a
@@ -114,7 +116,7 @@ sanitize:
 	@$(MAKE) --no-print-directory test SANITIZE=1
 
 bench: deps
-	@$(MAKE) --no-print-directory $(BIN) $(BENCH_BIN)
+	@$(MAKE) --no-print-directory $(BIN) $(BENCH_BIN) $(BENCH_HELPERS)
 	@BUILD=$(BUILD) OPTLOOP=$(abspath $(BIN)) tests/bench/run.sh $(BENCH_BIN)
 
 demo: deps
