@@ -435,6 +435,17 @@ static int settle_interrupted_runs(struct loop *l, struct err *e)
 	return rc;
 }
 
+static int cmp_sha_ptr(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+	return x < y ? -1 : x > y;
+}
+
 static int reconcile_git(struct loop *l, struct err *e)
 {
 	struct log_row *rows;
@@ -448,6 +459,16 @@ static int reconcile_git(struct loop *l, struct err *e)
 		loop_rows_free(rows, n);
 		return rc;
 	}
+	/* Sorted indexes: one history walk answers for every row, where a
+	 * reachability query per row walked the history n times. */
+	const char **shas = xmalloc((nc ? nc : 1) * sizeof(*shas));
+	int *iters = xmalloc((n ? n : 1) * sizeof(*iters));
+	for (size_t k = 0; k < nc; k++)
+		shas[k] = cs[k].sha;
+	qsort(shas, nc, sizeof(*shas), cmp_sha_ptr);
+	for (size_t i = 0; i < n; i++)
+		iters[i] = rows[i].iter;
+	qsort(iters, n, sizeof(*iters), cmp_int);
 	for (size_t i = 0; i < n; i++) {
 		struct log_row *r = &rows[i];
 		if (!r->commit) {
@@ -463,7 +484,8 @@ static int reconcile_git(struct loop *l, struct err *e)
 				}
 				break;
 			}
-		} else if (!vcs_commit_in_history(l->vcs, r->commit)) {
+		} else if (!bsearch(&r->commit, shas, nc, sizeof(*shas), cmp_sha_ptr) &&
+			   !vcs_commit_in_history(l->vcs, r->commit)) {
 			problem(l,
 				"row %d cites commit %.12s, which is not in the history of HEAD "
 				"(reset or rebased?); repair: run optloop repair to re-link it to the "
@@ -473,16 +495,15 @@ static int reconcile_git(struct loop *l, struct err *e)
 		}
 	}
 	for (size_t k = 0; k < nc; k++) {
-		bool found = false;
-		for (size_t i = 0; i < n && !found; i++)
-			found = rows[i].iter == cs[k].iter;
-		if (!found)
+		if (!bsearch(&cs[k].iter, iters, n, sizeof(*iters), cmp_int))
 			problem(l,
 				"commit %.12s carries iteration %d, but OPT_LOG.md and the database have "
 				"no row for it; repair: run optloop repair to rebuild the row from the "
 				"commit's trailers (rows must follow in order; later rows are kept)",
 				cs[k].sha, cs[k].iter);
 	}
+	free(shas);
+	free(iters);
 	vcs_iter_commits_free(cs, nc);
 	loop_rows_free(rows, n);
 	return 0;

@@ -800,31 +800,78 @@ int measure_artifacts(struct store *s, int iter, struct sb *out)
 
 /* ---- stall ---- */
 
+static int cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* The iterations a query lists in its first column, sorted; a missing
+ * stats table gives none. */
+static int iter_set(struct store *s, const char *sql, int **out, size_t *n, struct err *e)
+{
+	sqlite3_stmt *st;
+	size_t cap = 0;
+	int rc = prep(s, sql, &st, e), sr;
+
+	*out = NULL;
+	*n = 0;
+	if (rc == ERR_NOTFOUND)
+		return 0;
+	if (rc < 0)
+		return rc;
+	while ((sr = sqlite3_step(st)) == SQLITE_ROW) {
+		if (*n == cap) {
+			cap = cap ? 2 * cap : 64;
+			*out = xrealloc(*out, cap * sizeof(**out));
+		}
+		(*out)[(*n)++] = sqlite3_column_int(st, 0);
+	}
+	rc = sr == SQLITE_DONE ? 0 : db_err(s, e, "stall count");
+	sqlite3_finalize(st);
+	if (*n > 1)
+		qsort(*out, *n, sizeof(**out), cmp_int);
+	return rc;
+}
+
+static bool in_set(const int *v, size_t n, int iter)
+{
+	return n && bsearch(&iter, v, n, sizeof(*v), cmp_int) != NULL;
+}
+
 int measure_stall_count(struct store *s, int after_iter, int *count, struct err *e)
 {
 	struct log_row *rows;
-	size_t n;
+	int *won = NULL, *nc = NULL;
+	size_t n, nwon = 0, nnc = 0;
 	*count = 0;
 	int rc = store_iters(s, &rows, &n, e);
 	if (rc < 0)
 		return rc;
+	/* Two queries for the whole log: a query per row made opening a long
+	 * log cost seconds. */
+	if ((rc = iter_set(s, "SELECT iter FROM stats_confirms WHERE promoted = 1 AND done = 1",
+			   &won, &nwon, e)) < 0 ||
+	    (rc = iter_set(s, "SELECT i.iter FROM iterations i JOIN stats_verdicts v ON "
+			      "v.run_id = i.run_id WHERE v.verdict = 'not_comparable'",
+			   &nc, &nnc, e)) < 0)
+		goto out;
 	struct stats_stall_row *sr = xcalloc(n ? n : 1, sizeof(*sr));
 	for (size_t i = 0; i < n; i++) {
-		int run_id = 0;
-		char *v = NULL;
 		/* a re-assessment restarts the count like a baseline */
 		sr[i].base = rows[i].status == RS_BASE || rows[i].iter <= after_iter;
-		sr[i].confirmed_win = rows[i].status == RS_KEEP && measure_promoted(s, rows[i].iter);
-		if (store_iter_run(s, rows[i].iter, &run_id, NULL, NULL) == 0 && run_id &&
-		    measure_verdict_get(s, run_id, &v, NULL, NULL, NULL) == 0)
-			sr[i].not_comparable = !strcmp(v, "not_comparable");
-		free(v);
-		log_row_release(&rows[i]);
+		sr[i].confirmed_win = rows[i].status == RS_KEEP && in_set(won, nwon, rows[i].iter);
+		sr[i].not_comparable = in_set(nc, nnc, rows[i].iter);
 	}
-	free(rows);
 	*count = stats_stall_count(sr, n);
 	free(sr);
-	return 0;
+out:
+	for (size_t i = 0; i < n; i++)
+		log_row_release(&rows[i]);
+	free(rows);
+	free(won);
+	free(nc);
+	return rc;
 }
 
 /* ---- promotion ---- */
