@@ -446,16 +446,51 @@ static int cmp_int(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* What the history check below depends on: HEAD, where the walk stops and
+ * every row's commit.  Commits never change, so while this key stays the
+ * same a walk that found nothing to report would find nothing again. */
+static char *git_key(struct loop *l, const struct log_row *rows, size_t n)
+{
+	char head[VCS_OID_HEX];
+	unsigned long long h = 14695981039346656037ULL;
+
+	if (vcs_head(l->vcs, head, NULL) < 0)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		char it[24];
+		snprintf(it, sizeof(it), "%d:", rows[i].iter);
+		for (const char *p = it; *p; p++)
+			h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+		for (const char *p = rows[i].commit ? rows[i].commit : "-"; *p; p++)
+			h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+		h = (h ^ ';') * 1099511628211ULL;
+	}
+	return xasprintf("%s %s %zu %016llx", head, l->init_head ? l->init_head : "-", n, h);
+}
+
 static int reconcile_git(struct loop *l, struct err *e)
 {
 	struct log_row *rows;
 	size_t n, nc;
 	struct vcs_iter_commit *cs;
+	char *key, *seen = NULL;
 	int rc = store_iters(l->store, &rows, &n, e);
 	if (rc < 0)
 		return rc;
+	key = git_key(l, rows, n);
+	if (key && store_meta_get(l->store, "reconciled_git", &seen, NULL) == 0 && seen &&
+	    !strcmp(seen, key)) {
+		free(seen);
+		free(key);
+		loop_rows_free(rows, n);
+		return 0;
+	}
+	free(seen);
+	size_t problems_before = l->problems.len;
+	bool adopted = false;
 	rc = vcs_iter_commits(l->vcs, l->ws.op, l->init_head, 0, &cs, &nc, e);
 	if (rc < 0) {
+		free(key);
 		loop_rows_free(rows, n);
 		return rc;
 	}
@@ -481,6 +516,7 @@ static int reconcile_git(struct loop *l, struct err *e)
 					vcs_index_reset(l->vcs, kpaths(l), l->nkernel, NULL);
 					store_event(l->store, r->iter, "reconcile.adopt", cs[k].sha, NULL);
 					r->commit = xstrdup(cs[k].sha);
+					adopted = true;
 				}
 				break;
 			}
@@ -504,6 +540,10 @@ static int reconcile_git(struct loop *l, struct err *e)
 	}
 	free(shas);
 	free(iters);
+	/* Remember a clean answer (an adoption changed the rows: walk again). */
+	if (key && !adopted && l->problems.len == problems_before)
+		store_meta_set(l->store, "reconciled_git", key, NULL);
+	free(key);
 	vcs_iter_commits_free(cs, nc);
 	loop_rows_free(rows, n);
 	return 0;

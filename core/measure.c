@@ -384,6 +384,45 @@ void measure_best_release(struct measure_best *b)
 	memset(b, 0, sizeof(*b));
 }
 
+static int cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* The iterations a query lists in its first column, sorted; a missing
+ * stats table gives none. */
+static int iter_set(struct store *s, const char *sql, int **out, size_t *n, struct err *e)
+{
+	sqlite3_stmt *st;
+	size_t cap = 0;
+	int rc = prep(s, sql, &st, e), sr;
+
+	*out = NULL;
+	*n = 0;
+	if (rc == ERR_NOTFOUND)
+		return 0;
+	if (rc < 0)
+		return rc;
+	while ((sr = sqlite3_step(st)) == SQLITE_ROW) {
+		if (*n == cap) {
+			cap = cap ? 2 * cap : 64;
+			*out = xrealloc(*out, cap * sizeof(**out));
+		}
+		(*out)[(*n)++] = sqlite3_column_int(st, 0);
+	}
+	rc = sr == SQLITE_DONE ? 0 : db_err(s, e, "stall count");
+	sqlite3_finalize(st);
+	if (*n > 1)
+		qsort(*out, *n, sizeof(**out), cmp_int);
+	return rc;
+}
+
+static bool in_set(const int *v, size_t n, int iter)
+{
+	return n && bsearch(&iter, v, n, sizeof(*v), cmp_int) != NULL;
+}
+
 bool measure_promoted(struct store *s, int iter)
 {
 	sqlite3_stmt *st;
@@ -402,12 +441,17 @@ int measure_best(struct store *s, struct measure_best *b, struct err *e)
 	struct log_row *rows;
 	size_t n;
 	memset(b, 0, sizeof(*b));
+	int *won = NULL;
+	size_t nwon = 0;
 	int rc = store_iters(s, &rows, &n, e);
 	if (rc < 0)
 		return rc;
+	/* One query, not one per row (an unreadable table: nothing promoted). */
+	iter_set(s, "SELECT iter FROM stats_confirms WHERE promoted = 1 AND done = 1", &won, &nwon,
+		 NULL);
 	for (size_t i = n; i-- > 0;) {
 		const struct log_row *r = &rows[i];
-		bool promoted = r->status == RS_KEEP && measure_promoted(s, r->iter);
+		bool promoted = r->status == RS_KEEP && in_set(won, nwon, r->iter);
 		if (r->status != RS_BASE && !promoted)
 			continue;
 		b->have = true;
@@ -421,6 +465,7 @@ int measure_best(struct store *s, struct measure_best *b, struct err *e)
 	for (size_t i = 0; i < n; i++)
 		log_row_release(&rows[i]);
 	free(rows);
+	free(won);
 	return rc;
 }
 
@@ -799,45 +844,6 @@ int measure_artifacts(struct store *s, int iter, struct sb *out)
 }
 
 /* ---- stall ---- */
-
-static int cmp_int(const void *a, const void *b)
-{
-	int x = *(const int *)a, y = *(const int *)b;
-	return x < y ? -1 : x > y;
-}
-
-/* The iterations a query lists in its first column, sorted; a missing
- * stats table gives none. */
-static int iter_set(struct store *s, const char *sql, int **out, size_t *n, struct err *e)
-{
-	sqlite3_stmt *st;
-	size_t cap = 0;
-	int rc = prep(s, sql, &st, e), sr;
-
-	*out = NULL;
-	*n = 0;
-	if (rc == ERR_NOTFOUND)
-		return 0;
-	if (rc < 0)
-		return rc;
-	while ((sr = sqlite3_step(st)) == SQLITE_ROW) {
-		if (*n == cap) {
-			cap = cap ? 2 * cap : 64;
-			*out = xrealloc(*out, cap * sizeof(**out));
-		}
-		(*out)[(*n)++] = sqlite3_column_int(st, 0);
-	}
-	rc = sr == SQLITE_DONE ? 0 : db_err(s, e, "stall count");
-	sqlite3_finalize(st);
-	if (*n > 1)
-		qsort(*out, *n, sizeof(**out), cmp_int);
-	return rc;
-}
-
-static bool in_set(const int *v, size_t n, int iter)
-{
-	return n && bsearch(&iter, v, n, sizeof(*v), cmp_int) != NULL;
-}
 
 int measure_stall_count(struct store *s, int after_iter, int *count, struct err *e)
 {
