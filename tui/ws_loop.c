@@ -79,7 +79,7 @@ static void load_traps(struct app *a)
 	struct err e = {0};
 
 	traps_doc_release(&w->traps);
-	if (guards_from_loop(w->l, &g, &e) < 0)
+	if (guards_from_loop_status(w->l, &w->st, &g, &e) < 0)
 		return;
 	if (guards_traps(&g.g, w->st.iteration, &w->traps, NULL, &e) == 0) {
 		a->data.traps = w->traps.v;
