@@ -260,11 +260,14 @@ static void on_output(void *ctx, const char *buf, size_t len)
 		live_feed(a->data.live, buf, len);
 }
 
+/* Any line may carry a percent (pytest's case lines are test_case events);
+ * stage lines name the benchmark's phase. */
 static void on_event(void *ctx, const struct parse_event *ev)
 {
 	struct app *a = ctx;
-	if (ev->kind == PEV_PROGRESS && a->data.live && ev->progress >= 0)
-		a->data.live->progress = ev->progress;
+	if (a->data.live)
+		live_set_progress(a->data.live, ev->progress,
+				  ev->kind == PEV_STAGE ? ev->stage : NULL, ev->stage_len);
 }
 
 static int start_verify(struct app *a, struct err *e)
@@ -297,12 +300,7 @@ static int loop_run_fds(struct app *a, int fds[2])
 
 static int loop_run_pump(struct app *a, struct err *e)
 {
-	int rc = loop_verify_pump(W(a)->l, 0, e);
-	/* The parser's progress, for engines that do not forward events. */
-	const struct parse_result *r = loop_verify_result(W(a)->l);
-	if (r && r->progress >= 0 && a->data.live)
-		a->data.live->progress = r->progress;
-	return rc;
+	return loop_verify_pump(W(a)->l, 0, e);
 }
 
 static void loop_run_cancel(struct app *a)

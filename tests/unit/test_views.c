@@ -352,6 +352,56 @@ static void live_tail_follows_and_strips_escapes(void **state)
 	delwin(w);
 }
 
+/* The harness's progress as the parser reports it: the gate's percent, then
+ * the benchmark's phase beside the bar; a finished run shows its verdict. */
+static void live_shows_progress_and_the_benchmark_phase(void **state)
+{
+	WINDOW *w = newwin(5, 80, 0, 0);
+	struct view v = {.ops = &live_view, .d = &data, .focused = true};
+	struct live_buf *b = live_new(100, 200);
+	const char *stage = "Warming up 3 shape(s)...";
+
+	fill_rows();
+	data.live = b;
+	live_reset(b, "Verify · iter 2");
+	b->running = true;
+	b->t_start = 1000;
+	b->now = 1003;
+	live_feed(b, "PASSED [ 33%]\n", 14);
+	live_set_progress(b, 33, NULL, 0);
+	v.ops->draw(&v, w);
+	expect_screen(w,
+		"+- Verify · iter 2 ------------------------------------------------------------+\n"
+		"|running 00:03 · 1 lines [█████████·····················]  33%   x cancel      |\n"
+		"|PASSED [ 33%]                                                                 |\n"
+		"|                                                                              |\n"
+		"+------------------------------------------------------------------------------+\n");
+	/* a percent-less event leaves the bar; the phase is named beside it */
+	live_set_progress(b, 100, NULL, 0);
+	live_set_progress(b, -1, stage, strlen(stage));
+	v.ops->draw(&v, w);
+	expect_screen(w,
+		"+- Verify · iter 2 ------------------------------------------------------------+\n"
+		"|running 00:03 · 1 lines [██████████] 100% · Warming up 3 shape(s)...  x cancel|\n"
+		"|PASSED [ 33%]                                                                 |\n"
+		"|                                                                              |\n"
+		"+------------------------------------------------------------------------------+\n");
+	/* finished: the verdict replaces the phase */
+	b->running = false;
+	b->t_end = 1007;
+	live_set_verdict(b, "gate pass", false);
+	v.ops->draw(&v, w);
+	expect_screen(w,
+		"+- Verify · iter 2 ------------------------------------------------------------+\n"
+		"|finished 00:07 · 1 lines [██████████████████████████████] 100%   gate pass    |\n"
+		"|PASSED [ 33%]                                                                 |\n"
+		"|                                                                              |\n"
+		"+------------------------------------------------------------------------------+\n");
+	live_free(b);
+	data.live = NULL;
+	delwin(w);
+}
+
 static void live_keeps_bounded_memory(void **state)
 {
 	struct live_buf *b = live_new(8, 16);
@@ -530,6 +580,7 @@ int main(void)
 		cmocka_unit_test(traps_show_states_and_explain_selection),
 		cmocka_unit_test(dispatch_table_renders),
 		cmocka_unit_test(live_tail_follows_and_strips_escapes),
+		cmocka_unit_test(live_shows_progress_and_the_benchmark_phase),
 		cmocka_unit_test(live_keeps_bounded_memory),
 		cmocka_unit_test(help_lists_every_action),
 		cmocka_unit_test(keymap_comes_from_the_action_table),
