@@ -603,6 +603,25 @@ int measure_verdict_get(struct store *s, int run_id, char **verdict, unsigned *f
 	return rc;
 }
 
+int measure_last_judged_run(struct store *s, int *run_id, struct err *e)
+{
+	sqlite3_stmt *st;
+	*run_id = 0;
+	int rc = prep(s, "SELECT v.run_id FROM stats_verdicts v JOIN runs r ON r.id = v.run_id"
+			 " WHERE r.kind = 'verify' ORDER BY v.run_id DESC LIMIT 1", &st, e);
+	if (rc == ERR_NOTFOUND)
+		return err_set(e, ERR_NOTFOUND, "no run has a verdict yet");
+	if (rc < 0)
+		return rc;
+	rc = err_set(e, ERR_NOTFOUND, "no run has a verdict yet");
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		*run_id = sqlite3_column_int(st, 0);
+		rc = 0;
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
 /* ---- confirm ---- */
 
 void measure_confirm_release(struct measure_confirm *c)

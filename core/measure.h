@@ -97,6 +97,10 @@ int measure_judge_run(struct store *s, int run_id, double threshold, struct stat
 int measure_verdict_get(struct store *s, int run_id, char **verdict, unsigned *flags,
 			json_t **detail, struct err *e);
 
+/* The latest verify run with a stored verdict: the last iteration's, also
+ * once it is logged and committed.  ERR_NOTFOUND when none. */
+int measure_last_judged_run(struct store *s, int *run_id, struct err *e);
+
 /* ---- confirm sessions ---- */
 
 struct measure_confirm {

@@ -161,6 +161,19 @@ static void verdicts_against_the_best_are_stored(void **state)
 	assert_int_equal(c.verdict, SV_FAST);
 	assert_true(c.flags & SF_IMPLAUSIBLE_AGG); /* 2× in one iteration */
 	stats_cmp_release(&c);
+
+	/* The last judged verify run, not a later noise run nor an unjudged one. */
+	int last;
+	add_run(2, "verify", "T2", "NVIDIA A100", GATE_PASS, SCOPE_FULL, 0.5, 1.0);
+	assert_int_equal(measure_last_judged_run(st, &last, NULL), 0);
+	assert_int_equal(last, r3);
+}
+
+static void no_judged_run_is_notfound(void **state)
+{
+	int last = -1;
+	assert_int_equal(measure_last_judged_run(st, &last, NULL), ERR_NOTFOUND);
+	assert_int_equal(last, 0);
 }
 
 static void failed_and_killed_runs_are_not_samples(void **state)
@@ -531,6 +544,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(shape_keys_name_every_dimension),
 		cmocka_unit_test_setup_teardown(verdicts_against_the_best_are_stored, setup, teardown),
+		cmocka_unit_test_setup_teardown(no_judged_run_is_notfound, setup, teardown),
 		cmocka_unit_test_setup_teardown(failed_and_killed_runs_are_not_samples, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(confirm_sessions_pick_their_runs, setup, teardown),
