@@ -165,7 +165,7 @@ static void load_verdict(struct ws_loop *w, int run_id, int offer_iter, struct w
 	if (measure_confirm_last(s, run.iter, &c, NULL) == 0) {
 		bool held = c.verdict && !strcmp(c.verdict, "fast") && !c.promoted &&
 			    (c.flags & SF_IMPLAUSIBLE_MASK) && !(c.flags & (SF_BUSY_GPU | SF_SUBSET_GATE));
-		out->confirm = !c.done ? xstrdup("confirm cut off: run optloop confirm again")
+		out->confirm = !c.done ? xstrdup("confirm unfinished: still running, or cut off")
 			       : xasprintf("confirm %s, %s", c.verdict ? c.verdict : "?",
 					   c.promoted ? "promoted"
 					   : held     ? "held back until its flags are explained"
