@@ -161,12 +161,18 @@ int measure_probe_take(struct store *s, int run_id, const char *phase, struct er
 	char *cmd = meta_or_env(s, "probe.command", "OPTLOOP_PROBE");
 	char *apps = meta_or_env(s, "probe.apps_command", "OPTLOOP_PROBE_APPS");
 	char *util = meta_or_env(s, "probe.busy_util", "OPTLOOP_PROBE_BUSY_UTIL");
+	char *settle = meta_or_env(s, "probe.settle_s", "OPTLOOP_PROBE_SETTLE");
 	struct probe_opts o = {.command = cmd, .apps_command = apps,
 			       .busy_util = util ? atof(util) : 0};
+	/* Only a pre-run reading is a claim about other work on the GPU; an
+	 * after-run reading is meant to show our own run. */
+	if (!strcmp(phase, "before"))
+		o.settle_s = settle ? atof(settle) : PROBE_SETTLE_S;
 	int rc = probe_run(&o, &r, e);
 	free(cmd);
 	free(apps);
 	free(util);
+	free(settle);
 	if (rc < 0)
 		return rc;
 	rc = measure_probe_put(s, run_id, phase, &r, e);

@@ -44,7 +44,9 @@ int measure_probe_get(struct store *s, int run_id, const char *phase, struct pro
 /* Run the configured probe now and store its reading for the run.  The
  * probe command comes from $OPTLOOP_PROBE, else the workspace setting
  * probe.command (store meta), else nvidia-smi; likewise OPTLOOP_PROBE_APPS /
- * probe.apps_command and OPTLOOP_PROBE_BUSY_UTIL / probe.busy_util.  A
+ * probe.apps_command, OPTLOOP_PROBE_BUSY_UTIL / probe.busy_util and, for
+ * the "before" phase, OPTLOOP_PROBE_SETTLE / probe.settle_s (default
+ * PROBE_SETTLE_S; 0 turns the second look off).  A
  * missing probe is stored as "no probe"; errors only from the store. */
 int measure_probe_take(struct store *s, int run_id, const char *phase, struct err *e);
 
