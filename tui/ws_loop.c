@@ -129,6 +129,55 @@ out:
 	measure_best_release(&b);
 }
 
+/* The stored verdict of a verify run, for the panes.  When the run is of
+ * offer_iter (the measured, not yet logged iteration; -1: none), a fast or
+ * ambiguous verdict without a confirm says how to get one. */
+static void load_verdict(struct ws_loop *w, int run_id, int offer_iter, struct wb_verdict *out)
+{
+	struct store *s = loop_store(w->l);
+	struct store_run run;
+	struct measure_confirm c;
+	char *verdict = NULL;
+	unsigned flags = 0;
+	json_t *detail = NULL;
+
+	wb_verdict_clear(out);
+	memset(&run, 0, sizeof(run));
+	if (run_id <= 0 || measure_verdict_get(s, run_id, &verdict, &flags, &detail, NULL) < 0)
+		return;
+	if (store_run_get(s, run_id, &run, NULL) < 0) {
+		free(verdict);
+		json_decref(detail);
+		return;
+	}
+	out->have = true;
+	out->iter = run.iter;
+	out->verdict = verdict;
+	json_t *g = json_object_get(detail, "vs_best");
+	out->gain = json_is_number(g) ? json_number_value(g) : NAN;
+	if (flags) {
+		struct sb f = SB_INIT;
+		sb_init(&f);
+		stats_flags_text(flags, &f);
+		out->flags = sb_detach(&f);
+	}
+	bool wants = !strcmp(verdict, "fast") || !strcmp(verdict, "ambiguous");
+	if (measure_confirm_last(s, run.iter, &c, NULL) == 0) {
+		bool held = c.verdict && !strcmp(c.verdict, "fast") && !c.promoted &&
+			    (c.flags & SF_IMPLAUSIBLE_MASK) && !(c.flags & (SF_BUSY_GPU | SF_SUBSET_GATE));
+		out->confirm = !c.done ? xstrdup("confirm unfinished: still running, or cut off")
+			       : xasprintf("confirm %s, %s", c.verdict ? c.verdict : "?",
+					   c.promoted ? "promoted"
+					   : held     ? "held back until its flags are explained"
+						      : "not promoted");
+		measure_confirm_release(&c);
+	} else if (run.iter == offer_iter && wants) {
+		out->confirm = xstrdup("not confirmed yet: optloop confirm");
+	}
+	json_decref(detail);
+	store_run_release(&run);
+}
+
 static void clear_lines(struct wb_line **v, size_t *n)
 {
 	wb_lines_free(*v, *n);
@@ -192,6 +241,11 @@ static int loop_reload(struct app *a, struct err *e)
 	ws_files_load(&w->files, loop_dir(w->l), &a->data);
 	load_band(a);
 	load_traps(a);
+	/* The last iteration's verdict, also once it is committed. */
+	int last = w->st.last_run;
+	if (!last)
+		measure_last_judged_run(loop_store(w->l), &last, NULL);
+	load_verdict(w, last, w->st.state == ST_MEASURED ? w->st.iteration : -1, &a->data.last);
 	return 0;
 }
 
@@ -778,6 +832,7 @@ static int loop_detail(struct app *a, int i, struct err *e)
 		return err_set(e, ERR_USAGE, "details: no row selected");
 	r = &a->data.rows[i];
 	clear_lines(&a->data.detail, &a->data.ndetail);
+	wb_verdict_clear(&a->data.sel);
 	memset(&run, 0, sizeof(run));
 	parse_result_init(&res);
 	sb_init(&s);
@@ -805,17 +860,14 @@ static int loop_detail(struct app *a, int i, struct err *e)
 		      run.timed_out ? " \xc2\xb7 timed out" : "");
 		if (run.log_path)
 			dline(a, R_DIM, "Raw output: %s", run.log_path);
-		char *verdict = NULL;
-		unsigned flags = 0;
-		if (measure_verdict_get(loop_store(w->l), run.id, &verdict, &flags, NULL, &re) == 0) {
-			struct sb f = SB_INIT;
-			sb_init(&f);
-			stats_flags_text(flags, &f);
-			dline(a, flags ? R_REVERT : R_NORMAL, "Verdict against the best: %s%s%s",
-			      verdict ? verdict : "", f.len ? " \xc2\xb7 " : "", f.buf);
-			sb_release(&f);
+		json_t *vd = NULL;
+		load_verdict(w, run.id, -1, &a->data.sel);
+		if (measure_verdict_get(loop_store(w->l), run.id, NULL, NULL, &vd, &re) == 0) {
+			const char *why = json_string_value(json_object_get(vd, "why"));
+			if (why && *why)
+				dline(a, R_DIM, "Verdict: %s", why);
 		}
-		free(verdict);
+		json_decref(vd);
 		static const char *const phases[] = {"before", "after"};
 		for (int ph = 0; ph < 2; ph++) {
 			struct probe_reading pr;
@@ -942,6 +994,8 @@ static void loop_close_be(struct app *a)
 		return;
 	clear_lines(&a->data.notes, &a->data.nnotes);
 	clear_lines(&a->data.detail, &a->data.ndetail);
+	wb_verdict_clear(&a->data.last);
+	wb_verdict_clear(&a->data.sel);
 	free_shapes(a);
 	live_free(a->data.live);
 	a->data.live = NULL;

@@ -6,11 +6,13 @@
 #
 # The script is resumable: each step leaves a marker in BUNDLE/steps/, so a
 # second call on the same (still warm) machine continues where the first
-# stopped; SESSION_BUDGET (seconds, default 540) stops it before the call's
+# stopped (keep BUNDLE outside the repository copy there, e.g. under /tmp:
+# the copy is rebuilt on every call); SESSION_BUDGET (seconds, default 540) stops it before the call's
 # limit.  Everything worth keeping is packed into $OUT/session.tar.gz.
 set -uo pipefail
 root=$(pwd)
-bundle=$root/${BUNDLE:-.fla-session}
+bundle=${BUNDLE:-.fla-session}
+case $bundle in /*) ;; *) bundle=$root/$bundle ;; esac
 budget=${SESSION_BUDGET:-540}
 t0=$(date +%s)
 export PATH="$bundle/bin:$PATH" LD_LIBRARY_PATH="$bundle/lib" OPTLOOP_ASSETS="$root/assets"
@@ -95,7 +97,7 @@ if step init 60; then
 		--kernel fla/ops/common/chunk_h.py --kernel fla/ops/linear_attn/utils.py
 	cp "$root/tests/device/fla_verify_small.py" "$wrapper"
 	timed contract optloop contract \
-		--set "validation=python3 $wrapper --op $op --gate-k '(test_chunk and T63) or (normgrad and not fused)' --modes fwd" \
+		--set "validation=python3 $wrapper --op $op --gate-k 'chunk-normgrad and not fused' --modes fwd" \
 		--set "benchmark=python3 $wrapper --op $op --no-gate --modes fwd" \
 		--set "target=chunk_linear_attn fwd, shapes B8-T8192-H16-D64 and B16-T4096-H32-D64 (bf16), >= 3 % geomean speedup" \
 		--set "languages=Triton kernels and the PyTorch code around their launches" \
@@ -142,7 +144,7 @@ if step reports 20; then
 	done_step reports
 fi
 
-echo "== timings"; column -t -s $'\t' "$timings" || cat "$timings"
+echo "== timings"; cat "$timings"
 tar -czf "$out/session.tar.gz" -C "$bundle" --exclude=fla/.git --exclude=triton-cache \
 	fla/$ws/OPT_LOG.md fla/$ws/trace fla/$ws/docs fla/$ws/dispatch.md fla/$ws/TRAPS.md \
 	$(cd "$bundle" && ls *.json *.md *.csv *.txt timings.tsv 2>/dev/null) 2>/dev/null
