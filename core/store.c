@@ -29,8 +29,7 @@ struct store {
 	bool iters_ok;
 	sqlite3_int64 iters_changes;
 	int iters_version;
-	/* Kept prepared: statements run once per row in loops. */
-	sqlite3_stmt *st_version, *st_iter_run;
+	sqlite3_stmt *st_version; /* PRAGMA data_version, kept prepared */
 };
 
 static void iters_forget(struct store *s)
@@ -243,7 +242,6 @@ void store_close(struct store *s)
 		return;
 	iters_forget(s);
 	sqlite3_finalize(s->st_version);
-	sqlite3_finalize(s->st_iter_run);
 	if (s->db)
 		sqlite3_close(s->db);
 	if (s->lock_fd >= 0)
@@ -736,15 +734,12 @@ int store_iter_count(struct store *s, int *n, struct err *e)
 int store_iter_run(struct store *s, int iter, int *run_id, char **tree, struct err *e)
 {
 	sqlite3_stmt *st;
-	int rc = 0;
+	int rc = prep(s, "SELECT run_id, tree FROM iterations WHERE iter = ?", &st, e);
 	*run_id = 0;
 	if (tree)
 		*tree = NULL;
-	if (!s->st_iter_run)
-		rc = prep(s, "SELECT run_id, tree FROM iterations WHERE iter = ?", &s->st_iter_run, e);
 	if (rc < 0)
 		return rc;
-	st = s->st_iter_run;
 	sqlite3_bind_int(st, 1, iter);
 	if (sqlite3_step(st) == SQLITE_ROW) {
 		*run_id = sqlite3_column_int(st, 0);
@@ -754,7 +749,7 @@ int store_iter_run(struct store *s, int iter, int *run_id, char **tree, struct e
 	} else {
 		rc = err_set(e, ERR_NOTFOUND, "no row for iteration %d", iter);
 	}
-	sqlite3_reset(st); /* ends its read: kept for the next call */
+	sqlite3_finalize(st);
 	return rc;
 }
 
