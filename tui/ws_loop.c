@@ -50,7 +50,6 @@ struct ws_loop {
 	int ncontract;
 	struct traps_doc traps; /* with this iteration's checklist states */
 	struct lint_findings lint; /* findings the log wizard asks to acknowledge */
-	int lint_iter;
 };
 
 static struct ws_loop *W(struct app *a)
@@ -436,7 +435,6 @@ static int open_log_wizard(struct app *a, struct err *e)
 	wizard_text(wz, "Axis", "optional: the axis of this direction (tiling, fusion, ...)", false, NULL);
 	/* Lint findings on the diff must be acknowledged, one by one. */
 	lint_findings_release(&w->lint);
-	w->lint_iter = m.iter;
 	struct guards_owned g;
 	struct err ge = {0};
 	if (guards_from_loop(w->l, &g, &ge) == 0) {
@@ -480,16 +478,9 @@ static int submit_log(struct app *a, struct wizard *wz, struct err *e)
 		k = 2;
 	}
 	o.axis = wz->f[k].value.len ? wz->f[k].value.buf : NULL;
-	if (w->lint.n) {
-		/* Every box is ticked (the wizard requires it): record the acknowledgement. */
-		struct guards_owned g;
-		if ((rc = guards_from_loop(w->l, &g, e)) < 0)
-			return rc;
-		rc = guards_log_check(&g.g, w->lint_iter, true, e);
-		guards_owned_release(&g);
-		if (rc < 0)
-			return rc;
-	}
+	/* Every finding's box is ticked (the wizard requires it): the engine
+	 * records the acknowledgement with the row, and only then. */
+	o.ack_lints = w->lint.n > 0;
 	if ((rc = loop_log(w->l, &o, &row, e)) < 0)
 		return rc;
 	app_message(a, false, "logged iteration %d (%s) \xc2\xb7 next: commit (%s)", row.iter,
