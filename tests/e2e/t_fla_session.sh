@@ -98,10 +98,12 @@ echo 2 >"$T_TMP/hot"
 EOF
 chmod +x "$T_TMP/smi" "$T_TMP/bench"
 export OPTLOOP_PROBE="$T_TMP/smi" OPTLOOP_PROBE_APPS=true OPTLOOP_PROBE_SETTLE=0.2
-"$OPTLOOP" init --op chunk_linear_attn --kernel fla/ops/common/chunk_o.py \
+out=$("$OPTLOOP" init --op chunk_linear_attn --kernel fla/ops/common/chunk_o.py \
 	--kernel fla/ops/common/chunk_h.py --kernel fla/ops/linear_attn/utils.py \
 	--test-file tests/ops/test_linear_attn.py --naive fla/ops/linear_attn/naive.py \
-	--verify 'cat "$REPLAY_LOG"; echo 2 >"$HOT"; exit "$REPLAY_EXIT"' >/dev/null
+	--verify 'cat "$REPLAY_LOG"; echo 2 >"$HOT"; exit "$REPLAY_EXIT"')
+t_like "init names all three kernel paths" "$out" \
+	'kernel: fla/ops/common/chunk_o.py, fla/ops/common/chunk_h.py, fla/ops/linear_attn/utils.py;'
 "$OPTLOOP" contract --set "target=chunk_linear_attn fwd, shapes B8-T8192-H16-D64 and B16-T4096-H32-D64 (bf16), >= 3 % geomean speedup" \
 	--set "languages=Triton" --set "promotion=full gate" >/dev/null
 export HOT="$T_TMP/hot"
