@@ -766,7 +766,7 @@ int loop_init(const char *cwd, const struct loop_init_opts *o, struct sb *notes,
 	char head[VCS_OID_HEX] = "";
 	const char **kernel = NULL;
 	size_t nkernel = 0;
-	char *kernel_text = NULL, *frozen_text = NULL, *op_text = NULL;
+	char *kernel_text = NULL, *frozen_text = NULL, *op_text = NULL, *kernel_list = NULL;
 	int rc;
 
 	memset(&ws, 0, sizeof(ws));
@@ -832,7 +832,8 @@ int loop_init(const char *cwd, const struct loop_init_opts *o, struct sb *notes,
 	kernel_text = join_list(kernel, nkernel, "\n");
 	const char *fz[2] = {test_file, naive};
 	frozen_text = join_list(fz, 2, "\n");
-	op_text = xasprintf("%s — kernel: %s", o->op, kernel[0]);
+	kernel_list = join_list(kernel, nkernel, ", ");
+	op_text = xasprintf("%s — kernel: %s", o->op, kernel_list);
 	c.v[CF_OP] = op_text;
 	c.v[CF_TARGET] = (char *)o->target;
 	c.v[CF_LANGUAGES] = (char *)o->languages;
@@ -883,10 +884,11 @@ int loop_init(const char *cwd, const struct loop_init_opts *o, struct sb *notes,
 	else
 		store_rollback(s);
 	if (rc == 0 && notes) {
-		sb_addf(notes, "created %s (kernel: %s; frozen: %s, %s)\n", ws.rel, kernel[0],
+		sb_addf(notes, "created %s (kernel: %s; frozen: %s, %s)\n", ws.rel, kernel_list,
 			test_file, naive);
 	}
 out:
+	free(kernel_list);
 	store_close(s);
 	workspace_release(&ws);
 	workspace_defaults_release(&d);

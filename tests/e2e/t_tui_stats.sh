@@ -37,13 +37,18 @@ t_screen "the workbench opens on the demo" 'iter 1 · EDITING'
 t_screen "the baseline run has nothing to compare with" 'last iter 0: none'
 tui_keys v
 t_screen "verify runs and finishes" 'finished .* gate pass' 60
-t_screen "the best pane shows the run's verdict against the best" 'last iter 1: (fast|ambiguous) \+[0-9]+'
-t_screen "and offers the confirm run" 'not confirmed yet: optloop confirm'
-# What the engine recorded (the flags depend on the machine's noise).
+# What the engine recorded: the screen must show the same.  (The verdict
+# itself depends on the machine's noise: two cores shared with other work
+# can make even a 2x win look slow.)
 js=$("$OPTLOOP" status --json 2>/dev/null)
 want=$(printf '%s' "$js" | python3 -c 'import json,sys; print(json.load(sys.stdin)["verdict"])')
 flag=$(printf '%s' "$js" | python3 -c 'import json,sys; print((json.load(sys.stdin)["flags"] + ["?"])[0])')
-t_like "the screen shows the verdict status --json has" "$(tui_screen)" "last iter 1: $want "
+t_like "the engine judged the run" "$want" '^(fast|same|slow|ambiguous)$'
+t_screen "the best pane shows the run's verdict against the best" "last iter 1: $want [+-][0-9]+"
+case $want in
+fast | ambiguous) t_screen "and offers the confirm run" 'not confirmed yet: optloop confirm' ;;
+*) t_no_screen "no confirm is offered for a $want verdict" 'not confirmed yet' ;;
+esac
 if [ "$flag" = "?" ]; then
 	t_no_screen "no flags, no flags line" 'flags: '
 else
@@ -58,15 +63,15 @@ t_screen "iteration 1 is logged" 'logged iteration 1 \(keep\)'
 tui_keys c
 t_screen "and committed" 'committed iteration 1 as'
 tui_keys Escape
-t_screen "the verdict is still shown after the commit" 'last iter 1: (fast|ambiguous)'
+t_screen "the verdict is still shown after the commit" "last iter 1: $want"
 t_no_screen "a logged iteration is no longer offered a confirm" 'not confirmed yet'
 
 # The detail of the row: verdict and flags pinned on top, the reason below.
 tui_keys G Enter
 t_screen "the detail opens" 'Iteration 1 · keep · remove the double computation'
-t_screen "the detail shows the verdict on top" '│Verdict against the best: (fast|ambiguous) \+[0-9]+'
+t_screen "the detail shows the verdict on top" "│Verdict against the best: $want [+-][0-9]+"
 [ "$flag" = "?" ] || t_screen "and the flags under it" "│Flags: $flag"
-t_screen "and why, in the body" 'Verdict: \+[0-9.]+% vs best over 3 shape'
+t_screen "and why, in the body" 'Verdict: [+-][0-9.]+% vs best over 3 shape'
 tui_keys G
 t_screen "the verdict stays while the diff scrolls" '│Verdict against the best: '
 tui_keys Escape k Enter
