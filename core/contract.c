@@ -14,6 +14,7 @@
 #include "core/sb.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -950,4 +951,234 @@ void contract_list_free(char **items, size_t n)
 	for (size_t i = 0; i < n; i++)
 		free(items[i]);
 	free(items);
+}
+
+/* ------------------------------------------------------------------ */
+/* Target shapes                                                       */
+
+#define NDIMS 5
+static const char dim_letters[NDIMS + 1] = "BTHDL";
+
+static bool word_char(char ch)
+{
+	return isalnum((unsigned char)ch) || ch == '_';
+}
+
+/* A dimension starting at p: "B=8", "b = 8" or "B8".  *eq says which
+ * spelling; *end is set past the number. */
+static bool read_dim(const char *text, const char *p, int *idx, long *val, bool *eq,
+		     const char **end)
+{
+	const char *l;
+	if (!*p || (p > text && word_char(p[-1])) ||
+	    !(l = strchr(dim_letters, toupper((unsigned char)*p))))
+		return false;
+	const char *q = p + 1, *r = q;
+	while (*r == ' ')
+		r++;
+	*eq = *r == '=';
+	if (*eq) {
+		for (r++; *r == ' ';)
+			r++;
+		q = r;
+	} else if (!isupper((unsigned char)*p)) {
+		return false;
+	}
+	if (!isdigit((unsigned char)*q))
+		return false;
+	char *e;
+	errno = 0;
+	long v = strtol(q, &e, 10);
+	if (errno || v <= 0 || word_char(*e) || (*e == '.' && isdigit((unsigned char)e[1])))
+		return false;
+	*idx = (int)(l - dim_letters);
+	*val = v;
+	*end = e;
+	return true;
+}
+
+static const char *const mode_words[] = {"fwd", "bwd", "fwdbwd"};
+
+/* A mode word starting at p; its length, 0 when none. */
+static size_t read_mode(const char *text, const char *p)
+{
+	if (p > text && word_char(p[-1]))
+		return 0;
+	size_t n = 0;
+	while (word_char(p[n]))
+		n++;
+	for (size_t i = 0; i < sizeof(mode_words) / sizeof(mode_words[0]); i++)
+		if (strlen(mode_words[i]) == n && !strncasecmp(p, mode_words[i], n))
+			return n;
+	return 0;
+}
+
+struct shape_group {
+	long d[NDIMS];
+	int ndims;
+	bool eq;           /* some dimension spelled with '=' */
+	const char *start; /* where its first dimension begins */
+	const char *end;   /* past its last dimension */
+	const char *mode;  /* the mode word right before it, or NULL */
+	size_t mode_len;
+};
+
+struct mode_ref {
+	const char *p;
+	size_t n;
+	bool bound;
+};
+
+static bool only_chars(const char *a, const char *b, const char *set)
+{
+	for (; a < b; a++)
+		if (!strchr(set, *a))
+			return false;
+	return true;
+}
+
+static void add_target(struct contract_shape **v, size_t *n, size_t *cap, const long *d,
+		       const char *mode, size_t mode_len)
+{
+	for (size_t i = 0; i < *n; i++) {
+		const struct contract_shape *s = &(*v)[i];
+		bool same_mode = (!mode && !s->mode) ||
+				 (mode && s->mode && strlen(s->mode) == mode_len &&
+				  !strncasecmp(s->mode, mode, mode_len));
+		if (same_mode && s->B == d[0] && s->T == d[1] && s->H == d[2] && s->D == d[3] &&
+		    s->L == d[4])
+			return;
+	}
+	if (*n == *cap)
+		*v = xrealloc(*v, (*cap = *cap ? 2 * *cap : 4) * sizeof(**v));
+	struct contract_shape *s = &(*v)[(*n)++];
+	s->mode = NULL;
+	if (mode) {
+		s->mode = xstrndup(mode, mode_len);
+		for (char *c = s->mode; *c; c++)
+			*c = (char)tolower((unsigned char)*c);
+	}
+	s->B = d[0], s->T = d[1], s->H = d[2], s->D = d[3], s->L = d[4];
+}
+
+size_t contract_target_shapes(const char *target, struct contract_shape **out)
+{
+	struct shape_group *g = NULL;
+	struct mode_ref *m = NULL;
+	size_t ng = 0, gcap = 0, nm = 0, mcap = 0, n = 0, cap = 0;
+	const char *text = target ? target : "";
+
+	*out = NULL;
+	for (const char *p = text; *p;) {
+		int idx;
+		long val;
+		bool eq;
+		const char *end;
+		if (read_dim(text, p, &idx, &val, &eq, &end)) {
+			struct shape_group *cur = ng ? &g[ng - 1] : NULL;
+			if (!cur || cur->d[idx] >= 0 || !only_chars(cur->end, p, " \t,-")) {
+				if (ng == gcap)
+					g = xrealloc(g, (gcap = gcap ? 2 * gcap : 4) * sizeof(*g));
+				cur = &g[ng++];
+				memset(cur, 0, sizeof(*cur));
+				for (int k = 0; k < NDIMS; k++)
+					cur->d[k] = -1;
+				cur->start = p;
+			}
+			cur->d[idx] = val;
+			cur->ndims++;
+			cur->eq |= eq;
+			cur->end = end;
+			p = end;
+			continue;
+		}
+		size_t k = read_mode(text, p);
+		if (k) {
+			if (nm == mcap)
+				m = xrealloc(m, (mcap = mcap ? 2 * mcap : 4) * sizeof(*m));
+			m[nm++] = (struct mode_ref){p, k, false};
+			p += k;
+			continue;
+		}
+		p++;
+	}
+	/* A mode word followed by nothing but blanks up to a shape is that
+	 * shape's own. */
+	for (size_t i = 0; i < nm; i++)
+		for (size_t j = 0; j < ng; j++)
+			if (g[j].start > m[i].p + m[i].n && only_chars(m[i].p + m[i].n, g[j].start, " \t")) {
+				g[j].mode = m[i].p;
+				g[j].mode_len = m[i].n;
+				m[i].bound = true;
+			}
+	for (size_t j = 0; j < ng; j++) {
+		if (!(g[j].eq || g[j].ndims >= 3))
+			continue;
+		if (g[j].mode) {
+			add_target(out, &n, &cap, g[j].d, g[j].mode, g[j].mode_len);
+			continue;
+		}
+		bool any = false;
+		for (size_t i = 0; i < nm; i++)
+			if (!m[i].bound) {
+				add_target(out, &n, &cap, g[j].d, m[i].p, m[i].n);
+				any = true;
+			}
+		if (!any)
+			add_target(out, &n, &cap, g[j].d, NULL, 0);
+	}
+	free(g);
+	free(m);
+	if (!n) {
+		free(*out);
+		*out = NULL;
+	}
+	return n;
+}
+
+void contract_shapes_free(struct contract_shape *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i].mode);
+	free(v);
+}
+
+char *contract_shape_name(const struct contract_shape *s)
+{
+	struct sb k = SB_INIT;
+	const long d[NDIMS] = {s->B, s->T, s->H, s->D, s->L};
+	sb_init(&k);
+	if (s->mode)
+		sb_adds(&k, s->mode);
+	for (int i = 0; i < NDIMS; i++)
+		if (d[i] >= 0)
+			sb_addf(&k, "%s%c=%ld", k.len ? " " : "", dim_letters[i], d[i]);
+	return sb_detach(&k);
+}
+
+bool contract_shape_matches(const struct contract_shape *s, const char *key)
+{
+	if (!key)
+		return false;
+	size_t ml = strcspn(key, " ");
+	if (s->mode && (strlen(s->mode) != ml || strncasecmp(s->mode, key, ml) != 0))
+		return false;
+	long d[NDIMS] = {-1, -1, -1, -1, -1};
+	for (const char *p = key + ml; *p;) {
+		int idx;
+		long val;
+		bool eq;
+		const char *end;
+		if (read_dim(key, p, &idx, &val, &eq, &end) && eq) {
+			d[idx] = val;
+			p = end;
+		} else {
+			p++;
+		}
+	}
+	const long want[NDIMS] = {s->B, s->T, s->H, s->D, s->L};
+	for (int i = 0; i < NDIMS; i++)
+		if (want[i] >= 0 && want[i] != d[i])
+			return false;
+	return true;
 }

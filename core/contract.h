@@ -21,6 +21,7 @@
 #ifndef OPTLOOP_CONTRACT_H
 #define OPTLOOP_CONTRACT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 struct err;
@@ -91,5 +92,33 @@ void contract_list_free(char **items, size_t n);
  * (0, or the default threshold). */
 int contract_parse_cap(const char *s, int *cap);
 int contract_parse_threshold(const char *s, double *frac);
+
+/* ---- the shapes the Target names ----
+ *
+ * The Target is free text.  A shape in it is spelled "B8-T8192-H16-D64"
+ * (compact: upper-case letters, three dimensions or more, so GPU names
+ * like H100 or B200 are never read as shapes), "B=8 T=4096 H=16 D=128"
+ * (any case, one dimension is enough), or as optloop prints a measured
+ * shape, "fwd B=4 T=2048 H=16 D=64 chunk_linear_attn".  Dimensions are
+ * B, T, H, D and L, separated by spaces, commas or dashes; a dimension
+ * that repeats starts the next shape.  A mode word (fwd, bwd, fwdbwd)
+ * right before a shape belongs to that shape; mode words elsewhere apply
+ * to every shape without its own, one target shape per mode. */
+struct contract_shape {
+	char *mode;          /* NULL: any mode */
+	long B, T, H, D, L;  /* -1: any value */
+};
+
+/* The target shapes of a Target text (NULL reads as none), in the order
+ * written, without repeats.  *out is malloc'd (NULL when there are none);
+ * free with contract_shapes_free.  Returns how many. */
+size_t contract_target_shapes(const char *target, struct contract_shape **out);
+void contract_shapes_free(struct contract_shape *v, size_t n);
+/* "fwd B=8 T=4096 H=16 D=128": the measured keys' spelling without an op
+ * (caller frees). */
+char *contract_shape_name(const struct contract_shape *s);
+/* Does a measured shape key (measure_shape_key: mode first, "-" for none,
+ * then B= T= H= D= L=, then the op) fall under the target shape? */
+bool contract_shape_matches(const struct contract_shape *s, const char *key);
 
 #endif

@@ -30,6 +30,7 @@ struct dispatch_row;
 struct err;
 struct lint_findings;
 struct loop;
+struct loop_status;
 struct sb;
 struct store;
 struct traps_doc;
@@ -64,6 +65,9 @@ struct guards_owned {
 	enum loop_state state;
 };
 int guards_from_loop(struct loop *l, struct guards_owned *o, struct err *e);
+/* The same from a status the caller just read (st is only read). */
+int guards_from_loop_status(struct loop *l, const struct loop_status *st, struct guards_owned *o,
+			    struct err *e);
 void guards_owned_release(struct guards_owned *o);
 
 /* ---- frozen scope --------------------------------------------------------- */

@@ -15,24 +15,41 @@
 #include <stdlib.h>
 #include <string.h>
 
+static char **dup_list(char *const *v, size_t n)
+{
+	char **out = xcalloc(n ? n : 1, sizeof(*out));
+	for (size_t i = 0; i < n; i++)
+		out[i] = xstrdup(v[i]);
+	return out;
+}
+
 int guards_from_loop(struct loop *l, struct guards_owned *o, struct err *e)
 {
 	struct loop_status st;
+	int rc;
+
+	if ((rc = loop_status(l, &st, e)) < 0) {
+		memset(o, 0, sizeof(*o));
+		return rc;
+	}
+	rc = guards_from_loop_status(l, &st, o, e);
+	loop_status_release(&st);
+	return rc;
+}
+
+int guards_from_loop_status(struct loop *l, const struct loop_status *st, struct guards_owned *o,
+			    struct err *e)
+{
 	struct sb text = SB_INIT;
 	int rc;
 
 	memset(o, 0, sizeof(*o));
-	if ((rc = loop_status(l, &st, e)) < 0)
-		return rc;
-	o->iteration = st.iteration;
-	o->state = st.state;
-	o->kernel = st.kernel;
-	o->g.nkernel = st.nkernel;
-	o->frozen = st.frozen;
-	o->g.nfrozen = st.nfrozen;
-	st.kernel = st.frozen = NULL;
-	st.nkernel = st.nfrozen = 0;
-	loop_status_release(&st);
+	o->iteration = st->iteration;
+	o->state = st->state;
+	o->kernel = dup_list(st->kernel, st->nkernel);
+	o->g.nkernel = st->nkernel;
+	o->frozen = dup_list(st->frozen, st->nfrozen);
+	o->g.nfrozen = st->nfrozen;
 
 	o->contract = xcalloc(1, sizeof(*o->contract));
 	if (fsutil_read_file(loop_contract_path(l), &text, NULL) == 0)

@@ -435,16 +435,37 @@ static int settle_interrupted_runs(struct loop *l, struct err *e)
 	return rc;
 }
 
-/* Is sha one of the commits found on HEAD's first-parent history?  Those
- * are in history without asking git to walk the graph once per row (which
- * grew with the square of the log's length). */
-static bool commit_listed(const struct vcs_iter_commit *cs, size_t nc, const char *sha)
+static int cmp_sha_ptr(const void *a, const void *b)
 {
-	size_t L = strlen(sha);
-	for (size_t k = 0; k < nc; k++)
-		if (L >= 7 && !strncmp(cs[k].sha, sha, L))
-			return true;
-	return false;
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* What the history check below depends on: HEAD, where the walk stops and
+ * every row's commit.  Commits never change, so while this key stays the
+ * same a walk that found nothing to report would find nothing again. */
+static char *git_key(struct loop *l, const struct log_row *rows, size_t n)
+{
+	char head[VCS_OID_HEX];
+	unsigned long long h = 14695981039346656037ULL;
+
+	if (vcs_head(l->vcs, head, NULL) < 0)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		char it[24];
+		snprintf(it, sizeof(it), "%d:", rows[i].iter);
+		for (const char *p = it; *p; p++)
+			h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+		for (const char *p = rows[i].commit ? rows[i].commit : "-"; *p; p++)
+			h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+		h = (h ^ ';') * 1099511628211ULL;
+	}
+	return xasprintf("%s %s %zu %016llx", head, l->init_head ? l->init_head : "-", n, h);
 }
 
 static int reconcile_git(struct loop *l, struct err *e)
@@ -452,14 +473,37 @@ static int reconcile_git(struct loop *l, struct err *e)
 	struct log_row *rows;
 	size_t n, nc;
 	struct vcs_iter_commit *cs;
+	char *key, *seen = NULL;
 	int rc = store_iters(l->store, &rows, &n, e);
 	if (rc < 0)
 		return rc;
+	key = git_key(l, rows, n);
+	if (key && store_meta_get(l->store, "reconciled_git", &seen, NULL) == 0 && seen &&
+	    !strcmp(seen, key)) {
+		free(seen);
+		free(key);
+		loop_rows_free(rows, n);
+		return 0;
+	}
+	free(seen);
+	size_t problems_before = l->problems.len;
+	bool adopted = false;
 	rc = vcs_iter_commits(l->vcs, l->ws.op, l->init_head, 0, &cs, &nc, e);
 	if (rc < 0) {
+		free(key);
 		loop_rows_free(rows, n);
 		return rc;
 	}
+	/* Sorted indexes: one history walk answers for every row, where a
+	 * reachability query per row walked the history n times. */
+	const char **shas = xmalloc((nc ? nc : 1) * sizeof(*shas));
+	int *iters = xmalloc((n ? n : 1) * sizeof(*iters));
+	for (size_t k = 0; k < nc; k++)
+		shas[k] = cs[k].sha;
+	qsort(shas, nc, sizeof(*shas), cmp_sha_ptr);
+	for (size_t i = 0; i < n; i++)
+		iters[i] = rows[i].iter;
+	qsort(iters, n, sizeof(*iters), cmp_int);
 	for (size_t i = 0; i < n; i++) {
 		struct log_row *r = &rows[i];
 		if (!r->commit) {
@@ -472,10 +516,11 @@ static int reconcile_git(struct loop *l, struct err *e)
 					vcs_index_reset(l->vcs, kpaths(l), l->nkernel, NULL);
 					store_event(l->store, r->iter, "reconcile.adopt", cs[k].sha, NULL);
 					r->commit = xstrdup(cs[k].sha);
+					adopted = true;
 				}
 				break;
 			}
-		} else if (!commit_listed(cs, nc, r->commit) &&
+		} else if (!bsearch(&r->commit, shas, nc, sizeof(*shas), cmp_sha_ptr) &&
 			   !vcs_commit_in_history(l->vcs, r->commit)) {
 			problem(l,
 				"row %d cites commit %.12s, which is not in the history of HEAD "
@@ -486,16 +531,19 @@ static int reconcile_git(struct loop *l, struct err *e)
 		}
 	}
 	for (size_t k = 0; k < nc; k++) {
-		bool found = false;
-		for (size_t i = 0; i < n && !found; i++)
-			found = rows[i].iter == cs[k].iter;
-		if (!found)
+		if (!bsearch(&cs[k].iter, iters, n, sizeof(*iters), cmp_int))
 			problem(l,
 				"commit %.12s carries iteration %d, but OPT_LOG.md and the database have "
 				"no row for it; repair: run optloop repair to rebuild the row from the "
 				"commit's trailers (rows must follow in order; later rows are kept)",
 				cs[k].sha, cs[k].iter);
 	}
+	free(shas);
+	free(iters);
+	/* Remember a clean answer (an adoption changed the rows: walk again). */
+	if (key && !adopted && l->problems.len == problems_before)
+		store_meta_set(l->store, "reconciled_git", key, NULL);
+	free(key);
 	vcs_iter_commits_free(cs, nc);
 	loop_rows_free(rows, n);
 	return 0;
@@ -718,7 +766,7 @@ int loop_init(const char *cwd, const struct loop_init_opts *o, struct sb *notes,
 	char head[VCS_OID_HEX] = "";
 	const char **kernel = NULL;
 	size_t nkernel = 0;
-	char *kernel_text = NULL, *frozen_text = NULL, *op_text = NULL;
+	char *kernel_text = NULL, *frozen_text = NULL, *op_text = NULL, *kernel_list = NULL;
 	int rc;
 
 	memset(&ws, 0, sizeof(ws));
@@ -784,7 +832,8 @@ int loop_init(const char *cwd, const struct loop_init_opts *o, struct sb *notes,
 	kernel_text = join_list(kernel, nkernel, "\n");
 	const char *fz[2] = {test_file, naive};
 	frozen_text = join_list(fz, 2, "\n");
-	op_text = xasprintf("%s — kernel: %s", o->op, kernel[0]);
+	kernel_list = join_list(kernel, nkernel, ", ");
+	op_text = xasprintf("%s — kernel: %s", o->op, kernel_list);
 	c.v[CF_OP] = op_text;
 	c.v[CF_TARGET] = (char *)o->target;
 	c.v[CF_LANGUAGES] = (char *)o->languages;
@@ -835,10 +884,11 @@ int loop_init(const char *cwd, const struct loop_init_opts *o, struct sb *notes,
 	else
 		store_rollback(s);
 	if (rc == 0 && notes) {
-		sb_addf(notes, "created %s (kernel: %s; frozen: %s, %s)\n", ws.rel, kernel[0],
+		sb_addf(notes, "created %s (kernel: %s; frozen: %s, %s)\n", ws.rel, kernel_list,
 			test_file, naive);
 	}
 out:
+	free(kernel_list);
 	store_close(s);
 	workspace_release(&ws);
 	workspace_defaults_release(&d);

@@ -5,6 +5,7 @@
  * behaves as if they were empty.
  */
 #include "core/measure.h"
+#include "core/contract.h"
 #include "core/err.h"
 #include "core/fsutil.h"
 #include "core/parse.h"
@@ -158,12 +159,18 @@ int measure_probe_take(struct store *s, int run_id, const char *phase, struct er
 	char *cmd = meta_or_env(s, "probe.command", "OPTLOOP_PROBE");
 	char *apps = meta_or_env(s, "probe.apps_command", "OPTLOOP_PROBE_APPS");
 	char *util = meta_or_env(s, "probe.busy_util", "OPTLOOP_PROBE_BUSY_UTIL");
+	char *settle = meta_or_env(s, "probe.settle_s", "OPTLOOP_PROBE_SETTLE");
 	struct probe_opts o = {.command = cmd, .apps_command = apps,
 			       .busy_util = util ? atof(util) : 0};
+	/* Only a pre-run reading is a claim about other work on the GPU; an
+	 * after-run reading is meant to show our own run. */
+	if (!strcmp(phase, "before"))
+		o.settle_s = settle ? atof(settle) : PROBE_SETTLE_S;
 	int rc = probe_run(&o, &r, e);
 	free(cmd);
 	free(apps);
 	free(util);
+	free(settle);
 	if (rc < 0)
 		return rc;
 	rc = measure_probe_put(s, run_id, phase, &r, e);
@@ -382,6 +389,45 @@ void measure_best_release(struct measure_best *b)
 	memset(b, 0, sizeof(*b));
 }
 
+static int cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* The iterations a query lists in its first column, sorted; a missing
+ * stats table gives none. */
+static int iter_set(struct store *s, const char *sql, int **out, size_t *n, struct err *e)
+{
+	sqlite3_stmt *st;
+	size_t cap = 0;
+	int rc = prep(s, sql, &st, e), sr;
+
+	*out = NULL;
+	*n = 0;
+	if (rc == ERR_NOTFOUND)
+		return 0;
+	if (rc < 0)
+		return rc;
+	while ((sr = sqlite3_step(st)) == SQLITE_ROW) {
+		if (*n == cap) {
+			cap = cap ? 2 * cap : 64;
+			*out = xrealloc(*out, cap * sizeof(**out));
+		}
+		(*out)[(*n)++] = sqlite3_column_int(st, 0);
+	}
+	rc = sr == SQLITE_DONE ? 0 : db_err(s, e, "stall count");
+	sqlite3_finalize(st);
+	if (*n > 1)
+		qsort(*out, *n, sizeof(**out), cmp_int);
+	return rc;
+}
+
+static bool in_set(const int *v, size_t n, int iter)
+{
+	return n && bsearch(&iter, v, n, sizeof(*v), cmp_int) != NULL;
+}
+
 bool measure_promoted(struct store *s, int iter)
 {
 	sqlite3_stmt *st;
@@ -400,12 +446,17 @@ int measure_best(struct store *s, struct measure_best *b, struct err *e)
 	struct log_row *rows;
 	size_t n;
 	memset(b, 0, sizeof(*b));
+	int *won = NULL;
+	size_t nwon = 0;
 	int rc = store_iters(s, &rows, &n, e);
 	if (rc < 0)
 		return rc;
+	/* One query, not one per row (an unreadable table: nothing promoted). */
+	iter_set(s, "SELECT iter FROM stats_confirms WHERE promoted = 1 AND done = 1", &won, &nwon,
+		 NULL);
 	for (size_t i = n; i-- > 0;) {
 		const struct log_row *r = &rows[i];
-		bool promoted = r->status == RS_KEEP && measure_promoted(s, r->iter);
+		bool promoted = r->status == RS_KEEP && in_set(won, nwon, r->iter);
 		if (r->status != RS_BASE && !promoted)
 			continue;
 		b->have = true;
@@ -419,6 +470,7 @@ int measure_best(struct store *s, struct measure_best *b, struct err *e)
 	for (size_t i = 0; i < n; i++)
 		log_row_release(&rows[i]);
 	free(rows);
+	free(won);
 	return rc;
 }
 
@@ -594,6 +646,25 @@ int measure_verdict_get(struct store *s, int run_id, char **verdict, unsigned *f
 			const char *t = (const char *)sqlite3_column_text(st, 2);
 			*detail = t ? json_loads(t, 0, NULL) : NULL;
 		}
+		rc = 0;
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
+int measure_last_judged_run(struct store *s, int *run_id, struct err *e)
+{
+	sqlite3_stmt *st;
+	*run_id = 0;
+	int rc = prep(s, "SELECT v.run_id FROM stats_verdicts v JOIN runs r ON r.id = v.run_id"
+			 " WHERE r.kind = 'verify' ORDER BY v.run_id DESC LIMIT 1", &st, e);
+	if (rc == ERR_NOTFOUND)
+		return err_set(e, ERR_NOTFOUND, "no run has a verdict yet");
+	if (rc < 0)
+		return rc;
+	rc = err_set(e, ERR_NOTFOUND, "no run has a verdict yet");
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		*run_id = sqlite3_column_int(st, 0);
 		rc = 0;
 	}
 	sqlite3_finalize(st);
@@ -801,36 +872,139 @@ int measure_artifacts(struct store *s, int iter, struct sb *out)
 int measure_stall_count(struct store *s, int after_iter, int *count, struct err *e)
 {
 	struct log_row *rows;
-	size_t n;
+	int *won = NULL, *nc = NULL;
+	size_t n, nwon = 0, nnc = 0;
 	*count = 0;
 	int rc = store_iters(s, &rows, &n, e);
 	if (rc < 0)
 		return rc;
+	/* Two queries for the whole log: a query per row made opening a long
+	 * log cost seconds. */
+	if ((rc = iter_set(s, "SELECT iter FROM stats_confirms WHERE promoted = 1 AND done = 1",
+			   &won, &nwon, e)) < 0 ||
+	    (rc = iter_set(s, "SELECT i.iter FROM iterations i JOIN stats_verdicts v ON "
+			      "v.run_id = i.run_id WHERE v.verdict = 'not_comparable'",
+			   &nc, &nnc, e)) < 0)
+		goto out;
 	struct stats_stall_row *sr = xcalloc(n ? n : 1, sizeof(*sr));
-	/* Only the rows after the last base or confirmed win count: look them
-	 * up from the end and stop there, not through the whole history. */
-	size_t from = n;
-	while (from > 0) {
-		size_t i = --from;
-		int run_id = 0;
-		char *v = NULL;
+	for (size_t i = 0; i < n; i++) {
 		/* a re-assessment restarts the count like a baseline */
 		sr[i].base = rows[i].status == RS_BASE || rows[i].iter <= after_iter;
-		sr[i].confirmed_win = !sr[i].base && rows[i].status == RS_KEEP &&
-				      measure_promoted(s, rows[i].iter);
-		if (sr[i].base || sr[i].confirmed_win)
-			break;
-		if (store_iter_run(s, rows[i].iter, &run_id, NULL, NULL) == 0 && run_id &&
-		    measure_verdict_get(s, run_id, &v, NULL, NULL, NULL) == 0)
-			sr[i].not_comparable = !strcmp(v, "not_comparable");
-		free(v);
+		sr[i].confirmed_win = rows[i].status == RS_KEEP && in_set(won, nwon, rows[i].iter);
+		sr[i].not_comparable = in_set(nc, nnc, rows[i].iter);
 	}
-	*count = stats_stall_count(sr + from, n - from);
+	*count = stats_stall_count(sr, n);
+	free(sr);
+out:
 	for (size_t i = 0; i < n; i++)
 		log_row_release(&rows[i]);
 	free(rows);
-	free(sr);
-	return 0;
+	free(won);
+	free(nc);
+	return rc;
+}
+
+/* ---- target shapes ---- */
+
+static bool under_any(const struct contract_shape *t, size_t nt, const char *key)
+{
+	for (size_t i = 0; i < nt; i++)
+		if (contract_shape_matches(&t[i], key))
+			return true;
+	return false;
+}
+
+/* The shapes of in that fall under a target, with every run and session. */
+static void restrict_set(const struct stats_set *in, const struct contract_shape *t, size_t nt,
+			 struct stats_set *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (!in)
+		return;
+	if (in->env)
+		stats_set_env(out, in->env);
+	for (size_t i = 0; i < in->nshapes; i++) {
+		const struct stats_shape *sh = &in->shapes[i];
+		if (!under_any(t, nt, sh->key))
+			continue;
+		for (size_t k = 0; k < sh->n; k++)
+			stats_set_add_run(out, sh->key, sh->ms[k], sh->session[k]);
+	}
+}
+
+static bool measured_by(const struct stats_set *set, const struct contract_shape *t)
+{
+	for (size_t i = 0; set && i < set->nshapes; i++)
+		if (set->shapes[i].n && contract_shape_matches(t, set->shapes[i].key))
+			return true;
+	return false;
+}
+
+void measure_target_compare(const struct stats_set *best, const struct stats_set *cand,
+			    const char *target, const struct stats_opts *o,
+			    struct measure_target *out)
+{
+	struct contract_shape *t;
+	size_t nt = contract_target_shapes(target, &t);
+	memset(out, 0, sizeof(*out));
+	out->ntargets = nt;
+	if (nt == 0) {
+		stats_compare(best, cand, o, &out->cmp);
+		return;
+	}
+	out->named = xcalloc(nt, sizeof(char *));
+	for (size_t i = 0; i < nt; i++) {
+		out->named[i] = contract_shape_name(&t[i]);
+		if (!measured_by(best, &t[i]) || !measured_by(cand, &t[i])) {
+			out->missing = xrealloc(out->missing, (out->nmissing + 1) * sizeof(char *));
+			out->missing[out->nmissing++] = xstrdup(out->named[i]);
+		}
+	}
+	struct stats_set fb, fc;
+	restrict_set(best, t, nt, &fb);
+	restrict_set(cand, t, nt, &fc);
+	stats_compare(best ? &fb : NULL, cand ? &fc : NULL, o, &out->cmp);
+	stats_set_release(&fb);
+	stats_set_release(&fc);
+	contract_shapes_free(t, nt);
+}
+
+void measure_target_release(struct measure_target *t)
+{
+	for (size_t i = 0; i < t->ntargets; i++)
+		free(t->named[i]);
+	free(t->named);
+	for (size_t i = 0; i < t->nmissing; i++)
+		free(t->missing[i]);
+	free(t->missing);
+	stats_cmp_release(&t->cmp);
+	memset(t, 0, sizeof(*t));
+}
+
+static json_t *num_or_null(double x)
+{
+	return isfinite(x) ? json_real(x) : json_null();
+}
+
+json_t *measure_target_json(const struct measure_target *t)
+{
+	json_t *j = json_object(), *named = json_array(), *missing = json_array();
+	const struct stats_cmp *c = &t->cmp;
+	for (size_t i = 0; i < t->ntargets; i++)
+		json_array_append_new(named, json_string(t->named[i]));
+	for (size_t i = 0; i < t->nmissing; i++)
+		json_array_append_new(missing, json_string(t->missing[i]));
+	json_object_set_new(j, "named", named);
+	json_object_set_new(j, "missing", missing);
+	json_object_set_new(j, "shapes", json_integer((json_int_t)c->ncommon));
+	json_object_set_new(j, "verdict", json_string(stats_verdict_name(c->verdict)));
+	json_object_set_new(j, "speedup", num_or_null(c->speedup));
+	json_object_set_new(j, "vs_best", num_or_null(c->gain));
+	json_object_set_new(j, "interval", json_pack("[oo]", num_or_null(c->lo), num_or_null(c->hi)));
+	json_object_set_new(j, "worst_shape", c->worst >= 0 && (size_t)c->worst < c->nshapes
+							 ? json_string(c->shapes[c->worst].key)
+							 : json_null());
+	return j;
 }
 
 /* ---- promotion ---- */
@@ -857,8 +1031,81 @@ static void check(json_t *arr, struct sb *out, bool *all, const char *name, bool
 	sb_release(&d);
 }
 
-int measure_promote_check(struct store *s, const char *workspace_dir, struct sb *out,
-			  json_t **json, struct err *e)
+/* The target-shape line of the promotion check (json: the comparison). */
+static int check_targets(struct store *s, const struct contract *k, bool have_conf,
+			 const struct measure_confirm *c, json_t *arr, struct sb *out, bool *all,
+			 json_t **tj, struct err *e)
+{
+	const char *target = k ? k->v[CF_TARGET] : NULL;
+	struct contract_shape *t;
+	size_t nt = contract_target_shapes(target, &t);
+	contract_shapes_free(t, nt);
+	*tj = NULL;
+	if (!have_conf || !c->session || !c->best_tree || !c->cand_tree) {
+		if (nt)
+			check(arr, out, all, "target shapes", false,
+			      "no confirm run to measure the %zu target shape%s on (optloop confirm)",
+			      nt, nt == 1 ? "" : "s");
+		else
+			check(arr, out, all, "target shapes", true,
+			      "the contract's Target names no shapes: every measured shape counts");
+		return 0;
+	}
+	struct stats_set bs, cs;
+	struct measure_target mt;
+	int rc = measure_tree_set(s, c->best_tree, NULL, c->session, "best", &bs, e);
+	if (rc == 0)
+		rc = measure_tree_set(s, c->cand_tree, NULL, c->session, "cand", &cs, e);
+	else
+		memset(&cs, 0, sizeof(cs));
+	if (rc < 0) {
+		stats_set_release(&bs);
+		stats_set_release(&cs);
+		return rc;
+	}
+	struct stats_opts so = {.threshold = k ? k->threshold : 0};
+	measure_target_compare(&bs, &cs, target, &so, &mt);
+	const struct stats_cmp *m = &mt.cmp;
+	if (mt.ntargets == 0) {
+		check(arr, out, all, "target shapes", true,
+		      "the contract's Target names no shapes: every measured shape counts (%zu in "
+		      "the confirm)", m->ncommon);
+	} else if (mt.nmissing) {
+		struct sb names = SB_INIT;
+		sb_init(&names);
+		for (size_t i = 0; i < mt.nmissing; i++)
+			sb_addf(&names, "%s%s", i ? ", " : "", mt.missing[i]);
+		check(arr, out, all, "target shapes", false,
+		      "%s %s not measured in the confirm of iteration %d (make the benchmark cover "
+		      "every target shape, then verify and confirm again)",
+		      names.buf, mt.nmissing == 1 ? "was" : "were", c->iter);
+		sb_release(&names);
+	} else {
+		bool ok = m->verdict == SV_FAST;
+		struct sb d = SB_INIT;
+		sb_init(&d);
+		if (!ok)
+			sb_addf(&d, "the confirm of iteration %d shows %s: ", c->iter,
+				stats_verdict_name(m->verdict));
+		sb_addf(&d, "%+.1f%% over %zu target shape%s (95%% interval %+.1f%% .. %+.1f%%, "
+			    "threshold %.1f%%)",
+			100 * m->gain, m->ncommon, m->ncommon == 1 ? "" : "s", 100 * m->lo,
+			100 * m->hi, 100 * m->threshold);
+		sb_adds(&d, ok ? ", a win beyond the threshold and the noise band"
+			       : "; a win must clear the threshold and the noise band on the target "
+				 "shapes");
+		check(arr, out, all, "target shapes", ok, "%s", d.buf);
+		sb_release(&d);
+	}
+	*tj = measure_target_json(&mt);
+	measure_target_release(&mt);
+	stats_set_release(&bs);
+	stats_set_release(&cs);
+	return 0;
+}
+
+int measure_promote_check(struct store *s, const char *workspace_dir, const struct contract *k,
+			  struct sb *out, json_t **json, struct err *e)
 {
 	struct measure_best b;
 	struct store_run run = {0};
@@ -884,6 +1131,17 @@ int measure_promote_check(struct store *s, const char *workspace_dir, struct sb 
 		      have_conf && c.verdict ? c.verdict : "?",
 		      "best and candidate interleaved in one session; the win's size comes "
 		      "from these numbers only");
+	}
+	json_t *tj = NULL;
+	rc = check_targets(s, k, b.have && b.confirmed && have_conf, &c, arr, out, &all, &tj, e);
+	if (rc < 0) {
+		json_decref(arr);
+		if (have_run)
+			store_run_release(&run);
+		if (have_conf)
+			measure_confirm_release(&c);
+		measure_best_release(&b);
+		return rc;
 	}
 	bool gate_ok = have_run && run.gate == GATE_PASS && run.scope == SCOPE_FULL;
 	check(arr, out, &all, "full gate", gate_ok && b.confirmed,
@@ -938,8 +1196,10 @@ int measure_promote_check(struct store *s, const char *workspace_dir, struct sb 
 		json_object_set_new(*json, "ok", json_boolean(all));
 		json_object_set_new(*json, "iter", b.have ? json_integer(b.iter) : json_null());
 		json_object_set_new(*json, "checks", arr);
+		json_object_set_new(*json, "target", tj ? tj : json_null());
 	} else {
 		json_decref(arr);
+		json_decref(tj);
 	}
 	if (have_run)
 		store_run_release(&run);

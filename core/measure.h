@@ -44,7 +44,9 @@ int measure_probe_get(struct store *s, int run_id, const char *phase, struct pro
 /* Run the configured probe now and store its reading for the run.  The
  * probe command comes from $OPTLOOP_PROBE, else the workspace setting
  * probe.command (store meta), else nvidia-smi; likewise OPTLOOP_PROBE_APPS /
- * probe.apps_command and OPTLOOP_PROBE_BUSY_UTIL / probe.busy_util.  A
+ * probe.apps_command, OPTLOOP_PROBE_BUSY_UTIL / probe.busy_util and, for
+ * the "before" phase, OPTLOOP_PROBE_SETTLE / probe.settle_s (default
+ * PROBE_SETTLE_S; 0 turns the second look off).  A
  * missing probe is stored as "no probe"; errors only from the store. */
 int measure_probe_take(struct store *s, int run_id, const char *phase, struct err *e);
 
@@ -97,6 +99,10 @@ int measure_judge_run(struct store *s, int run_id, double threshold, struct stat
 int measure_verdict_get(struct store *s, int run_id, char **verdict, unsigned *flags,
 			json_t **detail, struct err *e);
 
+/* The latest verify run with a stored verdict: the last iteration's, also
+ * once it is logged and committed.  ERR_NOTFOUND when none. */
+int measure_last_judged_run(struct store *s, int *run_id, struct err *e);
+
 /* ---- confirm sessions ---- */
 
 struct measure_confirm {
@@ -138,6 +144,30 @@ int measure_attach(struct store *s, int iter, const char *path, struct err *e);
 /* Attached artifact paths of an iteration, one per line; count returned. */
 int measure_artifacts(struct store *s, int iter, struct sb *out);
 
+/* ---- target shapes ---- */
+
+/* The comparison over the shapes the contract's Target names. */
+struct measure_target {
+	char **named;         /* the target shapes' names (contract_shape_name) */
+	size_t ntargets;      /* 0: the Target names no shapes, every shape counts */
+	char **missing;       /* named target shapes not measured on both sides */
+	size_t nmissing;
+	struct stats_cmp cmp; /* best vs candidate over the measured shapes that fall
+			       * under a target (all shapes when ntargets is 0) */
+};
+
+/* Compare best and cand over the shapes the Target text names (NULL or no
+ * shapes: every shape).  A target shape counts as measured when some shape
+ * both sides measured falls under it.  Never fails; out is caller-owned
+ * (measure_target_release). */
+void measure_target_compare(const struct stats_set *best, const struct stats_set *cand,
+			    const char *target, const struct stats_opts *o,
+			    struct measure_target *out);
+void measure_target_release(struct measure_target *t);
+/* {"named": [...], "missing": [...], "shapes": n, "speedup", "vs_best",
+ * "interval", "verdict", "worst_shape"} (caller owns). */
+json_t *measure_target_json(const struct measure_target *t);
+
 /* ---- the stall rule and promotion ---- */
 
 /* Rows since the last confirmed win (and after after_iter, the last
@@ -146,11 +176,15 @@ int measure_artifacts(struct store *s, int iter, struct sb *out);
 int measure_stall_count(struct store *s, int after_iter, int *count, struct err *e);
 
 /* The promotion check: fills out with one line per requirement ("ok ..." or
- * "MISSING ..." with what to do).  Returns 0 when every requirement holds,
- * ERR_FAIL when one does not.  json (may be NULL) receives the same as an
- * object {"ok": bool, "iter": N, "checks": [{name, ok, detail}]}. */
-int measure_promote_check(struct store *s, const char *workspace_dir, struct sb *out,
-			  json_t **json, struct err *e);
+ * "MISSING ..." with what to do).  The confirmed win must hold on the
+ * target shapes of the contract c (may be NULL: no target shapes, default
+ * threshold), measured in the best's confirm session.  Returns 0 when every
+ * requirement holds, ERR_FAIL when one does not.  json (may be NULL)
+ * receives the same as an object {"ok": bool, "iter": N, "checks": [{name,
+ * ok, detail}], "target": measure_target_json or null}. */
+struct contract;
+int measure_promote_check(struct store *s, const char *workspace_dir, const struct contract *c,
+			  struct sb *out, json_t **json, struct err *e);
 
 /* ---- hooks the loop calls (failures are recorded nowhere and ignored:
  * evidence and verdicts never block the protocol) ---- */

@@ -617,6 +617,17 @@ static size_t split_row(struct span line, bool code_spans, struct cells *c)
 		pipes++;
 	}
 	start = p;
+	/* Most rows have no escape and no code span: then every pipe separates,
+	 * and memchr finds them far faster than the loop below. */
+	if (!memchr(p, '\\', (size_t)(end - p)) && !(code_spans && memchr(p, '`', (size_t)(end - p)))) {
+		const char *q;
+		while ((q = memchr(p, '|', (size_t)(end - p)))) {
+			cells_push(c, span_trim((struct span){start, (size_t)(q - start)}));
+			pipes++;
+			start = p = q + 1;
+		}
+		p = end;
+	}
 	while (p < end) {
 		if (*p == '\\' && p + 1 < end) {
 			p += 2;

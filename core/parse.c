@@ -101,6 +101,7 @@ void parse_result_release(struct parse_result *r)
 		free(r->warnings[i]);
 	free(r->warnings);
 	free(r->exception);
+	free(r->stage);
 	parse_result_init(r);
 }
 
@@ -123,6 +124,7 @@ const char *parse_event_kind_name(enum parse_event_kind k)
 		[PEV_TABLE_ROW] = "table_row",
 		[PEV_WARNING] = "warning",
 		[PEV_TRACEBACK] = "traceback",
+		[PEV_STAGE] = "stage",
 	};
 	return (unsigned)k < sizeof(n) / sizeof(n[0]) ? n[k] : "?";
 }
@@ -190,7 +192,7 @@ size_t parser_mem(const struct parser *p)
 	for (size_t i = 0; i < r->nwarnings; i++)
 		n += str_mem(r->warnings[i]);
 	n += str_mem(r->gate_test) + str_mem(r->gate_k) + str_mem(r->col_base) +
-	     str_mem(r->col_new) + str_mem(r->exception);
+	     str_mem(r->col_new) + str_mem(r->exception) + str_mem(r->stage);
 	n += str_mem(r->env.raw) + str_mem(r->env.device) + str_mem(r->env.backend) +
 	     str_mem(r->env.pytorch) + str_mem(r->env.triton) + str_mem(r->env.branch) +
 	     str_mem(r->env.sha);
@@ -811,6 +813,16 @@ static void handle_line(struct parser *p, char *s, size_t n)
 			ev.kind = PEV_TRACEBACK;
 			r->traceback = true;
 			p->in_traceback = true;
+			break;
+		case ROLE_STAGE:
+			ev.kind = PEV_STAGE;
+			if (!group(p, hit, G_STAGE, s, &g, &gn)) {
+				g = s;
+				gn = n;
+			}
+			set_str(&r->stage, g, gn, PARSE_CELL_MAX);
+			ev.stage = r->stage;
+			ev.stage_len = strlen(r->stage);
 			break;
 		default:
 			break;

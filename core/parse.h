@@ -62,6 +62,7 @@ struct parse_result {
 	size_t lines;      /* lines read */
 	size_t rows_dropped; /* table rows beyond PARSE_MAX_ROWS */
 	char *exception;   /* last line of the last traceback ("RuntimeError: ..."), or NULL */
+	char *stage;       /* the phase the run is in ("Warming up 6 shape(s)"), or NULL */
 };
 
 /*
@@ -92,16 +93,21 @@ enum parse_event_kind {
 	PEV_TABLE_ROW,
 	PEV_WARNING,
 	PEV_TRACEBACK,
+	PEV_STAGE,
 };
 
 /* One line as the parser saw it: escape sequences, carriage returns and
  * control bytes removed, NUL-terminated (len excludes the NUL).  Valid only
- * during the callback. progress is the percent the line showed, -1 if none. */
+ * during the callback. progress is the percent the line showed, -1 if none,
+ * whatever its kind (a pytest case line is a test_case event with progress).
+ * For PEV_STAGE, stage/stage_len name the phase (not NUL-terminated). */
 struct parse_event {
 	enum parse_event_kind kind;
 	const char *line;
 	size_t len;
 	int progress;
+	const char *stage;
+	size_t stage_len;
 };
 
 typedef void (*parse_event_fn)(void *ctx, const struct parse_event *ev);

@@ -33,6 +33,7 @@ static const char *const role_names[ROLE_N] = {
 	[ROLE_FIELD] = "field",
 	[ROLE_WARNING] = "warning",
 	[ROLE_TRACEBACK] = "traceback",
+	[ROLE_STAGE] = "stage",
 	[ROLE_ENV_DEVICE] = "env.device",
 	[ROLE_ENV_BACKEND] = "env.backend",
 	[ROLE_ENV_PYTORCH] = "env.pytorch",
@@ -49,7 +50,7 @@ static const char *const group_names[G_N] = {
 	[G_V] = "v",             [G_BRANCH] = "branch", [G_SHA] = "sha",
 	[G_B] = "B",             [G_T] = "T",         [G_H] = "H",
 	[G_D] = "D",             [G_BASE_MS] = "base_ms", [G_NEW_MS] = "new_ms",
-	[G_SPEEDUP] = "speedup",
+	[G_SPEEDUP] = "speedup",   [G_STAGE] = "stage",
 };
 
 const char *patset_role_name(enum pat_role r)

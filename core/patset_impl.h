@@ -33,6 +33,7 @@ enum pat_role {
 	ROLE_FIELD,        /* one value of a key/value result: B T H D L op mode base_ms new_ms speedup */
 	ROLE_WARNING,      /* harness warning: msg (else the whole line) */
 	ROLE_TRACEBACK,    /* start of a Python traceback */
+	ROLE_STAGE,        /* a phase of the run starts (benchmark warm-up): stage, pct */
 	ROLE_LINE_N,
 	/* Field roles: tried on each " | " field of an environment line. */
 	ROLE_ENV_DEVICE = ROLE_LINE_N,
@@ -70,6 +71,7 @@ enum pat_group {
 	G_BASE_MS,
 	G_NEW_MS,
 	G_SPEEDUP,
+	G_STAGE,
 	G_N,
 };
 

@@ -333,7 +333,7 @@ static int count_pids(const char *text)
 	return n;
 }
 
-int probe_run(const struct probe_opts *o, struct probe_reading *out, struct err *e)
+static int probe_once(const struct probe_opts *o, struct probe_reading *out, struct err *e)
 {
 	const char *cmd = o && o->command ? o->command : PROBE_DEFAULT_COMMAND;
 	const char *apps = o && o->apps_command ? o->apps_command : PROBE_DEFAULT_APPS_COMMAND;
@@ -381,6 +381,33 @@ int probe_run(const struct probe_opts *o, struct probe_reading *out, struct err 
 	return 0;
 }
 
+int probe_run(const struct probe_opts *o, struct probe_reading *out, struct err *e)
+{
+	int rc = probe_once(o, out, e);
+	double settle = o ? o->settle_s : 0;
+	if (rc < 0 || settle <= 0 || !out->busy || out->compute_procs > 0)
+		return rc;
+	/* Busy by utilisation alone: the window may still hold the run that
+	 * just ended.  Look again once it has passed. */
+	struct timespec ts = {.tv_sec = (time_t)settle,
+			      .tv_nsec = (long)((settle - (double)(time_t)settle) * 1e9)};
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+	struct probe_reading again;
+	if ((rc = probe_once(o, &again, e)) < 0)
+		return rc;
+	if (!again.available) {
+		probe_reading_release(&again);
+		return 0;
+	}
+	again.settled_s = again.t - out->t;
+	again.settled_from = out->busy_why;
+	out->busy_why = NULL;
+	probe_reading_release(out);
+	*out = again;
+	return 0;
+}
+
 void probe_reading_release(struct probe_reading *r)
 {
 	for (size_t i = 0; i < r->ngpus; i++)
@@ -390,6 +417,7 @@ void probe_reading_release(struct probe_reading *r)
 	free(r->command);
 	free(r->raw);
 	free(r->busy_why);
+	free(r->settled_from);
 	memset(r, 0, sizeof(*r));
 	r->compute_procs = -1;
 }
@@ -417,6 +445,10 @@ json_t *probe_reading_json(const struct probe_reading *r)
 			    r->compute_procs >= 0 ? json_integer(r->compute_procs) : json_null());
 	json_object_set_new(o, "busy", json_boolean(r->busy));
 	json_object_set_new(o, "busy_why", jstr(r->busy_why));
+	if (r->settled_s > 0) {
+		json_object_set_new(o, "settled_s", jnum(r->settled_s));
+		json_object_set_new(o, "settled_from", jstr(r->settled_from));
+	}
 	for (size_t i = 0; i < r->ngpus; i++) {
 		const struct probe_gpu *g = &r->gpus[i];
 		json_t *j = json_object();
@@ -460,6 +492,9 @@ int probe_reading_from_json(const json_t *j, struct probe_reading *out, struct e
 	out->busy = json_is_true(json_object_get(j, "busy"));
 	out->why = get_str(j, "why");
 	out->busy_why = get_str(j, "busy_why");
+	double st = get_num(j, "settled_s");
+	out->settled_s = isnan(st) ? 0 : st;
+	out->settled_from = get_str(j, "settled_from");
 	out->command = get_str(j, "command");
 	out->raw = get_str(j, "raw");
 	out->t = get_num(j, "t");
@@ -527,4 +562,7 @@ void probe_describe(const struct probe_reading *r, struct sb *out)
 		sb_addf(out, "; %d compute process(es)", r->compute_procs);
 	if (r->busy)
 		sb_addf(out, "; BUSY: %s", r->busy_why ? r->busy_why : "");
+	if (r->settled_s > 0)
+		sb_addf(out, "; read again after %.1f s (the first reading showed %s)",
+			r->settled_s, r->settled_from ? r->settled_from : "a busy GPU");
 }

@@ -24,12 +24,19 @@ struct sb;
 	"clocks.max.sm,temperature.gpu,power.draw,pstate,utilization.gpu --format=csv"
 #define PROBE_DEFAULT_APPS_COMMAND "nvidia-smi --query-compute-apps=pid --format=csv,noheader"
 #define PROBE_BUSY_UTIL 10.0 /* percent */
+/* nvidia-smi's utilisation is averaged over the last sample period (1/6 s to
+ * 1 s): a reading taken right after our own run ends still shows that run.
+ * A pre-run reading that is busy by utilisation alone is taken again after
+ * this long, and the second reading is the one that counts. */
+#define PROBE_SETTLE_S 2.0
 
 struct probe_opts {
 	const char *command;      /* NULL: PROBE_DEFAULT_COMMAND */
 	const char *apps_command; /* NULL: the default; "" skips the process check */
 	double busy_util;         /* 0: PROBE_BUSY_UTIL */
 	double timeout_s;         /* 0: 10 s */
+	double settle_s;          /* > 0: re-read a utilisation-only busy reading
+				     after this long (pre-run readings); 0: never */
 };
 
 /* Numbers are NAN, strings NULL, where the probe did not report them. */
@@ -50,6 +57,9 @@ struct probe_reading {
 	int compute_procs; /* other compute processes seen; -1 unknown */
 	bool busy;
 	char *busy_why;    /* what made it busy, or NULL */
+	double settled_s;  /* > 0: this is the second reading, taken this long
+			      after a first one that looked busy */
+	char *settled_from; /* why that first reading looked busy */
 };
 
 /* Parse nvidia-smi --format=csv output (header line, then one line per
@@ -63,7 +73,9 @@ int probe_parse_csv(const char *text, size_t len, struct probe_reading *out, str
  * or compute_procs > 0. */
 void probe_judge(struct probe_reading *r, double busy_util);
 
-/* Run the probe (and the compute-process query) and fill out.  Returns 0
+/* Run the probe (and the compute-process query) and fill out; with
+ * o->settle_s, a reading busy only by utilisation (no other compute process)
+ * is taken once more after settle_s and the second one is kept.  Returns 0
  * with available = false when the command is missing or fails; a negative
  * ERR_* only when optloop itself could not start a process. */
 int probe_run(const struct probe_opts *o, struct probe_reading *out, struct err *e);

@@ -248,6 +248,7 @@ static int recover(struct ctx *c, struct err *e)
 void session_result_release(struct session_result *r)
 {
 	stats_cmp_release(&r->cmp);
+	measure_target_release(&r->target);
 	json_decref(r->json);
 	memset(r, 0, sizeof(*r));
 }
@@ -361,6 +362,7 @@ int session_confirm(struct loop *l, const struct session_opts *o, struct session
 	char snap[VCS_OID_HEX], cand[VCS_OID_HEX];
 	size_t max_pairs = o && o->max_pairs ? o->max_pairs : STATS_CONFIRM_MAX_PAIRS;
 	struct stats_cmp cmp = {.worst = -1};
+	struct measure_target target = {0};
 	bool have_cmp = false;
 	memset(r, 0, sizeof(*r));
 
@@ -420,10 +422,13 @@ int session_confirm(struct loop *l, const struct session_opts *o, struct session
 		if (rc == 0)
 			rc = measure_tree_set(c.st, cand, NULL, c.session, "cand", &cs, e);
 		if (rc == 0) {
-			if (have_cmp)
+			if (have_cmp) {
 				stats_cmp_release(&cmp);
+				measure_target_release(&target);
+			}
 			struct stats_opts so = {.threshold = c.contract.threshold};
 			stats_compare(&bs, &cs, &so, &cmp);
+			measure_target_compare(&bs, &cs, c.contract.v[CF_TARGET], &so, &target);
 			have_cmp = true;
 		}
 		stats_set_release(&bs);
@@ -463,14 +468,18 @@ int session_confirm(struct loop *l, const struct session_opts *o, struct session
 		json_object_set_new(j, "session", json_integer(c.session));
 		json_object_set_new(j, "promoted", json_boolean(r->promoted));
 		json_object_set_new(j, "paired", json_boolean(cmp.paired));
+		json_object_set_new(j, "target", measure_target_json(&target));
 		r->json = j;
 		r->cmp = cmp;
+		r->target = target;
 		have_cmp = false;
 	} else if (started) {
 		measure_confirm_end(c.st, rec.id, NULL, false, NULL);
 	}
-	if (have_cmp)
+	if (have_cmp) {
 		stats_cmp_release(&cmp);
+		measure_target_release(&target);
+	}
 	measure_best_release(&b);
 	ctx_release(&c);
 	return rc;

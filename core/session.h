@@ -18,6 +18,7 @@
 #ifndef OPTLOOP_SESSION_H
 #define OPTLOOP_SESSION_H
 
+#include "core/measure.h"
 #include "core/stats.h"
 
 #include <jansson.h>
@@ -43,6 +44,8 @@ struct session_result {
 	int nruns;
 	bool promoted;     /* confirm: the candidate becomes the best when kept */
 	struct stats_cmp cmp; /* confirm: best vs candidate in this session */
+	struct measure_target target; /* confirm: the same over the contract's target
+				       * shapes (every shape when it names none) */
 	json_t *json;      /* the whole result for --json (owned) */
 };
 void session_result_release(struct session_result *r);

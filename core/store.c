@@ -38,7 +38,25 @@ struct store {
 	size_t nschemas;
 	struct cached_stmt stmts[STORE_NSTMT];
 	size_t nstmts;
+	/* store_iters' last answer, handed out again (as a copy) while nothing
+	 * was written: the engine asks for the rows many times per action. */
+	struct log_row *iters;
+	size_t niters;
+	bool iters_ok;
+	sqlite3_int64 iters_changes;
+	int iters_version;
+	sqlite3_stmt *st_version; /* PRAGMA data_version, kept prepared */
 };
+
+static void iters_forget(struct store *s)
+{
+	for (size_t i = 0; i < s->niters; i++)
+		log_row_release(&s->iters[i]);
+	free(s->iters);
+	s->iters = NULL;
+	s->niters = 0;
+	s->iters_ok = false;
+}
 
 /* Each step moves the schema from version i to i+1.  Never edit a shipped
  * step; append a new one. */
@@ -240,6 +258,8 @@ void store_close(struct store *s)
 		return;
 	for (size_t i = 0; i < s->nstmts; i++)
 		sqlite3_finalize(s->stmts[i].st);
+	iters_forget(s);
+	sqlite3_finalize(s->st_version);
 	if (s->db)
 		sqlite3_close(s->db);
 	if (s->lock_fd >= 0)
@@ -658,7 +678,62 @@ int store_iter_set_commit(struct store *s, int iter, const char *sha, struct err
 	return step_done(s, st, e, "cannot record the commit");
 }
 
+/* What identifies the database's content for this connection: its own
+ * changes and other connections' commits.  False inside a transaction,
+ * where rows may still roll back. */
+static bool content_key(struct store *s, sqlite3_int64 *changes, int *version)
+{
+	if (!sqlite3_get_autocommit(s->db))
+		return false;
+	if (!s->st_version &&
+	    sqlite3_prepare_v2(s->db, "PRAGMA data_version", -1, &s->st_version, NULL) != SQLITE_OK)
+		return false;
+	bool ok = sqlite3_step(s->st_version) == SQLITE_ROW;
+	if (ok)
+		*version = sqlite3_column_int(s->st_version, 0);
+	sqlite3_reset(s->st_version);
+	*changes = sqlite3_total_changes64(s->db);
+	return ok;
+}
+
+static struct log_row *rows_dup(const struct log_row *v, size_t n)
+{
+	struct log_row *out = xmalloc((n ? n : 1) * sizeof(*out));
+	for (size_t i = 0; i < n; i++) {
+		out[i] = v[i];
+		out[i].direction = xstrdup(v[i].direction);
+		out[i].gate = xstrdup(v[i].gate);
+		out[i].axis = xstrdup(v[i].axis);
+		out[i].commit = xstrdup(v[i].commit);
+	}
+	return out;
+}
+
+static int iters_read(struct store *s, struct log_row **rows, size_t *n, struct err *e);
+
 int store_iters(struct store *s, struct log_row **rows, size_t *n, struct err *e)
+{
+	sqlite3_int64 changes = 0;
+	int version = 0, rc;
+	bool keyed = content_key(s, &changes, &version);
+
+	if (keyed && s->iters_ok && s->iters_changes == changes && s->iters_version == version) {
+		*rows = rows_dup(s->iters, s->niters);
+		*n = s->niters;
+		return 0;
+	}
+	iters_forget(s);
+	if ((rc = iters_read(s, rows, n, e)) < 0 || !keyed)
+		return rc;
+	s->iters = rows_dup(*rows, *n);
+	s->niters = *n;
+	s->iters_changes = changes;
+	s->iters_version = version;
+	s->iters_ok = true;
+	return 0;
+}
+
+static int iters_read(struct store *s, struct log_row **rows, size_t *n, struct err *e)
 {
 	sqlite3_stmt *st;
 	size_t cap = 0;
@@ -690,8 +765,14 @@ int store_iters(struct store *s, struct log_row **rows, size_t *n, struct err *e
 		r->commit = col_text(st, 9);
 	}
 	unprep(s, st);
-	if (rc != SQLITE_DONE)
+	if (rc != SQLITE_DONE) {
+		for (size_t i = 0; i < *n; i++)
+			log_row_release(&(*rows)[i]);
+		free(*rows);
+		*rows = NULL;
+		*n = 0;
 		return db_fail(s, e, "cannot read the rows");
+	}
 	return 0;
 }
 

@@ -10,6 +10,7 @@
 #include "core/session.h"
 #include "core/stats.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,35 @@ static void progress(void *ctx, const char *line)
 {
 	fprintf(ctx, "%s\n", line);
 	fflush(ctx);
+}
+
+static void print_speedup(double x)
+{
+	if (isfinite(x))
+		printf("%.3fx", x);
+	else
+		printf("\xe2\x80\x94");
+}
+
+/* The all-shapes geomean beside the target-shape one. */
+static void print_geomeans(const struct session_result *r)
+{
+	const struct measure_target *t = &r->target;
+	printf("geomean: ");
+	print_speedup(r->cmp.speedup);
+	printf(" over all %zu shape%s", r->cmp.ncommon, r->cmp.ncommon == 1 ? "" : "s");
+	if (t->ntargets == 0) {
+		printf(" (the contract's Target names no shapes: every shape counts)\n");
+		return;
+	}
+	printf("; ");
+	print_speedup(t->cmp.speedup);
+	printf(" on the target shapes (%zu named, %zu measured: %s)\n", t->ntargets,
+	       t->cmp.ncommon, stats_verdict_name(t->cmp.verdict));
+	for (size_t i = 0; i < t->nmissing; i++)
+		printf("target:  %s was not measured: promote --check fails until the benchmark "
+		       "covers it\n",
+		       t->missing[i]);
 }
 
 int cmd_confirm(struct cli *cli, int argc, char **argv)
@@ -64,6 +94,7 @@ int cmd_confirm(struct cli *cli, int argc, char **argv)
 		       stats_verdict_name(r.cmp.verdict), r.nruns, r.session, r.cmp.why);
 		if (f.len)
 			printf("flags:   %s\n", f.buf);
+		print_geomeans(&r);
 		if (r.cmp.worst >= 0)
 			printf("worst:   %s (%.3fx)\n", r.cmp.shapes[r.cmp.worst].key,
 			       r.cmp.shapes[r.cmp.worst].speedup);

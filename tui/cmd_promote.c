@@ -6,10 +6,13 @@
 #include "tui/cli_util.h"
 #include "tui/commands.h"
 #include "tui/loop_cli.h"
+#include "tui/stats_cli.h"
+#include "core/contract.h"
 #include "core/err.h"
 #include "core/fsutil.h"
 #include "core/loop.h"
 #include "core/measure.h"
+#include "core/report.h"
 #include "core/sb.h"
 
 #include <stdio.h>
@@ -122,7 +125,11 @@ int cmd_promote(struct cli *cli, int argc, char **argv)
 	if (check) {
 		struct sb out = SB_INIT;
 		json_t *j = NULL;
-		int r = measure_promote_check(s, loop_dir(l), &out, &j, &e);
+		struct report_ctx ctx;
+		struct contract k;
+		stats_cli_ctx(l, &ctx, &k);
+		int r = measure_promote_check(s, loop_dir(l), &k, &out, &j, &e);
+		contract_release(&k);
 		if (r < 0 && !j) {
 			sb_release(&out);
 			loop_close(l);

@@ -5,6 +5,7 @@
 #include "tui/stats_cli.h"
 #include "core/err.h"
 #include "core/loop.h"
+#include "core/measure.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -30,9 +31,13 @@ int cmd_status(struct cli *cli, int argc, char **argv)
 		loop_close(l);
 		return cli_fail(&e);
 	}
+	/* The last iteration's verdict, also once it is committed. */
+	int last = st.last_run;
+	if (!last)
+		measure_last_judged_run(loop_store(l), &last, NULL);
 	if (json) {
 		json_t *j = loop_cli_status_json(&st);
-		stats_cli_add_verdict(l, st.last_run, j);
+		stats_cli_add_verdict(l, last, j);
 		stats_cli_add_stall(l, j);
 		cli_print_json(j);
 	} else {
@@ -55,7 +60,7 @@ int cmd_status(struct cli *cli, int argc, char **argv)
 			printf("contract:  incomplete\n%s\n", st.missing);
 		if (st.problems)
 			printf("problems:\n%s", st.problems);
-		stats_cli_print_verdict(l, st.last_run, stdout);
+		stats_cli_print_verdict(l, last, stdout);
 		printf("next:      %s\n", st.next);
 	}
 	loop_status_release(&st);

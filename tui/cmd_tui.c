@@ -25,6 +25,9 @@ int tui_open_workspace(struct cli *cli, bool quiet_if_none)
 			"use the subcommands (optloop status, verify, log, commit) in scripts");
 		return cli_fail(&e);
 	}
+	/* The first-frame figure counts opening the workspace (reconciliation
+	 * included), not only drawing it. */
+	app_mark_start();
 	sanitize_init();
 	if ((rc = ws_loop_open(&a, cli->op, &e)) < 0) {
 		if (quiet_if_none)

@@ -50,7 +50,6 @@ struct ws_loop {
 	int ncontract;
 	struct traps_doc traps; /* with this iteration's checklist states */
 	struct lint_findings lint; /* findings the log wizard asks to acknowledge */
-	int lint_iter;
 };
 
 static struct ws_loop *W(struct app *a)
@@ -79,7 +78,7 @@ static void load_traps(struct app *a)
 	struct err e = {0};
 
 	traps_doc_release(&w->traps);
-	if (guards_from_loop(w->l, &g, &e) < 0)
+	if (guards_from_loop_status(w->l, &w->st, &g, &e) < 0)
 		return;
 	if (guards_traps(&g.g, w->st.iteration, &w->traps, NULL, &e) == 0) {
 		a->data.traps = w->traps.v;
@@ -127,6 +126,55 @@ static void load_band(struct app *a)
 out:
 	stats_set_release(&set);
 	measure_best_release(&b);
+}
+
+/* The stored verdict of a verify run, for the panes.  When the run is of
+ * offer_iter (the measured, not yet logged iteration; -1: none), a fast or
+ * ambiguous verdict without a confirm says how to get one. */
+static void load_verdict(struct ws_loop *w, int run_id, int offer_iter, struct wb_verdict *out)
+{
+	struct store *s = loop_store(w->l);
+	struct store_run run;
+	struct measure_confirm c;
+	char *verdict = NULL;
+	unsigned flags = 0;
+	json_t *detail = NULL;
+
+	wb_verdict_clear(out);
+	memset(&run, 0, sizeof(run));
+	if (run_id <= 0 || measure_verdict_get(s, run_id, &verdict, &flags, &detail, NULL) < 0)
+		return;
+	if (store_run_get(s, run_id, &run, NULL) < 0) {
+		free(verdict);
+		json_decref(detail);
+		return;
+	}
+	out->have = true;
+	out->iter = run.iter;
+	out->verdict = verdict;
+	json_t *g = json_object_get(detail, "vs_best");
+	out->gain = json_is_number(g) ? json_number_value(g) : NAN;
+	if (flags) {
+		struct sb f = SB_INIT;
+		sb_init(&f);
+		stats_flags_text(flags, &f);
+		out->flags = sb_detach(&f);
+	}
+	bool wants = !strcmp(verdict, "fast") || !strcmp(verdict, "ambiguous");
+	if (measure_confirm_last(s, run.iter, &c, NULL) == 0) {
+		bool held = c.verdict && !strcmp(c.verdict, "fast") && !c.promoted &&
+			    (c.flags & SF_IMPLAUSIBLE_MASK) && !(c.flags & (SF_BUSY_GPU | SF_SUBSET_GATE));
+		out->confirm = !c.done ? xstrdup("confirm unfinished: still running, or cut off")
+			       : xasprintf("confirm %s, %s", c.verdict ? c.verdict : "?",
+					   c.promoted ? "promoted"
+					   : held     ? "held back until its flags are explained"
+						      : "not promoted");
+		measure_confirm_release(&c);
+	} else if (run.iter == offer_iter && wants) {
+		out->confirm = xstrdup("not confirmed yet: optloop confirm");
+	}
+	json_decref(detail);
+	store_run_release(&run);
 }
 
 static void clear_lines(struct wb_line **v, size_t *n)
@@ -192,6 +240,11 @@ static int loop_reload(struct app *a, struct err *e)
 	ws_files_load(&w->files, loop_dir(w->l), &a->data);
 	load_band(a);
 	load_traps(a);
+	/* The last iteration's verdict, also once it is committed. */
+	int last = w->st.last_run;
+	if (!last)
+		measure_last_judged_run(loop_store(w->l), &last, NULL);
+	load_verdict(w, last, w->st.state == ST_MEASURED ? w->st.iteration : -1, &a->data.last);
 	return 0;
 }
 
@@ -260,11 +313,14 @@ static void on_output(void *ctx, const char *buf, size_t len)
 		live_feed(a->data.live, buf, len);
 }
 
+/* Any line may carry a percent (pytest's case lines are test_case events);
+ * stage lines name the benchmark's phase. */
 static void on_event(void *ctx, const struct parse_event *ev)
 {
 	struct app *a = ctx;
-	if (ev->kind == PEV_PROGRESS && a->data.live && ev->progress >= 0)
-		a->data.live->progress = ev->progress;
+	if (a->data.live)
+		live_set_progress(a->data.live, ev->progress,
+				  ev->kind == PEV_STAGE ? ev->stage : NULL, ev->stage_len);
 }
 
 static int start_verify(struct app *a, struct err *e)
@@ -297,12 +353,7 @@ static int loop_run_fds(struct app *a, int fds[2])
 
 static int loop_run_pump(struct app *a, struct err *e)
 {
-	int rc = loop_verify_pump(W(a)->l, 0, e);
-	/* The parser's progress, for engines that do not forward events. */
-	const struct parse_result *r = loop_verify_result(W(a)->l);
-	if (r && r->progress >= 0 && a->data.live)
-		a->data.live->progress = r->progress;
-	return rc;
+	return loop_verify_pump(W(a)->l, 0, e);
 }
 
 static void loop_run_cancel(struct app *a)
@@ -384,7 +435,6 @@ static int open_log_wizard(struct app *a, struct err *e)
 	wizard_text(wz, "Axis", "optional: the axis of this direction (tiling, fusion, ...)", false, NULL);
 	/* Lint findings on the diff must be acknowledged, one by one. */
 	lint_findings_release(&w->lint);
-	w->lint_iter = m.iter;
 	struct guards_owned g;
 	struct err ge = {0};
 	if (guards_from_loop(w->l, &g, &ge) == 0) {
@@ -428,16 +478,9 @@ static int submit_log(struct app *a, struct wizard *wz, struct err *e)
 		k = 2;
 	}
 	o.axis = wz->f[k].value.len ? wz->f[k].value.buf : NULL;
-	if (w->lint.n) {
-		/* Every box is ticked (the wizard requires it): record the acknowledgement. */
-		struct guards_owned g;
-		if ((rc = guards_from_loop(w->l, &g, e)) < 0)
-			return rc;
-		rc = guards_log_check(&g.g, w->lint_iter, true, e);
-		guards_owned_release(&g);
-		if (rc < 0)
-			return rc;
-	}
+	/* Every finding's box is ticked (the wizard requires it): the engine
+	 * records the acknowledgement with the row, and only then. */
+	o.ack_lints = w->lint.n > 0;
 	if ((rc = loop_log(w->l, &o, &row, e)) < 0)
 		return rc;
 	app_message(a, false, "logged iteration %d (%s) \xc2\xb7 next: commit (%s)", row.iter,
@@ -780,6 +823,7 @@ static int loop_detail(struct app *a, int i, struct err *e)
 		return err_set(e, ERR_USAGE, "details: no row selected");
 	r = &a->data.rows[i];
 	clear_lines(&a->data.detail, &a->data.ndetail);
+	wb_verdict_clear(&a->data.sel);
 	memset(&run, 0, sizeof(run));
 	parse_result_init(&res);
 	sb_init(&s);
@@ -807,17 +851,14 @@ static int loop_detail(struct app *a, int i, struct err *e)
 		      run.timed_out ? " \xc2\xb7 timed out" : "");
 		if (run.log_path)
 			dline(a, R_DIM, "Raw output: %s", run.log_path);
-		char *verdict = NULL;
-		unsigned flags = 0;
-		if (measure_verdict_get(loop_store(w->l), run.id, &verdict, &flags, NULL, &re) == 0) {
-			struct sb f = SB_INIT;
-			sb_init(&f);
-			stats_flags_text(flags, &f);
-			dline(a, flags ? R_REVERT : R_NORMAL, "Verdict against the best: %s%s%s",
-			      verdict ? verdict : "", f.len ? " \xc2\xb7 " : "", f.buf);
-			sb_release(&f);
+		json_t *vd = NULL;
+		load_verdict(w, run.id, -1, &a->data.sel);
+		if (measure_verdict_get(loop_store(w->l), run.id, NULL, NULL, &vd, &re) == 0) {
+			const char *why = json_string_value(json_object_get(vd, "why"));
+			if (why && *why)
+				dline(a, R_DIM, "Verdict: %s", why);
 		}
-		free(verdict);
+		json_decref(vd);
 		static const char *const phases[] = {"before", "after"};
 		for (int ph = 0; ph < 2; ph++) {
 			struct probe_reading pr;
@@ -944,6 +985,8 @@ static void loop_close_be(struct app *a)
 		return;
 	clear_lines(&a->data.notes, &a->data.nnotes);
 	clear_lines(&a->data.detail, &a->data.ndetail);
+	wb_verdict_clear(&a->data.last);
+	wb_verdict_clear(&a->data.sel);
 	free_shapes(a);
 	live_free(a->data.live);
 	a->data.live = NULL;

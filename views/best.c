@@ -1,7 +1,9 @@
 /*
  * best — the current best and how the iterations got there: a chart of
  * bench per iteration with the best line and the noise band, and a
- * per-shape mode (s) listing each shape's baseline, best and latest.
+ * per-shape mode (s) listing each shape's baseline, best and latest.  The
+ * last verify run's verdict against the best and its flags sit under the
+ * best line (at the foot in per-shape mode).
  */
 #include "views/view.h"
 
@@ -50,10 +52,45 @@ static const char *point_glyph(const struct wb_data *d, const struct log_row *r,
 	return "o";
 }
 
+#define FLAGS_LABEL "flags: "
+
+/* Rows the last run's verdict takes: the verdict, the confirm, then the
+ * flags on up to two rows. */
+static int verdict_rows(const struct wb_data *d, int inner)
+{
+	const struct wb_verdict *v = &d->last;
+	if (!v->have)
+		return 0;
+	int rows = 1 + (v->confirm ? 1 : 0);
+	if (v->flags) {
+		int fw = (int)strlen(FLAGS_LABEL) + sanitize_width(v->flags, strlen(v->flags));
+		rows += fw <= inner ? 1 : 2;
+	}
+	return rows;
+}
+
+static void draw_last_verdict(const struct wb_data *d, WINDOW *w, int y, int inner, int rows)
+{
+	const struct wb_verdict *v = &d->last;
+	char label[32];
+	snprintf(label, sizeof(label), "last iter %d: ", v->iter);
+	draw_verdict(w, y++, 1, inner, label, v);
+	if (v->confirm)
+		draw_text(w, y++, 1, inner, v->confirm, theme_attr(R_DIM));
+	if (v->flags) {
+		struct sb s = SB_INIT;
+		sb_init(&s);
+		sb_addf(&s, FLAGS_LABEL "%s", v->flags);
+		draw_wrapped(w, y, 1, inner, rows - (v->confirm ? 2 : 1), s.buf, theme_attr(R_REVERT));
+		sb_release(&s);
+	}
+}
+
 static void draw_chart(struct view *v, WINDOW *w, int inner, int h)
 {
 	const struct wb_data *d = v->d;
-	int ch = h - 4, pw = inner - YLAB - 1;
+	int vr = verdict_rows(d, inner);
+	int ch = h - 4 - vr, pw = inner - YLAB - 1;
 	double lo = INFINITY, hi = -INFINITY;
 	size_t n = d->nrows, first = 0;
 	struct sb s = SB_INIT;
@@ -72,6 +109,8 @@ static void draw_chart(struct view *v, WINDOW *w, int inner, int h)
 		sb_adds(&s, "no best yet (no base or kept row with a bench)");
 	}
 	draw_text(w, 1, 1, inner, s.buf, theme_attr(d->has_best ? R_BEST : R_DIM));
+	if (vr && h - 2 >= 1 + vr)
+		draw_last_verdict(d, w, 2, inner, vr);
 	if (ch < 2 || pw < 4)
 		goto out;
 
@@ -93,7 +132,7 @@ static void draw_chart(struct view *v, WINDOW *w, int inner, int h)
 		hi = fmax(hi, d->band_hi);
 	}
 	if (!isfinite(lo) || !isfinite(hi)) {
-		draw_text(w, 3, 2, inner - 1, "no bench numbers to chart yet", theme_attr(R_DIM));
+		draw_text(w, 3 + vr, 2, inner - 1, "no bench numbers to chart yet", theme_attr(R_DIM));
 		goto out;
 	}
 	if (hi - lo < 1e-9) {
@@ -101,7 +140,7 @@ static void draw_chart(struct view *v, WINDOW *w, int inner, int h)
 		hi += 0.05 * (hi > 0 ? hi : 1);
 	}
 
-	int top = 2, x0 = 1 + YLAB + 1;
+	int top = 2 + vr, x0 = 1 + YLAB + 1;
 	const char *bandc = sanitize_is_ascii() ? ":" : "\xc2\xb7";
 	const char *linec = sanitize_is_ascii() ? "-" : "\xe2\x94\x80";
 
@@ -166,11 +205,16 @@ static void draw_shapes(struct view *v, WINDOW *w, int inner, int h)
 	const struct wb_data *d = v->d;
 	struct sb s = SB_INIT;
 	int name_w = inner - 3 * 9 - 8;
+	int vr = verdict_rows(d, inner);
 
-	v->body_h = h - 4;
+	if (h - 4 - vr < 1)
+		vr = 0;
+	v->body_h = h - 4 - vr;
 	view_clamp(v);
+	if (vr)
+		draw_last_verdict(d, w, h - 1 - vr, inner, vr);
 	if (d->nshapes == 0) {
-		draw_wrapped(w, 1, 1, inner, h - 2,
+		draw_wrapped(w, 1, 1, inner, h - 2 - vr,
 			     "per-shape: no per-shape numbers for this log (OPT_LOG.md holds the "
 			     "geomean; the database holds each shape once verify has run)",
 			     theme_attr(R_DIM));

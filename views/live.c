@@ -42,6 +42,8 @@ void live_reset(struct live_buf *b, const char *title)
 	b->verdict = NULL;
 	b->verdict_bad = false;
 	b->progress = -1;
+	free(b->stage);
+	b->stage = NULL;
 	b->running = false;
 	b->t_start = b->t_end = b->now = 0;
 }
@@ -153,6 +155,16 @@ void live_set_verdict(struct live_buf *b, const char *text, bool bad)
 	b->verdict_bad = bad;
 }
 
+void live_set_progress(struct live_buf *b, int pct, const char *stage, size_t n)
+{
+	if (pct >= 0 && pct <= 100)
+		b->progress = pct;
+	if (stage) {
+		free(b->stage);
+		b->stage = xstrndup(stage, n);
+	}
+}
+
 /* ---- the pane ------------------------------------------------------------ */
 
 static int live_nitems(const struct view *v)
@@ -200,9 +212,14 @@ static void live_draw(struct view *v, WINDOW *w)
 	elapsed((b->t_end > 0 ? b->t_end : b->now) - b->t_start, &s);
 	sb_addf(&s, " \xc2\xb7 %llu lines ", b->lines);
 	int x = 1 + draw_text(w, 1, 1, inner, s.buf, A_BOLD);
-	int barw = inner - x - 20;
+	/* The bar gives way to the phase's name, down to 10 cells. */
+	bool staged = b->running && b->stage && *b->stage;
+	int stw = staged ? sanitize_width(b->stage, strlen(b->stage)) + 2 : 0;
+	int barw = inner - x - 20 - stw;
 	if (barw > 30)
 		barw = 30;
+	if (barw < 10)
+		barw = inner - x - 20 < 10 ? inner - x - 20 : 10;
 	if (b->progress >= 0 && barw >= 5) {
 		int fill = b->progress * barw / 100;
 		mvwaddstr(w, 1, x, "[");
@@ -222,6 +239,16 @@ static void live_draw(struct view *v, WINDOW *w)
 		sb_addf(&s, "  %s cancel", action_first_key(ACT_CANCEL));
 	else if (b->verdict)
 		sb_addf(&s, "  %s", b->verdict);
+	/* The phase the harness is in, while it runs, in the room the key hint leaves. */
+	if (staged) {
+		struct sb st = SB_INIT;
+		sb_init(&st);
+		sb_addf(&st, "\xc2\xb7 %s", b->stage);
+		int room = inner - x - sanitize_width(s.buf, s.len);
+		if (room > 4)
+			x += draw_text(w, 1, x + 1, room, st.buf, theme_attr(R_PROGRESS));
+		sb_release(&st);
+	}
 	if (s.len && x < inner)
 		draw_text(w, 1, x + 1, inner - x, s.buf,
 			  theme_attr(!b->running && b->verdict_bad ? R_FAIL : R_KEY));

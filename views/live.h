@@ -30,6 +30,7 @@ struct live_buf {
 	/* What the pane shows around the text; set by the program. */
 	char *title;     /* "verify · iter 4" */
 	int progress;    /* 0..100, -1 unknown */
+	char *stage;     /* the phase the harness announced ("Warming up 3 shape(s)"), or NULL */
 	bool running;
 	double t_start, t_end, now; /* unix seconds; t_end 0 while running */
 	char *verdict;   /* "GATE PASSED", "incomplete: cancelled", ... or NULL */
@@ -48,5 +49,8 @@ void live_flush(struct live_buf *b);
 size_t live_count(const struct live_buf *b);
 const char *live_line(const struct live_buf *b, size_t i, size_t *len);
 void live_set_verdict(struct live_buf *b, const char *text, bool bad);
+/* The parser's progress events: a percent (-1 leaves it) and a phase name
+ * (n bytes, copied; NULL leaves it). */
+void live_set_progress(struct live_buf *b, int pct, const char *stage, size_t n);
 
 #endif

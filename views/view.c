@@ -318,13 +318,66 @@ void wb_lines_free(struct wb_line *v, size_t n)
 	free(v);
 }
 
+void wb_verdict_clear(struct wb_verdict *v)
+{
+	free(v->verdict);
+	free(v->flags);
+	free(v->confirm);
+	memset(v, 0, sizeof(*v));
+	v->gain = NAN;
+}
+
+enum role theme_verdict_role(const char *verdict)
+{
+	if (!verdict)
+		return R_NORMAL;
+	if (!strcmp(verdict, "fast"))
+		return R_KEEP;
+	if (!strcmp(verdict, "slow"))
+		return R_REVERT;
+	if (!strcmp(verdict, "ambiguous"))
+		return R_SUBSET;
+	if (!strcmp(verdict, "missing") || !strcmp(verdict, "not_comparable"))
+		return R_INCOMPLETE;
+	return R_NORMAL;
+}
+
+int draw_verdict(WINDOW *w, int y, int x, int cells, const char *label,
+		 const struct wb_verdict *v)
+{
+	struct sb s = SB_INIT;
+	int used = 0;
+
+	if (!v->have || cells <= 0)
+		return 0;
+	sb_init(&s);
+	used += draw_text(w, y, x, cells, label ? label : "", theme_attr(R_NORMAL));
+	used += draw_text(w, y, x + used, cells - used, v->verdict ? v->verdict : "none",
+			  theme_attr(theme_verdict_role(v->verdict)) | A_BOLD);
+	if (isfinite(v->gain)) {
+		sb_adds(&s, " ");
+		fmt_vs_best(v->gain, &s);
+	}
+	used += draw_text(w, y, x + used, cells - used, s.buf, theme_attr(R_NORMAL));
+	sb_release(&s);
+	return used;
+}
+
 void pager_draw(struct view *v, WINDOW *w, const char *title, const struct wb_line *lines,
 		size_t n)
+{
+	pager_draw_pinned(v, w, title, 0, lines, n);
+}
+
+void pager_draw_pinned(struct view *v, WINDOW *w, const char *title, int pinned,
+		       const struct wb_line *lines, size_t n)
 {
 	int h = getmaxy(w), wd = getmaxx(w), inner = wd - 2;
 
 	v->h = h, v->w = wd;
-	v->body_h = h - 2;
+	if (pinned > h - 3)
+		pinned = h - 3 > 0 ? h - 3 : 0;
+	v->body_h = h - 2 - pinned;
 	/* A pager scrolls: the selection is the first visible line. */
 	if (v->sel > (int)n - v->body_h)
 		v->sel = (int)n - v->body_h;
@@ -337,7 +390,7 @@ void pager_draw(struct view *v, WINDOW *w, const char *title, const struct wb_li
 		size_t i = (size_t)(v->top + y);
 		if (i >= n)
 			break;
-		draw_text(w, 1 + y, 1, inner, lines[i].text ? lines[i].text : "",
+		draw_text(w, 1 + pinned + y, 1, inner, lines[i].text ? lines[i].text : "",
 			  theme_attr(lines[i].role));
 	}
 	if (n > (size_t)v->body_h && inner > 12) {

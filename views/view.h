@@ -68,6 +68,19 @@ struct wb_line {
 	enum role role;
 };
 
+/* A verify run's verdict against the best, as the statistics recorded it.
+ * The program fills it and owns the strings (wb_verdict_clear). */
+struct wb_verdict {
+	bool have;
+	int iter;
+	char *verdict; /* "fast", "same", "slow", "ambiguous", "missing",
+			* "not_comparable", or "none" (nothing to compare with) */
+	double gain;   /* vs best as a fraction; NAN when not compared */
+	char *flags;   /* "implausible, unstable, busy_gpu", NULL when none */
+	char *confirm; /* the iteration's confirm ("confirm fast, promoted") or
+			* what to do about one; NULL when nothing to say */
+};
+
 struct wb_data {
 	const char *title;     /* shown in the top bar */
 	bool readonly;
@@ -90,6 +103,8 @@ struct wb_data {
 	struct wb_line *notes;  /* import problems, reconciliation findings */
 	size_t nnotes;
 	struct live_buf *live;  /* verify output; NULL before the first run */
+	struct wb_verdict last; /* the last verify run's verdict (best pane) */
+	struct wb_verdict sel;  /* the verdict of the row in the detail */
 };
 
 /* ---- panes ---------------------------------------------------------------- */
@@ -154,10 +169,22 @@ void fmt_vs_best(double frac, struct sb *out);
 void fmt_gate(const struct log_row *r, struct sb *out);
 
 void wb_lines_free(struct wb_line *v, size_t n);
+void wb_verdict_clear(struct wb_verdict *v);
+
+/* Role of a verdict name: fast KEEP, slow REVERT, ambiguous SUBSET,
+ * missing / not_comparable INCOMPLETE, others NORMAL. */
+enum role theme_verdict_role(const char *verdict);
+/* At (y, x) in `cells`: label, the verdict in its role and the gain (the
+ * confirm and the flags are the caller's).  Returns the width written. */
+int draw_verdict(WINDOW *w, int y, int x, int cells, const char *label,
+		 const struct wb_verdict *v);
 
 
 
 /* A scrolling page of pre-built lines (detail, notes, help). */
 void pager_draw(struct view *v, WINDOW *w, const char *title, const struct wb_line *lines,
 		size_t n);
+/* The same with the first `pinned` inner rows left for the caller to draw. */
+void pager_draw_pinned(struct view *v, WINDOW *w, const char *title, int pinned,
+		       const struct wb_line *lines, size_t n);
 #endif

@@ -43,6 +43,12 @@ summary      ^=*\s*(?<counts>(?:\d+ [a-z]+)(?:, \d+ [a-z]+)*|no tests ran) in [\
 
 traceback    ^Traceback \(most recent call last\):
 
+# Benchmark phases, shown beside the progress bar while the run goes:
+# "  [chunk_linear_attn] Warming up 6 shape(s)...", "  [chunk_linear_attn] Warmup done.",
+# "  Benchmarking at 'main' (via git worktree)...".
+stage        ^\s*\[[\w.-]+\]\s+(?<stage>Warming up \d+ shape\S*|Warmup done)
+stage        ^\s*(?<stage>Benchmarking at '[^']*')
+
 # Harness warnings (Python's logging prints "WARNING:logger:msg", pytest's live log
 # "WARNING  logger:file.py:12 msg", or just msg).
 warning      ^(?:(?:WARNING|ERROR)(?::[\w.]*:|\s+(?:[\w.]+:[\w.]+:\d+\s+)?))?\s*(?<msg>Failed to benchmark\b.*)$

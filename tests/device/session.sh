@@ -62,6 +62,7 @@ iterate() {
 	if git diff --quiet -- "$file"; then
 		echo "!! $name: the edit changed nothing in $file"; return 1
 	fi
+	sleep "${SETTLE:-5}"  # let the probe's utilisation window pass our own last run
 	timed "$name.verify" optloop verify --timeout 300 --json >"$bundle/$name.verify.json"
 	if [ $? = 3 ]; then
 		# Resumed after a cut-off call: the iteration is already measured.
@@ -77,6 +78,7 @@ iterate() {
 	if [ "$gate" != pass ]; then
 		status=drop
 	elif [ "$verdict" = fast ] || [ "$verdict" = ambiguous ]; then
+		sleep "${SETTLE:-5}"
 		if timed "$name.confirm" optloop confirm --max-pairs "${CONFIRM_PAIRS:-4}" --json >"$bundle/$name.confirm.json"; then
 			status=keep
 		fi
@@ -125,11 +127,39 @@ iterate it2-o-mask fla/ops/common/chunk_o.py \
 iterate it3-norm-scale fla/ops/linear_attn/utils.py \
 	"s/denom = (q \\* scale \\* k_cum).sum(-1, keepdim=True) + 1e-10/denom = (q * k_cum).sum(-1, keepdim=True) * scale + 1e-10/" \
 	"normalize: scale the [B,T,H,1] dot product, not q (one full-size elementwise pass fewer)" "memory traffic"
-iterate it4-h-stages fla/ops/common/chunk_h.py \
+# Three iterations without a confirmed win: the loop is stalled.  Profile the
+# current kernel into trace/ and re-assess before going on.
+if step reassess 60; then
+	python3 - >"$ws/trace/profile-after-iter3.txt" 2>&1 <<'PY'
+import torch
+from torch.profiler import profile, ProfilerActivity
+from fla.ops.linear_attn import chunk_linear_attn
+B, T, H, D = 8, 8192, 16, 64
+q, k, v = (torch.randn(B, T, H, D, device="cuda", dtype=torch.bfloat16) for _ in range(3))
+for _ in range(3):
+    chunk_linear_attn(q, k, v)
+torch.cuda.synchronize()
+with profile(activities=[ProfilerActivity.CUDA]) as prof:
+    for _ in range(10):
+        chunk_linear_attn(q, k, v)
+    torch.cuda.synchronize()
+print(f"chunk_linear_attn fwd, B{B} T{T} H{H} D{D} bf16, 10 calls, CUDA kernel time")
+print(prof.key_averages().table(sort_by="cuda_time_total", row_limit=15))
+PY
+	timed reassess optloop reassess --profile "trace/profile-after-iter3.txt" \
+		--axes "pipelining (stages), masking, memory traffic of the normalize step" \
+		--techniques "fewer full-size elementwise passes in the PyTorch normalize step; autotune space of chunk_fwd_kernel_h" \
+		--next "redo iteration 3's normalize change and confirm it on an idle GPU: its confirm was +6.2% but its pre-probe saw our own verify's utilisation"
+	done_step reassess
+fi
+iterate it4-norm-scale-again fla/ops/linear_attn/utils.py \
+	"s/denom = (q \\* scale \\* k_cum).sum(-1, keepdim=True) + 1e-10/denom = (q * k_cum).sum(-1, keepdim=True) * scale + 1e-10/" \
+	"normalize: scale the [B,T,H,1] dot product, not q (iteration 3 again, confirmed on an idle GPU)" "memory traffic"
+iterate it5-h-stages fla/ops/common/chunk_h.py \
 	"0,/for num_stages in \[2, 3, 4\]/s//for num_stages in [2, 3]/" \
 	"chunk_fwd_kernel_h: autotune over 2-3 stages only" "pipelining"
 
-iterate it5-o-warps fla/ops/common/chunk_o.py \
+iterate it6-o-warps fla/ops/common/chunk_o.py \
 	"s/triton.Config({'BK': 32, 'BV': 32}, num_warps=2, num_stages=3)/triton.Config({'BK': 64, 'BV': 64}, num_warps=8, num_stages=3)/" \
 	"chunk_fwd_kernel_o: offer a 64x64 tile at 8 warps in place of the 32x32 one" "warps"
 

@@ -78,12 +78,23 @@ out=$("$OPTLOOP" verify --json 2>/dev/null)
 v=$(printf '%s' "$out" | jget verdict)
 t_like "the screen verdict of a 2x win is fast or ambiguous" "$v" '^(fast|ambiguous)$'
 t_like "verify --json carries flags" "$out" '"flags": \['
+# Two of the three shapes are the target, in the two spellings a contract uses.
+"$OPTLOOP" contract --set "target=chunk_linear_attn fwd, shapes B2-T512-H4-D64 and B=1 T=1024 H=2 D=128, 1.2x" >/dev/null
 before=$(sha1sum "$kernel")
 out=$("$OPTLOOP" confirm --json 2>/dev/null); rc=$?
 t_is "the candidate is back in the work tree after confirm" "$(sha1sum "$kernel")" "$before"
 t_is "confirm: fast" "$(printf '%s' "$out" | jget verdict)" fast
 t_is "confirm: paired in one session" "$(printf '%s' "$out" | jget paired)" True
 t_like "confirm: a 2x win is flagged implausible" "$(printf '%s' "$out" | jget flags)" 'implausible'
+t_is "confirm: the target-shape geomean is the geomean of the two target shapes" "$(printf '%s' "$out" | python3 -c '
+import json, math, sys
+j = json.load(sys.stdin); t = j["target"]
+sp = {s["shape"]: s["speedup"] for s in j["shapes"]}
+keys = ["fwd B=2 T=512 H=4 D=64 chunk_linear_attn", "fwd B=1 T=1024 H=2 D=128 chunk_linear_attn"]
+want = math.exp(sum(math.log(sp[k]) for k in keys) / 2)
+ok = t["named"] == ["fwd B=2 T=512 H=4 D=64", "fwd B=1 T=1024 H=2 D=128"] and t["missing"] == [] \
+    and t["shapes"] == 2 and math.isclose(t["speedup"], want, rel_tol=1e-9)
+print("ok" if ok else t)')" ok
 t_is "and held back (exit 1, not promoted)" "$rc $(printf '%s' "$out" | jget promoted)" "1 False"
 t_is "confirm alternated best and candidate" \
 	"$(sqlite3 "$db" "SELECT group_concat(role, ' ') FROM (SELECT role FROM stats_runs WHERE role IN ('best','cand') ORDER BY run_id LIMIT 4)")" \
@@ -99,10 +110,12 @@ t_is "a confirmed win resets the stall count" "$(printf '%s' "$s" | jget stall.c
 # --- iteration 2: a noise-level change is rejected ---------------------------
 edit "/* Tokens per chunk." "/* Tokens per chunk (64 works well here)."
 "$OPTLOOP" verify >/dev/null 2>&1
-out=$("$OPTLOOP" confirm --max-pairs 3 --json 2>/dev/null); rc=$?
+out=$("$OPTLOOP" confirm --max-pairs 3 2>/dev/null); rc=$?
 t_is "confirm of a comment-only change exits 1" "$rc" 1
-t_is "and does not promote" "$(printf '%s' "$out" | jget promoted)" False
-t_like "its verdict is not fast" "$(printf '%s' "$out" | jget verdict)" '^(same|ambiguous|slow)$'
+t_like "and does not promote" "$out" 'not promoted'
+t_like "its verdict is not fast" "$out" '^confirm: (same|ambiguous|slow) '
+t_like "confirm shows the target-shape geomean beside the all-shapes one" "$out" \
+	'geomean: [0-9.]+x over all 3 shapes; [0-9.]+x on the target shapes \(2 named, 2 measured: [a-z_]+\)'
 iteration "comment on the chunk size" revert
 t_is "a rejected change counts toward a stall" "$("$OPTLOOP" status --json | jget stall.count)" 1
 
@@ -135,7 +148,21 @@ t_like "and says what to attach" "$out" 'MISSING  profiler evidence'
 t_like "the confirmed win is there" "$out" 'ok       confirmed win: iteration 1'
 printf 'roofline: 1.9 GFLOP/s of 4.0 peak\n' >"$T_TMP/roofline.txt"
 t_ok "attach a roofline reading" "$OPTLOOP" promote --attach "$T_TMP/roofline.txt" --iter 1
-t_exit "promote --check passes" 0 "$OPTLOOP" promote --check
+out=$("$OPTLOOP" promote --check 2>&1); rc=$?
+t_is "promote --check passes on the two target shapes" "$rc" 0
+t_like "and says the win holds on them" "$out" 'ok       target shapes: \+[0-9.]+% over 2 target shapes'
+"$OPTLOOP" contract --set "target=fwd shapes: B2-T512-H4-D64 and B=8 T=4096 H=16 D=128, 1.2x" >/dev/null
+out=$("$OPTLOOP" promote --check 2>&1); rc=$?
+t_is "a target shape the confirm never measured fails the check" "$rc" 1
+t_like "and the check names it" "$out" \
+	'MISSING  target shapes: fwd B=8 T=4096 H=16 D=128 was not measured in the confirm of iteration 1'
+t_like "promote --check --json names it too" "$("$OPTLOOP" promote --check --json | jget target.missing)" \
+	'^fwd B=8 T=4096 H=16 D=128$'
+"$OPTLOOP" contract --set "target=all three shapes, 1.2x" >/dev/null
+out=$("$OPTLOOP" promote --check 2>&1); rc=$?
+t_is "promote --check passes" "$rc" 0
+t_like "with no shapes named, every measured shape counts and the check says so" "$out" \
+	"ok       target shapes: the contract's Target names no shapes: every measured shape counts \(3 in the confirm\)"
 t_is "promote --check --json ok" "$("$OPTLOOP" promote --check --json | jget ok)" True
 
 # --- report final, field by field ----------------------------------------------

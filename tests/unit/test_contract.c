@@ -391,6 +391,100 @@ static void list_items_split_lines_commas_and_marks(void **state)
 	assert_null(v);
 }
 
+/* Names of the target shapes read from a Target text, one per line. */
+static char *target_names(const char *target)
+{
+	struct contract_shape *v;
+	size_t n = contract_target_shapes(target, &v);
+	struct sb out = SB_INIT;
+	sb_init(&out);
+	for (size_t i = 0; i < n; i++) {
+		char *name = contract_shape_name(&v[i]);
+		sb_addf(&out, "%s\n", name);
+		free(name);
+	}
+	contract_shapes_free(v, n);
+	return sb_detach(&out);
+}
+
+static void expect_targets(const char *target, const char *want)
+{
+	char *got = target_names(target);
+	assert_string_equal(got, want);
+	free(got);
+}
+
+static void target_shapes_compact_spelling_with_a_mode(void **state)
+{
+	expect_targets("chunk_linear_attn fwd, shapes B8-T8192-H16-D64 and B16-T4096-H32-D64 (bf16), "
+		       ">= 3 % geomean speedup",
+		       "fwd B=8 T=8192 H=16 D=64\n"
+		       "fwd B=16 T=4096 H=32 D=64\n");
+}
+
+static void target_shapes_key_value_spelling_times_each_mode(void **state)
+{
+	/* The template's example: every mode named applies to the shape. */
+	expect_targets("B=8 T=4096 H=16 D=128, fwd and fwdbwd, 1.3x over main",
+		       "fwd B=8 T=4096 H=16 D=128\n"
+		       "fwdbwd B=8 T=4096 H=16 D=128\n");
+	expect_targets("b = 2, t = 512, h = 4, d = 64", "B=2 T=512 H=4 D=64\n");
+}
+
+static void target_shapes_read_the_measured_shape_keys(void **state)
+{
+	/* The spelling optloop itself prints (measure_shape_key): the mode
+	 * right before a shape belongs to that shape only. */
+	expect_targets("- fwd B=4 T=2048 H=16 D=64 chunk_linear_attn\n"
+		       "- fwdbwd B=1 T=8192 H=8 D=128 L=2 chunk_gla\n",
+		       "fwd B=4 T=2048 H=16 D=64\n"
+		       "fwdbwd B=1 T=8192 H=8 D=128 L=2\n");
+	/* A mode not attached to a shape applies to the shapes without one. */
+	expect_targets("bwd only: fwd B=1 T=64 H=1 D=16 and B=2 T=64 H=1 D=16",
+		       "fwd B=1 T=64 H=1 D=16\n"
+		       "bwd B=2 T=64 H=1 D=16\n");
+}
+
+static void target_shapes_split_on_a_repeated_dimension_and_dedupe(void **state)
+{
+	expect_targets("B=8 T=4096, B=16 T=2048; again B=8 T=4096 and T=1024",
+		       "B=8 T=4096\n"
+		       "B=16 T=2048\n"
+		       "T=1024\n");
+}
+
+static void target_without_shapes_names_none(void **state)
+{
+	/* GPU names and numbers are not shapes: compact spellings need three
+	 * dimensions. */
+	expect_targets("all three shapes, 1.2x", "");
+	expect_targets("1.3x over main on H100, B200 and T4 (bf16); D64 heads", "");
+	expect_targets("L40S and 3D tensors, T4.5 fwd", "");
+	expect_targets(NULL, "");
+	struct contract_shape *v = (void *)1;
+	assert_int_equal(contract_target_shapes("", &v), 0);
+	assert_null(v);
+}
+
+static void shape_matches_measured_keys(void **state)
+{
+	struct contract_shape *v;
+	size_t n = contract_target_shapes("fwd B=4 T=2048 H=16 D=64 and T=512", &v);
+	assert_int_equal(n, 2);
+	assert_true(contract_shape_matches(&v[0], "fwd B=4 T=2048 H=16 D=64 chunk_linear_attn"));
+	assert_true(contract_shape_matches(&v[0], "FWD B=4 T=2048 H=16 D=64"));
+	assert_false(contract_shape_matches(&v[0], "fwdbwd B=4 T=2048 H=16 D=64 chunk_linear_attn"));
+	assert_false(contract_shape_matches(&v[0], "fwd B=4 T=2048 H=16 D=128 chunk_linear_attn"));
+	assert_false(contract_shape_matches(&v[0], "- B=4 T=2048 H=16 D=64"));
+	assert_false(contract_shape_matches(&v[0], "fwd B=4 T=2048 H=16"));
+	/* T=512 with no mode: any mode, any other dimension. */
+	assert_true(contract_shape_matches(&v[1], "fwd B=2 T=512 H=4 D=64 chunk_linear_attn"));
+	assert_true(contract_shape_matches(&v[1], "- B=2 T=512 H=4 D=64 L=3"));
+	assert_false(contract_shape_matches(&v[1], "fwd B=2 T=5120 H=4 D=64"));
+	assert_false(contract_shape_matches(&v[1], NULL));
+	contract_shapes_free(v, n);
+}
+
 /* The template is found through the assets lookup, which wants a
  * patterns/ folder: build a scratch assets dir around the real templates. */
 static char scratch[64];
@@ -477,6 +571,12 @@ int main(void)
 		cmocka_unit_test(value_sharing_lines_with_comments_keeps_them_closed),
 		cmocka_unit_test(field_names_and_synonyms),
 		cmocka_unit_test(list_items_split_lines_commas_and_marks),
+		cmocka_unit_test(target_shapes_compact_spelling_with_a_mode),
+		cmocka_unit_test(target_shapes_key_value_spelling_times_each_mode),
+		cmocka_unit_test(target_shapes_read_the_measured_shape_keys),
+		cmocka_unit_test(target_shapes_split_on_a_repeated_dimension_and_dedupe),
+		cmocka_unit_test(target_without_shapes_names_none),
+		cmocka_unit_test(shape_matches_measured_keys),
 		cmocka_unit_test(template_fills_the_given_fields),
 	};
 	return cmocka_run_group_tests_name("contract", tests, assets_setup, assets_teardown);

@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "core/contract.h"
 #include "core/err.h"
 #include "core/fsutil.h"
 #include "core/measure.h"
@@ -160,6 +161,19 @@ static void verdicts_against_the_best_are_stored(void **state)
 	assert_int_equal(c.verdict, SV_FAST);
 	assert_true(c.flags & SF_IMPLAUSIBLE_AGG); /* 2× in one iteration */
 	stats_cmp_release(&c);
+
+	/* The last judged verify run, not a later noise run nor an unjudged one. */
+	int last;
+	add_run(2, "verify", "T2", "NVIDIA A100", GATE_PASS, SCOPE_FULL, 0.5, 1.0);
+	assert_int_equal(measure_last_judged_run(st, &last, NULL), 0);
+	assert_int_equal(last, r3);
+}
+
+static void no_judged_run_is_notfound(void **state)
+{
+	int last = -1;
+	assert_int_equal(measure_last_judged_run(st, &last, NULL), ERR_NOTFOUND);
+	assert_int_equal(last, 0);
 }
 
 static void failed_and_killed_runs_are_not_samples(void **state)
@@ -251,7 +265,7 @@ static void promote_check_lists_what_is_missing(void **state)
 	struct err e = {0};
 	int r0 = add_run(0, "verify", "T0", "GPU", GATE_PASS, SCOPE_FULL, 1.0, 2.0);
 	add_row(0, RS_BASE, r0, "T0");
-	assert_int_equal(measure_promote_check(st, tmpdir, &out, &j, &e), ERR_FAIL);
+	assert_int_equal(measure_promote_check(st, tmpdir, NULL, &out, &j, &e), ERR_FAIL);
 	assert_non_null(strstr(out.buf, "MISSING  confirmed win"));
 	assert_false(json_is_true(json_object_get(j, "ok")));
 	json_decref(j);
@@ -263,7 +277,7 @@ static void promote_check_lists_what_is_missing(void **state)
 	assert_int_equal(measure_confirm_begin(st, &c, NULL), 0);
 	struct stats_cmp cmp = {.verdict = SV_FAST, .worst = -1};
 	assert_int_equal(measure_confirm_end(st, c.id, &cmp, true, NULL), 0);
-	assert_int_equal(measure_promote_check(st, tmpdir, &out, NULL, &e), ERR_FAIL);
+	assert_int_equal(measure_promote_check(st, tmpdir, NULL, &out, NULL, &e), ERR_FAIL);
 	assert_non_null(strstr(out.buf, "ok       confirmed win"));
 	assert_non_null(strstr(out.buf, "ok       full gate"));
 	assert_non_null(strstr(out.buf, "MISSING  profiler evidence"));
@@ -272,7 +286,7 @@ static void promote_check_lists_what_is_missing(void **state)
 	char *prof = fsutil_join(tmpdir, "ncu.txt");
 	assert_int_equal(fsutil_write_atomic(prof, "x", 1, NULL), 0);
 	assert_int_equal(measure_attach(st, 1, "ncu.txt", NULL), 0);
-	assert_int_equal(measure_promote_check(st, tmpdir, &out, &j, &e), 0);
+	assert_int_equal(measure_promote_check(st, tmpdir, NULL, &out, &j, &e), 0);
 	assert_true(json_is_true(json_object_get(j, "ok")));
 	json_decref(j);
 	sb_reset(&out);
@@ -282,14 +296,159 @@ static void promote_check_lists_what_is_missing(void **state)
 	struct measure_confirm c2 = {.iter = 1, .session = 6, .best_iter = 0};
 	assert_int_equal(measure_confirm_begin(st, &c2, NULL), 0);
 	assert_int_equal(measure_confirm_end(st, c2.id, &imp, true, NULL), 0);
-	assert_int_equal(measure_promote_check(st, tmpdir, &out, NULL, &e), ERR_FAIL);
+	assert_int_equal(measure_promote_check(st, tmpdir, NULL, &out, NULL, &e), ERR_FAIL);
 	assert_non_null(strstr(out.buf, "MISSING  implausible flags: implausible, "
 					"implausible_aggregate"));
 	sb_reset(&out);
 	assert_int_equal(measure_explain(st, 1, "the old path recomputed the state per chunk",
 					 NULL, NULL), 0);
-	assert_int_equal(measure_promote_check(st, tmpdir, &out, NULL, &e), 0);
+	assert_int_equal(measure_promote_check(st, tmpdir, NULL, &out, NULL, &e), 0);
 	free(prof);
+	sb_release(&out);
+}
+
+/* Three runs per side in one session (paired), spread ±5 % around ms. */
+static void add_paired(struct stats_set *b, struct stats_set *c, const char *key, double best_ms,
+		       double cand_ms)
+{
+	static const double f[3] = {1.0, 1.05, 0.95};
+	for (int i = 0; i < 3; i++) {
+		stats_set_add_run(b, key, best_ms * f[i], 1);
+		stats_set_add_run(c, key, cand_ms * f[i], 1);
+	}
+}
+
+static void target_compare_restricts_to_the_named_shapes(void **state)
+{
+	struct stats_set b = {0}, c = {0};
+	struct measure_target t;
+	struct stats_opts o = {.threshold = 0.03};
+	add_paired(&b, &c, "fwd B=8 T=4096 H=16 D=128 op", 2.0, 1.0);    /* 2x */
+	add_paired(&b, &c, "fwdbwd B=8 T=4096 H=16 D=128 op", 1.0, 2.0); /* 0.5x */
+	add_paired(&b, &c, "fwd B=16 T=4096 H=32 D=64 op", 3.0, 2.0);    /* 1.5x */
+
+	/* The two modes of one shape: geomean of 2 and 0.5 is exactly 1. */
+	measure_target_compare(&b, &c, "B=8 T=4096 H=16 D=128, fwd and fwdbwd, 1.3x", &o, &t);
+	assert_int_equal(t.ntargets, 2);
+	assert_int_equal(t.nmissing, 0);
+	assert_int_equal(t.cmp.ncommon, 2);
+	assert_float_equal(t.cmp.speedup, 1.0, 1e-12);
+	assert_string_equal(t.cmp.shapes[t.cmp.worst].key, "fwdbwd B=8 T=4096 H=16 D=128 op");
+	/* Per-run spread: range/d2 of log(1.05/0.95) = 0.1001/1.693 = 0.0591,
+	 * 4 dof; se per shape 0.0591·√2·1.160/√3 = 0.0560; band 2.776·0.0560 =
+	 * 0.155 around 0: past both thresholds, so ambiguous. */
+	assert_float_equal(t.cmp.band, 0.1554, 5e-4);
+	assert_int_equal(t.cmp.verdict, SV_AMBIGUOUS);
+	json_t *j = measure_target_json(&t);
+	assert_int_equal(json_array_size(json_object_get(j, "named")), 2);
+	assert_string_equal(json_string_value(json_array_get(json_object_get(j, "named"), 1)),
+			    "fwdbwd B=8 T=4096 H=16 D=128");
+	assert_float_equal(json_real_value(json_object_get(j, "speedup")), 1.0, 1e-12);
+	json_decref(j);
+	measure_target_release(&t);
+
+	/* One target measured, one not: the geomean is the measured one's,
+	 * log 1.5 − 0.155 clears the threshold (fast), and the other is named. */
+	measure_target_compare(&b, &c, "fwd B16-T4096-H32-D64 and fwd B=1 T=64 H=1 D=16", &o, &t);
+	assert_int_equal(t.ntargets, 2);
+	assert_int_equal(t.cmp.ncommon, 1);
+	assert_float_equal(t.cmp.speedup, 1.5, 1e-12);
+	assert_int_equal(t.cmp.verdict, SV_FAST);
+	assert_int_equal(t.nmissing, 1);
+	assert_string_equal(t.missing[0], "fwd B=1 T=64 H=1 D=16");
+	measure_target_release(&t);
+
+	/* No shapes named: every shape counts, (2 · 0.5 · 1.5)^(1/3). */
+	measure_target_compare(&b, &c, "all three shapes, 1.2x", &o, &t);
+	assert_int_equal(t.ntargets, 0);
+	assert_int_equal(t.cmp.ncommon, 3);
+	assert_float_equal(t.cmp.speedup, cbrt(1.5), 1e-12);
+	j = measure_target_json(&t);
+	assert_int_equal(json_array_size(json_object_get(j, "named")), 0);
+	json_decref(j);
+	measure_target_release(&t);
+
+	/* A target the best measured and the candidate did not is missing. */
+	struct stats_set c2 = {0};
+	stats_set_add_run(&c2, "fwd B=8 T=4096 H=16 D=128 op", 1.0, 1);
+	measure_target_compare(&b, &c2, "fwd B=8 T=4096 H=16 D=128 and fwd B=16 T=4096 H=32 D=64",
+			       &o, &t);
+	assert_int_equal(t.nmissing, 1);
+	assert_string_equal(t.missing[0], "fwd B=16 T=4096 H=32 D=64");
+	assert_int_equal(t.cmp.verdict, SV_MISSING);
+	measure_target_release(&t);
+	stats_set_release(&c2);
+	stats_set_release(&b);
+	stats_set_release(&c);
+}
+
+/* A promoted confirm of iteration 1 over three interleaved pairs: shape
+ * fwd B=4 T=2048 H=16 D=64 twice as fast, fwd B=8 T=1024 H=8 D=64 the same. */
+static void confirmed_win_on_one_shape(void)
+{
+	static const double f[3] = {1.0, 1.05, 0.95};
+	int r0 = add_run(0, "verify", "T0", "GPU", GATE_PASS, SCOPE_FULL, 1.0, 2.0);
+	add_row(0, RS_BASE, r0, "T0");
+	int r1 = add_run(1, "verify", "T1", "GPU", GATE_PASS, SCOPE_FULL, 0.5, 2.0);
+	add_row(1, RS_KEEP, r1, "T1");
+	int first = 0;
+	for (int i = 0; i < 3; i++) {
+		int rb = add_run(1, "confirm", "T0", "GPU", GATE_UNVERIFIED, SCOPE_UNKNOWN, f[i], 2 * f[i]);
+		int rc = add_run(1, "confirm", "T1", "GPU", GATE_UNVERIFIED, SCOPE_UNKNOWN, 0.5 * f[i],
+				 2 * f[i]);
+		if (!first)
+			first = rb;
+		assert_int_equal(measure_session_put(st, rb, first, "best", NULL), 0);
+		assert_int_equal(measure_session_put(st, rc, first, "cand", NULL), 0);
+	}
+	struct measure_confirm c = {.iter = 1, .session = first, .best_iter = 0};
+	c.best_tree = "T0";
+	c.cand_tree = "T1";
+	assert_int_equal(measure_confirm_begin(st, &c, NULL), 0);
+	struct stats_cmp cmp = {.verdict = SV_FAST, .worst = -1};
+	assert_int_equal(measure_confirm_end(st, c.id, &cmp, true, NULL), 0);
+	char *prof = fsutil_join(tmpdir, "ncu.txt");
+	assert_int_equal(fsutil_write_atomic(prof, "x", 1, NULL), 0);
+	assert_int_equal(measure_attach(st, 1, "ncu.txt", NULL), 0);
+	free(prof);
+}
+
+static int check_with_target(const char *target, struct sb *out)
+{
+	struct contract k = {.threshold = 0.03};
+	struct err e = {0};
+	k.v[CF_TARGET] = (char *)target;
+	sb_reset(out);
+	return measure_promote_check(st, tmpdir, &k, out, NULL, &e);
+}
+
+static void promote_check_requires_the_win_on_target_shapes(void **state)
+{
+	struct sb out = SB_INIT;
+	confirmed_win_on_one_shape();
+
+	assert_int_equal(check_with_target("the two shapes, 1.3x", &out), 0);
+	assert_non_null(strstr(out.buf, "ok       target shapes: the contract's Target names no "
+					"shapes: every measured shape counts (2 in the confirm)"));
+
+	assert_int_equal(check_with_target("fwd B4-T2048-H16-D64, 1.3x", &out), 0);
+	assert_non_null(strstr(out.buf, "ok       target shapes: +50.0% over 1 target shape"));
+
+	/* The shape that did not move: no win beyond noise there. */
+	assert_int_equal(check_with_target("B=8 T=1024 H=8 D=64", &out), ERR_FAIL);
+	assert_non_null(strstr(out.buf, "MISSING  target shapes: the confirm of iteration 1 shows "
+					"ambiguous"));
+
+	/* A target shape the confirm never measured is named. */
+	assert_int_equal(check_with_target("fwd B=4 T=2048 H=16 D=64 and fwd B=8 T=4096 H=16 D=128",
+					   &out), ERR_FAIL);
+	assert_non_null(strstr(out.buf, "MISSING  target shapes: fwd B=8 T=4096 H=16 D=128 was not "
+					"measured in the confirm of iteration 1"));
+
+	/* No contract at all reads as no target shapes. */
+	struct err e = {0};
+	sb_reset(&out);
+	assert_int_equal(measure_promote_check(st, tmpdir, NULL, &out, NULL, &e), 0);
 	sb_release(&out);
 }
 
@@ -385,12 +544,16 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(shape_keys_name_every_dimension),
 		cmocka_unit_test_setup_teardown(verdicts_against_the_best_are_stored, setup, teardown),
+		cmocka_unit_test_setup_teardown(no_judged_run_is_notfound, setup, teardown),
 		cmocka_unit_test_setup_teardown(failed_and_killed_runs_are_not_samples, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(confirm_sessions_pick_their_runs, setup, teardown),
 		cmocka_unit_test_setup_teardown(best_moves_only_with_a_promoted_confirm, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(promote_check_lists_what_is_missing, setup, teardown),
+		cmocka_unit_test(target_compare_restricts_to_the_named_shapes),
+		cmocka_unit_test_setup_teardown(promote_check_requires_the_win_on_target_shapes, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(explaining_flags_releases_a_held_back_confirm, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(report_final_uses_the_confirm_session, setup,

@@ -545,6 +545,44 @@ static void events_name_each_line(void **state)
 	sb_release(&l.kinds);
 }
 
+/* Progress rides on the line that shows it, whatever the line is; benchmark
+ * phases come as stage events naming the phase. */
+struct stagelog {
+	struct sb seen; /* "kind:progress:stage;" per event with progress or stage */
+};
+
+static void on_stage_event(void *ctx, const struct parse_event *ev)
+{
+	struct stagelog *l = ctx;
+	if (ev->progress >= 0 || ev->kind == PEV_STAGE)
+		sb_addf(&l->seen, "%s:%d:%.*s;", parse_event_kind_name(ev->kind), ev->progress,
+			(int)ev->stage_len, ev->stage ? ev->stage : "");
+}
+
+static void progress_and_stages_reach_the_listener(void **state)
+{
+	static const char text[] = "  Correctness gate: t.py (full)\n"
+				   "t.py::test[a] PASSED    [ 33%]\n"
+				   "t.py .F [ 66%]\n"
+				   "PASSED      [100%]\n"
+				   "  GATE PASSED.\n"
+				   "  [chunk_linear_attn] Warming up 3 shape(s)...\n"
+				   "  [chunk_linear_attn] Warmup done.\n"
+				   "  Benchmarking at 'main' (via git worktree)...\n";
+	struct stagelog l = {SB_INIT};
+	struct parser *p = parser_new(fla, on_stage_event, &l);
+
+	parser_feed(p, text, sizeof(text) - 1);
+	parser_finish(p, 0, false);
+	assert_string_equal(l.seen.buf, "test_case:33:;test_case:66:;test_case:100:;"
+					"stage:-1:Warming up 3 shape(s)...;stage:-1:Warmup done;"
+					"stage:-1:Benchmarking at 'main';");
+	assert_int_equal(parser_result(p)->progress, 100);
+	assert_string_equal(parser_result(p)->stage, "Benchmarking at 'main'");
+	parser_free(p);
+	sb_release(&l.seen);
+}
+
 /* ---- JSON ---- */
 
 static void json_keys_and_round_trip(void **state)
@@ -831,6 +869,7 @@ int main(void)
 		cmocka_unit_test(traceback_without_verdict_is_error),
 		cmocka_unit_test(kernelbench_set),
 		cmocka_unit_test(events_name_each_line),
+		cmocka_unit_test(progress_and_stages_reach_the_listener),
 		cmocka_unit_test(json_keys_and_round_trip),
 		cmocka_unit_test(json_scope_and_nulls),
 		cmocka_unit_test(hostile_input_stays_bounded),

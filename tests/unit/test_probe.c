@@ -190,6 +190,71 @@ static void runs_a_fake_probe_script(void **state)
 	free(p);
 }
 
+/* A pre-run reading that is busy by utilisation alone is read again once the
+ * sample window has passed: the first reading here shows 20 %, as
+ * nvidia-smi did on the H200 60 ms after the previous confirm run ended. */
+static void a_busy_reading_is_read_again_after_settling(void **state)
+{
+	char *flag = fsutil_join(tmpdir, "settle-flag");
+	char *body = xasprintf("echo 'index, name, utilization.gpu [%%]'\n"
+			       "if [ -e '%s' ]; then echo '0, H200, 0 %%'; "
+			       "else touch '%s'; echo '0, H200, 20 %%'; fi", flag, flag);
+	char *p = script("settle", body);
+	char *a = script("apps3", "exit 0");
+	struct probe_opts o = {.command = p, .apps_command = a, .settle_s = 0.05};
+	struct probe_reading r;
+	assert_int_equal(probe_run(&o, &r, NULL), 0);
+	assert_false(r.busy);
+	assert_true(r.gpus[0].util_pct == 0);
+	assert_true(r.settled_s >= 0.05);
+	assert_non_null(strstr(r.settled_from, "utilisation 20 %"));
+	struct sb d = SB_INIT;
+	probe_describe(&r, &d);
+	assert_non_null(strstr(d.buf, "read again after"));
+	sb_release(&d);
+	/* the second look survives the store's JSON */
+	json_t *j = probe_reading_json(&r);
+	struct probe_reading back;
+	assert_int_equal(probe_reading_from_json(j, &back, NULL), 0);
+	assert_true(back.settled_s == r.settled_s);
+	assert_string_equal(back.settled_from, r.settled_from);
+	probe_reading_release(&back);
+	json_decref(j);
+	probe_reading_release(&r);
+
+	/* still busy the second time: busy, and the reading says it looked twice */
+	char *p2 = script("busy2", "echo 'index, name, utilization.gpu [%]'; echo '0, H200, 90 %'");
+	o.command = p2;
+	assert_int_equal(probe_run(&o, &r, NULL), 0);
+	assert_true(r.busy);
+	assert_true(r.settled_s > 0);
+	probe_reading_release(&r);
+
+	/* another compute process is evidence enough: no second look */
+	char *a2 = script("apps4", "echo 777");
+	o.apps_command = a2;
+	assert_int_equal(probe_run(&o, &r, NULL), 0);
+	assert_true(r.busy);
+	assert_true(r.settled_s == 0);
+	probe_reading_release(&r);
+
+	/* without settle_s (after-run readings) one look is all */
+	unlink(flag);
+	o.command = p;
+	o.apps_command = a;
+	o.settle_s = 0;
+	assert_int_equal(probe_run(&o, &r, NULL), 0);
+	assert_true(r.busy);
+	assert_true(r.settled_s == 0);
+	probe_reading_release(&r);
+	free(a2);
+	free(p2);
+	free(a);
+	free(p);
+	free(body);
+	free(flag);
+}
+
 static void missing_probe_is_no_probe_not_an_error(void **state)
 {
 	struct probe_opts o = {.command = "optloop-no-such-probe --query-gpu=index"};
@@ -235,6 +300,7 @@ int main(void)
 		cmocka_unit_test(empty_or_header_only_output_is_refused),
 		cmocka_unit_test(json_round_trip),
 		cmocka_unit_test(runs_a_fake_probe_script),
+		cmocka_unit_test(a_busy_reading_is_read_again_after_settling),
 		cmocka_unit_test(missing_probe_is_no_probe_not_an_error),
 		cmocka_unit_test(a_hanging_probe_is_cut_off),
 	};

@@ -224,6 +224,68 @@ static void rollback_discards_a_transaction(void **state)
 	store_close(s);
 }
 
+/* The rows are kept between calls: every kind of write must still show. */
+static int nrows_now(struct store *s, const char **last_dir)
+{
+	struct log_row *rows;
+	size_t n;
+	static char dir[64];
+	struct err e = {0};
+
+	assert_int_equal(store_iters(s, &rows, &n, &e), 0);
+	dir[0] = '\0';
+	if (n)
+		snprintf(dir, sizeof(dir), "%s", rows[n - 1].direction);
+	*last_dir = dir;
+	for (size_t i = 0; i < n; i++)
+		log_row_release(&rows[i]);
+	free(rows);
+	return (int)n;
+}
+
+static void rows_read_again_see_every_write(void **state)
+{
+	struct store *w, *r;
+	struct err e = {0};
+	struct log_row row = {.iter = 0, .direction = "baseline", .gate = "pass", .bench_ms = 1.0,
+			      .vs_best = NAN, .status = RS_BASE};
+	const char *dir;
+
+	assert_int_equal(store_open(dbpath, STORE_CREATE, &w, &e), 0);
+	assert_int_equal(store_open(dbpath, STORE_READONLY, &r, &e), 0);
+	assert_int_equal(nrows_now(w, &dir), 0);
+	assert_int_equal(nrows_now(r, &dir), 0);
+	/* this connection's own write */
+	assert_int_equal(store_iter_add(w, &row, 0, NULL, &e), 0);
+	assert_int_equal(nrows_now(w, &dir), 1);
+	assert_string_equal(dir, "baseline");
+	/* another connection's commit */
+	assert_int_equal(nrows_now(r, &dir), 1);
+	/* rows read inside a transaction that is then rolled back */
+	row.iter = 1;
+	row.direction = "rolled back";
+	row.status = RS_DROP;
+	assert_int_equal(store_begin(w, &e), 0);
+	assert_int_equal(store_iter_add(w, &row, 0, NULL, &e), 0);
+	assert_int_equal(nrows_now(w, &dir), 2);
+	store_rollback(w);
+	assert_int_equal(nrows_now(w, &dir), 1);
+	assert_string_equal(dir, "baseline");
+	/* a write that bypasses the store's functions */
+	assert_int_equal(sqlite3_exec(store_db(w), "UPDATE iterations SET direction = 'edited'", NULL,
+				      NULL, NULL),
+			 SQLITE_OK);
+	assert_int_equal(nrows_now(w, &dir), 1);
+	assert_string_equal(dir, "edited");
+	assert_int_equal(nrows_now(r, &dir), 1);
+	assert_string_equal(dir, "edited");
+	/* the copies handed out are the caller's: freeing them leaves the next read whole */
+	assert_int_equal(nrows_now(r, &dir), 1);
+	assert_string_equal(dir, "edited");
+	store_close(r);
+	store_close(w);
+}
+
 static void samples_envs_and_export(void **state)
 {
 	struct store *s;
@@ -396,6 +458,7 @@ int main(void)
 		cmocka_unit_test_setup(runs_round_trip_and_last_run, fresh),
 		cmocka_unit_test_setup(rows_keep_order_status_and_commit, fresh),
 		cmocka_unit_test_setup(rollback_discards_a_transaction, fresh),
+		cmocka_unit_test_setup(rows_read_again_see_every_write, fresh),
 		cmocka_unit_test_setup(samples_envs_and_export, fresh),
 		cmocka_unit_test_setup(aside_pending_until_done, fresh),
 		cmocka_unit_test_setup(newer_schema_is_refused, fresh),

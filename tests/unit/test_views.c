@@ -352,6 +352,56 @@ static void live_tail_follows_and_strips_escapes(void **state)
 	delwin(w);
 }
 
+/* The harness's progress as the parser reports it: the gate's percent, then
+ * the benchmark's phase beside the bar; a finished run shows its verdict. */
+static void live_shows_progress_and_the_benchmark_phase(void **state)
+{
+	WINDOW *w = newwin(5, 80, 0, 0);
+	struct view v = {.ops = &live_view, .d = &data, .focused = true};
+	struct live_buf *b = live_new(100, 200);
+	const char *stage = "Warming up 3 shape(s)...";
+
+	fill_rows();
+	data.live = b;
+	live_reset(b, "Verify · iter 2");
+	b->running = true;
+	b->t_start = 1000;
+	b->now = 1003;
+	live_feed(b, "PASSED [ 33%]\n", 14);
+	live_set_progress(b, 33, NULL, 0);
+	v.ops->draw(&v, w);
+	expect_screen(w,
+		"+- Verify · iter 2 ------------------------------------------------------------+\n"
+		"|running 00:03 · 1 lines [█████████·····················]  33%   x cancel      |\n"
+		"|PASSED [ 33%]                                                                 |\n"
+		"|                                                                              |\n"
+		"+------------------------------------------------------------------------------+\n");
+	/* a percent-less event leaves the bar; the phase is named beside it */
+	live_set_progress(b, 100, NULL, 0);
+	live_set_progress(b, -1, stage, strlen(stage));
+	v.ops->draw(&v, w);
+	expect_screen(w,
+		"+- Verify · iter 2 ------------------------------------------------------------+\n"
+		"|running 00:03 · 1 lines [██████████] 100% · Warming up 3 shape(s)...  x cancel|\n"
+		"|PASSED [ 33%]                                                                 |\n"
+		"|                                                                              |\n"
+		"+------------------------------------------------------------------------------+\n");
+	/* finished: the verdict replaces the phase */
+	b->running = false;
+	b->t_end = 1007;
+	live_set_verdict(b, "gate pass", false);
+	v.ops->draw(&v, w);
+	expect_screen(w,
+		"+- Verify · iter 2 ------------------------------------------------------------+\n"
+		"|finished 00:07 · 1 lines [██████████████████████████████] 100%   gate pass    |\n"
+		"|PASSED [ 33%]                                                                 |\n"
+		"|                                                                              |\n"
+		"+------------------------------------------------------------------------------+\n");
+	live_free(b);
+	data.live = NULL;
+	delwin(w);
+}
+
 static void live_keeps_bounded_memory(void **state)
 {
 	struct live_buf *b = live_new(8, 16);
@@ -423,6 +473,142 @@ static void detail_pages_prebuilt_lines(void **state)
 		"|+x = 1                                |\n"
 		"|last                                  |\n"
 		"+-------------------------------- 3/5 -+\n");
+	data.detail = NULL;
+	data.ndetail = 0;
+	delwin(w);
+}
+
+static void set_verdict(struct wb_verdict *v, int iter, const char *verdict, double gain,
+			const char *flags, const char *confirm)
+{
+	*v = (struct wb_verdict){.have = true, .iter = iter, .verdict = (char *)verdict,
+				 .gain = gain, .flags = (char *)flags, .confirm = (char *)confirm};
+}
+
+static void chart_shows_the_last_verdict_and_its_flags(void **state)
+{
+	WINDOW *w = newwin(12, 48, 0, 0);
+	struct view v = {.ops = &best_view, .d = &data};
+
+	fill_rows();
+	data.band_lo = 0.870;
+	data.band_hi = 0.896;
+	data.band_label = "noise";
+	set_verdict(&data.last, 4, "ambiguous", 0.021,
+		    "implausible, win_confined_to_one_shape, noise_assumed",
+		    "not confirmed yet: optloop confirm");
+	v.ops->draw(&v, w);
+	expect_screen(w,
+		"+- Best · bench per iteration (s: per shape) --+\n"
+		"|best 0.883 ms @ iter 4 · noise ±1.5%          |\n"
+		"|last iter 4: ambiguous +2.1%                  |\n"
+		"|not confirmed yet: optloop confirm            |\n"
+		"|flags: implausible,                           |\n"
+		"|win_confined_to_one_shape, noise_assumed      |\n"
+		"|  0.973 o                                     |\n"
+		"|                                              |\n"
+		"|        ·······o······························|\n"
+		"|  0.870 ────────────────────────────*─────────|\n"
+		"|        iter 0                          iter 4|\n"
+		"+----------------------------------------------+\n");
+	/* Each verdict in its role: attributes survive without colour. */
+	assert_true((mvwinch(w, 2, 14) & A_BOLD) != 0);
+	assert_false((mvwinch(w, 2, 13) & A_BOLD) != 0);
+	assert_int_equal(theme_verdict_role("fast"), R_KEEP);
+	assert_int_equal(theme_verdict_role("slow"), R_REVERT);
+	assert_int_equal(theme_verdict_role("ambiguous"), R_SUBSET);
+	assert_int_equal(theme_verdict_role("not_comparable"), R_INCOMPLETE);
+	assert_int_equal(theme_verdict_role("missing"), R_INCOMPLETE);
+	assert_int_equal(theme_verdict_role("same"), R_NORMAL);
+
+	/* Without flags the verdict takes one row; the chart gets the other. */
+	set_verdict(&data.last, 4, "fast", 0.121, NULL, "confirm fast, promoted");
+	v.ops->draw(&v, w);
+	expect_screen(w,
+		"+- Best · bench per iteration (s: per shape) --+\n"
+		"|best 0.883 ms @ iter 4 · noise ±1.5%          |\n"
+		"|last iter 4: fast +12%                        |\n"
+		"|confirm fast, promoted                        |\n"
+		"|  0.973 o                                     |\n"
+		"|                                              |\n"
+		"|                                              |\n"
+		"|               o                              |\n"
+		"|  0.883 ────────────────────────────*─────────|\n"
+		"|  0.870 ······································|\n"
+		"|        iter 0                          iter 4|\n"
+		"+----------------------------------------------+\n");
+	memset(&data.last, 0, sizeof(data.last));
+	delwin(w);
+}
+
+static void per_shape_mode_keeps_the_verdict_at_the_foot(void **state)
+{
+	WINDOW *w = newwin(8, 60, 0, 0);
+	struct view v = {.ops = &best_view, .d = &data, .mode = 1};
+
+	fill_rows();
+	shapes[0] = (struct wb_shape){"fwd B=1 T=4096 H=16", sh_a};
+	shapes[1] = (struct wb_shape){"fwdbwd B=1 T=4096 H=16", sh_b};
+	data.shapes = shapes;
+	data.nshapes = 2;
+	set_verdict(&data.last, 5, "not_comparable", NAN, "env_changed, busy_gpu", NULL);
+	v.ops->draw(&v, w);
+	expect_screen(w,
+		"+- Best · per shape (s: chart) ----------------------------+\n"
+		"|Shape                      first     best     last speedup|\n"
+		"|fwd B=1 T=4096 H=16        1.200    1.050    1.050   1.14x|\n"
+		"|fwdbwd B=1 T=4096 H=16     0.800    0.740    0.740   1.08x|\n"
+		"|                                                          |\n"
+		"|last iter 5: not_comparable                               |\n"
+		"|flags: env_changed, busy_gpu                              |\n"
+		"+----------------------------------------------------------+\n");
+	data.nshapes = 0;
+	memset(&data.last, 0, sizeof(data.last));
+	delwin(w);
+}
+
+static void detail_pins_the_rows_verdict_above_the_pages(void **state)
+{
+	WINDOW *w = newwin(6, 64, 0, 0);
+	struct view v = {.ops = &detail_view, .d = &data};
+	struct wb_line lines[4] = {{"Iteration 4 · keep · num_warps 8", R_HEADER},
+				   {"Gate: pass (-k subset)", R_SUBSET},
+				   {"Why: +2.1% vs best over 3 shape(s)", R_NORMAL},
+				   {"last", R_NORMAL}};
+
+	fill_rows();
+	data.detail = lines;
+	data.ndetail = 4;
+	set_verdict(&data.sel, 4, "slow", -0.052, "unstable, subset_gate",
+		    "confirm slow, not promoted");
+	v.ops->draw(&v, w);
+	expect_screen(w,
+		"+- Iteration detail (Esc back) --------------------------------+\n"
+		"|Verdict against the best: slow -5.2% · confirm slow, not prom…|\n"
+		"|Flags: unstable, subset_gate                                  |\n"
+		"|Iteration 4 · keep · num_warps 8                              |\n"
+		"|Gate: pass (-k subset)                                        |\n"
+		"+-------------------------------------------------------- 1/4 -+\n");
+	view_navigate(&v, ACT_PAGE_DOWN);
+	v.ops->draw(&v, w);
+	expect_screen(w,
+		"+- Iteration detail (Esc back) --------------------------------+\n"
+		"|Verdict against the best: slow -5.2% · confirm slow, not prom…|\n"
+		"|Flags: unstable, subset_gate                                  |\n"
+		"|Gate: pass (-k subset)                                        |\n"
+		"|Why: +2.1% vs best over 3 shape(s)                            |\n"
+		"+-------------------------------------------------------- 2/4 -+\n");
+	/* A row without a recorded verdict pages as before. */
+	memset(&data.sel, 0, sizeof(data.sel));
+	v.sel = 0;
+	v.ops->draw(&v, w);
+	expect_screen(w,
+		"+- Iteration detail (Esc back) --------------------------------+\n"
+		"|Iteration 4 · keep · num_warps 8                              |\n"
+		"|Gate: pass (-k subset)                                        |\n"
+		"|Why: +2.1% vs best over 3 shape(s)                            |\n"
+		"|last                                                          |\n"
+		"+--------------------------------------------------------------+\n");
 	data.detail = NULL;
 	data.ndetail = 0;
 	delwin(w);
@@ -530,10 +716,14 @@ int main(void)
 		cmocka_unit_test(traps_show_states_and_explain_selection),
 		cmocka_unit_test(dispatch_table_renders),
 		cmocka_unit_test(live_tail_follows_and_strips_escapes),
+		cmocka_unit_test(live_shows_progress_and_the_benchmark_phase),
 		cmocka_unit_test(live_keeps_bounded_memory),
 		cmocka_unit_test(help_lists_every_action),
 		cmocka_unit_test(keymap_comes_from_the_action_table),
 		cmocka_unit_test(detail_pages_prebuilt_lines),
+		cmocka_unit_test(chart_shows_the_last_verdict_and_its_flags),
+		cmocka_unit_test(per_shape_mode_keeps_the_verdict_at_the_foot),
+		cmocka_unit_test(detail_pins_the_rows_verdict_above_the_pages),
 		cmocka_unit_test(wizard_collects_and_validates),
 		cmocka_unit_test(wizard_step_mode_shows_one_prompt),
 		cmocka_unit_test(ascii_locale_draws_ascii_only),
