@@ -28,7 +28,7 @@ endif
 # Debian packages the build, the tests and the demo need.
 DEB_PKGS = gcc make pkg-config git tmux libc6-dev python3 \
 	libncurses-dev libgit2-dev libsqlite3-dev libpcre2-dev libjansson-dev \
-	libcmocka-dev
+	libcmocka-dev strace
 PKGS      = ncursesw libgit2 sqlite3 libpcre2-8 jansson
 TEST_PKGS = cmocka
 
