@@ -97,16 +97,15 @@ static void bind_num(sqlite3_stmt *st, int i, double v)
 		sqlite3_bind_double(st, i, v);
 }
 
-static int rows_load(const struct guards_ctx *g, struct log_row **rows, size_t *n, struct err *e)
+/* The rows, shared with the store (read-only): put back with
+ * store_rows_put(*sr).  On error *sr is NULL and there are no rows. */
+static int rows_load(const struct guards_ctx *g, struct store_rows **sr,
+		     const struct log_row **rows, size_t *n, struct err *e)
 {
-	return store_iters(g->store, rows, n, e);
-}
-
-static void rows_free(struct log_row *rows, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		log_row_release(&rows[i]);
-	free(rows);
+	int rc = store_rows_get(g->store, sr, e);
+	*rows = rc < 0 ? NULL : (*sr)->v;
+	*n = rc < 0 ? 0 : (*sr)->n;
+	return rc;
 }
 
 /* ---- frozen scope ---------------------------------------------------------- */
@@ -315,14 +314,15 @@ int guards_state(const struct guards_ctx *g, enum loop_state *st, struct err *e)
 		*st = ST_STOPPING;
 		return 0;
 	}
-	struct log_row *rows;
+	struct store_rows *rs;
+	const struct log_row *rows;
 	size_t n;
-	int rc = rows_load(g, &rows, &n, e);
+	int rc = rows_load(g, &rs, &rows, &n, e);
 	if (rc < 0)
 		return rc;
 	if (stall_now(g, rows, n) >= GUARDS_STALL_AFTER)
 		*st = ST_STALLED;
-	rows_free(rows, n);
+	store_rows_put(rs);
 	return 0;
 }
 
@@ -340,9 +340,10 @@ char *guards_next_step(const struct guards_ctx *g, enum loop_state st)
 	}
 	if (st != ST_STALLED)
 		return NULL;
-	struct log_row *rows;
+	struct store_rows *rs;
+	const struct log_row *rows;
 	size_t n;
-	if (rows_load(g, &rows, &n, NULL) < 0)
+	if (rows_load(g, &rs, &rows, &n, NULL) < 0)
 		return NULL;
 	struct sb it = SB_INIT;
 	int c = stall_now(g, rows, n);
@@ -353,7 +354,7 @@ char *guards_next_step(const struct guards_ctx *g, enum loop_state st)
 			    "reassess --profile trace/FILE --axes TEXT --techniques TEXT --next TEXT",
 			    c, it.buf ? it.buf : "");
 	sb_release(&it);
-	rows_free(rows, n);
+	store_rows_put(rs);
 	return s;
 }
 
@@ -372,9 +373,10 @@ int guards_verify_check(const struct guards_ctx *g, struct err *e)
 		stop_release(&sr);
 		return rc;
 	}
-	struct log_row *rows;
+	struct store_rows *rs;
+	const struct log_row *rows;
 	size_t n;
-	if ((rc = rows_load(g, &rows, &n, e)) < 0)
+	if ((rc = rows_load(g, &rs, &rows, &n, e)) < 0)
 		return rc;
 	int c = stall_now(g, rows, n);
 	if (c >= GUARDS_STALL_AFTER) {
@@ -388,7 +390,7 @@ int guards_verify_check(const struct guards_ctx *g, struct err *e)
 			     c, it.buf);
 		sb_release(&it);
 	}
-	rows_free(rows, n);
+	store_rows_put(rs);
 	return rc;
 }
 
@@ -637,13 +639,14 @@ static const struct log_row *best_row(const struct log_row *rows, size_t n)
 
 int guards_after_commit(const struct guards_ctx *g, char sha[41], struct err *e)
 {
-	struct log_row *rows;
+	struct store_rows *rs;
+	const struct log_row *rows;
 	size_t n;
 	int rc;
 
 	if (sha)
 		sha[0] = '\0';
-	if ((rc = rows_load(g, &rows, &n, e)) < 0)
+	if ((rc = rows_load(g, &rs, &rows, &n, e)) < 0)
 		return rc;
 	const struct log_row *last = n ? &rows[n - 1] : NULL;
 	if (!last || !last->commit || (last->status != RS_REVERT && last->status != RS_DROP))
@@ -715,7 +718,7 @@ int guards_after_commit(const struct guards_ctx *g, char sha[41], struct err *e)
 			memcpy(sha, made, VCS_OID_HEX);
 	}
 out:
-	rows_free(rows, n);
+	store_rows_put(rs);
 	return rc;
 }
 
@@ -807,9 +810,10 @@ int guards_reassess(const struct guards_ctx *g, const struct guards_reassess *r,
 	}
 	sb_release(&miss);
 
-	struct log_row *rows;
+	struct store_rows *rs;
+	const struct log_row *rows;
 	size_t n;
-	int rc = rows_load(g, &rows, &n, e);
+	int rc = rows_load(g, &rs, &rows, &n, e);
 	if (rc < 0)
 		return rc;
 	int c = stall_now(g, rows, n);
@@ -818,7 +822,7 @@ int guards_reassess(const struct guards_ctx *g, const struct guards_reassess *r,
 			     "reassess refused: the loop is not stalled (%d iteration%s without a win "
 			     "since the last win or re-assessment; a re-assessment is due after %d)",
 			     c, c == 1 ? "" : "s", GUARDS_STALL_AFTER);
-		rows_free(rows, n);
+		store_rows_put(rs);
 		return rc;
 	}
 	if (!rows[n - 1].commit) {
@@ -826,12 +830,12 @@ int guards_reassess(const struct guards_ctx *g, const struct guards_reassess *r,
 			     "reassess refused: iteration %d is logged but not committed (run "
 			     "optloop commit first)",
 			     rows[n - 1].iter);
-		rows_free(rows, n);
+		store_rows_put(rs);
 		return rc;
 	}
 	int after = rows[n - 1].iter;
 	double stall_t = logged_at(g->store, after);
-	rows_free(rows, n);
+	store_rows_put(rs);
 
 	char *real = NULL;
 	if ((rc = profile_path(g, r->profile, &real, e)) < 0)
@@ -875,9 +879,10 @@ int guards_reassess(const struct guards_ctx *g, const struct guards_reassess *r,
 
 int guards_axes_summary(const struct guards_ctx *g, struct sb *out, struct err *e)
 {
-	struct log_row *rows;
+	struct store_rows *rs;
+	const struct log_row *rows;
 	size_t n;
-	int rc = rows_load(g, &rows, &n, e);
+	int rc = rows_load(g, &rs, &rows, &n, e);
 	if (rc < 0)
 		return rc;
 	bool *done = xcalloc(n ? n : 1, sizeof(bool));
@@ -902,7 +907,7 @@ int guards_axes_summary(const struct guards_ctx *g, struct sb *out, struct err *
 		}
 	}
 	free(done);
-	rows_free(rows, n);
+	store_rows_put(rs);
 	return 0;
 }
 
@@ -969,14 +974,15 @@ static int distinct_directions(const struct log_row *rows, size_t n)
 
 int guards_stop(const struct guards_ctx *g, const char *reason, const char *bound, struct err *e)
 {
-	struct log_row *rows;
+	struct store_rows *rs;
+	const struct log_row *rows;
 	size_t n;
 	int rc;
 
 	if (!reason || (strcmp(reason, "cap") && strcmp(reason, "floor") &&
 			strcmp(reason, "directions")))
 		return err_set(e, ERR_USAGE, "stop needs --reason cap, floor or directions");
-	if ((rc = rows_load(g, &rows, &n, e)) < 0)
+	if ((rc = rows_load(g, &rs, &rows, &n, e)) < 0)
 		return rc;
 	int cands = 0;
 	for (size_t i = 0; i < n; i++)
@@ -1019,7 +1025,7 @@ int guards_stop(const struct guards_ctx *g, const char *reason, const char *boun
 			     "stop: --bound must name the bound and give its number (e.g. 'HBM "
 			     "bandwidth: 4.1 of 4.8 TB/s')");
 	int last = n ? rows[n - 1].iter : 0;
-	rows_free(rows, n);
+	store_rows_put(rs);
 	if (rc < 0)
 		return rc;
 	sqlite3_stmt *st = prep(g->store, "INSERT INTO guards_stop(iter, t, reason, bound) VALUES "
@@ -1042,9 +1048,10 @@ int guards_stop(const struct guards_ctx *g, const char *reason, const char *boun
 
 int guards_nogo(const struct guards_ctx *g, struct sb *md, json_t **json, struct err *e)
 {
-	struct log_row *rows;
+	struct store_rows *rs;
+	const struct log_row *rows;
 	size_t n;
-	int rc = rows_load(g, &rows, &n, e);
+	int rc = rows_load(g, &rs, &rows, &n, e);
 	if (rc < 0)
 		return rc;
 	struct stop_rec sr;
@@ -1154,7 +1161,7 @@ int guards_nogo(const struct guards_ctx *g, struct sb *md, json_t **json, struct
 	sb_release(&t);
 	sb_release(&b);
 	stop_release(&sr);
-	rows_free(rows, n);
+	store_rows_put(rs);
 	return rc;
 }
 
@@ -1257,9 +1264,10 @@ int guards_dispatch_add(const struct guards_ctx *g, const struct dispatch_row *r
 	size_t ni;
 	if ((rc = dispatch_evidence_parse(r->evidence, &iters, &ni, e)) < 0)
 		return rc;
-	struct log_row *rows;
+	struct store_rows *rs;
+	const struct log_row *rows;
 	size_t n;
-	if ((rc = rows_load(g, &rows, &n, e)) < 0) {
+	if ((rc = rows_load(g, &rs, &rows, &n, e)) < 0) {
 		free(iters);
 		return rc;
 	}
@@ -1324,7 +1332,7 @@ int guards_dispatch_add(const struct guards_ctx *g, const struct dispatch_row *r
 	for (size_t k = 0; k < ni; k++)
 		sb_addf(&ev, "%s%d", k ? "," : "", iters[k]);
 	free(iters);
-	rows_free(rows, n);
+	store_rows_put(rs);
 	if (rc < 0) {
 		sb_release(&ev);
 		return rc;

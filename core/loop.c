@@ -182,16 +182,20 @@ static bool best_of(const struct log_row *rows, size_t n, int *iter, double *ms)
 	return false;
 }
 
-int loop_rows(struct loop *l, struct log_row **rows, size_t *n, struct err *e)
+/* The rows, shared with the store (read-only): put back with
+ * store_rows_put(*sr).  On error *sr is NULL and there are no rows. */
+static int rows_get(struct store *s, struct store_rows **sr, const struct log_row **rows,
+		    size_t *n, struct err *e)
 {
-	return store_iters(l->store, rows, n, e);
+	int rc = store_rows_get(s, sr, e);
+	*rows = rc < 0 ? NULL : (*sr)->v;
+	*n = rc < 0 ? 0 : (*sr)->n;
+	return rc;
 }
 
-void loop_rows_free(struct log_row *rows, size_t n)
+int loop_rows(struct loop *l, struct store_rows **rows, struct err *e)
 {
-	for (size_t i = 0; i < n; i++)
-		log_row_release(&rows[i]);
-	free(rows);
+	return store_rows_get(l->store, rows, e);
 }
 
 /* ---- OPT_LOG.md --------------------------------------------------------------- */
@@ -239,16 +243,17 @@ static void render_optlog(struct loop *l, const struct log_row *rows, size_t n, 
 
 static int write_optlog(struct loop *l, struct err *e)
 {
-	struct log_row *rows;
+	struct store_rows *sr;
+	const struct log_row *rows;
 	size_t n;
 	struct sb text = SB_INIT;
-	int rc = store_iters(l->store, &rows, &n, e);
+	int rc = rows_get(l->store, &sr, &rows, &n, e);
 	if (rc < 0)
 		return rc;
 	render_optlog(l, rows, n, &text);
 	rc = fsutil_write_atomic(l->ws.optlog_path, text.buf, text.len, e);
 	sb_release(&text);
-	loop_rows_free(rows, n);
+	store_rows_put(sr);
 	return rc;
 }
 
@@ -276,17 +281,18 @@ static int kernel_changed(struct loop *l, bool *changed, char work[VCS_OID_HEX],
 
 static int where_now(struct loop *l, struct where *w, struct err *e)
 {
-	struct log_row *rows;
+	struct store_rows *sr;
+	const struct log_row *rows;
 	size_t n;
 	char work[VCS_OID_HEX];
 	int rc;
 
 	memset(w, 0, sizeof(*w));
-	if ((rc = store_iters(l->store, &rows, &n, e)) < 0)
+	if ((rc = rows_get(l->store, &sr, &rows, &n, e)) < 0)
 		return rc;
 	w->nrows = (int)n;
 	if ((rc = kernel_changed(l, &w->kernel_changed, work, e)) < 0) {
-		loop_rows_free(rows, n);
+		store_rows_put(sr);
 		return rc;
 	}
 	if (n > 0 && !rows[n - 1].commit) {
@@ -296,12 +302,12 @@ static int where_now(struct loop *l, struct where *w, struct err *e)
 		if (store_iter_run(l->store, w->iter, &w->run_id, &tree, NULL) == 0 && tree)
 			w->telescoped = strcmp(tree, work) != 0;
 		free(tree);
-		loop_rows_free(rows, n);
+		store_rows_put(sr);
 		if (l->missing)
 			w->state = ST_NO_CONTRACT;
 		return 0;
 	}
-	loop_rows_free(rows, n);
+	store_rows_put(sr);
 	w->iter = (int)n;
 	if (l->missing) {
 		w->state = ST_NO_CONTRACT;
@@ -470,11 +476,12 @@ static char *git_key(struct loop *l, const struct log_row *rows, size_t n)
 
 static int reconcile_git(struct loop *l, struct err *e)
 {
-	struct log_row *rows;
+	struct store_rows *sr;
+	const struct log_row *rows;
 	size_t n, nc;
 	struct vcs_iter_commit *cs;
 	char *key, *seen = NULL;
-	int rc = store_iters(l->store, &rows, &n, e);
+	int rc = rows_get(l->store, &sr, &rows, &n, e);
 	if (rc < 0)
 		return rc;
 	key = git_key(l, rows, n);
@@ -482,7 +489,7 @@ static int reconcile_git(struct loop *l, struct err *e)
 	    !strcmp(seen, key)) {
 		free(seen);
 		free(key);
-		loop_rows_free(rows, n);
+		store_rows_put(sr);
 		return 0;
 	}
 	free(seen);
@@ -491,7 +498,7 @@ static int reconcile_git(struct loop *l, struct err *e)
 	rc = vcs_iter_commits(l->vcs, l->ws.op, l->init_head, 0, &cs, &nc, e);
 	if (rc < 0) {
 		free(key);
-		loop_rows_free(rows, n);
+		store_rows_put(sr);
 		return rc;
 	}
 	/* Sorted indexes: one history walk answers for every row, where a
@@ -505,7 +512,7 @@ static int reconcile_git(struct loop *l, struct err *e)
 		iters[i] = rows[i].iter;
 	qsort(iters, n, sizeof(*iters), cmp_int);
 	for (size_t i = 0; i < n; i++) {
-		struct log_row *r = &rows[i];
+		const struct log_row *r = &rows[i];
 		if (!r->commit) {
 			/* committed but the database missed it (killed between the two) */
 			for (size_t k = 0; k < nc; k++) {
@@ -515,7 +522,6 @@ static int reconcile_git(struct loop *l, struct err *e)
 				    store_iter_set_commit(l->store, r->iter, cs[k].sha, e) == 0) {
 					vcs_index_reset(l->vcs, kpaths(l), l->nkernel, NULL);
 					store_event(l->store, r->iter, "reconcile.adopt", cs[k].sha, NULL);
-					r->commit = xstrdup(cs[k].sha);
 					adopted = true;
 				}
 				break;
@@ -545,16 +551,17 @@ static int reconcile_git(struct loop *l, struct err *e)
 		store_meta_set(l->store, "reconciled_git", key, NULL);
 	free(key);
 	vcs_iter_commits_free(cs, nc);
-	loop_rows_free(rows, n);
+	store_rows_put(sr);
 	return 0;
 }
 
 static int reconcile_optlog(struct loop *l, struct err *e)
 {
-	struct log_row *rows;
+	struct store_rows *sr;
+	const struct log_row *rows;
 	size_t n;
 	struct sb want = SB_INIT, have = SB_INIT;
-	int rc = store_iters(l->store, &rows, &n, e);
+	int rc = rows_get(l->store, &sr, &rows, &n, e);
 	if (rc < 0)
 		return rc;
 	render_optlog(l, rows, n, &want);
@@ -589,7 +596,7 @@ static int reconcile_optlog(struct loop *l, struct err *e)
 	}
 	sb_release(&want);
 	sb_release(&have);
-	loop_rows_free(rows, n);
+	store_rows_put(sr);
 	return rc;
 }
 
@@ -599,12 +606,13 @@ static int reconcile_aside(struct loop *l, struct err *e)
 {
 	int iter = 0, rc;
 	char *sha, *ref;
-	struct log_row *rows;
+	struct store_rows *sr;
+	const struct log_row *rows;
 	size_t n;
 
 	if (store_aside_pending(l->store, &iter, &sha, &ref, NULL) != 0)
 		return 0;
-	rc = store_iters(l->store, &rows, &n, e);
+	rc = rows_get(l->store, &sr, &rows, &n, e);
 	bool committed = false;
 	for (size_t i = 0; rc == 0 && i < n; i++)
 		if (rows[i].iter == iter && rows[i].commit)
@@ -632,7 +640,7 @@ static int reconcile_aside(struct loop *l, struct err *e)
 				iter, sha, sha);
 		}
 	}
-	loop_rows_free(rows, n);
+	store_rows_put(sr);
 	free(sha);
 	free(ref);
 	return rc;
@@ -916,7 +924,8 @@ static char **dup_list(char *const *v, size_t n)
 int loop_status(struct loop *l, struct loop_status *st, struct err *e)
 {
 	struct where w;
-	struct log_row *rows;
+	struct store_rows *sr;
+	const struct log_row *rows;
 	size_t n;
 	int rc;
 
@@ -925,13 +934,13 @@ int loop_status(struct loop *l, struct loop_status *st, struct err *e)
 		return rc;
 	if ((rc = where_now(l, &w, e)) < 0)
 		return rc;
-	if ((rc = store_iters(l->store, &rows, &n, e)) < 0)
+	if ((rc = rows_get(l->store, &sr, &rows, &n, e)) < 0)
 		return rc;
 	st->state = w.state;
 	st->iteration = w.iter;
 	st->next = next_step(l, &w);
 	st->has_best = best_of(rows, n, &st->best_iter, &st->best_ms);
-	loop_rows_free(rows, n);
+	store_rows_put(sr);
 	st->op = xstrdup(l->ws.op);
 	st->workspace = xstrdup(l->ws.dir);
 	st->repo = xstrdup(l->ws.repo);
@@ -1189,7 +1198,8 @@ int loop_verify_end(struct loop *l, struct loop_measurement *m, struct err *e)
 	const struct runner_outcome *oc;
 	const struct parse_result *res;
 	char work[VCS_OID_HEX], head[VCS_OID_HEX], snap[VCS_OID_HEX];
-	struct log_row *rows;
+	struct store_rows *sr;
+	const struct log_row *rows;
 	size_t n;
 	int rc, best_iter;
 	double best_ms;
@@ -1219,11 +1229,11 @@ int loop_verify_end(struct loop *l, struct loop_measurement *m, struct err *e)
 	free(r->result_json);
 	r->result_json = j ? json_dumps(j, JSON_COMPACT) : NULL;
 	json_decref(j);
-	rc = store_iters(l->store, &rows, &n, e);
+	rc = rows_get(l->store, &sr, &rows, &n, e);
 	if (rc == 0) {
 		r->vs_best = best_of(rows, n, &best_iter, &best_ms) ? optlog_vs_best(best_ms, r->bench_ms)
 								     : NAN;
-		loop_rows_free(rows, n);
+		store_rows_put(sr);
 	}
 	if (rc == 0)
 		rc = vcs_kernel_hash(l->vcs, kpaths(l), l->nkernel, NULL, work, e);
@@ -1512,7 +1522,8 @@ static char *commit_message(const char *op, const struct log_row *r)
 int loop_commit(struct loop *l, char sha[41], struct err *e)
 {
 	struct where w;
-	struct log_row *rows;
+	struct store_rows *sr;
+	const struct log_row *rows;
 	size_t n;
 	int rc;
 
@@ -1539,11 +1550,11 @@ int loop_commit(struct loop *l, char sha[41], struct err *e)
 	struct guards_ctx g = guards_of(l);
 	if ((rc = guards_frozen_check(&g, "commit", e)) < 0)
 		return rc;
-	if ((rc = store_iters(l->store, &rows, &n, e)) < 0)
+	if ((rc = rows_get(l->store, &sr, &rows, &n, e)) < 0)
 		return rc;
 	char *msg = commit_message(l->ws.op, &rows[n - 1]);
 	int iter = rows[n - 1].iter;
-	loop_rows_free(rows, n);
+	store_rows_put(sr);
 
 	fault_point("commit.begin");
 	rc = vcs_commit_kernel(l->vcs, kpaths(l), l->nkernel, msg, sha, e);
@@ -1590,17 +1601,18 @@ int loop_commit(struct loop *l, char sha[41], struct err *e)
 
 int loop_repair(struct loop *l, struct sb *done, struct err *e)
 {
-	struct log_row *rows;
+	struct store_rows *sr;
+	const struct log_row *rows;
 	size_t n, nc;
 	struct vcs_iter_commit *cs;
 	int rc, fixed = 0;
 
 	if (l->readonly)
 		return err_set(e, ERR_BUSY, "repair refused: the workspace is open read-only");
-	if ((rc = store_iters(l->store, &rows, &n, e)) < 0)
+	if ((rc = rows_get(l->store, &sr, &rows, &n, e)) < 0)
 		return rc;
 	if ((rc = vcs_iter_commits(l->vcs, l->ws.op, l->init_head, 0, &cs, &nc, e)) < 0) {
-		loop_rows_free(rows, n);
+		store_rows_put(sr);
 		return rc;
 	}
 	rc = store_begin(l->store, e);
@@ -1657,7 +1669,7 @@ int loop_repair(struct loop *l, struct sb *done, struct err *e)
 	else
 		store_rollback(l->store);
 	vcs_iter_commits_free(cs, nc);
-	loop_rows_free(rows, n);
+	store_rows_put(sr);
 	if (rc == 0 && fixed)
 		rc = write_optlog(l, e);
 	if (rc == 0 && !fixed && done)

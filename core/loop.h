@@ -30,6 +30,7 @@ struct parse_event;
 struct parse_result;
 struct sb;
 struct store;
+struct store_rows;
 struct workspace;
 
 /* ---- opening a workspace ------------------------------------------------ */
@@ -95,10 +96,11 @@ struct loop_status {
 int loop_status(struct loop *l, struct loop_status *st, struct err *e);
 void loop_status_release(struct loop_status *st);
 
-/* The rows of the log, oldest first, from the database.  *rows is owned by
- * the caller: loop_rows_free(rows, n). */
-int loop_rows(struct loop *l, struct log_row **rows, size_t *n, struct err *e);
-void loop_rows_free(struct log_row *rows, size_t n);
+/* The rows of the log, oldest first, from the database: the store's shared
+ * read-only snapshot (core/store.h).  The caller holds one reference and
+ * drops it with store_rows_put(*rows); it stays valid and unchanged after
+ * later writes and after the loop is closed. */
+int loop_rows(struct loop *l, struct store_rows **rows, struct err *e);
 
 /* ---- verify -------------------------------------------------------------- */
 

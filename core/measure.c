@@ -443,14 +443,15 @@ bool measure_promoted(struct store *s, int iter)
 
 int measure_best(struct store *s, struct measure_best *b, struct err *e)
 {
-	struct log_row *rows;
-	size_t n;
+	struct store_rows *rs;
 	memset(b, 0, sizeof(*b));
 	int *won = NULL;
 	size_t nwon = 0;
-	int rc = store_iters(s, &rows, &n, e);
+	int rc = store_rows_get(s, &rs, e);
 	if (rc < 0)
 		return rc;
+	const struct log_row *rows = rs->v;
+	size_t n = rs->n;
 	/* One query, not one per row (an unreadable table: nothing promoted). */
 	iter_set(s, "SELECT iter FROM stats_confirms WHERE promoted = 1 AND done = 1", &won, &nwon,
 		 NULL);
@@ -467,9 +468,7 @@ int measure_best(struct store *s, struct measure_best *b, struct err *e)
 		rc = store_iter_run(s, r->iter, &b->run_id, &b->tree, e);
 		break;
 	}
-	for (size_t i = 0; i < n; i++)
-		log_row_release(&rows[i]);
-	free(rows);
+	store_rows_put(rs);
 	free(won);
 	return rc;
 }
@@ -871,13 +870,15 @@ int measure_artifacts(struct store *s, int iter, struct sb *out)
 
 int measure_stall_count(struct store *s, int after_iter, int *count, struct err *e)
 {
-	struct log_row *rows;
+	struct store_rows *rs;
 	int *won = NULL, *nc = NULL;
-	size_t n, nwon = 0, nnc = 0;
+	size_t nwon = 0, nnc = 0;
 	*count = 0;
-	int rc = store_iters(s, &rows, &n, e);
+	int rc = store_rows_get(s, &rs, e);
 	if (rc < 0)
 		return rc;
+	const struct log_row *rows = rs->v;
+	size_t n = rs->n;
 	/* Two queries for the whole log: a query per row made opening a long
 	 * log cost seconds. */
 	if ((rc = iter_set(s, "SELECT iter FROM stats_confirms WHERE promoted = 1 AND done = 1",
@@ -896,9 +897,7 @@ int measure_stall_count(struct store *s, int after_iter, int *count, struct err 
 	*count = stats_stall_count(sr, n);
 	free(sr);
 out:
-	for (size_t i = 0; i < n; i++)
-		log_row_release(&rows[i]);
-	free(rows);
+	store_rows_put(rs);
 	free(won);
 	free(nc);
 	return rc;

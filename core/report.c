@@ -61,22 +61,21 @@ static void claim_release(struct claim *c)
 
 static int row_of(struct store *s, int iter, struct side *out, struct err *e)
 {
-	struct log_row *rows;
-	size_t n;
-	int rc = store_iters(s, &rows, &n, e);
+	struct store_rows *rs;
+	int rc = store_rows_get(s, &rs, e);
 	if (rc < 0)
 		return rc;
+	const struct log_row *rows = rs->v;
 	rc = err_set(e, ERR_NOTFOUND, "no row for iteration %d", iter);
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < rs->n; i++) {
 		if (rows[i].iter == iter) {
 			out->iter = iter;
 			out->commit = rows[i].commit ? xstrdup(rows[i].commit) : NULL;
 			out->direction = rows[i].direction ? xstrdup(rows[i].direction) : NULL;
 			rc = store_iter_run(s, iter, &out->run_id, &out->tree, e);
 		}
-		log_row_release(&rows[i]);
 	}
-	free(rows);
+	store_rows_put(rs);
 	return rc;
 }
 
@@ -386,13 +385,12 @@ int report_final(struct store *s, const struct report_ctx *ctx, struct sb *md, j
  * or drop: the dead ends on the way to a kept candidate. */
 static void dead_ends(struct store *s, int from, int to, struct sb *md, json_t *arr)
 {
-	struct log_row *rows;
-	size_t n;
+	struct store_rows *rs;
 	int k = 0;
-	if (store_iters(s, &rows, &n, NULL) < 0)
+	if (store_rows_get(s, &rs, NULL) < 0)
 		return;
-	for (size_t i = 0; i < n; i++) {
-		const struct log_row *r = &rows[i];
+	for (size_t i = 0; i < rs->n; i++) {
+		const struct log_row *r = &rs->v[i];
 		if (r->iter > from && r->iter < to &&
 		    (r->status == RS_REVERT || r->status == RS_DROP || r->gate_v == GATE_FAIL)) {
 			sb_addf(md, "- iteration %d (%s, gate %s): %s\n", r->iter,
@@ -404,9 +402,8 @@ static void dead_ends(struct store *s, int from, int to, struct sb *md, json_t *
 							     r->direction ? r->direction : ""));
 			k++;
 		}
-		log_row_release(&rows[i]);
 	}
-	free(rows);
+	store_rows_put(rs);
 	if (!k)
 		sb_adds(md, "- none recorded between the parent and this iteration\n");
 }

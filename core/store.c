@@ -38,24 +38,19 @@ struct store {
 	size_t nschemas;
 	struct cached_stmt stmts[STORE_NSTMT];
 	size_t nstmts;
-	/* store_iters' last answer, handed out again (as a copy) while nothing
-	 * was written: the engine asks for the rows many times per action. */
-	struct log_row *iters;
-	size_t niters;
-	bool iters_ok;
-	sqlite3_int64 iters_changes;
-	int iters_version;
+	/* The rows last read, shared with every reader while nothing was
+	 * written: the engine and the workbench ask for them many times per
+	 * action, and 10,000 rows copied each time cost more than the query. */
+	struct store_rows *rows;
+	sqlite3_int64 rows_changes;
+	int rows_version;
 	sqlite3_stmt *st_version; /* PRAGMA data_version, kept prepared */
 };
 
-static void iters_forget(struct store *s)
+static void rows_forget(struct store *s)
 {
-	for (size_t i = 0; i < s->niters; i++)
-		log_row_release(&s->iters[i]);
-	free(s->iters);
-	s->iters = NULL;
-	s->niters = 0;
-	s->iters_ok = false;
+	store_rows_put(s->rows);
+	s->rows = NULL;
 }
 
 /* Each step moves the schema from version i to i+1.  Never edit a shipped
@@ -258,7 +253,7 @@ void store_close(struct store *s)
 		return;
 	for (size_t i = 0; i < s->nstmts; i++)
 		sqlite3_finalize(s->stmts[i].st);
-	iters_forget(s);
+	rows_forget(s);
 	sqlite3_finalize(s->st_version);
 	if (s->db)
 		sqlite3_close(s->db);
@@ -696,61 +691,83 @@ static bool content_key(struct store *s, sqlite3_int64 *changes, int *version)
 	return ok;
 }
 
-static struct log_row *rows_dup(const struct log_row *v, size_t n)
-{
-	struct log_row *out = xmalloc((n ? n : 1) * sizeof(*out));
-	for (size_t i = 0; i < n; i++) {
-		out[i] = v[i];
-		out[i].direction = xstrdup(v[i].direction);
-		out[i].gate = xstrdup(v[i].gate);
-		out[i].axis = xstrdup(v[i].axis);
-		out[i].commit = xstrdup(v[i].commit);
-	}
-	return out;
-}
+static int rows_read(struct store *s, struct store_rows **out, struct err *e);
 
-static int iters_read(struct store *s, struct log_row **rows, size_t *n, struct err *e);
-
-int store_iters(struct store *s, struct log_row **rows, size_t *n, struct err *e)
+int store_rows_get(struct store *s, struct store_rows **out, struct err *e)
 {
 	sqlite3_int64 changes = 0;
 	int version = 0, rc;
 	bool keyed = content_key(s, &changes, &version);
 
-	if (keyed && s->iters_ok && s->iters_changes == changes && s->iters_version == version) {
-		*rows = rows_dup(s->iters, s->niters);
-		*n = s->niters;
+	*out = NULL;
+	if (keyed && s->rows && s->rows_changes == changes && s->rows_version == version) {
+		s->rows->refs++;
+		*out = s->rows;
 		return 0;
 	}
-	iters_forget(s);
-	if ((rc = iters_read(s, rows, n, e)) < 0 || !keyed)
+	rows_forget(s);
+	if ((rc = rows_read(s, out, e)) < 0 || !keyed)
 		return rc;
-	s->iters = rows_dup(*rows, *n);
-	s->niters = *n;
-	s->iters_changes = changes;
-	s->iters_version = version;
-	s->iters_ok = true;
+	/* the store keeps a reference of its own */
+	(*out)->refs++;
+	s->rows = *out;
+	s->rows_changes = changes;
+	s->rows_version = version;
 	return 0;
 }
 
-static int iters_read(struct store *s, struct log_row **rows, size_t *n, struct err *e)
+void store_rows_put(struct store_rows *r)
 {
-	sqlite3_stmt *st;
-	size_t cap = 0;
-	int rc = prep(s,
-		      "SELECT iter, direction, gate, gate_v, scope, bench_ms, vs_best, status, axis,"
-		      " commit_sha FROM iterations ORDER BY iter",
-		      &st, e);
+	if (!r || --r->refs > 0)
+		return;
+	struct log_row *v = (struct log_row *)r->v;
+	for (size_t i = 0; i < r->n; i++)
+		log_row_release(&v[i]);
+	free(v);
+	free(r);
+}
+
+int store_iters(struct store *s, struct log_row **rows, size_t *n, struct err *e)
+{
+	struct store_rows *sr;
+	int rc = store_rows_get(s, &sr, e);
+
 	*rows = NULL;
 	*n = 0;
 	if (rc < 0)
 		return rc;
+	*rows = xmalloc((sr->n ? sr->n : 1) * sizeof(**rows));
+	for (size_t i = 0; i < sr->n; i++) {
+		const struct log_row *r = &sr->v[i];
+		(*rows)[i] = *r;
+		(*rows)[i].direction = xstrdup(r->direction);
+		(*rows)[i].gate = xstrdup(r->gate);
+		(*rows)[i].axis = xstrdup(r->axis);
+		(*rows)[i].commit = xstrdup(r->commit);
+	}
+	*n = sr->n;
+	store_rows_put(sr);
+	return 0;
+}
+
+static int rows_read(struct store *s, struct store_rows **out, struct err *e)
+{
+	struct log_row *rows = NULL;
+	size_t n = 0, cap = 0;
+	sqlite3_stmt *st;
+	int rc = prep(s,
+		      "SELECT iter, direction, gate, gate_v, scope, bench_ms, vs_best, status, axis,"
+		      " commit_sha FROM iterations ORDER BY iter",
+		      &st, e);
+	*out = NULL;
+	if (rc < 0)
+		return rc;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (*n == cap) {
+		if (n == cap) {
 			cap = cap ? 2 * cap : 16;
-			*rows = xrealloc(*rows, cap * sizeof(**rows));
+			rows = xrealloc(rows, cap * sizeof(*rows));
 		}
-		struct log_row *r = &(*rows)[(*n)++];
+		struct log_row *r = &rows[n++];
 		memset(r, 0, sizeof(*r));
 		r->iter = sqlite3_column_int(st, 0);
 		r->direction = col_text(st, 1);
@@ -765,17 +782,17 @@ static int iters_read(struct store *s, struct log_row **rows, size_t *n, struct 
 		r->commit = col_text(st, 9);
 	}
 	unprep(s, st);
+	struct store_rows *sr = xcalloc(1, sizeof(*sr));
+	sr->v = rows;
+	sr->n = n;
+	sr->refs = 1;
 	if (rc != SQLITE_DONE) {
-		for (size_t i = 0; i < *n; i++)
-			log_row_release(&(*rows)[i]);
-		free(*rows);
-		*rows = NULL;
-		*n = 0;
+		store_rows_put(sr);
 		return db_fail(s, e, "cannot read the rows");
 	}
+	*out = sr;
 	return 0;
 }
-
 int store_iter_count(struct store *s, int *n, struct err *e)
 {
 	sqlite3_stmt *st;

@@ -106,8 +106,22 @@ int store_samples_add(struct store *s, int run_id, int env_id, const struct pars
 int store_iter_add(struct store *s, const struct log_row *r, int run_id, const char *tree,
 		   struct err *e);
 int store_iter_set_commit(struct store *s, int iter, const char *sha, struct err *e);
-/* All rows, oldest first (commit filled when committed).  Caller frees with
- * loop_rows_free-style release: log_row_release each, then free(). */
+/* All rows, oldest first (commit filled when committed), as one immutable
+ * snapshot shared by every reader: while nothing is written, each call
+ * hands out the same array instead of a copy.  A write (through this store,
+ * another connection or plain SQL) makes the next call read a new snapshot;
+ * one already handed out stays as it was until its last holder puts it.
+ * The caller owns one reference: store_rows_put(*out) (NULL on error). */
+struct store_rows {
+	const struct log_row *v; /* n rows; never changed while shared */
+	size_t n;
+	unsigned refs;           /* the store's and each holder's (private) */
+};
+int store_rows_get(struct store *s, struct store_rows **out, struct err *e);
+/* Drop one reference (NULL is fine); the last one frees the rows. */
+void store_rows_put(struct store_rows *r);
+/* A copy of all rows for a caller that changes them.  Caller frees:
+ * log_row_release each, then free(). */
 int store_iters(struct store *s, struct log_row **rows, size_t *n, struct err *e);
 /* Number of logged rows (= the next iteration number). */
 int store_iter_count(struct store *s, int *n, struct err *e);

@@ -40,8 +40,7 @@ struct ws_loop {
 	struct loop *l;
 	struct loop_status st;
 	bool have_st;
-	struct log_row *rows;
-	size_t nrows;
+	struct store_rows *rows; /* shared with the store; the panes borrow rows->v */
 	struct ws_files files;
 	char *title;
 	int run_iter;
@@ -207,10 +206,11 @@ static int loop_reload(struct app *a, struct err *e)
 	if ((rc = loop_status(w->l, &w->st, e)) < 0)
 		return rc;
 	w->have_st = true;
-	loop_rows_free(w->rows, w->nrows);
+	store_rows_put(w->rows);
 	w->rows = NULL;
-	w->nrows = 0;
-	if ((rc = loop_rows(w->l, &w->rows, &w->nrows, e)) < 0)
+	a->data.rows = NULL;
+	a->data.nrows = 0;
+	if ((rc = loop_rows(w->l, &w->rows, e)) < 0)
 		return rc;
 	clear_lines(&a->data.notes, &a->data.nnotes);
 	free_shapes(a);
@@ -218,8 +218,8 @@ static int loop_reload(struct app *a, struct err *e)
 	w->title = xasprintf("%s \xc2\xb7 %s", w->st.op ? w->st.op : "", w->st.workspace ? w->st.workspace : "");
 	a->data.title = w->title;
 	a->data.readonly = w->st.readonly;
-	a->data.rows = w->rows;
-	a->data.nrows = w->nrows;
+	a->data.rows = w->rows->v;
+	a->data.nrows = w->rows->n;
 	a->data.has_best = w->st.has_best;
 	a->data.best_iter = w->st.best_iter;
 	a->data.best_ms = w->st.best_ms;
@@ -944,13 +944,13 @@ static int loop_shapes(struct app *a, struct err *e)
 
 	free_shapes(a);
 	sb_init(&key);
-	for (size_t i = 0; i < w->nrows; i++) {
+	for (size_t i = 0; i < a->data.nrows; i++) {
 		struct store_run run;
 		struct parse_result res;
 		struct err re = {0};
 		memset(&run, 0, sizeof(run));
 		parse_result_init(&res);
-		if (run_result(w, w->rows[i].iter, &run, &res, &re) > 0) {
+		if (run_result(w, a->data.rows[i].iter, &run, &res, &re) > 0) {
 			for (size_t k = 0; k < res.nrows; k++) {
 				sb_reset(&key);
 				shape_name(&res.rows[k], &key);
@@ -960,8 +960,8 @@ static int loop_shapes(struct app *a, struct err *e)
 				if (s == a->data.nshapes) {
 					a->data.shapes = xrealloc(a->data.shapes, (s + 1) * sizeof(*a->data.shapes));
 					a->data.shapes[s].name = xstrdup(key.buf);
-					a->data.shapes[s].ms = xmalloc(w->nrows * sizeof(double));
-					for (size_t z = 0; z < w->nrows; z++)
+					a->data.shapes[s].ms = xmalloc(a->data.nrows * sizeof(double));
+					for (size_t z = 0; z < a->data.nrows; z++)
 						a->data.shapes[s].ms[z] = NAN;
 					a->data.nshapes++;
 				}
@@ -993,7 +993,7 @@ static void loop_close_be(struct app *a)
 	ws_files_release(&w->files);
 	traps_doc_release(&w->traps);
 	lint_findings_release(&w->lint);
-	loop_rows_free(w->rows, w->nrows);
+	store_rows_put(w->rows);
 	if (w->have_st)
 		loop_status_release(&w->st);
 	loop_close(w->l);

@@ -84,7 +84,7 @@ struct wb_verdict {
 struct wb_data {
 	const char *title;     /* shown in the top bar */
 	bool readonly;
-	struct log_row *rows;  /* oldest first */
+	const struct log_row *rows;  /* oldest first */
 	size_t nrows;
 	struct trap *traps;
 	size_t ntraps;

@@ -12,6 +12,7 @@
 #include "core/loop.h"
 #include "core/parse.h"
 #include "core/sb.h"
+#include "core/store.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -150,13 +151,12 @@ static void a_whole_iteration_walks_the_states(void **state)
 	log_row_release(&row);
 	assert_int_equal(loop_commit(l, sha, &e), 0);
 
-	struct log_row *rows;
-	size_t n;
-	assert_int_equal(loop_rows(l, &rows, &n, &e), 0);
-	assert_int_equal(n, 2);
-	assert_int_equal(rows[1].gate_v, GATE_FAIL);
-	assert_string_equal(rows[1].commit, sha);
-	loop_rows_free(rows, n);
+	struct store_rows *rows;
+	assert_int_equal(loop_rows(l, &rows, &e), 0);
+	assert_int_equal(rows->n, 2);
+	assert_int_equal(rows->v[1].gate_v, GATE_FAIL);
+	assert_string_equal(rows->v[1].commit, sha);
+	store_rows_put(rows);
 	sb_release(&out);
 	loop_close(l);
 }

@@ -286,6 +286,41 @@ static void rows_read_again_see_every_write(void **state)
 	store_close(w);
 }
 
+/* Readers share one snapshot of the rows instead of copies; a write makes
+ * the next reader get a new one and leaves those handed out as they were,
+ * for as long as they are held (the store closing included). */
+static void rows_are_shared_until_a_write(void **state)
+{
+	struct store *s;
+	struct store_rows *a, *b, *c;
+	struct err e = {0};
+	struct log_row row = {.iter = 0, .direction = "baseline", .gate = "pass", .bench_ms = 1.0,
+			      .vs_best = NAN, .status = RS_BASE};
+
+	assert_int_equal(store_open(dbpath, STORE_CREATE, &s, &e), 0);
+	assert_int_equal(store_iter_add(s, &row, 0, NULL, &e), 0);
+	assert_int_equal(store_rows_get(s, &a, &e), 0);
+	assert_int_equal(store_rows_get(s, &b, &e), 0);
+	assert_ptr_equal(a, b);
+	assert_int_equal(a->n, 1);
+	row.iter = 1;
+	row.direction = "second";
+	row.status = RS_DROP;
+	assert_int_equal(store_iter_add(s, &row, 0, NULL, &e), 0);
+	assert_int_equal(store_rows_get(s, &c, &e), 0);
+	assert_ptr_not_equal(c, a);
+	assert_int_equal(c->n, 2);
+	assert_string_equal(c->v[1].direction, "second");
+	assert_int_equal(a->n, 1);
+	store_rows_put(b);
+	store_rows_put(c);
+	store_close(s);
+	assert_int_equal(a->n, 1);
+	assert_string_equal(a->v[0].direction, "baseline");
+	store_rows_put(a);
+	store_rows_put(NULL);
+}
+
 static void samples_envs_and_export(void **state)
 {
 	struct store *s;
@@ -459,6 +494,7 @@ int main(void)
 		cmocka_unit_test_setup(rows_keep_order_status_and_commit, fresh),
 		cmocka_unit_test_setup(rollback_discards_a_transaction, fresh),
 		cmocka_unit_test_setup(rows_read_again_see_every_write, fresh),
+		cmocka_unit_test_setup(rows_are_shared_until_a_write, fresh),
 		cmocka_unit_test_setup(samples_envs_and_export, fresh),
 		cmocka_unit_test_setup(aside_pending_until_done, fresh),
 		cmocka_unit_test_setup(newer_schema_is_refused, fresh),
