@@ -463,9 +463,17 @@ static char *git_key(struct loop *l, const struct log_row *rows, size_t n)
 	if (vcs_head(l->vcs, head, NULL) < 0)
 		return NULL;
 	for (size_t i = 0; i < n; i++) {
-		char it[24];
-		snprintf(it, sizeof(it), "%d:", rows[i].iter);
-		for (const char *p = it; *p; p++)
+		/* the bytes of "%d:", written without printf (once per row) */
+		char it[24], *q = it + sizeof(it);
+		long long v = rows[i].iter;
+		unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+		*--q = ':';
+		do
+			*--q = (char)('0' + u % 10);
+		while (u /= 10);
+		if (v < 0)
+			*--q = '-';
+		for (const char *p = q; p < it + sizeof(it); p++)
 			h = (h ^ (unsigned char)*p) * 1099511628211ULL;
 		for (const char *p = rows[i].commit ? rows[i].commit : "-"; *p; p++)
 			h = (h ^ (unsigned char)*p) * 1099511628211ULL;

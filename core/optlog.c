@@ -238,7 +238,13 @@ void optlog_escape_cell(const char *t, struct sb *out)
 	if (!t)
 		return;
 	for (const char *p = t; *p; p++) {
+		/* plain text in one piece: a long log renders every cell */
+		size_t plain = strcspn(p, "|\\\r\n");
+		sb_add(out, p, plain);
+		p += plain;
 		switch (*p) {
+		case '\0':
+			return;
 		case '|':
 			sb_add(out, "\\|", 2);
 			break;
@@ -253,11 +259,8 @@ void optlog_escape_cell(const char *t, struct sb *out)
 			if (p[1] != '\n')
 				sb_adds(out, "<br>");
 			break;
-		case '\n':
+		default: /* '\n' */
 			sb_adds(out, "<br>");
-			break;
-		default:
-			sb_addc(out, *p);
 		}
 	}
 }
