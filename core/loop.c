@@ -200,8 +200,12 @@ int loop_rows(struct loop *l, struct store_rows **rows, struct err *e)
 
 /* ---- OPT_LOG.md --------------------------------------------------------------- */
 
-static void render_optlog(struct loop *l, const struct log_row *rows, size_t n, struct sb *out)
+/* OPT_LOG.md as the database has it, into out; unless have is given and
+ * already says exactly that: then true, and out is left alone. */
+static bool render_optlog(struct loop *l, const struct log_row *rows, size_t n,
+			  const struct sb *have, struct sb *out)
 {
+	bool same = false;
 	struct optlog_doc d;
 	struct sb bl = SB_INIT;
 	char *env = NULL;
@@ -236,9 +240,13 @@ static void render_optlog(struct loop *l, const struct log_row *rows, size_t n, 
 	d.target = l->contract.v[CF_TARGET];
 	d.rows = (struct log_row *)rows;
 	d.nrows = n;
-	optlog_render(&d, out);
+	if (have)
+		same = optlog_render_same(&d, have->buf, have->len);
+	if (!same)
+		optlog_render(&d, out);
 	sb_release(&bl);
 	free(env);
+	return same;
 }
 
 static int write_optlog(struct loop *l, struct err *e)
@@ -250,7 +258,7 @@ static int write_optlog(struct loop *l, struct err *e)
 	int rc = rows_get(l->store, &sr, &rows, &n, e);
 	if (rc < 0)
 		return rc;
-	render_optlog(l, rows, n, &text);
+	render_optlog(l, rows, n, NULL, &text);
 	rc = fsutil_write_atomic(l->ws.optlog_path, text.buf, text.len, e);
 	sb_release(&text);
 	store_rows_put(sr);
@@ -572,9 +580,8 @@ static int reconcile_optlog(struct loop *l, struct err *e)
 	int rc = rows_get(l->store, &sr, &rows, &n, e);
 	if (rc < 0)
 		return rc;
-	render_optlog(l, rows, n, &want);
 	rc = fsutil_read_file(l->ws.optlog_path, &have, NULL);
-	if (rc == 0 && have.len == want.len && !memcmp(have.buf, want.buf, want.len)) {
+	if (render_optlog(l, rows, n, rc == 0 ? &have : NULL, &want)) {
 		rc = 0;
 	} else {
 		struct optlog_doc d;

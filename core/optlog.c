@@ -298,7 +298,7 @@ void optlog_render_row(const struct log_row *r, struct sb *out)
 	sb_adds(out, " |\n");
 }
 
-void optlog_render(const struct optlog_doc *d, struct sb *out)
+static void render_head(const struct optlog_doc *d, struct sb *out)
 {
 	sb_adds(out, "# Optimization log " DASH " ");
 	add_header_value(out, d->op);
@@ -311,8 +311,33 @@ void optlog_render(const struct optlog_doc *d, struct sb *out)
 	sb_adds(out, "\n\n## Summary\n\n"
 		     "| Iter | Direction (one line) | Gate | Bench (median ms) | vs best | Status |\n"
 		     "|---|---|---|---|---|---|\n");
+}
+
+void optlog_render(const struct optlog_doc *d, struct sb *out)
+{
+	render_head(d, out);
 	for (size_t i = 0; i < d->nrows; i++)
 		optlog_render_row(&d->rows[i], out);
+}
+
+bool optlog_render_same(const struct optlog_doc *d, const char *text, size_t len)
+{
+	struct sb part = SB_INIT;
+	size_t at;
+	bool same;
+
+	sb_init(&part);
+	render_head(d, &part);
+	same = part.len <= len && !memcmp(text, part.buf, part.len);
+	at = part.len;
+	for (size_t i = 0; same && i < d->nrows; i++) {
+		sb_reset(&part);
+		optlog_render_row(&d->rows[i], &part);
+		same = part.len <= len - at && !memcmp(text + at, part.buf, part.len);
+		at += part.len;
+	}
+	sb_release(&part);
+	return same && at == len;
 }
 
 /* ------------------------------------------------------------------ */

@@ -72,6 +72,10 @@ void optlog_doc_add_row(struct optlog_doc *d, struct log_row *row);
  * cell comes from gate_v/scope (row->gate is used only when gate_v is
  * GATE_NONE and it is not empty). */
 void optlog_render(const struct optlog_doc *d, struct sb *out);
+/* Whether text is exactly what optlog_render(d) would write, checked a row
+ * at a time without building the whole file (start-up compares a long log
+ * that is almost always current). */
+bool optlog_render_same(const struct optlog_doc *d, const char *text, size_t len);
 
 /* Append one table line (with its trailing newline) for row r. */
 void optlog_render_row(const struct log_row *r, struct sb *out);

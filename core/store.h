@@ -115,7 +115,10 @@ int store_iter_set_commit(struct store *s, int iter, const char *sha, struct err
 struct store_rows {
 	const struct log_row *v; /* n rows; never changed while shared */
 	size_t n;
-	unsigned refs;           /* the store's and each holder's (private) */
+	/* private: the rows' strings, all in one block, and the references
+	 * (the store's own and each holder's) */
+	char *text;
+	unsigned refs;
 };
 int store_rows_get(struct store *s, struct store_rows **out, struct err *e);
 /* Drop one reference (NULL is fine); the last one frees the rows. */

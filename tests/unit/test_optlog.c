@@ -77,6 +77,36 @@ static void render_writes_the_template_shape_exactly(void **state)
 	optlog_doc_release(&d);
 }
 
+/* The start-up check: only the exact text optlog_render writes is "same". */
+static void render_same_accepts_only_the_exact_text(void **state)
+{
+	struct optlog_doc d;
+	char text[sizeof(sample_text) + 8];
+	size_t len = strlen(sample_text);
+
+	sample_doc(&d);
+	memcpy(text, sample_text, len + 1);
+	assert_true(optlog_render_same(&d, text, len));
+	/* one byte changed, in the header and in the last row */
+	text[2] = 'o';
+	assert_false(optlog_render_same(&d, text, len));
+	text[2] = sample_text[2];
+	text[len - 3] = 'x';
+	assert_false(optlog_render_same(&d, text, len));
+	text[len - 3] = sample_text[len - 3];
+	/* cut short (in the header, mid-row, a whole row), or one byte more */
+	assert_false(optlog_render_same(&d, text, 20));
+	assert_false(optlog_render_same(&d, text, len - 1));
+	assert_false(optlog_render_same(&d, text, len - strlen(strstr(sample_text, "| 3 |"))));
+	text[len] = '\n';
+	assert_false(optlog_render_same(&d, text, len + 1));
+	/* a row fewer in the database than in the file */
+	d.nrows--;
+	assert_false(optlog_render_same(&d, sample_text, len));
+	d.nrows++;
+	optlog_doc_release(&d);
+}
+
 static void render_of_an_empty_log_matches_the_asset_template(void **state)
 {
 	struct optlog_doc d = {.op = "OP", .env = "ENV", .baseline = "BASE", .target = "TGT"};
@@ -648,6 +678,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(render_writes_the_template_shape_exactly),
+		cmocka_unit_test(render_same_accepts_only_the_exact_text),
 		cmocka_unit_test(render_of_an_empty_log_matches_the_asset_template),
 		cmocka_unit_test(render_then_parse_gives_the_same_rows),
 		cmocka_unit_test(escaping_round_trips_awkward_directions),
