@@ -17,21 +17,33 @@
 int fsutil_read_file(const char *path, struct sb *out, struct err *e)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	char buf[65536];
+	struct stat st;
 	ssize_t n;
 
 	if (fd < 0)
 		return err_set(e, errno == ENOENT ? ERR_NOTFOUND : ERR_IO, "cannot read %s: %s",
 			       path, strerror(errno));
-	while ((n = read(fd, buf, sizeof(buf))) != 0) {
+	/* Read straight into the buffer, sized once from the file (a long
+	 * OPT_LOG.md is read at every start); a file that grows meanwhile
+	 * still reads whole. */
+	if (fstat(fd, &st) == 0 && st.st_size > 0)
+		sb_grow(out, (size_t)st.st_size + 1);
+	for (;;) {
+		if (out->cap - out->len < 2)
+			sb_grow(out, 4096);
+		n = read(fd, out->buf + out->len, out->cap - out->len - 1);
+		if (n == 0)
+			break;
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
 			int saved = errno;
 			close(fd);
+			out->buf[out->len] = '\0';
 			return err_set(e, ERR_IO, "cannot read %s: %s", path, strerror(saved));
 		}
-		sb_add(out, buf, (size_t)n);
+		out->len += (size_t)n;
+		out->buf[out->len] = '\0';
 	}
 	close(fd);
 	return 0;
