@@ -28,7 +28,7 @@ endif
 # Debian packages the build, the tests and the demo need.
 DEB_PKGS = gcc make pkg-config git tmux libc6-dev python3 \
 	libncurses-dev libgit2-dev libsqlite3-dev libpcre2-dev libjansson-dev \
-	libcmocka-dev
+	libcmocka-dev strace
 PKGS      = ncursesw libgit2 sqlite3 libpcre2-8 jansson
 TEST_PKGS = cmocka
 
@@ -55,6 +55,8 @@ VIEWS_OBJ := $(VIEWS_SRC:%.c=$(BUILD)/%.o)
 TUI_OBJ   := $(TUI_SRC:%.c=$(BUILD)/%.o)
 UNIT_BIN  := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 BENCH_BIN := $(BENCH_SRC:tests/bench/%.c=$(BUILD)/bench/%)
+# helpers the b_*.sh benchmarks run (not benchmarks of their own)
+BENCH_HELPERS := $(BUILD)/bench/loop_engine
 
 LIBCORE  := $(BUILD)/libcore.a
 LIBVIEWS := $(BUILD)/libviews.a
@@ -114,7 +116,7 @@ sanitize:
 	@$(MAKE) --no-print-directory test SANITIZE=1
 
 bench: deps
-	@$(MAKE) --no-print-directory $(BIN) $(BENCH_BIN)
+	@$(MAKE) --no-print-directory $(BIN) $(BENCH_BIN) $(BENCH_HELPERS)
 	@BUILD=$(BUILD) OPTLOOP=$(abspath $(BIN)) tests/bench/run.sh $(BENCH_BIN)
 
 demo: deps

@@ -3,6 +3,7 @@
 
 #include "core/err.h"
 #include "core/sb.h"
+#include "core/vcs.h"
 
 #include <git2.h>
 #include <string.h>
@@ -38,7 +39,7 @@ int gitshow_commit(const char *dir, const char *sha, struct sb *stat, struct sb 
 	git_buf buf = GIT_BUF_INIT;
 	int rc = 0;
 
-	git_libgit2_init();
+	vcs_libgit2_init();
 	if (git_repository_open_ext(&repo, dir, 0, NULL) < 0) {
 		rc = git_fail(e, ERR_IO, "cannot open the repository");
 		goto out;
@@ -81,6 +82,5 @@ out:
 	git_commit_free(c);
 	git_object_free(obj);
 	git_repository_free(repo);
-	git_libgit2_shutdown();
 	return rc;
 }

@@ -61,8 +61,7 @@ static double now(void)
  * reads as empty (queries fail with "no such table" and are treated so). */
 static void ensure_schema(struct store *s)
 {
-	if (!store_readonly(s))
-		sqlite3_exec(store_db(s), schema, NULL, NULL, NULL);
+	store_ensure_schema(s, "guards", schema, NULL);
 }
 
 static int db_err(struct store *s, struct err *e, const char *what)

@@ -255,7 +255,8 @@ static int compile(const char *pat, const char *origin, int lineno, pcre2_code *
 			       "pattern; PCRE2 syntax)",
 			       origin, lineno, (size_t)off, (char *)buf);
 	}
-	pcre2_jit_compile(c, PCRE2_JIT_COMPLETE); /* falls back to the interpreter */
+	/* No JIT: the rules run once over one iteration's diff, a few hundred
+	 * lines, and compiling them to machine code costs more than it saves. */
 	pcre2_code_free(*out);
 	*out = c;
 	return 0;

@@ -1425,8 +1425,11 @@ int loop_log(struct loop *l, const struct loop_log_opts *o, struct log_row *out,
 			       "status base is only for the baseline (iteration 0); use "
 			       "keep|revert|drop|floor");
 	}
-	/* lint the measured diff; findings need an acknowledgement (recorded) */
 	struct guards_ctx g = guards_of(l);
+	if (o->commit_next && ((rc = vcs_identity_check(l->vcs, e)) < 0 ||
+			       (rc = guards_frozen_check(&g, "log --commit", e)) < 0))
+		return rc;
+	/* lint the measured diff; findings need an acknowledgement (recorded) */
 	if ((rc = guards_log_check(&g, w.iter, o->ack_lints, e)) < 0)
 		return rc;
 	if ((rc = store_run_last(l->store, w.iter, "verify", &r, e)) < 0)

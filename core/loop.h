@@ -165,6 +165,9 @@ struct loop_log_opts {
 	enum row_status status;/* RS_NONE for the baseline (becomes base) */
 	const char *axis;      /* may be NULL */
 	bool ack_lints;        /* the user reviewed the diff's lint findings */
+	bool commit_next;      /* loop_commit follows at once (log --commit): refuse
+				* before writing anything what that commit would
+				* refuse anyway (no git identity, a frozen file changed) */
 };
 
 /* Append the row for the measured iteration (gate and bench from the

@@ -89,9 +89,7 @@ static void bind_text(sqlite3_stmt *st, int i, const char *s)
 
 int measure_schema(struct store *s, struct err *e)
 {
-	if (store_readonly(s))
-		return 0;
-	return store_exec(s, schema, e);
+	return store_ensure_schema(s, "measure", schema, e);
 }
 
 /* ---- probe readings ---- */

@@ -147,7 +147,9 @@ void optlog_fmt_vs_best(double frac, struct sb *out)
 	 * threshold lives, dropping a trailing ".0". */
 	if (fabs(pct) >= 9.95) {
 		t = llround(pct);
-		sb_addf(out, "%s%lld%%", t > 0 ? "+" : "-", t < 0 ? -t : t);
+		sb_addc(out, t > 0 ? '+' : '-');
+		add_uint(out, (unsigned long long)(t < 0 ? -t : t), 1);
+		sb_addc(out, '%');
 		return;
 	}
 	t = llround(pct * 10);
@@ -158,10 +160,12 @@ void optlog_fmt_vs_best(double frac, struct sb *out)
 	sb_adds(out, t > 0 ? "+" : "-");
 	if (t < 0)
 		t = -t;
-	if (t % 10 == 0)
-		sb_addf(out, "%lld%%", t / 10);
-	else
-		sb_addf(out, "%lld.%lld%%", t / 10, t % 10);
+	add_uint(out, (unsigned long long)(t / 10), 1);
+	if (t % 10) {
+		sb_addc(out, '.');
+		add_uint(out, (unsigned long long)(t % 10), 1);
+	}
+	sb_addc(out, '%');
 }
 
 void optlog_fmt_gate(enum gate_verdict g, enum gate_scope s, struct sb *out)

@@ -37,6 +37,8 @@ struct claim {
 	int confirm_session;
 	struct measure_confirm conf;
 	bool have_conf;
+	struct measure_target tgt; /* the same over the contract's target shapes */
+	bool have_tgt;
 };
 
 static void side_release(struct side *s)
@@ -56,6 +58,8 @@ static void claim_release(struct claim *c)
 	stats_cmp_release(&c->cmp);
 	if (c->have_conf)
 		measure_confirm_release(&c->conf);
+	if (c->have_tgt)
+		measure_target_release(&c->tgt);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -110,7 +114,34 @@ static int claim_load(struct store *s, const struct report_ctx *ctx, int cand_it
 		return rc;
 	struct stats_opts o = {.threshold = ctx->threshold};
 	stats_compare(&c->base.set, &c->cand.set, &o, &c->cmp);
+	measure_target_compare(&c->base.set, &c->cand.set, ctx->target, &o, &c->tgt);
+	c->have_tgt = true;
 	return 0;
+}
+
+static double sp(double gain);
+
+/* One line on the contract's target shapes: the claim is about them. */
+static void target_line(struct sb *md, const struct measure_target *t)
+{
+	if (!t->ntargets) {
+		sb_adds(md, "Target shapes: the contract's Target names none, so every measured shape "
+			    "counts.\n");
+		return;
+	}
+	sb_addf(md, "Target shapes (%zu named in the contract:", t->ntargets);
+	for (size_t i = 0; i < t->ntargets; i++)
+		sb_addf(md, "%s %s", i ? "," : "", t->named[i]);
+	if (t->cmp.ncommon)
+		sb_addf(md, "): **%.3f×** geomean over %zu measured shape(s), 95 %% interval "
+			    "%.3f× – %.3f×, %s",
+			t->cmp.speedup, t->cmp.ncommon, sp(t->cmp.lo), sp(t->cmp.hi),
+			stats_verdict_name(t->cmp.verdict));
+	else
+		sb_adds(md, "): none was measured on both sides");
+	for (size_t i = 0; i < t->nmissing; i++)
+		sb_addf(md, "%s%s", i ? ", " : "; not measured: ", t->missing[i]);
+	sb_adds(md, ".\n");
 }
 
 static void fmt_ms(struct sb *md, double v)
@@ -317,6 +348,7 @@ int report_final(struct store *s, const struct report_ctx *ctx, struct sb *md, j
 	const char *worst = c.cmp.worst >= 0 ? c.cmp.shapes[c.cmp.worst].key : NULL;
 	if (worst)
 		sb_addf(md, "\nWorst shape: %s (%.3f×).\n", worst, c.cmp.shapes[c.cmp.worst].speedup);
+	target_line(md, &c.tgt);
 	sb_addf(md, "Interval method: %s.\n", c.paired ? METHOD_PAIRED : METHOD_ACROSS);
 
 	char *vcmd = run_command(s, c.cand.run_id);
@@ -359,6 +391,7 @@ int report_final(struct store *s, const struct report_ctx *ctx, struct sb *md, j
 				      jnum(sp(c.cmp.lo)), jnum(sp(c.cmp.hi)), "shapes",
 				      (int)c.cmp.ncommon));
 	json_object_set_new(j, "worst_shape", worst ? json_string(worst) : json_null());
+	json_object_set_new(j, "target", measure_target_json(&c.tgt));
 	json_object_set_new(j, "interval_method",
 			    json_string(c.paired ? METHOD_PAIRED : METHOD_ACROSS));
 	json_t *cmds = json_object();
@@ -552,6 +585,7 @@ int report_pr(struct store *s, const struct report_ctx *ctx, struct sb *md, json
 	sb_addf(md, "\nConclusion: %s, %.2f× equal-weight geomean; worst shape %s.\n",
 		stats_verdict_name(c.cmp.verdict), c.cmp.speedup,
 		c.cmp.worst >= 0 ? c.cmp.shapes[c.cmp.worst].key : "—");
+	target_line(md, &c.tgt);
 	sb_adds(md, "\n## Breaking changes\n\nNone: only the kernel changed; the frozen test and "
 		    "reference are untouched.\n");
 	if (json) {

@@ -17,11 +17,27 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#define STORE_MAX_SCHEMAS 8
+#define STORE_NSTMT 32
+
+/* A prepared statement kept for the life of the store: a log or a commit
+ * runs the same few queries many times, and parsing the SQL again each
+ * time cost more than running it. */
+struct cached_stmt {
+	const char *sql; /* the string literal it came from (compared by address) */
+	sqlite3_stmt *st;
+	bool busy;
+};
+
 struct store {
 	sqlite3 *db;
 	int lock_fd; /* -1 when read-only */
 	bool readonly;
 	char *path;
+	const char *schemas[STORE_MAX_SCHEMAS]; /* module schemas known to exist */
+	size_t nschemas;
+	struct cached_stmt stmts[STORE_NSTMT];
+	size_t nstmts;
 	/* store_iters' last answer, handed out again (as a copy) while nothing
 	 * was written: the engine asks for the rows many times per action. */
 	struct log_row *iters;
@@ -240,6 +256,8 @@ void store_close(struct store *s)
 {
 	if (!s)
 		return;
+	for (size_t i = 0; i < s->nstmts; i++)
+		sqlite3_finalize(s->stmts[i].st);
 	iters_forget(s);
 	sqlite3_finalize(s->st_version);
 	if (s->db)
@@ -260,13 +278,53 @@ struct sqlite3 *store_db(struct store *s)
 	return s->db;
 }
 
+int store_ensure_schema(struct store *s, const char *key, const char *sql, struct err *e)
+{
+	if (s->readonly)
+		return 0;
+	for (size_t i = 0; i < s->nschemas; i++)
+		if (!strcmp(s->schemas[i], key))
+			return 0;
+	int rc = store_exec(s, sql, e);
+	/* inside a transaction the tables go if it rolls back: run it again next time */
+	if (rc == 0 && sqlite3_get_autocommit(s->db) && s->nschemas < STORE_MAX_SCHEMAS)
+		s->schemas[s->nschemas++] = key;
+	return rc;
+}
+
 /* ---- small statement helpers --------------------------------------------- */
 
+/* A statement for sql (a string literal), from the cache when it holds one
+ * that is not in use; give it back with unprep(). */
 static int prep(struct store *s, const char *sql, sqlite3_stmt **st, struct err *e)
 {
-	if (sqlite3_prepare_v2(s->db, sql, -1, st, NULL) != SQLITE_OK)
+	for (size_t i = 0; i < s->nstmts; i++) {
+		if (s->stmts[i].sql == sql && !s->stmts[i].busy) {
+			s->stmts[i].busy = true;
+			*st = s->stmts[i].st;
+			return 0;
+		}
+	}
+	if (sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT, st, NULL) != SQLITE_OK)
 		return db_fail(s, e, "cannot prepare a query");
+	if (s->nstmts < STORE_NSTMT)
+		s->stmts[s->nstmts++] = (struct cached_stmt){sql, *st, true};
 	return 0;
+}
+
+/* Done with a statement from prep(): reset for the next use (which also
+ * ends its read), or finalized when it was not cached. */
+static void unprep(struct store *s, sqlite3_stmt *st)
+{
+	for (size_t i = 0; i < s->nstmts; i++) {
+		if (s->stmts[i].st == st) {
+			sqlite3_reset(st);
+			sqlite3_clear_bindings(st);
+			s->stmts[i].busy = false;
+			return;
+		}
+	}
+	sqlite3_finalize(st);
 }
 
 static void bind_text(sqlite3_stmt *st, int i, const char *v)
@@ -299,7 +357,7 @@ static double col_real(sqlite3_stmt *st, int i)
 static int step_done(struct store *s, sqlite3_stmt *st, struct err *e, const char *what)
 {
 	int rc = sqlite3_step(st);
-	sqlite3_finalize(st);
+	unprep(s, st);
 	if (rc != SQLITE_DONE)
 		return db_fail(s, e, what);
 	return 0;
@@ -317,7 +375,7 @@ int store_meta_get(struct store *s, const char *key, char **val, struct err *e)
 	bind_text(st, 1, key);
 	if (sqlite3_step(st) == SQLITE_ROW)
 		*val = col_text(st, 0);
-	sqlite3_finalize(st);
+	unprep(s, st);
 	return 0;
 }
 
@@ -466,10 +524,10 @@ static int run_query(struct store *s, sqlite3_stmt *st, struct store_run *r, str
 	memset(r, 0, sizeof(*r));
 	if (rc == SQLITE_ROW) {
 		read_run(st, r);
-		sqlite3_finalize(st);
+		unprep(s, st);
 		return 0;
 	}
-	sqlite3_finalize(st);
+	unprep(s, st);
 	if (rc == SQLITE_DONE)
 		return err_set(e, ERR_NOTFOUND, "no such verify run");
 	return db_fail(s, e, "cannot read a run");
@@ -531,7 +589,7 @@ int store_env_id(struct store *s, const struct parse_env *env, int *id, struct e
 	bind_text(st, 1, env->raw);
 	if (sqlite3_step(st) == SQLITE_ROW)
 		*id = sqlite3_column_int(st, 0);
-	sqlite3_finalize(st);
+	unprep(s, st);
 	return 0;
 }
 
@@ -706,7 +764,7 @@ static int iters_read(struct store *s, struct log_row **rows, size_t *n, struct 
 		r->axis = col_text(st, 8);
 		r->commit = col_text(st, 9);
 	}
-	sqlite3_finalize(st);
+	unprep(s, st);
 	if (rc != SQLITE_DONE) {
 		for (size_t i = 0; i < *n; i++)
 			log_row_release(&(*rows)[i]);
@@ -727,7 +785,7 @@ int store_iter_count(struct store *s, int *n, struct err *e)
 		return rc;
 	if (sqlite3_step(st) == SQLITE_ROW)
 		*n = sqlite3_column_int(st, 0);
-	sqlite3_finalize(st);
+	unprep(s, st);
 	return 0;
 }
 
@@ -749,7 +807,7 @@ int store_iter_run(struct store *s, int iter, int *run_id, char **tree, struct e
 	} else {
 		rc = err_set(e, ERR_NOTFOUND, "no row for iteration %d", iter);
 	}
-	sqlite3_finalize(st);
+	unprep(s, st);
 	return rc;
 }
 
@@ -785,7 +843,7 @@ int store_aside_pending(struct store *s, int *iter, char **sha, char **ref, stru
 	} else {
 		rc = ERR_NOTFOUND;
 	}
-	sqlite3_finalize(st);
+	unprep(s, st);
 	return rc;
 }
 
@@ -858,7 +916,7 @@ int store_export_json(struct store *s, json_t **out, struct err *e)
 			sqlite3_finalize(st);
 		json_object_set_new(tables, name, arr);
 	}
-	sqlite3_finalize(tabs);
+	unprep(s, tabs);
 	json_object_set_new(root, "tables", tables);
 	if (rc < 0) {
 		json_decref(root);

@@ -52,6 +52,11 @@ void store_rollback(struct store *s);
 /* Run SQL with no result rows. */
 int store_exec(struct store *s, const char *sql, struct err *e);
 
+/* Run a module's CREATE ... IF NOT EXISTS script (key names the module, a
+ * string that outlives the store) once per open store rather than before
+ * every query; a read-only store is left alone. */
+int store_ensure_schema(struct store *s, const char *key, const char *sql, struct err *e);
+
 /* Key/value settings of the workspace (op, kernel paths, init HEAD, ...).
  * get: *val is caller-owned, NULL when the key is absent. */
 int store_meta_get(struct store *s, const char *key, char **val, struct err *e);

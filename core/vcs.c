@@ -39,23 +39,29 @@ static int git_fail(struct err *e, int code, const char *what)
 	return err_set(e, code, "%s: %s", what, ge && ge->message ? ge->message : "libgit2 error");
 }
 
+void vcs_libgit2_init(void)
+{
+	static bool done;
+	if (!done) {
+		git_libgit2_init();
+		done = true;
+	}
+}
+
 int vcs_open(const char *cwd, struct vcs **out, struct err *e)
 {
 	git_buf root = {0};
 	struct vcs *v;
 	char here[4096];
 
-	git_libgit2_init();
+	vcs_libgit2_init();
 	if (!cwd) {
-		if (!getcwd(here, sizeof(here))) {
-			git_libgit2_shutdown();
+		if (!getcwd(here, sizeof(here)))
 			return err_set(e, ERR_IO, "cannot read the current directory: %s",
 				       strerror(errno));
-		}
 		cwd = here;
 	}
 	if (git_repository_discover(&root, cwd, 0, NULL) < 0) {
-		git_libgit2_shutdown();
 		return err_set(e, ERR_NOTFOUND,
 			       "%s is not inside a git repository (run optloop in the kernel "
 			       "repository, or pass -C DIR)",
@@ -66,7 +72,6 @@ int vcs_open(const char *cwd, struct vcs **out, struct err *e)
 		int rc = git_fail(e, ERR_IO, "cannot open the git repository");
 		git_buf_dispose(&root);
 		free(v);
-		git_libgit2_shutdown();
 		return rc;
 	}
 	git_buf_dispose(&root);
@@ -114,7 +119,6 @@ void vcs_free(struct vcs *v)
 	git_repository_free(v->repo);
 	free(v->workdir);
 	free(v);
-	git_libgit2_shutdown();
 }
 
 const char *vcs_workdir(const struct vcs *v)
@@ -426,56 +430,109 @@ int vcs_kernel_hash(struct vcs *v, const char *const *paths, size_t n, const cha
 	return rc;
 }
 
-/* HEAD's tree with the kernel paths replaced by the work tree's files. */
-static int build_tree(struct vcs *v, const char *const *paths, size_t n, git_oid *tree_oid,
-		      struct err *e)
+/* The blob of a work tree file, written to the object database. */
+static int store_blob(struct vcs *v, const struct kfile *f, git_oid *oid, struct err *e)
+{
+	if (f->mode == GIT_FILEMODE_LINK) {
+		char *full = xasprintf("%s/%s", v->workdir, f->path);
+		char target[4096];
+		ssize_t k = readlink(full, target, sizeof(target));
+		free(full);
+		if (k < 0 || git_blob_create_from_buffer(oid, v->repo, target, (size_t)k) < 0)
+			return git_fail(e, ERR_IO, "cannot store a symlink");
+		return 0;
+	}
+	if (git_blob_create_from_workdir(oid, v->repo, f->path) < 0)
+		return git_fail(e, ERR_IO, "cannot store a kernel file");
+	return 0;
+}
+
+/* The general way, for what git_tree_create_updated refuses (a kernel file
+ * that became a directory or the other way round): HEAD's whole tree in a
+ * scratch index, the kernel files swapped, every tree written out. */
+static int build_tree_index(struct vcs *v, git_tree *htree, const struct klist *old,
+			    const struct klist *now, git_oid *tree_oid, struct err *e)
 {
 	git_index *idx = NULL;
-	git_commit *head = NULL;
-	git_tree *htree = NULL;
-	struct klist l = {0};
 	int rc = 0;
 
 	if (git_index_new(&idx) < 0)
 		return git_fail(e, ERR_IO, "cannot make an index");
-	if (head_commit(v, &head, NULL) == 0) {
-		if (git_commit_tree(&htree, head) < 0 || git_index_read_tree(idx, htree) < 0)
-			rc = git_fail(e, ERR_IO, "cannot read HEAD's tree");
-	}
-	if (rc == 0 && htree) {
-		/* drop HEAD's kernel files (excluded ones stay as HEAD has them) */
-		struct klist old = {0};
-		rc = list_tree(v, htree, paths, n, &old, e);
-		for (size_t i = 0; rc == 0 && i < old.n; i++)
-			git_index_remove(idx, old.v[i].path, 0);
-		klist_release(&old);
-	}
-	if (rc == 0)
-		rc = list_workdir(v, paths, n, &l, e);
-	for (size_t i = 0; rc == 0 && i < l.n; i++) {
+	if (htree && git_index_read_tree(idx, htree) < 0)
+		rc = git_fail(e, ERR_IO, "cannot read HEAD's tree");
+	/* drop HEAD's kernel files (excluded ones stay as HEAD has them) */
+	for (size_t i = 0; rc == 0 && i < old->n; i++)
+		git_index_remove(idx, old->v[i].path, 0);
+	for (size_t i = 0; rc == 0 && i < now->n; i++) {
 		git_index_entry ent;
 		memset(&ent, 0, sizeof(ent));
-		if (l.v[i].mode == GIT_FILEMODE_LINK) {
-			char *full = xasprintf("%s/%s", v->workdir, l.v[i].path);
-			char target[4096];
-			ssize_t k = readlink(full, target, sizeof(target));
-			free(full);
-			if (k < 0 || git_blob_create_from_buffer(&ent.id, v->repo, target, (size_t)k) < 0)
-				rc = git_fail(e, ERR_IO, "cannot store a symlink");
-		} else if (git_blob_create_from_workdir(&ent.id, v->repo, l.v[i].path) < 0) {
-			rc = git_fail(e, ERR_IO, "cannot store a kernel file");
-		}
-		ent.mode = l.v[i].mode;
-		ent.path = l.v[i].path;
+		rc = store_blob(v, &now->v[i], &ent.id, e);
+		ent.mode = now->v[i].mode;
+		ent.path = now->v[i].path;
 		if (rc == 0 && git_index_add(idx, &ent) < 0)
 			rc = git_fail(e, ERR_IO, "cannot stage a kernel file");
 	}
 	if (rc == 0 && git_index_write_tree_to(tree_oid, idx, v->repo) < 0)
 		rc = git_fail(e, ERR_IO, "cannot write the tree");
-	klist_release(&l);
+	git_index_free(idx);
+	return rc;
+}
+
+static const struct kfile *klist_find(const struct klist *l, const char *path)
+{
+	struct kfile key = {.path = (char *)path};
+	return l->n ? bsearch(&key, l->v, l->n, sizeof(*l->v), kfile_cmp) : NULL;
+}
+
+/* HEAD's tree with the kernel paths replaced by the work tree's files.  Only
+ * the trees on the way to a changed kernel file are rewritten, and only
+ * changed files are read again, so the cost follows the size of the change,
+ * not of the repository. */
+static int build_tree(struct vcs *v, const char *const *paths, size_t n, git_oid *tree_oid,
+		      struct err *e)
+{
+	git_commit *head = NULL;
+	git_tree *htree = NULL;
+	struct klist old = {0}, now = {0};
+	git_tree_update *up = NULL;
+	size_t nup = 0;
+	int rc = 0;
+
+	if (head_commit(v, &head, NULL) == 0 && git_commit_tree(&htree, head) < 0)
+		rc = git_fail(e, ERR_IO, "cannot read HEAD's tree");
+	if (rc == 0 && htree)
+		rc = list_tree(v, htree, paths, n, &old, e);
+	if (rc == 0)
+		rc = list_workdir(v, paths, n, &now, e);
+	up = xcalloc(old.n + now.n + 1, sizeof(*up));
+	for (size_t i = 0; rc == 0 && i < old.n; i++) {
+		if (klist_find(&now, old.v[i].path))
+			continue;
+		up[nup].action = GIT_TREE_UPDATE_REMOVE;
+		up[nup++].path = old.v[i].path;
+	}
+	for (size_t i = 0; rc == 0 && i < now.n; i++) {
+		const struct kfile *was = klist_find(&old, now.v[i].path);
+		if (was && was->mode == now.v[i].mode && git_oid_equal(&was->oid, &now.v[i].oid))
+			continue; /* as HEAD has it */
+		up[nup].action = GIT_TREE_UPDATE_UPSERT;
+		up[nup].path = now.v[i].path;
+		up[nup].filemode = now.v[i].mode;
+		rc = store_blob(v, &now.v[i], &up[nup++].id, e);
+	}
+	if (rc == 0 && !htree) {
+		rc = build_tree_index(v, NULL, &old, &now, tree_oid, e);
+	} else if (rc == 0 && nup == 0) {
+		git_oid_cpy(tree_oid, git_tree_id(htree));
+	} else if (rc == 0 && git_tree_create_updated(tree_oid, v->repo, htree, nup, up) < 0) {
+		git_error_clear();
+		rc = build_tree_index(v, htree, &old, &now, tree_oid, e);
+	}
+	free(up);
+	klist_release(&old);
+	klist_release(&now);
 	git_tree_free(htree);
 	git_commit_free(head);
-	git_index_free(idx);
 	return rc;
 }
 
@@ -640,27 +697,56 @@ static int diff_line_cb(const git_diff_delta *d, const git_diff_hunk *h, const g
 	return 0;
 }
 
+static int path_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* One diff per path: with paths in different directories a single pathspec
+ * has no common prefix, and libgit2 would walk the whole tree and work tree
+ * (every file of a big repository) to find the few that match. */
 int vcs_diff(struct vcs *v, const char *treeish, const char *const *paths, size_t n,
 	     struct sb *out, struct err *e)
 {
 	git_tree *tree = NULL;
-	git_diff *diff = NULL;
 	git_diff_options o;
+	char **p = xcalloc(n ? n : 1, sizeof(char *));
+	size_t np = 0;
 	int rc = lookup_tree(v, treeish ? treeish : "HEAD", &tree, e);
 
 	git_diff_options_init(&o, GIT_DIFF_OPTIONS_VERSION);
 
-	if (rc < 0 && !(rc == ERR_NOTFOUND && !treeish))
+	if (rc < 0 && !(rc == ERR_NOTFOUND && !treeish)) {
+		free(p);
 		return rc;
+	}
 	rc = 0;
+	for (size_t i = 0; i < n; i++)
+		p[np++] = norm_path(paths[i]);
+	qsort(p, np, sizeof(char *), path_cmp);
 	o.flags = GIT_DIFF_INCLUDE_UNTRACKED | GIT_DIFF_RECURSE_UNTRACKED_DIRS |
 		  GIT_DIFF_SHOW_UNTRACKED_CONTENT;
-	fill_pathspec(&o.pathspec, paths, n);
-	if (git_diff_tree_to_workdir(&diff, v->repo, tree, &o) < 0 ||
-	    git_diff_print(diff, GIT_DIFF_FORMAT_PATCH, diff_line_cb, out) < 0)
-		rc = git_fail(e, ERR_IO, "cannot diff the kernel paths");
-	free_pathspec(&o.pathspec);
-	git_diff_free(diff);
+	o.pathspec.count = 1;
+	for (size_t i = 0; rc == 0 && i < np; i++) {
+		git_diff *diff = NULL;
+		bool covered = false;
+		/* a path inside an earlier one (or the same path) is already in */
+		for (size_t k = 0; k < i && !covered; k++) {
+			size_t L = strlen(p[k]);
+			covered = !*p[k] || (!strncmp(p[i], p[k], L) &&
+					     (p[i][L] == '\0' || p[i][L] == '/'));
+		}
+		if (covered)
+			continue;
+		o.pathspec.strings = &p[i];
+		if (git_diff_tree_to_workdir(&diff, v->repo, tree, &o) < 0 ||
+		    git_diff_print(diff, GIT_DIFF_FORMAT_PATCH, diff_line_cb, out) < 0)
+			rc = git_fail(e, ERR_IO, "cannot diff the kernel paths");
+		git_diff_free(diff);
+	}
+	for (size_t i = 0; i < np; i++)
+		free(p[i]);
+	free(p);
 	git_tree_free(tree);
 	return rc;
 }

@@ -20,6 +20,12 @@ struct git_repository;
 
 #define VCS_OID_HEX 41 /* 40 hex digits and a NUL */
 
+/* Initialise libgit2 for the rest of the process (idempotent; vcs_open calls
+ * it).  Never shut down again: with Debian's mbedTLS build every
+ * git_libgit2_init after a shutdown parses the system CA bundle anew, which
+ * costs more than everything a log or a commit does. */
+void vcs_libgit2_init(void);
+
 /* Discover the repository containing cwd (NULL: the process's cwd).  A bare
  * repository or none at all is ERR_NOTFOUND.  Caller frees with vcs_free. */
 int vcs_open(const char *cwd, struct vcs **out, struct err *e);

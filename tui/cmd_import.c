@@ -25,6 +25,8 @@
 #include <sys/stat.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
+#include <stdint.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -192,10 +194,17 @@ static void print_text(const char *file, const struct optlog_doc *d,
 	for (size_t i = 0; i < d->nrows; i++) {
 		const struct log_row *r = &d->rows[i];
 		char num[16];
-		int nn = snprintf(num, sizeof(num), "%d", r->iter);
+		int nn = 0;
+		/* right-aligned in five columns, without a printf per row */
+		unsigned v = r->iter < 0 ? 0u - (unsigned)r->iter : (unsigned)r->iter;
+		do
+			num[sizeof(num) - 1 - nn++] = (char)('0' + v % 10);
+		while ((v /= 10) && nn < 15);
+		if (r->iter < 0)
+			num[sizeof(num) - 1 - nn++] = '-';
 		for (int k = nn; k < 5; k++)
 			sb_addc(o, ' ');
-		sb_add(o, num, (size_t)nn);
+		sb_add(o, num + sizeof(num) - nn, (size_t)nn);
 		sb_adds(o, "  ");
 		sb_reset(&c);
 		if (r->gate_v == GATE_NONE && r->gate && *r->gate)
@@ -272,6 +281,33 @@ static int load(const char *file, struct sb *buf, const char **text, size_t *len
 	return rc;
 }
 
+/* The rows of a long log take about twice its size in heap, and faulting
+ * those pages in one by one was a fifth of an import's time (more on a
+ * virtual machine).  Grow the heap once, pre-fault it with one madvise, and
+ * keep it: the parser's allocations then land on pages already there.
+ * Where the kernel or the C library cannot, this does nothing. */
+static void heap_prefault(size_t bytes)
+{
+#if defined(M_MMAP_THRESHOLD) && defined(M_TRIM_THRESHOLD) && defined(MADV_POPULATE_WRITE)
+	const size_t page = 4096;
+	if (bytes < (4u << 20))
+		return;
+	if (bytes > (256u << 20))
+		bytes = 256u << 20;
+	/* from the heap (not a mapping of its own), and not given back on free */
+	mallopt(M_MMAP_THRESHOLD, 512 << 20);
+	mallopt(M_TRIM_THRESHOLD, 1024 << 20);
+	char *p = malloc(bytes);
+	if (!p)
+		return;
+	uintptr_t a = ((uintptr_t)p + page - 1) & ~(uintptr_t)(page - 1);
+	madvise((void *)a, bytes - 2 * page, MADV_POPULATE_WRITE);
+	free(p);
+#else
+	(void)bytes;
+#endif
+}
+
 int cmd_import(struct cli *cli, int argc, char **argv)
 {
 	const char *file = NULL;
@@ -310,6 +346,7 @@ int cmd_import(struct cli *cli, int argc, char **argv)
 		e.code = ERR_FAIL;
 		return cli_fail(&e);
 	}
+	heap_prefault(len * 2);
 	rc = optlog_parse(data, len, &d, &probs, &e);
 	if (map_len)
 		munmap((void *)data, map_len);

@@ -1,5 +1,6 @@
 /* cmd_log — `optloop log`: append the measured iteration's row to
- * OPT_LOG.md (gate and bench come from the measurement). */
+ * OPT_LOG.md (gate and bench come from the measurement); with --commit,
+ * commit it in the same process, as `optloop commit` would. */
 #include "tui/cli_util.h"
 #include "tui/commands.h"
 #include "tui/loop_cli.h"
@@ -17,7 +18,8 @@ int cmd_log(struct cli *cli, int argc, char **argv)
 	struct log_row row;
 	struct loop *l;
 	struct err e = {0};
-	int json = 0, aside = 0, rc;
+	int json = 0, aside = 0, commit = 0, rc;
+	char sha[41] = "";
 	const char *v, *status = NULL;
 
 	for (int i = 1; i < argc;) {
@@ -44,6 +46,11 @@ int cmd_log(struct cli *cli, int argc, char **argv)
 			i++;
 			continue;
 		}
+		if (k == 0 && !strcmp(argv[i], "--commit")) {
+			commit = 1;
+			i++;
+			continue;
+		}
 		if (k == 0 && !strcmp(argv[i], "--set-aside")) {
 			aside = 1;
 			i++;
@@ -61,6 +68,7 @@ int cmd_log(struct cli *cli, int argc, char **argv)
 						      "(base for the baseline), got '%s'",
 					       status);
 	}
+	o.commit_next = commit;
 	if ((rc = loop_cli_open(cli, 0, &l)) != 0)
 		return rc;
 	if (aside && loop_set_aside(l, &e) < 0) {
@@ -69,10 +77,19 @@ int cmd_log(struct cli *cli, int argc, char **argv)
 	}
 	if (aside)
 		fprintf(stderr, "optloop: the extra kernel change is set aside; it comes back after "
-				"optloop commit\n");
+				"the commit\n");
 	if (loop_log(l, &o, &row, &e) < 0) {
 		loop_close(l);
 		return e.code == ERR_USAGE ? cli_usage_error("log", "%s", e.msg) : cli_fail(&e);
+	}
+	if (commit && loop_commit(l, sha, &e) < 0) {
+		/* the row stays logged (LOGGED): say so, and how to finish */
+		err_prefix(&e, "iteration %d is logged, but its commit failed (fix what follows, then "
+			       "run optloop commit): ",
+			   row.iter);
+		log_row_release(&row);
+		loop_close(l);
+		return cli_fail(&e);
 	}
 	struct loop_status st;
 	int have_st = loop_status(l, &st, NULL) == 0;
@@ -85,6 +102,8 @@ int cmd_log(struct cli *cli, int argc, char **argv)
 		json_object_set_new(j, "vs_best", loop_cli_real(row.vs_best));
 		json_object_set_new(j, "status", json_string(row_status_name(row.status)));
 		json_object_set_new(j, "axis", row.axis ? json_string(row.axis) : json_null());
+		if (commit)
+			json_object_set_new(j, "commit", json_string(sha));
 		if (have_st) {
 			json_object_set_new(j, "state", json_string(loop_state_name(st.state)));
 			json_object_set_new(j, "next", json_string(st.next));
@@ -94,6 +113,8 @@ int cmd_log(struct cli *cli, int argc, char **argv)
 		struct sb line = SB_INIT;
 		optlog_render_row(&row, &line);
 		printf("logged: %s", line.buf);
+		if (commit)
+			printf("committed iteration %d as %.12s\n", row.iter, sha);
 		if (have_st)
 			printf("next: %s\n", st.next);
 		sb_release(&line);

@@ -41,4 +41,21 @@ if [ -z "${SKIP_INSTALL_TEST:-}" ]; then
 		t_fail "make install into a scratch prefix" "$(tail -n 20 "$T_TMP/install.log")"
 	fi
 fi
+# optloop works on local repositories only; libgit2's start-up must not parse
+# the system's CA bundle (tui/no_tls.c), yet git work goes on as before.
+if command -v strace >/dev/null 2>&1 && strace -o /dev/null true 2>/dev/null; then
+	repo="$T_TMP/tlsrepo"
+	mkdir -p "$repo/k" && git -C "$repo" init -q && echo x >"$repo/k/kern.c" &&
+		echo t >"$repo/k/test.c" && echo n >"$repo/k/naive.c" &&
+		git -C "$repo" add -A && git -C "$repo" commit -qm init
+	"$OPTLOOP" -C "$repo" init --op tls --kernel k/kern.c --test-file k/test.c --naive k/naive.c \
+		--verify true >/dev/null
+	opened=$(strace -f -e trace=open,openat -o "$T_TMP/strace.log" "$OPTLOOP" -C "$repo" status 2>&1)
+	t_like "status still works through libgit2" "$opened" 'state: +no_contract'
+	t_unlike "no CA bundle or certificate directory is opened" "$(cat "$T_TMP/strace.log")" \
+		'/etc/ssl|ca-certificates|/certs'
+	t_like "the store was opened (the trace is real)" "$(cat "$T_TMP/strace.log")" 'optloop\.db'
+else
+	t_skip "no CA bundle is opened at start-up" "strace is missing or may not trace here (make deps installs it)"
+fi
 t_done

@@ -165,4 +165,10 @@ t_like "promote --check: the confirmed win is there" "$out" 'ok +confirmed win'
 t_like "promote --check: still needs the full gate" "$out" 'MISSING +full gate'
 out=$("$OPTLOOP" report final 2>&1)
 t_like "report final: the H200 and the commands" "$out" 'NVIDIA H200'
+t_like "report final: the claim on the contract's two target shapes" "$out" \
+	'Target shapes \(2 named in the contract: .*\): \*\*1\.06[0-9]×\*\* geomean over 2 measured shape\(s\).*fast\.'
+j=$("$OPTLOOP" report final --json 2>/dev/null)
+t_is "report final --json: target, no shape missing" \
+	"$(printf '%s' "$j" | python3 -c 'import json,sys; t=json.load(sys.stdin)["target"]; print(len(t["named"]), t["missing"], t["verdict"])')" \
+	"2 [] fast"
 t_done

@@ -97,6 +97,31 @@ for point in commit.begin commit.after_git commit.after_db; do
 		"$("$OPTLOOP" export --json | grep -c '"commit_sha": "[0-9a-f]\{40\}"')" 3
 done
 
+# log --commit in one process: killed at the log's last write point or at
+# any of the commit's, a restart finds the row and at most one commit.
+for point in log.after_render commit.begin commit.after_git commit.after_db; do
+	d="$T_TMP/one-$point"
+	setup "$d" 2>&1
+	OPTLOOP_FAULT=$point "$OPTLOOP" log --direction "shift instead of multiply" --status keep \
+		--commit >/dev/null 2>&1
+	t_is "log --commit killed at $point" "$?" 137
+	t_ok "OPT_LOG.md whole after log --commit was killed at $point" optlog_whole
+	t_is "log --commit $point: the row survives" "$(rows)" 2
+	s=$(state)
+	case $point in
+	log.after_render | commit.begin)
+		t_is "log --commit $point: commit still due" "$s" logged
+		t_is "log --commit $point: no commit for iteration 1 yet" "$(iter_commits)" 1 ;;
+	*)
+		t_is "log --commit $point: the commit made is adopted" "$s" ready
+		t_is "log --commit $point: exactly one commit for iteration 1" "$(iter_commits)" 2 ;;
+	esac
+	finish_and_continue
+	t_is "log --commit $point: loop continued" "$(state)" ready
+	t_is "log --commit $point: three rows" "$(rows)" 3
+	t_is "log --commit $point: three optloop commits" "$(iter_commits)" 3
+done
+
 # A change set aside for the commit comes back even when the commit is
 # killed right after restoring it.
 d="$T_TMP/aside"

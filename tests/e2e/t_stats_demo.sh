@@ -226,6 +226,8 @@ t_is "report final matches the database field by field" "$check" ok
 md=$("$OPTLOOP" report final)
 t_like "report final: Markdown per-shape table" "$md" '\| Shape \| side \| n \| median \| mean \| std \| min \| p10 \| p90 \|'
 t_like "report final: geomean line" "$md" 'geomean \(equal weight, 3 shapes\)'
+t_like "report final: a Target naming no shape lets every shape count" "$md" \
+	"Target shapes: the contract's Target names none, so every measured shape counts"
 t_like "report final: the exact commands" "$md" 'validation \(contract\): `./verify --op chunk_linear_attn`'
 t_like "report header: the kept-candidate sections" "$("$OPTLOOP" report header 1)" 'Identity.*|Delta'
 out=$("$OPTLOOP" report header 1)

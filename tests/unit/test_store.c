@@ -365,6 +365,89 @@ static int fresh(void **state)
 	return system(cmd);
 }
 
+static bool table_exists(struct store *s, const char *name)
+{
+	sqlite3_stmt *st;
+	bool yes;
+	assert_int_equal(sqlite3_prepare_v2(store_db(s),
+					    "SELECT 1 FROM sqlite_master WHERE type = 'table' AND "
+					    "name = ?",
+					    -1, &st, NULL),
+			 SQLITE_OK);
+	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+	yes = sqlite3_step(st) == SQLITE_ROW;
+	sqlite3_finalize(st);
+	return yes;
+}
+
+static void module_schema_runs_once_per_open_store(void **state)
+{
+	static const char sql[] = "CREATE TABLE IF NOT EXISTS mod_t (x INTEGER);";
+	struct store *s;
+	struct err e = {0};
+
+	assert_int_equal(store_open(dbpath, STORE_CREATE, &s, &e), 0);
+	assert_int_equal(store_ensure_schema(s, "mod", sql, &e), 0);
+	assert_true(table_exists(s, "mod_t"));
+	/* dropped behind its back: the same handle does not run the script again */
+	assert_int_equal(store_exec(s, "DROP TABLE mod_t", &e), 0);
+	assert_int_equal(store_ensure_schema(s, "mod", sql, &e), 0);
+	assert_false(table_exists(s, "mod_t"));
+	store_close(s);
+	/* a new handle does */
+	assert_int_equal(store_open(dbpath, 0, &s, &e), 0);
+	assert_int_equal(store_ensure_schema(s, "mod", sql, &e), 0);
+	assert_true(table_exists(s, "mod_t"));
+	/* run inside a transaction that rolls back: run again next time */
+	assert_int_equal(store_begin(s, &e), 0);
+	assert_int_equal(store_ensure_schema(s, "mod2", "CREATE TABLE IF NOT EXISTS mod2_t (y);", &e), 0);
+	store_rollback(s);
+	assert_false(table_exists(s, "mod2_t"));
+	assert_int_equal(store_ensure_schema(s, "mod2", "CREATE TABLE IF NOT EXISTS mod2_t (y);", &e), 0);
+	assert_true(table_exists(s, "mod2_t"));
+	store_close(s);
+}
+
+/* Queries are prepared once and reused: each use sees its own bindings and
+ * the current data. */
+static void reused_queries_see_fresh_bindings_and_data(void **state)
+{
+	struct store *s;
+	struct err e = {0};
+	char *v;
+
+	assert_int_equal(store_open(dbpath, STORE_CREATE, &s, &e), 0);
+	for (int i = 0; i < 50; i++) {
+		char key[16], val[16];
+		snprintf(key, sizeof(key), "k%d", i % 5);
+		snprintf(val, sizeof(val), "v%d", i);
+		assert_int_equal(store_meta_set(s, key, val, &e), 0);
+		assert_int_equal(store_meta_get(s, key, &v, &e), 0);
+		assert_string_equal(v, val);
+		free(v);
+	}
+	assert_int_equal(store_meta_get(s, "absent", &v, &e), 0);
+	assert_null(v);
+	for (int i = 0; i < 3; i++) {
+		struct store_run r = {.iter = i, .kind = "verify", .bench_ms = NAN, .vs_best = NAN,
+				      .t_start = 1.0 + i, .t_end = 2.0 + i};
+		struct store_run back;
+		assert_int_equal(store_run_insert(s, &r, &e), 0);
+		assert_int_equal(store_run_last(s, i, "verify", &back, &e), 0);
+		assert_int_equal(back.id, r.id);
+		store_run_release(&back);
+		assert_int_equal(store_run_last(s, i + 1, "verify", &back, &e), ERR_NOTFOUND);
+	}
+	/* close finalizes the kept statements (one left open would keep the
+	 * connection and its memory alive: the sanitizer build reports it) */
+	store_close(s);
+	assert_int_equal(store_open(dbpath, 0, &s, &e), 0);
+	assert_int_equal(store_meta_get(s, "k4", &v, &e), 0);
+	assert_string_equal(v, "v49");
+	free(v);
+	store_close(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -379,6 +462,8 @@ int main(void)
 		cmocka_unit_test_setup(samples_envs_and_export, fresh),
 		cmocka_unit_test_setup(aside_pending_until_done, fresh),
 		cmocka_unit_test_setup(newer_schema_is_refused, fresh),
+		cmocka_unit_test_setup(module_schema_runs_once_per_open_store, fresh),
+		cmocka_unit_test_setup(reused_queries_see_fresh_bindings_and_data, fresh),
 	};
 	return cmocka_run_group_tests_name("store", tests, setup, teardown);
 }

@@ -365,6 +365,113 @@ static void frozen_files_inside_the_kernel_are_left_alone(void **state)
 	vcs_free(v);
 }
 
+/* The tree git itself stages for the same work tree: HEAD~1's index with
+ * every change under the kernel path added. */
+static char *git_staged_tree(const char *path)
+{
+	return sh_out("cd %s && rm -f %s/idx && GIT_INDEX_FILE=%s/idx git read-tree HEAD~1 && "
+		      "GIT_INDEX_FILE=%s/idx git add -A -- %s && GIT_INDEX_FILE=%s/idx git write-tree",
+		      repo, tmpdir, tmpdir, tmpdir, path, tmpdir);
+}
+
+static void commit_tree_is_the_one_git_would_stage(void **state)
+{
+	struct vcs *v;
+	struct err e = {0};
+	char sha[VCS_OID_HEX];
+
+	/* more of the repository around the kernel, and a nested kernel dir */
+	write_file("fla/ops/gla/old/a.py", "a = 1\n");
+	write_file("fla/ops/gla/old/b.py", "b = 1\n");
+	write_file("fla/ops/gla/keep/k.py", "k = 1\n");
+	write_file("fla/layers/gla.py", "layer = 1\n");
+	write_file("docs/readme.md", "docs\n");
+	sh("cd %s && git add -A && git commit -q -m more", repo);
+	char *outside = sh_out("cd %s && git rev-parse HEAD:fla/layers HEAD:docs | tr '\\n' ' '", repo);
+
+	write_file("fla/ops/gla/chunk.py", "def chunk():\n    return 7\n");  /* changed */
+	sh("rm -r %s/fla/ops/gla/old", repo);                                  /* dir gone */
+	write_file("fla/ops/gla/deep/er/new.py", "new = 1\n");               /* dirs made */
+	sh("chmod +x %s/fla/ops/gla/naive.py", repo);                          /* mode only */
+	write_file("fla/layers/gla.py", "not the kernel\n");                 /* left out */
+	assert_int_equal(vcs_open(repo, &v, &e), 0);
+	assert_int_equal(vcs_commit_kernel(v, kernel, 1, "k\n", sha, &e), 0);
+
+	char *ours = sh_out("cd %s && git rev-parse HEAD^{tree}", repo);
+	char *theirs = git_staged_tree("fla/ops/gla");
+	assert_string_equal(ours, theirs);
+	char *after = sh_out("cd %s && git rev-parse HEAD:fla/layers HEAD:docs | tr '\\n' ' '", repo);
+	assert_string_equal(after, outside);
+	char *st = sh_out("cd %s && git status --porcelain | tr '\\n' ' '", repo);
+	assert_string_equal(st, "M fla/layers/gla.py");
+	free(st);
+	free(after);
+	free(theirs);
+	free(ours);
+	free(outside);
+	vcs_free(v);
+}
+
+static void kernel_file_that_became_a_directory_is_committed(void **state)
+{
+	struct vcs *v;
+	struct err e = {0};
+	char sha[VCS_OID_HEX];
+
+	write_file("fla/ops/gla/util.py", "u = 1\n");
+	sh("cd %s && git add -A && git commit -q -m util", repo);
+	sh("rm %s/fla/ops/gla/util.py", repo);
+	write_file("fla/ops/gla/util.py/__init__.py", "u = 2\n");
+	assert_int_equal(vcs_open(repo, &v, &e), 0);
+	assert_int_equal(vcs_commit_kernel(v, kernel, 1, "d/f\n", sha, &e), 0);
+	char *ours = sh_out("cd %s && git rev-parse HEAD^{tree}", repo);
+	char *theirs = git_staged_tree("fla/ops/gla");
+	assert_string_equal(ours, theirs);
+	char *st = sh_out("cd %s && git status --porcelain", repo);
+	assert_string_equal(st, "");
+	free(st);
+	free(theirs);
+	free(ours);
+	vcs_free(v);
+}
+
+static void unchanged_kernel_commits_the_same_tree(void **state)
+{
+	struct vcs *v;
+	struct err e = {0};
+	char sha[VCS_OID_HEX];
+
+	assert_int_equal(vcs_open(repo, &v, &e), 0);
+	assert_int_equal(vcs_commit_kernel(v, kernel, 1, "no change\n", sha, &e), 0);
+	char *trees = sh_out("cd %s && git rev-parse HEAD^{tree} HEAD~1^{tree} | uniq | wc -l", repo);
+	assert_string_equal(trees, "1");
+	free(trees);
+	vcs_free(v);
+}
+
+static void diff_of_paths_in_different_directories(void **state)
+{
+	struct vcs *v;
+	struct err e = {0};
+	struct sb d = SB_INIT;
+	const char *const paths[] = {"tests/ops/test_gla.py", "fla/ops/gla", "fla/ops/gla/naive.py"};
+
+	write_file("fla/ops/gla/naive.py", "def naive():\n    return 'loose'\n");
+	write_file("tests/ops/test_gla.py", "atol = 1\n");
+	write_file("fla/layers/other.py", "outside = 1\n");
+	assert_int_equal(vcs_open(repo, &v, &e), 0);
+	assert_int_equal(vcs_diff(v, NULL, paths, 3, &d, &e), 0);
+	assert_non_null(strstr(d.buf, "+atol = 1\n"));
+	assert_non_null(strstr(d.buf, "+    return 'loose'\n"));
+	assert_null(strstr(d.buf, "outside"));
+	/* a path inside another one is shown once */
+	const char *first = strstr(d.buf, "diff --git a/fla/ops/gla/naive.py");
+	assert_non_null(first);
+	assert_null(strstr(first + 1, "diff --git a/fla/ops/gla/naive.py"));
+	sb_release(&d);
+	vcs_free(v);
+}
+
 /* ---- workspace ---------------------------------------------------------------- */
 
 static void op_names_are_validated(void **state)
@@ -485,6 +592,10 @@ int main(void)
 		cmocka_unit_test_setup(diff_shows_added_and_removed_lines, fresh_repo),
 		cmocka_unit_test_setup(exclude_and_ignore, fresh_repo),
 		cmocka_unit_test_setup(frozen_files_inside_the_kernel_are_left_alone, fresh_repo),
+		cmocka_unit_test_setup(commit_tree_is_the_one_git_would_stage, fresh_repo),
+		cmocka_unit_test_setup(kernel_file_that_became_a_directory_is_committed, fresh_repo),
+		cmocka_unit_test_setup(unchanged_kernel_commits_the_same_tree, fresh_repo),
+		cmocka_unit_test_setup(diff_of_paths_in_different_directories, fresh_repo),
 		cmocka_unit_test(op_names_are_validated),
 		cmocka_unit_test(registry_defaults_follow_fla),
 		cmocka_unit_test_setup(fla_defaults_need_the_registry, fresh_repo),

@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# `optloop log ... --commit`: the row and its commit in one process.  The
+# same result as log then commit (row, commit, trailers, JSON), the same
+# refusals, nothing written when the commit would be refused up front, and
+# a row that stays logged when the commit itself fails.
+. "$(dirname "$0")/lib.sh"
+mk="$OPTLOOP_ROOT/tests/fixtures/make_tiny_project.sh"
+d="$T_TMP/tiny"
+"$mk" "$d" >/dev/null
+cd "$d" || exit 1
+"$OPTLOOP" init --op tiny --kernel kernel --test-file tests/test_compute.sh --naive ref/naive.sh \
+	--verify ./verify --target 2x --languages sh --promotion "full gate" >/dev/null
+
+state() { "$OPTLOOP" status --json | sed -n 's/^  "state": "\(.*\)",$/\1/p'; }
+rows() { grep -cE '^\| [0-9]+ \|' profile/tiny-opt/OPT_LOG.md; }
+jget() {
+	python3 -c 'import json,sys
+v=json.load(sys.stdin)
+for k in sys.argv[1].split("."):
+    v=v[int(k)] if isinstance(v,list) else v[k]
+print("null" if v is None else v)' "$1"
+}
+
+# refusals before anything is measured
+head0=$(git rev-parse HEAD)
+t_exit "log --commit before the baseline is refused" 3 "$OPTLOOP" log --direction x --commit
+t_exit "log --commit without --direction is a usage error" 2 "$OPTLOOP" log --commit
+t_is "nothing was committed" "$(git rev-parse HEAD)" "$head0"
+
+# the baseline in one call, with JSON
+"$OPTLOOP" verify >/dev/null 2>&1
+out=$("$OPTLOOP" log --direction "baseline" --commit --json); rc=$?
+t_is "log --commit the baseline" "$rc" 0
+t_is "JSON: iteration" "$(printf '%s' "$out" | jget iteration)" 0
+t_is "JSON: status" "$(printf '%s' "$out" | jget status)" base
+t_is "JSON: gate" "$(printf '%s' "$out" | jget gate)" pass
+t_is "JSON: the commit is HEAD" "$(printf '%s' "$out" | jget commit)" "$(git rev-parse HEAD)"
+t_is "JSON: state after the commit" "$(printf '%s' "$out" | jget state)" ready
+t_like "JSON: next step" "$(printf '%s' "$out" | jget next)" 'make one change to the kernel'
+t_is "state ready" "$(state)" ready
+t_like "the Baseline line cites the commit" "$(cat profile/tiny-opt/OPT_LOG.md)" \
+	"^Baseline \\(main\\): [0-9.]+ ms \\(iter 0, $(git rev-parse --short=7 HEAD)\\)"
+t_like "the commit carries the row" "$(git log -1 --format=%B)" '^Optloop-Iter: 0$'
+
+# an iteration in one call, text output
+sed -i 's/\$(( \$1 \* 2 ))/$(( $1 << 1 ))/' kernel/compute.sh
+echo "scratch" >notes.txt
+"$OPTLOOP" verify >/dev/null 2>&1
+out=$("$OPTLOOP" log --direction "shift instead of multiply" --status keep --commit); rc=$?
+t_is "log --commit iteration 1" "$rc" 0
+t_like "says what it logged" "$out" '^logged: \| 1 \| shift instead of multiply \| pass \|'
+t_like "and what it committed" "$out" "committed iteration 1 as $(git rev-parse --short=12 HEAD)"
+t_like "and the next step" "$out" 'next: make one change to the kernel, then run optloop verify \(iteration 2\)'
+t_is "the commit holds only the kernel" "$(git show --format= --name-only HEAD)" kernel/compute.sh
+t_like "the other edit stays in the work tree" "$(git status --porcelain)" 'notes.txt'
+rm -f notes.txt
+t_is "one row per iteration" "$(rows)" 2
+t_is "one commit per iteration" "$(git log --format=%B | grep -c '^Optloop-Iter:')" 2
+t_is "the index agrees with HEAD for the kernel" "$(git diff --cached --name-only)" ""
+
+# refused with nothing measured; refused when already logged
+t_exit "log --commit with nothing measured is refused" 3 "$OPTLOOP" log --direction x --status keep --commit
+sed -i 's/<< 1/+ $1/' kernel/compute.sh
+"$OPTLOOP" verify >/dev/null 2>&1
+"$OPTLOOP" log --direction "add" --status keep >/dev/null
+t_exit "log --commit on a logged iteration is refused" 3 "$OPTLOOP" log --direction again --status keep --commit
+t_like "naming the step due" "$("$OPTLOOP" log --direction again --status keep --commit 2>&1)" \
+	'already logged; commit it'
+t_ok "commit finishes it" "$OPTLOOP" commit
+
+# refused up front, nothing written: a frozen file changed
+sed -i 's/+ \$1/* 2/' kernel/compute.sh
+"$OPTLOOP" verify >/dev/null 2>&1
+echo "# loosened" >>tests/test_compute.sh
+out=$("$OPTLOOP" log --direction "back to times" --status keep --commit 2>&1); rc=$?
+t_is "a changed frozen file refuses log --commit" "$rc" 3
+t_like "naming the file" "$out" 'log --commit refused: frozen file tests/test_compute.sh changed'
+t_is "no row was written" "$(rows)" 3
+t_is "still measured" "$(state)" measured
+git checkout -q tests/test_compute.sh
+
+# refused up front: no git identity
+git config --unset user.name && git config --unset user.email
+out=$(HOME="$T_TMP/nohome" GIT_CONFIG_NOSYSTEM=1 "$OPTLOOP" log --direction "back to times" \
+	--status keep --commit 2>&1); rc=$?
+t_is "no git identity refuses log --commit" "$rc" 1
+t_like "saying how to set it" "$out" 'git config user.name'
+t_is "no row was written without an identity" "$(rows)" 3
+git config user.name "optloop test" && git config user.email test@optloop.invalid
+
+# the commit itself fails after the row is written: the row stays, commit finishes
+touch .git/refs/heads/main.lock
+out=$("$OPTLOOP" log --direction "back to times" --status keep --commit 2>&1); rc=$?
+t_is "a failed commit exits non-zero" "$rc" 1
+t_like "says the row is logged and what to run" "$out" \
+	'iteration 3 is logged, but its commit failed .*run optloop commit'
+t_is "the row is there" "$(rows)" 4
+t_is "state logged" "$(state)" logged
+rm -f .git/refs/heads/main.lock
+t_ok "optloop commit finishes the iteration" "$OPTLOOP" commit
+# three rows without a confirmed win may stall the loop (timing noise decides)
+t_like "committed: ready (or stalled)" "$(state)" '^(ready|stalled)$'
+t_is "still one commit per row" "$(git log --format=%B | grep -c '^Optloop-Iter:')" 4
+if [ "$(state)" = stalled ]; then
+	echo "profile" >profile/tiny-opt/trace/after-stall.txt
+	"$OPTLOOP" reassess --profile profile/tiny-opt/trace/after-stall.txt --axes a \
+		--techniques t --next n >/dev/null
+fi
+
+# telescoping: --set-aside with --commit
+sed -i 's/\* 2/+ $1 + 0/' kernel/compute.sh
+"$OPTLOOP" verify >/dev/null 2>&1
+echo "# next idea" >>kernel/compute.sh
+t_exit "a telescoped change refuses log --commit" 3 "$OPTLOOP" log --direction add --status drop --commit
+t_ok "log --set-aside --commit" "$OPTLOOP" log --direction add --status drop --set-aside --commit
+t_unlike "the commit does not hold the extra change" "$(git show HEAD~1:kernel/compute.sh)" 'next idea'
+t_like "the drop is followed by the restore commit" "$(git log -1 --format=%B)" '^Optloop-Restore: 4$'
+t_like "the extra change is back in the work tree" "$(cat kernel/compute.sh)" 'next idea'
+t_is "no pending set-aside left" "$(git for-each-ref refs/optloop | wc -l)" 0
+t_done
