@@ -37,6 +37,18 @@ struct ctx {
 	bool busy; /* a probe before some run saw the GPU busy */
 };
 
+/* One run of the measuring command while it goes. */
+struct mrun {
+	struct ctx *c;
+	const char *kind, *role;
+	char tree[VCS_OID_HEX]; /* the kernel state it measures */
+	struct store_run run;   /* borrowed strings, except log_path */
+	struct parser *p;
+	struct runner *r;
+	int io_rc; /* a raw-log write failure: the run is stopped */
+	struct err io_err;
+};
+
 static void ctx_release(struct ctx *c)
 {
 	vcs_free(c->vcs);
@@ -96,7 +108,17 @@ static int ctx_init(struct ctx *c, struct loop *l, const struct session_opts *o,
 
 static void feed(void *p, const char *buf, size_t len)
 {
-	parser_feed(p, buf, len);
+	struct mrun *m = p;
+	parser_feed(m->p, buf, len);
+	if (m->c->o && m->c->o->output)
+		m->c->o->output(m->c->o->ctx, buf, len);
+}
+
+static void on_event(void *p, const struct parse_event *ev)
+{
+	struct mrun *m = p;
+	if (m->c->o && m->c->o->event)
+		m->c->o->event(m->c->o->ctx, ev);
 }
 
 static double bench_of(const struct parse_result *r)
@@ -113,14 +135,24 @@ static double bench_of(const struct parse_result *r)
 	return k ? exp(s / k) : NAN;
 }
 
-/* One run of the measuring command on whatever the work tree holds now. */
-static int measure_once(struct ctx *c, const char *kind, const char *role, int *run_id,
-			struct err *e)
+static void mrun_release(struct mrun *m)
 {
-	struct store_run run = {0};
-	struct runner_outcome oc = {0};
-	char tree[VCS_OID_HEX];
-	int rc = vcs_kernel_hash(c->vcs, kpaths(c), c->status.nkernel, NULL, tree, e);
+	runner_free(m->r);
+	parser_free(m->p);
+	free(m->run.log_path);
+	memset(m, 0, sizeof(*m));
+}
+
+/* Start one run of the measuring command on whatever the work tree holds
+ * now: recorded as incomplete until mrun_finish. */
+static int mrun_start(struct ctx *c, struct mrun *m, const char *kind, const char *role,
+		      struct err *e)
+{
+	memset(m, 0, sizeof(*m));
+	m->c = c;
+	m->kind = kind;
+	m->role = role;
+	int rc = vcs_kernel_hash(c->vcs, kpaths(c), c->status.nkernel, NULL, m->tree, e);
 	if (rc < 0)
 		return rc;
 	char *trace = xasprintf("%s/trace", loop_dir(c->l));
@@ -128,93 +160,134 @@ static int measure_once(struct ctx *c, const char *kind, const char *role, int *
 		free(trace);
 		return rc;
 	}
-	run.iter = c->status.iteration;
-	run.kind = (char *)kind;
-	run.command = c->command;
-	run.cwd = (char *)loop_repo_dir(c->l);
-	run.t_start = 0;
-	run.bench_ms = run.vs_best = NAN;
-	run.tree = tree;
-	run.pid = (int)getpid();
-	run.gate = GATE_INCOMPLETE; /* until it finishes */
-	if ((rc = store_run_insert(c->st, &run, e)) < 0) {
+	struct store_run *run = &m->run;
+	run->iter = c->status.iteration;
+	run->kind = (char *)kind;
+	run->command = c->command;
+	run->cwd = (char *)loop_repo_dir(c->l);
+	run->t_start = 0;
+	run->bench_ms = run->vs_best = NAN;
+	run->tree = m->tree;
+	run->pid = (int)getpid();
+	run->gate = GATE_INCOMPLETE; /* until it finishes */
+	rc = store_run_insert(c->st, run, e);
+	if (rc < 0) {
 		free(trace);
 		return rc;
 	}
-	*run_id = run.id;
-	if (!c->session) {
-		c->session = run.id;
-	}
-	run.log_path = xasprintf("%s/%s-%d-run%d.log", trace, kind, run.iter, run.id);
+	if (!c->session)
+		c->session = run->id;
+	run->log_path = xasprintf("%s/%s-%d-run%d.log", trace, kind, run->iter, run->id);
 	free(trace);
-	measure_probe_take(c->st, run.id, "before", NULL);
+	measure_probe_take(c->st, run->id, "before", NULL);
 	struct probe_reading pr;
-	if (measure_probe_get(c->st, run.id, "before", &pr, NULL) == 0) {
+	if (measure_probe_get(c->st, run->id, "before", &pr, NULL) == 0) {
 		c->busy |= pr.busy;
 		probe_reading_release(&pr);
 	}
-
-	struct parser *p = parser_new(c->ps, NULL, NULL);
+	m->p = parser_new(c->ps, on_event, m);
 	struct runner_spec spec = {
 		.command = c->command,
 		.cwd = loop_repo_dir(c->l),
-		.log_path = run.log_path,
+		.log_path = run->log_path,
 		.timeout_s = c->o ? c->o->timeout_s : 0,
 	};
-	rc = runner_run(&spec, feed, p, &oc, e);
-	if (rc == 0) {
-		bool killed = oc.signal != 0 || oc.timed_out || oc.cancelled;
-		parser_finish(p, oc.exit_status, killed);
-		const struct parse_result *res = parser_result(p);
-		int env_id = 0;
-		run.t_start = oc.t_start;
-		run.t_end = oc.t_end;
-		run.exit_status = oc.exit_status;
-		run.signal = oc.signal;
-		run.timed_out = oc.timed_out;
-		run.cancelled = oc.cancelled;
-		run.gate = killed ? GATE_INCOMPLETE : res->gate;
-		run.scope = res->scope;
-		run.bench_ms = bench_of(res);
-		json_t *j = parse_result_json(res);
-		run.result_json = json_dumps(j, JSON_COMPACT);
-		json_decref(j);
-		measure_probe_take(c->st, run.id, "after", NULL);
-		rc = store_begin(c->st, e);
-		if (rc == 0)
-			rc = store_env_id(c->st, &res->env, &env_id, e);
-		run.env_id = env_id;
-		if (rc == 0)
-			rc = store_run_update(c->st, &run, e);
-		if (rc == 0)
-			rc = store_samples_add(c->st, run.id, env_id, res->rows, res->nrows, e);
-		if (rc == 0)
-			rc = measure_session_put(c->st, run.id, c->session, role, e);
-		if (rc == 0)
-			rc = store_commit(c->st, e);
-		else
-			store_rollback(c->st);
-		if (rc == 0 && (killed || res->nrows == 0 || !isfinite(run.bench_ms)))
-			rc = err_set(e, ERR_HARNESS,
-				     "%s run %d of '%s' %s (raw output: %s); fix the benchmark and "
-				     "run it again",
-				     kind, run.id, c->command,
-				     killed ? "was killed before it finished"
-					    : "printed no usable result table",
-				     run.log_path);
-		free(run.result_json);
-		c->nruns++;
-		if (rc == 0 && c->o && c->o->progress) {
-			char *line = xasprintf("%s run %d (%s): %.4g ms geomean over %zu shape(s)",
-					       kind, c->nruns, role, run.bench_ms, res->nrows);
-			c->o->progress(c->o->ctx, line);
-			free(line);
-		}
-	}
-	runner_outcome_release(&oc);
-	parser_free(p);
-	free(run.log_path);
+	if ((rc = runner_start(&spec, feed, m, &m->r, e)) < 0)
+		mrun_release(m);
 	return rc;
+}
+
+/* Read what the child printed; 1 while it runs, 0 once it ended.  A raw-log
+ * write failure stops the run and is reported by mrun_finish. */
+static int mrun_pump(struct mrun *m, int timeout_ms)
+{
+	struct err le = {0};
+	int rc = runner_pump(m->r, timeout_ms, &le);
+	if (rc < 0) {
+		if (!m->io_rc) {
+			m->io_rc = rc;
+			m->io_err = le;
+			runner_cancel(m->r);
+		}
+		return 1;
+	}
+	return rc;
+}
+
+/* Record the ended run: parse result, samples, probe after, session role. */
+static int mrun_finish(struct ctx *c, struct mrun *m, struct err *e)
+{
+	const struct runner_outcome *oc = runner_outcome(m->r);
+	struct store_run *run = &m->run;
+	int rc = m->io_rc;
+	if (rc < 0) {
+		if (e)
+			*e = m->io_err;
+		mrun_release(m);
+		return rc;
+	}
+	bool killed = oc->signal != 0 || oc->timed_out || oc->cancelled;
+	parser_finish(m->p, oc->exit_status, killed);
+	const struct parse_result *res = parser_result(m->p);
+	int env_id = 0;
+	run->t_start = oc->t_start;
+	run->t_end = oc->t_end;
+	run->exit_status = oc->exit_status;
+	run->signal = oc->signal;
+	run->timed_out = oc->timed_out;
+	run->cancelled = oc->cancelled;
+	run->gate = killed ? GATE_INCOMPLETE : res->gate;
+	run->scope = res->scope;
+	run->bench_ms = bench_of(res);
+	json_t *j = parse_result_json(res);
+	run->result_json = json_dumps(j, JSON_COMPACT);
+	json_decref(j);
+	measure_probe_take(c->st, run->id, "after", NULL);
+	rc = store_begin(c->st, e);
+	if (rc == 0)
+		rc = store_env_id(c->st, &res->env, &env_id, e);
+	run->env_id = env_id;
+	if (rc == 0)
+		rc = store_run_update(c->st, run, e);
+	if (rc == 0)
+		rc = store_samples_add(c->st, run->id, env_id, res->rows, res->nrows, e);
+	if (rc == 0)
+		rc = measure_session_put(c->st, run->id, c->session, m->role, e);
+	if (rc == 0)
+		rc = store_commit(c->st, e);
+	else
+		store_rollback(c->st);
+	if (rc == 0 && (killed || res->nrows == 0 || !isfinite(run->bench_ms)))
+		rc = err_set(e, ERR_HARNESS,
+			     "%s run %d of '%s' %s (raw output: %s); fix the benchmark and "
+			     "run it again",
+			     m->kind, run->id, c->command,
+			     killed ? "was killed before it finished"
+				    : "printed no usable result table",
+			     run->log_path);
+	free(run->result_json);
+	run->result_json = NULL;
+	c->nruns++;
+	if (rc == 0 && c->o && c->o->progress) {
+		char *line = xasprintf("%s run %d (%s): %.4g ms geomean over %zu shape(s)", m->kind,
+				       c->nruns, m->role, run->bench_ms, res->nrows);
+		c->o->progress(c->o->ctx, line);
+		free(line);
+	}
+	mrun_release(m);
+	return rc;
+}
+
+/* One whole run, blocking (noise). */
+static int measure_once(struct ctx *c, const char *kind, const char *role, struct err *e)
+{
+	struct mrun m;
+	int rc = mrun_start(c, &m, kind, role, e);
+	if (rc < 0)
+		return rc;
+	while (mrun_pump(&m, -1) > 0)
+		;
+	return mrun_finish(c, &m, e);
 }
 
 /* Finish a confirm that a crash cut off: put its candidate back. */
@@ -295,10 +368,8 @@ int session_noise(struct loop *l, const struct session_opts *o, struct session_r
 		rc = vcs_restore(c.vcs, b.commit, kpaths(&c), c.status.nkernel, e);
 		swapped = rc == 0;
 	}
-	for (int i = 0; rc == 0 && i < runs; i++) {
-		int id;
-		rc = measure_once(&c, "noise", "noise", &id, e);
-	}
+	for (int i = 0; rc == 0 && i < runs; i++)
+		rc = measure_once(&c, "noise", "noise", e);
 	if (swapped) {
 		struct err e2 = {0};
 		int rc2 = vcs_restore(c.vcs, snap, kpaths(&c), c.status.nkernel, &e2);
@@ -353,134 +424,326 @@ int session_noise(struct loop *l, const struct session_opts *o, struct session_r
 	return rc;
 }
 
-int session_confirm(struct loop *l, const struct session_opts *o, struct session_result *r,
-		    struct err *e)
-{
-	struct ctx c;
-	struct measure_best b = {0};
-	struct measure_confirm rec = {0};
-	char snap[VCS_OID_HEX], cand[VCS_OID_HEX];
-	size_t max_pairs = o && o->max_pairs ? o->max_pairs : STATS_CONFIRM_MAX_PAIRS;
-	struct stats_cmp cmp = {.worst = -1};
-	struct measure_target target = {0};
-	bool have_cmp = false;
-	memset(r, 0, sizeof(*r));
+/* ---- confirm, in steps ---------------------------------------------------- */
 
-	int rc = ctx_init(&c, l, o, "confirm", e);
+struct session_run {
+	struct ctx c;
+	struct session_opts o; /* the caller's, copied */
+	struct measure_best b;
+	int rec_id;            /* the stats_confirms record */
+	char snap[VCS_OID_HEX], cand[VCS_OID_HEX];
+	size_t max_pairs;
+	size_t pairs;          /* pairs in the comparisons so far */
+	int in_batch;          /* pairs finished in the batch going on */
+	int planned;           /* runs planned so far (2 per pair) */
+	bool best_turn;        /* the run going measures the best */
+	struct mrun m;
+	bool going;            /* m holds a started run */
+	struct stats_cmp cmp;
+	struct measure_target target;
+	bool have_cmp;
+	bool cancelled, finished;
+	int rc;                /* the first failure */
+	struct err err;
+};
+
+static void fail(struct session_run *s, int rc, const struct err *e)
+{
+	if (s->rc == 0 && rc < 0) {
+		s->rc = rc;
+		if (e)
+			s->err = *e;
+	}
+	s->finished = true;
+}
+
+/* Put the kernel state for the next run in the tree and start the run. */
+static void start_next(struct session_run *s, bool best)
+{
+	struct ctx *c = &s->c;
+	struct err e = {0};
+	int rc = vcs_restore(c->vcs, best ? s->b.commit : s->snap, kpaths(c), c->status.nkernel, &e);
 	if (rc == 0)
-		rc = recover(&c, e);
-	if (rc == 0 && c.status.state != ST_MEASURED)
+		rc = mrun_start(c, &s->m, "confirm", best ? "best" : "cand", &e);
+	if (rc < 0) {
+		fail(s, rc, &e);
+		return;
+	}
+	s->best_turn = best;
+	s->going = true;
+}
+
+/* The comparison over the pairs so far; false when no more are needed. */
+static bool compare(struct session_run *s)
+{
+	struct ctx *c = &s->c;
+	struct stats_set bs = {0}, cs = {0};
+	struct err e = {0};
+	int rc = measure_tree_set(c->st, s->b.tree, NULL, c->session, "best", &bs, &e);
+	if (rc == 0)
+		rc = measure_tree_set(c->st, s->cand, NULL, c->session, "cand", &cs, &e);
+	if (rc == 0) {
+		if (s->have_cmp) {
+			stats_cmp_release(&s->cmp);
+			measure_target_release(&s->target);
+		}
+		memset(&s->cmp, 0, sizeof(s->cmp));
+		s->cmp.worst = -1;
+		struct stats_opts so = {.threshold = c->contract.threshold};
+		stats_compare(&bs, &cs, &so, &s->cmp);
+		measure_target_compare(&bs, &cs, c->contract.v[CF_TARGET], &so, &s->target);
+		s->have_cmp = true;
+	}
+	stats_set_release(&bs);
+	stats_set_release(&cs);
+	if (rc < 0) {
+		fail(s, rc, &e);
+		return false;
+	}
+	return stats_confirm_more(&s->cmp, s->pairs, s->max_pairs);
+}
+
+/* The run going has ended: record it and start the next one, if any. */
+static void run_ended(struct session_run *s)
+{
+	struct ctx *c = &s->c;
+	struct err e = {0};
+	bool first = c->nruns == 0;
+	s->going = false;
+	int rc = mrun_finish(c, &s->m, &e);
+	if (first && c->session) {
+		struct err se = {0};
+		int rs = measure_session_set(c->st, s->rec_id, c->session, &se);
+		if (rc == 0 && rs < 0) {
+			rc = rs;
+			e = se;
+		}
+	}
+	if (s->cancelled) {
+		s->finished = true;
+		return;
+	}
+	if (rc < 0) {
+		fail(s, rc, &e);
+		return;
+	}
+	if (s->best_turn) {
+		fault_point("confirm.best_in_tree");
+		start_next(s, false);
+		return;
+	}
+	if (++s->in_batch < STATS_CONFIRM_PAIRS) {
+		start_next(s, true);
+		return;
+	}
+	s->pairs += STATS_CONFIRM_PAIRS;
+	s->in_batch = 0;
+	if (!compare(s)) {
+		s->finished = true;
+		return;
+	}
+	s->planned += 2 * STATS_CONFIRM_PAIRS;
+	start_next(s, true);
+}
+
+static void run_free(struct session_run *s)
+{
+	if (s->going)
+		mrun_release(&s->m);
+	if (s->have_cmp) {
+		stats_cmp_release(&s->cmp);
+		measure_target_release(&s->target);
+	}
+	measure_best_release(&s->b);
+	ctx_release(&s->c);
+	free(s);
+}
+
+int session_confirm_begin(struct loop *l, const struct session_opts *o, struct session_run **out,
+			  struct err *e)
+{
+	struct session_run *s = xcalloc(1, sizeof(*s));
+	struct ctx *c = &s->c;
+	struct measure_confirm rec = {0};
+	*out = NULL;
+	if (o)
+		s->o = *o;
+	s->max_pairs = o && o->max_pairs ? o->max_pairs : STATS_CONFIRM_MAX_PAIRS;
+	s->cmp.worst = -1;
+
+	int rc = ctx_init(c, l, &s->o, "confirm", e);
+	if (rc == 0)
+		rc = recover(c, e);
+	if (rc == 0 && c->status.state != ST_MEASURED)
 		rc = err_set(e, ERR_REFUSED,
 			     "confirm refused: iteration %d is %s; a confirm run measures a verified "
 			     "candidate before it is logged (run optloop verify first)",
-			     c.status.iteration, loop_state_name(c.status.state));
-	if (rc == 0 && c.status.telescoped)
+			     c->status.iteration, loop_state_name(c->status.state));
+	if (rc == 0 && c->status.telescoped)
 		rc = err_set(e, ERR_REFUSED,
 			     "confirm refused: the kernel changed since it was measured; revert the "
 			     "extra change or re-verify first");
 	if (rc == 0)
-		rc = best_commit(&c, &b, "confirm", e);
+		rc = best_commit(c, &s->b, "confirm", e);
 	if (rc == 0)
-		rc = vcs_kernel_hash(c.vcs, kpaths(&c), c.status.nkernel, NULL, cand, e);
-	if (rc == 0 && b.tree && !strcmp(cand, b.tree))
+		rc = vcs_kernel_hash(c->vcs, kpaths(c), c->status.nkernel, NULL, s->cand, e);
+	if (rc == 0 && s->b.tree && !strcmp(s->cand, s->b.tree))
 		rc = err_set(e, ERR_REFUSED,
 			     "confirm refused: the kernel is the best itself (iteration %d); there is "
 			     "nothing to confirm",
-			     b.iter);
+			     s->b.iter);
 	if (rc == 0)
-		rc = vcs_snapshot(c.vcs, kpaths(&c), c.status.nkernel, snap, e);
+		rc = vcs_snapshot(c->vcs, kpaths(c), c->status.nkernel, s->snap, e);
 	if (rc == 0) {
-		rec.iter = c.status.iteration;
-		rec.best_iter = b.iter;
-		rec.best_tree = b.tree;
-		rec.cand_tree = cand;
-		rec.cand_snapshot = snap;
-		rc = measure_confirm_begin(c.st, &rec, e);
-		rec.best_tree = rec.cand_tree = rec.cand_snapshot = NULL;
+		rec.iter = c->status.iteration;
+		rec.best_iter = s->b.iter;
+		rec.best_tree = s->b.tree;
+		rec.cand_tree = s->cand;
+		rec.cand_snapshot = s->snap;
+		rc = measure_confirm_begin(c->st, &rec, e);
+		s->rec_id = rec.id;
 	}
-	size_t pairs = 0;
-	bool started = rc == 0;
-	while (rc == 0) {
-		for (int i = 0; rc == 0 && i < STATS_CONFIRM_PAIRS; i++) {
-			int id;
-			rc = vcs_restore(c.vcs, b.commit, kpaths(&c), c.status.nkernel, e);
-			if (rc == 0)
-				rc = measure_once(&c, "confirm", "best", &id, e);
-			if (rc == 0 && pairs == 0 && i == 0)
-				rc = measure_session_set(c.st, rec.id, c.session, e);
-			fault_point("confirm.best_in_tree");
-			if (rc == 0)
-				rc = vcs_restore(c.vcs, snap, kpaths(&c), c.status.nkernel, e);
-			if (rc == 0)
-				rc = measure_once(&c, "confirm", "cand", &id, e);
-		}
-		if (rc < 0)
-			break;
-		pairs += STATS_CONFIRM_PAIRS;
-		struct stats_set bs = {0}, cs = {0};
-		rc = measure_tree_set(c.st, b.tree, NULL, c.session, "best", &bs, e);
-		if (rc == 0)
-			rc = measure_tree_set(c.st, cand, NULL, c.session, "cand", &cs, e);
-		if (rc == 0) {
-			if (have_cmp) {
-				stats_cmp_release(&cmp);
-				measure_target_release(&target);
-			}
-			struct stats_opts so = {.threshold = c.contract.threshold};
-			stats_compare(&bs, &cs, &so, &cmp);
-			measure_target_compare(&bs, &cs, c.contract.v[CF_TARGET], &so, &target);
-			have_cmp = true;
-		}
-		stats_set_release(&bs);
-		stats_set_release(&cs);
-		if (rc < 0 || !stats_confirm_more(&cmp, pairs, max_pairs))
-			break;
+	if (rc < 0) {
+		run_free(s);
+		return rc;
 	}
-	if (started) {
-		/* The candidate goes back whatever happened. */
-		struct err e2 = {0};
-		char now[VCS_OID_HEX];
-		int rc2 = vcs_kernel_hash(c.vcs, kpaths(&c), c.status.nkernel, NULL, now, &e2);
-		if (rc2 == 0 && strcmp(now, cand) != 0)
-			rc2 = vcs_restore(c.vcs, snap, kpaths(&c), c.status.nkernel, &e2);
-		if (rc == 0 && rc2 < 0) {
+	s->planned = 2 * STATS_CONFIRM_PAIRS;
+	start_next(s, true);
+	if (s->rc < 0) {
+		struct session_result r;
+		rc = session_confirm_end(s, &r, e);
+		session_result_release(&r);
+		return rc;
+	}
+	*out = s;
+	return 0;
+}
+
+int session_confirm_fds(const struct session_run *s, int fds[2])
+{
+	return s && s->going ? runner_fds(s->m.r, fds) : 0;
+}
+
+int session_confirm_pump(struct session_run *s, int timeout_ms)
+{
+	if (!s || s->finished)
+		return 0;
+	if (mrun_pump(&s->m, timeout_ms) == 0)
+		run_ended(s);
+	return s->finished ? 0 : 1;
+}
+
+void session_confirm_cancel(struct session_run *s)
+{
+	if (!s || s->finished || s->cancelled)
+		return;
+	s->cancelled = true;
+	if (s->going)
+		runner_cancel(s->m.r);
+	else
+		s->finished = true;
+}
+
+const struct parse_result *session_confirm_result(const struct session_run *s)
+{
+	return s && s->going ? parser_result(s->m.p) : NULL;
+}
+
+void session_confirm_progress(const struct session_run *s, struct session_progress *p)
+{
+	memset(p, 0, sizeof(*p));
+	if (!s)
+		return;
+	p->iter = s->c.status.iteration;
+	p->run = s->c.nruns + (s->going ? 1 : 0);
+	p->nruns = s->planned;
+	p->role = s->best_turn ? "best" : "cand";
+	p->pairs = s->pairs;
+	p->running = !s->finished;
+}
+
+int session_confirm_end(struct session_run *s, struct session_result *r, struct err *e)
+{
+	struct ctx *c = &s->c;
+	memset(r, 0, sizeof(*r));
+	if (!s->finished)
+		session_confirm_cancel(s);
+	while (session_confirm_pump(s, 200) > 0)
+		;
+	int rc = s->rc;
+	if (rc < 0 && e)
+		*e = s->err;
+	/* The candidate goes back whatever happened. */
+	struct err e2 = {0};
+	char now[VCS_OID_HEX];
+	int rc2 = vcs_kernel_hash(c->vcs, kpaths(c), c->status.nkernel, NULL, now, &e2);
+	if (rc2 == 0 && strcmp(now, s->cand) != 0)
+		rc2 = vcs_restore(c->vcs, s->snap, kpaths(c), c->status.nkernel, &e2);
+	if (rc == 0 && rc2 < 0) {
+		if (e)
 			*e = e2;
-			rc = rc2;
+		rc = rc2;
+	}
+	r->iter = c->status.iteration;
+	r->session = c->session;
+	r->nruns = c->nruns;
+	if (rc == 0 && s->cancelled) {
+		/* No verdict from a cut-short session: closed, not promoted. */
+		r->cancelled = true;
+		rc = measure_confirm_end(c->st, s->rec_id, NULL, false, e);
+		if (rc == 0) {
+			char *d = xasprintf("cancelled after %d of %d runs; the candidate is back",
+					    c->nruns, s->planned);
+			store_event(c->st, r->iter, "confirm.cancelled", d, NULL);
+			free(d);
 		}
-	}
-	if (rc == 0 && have_cmp) {
-		/* A busy GPU before any run of the session can reject, never promote. */
-		if (c.busy)
-			cmp.flags |= SF_BUSY_GPU;
-		r->promoted = stats_promotes(&cmp);
-		rc = measure_confirm_end(c.st, rec.id, &cmp, r->promoted, e);
-		if (rc == 0)
-			store_event(c.st, c.status.iteration, "confirm",
-				    r->promoted ? "promoted" : stats_verdict_name(cmp.verdict), NULL);
-		r->iter = c.status.iteration;
-		r->session = c.session;
-		r->nruns = c.nruns;
-		json_t *j = stats_cmp_json(&cmp);
+		json_t *j = json_object();
 		json_object_set_new(j, "iter", json_integer(r->iter));
-		json_object_set_new(j, "best_iter", json_integer(b.iter));
-		json_object_set_new(j, "pairs", json_integer((json_int_t)pairs));
-		json_object_set_new(j, "runs", json_integer(c.nruns));
-		json_object_set_new(j, "session", json_integer(c.session));
-		json_object_set_new(j, "promoted", json_boolean(r->promoted));
-		json_object_set_new(j, "paired", json_boolean(cmp.paired));
-		json_object_set_new(j, "target", measure_target_json(&target));
+		json_object_set_new(j, "cancelled", json_true());
+		json_object_set_new(j, "runs", json_integer(c->nruns));
+		json_object_set_new(j, "session", json_integer(c->session));
+		json_object_set_new(j, "promoted", json_false());
 		r->json = j;
-		r->cmp = cmp;
-		r->target = target;
-		have_cmp = false;
-	} else if (started) {
-		measure_confirm_end(c.st, rec.id, NULL, false, NULL);
+	} else if (rc == 0 && s->have_cmp) {
+		/* A busy GPU before any run of the session can reject, never promote. */
+		if (c->busy)
+			s->cmp.flags |= SF_BUSY_GPU;
+		r->promoted = stats_promotes(&s->cmp);
+		rc = measure_confirm_end(c->st, s->rec_id, &s->cmp, r->promoted, e);
+		if (rc == 0)
+			store_event(c->st, r->iter, "confirm",
+				    r->promoted ? "promoted" : stats_verdict_name(s->cmp.verdict), NULL);
+		json_t *j = stats_cmp_json(&s->cmp);
+		json_object_set_new(j, "iter", json_integer(r->iter));
+		json_object_set_new(j, "best_iter", json_integer(s->b.iter));
+		json_object_set_new(j, "pairs", json_integer((json_int_t)s->pairs));
+		json_object_set_new(j, "runs", json_integer(c->nruns));
+		json_object_set_new(j, "session", json_integer(c->session));
+		json_object_set_new(j, "promoted", json_boolean(r->promoted));
+		json_object_set_new(j, "paired", json_boolean(s->cmp.paired));
+		json_object_set_new(j, "target", measure_target_json(&s->target));
+		r->json = j;
+		r->cmp = s->cmp;
+		r->target = s->target;
+		s->have_cmp = false;
+	} else {
+		measure_confirm_end(c->st, s->rec_id, NULL, false, NULL);
+		if (rc == 0)
+			rc = err_set(e, ERR_HARNESS, "confirm ended without a comparison");
 	}
-	if (have_cmp) {
-		stats_cmp_release(&cmp);
-		measure_target_release(&target);
-	}
-	measure_best_release(&b);
-	ctx_release(&c);
+	run_free(s);
 	return rc;
+}
+
+int session_confirm(struct loop *l, const struct session_opts *o, struct session_result *r,
+		    struct err *e)
+{
+	struct session_run *s;
+	memset(r, 0, sizeof(*r));
+	int rc = session_confirm_begin(l, o, &s, e);
+	if (rc < 0)
+		return rc;
+	while (session_confirm_pump(s, -1) > 0)
+		;
+	return session_confirm_end(s, r, e);
 }

@@ -18,6 +18,7 @@
 #ifndef OPTLOOP_SESSION_H
 #define OPTLOOP_SESSION_H
 
+#include "core/loop.h"
 #include "core/measure.h"
 #include "core/stats.h"
 
@@ -35,6 +36,10 @@ struct session_opts {
 	double timeout_s;    /* per run; 0: none */
 	/* One line per finished run, for the CLI (may be NULL). */
 	void (*progress)(void *ctx, const char *line);
+	/* Every byte of each run's output, and the parser's events (progress,
+	 * stage lines), as they arrive; may be NULL. */
+	loop_output_fn output;
+	loop_event_fn event;
 	void *ctx;
 };
 
@@ -43,6 +48,7 @@ struct session_result {
 	int session;       /* id of the session's first run */
 	int nruns;
 	bool promoted;     /* confirm: the candidate becomes the best when kept */
+	bool cancelled;    /* confirm: cancelled before its verdict (nothing judged) */
 	struct stats_cmp cmp; /* confirm: best vs candidate in this session */
 	struct measure_target target; /* confirm: the same over the contract's target
 				       * shapes (every shape when it names none) */
@@ -57,8 +63,50 @@ int session_noise(struct loop *l, const struct session_opts *o, struct session_r
 
 /* The confirm run for the measured, not yet logged iteration.  Returns 0
  * when the session was measured (read r->promoted and r->cmp); ERR_REFUSED
- * when the protocol does not allow it; ERR_HARNESS when a run broke. */
+ * when the protocol does not allow it; ERR_HARNESS when a run broke.
+ * It is session_confirm_begin, pump until done, session_confirm_end. */
 int session_confirm(struct loop *l, const struct session_opts *o, struct session_result *r,
 		    struct err *e);
+
+/* The same in steps, for an event loop (the TUI):
+ *   begin  checks the protocol (refusals as session_confirm), records the
+ *          confirm, checks out the best and starts its first run; returns
+ *          at once.  *out is owned by the caller until session_confirm_end.
+ *          On failure nothing is left running and the candidate is back.
+ *   fds    the descriptors of the run going, to poll for POLLIN (how many).
+ *   pump   reads what is there (waits up to timeout_ms, -1 forever); when a
+ *          run ends it is recorded and the next one starts (the kernel state
+ *          swapped in first).  1 while the session goes on, 0 once it is over
+ *          (done, failed or cancelled: session_confirm_end says which).
+ *   cancel stops the run going (SIGTERM to its group, SIGKILL after the
+ *          grace period); the session ends without a verdict.
+ *   end    finishes (cancelling first if still going), puts the candidate
+ *          back, closes the confirm record, fills *r and frees s.  Returns
+ *          as session_confirm; a cancelled session returns 0 with
+ *          r->cancelled set, no verdict, nothing promoted (every run so far
+ *          stays recorded, the cancelled one as incomplete). */
+struct session_run;
+struct parse_result;
+int session_confirm_begin(struct loop *l, const struct session_opts *o, struct session_run **out,
+			  struct err *e);
+int session_confirm_fds(const struct session_run *s, int fds[2]);
+int session_confirm_pump(struct session_run *s, int timeout_ms);
+void session_confirm_cancel(struct session_run *s);
+int session_confirm_end(struct session_run *s, struct session_result *r, struct err *e);
+
+/* The parse result of the run going so far (owned by s; NULL between runs). */
+const struct parse_result *session_confirm_result(const struct session_run *s);
+
+/* Where the session stands: "run 3 of 6, best". */
+struct session_progress {
+	int iter;
+	int run;          /* 1-based: the run going, or the last one once over */
+	int nruns;        /* runs planned so far (grows when an ambiguous look asks
+			   * for more pairs) */
+	const char *role; /* "best" or "cand": what the run measures (static) */
+	size_t pairs;     /* pairs compared so far */
+	bool running;
+};
+void session_confirm_progress(const struct session_run *s, struct session_progress *p);
 
 #endif

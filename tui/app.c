@@ -85,9 +85,10 @@ void app_open_wizard(struct app *a, struct wizard *wz)
 	a->dirty = true;
 }
 
-void app_run_started(struct app *a)
+void app_run_started(struct app *a, const char *name)
 {
 	a->running = true;
+	a->run_name = name;
 	a->live_shown = true;
 	a->views[P_LIVE].mode = 0; /* follow the end */
 	a->dirty = true;
@@ -290,7 +291,7 @@ static void backend_action(struct app *a, enum action act)
 	}
 	if (a->wz && !had_wizard)
 		relayout(a);
-	if (act == ACT_VERIFY && a->running)
+	if ((act == ACT_VERIFY || act == ACT_CONFIRM) && a->running)
 		relayout(a);
 }
 
@@ -378,8 +379,9 @@ static void request_quit(struct app *a)
 	}
 	a->quit_asked = true;
 	app_message(a, true,
-		    "a verify run is going: press q again to cancel it and quit (it is recorded as "
-		    "incomplete), any other key to stay");
+		    "a %s run is going: press q again to cancel it and quit (it is recorded as "
+		    "incomplete), any other key to stay",
+		    a->run_name);
 }
 
 static void handle_key(struct app *a, wint_t ch, bool fkey)
@@ -477,11 +479,12 @@ static void handle_key(struct app *a, wint_t ch, bool fkey)
 		return;
 	case ACT_CANCEL:
 		if (!a->running) {
-			app_message(a, true, "nothing to cancel: no verify run is going");
+			app_message(a, true, "nothing to cancel: no verify or confirm run is going");
 			return;
 		}
 		a->be->run_cancel(a);
-		app_message(a, false, "cancelling the verify run (it will be recorded as incomplete)");
+		app_message(a, false, "cancelling the %s run (it will be recorded as incomplete)",
+			    a->run_name);
 		return;
 	case ACT_DETAIL: {
 		struct err e = {0};
@@ -506,8 +509,10 @@ static void handle_key(struct app *a, wint_t ch, bool fkey)
 		best_view.action(&a->views[P_BEST], ACT_MODE);
 		return;
 	case ACT_VERIFY:
+	case ACT_CONFIRM:
 		if (a->running) {
-			app_message(a, true, "verify refused: a run is already going (x cancels it)");
+			app_message(a, true, "%s refused: a %s run is already going (%s cancels it)",
+				    action_table[act - 1].name, a->run_name, action_first_key(ACT_CANCEL));
 			return;
 		}
 		/* fall through */
@@ -520,8 +525,8 @@ static void handle_key(struct app *a, wint_t ch, bool fkey)
 			return;
 		}
 		if (a->running && act != ACT_TOGGLE) {
-			app_message(a, true, "%s refused: verify is still running (wait, or x to cancel)",
-				    action_table[act - 1].name);
+			app_message(a, true, "%s refused: %s is still running (wait, or %s to cancel)",
+				    action_table[act - 1].name, a->run_name, action_first_key(ACT_CANCEL));
 			return;
 		}
 		backend_action(a, act);

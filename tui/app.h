@@ -56,6 +56,7 @@ struct app {
 	bool overlay_on;
 	struct wizard *wz;
 	bool running;
+	const char *run_name; /* what is running: "verify" or "confirm" (static) */
 	bool live_shown;
 	bool shapes_loaded;
 	struct layout lay;
@@ -82,8 +83,9 @@ void app_release(struct app *a);
 void app_message(struct app *a, bool error, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 void app_open_wizard(struct app *a, struct wizard *wz);
-/* A verify run was started by the backend: show the live pane. */
-void app_run_started(struct app *a);
+/* A run (name: "verify", "confirm"; static) was started by the backend:
+ * show the live pane. */
+void app_run_started(struct app *a, const char *name);
 double app_now(void);
 /* The moment the program started opening its data (first call wins):
  * the first-frame figure of OPTLOOP_PASS_LOG counts from here. */

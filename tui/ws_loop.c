@@ -20,6 +20,7 @@
 #include "core/optlog.h"
 #include "core/parse.h"
 #include "core/sb.h"
+#include "core/session.h"
 #include "core/store.h"
 #include "tui/app.h"
 #include "tui/ws_files.h"
@@ -48,6 +49,12 @@ struct ws_loop {
 	int contract_fields[CF_NFIELDS];
 	int ncontract;
 	struct traps_doc traps; /* with this iteration's checklist states */
+	/* The confirm run going (NULL when none) and the run the live pane
+	 * announced last. */
+	struct session_run *confirm;
+	int confirm_shown;
+	/* What the best pane says about the measured iteration's confirm. */
+	enum { CF_NONE, CF_OFFER, CF_PROMOTED, CF_NOT_PROMOTED } confirm_state;
 	struct lint_findings lint; /* findings the log wizard asks to acknowledge */
 };
 
@@ -132,6 +139,7 @@ out:
  * ambiguous verdict without a confirm says how to get one. */
 static void load_verdict(struct ws_loop *w, int run_id, int offer_iter, struct wb_verdict *out)
 {
+	const char *ck = action_first_key(ACT_CONFIRM);
 	struct store *s = loop_store(w->l);
 	struct store_run run;
 	struct measure_confirm c;
@@ -163,14 +171,24 @@ static void load_verdict(struct ws_loop *w, int run_id, int offer_iter, struct w
 	if (measure_confirm_last(s, run.iter, &c, NULL) == 0) {
 		bool held = c.verdict && !strcmp(c.verdict, "fast") && !c.promoted &&
 			    (c.flags & SF_IMPLAUSIBLE_MASK) && !(c.flags & (SF_BUSY_GPU | SF_SUBSET_GATE));
-		out->confirm = !c.done ? xstrdup("confirm unfinished: still running, or cut off")
-			       : xasprintf("confirm %s, %s", c.verdict ? c.verdict : "?",
-					   c.promoted ? "promoted"
-					   : held     ? "held back until its flags are explained"
-						      : "not promoted");
+		bool mine = run.iter == offer_iter;
+		if (!c.done)
+			out->confirm = xstrdup("confirm unfinished: still running, or cut off");
+		else if (!c.verdict)
+			out->confirm = mine ? xasprintf("confirm stopped: no verdict (%s runs it again)", ck)
+					    : xstrdup("confirm stopped: no verdict, not promoted");
+		else
+			out->confirm = xasprintf("confirm %s, %s", c.verdict,
+						 c.promoted ? "promoted"
+						 : held     ? "held back until its flags are explained"
+							    : "not promoted");
+		if (mine)
+			w->confirm_state = !c.done || !c.verdict ? (wants ? CF_OFFER : CF_NONE)
+					   : c.promoted ? CF_PROMOTED : CF_NOT_PROMOTED;
 		measure_confirm_release(&c);
 	} else if (run.iter == offer_iter && wants) {
-		out->confirm = xstrdup("not confirmed yet: optloop confirm");
+		out->confirm = xasprintf("not confirmed yet: press %s (optloop confirm)", ck);
+		w->confirm_state = CF_OFFER;
 	}
 	json_decref(detail);
 	store_run_release(&run);
@@ -244,6 +262,7 @@ static int loop_reload(struct app *a, struct err *e)
 	int last = w->st.last_run;
 	if (!last)
 		measure_last_judged_run(loop_store(w->l), &last, NULL);
+	w->confirm_state = CF_NONE;
 	load_verdict(w, last, w->st.state == ST_MEASURED ? w->st.iteration : -1, &a->data.last);
 	return 0;
 }
@@ -257,6 +276,13 @@ static void loop_status_line(struct app *a, struct sb *out)
 
 	if (!w->have_st) {
 		sb_adds(out, "status unknown");
+		return;
+	}
+	if (a->running && w->confirm) {
+		struct session_progress p;
+		session_confirm_progress(w->confirm, &p);
+		sb_addf(out, "iter %d \xc2\xb7 MEASURED \xc2\xb7 confirm run %d/%d (%s) of best and candidate (%s cancels)",
+			w->run_iter, p.run, p.nruns, p.role, action_first_key(ACT_CANCEL));
 		return;
 	}
 	if (a->running) {
@@ -283,7 +309,17 @@ static void loop_status_line(struct app *a, struct sb *out)
 		sb_adds(out, "step 2/3: a verify run is going in another optloop");
 		break;
 	case ST_MEASURED:
-		sb_addf(out, "step 3/3: log the row (%s), ", action_first_key(ACT_LOG));
+		if (w->confirm_state == CF_OFFER && !st->telescoped)
+		{
+			/* action_first_key's buffer is static: one key per call */
+			sb_addf(out, "step 3/3: confirm the win (%s), ", action_first_key(ACT_CONFIRM));
+			sb_addf(out, "then log the row (%s), ", action_first_key(ACT_LOG));
+		}
+		else if (w->confirm_state == CF_PROMOTED)
+			sb_addf(out, "step 3/3: confirmed and promoted: log it as keep (%s), ",
+				action_first_key(ACT_LOG));
+		else
+			sb_addf(out, "step 3/3: log the row (%s), ", action_first_key(ACT_LOG));
 		sb_addf(out, "then commit (%s)", action_first_key(ACT_COMMIT));
 		break;
 	case ST_LOGGED:
@@ -340,25 +376,150 @@ static int start_verify(struct app *a, struct err *e)
 		return rc;
 	a->data.live->running = true;
 	a->data.live->t_start = app_now();
-	app_run_started(a);
+	app_run_started(a, "verify");
 	app_message(a, false, "verify started for iteration %d (%s cancels; the run is recorded either way)",
 		    w->run_iter, action_first_key(ACT_CANCEL));
 	return 0;
 }
 
+/* ---- confirm ---------------------------------------------------------------- */
+
+/* The live pane names the run going: "Confirm · iter 4 · run 3/6 (best)". */
+static void confirm_announce(struct app *a)
+{
+	struct ws_loop *w = W(a);
+	struct session_progress p;
+	struct live_buf *b = a->data.live;
+
+	session_confirm_progress(w->confirm, &p);
+	if (!b || p.run == w->confirm_shown || !p.running)
+		return;
+	w->confirm_shown = p.run;
+	char *title = xasprintf("Confirm \xc2\xb7 iter %d \xc2\xb7 run %d/%d (%s)", p.iter, p.run,
+				p.nruns, p.role);
+	free(b->title);
+	b->title = title;
+	live_flush(b);
+	char *line = xasprintf("--- confirm run %d/%d (%s): the %s kernel is in the work tree ---\n",
+			       p.run, p.nruns, p.role, !strcmp(p.role, "best") ? "best" : "candidate");
+	live_feed(b, line, strlen(line));
+	free(line);
+	/* The bar counts the session's runs (a benchmark prints no percent). */
+	b->progress = (p.run - 1) * 100 / (p.nruns > 0 ? p.nruns : 1);
+	free(b->stage);
+	b->stage = NULL;
+}
+
+static int start_confirm(struct app *a, struct err *e)
+{
+	struct ws_loop *w = W(a);
+	struct session_opts o = {.output = on_output, .event = on_event, .ctx = a};
+	int rc;
+
+	if (w->st.state != ST_MEASURED)
+		return err_set(e, ERR_REFUSED,
+			       "confirm refused: iteration %d is %s; a confirm measures a verified "
+			       "candidate before it is logged (%s)",
+			       w->st.iteration, state_upper(w->st.state), w->st.next ? w->st.next : "");
+	if (!a->data.live)
+		a->data.live = live_new(4000, 1024);
+	w->run_iter = w->st.iteration;
+	live_reset(a->data.live, "Confirm");
+	if ((rc = session_confirm_begin(w->l, &o, &w->confirm, e)) < 0)
+		return rc;
+	w->confirm_shown = 0;
+	confirm_announce(a);
+	a->data.live->running = true;
+	a->data.live->t_start = app_now();
+	app_run_started(a, "confirm");
+	app_message(a, false,
+		    "confirm started for iteration %d: best and candidate in turns (%s cancels; the "
+		    "candidate comes back either way)",
+		    w->run_iter, action_first_key(ACT_CANCEL));
+	return 0;
+}
+
+/* The first key of an action in buf (action_first_key's own buffer is
+ * static, so two in one message need copies). */
+static const char *key_of(enum action act, char buf[16])
+{
+	snprintf(buf, 16, "%s", action_first_key(act));
+	return buf;
+}
+
+static int confirm_end(struct app *a, struct err *e)
+{
+	struct ws_loop *w = W(a);
+	struct session_result r;
+	struct sb s = SB_INIT;
+	char k1[16], k2[16];
+	int rc = session_confirm_end(w->confirm, &r, e);
+
+	w->confirm = NULL;
+	if (rc < 0) {
+		if (a->data.live)
+			live_set_verdict(a->data.live, "confirm broke: not promoted", true);
+		return rc;
+	}
+	sb_init(&s);
+	if (r.cancelled) {
+		sb_addf(&s, "cancelled after %d run%s: no verdict, not promoted", r.nruns,
+			r.nruns == 1 ? "" : "s");
+		if (a->data.live)
+			live_set_verdict(a->data.live, s.buf, true);
+		app_message(a, false,
+			    "confirm of iteration %d %s; the candidate is back in the work tree "
+			    "(%s runs the confirm again, %s logs the row)",
+			    r.iter, s.buf, key_of(ACT_CONFIRM, k1), key_of(ACT_LOG, k2));
+	} else {
+		if (a->data.live)
+			a->data.live->progress = 100;
+		sb_addf(&s, "confirm %s", stats_verdict_name(r.cmp.verdict));
+		if (isfinite(r.cmp.speedup))
+			sb_addf(&s, " %.3fx", r.cmp.speedup);
+		sb_addf(&s, " over %d runs \xc2\xb7 %s", r.nruns,
+			r.promoted ? "promoted" : "not promoted");
+		if (a->data.live)
+			live_set_verdict(a->data.live, s.buf, !r.promoted);
+		if (r.promoted)
+			app_message(a, false,
+				    "iteration %d: %s \xc2\xb7 next: log it as keep (%s), then commit (%s)",
+				    r.iter, s.buf, key_of(ACT_LOG, k1), key_of(ACT_COMMIT, k2));
+		else
+			app_message(a, true, "iteration %d: %s (%s) \xc2\xb7 next: log the row (%s)", r.iter,
+				    s.buf, r.cmp.why ? r.cmp.why : "", action_first_key(ACT_LOG));
+	}
+	sb_release(&s);
+	session_result_release(&r);
+	return 0;
+}
+
+/* ---- the run going: verify or confirm ------------------------------------- */
+
 static int loop_run_fds(struct app *a, int fds[2])
 {
-	return loop_verify_fds(W(a)->l, fds);
+	struct ws_loop *w = W(a);
+	return w->confirm ? session_confirm_fds(w->confirm, fds) : loop_verify_fds(w->l, fds);
 }
 
 static int loop_run_pump(struct app *a, struct err *e)
 {
-	return loop_verify_pump(W(a)->l, 0, e);
+	struct ws_loop *w = W(a);
+	if (w->confirm) {
+		int rc = session_confirm_pump(w->confirm, 0);
+		confirm_announce(a);
+		return rc;
+	}
+	return loop_verify_pump(w->l, 0, e);
 }
 
 static void loop_run_cancel(struct app *a)
 {
-	loop_verify_cancel(W(a)->l);
+	struct ws_loop *w = W(a);
+	if (w->confirm)
+		session_confirm_cancel(w->confirm);
+	else
+		loop_verify_cancel(w->l);
 }
 
 static int loop_run_end(struct app *a, struct err *e)
@@ -367,6 +528,9 @@ static int loop_run_end(struct app *a, struct err *e)
 	struct loop_measurement m;
 	struct sb s = SB_INIT;
 	int rc;
+
+	if (w->confirm)
+		return confirm_end(a, e);
 
 	memset(&m, 0, sizeof(m));
 	rc = loop_verify_end(w->l, &m, e);
@@ -693,6 +857,8 @@ static int loop_act(struct app *a, enum action act, struct err *e)
 	switch (act) {
 	case ACT_VERIFY:
 		return start_verify(a, e);
+	case ACT_CONFIRM:
+		return start_confirm(a, e);
 	case ACT_LOG:
 		if (w->st.state != ST_MEASURED)
 			return err_set(e, ERR_REFUSED, "log refused: iteration %d is %s, not measured (%s)",
@@ -983,6 +1149,14 @@ static void loop_close_be(struct app *a)
 
 	if (!w)
 		return;
+	if (w->confirm) {
+		/* not reached through app_run, which ends every run; the candidate
+		 * must still come back */
+		struct session_result r;
+		session_confirm_end(w->confirm, &r, NULL);
+		session_result_release(&r);
+		w->confirm = NULL;
+	}
 	clear_lines(&a->data.notes, &a->data.nnotes);
 	clear_lines(&a->data.detail, &a->data.ndetail);
 	wb_verdict_clear(&a->data.last);

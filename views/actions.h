@@ -19,7 +19,9 @@
 	X(LOG, "log", "log the measured iteration (opens the log wizard)", 'l')                  \
 	X(COMMIT, "commit", "commit the logged iteration (kernel change only)", 'c')             \
 	X(REASSESS, "re-assess", "stall re-assessment / contract / stop checks", 'r')            \
-	X(CANCEL, "cancel", "cancel the running verify (recorded as incomplete)", 'x',           \
+	X(CONFIRM, "confirm", "confirm run: best and candidate interleaved; only it promotes a win", \
+	  'C')                                                                                 \
+	X(CANCEL, "cancel", "cancel the running verify or confirm (recorded as incomplete)", 'x', \
 	  CTRL_KEY('c'))                                                                       \
 	X(DETAIL, "details", "open the selected iteration's details", '\n', '\r', KEY_ENTER)   \
 	X(DOWN, "down", "next row", 'j', KEY_DOWN)                                              \

@@ -46,7 +46,7 @@ flag=$(printf '%s' "$js" | python3 -c 'import json,sys; print((json.load(sys.std
 t_like "the engine judged the run" "$want" '^(fast|same|slow|ambiguous)$'
 t_screen "the best pane shows the run's verdict against the best" "last iter 1: $want [+-][0-9]+"
 case $want in
-fast | ambiguous) t_screen "and offers the confirm run" 'not confirmed yet: optloop confirm' ;;
+fast | ambiguous) t_screen "and offers the confirm run" 'not confirmed yet: press C \(optloop confirm\)' ;;
 *) t_no_screen "no confirm is offered for a $want verdict" 'not confirmed yet' ;;
 esac
 if [ "$flag" = "?" ]; then

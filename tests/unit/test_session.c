@@ -1,0 +1,398 @@
+/* Unit tests for the confirm session in steps (core/session.h) on the tiny
+ * kernel project (tests/fixtures/make_tiny_project.sh): a real repository,
+ * the real store, and a real benchmark child that prints an FLA-shaped
+ * result table whose times follow the kernel in the work tree (a "# ms="
+ * line in kernel/compute.sh; 1.000 ms without one), so the best and the
+ * candidate measure differently only when the session really swaps them. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "core/err.h"
+#include "core/fsutil.h"
+#include "core/loop.h"
+#include "core/measure.h"
+#include "core/parse.h"
+#include "core/sb.h"
+#include "core/session.h"
+#include "core/stats.h"
+#include "core/store.h"
+
+#include <math.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static char tmpdir[64];
+static char repo[128];
+static char bench_cmd[256];
+
+static void sh(const char *fmt, ...)
+{
+	char cmd[2048];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	assert_int_equal(system(cmd), 0);
+}
+
+static const char *root(void)
+{
+	const char *r = getenv("OPTLOOP_ROOT");
+	return r ? r : ".";
+}
+
+static int setup(void **state)
+{
+	strcpy(tmpdir, "/tmp/optloop-session.XXXXXX");
+	assert_non_null(mkdtemp(tmpdir));
+	char *home = xasprintf("%s/home", tmpdir);
+	sh("mkdir -p %s", home);
+	setenv("HOME", home, 1);
+	setenv("XDG_CONFIG_HOME", home, 1);
+	free(home);
+	char *assets = xasprintf("%s/assets", root());
+	setenv("OPTLOOP_ASSETS", assets, 1);
+	free(assets);
+	/* The benchmark: run n sleeps when tmpdir/slow_at holds n; tmpdir/bad_at
+	 * makes run n print no table.  The factor per run (by n mod 4) gives
+	 * both sides a small, equal spread. */
+	char *path = xasprintf("%s/bench.sh", tmpdir);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f,
+		"#!/bin/sh\n"
+		"d=%s\n"
+		"n=$(cat \"$d/count\" 2>/dev/null || echo 0); n=$((n + 1)); echo \"$n\" >\"$d/count\"\n"
+		"[ \"$(cat \"$d/slow_at\" 2>/dev/null)\" = \"$n\" ] && sleep 30\n"
+		"[ \"$(cat \"$d/bad_at\" 2>/dev/null)\" = \"$n\" ] && { echo 'Traceback: boom'; exit 1; }\n"
+		"ms=$(sed -n 's/^# ms=//p' kernel/compute.sh); ms=${ms:-1.000}\n"
+		"case $((n %% 4)) in 0) f=1.003 ;; 1) f=0.998 ;; 2) f=0.997 ;; *) f=1.002 ;; esac\n"
+		"eq=================================================================================\n"
+		"echo \"$eq\"; echo '  Machine: tiny | CPU sh 1'; echo \"$eq\"\n"
+		"printf '  fwd        B      T    H    D  op                            main[abc1234](ms)\\n'\n"
+		"printf '          ----------------------------------------------------------------------\\n'\n"
+		"for t in 64 128 256; do\n"
+		"  v=$(awk -v m=\"$ms\" -v f=\"$f\" -v t=\"$t\" 'BEGIN { printf \"%%.4f\", m * f * t / 64 }')\n"
+		"  printf '             1  %%5d    1   16  compute                                  %%s\\n' \"$t\" \"$v\"\n"
+		"done\n"
+		"echo \"$eq\"\n",
+		tmpdir);
+	fclose(f);
+	snprintf(bench_cmd, sizeof(bench_cmd), "sh %s", path);
+	free(path);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
+	return system(cmd);
+}
+
+/* A tiny project whose baseline is logged and committed, and whose kernel
+ * then got a change (20 % faster for the benchmark) that was verified: the
+ * workspace is MEASURED, a confirm is allowed. */
+static int measured(void **state)
+{
+	static int k;
+	struct sb notes = SB_INIT;
+	struct err e = {0};
+	const char *kernel[] = {"kernel"};
+	struct loop_init_opts o = {.op = "tiny", .test_file = "tests/test_compute.sh",
+				   .naive = "ref/naive.sh", .kernel = kernel, .nkernel = 1,
+				   .verify_cmd = "./verify", .target = "2x", .languages = "sh",
+				   .promotion = "full gate"};
+	struct loop *l;
+	struct loop_measurement m;
+	struct loop_log_opts lo = {.direction = "baseline"};
+	char sha[41];
+
+	snprintf(repo, sizeof(repo), "%s/r%d", tmpdir, k++);
+	sh("%s/tests/fixtures/make_tiny_project.sh %s", root(), repo);
+	assert_int_equal(loop_init(repo, &o, &notes, &e), 0);
+	sb_release(&notes);
+	assert_int_equal(loop_open(repo, NULL, 0, &l, &e), 0);
+	assert_int_equal(loop_verify(l, NULL, &m, &e), 0);
+	loop_measurement_release(&m);
+	assert_int_equal(loop_log(l, &lo, NULL, &e), 0);
+	assert_int_equal(loop_commit(l, sha, &e), 0);
+	sh("printf '# ms=0.800\\n' >>%s/kernel/compute.sh", repo);
+	assert_int_equal(loop_verify(l, NULL, &m, &e), 0);
+	loop_measurement_release(&m);
+	loop_close(l);
+	sh("rm -f %s/count %s/slow_at %s/bad_at", tmpdir, tmpdir, tmpdir);
+	return 0;
+}
+
+static bool kernel_is_candidate(void)
+{
+	char *p = xasprintf("%s/kernel/compute.sh", repo);
+	struct sb s = SB_INIT;
+	struct err e = {0};
+	assert_int_equal(fsutil_read_file(p, &s, &e), 0);
+	bool cand = strstr(s.buf, "# ms=0.800") != NULL;
+	sb_release(&s);
+	free(p);
+	return cand;
+}
+
+struct seen {
+	struct session_run *s;
+	struct sb out;
+	size_t max_rows; /* the most rows the parse result of a run had */
+	int events;
+};
+
+static void on_output(void *ctx, const char *buf, size_t len)
+{
+	struct seen *v = ctx;
+	sb_add(&v->out, buf, len);
+	const struct parse_result *r = session_confirm_result(v->s);
+	if (r && r->nrows > v->max_rows)
+		v->max_rows = r->nrows;
+}
+
+static void on_event(void *ctx, const struct parse_event *ev)
+{
+	struct seen *v = ctx;
+	v->events++;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Pump with poll on the session's descriptors, as the TUI does. */
+static int pump_polled(struct session_run *s)
+{
+	int fds[2];
+	struct pollfd p[2];
+	int n = session_confirm_fds(s, fds);
+	for (int i = 0; i < n; i++)
+		p[i] = (struct pollfd){.fd = fds[i], .events = POLLIN};
+	if (n)
+		poll(p, (nfds_t)n, 250);
+	return session_confirm_pump(s, 0);
+}
+
+static void stepwise_confirm_runs_best_and_candidate_interleaved(void **state)
+{
+	struct loop *l;
+	struct err e = {0};
+	struct seen v = {.out = SB_INIT};
+	struct session_opts o = {.command = bench_cmd, .max_pairs = 3, .output = on_output,
+				 .event = on_event, .ctx = &v};
+	struct session_result r;
+	struct session_progress p;
+	char roles[16] = "";
+	int last_run = 0;
+
+	assert_int_equal(loop_open(repo, NULL, 0, &l, &e), 0);
+	assert_int_equal(session_confirm_begin(l, &o, &v.s, &e), 0);
+	assert_non_null(v.s);
+	session_confirm_progress(v.s, &p);
+	assert_int_equal(p.run, 1);
+	assert_int_equal(p.nruns, 6);
+	assert_string_equal(p.role, "best");
+	assert_true(p.running);
+	/* the best is in the work tree for the first run */
+	assert_false(kernel_is_candidate());
+	while (pump_polled(v.s) > 0) {
+		session_confirm_progress(v.s, &p);
+		if (p.run != last_run) {
+			assert_int_equal(p.run, last_run + 1);
+			assert_true(p.run <= 6);
+			roles[p.run - 1] = p.role[0];
+			/* the tree holds what the run measures */
+			assert_int_equal(kernel_is_candidate(), p.role[0] == 'c');
+			last_run = p.run;
+		}
+	}
+	assert_string_equal(roles, "bcbcbc");
+	session_confirm_progress(v.s, &p);
+	assert_false(p.running);
+	assert_int_equal(session_confirm_end(v.s, &r, &e), 0);
+	assert_false(r.cancelled);
+	assert_int_equal(r.nruns, 6);
+	assert_int_equal(r.cmp.verdict, SV_FAST);
+	assert_true(r.promoted);
+	assert_true(fabs(r.cmp.speedup - 1.25) < 0.01);
+	assert_true(kernel_is_candidate());
+	/* the output of every run reached the caller, parsed as it came */
+	assert_non_null(strstr(v.out.buf, "Machine: tiny"));
+	assert_int_equal(v.max_rows, 3);
+	assert_true(v.events > 0);
+	/* the store has the decision */
+	struct measure_confirm c;
+	assert_int_equal(measure_confirm_last(loop_store(l), r.iter, &c, &e), 0);
+	assert_true(c.done);
+	assert_true(c.promoted);
+	assert_string_equal(c.verdict, "fast");
+	measure_confirm_release(&c);
+	session_result_release(&r);
+	sb_release(&v.out);
+	loop_close(l);
+}
+
+static void blocking_confirm_gives_the_same_result(void **state)
+{
+	struct loop *l;
+	struct err e = {0};
+	struct session_opts o = {.command = bench_cmd, .max_pairs = 3};
+	struct session_result a, b;
+	struct session_run *s;
+
+	assert_int_equal(loop_open(repo, NULL, 0, &l, &e), 0);
+	assert_int_equal(session_confirm_begin(l, &o, &s, &e), 0);
+	while (session_confirm_pump(s, -1) > 0)
+		;
+	assert_int_equal(session_confirm_end(s, &a, &e), 0);
+	sh("rm -f %s/count", tmpdir); /* the same sequence of run factors */
+	assert_int_equal(session_confirm(l, &o, &b, &e), 0);
+	assert_int_equal(a.cmp.verdict, b.cmp.verdict);
+	assert_int_equal(a.promoted, b.promoted);
+	assert_int_equal(a.nruns, b.nruns);
+	assert_int_equal(a.cmp.flags, b.cmp.flags);
+	assert_int_equal(a.cmp.ncommon, b.cmp.ncommon);
+	assert_true(a.cmp.speedup == b.cmp.speedup);
+	assert_true(a.target.cmp.speedup == b.target.cmp.speedup ||
+		    (isnan(a.target.cmp.speedup) && isnan(b.target.cmp.speedup)));
+	assert_int_not_equal(a.session, b.session);
+	assert_true(b.promoted);
+	/* the JSON the CLI prints has the same fields, sessions aside */
+	json_t *ja = json_deep_copy(a.json), *jb = json_deep_copy(b.json);
+	json_object_del(ja, "session");
+	json_object_del(jb, "session");
+	assert_true(json_equal(ja, jb));
+	json_decref(ja);
+	json_decref(jb);
+	assert_true(kernel_is_candidate());
+	session_result_release(&a);
+	session_result_release(&b);
+	loop_close(l);
+}
+
+static void cancel_in_the_middle_puts_the_candidate_back(void **state)
+{
+	struct loop *l;
+	struct err e = {0};
+	struct session_opts o = {.command = bench_cmd, .max_pairs = 3};
+	struct session_result r;
+	struct session_progress p;
+	struct session_run *s;
+
+	sh("echo 3 >%s/slow_at", tmpdir); /* the second run of the best hangs */
+	assert_int_equal(loop_open(repo, NULL, 0, &l, &e), 0);
+	assert_int_equal(session_confirm_begin(l, &o, &s, &e), 0);
+	double t0 = now_s();
+	do {
+		assert_int_equal(pump_polled(s), 1);
+		session_confirm_progress(s, &p);
+		assert_true(now_s() - t0 < 20);
+	} while (p.run < 3);
+	assert_string_equal(p.role, "best");
+	assert_false(kernel_is_candidate());
+	session_confirm_cancel(s);
+	while (pump_polled(s) > 0)
+		assert_true(now_s() - t0 < 20);
+	assert_int_equal(session_confirm_end(s, &r, &e), 0);
+	assert_true(now_s() - t0 < 20); /* the sleeping child was stopped */
+	assert_true(r.cancelled);
+	assert_false(r.promoted);
+	assert_int_equal(r.nruns, 3);
+	assert_true(kernel_is_candidate());
+	assert_true(json_is_true(json_object_get(r.json, "cancelled")));
+
+	/* closed without a verdict, nothing promoted, nothing left unfinished */
+	struct measure_confirm c;
+	assert_int_equal(measure_confirm_last(loop_store(l), r.iter, &c, &e), 0);
+	assert_true(c.done);
+	assert_false(c.promoted);
+	assert_null(c.verdict);
+	assert_int_equal(c.session, r.session);
+	measure_confirm_release(&c);
+	assert_int_equal(measure_confirm_unfinished(loop_store(l), &c, NULL), ERR_NOTFOUND);
+	assert_false(measure_promoted(loop_store(l), r.iter));
+	/* every run so far is kept; the cut one as cancelled and incomplete */
+	struct store_run run;
+	assert_int_equal(store_run_get(loop_store(l), r.session + 2, &run, &e), 0);
+	assert_string_equal(run.kind, "confirm");
+	assert_true(run.cancelled);
+	assert_int_equal(run.gate, GATE_INCOMPLETE);
+	store_run_release(&run);
+	session_result_release(&r);
+
+	/* the workspace is still MEASURED and a new confirm runs to its verdict */
+	struct loop_status st;
+	assert_int_equal(loop_status(l, &st, &e), 0);
+	assert_int_equal(st.state, ST_MEASURED);
+	assert_false(st.telescoped);
+	loop_status_release(&st);
+	sh("rm -f %s/slow_at", tmpdir);
+	assert_int_equal(session_confirm(l, &o, &r, &e), 0);
+	assert_true(r.promoted);
+	session_result_release(&r);
+	loop_close(l);
+}
+
+static void a_broken_run_ends_the_session_with_the_candidate_back(void **state)
+{
+	struct loop *l;
+	struct err e = {0};
+	struct session_opts o = {.command = bench_cmd, .max_pairs = 3};
+	struct session_result r;
+
+	sh("echo 2 >%s/bad_at", tmpdir);
+	assert_int_equal(loop_open(repo, NULL, 0, &l, &e), 0);
+	assert_int_equal(session_confirm(l, &o, &r, &e), ERR_HARNESS);
+	assert_non_null(strstr(e.msg, "printed no usable result table"));
+	assert_true(kernel_is_candidate());
+	struct measure_confirm c;
+	assert_int_equal(measure_confirm_last(loop_store(l), 1, &c, &e), 0);
+	assert_true(c.done);
+	assert_false(c.promoted);
+	measure_confirm_release(&c);
+	loop_close(l);
+}
+
+static void begin_refuses_when_the_protocol_does_not_allow_it(void **state)
+{
+	struct loop *l;
+	struct err e = {0};
+	struct session_opts o = {.command = bench_cmd};
+	struct loop_log_opts lo = {.direction = "faster", .status = RS_KEEP};
+	struct session_run *s = (struct session_run *)&e; /* must be reset */
+
+	assert_int_equal(loop_open(repo, NULL, 0, &l, &e), 0);
+	assert_int_equal(loop_log(l, &lo, NULL, &e), 0);
+	assert_int_equal(session_confirm_begin(l, &o, &s, &e), ERR_REFUSED);
+	assert_null(s);
+	assert_non_null(strstr(e.msg, "confirm refused: iteration 1 is logged"));
+	assert_true(kernel_is_candidate());
+	loop_close(l);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup(stepwise_confirm_runs_best_and_candidate_interleaved,
+				       measured),
+		cmocka_unit_test_setup(blocking_confirm_gives_the_same_result, measured),
+		cmocka_unit_test_setup(cancel_in_the_middle_puts_the_candidate_back, measured),
+		cmocka_unit_test_setup(a_broken_run_ends_the_session_with_the_candidate_back,
+				       measured),
+		cmocka_unit_test_setup(begin_refuses_when_the_protocol_does_not_allow_it, measured),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
