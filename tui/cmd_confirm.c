@@ -59,14 +59,14 @@ int cmd_confirm(struct cli *cli, int argc, char **argv)
 	int json = 0, rc;
 	for (int i = 1; i < argc;) {
 		const char *v;
+		long k;
 		/* loop_cli_optarg moves i past an option and its value */
 		if (!strcmp(argv[i], "--json")) {
 			json = 1;
 			i++;
-		} else if ((rc = loop_cli_optarg(argc, argv, &i, "--max-pairs", &v)) != 0) {
-			char *end;
-			long k = rc > 0 ? strtol(v, &end, 10) : 0;
-			if (rc < 0 || *end || k < STATS_CONFIRM_PAIRS || k > 60)
+		} else if ((rc = loop_cli_optcount(argc, argv, &i, "--max-pairs", STATS_CONFIRM_PAIRS,
+						   60, &k)) != 0) {
+			if (rc < 0)
 				return cli_usage_error("confirm", "--max-pairs needs a count from %d to 60",
 						       STATS_CONFIRM_PAIRS);
 			o.max_pairs = (size_t)k;

@@ -26,14 +26,13 @@ int cmd_noise(struct cli *cli, int argc, char **argv)
 	int json = 0, rc;
 	for (int i = 1; i < argc;) {
 		const char *v;
+		long k;
 		/* loop_cli_optarg moves i past an option and its value */
 		if (!strcmp(argv[i], "--json")) {
 			json = 1;
 			i++;
-		} else if ((rc = loop_cli_optarg(argc, argv, &i, "--runs", &v)) != 0) {
-			char *end;
-			long k = rc > 0 ? strtol(v, &end, 10) : 0;
-			if (rc < 0 || *end || k < 2 || k > 100)
+		} else if ((rc = loop_cli_optcount(argc, argv, &i, "--runs", 2, 100, &k)) != 0) {
+			if (rc < 0)
 				return cli_usage_error("noise", "--runs needs a count from 2 to 100");
 			o.runs = (int)k;
 		} else if ((rc = loop_cli_optarg(argc, argv, &i, "--cmd", &v)) != 0) {

@@ -15,6 +15,7 @@
 #include "core/report.h"
 #include "core/sb.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,7 @@ int cmd_promote(struct cli *cli, int argc, char **argv)
 	struct loop *l;
 	for (int i = 1; i < argc;) {
 		const char *v;
+		long k;
 		/* loop_cli_optarg moves i past an option and its value */
 		if (!strcmp(argv[i], "--json")) {
 			json = 1;
@@ -39,10 +41,8 @@ int cmd_promote(struct cli *cli, int argc, char **argv)
 			if (rc < 0 || !*v)
 				return cli_usage_error("promote", "--explain needs a text");
 			explain = v;
-		} else if ((rc = loop_cli_optarg(argc, argv, &i, "--iter", &v)) != 0) {
-			char *end;
-			long k = rc > 0 ? strtol(v, &end, 10) : -1;
-			if (rc < 0 || *end || k < 0)
+		} else if ((rc = loop_cli_optcount(argc, argv, &i, "--iter", 0, INT_MAX, &k)) != 0) {
+			if (rc < 0)
 				return cli_usage_error("promote", "--iter needs an iteration number");
 			want_iter = (int)k;
 		} else if ((rc = loop_cli_optarg(argc, argv, &i, "--attach", &v)) != 0) {

@@ -113,3 +113,18 @@ int loop_cli_optarg(int argc, char **argv, int *i, const char *name, const char 
 	*i += 2;
 	return 1;
 }
+
+int loop_cli_optcount(int argc, char **argv, int *i, const char *name, long lo, long hi,
+		      long *out)
+{
+	const char *v;
+	int rc = loop_cli_optarg(argc, argv, i, name, &v);
+	if (rc <= 0)
+		return rc;
+	char *end;
+	long k = strtol(v, &end, 10);
+	if (*end || k < lo || k > hi)
+		return -1;
+	*out = k;
+	return 1;
+}

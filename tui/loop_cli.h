@@ -32,6 +32,12 @@ json_t *loop_cli_real(double v);
  * argv[*i] is another option, -1 when the value is missing. */
 int loop_cli_optarg(int argc, char **argv, int *i, const char *name, const char **val);
 
+/* The same for a whole number from lo to hi: 1 with *out set when matched and
+ * valid, 0 when argv[*i] is another option, -1 when the value is missing or
+ * not such a number (the caller reports the usage error). */
+int loop_cli_optcount(int argc, char **argv, int *i, const char *name, long lo, long hi,
+		      long *out);
+
 /* Print reconciliation findings (if any) on stderr. */
 void loop_cli_problems(struct loop *l);
 
