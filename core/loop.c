@@ -1174,19 +1174,6 @@ const struct parse_result *loop_verify_result(const struct loop *l)
 }
 
 /* Equal-weight geomean of the per-shape medians of the result table. */
-static double bench_of(const struct parse_result *r)
-{
-	double s = 0;
-	int k = 0;
-	for (size_t i = 0; i < r->nrows; i++) {
-		double v = isfinite(r->rows[i].new_ms) ? r->rows[i].new_ms : r->rows[i].base_ms;
-		if (isfinite(v) && v > 0) {
-			s += log(v);
-			k++;
-		}
-	}
-	return k ? exp(s / k) : NAN;
-}
 
 static void fill_measurement(const struct store_run *r, struct loop_measurement *m)
 {
@@ -1239,7 +1226,7 @@ int loop_verify_end(struct loop *l, struct loop_measurement *m, struct err *e)
 	r->gate = killed && res->gate != GATE_FAIL ? GATE_INCOMPLETE : res->gate;
 	if (res->scope != SCOPE_UNKNOWN)
 		r->scope = res->scope;
-	r->bench_ms = r->gate == GATE_PASS || r->gate == GATE_NONE ? bench_of(res) : NAN;
+	r->bench_ms = r->gate == GATE_PASS || r->gate == GATE_NONE ? parse_bench_ms(res) : NAN;
 	json_t *j = parse_result_json(res);
 	free(r->result_json);
 	r->result_json = j ? json_dumps(j, JSON_COMPACT) : NULL;
@@ -1263,16 +1250,10 @@ int loop_verify_end(struct loop *l, struct loop_measurement *m, struct err *e)
 		r->snapshot = xstrdup(snap);
 		r->no_change = !strcmp(work, head);
 	}
-	int env_id = 0;
 	if (rc == 0)
 		rc = store_begin(l->store, e);
 	if (rc == 0) {
-		rc = store_env_id(l->store, &res->env, &env_id, e);
-		r->env_id = env_id;
-		if (rc == 0)
-			rc = store_run_update(l->store, r, e);
-		if (rc == 0)
-			rc = store_samples_add(l->store, r->id, env_id, res->rows, res->nrows, e);
+		rc = store_run_record(l->store, r, &res->env, res->rows, res->nrows, e);
 		if (rc == 0)
 			rc = store_event(l->store, r->iter, "verify.end", gate_verdict_name(r->gate), e);
 		if (rc == 0)

@@ -1202,3 +1202,17 @@ int parse_result_from_json(const json_t *j, struct parse_result *out, struct err
 	out->no_gate = jget_bool(mk, "no_gate");
 	return 0;
 }
+
+double parse_bench_ms(const struct parse_result *r)
+{
+	double s = 0;
+	int k = 0;
+	for (size_t i = 0; i < r->nrows; i++) {
+		double v = isfinite(r->rows[i].new_ms) ? r->rows[i].new_ms : r->rows[i].base_ms;
+		if (isfinite(v) && v > 0) {
+			s += log(v);
+			k++;
+		}
+	}
+	return k ? exp(s / k) : NAN;
+}

@@ -138,6 +138,11 @@ void parser_free(struct parser *p);
 int parse_file(const struct patset *ps, const char *path, int exit_status, bool killed,
 	       struct parse_result *out, struct err *e);
 
+/* The run's bench number: the equal-weight geometric mean over its table
+ * rows of each row's new time (its base time when it has no new one),
+ * skipping times that are not finite and positive; NAN with no such row. */
+double parse_bench_ms(const struct parse_result *r);
+
 /* The result as JSON with the documented keys (gate, gate_scope, gate_k,
  * complete, pytest, env, columns, rows, warnings, ...); caller owns it. */
 json_t *parse_result_json(const struct parse_result *r);

@@ -121,19 +121,6 @@ static void on_event(void *p, const struct parse_event *ev)
 		m->c->o->event(m->c->o->ctx, ev);
 }
 
-static double bench_of(const struct parse_result *r)
-{
-	double s = 0;
-	int k = 0;
-	for (size_t i = 0; i < r->nrows; i++) {
-		double v = isfinite(r->rows[i].new_ms) ? r->rows[i].new_ms : r->rows[i].base_ms;
-		if (stats_time_ok(v)) {
-			s += log(v);
-			k++;
-		}
-	}
-	return k ? exp(s / k) : NAN;
-}
 
 static void mrun_release(struct mrun *m)
 {
@@ -229,7 +216,6 @@ static int mrun_finish(struct ctx *c, struct mrun *m, struct err *e)
 	bool killed = oc->signal != 0 || oc->timed_out || oc->cancelled;
 	parser_finish(m->p, oc->exit_status, killed);
 	const struct parse_result *res = parser_result(m->p);
-	int env_id = 0;
 	run->t_start = oc->t_start;
 	run->t_end = oc->t_end;
 	run->exit_status = oc->exit_status;
@@ -238,19 +224,14 @@ static int mrun_finish(struct ctx *c, struct mrun *m, struct err *e)
 	run->cancelled = oc->cancelled;
 	run->gate = killed ? GATE_INCOMPLETE : res->gate;
 	run->scope = res->scope;
-	run->bench_ms = bench_of(res);
+	run->bench_ms = parse_bench_ms(res);
 	json_t *j = parse_result_json(res);
 	run->result_json = json_dumps(j, JSON_COMPACT);
 	json_decref(j);
 	measure_probe_take(c->st, run->id, "after", NULL);
 	rc = store_begin(c->st, e);
 	if (rc == 0)
-		rc = store_env_id(c->st, &res->env, &env_id, e);
-	run->env_id = env_id;
-	if (rc == 0)
-		rc = store_run_update(c->st, run, e);
-	if (rc == 0)
-		rc = store_samples_add(c->st, run->id, env_id, res->rows, res->nrows, e);
+		rc = store_run_record(c->st, run, &res->env, res->rows, res->nrows, e);
 	if (rc == 0)
 		rc = measure_session_put(c->st, run->id, c->session, m->role, e);
 	if (rc == 0)

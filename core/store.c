@@ -599,6 +599,19 @@ static void bind_long(sqlite3_stmt *st, int i, long v)
 		sqlite3_bind_int64(st, i, v);
 }
 
+int store_run_record(struct store *s, struct store_run *r, const struct parse_env *env,
+		     const struct parse_row *rows, size_t n, struct err *e)
+{
+	int env_id = 0;
+	int rc = store_env_id(s, env, &env_id, e);
+	r->env_id = env_id;
+	if (rc == 0)
+		rc = store_run_update(s, r, e);
+	if (rc == 0)
+		rc = store_samples_add(s, r->id, env_id, rows, n, e);
+	return rc;
+}
+
 int store_samples_add(struct store *s, int run_id, int env_id, const struct parse_row *rows,
 		      size_t n, struct err *e)
 {

@@ -101,6 +101,12 @@ int store_env_id(struct store *s, const struct parse_env *env, int *id, struct e
 int store_samples_add(struct store *s, int run_id, int env_id, const struct parse_row *rows,
 		      size_t n, struct err *e);
 
+/* A finished run's record, inside the caller's transaction: the
+ * environment line (r->env_id is set), every field of the run, and its
+ * per-shape samples. */
+int store_run_record(struct store *s, struct store_run *r, const struct parse_env *env,
+		     const struct parse_row *rows, size_t n, struct err *e);
+
 /* Iterations: one per log row.  run_id and tree tie the row to the
  * measurement it reports. */
 int store_iter_add(struct store *s, const struct log_row *r, int run_id, const char *tree,
