@@ -3,8 +3,9 @@
  * and the escaping rules).
  *
  * Numbers are formatted and parsed by hand rather than with printf/strtod:
- * both follow LC_NUMERIC, and the front-ends call setlocale(LC_ALL, ""), so
- * a German locale would otherwise write "0,973" into the log.
+ * both follow LC_NUMERIC, which a program embedding the core may set from
+ * the environment, so a German locale would otherwise write "0,973" into
+ * the log.  (optloop's own front-end sets only LC_CTYPE.)
  */
 #include "core/optlog.h"
 #include "core/err.h"

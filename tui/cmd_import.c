@@ -16,7 +16,6 @@
 #include "core/sb.h"
 #include "views/sanitize.h"
 
-#include <locale.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -80,8 +79,8 @@ static void json_str(struct sb *o, const char *s)
 	sb_addc(o, '"');
 }
 
-/* Ten significant digits, as cli_print_json writes reals (LC_NUMERIC is
- * "C" in this command, see cmd_import). */
+/* Ten significant digits, as cli_print_json writes reals (LC_NUMERIC stays
+ * "C": main sets only LC_CTYPE from the environment). */
 static void json_num(struct sb *o, double v)
 {
 	if (!isfinite(v))
@@ -319,8 +318,6 @@ int cmd_import(struct cli *cli, int argc, char **argv)
 	int rc;
 
 	(void)cli;
-	/* Machine-readable numbers: a decimal point whatever the locale. */
-	setlocale(LC_NUMERIC, "C");
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--json"))
 			json = true;

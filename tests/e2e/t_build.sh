@@ -41,6 +41,26 @@ if [ -z "${SKIP_INSTALL_TEST:-}" ]; then
 		t_fail "make install into a scratch prefix" "$(tail -n 20 "$T_TMP/install.log")"
 	fi
 fi
+# How the binary is linked (Makefile, LINK): statically, libgit2's calls to the
+# certificate loaders and to libssh2_init go to tui/no_tls.c through --wrap;
+# shared, libgit2 itself is a shared object and the executable interposes.
+bin=$(command -v "$OPTLOOP")
+if ldd "$bin" 2>/dev/null | grep -q 'libgit2\.so'; then
+	t_like "shared link: the certificate loaders are defined in the executable" \
+		"$(nm "$bin" 2>/dev/null)" ' T mbedtls_x509_crt_parse_file$'
+else
+	t_unlike "static link: libsqlite3, libpcre2 and libncursesw are not shared objects" \
+		"$(ldd "$bin" 2>&1)" 'lib(sqlite3|pcre2-8|ncursesw|git2|ssh2|crypto)\.so'
+	dis=$(objdump -d --no-show-raw-insn "$bin" 2>/dev/null)
+	t_like "static link: libgit2's SSH start-up calls the wrapper (no OpenSSL engines)" \
+		"$(printf '%s\n' "$dis" | awk '/<git_transport_ssh_global_init>:/,/^$/')" \
+		'call .*<__wrap_libssh2_init>'
+	t_like "static link: libgit2's certificate loading calls the wrappers" \
+		"$(printf '%s\n' "$dis" | awk '/<git_mbedtls__set_cert_location>:/,/^$/' | grep -c '<__wrap_mbedtls_x509_crt_parse_')" \
+		'^[1-9]'
+	t_like "static link: the executable is not position-independent" \
+		"$(readelf -h "$bin" 2>/dev/null)" 'Type: +EXEC'
+fi
 # optloop works on local repositories only; libgit2's start-up must not parse
 # the system's CA bundle (tui/no_tls.c), yet git work goes on as before.
 if command -v strace >/dev/null 2>&1 && strace -o /dev/null true 2>/dev/null; then
