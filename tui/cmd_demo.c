@@ -6,7 +6,7 @@
  *   1. the repository (core/demo.c): copy, git init, one commit;
  *   2. the optloop workspace with a complete contract (demo_spec() has the
  *      values), so the baseline verify is the next step;
- *   3. on a terminal, the interactive workbench — slot marked below.
+ *   3. on a terminal, the interactive workbench on it.
  * Off a terminal nothing interactive is opened: it prints what it made and
  * the next step and exits 0, so scripts and tests can use it.
  */
@@ -112,7 +112,7 @@ int cmd_demo(struct cli *cli, int argc, char **argv)
 	}
 	sb_addf(&next, "cd %s && optloop verify", sb_str(&qdir));
 
-	/* 3. Front-end slot: on a terminal, open the workbench on r.dir. */
+	/* 3. On a terminal, the workbench on r.dir. */
 	interactive = !json && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
 
 	if (json) {

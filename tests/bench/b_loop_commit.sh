@@ -15,8 +15,8 @@
 # them alike.  The target (<= 30 ms and faster than git) is judged on
 # one_process: the cheapest way to log and commit from the command line,
 # process start-up and libgit2's start-up included.  Each optloop process
-# pays that start-up (Debian's libgit2 parses the system CA bundle in
-# git_libgit2_init, ~15-20 ms here), so cli_pair pays it twice and is
+# pays that start-up (exec, the shared objects still loaded, libgit2's
+# global init, opening the store), so cli_pair pays it twice and is
 # reported as a figure only.
 set -u
 root=${OPTLOOP_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}

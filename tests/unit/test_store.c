@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -57,6 +58,58 @@ static void open_creates_schema_in_wal_mode(void **state)
 	/* reopening does not migrate again (a second CREATE TABLE would fail) */
 	assert_int_equal(store_open(dbpath, 0, &s, &e), 0);
 	store_close(s);
+}
+
+/* The writer leaves the WAL in place when it closes (no checkpoint at
+ * close); what it committed is there for the next reader, of this process
+ * or another, and for a plain sqlite3 connection. */
+static void a_closed_writer_leaves_its_wal_and_its_data_readable(void **state)
+{
+	struct store *w, *r;
+	struct err e = {0};
+	char *val = NULL, wal[160];
+	struct stat stw;
+
+	snprintf(wal, sizeof(wal), "%s-wal", dbpath);
+	assert_int_equal(store_open(dbpath, STORE_CREATE, &w, &e), 0);
+	assert_int_equal(store_meta_set(w, "op", "chunk_gdn", &e), 0);
+	store_close(w);
+	assert_int_equal(stat(wal, &stw), 0);
+	assert_true(stw.st_size > 0);
+
+	assert_int_equal(store_open(dbpath, STORE_READONLY, &r, &e), 0);
+	assert_int_equal(store_meta_get(r, "op", &val, &e), 0);
+	assert_string_equal(val, "chunk_gdn");
+	free(val);
+	store_close(r);
+
+	pid_t child = fork();
+	if (child == 0) {
+		sqlite3 *db;
+		sqlite3_stmt *st;
+		int ok = sqlite3_open_v2(dbpath, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+			 sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'op'", -1, &st,
+					    NULL) == SQLITE_OK &&
+			 sqlite3_step(st) == SQLITE_ROW &&
+			 !strcmp((const char *)sqlite3_column_text(st, 0), "chunk_gdn");
+		_exit(ok ? 0 : 1);
+	}
+	int status;
+	assert_int_equal(waitpid(child, &status, 0), child);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+
+	/* a second writer appends to the same WAL and sees the first one's rows */
+	assert_int_equal(store_open(dbpath, 0, &w, &e), 0);
+	assert_int_equal(store_meta_get(w, "op", &val, &e), 0);
+	assert_string_equal(val, "chunk_gdn");
+	free(val);
+	assert_int_equal(store_meta_set(w, "op", "chunk_kda", &e), 0);
+	store_close(w);
+	assert_int_equal(store_open(dbpath, STORE_READONLY, &r, &e), 0);
+	assert_int_equal(store_meta_get(r, "op", &val, &e), 0);
+	assert_string_equal(val, "chunk_kda");
+	free(val);
+	store_close(r);
 }
 
 static void missing_database_is_notfound_without_create(void **state)
@@ -487,6 +540,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(open_creates_schema_in_wal_mode, fresh),
+		cmocka_unit_test_setup(a_closed_writer_leaves_its_wal_and_its_data_readable, fresh),
 		cmocka_unit_test_setup(missing_database_is_notfound_without_create, fresh),
 		cmocka_unit_test_setup(second_writer_is_refused_reader_allowed, fresh),
 		cmocka_unit_test_setup(a_writer_waits_for_a_short_one, fresh),
