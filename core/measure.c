@@ -28,6 +28,8 @@ static const char schema[] =
 	" role TEXT);"
 	"CREATE TABLE IF NOT EXISTS stats_verdicts (run_id INTEGER PRIMARY KEY, iter INTEGER,"
 	" verdict TEXT NOT NULL, flags INTEGER NOT NULL, json TEXT, t REAL);"
+	/* the stall count looks up the few not-comparable verdicts */
+	"CREATE INDEX IF NOT EXISTS stats_verdicts_verdict ON stats_verdicts(verdict);"
 	"CREATE TABLE IF NOT EXISTS stats_confirms (id INTEGER PRIMARY KEY, iter INTEGER NOT NULL,"
 	" session INTEGER NOT NULL, best_iter INTEGER, best_tree TEXT, cand_tree TEXT, cand_snapshot TEXT,"
 	" verdict TEXT, flags INTEGER, promoted INTEGER NOT NULL DEFAULT 0,"

@@ -17,6 +17,7 @@
 #include "core/store.h"
 
 #include <math.h>
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -256,6 +257,30 @@ static void best_moves_only_with_a_promoted_confirm(void **state)
 	assert_int_equal(count, 1); /* the revert; the not-comparable keep does not count */
 	assert_int_equal(measure_stall_count(st, 2, &count, NULL), 0);
 	assert_int_equal(count, 0); /* re-assessed after iteration 2 */
+}
+
+/* The stall count, run on every start, finds the not-comparable verdicts
+ * and their iterations through stored indexes: no scan of the whole log. */
+static void stall_count_reads_indexes_not_the_whole_log(void **state)
+{
+	int count;
+	sqlite3_stmt *q;
+	struct sb plan = SB_INIT;
+
+	assert_int_equal(measure_stall_count(st, -1, &count, NULL), 0); /* makes the tables */
+	assert_int_equal(sqlite3_prepare_v2(store_db(st),
+					    "EXPLAIN QUERY PLAN SELECT i.iter FROM iterations i JOIN "
+					    "stats_verdicts v ON v.run_id = i.run_id WHERE v.verdict "
+					    "= 'not_comparable'",
+					    -1, &q, NULL),
+			 SQLITE_OK);
+	while (sqlite3_step(q) == SQLITE_ROW)
+		sb_addf(&plan, "%s\n", (const char *)sqlite3_column_text(q, 3));
+	sqlite3_finalize(q);
+	assert_non_null(strstr(sb_str(&plan), "stats_verdicts_verdict"));
+	assert_non_null(strstr(sb_str(&plan), "iterations_run"));
+	assert_null(strstr(sb_str(&plan), "SCAN"));
+	sb_release(&plan);
 }
 
 static void promote_check_lists_what_is_missing(void **state)
@@ -549,6 +574,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(confirm_sessions_pick_their_runs, setup, teardown),
 		cmocka_unit_test_setup_teardown(best_moves_only_with_a_promoted_confirm, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(stall_count_reads_indexes_not_the_whole_log, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(promote_check_lists_what_is_missing, setup, teardown),
 		cmocka_unit_test(target_compare_restricts_to_the_named_shapes),

@@ -112,6 +112,44 @@ static void a_closed_writer_leaves_its_wal_and_its_data_readable(void **state)
 	store_close(r);
 }
 
+/* A workspace made by an older optloop (schema 1, no iterations_run index)
+ * is upgraded by the first writer; a reader alone says what to do. */
+static void an_older_schema_is_upgraded_by_the_first_writer(void **state)
+{
+	struct store *s;
+	struct err e = {0};
+	char *val = NULL;
+	sqlite3 *db;
+	sqlite3_stmt *st;
+
+	assert_int_equal(store_open(dbpath, STORE_CREATE, &s, &e), 0);
+	assert_int_equal(store_meta_set(s, "op", "chunk_gla", &e), 0);
+	store_close(s);
+	assert_int_equal(sqlite3_open(dbpath, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, "DROP INDEX iterations_run; PRAGMA user_version = 1",
+				      NULL, NULL, NULL),
+			 SQLITE_OK);
+	sqlite3_close(db);
+
+	assert_int_equal(store_open(dbpath, STORE_READONLY, &s, &e), ERR_BUSY);
+	assert_non_null(strstr(e.msg, "schema upgrade (version 1 to 2)"));
+	assert_int_equal(store_open(dbpath, 0, &s, &e), 0);
+	assert_int_equal(sqlite3_prepare_v2(store_db(s),
+					    "SELECT (SELECT user_version FROM pragma_user_version), "
+					    "(SELECT count(*) FROM sqlite_master WHERE name = "
+					    "'iterations_run')",
+					    -1, &st, NULL),
+			 SQLITE_OK);
+	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+	assert_int_equal(sqlite3_column_int(st, 0), 2);
+	assert_int_equal(sqlite3_column_int(st, 1), 1);
+	sqlite3_finalize(st);
+	assert_int_equal(store_meta_get(s, "op", &val, &e), 0);
+	assert_string_equal(val, "chunk_gla");
+	free(val);
+	store_close(s);
+}
+
 static void missing_database_is_notfound_without_create(void **state)
 {
 	struct store *s;
@@ -541,6 +579,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(open_creates_schema_in_wal_mode, fresh),
 		cmocka_unit_test_setup(a_closed_writer_leaves_its_wal_and_its_data_readable, fresh),
+		cmocka_unit_test_setup(an_older_schema_is_upgraded_by_the_first_writer, fresh),
 		cmocka_unit_test_setup(missing_database_is_notfound_without_create, fresh),
 		cmocka_unit_test_setup(second_writer_is_refused_reader_allowed, fresh),
 		cmocka_unit_test_setup(a_writer_waits_for_a_short_one, fresh),
