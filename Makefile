@@ -62,13 +62,16 @@ comma := ,
 ifeq ($(LINK),static)
 CPPFLAGS += -DOPTLOOP_LINK_STATIC
 # Each -lNAME becomes its archive where one is installed; glibc's own
-# libraries and anything without an archive stay shared.
+# libraries and anything without an archive stay shared.  A private library
+# that pkg-config names but that is not installed at all (libssh2.pc lists
+# libgpg-error, which its OpenSSL build does not use) is left out.
 BIN_LIBS := $(shell for f in $$(pkg-config --static --libs $(PKGS) \
 		$$(pkg-config --exists libssh2 && echo libssh2) 2>/dev/null) -lm; do \
 	case $$f in \
 	(-lm|-ldl|-lrt|-lpthread|-lc) echo $$f ;; \
 	(-l*) a=$$(readlink -f $$($(CC) -print-file-name=lib$${f#-l}.a)); \
-		[ -f "$$a" ] && echo "$$a" || echo $$f ;; \
+		so=$$($(CC) -print-file-name=lib$${f#-l}.so); \
+		if [ -f "$$a" ]; then echo "$$a"; elif [ -e "$$so" ]; then echo $$f; fi ;; \
 	(*) echo $$f ;; \
 	esac; done)
 # Debian's libgit2.pc leaves out GSSAPI, which its libgit2 uses for SPNEGO.
