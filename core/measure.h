@@ -74,6 +74,11 @@ int measure_tree_set(struct store *s, const char *tree, const char *env, int ses
 
 /* ---- the best ---- */
 
+/* The confirmed best, what promotion and confirm compare against: the
+ * latest promoted keep (an interleaved confirm said it is faster), else the
+ * baseline.  Not the same as a row's "vs best" (loop.c's best_of: the
+ * fastest full-gate base/keep row, confirmed or not) nor an imported log's
+ * running best (optlog_compute_vs_best, which has no gate scope to go by). */
 struct measure_best {
 	bool have;
 	int iter;       /* the baseline, or the latest promoted row */

@@ -80,7 +80,7 @@ timed() {
 pair() { "$OPTLOOP" log --direction "$1" --status keep && "$OPTLOOP" commit; }
 gitcommit() { git add -A && git commit -q -m "$1"; }
 
-: >"$tmp/one_process" && : >"$tmp/cli_pair" && : >"$tmp/engine" && : >"$tmp/git"
+: >"$tmp/one_process" && : >"$tmp/cli_pair" && : >"$tmp/engine" && : >"$tmp/git" && : >"$tmp/floor"
 for r in $(seq "$rounds"); do
 	next_change "o$r" && timed one_process "$OPTLOOP" log --direction "one process $r" \
 		--status keep --commit
@@ -89,6 +89,10 @@ for r in $(seq "$rounds"); do
 	OPTLOOP_ASSETS="$root/assets" "$engine" 1 >>"$tmp/engine" 2>>"$log" || die engine
 	echo "# git change $r" >>kernel/compute.sh
 	timed git gitcommit "git change $r"
+	# the floor under any process on this machine: fork, exec and exit of
+	# a program that does nothing (the machine's speed drifts; this says by
+	# how much, beside the figures above)
+	timed floor /bin/true
 done
 
 # median COLUMN FILE
@@ -106,5 +110,6 @@ for f in one_process cli_pair engine; do
 	echo "bench loop_commit_$f: median $w ms wall, $c ms CPU (runs: $(runs "$tmp/$f")); ${ratio}x git (figures only)" >&2
 done
 echo "bench loop_commit_git: git add -A && git commit median $g ms wall, $(median 2 "$tmp/git") ms CPU (runs: $(runs "$tmp/git")); load average $(cut -d' ' -f1 /proc/loadavg) (figures only)" >&2
+echo "bench loop_commit_floor: /bin/true (fork, exec, exit) median $(median 1 "$tmp/floor") ms wall (figures only)" >&2
 verdict=$(awk -v o="$w_one_process" -v g="$g" 'BEGIN { print (o <= 30 && o < g) ? "PASS" : "MISS" }')
 echo "bench loop_commit: log --commit (one process) median $w_one_process ms, git add -A && git commit median $g ms, ratio $r_one_process (log then commit, two processes: $w_cli_pair ms, $r_cli_pair; in-process engine: $w_engine ms, $r_engine) [target one process <= 30 ms and < git] $verdict"
