@@ -195,4 +195,4 @@ uninstall:
 clean:
 	rm -rf build optloop
 
--include $(CORE_OBJ:.o=.d) $(VIEWS_OBJ:.o=.d) $(TUI_OBJ:.o=.d)
+-include $(CORE_OBJ:.o=.d) $(VIEWS_OBJ:.o=.d) $(TUI_OBJ:.o=.d) $(UNIT_BIN:=.d)

@@ -13,6 +13,7 @@
 #include "core/parse.h"
 #include "core/sb.h"
 #include "core/store.h"
+#include "tests/unit/scratch.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -23,60 +24,23 @@
 static char tmpdir[64];
 static char repo[128];
 
-static void sh(const char *fmt, ...)
-{
-	char cmd[2048];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	assert_int_equal(system(cmd), 0);
-}
-
 static int setup(void **state)
 {
-	strcpy(tmpdir, "/tmp/optloop-loop.XXXXXX");
-	assert_non_null(mkdtemp(tmpdir));
-	char *home = xasprintf("%s/home", tmpdir);
-	sh("mkdir -p %s", home);
-	setenv("HOME", home, 1);
-	setenv("XDG_CONFIG_HOME", home, 1);
-	free(home);
-	/* templates and pattern sets from the source tree */
-	char *assets = xasprintf("%s/assets", getenv("OPTLOOP_ROOT") ? getenv("OPTLOOP_ROOT") : ".");
-	setenv("OPTLOOP_ASSETS", assets, 1);
-	free(assets);
+	scratch_make(tmpdir, "loop");
 	return 0;
 }
 
 static int teardown(void **state)
 {
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
-	return system(cmd);
-}
-
-static const char *root(void)
-{
-	const char *r = getenv("OPTLOOP_ROOT");
-	return r ? r : ".";
+	return scratch_remove(tmpdir);
 }
 
 /* A tiny project with a workspace whose contract is complete. */
 static int fresh(void **state)
 {
 	static int k;
-	struct sb notes = SB_INIT;
-	struct err e = {0};
-	const char *kernel[] = {"kernel"};
-	struct loop_init_opts o = {.op = "tiny", .test_file = "tests/test_compute.sh",
-				   .naive = "ref/naive.sh", .kernel = kernel, .nkernel = 1,
-				   .verify_cmd = "./verify", .target = "2x", .languages = "sh",
-				   .promotion = "full gate"};
 	snprintf(repo, sizeof(repo), "%s/r%d", tmpdir, k++);
-	sh("%s/tests/fixtures/make_tiny_project.sh %s", root(), repo);
-	assert_int_equal(loop_init(repo, &o, &notes, &e), 0);
-	sb_release(&notes);
+	tiny_workspace(repo);
 	return 0;
 }
 

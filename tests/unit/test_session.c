@@ -19,6 +19,7 @@
 #include "core/session.h"
 #include "core/stats.h"
 #include "core/store.h"
+#include "tests/unit/scratch.h"
 
 #include <math.h>
 #include <poll.h>
@@ -32,34 +33,9 @@ static char tmpdir[64];
 static char repo[128];
 static char bench_cmd[256];
 
-static void sh(const char *fmt, ...)
-{
-	char cmd[2048];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	assert_int_equal(system(cmd), 0);
-}
-
-static const char *root(void)
-{
-	const char *r = getenv("OPTLOOP_ROOT");
-	return r ? r : ".";
-}
-
 static int setup(void **state)
 {
-	strcpy(tmpdir, "/tmp/optloop-session.XXXXXX");
-	assert_non_null(mkdtemp(tmpdir));
-	char *home = xasprintf("%s/home", tmpdir);
-	sh("mkdir -p %s", home);
-	setenv("HOME", home, 1);
-	setenv("XDG_CONFIG_HOME", home, 1);
-	free(home);
-	char *assets = xasprintf("%s/assets", root());
-	setenv("OPTLOOP_ASSETS", assets, 1);
-	free(assets);
+	scratch_make(tmpdir, "session");
 	/* The benchmark: run n sleeps when tmpdir/slow_at holds n; tmpdir/bad_at
 	 * makes run n print no table.  The factor per run (by n mod 4) gives
 	 * both sides a small, equal spread. */
@@ -92,9 +68,7 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
-	return system(cmd);
+	return scratch_remove(tmpdir);
 }
 
 /* A tiny project whose baseline is logged and committed, and whose kernel
@@ -103,22 +77,14 @@ static int teardown(void **state)
 static int measured(void **state)
 {
 	static int k;
-	struct sb notes = SB_INIT;
 	struct err e = {0};
-	const char *kernel[] = {"kernel"};
-	struct loop_init_opts o = {.op = "tiny", .test_file = "tests/test_compute.sh",
-				   .naive = "ref/naive.sh", .kernel = kernel, .nkernel = 1,
-				   .verify_cmd = "./verify", .target = "2x", .languages = "sh",
-				   .promotion = "full gate"};
 	struct loop *l;
 	struct loop_measurement m;
 	struct loop_log_opts lo = {.direction = "baseline"};
 	char sha[41];
 
 	snprintf(repo, sizeof(repo), "%s/r%d", tmpdir, k++);
-	sh("%s/tests/fixtures/make_tiny_project.sh %s", root(), repo);
-	assert_int_equal(loop_init(repo, &o, &notes, &e), 0);
-	sb_release(&notes);
+	tiny_workspace(repo);
 	assert_int_equal(loop_open(repo, NULL, 0, &l, &e), 0);
 	assert_int_equal(loop_verify(l, NULL, &m, &e), 0);
 	loop_measurement_release(&m);

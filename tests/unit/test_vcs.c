@@ -11,6 +11,7 @@
 #include "core/sb.h"
 #include "core/vcs.h"
 #include "core/workspace.h"
+#include "tests/unit/scratch.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,16 +21,6 @@
 
 static char tmpdir[64];
 static char repo[128];
-
-static void sh(const char *fmt, ...)
-{
-	char cmd[2048];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	assert_int_equal(system(cmd), 0);
-}
 
 static char *sh_out(const char *fmt, ...)
 {
@@ -63,23 +54,15 @@ static void write_file(const char *rel, const char *text)
 
 static int setup(void **state)
 {
-	strcpy(tmpdir, "/tmp/optloop-vcs.XXXXXX");
-	assert_non_null(mkdtemp(tmpdir));
-	char *home = xasprintf("%s/home", tmpdir);
-	mkdir(home, 0755);
 	/* no global identity: each repository sets its own */
-	setenv("HOME", home, 1);
-	setenv("XDG_CONFIG_HOME", home, 1);
+	scratch_make(tmpdir, "vcs");
 	setenv("GIT_CONFIG_NOSYSTEM", "1", 1);
-	free(home);
 	return 0;
 }
 
 static int teardown(void **state)
 {
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
-	return system(cmd);
+	return scratch_remove(tmpdir);
 }
 
 /* A small FLA-shaped repository: kernel package, test, naive, one commit. */
