@@ -1,5 +1,9 @@
-# confirm_lib.sh — the demo project with a real, plausible win for the
-# confirm tests in the workbench (after lib.sh and tui_lib.sh):
+# confirm_lib.sh — the demo project with a real win for the statistics and
+# confirm tests (after lib.sh):
+#   demo_repeated REPS  the demo in $d (cwd) as a one-commit git repository,
+#                   its kernel's outer loop run REPS times over, so that
+#                   removing the repetition is a real win the statistics must
+#                   see through the noise.  Sets d and kernel.
 #   confirm_setup [VERIFY]  the demo in $d (cwd), the baseline computing
 #                   everything four times over, logged and committed; then
 #                   the kernel edited to three times (a real 1.33x win, below
@@ -35,23 +39,28 @@ SH
 	chmod +x "$T_TMP/bench"
 }
 
-confirm_setup() {
-	local verify=${1:-./verify --op chunk_linear_attn}
+demo_repeated() {
 	d="$T_TMP/demo"
 	cp -R "$OPTLOOP_ROOT/assets/demo" "$d"
 	rm -rf "$d/build"
 	cd "$d" || exit 1
 	kernel=ops/linear_attn/chunk.c
-	db=profile/chunk_linear_attn-opt/optloop.db
-	python3 - "$kernel" <<'PY'
+	python3 - "$kernel" "$1" <<'PY'
 import sys
-p = sys.argv[1]; s = open(p).read()
+p, reps = sys.argv[1], sys.argv[2]
+s = open(p).read()
 a = "\tfor (int b = 0; b < B; b++)\n"
 assert a in s
-s = s.replace(a, "\tfor (int rep = 0; rep < 4; rep++)\n" + a, 1)
+s = s.replace(a, "\tfor (int rep = 0; rep < %s; rep++)\n" % reps + a, 1)
 open(p, "w").write(s)
 PY
 	git init -q -b main && git add -A && git commit -qm "demo project" || exit 1
+}
+
+confirm_setup() {
+	local verify=${1:-./verify --op chunk_linear_attn}
+	demo_repeated 4
+	db=profile/chunk_linear_attn-opt/optloop.db
 	"$OPTLOOP" init --op chunk_linear_attn --kernel "$kernel" --test-file tests/ops/test_linear_attn.c \
 		--naive ops/linear_attn/naive.c --verify "$verify" >/dev/null
 	"$OPTLOOP" contract --set "target=all three shapes, 1.2x" --set languages=C \

@@ -5,26 +5,14 @@
 # not comparable, the stall count, a busy GPU from a probe, the promotion
 # check and `report final` checked field by field against the database.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/confirm_lib.sh"
 
 # One sample per shape per run keeps the suite short; the statistics must
 # cope with that noise.
 export DEMO_BENCH_WARMUP_MS=1 DEMO_BENCH_REP_MS=1
-d="$T_TMP/demo"
-cp -R "$OPTLOOP_ROOT/assets/demo" "$d"
-rm -rf "$d/build"
-cd "$d" || exit 1
-kernel=ops/linear_attn/chunk.c
 # The baseline of this test computes everything twice over: removing that
 # waste is a real, large win the statistics must see through the noise.
-python3 - "$kernel" <<'EOF'
-import sys
-p = sys.argv[1]; s = open(p).read()
-a = "\tfor (int b = 0; b < B; b++)\n"
-assert a in s
-s = s.replace(a, "\tfor (int rep = 0; rep < 2; rep++)\n" + a, 1)
-open(p, "w").write(s)
-EOF
-git init -q -b main && git add -A && git commit -qm "demo project" || exit 1
+demo_repeated 2
 
 jget() {
 	python3 -c 'import json,sys

@@ -5,23 +5,11 @@
 # keeps the verdict and the flags on top.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/tui_lib.sh"
+. "$(dirname "$0")/confirm_lib.sh"
 
 export DEMO_BENCH_WARMUP_MS=1 DEMO_BENCH_REP_MS=1
-d="$T_TMP/demo"
-cp -R "$OPTLOOP_ROOT/assets/demo" "$d"
-rm -rf "$d/build"
-cd "$d" || exit 1
-kernel=ops/linear_attn/chunk.c
 # A baseline that computes everything twice: removing that is a real 2x win.
-python3 - "$kernel" <<'PY'
-import sys
-p = sys.argv[1]; s = open(p).read()
-a = "\tfor (int b = 0; b < B; b++)\n"
-assert a in s
-s = s.replace(a, "\tfor (int rep = 0; rep < 2; rep++)\n" + a, 1)
-open(p, "w").write(s)
-PY
-git init -q -b main && git add -A && git commit -qm "demo project" || exit 1
+demo_repeated 2
 "$OPTLOOP" init --op chunk_linear_attn --kernel "$kernel" --test-file tests/ops/test_linear_attn.c \
 	--naive ops/linear_attn/naive.c --verify "./verify --op chunk_linear_attn" >/dev/null
 "$OPTLOOP" contract --set "target=fwd B2-T512-H4-D64, 1.2x" --set languages=C \
