@@ -1173,8 +1173,6 @@ const struct parse_result *loop_verify_result(const struct loop *l)
 	return l->parser ? parser_result(l->parser) : NULL;
 }
 
-/* Equal-weight geomean of the per-shape medians of the result table. */
-
 static void fill_measurement(const struct store_run *r, struct loop_measurement *m)
 {
 	memset(m, 0, sizeof(*m));
@@ -1211,7 +1209,7 @@ int loop_verify_end(struct loop *l, struct loop_measurement *m, struct err *e)
 	while ((rc = loop_verify_pump(l, 200, NULL)) > 0)
 		;
 	oc = runner_outcome(l->runner);
-	bool killed = oc->signal != 0 || oc->timed_out || oc->cancelled;
+	bool killed = runner_outcome_killed(oc);
 	parser_finish(l->parser, oc->exit_status, killed);
 	res = parser_result(l->parser);
 

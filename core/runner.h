@@ -49,6 +49,13 @@ struct runner_outcome {
 	unsigned long long bytes;
 };
 
+/* Whether the run was stopped rather than finishing on its own: a signal,
+ * the timeout or a cancel.  Its gate can then not be a pass. */
+static inline bool runner_outcome_killed(const struct runner_outcome *oc)
+{
+	return oc->signal != 0 || oc->timed_out || oc->cancelled;
+}
+
 /* Called with each block of output as it arrives (any size, any bytes). */
 typedef void (*runner_data_fn)(void *ctx, const char *buf, size_t len);
 

@@ -213,7 +213,7 @@ static int mrun_finish(struct ctx *c, struct mrun *m, struct err *e)
 		mrun_release(m);
 		return rc;
 	}
-	bool killed = oc->signal != 0 || oc->timed_out || oc->cancelled;
+	bool killed = runner_outcome_killed(oc);
 	parser_finish(m->p, oc->exit_status, killed);
 	const struct parse_result *res = parser_result(m->p);
 	run->t_start = oc->t_start;
