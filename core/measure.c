@@ -1137,12 +1137,7 @@ int measure_promote_check(struct store *s, const char *workspace_dir, const stru
 	rc = check_targets(s, k, b.have && b.confirmed && have_conf, &c, arr, out, &all, &tj, e);
 	if (rc < 0) {
 		json_decref(arr);
-		if (have_run)
-			store_run_release(&run);
-		if (have_conf)
-			measure_confirm_release(&c);
-		measure_best_release(&b);
-		return rc;
+		goto out;
 	}
 	bool gate_ok = have_run && run.gate == GATE_PASS && run.scope == SCOPE_FULL;
 	check(arr, out, &all, "full gate", gate_ok && b.confirmed,
@@ -1202,15 +1197,16 @@ int measure_promote_check(struct store *s, const char *workspace_dir, const stru
 		json_decref(arr);
 		json_decref(tj);
 	}
+out:
 	if (have_run)
 		store_run_release(&run);
 	if (have_conf)
 		measure_confirm_release(&c);
 	measure_best_release(&b);
-	if (!all)
-		return err_set(e, ERR_FAIL, "promotion check failed: %s",
-			       "see the MISSING lines for what to do");
-	return 0;
+	if (rc == 0 && !all)
+		rc = err_set(e, ERR_FAIL, "promotion check failed: %s",
+			     "see the MISSING lines for what to do");
+	return rc;
 }
 
 /* ---- hooks the loop calls ---- */
