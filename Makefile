@@ -64,8 +64,9 @@ CPPFLAGS += -DOPTLOOP_LINK_STATIC
 # Each -lNAME becomes its archive where one is installed; glibc's own
 # libraries and anything without an archive stay shared.  A private library
 # that pkg-config names but that is not installed at all (libssh2.pc lists
-# libgpg-error, which its OpenSSL build does not use) is left out.
-BIN_LIBS := $(shell for f in $$(pkg-config --static --libs $(PKGS) \
+# libgpg-error, which its OpenSSL build does not use) is left out.  Worked
+# out when the binary is linked (a recursive variable), not on every make.
+BIN_LIBS = $(shell for f in $$(pkg-config --static --libs $(PKGS) \
 		$$(pkg-config --exists libssh2 && echo libssh2) 2>/dev/null) -lm; do \
 	case $$f in \
 	(-lm|-ldl|-lrt|-lpthread|-lc) echo $$f ;; \
