@@ -230,24 +230,6 @@ int guards_frozen_check(const struct guards_ctx *g, const char *verb, struct err
 
 /* ---- stall and stop --------------------------------------------------------- */
 
-bool guards_row_is_win(const struct log_row *r)
-{
-	return r->status == RS_KEEP;
-}
-
-int guards_stall_count(const struct log_row *rows, size_t n, int after_iter)
-{
-	int c = 0;
-	for (size_t i = n; i-- > 0;) {
-		if (rows[i].iter <= after_iter || rows[i].status == RS_BASE || rows[i].iter == 0)
-			break;
-		if (guards_row_is_win(&rows[i]))
-			break;
-		c++;
-	}
-	return c;
-}
-
 static int last_reassess(struct store *s)
 {
 	int after = -1;
@@ -259,14 +241,12 @@ static int last_reassess(struct store *s)
 }
 
 /* The stall count of the workspace: the statistics module's rule (only a
- * confirmed win resets it; not-comparable runs do not count), falling back
- * to the rows alone when its tables cannot be read. */
-static int stall_now(const struct guards_ctx *g, const struct log_row *rows, size_t n)
+ * win beyond noise resets it; not-comparable runs do not count). */
+int guards_stall(const struct guards_ctx *g)
 {
-	int after = last_reassess(g->store), c;
-	if (measure_stall_count(g->store, after, &c, NULL) == 0)
-		return c;
-	return guards_stall_count(rows, n, after);
+	int c = 0;
+	measure_stall_count(g->store, last_reassess(g->store), &c, NULL);
+	return c;
 }
 
 struct stop_rec {
@@ -314,15 +294,8 @@ int guards_state(const struct guards_ctx *g, enum loop_state *st, struct err *e)
 		*st = ST_STOPPING;
 		return 0;
 	}
-	struct store_rows *rs;
-	const struct log_row *rows;
-	size_t n;
-	int rc = rows_load(g, &rs, &rows, &n, e);
-	if (rc < 0)
-		return rc;
-	if (stall_now(g, rows, n) >= GUARDS_STALL_AFTER)
+	if (guards_stall(g) >= GUARDS_STALL_AFTER)
 		*st = ST_STALLED;
-	store_rows_put(rs);
 	return 0;
 }
 
@@ -346,7 +319,7 @@ char *guards_next_step(const struct guards_ctx *g, enum loop_state st)
 	if (rows_load(g, &rs, &rows, &n, NULL) < 0)
 		return NULL;
 	struct sb it = SB_INIT;
-	int c = stall_now(g, rows, n);
+	int c = guards_stall(g);
 	if (c > 0)
 		stall_iters(rows, n, c, &it);
 	char *s = xasprintf("re-assess before the next iteration: %d iterations in a row without a "
@@ -378,7 +351,7 @@ int guards_verify_check(const struct guards_ctx *g, struct err *e)
 	size_t n;
 	if ((rc = rows_load(g, &rs, &rows, &n, e)) < 0)
 		return rc;
-	int c = stall_now(g, rows, n);
+	int c = guards_stall(g);
 	if (c >= GUARDS_STALL_AFTER) {
 		struct sb it = SB_INIT;
 		stall_iters(rows, n, c, &it);
@@ -622,21 +595,6 @@ int guards_trap_add(const struct guards_ctx *g, const char *title, const char *f
 
 /* ---- revert / drop ------------------------------------------------------------ */
 
-static bool counts_for_best(const struct log_row *r)
-{
-	return (r->status == RS_BASE || r->status == RS_KEEP) && isfinite(r->bench_ms) &&
-	       r->bench_ms > 0 && (r->gate_v == GATE_PASS || r->gate_v == GATE_NONE);
-}
-
-static const struct log_row *best_row(const struct log_row *rows, size_t n)
-{
-	const struct log_row *b = NULL;
-	for (size_t i = 0; i < n; i++)
-		if (counts_for_best(&rows[i]) && (!b || rows[i].bench_ms < b->bench_ms))
-			b = &rows[i];
-	return b;
-}
-
 int guards_after_commit(const struct guards_ctx *g, char sha[41], struct err *e)
 {
 	struct store_rows *rs;
@@ -658,7 +616,7 @@ int guards_after_commit(const struct guards_ctx *g, char sha[41], struct err *e)
 		done = sqlite3_step(st) == SQLITE_ROW;
 		sqlite3_finalize(st);
 	}
-	const struct log_row *best = best_row(rows, n);
+	const struct log_row *best = log_rows_best(rows, n);
 	if (done || !best || !best->commit)
 		goto out;
 	char head[VCS_OID_HEX], work[VCS_OID_HEX], want[VCS_OID_HEX];
@@ -816,7 +774,7 @@ int guards_reassess(const struct guards_ctx *g, const struct guards_reassess *r,
 	int rc = rows_load(g, &rs, &rows, &n, e);
 	if (rc < 0)
 		return rc;
-	int c = stall_now(g, rows, n);
+	int c = guards_stall(g);
 	if (c < GUARDS_STALL_AFTER) {
 		rc = err_set(e, ERR_REFUSED,
 			     "reassess refused: the loop is not stalled (%d iteration%s without a win "

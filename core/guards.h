@@ -80,14 +80,9 @@ int guards_frozen_check(const struct guards_ctx *g, const char *verb, struct err
 
 /* ---- state ---------------------------------------------------------------- */
 
-/* Is this row a win by its status alone (keep)?  The loop's stall count
- * refines it through the statistics module (measure_stall_count: only a
- * confirmed win resets the count); this is the fallback without a store. */
-bool guards_row_is_win(const struct log_row *r);
-
-/* Rows without a win at the end of the log, counting only iterations after
- * after_iter (the last re-assessment; -1 for none) and after the baseline. */
-int guards_stall_count(const struct log_row *rows, size_t n, int after_iter);
+/* The stall count: rows in a row without a win (log_row_is_win) since the
+ * baseline or the last re-assessment; not-comparable runs do not count. */
+int guards_stall(const struct guards_ctx *g);
 
 /* Where guards move the engine's state: READY or EDITING become STOPPING
  * after a recorded stop, or STALLED after GUARDS_STALL_AFTER rows without a

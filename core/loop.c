@@ -19,6 +19,7 @@
 
 #include <jansson.h>
 
+#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -152,36 +153,6 @@ static int load_contract(struct loop *l, struct err *e)
 
 /* ---- best and rows ---------------------------------------------------------- */
 
-static bool row_counts_for_best(const struct log_row *r, bool subset)
-{
-	return (r->status == RS_BASE || r->status == RS_KEEP) &&
-	       (r->scope == SCOPE_SUBSET) == subset && isfinite(r->bench_ms) && r->bench_ms > 0 &&
-	       (r->gate_v == GATE_PASS || r->gate_v == GATE_NONE);
-}
-
-/* The best is the fastest base/keep row that passed the full gate.  A -k
- * subset run is a signal only: it never displaces a full-gate best, but a
- * loop whose every gate is a subset (the usual fast loop on a GPU) still
- * compares against its fastest subset row rather than against nothing;
- * promotion asks for a full gate separately. */
-static bool best_of(const struct log_row *rows, size_t n, int *iter, double *ms)
-{
-	for (int subset = 0; subset <= 1; subset++) {
-		bool have = false;
-		for (size_t i = 0; i < n; i++) {
-			if (row_counts_for_best(&rows[i], subset) &&
-			    (!have || rows[i].bench_ms < *ms)) {
-				have = true;
-				*ms = rows[i].bench_ms;
-				*iter = rows[i].iter;
-			}
-		}
-		if (have)
-			return true;
-	}
-	return false;
-}
-
 /* The rows, shared with the store (read-only): put back with
  * store_rows_put(*sr).  On error *sr is NULL and there are no rows. */
 static int rows_get(struct store *s, struct store_rows **sr, const struct log_row **rows,
@@ -274,6 +245,7 @@ struct where {
 	int run_id;
 	int nrows;
 	bool kernel_changed; /* work tree differs from HEAD */
+	int attempt_run;     /* the iteration's last run was an attempt (run_is_attempt) */
 };
 
 static int kernel_changed(struct loop *l, bool *changed, char work[VCS_OID_HEX], struct err *e)
@@ -327,17 +299,22 @@ static int where_now(struct loop *l, struct where *w, struct err *e)
 	}
 	struct store_run r;
 	if (store_run_last(l->store, w->iter, "verify", &r, NULL) == 0) {
-		w->run_id = r.id;
-		if (r.t_end <= 0) {
+		bool attempt = r.t_end > 0 && run_is_attempt(r.iter, r.gate, r.scope, r.bench_ms);
+		if (attempt) {
+			w->attempt_run = r.id;
+		} else if (r.t_end <= 0) {
 			/* another optloop is running it (a crashed one is
 			 * settled by reconciliation when a writer opens) */
+			w->run_id = r.id;
 			w->state = ST_VERIFYING;
 		} else {
+			w->run_id = r.id;
 			w->state = ST_MEASURED;
 			w->telescoped = r.tree && strcmp(r.tree, work) != 0;
 		}
 		store_run_release(&r);
-		return 0;
+		if (!attempt)
+			return 0;
 	}
 	if (n == 0)
 		w->state = ST_NEED_BASELINE;
@@ -348,8 +325,102 @@ static int where_now(struct loop *l, struct where *w, struct err *e)
 	return guards_state(&g, &w->state, e);
 }
 
+/* Why run_id was an attempt and where its raw output is, in words. */
+static char *attempt_words(struct loop *l, int run_id)
+{
+	struct store_run r;
+	if (!run_id || store_run_get(l->store, run_id, &r, NULL) != 0)
+		return NULL;
+	const char *why;
+	switch (r.gate) {
+	case GATE_ERROR:
+		why = r.exit_status == 2 ? "the gate test was not found (exit 2)"
+		      : r.exit_status == 126 || r.exit_status == 127
+			  ? "the validation command could not be run (the shell's exit 126/127: not "
+			    "found or not executable)"
+		      : r.exit_status < 0 ? "the validation command could not start"
+					  : "the harness broke before a gate verdict";
+		break;
+	case GATE_INCOMPLETE:
+		why = r.timed_out ? "it ran past its timeout"
+		      : r.cancelled ? "it was cancelled"
+				    : "it was killed before a gate verdict";
+		break;
+	case GATE_FAIL:
+		why = "the unmodified kernel failed its own gate";
+		break;
+	case GATE_PASS:
+		why = r.scope == SCOPE_SUBSET ? "it ran a -k subset of the gate"
+					      : "it printed no bench number";
+		break;
+	default:
+		why = "its output had no gate verdict";
+		break;
+	}
+	char *s = xasprintf("%s (gate %s; raw output in %s)", why, gate_verdict_name(r.gate),
+			    r.log_path ? r.log_path : "trace/");
+	store_run_release(&r);
+	return s;
+}
+
+/* The MEASURED step, with the status the evidence supports. */
+static char *measured_step(struct loop *l, const struct where *w)
+{
+	struct store_run r;
+	struct measure_win win;
+	if (store_run_get(l->store, w->run_id, &r, NULL) != 0)
+		return xasprintf("log iteration %d: optloop log --direction TEXT --status "
+				 "keep|revert|drop|floor",
+				 w->iter);
+	char *s;
+	if (r.gate != GATE_PASS || !isfinite(r.bench_ms)) {
+		s = xasprintf("log iteration %d as drop (or revert): optloop log --direction TEXT "
+			      "--status drop (gate %s%s: it cannot be kept; the kernel goes back to "
+			      "the best)",
+			      w->iter, gate_verdict_name(r.gate),
+			      r.gate == GATE_PASS ? ", no bench number" : "");
+	} else if (measure_win(l->store, w->iter, r.id, &win, NULL) < 0) {
+		s = xasprintf("log iteration %d: optloop log --direction TEXT --status "
+			      "keep|revert|drop|floor",
+			      w->iter);
+	} else {
+		if (win.win)
+			s = xasprintf("log iteration %d: optloop log --direction TEXT --status keep "
+				      "(a win beyond noise, by its %s)",
+				      w->iter, win.source);
+		else if (!strcmp(win.verdict, "fast") || !strcmp(win.verdict, "ambiguous"))
+			s = xasprintf("confirm iteration %d before keeping it: optloop confirm (%s); "
+				      "or log it: optloop log --direction TEXT --status revert|drop",
+				      w->iter, win.why);
+		else
+			s = xasprintf("log iteration %d: optloop log --direction TEXT --status "
+				      "revert|drop|floor (%s: not a win)",
+				      w->iter, win.why ? win.why : "no verdict");
+		measure_win_release(&win);
+	}
+	store_run_release(&r);
+	return s;
+}
+
 static char *next_step(struct loop *l, const struct where *w)
 {
+	char *why = w->attempt_run && (w->state == ST_NEED_BASELINE || w->state == ST_READY ||
+				       w->state == ST_EDITING)
+			    ? attempt_words(l, w->attempt_run)
+			    : NULL;
+	if (why) {
+		char *s = w->iter == 0
+				  ? xasprintf("the baseline run was an attempt, not the baseline: %s; "
+					      "fix what stopped it, then run optloop verify again on "
+					      "the unmodified kernel (full gate)",
+					      why)
+				  : xasprintf("iteration %d's last run was an attempt, not an "
+					      "iteration: %s; it gets no row: fix what stopped it, "
+					      "then run optloop verify again",
+					      w->iter, why);
+		free(why);
+		return s;
+	}
 	switch (w->state) {
 	case ST_NO_CONTRACT:
 		return xasprintf("complete the task contract in %s/docs/draft.md (optloop contract "
@@ -376,9 +447,7 @@ static char *next_step(struct loop *l, const struct where *w)
 					 w->iter);
 		if (w->iter == 0)
 			return xstrdup("log the baseline: optloop log --direction TEXT (status base)");
-		return xasprintf("log iteration %d: optloop log --direction TEXT --status "
-				 "keep|revert|drop|floor",
-				 w->iter);
+		return measured_step(l, w);
 	case ST_LOGGED:
 		if (w->telescoped)
 			return xasprintf("the kernel changed after iteration %d was measured: undo "
@@ -954,7 +1023,13 @@ int loop_status(struct loop *l, struct loop_status *st, struct err *e)
 	st->state = w.state;
 	st->iteration = w.iter;
 	st->next = next_step(l, &w);
-	st->has_best = best_of(rows, n, &st->best_iter, &st->best_ms);
+	const struct log_row *best = log_rows_best(rows, n);
+	st->has_best = best != NULL;
+	if (best) {
+		st->best_iter = best->iter;
+		st->best_ms = best->bench_ms;
+		st->best_unconfirmed = best->unconfirmed != NULL;
+	}
 	store_rows_put(sr);
 	st->op = xstrdup(l->ws.op);
 	st->workspace = xstrdup(l->ws.dir);
@@ -968,6 +1043,11 @@ int loop_status(struct loop *l, struct loop_status *st, struct err *e)
 	st->telescoped = w.telescoped;
 	st->readonly = l->readonly;
 	st->last_run = w.run_id;
+	st->attempt_run = w.attempt_run;
+	struct guards_ctx g = guards_of(l);
+	st->stall = guards_stall(&g);
+	st->stall_limit = GUARDS_STALL_AFTER;
+	st->attempt = attempt_words(l, w.attempt_run);
 	return 0;
 }
 
@@ -981,6 +1061,7 @@ void loop_status_release(struct loop_status *st)
 	free_list(st->frozen, st->nfrozen);
 	free(st->missing);
 	free(st->problems);
+	free(st->attempt);
 	memset(st, 0, sizeof(*st));
 }
 
@@ -1050,6 +1131,32 @@ static void on_event(void *ctx, const struct parse_event *ev)
 		l->vopts.event(l->vopts.ctx, ev);
 }
 
+/* An attempt's raw output stays in trace/ as evidence: it moves from
+ * iter-N.log (which the next run of the iteration writes) to
+ * iter-N.attempt-<run>.log, and the store follows it. */
+static int keep_attempt_log(struct loop *l, int run_id, struct err *e)
+{
+	struct store_run r;
+	int rc = store_run_get(l->store, run_id, &r, e);
+	if (rc < 0)
+		return rc;
+	char *to = xasprintf("%s/iter-%d.attempt-%d.log", l->ws.trace_dir, r.iter, r.id);
+	if (r.log_path && strcmp(r.log_path, to) && fsutil_exists(r.log_path)) {
+		if (rename(r.log_path, to) < 0)
+			rc = err_set(e, ERR_IO, "cannot keep the attempt's raw output %s as %s: %s",
+				     r.log_path, to, strerror(errno));
+		else {
+			free(r.log_path);
+			r.log_path = to;
+			to = NULL;
+			rc = store_run_update(l->store, &r, e);
+		}
+	}
+	free(to);
+	store_run_release(&r);
+	return rc;
+}
+
 int loop_verify_begin(struct loop *l, const struct loop_verify_opts *o, struct err *e)
 {
 	struct where w;
@@ -1092,6 +1199,8 @@ int loop_verify_begin(struct loop *l, const struct loop_verify_opts *o, struct e
 		sb_adds(&cmd, " --base ");
 		shell_quote(&cmd, o->base);
 	}
+	if (w.attempt_run && (rc = keep_attempt_log(l, w.attempt_run, e)) < 0)
+		return rc;
 	vcs_head(l->vcs, head, NULL);
 	store_run_release(&l->run);
 	memset(&l->run, 0, sizeof(l->run));
@@ -1186,6 +1295,7 @@ static void fill_measurement(const struct store_run *r, struct loop_measurement 
 	m->timed_out = r->timed_out;
 	m->cancelled = r->cancelled;
 	m->no_change = r->no_change;
+	m->attempt = run_is_attempt(r->iter, r->gate, r->scope, r->bench_ms);
 	m->seconds = r->t_end > r->t_start ? r->t_end - r->t_start : 0;
 	m->command = r->command ? xstrdup(r->command) : NULL;
 	m->log_path = r->log_path ? xstrdup(r->log_path) : NULL;
@@ -1201,8 +1311,7 @@ int loop_verify_end(struct loop *l, struct loop_measurement *m, struct err *e)
 	struct store_rows *sr;
 	const struct log_row *rows;
 	size_t n;
-	int rc, best_iter;
-	double best_ms;
+	int rc;
 
 	if (!l->runner)
 		return err_set(e, ERR_REFUSED, "no verify run is going");
@@ -1231,8 +1340,8 @@ int loop_verify_end(struct loop *l, struct loop_measurement *m, struct err *e)
 	json_decref(j);
 	rc = rows_get(l->store, &sr, &rows, &n, e);
 	if (rc == 0) {
-		r->vs_best = best_of(rows, n, &best_iter, &best_ms) ? optlog_vs_best(best_ms, r->bench_ms)
-								     : NAN;
+		const struct log_row *best = log_rows_best(rows, n);
+		r->vs_best = best ? optlog_vs_best(best->bench_ms, r->bench_ms) : NAN;
 		store_rows_put(sr);
 	}
 	if (rc == 0)
@@ -1265,6 +1374,15 @@ int loop_verify_end(struct loop *l, struct loop_measurement *m, struct err *e)
 	if (rc < 0)
 		return rc;
 	measure_hook_verify_end(l->store, r->id, l->contract.threshold);
+	/* the verify's one "vs best" figure is its verdict's */
+	struct measure_win win;
+	if (measure_win(l->store, r->iter, r->id, &win, NULL) == 0) {
+		if (isfinite(win.vs_best) && win.vs_best != r->vs_best) {
+			r->vs_best = win.vs_best;
+			store_run_update(l->store, r, NULL);
+		}
+		measure_win_release(&win);
+	}
 	if (m)
 		fill_measurement(r, m);
 	return 0;
@@ -1377,6 +1495,44 @@ static int telescoped_refusal(const char *verb, int iter, struct err *e)
 		       verb, iter, verb);
 }
 
+/* keep needs a passing gate with a bench number, and a win beyond noise
+ * (measure_win) or an explicit, recorded --unconfirmed reason. */
+static int keep_check(struct loop *l, const struct store_run *r, const struct measure_win *win,
+		      const struct loop_log_opts *o, struct err *e)
+{
+	struct store_rows *sr;
+	const struct log_row *rows;
+	size_t n;
+	int best = -1;
+	if (rows_get(l->store, &sr, &rows, &n, NULL) == 0) {
+		const struct log_row *b = log_rows_best(rows, n);
+		best = b ? b->iter : -1;
+		store_rows_put(sr);
+	}
+	char restore[64] = "";
+	if (best >= 0)
+		snprintf(restore, sizeof(restore), " (iteration %d)", best);
+	if (r->gate != GATE_PASS || !isfinite(r->bench_ms) || r->bench_ms <= 0)
+		return err_set(e, ERR_REFUSED,
+			       "keep refused: iteration %d's gate is %s%s; a kept row needs a "
+			       "passing gate and a bench number. Log it as drop (or revert): the "
+			       "row records what happened and the kernel goes back to the best%s",
+			       r->iter, gate_verdict_name(r->gate),
+			       r->gate == GATE_PASS ? " but it has no bench number" : "", restore);
+	if (win->win || (o->unconfirmed && *o->unconfirmed))
+		return 0;
+	/* a confirm can still turn these into a win; slow or same ones it cannot */
+	bool worth = !strcmp(win->verdict, "fast") || !strcmp(win->verdict, "ambiguous");
+	return err_set(e, ERR_REFUSED,
+		       "keep refused: iteration %d is not a win beyond noise: %s. %s; or keep it "
+		       "anyway with --unconfirmed \"why\" (recorded, and shown as unconfirmed "
+		       "everywhere)",
+		       r->iter, win->why ? win->why : "no verdict",
+		       worth ? "Run optloop confirm (best and candidate interleaved in one "
+			       "session) and log again, or log it as revert/drop"
+			     : "Log it as revert or drop: the kernel goes back to the best");
+}
+
 int loop_log(struct loop *l, const struct loop_log_opts *o, struct log_row *out, struct err *e)
 {
 	struct where w;
@@ -1401,14 +1557,27 @@ int loop_log(struct loop *l, const struct loop_log_opts *o, struct log_row *out,
 	case ST_VERIFYING:
 		return refuse_unless(l, "log", &w, e);
 	case ST_NEED_BASELINE:
-		return err_set(e, ERR_REFUSED,
-			       "log refused: the baseline has not been measured yet (run optloop "
-			       "verify on the unmodified kernel)");
-	default:
+		if (!w.attempt_run)
+			return err_set(e, ERR_REFUSED,
+				       "log refused: the baseline has not been measured yet (run "
+				       "optloop verify on the unmodified kernel)");
+		/* fall through */
+	default: {
+		char *why = attempt_words(l, w.attempt_run);
+		if (why) {
+			rc = err_set(e, ERR_REFUSED,
+				     "log refused: the last run of iteration %d was an attempt, not "
+				     "an iteration: %s; an attempt gets no row (fix what stopped it, "
+				     "then run optloop verify again)",
+				     w.iter, why);
+			free(why);
+			return rc;
+		}
 		return err_set(e, ERR_REFUSED,
 			       "log refused: iteration %d has not been measured yet (run optloop "
 			       "verify)",
 			       w.iter);
+	}
 	}
 	if (w.telescoped)
 		return telescoped_refusal("log", w.iter, e);
@@ -1433,11 +1602,22 @@ int loop_log(struct loop *l, const struct loop_log_opts *o, struct log_row *out,
 	if (o->commit_next && ((rc = vcs_identity_check(l->vcs, e)) < 0 ||
 			       (rc = guards_frozen_check(&g, "log --commit", e)) < 0))
 		return rc;
-	/* lint the measured diff; findings need an acknowledgement (recorded) */
-	if ((rc = guards_log_check(&g, w.iter, o->ack_lints, e)) < 0)
-		return rc;
+	if (o->unconfirmed && status != RS_KEEP)
+		return err_set(e, ERR_USAGE,
+			       "--unconfirmed is the reason for keeping a row without a win beyond "
+			       "noise; it goes with --status keep only");
 	if ((rc = store_run_last(l->store, w.iter, "verify", &r, e)) < 0)
 		return rc;
+	struct measure_win win;
+	if ((rc = measure_win(l->store, w.iter, r.id, &win, e)) < 0) {
+		store_run_release(&r);
+		return rc;
+	}
+	if (status == RS_KEEP && (rc = keep_check(l, &r, &win, o, e)) < 0)
+		goto refused;
+	/* lint the measured diff; findings need an acknowledgement (recorded) */
+	if ((rc = guards_log_check(&g, w.iter, o->ack_lints, e)) < 0)
+		goto refused;
 	memset(&row, 0, sizeof(row));
 	row.iter = w.iter;
 	row.direction = one_line(o->direction);
@@ -1446,9 +1626,13 @@ int loop_log(struct loop *l, const struct loop_log_opts *o, struct log_row *out,
 	row.gate_v = r.gate;
 	row.scope = r.scope;
 	row.bench_ms = r.bench_ms;
-	row.vs_best = r.vs_best;
+	/* one number per comparison: the confirm's when one ran, else the verify's */
+	row.vs_best = isfinite(win.vs_best) ? win.vs_best : r.vs_best;
 	row.status = status;
 	row.axis = o->axis ? one_line(o->axis) : NULL;
+	if (status == RS_KEEP && !win.win)
+		row.unconfirmed = one_line(o->unconfirmed);
+	measure_win_release(&win);
 
 	fault_point("log.begin");
 	rc = store_begin(l->store, e);
@@ -1474,6 +1658,10 @@ int loop_log(struct loop *l, const struct loop_log_opts *o, struct log_row *out,
 		log_row_release(&row);
 	sb_release(&gate);
 	return rc;
+refused:
+	measure_win_release(&win);
+	store_run_release(&r);
+	return rc;
 }
 
 /* ---- commit ------------------------------------------------------------------------ */
@@ -1495,8 +1683,8 @@ static char *commit_message(const char *op, const struct log_row *r)
 	optlog_fmt_vs_best(r->vs_best, &vs);
 	optlog_fmt_gate(r->gate_v, r->scope, &gate);
 	snprintf(iter, sizeof(iter), "%d", r->iter);
-	sb_addf(&m, "optloop(%s): iter %d %s: %.60s\n\n", op, r->iter, row_status_name(r->status),
-		r->direction);
+	sb_addf(&m, "optloop(%s): iter %d %s%s: %.60s\n\n", op, r->iter, row_status_name(r->status),
+		r->status == RS_KEEP && r->unconfirmed ? " (unconfirmed)" : "", r->direction);
 	sb_addf(&m, "Gate %s, bench %s ms, vs best %s.\n\n", gate.buf, bench.buf, vs.buf);
 	add_trailer(&m, "Op", op);
 	add_trailer(&m, "Iter", iter);
@@ -1505,6 +1693,8 @@ static char *commit_message(const char *op, const struct log_row *r)
 	add_trailer(&m, "Bench", bench.buf);
 	add_trailer(&m, "Vs-Best", vs.buf);
 	add_trailer(&m, "Status", row_status_name(r->status));
+	if (r->status == RS_KEEP && r->unconfirmed)
+		add_trailer(&m, "Unconfirmed", r->unconfirmed);
 	if (r->axis)
 		add_trailer(&m, "Axis", r->axis);
 	sb_release(&bench);
@@ -1648,6 +1838,8 @@ int loop_repair(struct loop *l, struct sb *done, struct err *e)
 			r.vs_best = NAN;
 		if (!cs[k].status || optlog_parse_status(cs[k].status, &r.status) < 0)
 			r.status = next == 0 ? RS_BASE : RS_DROP;
+		if (r.status == RS_KEEP && cs[k].unconfirmed)
+			r.unconfirmed = xstrdup(cs[k].unconfirmed);
 		r.commit = xstrdup(cs[k].sha);
 		rc = store_iter_add(l->store, &r, 0, NULL, e);
 		if (rc == 0)

@@ -74,9 +74,10 @@ struct loop_status {
 	enum loop_state state;
 	int iteration;      /* the iteration the due step belongs to (0 = baseline) */
 	char *next;         /* the next required step, in words */
-	bool has_best;      /* best = the kept row (or base) with the lowest bench */
+	bool has_best;      /* the one best (log_rows_best): the baseline or the last keep */
 	int best_iter;
 	double best_ms;
+	bool best_unconfirmed; /* the best was kept --unconfirmed */
 	char *op;
 	char *workspace;    /* absolute path of profile/<op>-opt */
 	char *repo;         /* absolute path of the repository's work tree */
@@ -88,7 +89,12 @@ struct loop_status {
 	char *problems;     /* reconciliation findings with the repair offered, or NULL */
 	bool telescoped;    /* kernel changed since it was measured */
 	bool readonly;
-	int last_run;       /* id of the last verify run, 0 when none */
+	int last_run;       /* id of the iteration's verify run (MEASURED, LOGGED), 0 when none */
+	int attempt_run;    /* the iteration's last run was an attempt: its id, else 0 */
+	int stall;          /* rows in a row without a win since the baseline or the last
+			     * re-assessment; STALLED at stall_limit */
+	int stall_limit;
+	char *attempt;      /* why it was an attempt and where its raw output is, or NULL */
 };
 
 /* Fill *st (caller releases with loop_status_release).  Re-reads the
@@ -128,6 +134,7 @@ struct loop_measurement {
 	int exit_status;         /* -1 when killed */
 	bool timed_out, cancelled;
 	bool no_change;          /* the kernel equals HEAD (a no-change run) */
+	bool attempt;            /* an attempt, not an iteration (run_is_attempt): no row */
 	double seconds;
 	char *command;
 	char *log_path;          /* trace/iter-<N>.log */
@@ -166,6 +173,8 @@ struct loop_log_opts {
 	const char *direction; /* one line; required */
 	enum row_status status;/* RS_NONE for the baseline (becomes base) */
 	const char *axis;      /* may be NULL */
+	const char *unconfirmed; /* keep without a win beyond noise: the reason, recorded
+				  * with the row; NULL: keep needs the win */
 	bool ack_lints;        /* the user reviewed the diff's lint findings */
 	bool commit_next;      /* loop_commit follows at once (log --commit): refuse
 				* before writing anything what that commit would

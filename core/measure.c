@@ -447,31 +447,20 @@ int measure_best(struct store *s, struct measure_best *b, struct err *e)
 {
 	struct store_rows *rs;
 	memset(b, 0, sizeof(*b));
-	int *won = NULL;
-	size_t nwon = 0;
 	int rc = store_rows_get(s, &rs, e);
 	if (rc < 0)
 		return rc;
-	const struct log_row *rows = rs->v;
-	size_t n = rs->n;
-	/* One query, not one per row (an unreadable table: nothing promoted). */
-	iter_set(s, "SELECT iter FROM stats_confirms WHERE promoted = 1 AND done = 1", &won, &nwon,
-		 NULL);
-	for (size_t i = n; i-- > 0;) {
-		const struct log_row *r = &rows[i];
-		bool promoted = r->status == RS_KEEP && in_set(won, nwon, r->iter);
-		if (r->status != RS_BASE && !promoted)
-			continue;
+	const struct log_row *r = log_rows_best(rs->v, rs->n);
+	if (r) {
 		b->have = true;
 		b->iter = r->iter;
 		b->bench_ms = r->bench_ms;
-		b->confirmed = promoted;
+		b->confirmed = r->status == RS_KEEP && measure_promoted(s, r->iter);
+		b->unconfirmed = r->unconfirmed != NULL;
 		b->commit = xstrdup(r->commit);
 		rc = store_iter_run(s, r->iter, &b->run_id, &b->tree, e);
-		break;
 	}
 	store_rows_put(rs);
-	free(won);
 	return rc;
 }
 
@@ -651,6 +640,65 @@ int measure_verdict_get(struct store *s, int run_id, char **verdict, unsigned *f
 	}
 	sqlite3_finalize(st);
 	return rc;
+}
+
+static double json_num(json_t *j, const char *key)
+{
+	json_t *v = j ? json_object_get(j, key) : NULL;
+	return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+int measure_win(struct store *s, int iter, int run_id, struct measure_win *w, struct err *e)
+{
+	struct measure_confirm c;
+	memset(w, 0, sizeof(*w));
+	w->vs_best = NAN;
+	int rc = measure_confirm_last(s, iter, &c, NULL);
+	if (rc == 0 && c.done && c.verdict) {
+		json_t *j = c.json ? json_loads(c.json, 0, NULL) : NULL;
+		w->source = "confirm";
+		snprintf(w->verdict, sizeof(w->verdict), "%s", c.verdict);
+		w->vs_best = json_num(j, "vs_best");
+		w->win = !strcmp(c.verdict, "fast") && !(c.flags & SF_BUSY_GPU);
+		w->why = w->win ? NULL
+				: xasprintf("the confirm of iteration %d says %s%s", iter, c.verdict,
+					    c.flags & SF_BUSY_GPU ? " on a busy GPU" : "");
+		json_decref(j);
+		measure_confirm_release(&c);
+		return 0;
+	}
+	if (rc == 0)
+		measure_confirm_release(&c);
+	char *v = NULL;
+	unsigned flags = 0;
+	json_t *d = NULL;
+	if (!run_id || (rc = measure_verdict_get(s, run_id, &v, &flags, &d, e)) == ERR_NOTFOUND) {
+		w->why = xasprintf("iteration %d has no verdict against the best", iter);
+		return 0;
+	}
+	if (rc < 0)
+		return rc;
+	w->source = "verify";
+	snprintf(w->verdict, sizeof(w->verdict), "%s", v);
+	w->vs_best = json_num(d, "vs_best");
+	bool fast = !strcmp(v, "fast");
+	w->win = fast && !(flags & (SF_NOISE_ASSUMED | SF_BUSY_GPU));
+	if (!w->win)
+		w->why = fast && (flags & SF_NOISE_ASSUMED)
+				 ? xasprintf("iteration %d's verdict is fast, but against an assumed "
+					     "noise band (no repeated run of the best yet)",
+					     iter)
+			 : fast ? xasprintf("iteration %d's verdict is fast, but on a busy GPU", iter)
+				: xasprintf("iteration %d's verdict is %s", iter, v);
+	json_decref(d);
+	free(v);
+	return 0;
+}
+
+void measure_win_release(struct measure_win *w)
+{
+	free(w->why);
+	memset(w, 0, sizeof(*w));
 }
 
 int measure_last_judged_run(struct store *s, int *run_id, struct err *e)
@@ -873,19 +921,17 @@ int measure_artifacts(struct store *s, int iter, struct sb *out)
 int measure_stall_count(struct store *s, int after_iter, int *count, struct err *e)
 {
 	struct store_rows *rs;
-	int *won = NULL, *nc = NULL;
-	size_t nwon = 0, nnc = 0;
+	int *nc = NULL;
+	size_t nnc = 0;
 	*count = 0;
 	int rc = store_rows_get(s, &rs, e);
 	if (rc < 0)
 		return rc;
 	const struct log_row *rows = rs->v;
 	size_t n = rs->n;
-	/* Two queries for the whole log: a query per row made opening a long
+	/* One query for the whole log: a query per row made opening a long
 	 * log cost seconds. */
-	if ((rc = iter_set(s, "SELECT iter FROM stats_confirms WHERE promoted = 1 AND done = 1",
-			   &won, &nwon, e)) < 0 ||
-	    (rc = iter_set(s, "SELECT i.iter FROM iterations i JOIN stats_verdicts v ON "
+	if ((rc = iter_set(s, "SELECT i.iter FROM iterations i JOIN stats_verdicts v ON "
 			      "v.run_id = i.run_id WHERE v.verdict = 'not_comparable'",
 			   &nc, &nnc, e)) < 0)
 		goto out;
@@ -893,14 +939,13 @@ int measure_stall_count(struct store *s, int after_iter, int *count, struct err 
 	for (size_t i = 0; i < n; i++) {
 		/* a re-assessment restarts the count like a baseline */
 		sr[i].base = rows[i].status == RS_BASE || rows[i].iter <= after_iter;
-		sr[i].confirmed_win = rows[i].status == RS_KEEP && in_set(won, nwon, rows[i].iter);
+		sr[i].win = log_row_is_win(&rows[i]);
 		sr[i].not_comparable = in_set(nc, nnc, rows[i].iter);
 	}
 	*count = stats_stall_count(sr, n);
 	free(sr);
 out:
 	store_rows_put(rs);
-	free(won);
 	free(nc);
 	return rc;
 }

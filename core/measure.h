@@ -74,24 +74,39 @@ int measure_tree_set(struct store *s, const char *tree, const char *env, int ses
 
 /* ---- the best ---- */
 
-/* The confirmed best, what promotion and confirm compare against: the
- * latest promoted keep (an interleaved confirm said it is faster), else the
- * baseline.  Not the same as a row's "vs best" (loop.c's best_of: the
- * fastest full-gate base/keep row, confirmed or not) nor an imported log's
- * running best (optlog_compute_vs_best, which has no gate scope to go by). */
+/* The one best (log_rows_best: the baseline or the last keep) with what the
+ * statistics need of it: its run, the kernel state it measured, and whether
+ * an interleaved confirm backs it. */
 struct measure_best {
 	bool have;
-	int iter;       /* the baseline, or the latest promoted row */
+	int iter;       /* the baseline, or the last keep */
 	int run_id;
 	char *tree;     /* kernel hash it measured */
 	char *commit;   /* its commit, NULL before it is committed */
 	double bench_ms;
-	bool confirmed; /* a promoted confirm (false for the baseline) */
+	bool confirmed;   /* a confirm of it promoted (false for the baseline) */
+	bool unconfirmed; /* kept --unconfirmed: no win beyond noise backs it */
 };
 int measure_best(struct store *s, struct measure_best *b, struct err *e);
 void measure_best_release(struct measure_best *b);
 
 /* ---- verdicts ---- */
+
+/* The evidence a keep needs (DESIGN §2), judged once, here: iteration
+ * iter's finished confirm when it has one, else the verdict of its verify
+ * run run_id.  A win beyond noise is a confirm whose verdict is fast, or a
+ * verify verdict fast against a measured (not assumed) noise band; neither
+ * on a busy GPU.  vs_best is the iteration's one "vs best" figure: the
+ * confirm's when one ran, else the verdict's (NAN when neither has one). */
+struct measure_win {
+	bool win;
+	double vs_best;
+	const char *source; /* "confirm", "verify", or NULL when there is no verdict */
+	char verdict[24];   /* that verdict's name ("fast", "ambiguous", ...), "" when none */
+	char *why;          /* when not a win: what the evidence says, in words */
+};
+int measure_win(struct store *s, int iter, int run_id, struct measure_win *w, struct err *e);
+void measure_win_release(struct measure_win *w);
 
 /* Judge a finished run against the current best (threshold 0: 3 %), add
  * busy_gpu / subset_gate from the run, store the verdict and fill *out

@@ -205,29 +205,18 @@ double optlog_vs_best(double best_ms, double new_ms)
 
 double optlog_best_before(const struct log_row *rows, size_t i)
 {
-	double best = NAN;
-
-	for (size_t k = 0; k < i; k++) {
-		if (rows[k].status != RS_BASE && rows[k].status != RS_KEEP)
-			continue;
-		if (!isfinite(rows[k].bench_ms) || rows[k].bench_ms <= 0)
-			continue;
-		if (isnan(best) || rows[k].bench_ms < best)
-			best = rows[k].bench_ms;
-	}
-	return best;
+	const struct log_row *b = log_rows_best(rows, i);
+	return b ? b->bench_ms : NAN;
 }
 
 void optlog_compute_vs_best(struct log_row *rows, size_t n)
 {
-	double best = NAN;
+	const struct log_row *best = NULL; /* log_rows_best(rows, i), kept as i grows */
 
 	for (size_t i = 0; i < n; i++) {
-		rows[i].vs_best = optlog_vs_best(best, rows[i].bench_ms);
-		if ((rows[i].status == RS_BASE || rows[i].status == RS_KEEP) &&
-		    isfinite(rows[i].bench_ms) && rows[i].bench_ms > 0 &&
-		    (isnan(best) || rows[i].bench_ms < best))
-			best = rows[i].bench_ms;
+		rows[i].vs_best = optlog_vs_best(best ? best->bench_ms : NAN, rows[i].bench_ms);
+		if (log_row_can_be_best(&rows[i]))
+			best = &rows[i];
 	}
 }
 
@@ -296,6 +285,8 @@ void optlog_render_row(const struct log_row *r, struct sb *out)
 	optlog_fmt_vs_best(r->vs_best, out);
 	sb_adds(out, " | ");
 	sb_adds(out, r->status == RS_NONE ? DASH : row_status_name(r->status));
+	if (r->status == RS_KEEP && r->unconfirmed)
+		sb_adds(out, " (unconfirmed)");
 	sb_adds(out, " |\n");
 }
 
@@ -1103,6 +1094,8 @@ static void read_row(struct reader *R, struct span line, int lineno)
 	if ((t = cell_tmp(R, c, C_STATUS)) && optlog_parse_status(t, &row.status) < 0)
 		problem(R->probs, lineno,
 			"Status cell '%s' is not one of base, keep, revert, drop, floor", t);
+	else if (t && row.status == RS_KEEP && strstr(t, "unconfirmed"))
+		row.unconfirmed = xstrdup("marked unconfirmed in OPT_LOG.md");
 	row.axis = cell_text(R, c, C_AXIS);
 	row.commit = cell_text(R, c, C_COMMIT);
 	if (row.axis && !*row.axis) {

@@ -100,8 +100,8 @@ void optlog_escape_cell(const char *text, struct sb *out);
 /* (best - new) / best; NAN when either is not a positive finite number. */
 double optlog_vs_best(double best_ms, double new_ms);
 
-/* The best bench before row i: the lowest bench of earlier rows whose status
- * is base or keep; NAN when there is none. */
+/* The best's bench before row i (log_rows_best of the earlier rows: the
+ * baseline or the last keep whose gate passed); NAN when there is none. */
 double optlog_best_before(const struct log_row *rows, size_t i);
 
 /* Fill vs_best of every row from the benches and statuses (used by the

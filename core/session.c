@@ -540,6 +540,24 @@ static void run_free(struct session_run *s)
 	free(s);
 }
 
+/* A confirm sizes a win; a candidate whose gate did not pass has none. */
+static int gate_passed(struct ctx *c, struct err *e)
+{
+	struct loop_measurement m;
+	int rc = loop_measurement(c->l, &m, e);
+	if (rc < 0)
+		return rc;
+	if (m.gate != GATE_PASS || !isfinite(m.bench_ms))
+		rc = err_set(e, ERR_REFUSED,
+			     "confirm refused: iteration %d's gate is %s%s; only a candidate that "
+			     "passed its gate with a bench number can be a win (log it as drop or "
+			     "revert)",
+			     m.iter, gate_verdict_name(m.gate),
+			     m.gate == GATE_PASS ? " but it has no bench number" : "");
+	loop_measurement_release(&m);
+	return rc;
+}
+
 int session_confirm_begin(struct loop *l, const struct session_opts *o, struct session_run **out,
 			  struct err *e)
 {
@@ -564,6 +582,8 @@ int session_confirm_begin(struct loop *l, const struct session_opts *o, struct s
 		rc = err_set(e, ERR_REFUSED,
 			     "confirm refused: the kernel changed since it was measured; revert the "
 			     "extra change or re-verify first");
+	if (rc == 0)
+		rc = gate_passed(c, e);
 	if (rc == 0)
 		rc = best_commit(c, &s->b, "confirm", e);
 	if (rc == 0)

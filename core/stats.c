@@ -569,7 +569,7 @@ int stats_stall_count(const struct stats_stall_row *rows, size_t n)
 {
 	int count = 0;
 	for (size_t i = n; i-- > 0;) {
-		if (rows[i].base || rows[i].confirmed_win)
+		if (rows[i].base || rows[i].win)
 			break;
 		if (!rows[i].not_comparable)
 			count++;

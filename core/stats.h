@@ -222,7 +222,7 @@ bool stats_confirm_more(const struct stats_cmp *c, size_t pairs, size_t max_pair
  * keep that was never confirmed does not reset the count). */
 struct stats_stall_row {
 	bool base;           /* the baseline row */
-	bool confirmed_win;  /* a confirm run promoted this row */
+	bool win;            /* a keep backed by a win beyond noise (log_row_is_win) */
 	bool not_comparable; /* its run's verdict was NOT_COMPARABLE */
 };
 #define STATS_STALL_LIMIT 3

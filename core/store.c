@@ -82,6 +82,9 @@ static const char *const migrations[] = {
 	 * index that join scanned every iteration (~5.5 M instructions at
 	 * 10,000 rows, on every start). */
 	"CREATE INDEX iterations_run ON iterations(run_id);",
+	/* 3: a keep without a win beyond noise carries the reason it was kept
+	 * anyway (log --unconfirmed); NULL for every other row. */
+	"ALTER TABLE iterations ADD COLUMN unconfirmed TEXT;",
 };
 #define NMIGRATIONS (int)(sizeof(migrations) / sizeof(migrations[0]))
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == STORE_SCHEMA_VERSION,
@@ -672,8 +675,8 @@ int store_iter_add(struct store *s, const struct log_row *r, int run_id, const c
 	sqlite3_stmt *st;
 	int rc = prep(s,
 		      "INSERT INTO iterations(iter, direction, axis, gate, gate_v, scope, bench_ms,"
-		      " vs_best, status, run_id, tree, logged_at, commit_sha)"
-		      " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+		      " vs_best, status, run_id, tree, logged_at, commit_sha, unconfirmed)"
+		      " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 		      &st, e);
 	if (rc < 0)
 		return rc;
@@ -693,6 +696,7 @@ int store_iter_add(struct store *s, const struct log_row *r, int run_id, const c
 	bind_text(st, 11, tree);
 	sqlite3_bind_double(st, 12, now());
 	bind_text(st, 13, r->commit);
+	bind_text(st, 14, r->unconfirmed);
 	return step_done(s, st, e, "cannot record the row");
 }
 
@@ -778,6 +782,7 @@ int store_iters(struct store *s, struct log_row **rows, size_t *n, struct err *e
 		(*rows)[i].gate = xstrdup(r->gate);
 		(*rows)[i].axis = xstrdup(r->axis);
 		(*rows)[i].commit = xstrdup(r->commit);
+		(*rows)[i].unconfirmed = xstrdup(r->unconfirmed);
 	}
 	*n = sr->n;
 	store_rows_put(sr);
@@ -805,13 +810,13 @@ static char *text_at(const struct sb *text, size_t off)
 static int rows_read(struct store *s, struct store_rows **out, struct err *e)
 {
 	struct log_row *rows = NULL;
-	size_t (*off)[4] = NULL; /* direction, gate, axis, commit of each row */
+	size_t (*off)[5] = NULL; /* direction, gate, axis, commit, unconfirmed of each row */
 	struct sb text = SB_INIT;
 	size_t n = 0, cap = 0;
 	sqlite3_stmt *st;
 	int rc = prep(s,
 		      "SELECT iter, direction, gate, gate_v, scope, bench_ms, vs_best, status, axis,"
-		      " commit_sha FROM iterations ORDER BY iter",
+		      " commit_sha, unconfirmed FROM iterations ORDER BY iter",
 		      &st, e);
 	*out = NULL;
 	if (rc < 0)
@@ -836,6 +841,7 @@ static int rows_read(struct store *s, struct store_rows **out, struct err *e)
 		r->status = row_status_parse(status);
 		off[n][2] = text_put(st, 8, &text);
 		off[n][3] = text_put(st, 9, &text);
+		off[n][4] = text_put(st, 10, &text);
 		n++;
 	}
 	unprep(s, st);
@@ -844,6 +850,7 @@ static int rows_read(struct store *s, struct store_rows **out, struct err *e)
 		rows[i].gate = text_at(&text, off[i][1]);
 		rows[i].axis = text_at(&text, off[i][2]);
 		rows[i].commit = text_at(&text, off[i][3]);
+		rows[i].unconfirmed = text_at(&text, off[i][4]);
 	}
 	free(off);
 	struct store_rows *sr = xcalloc(1, sizeof(*sr));

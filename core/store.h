@@ -30,7 +30,7 @@ struct parse_row;
 struct store;
 struct sqlite3;
 
-#define STORE_SCHEMA_VERSION 2
+#define STORE_SCHEMA_VERSION 3
 
 enum store_flags {
 	STORE_READONLY = 1 << 0,

@@ -785,6 +785,7 @@ static void iter_commit_release(struct vcs_iter_commit *c)
 	free(c->bench);
 	free(c->vs_best);
 	free(c->status);
+	free(c->unconfirmed);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -817,6 +818,8 @@ int vcs_parse_message(const char *msg, struct vcs_iter_commit *c)
 			free(c->vs_best), c->vs_best = xstrdup(val);
 		} else if (!strcmp(k, "Optloop-Status")) {
 			free(c->status), c->status = xstrdup(val);
+		} else if (!strcmp(k, "Optloop-Unconfirmed")) {
+			free(c->unconfirmed), c->unconfirmed = xstrdup(val);
 		}
 	}
 	git_message_trailer_array_free(&arr);

@@ -105,6 +105,7 @@ struct vcs_iter_commit {
 	int iter;
 	char *op;
 	char *direction, *gate, *bench, *vs_best, *status;
+	char *unconfirmed; /* Optloop-Unconfirmed: a keep without a win beyond noise */
 };
 
 /* Walk first parents from HEAD back to (and excluding) stop_sha (or at most

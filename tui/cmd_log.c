@@ -36,6 +36,13 @@ int cmd_log(struct cli *cli, int argc, char **argv)
 			o.axis = v;
 			continue;
 		}
+		if (k == 0 && (k = loop_cli_optarg(argc, argv, &i, "--unconfirmed", &v)) == 1) {
+			if (!*v)
+				return cli_usage_error("log", "--unconfirmed needs the reason for "
+							      "keeping without a win beyond noise");
+			o.unconfirmed = v;
+			continue;
+		}
 		if (k == 0 && !strcmp(argv[i], "--json")) {
 			json = 1;
 			i++;
@@ -102,6 +109,8 @@ int cmd_log(struct cli *cli, int argc, char **argv)
 		json_object_set_new(j, "vs_best", loop_cli_real(row.vs_best));
 		json_object_set_new(j, "status", json_string(row_status_name(row.status)));
 		json_object_set_new(j, "axis", row.axis ? json_string(row.axis) : json_null());
+		json_object_set_new(j, "unconfirmed",
+				    row.unconfirmed ? json_string(row.unconfirmed) : json_null());
 		if (commit)
 			json_object_set_new(j, "commit", json_string(sha));
 		if (have_st) {

@@ -31,14 +31,12 @@ int cmd_status(struct cli *cli, int argc, char **argv)
 		loop_close(l);
 		return cli_fail(&e);
 	}
-	/* The last iteration's verdict, also once it is committed. */
+	/* The verdict of the iteration the due step belongs to (MEASURED,
+	 * LOGGED); a committed one's verdict is in its row, not here. */
 	int last = st.last_run;
-	if (!last)
-		measure_last_judged_run(loop_store(l), &last, NULL);
 	if (json) {
 		json_t *j = loop_cli_status_json(&st);
 		stats_cli_add_verdict(l, last, j);
-		stats_cli_add_stall(l, j);
 		cli_print_json(j);
 	} else {
 		printf("op:        %s\n", st.op);
@@ -46,9 +44,11 @@ int cmd_status(struct cli *cli, int argc, char **argv)
 		printf("state:     %s (iteration %d)%s\n", loop_state_name(st.state), st.iteration,
 		       st.readonly ? " [read-only: another optloop is writing]" : "");
 		if (st.has_best)
-			printf("best:      %.4g ms (iteration %d)\n", st.best_ms, st.best_iter);
+			printf("best:      %.4g ms (iteration %d%s)\n", st.best_ms, st.best_iter,
+			       st.best_unconfirmed ? ", kept unconfirmed" : "");
 		else
 			printf("best:      none yet\n");
+		printf("stall:     %d/%d iterations without a win\n", st.stall, st.stall_limit);
 		printf("kernel:   ");
 		for (size_t i = 0; i < st.nkernel; i++)
 			printf(" %s", st.kernel[i]);
@@ -60,6 +60,8 @@ int cmd_status(struct cli *cli, int argc, char **argv)
 			printf("contract:  incomplete\n%s\n", st.missing);
 		if (st.problems)
 			printf("problems:\n%s", st.problems);
+		if (st.attempt)
+			printf("attempt:   %s\n", st.attempt);
 		stats_cli_print_verdict(l, last, stdout);
 		printf("next:      %s\n", st.next);
 	}

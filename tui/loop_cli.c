@@ -45,6 +45,7 @@ json_t *loop_cli_status_json(const struct loop_status *st)
 		json_t *b = json_object();
 		json_object_set_new(b, "iter", json_integer(st->best_iter));
 		json_object_set_new(b, "bench_ms", loop_cli_real(st->best_ms));
+		json_object_set_new(b, "unconfirmed", json_boolean(st->best_unconfirmed));
 		json_object_set_new(j, "best", b);
 	} else {
 		json_object_set_new(j, "best", json_null());
@@ -58,6 +59,12 @@ json_t *loop_cli_status_json(const struct loop_status *st)
 	json_object_set_new(j, "readonly", json_boolean(st->readonly));
 	json_object_set_new(j, "missing", st->missing ? json_string(st->missing) : json_null());
 	json_object_set_new(j, "problems", st->problems ? json_string(st->problems) : json_null());
+	json_object_set_new(j, "stall", json_pack("{s:i,s:i}", "count", st->stall, "limit",
+						   st->stall_limit));
+	json_object_set_new(j, "attempt",
+			    st->attempt_run ? json_pack("{s:i,s:s}", "run_id", st->attempt_run,
+							"why", st->attempt ? st->attempt : "")
+					    : json_null());
 	return j;
 }
 
@@ -76,6 +83,7 @@ json_t *loop_cli_measurement_json(const struct loop_measurement *m)
 	json_object_set_new(j, "timed_out", json_boolean(m->timed_out));
 	json_object_set_new(j, "cancelled", json_boolean(m->cancelled));
 	json_object_set_new(j, "no_change", json_boolean(m->no_change));
+	json_object_set_new(j, "attempt", json_boolean(m->attempt));
 	json_object_set_new(j, "seconds", json_real(m->seconds));
 	json_object_set_new(j, "command", m->command ? json_string(m->command) : json_null());
 	json_object_set_new(j, "log", m->log_path ? json_string(m->log_path) : json_null());

@@ -29,21 +29,7 @@ void stats_cli_add_verdict(struct loop *l, int run_id, json_t *j)
 	free(v);
 }
 
-void stats_cli_add_stall(struct loop *l, json_t *j)
-{
-	struct store *s = loop_store(l);
-	struct measure_best b;
-	int count = 0;
-	measure_stall_count(s, -1, &count, NULL);
-	json_object_set_new(j, "stall", json_pack("{s:i,s:i}", "count", count, "limit",
-						   STATS_STALL_LIMIT));
-	if (measure_best(s, &b, NULL) == 0 && b.have)
-		json_object_set_new(j, "confirmed_best",
-				    json_pack("{s:i,s:b}", "iter", b.iter, "confirmed", b.confirmed));
-	else
-		json_object_set_new(j, "confirmed_best", json_null());
-	measure_best_release(&b);
-}
+
 
 void stats_cli_print_verdict(struct loop *l, int run_id, FILE *out)
 {
@@ -60,9 +46,6 @@ void stats_cli_print_verdict(struct loop *l, int run_id, FILE *out)
 		fprintf(out, "flags:   %s\n", f.buf);
 		sb_release(&f);
 	}
-	if (!strcmp(v, "fast") || !strcmp(v, "ambiguous"))
-		fprintf(out, "next:    a win counts only after optloop confirm (best and candidate "
-			     "interleaved in one session)\n");
 	json_decref(d);
 	free(v);
 }

@@ -15,10 +15,6 @@ struct loop;
  * (the comparison, or null) for run_id to the object j. */
 void stats_cli_add_verdict(struct loop *l, int run_id, json_t *j);
 
-/* Add "stall" ({count, limit}: rows since the last confirmed win) and
- * "confirmed_best" ({iter, confirmed} or null) to j. */
-void stats_cli_add_stall(struct loop *l, json_t *j);
-
 /* Print "verdict: fast (+12.3% vs best, 95% interval ...); flags: ..." for
  * run_id, or nothing when the run has no verdict. */
 void stats_cli_print_verdict(struct loop *l, int run_id, FILE *out);

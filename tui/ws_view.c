@@ -44,21 +44,14 @@ static void clear_data(struct app *a)
 	a->data.ndetail = 0;
 }
 
-/* The best row: the lowest bench among base and keep rows. */
+/* The one best of the log (log_rows_best), as the engine defines it. */
 static void find_best(struct wb_data *d)
 {
-	d->has_best = false;
-	for (size_t i = 0; i < d->nrows; i++) {
-		const struct log_row *r = &d->rows[i];
-		if ((r->status != RS_BASE && r->status != RS_KEEP) || !isfinite(r->bench_ms))
-			continue;
-		if (r->gate_v == GATE_FAIL || r->gate_v == GATE_ERROR || r->gate_v == GATE_INCOMPLETE)
-			continue;
-		if (!d->has_best || r->bench_ms < d->best_ms) {
-			d->has_best = true;
-			d->best_ms = r->bench_ms;
-			d->best_iter = r->iter;
-		}
+	const struct log_row *b = log_rows_best(d->rows, d->nrows);
+	d->has_best = b != NULL;
+	if (b) {
+		d->best_ms = b->bench_ms;
+		d->best_iter = b->iter;
 	}
 }
 

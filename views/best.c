@@ -100,6 +100,9 @@ static void draw_chart(struct view *v, WINDOW *w, int inner, int h)
 		sb_adds(&s, "best ");
 		fmt_bench(d->best_ms, &s);
 		sb_addf(&s, " ms @ iter %d", d->best_iter);
+		for (size_t k = 0; k < d->nrows; k++)
+			if (d->rows[k].iter == d->best_iter && d->rows[k].unconfirmed)
+				sb_adds(&s, " (unconfirmed)");
 		/* The band as a relative half-width: short enough for a narrow pane. */
 		if (!isnan(d->band_lo) && !isnan(d->band_hi) && d->best_ms > 0)
 			sb_addf(&s, " \xc2\xb7 %s \xc2\xb1%.1f%%%s", d->band_label ? d->band_label : "band",
@@ -242,7 +245,8 @@ static void draw_shapes(struct view *v, WINDOW *w, int inner, int h)
 			if (isnan(first))
 				first = m;
 			last = m;
-			if (isnan(best) || m < best)
+			/* the best row's own time, not the fastest time seen */
+			if (d->has_best && d->rows[k].iter == d->best_iter)
 				best = m;
 		}
 		char num[32];

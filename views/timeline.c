@@ -63,7 +63,9 @@ static void tl_format(const struct wb_data *d, const struct log_row *r, int inne
 	fmt_vs_best(r->vs_best, &cell);
 	sanitize_cell(cell.buf, W_VS, true, out);
 	sb_addc(out, ' ');
-	sanitize_cell(row_status_name(r->status), W_STATUS, false, out);
+	/* "keep?": kept --unconfirmed, without a win beyond noise */
+	sanitize_cell(r->status == RS_KEEP && r->unconfirmed ? "keep?" : row_status_name(r->status),
+		      W_STATUS, false, out);
 	sb_release(&cell);
 }
 

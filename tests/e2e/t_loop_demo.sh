@@ -74,7 +74,9 @@ t_is "editing" "$(state)" editing
 t_exit "iteration 1 gate passes" 0 "$OPTLOOP" verify
 echo "/* next idea */" >>ops/linear_attn/chunk.c
 refused "log after a telescoped edit" "$OPTLOOP" log --direction "interchange q.S" --status keep
-t_ok "log with the extra edit set aside" "$OPTLOOP" log --direction "interchange the q.S loops" --axis "loop order" --status keep --set-aside
+t_ok "log with the extra edit set aside (kept unconfirmed: one verify against an assumed noise band)" \
+	"$OPTLOOP" log --direction "interchange the q.S loops" --axis "loop order" --status keep --set-aside \
+	--unconfirmed "a single verify; confirm before promotion"
 t_ok "commit iteration 1" "$OPTLOOP" commit
 t_like "the extra edit is back after the commit" "$(tail -n 1 ops/linear_attn/chunk.c)" 'next idea'
 sed -i '$d' ops/linear_attn/chunk.c
@@ -102,7 +104,7 @@ t_like "Env line from the verify output" "$(cat $f)" '^Env: .* \| CPU .* \| main
 t_like "Baseline line" "$(cat $f)" '^Baseline \(main\): [0-9.]+ ms \(iter 0, [0-9a-f]{7}\)$'
 t_like "Target line" "$(cat $f)" '^Target: the three bench shapes, 1.5x over main$'
 t_like "row 0" "$(log_row 0)" '^\| 0 \| baseline: pristine kernel \| pass \| [0-9.]+ \| — \| base \|$'
-t_like "row 1" "$(log_row 1)" '^\| 1 \| interchange the q.S loops \| pass \| [0-9.]+ \| [+-][0-9.]+% \| keep \|$'
+t_like "row 1" "$(log_row 1)" '^\| 1 \| interchange the q.S loops \| pass \| [0-9.]+ \| [+-][0-9.]+% \| keep \(unconfirmed\) \|$'
 t_like "row 2" "$(log_row 2)" '^\| 2 \| skip the diagonal term \| FAIL \| — \| — \| drop \|$'
 t_like "row 3" "$(log_row 3)" '^\| 3 \| chunk size 1024 \| pass \| [0-9.]+ \| [+-][0-9.]+% \| revert \|$'
 t_is "four rows" "$(grep -cE '^\| [0-9]+ \|' $f)" 4
@@ -114,7 +116,7 @@ for i in 0 1 2 3; do
 	t_like "iteration $i has a commit" "$sha" '^[0-9a-f]{40}$'
 	msg=$(git log -1 --format=%B "$sha")
 	row=$(log_row $i)
-	status=$(printf '%s' "$row" | awk -F' \\| ' '{print $6}' | tr -d ' |')
+	status=$(printf '%s' "$row" | awk -F' \\| ' '{print $6}' | sed 's/ (unconfirmed)//' | tr -d ' |')
 	t_like "commit $i status matches the row" "$msg" "^Optloop-Status: $status\$"
 	gate=$(printf '%s' "$row" | awk -F' \\| ' '{print $3}')
 	t_like "commit $i gate matches the row" "$msg" "^Optloop-Gate: $gate\$"

@@ -188,9 +188,35 @@ static void a_cancelled_run_is_incomplete_never_a_pass(void **state)
 	assert_int_equal(m.gate, GATE_INCOMPLETE);
 	assert_true(m.cancelled);
 	assert_true(isnan(m.bench_ms));
+	/* an attempt, not an iteration: no row, and verify may run again */
+	assert_true(m.attempt);
+	char *first_log = m.log_path ? strdup(m.log_path) : NULL;
+	int first_run = m.run_id;
+	loop_measurement_release(&m);
+	assert_int_equal(state_of(l, NULL), ST_NEED_BASELINE);
+	struct loop_status st;
+	assert_int_equal(loop_status(l, &st, &e), 0);
+	assert_int_equal(st.attempt_run, first_run);
+	assert_non_null(strstr(st.attempt, "cancelled"));
+	assert_non_null(strstr(st.next, "attempt, not the baseline"));
+	loop_status_release(&st);
+	struct loop_log_opts lo = {.direction = "baseline"};
+	assert_int_equal(loop_log(l, &lo, NULL, &e), ERR_REFUSED);
+	assert_non_null(strstr(e.msg, "attempt"));
+	unsetenv("KERNEL_SLEEP");
+	assert_int_equal(loop_verify(l, NULL, &m, &e), 0);
+	assert_int_equal(m.gate, GATE_PASS);
+	assert_false(m.attempt);
 	loop_measurement_release(&m);
 	assert_int_equal(state_of(l, NULL), ST_MEASURED);
-	unsetenv("KERNEL_SLEEP");
+	/* the attempt's raw output was kept beside the new run's */
+	char kept[4096];
+	assert_non_null(first_log);
+	snprintf(kept, sizeof(kept), "%.*s.attempt-%d.log", (int)(strlen(first_log) - 4),
+		 first_log, first_run);
+	assert_int_equal(access(kept, F_OK), 0);
+	assert_int_equal(access(first_log, F_OK), 0);
+	free(first_log);
 	loop_close(l);
 }
 

@@ -86,9 +86,11 @@ static int add_run(int iter, const char *kind, const char *tree, const char *dev
 	return r.id;
 }
 
-static void add_row(int iter, enum row_status status, int run_id, const char *tree)
+static void add_row_why(int iter, enum row_status status, int run_id, const char *tree,
+			const char *unconfirmed)
 {
 	struct log_row row = {0};
+	row.unconfirmed = (char *)unconfirmed;
 	row.iter = iter;
 	row.direction = "d";
 	row.gate = "pass";
@@ -98,6 +100,11 @@ static void add_row(int iter, enum row_status status, int run_id, const char *tr
 	row.vs_best = NAN;
 	row.status = status;
 	assert_int_equal(store_iter_add(st, &row, run_id, tree, NULL), 0);
+}
+
+static void add_row(int iter, enum row_status status, int run_id, const char *tree)
+{
+	add_row_why(iter, status, run_id, tree, NULL);
 }
 
 static void shape_keys_name_every_dimension(void **state)
@@ -212,25 +219,29 @@ static void confirm_sessions_pick_their_runs(void **state)
 	stats_set_release(&c);
 }
 
-static void best_moves_only_with_a_promoted_confirm(void **state)
+/* The best is the baseline or the last keep; a keep kept --unconfirmed is
+ * the best too (revert/drop restore it) but is no win: the stall goes on. */
+static void best_is_the_last_keep_and_only_a_win_resets_the_stall(void **state)
 {
 	struct measure_best b;
 	int r0 = add_run(0, "verify", "T0", "GPU", GATE_PASS, SCOPE_FULL, 1.0, 2.0);
 	add_row(0, RS_BASE, r0, "T0");
 	int r1 = add_run(1, "verify", "T1", "GPU", GATE_PASS, SCOPE_FULL, 0.8, 1.6);
-	add_row(1, RS_KEEP, r1, "T1");
+	add_row_why(1, RS_KEEP, r1, "T1", "measured on a quiet machine");
 	assert_int_equal(measure_best(st, &b, NULL), 0);
-	assert_int_equal(b.iter, 0); /* a keep without a confirm is not the best */
+	assert_int_equal(b.iter, 1);
+	assert_true(b.unconfirmed);
 	assert_false(b.confirmed);
+	assert_string_equal(b.tree, "T1");
 	measure_best_release(&b);
 
 	int count;
 	assert_int_equal(measure_stall_count(st, -1, &count, NULL), 0);
-	assert_int_equal(count, 1);
+	assert_int_equal(count, 1); /* the unconfirmed keep is not a win */
 
-	struct measure_confirm c = {.iter = 1, .session = 99, .best_iter = 0};
-	c.best_tree = "T0";
-	c.cand_tree = "T1";
+	struct measure_confirm c = {.iter = 2, .session = 99, .best_iter = 1};
+	c.best_tree = "T1";
+	c.cand_tree = "T2";
 	assert_int_equal(measure_confirm_begin(st, &c, NULL), 0);
 	struct measure_confirm u;
 	assert_int_equal(measure_confirm_unfinished(st, &u, NULL), 0); /* cut off so far */
@@ -239,24 +250,31 @@ static void best_moves_only_with_a_promoted_confirm(void **state)
 	struct stats_cmp cmp = {.verdict = SV_FAST, .worst = -1};
 	assert_int_equal(measure_confirm_end(st, c.id, &cmp, true, NULL), 0);
 	assert_int_equal(measure_confirm_unfinished(st, &u, NULL), ERR_NOTFOUND);
-	assert_true(measure_promoted(st, 1));
+	assert_true(measure_promoted(st, 2));
+	int r2 = add_run(2, "verify", "T2", "GPU", GATE_PASS, SCOPE_FULL, 0.7, 1.4);
+	add_row(2, RS_KEEP, r2, "T2");
 	assert_int_equal(measure_best(st, &b, NULL), 0);
-	assert_int_equal(b.iter, 1);
+	assert_int_equal(b.iter, 2);
 	assert_true(b.confirmed);
-	assert_string_equal(b.tree, "T1");
+	assert_false(b.unconfirmed);
+	assert_string_equal(b.tree, "T2");
 	measure_best_release(&b);
 	assert_int_equal(measure_stall_count(st, -1, &count, NULL), 0);
 	assert_int_equal(count, 0);
 
-	int r2 = add_run(2, "verify", "T2", "GPU", GATE_PASS, SCOPE_FULL, 0.8, 1.6);
-	add_row(2, RS_REVERT, r2, "T2");
-	int r3 = add_run(3, "verify", "T3", "GPU2", GATE_PASS, SCOPE_FULL, 0.8, 1.6);
-	assert_int_equal(measure_judge_run(st, r3, 0, NULL, NULL), 0); /* not comparable */
-	add_row(3, RS_KEEP, r3, "T3");
+	int r3 = add_run(3, "verify", "T3", "GPU", GATE_PASS, SCOPE_FULL, 0.6, 1.2);
+	add_row(3, RS_REVERT, r3, "T3");
+	int r4 = add_run(4, "verify", "T4", "GPU2", GATE_PASS, SCOPE_FULL, 0.8, 1.6);
+	assert_int_equal(measure_judge_run(st, r4, 0, NULL, NULL), 0); /* not comparable */
+	add_row_why(4, RS_KEEP, r4, "T4", "other GPU");
 	assert_int_equal(measure_stall_count(st, -1, &count, NULL), 0);
 	assert_int_equal(count, 1); /* the revert; the not-comparable keep does not count */
-	assert_int_equal(measure_stall_count(st, 2, &count, NULL), 0);
-	assert_int_equal(count, 0); /* re-assessed after iteration 2 */
+	assert_int_equal(measure_stall_count(st, 3, &count, NULL), 0);
+	assert_int_equal(count, 0); /* re-assessed after iteration 3 */
+	/* the reverted row was faster, but the best is the last keep */
+	assert_int_equal(measure_best(st, &b, NULL), 0);
+	assert_int_equal(b.iter, 4);
+	measure_best_release(&b);
 }
 
 /* The stall count, run on every start, finds the not-comparable verdicts
@@ -573,7 +591,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(failed_and_killed_runs_are_not_samples, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(confirm_sessions_pick_their_runs, setup, teardown),
-		cmocka_unit_test_setup_teardown(best_moves_only_with_a_promoted_confirm, setup,
+		cmocka_unit_test_setup_teardown(best_is_the_last_keep_and_only_a_win_resets_the_stall, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(stall_count_reads_indexes_not_the_whole_log, setup,
 						teardown),

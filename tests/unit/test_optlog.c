@@ -267,22 +267,30 @@ static void numbers_ignore_the_locale(void **state)
 	sb_release(&s);
 }
 
-static void vs_best_is_computed_from_the_best_kept_row(void **state)
+static void vs_best_is_computed_against_the_one_best(void **state)
 {
-	struct log_row r[5] = {
+	/* the best is the baseline or the last keep whose gate passed: a
+	 * reverted row never becomes it, a keep with a failed gate neither */
+	struct log_row r[6] = {
 		{.iter = 0, .bench_ms = 1.0, .status = RS_BASE},
 		{.iter = 1, .bench_ms = 0.9, .status = RS_KEEP},
 		{.iter = 2, .bench_ms = 0.8, .status = RS_REVERT},
 		{.iter = 3, .bench_ms = NAN, .status = RS_DROP},
-		{.iter = 4, .bench_ms = 0.99, .status = RS_KEEP},
+		{.iter = 4, .bench_ms = 0.7, .status = RS_KEEP, .gate_v = GATE_FAIL},
+		{.iter = 5, .bench_ms = 0.99, .status = RS_KEEP},
 	};
-	optlog_compute_vs_best(r, 5);
+	optlog_compute_vs_best(r, 6);
 	assert_true(isnan(r[0].vs_best));
 	assert_float_equal(r[1].vs_best, 0.1, 1e-12);
 	assert_float_equal(r[2].vs_best, (0.9 - 0.8) / 0.9, 1e-12); /* reverted: not the new best */
 	assert_true(isnan(r[3].vs_best));
-	assert_float_equal(r[4].vs_best, (0.9 - 0.99) / 0.9, 1e-12);
+	assert_float_equal(r[4].vs_best, (0.9 - 0.7) / 0.9, 1e-12);
+	assert_float_equal(r[5].vs_best, (0.9 - 0.99) / 0.9, 1e-12); /* the failed keep is not it */
 	assert_float_equal(optlog_best_before(r, 5), 0.9, 0);
+	/* the last keep is the best, also when an earlier one was faster */
+	assert_float_equal(optlog_best_before(r, 6), 0.99, 0);
+	assert_ptr_equal(log_rows_best(r, 6), &r[5]);
+	assert_null(log_rows_best(r, 0));
 	assert_true(isnan(optlog_best_before(r, 0)));
 	assert_true(isnan(optlog_vs_best(0, 1)));
 }
@@ -684,7 +692,7 @@ int main(void)
 		cmocka_unit_test(escaping_round_trips_awkward_directions),
 		cmocka_unit_test(cell_formats),
 		cmocka_unit_test(numbers_ignore_the_locale),
-		cmocka_unit_test(vs_best_is_computed_from_the_best_kept_row),
+		cmocka_unit_test(vs_best_is_computed_against_the_one_best),
 		cmocka_unit_test(reordered_and_extra_columns_match_by_name),
 		cmocka_unit_test(missing_vs_best_column_is_computed),
 		cmocka_unit_test(dash_bench_and_case_insensitive_status),

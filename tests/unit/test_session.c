@@ -337,7 +337,7 @@ static void begin_refuses_when_the_protocol_does_not_allow_it(void **state)
 	struct loop *l;
 	struct err e = {0};
 	struct session_opts o = {.command = bench_cmd};
-	struct loop_log_opts lo = {.direction = "faster", .status = RS_KEEP};
+	struct loop_log_opts lo = {.direction = "faster", .status = RS_REVERT};
 	struct session_run *s = (struct session_run *)&e; /* must be reset */
 
 	assert_int_equal(loop_open(repo, NULL, 0, &l, &e), 0);

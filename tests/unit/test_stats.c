@@ -522,7 +522,7 @@ static void stall_counts_rows_since_the_last_confirmed_win(void **state)
 {
 	struct stats_stall_row r[] = {
 		{.base = true},
-		{.confirmed_win = true}, /* 1: a confirmed keep */
+		{.win = true}, /* 1: a keep backed by a win beyond noise */
 		{0},                     /* 2: revert */
 		{0},                     /* 3: a keep never confirmed: still counts */
 		{.not_comparable = true},/* 4: environment changed: not counted */

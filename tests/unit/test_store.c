@@ -126,23 +126,26 @@ static void an_older_schema_is_upgraded_by_the_first_writer(void **state)
 	assert_int_equal(store_meta_set(s, "op", "chunk_gla", &e), 0);
 	store_close(s);
 	assert_int_equal(sqlite3_open(dbpath, &db), SQLITE_OK);
-	assert_int_equal(sqlite3_exec(db, "DROP INDEX iterations_run; PRAGMA user_version = 1",
+	assert_int_equal(sqlite3_exec(db, "DROP INDEX iterations_run; ALTER TABLE iterations DROP COLUMN "
+				      "unconfirmed; PRAGMA user_version = 1",
 				      NULL, NULL, NULL),
 			 SQLITE_OK);
 	sqlite3_close(db);
 
 	assert_int_equal(store_open(dbpath, STORE_READONLY, &s, &e), ERR_BUSY);
-	assert_non_null(strstr(e.msg, "schema upgrade (version 1 to 2)"));
+	assert_non_null(strstr(e.msg, "schema upgrade (version 1 to 3)"));
 	assert_int_equal(store_open(dbpath, 0, &s, &e), 0);
 	assert_int_equal(sqlite3_prepare_v2(store_db(s),
 					    "SELECT (SELECT user_version FROM pragma_user_version), "
 					    "(SELECT count(*) FROM sqlite_master WHERE name = "
-					    "'iterations_run')",
+					    "'iterations_run'), (SELECT count(*) FROM "
+					    "pragma_table_info('iterations') WHERE name = 'unconfirmed')",
 					    -1, &st, NULL),
 			 SQLITE_OK);
 	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
-	assert_int_equal(sqlite3_column_int(st, 0), 2);
+	assert_int_equal(sqlite3_column_int(st, 0), STORE_SCHEMA_VERSION);
 	assert_int_equal(sqlite3_column_int(st, 1), 1);
+	assert_int_equal(sqlite3_column_int(st, 2), 1);
 	sqlite3_finalize(st);
 	assert_int_equal(store_meta_get(s, "op", &val, &e), 0);
 	assert_string_equal(val, "chunk_gla");
