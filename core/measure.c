@@ -651,45 +651,56 @@ static double json_num(json_t *j, const char *key)
 int measure_win(struct store *s, int iter, int run_id, struct measure_win *w, struct err *e)
 {
 	struct measure_confirm c;
-	memset(w, 0, sizeof(*w));
-	w->vs_best = NAN;
-	int rc = measure_confirm_last(s, iter, &c, NULL);
-	if (rc == 0 && c.done && c.verdict) {
-		json_t *j = c.json ? json_loads(c.json, 0, NULL) : NULL;
-		w->source = "confirm";
-		snprintf(w->verdict, sizeof(w->verdict), "%s", c.verdict);
-		w->vs_best = json_num(j, "vs_best");
-		w->win = !strcmp(c.verdict, "fast") && !(c.flags & SF_BUSY_GPU);
-		w->why = w->win ? NULL
-				: xasprintf("the confirm of iteration %d says %s%s", iter, c.verdict,
-					    c.flags & SF_BUSY_GPU ? " on a busy GPU" : "");
-		json_decref(j);
-		measure_confirm_release(&c);
-		return 0;
-	}
-	if (rc == 0)
-		measure_confirm_release(&c);
 	char *v = NULL;
 	unsigned flags = 0;
 	json_t *d = NULL;
-	if (!run_id || (rc = measure_verdict_get(s, run_id, &v, &flags, &d, e)) == ERR_NOTFOUND) {
-		w->why = xasprintf("iteration %d has no verdict against the best", iter);
-		return 0;
-	}
-	if (rc < 0)
+	memset(w, 0, sizeof(*w));
+	w->vs_best = NAN;
+	int rc = run_id ? measure_verdict_get(s, run_id, &v, &flags, &d, e) : ERR_NOTFOUND;
+	if (rc < 0 && rc != ERR_NOTFOUND)
 		return rc;
-	w->source = "verify";
-	snprintf(w->verdict, sizeof(w->verdict), "%s", v);
-	w->vs_best = json_num(d, "vs_best");
-	bool fast = !strcmp(v, "fast");
-	w->win = fast && !(flags & (SF_NOISE_ASSUMED | SF_BUSY_GPU));
-	if (!w->win)
-		w->why = fast && (flags & SF_NOISE_ASSUMED)
-				 ? xasprintf("iteration %d's verdict is fast, but against an assumed "
-					     "noise band (no repeated run of the best yet)",
-					     iter)
-			 : fast ? xasprintf("iteration %d's verdict is fast, but on a busy GPU", iter)
-				: xasprintf("iteration %d's verdict is %s", iter, v);
+	bool have_v = rc == 0;
+	if (measure_confirm_last(s, iter, &c, NULL) == 0) {
+		if (c.done && c.verdict) {
+			json_t *j = c.json ? json_loads(c.json, 0, NULL) : NULL;
+			w->source = "confirm";
+			snprintf(w->verdict, sizeof(w->verdict), "%s", c.verdict);
+			w->vs_best = json_num(j, "vs_best");
+			w->win = !strcmp(c.verdict, "fast") && !(c.flags & SF_BUSY_GPU);
+			if (!w->win)
+				w->why = xasprintf("the confirm of iteration %d says %s%s", iter,
+						   c.verdict,
+						   c.flags & SF_BUSY_GPU ? " on a busy GPU" : "");
+			json_decref(j);
+		}
+		measure_confirm_release(&c);
+	}
+	if (!w->source && have_v) {
+		w->source = "verify";
+		snprintf(w->verdict, sizeof(w->verdict), "%s", v);
+		w->vs_best = json_num(d, "vs_best");
+		bool fast = !strcmp(v, "fast");
+		w->win = fast && !(flags & (SF_NOISE_ASSUMED | SF_BUSY_GPU));
+		if (!w->win)
+			w->why = fast && (flags & SF_NOISE_ASSUMED)
+					 ? xasprintf("iteration %d's verdict is fast, but against an "
+						     "assumed noise band (no repeated run of the best "
+						     "yet)",
+						     iter)
+				 : fast ? xasprintf("iteration %d's verdict is fast, but on a busy GPU",
+						    iter)
+					: xasprintf("iteration %d's verdict is %s", iter, v);
+	}
+	if (!w->source)
+		w->why = xasprintf("iteration %d has no verdict against the best", iter);
+	/* a -k subset gate is a signal only: never a win, whatever the times say */
+	if (flags & SF_SUBSET_GATE) {
+		free(w->why);
+		w->win = false;
+		w->why = xasprintf("iteration %d passed only a -k subset of the gate (a signal, "
+				   "never a win)",
+				   iter);
+	}
 	json_decref(d);
 	free(v);
 	return 0;

@@ -77,13 +77,13 @@ timed() {
 	awk -v a="$a" -v b="$b" '{ printf "%.2f %.1f\n", (b - a) * 1000, ($1 + $2) * 1000 }' \
 		"$tmp/cpu" >>"$tmp/$form"
 }
-pair() { "$OPTLOOP" log --direction "$1" --status keep && "$OPTLOOP" commit; }
+pair() { "$OPTLOOP" log --direction "$1" --status keep --unconfirmed "one run only" && "$OPTLOOP" commit; }
 gitcommit() { git add -A && git commit -q -m "$1"; }
 
 : >"$tmp/one_process" && : >"$tmp/cli_pair" && : >"$tmp/engine" && : >"$tmp/git" && : >"$tmp/floor"
 for r in $(seq "$rounds"); do
 	next_change "o$r" && timed one_process "$OPTLOOP" log --direction "one process $r" \
-		--status keep --commit
+		--status keep --unconfirmed "one run only" --commit
 	next_change "p$r" && timed cli_pair pair "cli pair $r"
 	# the engine helper makes its own change and verify (not timed)
 	OPTLOOP_ASSETS="$root/assets" "$engine" 1 >>"$tmp/engine" 2>>"$log" || die engine

@@ -38,12 +38,12 @@ set_chunk 32
 sed -i 's/^#define CHUNK_SIZE 32/#define CHUNK_SIZE 32\nstatic float *last_out_cache;/' ops/linear_attn/chunk.c
 "$OPTLOOP" verify >/dev/null 2>&1
 t_is "state measured" "$(state)" measured
-out=$("$OPTLOOP" log --direction "chunk 32 with a cache" --status keep 2>&1); rc=$?
+out=$("$OPTLOOP" log --direction "chunk 32 with a cache" --status keep --unconfirmed "one run only" 2>&1); rc=$?
 t_is "log refused while a finding is unacknowledged (exit 3)" "$rc" 3
 t_like "listing the finding and its trap" "$out" 'c-static-cache \[trap tensor-cache\]'
 t_like "and how to acknowledge it" "$out" '--ack'
 t_like "optloop lint shows it" "$("$OPTLOOP" lint)" 'chunk.c:25 c-static-cache'
-t_ok "log --ack records the acknowledgement" "$OPTLOOP" log --direction "chunk 32 with a cache" --status keep --ack --axis "chunk size"
+t_ok "log --ack records the acknowledgement" "$OPTLOOP" log --direction "chunk 32 with a cache" --status keep --unconfirmed "one run only" --ack --axis "chunk size"
 t_like "the acknowledgement is in the database" "$("$OPTLOOP" export --json)" '"kind": "lint.ack"'
 t_like "the trap is hit on this iteration's checklist" "$("$OPTLOOP" trap list --iter 1)" '^\[!\] tensor-cache'
 echo "/* drift */" >>ops/linear_attn/naive.c

@@ -38,7 +38,7 @@ optlog_whole() {
 finish_and_continue() {
 	local s
 	s=$(state)
-	[ "$s" = measured ] && "$OPTLOOP" log --direction "shift instead of multiply" --status keep >/dev/null
+	[ "$s" = measured ] && "$OPTLOOP" log --direction "shift instead of multiply" --status keep --unconfirmed "one run only" >/dev/null
 	[ "$(state)" = logged ] && "$OPTLOOP" commit >/dev/null
 	sed -i 's/<< 1/+ $1/' kernel/compute.sh
 	"$OPTLOOP" verify >/dev/null && "$OPTLOOP" log --direction "add" --status revert >/dev/null &&
@@ -48,7 +48,7 @@ finish_and_continue() {
 for point in log.begin log.after_db fsutil.before_rename log.after_render; do
 	d="$T_TMP/$point"
 	setup "$d" 2>&1
-	OPTLOOP_FAULT=$point "$OPTLOOP" log --direction "shift instead of multiply" --status keep >/dev/null 2>&1
+	OPTLOOP_FAULT=$point "$OPTLOOP" log --direction "shift instead of multiply" --status keep --unconfirmed "one run only" >/dev/null 2>&1
 	rc=$?
 	t_is "log killed at $point" "$rc" 137
 	t_ok "OPT_LOG.md whole after a kill at $point" optlog_whole
@@ -74,7 +74,7 @@ done
 for point in commit.begin commit.after_git commit.after_db; do
 	d="$T_TMP/$point"
 	setup "$d" 2>&1
-	"$OPTLOOP" log --direction "shift instead of multiply" --status keep >/dev/null
+	"$OPTLOOP" log --direction "shift instead of multiply" --status keep --unconfirmed "one run only" >/dev/null
 	OPTLOOP_FAULT=$point "$OPTLOOP" commit >/dev/null 2>&1
 	t_is "commit killed at $point" "$?" 137
 	s=$(state)
@@ -102,7 +102,7 @@ done
 for point in log.after_render commit.begin commit.after_git commit.after_db; do
 	d="$T_TMP/one-$point"
 	setup "$d" 2>&1
-	OPTLOOP_FAULT=$point "$OPTLOOP" log --direction "shift instead of multiply" --status keep \
+	OPTLOOP_FAULT=$point "$OPTLOOP" log --direction "shift instead of multiply" --status keep --unconfirmed "one run only" \
 		--commit >/dev/null 2>&1
 	t_is "log --commit killed at $point" "$?" 137
 	t_ok "OPT_LOG.md whole after log --commit was killed at $point" optlog_whole
@@ -127,8 +127,8 @@ done
 d="$T_TMP/aside"
 setup "$d" 2>&1
 echo "# next idea" >>kernel/compute.sh
-t_exit "telescoped change refuses log" 3 "$OPTLOOP" log --direction "shift" --status keep
-t_ok "log --set-aside" "$OPTLOOP" log --direction "shift" --status keep --set-aside
+t_exit "telescoped change refuses log" 3 "$OPTLOOP" log --direction "shift" --status keep --unconfirmed "one run only"
+t_ok "log --set-aside" "$OPTLOOP" log --direction "shift" --status keep --unconfirmed "one run only" --set-aside
 t_unlike "the extra change is aside during the commit" "$(cat kernel/compute.sh)" 'next idea'
 OPTLOOP_FAULT=commit.after_restore "$OPTLOOP" commit >/dev/null 2>&1
 t_is "commit killed after restoring the set-aside change" "$?" 137
@@ -140,7 +140,7 @@ t_is "no pending set-aside left" "$(git for-each-ref refs/optloop | wc -l)" 0
 # optloop killed in the middle of a verify run: recorded as incomplete.
 d="$T_TMP/verify-kill"
 setup "$d" 2>&1
-"$OPTLOOP" log --direction "shift" --status keep >/dev/null && "$OPTLOOP" commit >/dev/null
+"$OPTLOOP" log --direction "shift" --status keep --unconfirmed "one run only" >/dev/null && "$OPTLOOP" commit >/dev/null
 echo "# slow" >>kernel/compute.sh
 KERNEL_SLEEP=30 "$OPTLOOP" verify >/dev/null 2>&1 &
 pid=$!
@@ -149,7 +149,7 @@ for _ in $(seq 100); do
 	sleep 0.1
 done
 t_is "a second optloop sees the run going (read-only)" "$(state)" verifying
-t_exit "a second writer is refused while verify runs" 3 "$OPTLOOP" log --direction x --status keep
+t_exit "a second writer is refused while verify runs" 3 "$OPTLOOP" log --direction x --status keep --unconfirmed "one run only"
 child=$(pgrep -P $pid | head -1)
 kill -9 $pid
 wait $pid 2>/dev/null
@@ -157,6 +157,12 @@ wait $pid 2>/dev/null
 [ -n "$child" ] && kill -9 -- -"$child" 2>/dev/null
 out=$("$OPTLOOP" status 2>&1)
 t_like "the cut-off run is reported" "$out" 'cut off'
-t_is "the cut-off run counts as measured" "$(state)" measured
-t_like "and its gate is incomplete" "$("$OPTLOOP" log --direction slow --status drop 2>&1)" '\| incomplete \|'
+t_is "the cut-off run is an attempt, not an iteration: the change is still being edited" \
+	"$(state)" editing
+t_like "status names the attempt" "$("$OPTLOOP" status)" 'attempt: +it was killed before a gate verdict \(gate incomplete'
+t_like "an attempt gets no row" "$("$OPTLOOP" log --direction slow --status drop 2>&1)" 'was an attempt, not an iteration'
+t_exit "and verify may run again" 0 "$OPTLOOP" verify
+t_is "which measures the iteration" "$(state)" measured
+t_like "the cut-off run's raw output is kept beside it" \
+	"$(ls profile/tiny-opt/trace/)" 'iter-2\.attempt-[0-9]+\.log'
 t_done

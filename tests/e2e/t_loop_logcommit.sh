@@ -46,7 +46,7 @@ t_like "the commit carries the row" "$(git log -1 --format=%B)" '^Optloop-Iter: 
 sed -i 's/\$(( \$1 \* 2 ))/$(( $1 << 1 ))/' kernel/compute.sh
 echo "scratch" >notes.txt
 "$OPTLOOP" verify >/dev/null 2>&1
-out=$("$OPTLOOP" log --direction "shift instead of multiply" --status keep --commit); rc=$?
+out=$("$OPTLOOP" log --direction "shift instead of multiply" --status keep --unconfirmed "one run only" --commit); rc=$?
 t_is "log --commit iteration 1" "$rc" 0
 t_like "says what it logged" "$out" '^logged: \| 1 \| shift instead of multiply \| pass \|'
 t_like "and what it committed" "$out" "committed iteration 1 as $(git rev-parse --short=12 HEAD)"
@@ -59,12 +59,12 @@ t_is "one commit per iteration" "$(git log --format=%B | grep -c '^Optloop-Iter:
 t_is "the index agrees with HEAD for the kernel" "$(git diff --cached --name-only)" ""
 
 # refused with nothing measured; refused when already logged
-t_exit "log --commit with nothing measured is refused" 3 "$OPTLOOP" log --direction x --status keep --commit
+t_exit "log --commit with nothing measured is refused" 3 "$OPTLOOP" log --direction x --status keep --unconfirmed "one run only" --commit
 sed -i 's/<< 1/+ $1/' kernel/compute.sh
 "$OPTLOOP" verify >/dev/null 2>&1
-"$OPTLOOP" log --direction "add" --status keep >/dev/null
-t_exit "log --commit on a logged iteration is refused" 3 "$OPTLOOP" log --direction again --status keep --commit
-t_like "naming the step due" "$("$OPTLOOP" log --direction again --status keep --commit 2>&1)" \
+"$OPTLOOP" log --direction "add" --status keep --unconfirmed "one run only" >/dev/null
+t_exit "log --commit on a logged iteration is refused" 3 "$OPTLOOP" log --direction again --status keep --unconfirmed "one run only" --commit
+t_like "naming the step due" "$("$OPTLOOP" log --direction again --status keep --unconfirmed "one run only" --commit 2>&1)" \
 	'already logged; commit it'
 t_ok "commit finishes it" "$OPTLOOP" commit
 
@@ -72,7 +72,7 @@ t_ok "commit finishes it" "$OPTLOOP" commit
 sed -i 's/+ \$1/* 2/' kernel/compute.sh
 "$OPTLOOP" verify >/dev/null 2>&1
 echo "# loosened" >>tests/test_compute.sh
-out=$("$OPTLOOP" log --direction "back to times" --status keep --commit 2>&1); rc=$?
+out=$("$OPTLOOP" log --direction "back to times" --status keep --unconfirmed "one run only" --commit 2>&1); rc=$?
 t_is "a changed frozen file refuses log --commit" "$rc" 3
 t_like "naming the file" "$out" 'log --commit refused: frozen file tests/test_compute.sh changed'
 t_is "no row was written" "$(rows)" 3
@@ -82,7 +82,7 @@ git checkout -q tests/test_compute.sh
 # refused up front: no git identity
 git config --unset user.name && git config --unset user.email
 out=$(HOME="$T_TMP/nohome" GIT_CONFIG_NOSYSTEM=1 "$OPTLOOP" log --direction "back to times" \
-	--status keep --commit 2>&1); rc=$?
+	--status keep --unconfirmed "one run only" --commit 2>&1); rc=$?
 t_is "no git identity refuses log --commit" "$rc" 1
 t_like "saying how to set it" "$out" 'git config user.name'
 t_is "no row was written without an identity" "$(rows)" 3
@@ -90,7 +90,7 @@ git config user.name "optloop test" && git config user.email test@optloop.invali
 
 # the commit itself fails after the row is written: the row stays, commit finishes
 touch .git/refs/heads/main.lock
-out=$("$OPTLOOP" log --direction "back to times" --status keep --commit 2>&1); rc=$?
+out=$("$OPTLOOP" log --direction "back to times" --status keep --unconfirmed "one run only" --commit 2>&1); rc=$?
 t_is "a failed commit exits non-zero" "$rc" 1
 t_like "says the row is logged and what to run" "$out" \
 	'iteration 3 is logged, but its commit failed .*run optloop commit'

@@ -73,7 +73,7 @@ t_like "naming the step due" "$("$OPTLOOP" verify 2>&1)" 'iteration 0 is measure
 t_exit "commit refused before log" 3 "$OPTLOOP" commit
 t_exit "log without --direction is a usage error" 2 "$OPTLOOP" log
 t_exit "a bad status word is a usage error" 2 "$OPTLOOP" log --direction x --status maybe
-t_exit "the baseline's status can only be base" 2 "$OPTLOOP" log --direction x --status keep
+t_exit "the baseline's status can only be base" 2 "$OPTLOOP" log --direction x --status keep --unconfirmed "one run only"
 out=$("$OPTLOOP" log --direction "baseline | pristine" --json); rc=$?
 t_is "log the baseline" "$rc" 0
 t_like "log --json status base" "$out" '"status": "base"'
@@ -93,7 +93,7 @@ t_like "Baseline line cites the commit" "$(cat profile/tiny-opt/OPT_LOG.md)" '^B
 t_is "state ready" "$(state)" ready
 t_like "status text names the next step" "$("$OPTLOOP" status)" 'next: +make one change to the kernel, then run optloop verify \(iteration 1\)'
 t_exit "commit refused with nothing logged" 3 "$OPTLOOP" commit
-t_exit "log refused with nothing measured" 3 "$OPTLOOP" log --direction x --status keep
+t_exit "log refused with nothing measured" 3 "$OPTLOOP" log --direction x --status keep --unconfirmed "one run only"
 out=$("$OPTLOOP" verify --json 2>/dev/null)
 t_like "a no-change run is recorded as such" "$out" '"no_change": true'
 t_ok "and logged" "$OPTLOOP" log --direction "re-measure, no change" --status drop
@@ -127,10 +127,10 @@ sed -i 's/\* 3/* 2/' kernel/compute.sh
 t_like "a -k run is a subset" "$("$OPTLOOP" export --json | grep '"scope"' | tail -1)" '"scope": 2'
 echo "# second idea" >>kernel/compute.sh
 t_is "status reports telescoping" "$("$OPTLOOP" status --json | grep -c '"telescoped": true')" 1
-t_exit "log refused after a telescoped edit" 3 "$OPTLOOP" log --direction "back to two" --status keep
-t_like "offering the set-aside" "$("$OPTLOOP" log --direction x --status keep 2>&1)" 'set-aside'
+t_exit "log refused after a telescoped edit" 3 "$OPTLOOP" log --direction "back to two" --status keep --unconfirmed "one run only"
+t_like "offering the set-aside" "$("$OPTLOOP" log --direction x --status keep --unconfirmed "one run only" 2>&1)" 'set-aside'
 sed -i '$d' kernel/compute.sh
-t_ok "undoing the extra edit lets log go on" "$OPTLOOP" log --direction "back to two" --status keep
+t_ok "undoing the extra edit lets log go on" "$OPTLOOP" log --direction "back to two" --status keep --unconfirmed "one run only"
 t_like "the -k row says so" "$(cat profile/tiny-opt/OPT_LOG.md)" '\| 3 \| back to two \| pass \(-k\) \|'
 echo "# third idea" >>kernel/compute.sh
 t_exit "commit refused after a telescoped edit" 3 "$OPTLOOP" commit
@@ -145,7 +145,8 @@ j=$("$OPTLOOP" status --json)
 for k in state iteration next best kernel frozen workspace; do
 	t_like "status --json has $k" "$j" "\"$k\": "
 done
-t_is "best is the baseline (the -k row never sets it)" "$(printf '%s' "$j" | jget best.iter)" 0
+t_is "best is the last keep, the -k row kept unconfirmed" \
+	"$(printf '%s' "$j" | jget best.iter) $(printf '%s' "$j" | jget best.unconfirmed)" "3 True"
 t_is "kernel lists the kernel path" "$(printf '%s' "$j" | jget kernel)" kernel
 t_is "frozen lists the test and the reference" "$(printf '%s' "$j" | jget frozen)" "tests/test_compute.sh ref/naive.sh"
 t_like "workspace is absolute" "$j" "\"workspace\": \"$d/profile/tiny-opt\""
