@@ -1177,11 +1177,17 @@ int measure_promote_check(struct store *s, const char *workspace_dir, const stru
 	bool have_run = b.have && b.run_id && store_run_get(s, b.run_id, &run, NULL) == 0;
 	bool have_conf = b.have && measure_confirm_last(s, b.iter, &c, NULL) == 0;
 
-	if (!b.have || !b.confirmed) {
+	if (b.have && b.unconfirmed) {
+		check(arr, out, &all, "confirmed win", false,
+		      "the best (iteration %d) was kept unconfirmed, without a win beyond noise: "
+		      "promote a kernel whose confirm is fast (optloop confirm before log)",
+		      b.iter);
+	} else if (!b.have || !b.confirmed) {
 		check(arr, out, &all, "confirmed win", false,
 		      "no confirmed win yet: the best is %s (run optloop confirm on a measured "
 		      "candidate whose verdict is fast or ambiguous)",
-		      b.have ? "the baseline" : "not measured");
+		      !b.have ? "not measured" : b.iter == 0 ? "the baseline" : "a keep with no "
+										  "confirm");
 	} else {
 		check(arr, out, &all, "confirmed win", have_conf && c.promoted,
 		      "iteration %d: confirm verdict %s (%s)", b.iter,

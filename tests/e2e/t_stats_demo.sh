@@ -25,8 +25,10 @@ edit() { # edit FROM TO: replace text in the kernel
 	python3 -c 'import sys; p,a,b=sys.argv[1:]; s=open(p).read(); assert a in s, a; open(p,"w").write(s.replace(a,b,1))' \
 		"$kernel" "$1" "$2"
 }
-iteration() { # iteration DIRECTION STATUS: log and commit the measured iteration
-	"$OPTLOOP" log --direction "$1" --status "$2" >/dev/null &&
+iteration() { # iteration DIRECTION STATUS [LOG OPTION...]: log and commit the measured iteration
+	local dir=$1 st=$2
+	shift 2
+	"$OPTLOOP" log --direction "$dir" --status "$st" "$@" >/dev/null &&
 		"$OPTLOOP" commit >/dev/null
 }
 
@@ -43,8 +45,8 @@ t_is "the baseline has nothing to compare with" "$(printf '%s' "$out" | jget ver
 iteration "baseline" base
 s=$("$OPTLOOP" status --json)
 t_is "status --json: stall count" "$(printf '%s' "$s" | jget stall.count)" 0
-t_is "status --json: the best is the unconfirmed baseline" \
-	"$(printf '%s' "$s" | jget confirmed_best.iter) $(printf '%s' "$s" | jget confirmed_best.confirmed)" "0 False"
+t_is "status --json: the best is the baseline" \
+	"$(printf '%s' "$s" | jget best.iter) $(printf '%s' "$s" | jget best.unconfirmed)" "0 False"
 db=profile/chunk_linear_attn-opt/optloop.db
 t_is "a probe reading before and after the verify" \
 	"$(sqlite3 "$db" "SELECT group_concat(phase) FROM (SELECT phase FROM stats_probes WHERE run_id = 1 ORDER BY phase)")" \
@@ -95,7 +97,12 @@ t_like "explaining the flags releases the confirmed win" "$out" 'no longer held 
 iteration "remove the double computation" keep
 s=$("$OPTLOOP" status --json)
 t_is "the confirmed keep is the best" \
-	"$(printf '%s' "$s" | jget confirmed_best.iter) $(printf '%s' "$s" | jget confirmed_best.confirmed)" "1 True"
+	"$(printf '%s' "$s" | jget best.iter) $(printf '%s' "$s" | jget best.unconfirmed)" "1 False"
+t_unlike "one best in status --json, no second one" "$s" 'confirmed_best'
+t_is "the row carries the confirm's vs best" \
+	"$(grep -E '^\| 1 \|' profile/chunk_linear_attn-opt/OPT_LOG.md | awk -F' \\| ' '{print $5}')" \
+	"$(sqlite3 profile/chunk_linear_attn-opt/optloop.db \
+		"SELECT printf('%+d%%', CAST(round(100 * json_extract(json, '$.vs_best')) AS INTEGER)) FROM stats_confirms WHERE iter = 1 AND done = 1 ORDER BY id DESC LIMIT 1")"
 t_is "a confirmed win resets the stall count" "$(printf '%s' "$s" | jget stall.count)" 0
 
 # --- iteration 2: a noise-level change is rejected ---------------------------
@@ -118,19 +125,6 @@ t_like "flagged as an environment change" "$(printf '%s' "$out" | jget flags)" '
 t_like "and says to re-measure the best" "$(printf '%s' "$out" | jget verdict_detail.why)" 're-measure the best'
 iteration "same kernel, built with clang" drop
 t_is "a not-comparable run does not count toward a stall" "$("$OPTLOOP" status --json | jget stall.count)" 1
-
-# --- iteration 4: a keep without a confirm does not reset the count -----------
-edit "/* Tokens per chunk" "/* Tokens per chunk."
-cat >"$T_TMP/busy-smi" <<'SMI'
-#!/bin/sh
-echo "index, name, clocks.current.sm [MHz], clocks.max.sm [MHz], utilization.gpu [%]"
-echo "0, Fake GPU, 1980 MHz, 1980 MHz, 97 %"
-SMI
-chmod +x "$T_TMP/busy-smi"
-out=$(OPTLOOP_PROBE="$T_TMP/busy-smi" "$OPTLOOP" verify --json 2>/dev/null)
-t_like "a busy GPU before the run is flagged" "$(printf '%s' "$out" | jget flags)" 'busy_gpu'
-iteration "another comment" keep
-t_is "an unconfirmed keep still counts toward a stall" "$("$OPTLOOP" status --json | jget stall.count)" 2
 
 # --- promotion check ---------------------------------------------------------
 out=$("$OPTLOOP" promote --check 2>&1); rc=$?
@@ -230,6 +224,31 @@ out=$("$OPTLOOP" report pr)
 for sec in "## Summary" "## Test plan" "## Benchmark" "## Breaking changes"; do
 	t_like "report pr has $sec" "$out" "$sec"
 done
+# --- iteration 4: a keep without a win beyond noise: refused, or kept unconfirmed
+edit "/* Tokens per chunk" "/* Tokens per chunk."
+cat >"$T_TMP/busy-smi" <<'SMI'
+#!/bin/sh
+echo "index, name, clocks.current.sm [MHz], clocks.max.sm [MHz], utilization.gpu [%]"
+echo "0, Fake GPU, 1980 MHz, 1980 MHz, 97 %"
+SMI
+chmod +x "$T_TMP/busy-smi"
+out=$(OPTLOOP_PROBE="$T_TMP/busy-smi" "$OPTLOOP" verify --json 2>/dev/null)
+t_like "a busy GPU before the run is flagged" "$(printf '%s' "$out" | jget flags)" 'busy_gpu'
+t_exit "keep without a win beyond noise is refused (exit 3)" 3 "$OPTLOOP" log --direction "another comment" --status keep
+t_like "saying how to get one, or to keep it unconfirmed" \
+	"$("$OPTLOOP" log --direction "another comment" --status keep 2>&1)" 'not a win beyond noise.*--unconfirmed'
+iteration "another comment" keep --unconfirmed "a comment; kept to test the stall"
+t_is "an unconfirmed keep still counts toward a stall" "$("$OPTLOOP" status --json | jget stall.count)" 2
+
+s=$("$OPTLOOP" status --json)
+t_is "the unconfirmed keep is the best now, and says so" \
+	"$(printf '%s' "$s" | jget best.iter) $(printf '%s' "$s" | jget best.unconfirmed)" "4 True"
+t_like "OPT_LOG.md marks the row" "$(grep -E '^\| 4 \|' profile/chunk_linear_attn-opt/OPT_LOG.md)" '\| keep \(unconfirmed\) \|$'
+t_like "the commit carries the reason" "$(git log -1 --format=%B --grep 'Optloop-Iter: 4$')" \
+	'Optloop-Unconfirmed: a comment; kept to test the stall'
+out=$("$OPTLOOP" promote --check 2>&1); rc=$?
+t_is "promote --check fails on an unconfirmed best" "$rc" 1
+t_like "naming the best and what it lacks" "$out" 'MISSING  confirmed win: the best \(iteration 4\) was kept unconfirmed'
 t_exit "report without a kind is a usage error" 2 "$OPTLOOP" report
 t_exit "report header without an iteration is a usage error" 2 "$OPTLOOP" report header
 t_done
