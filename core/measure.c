@@ -693,14 +693,6 @@ int measure_win(struct store *s, int iter, int run_id, struct measure_win *w, st
 	}
 	if (!w->source)
 		w->why = xasprintf("iteration %d has no verdict against the best", iter);
-	/* a -k subset gate is a signal only: never a win, whatever the times say */
-	if (flags & SF_SUBSET_GATE) {
-		free(w->why);
-		w->win = false;
-		w->why = xasprintf("iteration %d passed only a -k subset of the gate (a signal, "
-				   "never a win)",
-				   iter);
-	}
 	json_decref(d);
 	free(v);
 	return 0;
