@@ -325,6 +325,12 @@ static int where_now(struct loop *l, struct where *w, struct err *e)
 	return guards_state(&g, &w->state, e);
 }
 
+/* The due step and the status the evidence supports, beside its words. */
+struct due {
+	enum loop_due due;
+	enum row_status suggest;
+};
+
 /* Why run_id was an attempt and where its raw output is, in words. */
 static char *attempt_words(struct loop *l, int run_id)
 {
@@ -364,16 +370,18 @@ static char *attempt_words(struct loop *l, int run_id)
 }
 
 /* The MEASURED step, with the status the evidence supports. */
-static char *measured_step(struct loop *l, const struct where *w)
+static char *measured_step(struct loop *l, const struct where *w, struct due *d)
 {
 	struct store_run r;
 	struct measure_win win;
+	d->due = DUE_LOG;
 	if (store_run_get(l->store, w->run_id, &r, NULL) != 0)
 		return xasprintf("log iteration %d: optloop log --direction TEXT --status "
 				 "keep|revert|drop|floor",
 				 w->iter);
 	char *s;
 	if (r.gate != GATE_PASS || !isfinite(r.bench_ms)) {
+		d->suggest = RS_DROP;
 		s = xasprintf("log iteration %d as drop (or revert): optloop log --direction TEXT "
 			      "--status drop (gate %s%s: it cannot be kept; the kernel goes back to "
 			      "the best)",
@@ -384,31 +392,39 @@ static char *measured_step(struct loop *l, const struct where *w)
 			      "keep|revert|drop|floor",
 			      w->iter);
 	} else {
-		if (win.win)
+		if (win.win) {
+			d->suggest = RS_KEEP;
 			s = xasprintf("log iteration %d: optloop log --direction TEXT --status keep "
 				      "(a win beyond noise, by its %s)",
 				      w->iter, win.source);
-		else if (!strcmp(win.verdict, "fast") || !strcmp(win.verdict, "ambiguous"))
+		} else if (!strcmp(win.verdict, "fast") || !strcmp(win.verdict, "ambiguous")) {
+			d->due = DUE_CONFIRM;
+			d->suggest = RS_REVERT;
 			s = xasprintf("confirm iteration %d before keeping it: optloop confirm (%s); "
 				      "or log it: optloop log --direction TEXT --status revert|drop",
 				      w->iter, win.why);
-		else
+		} else {
+			d->suggest = RS_REVERT;
 			s = xasprintf("log iteration %d: optloop log --direction TEXT --status "
 				      "revert|drop|floor (%s: not a win)",
 				      w->iter, win.why ? win.why : "no verdict");
+		}
 		measure_win_release(&win);
 	}
 	store_run_release(&r);
 	return s;
 }
 
-static char *next_step(struct loop *l, const struct where *w)
+static char *next_step(struct loop *l, const struct where *w, struct due *d)
 {
+	d->due = DUE_NONE;
+	d->suggest = RS_NONE;
 	char *why = w->attempt_run && (w->state == ST_NEED_BASELINE || w->state == ST_READY ||
 				       w->state == ST_EDITING)
 			    ? attempt_words(l, w->attempt_run)
 			    : NULL;
 	if (why) {
+		d->due = DUE_RETRY;
 		char *s = w->iter == 0
 				  ? xasprintf("the baseline run was an attempt, not the baseline: %s; "
 					      "fix what stopped it, then run optloop verify again on "
@@ -423,32 +439,43 @@ static char *next_step(struct loop *l, const struct where *w)
 	}
 	switch (w->state) {
 	case ST_NO_CONTRACT:
+		d->due = DUE_CONTRACT;
 		return xasprintf("complete the task contract in %s/docs/draft.md (optloop contract "
 				 "--check lists what is missing; optloop contract --set FIELD=VALUE "
 				 "fills a field)",
 				 l->ws.rel);
 	case ST_NEED_BASELINE:
+		d->due = DUE_BASELINE;
 		return xstrdup("measure the baseline: run optloop verify on the unmodified kernel "
 			       "(full gate); it becomes iteration 0");
 	case ST_READY:
+		d->due = DUE_EDIT;
 		return xasprintf("make one change to the kernel, then run optloop verify "
 				 "(iteration %d)",
 				 w->iter);
 	case ST_EDITING:
+		d->due = DUE_VERIFY;
 		return xasprintf("run optloop verify to measure iteration %d", w->iter);
 	case ST_VERIFYING:
+		d->due = DUE_WAIT;
 		return xasprintf("wait for the verify run of iteration %d to finish (or cancel it)",
 				 w->iter);
 	case ST_MEASURED:
+		if (w->telescoped)
+			d->due = DUE_SET_ASIDE;
 		if (w->telescoped)
 			return xasprintf("the kernel changed after iteration %d was measured: undo "
 					 "the extra change, or set it aside with optloop log "
 					 "--set-aside (it comes back after the commit)",
 					 w->iter);
-		if (w->iter == 0)
+		if (w->iter == 0) {
+			d->due = DUE_LOG;
+			d->suggest = RS_BASE;
 			return xstrdup("log the baseline: optloop log --direction TEXT (status base)");
-		return measured_step(l, w);
+		}
+		return measured_step(l, w, d);
 	case ST_LOGGED:
+		d->due = w->telescoped ? DUE_SET_ASIDE : DUE_COMMIT;
 		if (w->telescoped)
 			return xasprintf("the kernel changed after iteration %d was measured: undo "
 					 "the extra change, or set it aside with optloop commit "
@@ -457,6 +484,7 @@ static char *next_step(struct loop *l, const struct where *w)
 		return xasprintf("commit iteration %d: optloop commit", w->iter);
 	default: {
 		struct guards_ctx g = guards_of(l);
+		d->due = w->state == ST_STALLED ? DUE_REASSESS : DUE_STOP;
 		char *s = guards_next_step(&g, w->state);
 		return s ? s : xstrdup("see optloop status");
 	}
@@ -1022,7 +1050,10 @@ int loop_status(struct loop *l, struct loop_status *st, struct err *e)
 		return rc;
 	st->state = w.state;
 	st->iteration = w.iter;
-	st->next = next_step(l, &w);
+	struct due d;
+	st->next = next_step(l, &w, &d);
+	st->due = d.due;
+	st->suggest = d.suggest;
 	const struct log_row *best = log_rows_best(rows, n);
 	st->has_best = best != NULL;
 	if (best) {

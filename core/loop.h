@@ -70,8 +70,28 @@ int loop_init(const char *cwd, const struct loop_init_opts *o, struct sb *notes,
 
 /* ---- where the loop stands ---------------------------------------------- */
 
+/* The one step that is due, computed in core and worded by each front-end
+ * (loop_status().next is the CLI's words for it). */
+enum loop_due {
+	DUE_NONE,
+	DUE_CONTRACT,   /* fill the task contract */
+	DUE_BASELINE,   /* verify the unmodified kernel (full gate) */
+	DUE_RETRY,      /* the last run was an attempt: fix it, verify again */
+	DUE_EDIT,       /* make one change to the kernel */
+	DUE_VERIFY,     /* verify the change */
+	DUE_WAIT,       /* a verify run is going */
+	DUE_SET_ASIDE,  /* the kernel changed after the measurement */
+	DUE_CONFIRM,    /* fast or ambiguous without a win beyond noise: confirm, or log revert/drop */
+	DUE_LOG,        /* log the row (suggest: the status the evidence supports) */
+	DUE_COMMIT,     /* commit the logged row */
+	DUE_REASSESS,   /* STALLED: the re-assessment */
+	DUE_STOP,       /* STOPPING: promote or record the no-go */
+};
+
 struct loop_status {
 	enum loop_state state;
+	enum loop_due due;
+	enum row_status suggest; /* DUE_LOG/DUE_CONFIRM: the status the evidence supports */
 	int iteration;      /* the iteration the due step belongs to (0 = baseline) */
 	char *next;         /* the next required step, in words */
 	bool has_best;      /* the one best (log_rows_best): the baseline or the last keep */

@@ -291,49 +291,62 @@ static void loop_status_line(struct app *a, struct sb *out)
 		return;
 	}
 	sb_addf(out, "iter %d \xc2\xb7 %s \xc2\xb7 ", st->iteration, state_upper(st->state));
-	switch (st->state) {
-	case ST_NO_CONTRACT:
+	/* the engine's due step (loop_status().due), in keys */
+	switch (st->due) {
+	case DUE_CONTRACT:
 		sb_addf(out, "the task contract is incomplete: fill it in (%s)", action_first_key(ACT_REASSESS));
 		break;
-	case ST_NEED_BASELINE:
+	case DUE_BASELINE:
 		sb_addf(out, "step 2/3: verify the unmodified kernel for the baseline (%s)",
 			action_first_key(ACT_VERIFY));
 		break;
-	case ST_READY:
+	case DUE_RETRY:
+		sb_addf(out, "the last run was an attempt (%s), not an iteration: fix it, verify again (%s)",
+			st->attempt && strstr(st->attempt, "gate ") ? strstr(st->attempt, "gate ") : "?",
+			action_first_key(ACT_VERIFY));
+		break;
+	case DUE_EDIT:
 		sb_addf(out, "step 1/3: change the kernel, then verify (%s)", action_first_key(ACT_VERIFY));
 		break;
-	case ST_EDITING:
+	case DUE_VERIFY:
 		sb_addf(out, "step 2/3: verify the change (%s)", action_first_key(ACT_VERIFY));
 		break;
-	case ST_VERIFYING:
+	case DUE_WAIT:
 		sb_adds(out, "step 2/3: a verify run is going in another optloop");
 		break;
-	case ST_MEASURED:
-		if (w->confirm_state == CF_OFFER && !st->telescoped)
-		{
-			/* action_first_key's buffer is static: one key per call */
-			sb_addf(out, "step 3/3: confirm the win (%s), ", action_first_key(ACT_CONFIRM));
-			sb_addf(out, "then log the row (%s), ", action_first_key(ACT_LOG));
-		}
-		else if (w->confirm_state == CF_PROMOTED)
-			sb_addf(out, "step 3/3: confirmed and promoted: log it as keep (%s), ",
-				action_first_key(ACT_LOG));
-		else
-			sb_addf(out, "step 3/3: log the row (%s), ", action_first_key(ACT_LOG));
+	case DUE_CONFIRM:
+		/* action_first_key's buffer is static: one key per call */
+		sb_addf(out, "step 3/3: no win yet: confirm (%s) ", action_first_key(ACT_CONFIRM));
+		sb_addf(out, "or log revert/drop (%s), ", action_first_key(ACT_LOG));
 		sb_addf(out, "then commit (%s)", action_first_key(ACT_COMMIT));
 		break;
-	case ST_LOGGED:
+	case DUE_LOG:
+		sb_addf(out, "step 3/3: log the row as %s (%s), ",
+			st->suggest == RS_NONE ? "keep|revert|drop|floor" : row_status_name(st->suggest),
+			action_first_key(ACT_LOG));
+		sb_addf(out, "then commit (%s)", action_first_key(ACT_COMMIT));
+		break;
+	case DUE_SET_ASIDE:
+		sb_adds(out, "the kernel changed after the measurement: undo the extra change (or set it "
+			    "aside: optloop log --set-aside)");
+		break;
+	case DUE_COMMIT:
 		sb_addf(out, "step 3/3: commit the logged row (%s)", action_first_key(ACT_COMMIT));
 		break;
-	case ST_STALLED:
-		sb_addf(out, "3 rows without a win: re-assess (%s) before the next iteration",
+	case DUE_REASSESS:
+		sb_addf(out, "%d rows without a win: re-assess (%s) before the next iteration", st->stall,
 			action_first_key(ACT_REASSESS));
 		break;
-	case ST_STOPPING:
+	case DUE_STOP:
 		sb_addf(out, "a stop condition holds: promotion / no-go checks (%s)",
 			action_first_key(ACT_REASSESS));
 		break;
+	case DUE_NONE:
+		sb_adds(out, st->next ? st->next : "");
+		break;
 	}
+	if (st->due == DUE_EDIT || st->due == DUE_VERIFY)
+		sb_addf(out, " \xc2\xb7 stall %d/%d", st->stall, st->stall_limit);
 	if (st->telescoped)
 		sb_adds(out, " \xc2\xb7 kernel changed since it was measured");
 	if (st->readonly)
@@ -593,10 +606,21 @@ static int open_log_wizard(struct app *a, struct err *e)
 					 "the log until the change is set aside or re-verified");
 	wizard_text(wz, "Direction", "one line: what this iteration tried", true,
 		    m.iter == 0 ? "baseline" : NULL);
-	if (m.iter != 0)
-		wizard_choice(wz, "Status", "keep = new best; revert / drop = undo; floor = a bound",
-			      status_choices, m.gate == GATE_PASS ? 0 : 1);
+	if (m.iter != 0) {
+		/* preselect the status the evidence supports (the engine's due step) */
+		int pick = 1;
+		for (int k = 0; status_choices[k]; k++)
+			if (row_status_parse(status_choices[k]) == w->st.suggest)
+				pick = k;
+		wizard_choice(wz, "Status", "keep = new best (needs a win beyond noise); revert / drop = "
+					    "undo; floor = a bound",
+			      status_choices, pick);
+	}
 	wizard_text(wz, "Axis", "optional: the axis of this direction (tiling, fusion, ...)", false, NULL);
+	if (m.iter != 0 && w->st.suggest != RS_KEEP)
+		wizard_text(wz, "Keep unconfirmed",
+			    "only to keep it without a win beyond noise: why (recorded, shown as unconfirmed)",
+			    false, NULL);
 	/* Lint findings on the diff must be acknowledged, one by one. */
 	lint_findings_release(&w->lint);
 	struct guards_owned g;
@@ -642,6 +666,9 @@ static int submit_log(struct app *a, struct wizard *wz, struct err *e)
 		k = 2;
 	}
 	o.axis = wz->f[k].value.len ? wz->f[k].value.buf : NULL;
+	if (wz->nf > k + 1 && wz->f[k + 1].kind == WZ_TEXT && wz->f[k + 1].value.len &&
+	    o.status == RS_KEEP)
+		o.unconfirmed = wz->f[k + 1].value.buf;
 	/* Every finding's box is ticked (the wizard requires it): the engine
 	 * records the acknowledgement with the row, and only then. */
 	o.ack_lints = w->lint.n > 0;

@@ -31,7 +31,7 @@ want=$("$OPTLOOP" status --json 2>/dev/null | python3 -c 'import json,sys; print
 case $want in
 fast | ambiguous)
 	t_screen "the best pane offers the confirm key" 'not confirmed yet: press C \(optloop confirm\)'
-	t_screen "and the status line names it" 'step 3/3: confirm the win \(C\), then log the row \(l\)'
+	t_screen "and the status line names it" 'step 3/3: no win yet: confirm \(C\) or log revert/drop \(l\), then commit \(c\)'
 	;;
 *) t_no_screen "no confirm is offered for a $want verdict" 'not confirmed yet' ;;
 esac
@@ -49,7 +49,7 @@ t_screen "the confirm ends with its verdict in the live pane" \
 	'confirm fast [0-9.]+x over [0-9]+ runs · promoted' 180
 t_screen "the message line says the next step" 'iteration 1: confirm fast .* next: log it as keep \(l\), then commit \(c\)'
 t_screen "the best pane shows the confirm's verdict" 'confirm fast, promoted'
-t_screen "the status line says what comes next" 'iter 1 · MEASURED · step 3/3: confirmed and promoted: log it as keep \(l\), then commit \(c\)'
+t_screen "the status line says what comes next" 'iter 1 · MEASURED · step 3/3: log the row as keep \(l\), then commit \(c\)'
 t_is "the candidate is back in the work tree" "$(sha1sum "$kernel")" "$cand"
 t_is "the store has the promoted confirm" \
 	"$(sqlite3 "$db" "SELECT done, promoted, verdict FROM stats_confirms ORDER BY id DESC LIMIT 1")" "1|1|fast"
@@ -67,8 +67,8 @@ tui_keys q
 t_is "quit" "$(tui_exit_status)" "0"
 tui_stop
 t_is "the confirmed keep is the best" \
-	"$("$OPTLOOP" status --json | python3 -c 'import json,sys; b=json.load(sys.stdin)["confirmed_best"]; print(b["iter"], b["confirmed"])')" \
-	"1 True"
+	"$("$OPTLOOP" status --json | python3 -c 'import json,sys; b=json.load(sys.stdin)["best"]; print(b["iter"], b["unconfirmed"])')" \
+	"1 False"
 
 tui_check_stderr
 t_done

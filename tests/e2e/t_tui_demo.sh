@@ -77,7 +77,9 @@ t_screen "iteration 1 is verified" 'finished .* gate pass' 60
 tui_keys l
 t_screen "the log wizard lists the finding to acknowledge" 'Lint: c-static-cache'
 t_screen "and says it must be acknowledged" '1 lint finding on this diff: each must be acknowledged'
-tui_keys "a static output cache" Enter Enter Enter
+t_screen "a change that is no win beyond noise gets revert preselected" '\( \) keep +\(\*\) revert'
+t_screen "and a place for the reason to keep it anyway" 'Keep unconfirmed'
+tui_keys "a static output cache" Enter Enter Enter Enter
 t_screen "the box is unticked" 'Lint: c-static-cache +\[ \] no'
 tui_keys Enter
 t_screen "Enter without the tick is refused in the wizard" 'Lint: c-static-cache must be confirmed'
@@ -86,7 +88,7 @@ t_unlike "OPT_LOG.md has no row 1 yet" "$(cat $ws/OPT_LOG.md)" '\| 1 \|'
 tui_keys " "
 t_screen "space ticks the acknowledgement" 'Lint: c-static-cache +\[x\] yes'
 tui_keys Enter
-t_screen "now the row is logged" 'logged iteration 1 \(keep\)'
+t_screen "now the row is logged" 'logged iteration 1 \(revert\)'
 t_is "the engine agrees" "$(state)" logged
 t_like "OPT_LOG.md has the row" "$(cat $ws/OPT_LOG.md)" '\| 1 \| a static output cache \| pass \| [0-9.]+ \|'
 t_screen "the timeline shows it" '   1 a static output cache +pass'

@@ -61,7 +61,7 @@ tui_keys v
 t_screen "verify shows the live pane" 'Verify · iter 0'
 t_screen "the run finishes with its verdict" 'finished .* gate pass · bench'
 t_screen "the tail of the output is shown" '│  GATE PASSED\.'
-t_screen "status says log is due" 'MEASURED · step 3/3: log the row \(l\), then commit \(c\)'
+t_screen "status says log is due, as base" 'MEASURED · step 3/3: log the row as base \(l\), then commit \(c\)'
 # Scroll the live pane to its first lines.
 tui_keys Tab Tab g
 t_screen "the live pane scrolls to the top" '│RED moved'
@@ -98,7 +98,7 @@ tui_keys l
 tui_wait 'Log the iteration'
 tui_keys "add a comment" Down d
 t_screen "the status choice follows the key" '\(\*\) drop'
-tui_keys Enter Enter
+tui_keys Enter Enter Enter
 t_screen "iteration 1 is logged" 'logged iteration 1 \(drop\)'
 tui_keys c
 t_screen "and committed" 'committed iteration 1 as'
@@ -139,17 +139,17 @@ tui_keys j
 t_screen "any other key stays" 'running 00:'
 tui_keys x
 t_screen "x cancels: recorded as incomplete" 'incomplete \(cancelled\)'
-t_is "engine has the run as measured (incomplete)" "$(state)" measured
+t_is "a cancelled run is an attempt, not an iteration: the change is still being edited" \
+	"$(state)" editing
+t_screen "the status line says the run was an attempt" 'EDITING · the last run was an attempt \(gate incomplete'
 tui_keys l
-tui_wait 'Log the iteration'
-t_screen "the log wizard shows the incomplete gate" 'gate incomplete'
-tui_keys Escape q
+t_screen "and log is refused: an attempt gets no row" \
+	"log refused: iteration 2 is EDITING, not measured \\(iteration 2's last run was an attempt, not an iteration"
+tui_keys q
 t_is "quit" "$(tui_exit_status)" "0"
 tui_stop
 
-# A terminal closed during a run: the run is recorded as incomplete.
-"$OPTLOOP" log --direction "cancelled run" --status drop >/dev/null 2>&1
-"$OPTLOOP" commit >/dev/null 2>&1
+# A terminal closed during a run: the run is recorded as an incomplete attempt.
 printf '# third\n' >>kernel/compute.sh
 tui_start 120 34 LANG=C.UTF-8 KERNEL_SLEEP=2 -- "$OPTLOOP" tui
 tui_wait 'EDITING'
@@ -158,12 +158,21 @@ tui_wait 'running 00:0'
 tui_stop
 for _ in $(seq 100); do
 	s=$(state)
-	[ "$s" = measured ] && break
+	[ "$s" != verifying ] && break
 	sleep 0.2
 done
-t_is "after the terminal closed the run is recorded" "$s" measured
-out=$("$OPTLOOP" log --direction "terminal closed" --status drop 2>&1)
-t_like "and logs as incomplete, never a pass" "$(cat profile/tiny-opt/OPT_LOG.md)" '\| terminal closed \| incomplete \|'
+t_is "after the terminal closed the run is recorded, as an attempt" "$s" editing
+t_like "status --json names it" \
+	"$("$OPTLOOP" status --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["attempt"]["why"])')" \
+	'^it was (cancelled|killed before a gate verdict) \(gate incomplete'
+t_exit "verify runs again" 0 "$OPTLOOP" verify
+"$OPTLOOP" log --direction "terminal closed" --status drop >/dev/null 2>&1
+t_like "and the row is the measured run's, never the cut-off one's" "$(cat profile/tiny-opt/OPT_LOG.md)" \
+	'\| terminal closed \| pass \|'
+"$OPTLOOP" commit >/dev/null 2>&1
+printf '# fourth\n' >>kernel/compute.sh
+"$OPTLOOP" verify >/dev/null 2>&1
+"$OPTLOOP" log --direction "a fourth comment" --status drop >/dev/null 2>&1
 # Three rows without a win: STALLED, and the re-assessment wizard.
 "$OPTLOOP" commit >/dev/null 2>&1
 t_is "three rows without a win stall the loop" "$(state)" stalled

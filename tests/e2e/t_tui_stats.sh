@@ -46,7 +46,12 @@ fi
 # Log and commit by keys; the verdict stays, the confirm offer goes.
 tui_keys l
 tui_wait 'Log the iteration'
-tui_keys "remove the double computation" Enter Enter Enter
+# One verify against an assumed noise band is no win beyond noise yet: the
+# wizard preselects revert; keeping needs the reason, which is recorded.
+t_screen "revert is preselected" '\( \) keep +\(\*\) revert'
+tui_keys "remove the double computation" Enter h Enter Enter Enter
+t_screen "keep without the reason is refused, in the wizard" 'keep refused: iteration 1 is not a win'
+tui_keys "one verify only; confirm before promotion" Enter
 t_screen "iteration 1 is logged" 'logged iteration 1 \(keep\)'
 tui_keys c
 t_screen "and committed" 'committed iteration 1 as'
