@@ -1182,3 +1182,61 @@ bool contract_shape_matches(const struct contract_shape *s, const char *key)
 			return false;
 	return true;
 }
+
+/* ---- the speedup the Target asks for ---- */
+
+int contract_target_speedup(const char *target, struct contract_target *t, struct err *e)
+{
+	static const char form[] = "write the factor and its scope, e.g. \"every shape >= 1.5x\", "
+				   "\"1.2x geomean\" or \"3 %% geomean speedup\"";
+	memset(t, 0, sizeof(*t));
+	if (!target || !*target)
+		return err_set(e, ERR_FAIL, "the contract has no Target; %s", form);
+	for (const char *p = target; *p; p++) {
+		if (!isdigit((unsigned char)*p) || (p > target && (isalnum((unsigned char)p[-1]) ||
+								    p[-1] == '.' || p[-1] == '=' ||
+								    p[-1] == '-')))
+			continue;
+		char *end;
+		double v = strtod(p, &end);
+		const char *q = end;
+		while (*q == ' ')
+			q++;
+		if ((*q == 'x' || *q == 'X') && !isalnum((unsigned char)q[1]))
+			t->speedup = v;
+		else if (!strncmp(q, "\xc3\x97", 2) || !strncasecmp(q, "times", 5))
+			t->speedup = v;
+		else if (*q == '%')
+			t->speedup = 1 + v / 100;
+		if (t->speedup > 0)
+			break;
+		p = end - 1;
+	}
+	if (!(t->speedup > 1))
+		return err_set(e, ERR_FAIL,
+			       "the contract's Target (\"%s\") names no speedup optloop can read; %s",
+			       target, form);
+	char *low = xstrdup(target);
+	for (char *p = low; *p; p++)
+		*p = (char)tolower((unsigned char)*p);
+	bool geo = has_word(low, "geomean") || strstr(low, "geometric mean");
+	bool every = has_word(low, "every") || has_word(low, "each") || has_word(low, "all") ||
+		     strstr(low, "per shape") || strstr(low, "per-shape");
+	free(low);
+	if (geo)
+		t->scope = TARGET_GEOMEAN;
+	else if (every)
+		t->scope = TARGET_EVERY;
+	else {
+		struct contract_shape *sh;
+		size_t n = contract_target_shapes(target, &sh);
+		contract_shapes_free(sh, n);
+		if (n == 0)
+			return err_set(e, ERR_FAIL,
+				       "the contract's Target (\"%s\") does not say whether every shape "
+				       "or the geomean must reach %.3gx; %s",
+				       target, t->speedup, form);
+		t->scope = TARGET_EVERY;
+	}
+	return 0;
+}

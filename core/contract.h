@@ -121,4 +121,20 @@ char *contract_shape_name(const struct contract_shape *s);
  * then B= T= H= D= L=, then the op) fall under the target shape? */
 bool contract_shape_matches(const struct contract_shape *s, const char *key);
 
+/* ---- the speedup the Target asks for ----
+ *
+ * "1.5x" / "1.5×" / "1.5 times" is a factor; "3 %" or "3% speedup" is a
+ * factor of 1.03.  The scope: "geomean" / "geometric mean" asks it of the
+ * equal-weight geomean; "every", "each", "all" or "per shape" of every
+ * shape (the named ones when the Target names shapes); named shapes
+ * without one of those words mean every named shape. */
+enum target_scope { TARGET_EVERY, TARGET_GEOMEAN };
+struct contract_target {
+	double speedup;          /* factor over the baseline, e.g. 1.5 */
+	enum target_scope scope;
+};
+/* 0 when the Target says both; ERR_FAIL (with why in e) when it cannot be
+ * read, naming the form that can. */
+int contract_target_speedup(const char *target, struct contract_target *t, struct err *e);
+
 #endif

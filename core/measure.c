@@ -1080,6 +1080,50 @@ static void check(json_t *arr, struct sb *out, bool *all, const char *name, bool
 	sb_release(&d);
 }
 
+/* The Target's speedup over the baseline, on its scope (every shape or the
+ * geomean), from the confirm that measured the best against the baseline. */
+static void target_speedup_check(const struct contract *k, const struct measure_confirm *c,
+				 const struct measure_target *mt, json_t *arr, struct sb *out,
+				 bool *all)
+{
+	struct contract_target t;
+	struct err e = {0};
+	if (contract_target_speedup(k ? k->v[CF_TARGET] : NULL, &t, &e) < 0) {
+		check(arr, out, all, "target speedup", false, "%s", e.msg);
+		return;
+	}
+	if (c->best_iter != 0) {
+		check(arr, out, all, "target speedup", false,
+		      "the Target (%.3gx) is a speedup over the baseline, but the confirm of "
+		      "iteration %d measured it against iteration %d: run optloop confirm "
+		      "--baseline (the best against the baseline, interleaved in one session)",
+		      t.speedup, c->iter, c->best_iter);
+		return;
+	}
+	const struct stats_cmp *m = &mt->cmp;
+	if (t.scope == TARGET_GEOMEAN) {
+		check(arr, out, all, "target speedup", isfinite(m->speedup) && m->speedup >= t.speedup,
+		      "geomean %.3fx over %zu shape%s against the baseline; the Target asks %.3gx of "
+		      "the geomean",
+		      m->speedup, m->ncommon, m->ncommon == 1 ? "" : "s", t.speedup);
+		return;
+	}
+	long worst = -1;
+	for (size_t i = 0; i < m->nshapes; i++)
+		if (m->shapes[i].in_best && m->shapes[i].in_cand &&
+		    (worst < 0 || m->shapes[i].speedup < m->shapes[worst].speedup))
+			worst = (long)i;
+	if (worst < 0) {
+		check(arr, out, all, "target speedup", false,
+		      "no shape was measured on both sides of the confirm");
+		return;
+	}
+	const struct stats_shape_cmp *w = &m->shapes[worst];
+	check(arr, out, all, "target speedup", w->speedup >= t.speedup,
+	      "worst shape %s at %.3fx against the baseline; the Target asks %.3gx of every shape",
+	      w->key, w->speedup, t.speedup);
+}
+
 /* The target-shape line of the promotion check (json: the comparison). */
 static int check_targets(struct store *s, const struct contract *k, bool have_conf,
 			 const struct measure_confirm *c, json_t *arr, struct sb *out, bool *all,
@@ -1098,6 +1142,8 @@ static int check_targets(struct store *s, const struct contract *k, bool have_co
 		else
 			check(arr, out, all, "target shapes", true,
 			      "the contract's Target names no shapes: every measured shape counts");
+		check(arr, out, all, "target speedup", false,
+		      "no confirm measured the best against the baseline (optloop confirm)");
 		return 0;
 	}
 	struct stats_set bs, cs;
@@ -1146,6 +1192,7 @@ static int check_targets(struct store *s, const struct contract *k, bool have_co
 		check(arr, out, all, "target shapes", ok, "%s", d.buf);
 		sb_release(&d);
 	}
+	target_speedup_check(k, c, &mt, arr, out, all);
 	*tj = measure_target_json(&mt);
 	measure_target_release(&mt);
 	stats_set_release(&bs);

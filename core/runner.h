@@ -49,11 +49,20 @@ struct runner_outcome {
 	unsigned long long bytes;
 };
 
-/* Whether the run was stopped rather than finishing on its own: a signal,
- * the timeout or a cancel.  Its gate can then not be a pass. */
+/* An exit status as a shell reports a child killed by signal N: 128 + N
+ * (N from 1 to 64, the kernel's signals, real-time ones included). */
+static inline bool runner_status_is_signal(int exit_status)
+{
+	return exit_status > 128 && exit_status <= 128 + 64;
+}
+
+/* Whether the run was stopped rather than finishing on its own: a signal
+ * (also one the shell between us and the harness reports as 128 + N), the
+ * timeout or a cancel.  Its gate can then not be a pass. */
 static inline bool runner_outcome_killed(const struct runner_outcome *oc)
 {
-	return oc->signal != 0 || oc->timed_out || oc->cancelled;
+	return oc->signal != 0 || oc->timed_out || oc->cancelled ||
+	       runner_status_is_signal(oc->exit_status);
 }
 
 /* Called with each block of output as it arrives (any size, any bytes). */

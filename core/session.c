@@ -412,6 +412,7 @@ struct session_run {
 	struct session_opts o; /* the caller's, copied */
 	struct measure_best b;
 	int rec_id;            /* the stats_confirms record */
+	int iter;              /* the candidate's iteration (the best's with --baseline) */
 	char snap[VCS_OID_HEX], cand[VCS_OID_HEX];
 	size_t max_pairs;
 	size_t pairs;          /* pairs in the comparisons so far */
@@ -540,6 +541,54 @@ static void run_free(struct session_run *s)
 	free(s);
 }
 
+/* confirm --baseline: the best, in the tree with the loop at rest, is the
+ * candidate; the baseline row's commit is the other side. */
+static int baseline_begin(struct session_run *s, struct err *e)
+{
+	struct ctx *c = &s->c;
+	struct measure_best best;
+	enum loop_state st = c->status.state;
+	if (st == ST_VERIFYING || st == ST_MEASURED || st == ST_LOGGED)
+		return err_set(e, ERR_REFUSED,
+			       "confirm --baseline refused: iteration %d is %s; finish it first (the "
+			       "baseline comparison measures the best with the loop at rest)",
+			       c->status.iteration, loop_state_name(st));
+	int rc = best_commit(c, &best, "confirm --baseline", e);
+	if (rc < 0)
+		return rc;
+	if (best.iter == 0) {
+		measure_best_release(&best);
+		return err_set(e, ERR_REFUSED,
+			       "confirm --baseline refused: the best is the baseline itself; there is "
+			       "nothing to compare with it yet");
+	}
+	rc = vcs_kernel_hash(c->vcs, kpaths(c), c->status.nkernel, NULL, s->cand, e);
+	if (rc == 0 && (!best.tree || strcmp(s->cand, best.tree)))
+		rc = err_set(e, ERR_REFUSED,
+			     "confirm --baseline refused: the kernel in the tree is not the best "
+			     "(iteration %d); undo the edit (git checkout -- <kernel paths>) first",
+			     best.iter);
+	struct store_rows *rs;
+	if (rc == 0 && (rc = store_rows_get(c->st, &rs, e)) == 0) {
+		const struct log_row *b0 = rs->n && rs->v[0].status == RS_BASE ? &rs->v[0] : NULL;
+		memset(&s->b, 0, sizeof(s->b));
+		if (!b0 || !b0->commit)
+			rc = err_set(e, ERR_REFUSED,
+				     "confirm --baseline refused: the baseline row has no commit yet");
+		else {
+			s->b.have = true;
+			s->b.iter = b0->iter;
+			s->b.bench_ms = b0->bench_ms;
+			s->b.commit = xstrdup(b0->commit);
+			rc = store_iter_run(c->st, b0->iter, &s->b.run_id, &s->b.tree, e);
+		}
+		store_rows_put(rs);
+	}
+	s->iter = best.iter;
+	measure_best_release(&best);
+	return rc;
+}
+
 /* A confirm sizes a win; a candidate whose gate did not pass has none. */
 static int gate_passed(struct ctx *c, struct err *e)
 {
@@ -573,6 +622,10 @@ int session_confirm_begin(struct loop *l, const struct session_opts *o, struct s
 	int rc = ctx_init(c, l, &s->o, "confirm", e);
 	if (rc == 0)
 		rc = recover(c, e);
+	if (rc == 0 && s->o.baseline) {
+		rc = baseline_begin(s, e);
+		goto begun;
+	}
 	if (rc == 0 && c->status.state != ST_MEASURED)
 		rc = err_set(e, ERR_REFUSED,
 			     "confirm refused: iteration %d is %s; a confirm run measures a verified "
@@ -584,6 +637,7 @@ int session_confirm_begin(struct loop *l, const struct session_opts *o, struct s
 			     "extra change or re-verify first");
 	if (rc == 0)
 		rc = gate_passed(c, e);
+	s->iter = c->status.iteration;
 	if (rc == 0)
 		rc = best_commit(c, &s->b, "confirm", e);
 	if (rc == 0)
@@ -593,10 +647,11 @@ int session_confirm_begin(struct loop *l, const struct session_opts *o, struct s
 			     "confirm refused: the kernel is the best itself (iteration %d); there is "
 			     "nothing to confirm",
 			     s->b.iter);
+begun:
 	if (rc == 0)
 		rc = vcs_snapshot(c->vcs, kpaths(c), c->status.nkernel, s->snap, e);
 	if (rc == 0) {
-		rec.iter = c->status.iteration;
+		rec.iter = s->iter;
 		rec.best_iter = s->b.iter;
 		rec.best_tree = s->b.tree;
 		rec.cand_tree = s->cand;
@@ -655,7 +710,7 @@ void session_confirm_progress(const struct session_run *s, struct session_progre
 	memset(p, 0, sizeof(*p));
 	if (!s)
 		return;
-	p->iter = s->c.status.iteration;
+	p->iter = s->iter;
 	p->run = s->c.nruns + (s->going ? 1 : 0);
 	p->nruns = s->planned;
 	p->role = s->best_turn ? "best" : "cand";
@@ -685,7 +740,7 @@ int session_confirm_end(struct session_run *s, struct session_result *r, struct 
 			*e = e2;
 		rc = rc2;
 	}
-	r->iter = c->status.iteration;
+	r->iter = s->iter;
 	r->session = c->session;
 	r->nruns = c->nruns;
 	if (rc == 0 && s->cancelled) {

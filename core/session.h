@@ -33,6 +33,8 @@ struct session_opts {
 	const char *command; /* NULL: validation command + " --no-gate" */
 	int runs;            /* noise: how many runs (0: 5) */
 	size_t max_pairs;    /* confirm: 0: STATS_CONFIRM_MAX_PAIRS */
+	bool baseline;       /* confirm: the best (in the tree, at rest) against the
+			      * baseline commit, the promotion verdict and final claim */
 	double timeout_s;    /* per run; 0: none */
 	/* One line per finished run, for the CLI (may be NULL). */
 	void (*progress)(void *ctx, const char *line);

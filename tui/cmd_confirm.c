@@ -1,6 +1,7 @@
-/* cmd_confirm — `optloop confirm [--max-pairs N] [--cmd CMD] [--json]`:
- * best and candidate measured interleaved in one session; exit 0 when the
- * candidate is promoted, 1 when the confirm shows no win beyond noise. */
+/* cmd_confirm — `optloop confirm [--baseline] [--max-pairs N] [--cmd CMD] [--json]`:
+ * best and candidate measured interleaved in one session (with --baseline:
+ * the best against the baseline commit); exit 0 on a win beyond noise, 1
+ * when the confirm shows none. */
 #include "tui/cli_util.h"
 #include "tui/commands.h"
 #include "tui/loop_cli.h"
@@ -64,6 +65,9 @@ int cmd_confirm(struct cli *cli, int argc, char **argv)
 		if (!strcmp(argv[i], "--json")) {
 			json = 1;
 			i++;
+		} else if (!strcmp(argv[i], "--baseline")) {
+			o.baseline = true;
+			i++;
 		} else if ((rc = loop_cli_optcount(argc, argv, &i, "--max-pairs", STATS_CONFIRM_PAIRS,
 						   60, &k)) != 0) {
 			if (rc < 0)
@@ -98,7 +102,10 @@ int cmd_confirm(struct cli *cli, int argc, char **argv)
 		if (r.cmp.worst >= 0)
 			printf("worst:   %s (%.3fx)\n", r.cmp.shapes[r.cmp.worst].key,
 			       r.cmp.shapes[r.cmp.worst].speedup);
-		if (r.promoted)
+		if (r.promoted && o.baseline)
+			printf("against the baseline: a win beyond noise; promote --check reads the "
+			       "Target's speedup from this session\n");
+		else if (r.promoted)
 			printf("promoted: log this iteration as keep and it becomes the best\n");
 		else if (r.cmp.verdict == SV_FAST && !(r.cmp.flags & (SF_BUSY_GPU | SF_SUBSET_GATE)))
 			printf("held back: the win is beyond noise but implausible; find out why, then "
@@ -109,7 +116,7 @@ int cmd_confirm(struct cli *cli, int argc, char **argv)
 			       "idle GPU\n");
 		else
 			printf("not promoted: no win beyond the threshold and the noise band (log it as "
-			       "revert or drop, or keep it without a confirmed win)\n");
+			       "revert or drop, or keep it with --unconfirmed \"why\")\n");
 		sb_release(&f);
 	}
 	rc = r.promoted ? 0 : 1;

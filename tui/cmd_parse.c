@@ -5,6 +5,7 @@
 #include "tui/commands.h"
 #include "tui/cli_util.h"
 #include "core/err.h"
+#include "core/runner.h"
 #include "core/fsutil.h"
 #include "core/parse.h"
 #include "core/patset.h"
@@ -167,6 +168,9 @@ int cmd_parse(struct cli *cli, int argc, char **argv)
 	free(extra);
 	if (rc)
 		return cli_fail(&e);
+	/* 128 + N is how a shell reports a child killed by signal N */
+	if (have_status && runner_status_is_signal(exit_status))
+		killed = true;
 	rc = parse_file(ps, file, exit_status, killed, &r, &e);
 	if (rc) {
 		patset_free(ps);

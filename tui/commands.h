@@ -50,8 +50,8 @@ struct cli {
 	  "stop the loop when a stop condition holds")                                       \
 	X(noise, "noise [--runs K] [--cmd CMD] [--json]",                                      \
 	  "measure the current best K times in one session to seed the noise band")           \
-	X(confirm, "confirm [--max-pairs N] [--cmd CMD] [--json]",                             \
-	  "measure best and candidate interleaved in one session; promote only a real win")   \
+	X(confirm, "confirm [--baseline] [--max-pairs N] [--cmd CMD] [--json]",                \
+	  "measure best and candidate interleaved in one session (--baseline: the best against the baseline)") \
 	X(promote, "promote --check | --explain TEXT | --attach FILE [--iter N] [--json]",     \
 	  "check the promotion bar, or record the evidence it asks for")                      \
 	X(report, "report final|header ITER|pr|nogo [--json]",                                 \

@@ -149,6 +149,20 @@ t_is "promote --check passes" "$rc" 0
 t_like "with no shapes named, every measured shape counts and the check says so" "$out" \
 	"ok       target shapes: the contract's Target names no shapes: every measured shape counts \(3 in the confirm\)"
 t_is "promote --check --json ok" "$("$OPTLOOP" promote --check --json | jget ok)" True
+t_like "the Target's speedup is checked against the baseline" "$out" \
+	'ok       target speedup: worst shape .* at [0-9.]+x against the baseline; the Target asks 1.2x of every shape'
+"$OPTLOOP" contract --set "target=every shape at least 5x" >/dev/null
+out=$("$OPTLOOP" promote --check 2>&1); rc=$?
+t_is "a Target the win misses fails the check" "$rc" 1
+t_like "naming the worst shape and the factor asked" "$out" \
+	'MISSING  target speedup: worst shape .* at [0-9.]+x against the baseline; the Target asks 5x of every shape'
+"$OPTLOOP" contract --set "target=5x geomean" >/dev/null
+t_like "a geomean Target is checked on the geomean" "$("$OPTLOOP" promote --check 2>&1)" \
+	'MISSING  target speedup: geomean [0-9.]+x over 3 shapes against the baseline; the Target asks 5x of the geomean'
+"$OPTLOOP" contract --set "target=make it faster" >/dev/null
+t_like "a Target without a readable speedup is said, with the form that can be read" \
+	"$("$OPTLOOP" promote --check 2>&1)" 'MISSING  target speedup: .*names no speedup optloop can read; write .*every shape >= 1.5x'
+"$OPTLOOP" contract --set "target=all three shapes, 1.2x" >/dev/null
 
 # --- report final, field by field ----------------------------------------------
 "$OPTLOOP" report final --json >"$T_TMP/final.json" 2>"$T_TMP/final.err"

@@ -551,6 +551,36 @@ static void template_fills_the_given_fields(void **state)
 	sb_release(&out);
 }
 
+static void target_speedup_reads_the_factor_and_its_scope(void **state)
+{
+	struct contract_target t;
+	struct err e = {0};
+	assert_int_equal(contract_target_speedup("every shape >= 1.5x", &t, &e), 0);
+	assert_float_equal(t.speedup, 1.5, 1e-12);
+	assert_int_equal(t.scope, TARGET_EVERY);
+	/* shapes with digits are not the factor; named shapes mean every one */
+	assert_int_equal(contract_target_speedup("B8-T8192-H16-D64 and B=8 T=4096 (bf16) 1.2\xc3\x97",
+						 &t, &e),
+			 0);
+	assert_float_equal(t.speedup, 1.2, 1e-12);
+	assert_int_equal(t.scope, TARGET_EVERY);
+	assert_int_equal(contract_target_speedup("chunk_linear_attn fwd, shapes B8-T8192-H16-D64 and "
+						 "B16-T4096-H32-D64 (bf16), >= 3 % geomean speedup",
+						 &t, &e),
+			 0);
+	assert_float_equal(t.speedup, 1.03, 1e-12);
+	assert_int_equal(t.scope, TARGET_GEOMEAN);
+	assert_int_equal(contract_target_speedup("All three shapes, 2 times faster", &t, &e), 0);
+	assert_float_equal(t.speedup, 2, 1e-12);
+	/* what cannot be read is said, with the form that can */
+	assert_int_equal(contract_target_speedup("make it faster", &t, &e), ERR_FAIL);
+	assert_non_null(strstr(e.msg, "names no speedup"));
+	assert_non_null(strstr(e.msg, "every shape >= 1.5x"));
+	assert_int_equal(contract_target_speedup("1.5x", &t, &e), ERR_FAIL);
+	assert_non_null(strstr(e.msg, "whether every shape or the geomean"));
+	assert_int_equal(contract_target_speedup(NULL, &t, &e), ERR_FAIL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -577,6 +607,7 @@ int main(void)
 		cmocka_unit_test(target_shapes_split_on_a_repeated_dimension_and_dedupe),
 		cmocka_unit_test(target_without_shapes_names_none),
 		cmocka_unit_test(shape_matches_measured_keys),
+		cmocka_unit_test(target_speedup_reads_the_factor_and_its_scope),
 		cmocka_unit_test(template_fills_the_given_fields),
 	};
 	return cmocka_run_group_tests_name("contract", tests, assets_setup, assets_teardown);
