@@ -8,6 +8,7 @@
 #include "core/fault.h"
 #include "core/fsutil.h"
 #include "core/guards.h"
+#include "core/lint.h"
 #include "core/optlog.h"
 #include "core/parse.h"
 #include "core/patset.h"
@@ -1405,6 +1406,15 @@ int loop_verify_end(struct loop *l, struct loop_measurement *m, struct err *e)
 	if (rc < 0)
 		return rc;
 	measure_hook_verify_end(l->store, r->id, l->contract.threshold);
+	/* the trap lints over the measured diff, at verify: evidence beside the
+	 * verdict, not a gate (log asks for the acknowledgement) */
+	struct guards_ctx g = guards_of(l);
+	struct lint_findings lf = {0};
+	int nlints = 0;
+	if (!run_is_attempt(r->iter, r->gate, r->scope, r->bench_ms) &&
+	    guards_lint(&g, r->iter, &lf, NULL) == 0)
+		nlints = (int)lf.n;
+	lint_findings_release(&lf);
 	/* the verify's one "vs best" figure is its verdict's */
 	struct measure_win win;
 	if (measure_win(l->store, r->iter, r->id, &win, NULL) == 0) {
@@ -1414,8 +1424,10 @@ int loop_verify_end(struct loop *l, struct loop_measurement *m, struct err *e)
 		}
 		measure_win_release(&win);
 	}
-	if (m)
+	if (m) {
 		fill_measurement(r, m);
+		m->nlints = nlints;
+	}
 	return 0;
 }
 

@@ -155,6 +155,7 @@ struct loop_measurement {
 	bool timed_out, cancelled;
 	bool no_change;          /* the kernel equals HEAD (a no-change run) */
 	bool attempt;            /* an attempt, not an iteration (run_is_attempt): no row */
+	int nlints;              /* trap-lint findings on the measured diff (loop_verify_end) */
 	double seconds;
 	char *command;
 	char *log_path;          /* trace/iter-<N>.log */

@@ -5,6 +5,8 @@
  * behaves as if they were empty.
  */
 #include "core/measure.h"
+#include "core/lint.h"
+#include "core/guards.h"
 #include "core/contract.h"
 #include "core/err.h"
 #include "core/fsutil.h"
@@ -1080,6 +1082,43 @@ static void check(json_t *arr, struct sb *out, bool *all, const char *name, bool
 	sb_release(&d);
 }
 
+/* Trap-lint findings on the kept iterations (the best's lineage) that were
+ * never acknowledged: verify lints every measured diff, log asks for --ack. */
+static void lint_check(struct store *s, json_t *arr, struct sb *out, bool *all)
+{
+	struct store_rows *rs;
+	struct sb open = SB_INIT;
+	size_t nack = 0;
+	if (store_rows_get(s, &rs, NULL) < 0)
+		return;
+	for (size_t i = 0; i < rs->n; i++) {
+		const struct log_row *r = &rs->v[i];
+		struct lint_findings f;
+		bool acked;
+		if (r->status != RS_KEEP || guards_findings(s, r->iter, &f, &acked, NULL) < 0)
+			continue;
+		for (size_t k = 0; k < f.n; k++) {
+			if (acked)
+				nack++;
+			else
+				sb_addf(&open, "%s%s (iteration %d, %s:%d)", open.len ? "; " : "",
+					f.v[k].lint, r->iter, f.v[k].file, f.v[k].line);
+		}
+		lint_findings_release(&f);
+	}
+	store_rows_put(rs);
+	if (open.len)
+		check(arr, out, all, "lint findings", false,
+		      "unacknowledged: %s; review each (optloop lint) and acknowledge it with the row "
+		      "(log --ack), or undo the change",
+		      open.buf);
+	else
+		check(arr, out, all, "lint findings", true, "%s",
+		      nack ? "every finding on the kept iterations was acknowledged at log"
+			   : "none on the kept iterations");
+	sb_release(&open);
+}
+
 /* The Target's speedup over the baseline, on its scope (every shape or the
  * geomean), from the confirm that measured the best against the baseline. */
 static void target_speedup_check(const struct contract *k, const struct measure_confirm *c,
@@ -1267,6 +1306,7 @@ int measure_promote_check(struct store *s, const char *workspace_dir, const stru
 	check(arr, out, &all, "busy GPU", !(flags & SF_BUSY_GPU),
 	      "%s", flags & SF_BUSY_GPU ? "a run was measured on a busy GPU: re-measure on an idle one"
 					: "no run measured on a busy GPU");
+	lint_check(s, arr, out, &all);
 	struct sb arts = SB_INIT;
 	int nart = b.have ? measure_artifacts(s, b.iter, &arts) : 0;
 	bool art_ok = false;

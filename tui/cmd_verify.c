@@ -119,6 +119,7 @@ int cmd_verify(struct cli *cli, int argc, char **argv)
 			json_object_set_new(j, "next", json_string(st.next));
 		}
 		stats_cli_add_verdict(l, m.run_id, j);
+		json_object_set_new(j, "lint_findings", json_integer(m.nlints));
 		cli_print_json(j);
 	} else {
 		struct sb bench = SB_INIT, vs = SB_INIT, gate = SB_INIT;
@@ -133,6 +134,10 @@ int cmd_verify(struct cli *cli, int argc, char **argv)
 		       m.log_path);
 		if (!m.attempt)
 			stats_cli_print_verdict(l, m.run_id, stdout);
+		if (m.nlints)
+			printf("lint:    %d trap-lint finding%s on this diff (optloop lint lists them; "
+			       "log needs --ack, promote --check lists any left unacknowledged)\n",
+			       m.nlints, m.nlints == 1 ? "" : "s");
 		if (have_st)
 			printf("next: %s\n", st.next);
 		sb_release(&bench);

@@ -100,9 +100,14 @@ out=$("$OPTLOOP" promote --check 2>&1)
 t_like "1.14x misses the Target's 1.3x on every shape" "$out" \
 	'MISSING  target speedup: worst shape .* at 1\.1[0-9]+x against the baseline; the Target asks 1.3x of every shape'
 reps 6
-"$OPTLOOP" verify >/dev/null 2>&1
+sed -i '1i #pragma GCC optimize ("Ofast")' "$kernel"
+out=$("$OPTLOOP" verify 2>&1)
+t_like "verify lints the diff and says so beside the verdict" "$out" 'lint: +1 trap-lint finding on this diff'
+t_is "the finding is stored for the iteration" "$("$OPTLOOP" export --json | python3 -c 'import json,sys
+print(sum(1 for f in json.load(sys.stdin)["tables"]["guards_findings"] if f["iter"] == 3))')" 1
 t_exit "a second win confirmed against the best (iteration 2)" 0 "$OPTLOOP" confirm
-"$OPTLOOP" log --direction "6 reps" --status keep --commit >/dev/null
+t_exit "log refuses the finding unacknowledged" 3 "$OPTLOOP" log --direction "6 reps" --status keep
+"$OPTLOOP" log --direction "6 reps" --status keep --ack --commit >/dev/null
 t_is "the last keep is the best" "$("$OPTLOOP" status --json | jget best.iter)" 3
 out=$("$OPTLOOP" promote --check 2>&1)
 t_like "the Target needs the best against the baseline in one session" "$out" \
@@ -119,6 +124,11 @@ printf 'roofline: 1.9 GFLOP/s of 4.0 peak\n' >"$T_TMP/roofline.txt"
 out=$("$OPTLOOP" promote --check 2>&1)
 t_like "now the Target's speedup is read from that session" "$out" \
 	'ok       target speedup: worst shape .* at 1\.3[0-9]+x against the baseline; the Target asks 1.3x of every shape'
+t_like "the lint finding was acknowledged at log" "$out" \
+	'ok       lint findings: every finding on the kept iterations was acknowledged at log'
+sqlite3 profile/chunk_linear_attn-opt/optloop.db "DELETE FROM guards_acks WHERE iter = 3"
+t_like "a finding left unacknowledged is listed" "$("$OPTLOOP" promote --check 2>&1)" \
+	'MISSING  lint findings: unacknowledged: fast-math \(iteration 3, ops/linear_attn/chunk.c:1\)'
 
 # ---- one best, one figure, everywhere ----------------------------------------
 s=$("$OPTLOOP" status --json)
