@@ -15,11 +15,15 @@
 #include "core/sb.h"
 #include "core/store.h"
 
+#include <ctype.h>
+#include <sys/stat.h>
+#include <stdio.h>
 #include <math.h>
 #include <stdarg.h>
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/time.h>
 
 static const char schema[] =
@@ -914,6 +918,116 @@ int measure_explanations(struct store *s, int iter, struct sb *out)
 int measure_attach(struct store *s, int iter, const char *path, struct err *e)
 {
 	return add_note(s, "stats_artifacts", "path", iter, path, e);
+}
+
+static bool has_ci(const char *text, const char *w)
+{
+	size_t n = strlen(w);
+	for (const char *p = text; *p; p++)
+		if (!strncasecmp(p, w, n))
+			return true;
+	return false;
+}
+
+/* What a profiler or roofline file is, from its name and its first 64 KiB;
+ * NULL when it is none of them. */
+static const char *artifact_kind(const char *path, const char *text)
+{
+	static const struct {
+		const char *suffix, *kind;
+	} by_name[] = {
+		{".ncu-rep", "Nsight Compute report"},
+		{".nsys-rep", "Nsight Systems report"},
+		{".qdrep", "Nsight Systems report"},
+	};
+	size_t n = strlen(path);
+	for (size_t i = 0; i < sizeof(by_name) / sizeof(by_name[0]); i++) {
+		size_t k = strlen(by_name[i].suffix);
+		if (n > k && !strcmp(path + n - k, by_name[i].suffix))
+			return by_name[i].kind;
+	}
+	if (strstr(text, "==PROF==") || strstr(text, "\"Metric Name\"") ||
+	    strstr(text, "GPU Speed Of Light"))
+		return "Nsight Compute export";
+	if (strstr(text, "cuda_gpu_kern_sum") || strstr(text, "CUDA GPU Kernel Summary") ||
+	    strstr(text, "Total Time (ns)"))
+		return "Nsight Systems export";
+	if (strstr(text, "Self CUDA") && strstr(text, "# of Calls"))
+		return "torch.profiler table";
+	if (strstr(text, "# Samples:") && strstr(text, "# Overhead"))
+		return "perf report";
+	static const char *const units[] = {"GB/s", "TB/s", "GFLOP/s", "TFLOP/s", "FLOP/byte",
+					    "FLOP/B", "% of peak", NULL};
+	if (has_ci(text, "roofline") || has_ci(text, "arithmetic intensity"))
+		for (int i = 0; units[i]; i++) {
+			const char *u = text;
+			while ((u = strstr(u, units[i])) != NULL) {
+				const char *d = u;
+				while (d > text && d[-1] == ' ')
+					d--;
+				if (d > text && isdigit((unsigned char)d[-1]))
+					return "roofline reading";
+				u += strlen(units[i]);
+			}
+		}
+	return NULL;
+}
+
+int measure_attach_check(struct store *s, int iter, const char *path, const char *workspace_dir,
+			 const char **kind, struct err *e)
+{
+	struct stat sb;
+	*kind = NULL;
+	if (stat(path, &sb) < 0 || !S_ISREG(sb.st_mode))
+		return err_set(e, ERR_USAGE,
+			       "promote --attach: %s is not a file (attach the profiler or roofline "
+			       "output itself)",
+			       path);
+	char *ws = realpath(workspace_dir, NULL), *real = realpath(path, NULL);
+	size_t wl = ws ? strlen(ws) : 0;
+	bool under = ws && real && !strncmp(real, ws, wl) && real[wl] == '/';
+	free(ws);
+	free(real);
+	if (!under)
+		return err_set(e, ERR_REFUSED,
+			       "promote --attach refused: %s is outside the workspace; the evidence "
+			       "stays with the loop: put it under %s/trace/ and attach it from there",
+			       path, workspace_dir);
+	int run_id = 0;
+	struct store_run r;
+	if (store_iter_run(s, iter, &run_id, NULL, NULL) == 0 && run_id &&
+	    store_run_get(s, run_id, &r, NULL) == 0) {
+		double t = r.t_end;
+		store_run_release(&r);
+		double mt = (double)sb.st_mtim.tv_sec + sb.st_mtim.tv_nsec / 1e9;
+		if (mt < t)
+			return err_set(e, ERR_REFUSED,
+				       "promote --attach refused: %s was written before iteration %d's "
+				       "verify ended, so it cannot be a reading of that kernel; profile "
+				       "the candidate now and attach the new file",
+				       path, iter);
+	}
+	struct sb head = SB_INIT;
+	FILE *f = fopen(path, "rb");
+	if (f) {
+		char buf[65536];
+		size_t got = fread(buf, 1, sizeof(buf), f);
+		fclose(f);
+		sb_add(&head, buf, got);
+	}
+	sb_addc(&head, '\0');
+	*kind = artifact_kind(path, head.buf);
+	sb_release(&head);
+	if (!*kind)
+		return err_set(e, ERR_USAGE,
+			       "promote --attach: %s is not recognised as a profiler or roofline "
+			       "reading; attach an Nsight Compute or Nsight Systems report or export "
+			       "(.ncu-rep, .nsys-rep, ncu --csv, nsys stats), a torch.profiler table "
+			       "(key_averages().table()), a perf report, or a roofline text that "
+			       "names the roofline with its numbers (e.g. \"roofline: 3.9 of 4.8 "
+			       "TB/s\")",
+			       path);
+	return 0;
 }
 
 int measure_artifacts(struct store *s, int iter, struct sb *out)

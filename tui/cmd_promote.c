@@ -87,22 +87,23 @@ int cmd_promote(struct cli *cli, int argc, char **argv)
 		return cli_fail(&e);
 	}
 	if (attach) {
+		/* a relative path: from the current directory, else from the workspace */
 		char *abs = attach[0] == '/' ? xstrdup(attach) : NULL;
 		if (!abs) {
 			char *cwd = getcwd(NULL, 0);
 			abs = fsutil_join(cwd ? cwd : ".", attach);
 			free(cwd);
+			if (!fsutil_exists(abs)) {
+				free(abs);
+				abs = fsutil_join(loop_dir(l), attach);
+			}
 		}
-		if (!fsutil_exists(abs)) {
-			free(abs);
-			loop_close(l);
-			err_set(&e, ERR_USAGE, "promote: %s does not exist (attach the profiler or "
-					       "roofline output file itself)", attach);
-			return cli_fail(&e);
-		}
-		rc = measure_attach(s, iter, abs, &e);
+		const char *kind = NULL;
+		rc = measure_attach_check(s, iter, abs, loop_dir(l), &kind, &e);
+		if (rc == 0)
+			rc = measure_attach(s, iter, abs, &e);
 		if (rc == 0 && !json)
-			printf("attached to iteration %d: %s\n", iter, abs);
+			printf("attached to iteration %d: %s (recognised: %s)\n", iter, abs, kind);
 		free(abs);
 		if (rc < 0) {
 			loop_close(l);

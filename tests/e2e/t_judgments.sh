@@ -119,8 +119,25 @@ t_like "the session compared iteration 3 with the baseline" \
 	"$(sqlite3 profile/chunk_linear_attn-opt/optloop.db "SELECT iter, best_iter, verdict FROM stats_confirms ORDER BY id DESC LIMIT 1")" \
 	'^3\|0\|fast$'
 t_is "the kernel in the tree is still the best" "$(git status --porcelain -- "$kernel")" ""
+# promote --attach takes a profiler or roofline reading of the candidate,
+# written after its verify, under the workspace; it says what it recognised.
+tr=profile/chunk_linear_attn-opt/trace
 printf 'roofline: 1.9 GFLOP/s of 4.0 peak\n' >"$T_TMP/roofline.txt"
-"$OPTLOOP" promote --attach "$T_TMP/roofline.txt" >/dev/null 2>&1
+t_exit "a reading outside the workspace is refused" 3 "$OPTLOOP" promote --attach "$T_TMP/roofline.txt"
+printf 'it looks faster to me\n' >$tr/notes.txt
+out=$("$OPTLOOP" promote --attach trace/notes.txt 2>&1); rc=$?
+t_is "a file that is no profiler or roofline reading is refused (exit 2)" "$rc" 2
+t_like "saying what would be accepted" "$out" 'not recognised as a profiler or roofline reading; attach an Nsight Compute'
+printf 'roofline: 1.9 GFLOP/s of 4.0 peak\n' >$tr/old-roofline.txt
+touch -d '2001-01-01' $tr/old-roofline.txt
+t_like "a reading older than the candidate's verify is refused" \
+	"$("$OPTLOOP" promote --attach trace/old-roofline.txt 2>&1)" "written before iteration 3's verify ended"
+cp "$OPTLOOP_ROOT/tests/fixtures/fla-h200-session/trace/profile-after-iter3.txt" $tr/
+t_like "a torch.profiler table is recognised" "$("$OPTLOOP" promote --attach trace/profile-after-iter3.txt 2>&1)" \
+	'attached to iteration 3: .*profile-after-iter3.txt \(recognised: torch.profiler table\)'
+cp "$T_TMP/roofline.txt" $tr/roofline.txt
+t_like "so is a roofline text with its numbers" "$("$OPTLOOP" promote --attach trace/roofline.txt 2>&1)" \
+	'\(recognised: roofline reading\)'
 out=$("$OPTLOOP" promote --check 2>&1)
 t_like "now the Target's speedup is read from that session" "$out" \
 	'ok       target speedup: worst shape .* at 1\.3[0-9]+x against the baseline; the Target asks 1.3x of every shape'

@@ -131,8 +131,8 @@ out=$("$OPTLOOP" promote --check 2>&1); rc=$?
 t_is "promote --check fails without profiler evidence" "$rc" 1
 t_like "and says what to attach" "$out" 'MISSING  profiler evidence'
 t_like "the confirmed win is there" "$out" 'ok       confirmed win: iteration 1'
-printf 'roofline: 1.9 GFLOP/s of 4.0 peak\n' >"$T_TMP/roofline.txt"
-t_ok "attach a roofline reading" "$OPTLOOP" promote --attach "$T_TMP/roofline.txt" --iter 1
+printf 'roofline: 1.9 GFLOP/s of 4.0 peak\n' >profile/chunk_linear_attn-opt/trace/roofline.txt
+t_ok "attach a roofline reading" "$OPTLOOP" promote --attach trace/roofline.txt --iter 1
 out=$("$OPTLOOP" promote --check 2>&1); rc=$?
 t_is "promote --check passes on the two target shapes" "$rc" 0
 t_like "and says the win holds on them" "$out" 'ok       target shapes: \+[0-9.]+% over 2 target shapes'
