@@ -269,29 +269,10 @@ static int loop_reload(struct app *a, struct err *e)
 
 /* ---- the status line ------------------------------------------------------ */
 
-static void loop_status_line(struct app *a, struct sb *out)
+/* The engine's due step (loop_status().due) in words and keys: the status
+ * line and the messages after a run say the same step. */
+static void due_words(const struct loop_status *st, struct sb *out)
 {
-	struct ws_loop *w = W(a);
-	const struct loop_status *st = &w->st;
-
-	if (!w->have_st) {
-		sb_adds(out, "status unknown");
-		return;
-	}
-	if (a->running && w->confirm) {
-		struct session_progress p;
-		session_confirm_progress(w->confirm, &p);
-		sb_addf(out, "iter %d \xc2\xb7 MEASURED \xc2\xb7 confirm run %d/%d (%s) of best and candidate (%s cancels)",
-			w->run_iter, p.run, p.nruns, p.role, action_first_key(ACT_CANCEL));
-		return;
-	}
-	if (a->running) {
-		sb_addf(out, "iter %d \xc2\xb7 VERIFYING \xc2\xb7 step 2/3: verify is running (%s cancels)",
-			w->run_iter, action_first_key(ACT_CANCEL));
-		return;
-	}
-	sb_addf(out, "iter %d \xc2\xb7 %s \xc2\xb7 ", st->iteration, state_upper(st->state));
-	/* the engine's due step (loop_status().due), in keys */
 	switch (st->due) {
 	case DUE_CONTRACT:
 		sb_addf(out, "the task contract is incomplete: fill it in (%s)", action_first_key(ACT_REASSESS));
@@ -345,6 +326,45 @@ static void loop_status_line(struct app *a, struct sb *out)
 		sb_adds(out, st->next ? st->next : "");
 		break;
 	}
+}
+
+/* The due step after a run ended, from a fresh status (the workbench
+ * reloads its own copy after the message). */
+static void next_words(struct ws_loop *w, struct sb *out)
+{
+	struct loop_status st;
+	sb_init(out);
+	if (loop_status(w->l, &st, NULL) < 0) {
+		sb_adds(out, "see the status line");
+		return;
+	}
+	due_words(&st, out);
+	loop_status_release(&st);
+}
+
+static void loop_status_line(struct app *a, struct sb *out)
+{
+	struct ws_loop *w = W(a);
+	const struct loop_status *st = &w->st;
+
+	if (!w->have_st) {
+		sb_adds(out, "status unknown");
+		return;
+	}
+	if (a->running && w->confirm) {
+		struct session_progress p;
+		session_confirm_progress(w->confirm, &p);
+		sb_addf(out, "iter %d \xc2\xb7 MEASURED \xc2\xb7 confirm run %d/%d (%s) of best and candidate (%s cancels)",
+			w->run_iter, p.run, p.nruns, p.role, action_first_key(ACT_CANCEL));
+		return;
+	}
+	if (a->running) {
+		sb_addf(out, "iter %d \xc2\xb7 VERIFYING \xc2\xb7 step 2/3: verify is running (%s cancels)",
+			w->run_iter, action_first_key(ACT_CANCEL));
+		return;
+	}
+	sb_addf(out, "iter %d \xc2\xb7 %s \xc2\xb7 ", st->iteration, state_upper(st->state));
+	due_words(st, out);
 	if (st->due == DUE_EDIT || st->due == DUE_VERIFY)
 		sb_addf(out, " \xc2\xb7 stall %d/%d", st->stall, st->stall_limit);
 	if (st->telescoped)
@@ -494,13 +514,15 @@ static int confirm_end(struct app *a, struct err *e)
 			r.promoted ? "promoted" : "not promoted");
 		if (a->data.live)
 			live_set_verdict(a->data.live, s.buf, !r.promoted);
+		struct sb next = SB_INIT;
+		next_words(w, &next);
 		if (r.promoted)
-			app_message(a, false,
-				    "iteration %d: %s \xc2\xb7 next: log it as keep (%s), then commit (%s)",
-				    r.iter, s.buf, key_of(ACT_LOG, k1), key_of(ACT_COMMIT, k2));
+			app_message(a, false, "iteration %d: %s \xc2\xb7 next: %s", r.iter, s.buf,
+				    next.buf);
 		else
-			app_message(a, true, "iteration %d: %s (%s) \xc2\xb7 next: log the row (%s)", r.iter,
-				    s.buf, r.cmp.why ? r.cmp.why : "", action_first_key(ACT_LOG));
+			app_message(a, true, "iteration %d: %s (%s) \xc2\xb7 next: %s", r.iter, s.buf,
+				    r.cmp.why ? r.cmp.why : "", next.buf);
+		sb_release(&next);
 	}
 	sb_release(&s);
 	session_result_release(&r);
@@ -567,8 +589,11 @@ static int loop_run_end(struct app *a, struct err *e)
 	}
 	if (a->data.live)
 		live_set_verdict(a->data.live, s.buf, bad);
-	app_message(a, bad, "iteration %d measured: %s \xc2\xb7 next: log the row (%s)", m.iter, s.buf,
-		    action_first_key(ACT_LOG));
+	struct sb next = SB_INIT;
+	next_words(w, &next);
+	app_message(a, bad, "iteration %d %s: %s \xc2\xb7 next: %s", m.iter,
+		    m.attempt ? "attempt (no row)" : "measured", s.buf, next.buf);
+	sb_release(&next);
 	sb_release(&s);
 	loop_measurement_release(&m);
 	return 0;

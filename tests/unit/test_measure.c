@@ -329,8 +329,11 @@ static void promote_check_lists_what_is_missing(void **state)
 	char *prof = fsutil_join(tmpdir, "ncu.txt");
 	assert_int_equal(fsutil_write_atomic(prof, "x", 1, NULL), 0);
 	assert_int_equal(measure_attach(st, 1, "ncu.txt", NULL), 0);
-	assert_int_equal(measure_promote_check(st, tmpdir, NULL, &out, &j, &e), 0);
-	assert_true(json_is_true(json_object_get(j, "ok")));
+	/* without a contract there is no Target to check the speedup against */
+	assert_int_equal(measure_promote_check(st, tmpdir, NULL, &out, &j, &e), ERR_FAIL);
+	assert_non_null(strstr(out.buf, "MISSING  target speedup: the contract has no Target"));
+	assert_non_null(strstr(out.buf, "ok       profiler evidence"));
+	assert_false(json_is_true(json_object_get(j, "ok")));
 	json_decref(j);
 	sb_reset(&out);
 
@@ -345,7 +348,11 @@ static void promote_check_lists_what_is_missing(void **state)
 	sb_reset(&out);
 	assert_int_equal(measure_explain(st, 1, "the old path recomputed the state per chunk",
 					 NULL, NULL), 0);
-	assert_int_equal(measure_promote_check(st, tmpdir, NULL, &out, NULL, &e), 0);
+	/* explained: only the Target's speedup (no contract here) is left */
+	assert_int_equal(measure_promote_check(st, tmpdir, NULL, &out, NULL, &e), ERR_FAIL);
+	assert_non_null(strstr(out.buf, "ok       implausible flags"));
+	assert_null(strstr(out.buf, "MISSING  implausible"));
+	assert_non_null(strstr(out.buf, "MISSING  target speedup"));
 	free(prof);
 	sb_release(&out);
 }
@@ -470,12 +477,21 @@ static void promote_check_requires_the_win_on_target_shapes(void **state)
 	struct sb out = SB_INIT;
 	confirmed_win_on_one_shape();
 
-	assert_int_equal(check_with_target("the two shapes, 1.3x", &out), 0);
+	/* the geomean of 2x (+50 % time saved) and an unmoved shape is 1.414x */
+	assert_int_equal(check_with_target("the two shapes, 1.2x geomean", &out), 0);
 	assert_non_null(strstr(out.buf, "ok       target shapes: the contract's Target names no "
 					"shapes: every measured shape counts (2 in the confirm)"));
+	if (!strstr(out.buf, "ok       target speedup: geomean 1.414x"))
+		fprintf(stderr, "%s", out.buf);
+	assert_non_null(strstr(out.buf, "ok       target speedup: geomean 1.414x"));
+	/* every shape 1.3x: the unmoved one misses it */
+	assert_int_equal(check_with_target("every shape, 1.3x", &out), ERR_FAIL);
+	assert_non_null(strstr(out.buf, "MISSING  target speedup: worst shape "));
+	assert_non_null(strstr(out.buf, "the Target asks 1.3x of every shape"));
 
 	assert_int_equal(check_with_target("fwd B4-T2048-H16-D64, 1.3x", &out), 0);
 	assert_non_null(strstr(out.buf, "ok       target shapes: +50.0% over 1 target shape"));
+	assert_non_null(strstr(out.buf, "ok       target speedup: worst shape fwd B=4 T=2048"));
 
 	/* The shape that did not move: no win beyond noise there. */
 	assert_int_equal(check_with_target("B=8 T=1024 H=8 D=64", &out), ERR_FAIL);
@@ -488,10 +504,12 @@ static void promote_check_requires_the_win_on_target_shapes(void **state)
 	assert_non_null(strstr(out.buf, "MISSING  target shapes: fwd B=8 T=4096 H=16 D=128 was not "
 					"measured in the confirm of iteration 1"));
 
-	/* No contract at all reads as no target shapes. */
+	/* No contract at all reads as no target shapes, and no speedup to check. */
 	struct err e = {0};
 	sb_reset(&out);
-	assert_int_equal(measure_promote_check(st, tmpdir, NULL, &out, NULL, &e), 0);
+	assert_int_equal(measure_promote_check(st, tmpdir, NULL, &out, NULL, &e), ERR_FAIL);
+	assert_non_null(strstr(out.buf, "ok       target shapes: the contract's Target names no"));
+	assert_non_null(strstr(out.buf, "MISSING  target speedup: the contract has no Target"));
 	sb_release(&out);
 }
 
