@@ -75,14 +75,25 @@ t_like "saying it was an attempt" "$("$OPTLOOP" log --direction "7 reps" --statu
 # ---- a real win: keep needs one beyond noise ---------------------------------
 out=$("$OPTLOOP" verify --json 2>/dev/null)
 t_is "verify again measures it" "$(printf '%s' "$out" | jget gate)" pass
-t_like "its verdict is fast, against an assumed noise band" \
-	"$(printf '%s' "$out" | jget verdict) $(printf '%s' "$out" | jget flags)" '^fast .*noise_assumed'
+# (The verify times the real kernel: on a loaded machine even this win can
+# read slow.  Either way one verify against an assumed noise band is no win.)
+verdict=$(printf '%s' "$out" | jget verdict)
+t_like "its verdict is against an assumed noise band" \
+	"$verdict $(printf '%s' "$out" | jget flags)" '^(fast|ambiguous|same|slow) .*noise_assumed'
 out=$("$OPTLOOP" log --direction "7 reps" --status keep 2>&1); rc=$?
 t_is "keep without a win beyond noise is refused (exit 3)" "$rc" 3
-t_like "naming the way there" "$out" 'not a win beyond noise: .*assumed noise band.*Run optloop confirm.*--unconfirmed'
 st=$("$OPTLOOP" status)
 t_is "status says one due step" "$(printf '%s\n' "$st" | grep -c '^next:')" 1
-t_like "and it is the confirm" "$st" 'next: +confirm iteration 2 before keeping it: optloop confirm'
+case $verdict in
+fast | ambiguous)
+	t_like "naming the way there" "$out" 'not a win beyond noise: .*Run optloop confirm.*--unconfirmed'
+	t_like "and the due step is the confirm" "$st" 'next: +confirm iteration 2 before keeping it: optloop confirm'
+	;;
+*)
+	t_like "naming the way there" "$out" "not a win beyond noise: iteration 2's verdict is $verdict. Log it as revert or drop.*--unconfirmed"
+	t_like "and the due step proposes revert" "$st" 'next: +log iteration 2: .*--status revert\|drop\|floor'
+	;;
+esac
 t_like "status shows the stall count" "$st" 'stall: +1/3 iterations without a win'
 t_exit "confirm: best and candidate interleaved" 0 "$OPTLOOP" confirm
 conf_vs=$(sqlite3 profile/chunk_linear_attn-opt/optloop.db \
