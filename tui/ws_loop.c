@@ -282,9 +282,8 @@ static void due_words(const struct loop_status *st, struct sb *out)
 			action_first_key(ACT_VERIFY));
 		break;
 	case DUE_RETRY:
-		sb_addf(out, "the last run was an attempt (%s), not an iteration: fix it, verify again (%s)",
-			st->attempt && strstr(st->attempt, "gate ") ? strstr(st->attempt, "gate ") : "?",
-			action_first_key(ACT_VERIFY));
+		sb_addf(out, "the last run was an attempt, not an iteration: %s; fix it, verify again (%s)",
+			st->attempt ? st->attempt : "no row", action_first_key(ACT_VERIFY));
 		break;
 	case DUE_EDIT:
 		sb_addf(out, "step 1/3: change the kernel, then verify (%s)", action_first_key(ACT_VERIFY));

@@ -141,7 +141,7 @@ tui_keys x
 t_screen "x cancels: recorded as incomplete" 'incomplete \(cancelled\)'
 t_is "a cancelled run is an attempt, not an iteration: the change is still being edited" \
 	"$(state)" editing
-t_screen "the status line says the run was an attempt" 'EDITING · the last run was an attempt \(gate incomplete'
+t_screen "the status line says the run was an attempt" 'EDITING · the last run was an attempt, not an iteration: it was cancelled'
 tui_keys l
 t_screen "and log is refused: an attempt gets no row" \
 	"log refused: iteration 2 is EDITING, not measured \\(iteration 2's last run was an attempt, not an iteration"
