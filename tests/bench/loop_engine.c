@@ -101,7 +101,8 @@ int main(int argc, char **argv)
 		struct loop *l;
 		struct log_row row;
 		struct err e = {0};
-		struct loop_log_opts o = {.direction = "engine change", .status = RS_KEEP};
+		struct loop_log_opts o = {.direction = "engine change", .status = RS_KEEP,
+					  .unconfirmed = "one run per change: the bench times log and commit"};
 		char sha[41];
 
 		if (prepare(r) != 0)
