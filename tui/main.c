@@ -44,6 +44,20 @@ const char *cli_usage(const char *name)
 	return c ? c->usage : NULL;
 }
 
+/* The rules every row is judged by (also in the README and the man page). */
+static const char loop_rules[] =
+	"statuses (log --status):\n"
+	"  keep     the change stays and becomes the best; needs a passing gate, a bench\n"
+	"           number and a win beyond noise (a fast confirm, or a fast verdict\n"
+	"           against measured noise), or --unconfirmed WHY, recorded and shown\n"
+	"  revert   the change is undone: after its commit the kernel is restored to\n"
+	"  drop     the best in a commit of its own (a failed gate is logged this way)\n"
+	"  floor    a documented bound was reached\n"
+	"the best is the baseline or the last keep: every row's vs best (time saved)\n"
+	"is against it, and revert/drop restore it.  A run whose harness broke or that\n"
+	"was cut off is an attempt, not an iteration: no row, verify runs again; only a\n"
+	"full-gate pass with a bench number can be the baseline.\n";
+
 static void print_overview(FILE *out)
 {
 	fprintf(out, "usage: optloop [-C DIR] [--op OP] COMMAND [ARGS]\n\n");
@@ -51,6 +65,7 @@ static void print_overview(FILE *out)
 		     "one log row and one commit per iteration.\n\ncommands:\n");
 	for (size_t i = 0; i < NCOMMANDS; i++)
 		fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
+	fprintf(out, "\n%s", loop_rules);
 	fprintf(out, "\nexit status: 0 done, 1 gate or check failed, 2 usage error,\n"
 		     "3 refused by the protocol, 4 harness broke or run incomplete\n");
 }

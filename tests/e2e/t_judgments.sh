@@ -25,6 +25,14 @@ row() { grep -E "^\| $1 \|" profile/chunk_linear_attn-opt/OPT_LOG.md; }
 cell() { row "$1" | awk -F' \\| ' -v k="$2" '{print $k}' | tr -d '|' | sed 's/ *$//'; }
 reps() { sed -i "s/rep < [0-9]*;/rep < $1;/" "$kernel"; }
 
+h=$("$OPTLOOP" help)
+t_like "optloop help describes keep and what it needs" "$h" 'keep +the change stays and becomes the best; needs a passing gate'
+t_like "what restores the kernel" "$h" 'revert +the change is undone: after its commit the kernel is restored to'
+t_like "the one best" "$h" 'the best is the baseline or the last keep'
+t_like "and the attempt rule" "$h" 'is an attempt, not an iteration: no row, verify runs again'
+t_like "optloop help log names --unconfirmed" "$("$OPTLOOP" help log)" '\[--unconfirmed WHY\]'
+t_like "man page: the one best and attempts" "$(MANWIDTH=200 man -l "$OPTLOOP_ROOT/assets/man/optloop.1" 2>/dev/null || cat "$OPTLOOP_ROOT/assets/man/optloop.1")" 'The one best'
+
 # The kernel runs its outer loop 8 times: 8 -> 7 -> 6 are real wins of
 # 1.14x and 1.17x, 1.33x over the baseline.  confirm_bench times the
 # benchmark-only runs by that count, so the verdicts hold on a loaded machine.
