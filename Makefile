@@ -31,7 +31,7 @@ endif
 DEB_PKGS = gcc make pkg-config git tmux libc6-dev python3 \
 	libncurses-dev libgit2-dev libsqlite3-dev libpcre2-dev libjansson-dev \
 	libssh2-1-dev libmbedtls-dev libhttp-parser-dev libssl-dev zlib1g-dev \
-	libcmocka-dev strace
+	libcmocka-dev strace sqlite3
 PKGS      = ncursesw libgit2 sqlite3 libpcre2-8 jansson
 TEST_PKGS = cmocka
 
