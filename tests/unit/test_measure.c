@@ -600,10 +600,45 @@ static void report_final_uses_the_confirm_session(void **state)
 	sb_release(&md);
 }
 
+static int attach_kind(const char *name, const char *text, const char **kind)
+{
+	char *p = fsutil_join(tmpdir, name);
+	assert_int_equal(fsutil_write_atomic(p, text, strlen(text), NULL), 0);
+	struct err e = {0};
+	int rc = measure_attach_check(st, 7, p, tmpdir, kind, &e);
+	free(p);
+	return rc;
+}
+
+static void attach_recognises_profiler_and_roofline_readings(void **state)
+{
+	const char *k;
+	assert_int_equal(attach_kind("k.ncu-rep", "\x01binary", &k), 0);
+	assert_string_equal(k, "Nsight Compute report");
+	assert_int_equal(attach_kind("ncu.csv", "==PROF== Connected\n\"ID\",\"Metric Name\"\n", &k), 0);
+	assert_string_equal(k, "Nsight Compute export");
+	assert_int_equal(attach_kind("nsys.txt", "** CUDA GPU Kernel Summary (cuda_gpu_kern_sum):\n", &k), 0);
+	assert_string_equal(k, "Nsight Systems export");
+	assert_int_equal(attach_kind("perf.txt", "# Samples: 12K of event 'cycles'\n# Overhead  Command\n", &k),
+			 0);
+	assert_string_equal(k, "perf report");
+	assert_int_equal(attach_kind("roof.txt", "Roofline: 3.9 TB/s of 4.8 TB/s peak\n", &k), 0);
+	assert_string_equal(k, "roofline reading");
+	/* the word alone, or numbers without it, are not a reading */
+	assert_int_equal(attach_kind("words.txt", "we should look at the roofline\n", &k), ERR_USAGE);
+	assert_int_equal(attach_kind("nums.txt", "3.9 TB/s\n", &k), ERR_USAGE);
+	assert_null(k);
+	/* outside the workspace */
+	struct err e = {0};
+	assert_int_equal(measure_attach_check(st, 7, "/etc/hostname", tmpdir, &k, &e), ERR_REFUSED);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(shape_keys_name_every_dimension),
+		cmocka_unit_test_setup_teardown(attach_recognises_profiler_and_roofline_readings, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(verdicts_against_the_best_are_stored, setup, teardown),
 		cmocka_unit_test_setup_teardown(no_judged_run_is_notfound, setup, teardown),
 		cmocka_unit_test_setup_teardown(failed_and_killed_runs_are_not_samples, setup,
