@@ -34,9 +34,10 @@ static void print_speedup(double x)
 static void print_geomeans(const struct session_result *r)
 {
 	const struct measure_target *t = &r->target;
+	/* a speedup (best/candidate time), beside the verdict's time saved */
 	printf("geomean: ");
 	print_speedup(r->cmp.speedup);
-	printf(" over all %zu shape%s", r->cmp.ncommon, r->cmp.ncommon == 1 ? "" : "s");
+	printf(" speedup over all %zu shape%s", r->cmp.ncommon, r->cmp.ncommon == 1 ? "" : "s");
 	if (t->ntargets == 0) {
 		printf(" (the contract's Target names no shapes: every shape counts)\n");
 		return;

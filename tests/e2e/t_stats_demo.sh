@@ -113,7 +113,7 @@ t_is "confirm of a comment-only change exits 1" "$rc" 1
 t_like "and does not promote" "$out" 'not promoted'
 t_like "its verdict is not fast" "$out" '^confirm: (same|ambiguous|slow) '
 t_like "confirm shows the target-shape geomean beside the all-shapes one" "$out" \
-	'geomean: [0-9.]+x over all 3 shapes; [0-9.]+x on the target shapes \(2 named, 2 measured: [a-z_]+\)'
+	'geomean: [0-9.]+x speedup over all 3 shapes; [0-9.]+x on the target shapes \(2 named, 2 measured: [a-z_]+\)'
 iteration "comment on the chunk size" revert
 t_is "a rejected change counts toward a stall" "$("$OPTLOOP" status --json | jget stall.count)" 1
 
