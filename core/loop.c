@@ -1405,7 +1405,12 @@ int loop_verify_end(struct loop *l, struct loop_measurement *m, struct err *e)
 	l->verifying = false;
 	if (rc < 0)
 		return rc;
-	measure_hook_verify_end(l->store, r->id, l->contract.threshold);
+	/* the verify's one "vs best" figure is its verdict's */
+	double gain = measure_hook_verify_end(l->store, r->id, l->contract.threshold);
+	if (isfinite(gain) && gain != r->vs_best) {
+		r->vs_best = gain;
+		store_run_update(l->store, r, NULL);
+	}
 	/* the trap lints over the measured diff, at verify: evidence beside the
 	 * verdict, not a gate (log asks for the acknowledgement) */
 	struct guards_ctx g = guards_of(l);
@@ -1415,15 +1420,6 @@ int loop_verify_end(struct loop *l, struct loop_measurement *m, struct err *e)
 	    guards_lint(&g, r->iter, &lf, NULL) == 0)
 		nlints = (int)lf.n;
 	lint_findings_release(&lf);
-	/* the verify's one "vs best" figure is its verdict's */
-	struct measure_win win;
-	if (measure_win(l->store, r->iter, r->id, &win, NULL) == 0) {
-		if (isfinite(win.vs_best) && win.vs_best != r->vs_best) {
-			r->vs_best = win.vs_best;
-			store_run_update(l->store, r, NULL);
-		}
-		measure_win_release(&win);
-	}
 	if (m) {
 		fill_measurement(r, m);
 		m->nlints = nlints;

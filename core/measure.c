@@ -1476,8 +1476,13 @@ void measure_hook_verify_begin(struct store *s, int run_id)
 	measure_probe_take(s, run_id, "before", NULL);
 }
 
-void measure_hook_verify_end(struct store *s, int run_id, double threshold)
+double measure_hook_verify_end(struct store *s, int run_id, double threshold)
 {
+	struct stats_cmp c;
 	measure_probe_take(s, run_id, "after", NULL);
-	measure_judge_run(s, run_id, threshold, NULL, NULL);
+	if (measure_judge_run(s, run_id, threshold, &c, NULL) < 0)
+		return NAN;
+	double gain = c.gain;
+	stats_cmp_release(&c);
+	return gain;
 }

@@ -220,7 +220,8 @@ int measure_promote_check(struct store *s, const char *workspace_dir, const stru
 /* After a verify run is inserted, before the child starts: probe "before". */
 void measure_hook_verify_begin(struct store *s, int run_id);
 /* After the run and its samples are stored: probe "after", then the
- * verdict against the best. */
-void measure_hook_verify_end(struct store *s, int run_id, double threshold);
+ * verdict against the best.  Returns the verdict's vs-best fraction (NAN
+ * when it has none): the verify's one figure. */
+double measure_hook_verify_end(struct store *s, int run_id, double threshold);
 
 #endif

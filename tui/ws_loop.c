@@ -53,8 +53,6 @@ struct ws_loop {
 	 * announced last. */
 	struct session_run *confirm;
 	int confirm_shown;
-	/* What the best pane says about the measured iteration's confirm. */
-	enum { CF_NONE, CF_OFFER, CF_PROMOTED, CF_NOT_PROMOTED } confirm_state;
 	struct lint_findings lint; /* findings the log wizard asks to acknowledge */
 };
 
@@ -182,13 +180,9 @@ static void load_verdict(struct ws_loop *w, int run_id, int offer_iter, struct w
 						 c.promoted ? "promoted"
 						 : held     ? "held back until its flags are explained"
 							    : "not promoted");
-		if (mine)
-			w->confirm_state = !c.done || !c.verdict ? (wants ? CF_OFFER : CF_NONE)
-					   : c.promoted ? CF_PROMOTED : CF_NOT_PROMOTED;
 		measure_confirm_release(&c);
 	} else if (run.iter == offer_iter && wants) {
 		out->confirm = xasprintf("not confirmed yet: press %s (optloop confirm)", ck);
-		w->confirm_state = CF_OFFER;
 	}
 	json_decref(detail);
 	store_run_release(&run);
@@ -262,7 +256,6 @@ static int loop_reload(struct app *a, struct err *e)
 	int last = w->st.last_run;
 	if (!last)
 		measure_last_judged_run(loop_store(w->l), &last, NULL);
-	w->confirm_state = CF_NONE;
 	load_verdict(w, last, w->st.state == ST_MEASURED ? w->st.iteration : -1, &a->data.last);
 	return 0;
 }
