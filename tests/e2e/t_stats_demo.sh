@@ -136,32 +136,34 @@ t_ok "attach a roofline reading" "$OPTLOOP" promote --attach trace/roofline.txt 
 out=$("$OPTLOOP" promote --check 2>&1); rc=$?
 t_is "promote --check passes on the two target shapes" "$rc" 0
 t_like "and says the win holds on them" "$out" 'ok       target shapes: \+[0-9.]+% over 2 target shapes'
-"$OPTLOOP" contract --set "target=fwd shapes: B2-T512-H4-D64 and B=8 T=4096 H=16 D=128, 1.2x" >/dev/null
-out=$("$OPTLOOP" promote --check 2>&1); rc=$?
+with_target() { # TARGET: set the contract's Target, then promote --check into $out and $rc
+	"$OPTLOOP" contract --set "target=$1" >/dev/null
+	out=$("$OPTLOOP" promote --check 2>&1)
+	rc=$?
+}
+with_target "fwd shapes: B2-T512-H4-D64 and B=8 T=4096 H=16 D=128, 1.2x"
 t_is "a target shape the confirm never measured fails the check" "$rc" 1
 t_like "and the check names it" "$out" \
 	'MISSING  target shapes: fwd B=8 T=4096 H=16 D=128 was not measured in the confirm of iteration 1'
 t_like "promote --check --json names it too" "$("$OPTLOOP" promote --check --json | jget target.missing)" \
 	'^fwd B=8 T=4096 H=16 D=128$'
-"$OPTLOOP" contract --set "target=all three shapes, 1.2x" >/dev/null
-out=$("$OPTLOOP" promote --check 2>&1); rc=$?
+with_target "all three shapes, 1.2x"
 t_is "promote --check passes" "$rc" 0
 t_like "with no shapes named, every measured shape counts and the check says so" "$out" \
 	"ok       target shapes: the contract's Target names no shapes: every measured shape counts \(3 in the confirm\)"
 t_is "promote --check --json ok" "$("$OPTLOOP" promote --check --json | jget ok)" True
 t_like "the Target's speedup is checked against the baseline" "$out" \
 	'ok       target speedup: worst shape .* at [0-9.]+x against the baseline; the Target asks 1.2x of every shape'
-"$OPTLOOP" contract --set "target=every shape at least 5x" >/dev/null
-out=$("$OPTLOOP" promote --check 2>&1); rc=$?
+with_target "every shape at least 5x"
 t_is "a Target the win misses fails the check" "$rc" 1
 t_like "naming the worst shape and the factor asked" "$out" \
 	'MISSING  target speedup: worst shape .* at [0-9.]+x against the baseline; the Target asks 5x of every shape'
-"$OPTLOOP" contract --set "target=5x geomean" >/dev/null
-t_like "a geomean Target is checked on the geomean" "$("$OPTLOOP" promote --check 2>&1)" \
+with_target "5x geomean"
+t_like "a geomean Target is checked on the geomean" "$out" \
 	'MISSING  target speedup: geomean [0-9.]+x over 3 shapes against the baseline; the Target asks 5x of the geomean'
-"$OPTLOOP" contract --set "target=make it faster" >/dev/null
+with_target "make it faster"
 t_like "a Target without a readable speedup is said, with the form that can be read" \
-	"$("$OPTLOOP" promote --check 2>&1)" 'MISSING  target speedup: .*names no speedup optloop can read; write .*every shape >= 1.5x'
+	"$out" 'MISSING  target speedup: .*names no speedup optloop can read; write .*every shape >= 1.5x'
 "$OPTLOOP" contract --set "target=all three shapes, 1.2x" >/dev/null
 
 # --- report final, field by field ----------------------------------------------
