@@ -282,8 +282,10 @@ static void stall_iters(const struct log_row *rows, size_t n, int count, struct 
 		sb_addf(out, "%s%d", i > n - (size_t)count ? ", " : "", rows[i].iter);
 }
 
-int guards_state(const struct guards_ctx *g, enum loop_state *st, struct err *e)
+int guards_state(const struct guards_ctx *g, enum loop_state *st, int *stall, struct err *e)
 {
+	if (stall)
+		*stall = -1;
 	if (*st != ST_READY && *st != ST_EDITING)
 		return 0;
 	struct stop_rec sr;
@@ -294,7 +296,10 @@ int guards_state(const struct guards_ctx *g, enum loop_state *st, struct err *e)
 		*st = ST_STOPPING;
 		return 0;
 	}
-	if (guards_stall(g) >= GUARDS_STALL_AFTER)
+	int c = guards_stall(g);
+	if (stall)
+		*stall = c;
+	if (c >= GUARDS_STALL_AFTER)
 		*st = ST_STALLED;
 	return 0;
 }

@@ -86,8 +86,9 @@ int guards_stall(const struct guards_ctx *g);
 
 /* Where guards move the engine's state: READY or EDITING become STOPPING
  * after a recorded stop, or STALLED after GUARDS_STALL_AFTER rows without a
- * win since the last re-assessment.  Other states are left alone. */
-int guards_state(const struct guards_ctx *g, enum loop_state *st, struct err *e);
+ * win since the last re-assessment.  Other states are left alone.  *stall
+ * (may be NULL) receives the stall count when it was computed, else -1. */
+int guards_state(const struct guards_ctx *g, enum loop_state *st, int *stall, struct err *e);
 
 /* The next step in words for STALLED and STOPPING (caller frees); NULL for
  * other states. */

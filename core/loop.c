@@ -247,6 +247,7 @@ struct where {
 	int nrows;
 	bool kernel_changed; /* work tree differs from HEAD */
 	int attempt_run;     /* the iteration's last run was an attempt (run_is_attempt) */
+	int stall;           /* the stall count when guards_state computed it, else -1 */
 };
 
 static int kernel_changed(struct loop *l, bool *changed, char work[VCS_OID_HEX], struct err *e)
@@ -269,6 +270,7 @@ static int where_now(struct loop *l, struct where *w, struct err *e)
 	int rc;
 
 	memset(w, 0, sizeof(*w));
+	w->stall = -1;
 	if ((rc = rows_get(l->store, &sr, &rows, &n, e)) < 0)
 		return rc;
 	w->nrows = (int)n;
@@ -323,7 +325,7 @@ static int where_now(struct loop *l, struct where *w, struct err *e)
 		w->state = w->kernel_changed ? ST_EDITING : ST_READY;
 	/* a recorded stop, or a stall, overrides READY/EDITING */
 	struct guards_ctx g = guards_of(l);
-	return guards_state(&g, &w->state, e);
+	return guards_state(&g, &w->state, &w->stall, e);
 }
 
 /* The due step and the status the evidence supports, beside its words. */
@@ -1077,7 +1079,7 @@ int loop_status(struct loop *l, struct loop_status *st, struct err *e)
 	st->last_run = w.run_id;
 	st->attempt_run = w.attempt_run;
 	struct guards_ctx g = guards_of(l);
-	st->stall = guards_stall(&g);
+	st->stall = w.stall >= 0 ? w.stall : guards_stall(&g);
 	st->stall_limit = GUARDS_STALL_AFTER;
 	st->attempt = attempt_words(l, w.attempt_run);
 	return 0;

@@ -169,7 +169,7 @@ static void three_rows_without_a_win_stall_until_reassessed(void **state)
 	add_row(f, 2, RS_REVERT, GATE_PASS, 0.95, "Machine: A", NULL, "tiling");
 	add_row(f, 3, RS_DROP, GATE_FAIL, NAN, "Machine: A", NULL, "tiling");
 	st = ST_READY;
-	assert_int_equal(guards_state(&f->g, &st, &e), 0);
+	assert_int_equal(guards_state(&f->g, &st, NULL, &e), 0);
 	assert_int_equal(st, ST_READY);
 	assert_int_equal(guards_reassess(&f->g, &(struct guards_reassess){"trace/p", "a", "t", "n"},
 					 &e),
@@ -177,7 +177,7 @@ static void three_rows_without_a_win_stall_until_reassessed(void **state)
 	assert_non_null(strstr(e.msg, "not stalled (2 iterations"));
 	add_row(f, 4, RS_FLOOR, GATE_PASS, 0.91, "Machine: A", NULL, NULL);
 	st = ST_EDITING;
-	assert_int_equal(guards_state(&f->g, &st, &e), 0);
+	assert_int_equal(guards_state(&f->g, &st, NULL, &e), 0);
 	assert_int_equal(st, ST_STALLED);
 	char *next = guards_next_step(&f->g, st);
 	assert_non_null(strstr(next, "without a win (2, 3, 4)"));
@@ -214,7 +214,7 @@ static void three_rows_without_a_win_stall_until_reassessed(void **state)
 	if (guards_reassess(&f->g, &r, &e) < 0)
 		fail_msg("%s", e.msg);
 	st = ST_READY;
-	assert_int_equal(guards_state(&f->g, &st, &e), 0);
+	assert_int_equal(guards_state(&f->g, &st, NULL, &e), 0);
 	assert_int_equal(st, ST_READY);
 	assert_int_equal(guards_verify_check(&f->g, &e), 0);
 
@@ -268,7 +268,7 @@ static void stop_reasons_are_checked_and_nogo_needs_five_items(void **state)
 	add_row(f, 3, RS_DROP, GATE_FAIL, 1.2, "Machine: A", NULL, "vectorize");
 	assert_int_equal(guards_stop(&f->g, "cap", NULL, &e), 0);
 	enum loop_state st = ST_READY;
-	assert_int_equal(guards_state(&f->g, &st, &e), 0);
+	assert_int_equal(guards_state(&f->g, &st, NULL, &e), 0);
 	assert_int_equal(st, ST_STOPPING);
 	assert_int_equal(guards_verify_check(&f->g, &e), ERR_REFUSED);
 	assert_non_null(strstr(e.msg, "loop was stopped (reason: cap)"));
