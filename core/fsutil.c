@@ -147,6 +147,30 @@ bool fsutil_exists(const char *path)
 	return lstat(path, &st) == 0;
 }
 
+int fsutil_file_under(const char *p, const char *base, const char *root, char **out)
+{
+	char *real = realpath(p, NULL);
+	*out = NULL;
+	if (!real && p[0] != '/') {
+		char *j = fsutil_join(base, p);
+		real = realpath(j, NULL);
+		free(j);
+	}
+	if (!real)
+		return ERR_NOTFOUND;
+	char *top = realpath(root, NULL);
+	size_t tl = top ? strlen(top) : 0;
+	bool under = top && !strncmp(real, top, tl) && real[tl] == '/';
+	free(top);
+	struct stat st;
+	int rc = !under ? ERR_REFUSED : stat(real, &st) < 0 || !S_ISREG(st.st_mode) ? ERR_USAGE : 0;
+	if (rc == 0)
+		*out = real;
+	else
+		free(real);
+	return rc;
+}
+
 bool fsutil_is_dir(const char *path)
 {
 	struct stat st;

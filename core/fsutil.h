@@ -26,6 +26,12 @@ int fsutil_mkdir_p(const char *path, struct err *e);
 
 bool fsutil_exists(const char *path);
 bool fsutil_is_dir(const char *path);
+/* The real path of the file p names, as given or else relative to base,
+ * when it lies under the directory root.  0 with *out (caller frees);
+ * ERR_NOTFOUND when neither names an existing path, ERR_REFUSED when it is
+ * outside root, ERR_USAGE when it is not a regular file.  No message: the
+ * caller says it in its own words. */
+int fsutil_file_under(const char *p, const char *base, const char *root, char **out);
 
 /* "a" + "/" + "b", without doubling slashes.  Caller frees. */
 char *fsutil_join(const char *a, const char *b);

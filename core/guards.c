@@ -720,38 +720,22 @@ static void fmt_time(double t, char *buf, size_t n)
  * the workspace) and check that it lies under trace/. */
 static int profile_path(const struct guards_ctx *g, const char *p, char **out, struct err *e)
 {
-	char *cands[3] = {xstrdup(p), fsutil_join(g->ws->dir, p), NULL};
-	char *real = NULL;
-	for (int i = 0; i < 2 && !real; i++)
-		if (fsutil_exists(cands[i]))
-			real = realpath(cands[i], NULL);
-	free(cands[0]);
-	free(cands[1]);
-	if (!real)
+	switch (fsutil_file_under(p, g->ws->dir, g->ws->trace_dir, out)) {
+	case 0:
+		return 0;
+	case ERR_NOTFOUND:
 		return err_set(e, ERR_REFUSED,
 			       "reassess refused: the profile %s does not exist (save the profiler's "
 			       "output under %s/trace/ and name that file)",
 			       p, g->ws->rel);
-	char *trace = realpath(g->ws->trace_dir, NULL);
-	size_t tl = trace ? strlen(trace) : 0;
-	bool under = trace && !strncmp(real, trace, tl) && real[tl] == '/';
-	free(trace);
-	struct stat sb;
-	if (!under) {
-		int rc = err_set(e, ERR_REFUSED,
-				 "reassess refused: the profile %s is not under %s/trace/ (copy it "
-				 "there so it stays with the workspace)",
-				 p, g->ws->rel);
-		free(real);
-		return rc;
+	case ERR_REFUSED:
+		return err_set(e, ERR_REFUSED,
+			       "reassess refused: the profile %s is not under %s/trace/ (copy it "
+			       "there so it stays with the workspace)",
+			       p, g->ws->rel);
+	default:
+		return err_set(e, ERR_REFUSED, "reassess refused: the profile %s is not a file", p);
 	}
-	if (stat(real, &sb) < 0 || !S_ISREG(sb.st_mode)) {
-		int rc = err_set(e, ERR_REFUSED, "reassess refused: the profile %s is not a file", p);
-		free(real);
-		return rc;
-	}
-	*out = real;
-	return 0;
 }
 
 int guards_reassess(const struct guards_ctx *g, const struct guards_reassess *r, struct err *e)

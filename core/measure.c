@@ -974,32 +974,32 @@ static const char *artifact_kind(const char *path, const char *text)
 }
 
 int measure_attach_check(struct store *s, int iter, const char *path, const char *workspace_dir,
-			 const char **kind, struct err *e)
+			 char **real, const char **kind, struct err *e)
 {
 	struct stat sb;
 	*kind = NULL;
-	if (stat(path, &sb) < 0 || !S_ISREG(sb.st_mode))
-		return err_set(e, ERR_USAGE,
-			       "promote --attach: %s is not a file (attach the profiler or roofline "
-			       "output itself)",
-			       path);
-	char *ws = realpath(workspace_dir, NULL), *real = realpath(path, NULL);
-	size_t wl = ws ? strlen(ws) : 0;
-	bool under = ws && real && !strncmp(real, ws, wl) && real[wl] == '/';
-	free(ws);
-	free(real);
-	if (!under)
+	switch (fsutil_file_under(path, workspace_dir, workspace_dir, real)) {
+	case 0:
+		break;
+	case ERR_REFUSED:
 		return err_set(e, ERR_REFUSED,
 			       "promote --attach refused: %s is outside the workspace; the evidence "
 			       "stays with the loop: put it under %s/trace/ and attach it from there",
 			       path, workspace_dir);
+	default:
+		return err_set(e, ERR_USAGE,
+			       "promote --attach: %s is not a file (attach the profiler or roofline "
+			       "output itself)",
+			       path);
+	}
+	path = *real;
+	double mt = stat(path, &sb) == 0 ? (double)sb.st_mtim.tv_sec + sb.st_mtim.tv_nsec / 1e9 : 0;
 	int run_id = 0;
 	struct store_run r;
 	if (store_iter_run(s, iter, &run_id, NULL, NULL) == 0 && run_id &&
 	    store_run_get(s, run_id, &r, NULL) == 0) {
 		double t = r.t_end;
 		store_run_release(&r);
-		double mt = (double)sb.st_mtim.tv_sec + sb.st_mtim.tv_nsec / 1e9;
 		if (mt < t)
 			return err_set(e, ERR_REFUSED,
 				       "promote --attach refused: %s was written before iteration %d's "

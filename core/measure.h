@@ -161,14 +161,16 @@ int measure_explain(struct store *s, int iter, const char *note, bool *promoted,
 /* Explanations of an iteration, one per line (appended to out); count returned. */
 int measure_explanations(struct store *s, int iter, struct sb *out);
 int measure_attach(struct store *s, int iter, const char *path, struct err *e);
-/* Is the file at path (absolute) a profiler or roofline reading of iteration
- * iter: under the workspace dir, written after the iteration's verify run
- * ended, and recognised as an Nsight Compute or Nsight Systems export or
- * report, a torch.profiler table, a perf report, or a roofline text with
- * numbers?  *kind names what was recognised; ERR_USAGE / ERR_REFUSED say
- * what is wrong and what would be accepted. */
+/* Is the file path names (as given, else relative to the workspace dir) a
+ * profiler or roofline reading of iteration iter: under the workspace,
+ * written after the iteration's verify run ended, and recognised as an
+ * Nsight Compute or Nsight Systems export or report, a torch.profiler
+ * table, a perf report, or a roofline text with numbers?  *real receives
+ * its real path when it was found (caller frees, also on failure); *kind
+ * names what was recognised; ERR_USAGE / ERR_REFUSED say what is wrong and
+ * what would be accepted. */
 int measure_attach_check(struct store *s, int iter, const char *path, const char *workspace_dir,
-			 const char **kind, struct err *e);
+			 char **real, const char **kind, struct err *e);
 /* Attached artifact paths of an iteration, one per line; count returned. */
 int measure_artifacts(struct store *s, int iter, struct sb *out);
 

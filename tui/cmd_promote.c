@@ -9,7 +9,6 @@
 #include "tui/stats_cli.h"
 #include "core/contract.h"
 #include "core/err.h"
-#include "core/fsutil.h"
 #include "core/loop.h"
 #include "core/measure.h"
 #include "core/report.h"
@@ -88,23 +87,14 @@ int cmd_promote(struct cli *cli, int argc, char **argv)
 	}
 	if (attach) {
 		/* a relative path: from the current directory, else from the workspace */
-		char *abs = attach[0] == '/' ? xstrdup(attach) : NULL;
-		if (!abs) {
-			char *cwd = getcwd(NULL, 0);
-			abs = fsutil_join(cwd ? cwd : ".", attach);
-			free(cwd);
-			if (!fsutil_exists(abs)) {
-				free(abs);
-				abs = fsutil_join(loop_dir(l), attach);
-			}
-		}
 		const char *kind = NULL;
-		rc = measure_attach_check(s, iter, abs, loop_dir(l), &kind, &e);
+		char *real = NULL;
+		rc = measure_attach_check(s, iter, attach, loop_dir(l), &real, &kind, &e);
 		if (rc == 0)
-			rc = measure_attach(s, iter, abs, &e);
+			rc = measure_attach(s, iter, real, &e);
 		if (rc == 0 && !json)
-			printf("attached to iteration %d: %s (recognised: %s)\n", iter, abs, kind);
-		free(abs);
+			printf("attached to iteration %d: %s (recognised: %s)\n", iter, real, kind);
+		free(real);
 		if (rc < 0) {
 			loop_close(l);
 			return cli_fail(&e);

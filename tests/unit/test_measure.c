@@ -605,7 +605,11 @@ static int attach_kind(const char *name, const char *text, const char **kind)
 	char *p = fsutil_join(tmpdir, name);
 	assert_int_equal(fsutil_write_atomic(p, text, strlen(text), NULL), 0);
 	struct err e = {0};
-	int rc = measure_attach_check(st, 7, p, tmpdir, kind, &e);
+	char *real = NULL;
+	int rc = measure_attach_check(st, 7, p, tmpdir, &real, kind, &e);
+	if (rc == 0)
+		assert_non_null(real);
+	free(real);
 	free(p);
 	return rc;
 }
@@ -630,7 +634,15 @@ static void attach_recognises_profiler_and_roofline_readings(void **state)
 	assert_null(k);
 	/* outside the workspace */
 	struct err e = {0};
-	assert_int_equal(measure_attach_check(st, 7, "/etc/hostname", tmpdir, &k, &e), ERR_REFUSED);
+	char *real = NULL;
+	assert_int_equal(measure_attach_check(st, 7, "/etc/hostname", tmpdir, &real, &k, &e),
+			 ERR_REFUSED);
+	free(real);
+	/* a relative path is found from the workspace too */
+	assert_int_equal(attach_kind("roof2.txt", "roofline: 2 TB/s\n", &k), 0);
+	assert_int_equal(measure_attach_check(st, 7, "roof2.txt", tmpdir, &real, &k, &e), 0);
+	assert_non_null(strstr(real, "/roof2.txt"));
+	free(real);
 }
 
 int main(void)
