@@ -166,7 +166,11 @@ git reset -q --hard HEAD~2
 out=$("$OPTLOOP" status 2>&1)
 t_like "a row citing a missing commit is reported with a repair" "$out" 'row 3 cites commit [0-9a-f]+, which is not in the history of HEAD.*repair'
 # the change comes back as a new commit, and a commit is made by hand for iteration 4
-git cherry-pick --allow-empty --keep-redundant-commits "$r3" >/dev/null 2>&1
+# another committer, so the pick is a new commit even within the second the
+# original was made (same parent, tree, message and date would give the same id)
+git -c user.name=picker -c user.email=picker@x cherry-pick --allow-empty \
+	--keep-redundant-commits "$r3" >/dev/null 2>&1
+t_unlike "the picked change is a new commit" "$(git rev-parse HEAD)" "^$r3$"
 git -c user.name=x -c user.email=x@x commit -q --allow-empty -m "by hand
 
 Optloop-Op: tiny
