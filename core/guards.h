@@ -53,14 +53,14 @@ struct guards_ctx {
 	const struct contract *contract; /* may be NULL (no cap) */
 };
 
-/* A context owned by the caller, built from an open loop through its public
- * accessors (its own vcs handle, copies of the path lists, the contract
- * parsed from docs/draft.md).  Release with guards_owned_release. */
+/* A context built from an open loop through its public accessors: the
+ * loop's repository handle (borrowed: release this before loop_close),
+ * copies of the path lists, a reference to the loop's contract.  Release
+ * with guards_owned_release. */
 struct guards_owned {
 	struct guards_ctx g;
-	struct vcs *vcs;
 	char **kernel, **frozen;
-	struct contract *contract;
+	const struct contract *contract;
 	int iteration; /* the iteration the due step belongs to */
 	enum loop_state state;
 };

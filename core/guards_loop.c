@@ -1,7 +1,7 @@
 /*
  * guards_loop — a guards context built from an open loop, for the
- * subcommands and the TUI: only loop.h's public accessors are used, with a
- * vcs handle and a parsed contract of its own.
+ * subcommands and the TUI: the loop's own repository handle and a reference
+ * to the contract it read, through loop.h's public accessors.
  */
 #include "core/guards.h"
 
@@ -40,9 +40,6 @@ int guards_from_loop(struct loop *l, struct guards_owned *o, struct err *e)
 int guards_from_loop_status(struct loop *l, const struct loop_status *st, struct guards_owned *o,
 			    struct err *e)
 {
-	struct sb text = SB_INIT;
-	int rc;
-
 	memset(o, 0, sizeof(*o));
 	o->iteration = st->iteration;
 	o->state = st->state;
@@ -51,16 +48,9 @@ int guards_from_loop_status(struct loop *l, const struct loop_status *st, struct
 	o->frozen = dup_list(st->frozen, st->nfrozen);
 	o->g.nfrozen = st->nfrozen;
 
-	o->contract = xcalloc(1, sizeof(*o->contract));
-	if (fsutil_read_file(loop_contract_path(l), &text, NULL) == 0)
-		contract_parse(text.buf, text.len, o->contract, NULL);
-	sb_release(&text);
-	if ((rc = vcs_open(loop_repo_dir(l), &o->vcs, e)) < 0) {
-		guards_owned_release(o);
-		return rc;
-	}
+	o->contract = loop_contract_get(l);
 	o->g.store = loop_store(l);
-	o->g.vcs = o->vcs;
+	o->g.vcs = loop_vcs(l);
 	o->g.ws = loop_workspace(l);
 	o->g.kernel = (const char *const *)o->kernel;
 	o->g.frozen = (const char *const *)o->frozen;
@@ -76,10 +66,7 @@ void guards_owned_release(struct guards_owned *o)
 	for (size_t i = 0; i < o->g.nfrozen; i++)
 		free(o->frozen[i]);
 	free(o->frozen);
-	if (o->contract) {
-		contract_release(o->contract);
-		free(o->contract);
-	}
-	vcs_free(o->vcs);
+	if (o->contract)
+		loop_contract_put(o->contract);
 	memset(o, 0, sizeof(*o));
 }

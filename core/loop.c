@@ -12,6 +12,7 @@
 #include "core/optlog.h"
 #include "core/parse.h"
 #include "core/patset.h"
+#include "core/run.h"
 #include "core/runner.h"
 #include "core/sb.h"
 #include "core/store.h"
@@ -23,6 +24,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +32,19 @@
 #include <unistd.h>
 
 #define ASIDE_REF "refs/optloop/aside"
+
+/* The contract is shared by reference: the loop holds the one it read last
+ * and lends it out (loop_contract_get); a re-read makes a new one, so what a
+ * borrower holds stays whole. */
+struct shared_contract {
+	struct contract c; /* first: a borrower's pointer is this one */
+	int refs;
+	bool missing;      /* docs/draft.md was not there */
+	char *text;        /* what was read, to skip parsing it again */
+	size_t len;
+	int rc;            /* contract_parse's */
+	struct err err;
+};
 
 struct loop {
 	struct vcs *vcs;
@@ -40,17 +55,15 @@ struct loop {
 	size_t nkernel;
 	char **frozen;
 	size_t nfrozen;
-	struct contract contract;
+	struct shared_contract *contract; /* never NULL once open */
 	char *missing; /* NULL when the contract is complete */
 	struct sb problems;
 	char *init_head;
 
-	/* a verify run in progress */
-	struct runner *runner;
-	struct parser *parser;
-	struct patset *patset;
-	struct store_run run;
-	struct loop_verify_opts vopts;
+	struct patset *patset; /* loaded at the first run */
+
+	/* the last verify run: going while verifying */
+	struct run *vrun;
 	bool verifying;
 };
 
@@ -77,7 +90,7 @@ static struct guards_ctx guards_of(struct loop *l)
 		.nkernel = l->nkernel,
 		.frozen = (const char *const *)l->frozen,
 		.nfrozen = l->nfrozen,
-		.contract = &l->contract,
+		.contract = &l->contract->c,
 	};
 }
 
@@ -110,37 +123,87 @@ static void split_lines(const char *text, char ***out, size_t *n)
 
 /* ---- contract --------------------------------------------------------------- */
 
+static void contract_put_shared(struct shared_contract *sc)
+{
+	if (sc && --sc->refs == 0) {
+		contract_release(&sc->c);
+		free(sc->text);
+		free(sc);
+	}
+}
+
+const struct contract *loop_contract_get(struct loop *l)
+{
+	l->contract->refs++;
+	return &l->contract->c;
+}
+
+void loop_contract_put(const struct contract *c)
+{
+	/* c is the first member of the shared_contract loop_contract_get lent */
+	contract_put_shared((struct shared_contract *)(uintptr_t)c);
+}
+
+static struct shared_contract *read_contract(const char *path)
+{
+	struct sb text = SB_INIT;
+	struct shared_contract *sc = xcalloc(1, sizeof(*sc));
+	sc->refs = 1;
+	contract_parse("", 0, &sc->c, NULL);
+	int rc = fsutil_read_file(path, &text, &sc->err);
+	if (rc == ERR_NOTFOUND)
+		sc->missing = true;
+	else if (rc < 0)
+		sc->rc = rc;
+	else {
+		sc->rc = contract_parse(text.buf, text.len, &sc->c, &sc->err);
+		sc->len = text.len;
+		sc->text = sb_detach(&text);
+	}
+	sb_release(&text);
+	return sc;
+}
+
+static bool same_text(const struct shared_contract *a, const struct shared_contract *b)
+{
+	return a->missing == b->missing && a->rc == 0 && b->rc == 0 && a->len == b->len &&
+	       (a->len == 0 || !memcmp(a->text, b->text, a->len));
+}
+
+/* Read docs/draft.md again; parsed again only when its text changed. */
 static int load_contract(struct loop *l, struct err *e)
 {
-	struct sb text = SB_INIT, why = SB_INIT;
-	int rc;
+	struct sb why = SB_INIT;
+	struct shared_contract *sc = read_contract(l->ws.contract_path);
 
-	contract_release(&l->contract);
+	if (l->contract && same_text(l->contract, sc)) {
+		contract_put_shared(sc);
+		return 0;
+	}
+	contract_put_shared(l->contract);
+	l->contract = sc;
 	free(l->missing);
 	l->missing = NULL;
 	free_list(l->frozen, l->nfrozen);
 	l->frozen = NULL;
 	l->nfrozen = 0;
-	rc = fsutil_read_file(l->ws.contract_path, &text, NULL);
-	if (rc == ERR_NOTFOUND) {
-		memset(&l->contract, 0, sizeof(l->contract));
+	if (sc->missing) {
 		l->missing = xasprintf("docs/draft.md is missing (run optloop contract to see the "
 				       "fields, or restore the file)");
-		sb_release(&text);
 		return 0;
 	}
-	if (rc == 0)
-		rc = contract_parse(text.buf, text.len, &l->contract, e);
-	sb_release(&text);
-	if (rc < 0)
-		return rc;
-	if (contract_missing(&l->contract, &why) > 0) {
+	if (sc->rc < 0) {
+		if (e)
+			*e = sc->err;
+		return sc->rc;
+	}
+	if (contract_missing(&sc->c, &why) > 0) {
 		sb_trim(&why);
 		l->missing = sb_detach(&why);
 	}
 	sb_release(&why);
-	if (l->contract.v[CF_FROZEN])
-		l->nfrozen = contract_list_items(l->contract.v[CF_FROZEN], &l->frozen);
+	if (sc->c.v[CF_FROZEN])
+		l->nfrozen = contract_list_items(sc->c.v[CF_FROZEN], &l->frozen);
 	/* profile/ and the frozen files are never part of a kernel commit */
 	size_t nx = l->nfrozen + 1;
 	const char **x = xcalloc(nx, sizeof(char *));
@@ -149,6 +212,21 @@ static int load_contract(struct loop *l, struct err *e)
 		x[i + 1] = l->frozen[i];
 	vcs_set_exclude(l->vcs, x, nx);
 	free(x);
+	return 0;
+}
+
+/* The pattern set the parser reads runs with: the built-in one and the
+ * workspace's patterns/ folder, loaded once. */
+int loop_patset(struct loop *l, const struct patset **ps, struct err *e)
+{
+	if (!l->patset) {
+		char *extra = xasprintf("%s/patterns", l->ws.dir);
+		int rc = patset_load(NULL, fsutil_is_dir(extra) ? extra : NULL, &l->patset, e);
+		free(extra);
+		if (rc < 0)
+			return rc;
+	}
+	*ps = l->patset;
 	return 0;
 }
 
@@ -209,7 +287,7 @@ static bool render_optlog(struct loop *l, const struct log_row *rows, size_t n,
 			rows[0].commit ? rows[0].commit : "");
 		d.baseline = bl.buf;
 	}
-	d.target = l->contract.v[CF_TARGET];
+	d.target = l->contract->c.v[CF_TARGET];
 	d.rows = (struct log_row *)rows;
 	d.nrows = n;
 	if (have)
@@ -541,8 +619,8 @@ static int settle_interrupted_runs(struct loop *l, struct err *e)
 		if (rc == 0)
 			problem(l,
 				"the verify run of iteration %d was cut off before it finished; it is "
-				"recorded as incomplete (log it, then verify again in the next "
-				"iteration)",
+				"recorded as an incomplete attempt, not an iteration (run optloop "
+				"verify again)",
 				r.iter);
 	}
 	store_run_release(&r);
@@ -813,19 +891,14 @@ void loop_close(struct loop *l)
 {
 	if (!l)
 		return;
-	if (l->runner) {
-		runner_cancel(l->runner);
-		runner_free(l->runner);
-	}
-	parser_free(l->parser);
+	run_free(l->vrun);
 	patset_free(l->patset);
-	store_run_release(&l->run);
 	store_close(l->store);
 	vcs_free(l->vcs);
 	workspace_release(&l->ws);
 	free_list(l->kernel, l->nkernel);
 	free_list(l->frozen, l->nfrozen);
-	contract_release(&l->contract);
+	contract_put_shared(l->contract);
 	free(l->missing);
 	free(l->init_head);
 	sb_release(&l->problems);
@@ -835,6 +908,11 @@ void loop_close(struct loop *l)
 bool loop_readonly(const struct loop *l)
 {
 	return l->readonly;
+}
+
+struct vcs *loop_vcs(struct loop *l)
+{
+	return l->vcs;
 }
 
 struct store *loop_store(struct loop *l)
@@ -1150,21 +1228,6 @@ static int refuse_unless(struct loop *l, const char *verb, const struct where *w
 	}
 }
 
-static void on_data(void *ctx, const char *buf, size_t len)
-{
-	struct loop *l = ctx;
-	parser_feed(l->parser, buf, len);
-	if (l->vopts.output)
-		l->vopts.output(l->vopts.ctx, buf, len);
-}
-
-static void on_event(void *ctx, const struct parse_event *ev)
-{
-	struct loop *l = ctx;
-	if (l->vopts.event)
-		l->vopts.event(l->vopts.ctx, ev);
-}
-
 /* An attempt's raw output stays in trace/ as evidence: it moves from
  * iter-N.log (which the next run of the iteration writes) to
  * iter-N.attempt-<run>.log, and the store follows it. */
@@ -1196,6 +1259,8 @@ int loop_verify_begin(struct loop *l, const struct loop_verify_opts *o, struct e
 	struct where w;
 	struct sb cmd = SB_INIT;
 	char head[VCS_OID_HEX] = "";
+	char *log_path = NULL;
+	const struct patset *ps;
 	int rc;
 
 	if (l->readonly)
@@ -1221,10 +1286,7 @@ int loop_verify_begin(struct loop *l, const struct loop_verify_opts *o, struct e
 	struct guards_ctx g = guards_of(l);
 	if ((rc = guards_verify_check(&g, e)) < 0)
 		return rc;
-	memset(&l->vopts, 0, sizeof(l->vopts));
-	if (o)
-		l->vopts = *o;
-	sb_adds(&cmd, l->contract.v[CF_VALIDATION]);
+	sb_adds(&cmd, l->contract->c.v[CF_VALIDATION]);
 	if (o && o->gate_k) {
 		sb_adds(&cmd, " --gate-k ");
 		shell_quote(&cmd, o->gate_k);
@@ -1234,86 +1296,57 @@ int loop_verify_begin(struct loop *l, const struct loop_verify_opts *o, struct e
 		shell_quote(&cmd, o->base);
 	}
 	if (w.attempt_run && (rc = keep_attempt_log(l, w.attempt_run, e)) < 0)
-		return rc;
+		goto out;
+	if ((rc = loop_patset(l, &ps, e)) < 0)
+		goto out;
 	vcs_head(l->vcs, head, NULL);
-	store_run_release(&l->run);
-	memset(&l->run, 0, sizeof(l->run));
-	l->run.iter = w.iter;
-	l->run.kind = xstrdup("verify");
-	l->run.command = sb_detach(&cmd);
-	l->run.cwd = xstrdup(l->ws.repo);
-	l->run.log_path = xasprintf("%s/iter-%d.log", l->ws.trace_dir, w.iter);
-	l->run.t_start = now();
-	l->run.bench_ms = l->run.vs_best = NAN;
-	l->run.head = head[0] ? xstrdup(head) : NULL;
-	l->run.pid = (int)getpid();
-	l->run.scope = o && o->gate_k ? SCOPE_SUBSET : SCOPE_FULL;
-	sb_release(&cmd);
-
-	if ((rc = fsutil_mkdir_p(l->ws.trace_dir, e)) < 0)
-		return rc;
-	if (!l->patset) {
-		char *extra = xasprintf("%s/patterns", l->ws.dir);
-		rc = patset_load(NULL, fsutil_is_dir(extra) ? extra : NULL, &l->patset, e);
-		free(extra);
-		if (rc < 0)
-			return rc;
-	}
-	rc = store_begin(l->store, e);
-	if (rc == 0)
-		rc = store_run_insert(l->store, &l->run, e);
-	if (rc == 0)
-		rc = store_event(l->store, w.iter, "verify.start", l->run.command, e);
-	if (rc == 0)
-		rc = store_commit(l->store, e);
-	else
-		store_rollback(l->store);
-	if (rc < 0)
-		return rc;
-	measure_hook_verify_begin(l->store, l->run.id);
-	parser_free(l->parser);
-	l->parser = parser_new(l->patset, on_event, l);
-	struct runner_spec spec = {
-		.command = l->run.command,
+	log_path = xasprintf("%s/iter-%d.log", l->ws.trace_dir, w.iter);
+	struct run_spec spec = {
+		.kind = "verify",
+		.iter = w.iter,
+		.command = cmd.buf,
 		.cwd = l->ws.repo,
-		.log_path = l->run.log_path,
+		.log_path = log_path,
+		.trace_dir = l->ws.trace_dir,
 		.timeout_s = o ? o->timeout_s : 0,
+		.scope = o && o->gate_k ? SCOPE_SUBSET : SCOPE_FULL,
+		.head = head[0] ? head : NULL,
+		.start_event = "verify.start",
+		.ps = ps,
+		.output = o ? o->output : NULL,
+		.event = o ? o->event : NULL,
+		.ctx = o ? o->ctx : NULL,
 	};
-	rc = runner_start(&spec, on_data, l, &l->runner, e);
-	if (rc < 0) {
-		/* the run never started: record it as a harness failure */
-		l->run.t_end = now();
-		l->run.gate = GATE_ERROR;
-		l->run.exit_status = -1;
-		store_run_update(l->store, &l->run, NULL);
-		return rc;
-	}
-	l->verifying = true;
-	return 0;
+	run_free(l->vrun);
+	l->vrun = NULL;
+	if ((rc = run_start(l->store, &spec, &l->vrun, e)) == 0)
+		l->verifying = true;
+out:
+	free(log_path);
+	sb_release(&cmd);
+	return rc;
 }
 
 int loop_verify_fds(const struct loop *l, int fds[2])
 {
-	return l->runner ? runner_fds(l->runner, fds) : 0;
+	return l->verifying ? run_fds(l->vrun, fds) : 0;
 }
 
 int loop_verify_pump(struct loop *l, int timeout_ms, struct err *e)
 {
-	if (!l->runner)
-		return 0;
-	int rc = runner_pump(l->runner, timeout_ms, e);
-	return rc == ERR_IO ? 1 : rc; /* a raw-log write failure does not stop the run */
+	(void)e; /* a raw-log write failure stops the run; loop_verify_end reports it */
+	return l->verifying ? run_pump(l->vrun, timeout_ms) : 0;
 }
 
 void loop_verify_cancel(struct loop *l)
 {
-	if (l->runner)
-		runner_cancel(l->runner);
+	if (l->verifying)
+		run_cancel(l->vrun);
 }
 
 const struct parse_result *loop_verify_result(const struct loop *l)
 {
-	return l->parser ? parser_result(l->parser) : NULL;
+	return run_result(l->vrun);
 }
 
 static void fill_measurement(const struct store_run *r, struct loop_measurement *m)
@@ -1337,42 +1370,20 @@ static void fill_measurement(const struct store_run *r, struct loop_measurement 
 	m->result_json = r->result_json ? xstrdup(r->result_json) : NULL;
 }
 
-int loop_verify_end(struct loop *l, struct loop_measurement *m, struct err *e)
+/* What only the loop knows of a verify run, filled before it is recorded:
+ * the kernel tree it measured, the snapshot of it, whether it changed
+ * anything, and vs best by the bench rule (replaced by the verdict's figure
+ * once the samples are in). */
+static int verify_fill(void *ctx, struct store_run *r, const struct parse_result *res,
+		       struct err *e)
 {
-	const struct runner_outcome *oc;
-	const struct parse_result *res;
+	struct loop *l = ctx;
 	char work[VCS_OID_HEX], head[VCS_OID_HEX], snap[VCS_OID_HEX];
 	struct store_rows *sr;
 	const struct log_row *rows;
 	size_t n;
-	int rc;
-
-	if (!l->runner)
-		return err_set(e, ERR_REFUSED, "no verify run is going");
-	while ((rc = loop_verify_pump(l, 200, NULL)) > 0)
-		;
-	oc = runner_outcome(l->runner);
-	bool killed = runner_outcome_killed(oc);
-	parser_finish(l->parser, oc->exit_status, killed);
-	res = parser_result(l->parser);
-
-	struct store_run *r = &l->run;
-	r->t_start = oc->t_start > 0 ? oc->t_start : r->t_start;
-	r->t_end = oc->t_end > 0 ? oc->t_end : now();
-	r->exit_status = oc->exit_status;
-	r->signal = oc->signal;
-	r->timed_out = oc->timed_out;
-	r->cancelled = oc->cancelled;
-	/* A failed test case is a failure even when the run was then killed. */
-	r->gate = killed && res->gate != GATE_FAIL ? GATE_INCOMPLETE : res->gate;
-	if (res->scope != SCOPE_UNKNOWN)
-		r->scope = res->scope;
-	r->bench_ms = r->gate == GATE_PASS || r->gate == GATE_NONE ? parse_bench_ms(res) : NAN;
-	json_t *j = parse_result_json(res);
-	free(r->result_json);
-	r->result_json = j ? json_dumps(j, JSON_COMPACT) : NULL;
-	json_decref(j);
-	rc = rows_get(l->store, &sr, &rows, &n, e);
+	(void)res;
+	int rc = rows_get(l->store, &sr, &rows, &n, e);
 	if (rc == 0) {
 		const struct log_row *best = log_rows_best(rows, n);
 		r->vs_best = best ? optlog_vs_best(best->bench_ms, r->bench_ms) : NAN;
@@ -1391,24 +1402,27 @@ int loop_verify_end(struct loop *l, struct loop_measurement *m, struct err *e)
 		r->snapshot = xstrdup(snap);
 		r->no_change = !strcmp(work, head);
 	}
-	if (rc == 0)
-		rc = store_begin(l->store, e);
-	if (rc == 0) {
-		rc = store_run_record(l->store, r, &res->env, res->rows, res->nrows, e);
-		if (rc == 0)
-			rc = store_event(l->store, r->iter, "verify.end", gate_verdict_name(r->gate), e);
-		if (rc == 0)
-			rc = store_commit(l->store, e);
-		else
-			store_rollback(l->store);
-	}
-	runner_free(l->runner);
-	l->runner = NULL;
+	return rc;
+}
+
+static int verify_in_tx(void *ctx, struct store *st, const struct store_run *r, struct err *e)
+{
+	(void)ctx;
+	return store_event(st, r->iter, "verify.end", gate_verdict_name(r->gate), e);
+}
+
+int loop_verify_end(struct loop *l, struct loop_measurement *m, struct err *e)
+{
+	if (!l->verifying)
+		return err_set(e, ERR_REFUSED, "no verify run is going");
+	struct run_end_hooks h = {.fill = verify_fill, .in_tx = verify_in_tx, .ctx = l};
+	int rc = run_end(l->vrun, &h, e);
 	l->verifying = false;
+	struct store_run *r = run_record(l->vrun);
 	if (rc < 0)
 		return rc;
 	/* the verify's one "vs best" figure is its verdict's */
-	double gain = measure_hook_verify_end(l->store, r->id, l->contract.threshold);
+	double gain = measure_verdict_gain(l->store, r->id, l->contract->c.threshold);
 	if (isfinite(gain) && gain != r->vs_best) {
 		r->vs_best = gain;
 		store_run_update(l->store, r, NULL);

@@ -235,9 +235,26 @@ int loop_repair(struct loop *l, struct sb *done, struct err *e);
 /* Path of docs/draft.md (owned by the loop). */
 const char *loop_contract_path(const struct loop *l);
 
+/* The contract as the workspace last read it (loop_open, loop_status,
+ * verify, log and commit read docs/draft.md again, and parse it again only
+ * when its text changed).  The caller holds a reference: it stays whole
+ * when the loop reads a changed file; let go with loop_contract_put.  An
+ * empty contract when docs/draft.md is missing; never NULL. */
+struct contract;
+const struct contract *loop_contract_get(struct loop *l);
+void loop_contract_put(const struct contract *c);
+
 /* ---- for modules that hook in ------------------------------------------- */
 
 struct store *loop_store(struct loop *l);
+/* The repository handle (libgit2), with profile/ and the frozen files
+ * excluded from the kernel; borrowed, valid until loop_close. */
+struct vcs;
+struct vcs *loop_vcs(struct loop *l);
+/* The pattern set runs are parsed with (built-in plus the workspace's
+ * patterns/), loaded at the first call and owned by the loop. */
+struct patset;
+int loop_patset(struct loop *l, const struct patset **ps, struct err *e);
 const struct workspace *loop_workspace(const struct loop *l);
 /* Absolute path of the repository work tree / the workspace dir (owned by l). */
 const char *loop_repo_dir(const struct loop *l);

@@ -1470,16 +1470,9 @@ out:
 
 /* ---- hooks the loop calls ---- */
 
-void measure_hook_verify_begin(struct store *s, int run_id)
-{
-	/* Evidence, never a gate: a probe problem must not stop a verify. */
-	measure_probe_take(s, run_id, "before", NULL);
-}
-
-double measure_hook_verify_end(struct store *s, int run_id, double threshold)
+double measure_verdict_gain(struct store *s, int run_id, double threshold)
 {
 	struct stats_cmp c;
-	measure_probe_take(s, run_id, "after", NULL);
 	if (measure_judge_run(s, run_id, threshold, &c, NULL) < 0)
 		return NAN;
 	double gain = c.gain;

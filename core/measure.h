@@ -216,14 +216,9 @@ struct contract;
 int measure_promote_check(struct store *s, const char *workspace_dir, const struct contract *c,
 			  struct sb *out, json_t **json, struct err *e);
 
-/* ---- hooks the loop calls (failures are recorded nowhere and ignored:
- * evidence and verdicts never block the protocol) ---- */
-
-/* After a verify run is inserted, before the child starts: probe "before". */
-void measure_hook_verify_begin(struct store *s, int run_id);
-/* After the run and its samples are stored: probe "after", then the
- * verdict against the best.  Returns the verdict's vs-best fraction (NAN
- * when it has none): the verify's one figure. */
-double measure_hook_verify_end(struct store *s, int run_id, double threshold);
+/* The verdict of a recorded run against the best (failures are ignored:
+ * evidence never blocks the protocol).  Returns its vs-best fraction, NAN
+ * when it has none: the verify's one figure. */
+double measure_verdict_gain(struct store *s, int run_id, double threshold);
 
 #endif

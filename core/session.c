@@ -13,7 +13,7 @@
 #include "core/parse.h"
 #include "core/probe.h"
 #include "core/patset.h"
-#include "core/runner.h"
+#include "core/run.h"
 #include "core/sb.h"
 #include "core/store.h"
 #include "core/vcs.h"
@@ -26,10 +26,9 @@
 struct ctx {
 	struct loop *l;
 	struct store *st;
-	struct vcs *vcs;
-	struct patset *ps;
+	struct vcs *vcs; /* the loop's */
 	struct loop_status status;
-	struct contract contract;
+	const struct contract *contract; /* the loop's, held */
 	char *command;
 	const struct session_opts *o;
 	int session;
@@ -37,24 +36,18 @@ struct ctx {
 	bool busy; /* a probe before some run saw the GPU busy */
 };
 
-/* One run of the measuring command while it goes. */
+/* One run of the measuring command while it goes (the run engine's). */
 struct mrun {
 	struct ctx *c;
 	const char *kind, *role;
-	char tree[VCS_OID_HEX]; /* the kernel state it measures */
-	struct store_run run;   /* borrowed strings, except log_path */
-	struct parser *p;
-	struct runner *r;
-	int io_rc; /* a raw-log write failure: the run is stopped */
-	struct err io_err;
+	struct run *r;
 };
 
 static void ctx_release(struct ctx *c)
 {
-	vcs_free(c->vcs);
-	patset_free(c->ps);
 	loop_status_release(&c->status);
-	contract_release(&c->contract);
+	if (c->contract)
+		loop_contract_put(c->contract);
 	free(c->command);
 	memset(c, 0, sizeof(*c));
 }
@@ -67,7 +60,6 @@ static const char *const *kpaths(const struct ctx *c)
 static int ctx_init(struct ctx *c, struct loop *l, const struct session_opts *o, const char *what,
 		    struct err *e)
 {
-	struct sb text = SB_INIT;
 	memset(c, 0, sizeof(*c));
 	c->l = l;
 	c->o = o;
@@ -79,16 +71,12 @@ static int ctx_init(struct ctx *c, struct loop *l, const struct session_opts *o,
 		return rc;
 	if (!c->status.nkernel)
 		return err_set(e, ERR_REFUSED, "%s refused: the workspace names no kernel paths", what);
-	rc = fsutil_read_file(loop_contract_path(l), &text, e);
-	if (rc == 0)
-		rc = contract_parse(text.buf, text.len, &c->contract, e);
-	sb_release(&text);
-	if (rc < 0)
-		return rc;
+	c->contract = loop_contract_get(l);
+	c->vcs = loop_vcs(l);
 	if (o && o->command) {
 		c->command = xstrdup(o->command);
 	} else {
-		const char *v = c->contract.v[CF_VALIDATION];
+		const char *v = c->contract->v[CF_VALIDATION];
 		if (!v)
 			return err_set(e, ERR_REFUSED,
 				       "%s refused: the contract has no validation command (optloop "
@@ -96,37 +84,13 @@ static int ctx_init(struct ctx *c, struct loop *l, const struct session_opts *o,
 				       what);
 		c->command = strstr(v, "--no-gate") ? xstrdup(v) : xasprintf("%s --no-gate", v);
 	}
-	if ((rc = vcs_open(loop_repo_dir(l), &c->vcs, e)) < 0)
-		return rc;
-	char *extra = xasprintf("%s/patterns", loop_dir(l));
-	rc = patset_load(NULL, fsutil_is_dir(extra) ? extra : NULL, &c->ps, e);
-	free(extra);
-	if (rc == 0)
-		rc = measure_schema(c->st, e);
+	rc = measure_schema(c->st, e);
 	return rc;
 }
 
-static void feed(void *p, const char *buf, size_t len)
-{
-	struct mrun *m = p;
-	parser_feed(m->p, buf, len);
-	if (m->c->o && m->c->o->output)
-		m->c->o->output(m->c->o->ctx, buf, len);
-}
-
-static void on_event(void *p, const struct parse_event *ev)
-{
-	struct mrun *m = p;
-	if (m->c->o && m->c->o->event)
-		m->c->o->event(m->c->o->ctx, ev);
-}
-
-
 static void mrun_release(struct mrun *m)
 {
-	runner_free(m->r);
-	parser_free(m->p);
-	free(m->run.log_path);
+	run_free(m->r);
 	memset(m, 0, sizeof(*m));
 }
 
@@ -135,119 +99,77 @@ static void mrun_release(struct mrun *m)
 static int mrun_start(struct ctx *c, struct mrun *m, const char *kind, const char *role,
 		      struct err *e)
 {
+	char tree[VCS_OID_HEX];
+	const struct patset *ps;
 	memset(m, 0, sizeof(*m));
 	m->c = c;
 	m->kind = kind;
 	m->role = role;
-	int rc = vcs_kernel_hash(c->vcs, kpaths(c), c->status.nkernel, NULL, m->tree, e);
+	int rc = vcs_kernel_hash(c->vcs, kpaths(c), c->status.nkernel, NULL, tree, e);
+	if (rc == 0)
+		rc = loop_patset(c->l, &ps, e);
 	if (rc < 0)
 		return rc;
 	char *trace = xasprintf("%s/trace", loop_dir(c->l));
-	if ((rc = fsutil_mkdir_p(trace, e)) < 0) {
-		free(trace);
-		return rc;
-	}
-	struct store_run *run = &m->run;
-	run->iter = c->status.iteration;
-	run->kind = (char *)kind;
-	run->command = c->command;
-	run->cwd = (char *)loop_repo_dir(c->l);
-	run->t_start = 0;
-	run->bench_ms = run->vs_best = NAN;
-	run->tree = m->tree;
-	run->pid = (int)getpid();
-	run->gate = GATE_INCOMPLETE; /* until it finishes */
-	rc = store_run_insert(c->st, run, e);
-	if (rc < 0) {
-		free(trace);
-		return rc;
-	}
-	if (!c->session)
-		c->session = run->id;
-	run->log_path = xasprintf("%s/%s-%d-run%d.log", trace, kind, run->iter, run->id);
+	struct run_spec spec = {
+		.kind = kind,
+		.iter = c->status.iteration,
+		.command = c->command,
+		.cwd = loop_repo_dir(c->l),
+		.trace_dir = trace,
+		.timeout_s = c->o ? c->o->timeout_s : 0,
+		.scope = SCOPE_UNKNOWN,
+		.tree = tree,
+		.ps = ps,
+		.output = c->o ? c->o->output : NULL,
+		.event = c->o ? c->o->event : NULL,
+		.ctx = c->o ? c->o->ctx : NULL,
+	};
+	rc = run_start(c->st, &spec, &m->r, e);
 	free(trace);
-	measure_probe_take(c->st, run->id, "before", NULL);
+	if (rc < 0)
+		return rc;
+	int id = run_record(m->r)->id;
+	if (!c->session)
+		c->session = id;
 	struct probe_reading pr;
-	if (measure_probe_get(c->st, run->id, "before", &pr, NULL) == 0) {
+	if (measure_probe_get(c->st, id, "before", &pr, NULL) == 0) {
 		c->busy |= pr.busy;
 		probe_reading_release(&pr);
 	}
-	m->p = parser_new(c->ps, on_event, m);
-	struct runner_spec spec = {
-		.command = c->command,
-		.cwd = loop_repo_dir(c->l),
-		.log_path = run->log_path,
-		.timeout_s = c->o ? c->o->timeout_s : 0,
-	};
-	if ((rc = runner_start(&spec, feed, m, &m->r, e)) < 0)
-		mrun_release(m);
-	return rc;
+	return 0;
 }
 
-/* Read what the child printed; 1 while it runs, 0 once it ended.  A raw-log
- * write failure stops the run and is reported by mrun_finish. */
 static int mrun_pump(struct mrun *m, int timeout_ms)
 {
-	struct err le = {0};
-	int rc = runner_pump(m->r, timeout_ms, &le);
-	if (rc < 0) {
-		if (!m->io_rc) {
-			m->io_rc = rc;
-			m->io_err = le;
-			runner_cancel(m->r);
-		}
-		return 1;
-	}
-	return rc;
+	return run_pump(m->r, timeout_ms);
 }
 
-/* Record the ended run: parse result, samples, probe after, session role. */
+static int session_in_tx(void *ctx, struct store *st, const struct store_run *r, struct err *e)
+{
+	struct mrun *m = ctx;
+	return measure_session_put(st, r->id, m->c->session, m->role, e);
+}
+
+/* Record the ended run with its session role; a run without a usable
+ * number stops the session. */
 static int mrun_finish(struct ctx *c, struct mrun *m, struct err *e)
 {
-	const struct runner_outcome *oc = runner_outcome(m->r);
-	struct store_run *run = &m->run;
-	int rc = m->io_rc;
-	if (rc < 0) {
-		if (e)
-			*e = m->io_err;
-		mrun_release(m);
-		return rc;
-	}
-	bool killed = runner_outcome_killed(oc);
-	parser_finish(m->p, oc->exit_status, killed);
-	const struct parse_result *res = parser_result(m->p);
-	run->t_start = oc->t_start;
-	run->t_end = oc->t_end;
-	run->exit_status = oc->exit_status;
-	run->signal = oc->signal;
-	run->timed_out = oc->timed_out;
-	run->cancelled = oc->cancelled;
-	run->gate = killed ? GATE_INCOMPLETE : res->gate;
-	run->scope = res->scope;
-	run->bench_ms = parse_bench_ms(res);
-	json_t *j = parse_result_json(res);
-	run->result_json = json_dumps(j, JSON_COMPACT);
-	json_decref(j);
-	measure_probe_take(c->st, run->id, "after", NULL);
-	rc = store_begin(c->st, e);
-	if (rc == 0)
-		rc = store_run_record(c->st, run, &res->env, res->rows, res->nrows, e);
-	if (rc == 0)
-		rc = measure_session_put(c->st, run->id, c->session, m->role, e);
-	if (rc == 0)
-		rc = store_commit(c->st, e);
-	else
-		store_rollback(c->st);
-	if (rc == 0 && (killed || res->nrows == 0 || !isfinite(run->bench_ms)))
+	struct run_end_hooks h = {.in_tx = session_in_tx, .ctx = m};
+	int rc = run_end(m->r, &h, e);
+	const struct store_run *run = run_record(m->r);
+	const struct parse_result *res = run_result(m->r);
+	if (rc == 0 && (run->gate == GATE_INCOMPLETE || run->gate == GATE_FAIL ||
+			run->gate == GATE_ERROR || res->nrows == 0 || !isfinite(run->bench_ms)))
 		rc = err_set(e, ERR_HARNESS,
 			     "%s run %d of '%s' %s (raw output: %s); fix the benchmark and "
 			     "run it again",
 			     m->kind, run->id, c->command,
-			     killed ? "was killed before it finished"
-				    : "printed no usable result table",
+			     run->gate == GATE_INCOMPLETE ? "was stopped before it finished"
+			     : run->gate == GATE_FAIL     ? "failed its gate"
+			     : run->gate == GATE_ERROR    ? "ended in a harness error"
+							  : "printed no usable result table",
 			     run->log_path);
-	free(run->result_json);
-	run->result_json = NULL;
 	c->nruns++;
 	if (rc == 0 && c->o && c->o->progress) {
 		char *line = xasprintf("%s run %d (%s): %.4g ms geomean over %zu shape(s)", m->kind,
@@ -471,9 +393,9 @@ static bool compare(struct session_run *s)
 		}
 		memset(&s->cmp, 0, sizeof(s->cmp));
 		s->cmp.worst = -1;
-		struct stats_opts so = {.threshold = c->contract.threshold};
+		struct stats_opts so = {.threshold = c->contract->threshold};
 		stats_compare(&bs, &cs, &so, &s->cmp);
-		measure_target_compare(&bs, &cs, c->contract.v[CF_TARGET], &so, &s->target);
+		measure_target_compare(&bs, &cs, c->contract->v[CF_TARGET], &so, &s->target);
 		s->have_cmp = true;
 	}
 	stats_set_release(&bs);
@@ -528,7 +450,7 @@ static void run_ended(struct session_run *s)
 	start_next(s, true);
 }
 
-static void run_free(struct session_run *s)
+static void session_run_free(struct session_run *s)
 {
 	if (s->going)
 		mrun_release(&s->m);
@@ -660,7 +582,7 @@ begun:
 		s->rec_id = rec.id;
 	}
 	if (rc < 0) {
-		run_free(s);
+		session_run_free(s);
 		return rc;
 	}
 	s->planned = 2 * STATS_CONFIRM_PAIRS;
@@ -677,7 +599,7 @@ begun:
 
 int session_confirm_fds(const struct session_run *s, int fds[2])
 {
-	return s && s->going ? runner_fds(s->m.r, fds) : 0;
+	return s && s->going ? run_fds(s->m.r, fds) : 0;
 }
 
 int session_confirm_pump(struct session_run *s, int timeout_ms)
@@ -695,14 +617,14 @@ void session_confirm_cancel(struct session_run *s)
 		return;
 	s->cancelled = true;
 	if (s->going)
-		runner_cancel(s->m.r);
+		run_cancel(s->m.r);
 	else
 		s->finished = true;
 }
 
 const struct parse_result *session_confirm_result(const struct session_run *s)
 {
-	return s && s->going ? parser_result(s->m.p) : NULL;
+	return s && s->going ? run_result(s->m.r) : NULL;
 }
 
 void session_confirm_progress(const struct session_run *s, struct session_progress *p)
@@ -787,7 +709,7 @@ int session_confirm_end(struct session_run *s, struct session_result *r, struct 
 		if (rc == 0)
 			rc = err_set(e, ERR_HARNESS, "confirm ended without a comparison");
 	}
-	run_free(s);
+	session_run_free(s);
 	return rc;
 }
 

@@ -117,10 +117,9 @@ int cmd_promote(struct cli *cli, int argc, char **argv)
 		struct sb out = SB_INIT;
 		json_t *j = NULL;
 		struct report_ctx ctx;
-		struct contract k;
-		stats_cli_ctx(l, &ctx, &k);
-		int r = measure_promote_check(s, loop_dir(l), &k, &out, &j, &e);
-		contract_release(&k);
+		const struct contract *k = stats_cli_ctx(l, &ctx);
+		int r = measure_promote_check(s, loop_dir(l), k, &out, &j, &e);
+		loop_contract_put(k);
 		if (r < 0 && !j) {
 			sb_release(&out);
 			loop_close(l);

@@ -45,11 +45,10 @@ int cmd_report(struct cli *cli, int argc, char **argv)
 	if ((rc = loop_cli_open(cli, LOOP_READONLY, &l)) != 0)
 		return rc;
 	struct report_ctx ctx;
-	struct contract c;
 	struct sb md = SB_INIT;
 	struct err e = {0};
 	json_t *j = NULL;
-	stats_cli_ctx(l, &ctx, &c);
+	const struct contract *c = stats_cli_ctx(l, &ctx);
 	ctx.op = loop_workspace(l)->op;
 	struct store *s = loop_store(l);
 	if (!strcmp(kind, "final"))
@@ -65,7 +64,7 @@ int cmd_report(struct cli *cli, int argc, char **argv)
 			fputs(md.buf, stdout);
 	}
 	sb_release(&md);
-	contract_release(&c);
+	loop_contract_put(c);
 	loop_close(l);
 	return rc < 0 ? cli_fail(&e) : 0;
 }

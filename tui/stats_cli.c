@@ -50,20 +50,15 @@ void stats_cli_print_verdict(struct loop *l, int run_id, FILE *out)
 	free(v);
 }
 
-int stats_cli_ctx(struct loop *l, struct report_ctx *ctx, struct contract *c)
+const struct contract *stats_cli_ctx(struct loop *l, struct report_ctx *ctx)
 {
-	struct sb text = SB_INIT;
-	struct err e = {0};
+	const struct contract *c = loop_contract_get(l);
 	memset(ctx, 0, sizeof(*ctx));
-	memset(c, 0, sizeof(*c));
-	if (fsutil_read_file(loop_contract_path(l), &text, &e) == 0)
-		contract_parse(text.buf, text.len, c, NULL);
-	sb_release(&text);
 	ctx->op = c->v[CF_OP];
 	ctx->validation = c->v[CF_VALIDATION];
 	ctx->benchmark = c->v[CF_BENCHMARK];
 	ctx->target = c->v[CF_TARGET];
 	ctx->threshold = c->threshold;
 	ctx->workspace_dir = loop_dir(l);
-	return 0;
+	return c;
 }

@@ -19,10 +19,11 @@ void stats_cli_add_verdict(struct loop *l, int run_id, json_t *j);
  * run_id, or nothing when the run has no verdict. */
 void stats_cli_print_verdict(struct loop *l, int run_id, FILE *out);
 
-/* The report context from the workspace's contract (strings owned by the
- * returned contract; release with stats_cli_ctx_release). */
+/* The report context from the workspace's contract: its strings belong to
+ * the contract returned, a reference the caller lets go with
+ * loop_contract_put when done with ctx. */
 struct report_ctx;
 struct contract;
-int stats_cli_ctx(struct loop *l, struct report_ctx *ctx, struct contract *c);
+const struct contract *stats_cli_ctx(struct loop *l, struct report_ctx *ctx);
 
 #endif

@@ -700,24 +700,18 @@ static int submit_log(struct app *a, struct wizard *wz, struct err *e)
 static int open_contract_wizard(struct app *a, struct err *e)
 {
 	struct ws_loop *w = W(a);
-	struct sb text = SB_INIT, why = SB_INIT;
-	struct contract c;
 	struct wizard *wz;
 	int rc;
 
-	memset(&c, 0, sizeof(c));
-	sb_init(&text);
-	sb_init(&why);
-	rc = fsutil_read_file(loop_contract_path(w->l), &text, e);
-	if (rc < 0 && rc != ERR_NOTFOUND)
-		goto out;
-	contract_parse(text.buf, text.len, &c, NULL);
-	contract_missing(&c, &why);
+	/* the contract as it is on disk now (loop_reload reads it again) */
+	if ((rc = loop_reload(a, e)) < 0)
+		return rc;
+	const struct contract *c = loop_contract_get(w->l);
 	wz = wizard_new("Task contract: fill the missing fields", WZ_CONTRACT);
 	wizard_info(wz, R_NORMAL, "%s", loop_contract_path(w->l));
 	w->ncontract = 0;
 	for (int f = 0; f < CF_NFIELDS; f++) {
-		if (c.v[f])
+		if (c->v[f])
 			continue;
 		wizard_text(wz, contract_field_heading(f), NULL, true, NULL);
 		w->contract_fields[w->ncontract++] = f;
@@ -725,12 +719,8 @@ static int open_contract_wizard(struct app *a, struct err *e)
 	if (w->ncontract == 0)
 		wizard_info(wz, R_DIM, "nothing is missing; Enter closes");
 	app_open_wizard(a, wz);
-	rc = 0;
-out:
-	contract_release(&c);
-	sb_release(&text);
-	sb_release(&why);
-	return rc;
+	loop_contract_put(c);
+	return 0;
 }
 
 static int submit_contract(struct app *a, struct wizard *wz, struct err *e)
