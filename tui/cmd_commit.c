@@ -1,5 +1,6 @@
 /* cmd_commit — `optloop commit`: one commit holding only the kernel change,
  * its message carrying the logged row. */
+#include "tui/cli_opts.h"
 #include "tui/cli_util.h"
 #include "tui/commands.h"
 #include "tui/loop_cli.h"
@@ -15,16 +16,21 @@ int cmd_commit(struct cli *cli, int argc, char **argv)
 	struct loop_status before, st;
 	struct err e = {0};
 	char sha[41];
-	int json = 0, aside = 0, rc;
-
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--json"))
-			json = 1;
-		else if (!strcmp(argv[i], "--set-aside"))
-			aside = 1;
-		else
-			return cli_usage_error("commit", "unknown argument %s", argv[i]);
-	}
+	bool json = false, aside = false;
+	int rc;
+	const struct cli_opt opts[] = {
+		CLI_FLAG("--set-aside", &aside,
+			 "set aside kernel edits made after the measurement; they come back after "
+			 "the commit"),
+		CLI_FLAG("--json", &json, "print the commit as JSON"),
+		CLI_END,
+	};
+	static const char *const examples[] = {"commit", NULL};
+	struct cli_cmd c = {.name = "commit", .opts = opts, .examples = examples,
+			    .more = "Commits only the kernel paths, with the row as trailers; after a\n"
+				    "revert or drop row a second commit restores the best kernel."};
+	if (!cli_parse(&c, argc, argv, &rc))
+		return rc;
 	if ((rc = loop_cli_open(cli, 0, &l)) != 0)
 		return rc;
 	if (aside && loop_set_aside(l, &e) < 0) {

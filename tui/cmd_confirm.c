@@ -2,6 +2,7 @@
  * best and candidate measured interleaved in one session (with --baseline:
  * the best against the baseline commit); exit 0 on a win beyond noise, 1
  * when the confirm shows none. */
+#include "tui/cli_opts.h"
 #include "tui/cli_util.h"
 #include "tui/commands.h"
 #include "tui/loop_cli.h"
@@ -58,31 +59,31 @@ int cmd_confirm(struct cli *cli, int argc, char **argv)
 	struct session_result r;
 	struct err e = {0};
 	struct loop *l;
-	int json = 0, rc;
-	for (int i = 1; i < argc;) {
-		const char *v;
-		long k;
-		/* loop_cli_optarg moves i past an option and its value */
-		if (!strcmp(argv[i], "--json")) {
-			json = 1;
-			i++;
-		} else if (!strcmp(argv[i], "--baseline")) {
-			o.baseline = true;
-			i++;
-		} else if ((rc = loop_cli_optcount(argc, argv, &i, "--max-pairs", STATS_CONFIRM_PAIRS,
-						   60, &k)) != 0) {
-			if (rc < 0)
-				return cli_usage_error("confirm", "--max-pairs needs a count from %d to 60",
-						       STATS_CONFIRM_PAIRS);
-			o.max_pairs = (size_t)k;
-		} else if ((rc = loop_cli_optarg(argc, argv, &i, "--cmd", &v)) != 0) {
-			if (rc < 0)
-				return cli_usage_error("confirm", "--cmd needs a command");
-			o.command = v;
-		} else {
-			return cli_usage_error("confirm", "unknown argument %s", argv[i]);
-		}
-	}
+	bool json = false;
+	int rc;
+	long pairs = 0;
+	const struct cli_opt opts[] = {
+		CLI_FLAG("--baseline", &o.baseline,
+			 "the best against the baseline commit: the promotion verdict"),
+		CLI_INT("--max-pairs", &pairs, "N", STATS_CONFIRM_PAIRS, 60,
+			"stop after N best/candidate pairs at the most"),
+		CLI_TEXT("--cmd", &o.command, "CMD",
+			 "the measuring command (default: the contract's validation command with "
+			 "--no-gate)"),
+		CLI_FLAG("--json", &json, "print the comparison as JSON"),
+		CLI_END,
+	};
+	static const char *const examples[] = {"confirm", "confirm --baseline", NULL};
+	struct cli_cmd c = {
+		.name = "confirm",
+		.opts = opts,
+		.examples = examples,
+		.more = "Runs best and candidate interleaved in one session, in batches, until\n"
+			"the verdict is clear (fast, slow or same) or --max-pairs is reached.",
+	};
+	if (!cli_parse(&c, argc, argv, &rc))
+		return rc;
+	o.max_pairs = (size_t)pairs;
 	o.ctx = json ? stderr : stdout;
 	if ((rc = loop_cli_open(cli, 0, &l)) != 0)
 		return rc;

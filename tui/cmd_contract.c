@@ -1,5 +1,6 @@
 /* cmd_contract — `optloop contract [--check] [--set FIELD=VALUE]...`: show,
  * check or set the task contract in docs/draft.md. */
+#include "tui/cli_opts.h"
 #include "tui/cli_util.h"
 #include "tui/commands.h"
 #include "tui/loop_cli.h"
@@ -46,27 +47,36 @@ int cmd_contract(struct cli *cli, int argc, char **argv)
 	struct loop_status st;
 	struct err e = {0};
 	char **sets = xcalloc((size_t)argc, sizeof(char *));
-	int nsets = 0, check = 0, rc = 0;
-	const char *v;
+	int nsets = 0, rc = 0;
+	bool check = false;
 
-	for (int i = 1; i < argc;) {
-		int m = loop_cli_optarg(argc, argv, &i, "--set", &v);
-		if (m == 1) {
-			if (!strchr(v, '=')) {
-				free(sets);
-				return cli_usage_error("contract", "--set needs FIELD=VALUE, got '%s'", v);
-			}
-			sets[nsets++] = (char *)v;
-			continue;
-		}
-		if (m == 0 && !strcmp(argv[i], "--check")) {
-			check = 1;
-			i++;
-			continue;
-		}
+	struct cli_list set = {0};
+	const struct cli_opt opts[] = {
+		CLI_LIST("--set", &set, "FIELD=VALUE",
+			 "set a field, repeatable (op, target, languages, validation, benchmark, "
+			 "promotion, frozen, cap, threshold); an empty VALUE clears it"),
+		CLI_FLAG("--check", &check, "exit 1 and list what is missing unless complete"),
+		CLI_END,
+	};
+	static const char *const examples[] = {
+		"contract --check",
+		"contract --set 'target=every shape >= 1.2x' --set cap=20",
+		NULL,
+	};
+	struct cli_cmd c = {.name = "contract", .opts = opts, .examples = examples,
+			    .more = "The contract is docs/draft.md in the workspace; --set rewrites one\n"
+				    "field and keeps the rest of the file byte for byte."};
+	if (!cli_parse(&c, argc, argv, &rc)) {
 		free(sets);
-		return m < 0 ? cli_usage_error("contract", "--set needs FIELD=VALUE")
-			     : cli_usage_error("contract", "unknown argument %s", argv[i]);
+		return rc;
+	}
+	for (int k = 0; k < set.n; k++) {
+		if (!strchr(set.v[k], '=')) {
+			free(sets);
+			return cli_usage_error("contract", "--set needs FIELD=VALUE, got '%s'",
+					       set.v[k]);
+		}
+		sets[nsets++] = (char *)set.v[k];
 	}
 	for (int k = 0; k < nsets; k++) {
 		char *name = xstrndup(sets[k], (size_t)(strchr(sets[k], '=') - sets[k]));

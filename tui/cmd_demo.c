@@ -10,6 +10,7 @@
  * Off a terminal nothing interactive is opened: it prints what it made and
  * the next step and exits 0, so scripts and tests can use it.
  */
+#include "tui/cli_opts.h"
 #include "tui/cli_util.h"
 #include "tui/commands.h"
 #include "core/demo.h"
@@ -85,17 +86,19 @@ int cmd_demo(struct cli *cli, int argc, char **argv)
 	struct sb next = SB_INIT, qdir = SB_INIT;
 
 	(void)cli;
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--json"))
-			json = true;
-		else if (argv[i][0] == '-' && argv[i][1])
-			return cli_usage_error("demo", "unknown option %s", argv[i]);
-		else if (dir)
-			return cli_usage_error("demo", "one directory at most (got %s and %s)", dir,
-					       argv[i]);
-		else
-			dir = argv[i];
-	}
+	int rc;
+	const struct cli_opt opts[] = {
+		CLI_FLAG("--json", &json, "print where the demo is as JSON (no workbench)"),
+		CLI_END,
+	};
+	static const char *const examples[] = {"demo", "demo /tmp/optloop-demo --json", NULL};
+	struct cli_cmd c = {.name = "demo", .opts = opts, .max_pos = 1, .examples = examples,
+			    .pos_help = "  DIR  where to make it (default: a new directory under /tmp)",
+			    .more = "On a terminal the workbench opens on it; the baseline verify is\n"
+				    "the next step."};
+	if (!cli_parse(&c, argc, argv, &rc))
+		return rc;
+	dir = c.npos ? c.pos[0] : NULL;
 
 	/* 1. The repository. */
 	if (demo_create(dir, &r, &e) < 0)
@@ -131,7 +134,7 @@ int cmd_demo(struct cli *cli, int argc, char **argv)
 	} else {
 		/* 3. The workbench, once the repository holds a workspace. */
 		if (interactive && chdir(r.dir) == 0) {
-			int rc = tui_open_workspace(cli, true);
+			rc = tui_open_workspace(cli, true);
 			if (rc >= 0) {
 				free(workspace);
 				sb_release(&next);

@@ -1,5 +1,6 @@
 /* cmd_dispatch — `optloop dispatch add|list`: bucket rows of dispatch.md,
  * kept in the database; a row without evidence from the log is refused. */
+#include "tui/cli_opts.h"
 #include "tui/cli_util.h"
 #include "tui/commands.h"
 #include "tui/guards_cli.h"
@@ -44,45 +45,38 @@ static int dispatch_add_cmd(struct cli *cli, int argc, char **argv)
 	struct loop *l;
 	struct guards_owned o;
 	struct err e = {0};
-	const char *v;
-	int json = 0, rc;
+	bool json = false;
+	int rc;
 
-	for (int i = 2; i < argc;) {
-		int k;
-		if ((k = loop_cli_optarg(argc, argv, &i, "--bucket", &v)) == 1) {
-			r.bucket = (char *)v;
-			continue;
-		}
-		if (k == 0 && (k = loop_cli_optarg(argc, argv, &i, "--entry", &v)) == 1) {
-			r.entry = (char *)v;
-			continue;
-		}
-		if (k == 0 && (k = loop_cli_optarg(argc, argv, &i, "--evidence", &v)) == 1) {
-			r.evidence = (char *)v;
-			continue;
-		}
-		if (k == 0 && (k = loop_cli_optarg(argc, argv, &i, "--why", &v)) == 1) {
-			r.why = (char *)v;
-			continue;
-		}
-		if (k == 0 && (k = loop_cli_optarg(argc, argv, &i, "--base-ms", &v)) == 1) {
-			if (ms_arg(v, &r.base_ms) < 0)
-				return cli_usage_error("dispatch", "--base-ms needs a positive number");
-			continue;
-		}
-		if (k == 0 && (k = loop_cli_optarg(argc, argv, &i, "--cand-ms", &v)) == 1) {
-			if (ms_arg(v, &r.cand_ms) < 0)
-				return cli_usage_error("dispatch", "--cand-ms needs a positive number");
-			continue;
-		}
-		if (k == 0 && !strcmp(argv[i], "--json")) {
-			json = 1;
-			i++;
-			continue;
-		}
-		return k < 0 ? cli_usage_error("dispatch", "%s needs a value", argv[i])
-			     : cli_usage_error("dispatch", "unknown argument %s", argv[i]);
-	}
+	const char *base = NULL, *cand = NULL;
+	const struct cli_opt opts[] = {
+		CLI_TEXT("--bucket", &r.bucket, "TEXT", "the shapes the row covers (e.g. 'T <= 1024')"),
+		CLI_TEXT("--entry", &r.entry, "NAME", "the kernel entry those shapes dispatch to"),
+		CLI_TEXT("--evidence", &r.evidence, "ITERS",
+			 "the logged iterations that back it (e.g. '3,5')"),
+		CLI_STR("--base-ms", &base, "X", "the bucket's time before, in ms (default: the baseline row)"),
+		CLI_STR("--cand-ms", &cand, "Y", "the bucket's time with the entry, in ms (default: the best cited row)"),
+		CLI_STR("--why", &r.why, "TEXT", "why this entry wins for the bucket"),
+		CLI_FLAG("--json", &json, "print the new row as JSON"),
+		CLI_END,
+	};
+	static const char *const examples[] = {
+		"dispatch add --bucket 'T <= 1024' --entry fwd_small --evidence 3,5",
+		NULL,
+	};
+	struct cli_cmd c = {.name = "dispatch", .opts = opts, .examples = examples,
+			    .usage = "dispatch add --bucket TEXT --entry NAME --evidence ITERS "
+				     "[--base-ms X] [--cand-ms Y] [--why TEXT] [--json]",
+			    .summary = "add a bucket row to dispatch.md, backed by logged iterations",
+			    .more = "Every cited iteration needs a logged bench number from a gate that did\n"
+				    "not fail, in the baseline's environment.  --base-ms and --cand-ms\n"
+				    "default to the baseline row and the best cited row."};
+	if (!cli_parse(&c, argc - 1, argv + 1, &rc))
+		return rc;
+	if (base && ms_arg(base, &r.base_ms) < 0)
+		return cli_usage_error("dispatch", "--base-ms needs a positive number, got '%s'", base);
+	if (cand && ms_arg(cand, &r.cand_ms) < 0)
+		return cli_usage_error("dispatch", "--cand-ms needs a positive number, got '%s'", cand);
 	if (!r.bucket || !r.entry)
 		return cli_usage_error("dispatch", "add needs --bucket TEXT and --entry NAME");
 	if ((rc = guards_cli_open(cli, 0, &l, &o)) != 0)
@@ -112,14 +106,18 @@ static int dispatch_list_cmd(struct cli *cli, int argc, char **argv)
 	struct guards_owned o;
 	struct dispatch_doc d;
 	struct err e = {0};
-	int json = 0, rc;
+	bool json = false;
+	int rc;
 
-	for (int i = 2; i < argc; i++) {
-		if (!strcmp(argv[i], "--json"))
-			json = 1;
-		else
-			return cli_usage_error("dispatch", "unknown argument %s", argv[i]);
-	}
+	const struct cli_opt opts[] = {
+		CLI_FLAG("--json", &json, "print the rows as JSON"),
+		CLI_END,
+	};
+	static const char *const examples[] = {"dispatch list", NULL};
+	struct cli_cmd c = {.name = "dispatch", .opts = opts, .examples = examples,
+			    .usage = "dispatch list [--json]", .summary = "the rows of dispatch.md"};
+	if (!cli_parse(&c, argc - 1, argv + 1, &rc))
+		return rc;
 	if ((rc = guards_cli_open(cli, LOOP_READONLY, &l, &o)) != 0)
 		return rc;
 	if (guards_dispatch_rows(&o.g, &d, &e) < 0) {
@@ -152,6 +150,26 @@ static int dispatch_list_cmd(struct cli *cli, int argc, char **argv)
 
 int cmd_dispatch(struct cli *cli, int argc, char **argv)
 {
+	static const char *const examples[] = {"dispatch list", "dispatch add --help", NULL};
+	struct cli_cmd c = {
+		.name = "dispatch",
+		.examples = examples,
+		.pos_help = "  add    add a bucket row to dispatch.md, backed by logged iterations\n"
+			    "  list   the rows of dispatch.md",
+		.more = "optloop dispatch VERB --help lists a verb's options.",
+	};
+	int rc;
+	if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+		cli_parse(&c, argc, argv, &rc);
+		/* and each verb's own */
+		static char *const add[] = {"dispatch", "add", "--help"};
+		static char *const list[] = {"dispatch", "list", "--help"};
+		printf("\n");
+		dispatch_add_cmd(cli, 3, (char **)add);
+		printf("\n");
+		dispatch_list_cmd(cli, 3, (char **)list);
+		return rc;
+	}
 	if (argc < 2)
 		return cli_usage_error("dispatch", "which: add or list");
 	if (!strcmp(argv[1], "add"))

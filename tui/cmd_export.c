@@ -1,4 +1,5 @@
 /* cmd_export — `optloop export --json`: the whole database as JSON. */
+#include "tui/cli_opts.h"
 #include "tui/cli_util.h"
 #include "tui/commands.h"
 #include "tui/loop_cli.h"
@@ -15,10 +16,17 @@ int cmd_export(struct cli *cli, int argc, char **argv)
 	struct err e = {0};
 	json_t *j;
 	int rc;
-
-	for (int i = 1; i < argc; i++)
-		if (strcmp(argv[i], "--json") != 0)
-			return cli_usage_error("export", "unknown argument %s", argv[i]);
+	bool json = false;
+	const struct cli_opt opts[] = {
+		CLI_FLAG("--json", &json, "JSON output (the only form; accepted for scripts)"),
+		CLI_END,
+	};
+	static const char *const examples[] = {"export --json > workspace.json", NULL};
+	struct cli_cmd c = {.name = "export", .opts = opts, .examples = examples,
+			    .more = "Every table of optloop.db: runs, samples, rows, events, probes,\n"
+				    "confirm sessions; read-only, safe while another optloop writes."};
+	if (!cli_parse(&c, argc, argv, &rc))
+		return rc;
 	if ((rc = loop_cli_open(cli, LOOP_READONLY, &l)) != 0)
 		return rc;
 	if (store_export_json(loop_store(l), &j, &e) < 0) {

@@ -8,6 +8,7 @@
  * listed); 1 when the file has no summary table or cannot be read, and with
  * --strict also when any problem was found; 2 usage.
  */
+#include "tui/cli_opts.h"
 #include "tui/cli_util.h"
 #include "tui/commands.h"
 #include "core/err.h"
@@ -318,19 +319,18 @@ int cmd_import(struct cli *cli, int argc, char **argv)
 	int rc;
 
 	(void)cli;
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--json"))
-			json = true;
-		else if (!strcmp(argv[i], "--strict"))
-			strict = true;
-		else if (argv[i][0] == '-' && argv[i][1])
-			return cli_usage_error("import", "unknown option %s", argv[i]);
-		else if (file)
-			return cli_usage_error("import", "one file at a time (got %s and %s)", file,
-					       argv[i]);
-		else
-			file = argv[i];
-	}
+	const struct cli_opt opts[] = {
+		CLI_FLAG("--strict", &strict, "exit 1 when any line could not be read"),
+		CLI_FLAG("--json", &json, "print the rows and the problems as JSON"),
+		CLI_END,
+	};
+	static const char *const examples[] = {"import profile/chunk_gla-opt/OPT_LOG.md",
+					       "import --json --strict OPT_LOG.md", NULL};
+	struct cli_cmd c = {.name = "import", .opts = opts, .max_pos = 1, .examples = examples,
+			    .pos_help = "  FILE  an OPT_LOG.md, written by optloop or by hand"};
+	if (!cli_parse(&c, argc, argv, &rc))
+		return rc;
+	file = c.npos ? c.pos[0] : NULL;
 	if (!file)
 		return cli_usage_error("import", "which OPT_LOG.md? give its path");
 

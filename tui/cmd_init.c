@@ -1,4 +1,5 @@
 /* cmd_init — `optloop init`: create profile/<op>-opt/ for an op. */
+#include "tui/cli_opts.h"
 #include "tui/cli_util.h"
 #include "tui/commands.h"
 #include "tui/loop_cli.h"
@@ -13,43 +14,49 @@
 int cmd_init(struct cli *cli, int argc, char **argv)
 {
 	struct loop_init_opts o = {.op = cli->op};
-	const char **kernel = xcalloc((size_t)argc, sizeof(char *));
 	struct sb notes = SB_INIT;
 	struct err e = {0};
-	int i = 1, rc = 0;
-	const char *v;
+	int rc = 0;
 
-	while (i < argc) {
-		int m;
-		if ((m = loop_cli_optarg(argc, argv, &i, "--op", &v)) == 1)
-			o.op = v;
-		else if (m == 0 && (m = loop_cli_optarg(argc, argv, &i, "--test-file", &v)) == 1)
-			o.test_file = v;
-		else if (m == 0 && (m = loop_cli_optarg(argc, argv, &i, "--naive", &v)) == 1)
-			o.naive = v;
-		else if (m == 0 && (m = loop_cli_optarg(argc, argv, &i, "--kernel", &v)) == 1)
-			kernel[o.nkernel++] = v;
-		else if (m == 0 && (m = loop_cli_optarg(argc, argv, &i, "--verify", &v)) == 1)
-			o.verify_cmd = v;
-		else if (m == 0 && (m = loop_cli_optarg(argc, argv, &i, "--bench", &v)) == 1)
-			o.bench_cmd = v;
-		else if (m == 0 && (m = loop_cli_optarg(argc, argv, &i, "--target", &v)) == 1)
-			o.target = v;
-		else if (m == 0 && (m = loop_cli_optarg(argc, argv, &i, "--languages", &v)) == 1)
-			o.languages = v;
-		else if (m == 0 && (m = loop_cli_optarg(argc, argv, &i, "--promotion", &v)) == 1)
-			o.promotion = v;
-		if (m == 1)
-			continue;
-		rc = m < 0 ? cli_usage_error("init", "%s needs a value", argv[i])
-			   : cli_usage_error("init", "unknown argument %s", argv[i]);
-		goto out;
-	}
+	struct cli_list kernel = {0};
+	const struct cli_opt opts[] = {
+		CLI_TEXT("--op", &o.op, "OP", "the op's name (FLA registry name; also the global --op)"),
+		CLI_TEXT("--test-file", &o.test_file, "PATH",
+			 "the frozen test (default: the op's test in the FLA registry)"),
+		CLI_TEXT("--naive", &o.naive, "PATH",
+			 "the naive reference (default: the op's naive.py in the FLA registry)"),
+		CLI_LIST("--kernel", &kernel, "PATH",
+			 "a kernel path, repeatable (default: the op's package directory)"),
+		CLI_TEXT("--verify", &o.verify_cmd, "CMD",
+			 "the validation command (default: FLA's verify for the op)"),
+		CLI_TEXT("--bench", &o.bench_cmd, "CMD",
+			 "the benchmark command (default: the validation command with --base main)"),
+		CLI_TEXT("--target", &o.target, "TEXT", "the contract's Target, e.g. 'every shape >= 1.2x'"),
+		CLI_TEXT("--languages", &o.languages, "TEXT", "the contract's kernel languages"),
+		CLI_TEXT("--promotion", &o.promotion, "TEXT", "the contract's promotion bar"),
+		CLI_END,
+	};
+	static const char *const examples[] = {
+		"init --op chunk_gla",
+		"init --op tiny --kernel kernel/compute.sh --test-file tests/test_compute.sh "
+		"--naive ref/naive.sh --verify 'sh verify.sh'",
+		NULL,
+	};
+	struct cli_cmd c = {
+		.name = "init",
+		.opts = opts,
+		.examples = examples,
+		.more = "Creates profile/<op>-opt/ (docs/draft.md, OPT_LOG.md, TRAPS.md,\n"
+			"dispatch.md, trace/, optloop.db) and keeps profile/ out of git.",
+	};
+	if (!cli_parse(&c, argc, argv, &rc))
+		return rc;
 	if (!o.op) {
 		rc = cli_usage_error("init", "--op OP is required (the op's registry name)");
 		goto out;
 	}
-	o.kernel = kernel;
+	o.kernel = kernel.v;
+	o.nkernel = (size_t)kernel.n;
 	if (loop_init(NULL, &o, &notes, &e) < 0) {
 		rc = cli_fail(&e);
 		goto out;
@@ -59,6 +66,5 @@ int cmd_init(struct cli *cli, int argc, char **argv)
 	       "then run optloop verify for the baseline\n");
 out:
 	sb_release(&notes);
-	free(kernel);
 	return rc;
 }

@@ -1,6 +1,7 @@
 /* cmd_lint — `optloop lint`: the trap lints over the current kernel diff
  * (kernel and frozen paths against HEAD), recorded for the iteration in
  * progress; the log step asks for their acknowledgement. */
+#include "tui/cli_opts.h"
 #include "tui/cli_util.h"
 #include "tui/commands.h"
 #include "tui/guards_cli.h"
@@ -18,14 +19,18 @@ int cmd_lint(struct cli *cli, int argc, char **argv)
 	struct guards_owned o;
 	struct lint_findings f = {0};
 	struct err e = {0};
-	int json = 0, rc;
-
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--json"))
-			json = 1;
-		else
-			return cli_usage_error("lint", "unknown argument %s", argv[i]);
-	}
+	bool json = false;
+	int rc;
+	const struct cli_opt opts[] = {
+		CLI_FLAG("--json", &json, "print the findings as JSON"),
+		CLI_END,
+	};
+	static const char *const examples[] = {"lint", NULL};
+	struct cli_cmd c = {.name = "lint", .opts = opts, .examples = examples,
+			    .more = "The trap lints (assets/lints, then the workspace's lints/) over the\n"
+				    "diff of the kernel and frozen paths against HEAD; exit 1 on findings."};
+	if (!cli_parse(&c, argc, argv, &rc))
+		return rc;
 	if ((rc = guards_cli_open(cli, LOOP_TRY_WRITE, &l, &o)) != 0)
 		return rc;
 	if (guards_lint(&o.g, o.iteration, &f, &e) < 0) {

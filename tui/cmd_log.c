@@ -1,6 +1,7 @@
 /* cmd_log — `optloop log`: append the measured iteration's row to
  * OPT_LOG.md (gate and bench come from the measurement); with --commit,
  * commit it in the same process, as `optloop commit` would. */
+#include "tui/cli_opts.h"
 #include "tui/cli_util.h"
 #include "tui/commands.h"
 #include "tui/loop_cli.h"
@@ -18,54 +19,43 @@ int cmd_log(struct cli *cli, int argc, char **argv)
 	struct log_row row;
 	struct loop *l;
 	struct err e = {0};
-	int json = 0, aside = 0, commit = 0, rc;
+	bool json = false, aside = false, commit = false, ack = false;
+	int rc;
 	char sha[41] = "";
-	const char *v, *status = NULL;
+	const char *status = NULL;
 
-	for (int i = 1; i < argc;) {
-		int k;
-		if ((k = loop_cli_optarg(argc, argv, &i, "--direction", &v)) == 1) {
-			o.direction = v;
-			continue;
-		}
-		if (k == 0 && (k = loop_cli_optarg(argc, argv, &i, "--status", &v)) == 1) {
-			status = v;
-			continue;
-		}
-		if (k == 0 && (k = loop_cli_optarg(argc, argv, &i, "--axis", &v)) == 1) {
-			o.axis = v;
-			continue;
-		}
-		if (k == 0 && (k = loop_cli_optarg(argc, argv, &i, "--unconfirmed", &v)) == 1) {
-			if (!*v)
-				return cli_usage_error("log", "--unconfirmed needs the reason for "
-							      "keeping without a win beyond noise");
-			o.unconfirmed = v;
-			continue;
-		}
-		if (k == 0 && !strcmp(argv[i], "--json")) {
-			json = 1;
-			i++;
-			continue;
-		}
-		if (k == 0 && !strcmp(argv[i], "--ack")) {
-			o.ack_lints = true;
-			i++;
-			continue;
-		}
-		if (k == 0 && !strcmp(argv[i], "--commit")) {
-			commit = 1;
-			i++;
-			continue;
-		}
-		if (k == 0 && !strcmp(argv[i], "--set-aside")) {
-			aside = 1;
-			i++;
-			continue;
-		}
-		return k < 0 ? cli_usage_error("log", "%s needs a value", argv[i])
-			     : cli_usage_error("log", "unknown argument %s", argv[i]);
-	}
+	const struct cli_opt opts[] = {
+		CLI_TEXT("--direction", &o.direction, "TEXT",
+			 "one line: what this iteration changed (required)"),
+		CLI_TEXT("--status", &status, "STATUS",
+			 "keep, revert, drop or floor (the baseline is logged as base without it)"),
+		CLI_STR("--axis", &o.axis, "TEXT", "the optimization axis the change belongs to"),
+		CLI_TEXT("--unconfirmed", &o.unconfirmed, "WHY",
+			 "keep without a win beyond noise; the reason is recorded and shown"),
+		CLI_FLAG("--ack", &ack, "acknowledge the diff's lint findings (you reviewed them)"),
+		CLI_FLAG("--set-aside", &aside,
+			 "set aside kernel edits made after the measurement first"),
+		CLI_FLAG("--commit", &commit, "commit the row in the same step"),
+		CLI_FLAG("--json", &json, "print the row as JSON"),
+		CLI_END,
+	};
+	static const char *const examples[] = {
+		"log --direction 'baseline' --commit",
+		"log --direction 'BT 64 -> 128 in the fwd kernel' --status keep --commit",
+		"log --direction 'num_warps 8' --status drop --commit",
+		NULL,
+	};
+	struct cli_cmd c = {
+		.name = "log",
+		.opts = opts,
+		.examples = examples,
+		.more = "keep needs a passing gate, a bench number and a win beyond noise (a\n"
+			"fast confirm, or a fast verdict against measured noise), or --unconfirmed.\n"
+			"revert and drop restore the best kernel after the commit.",
+	};
+	if (!cli_parse(&c, argc, argv, &rc))
+		return rc;
+	o.ack_lints = ack;
 	if (!o.direction || !*o.direction)
 		return cli_usage_error("log", "--direction TEXT is required (one line: what changed)");
 	if (status) {

@@ -1,5 +1,6 @@
 /* cmd_noise — `optloop noise [--runs K] [--cmd CMD] [--json]`: measure the
  * current best K times in one session (benchmark only) to seed the band. */
+#include "tui/cli_opts.h"
 #include "tui/cli_util.h"
 #include "tui/commands.h"
 #include "tui/loop_cli.h"
@@ -23,26 +24,28 @@ int cmd_noise(struct cli *cli, int argc, char **argv)
 	struct session_result r;
 	struct err e = {0};
 	struct loop *l;
-	int json = 0, rc;
-	for (int i = 1; i < argc;) {
-		const char *v;
-		long k;
-		/* loop_cli_optarg moves i past an option and its value */
-		if (!strcmp(argv[i], "--json")) {
-			json = 1;
-			i++;
-		} else if ((rc = loop_cli_optcount(argc, argv, &i, "--runs", 2, 100, &k)) != 0) {
-			if (rc < 0)
-				return cli_usage_error("noise", "--runs needs a count from 2 to 100");
-			o.runs = (int)k;
-		} else if ((rc = loop_cli_optarg(argc, argv, &i, "--cmd", &v)) != 0) {
-			if (rc < 0)
-				return cli_usage_error("noise", "--cmd needs a command");
-			o.command = v;
-		} else {
-			return cli_usage_error("noise", "unknown argument %s", argv[i]);
-		}
-	}
+	bool json = false;
+	int rc;
+	long runs = 5;
+	const struct cli_opt opts[] = {
+		CLI_INT("--runs", &runs, "K", 2, 100, "how many runs of the best (default 5)"),
+		CLI_TEXT("--cmd", &o.command, "CMD",
+			 "the measuring command (default: the contract's validation command with "
+			 "--no-gate)"),
+		CLI_FLAG("--json", &json, "print the per-shape spread as JSON"),
+		CLI_END,
+	};
+	static const char *const examples[] = {"noise", "noise --runs 8", NULL};
+	struct cli_cmd c = {
+		.name = "noise",
+		.opts = opts,
+		.examples = examples,
+		.more = "The best's commit is put in the work tree for the runs and the kernel\n"
+			"comes back afterwards; the spread seeds the noise band every verdict uses.",
+	};
+	if (!cli_parse(&c, argc, argv, &rc))
+		return rc;
+	o.runs = (int)runs;
 	o.ctx = json ? stderr : stdout;
 	if ((rc = loop_cli_open(cli, 0, &l)) != 0)
 		return rc;

@@ -3,6 +3,7 @@
  * set and print what optloop makes of it (the same reading the loop uses).
  */
 #include "tui/commands.h"
+#include "tui/cli_opts.h"
 #include "tui/cli_util.h"
 #include "core/err.h"
 #include "core/runner.h"
@@ -121,34 +122,27 @@ int cmd_parse(struct cli *cli, int argc, char **argv)
 	char *extra = NULL;
 	int rc;
 
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if (!strcmp(a, "--json")) {
-			json = true;
-		} else if (!strcmp(a, "--killed")) {
-			killed = true;
-		} else if (!strcmp(a, "--exit-status") || !strcmp(a, "--patterns")) {
-			if (i + 1 >= argc)
-				return cli_usage_error("parse", "%s needs a value", a);
-			if (a[2] == 'e') {
-				char *end;
-				long v = strtol(argv[++i], &end, 10);
-				if (*end || end == argv[i] || v < 0 || v > 255)
-					return cli_usage_error("parse",
-							       "--exit-status takes a number 0..255, not '%s'",
-							       argv[i]);
-				exit_status = (int)v;
-				have_status = true;
-			} else {
-				set = argv[++i];
-			}
-		} else if (a[0] == '-' && a[1]) { /* a lone "-" is standard input */
-			return cli_usage_error("parse", "unknown option %s", a);
-		} else if (!file) {
-			file = a;
-		} else {
-			return cli_usage_error("parse", "one FILE only (got '%s' and '%s')", file, a);
-		}
+	long es = -1;
+	const struct cli_opt opts[] = {
+		CLI_INT("--exit-status", &es, "N", 0, 255,
+			"the run's exit status (128 + N: killed by signal N)"),
+		CLI_FLAG("--killed", &killed, "the run was killed before it finished"),
+		CLI_TEXT("--patterns", &set, "NAME",
+			 "the pattern set: fla (default), kernelbench, a workspace's own, or a "
+			 ".pat path"),
+		CLI_FLAG("--json", &json, "print the result as JSON"),
+		CLI_END,
+	};
+	static const char *const examples[] = {"parse trace/iter-3.log --exit-status 0",
+					       "parse - --killed < run.txt", NULL};
+	struct cli_cmd c = {.name = "parse", .opts = opts, .max_pos = 1, .examples = examples,
+			    .pos_help = "  FILE  a saved verify or run log; - reads standard input"};
+	if (!cli_parse(&c, argc, argv, &rc))
+		return rc;
+	file = c.npos ? c.pos[0] : NULL;
+	if (es >= 0) {
+		exit_status = (int)es;
+		have_status = true;
 	}
 	if (!file)
 		return cli_usage_error("parse", "which verify log? give its FILE");

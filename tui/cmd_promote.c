@@ -3,6 +3,7 @@
  * `--attach FILE` (a profiler or roofline reading).  Evidence goes to
  * `--iter N`, else to the iteration of the latest confirm run (the candidate
  * being judged), else to the best. */
+#include "tui/cli_opts.h"
 #include "tui/cli_util.h"
 #include "tui/commands.h"
 #include "tui/loop_cli.h"
@@ -23,35 +24,34 @@
 int cmd_promote(struct cli *cli, int argc, char **argv)
 {
 	const char *explain = NULL, *attach = NULL;
-	int json = 0, check = 0, rc, want_iter = -1;
+	bool json = false, check = false;
+	int rc, want_iter;
 	struct err e = {0};
 	struct loop *l;
-	for (int i = 1; i < argc;) {
-		const char *v;
-		long k;
-		/* loop_cli_optarg moves i past an option and its value */
-		if (!strcmp(argv[i], "--json")) {
-			json = 1;
-			i++;
-		} else if (!strcmp(argv[i], "--check")) {
-			check = 1;
-			i++;
-		} else if ((rc = loop_cli_optarg(argc, argv, &i, "--explain", &v)) != 0) {
-			if (rc < 0 || !*v)
-				return cli_usage_error("promote", "--explain needs a text");
-			explain = v;
-		} else if ((rc = loop_cli_optcount(argc, argv, &i, "--iter", 0, INT_MAX, &k)) != 0) {
-			if (rc < 0)
-				return cli_usage_error("promote", "--iter needs an iteration number");
-			want_iter = (int)k;
-		} else if ((rc = loop_cli_optarg(argc, argv, &i, "--attach", &v)) != 0) {
-			if (rc < 0 || !*v)
-				return cli_usage_error("promote", "--attach needs a file");
-			attach = v;
-		} else {
-			return cli_usage_error("promote", "unknown argument %s", argv[i]);
-		}
-	}
+	long it = -1;
+	const struct cli_opt opts[] = {
+		CLI_FLAG("--check", &check,
+			 "check the promotion bar: full gate, confirm against the baseline, Target, "
+			 "lints, evidence (exit 1 with what is missing)"),
+		CLI_TEXT("--explain", &explain, "TEXT",
+			 "record why a confirmed win is what it is (the bar asks for it)"),
+		CLI_TEXT("--attach", &attach, "FILE",
+			 "record a profiler or roofline reading of the candidate, under the "
+			 "workspace, written after its verify"),
+		CLI_INT("--iter", &it, "N", 0, INT_MAX,
+			"the iteration --explain or --attach is for (default: the current one when it has a confirm, else the best)"),
+		CLI_FLAG("--json", &json, "print the check as JSON"),
+		CLI_END,
+	};
+	static const char *const examples[] = {
+		"promote --check",
+		"promote --attach trace/ncu-iter7.txt",
+		NULL,
+	};
+	struct cli_cmd c = {.name = "promote", .opts = opts, .examples = examples};
+	if (!cli_parse(&c, argc, argv, &rc))
+		return rc;
+	want_iter = (int)it;
 	if (!check && !explain && !attach)
 		return cli_usage_error("promote", "say what to do: --check, --explain TEXT or "
 						  "--attach FILE");

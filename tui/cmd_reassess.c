@@ -1,6 +1,7 @@
 /* cmd_reassess — `optloop reassess`: the four prompts that lift a STALLED
  * loop (new profile under trace/, axes tried, techniques searched, next
  * direction); with --show, the stall and the log's directions by axis. */
+#include "tui/cli_opts.h"
 #include "tui/cli_util.h"
 #include "tui/commands.h"
 #include "tui/guards_cli.h"
@@ -20,35 +21,34 @@ int cmd_reassess(struct cli *cli, int argc, char **argv)
 	struct loop *l;
 	struct guards_owned o;
 	struct err e = {0};
-	const char *v;
-	int show = 0, rc;
+	bool show = false;
+	int rc;
 
-	for (int i = 1; i < argc;) {
-		int k;
-		if ((k = loop_cli_optarg(argc, argv, &i, "--profile", &v)) == 1) {
-			r.profile = v;
-			continue;
-		}
-		if (k == 0 && (k = loop_cli_optarg(argc, argv, &i, "--axes", &v)) == 1) {
-			r.axes = v;
-			continue;
-		}
-		if (k == 0 && (k = loop_cli_optarg(argc, argv, &i, "--techniques", &v)) == 1) {
-			r.techniques = v;
-			continue;
-		}
-		if (k == 0 && (k = loop_cli_optarg(argc, argv, &i, "--next", &v)) == 1) {
-			r.next = v;
-			continue;
-		}
-		if (k == 0 && !strcmp(argv[i], "--show")) {
-			show = 1;
-			i++;
-			continue;
-		}
-		return k < 0 ? cli_usage_error("reassess", "%s needs a value", argv[i])
-			     : cli_usage_error("reassess", "unknown argument %s", argv[i]);
-	}
+	const struct cli_opt opts[] = {
+		CLI_TEXT("--profile", &r.profile, "PATH",
+			 "the profile of the current kernel, a file under the workspace's trace/"),
+		CLI_TEXT("--axes", &r.axes, "TEXT", "the axes tried so far and what they gave"),
+		CLI_TEXT("--techniques", &r.techniques, "TEXT",
+			 "the techniques not yet tried that the profile points at"),
+		CLI_TEXT("--next", &r.next, "TEXT", "the direction of the next iteration"),
+		CLI_FLAG("--show", &show, "print the stall and the log's directions grouped by axis"),
+		CLI_END,
+	};
+	static const char *const examples[] = {
+		"reassess --profile trace/ncu-iter7.txt --axes 'tiling: flat' --techniques "
+		"'split-K' --next 'split the T loop'",
+		"reassess --show",
+		NULL,
+	};
+	struct cli_cmd c = {
+		.name = "reassess",
+		.opts = opts,
+		.examples = examples,
+		.more = "Due after three iterations in a row without a win (STALLED); the\n"
+			"next verify is refused until it is recorded.",
+	};
+	if (!cli_parse(&c, argc, argv, &rc))
+		return rc;
 	if ((rc = guards_cli_open(cli, show ? LOOP_READONLY : 0, &l, &o)) != 0)
 		return rc;
 	struct sb axes = SB_INIT;

@@ -1,6 +1,7 @@
 /* cmd_repair — `optloop repair`: apply the repairs the start-up
  * reconciliation offers (re-link rows to their commits, rebuild rows from
  * optloop commits). */
+#include "tui/cli_opts.h"
 #include "tui/cli_util.h"
 #include "tui/commands.h"
 #include "tui/loop_cli.h"
@@ -17,9 +18,12 @@ int cmd_repair(struct cli *cli, int argc, char **argv)
 	struct sb done = SB_INIT;
 	struct err e = {0};
 	int rc;
-
-	if (argc > 1)
-		return cli_usage_error("repair", "unknown argument %s", argv[1]);
+	static const char *const examples[] = {"repair", NULL};
+	struct cli_cmd c = {.name = "repair", .examples = examples,
+			    .more = "Re-links a row to the commit that carries its iteration, and gives\n"
+				    "an optloop commit without a row its row back from the trailers."};
+	if (!cli_parse(&c, argc, argv, &rc))
+		return rc;
 	if ((rc = loop_cli_open(cli, 0, &l)) != 0)
 		return rc;
 	if (loop_repair(l, &done, &e) < 0) {

@@ -1,5 +1,6 @@
 /* cmd_report — `optloop report final|header ITER|pr [--json]`: Markdown on
  * stdout (or one JSON object) assembled from the loop's evidence. */
+#include "tui/cli_opts.h"
 #include "tui/cli_util.h"
 #include "tui/commands.h"
 #include "tui/guards_cli.h"
@@ -12,6 +13,7 @@
 #include "core/sb.h"
 #include "core/workspace.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,23 +21,38 @@
 int cmd_report(struct cli *cli, int argc, char **argv)
 {
 	const char *kind = NULL;
-	int json = 0, iter = -1, rc;
+	bool json = false;
+	int iter = -1, rc;
 	if (argc >= 2 && !strcmp(argv[1], "nogo"))
 		return report_nogo(cli, argc, argv);
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--json")) {
-			json = 1;
-		} else if (!kind) {
-			kind = argv[i];
-		} else if (!strcmp(kind, "header") && iter < 0) {
-			char *end;
-			long v = strtol(argv[i], &end, 10);
-			if (*end || v < 0)
-				return cli_usage_error("report", "header needs an iteration number");
-			iter = (int)v;
-		} else {
-			return cli_usage_error("report", "unknown argument %s", argv[i]);
-		}
+	const struct cli_opt opts[] = {
+		CLI_FLAG("--json", &json, "print the report's facts as JSON instead of Markdown"),
+		CLI_END,
+	};
+	static const char *const examples[] = {"report final", "report header 7",
+					       "report pr > pr.md", "report nogo", NULL};
+	struct cli_cmd c = {
+		.name = "report",
+		.opts = opts,
+		.max_pos = 2,
+		.examples = examples,
+		.pos_help = "  final        the final claim: baseline against the promoted best\n"
+			    "  header ITER  the header of a kept candidate's description\n"
+			    "  pr           a pull-request body from the log and the verdicts\n"
+			    "  nogo         the no-go record when the loop stops without a win",
+	};
+	if (!cli_parse(&c, argc, argv, &rc))
+		return rc;
+	kind = c.npos > 0 ? c.pos[0] : NULL;
+	if (kind && !strcmp(kind, "header") && c.npos > 1) {
+		char *end;
+		long v = strtol(c.pos[1], &end, 10);
+		if (*end || end == c.pos[1] || v < 0 || v > INT_MAX)
+			return cli_usage_error("report", "header needs an iteration number, got '%s'",
+					       c.pos[1]);
+		iter = (int)v;
+	} else if (c.npos > 1) {
+		return cli_usage_error("report", "unexpected argument %s", c.pos[1]);
 	}
 	if (!kind || (strcmp(kind, "final") && strcmp(kind, "header") && strcmp(kind, "pr")))
 		return cli_usage_error("report", "say which report: final, header ITER, pr or nogo");
@@ -48,7 +65,7 @@ int cmd_report(struct cli *cli, int argc, char **argv)
 	struct sb md = SB_INIT;
 	struct err e = {0};
 	json_t *j = NULL;
-	const struct contract *c = stats_cli_ctx(l, &ctx);
+	const struct contract *k = stats_cli_ctx(l, &ctx);
 	ctx.op = loop_workspace(l)->op;
 	struct store *s = loop_store(l);
 	if (!strcmp(kind, "final"))
@@ -64,7 +81,7 @@ int cmd_report(struct cli *cli, int argc, char **argv)
 			fputs(md.buf, stdout);
 	}
 	sb_release(&md);
-	loop_contract_put(c);
+	loop_contract_put(k);
 	loop_close(l);
 	return rc < 0 ? cli_fail(&e) : 0;
 }

@@ -2,6 +2,7 @@
  * with all five items (baseline number, reasoned candidate, gate status,
  * bench evidence, named bound with its number); otherwise the missing
  * items, exit 1.  cmd_report hands "nogo" here. */
+#include "tui/cli_opts.h"
 #include "tui/cli_util.h"
 #include "tui/commands.h"
 #include "tui/guards_cli.h"
@@ -20,14 +21,21 @@ int report_nogo(struct cli *cli, int argc, char **argv)
 	struct err e = {0};
 	struct sb md = SB_INIT;
 	json_t *j = NULL;
-	int json = 0, rc;
+	bool json = false;
+	int rc;
 
-	for (int i = 2; i < argc; i++) {
-		if (!strcmp(argv[i], "--json"))
-			json = 1;
-		else
-			return cli_usage_error("report", "unknown argument %s", argv[i]);
-	}
+	const struct cli_opt opts[] = {
+		CLI_FLAG("--json", &json, "print the record's facts as JSON instead of Markdown"),
+		CLI_END,
+	};
+	static const char *const examples[] = {"report nogo > NOGO.md", NULL};
+	struct cli_cmd c = {.name = "report", .opts = opts, .examples = examples,
+			    .usage = "report nogo [--json]",
+			    .summary = "the no-go record, in Markdown",
+			    .more = "nogo: the record of a loop that stopped without a win: what was\n"
+				    "tried, the evidence, and what is missing to try again."};
+	if (!cli_parse(&c, argc - 1, argv + 1, &rc))
+		return rc;
 	if ((rc = guards_cli_open(cli, LOOP_TRY_WRITE, &l, &o)) != 0)
 		return rc;
 	rc = guards_nogo(&o.g, &md, &j, &e);

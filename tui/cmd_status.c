@@ -1,4 +1,5 @@
 /* cmd_status — `optloop status [--json]`: where the loop stands. */
+#include "tui/cli_opts.h"
 #include "tui/cli_util.h"
 #include "tui/commands.h"
 #include "tui/loop_cli.h"
@@ -16,14 +17,18 @@ int cmd_status(struct cli *cli, int argc, char **argv)
 	struct loop *l;
 	struct loop_status st;
 	struct err e = {0};
-	int json = 0, rc;
-
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--json"))
-			json = 1;
-		else
-			return cli_usage_error("status", "unknown argument %s", argv[i]);
-	}
+	bool json = false;
+	int rc;
+	const struct cli_opt opts[] = {
+		CLI_FLAG("--json", &json, "print the status as JSON (state, due step, best, stall, paths)"),
+		CLI_END,
+	};
+	static const char *const examples[] = {"status", "status --json | jq .next", NULL};
+	struct cli_cmd c = {.name = "status", .opts = opts, .examples = examples,
+			    .more = "Opened for writing when no other optloop writes, so the repairs\n"
+				    "start-up reconciliation can make on its own are made."};
+	if (!cli_parse(&c, argc, argv, &rc))
+		return rc;
 	/* status repairs what reconciliation can when it may write */
 	if ((rc = loop_cli_open(cli, LOOP_TRY_WRITE, &l)) != 0)
 		return rc;

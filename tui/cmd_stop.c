@@ -1,5 +1,6 @@
 /* cmd_stop — `optloop stop --reason cap|floor|directions [--bound TEXT]`:
  * record a stop condition after checking that it holds. */
+#include "tui/cli_opts.h"
 #include "tui/cli_util.h"
 #include "tui/commands.h"
 #include "tui/guards_cli.h"
@@ -16,27 +17,26 @@ int cmd_stop(struct cli *cli, int argc, char **argv)
 	struct loop *l;
 	struct guards_owned o;
 	struct err e = {0};
-	const char *reason = NULL, *bound = NULL, *v;
-	int json = 0, rc;
+	const char *reason = NULL, *bound = NULL;
+	bool json = false;
+	int rc;
 
-	for (int i = 1; i < argc;) {
-		int k;
-		if ((k = loop_cli_optarg(argc, argv, &i, "--reason", &v)) == 1) {
-			reason = v;
-			continue;
-		}
-		if (k == 0 && (k = loop_cli_optarg(argc, argv, &i, "--bound", &v)) == 1) {
-			bound = v;
-			continue;
-		}
-		if (k == 0 && !strcmp(argv[i], "--json")) {
-			json = 1;
-			i++;
-			continue;
-		}
-		return k < 0 ? cli_usage_error("stop", "%s needs a value", argv[i])
-			     : cli_usage_error("stop", "unknown argument %s", argv[i]);
-	}
+	const struct cli_opt opts[] = {
+		CLI_TEXT("--reason", &reason, "REASON",
+			 "cap (the contract's iteration cap is reached), floor (a named bound "
+			 "with its number is reached) or directions (three distinct directions, "
+			 "by axis, have logged evidence)"),
+		CLI_TEXT("--bound", &bound, "TEXT", "the bound reached, for --reason floor"),
+		CLI_FLAG("--json", &json, "print the stop as JSON"),
+		CLI_END,
+	};
+	static const char *const examples[] = {"stop --reason cap",
+					       "stop --reason floor --bound 'HBM roofline: 3.1 ms'",
+					       NULL};
+	struct cli_cmd c = {.name = "stop", .opts = opts, .examples = examples,
+			    .more = "Refused unless the stop condition holds; then promote or report nogo."};
+	if (!cli_parse(&c, argc, argv, &rc))
+		return rc;
 	if (!reason)
 		return cli_usage_error("stop", "--reason cap|floor|directions is required");
 	if ((rc = guards_cli_open(cli, 0, &l, &o)) != 0)

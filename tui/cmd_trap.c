@@ -1,5 +1,6 @@
 /* cmd_trap — `optloop trap list|add|mark`: the TRAPS.md catalogue and the
  * checklist of the iteration in progress. */
+#include "tui/cli_opts.h"
 #include "tui/cli_util.h"
 #include "tui/commands.h"
 #include "tui/guards_cli.h"
@@ -9,19 +10,10 @@
 #include "core/loop.h"
 #include "core/traps.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int parse_iter(const char *s, int *out)
-{
-	char *end;
-	long v = strtol(s, &end, 10);
-	if (end == s || *end || v < 0 || v > 1000000)
-		return -1;
-	*out = (int)v;
-	return 0;
-}
 
 static int trap_list(struct cli *cli, int argc, char **argv)
 {
@@ -30,23 +22,23 @@ static int trap_list(struct cli *cli, int argc, char **argv)
 	struct traps_doc d;
 	struct traps_problems p;
 	struct err e = {0};
-	int json = 0, iter = -1, rc;
-	const char *v;
+	bool json = false;
+	int iter, rc;
 
-	for (int i = 2; i < argc;) {
-		int k = loop_cli_optarg(argc, argv, &i, "--iter", &v);
-		if (k == 1) {
-			if (parse_iter(v, &iter) < 0)
-				return cli_usage_error("trap", "--iter needs an iteration number");
-			continue;
-		}
-		if (k == 0 && !strcmp(argv[i], "--json")) {
-			json = 1;
-			i++;
-			continue;
-		}
-		return cli_usage_error("trap", "unknown argument %s", argv[i]);
-	}
+	long it = -1;
+	const struct cli_opt opts[] = {
+		CLI_INT("--iter", &it, "N", 0, INT_MAX, "the iteration's checklist (default: the current one)"),
+		CLI_FLAG("--json", &json, "print the checklist as JSON"),
+		CLI_END,
+	};
+	static const char *const examples[] = {"trap list", "trap list --iter 3 --json", NULL};
+	struct cli_cmd c = {.name = "trap", .opts = opts, .examples = examples,
+			    .usage = "trap list [--iter N] [--json]",
+			    .summary = "the iteration's trap checklist: each trap checked, hit or "
+				       "unchecked"};
+	if (!cli_parse(&c, argc - 1, argv + 1, &rc))
+		return rc;
+	iter = (int)it;
 	if ((rc = guards_cli_open(cli, LOOP_READONLY, &l, &o)) != 0)
 		return rc;
 	if (iter < 0)
@@ -95,39 +87,32 @@ static int trap_list(struct cli *cli, int argc, char **argv)
 
 static int trap_add(struct cli *cli, int argc, char **argv)
 {
-	const char *title = NULL, *fact = NULL, *why = NULL, *how = NULL, *v;
+	const char *title = NULL, *fact = NULL, *why = NULL, *how = NULL;
 	struct loop *l;
 	struct guards_owned o;
 	struct err e = {0};
 	char *id = NULL;
-	int json = 0, rc;
+	bool json = false;
+	int rc;
 
-	for (int i = 2; i < argc;) {
-		int k;
-		if ((k = loop_cli_optarg(argc, argv, &i, "--title", &v)) == 1) {
-			title = v;
-			continue;
-		}
-		if (k == 0 && (k = loop_cli_optarg(argc, argv, &i, "--fact", &v)) == 1) {
-			fact = v;
-			continue;
-		}
-		if (k == 0 && (k = loop_cli_optarg(argc, argv, &i, "--why", &v)) == 1) {
-			why = v;
-			continue;
-		}
-		if (k == 0 && (k = loop_cli_optarg(argc, argv, &i, "--how", &v)) == 1) {
-			how = v;
-			continue;
-		}
-		if (k == 0 && !strcmp(argv[i], "--json")) {
-			json = 1;
-			i++;
-			continue;
-		}
-		return k < 0 ? cli_usage_error("trap", "%s needs a value", argv[i])
-			     : cli_usage_error("trap", "unknown argument %s", argv[i]);
-	}
+	const struct cli_opt opts[] = {
+		CLI_TEXT("--title", &title, "T", "the trap in a few words"),
+		CLI_TEXT("--fact", &fact, "F", "what happened (numbers, the iteration)"),
+		CLI_TEXT("--why", &why, "W", "why it misleads"),
+		CLI_TEXT("--how", &how, "H", "how to check for it next time"),
+		CLI_FLAG("--json", &json, "print the new trap as JSON"),
+		CLI_END,
+	};
+	static const char *const examples[] = {
+		"trap add --title 'cold cache' --fact 'iter 4 ran 30% fast on a cold Triton cache' "
+		"--why 'the first run compiles' --how 'verify twice, compare the second'",
+		NULL,
+	};
+	struct cli_cmd c = {.name = "trap", .opts = opts, .examples = examples,
+			    .usage = "trap add --title T --fact F --why W --how H [--json]",
+			    .summary = "add a trap to TRAPS.md (the catalogue every checklist comes from)"};
+	if (!cli_parse(&c, argc - 1, argv + 1, &rc))
+		return rc;
 	if ((rc = guards_cli_open(cli, 0, &l, &o)) != 0)
 		return rc;
 	if (guards_trap_add(&o.g, title, fact, why, how, &id, &e) < 0) {
@@ -153,25 +138,24 @@ static int trap_mark(struct cli *cli, int argc, char **argv)
 	struct traps_doc d = {0};
 	struct err e = {0};
 	int iter = -1, rc;
-	const char *id = NULL, *state = NULL, *v;
+	const char *id = NULL, *state = NULL;
 
-	for (int i = 2; i < argc;) {
-		int k = loop_cli_optarg(argc, argv, &i, "--iter", &v);
-		if (k == 1) {
-			if (parse_iter(v, &iter) < 0)
-				return cli_usage_error("trap", "--iter needs an iteration number");
-			continue;
-		}
-		if (k < 0 || argv[i][0] == '-')
-			return cli_usage_error("trap", "unknown argument %s", argv[i]);
-		if (!id)
-			id = argv[i];
-		else if (!state)
-			state = argv[i];
-		else
-			return cli_usage_error("trap", "unexpected argument %s", argv[i]);
-		i++;
-	}
+	long it = -1;
+	const struct cli_opt opts[] = {
+		CLI_INT("--iter", &it, "N", 0, INT_MAX, "the iteration (default: the current one)"),
+		CLI_END,
+	};
+	static const char *const examples[] = {"trap mark relative-tolerance checked", NULL};
+	struct cli_cmd c = {.name = "trap", .opts = opts, .max_pos = 2, .examples = examples,
+			    .usage = "trap mark ID checked|hit|unchecked [--iter N]",
+			    .summary = "mark a trap on the iteration's checklist",
+			    .pos_help = "  ID     the trap's id (optloop trap list shows them)\n"
+					"  STATE  checked, hit or unchecked"};
+	if (!cli_parse(&c, argc - 1, argv + 1, &rc))
+		return rc;
+	iter = (int)it;
+	id = c.npos > 0 ? c.pos[0] : NULL;
+	state = c.npos > 1 ? c.pos[1] : NULL;
 	enum trap_state ts;
 	if (!id || !state)
 		return cli_usage_error("trap", "mark needs a trap id and a state (checked, hit or "
@@ -206,6 +190,30 @@ static int trap_mark(struct cli *cli, int argc, char **argv)
 
 int cmd_trap(struct cli *cli, int argc, char **argv)
 {
+	static const char *const examples[] = {"trap list", "trap mark relative-tolerance checked",
+					       "trap list --help", NULL};
+	struct cli_cmd c = {
+		.name = "trap",
+		.examples = examples,
+		.pos_help = "  list   the iteration's trap checklist\n"
+			    "  add    add a trap to TRAPS.md\n"
+			    "  mark   mark a trap checked, hit or unchecked for the iteration",
+		.more = "optloop trap VERB --help lists a verb's options.",
+	};
+	int rc;
+	if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+		cli_parse(&c, argc, argv, &rc);
+		/* and each verb's own */
+		static char *const verbs[][3] = {{"trap", "list", "--help"},
+						 {"trap", "add", "--help"},
+						 {"trap", "mark", "--help"}};
+		int (*const fn[])(struct cli *, int, char **) = {trap_list, trap_add, trap_mark};
+		for (size_t i = 0; i < 3; i++) {
+			printf("\n");
+			fn[i](cli, 3, (char **)verbs[i]);
+		}
+		return rc;
+	}
 	if (argc < 2)
 		return cli_usage_error("trap", "which: list, add or mark");
 	if (!strcmp(argv[1], "list"))

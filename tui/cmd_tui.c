@@ -5,6 +5,7 @@
  */
 #include "core/err.h"
 #include "tui/app.h"
+#include "tui/cli_opts.h"
 #include "tui/cli_util.h"
 #include "tui/commands.h"
 #include "tui/ws_loop.h"
@@ -43,8 +44,12 @@ int tui_open_workspace(struct cli *cli, bool quiet_if_none)
 
 int cmd_tui(struct cli *cli, int argc, char **argv)
 {
-	(void)argv;
-	if (argc > 1)
-		return cli_usage_error("tui", "tui takes no arguments (use -C DIR and --op OP)");
+	int rc;
+	static const char *const examples[] = {"tui", "-C ~/src/fla --op chunk_gla tui", NULL};
+	struct cli_cmd c = {.name = "tui", .examples = examples,
+			    .more = "Pick the repository with -C DIR and the workspace with --op OP\n"
+				    "(global options, before the command).  ? in the workbench lists its keys."};
+	if (!cli_parse(&c, argc, argv, &rc))
+		return rc;
 	return tui_open_workspace(cli, false);
 }

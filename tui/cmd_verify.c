@@ -1,6 +1,7 @@
 /* cmd_verify — `optloop verify`: run the contract's validation command,
  * stream its output, record the run.  Ctrl-C cancels the run (recorded as
  * incomplete, never as a pass). */
+#include "tui/cli_opts.h"
 #include "tui/cli_util.h"
 #include "tui/commands.h"
 #include "tui/loop_cli.h"
@@ -51,34 +52,35 @@ int cmd_verify(struct cli *cli, int argc, char **argv)
 	struct loop_measurement m;
 	struct loop *l;
 	struct err e = {0};
-	int json = 0, rc;
-	const char *v;
+	bool json = false;
+	int rc;
 
-	for (int i = 1; i < argc;) {
-		int k;
-		if ((k = loop_cli_optarg(argc, argv, &i, "--gate-k", &v)) == 1) {
-			o.gate_k = v;
-			continue;
-		}
-		if (k == 0 && (k = loop_cli_optarg(argc, argv, &i, "--base", &v)) == 1) {
-			o.base = v;
-			continue;
-		}
-		if (k == 0 && (k = loop_cli_optarg(argc, argv, &i, "--timeout", &v)) == 1) {
-			char *end;
-			o.timeout_s = strtod(v, &end);
-			if (end == v || *end || o.timeout_s < 0)
-				return cli_usage_error("verify", "--timeout needs seconds, got '%s'", v);
-			continue;
-		}
-		if (k == 0 && !strcmp(argv[i], "--json")) {
-			json = 1;
-			i++;
-			continue;
-		}
-		return k < 0 ? cli_usage_error("verify", "%s needs a value", argv[i])
-			     : cli_usage_error("verify", "unknown argument %s", argv[i]);
-	}
+	const struct cli_opt opts[] = {
+		CLI_TEXT("--gate-k", &o.gate_k, "EXPR",
+			 "run only the tests pytest -k selects: a quick signal, never a result "
+			 "(the baseline and promotion need the full gate)"),
+		CLI_TEXT("--base", &o.base, "REF",
+			 "benchmark against REF too (the harness's --base), for the verdict's "
+			 "comparison in one session"),
+		CLI_NUM("--timeout", &o.timeout_s, "SEC", 0, 1e7,
+			"stop the run after SEC seconds (recorded as incomplete: an attempt)"),
+		CLI_FLAG("--json", &json, "stdout carries only the measurement as JSON; the "
+					  "harness output goes to stderr"),
+		CLI_END,
+	};
+	static const char *const examples[] = {"verify", "verify --gate-k 'test_chunk and T63'",
+					       NULL};
+	struct cli_cmd c = {
+		.name = "verify",
+		.opts = opts,
+		.examples = examples,
+		.more = "Runs the contract's validation command, streams its output, writes\n"
+			"trace/iter-N.log and records the run.  Ctrl-C stops it (recorded as\n"
+			"incomplete, never as a pass).  exit: 0 gate passed, 1 gate failed,\n"
+			"4 the harness broke or the run was incomplete (an attempt: verify again).",
+	};
+	if (!cli_parse(&c, argc, argv, &rc))
+		return rc;
 	if ((rc = loop_cli_open(cli, 0, &l)) != 0)
 		return rc;
 	/* with --json, stdout carries only the JSON object */

@@ -5,6 +5,7 @@
  */
 #include "core/err.h"
 #include "tui/app.h"
+#include "tui/cli_opts.h"
 #include "tui/cli_util.h"
 #include "tui/commands.h"
 #include "tui/ws_view.h"
@@ -19,10 +20,17 @@ int cmd_view(struct cli *cli, int argc, char **argv)
 	int rc;
 
 	(void)cli;
-	if (argc != 2 || argv[1][0] == '-')
+	static const char *const examples[] = {"view ~/src/fla/profile/chunk_gla-opt/OPT_LOG.md",
+					       NULL};
+	struct cli_cmd c = {.name = "view", .max_pos = 1, .examples = examples,
+			    .pos_help = "  PATH  an OPT_LOG.md (any: written by optloop or by hand)",
+			    .more = "Read-only: nothing is written; q quits, ? lists the keys."};
+	if (!cli_parse(&c, argc, argv, &rc))
+		return rc;
+	if (c.npos != 1)
 		return cli_usage_error("view", "give one OPT_LOG.md to view");
 	sanitize_init();
-	if ((rc = ws_view_open(&a, argv[1], &e)) < 0)
+	if ((rc = ws_view_open(&a, c.pos[0], &e)) < 0)
 		return cli_fail(&e);
 	rc = app_run(&a, &e);
 	app_release(&a);

@@ -65,7 +65,9 @@ OPTLOOP_COMMANDS(X)
  * quiet_if_none, returns -1 without a message when there is no workspace. */
 int tui_open_workspace(struct cli *cli, bool quiet_if_none);
 
-/* Usage line of a command ("optloop parse FILE ..."), or NULL. */
+/* Usage line of a command ("parse FILE ..."), or NULL. */
 const char *cli_usage(const char *name);
+/* Its one-line summary, or NULL. */
+const char *cli_summary(const char *name);
 
 #endif

@@ -102,37 +102,3 @@ void loop_cli_problems(struct loop *l)
 	}
 }
 
-int loop_cli_optarg(int argc, char **argv, int *i, const char *name, const char **val)
-{
-	size_t n = strlen(name);
-	const char *a = argv[*i];
-	if (strncmp(a, name, n) != 0)
-		return 0;
-	if (a[n] == '=') {
-		*val = a + n + 1;
-		(*i)++;
-		return 1;
-	}
-	if (a[n] != '\0')
-		return 0;
-	if (*i + 1 >= argc)
-		return -1;
-	*val = argv[*i + 1];
-	*i += 2;
-	return 1;
-}
-
-int loop_cli_optcount(int argc, char **argv, int *i, const char *name, long lo, long hi,
-		      long *out)
-{
-	const char *v;
-	int rc = loop_cli_optarg(argc, argv, i, name, &v);
-	if (rc <= 0)
-		return rc;
-	char *end;
-	long k = strtol(v, &end, 10);
-	if (*end || k < lo || k > hi)
-		return -1;
-	*out = k;
-	return 1;
-}

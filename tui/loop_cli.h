@@ -27,17 +27,6 @@ json_t *loop_cli_measurement_json(const struct loop_measurement *m);
 /* A number, or null when not finite. */
 json_t *loop_cli_real(double v);
 
-/* Option with a value at argv[*i]: "--name VALUE" or "--name=VALUE".
- * Returns 1 and sets *val (advancing *i past it) when matched, 0 when
- * argv[*i] is another option, -1 when the value is missing. */
-int loop_cli_optarg(int argc, char **argv, int *i, const char *name, const char **val);
-
-/* The same for a whole number from lo to hi: 1 with *out set when matched and
- * valid, 0 when argv[*i] is another option, -1 when the value is missing or
- * not such a number (the caller reports the usage error). */
-int loop_cli_optcount(int argc, char **argv, int *i, const char *name, long lo, long hi,
-		      long *out);
-
 /* Print reconciliation findings (if any) on stderr. */
 void loop_cli_problems(struct loop *l);
 

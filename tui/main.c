@@ -3,6 +3,7 @@
  * the table in commands.h.
  */
 #include "tui/commands.h"
+#include "tui/cli_opts.h"
 #include "tui/cli_util.h"
 #include "core/assets.h"
 #include "core/err.h"
@@ -44,6 +45,27 @@ const char *cli_usage(const char *name)
 	return c ? c->usage : NULL;
 }
 
+const char *cli_summary(const char *name)
+{
+	const struct command *c = find_command(name);
+	return c ? c->summary : NULL;
+}
+
+/* "'stauts' is not a command" with the command that was meant, if any. */
+static int not_a_command(const char *who, const char *word)
+{
+	const char *names[NCOMMANDS + 1];
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		names[i] = commands[i].name;
+	names[NCOMMANDS] = NULL;
+	const char *near = cli_closest(word, names);
+	if (near)
+		fprintf(stderr, "%s: '%s' is not a command; did you mean '%s'?\n", who, word, near);
+	else
+		fprintf(stderr, "%s: '%s' is not a command (run 'optloop help')\n", who, word);
+	return 2;
+}
+
 /* The rules every row is judged by (also in the README and the man page). */
 static const char loop_rules[] =
 	"statuses (log --status):\n"
@@ -72,29 +94,52 @@ static void print_overview(FILE *out)
 
 int cmd_help(struct cli *cli, int argc, char **argv)
 {
-	(void)cli;
-	if (argc > 1) {
-		const struct command *c = find_command(argv[1]);
-		if (!c) {
-			fprintf(stderr, "optloop help: no command '%s' (run 'optloop help')\n",
-				argv[1]);
-			return 2;
-		}
-		printf("usage: optloop %s\n\n%s\n", c->usage, c->summary);
+	int rc;
+	static const char *const examples[] = {"help", "help confirm", "confirm --help", NULL};
+	struct cli_cmd c = {.name = "help", .max_pos = 1, .examples = examples,
+			    .pos_help = "  COMMAND  one command: its options and examples"};
+	if (!cli_parse(&c, argc, argv, &rc))
+		return rc;
+	if (c.npos == 0) {
+		print_overview(stdout);
+		printf("\n'optloop help COMMAND' or 'optloop COMMAND --help' describes one "
+		       "command.\n");
 		return 0;
 	}
-	print_overview(stdout);
-	return 0;
+	const struct command *cmd = find_command(c.pos[0]);
+	if (!cmd)
+		return not_a_command("optloop help", c.pos[0]);
+	/* the command's own help, from its option table */
+	char help[] = "--help";
+	char *hargv[] = {(char *)c.pos[0], help, NULL};
+	return cmd->fn(cli, 2, hargv);
 }
 
 int cmd_version(struct cli *cli, int argc, char **argv)
 {
 	(void)cli;
-	(void)argc;
-	(void)argv;
+	bool json = false;
+	int rc;
+	const struct cli_opt opts[] = {
+		CLI_FLAG("--json", &json, "print the version and the assets folder as JSON"),
+		CLI_END,
+	};
+	static const char *const examples[] = {"version", "--version", NULL};
+	struct cli_cmd c = {.name = "version", .opts = opts, .examples = examples,
+			    .more = "Also: optloop --version, optloop -V."};
+	if (!cli_parse(&c, argc, argv, &rc))
+		return rc;
 	struct err e = {0};
 	const char *assets = assets_dir(&e);
-
+	if (json) {
+		json_t *j = json_object();
+		json_object_set_new(j, "version", json_string(OPTLOOP_VERSION));
+		json_object_set_new(j, "assets", assets ? json_string(assets) : json_null());
+		if (!assets)
+			json_object_set_new(j, "assets_error", json_string(e.msg));
+		cli_print_json(j);
+		return 0;
+	}
 	printf("optloop %s\n", OPTLOOP_VERSION);
 	printf("assets: %s\n", assets ? assets : e.msg);
 	return 0;
@@ -127,7 +172,7 @@ int main(int argc, char **argv)
 		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 			print_overview(stdout);
 			return 0;
-		} else if (!strcmp(argv[i], "--version")) {
+		} else if (!strcmp(argv[i], "--version") || !strcmp(argv[i], "-V")) {
 			return cmd_version(&cli, 0, NULL);
 		} else {
 			fprintf(stderr, "optloop: unknown option %s (run 'optloop help')\n", argv[i]);
@@ -150,9 +195,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	const struct command *c = find_command(argv[i]);
-	if (!c) {
-		fprintf(stderr, "optloop: '%s' is not a command (run 'optloop help')\n", argv[i]);
-		return 2;
-	}
+	if (!c)
+		return not_a_command("optloop", argv[i]);
 	return c->fn(&cli, argc - i, argv + i);
 }

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# The one option parser: every command answers --help and -h from its own
+# option table (each option of its usage line described, an example), help
+# CMD prints the same, mistyped commands and options get a did-you-mean, and
+# values are checked before anything is opened.
+. "$(dirname "$0")/lib.sh"
+
+cmds=$("$OPTLOOP" help | awk '/^commands:/ { on = 1; next } on && /^  [a-z]/ { print $1 } on && /^$/ { exit }')
+t_like "help lists the commands" "$cmds" '^status$'
+n=0
+for c in $cmds; do
+	n=$((n + 1))
+	out=$("$OPTLOOP" "$c" --help 2>&1); rc=$?
+	t_is "$c --help exits 0" "$rc" 0
+	t_like "$c --help starts with its usage" "$(printf '%s' "$out" | head -n 1)" "^usage: optloop ($c|\\[-C)"
+	t_like "$c --help shows an example" "$out" "^  optloop $c|^  optloop -C|^  optloop --version"
+	t_is "$c -h is --help" "$("$OPTLOOP" "$c" -h 2>&1)" "$out"
+	t_is "help $c is $c --help" "$("$OPTLOOP" help "$c" 2>&1)" "$out"
+	# every --option of the usage line is described in the help
+	usage=$(printf '%s' "$out" | head -n 1)
+	missing=""
+	for o in $(printf '%s' "$usage" | grep -oE -- '--[a-z][a-z-]*' | sort -u); do
+		printf '%s' "$out" | grep -qE -- "^  $o( |$)" || missing="$missing $o"
+	done
+	t_is "$c --help describes every option of its usage line" "$missing" ""
+done
+t_like "every command was asked" "$n" '^2[0-9]$'
+
+# verbs: the verb's own options
+t_like "trap list --help has --iter" "$("$OPTLOOP" trap list --help)" '^  --iter N'
+t_like "dispatch add --help has --evidence" "$("$OPTLOOP" dispatch add --help)" '^  --evidence ITERS'
+t_like "report nogo --help" "$("$OPTLOOP" report nogo --help)" 'nogo: the record'
+
+# did you mean
+err=$("$OPTLOOP" stauts 2>&1); rc=$?
+t_is "a mistyped command is a usage error" "$rc" 2
+t_like "a mistyped command gets a did-you-mean" "$err" "'stauts' is not a command; did you mean 'status'\\?"
+err=$("$OPTLOOP" help confrim 2>&1)
+t_like "help with a mistyped command too" "$err" "did you mean 'confirm'"
+err=$("$OPTLOOP" xyzzy 2>&1)
+t_unlike "nothing close: no guess" "$err" 'did you mean'
+err=$("$OPTLOOP" status --jsn 2>&1); rc=$?
+t_is "a mistyped option is a usage error" "$rc" 2
+t_like "a mistyped option gets a did-you-mean" "$err" 'unknown option --jsn \(did you mean --json\?\)'
+t_like "and the usage line" "$err" '^usage: optloop status'
+err=$("$OPTLOOP" log --direction=x --stauts keep 2>&1)
+t_like "did-you-mean among the command's own options" "$err" 'did you mean --status'
+
+# values are checked by the table
+err=$("$OPTLOOP" noise --runs 1 2>&1); rc=$?
+t_is "a count out of range is a usage error" "$rc" 2
+t_like "the range is named" "$err" '--runs needs a whole number from 2 to 100'
+err=$("$OPTLOOP" verify --timeout soon 2>&1)
+t_like "a number that is not one" "$err" "--timeout needs a number .* got 'soon'"
+err=$("$OPTLOOP" log --direction 2>&1)
+t_like "a missing value" "$err" '--direction needs a value \(TEXT\)'
+err=$("$OPTLOOP" log --unconfirmed= --direction x 2>&1); rc=$?
+t_is "an empty reason is a usage error" "$rc" 2
+t_like "an empty reason is named" "$err" '--unconfirmed needs a non-empty WHY'
+err=$("$OPTLOOP" parse --exit-status=300 - </dev/null 2>&1)
+t_like "--name=VALUE is read too" "$err" "--exit-status needs a whole number from 0 to 255, got '300'"
+err=$("$OPTLOOP" status extra 2>&1); rc=$?
+t_is "an unexpected argument is a usage error" "$rc" 2
+t_like "and is named" "$err" 'unexpected argument extra'
+# "--" ends the options: a file named like an option
+printf 'nothing\n' >"$T_TMP/--json"
+out=$(cd "$T_TMP" && "$OPTLOOP" parse -- --json 2>&1)
+t_like "-- ends the options" "$out" 'gate'
+
+# version
+t_like "-V prints the version" "$("$OPTLOOP" -V)" '^optloop [0-9]+\.[0-9]+'
+j=$("$OPTLOOP" version --json)
+t_like "version --json" "$j" '"version": "[0-9]+\.[0-9]+\.[0-9]+"'
+
+t_done
