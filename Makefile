@@ -88,7 +88,7 @@ endif
 
 CORE_SRC  := $(sort $(wildcard core/*.c))
 VIEWS_SRC := $(sort $(wildcard views/*.c))
-TUI_SRC   := $(sort $(wildcard tui/*.c))
+TUI_SRC   := $(sort $(wildcard tui/*.c tui/cmd/*.c))
 UNIT_SRC  := $(sort $(wildcard tests/unit/test_*.c))
 BENCH_SRC := $(sort $(wildcard tests/bench/bench_*.c))
 FUZZ_SRC  := $(sort $(wildcard tests/fuzz/fuzz_*.c))

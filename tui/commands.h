@@ -3,7 +3,7 @@
  *
  * main() dispatches from it, `optloop help` prints it, and the README's
  * reference is kept in step with it.  Each command lives in its own
- * tui/cmd_<name>.c and returns the process exit status:
+ * tui/cmd/<name>.c and returns the process exit status:
  * 0 done, 1 the gate or a check failed, 2 usage error,
  * 3 refused by the protocol, 4 the harness broke or the run was incomplete.
  */
@@ -61,7 +61,7 @@ struct cli {
 OPTLOOP_COMMANDS(X)
 #undef X
 
-/* The workbench on the current workspace (tui/cmd_tui.c); with
+/* The workbench on the current workspace (tui/cmd/tui.c); with
  * quiet_if_none, returns -1 without a message when there is no workspace. */
 int tui_open_workspace(struct cli *cli, bool quiet_if_none);
 

@@ -1,5 +1,5 @@
 /*
- * cmd_tui — `optloop tui`: the workbench on the workspace found from the
+ * tui — `optloop tui`: the workbench on the workspace found from the
  * current directory (-C DIR, --op OP as everywhere).  `optloop` with no
  * command opens it too when run on a terminal inside a workspace.
  */

@@ -1,4 +1,4 @@
-/* cmd_log — `optloop log`: append the measured iteration's row to
+/* log — `optloop log`: append the measured iteration's row to
  * OPT_LOG.md (gate and bench come from the measurement); with --commit,
  * commit it in the same process, as `optloop commit` would. */
 #include "tui/cli_opts.h"

@@ -1,4 +1,4 @@
-/* cmd_report_nogo — `optloop report nogo [--json]`: the no-go record, only
+/* report_nogo — `optloop report nogo [--json]`: the no-go record, only
  * with all five items (baseline number, reasoned candidate, gate status,
  * bench evidence, named bound with its number); otherwise the missing
  * items, exit 1.  cmd_report hands "nogo" here. */

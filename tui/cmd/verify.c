@@ -1,4 +1,4 @@
-/* cmd_verify — `optloop verify`: run the contract's validation command,
+/* verify — `optloop verify`: run the contract's validation command,
  * stream its output, record the run.  Ctrl-C cancels the run (recorded as
  * incomplete, never as a pass). */
 #include "tui/cli_opts.h"

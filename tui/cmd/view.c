@@ -1,5 +1,5 @@
 /*
- * cmd_view — `optloop view PATH/OPT_LOG.md`: the workbench's panes,
+ * view — `optloop view PATH/OPT_LOG.md`: the workbench's panes,
  * read-only, on any log (hand-written ones too), with import problems
  * listed.  Needs a terminal; `optloop import` is the scriptable reader.
  */

@@ -1,4 +1,4 @@
-/* cmd_repair — `optloop repair`: apply the repairs the start-up
+/* repair — `optloop repair`: apply the repairs the start-up
  * reconciliation offers (re-link rows to their commits, rebuild rows from
  * optloop commits). */
 #include "tui/cli_opts.h"

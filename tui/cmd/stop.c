@@ -1,4 +1,4 @@
-/* cmd_stop — `optloop stop --reason cap|floor|directions [--bound TEXT]`:
+/* stop — `optloop stop --reason cap|floor|directions [--bound TEXT]`:
  * record a stop condition after checking that it holds. */
 #include "tui/cli_opts.h"
 #include "tui/cli_util.h"

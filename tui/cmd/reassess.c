@@ -1,4 +1,4 @@
-/* cmd_reassess — `optloop reassess`: the four prompts that lift a STALLED
+/* reassess — `optloop reassess`: the four prompts that lift a STALLED
  * loop (new profile under trace/, axes tried, techniques searched, next
  * direction); with --show, the stall and the log's directions by axis. */
 #include "tui/cli_opts.h"

@@ -1,4 +1,4 @@
-/* cmd_contract — `optloop contract [--check] [--set FIELD=VALUE]...`: show,
+/* contract — `optloop contract [--check] [--set FIELD=VALUE]...`: show,
  * check or set the task contract in docs/draft.md. */
 #include "tui/cli_opts.h"
 #include "tui/cli_util.h"

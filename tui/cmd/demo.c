@@ -1,5 +1,5 @@
 /*
- * cmd_demo — `optloop demo [DIR] [--json]`: make a fresh git repository
+ * demo — `optloop demo [DIR] [--json]`: make a fresh git repository
  * holding the embedded demo kernel project, then hand it to the loop.
  *
  * The steps, in order:

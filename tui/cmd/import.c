@@ -1,5 +1,5 @@
 /*
- * cmd_import — `optloop import FILE [--json] [--strict]`: read any
+ * import — `optloop import FILE [--json] [--strict]`: read any
  * OPT_LOG.md (hand-written ones too) and show what optloop understood: the
  * header lines, every row, and each thing it could not read with its line
  * number.

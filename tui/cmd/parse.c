@@ -1,5 +1,5 @@
 /*
- * cmd_parse — `optloop parse FILE`: read a saved verify log with a pattern
+ * parse — `optloop parse FILE`: read a saved verify log with a pattern
  * set and print what optloop makes of it (the same reading the loop uses).
  */
 #include "tui/commands.h"

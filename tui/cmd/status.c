@@ -1,4 +1,4 @@
-/* cmd_status — `optloop status [--json]`: where the loop stands. */
+/* status — `optloop status [--json]`: where the loop stands. */
 #include "tui/cli_opts.h"
 #include "tui/cli_util.h"
 #include "tui/commands.h"

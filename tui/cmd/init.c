@@ -1,4 +1,4 @@
-/* cmd_init — `optloop init`: create profile/<op>-opt/ for an op. */
+/* init — `optloop init`: create profile/<op>-opt/ for an op. */
 #include "tui/cli_opts.h"
 #include "tui/cli_util.h"
 #include "tui/commands.h"

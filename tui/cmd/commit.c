@@ -1,4 +1,4 @@
-/* cmd_commit — `optloop commit`: one commit holding only the kernel change,
+/* commit — `optloop commit`: one commit holding only the kernel change,
  * its message carrying the logged row. */
 #include "tui/cli_opts.h"
 #include "tui/cli_util.h"

@@ -1,4 +1,4 @@
-/* cmd_trap — `optloop trap list|add|mark`: the TRAPS.md catalogue and the
+/* trap — `optloop trap list|add|mark`: the TRAPS.md catalogue and the
  * checklist of the iteration in progress. */
 #include "tui/cli_opts.h"
 #include "tui/cli_util.h"

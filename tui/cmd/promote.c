@@ -1,4 +1,4 @@
-/* cmd_promote — `optloop promote --check [--json]`, and the evidence the
+/* promote — `optloop promote --check [--json]`, and the evidence the
  * check asks for: `--explain TEXT` (why a flagged speedup is real) and
  * `--attach FILE` (a profiler or roofline reading).  Evidence goes to
  * `--iter N`, else to the iteration of the latest confirm run (the candidate

@@ -1,4 +1,4 @@
-/* cmd_export — `optloop export --json`: the whole database as JSON. */
+/* export — `optloop export --json`: the whole database as JSON. */
 #include "tui/cli_opts.h"
 #include "tui/cli_util.h"
 #include "tui/commands.h"

@@ -1,4 +1,4 @@
-/* cmd_noise — `optloop noise [--runs K] [--cmd CMD] [--json]`: measure the
+/* noise — `optloop noise [--runs K] [--cmd CMD] [--json]`: measure the
  * current best K times in one session (benchmark only) to seed the band. */
 #include "tui/cli_opts.h"
 #include "tui/cli_util.h"

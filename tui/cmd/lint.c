@@ -1,4 +1,4 @@
-/* cmd_lint — `optloop lint`: the trap lints over the current kernel diff
+/* lint — `optloop lint`: the trap lints over the current kernel diff
  * (kernel and frozen paths against HEAD), recorded for the iteration in
  * progress; the log step asks for their acknowledgement. */
 #include "tui/cli_opts.h"

@@ -1,4 +1,4 @@
-/* cmd_report — `optloop report final|header ITER|pr [--json]`: Markdown on
+/* report — `optloop report final|header ITER|pr [--json]`: Markdown on
  * stdout (or one JSON object) assembled from the loop's evidence. */
 #include "tui/cli_opts.h"
 #include "tui/cli_util.h"

@@ -1,4 +1,4 @@
-/* cmd_dispatch — `optloop dispatch add|list`: bucket rows of dispatch.md,
+/* dispatch — `optloop dispatch add|list`: bucket rows of dispatch.md,
  * kept in the database; a row without evidence from the log is refused. */
 #include "tui/cli_opts.h"
 #include "tui/cli_util.h"
