@@ -33,35 +33,11 @@
 #include <time.h>
 #include <unistd.h>
 
-static const char schema[] =
-	"CREATE TABLE IF NOT EXISTS guards_frozen (path TEXT PRIMARY KEY, hash TEXT NOT NULL,"
-	" recorded REAL NOT NULL);"
-	"CREATE TABLE IF NOT EXISTS guards_findings (id INTEGER PRIMARY KEY, iter INTEGER NOT NULL,"
-	" lint TEXT, trap TEXT, file TEXT, line INTEGER, side TEXT, text TEXT, message TEXT);"
-	"CREATE TABLE IF NOT EXISTS guards_acks (iter INTEGER PRIMARY KEY, t REAL, n INTEGER);"
-	"CREATE TABLE IF NOT EXISTS guards_trap_state (iter INTEGER NOT NULL, trap TEXT NOT NULL,"
-	" state INTEGER NOT NULL, source TEXT, t REAL, PRIMARY KEY (iter, trap));"
-	"CREATE TABLE IF NOT EXISTS guards_reassess (id INTEGER PRIMARY KEY, after_iter INTEGER"
-	" NOT NULL, t REAL, profile TEXT, axes TEXT, techniques TEXT, next TEXT);"
-	"CREATE TABLE IF NOT EXISTS guards_stop (id INTEGER PRIMARY KEY, iter INTEGER, t REAL,"
-	" reason TEXT, bound TEXT);"
-	"CREATE TABLE IF NOT EXISTS guards_dispatch (id INTEGER PRIMARY KEY, bucket TEXT, entry TEXT,"
-	" base_ms REAL, cand_ms REAL, speedup REAL, why TEXT, evidence TEXT, t REAL);"
-	"CREATE TABLE IF NOT EXISTS guards_restore (iter INTEGER PRIMARY KEY, best_iter INTEGER,"
-	" sha TEXT, t REAL);";
-
 static double now(void)
 {
 	struct timeval tv;
 	gettimeofday(&tv, NULL);
 	return (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
-}
-
-/* Tables exist after this in a writable store; a read-only one without them
- * reads as empty (queries fail with "no such table" and are treated so). */
-static void ensure_schema(struct store *s)
-{
-	store_ensure_schema(s, "guards", schema, NULL);
 }
 
 static int db_err(struct store *s, struct err *e, const char *what)
@@ -72,7 +48,6 @@ static int db_err(struct store *s, struct err *e, const char *what)
 static sqlite3_stmt *prep(struct store *s, const char *sql)
 {
 	sqlite3_stmt *st = NULL;
-	ensure_schema(s);
 	if (sqlite3_prepare_v2(store_db(s), sql, -1, &st, NULL) != SQLITE_OK)
 		return NULL;
 	return st;

@@ -26,25 +26,6 @@
 #include <strings.h>
 #include <sys/time.h>
 
-static const char schema[] =
-	"CREATE TABLE IF NOT EXISTS stats_probes (id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL,"
-	" phase TEXT NOT NULL, t REAL, available INTEGER, busy INTEGER, json TEXT);"
-	"CREATE INDEX IF NOT EXISTS stats_probes_run ON stats_probes(run_id, phase);"
-	"CREATE TABLE IF NOT EXISTS stats_runs (run_id INTEGER PRIMARY KEY, session INTEGER NOT NULL,"
-	" role TEXT);"
-	"CREATE TABLE IF NOT EXISTS stats_verdicts (run_id INTEGER PRIMARY KEY, iter INTEGER,"
-	" verdict TEXT NOT NULL, flags INTEGER NOT NULL, json TEXT, t REAL);"
-	/* the stall count looks up the few not-comparable verdicts */
-	"CREATE INDEX IF NOT EXISTS stats_verdicts_verdict ON stats_verdicts(verdict);"
-	"CREATE TABLE IF NOT EXISTS stats_confirms (id INTEGER PRIMARY KEY, iter INTEGER NOT NULL,"
-	" session INTEGER NOT NULL, best_iter INTEGER, best_tree TEXT, cand_tree TEXT, cand_snapshot TEXT,"
-	" verdict TEXT, flags INTEGER, promoted INTEGER NOT NULL DEFAULT 0,"
-	" done INTEGER NOT NULL DEFAULT 0, json TEXT, t REAL);"
-	"CREATE TABLE IF NOT EXISTS stats_explained (id INTEGER PRIMARY KEY, iter INTEGER NOT NULL,"
-	" note TEXT NOT NULL, t REAL);"
-	"CREATE TABLE IF NOT EXISTS stats_artifacts (id INTEGER PRIMARY KEY, iter INTEGER NOT NULL,"
-	" path TEXT NOT NULL, t REAL);";
-
 static double now(void)
 {
 	struct timeval tv;
@@ -95,18 +76,13 @@ static void bind_text(sqlite3_stmt *st, int i, const char *s)
 		sqlite3_bind_null(st, i);
 }
 
-int measure_schema(struct store *s, struct err *e)
-{
-	return store_ensure_schema(s, "measure", schema, e);
-}
-
 /* ---- probe readings ---- */
 
 int measure_probe_put(struct store *s, int run_id, const char *phase,
 		      const struct probe_reading *r, struct err *e)
 {
 	sqlite3_stmt *st;
-	int rc = measure_schema(s, e);
+	int rc = 0;
 	if (rc == 0)
 		rc = prep(s, "INSERT INTO stats_probes(run_id, phase, t, available, busy, json)"
 			     " VALUES (?,?,?,?,?,?)", &st, e);
@@ -192,7 +168,7 @@ int measure_session_put(struct store *s, int run_id, int session, const char *ro
 			struct err *e)
 {
 	sqlite3_stmt *st;
-	int rc = measure_schema(s, e);
+	int rc = 0;
 	if (rc == 0)
 		rc = prep(s, "INSERT OR REPLACE INTO stats_runs(run_id, session, role) VALUES (?,?,?)",
 			  &st, e);
@@ -531,7 +507,7 @@ static int verdict_put(struct store *s, int run_id, int iter, const struct stats
 		       struct err *e)
 {
 	sqlite3_stmt *st;
-	int rc = measure_schema(s, e);
+	int rc = 0;
 	if (rc == 0)
 		rc = prep(s, "INSERT OR REPLACE INTO stats_verdicts(run_id, iter, verdict, flags, json,"
 			     " t) VALUES (?,?,?,?,?,?)", &st, e);
@@ -744,7 +720,7 @@ void measure_confirm_release(struct measure_confirm *c)
 int measure_confirm_begin(struct store *s, struct measure_confirm *c, struct err *e)
 {
 	sqlite3_stmt *st;
-	int rc = measure_schema(s, e);
+	int rc = 0;
 	if (rc == 0)
 		rc = prep(s, "INSERT INTO stats_confirms(iter, session, best_iter, best_tree, cand_tree,"
 			     " cand_snapshot, t) VALUES (?,?,?,?,?,?,?)", &st, e);
@@ -850,7 +826,7 @@ static int add_note(struct store *s, const char *table, const char *col, int ite
 		    const char *text, struct err *e)
 {
 	sqlite3_stmt *st;
-	int rc = measure_schema(s, e);
+	int rc = 0;
 	char *sql = xasprintf("INSERT INTO %s(iter, %s, t) VALUES (?,?,?)", table, col);
 	if (rc == 0)
 		rc = prep(s, sql, &st, e);

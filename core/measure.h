@@ -7,7 +7,7 @@
  *
  * The pure rules live in stats.c and probe.c; this file only turns store
  * rows into stats_set values and results back into rows.  Its tables are
- * named stats_* and created on first use (measure_schema).
+ * named stats_* and are part of the store's numbered migrations.
  *
  * A kernel state is the kernel hash runs.tree.  A session is one sitting of
  * the GPU: a verify run is its own session; the runs of one optloop noise
@@ -27,10 +27,6 @@ struct err;
 struct probe_reading;
 struct sb;
 struct store;
-
-/* Create the stats_* tables when missing (a writer only; read-only stores
- * are left alone and every query copes with absent tables). */
-int measure_schema(struct store *s, struct err *e);
 
 /* ---- probe readings ---- */
 

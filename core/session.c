@@ -84,8 +84,7 @@ static int ctx_init(struct ctx *c, struct loop *l, const struct session_opts *o,
 				       what);
 		c->command = strstr(v, "--no-gate") ? xstrdup(v) : xasprintf("%s --no-gate", v);
 	}
-	rc = measure_schema(c->st, e);
-	return rc;
+	return 0;
 }
 
 static void mrun_release(struct mrun *m)

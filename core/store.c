@@ -17,7 +17,6 @@
 #include <sys/time.h>
 #include <unistd.h>
 
-#define STORE_MAX_SCHEMAS 8
 #define STORE_NSTMT 32
 
 /* A prepared statement kept for the life of the store: a log or a commit
@@ -34,8 +33,6 @@ struct store {
 	int lock_fd; /* -1 when read-only */
 	bool readonly;
 	char *path;
-	const char *schemas[STORE_MAX_SCHEMAS]; /* module schemas known to exist */
-	size_t nschemas;
 	struct cached_stmt stmts[STORE_NSTMT];
 	size_t nstmts;
 	/* The rows last read, shared with every reader while nothing was
@@ -85,6 +82,44 @@ static const char *const migrations[] = {
 	/* 3: a keep without a win beyond noise carries the reason it was kept
 	 * anyway (log --unconfirmed); NULL for every other row. */
 	"ALTER TABLE iterations ADD COLUMN unconfirmed TEXT;",
+	/* 4: the guards' and the statistics' tables, which their modules used
+	 * to create on first use (IF NOT EXISTS: a database they already
+	 * created keeps its rows).  guards_*: frozen hashes, lint findings and
+	 * acknowledgements, trap checklist, re-assessments, stops, dispatch
+	 * rows, restores; stats_*: GPU probes, session roles, verdicts,
+	 * confirms, explanations, attached artifacts. */
+	"CREATE TABLE IF NOT EXISTS guards_frozen (path TEXT PRIMARY KEY, hash TEXT NOT NULL,"
+	" recorded REAL NOT NULL);"
+	"CREATE TABLE IF NOT EXISTS guards_findings (id INTEGER PRIMARY KEY, iter INTEGER NOT NULL,"
+	" lint TEXT, trap TEXT, file TEXT, line INTEGER, side TEXT, text TEXT, message TEXT);"
+	"CREATE TABLE IF NOT EXISTS guards_acks (iter INTEGER PRIMARY KEY, t REAL, n INTEGER);"
+	"CREATE TABLE IF NOT EXISTS guards_trap_state (iter INTEGER NOT NULL, trap TEXT NOT NULL,"
+	" state INTEGER NOT NULL, source TEXT, t REAL, PRIMARY KEY (iter, trap));"
+	"CREATE TABLE IF NOT EXISTS guards_reassess (id INTEGER PRIMARY KEY, after_iter INTEGER"
+	" NOT NULL, t REAL, profile TEXT, axes TEXT, techniques TEXT, next TEXT);"
+	"CREATE TABLE IF NOT EXISTS guards_stop (id INTEGER PRIMARY KEY, iter INTEGER, t REAL,"
+	" reason TEXT, bound TEXT);"
+	"CREATE TABLE IF NOT EXISTS guards_dispatch (id INTEGER PRIMARY KEY, bucket TEXT, entry TEXT,"
+	" base_ms REAL, cand_ms REAL, speedup REAL, why TEXT, evidence TEXT, t REAL);"
+	"CREATE TABLE IF NOT EXISTS guards_restore (iter INTEGER PRIMARY KEY, best_iter INTEGER,"
+	" sha TEXT, t REAL);"
+	"CREATE TABLE IF NOT EXISTS stats_probes (id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL,"
+	" phase TEXT NOT NULL, t REAL, available INTEGER, busy INTEGER, json TEXT);"
+	"CREATE INDEX IF NOT EXISTS stats_probes_run ON stats_probes(run_id, phase);"
+	"CREATE TABLE IF NOT EXISTS stats_runs (run_id INTEGER PRIMARY KEY, session INTEGER NOT NULL,"
+	" role TEXT);"
+	"CREATE TABLE IF NOT EXISTS stats_verdicts (run_id INTEGER PRIMARY KEY, iter INTEGER,"
+	" verdict TEXT NOT NULL, flags INTEGER NOT NULL, json TEXT, t REAL);"
+	/* the stall count looks up the few not-comparable verdicts */
+	"CREATE INDEX IF NOT EXISTS stats_verdicts_verdict ON stats_verdicts(verdict);"
+	"CREATE TABLE IF NOT EXISTS stats_confirms (id INTEGER PRIMARY KEY, iter INTEGER NOT NULL,"
+	" session INTEGER NOT NULL, best_iter INTEGER, best_tree TEXT, cand_tree TEXT, cand_snapshot TEXT,"
+	" verdict TEXT, flags INTEGER, promoted INTEGER NOT NULL DEFAULT 0,"
+	" done INTEGER NOT NULL DEFAULT 0, json TEXT, t REAL);"
+	"CREATE TABLE IF NOT EXISTS stats_explained (id INTEGER PRIMARY KEY, iter INTEGER NOT NULL,"
+	" note TEXT NOT NULL, t REAL);"
+	"CREATE TABLE IF NOT EXISTS stats_artifacts (id INTEGER PRIMARY KEY, iter INTEGER NOT NULL,"
+	" path TEXT NOT NULL, t REAL);",
 };
 #define NMIGRATIONS (int)(sizeof(migrations) / sizeof(migrations[0]))
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == STORE_SCHEMA_VERSION,
@@ -297,20 +332,6 @@ bool store_readonly(const struct store *s)
 struct sqlite3 *store_db(struct store *s)
 {
 	return s->db;
-}
-
-int store_ensure_schema(struct store *s, const char *key, const char *sql, struct err *e)
-{
-	if (s->readonly)
-		return 0;
-	for (size_t i = 0; i < s->nschemas; i++)
-		if (!strcmp(s->schemas[i], key))
-			return 0;
-	int rc = store_exec(s, sql, e);
-	/* inside a transaction the tables go if it rolls back: run it again next time */
-	if (rc == 0 && sqlite3_get_autocommit(s->db) && s->nschemas < STORE_MAX_SCHEMAS)
-		s->schemas[s->nschemas++] = key;
-	return rc;
 }
 
 /* ---- small statement helpers --------------------------------------------- */

@@ -30,7 +30,7 @@ struct parse_row;
 struct store;
 struct sqlite3;
 
-#define STORE_SCHEMA_VERSION 3
+#define STORE_SCHEMA_VERSION 4
 
 enum store_flags {
 	STORE_READONLY = 1 << 0,
@@ -51,11 +51,6 @@ int store_commit(struct store *s, struct err *e);
 void store_rollback(struct store *s);
 /* Run SQL with no result rows. */
 int store_exec(struct store *s, const char *sql, struct err *e);
-
-/* Run a module's CREATE ... IF NOT EXISTS script (key names the module, a
- * string that outlives the store) once per open store rather than before
- * every query; a read-only store is left alone. */
-int store_ensure_schema(struct store *s, const char *key, const char *sql, struct err *e);
 
 /* Key/value settings of the workspace (op, kernel paths, init HEAD, ...).
  * get: *val is caller-owned, NULL when the key is absent. */
