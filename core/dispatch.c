@@ -7,6 +7,7 @@
  * documented columns with the evidence at the end of the Why cell.
  */
 #include "core/dispatch.h"
+#include "core/mdtable.h"
 
 #include "core/err.h"
 #include "core/sb.h"
@@ -22,46 +23,16 @@ enum col { C_BUCKET, C_ENTRY, C_BASE, C_CAND, C_SPEEDUP, C_WHY, C_EVIDENCE, NCOL
 
 /* ---- cells --------------------------------------------------------------- */
 
-/* Split "| a | b \| c |" into trimmed cells (escaped pipes unescaped). */
-static size_t split_cells(const char *l, char ***out)
+/* The line's cells, unescaped (md_split_row, then md_unescape_cell). */
+static size_t split_cells(const char *l, struct md_cells *tmp, char ***out)
 {
-	char **v = NULL;
-	size_t n = 0;
-	struct sb cell = SB_INIT;
-	const char *p = l;
-	while (*p == ' ' || *p == '\t')
-		p++;
-	if (*p == '|')
-		p++;
-	for (;;) {
-		if (*p == '\\' && p[1] == '|') {
-			sb_addc(&cell, '|');
-			p += 2;
-			continue;
-		}
-		if (*p == '|' || !*p) {
-			sb_trim(&cell);
-			bool last = !*p;
-			if (!last || cell.len) {
-				v = xrealloc(v, (n + 1) * sizeof(*v));
-				v[n++] = xstrdup(sb_str(&cell));
-			}
-			sb_reset(&cell);
-			if (last)
-				break;
-			p++;
-			const char *q = p;
-			while (*q == ' ' || *q == '\t')
-				q++;
-			if (!*q)
-				break;
-			continue;
-		}
-		sb_addc(&cell, *p++);
-	}
-	sb_release(&cell);
+	struct md_span line = {l, strlen(l)};
+	md_split_row(line, false, tmp);
+	char **v = xcalloc(tmp->n ? tmp->n : 1, sizeof(*v));
+	for (size_t i = 0; i < tmp->n; i++)
+		v[i] = md_unescape_cell(tmp->v[i]);
 	*out = v;
-	return n;
+	return tmp->n;
 }
 
 static void free_cells(char **v, size_t n)
@@ -73,21 +44,9 @@ static void free_cells(char **v, size_t n)
 
 static bool is_table_line(const char *l)
 {
-	while (*l == ' ' || *l == '\t')
-		l++;
-	return *l == '|';
-}
-
-static bool is_separator(const char *l)
-{
-	bool dash = false;
-	for (; *l; l++) {
-		if (*l == '-')
-			dash = true;
-		else if (!strchr("|: \t", *l))
-			return false;
-	}
-	return dash;
+	struct md_span line = {l, strlen(l)};
+	line = md_span_trim(line);
+	return line.n && line.s[0] == '|';
 }
 
 static int col_of(const char *h)
@@ -272,6 +231,7 @@ int dispatch_parse(const char *text, size_t len, struct dispatch_doc *d,
 	int stage = 0; /* 0 before the table, 1 header seen, 2 in rows, 3 after */
 	int map[NCOLS];
 	int lineno = 0;
+	struct md_cells tmp = {0};
 
 	memset(d, 0, sizeof(*d));
 	if (probs)
@@ -290,7 +250,7 @@ int dispatch_parse(const char *text, size_t len, struct dispatch_doc *d,
 
 		if (stage == 0 && is_table_line(l)) {
 			char **c;
-			size_t nc = split_cells(l, &c);
+			size_t nc = split_cells(l, &tmp, &c);
 			for (int k = 0; k < NCOLS; k++)
 				map[k] = -1;
 			for (size_t k = 0; k < nc; k++) {
@@ -304,7 +264,7 @@ int dispatch_parse(const char *text, size_t len, struct dispatch_doc *d,
 				continue;
 			}
 		} else if (stage == 1) {
-			if (is_separator(l)) {
+			if (md_is_delim_row((struct md_span){l, strlen(l)}, &tmp)) {
 				stage = 2;
 				continue;
 			}
@@ -317,7 +277,7 @@ int dispatch_parse(const char *text, size_t len, struct dispatch_doc *d,
 				stage = 3;
 			} else {
 				char **c;
-				size_t nc = split_cells(l, &c);
+				size_t nc = split_cells(l, &tmp, &c);
 				const char *cell[NCOLS];
 				for (int k = 0; k < NCOLS; k++)
 					cell[k] = map[k] >= 0 && (size_t)map[k] < nc ? c[map[k]] : "";
@@ -372,6 +332,7 @@ int dispatch_parse(const char *text, size_t len, struct dispatch_doc *d,
 	sb_release(&pre);
 	sb_release(&after);
 	sb_release(&line);
+	md_cells_release(&tmp);
 	(void)e;
 	return 0;
 }

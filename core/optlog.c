@@ -8,6 +8,7 @@
  * the log.  (optloop's own front-end sets only LC_CTYPE.)
  */
 #include "core/optlog.h"
+#include "core/mdtable.h"
 #include "core/err.h"
 #include "core/sb.h"
 
@@ -223,38 +224,6 @@ void optlog_compute_vs_best(struct log_row *rows, size_t n)
 /* ------------------------------------------------------------------ */
 /* Render                                                              */
 
-void optlog_escape_cell(const char *t, struct sb *out)
-{
-	if (!t)
-		return;
-	for (const char *p = t; *p; p++) {
-		/* plain text in one piece: a long log renders every cell */
-		size_t plain = strcspn(p, "|\\\r\n");
-		sb_add(out, p, plain);
-		p += plain;
-		switch (*p) {
-		case '\0':
-			return;
-		case '|':
-			sb_add(out, "\\|", 2);
-			break;
-		case '\\':
-			/* Only where the reader would otherwise take it as an escape. */
-			if (p[1] == '\\' || p[1] == '|')
-				sb_add(out, "\\\\", 2);
-			else
-				sb_addc(out, '\\');
-			break;
-		case '\r': /* CRLF is one break, a lone CR is one too */
-			if (p[1] != '\n')
-				sb_adds(out, "<br>");
-			break;
-		default: /* '\n' */
-			sb_adds(out, "<br>");
-		}
-	}
-}
-
 /* A header value stays on its line: line breaks become spaces. */
 static void add_header_value(struct sb *out, const char *v)
 {
@@ -273,10 +242,10 @@ void optlog_render_row(const struct log_row *r, struct sb *out)
 		sb_addc(out, '-');
 	add_uint(out, (unsigned long long)(r->iter < 0 ? -(long long)r->iter : r->iter), 1);
 	sb_adds(out, " | ");
-	optlog_escape_cell(r->direction, out);
+	md_escape_cell(r->direction, out);
 	sb_adds(out, " | ");
 	if (r->gate_v == GATE_NONE && r->gate && *r->gate)
-		optlog_escape_cell(r->gate, out);
+		md_escape_cell(r->gate, out);
 	else
 		optlog_fmt_gate(r->gate_v, r->scope, out);
 	sb_adds(out, " | ");
@@ -335,38 +304,24 @@ bool optlog_render_same(const struct optlog_doc *d, const char *text, size_t len
 /* ------------------------------------------------------------------ */
 /* Small text helpers for the reader                                   */
 
-struct span {
-	const char *s;
-	size_t n;
-};
-
-static struct span span_trim(struct span x)
+static bool span_blank(struct md_span x)
 {
-	while (x.n && (x.s[0] == ' ' || x.s[0] == '\t'))
-		x.s++, x.n--;
-	while (x.n && (x.s[x.n - 1] == ' ' || x.s[x.n - 1] == '\t'))
-		x.n--;
-	return x;
+	return md_span_trim(x).n == 0;
 }
 
-static bool span_blank(struct span x)
-{
-	return span_trim(x).n == 0;
-}
-
-static bool starts_ci(struct span x, const char *lit)
+static bool starts_ci(struct md_span x, const char *lit)
 {
 	size_t n = strlen(lit);
 	return x.n >= n && strncasecmp(x.s, lit, n) == 0;
 }
 
 /* Strip emphasis and code marks wrapped around a whole cell. */
-static struct span strip_marks(struct span x)
+static struct md_span strip_marks(struct md_span x)
 {
 	static const char *const marks[] = {"**", "__", "~~", "*", "_", "`"};
 	bool again = true;
 
-	x = span_trim(x);
+	x = md_span_trim(x);
 	/* Most cells start with a letter, digit or dash: nothing to strip. */
 	if (x.n == 0 || !strchr("*_~`", x.s[0]))
 		return x;
@@ -378,7 +333,7 @@ static struct span strip_marks(struct span x)
 			    !memcmp(x.s + x.n - m, marks[i], m)) {
 				x.s += m;
 				x.n -= 2 * m;
-				x = span_trim(x);
+				x = md_span_trim(x);
 				again = true;
 			}
 		}
@@ -387,7 +342,7 @@ static struct span strip_marks(struct span x)
 }
 
 /* The cell means "nothing here". */
-static bool none_word(struct span x)
+static bool none_word(struct md_span x)
 {
 	static const char *const w[] = {"",  DASH, "\xe2\x80\x93", "-", "--", "---", "n/a",
 					"na", "none", "?",  "n.a.", "null", "nan"};
@@ -440,16 +395,9 @@ static bool read_decimal(const char **p, const char *end, double *out)
 	return true;
 }
 
-static const char *skip_ws(const char *p, const char *end)
-{
-	while (p < end && (*p == ' ' || *p == '\t'))
-		p++;
-	return p;
-}
-
 int optlog_parse_bench(const char *cell, double *ms)
 {
-	struct span x = strip_marks((struct span){cell, strlen(cell)});
+	struct md_span x = strip_marks((struct md_span){cell, strlen(cell)});
 	const char *p = x.s, *end = x.s + x.n;
 	double v;
 
@@ -458,9 +406,9 @@ int optlog_parse_bench(const char *cell, double *ms)
 		return 0;
 	if (!read_decimal(&p, end, &v))
 		return ERR_FAIL;
-	p = skip_ws(p, end);
+	p = md_skip_ws(p, end);
 	if (end - p >= 2 && strncasecmp(p, "ms", 2) == 0)
-		p = skip_ws(p + 2, end);
+		p = md_skip_ws(p + 2, end);
 	/* A trailing note in parentheses or brackets ("0.97 (±0.01)") is fine. */
 	if (p < end && *p != '(' && *p != '[')
 		return ERR_FAIL;
@@ -470,7 +418,7 @@ int optlog_parse_bench(const char *cell, double *ms)
 
 int optlog_parse_vs_best(const char *cell, double *frac)
 {
-	struct span x = strip_marks((struct span){cell, strlen(cell)});
+	struct md_span x = strip_marks((struct md_span){cell, strlen(cell)});
 	const char *p = x.s, *end = x.s + x.n;
 	double v, sign = 1;
 
@@ -484,12 +432,12 @@ int optlog_parse_vs_best(const char *cell, double *frac)
 		sign = -1; /* U+2212 minus, U+2013 en dash */
 		p += 3;
 	}
-	p = skip_ws(p, end);
+	p = md_skip_ws(p, end);
 	if (!read_decimal(&p, end, &v))
 		return ERR_FAIL;
-	p = skip_ws(p, end);
+	p = md_skip_ws(p, end);
 	if (p < end && *p == '%')
-		p = skip_ws(p + 1, end);
+		p = md_skip_ws(p + 1, end);
 	if (p < end && *p != '(' && *p != '[')
 		return ERR_FAIL;
 	*frac = sign * v / 100.0;
@@ -499,7 +447,7 @@ int optlog_parse_vs_best(const char *cell, double *frac)
 }
 
 /* Lower-case ASCII copy of a span, NUL-terminated, into buf (truncated). */
-static void lower_copy(struct span x, char *buf, size_t cap)
+static void lower_copy(struct md_span x, char *buf, size_t cap)
 {
 	size_t n = x.n < cap - 1 ? x.n : cap - 1;
 	for (size_t i = 0; i < n; i++)
@@ -521,7 +469,7 @@ static bool has_word(const char *hay, const char *w)
 
 int optlog_parse_gate(const char *cell, enum gate_verdict *g, enum gate_scope *s)
 {
-	struct span x = strip_marks((struct span){cell, strlen(cell)});
+	struct md_span x = strip_marks((struct md_span){cell, strlen(cell)});
 	char b[256];
 
 	*g = GATE_NONE;
@@ -571,7 +519,7 @@ int optlog_parse_status(const char *cell, enum row_status *st)
 		{"kept", RS_KEEP},     {"revert", RS_REVERT}, {"reverted", RS_REVERT},
 		{"drop", RS_DROP},     {"dropped", RS_DROP},  {"floor", RS_FLOOR},
 	};
-	struct span x = strip_marks((struct span){cell, strlen(cell)});
+	struct md_span x = strip_marks((struct md_span){cell, strlen(cell)});
 	size_t n = 0;
 
 	*st = RS_NONE;
@@ -590,169 +538,6 @@ int optlog_parse_status(const char *cell, enum row_status *st)
 /* ------------------------------------------------------------------ */
 /* Table rows                                                          */
 
-struct cells {
-	struct span *v;
-	size_t n, cap;
-};
-
-static void cells_push(struct cells *c, struct span x)
-{
-	if (c->n == c->cap) {
-		c->cap = c->cap ? c->cap * 2 : 16;
-		c->v = xrealloc(c->v, c->cap * sizeof(*c->v));
-	}
-	c->v[c->n++] = x;
-}
-
-/* End of a code span opened by the backtick run at p (length k), or NULL. */
-static const char *code_span_end(const char *p, size_t k, const char *end)
-{
-	const char *q = p + k;
-	while (q < end) {
-		const char *b = memchr(q, '`', (size_t)(end - q));
-		if (!b)
-			return NULL;
-		size_t m = 0;
-		while (b + m < end && b[m] == '`')
-			m++;
-		if (m == k)
-			return b + m;
-		q = b + m;
-	}
-	return NULL;
-}
-
-/* Split one table line into trimmed cells.  Unescaped pipes separate cells;
- * with code_spans, pipes inside `code` do not.  Returns the number of
- * unescaped separator pipes seen. */
-static size_t split_row(struct span line, bool code_spans, struct cells *c)
-{
-	const char *p = line.s, *end = line.s + line.n, *start;
-	size_t pipes = 0;
-
-	c->n = 0;
-	p = skip_ws(p, end);
-	if (p < end && *p == '|') {
-		p++;
-		pipes++;
-	}
-	start = p;
-	/* Most rows have no escape and no code span: then every pipe separates,
-	 * and memchr finds them far faster than the loop below. */
-	if (!memchr(p, '\\', (size_t)(end - p)) && !(code_spans && memchr(p, '`', (size_t)(end - p)))) {
-		const char *q;
-		while ((q = memchr(p, '|', (size_t)(end - p)))) {
-			cells_push(c, span_trim((struct span){start, (size_t)(q - start)}));
-			pipes++;
-			start = p = q + 1;
-		}
-		p = end;
-	}
-	while (p < end) {
-		if (*p == '\\' && p + 1 < end) {
-			p += 2;
-		} else if (*p == '`' && code_spans) {
-			size_t k = 0;
-			while (p + k < end && p[k] == '`')
-				k++;
-			const char *q = code_span_end(p, k, end);
-			p = q ? q : p + k;
-		} else if (*p == '|') {
-			cells_push(c, span_trim((struct span){start, (size_t)(p - start)}));
-			pipes++;
-			start = ++p;
-		} else {
-			p++;
-		}
-	}
-	struct span last = span_trim((struct span){start, (size_t)(end - start)});
-	if (last.n || pipes == 0 || start == line.s)
-		cells_push(c, last);
-	return pipes;
-}
-
-/* Cell text with escapes undone (\| -> |, \\ -> \, <br> -> newline),
- * appended to s. */
-static void unescape_into(struct span x, struct sb *s)
-{
-	const char *p = x.s, *end = x.s + x.n;
-
-	while (p < end) {
-		/* Copy the plain run up to the next escape or tag in one go. */
-		const char *q = p;
-		while (q < end && *q != '\\' && *q != '<' && *q != '\r' && *q != '\0')
-			q++;
-		sb_add(s, p, (size_t)(q - p));
-		p = q;
-		if (p >= end)
-			break;
-		if (*p == '\\' && p + 1 < end && (p[1] == '|' || p[1] == '\\')) {
-			sb_addc(s, p[1]);
-			p += 2;
-		} else if (*p == '\0') {
-			sb_adds(s, "\xef\xbf\xbd"); /* U+FFFD: a NUL would end the C string */
-			p++;
-		} else if (*p == '\r') {
-			sb_addc(s, '\n'); /* a lone CR inside a line is a break, as render sees it */
-			p++;
-		} else if (*p == '<' && (end - p >= 4) && strncasecmp(p, "<br", 3) == 0) {
-			q = p + 3;
-			while (q < end && *q == ' ')
-				q++;
-			if (q < end && *q == '/')
-				q++;
-			if (q < end && *q == '>') {
-				sb_addc(s, '\n');
-				p = q + 1;
-			} else {
-				sb_addc(s, *p++);
-			}
-		} else {
-			sb_addc(s, *p++);
-		}
-	}
-}
-
-static char *unescape_cell(struct span x)
-{
-	struct sb s = SB_INIT;
-
-	if (!memchr(x.s, '\\', x.n) && !memchr(x.s, '<', x.n) && !memchr(x.s, '\r', x.n) &&
-	    !memchr(x.s, '\0', x.n))
-		return xstrndup(x.s, x.n);
-	sb_grow(&s, x.n + 2); /* one allocation: unescaping only shrinks, bar U+FFFD */
-	unescape_into(x, &s);
-	return sb_detach(&s);
-}
-
-static bool has_pipe(struct span line)
-{
-	return memchr(line.s, '|', line.n) != NULL;
-}
-
-/* "|---|:---:|" — a pipe is required, so a bare "---" rule is not one. */
-static bool is_delim_row(struct span line, struct cells *c)
-{
-	if (!has_pipe(line))
-		return false;
-	split_row(line, false, c);
-	if (c->n == 0)
-		return false;
-	for (size_t i = 0; i < c->n; i++) {
-		const char *p = c->v[i].s, *end = p + c->v[i].n;
-		size_t dashes = 0;
-		if (p < end && *p == ':')
-			p++;
-		while (p < end && *p == '-')
-			p++, dashes++;
-		if (p < end && *p == ':')
-			p++;
-		if (p != end || dashes == 0)
-			return false;
-	}
-	return true;
-}
-
 enum col { C_NONE = -1, C_ITER, C_DIR, C_GATE, C_BENCH, C_VS, C_STATUS, C_AXIS, C_COMMIT, C_N };
 
 static const char *const col_label[C_N] = {
@@ -763,13 +548,13 @@ static const char *const col_label[C_N] = {
 
 /* Which column a header cell names; tolerant of wording ("Bench (ms)",
  * "Median ms", "Iteration", "#", "Decision"). */
-static enum col col_kind(struct span h)
+static enum col col_kind(struct md_span h)
 {
 	char raw[128], b[128];
 	size_t n = 0;
-	char *u = unescape_cell(strip_marks(h));
+	char *u = md_unescape_cell(strip_marks(h));
 
-	lower_copy((struct span){u, strlen(u)}, raw, sizeof(raw));
+	lower_copy((struct md_span){u, strlen(u)}, raw, sizeof(raw));
 	free(u);
 	for (const char *p = raw; *p && n < sizeof(b) - 1; p++)
 		if (*p != '*' && *p != '_' && *p != '`')
@@ -799,7 +584,7 @@ static enum col col_kind(struct span h)
 }
 
 /* "3", "#3", "3 (confirm)" -> 3. */
-static bool parse_iter(struct span x, int *out)
+static bool parse_iter(struct md_span x, int *out)
 {
 	const char *p, *end;
 	long v = 0;
@@ -831,7 +616,7 @@ struct lines {
 };
 
 /* Next line without its line end (LF, CRLF or a lone CR at the end). */
-static bool next_line(struct lines *L, struct span *out)
+static bool next_line(struct lines *L, struct md_span *out)
 {
 	if (L->p >= L->end)
 		return false;
@@ -846,16 +631,16 @@ static bool next_line(struct lines *L, struct span *out)
 	return true;
 }
 
-static bool peek_line(const struct lines *L, struct span *out)
+static bool peek_line(const struct lines *L, struct md_span *out)
 {
 	struct lines c = *L;
 	return next_line(&c, out);
 }
 
 /* "```" or "~~~" fence opener/closer (up to three spaces of indent). */
-static bool is_fence(struct span line)
+static bool is_fence(struct md_span line)
 {
-	struct span x = line;
+	struct md_span x = line;
 	size_t ind = 0;
 	while (ind < x.n && ind < 4 && x.s[ind] == ' ')
 		ind++;
@@ -868,7 +653,7 @@ static bool is_fence(struct span line)
  * closed is plain text, so a stray ``` cannot hide the summary table. */
 static bool fence_closes(struct lines L)
 {
-	struct span x;
+	struct md_span x;
 	while (next_line(&L, &x))
 		if (is_fence(x))
 			return true;
@@ -876,7 +661,7 @@ static bool fence_closes(struct lines L)
 }
 
 /* ATX heading level (1-6) and its text, 0 when not a heading. */
-static int heading(struct span line, struct span *text)
+static int heading(struct md_span line, struct md_span *text)
 {
 	size_t i = 0, lvl = 0;
 	while (i < line.n && i < 3 && line.s[i] == ' ')
@@ -885,15 +670,15 @@ static int heading(struct span line, struct span *text)
 		i++, lvl++;
 	if (lvl == 0 || lvl > 6 || (i < line.n && line.s[i] != ' ' && line.s[i] != '\t'))
 		return 0;
-	struct span t = span_trim((struct span){line.s + i, line.n - i});
+	struct md_span t = md_span_trim((struct md_span){line.s + i, line.n - i});
 	/* Closing #s are decoration. */
 	while (t.n && t.s[t.n - 1] == '#')
 		t.n--;
-	*text = span_trim(t);
+	*text = md_span_trim(t);
 	return (int)lvl;
 }
 
-static bool contains_ci(struct span x, const char *lit)
+static bool contains_ci(struct md_span x, const char *lit)
 {
 	size_t n = strlen(lit);
 	for (size_t i = 0; i + n <= x.n; i++)
@@ -902,7 +687,7 @@ static bool contains_ci(struct span x, const char *lit)
 	return false;
 }
 
-static char *header_value(struct span v)
+static char *header_value(struct md_span v)
 {
 	v = strip_marks(v);
 	struct sb out = SB_INIT;
@@ -920,15 +705,15 @@ static char *header_value(struct span v)
 }
 
 /* "Env: ...", "- **Baseline (main):** ...", "Target: ..." */
-static void header_line(struct span line, struct optlog_doc *d)
+static void header_line(struct md_span line, struct optlog_doc *d)
 {
-	struct span x = span_trim(line);
+	struct md_span x = md_span_trim(line);
 	const char *colon;
 	char key[64];
 	size_t kn = 0;
 
 	if (x.n >= 2 && (x.s[0] == '-' || x.s[0] == '*' || x.s[0] == '+') && x.s[1] == ' ')
-		x = span_trim((struct span){x.s + 2, x.n - 2});
+		x = md_span_trim((struct md_span){x.s + 2, x.n - 2});
 	colon = memchr(x.s, ':', x.n);
 	if (!colon || colon - x.s > 40)
 		return;
@@ -941,10 +726,10 @@ static void header_line(struct span line, struct optlog_doc *d)
 	while (kn && key[kn - 1] == ' ')
 		kn--;
 	key[kn] = '\0';
-	struct span v = {colon + 1, (size_t)(x.s + x.n - colon - 1)};
-	v = span_trim(v);
+	struct md_span v = {colon + 1, (size_t)(x.s + x.n - colon - 1)};
+	v = md_span_trim(v);
 	if (v.n >= 2 && (!memcmp(v.s, "**", 2) || !memcmp(v.s, "__", 2)))
-		v = span_trim((struct span){v.s + 2, v.n - 2});
+		v = md_span_trim((struct md_span){v.s + 2, v.n - 2});
 	char **slot = NULL;
 	if (!strcmp(key, "env") || !strcmp(key, "environment") || !strcmp(key, "machine"))
 		slot = &d->env;
@@ -957,20 +742,20 @@ static void header_line(struct span line, struct optlog_doc *d)
 }
 
 /* "Optimization log — op" (also -, –, :) -> op. */
-static void title_line(struct span t, struct optlog_doc *d)
+static void title_line(struct md_span t, struct optlog_doc *d)
 {
 	static const char *const heads[] = {"optimization log", "optimisation log", "opt log"};
 	for (size_t i = 0; i < sizeof(heads) / sizeof(heads[0]); i++) {
 		if (!starts_ci(t, heads[i]))
 			continue;
 		size_t k = strlen(heads[i]);
-		struct span r = span_trim((struct span){t.s + k, t.n - k});
+		struct md_span r = md_span_trim((struct md_span){t.s + k, t.n - k});
 		if (r.n >= 3 && (!memcmp(r.s, DASH, 3) || !memcmp(r.s, "\xe2\x80\x93", 3)))
-			r = (struct span){r.s + 3, r.n - 3};
+			r = (struct md_span){r.s + 3, r.n - 3};
 		else if (r.n && (r.s[0] == '-' || r.s[0] == ':'))
-			r = (struct span){r.s + 1, r.n - 1};
+			r = (struct md_span){r.s + 1, r.n - 1};
 		else if (r.n && !strncasecmp(r.s, "for ", 4))
-			r = (struct span){r.s + 4, r.n - 4};
+			r = (struct md_span){r.s + 4, r.n - 4};
 		d->op = header_value(r);
 		return;
 	}
@@ -991,44 +776,44 @@ struct reader {
 	struct optlog_problems *probs;
 	size_t ncols;
 	int idx[C_N]; /* column index per kind, -1 when absent */
-	struct cells cells;
-	struct cells alt;
+	struct md_cells cells;
+	struct md_cells alt;
 	struct sb tmp; /* one unescaped cell, reused row after row */
 	int position; /* row count, for logs without an Iter column */
 };
 
-static char *cell_text(const struct reader *R, const struct cells *c, enum col k)
+static char *cell_text(const struct reader *R, const struct md_cells *c, enum col k)
 {
 	int i = R->idx[k];
 	if (i < 0 || (size_t)i >= c->n)
 		return NULL;
-	return unescape_cell(c->v[i]);
+	return md_unescape_cell(c->v[i]);
 }
 
 /* Unescaped cell k in the reader's scratch buffer (valid until the next
  * call), or NULL when the row has no such cell. */
-static const char *cell_tmp(struct reader *R, const struct cells *c, enum col k)
+static const char *cell_tmp(struct reader *R, const struct md_cells *c, enum col k)
 {
 	int i = R->idx[k];
 	if (i < 0 || (size_t)i >= c->n)
 		return NULL;
 	sb_reset(&R->tmp);
-	unescape_into(c->v[i], &R->tmp);
+	md_unescape_into(c->v[i], &R->tmp);
 	return sb_str(&R->tmp);
 }
 
-static void read_row(struct reader *R, struct span line, int lineno)
+static void read_row(struct reader *R, struct md_span line, int lineno)
 {
-	struct cells *c = &R->cells;
+	struct md_cells *c = &R->cells;
 	struct log_row row = {.bench_ms = NAN, .vs_best = NAN, .lineno = lineno};
 	const char *t;
 
-	split_row(line, true, c);
+	md_split_row(line, true, c);
 	if (c->n != R->ncols) {
 		/* A stray backtick can swallow separators: try without code spans. */
-		split_row(line, false, &R->alt);
+		md_split_row(line, false, &R->alt);
 		if (R->alt.n == R->ncols) {
-			struct cells tmp = *c;
+			struct md_cells tmp = *c;
 			*c = R->alt;
 			R->alt = tmp;
 		}
@@ -1044,7 +829,7 @@ static void read_row(struct reader *R, struct span line, int lineno)
 		/* Unescaped pipes in the direction: give the extra cells to it. */
 		size_t extra = c->n - R->ncols, di = (size_t)R->idx[C_DIR];
 		const char *s = c->v[di].s, *e = c->v[di + extra].s + c->v[di + extra].n;
-		c->v[di] = span_trim((struct span){s, (size_t)(e - s)});
+		c->v[di] = md_span_trim((struct md_span){s, (size_t)(e - s)});
 		memmove(&c->v[di + 1], &c->v[di + 1 + extra],
 			(c->n - di - 1 - extra) * sizeof(c->v[0]));
 		c->n -= extra;
@@ -1062,7 +847,7 @@ static void read_row(struct reader *R, struct span line, int lineno)
 
 	if (R->idx[C_ITER] >= 0) {
 		int i = R->idx[C_ITER];
-		struct span it = (size_t)i < c->n ? c->v[i] : (struct span){"", 0};
+		struct md_span it = (size_t)i < c->n ? c->v[i] : (struct md_span){"", 0};
 		if (!parse_iter(it, &row.iter)) {
 			problem(R->probs, lineno,
 				"row skipped: Iter cell '%.*s' is not an iteration number", (int)it.n,
@@ -1109,11 +894,11 @@ static void read_row(struct reader *R, struct span line, int lineno)
 	optlog_doc_add_row(R->d, &row);
 }
 
-static void read_header(struct reader *R, struct span line, int lineno)
+static void read_header(struct reader *R, struct md_span line, int lineno)
 {
-	struct cells *c = &R->cells;
+	struct md_cells *c = &R->cells;
 
-	split_row(line, true, c);
+	md_split_row(line, true, c);
 	R->ncols = c->n;
 	for (int k = 0; k < C_N; k++)
 		R->idx[k] = -1;
@@ -1173,9 +958,9 @@ int optlog_parse(const char *text, size_t len, struct optlog_doc *d,
 		 struct optlog_problems *probs, struct err *e)
 {
 	struct lines L = {text, text + len, 0};
-	struct span line, next, ht;
+	struct md_span line, next, ht;
 	struct table_at chosen = {0}, first_iter = {0};
-	struct cells tmp = {0};
+	struct md_cells tmp = {0};
 	bool in_fence = false, under_summary = false, title_seen = false;
 
 	memset(d, 0, sizeof(*d));
@@ -1196,9 +981,9 @@ int optlog_parse(const char *text, size_t len, struct optlog_doc *d,
 			}
 			continue;
 		}
-		if (has_pipe(line) && peek_line(&L, &next) && is_delim_row(next, &tmp)) {
+		if (md_has_pipe(line) && peek_line(&L, &next) && md_is_delim_row(next, &tmp)) {
 			struct table_at t = {.at = line.s, .lineno = L.lineno, .under_summary = under_summary};
-			split_row(line, true, &tmp);
+			md_split_row(line, true, &tmp);
 			for (size_t i = 0; i < tmp.n; i++)
 				t.has_iter = t.has_iter || col_kind(tmp.v[i]) == C_ITER;
 			if (t.under_summary && !chosen.at)
@@ -1208,7 +993,7 @@ int optlog_parse(const char *text, size_t len, struct optlog_doc *d,
 			next_line(&L, &next);
 			/* Skip the body: it ends at a blank line or a line without a pipe. */
 			size_t nbody = 0;
-			while (peek_line(&L, &next) && !span_blank(next) && has_pipe(next))
+			while (peek_line(&L, &next) && !span_blank(next) && md_has_pipe(next))
 				next_line(&L, &next), nbody++;
 			if (chosen.at == t.at)
 				chosen.nbody = nbody;
@@ -1237,7 +1022,7 @@ int optlog_parse(const char *text, size_t len, struct optlog_doc *d,
 	next_line(&L, &line);
 	read_header(&R, line, L.lineno);
 	next_line(&L, &line); /* delimiter row */
-	while (peek_line(&L, &next) && !span_blank(next) && has_pipe(next)) {
+	while (peek_line(&L, &next) && !span_blank(next) && md_has_pipe(next)) {
 		next_line(&L, &line);
 		read_row(&R, line, L.lineno);
 	}

@@ -93,9 +93,6 @@ int optlog_parse(const char *text, size_t len, struct optlog_doc *d,
 void optlog_fmt_bench(double ms, struct sb *out);     /* "0.973" or "—" */
 void optlog_fmt_vs_best(double frac, struct sb *out); /* "+12%", "-4%", "+2.6%", "—" */
 void optlog_fmt_gate(enum gate_verdict g, enum gate_scope s, struct sb *out); /* "pass", "pass (-k)", "FAIL", ... */
-/* Escape user text for one table cell (pipes, backslashes before them,
- * newlines); the inverse of what optlog_parse does to a cell. */
-void optlog_escape_cell(const char *text, struct sb *out);
 
 /* (best - new) / best; NAN when either is not a positive finite number. */
 double optlog_vs_best(double best_ms, double new_ms);
