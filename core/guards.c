@@ -24,53 +24,12 @@
 #include <git2.h>
 #include <limits.h>
 #include <math.h>
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
-
-static double now(void)
-{
-	struct timeval tv;
-	gettimeofday(&tv, NULL);
-	return (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
-}
-
-static int db_err(struct store *s, struct err *e, const char *what)
-{
-	return err_set(e, ERR_IO, "%s: %s", what, sqlite3_errmsg(store_db(s)));
-}
-
-static sqlite3_stmt *prep(struct store *s, const char *sql)
-{
-	sqlite3_stmt *st = NULL;
-	if (sqlite3_prepare_v2(store_db(s), sql, -1, &st, NULL) != SQLITE_OK)
-		return NULL;
-	return st;
-}
-
-static char *col_text(sqlite3_stmt *st, int i)
-{
-	const unsigned char *t = sqlite3_column_text(st, i);
-	return t ? xstrdup((const char *)t) : NULL;
-}
-
-static double col_num(sqlite3_stmt *st, int i)
-{
-	return sqlite3_column_type(st, i) == SQLITE_NULL ? NAN : sqlite3_column_double(st, i);
-}
-
-static void bind_num(sqlite3_stmt *st, int i, double v)
-{
-	if (isnan(v))
-		sqlite3_bind_null(st, i);
-	else
-		sqlite3_bind_double(st, i, v);
-}
 
 /* The rows, shared with the store (read-only): put back with
  * store_rows_put(*sr).  On error *sr is NULL and there are no rows. */
@@ -156,28 +115,12 @@ int guards_frozen_check(const struct guards_ctx *g, const char *verb, struct err
 		char *full = fsutil_join(g->ws->repo, path);
 		content_hash(full, 0, hash);
 		free(full);
-		sqlite3_stmt *st = prep(g->store, "SELECT hash FROM guards_frozen WHERE path = ?");
-		char *was = NULL;
-		if (st) {
-			sqlite3_bind_text(st, 1, path, -1, SQLITE_TRANSIENT);
-			if (sqlite3_step(st) == SQLITE_ROW)
-				was = col_text(st, 0);
-			sqlite3_finalize(st);
-		}
+		char *was = store_frozen_hash(g->store, path);
 		if (!was) {
 			/* first sight of this path: this is its baseline */
 			if (store_readonly(g->store))
 				continue;
-			st = prep(g->store,
-				  "INSERT INTO guards_frozen(path, hash, recorded) VALUES (?, ?, ?)");
-			if (!st)
-				return db_err(g->store, e, "frozen scope");
-			sqlite3_bind_text(st, 1, path, -1, SQLITE_TRANSIENT);
-			sqlite3_bind_text(st, 2, hash, -1, SQLITE_TRANSIENT);
-			sqlite3_bind_double(st, 3, now());
-			if (sqlite3_step(st) != SQLITE_DONE)
-				rc = db_err(g->store, e, "frozen scope");
-			sqlite3_finalize(st);
+			rc = store_frozen_put(g->store, path, hash, e);
 			if (rc == 0)
 				store_event(g->store, -1, "frozen.record", path, NULL);
 			continue;
@@ -205,49 +148,35 @@ int guards_frozen_check(const struct guards_ctx *g, const char *verb, struct err
 
 /* ---- stall and stop --------------------------------------------------------- */
 
-static int last_reassess(struct store *s)
-{
-	int after = -1;
-	sqlite3_stmt *st = prep(s, "SELECT after_iter FROM guards_reassess ORDER BY id DESC LIMIT 1");
-	if (st && sqlite3_step(st) == SQLITE_ROW)
-		after = sqlite3_column_int(st, 0);
-	sqlite3_finalize(st);
-	return after;
-}
-
 /* The stall count of the workspace: the statistics module's rule (only a
  * win beyond noise resets it; not-comparable runs do not count). */
 int guards_stall(const struct guards_ctx *g)
 {
 	int c = 0;
-	measure_stall_count(g->store, last_reassess(g->store), &c, NULL);
+	measure_stall_count(g->store, store_reassess_last(g->store), &c, NULL);
 	return c;
 }
 
 struct stop_rec {
 	bool have;
+	struct store_stop s;
 	int iter;
 	char *reason, *bound;
 };
 
+/* The last stop recorded (sr.have false when none). */
 static void stop_get(struct store *s, struct stop_rec *r)
 {
 	memset(r, 0, sizeof(*r));
-	sqlite3_stmt *st = prep(s, "SELECT iter, reason, bound FROM guards_stop ORDER BY id DESC "
-				   "LIMIT 1");
-	if (st && sqlite3_step(st) == SQLITE_ROW) {
-		r->have = true;
-		r->iter = sqlite3_column_int(st, 0);
-		r->reason = col_text(st, 1);
-		r->bound = col_text(st, 2);
-	}
-	sqlite3_finalize(st);
+	r->have = store_stop_last(s, &r->s);
+	r->iter = r->s.iter;
+	r->reason = r->s.reason;
+	r->bound = r->s.bound;
 }
 
 static void stop_release(struct stop_rec *r)
 {
-	free(r->reason);
-	free(r->bound);
+	store_stop_release(&r->s);
 }
 
 /* The iterations of the current stall, e.g. "4, 5, 6". */
@@ -352,19 +281,7 @@ int guards_verify_check(const struct guards_ctx *g, struct err *e)
 int guards_trap_mark(struct store *s, int iter, const char *trap, enum trap_state state,
 		     const char *source, struct err *e)
 {
-	sqlite3_stmt *st = prep(s, "INSERT INTO guards_trap_state(iter, trap, state, source, t) "
-				   "VALUES (?, ?, ?, ?, ?) ON CONFLICT(iter, trap) DO UPDATE SET "
-				   "state = excluded.state, source = excluded.source, t = excluded.t");
-	if (!st)
-		return db_err(s, e, "trap checklist");
-	sqlite3_bind_int(st, 1, iter);
-	sqlite3_bind_text(st, 2, trap, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_int(st, 3, (int)state);
-	sqlite3_bind_text(st, 4, source ? source : "user", -1, SQLITE_TRANSIENT);
-	sqlite3_bind_double(st, 5, now());
-	int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : db_err(s, e, "trap checklist");
-	sqlite3_finalize(st);
-	return rc;
+	return store_trap_state_put(s, iter, trap, (int)state, source, e);
 }
 
 int guards_lint(const struct guards_ctx *g, int iter, struct lint_findings *out, struct err *e)
@@ -388,38 +305,11 @@ int guards_lint(const struct guards_ctx *g, int iter, struct lint_findings *out,
 		rc = lint_diff(ls, diff.buf ? diff.buf : "", diff.len, &f, e);
 	if (rc == 0 && !store_readonly(g->store)) {
 		rc = store_begin(g->store, e);
-		sqlite3_stmt *del = rc == 0 ? prep(g->store, "DELETE FROM guards_findings WHERE "
-							     "iter = ?")
-					    : NULL;
-		if (rc == 0 && !del)
-			rc = db_err(g->store, e, "lint findings");
-		if (del) {
-			sqlite3_bind_int(del, 1, iter);
-			if (sqlite3_step(del) != SQLITE_DONE)
-				rc = db_err(g->store, e, "lint findings");
-			sqlite3_finalize(del);
-		}
+		if (rc == 0)
+			rc = store_findings_clear(g->store, iter, e);
 		for (size_t i = 0; rc == 0 && i < f.n; i++) {
 			const struct lint_finding *x = &f.v[i];
-			sqlite3_stmt *st = prep(g->store,
-						"INSERT INTO guards_findings(iter, lint, trap, file, line, "
-						"side, text, message) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
-			if (!st) {
-				rc = db_err(g->store, e, "lint findings");
-				break;
-			}
-			char side[2] = {x->side, 0};
-			sqlite3_bind_int(st, 1, iter);
-			sqlite3_bind_text(st, 2, x->lint, -1, SQLITE_TRANSIENT);
-			sqlite3_bind_text(st, 3, x->trap, -1, SQLITE_TRANSIENT);
-			sqlite3_bind_text(st, 4, x->file, -1, SQLITE_TRANSIENT);
-			sqlite3_bind_int(st, 5, x->line);
-			sqlite3_bind_text(st, 6, side, -1, SQLITE_TRANSIENT);
-			sqlite3_bind_text(st, 7, x->text, -1, SQLITE_TRANSIENT);
-			sqlite3_bind_text(st, 8, x->message, -1, SQLITE_TRANSIENT);
-			if (sqlite3_step(st) != SQLITE_DONE)
-				rc = db_err(g->store, e, "lint findings");
-			sqlite3_finalize(st);
+			rc = store_finding_add(g->store, iter, x, e);
 			if (rc == 0) {
 				char *src = xasprintf("lint:%s", x->lint);
 				rc = guards_trap_mark(g->store, iter, x->trap, TRAP_HIT, src, e);
@@ -446,35 +336,9 @@ int guards_lint(const struct guards_ctx *g, int iter, struct lint_findings *out,
 int guards_findings(struct store *s, int iter, struct lint_findings *out, bool *acked,
 		    struct err *e)
 {
-	memset(out, 0, sizeof(*out));
-	if (acked) {
-		*acked = false;
-		sqlite3_stmt *a = prep(s, "SELECT 1 FROM guards_acks WHERE iter = ?");
-		if (a) {
-			sqlite3_bind_int(a, 1, iter);
-			*acked = sqlite3_step(a) == SQLITE_ROW;
-			sqlite3_finalize(a);
-		}
-	}
-	sqlite3_stmt *st = prep(s, "SELECT lint, trap, file, line, side, text, message FROM "
-				   "guards_findings WHERE iter = ? ORDER BY id");
-	if (!st)
-		return 0;
-	sqlite3_bind_int(st, 1, iter);
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		out->v = xrealloc(out->v, (out->n + 1) * sizeof(*out->v));
-		const unsigned char *side = sqlite3_column_text(st, 4);
-		out->v[out->n++] = (struct lint_finding){
-			.lint = col_text(st, 0),
-			.trap = col_text(st, 1),
-			.file = col_text(st, 2),
-			.line = sqlite3_column_int(st, 3),
-			.side = side && *side ? (char)*side : '+',
-			.text = col_text(st, 5),
-			.message = col_text(st, 6),
-		};
-	}
-	sqlite3_finalize(st);
+	if (acked)
+		*acked = store_findings_acked(s, iter);
+	store_findings(s, iter, out);
 	(void)e;
 	return 0;
 }
@@ -498,18 +362,7 @@ int guards_log_check(const struct guards_ctx *g, int iter, bool ack, struct err 
 			     iter, f.n, f.n == 1 ? "" : "s", list.buf);
 		sb_release(&list);
 	} else if (f.n) {
-		sqlite3_stmt *st = prep(g->store, "INSERT OR REPLACE INTO guards_acks(iter, t, n) "
-						  "VALUES (?, ?, ?)");
-		if (!st)
-			rc = db_err(g->store, e, "lint acknowledgement");
-		else {
-			sqlite3_bind_int(st, 1, iter);
-			sqlite3_bind_double(st, 2, now());
-			sqlite3_bind_int(st, 3, (int)f.n);
-			if (sqlite3_step(st) != SQLITE_DONE)
-				rc = db_err(g->store, e, "lint acknowledgement");
-			sqlite3_finalize(st);
-		}
+		rc = store_findings_ack(g->store, iter, (int)f.n, e);
 		if (rc == 0) {
 			char d[64];
 			snprintf(d, sizeof(d), "%zu finding%s acknowledged", f.n, f.n == 1 ? "" : "s");
@@ -518,6 +371,13 @@ int guards_log_check(const struct guards_ctx *g, int iter, bool ack, struct err 
 	}
 	lint_findings_release(&f);
 	return rc;
+}
+
+static void set_trap_state(void *ctx, const char *trap, int state)
+{
+	struct trap *t = traps_find(ctx, trap);
+	if (t)
+		t->state = (enum trap_state)state;
 }
 
 int guards_traps(const struct guards_ctx *g, int iter, struct traps_doc *d,
@@ -535,16 +395,7 @@ int guards_traps(const struct guards_ctx *g, int iter, struct traps_doc *d,
 	sb_release(&text);
 	if (rc < 0)
 		return rc;
-	sqlite3_stmt *st = prep(g->store, "SELECT trap, state FROM guards_trap_state WHERE iter = ?");
-	if (st) {
-		sqlite3_bind_int(st, 1, iter);
-		while (sqlite3_step(st) == SQLITE_ROW) {
-			struct trap *t = traps_find(d, (const char *)sqlite3_column_text(st, 0));
-			if (t)
-				t->state = (enum trap_state)sqlite3_column_int(st, 1);
-		}
-		sqlite3_finalize(st);
-	}
+	store_trap_states(g->store, iter, set_trap_state, d);
 	return 0;
 }
 
@@ -589,13 +440,7 @@ int guards_after_commit(const struct guards_ctx *g, char sha[41], struct err *e)
 	const struct log_row *last = n ? &rows[n - 1] : NULL;
 	if (!last || !last->commit || (last->status != RS_REVERT && last->status != RS_DROP))
 		goto out;
-	sqlite3_stmt *st = prep(g->store, "SELECT 1 FROM guards_restore WHERE iter = ?");
-	bool done = false;
-	if (st) {
-		sqlite3_bind_int(st, 1, last->iter);
-		done = sqlite3_step(st) == SQLITE_ROW;
-		sqlite3_finalize(st);
-	}
+	bool done = store_restore_done(g->store, last->iter);
 	const struct log_row *best = log_rows_best(rows, n);
 	if (done || !best || !best->commit)
 		goto out;
@@ -631,22 +476,7 @@ int guards_after_commit(const struct guards_ctx *g, char sha[41], struct err *e)
 			goto out;
 		fault_point("restore.after_commit");
 	}
-	st = prep(g->store, "INSERT OR REPLACE INTO guards_restore(iter, best_iter, sha, t) VALUES "
-			    "(?, ?, ?, ?)");
-	if (!st) {
-		rc = db_err(g->store, e, "restore");
-		goto out;
-	}
-	sqlite3_bind_int(st, 1, last->iter);
-	sqlite3_bind_int(st, 2, best->iter);
-	if (made[0])
-		sqlite3_bind_text(st, 3, made, -1, SQLITE_TRANSIENT);
-	else
-		sqlite3_bind_null(st, 3);
-	sqlite3_bind_double(st, 4, now());
-	if (sqlite3_step(st) != SQLITE_DONE)
-		rc = db_err(g->store, e, "restore");
-	sqlite3_finalize(st);
+	rc = store_restore_put(g->store, last->iter, best->iter, made, e);
 	if (rc == 0 && made[0]) {
 		char *d = xasprintf("iteration %d back to iteration %d: %s", last->iter, best->iter,
 				    made);
@@ -668,19 +498,6 @@ static bool blank(const char *s)
 		if (!isspace((unsigned char)*s))
 			return false;
 	return true;
-}
-
-static double logged_at(struct store *s, int iter)
-{
-	double t = 0;
-	sqlite3_stmt *st = prep(s, "SELECT logged_at FROM iterations WHERE iter = ?");
-	if (st) {
-		sqlite3_bind_int(st, 1, iter);
-		if (sqlite3_step(st) == SQLITE_ROW)
-			t = sqlite3_column_double(st, 0);
-		sqlite3_finalize(st);
-	}
-	return t;
 }
 
 static void fmt_time(double t, char *buf, size_t n)
@@ -756,7 +573,7 @@ int guards_reassess(const struct guards_ctx *g, const struct guards_reassess *r,
 		return rc;
 	}
 	int after = rows[n - 1].iter;
-	double stall_t = logged_at(g->store, after);
+	double stall_t = store_iter_logged_at(g->store, after);
 	store_rows_put(rs);
 
 	char *real = NULL;
@@ -777,22 +594,9 @@ int guards_reassess(const struct guards_ctx *g, const struct guards_reassess *r,
 		free(real);
 		return rc;
 	}
-	sqlite3_stmt *st = prep(g->store, "INSERT INTO guards_reassess(after_iter, t, profile, axes, "
-					  "techniques, next) VALUES (?, ?, ?, ?, ?, ?)");
-	if (!st) {
-		free(real);
-		return db_err(g->store, e, "reassess");
-	}
 	size_t rl = strlen(g->ws->repo);
 	const char *rel = !strncmp(real, g->ws->repo, rl) && real[rl] == '/' ? real + rl + 1 : real;
-	sqlite3_bind_int(st, 1, after);
-	sqlite3_bind_double(st, 2, now());
-	sqlite3_bind_text(st, 3, rel, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 4, r->axes, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 5, r->techniques, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 6, r->next, -1, SQLITE_TRANSIENT);
-	rc = sqlite3_step(st) == SQLITE_DONE ? 0 : db_err(g->store, e, "reassess");
-	sqlite3_finalize(st);
+	rc = store_reassess_add(g->store, after, rel, r->axes, r->techniques, r->next, e);
 	if (rc == 0)
 		rc = store_event(g->store, after, "reassess", r->next, e);
 	free(real);
@@ -950,19 +754,7 @@ int guards_stop(const struct guards_ctx *g, const char *reason, const char *boun
 	store_rows_put(rs);
 	if (rc < 0)
 		return rc;
-	sqlite3_stmt *st = prep(g->store, "INSERT INTO guards_stop(iter, t, reason, bound) VALUES "
-					  "(?, ?, ?, ?)");
-	if (!st)
-		return db_err(g->store, e, "stop");
-	sqlite3_bind_int(st, 1, last);
-	sqlite3_bind_double(st, 2, now());
-	sqlite3_bind_text(st, 3, reason, -1, SQLITE_TRANSIENT);
-	if (bound && !blank(bound))
-		sqlite3_bind_text(st, 4, bound, -1, SQLITE_TRANSIENT);
-	else
-		sqlite3_bind_null(st, 4);
-	rc = sqlite3_step(st) == SQLITE_DONE ? 0 : db_err(g->store, e, "stop");
-	sqlite3_finalize(st);
+	rc = store_stop_add(g->store, last, reason, bound && !blank(bound) ? bound : NULL, e);
 	if (rc == 0)
 		rc = store_event(g->store, last, "stop", reason, e);
 	return rc;
@@ -1101,43 +893,14 @@ static int run_env(struct store *s, int iter, char **key, struct err *e)
 	free(tree);
 	if (rc < 0 || run_id <= 0)
 		return rc;
-	sqlite3_stmt *st = prep(s, "SELECT e.device, e.backend, e.pytorch, e.triton FROM runs r "
-				   "JOIN envs e ON e.id = r.env_id WHERE r.id = ?");
-	if (!st)
-		return 0;
-	sqlite3_bind_int(st, 1, run_id);
-	if (sqlite3_step(st) == SQLITE_ROW) {
-		struct sb k = SB_INIT;
-		for (int i = 0; i < 4; i++) {
-			const unsigned char *t = sqlite3_column_text(st, i);
-			sb_addf(&k, "%s%s", i ? "|" : "", t ? (const char *)t : "");
-		}
-		*key = sb_detach(&k);
-	}
-	sqlite3_finalize(st);
+	*key = store_run_env_short(s, run_id);
 	return 0;
 }
 
 int guards_dispatch_rows(const struct guards_ctx *g, struct dispatch_doc *d, struct err *e)
 {
 	memset(d, 0, sizeof(*d));
-	sqlite3_stmt *st = prep(g->store, "SELECT bucket, entry, base_ms, cand_ms, speedup, why, "
-					  "evidence FROM guards_dispatch ORDER BY id");
-	if (!st)
-		return 0;
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		d->v = xrealloc(d->v, (d->n + 1) * sizeof(*d->v));
-		d->v[d->n++] = (struct dispatch_row){
-			.bucket = col_text(st, 0),
-			.entry = col_text(st, 1),
-			.base_ms = col_num(st, 2),
-			.cand_ms = col_num(st, 3),
-			.speedup = col_num(st, 4),
-			.why = col_text(st, 5),
-			.evidence = col_text(st, 6),
-		};
-	}
-	sqlite3_finalize(st);
+	store_dispatch_rows(g->store, &d->v, &d->n);
 	(void)e;
 	return 0;
 }
@@ -1259,23 +1022,9 @@ int guards_dispatch_add(const struct guards_ctx *g, const struct dispatch_row *r
 		sb_release(&ev);
 		return rc;
 	}
-	sqlite3_stmt *st = prep(g->store, "INSERT INTO guards_dispatch(bucket, entry, base_ms, "
-					  "cand_ms, speedup, why, evidence, t) VALUES (?, ?, ?, ?, "
-					  "?, ?, ?, ?)");
-	if (!st) {
-		sb_release(&ev);
-		return db_err(g->store, e, "dispatch");
-	}
-	sqlite3_bind_text(st, 1, c.bucket, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 2, c.entry, -1, SQLITE_TRANSIENT);
-	bind_num(st, 3, c.base_ms);
-	bind_num(st, 4, c.cand_ms);
-	bind_num(st, 5, c.speedup);
-	sqlite3_bind_text(st, 6, c.why ? c.why : "", -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 7, ev.buf, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_double(st, 8, now());
-	rc = sqlite3_step(st) == SQLITE_DONE ? 0 : db_err(g->store, e, "dispatch");
-	sqlite3_finalize(st);
+	struct dispatch_row put = c;
+	put.evidence = ev.buf;
+	rc = store_dispatch_add(g->store, &put, e);
 	if (rc == 0)
 		rc = store_event(g->store, -1, "dispatch.add", c.bucket, e);
 	sb_release(&ev);

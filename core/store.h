@@ -141,4 +141,63 @@ int store_aside_done(struct store *s, const char *sha, struct err *e);
  * *out is caller-owned (json_decref). */
 int store_export_json(struct store *s, json_t **out, struct err *e);
 
+/* ---- the guards' tables (core/store_guards.c) ----------------------------
+ * Reads answer "nothing there" when a table cannot be read; writes return
+ * ERR_IO with the database's message. */
+
+struct dispatch_row;
+struct lint_finding;
+struct lint_findings;
+
+/* The hash recorded for a frozen path at the baseline (caller frees), or
+ * NULL when the path was never seen. */
+char *store_frozen_hash(struct store *s, const char *path);
+int store_frozen_put(struct store *s, const char *path, const char *hash, struct err *e);
+
+/* The iteration the last re-assessment followed, -1 when there is none. */
+int store_reassess_last(struct store *s);
+int store_reassess_add(struct store *s, int after_iter, const char *profile, const char *axes,
+		       const char *techniques, const char *next, struct err *e);
+
+struct store_stop {
+	int iter;
+	char *reason, *bound; /* bound NULL when none was named */
+};
+/* The last stop recorded: true and *out filled (store_stop_release). */
+bool store_stop_last(struct store *s, struct store_stop *out);
+void store_stop_release(struct store_stop *r);
+int store_stop_add(struct store *s, int iter, const char *reason, const char *bound,
+		   struct err *e);
+
+/* The iteration's trap checklist: state is enum trap_state; source "user"
+ * (NULL) or "lint:<rule>". */
+int store_trap_state_put(struct store *s, int iter, const char *trap, int state,
+			 const char *source, struct err *e);
+void store_trap_states(struct store *s, int iter,
+		       void (*fn)(void *ctx, const char *trap, int state), void *ctx);
+
+/* The iteration's lint findings, replaced as a whole at each lint run
+ * (clear, then add each); read back in order (lint_findings_release). */
+int store_findings_clear(struct store *s, int iter, struct err *e);
+int store_finding_add(struct store *s, int iter, const struct lint_finding *f, struct err *e);
+void store_findings(struct store *s, int iter, struct lint_findings *out);
+bool store_findings_acked(struct store *s, int iter);
+int store_findings_ack(struct store *s, int iter, int n, struct err *e);
+
+/* Whether the restore after iteration iter (a revert or drop) was done, and
+ * recording it (sha: the restore commit, NULL when none was needed). */
+bool store_restore_done(struct store *s, int iter);
+int store_restore_put(struct store *s, int iter, int best_iter, const char *sha, struct err *e);
+
+/* dispatch.md's rows as kept in the database, in order (caller releases
+ * each with dispatch_row_release, then frees *out). */
+void store_dispatch_rows(struct store *s, struct dispatch_row **out, size_t *n);
+int store_dispatch_add(struct store *s, const struct dispatch_row *r, struct err *e);
+
+/* When iteration iter was logged (unix seconds; 0 when it was not). */
+double store_iter_logged_at(struct store *s, int iter);
+/* "device|backend|pytorch|triton" of a run's environment (caller frees), or
+ * NULL when it has none. */
+char *store_run_env_short(struct store *s, int run_id);
+
 #endif
