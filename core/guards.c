@@ -893,7 +893,12 @@ static int run_env(struct store *s, int iter, char **key, struct err *e)
 	free(tree);
 	if (rc < 0 || run_id <= 0)
 		return rc;
-	*key = store_run_env_short(s, run_id);
+	struct store_env v;
+	if (store_run_env(s, run_id, &v, NULL) == 0) {
+		*key = xasprintf("%s|%s|%s|%s", v.device ? v.device : "", v.backend ? v.backend : "",
+				 v.pytorch ? v.pytorch : "", v.triton ? v.triton : "");
+		store_env_release(&v);
+	}
 	return 0;
 }
 

@@ -1071,13 +1071,8 @@ int loop_init(const char *cwd, const struct loop_init_opts *o, struct sb *notes,
 		rc = store_meta_set(s, "naive", naive, e);
 	if (rc == 0 && head[0])
 		rc = store_meta_set(s, "init_head", head, e);
-	if (rc == 0) {
-		char sql[256];
-		snprintf(sql, sizeof(sql), "INSERT INTO workspaces(op, created) VALUES ('%s', %f)",
-			 o->op, now());
-		/* op was validated: letters, digits, _ - . only */
-		rc = store_exec(s, sql, e);
-	}
+	if (rc == 0)
+		rc = store_workspace_add(s, o->op, e);
 	if (rc == 0)
 		rc = store_event(s, -1, "init", kernel_text, e);
 	if (rc == 0)

@@ -20,109 +20,36 @@
 #include <stdio.h>
 #include <math.h>
 #include <stdarg.h>
-#include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/time.h>
-
-static double now(void)
-{
-	struct timeval tv;
-	gettimeofday(&tv, NULL);
-	return (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
-}
-
-static int db_err(struct store *s, struct err *e, const char *what)
-{
-	return err_set(e, ERR_IO, "%s: %s", what, sqlite3_errmsg(store_db(s)));
-}
-
-/* Prepare; a missing stats_* table (old or read-only database) gives
- * ERR_NOTFOUND so callers can treat it as "no rows". */
-static int prep(struct store *s, const char *sql, sqlite3_stmt **st, struct err *e)
-{
-	if (sqlite3_prepare_v2(store_db(s), sql, -1, st, NULL) == SQLITE_OK)
-		return 0;
-	*st = NULL;
-	if (strstr(sqlite3_errmsg(store_db(s)), "no such table"))
-		return ERR_NOTFOUND;
-	return db_err(s, e, "database query failed");
-}
-
-static int step_done(struct store *s, sqlite3_stmt *st, struct err *e, const char *what)
-{
-	int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : db_err(s, e, what);
-	sqlite3_finalize(st);
-	return rc;
-}
-
-static char *col_text(sqlite3_stmt *st, int i)
-{
-	const unsigned char *t = sqlite3_column_text(st, i);
-	return t ? xstrdup((const char *)t) : NULL;
-}
-
-static double col_real(sqlite3_stmt *st, int i)
-{
-	return sqlite3_column_type(st, i) == SQLITE_NULL ? NAN : sqlite3_column_double(st, i);
-}
-
-static void bind_text(sqlite3_stmt *st, int i, const char *s)
-{
-	if (s)
-		sqlite3_bind_text(st, i, s, -1, SQLITE_TRANSIENT);
-	else
-		sqlite3_bind_null(st, i);
-}
 
 /* ---- probe readings ---- */
 
 int measure_probe_put(struct store *s, int run_id, const char *phase,
 		      const struct probe_reading *r, struct err *e)
 {
-	sqlite3_stmt *st;
-	int rc = 0;
-	if (rc == 0)
-		rc = prep(s, "INSERT INTO stats_probes(run_id, phase, t, available, busy, json)"
-			     " VALUES (?,?,?,?,?,?)", &st, e);
-	if (rc < 0)
-		return rc;
 	json_t *j = probe_reading_json(r);
 	char *txt = json_dumps(j, JSON_COMPACT);
 	json_decref(j);
-	sqlite3_bind_int(st, 1, run_id);
-	bind_text(st, 2, phase);
-	sqlite3_bind_double(st, 3, r->t);
-	sqlite3_bind_int(st, 4, r->available);
-	sqlite3_bind_int(st, 5, r->busy);
-	bind_text(st, 6, txt);
+	int rc = store_probe_put(s, run_id, phase, r->t, r->available, r->busy, txt, e);
 	free(txt);
-	return step_done(s, st, e, "cannot record a probe reading");
+	return rc;
 }
 
 int measure_probe_get(struct store *s, int run_id, const char *phase, struct probe_reading *out,
 		      struct err *e)
 {
-	sqlite3_stmt *st;
+	char *txt;
 	memset(out, 0, sizeof(*out));
 	out->compute_procs = -1;
-	int rc = prep(s, "SELECT json FROM stats_probes WHERE run_id = ? AND phase = ?"
-			 " ORDER BY id DESC LIMIT 1", &st, e);
-	if (rc == ERR_NOTFOUND)
-		return err_set(e, ERR_NOTFOUND, "run %d has no %s probe reading", run_id, phase);
+	int rc = store_probe_json(s, run_id, phase, &txt, e);
 	if (rc < 0)
 		return rc;
-	sqlite3_bind_int(st, 1, run_id);
-	bind_text(st, 2, phase);
-	rc = err_set(e, ERR_NOTFOUND, "run %d has no %s probe reading", run_id, phase);
-	if (sqlite3_step(st) == SQLITE_ROW) {
-		const char *txt = (const char *)sqlite3_column_text(st, 0);
-		json_t *j = txt ? json_loads(txt, 0, NULL) : NULL;
-		rc = probe_reading_from_json(j, out, e);
-		json_decref(j);
-	}
-	sqlite3_finalize(st);
+	json_t *j = json_loads(txt, 0, NULL);
+	rc = probe_reading_from_json(j, out, e);
+	json_decref(j);
+	free(txt);
 	return rc;
 }
 
@@ -164,21 +91,6 @@ int measure_probe_take(struct store *s, int run_id, const char *phase, struct er
 
 /* ---- sessions and sets ---- */
 
-int measure_session_put(struct store *s, int run_id, int session, const char *role,
-			struct err *e)
-{
-	sqlite3_stmt *st;
-	int rc = 0;
-	if (rc == 0)
-		rc = prep(s, "INSERT OR REPLACE INTO stats_runs(run_id, session, role) VALUES (?,?,?)",
-			  &st, e);
-	if (rc < 0)
-		return rc;
-	sqlite3_bind_int(st, 1, run_id);
-	sqlite3_bind_int(st, 2, session);
-	bind_text(st, 3, role);
-	return step_done(s, st, e, "cannot record a run's session");
-}
 
 static void add_part(struct sb *k, const char *label, const char *v)
 {
@@ -193,21 +105,19 @@ static void add_part(struct sb *k, const char *label, const char *v)
 
 int measure_env_key(struct store *s, int run_id, char **key, struct err *e)
 {
-	sqlite3_stmt *st;
+	struct store_env v;
 	struct sb k = SB_INIT;
 	*key = NULL;
-	int rc = prep(s, "SELECT e.device, e.backend, e.pytorch, e.triton FROM runs r"
-			 " JOIN envs e ON e.id = r.env_id WHERE r.id = ?", &st, e);
+	int rc = store_run_env(s, run_id, &v, e);
+	if (rc == ERR_NOTFOUND)
+		return 0;
 	if (rc < 0)
 		return rc;
-	sqlite3_bind_int(st, 1, run_id);
-	if (sqlite3_step(st) == SQLITE_ROW) {
-		add_part(&k, NULL, (const char *)sqlite3_column_text(st, 0));
-		add_part(&k, NULL, (const char *)sqlite3_column_text(st, 1));
-		add_part(&k, "PyTorch ", (const char *)sqlite3_column_text(st, 2));
-		add_part(&k, "Triton ", (const char *)sqlite3_column_text(st, 3));
-	}
-	sqlite3_finalize(st);
+	add_part(&k, NULL, v.device);
+	add_part(&k, NULL, v.backend);
+	add_part(&k, "PyTorch ", v.pytorch);
+	add_part(&k, "Triton ", v.triton);
+	store_env_release(&v);
 	if (k.len) {
 		/* The driver is part of the environment; it comes from the probe. */
 		struct probe_reading p;
@@ -241,12 +151,6 @@ char *measure_shape_key(const struct parse_row *r)
 	return sb_detach(&k);
 }
 
-/* A run's numbers count when it finished on its own and either passed its
- * gate or had none (noise and confirm runs are benchmark-only). */
-#define USABLE_RUN                                                                        \
-	" r.t_end > 0 AND r.cancelled = 0 AND r.timed_out = 0 AND COALESCE(r.signal, 0) = 0" \
-	" AND r.gate IN (1, 0, 5)"
-
 struct run_ref {
 	int id, session;
 	char *env;
@@ -256,36 +160,25 @@ struct run_ref {
 static int tree_runs(struct store *s, const char *tree, int session_only, const char *role,
 		     struct run_ref **out, size_t *n, struct err *e)
 {
-	sqlite3_stmt *st;
-	size_t cap = 0;
+	struct store_tree_run *v;
+	size_t nv;
 	*out = NULL;
 	*n = 0;
-	int rc = prep(s, "SELECT r.id, COALESCE(sr.session, r.id), sr.role FROM runs r"
-			 " LEFT JOIN stats_runs sr ON sr.run_id = r.id"
-			 " WHERE r.tree = ? AND" USABLE_RUN " ORDER BY r.id", &st, e);
-	if (rc == ERR_NOTFOUND) /* no stats_runs yet: every run is its own session */
-		rc = prep(s, "SELECT r.id, r.id, NULL FROM runs r WHERE r.tree = ? AND" USABLE_RUN
-			     " ORDER BY r.id", &st, e);
+	int rc = store_tree_runs(s, tree, &v, &nv, e);
 	if (rc < 0)
 		return rc;
-	bind_text(st, 1, tree);
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		int id = sqlite3_column_int(st, 0), sess = sqlite3_column_int(st, 1);
-		const char *rl = (const char *)sqlite3_column_text(st, 2);
-		if (session_only > 0 && sess != session_only)
+	*out = xcalloc(nv ? nv : 1, sizeof(**out));
+	for (size_t i = 0; i < nv; i++) {
+		if (session_only > 0 && v[i].session != session_only)
 			continue;
-		if (role && (!rl || strcmp(rl, role) != 0))
+		if (role && (!v[i].role || strcmp(v[i].role, role) != 0))
 			continue;
-		if (*n == cap) {
-			cap = cap ? 2 * cap : 8;
-			*out = xrealloc(*out, cap * sizeof(**out));
-		}
-		(*out)[*n].id = id;
-		(*out)[*n].session = sess;
+		(*out)[*n].id = v[i].id;
+		(*out)[*n].session = v[i].session;
 		(*out)[*n].env = NULL;
 		(*n)++;
 	}
-	sqlite3_finalize(st);
+	store_tree_runs_release(v, nv);
 	for (size_t i = 0; i < *n; i++)
 		if ((rc = measure_env_key(s, (*out)[i].id, &(*out)[i].env, e)) < 0)
 			return rc;
@@ -299,32 +192,24 @@ static void free_runs(struct run_ref *r, size_t n)
 	free(r);
 }
 
+struct sample_sink {
+	struct stats_set *set;
+	int session;
+};
+
+static void add_sample(void *ctx, const struct parse_row *r, double ms)
+{
+	struct sample_sink *k = ctx;
+	char *key = measure_shape_key(r);
+	stats_set_add_run(k->set, key, ms, k->session);
+	free(key);
+}
+
 static int add_run_samples(struct store *s, int run_id, int session, struct stats_set *out,
 			   struct err *e)
 {
-	sqlite3_stmt *st;
-	int rc = prep(s, "SELECT mode, B, T, H, D, L, op, base_ms, new_ms FROM samples"
-			 " WHERE run_id = ? ORDER BY id", &st, e);
-	if (rc < 0)
-		return rc;
-	sqlite3_bind_int(st, 1, run_id);
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		struct parse_row r = {0};
-		r.mode = (char *)sqlite3_column_text(st, 0);
-		long *f[] = {&r.B, &r.T, &r.H, &r.D, &r.L};
-		for (int i = 0; i < 5; i++)
-			*f[i] = sqlite3_column_type(st, 1 + i) == SQLITE_NULL
-					? -1
-					: (long)sqlite3_column_int64(st, 1 + i);
-		r.op = (char *)sqlite3_column_text(st, 6);
-		double base = col_real(st, 7), nw = col_real(st, 8);
-		double ms = isnan(nw) ? base : nw;
-		char *key = measure_shape_key(&r);
-		stats_set_add_run(out, key, ms, session);
-		free(key);
-	}
-	sqlite3_finalize(st);
-	return 0;
+	struct sample_sink k = {out, session};
+	return store_run_samples(s, run_id, add_sample, &k, e);
 }
 
 static bool same_env(const char *a, const char *b)
@@ -379,51 +264,12 @@ static int cmp_int(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* The iterations a query lists in its first column, sorted; a missing
- * stats table gives none. */
-static int iter_set(struct store *s, const char *sql, int **out, size_t *n, struct err *e)
-{
-	sqlite3_stmt *st;
-	size_t cap = 0;
-	int rc = prep(s, sql, &st, e), sr;
-
-	*out = NULL;
-	*n = 0;
-	if (rc == ERR_NOTFOUND)
-		return 0;
-	if (rc < 0)
-		return rc;
-	while ((sr = sqlite3_step(st)) == SQLITE_ROW) {
-		if (*n == cap) {
-			cap = cap ? 2 * cap : 64;
-			*out = xrealloc(*out, cap * sizeof(**out));
-		}
-		(*out)[(*n)++] = sqlite3_column_int(st, 0);
-	}
-	rc = sr == SQLITE_DONE ? 0 : db_err(s, e, "stall count");
-	sqlite3_finalize(st);
-	if (*n > 1)
-		qsort(*out, *n, sizeof(**out), cmp_int);
-	return rc;
-}
 
 static bool in_set(const int *v, size_t n, int iter)
 {
 	return n && bsearch(&iter, v, n, sizeof(*v), cmp_int) != NULL;
 }
 
-bool measure_promoted(struct store *s, int iter)
-{
-	sqlite3_stmt *st;
-	bool yes = false;
-	if (prep(s, "SELECT 1 FROM stats_confirms WHERE iter = ? AND promoted = 1 AND done = 1",
-		 &st, NULL) < 0)
-		return false;
-	sqlite3_bind_int(st, 1, iter);
-	yes = sqlite3_step(st) == SQLITE_ROW;
-	sqlite3_finalize(st);
-	return yes;
-}
 
 int measure_best(struct store *s, struct measure_best *b, struct err *e)
 {
@@ -437,7 +283,7 @@ int measure_best(struct store *s, struct measure_best *b, struct err *e)
 		b->have = true;
 		b->iter = r->iter;
 		b->bench_ms = r->bench_ms;
-		b->confirmed = r->status == RS_KEEP && measure_promoted(s, r->iter);
+		b->confirmed = r->status == RS_KEEP && store_confirm_promoted(s, r->iter);
 		b->unconfirmed = r->unconfirmed != NULL;
 		b->commit = xstrdup(r->commit);
 		rc = store_iter_run(s, r->iter, &b->run_id, &b->tree, e);
@@ -452,30 +298,18 @@ int measure_best(struct store *s, struct measure_best *b, struct err *e)
 static int history_sets(struct store *s, const char *env, const char *skip1, const char *skip2,
 			struct stats_set **out, size_t *n, struct err *e)
 {
-	sqlite3_stmt *st;
-	char **trees = NULL;
-	size_t nt = 0, cap = 0;
+	char **trees;
+	size_t nt;
 	*out = NULL;
 	*n = 0;
-	int rc = prep(s, "SELECT DISTINCT r.tree FROM runs r WHERE r.tree IS NOT NULL AND" USABLE_RUN,
-		      &st, e);
+	int rc = store_usable_trees(s, &trees, &nt, e);
 	if (rc < 0)
 		return rc;
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		const char *t = (const char *)sqlite3_column_text(st, 0);
-		if (!t || (skip1 && !strcmp(t, skip1)) || (skip2 && !strcmp(t, skip2)))
-			continue;
-		if (nt == cap) {
-			cap = cap ? 2 * cap : 8;
-			trees = xrealloc(trees, cap * sizeof(*trees));
-		}
-		trees[nt++] = xstrdup(t);
-	}
-	sqlite3_finalize(st);
 	*out = xcalloc(nt ? nt : 1, sizeof(**out));
 	for (size_t i = 0; i < nt; i++) {
-		if (rc == 0) {
-			rc = measure_tree_set(s, trees[i], env, 0, NULL, &(*out)[*n], e);
+		const char *t = trees[i];
+		if (rc == 0 && !(skip1 && !strcmp(t, skip1)) && !(skip2 && !strcmp(t, skip2))) {
+			rc = measure_tree_set(s, t, env, 0, NULL, &(*out)[*n], e);
 			(*n)++;
 		}
 		free(trees[i]);
@@ -484,46 +318,16 @@ static int history_sets(struct store *s, const char *env, const char *skip1, con
 	return rc;
 }
 
-static int run_info(struct store *s, int run_id, int *iter, char **tree, int *scope,
-		    struct err *e)
-{
-	sqlite3_stmt *st;
-	int rc = prep(s, "SELECT iter, tree, scope FROM runs WHERE id = ?", &st, e);
-	if (rc < 0)
-		return rc;
-	sqlite3_bind_int(st, 1, run_id);
-	rc = err_set(e, ERR_NOTFOUND, "no run %d in the database", run_id);
-	if (sqlite3_step(st) == SQLITE_ROW) {
-		*iter = sqlite3_column_int(st, 0);
-		*tree = col_text(st, 1);
-		*scope = sqlite3_column_int(st, 2);
-		rc = 0;
-	}
-	sqlite3_finalize(st);
-	return rc;
-}
 
 static int verdict_put(struct store *s, int run_id, int iter, const struct stats_cmp *c,
 		       struct err *e)
 {
-	sqlite3_stmt *st;
-	int rc = 0;
-	if (rc == 0)
-		rc = prep(s, "INSERT OR REPLACE INTO stats_verdicts(run_id, iter, verdict, flags, json,"
-			     " t) VALUES (?,?,?,?,?,?)", &st, e);
-	if (rc < 0)
-		return rc;
 	json_t *j = stats_cmp_json(c);
 	char *txt = json_dumps(j, JSON_COMPACT);
 	json_decref(j);
-	sqlite3_bind_int(st, 1, run_id);
-	sqlite3_bind_int(st, 2, iter);
-	bind_text(st, 3, stats_verdict_name(c->verdict));
-	sqlite3_bind_int64(st, 4, c->flags);
-	bind_text(st, 5, txt);
-	sqlite3_bind_double(st, 6, now());
+	int rc = store_verdict_put(s, run_id, iter, stats_verdict_name(c->verdict), c->flags, txt, e);
 	free(txt);
-	return step_done(s, st, e, "cannot record a verdict");
+	return rc;
 }
 
 int measure_judge_run(struct store *s, int run_id, double threshold, struct stats_cmp *out,
@@ -536,7 +340,7 @@ int measure_judge_run(struct store *s, int run_id, double threshold, struct stat
 	int iter = 0, scope = 0;
 	struct stats_cmp c;
 
-	int rc = run_info(s, run_id, &iter, &tree, &scope, e);
+	int rc = store_run_info(s, run_id, &iter, &tree, &scope, e);
 	if (rc < 0)
 		return rc;
 	rc = measure_best(s, &best, e);
@@ -544,14 +348,7 @@ int measure_judge_run(struct store *s, int run_id, double threshold, struct stat
 		rc = measure_env_key(s, run_id, &env, e);
 	/* The candidate: this run only (its own session). */
 	if (rc == 0) {
-		int sess = run_id;
-		sqlite3_stmt *st;
-		if (prep(s, "SELECT session FROM stats_runs WHERE run_id = ?", &st, NULL) == 0) {
-			sqlite3_bind_int(st, 1, run_id);
-			if (sqlite3_step(st) == SQLITE_ROW)
-				sess = sqlite3_column_int(st, 0);
-			sqlite3_finalize(st);
-		}
+		int sess = store_run_session(s, run_id);
 		if (env)
 			stats_set_env(&cset, env);
 		rc = add_run_samples(s, run_id, sess, &cset, e);
@@ -595,33 +392,27 @@ int measure_judge_run(struct store *s, int run_id, double threshold, struct stat
 int measure_verdict_get(struct store *s, int run_id, char **verdict, unsigned *flags,
 			json_t **detail, struct err *e)
 {
-	sqlite3_stmt *st;
+	char *v, *txt;
+	unsigned f;
 	if (verdict)
 		*verdict = NULL;
 	if (flags)
 		*flags = 0;
 	if (detail)
 		*detail = NULL;
-	int rc = prep(s, "SELECT verdict, flags, json FROM stats_verdicts WHERE run_id = ?", &st, e);
-	if (rc == ERR_NOTFOUND)
-		return err_set(e, ERR_NOTFOUND, "run %d has no verdict", run_id);
+	int rc = store_verdict_get(s, run_id, &v, &f, &txt, e);
 	if (rc < 0)
 		return rc;
-	sqlite3_bind_int(st, 1, run_id);
-	rc = err_set(e, ERR_NOTFOUND, "run %d has no verdict", run_id);
-	if (sqlite3_step(st) == SQLITE_ROW) {
-		if (verdict)
-			*verdict = col_text(st, 0);
-		if (flags)
-			*flags = (unsigned)sqlite3_column_int64(st, 1);
-		if (detail) {
-			const char *t = (const char *)sqlite3_column_text(st, 2);
-			*detail = t ? json_loads(t, 0, NULL) : NULL;
-		}
-		rc = 0;
-	}
-	sqlite3_finalize(st);
-	return rc;
+	if (verdict)
+		*verdict = v;
+	else
+		free(v);
+	if (flags)
+		*flags = f;
+	if (detail)
+		*detail = txt ? json_loads(txt, 0, NULL) : NULL;
+	free(txt);
+	return 0;
 }
 
 static double json_num(json_t *j, const char *key)
@@ -632,7 +423,7 @@ static double json_num(json_t *j, const char *key)
 
 int measure_win(struct store *s, int iter, int run_id, struct measure_win *w, struct err *e)
 {
-	struct measure_confirm c;
+	struct store_confirm c;
 	char *v = NULL;
 	unsigned flags = 0;
 	json_t *d = NULL;
@@ -642,7 +433,7 @@ int measure_win(struct store *s, int iter, int run_id, struct measure_win *w, st
 	if (rc < 0 && rc != ERR_NOTFOUND)
 		return rc;
 	bool have_v = rc == 0;
-	if (measure_confirm_last(s, iter, &c, NULL) == 0) {
+	if (store_confirm_last(s, iter, &c, NULL) == 0) {
 		if (c.done && c.verdict) {
 			json_t *j = c.json ? json_loads(c.json, 0, NULL) : NULL;
 			w->source = "confirm";
@@ -655,7 +446,7 @@ int measure_win(struct store *s, int iter, int run_id, struct measure_win *w, st
 						   c.flags & SF_BUSY_GPU ? " on a busy GPU" : "");
 			json_decref(j);
 		}
-		measure_confirm_release(&c);
+		store_confirm_release(&c);
 	}
 	if (!w->source && have_v) {
 		w->source = "verify";
@@ -686,214 +477,64 @@ void measure_win_release(struct measure_win *w)
 	memset(w, 0, sizeof(*w));
 }
 
-int measure_last_judged_run(struct store *s, int *run_id, struct err *e)
-{
-	sqlite3_stmt *st;
-	*run_id = 0;
-	int rc = prep(s, "SELECT v.run_id FROM stats_verdicts v JOIN runs r ON r.id = v.run_id"
-			 " WHERE r.kind = 'verify' ORDER BY v.run_id DESC LIMIT 1", &st, e);
-	if (rc == ERR_NOTFOUND)
-		return err_set(e, ERR_NOTFOUND, "no run has a verdict yet");
-	if (rc < 0)
-		return rc;
-	rc = err_set(e, ERR_NOTFOUND, "no run has a verdict yet");
-	if (sqlite3_step(st) == SQLITE_ROW) {
-		*run_id = sqlite3_column_int(st, 0);
-		rc = 0;
-	}
-	sqlite3_finalize(st);
-	return rc;
-}
 
 /* ---- confirm ---- */
 
-void measure_confirm_release(struct measure_confirm *c)
-{
-	free(c->best_tree);
-	free(c->cand_tree);
-	free(c->cand_snapshot);
-	free(c->verdict);
-	free(c->json);
-	memset(c, 0, sizeof(*c));
-}
 
-int measure_confirm_begin(struct store *s, struct measure_confirm *c, struct err *e)
-{
-	sqlite3_stmt *st;
-	int rc = 0;
-	if (rc == 0)
-		rc = prep(s, "INSERT INTO stats_confirms(iter, session, best_iter, best_tree, cand_tree,"
-			     " cand_snapshot, t) VALUES (?,?,?,?,?,?,?)", &st, e);
-	if (rc < 0)
-		return rc;
-	sqlite3_bind_int(st, 1, c->iter);
-	sqlite3_bind_int(st, 2, c->session);
-	sqlite3_bind_int(st, 3, c->best_iter);
-	bind_text(st, 4, c->best_tree);
-	bind_text(st, 5, c->cand_tree);
-	bind_text(st, 6, c->cand_snapshot);
-	sqlite3_bind_double(st, 7, now());
-	rc = step_done(s, st, e, "cannot record a confirm run");
-	if (rc == 0)
-		c->id = (int)sqlite3_last_insert_rowid(store_db(s));
-	return rc;
-}
 
-int measure_session_set(struct store *s, int id, int session, struct err *e)
-{
-	sqlite3_stmt *st;
-	int rc = prep(s, "UPDATE stats_confirms SET session = ? WHERE id = ?", &st, e);
-	if (rc < 0)
-		return rc;
-	sqlite3_bind_int(st, 1, session);
-	sqlite3_bind_int(st, 2, id);
-	return step_done(s, st, e, "cannot record a confirm session");
-}
 
 int measure_confirm_end(struct store *s, int id, const struct stats_cmp *cmp, bool promoted,
 			struct err *e)
 {
-	sqlite3_stmt *st;
-	int rc = prep(s, "UPDATE stats_confirms SET verdict = ?, flags = ?, promoted = ?, done = 1,"
-			 " json = ? WHERE id = ?", &st, e);
-	if (rc < 0)
-		return rc;
 	char *txt = NULL;
 	if (cmp) {
 		json_t *j = stats_cmp_json(cmp);
 		txt = json_dumps(j, JSON_COMPACT);
 		json_decref(j);
 	}
-	bind_text(st, 1, cmp ? stats_verdict_name(cmp->verdict) : NULL);
-	sqlite3_bind_int64(st, 2, cmp ? cmp->flags : 0);
-	sqlite3_bind_int(st, 3, promoted);
-	bind_text(st, 4, txt);
-	sqlite3_bind_int(st, 5, id);
+	int rc = store_confirm_end(s, id, cmp ? stats_verdict_name(cmp->verdict) : NULL,
+				   cmp ? cmp->flags : 0, promoted, txt, e);
 	free(txt);
-	return step_done(s, st, e, "cannot finish a confirm record");
-}
-
-static int confirm_query(struct store *s, const char *where, int arg, struct measure_confirm *c,
-			 struct err *e)
-{
-	sqlite3_stmt *st;
-	char *sql = xasprintf("SELECT id, iter, session, best_iter, best_tree, cand_tree, verdict,"
-			      " flags, promoted, done, json, t, cand_snapshot FROM stats_confirms WHERE %s"
-			      " ORDER BY id DESC LIMIT 1", where);
-	memset(c, 0, sizeof(*c));
-	int rc = prep(s, sql, &st, e);
-	free(sql);
-	if (rc == ERR_NOTFOUND)
-		return err_set(e, ERR_NOTFOUND, "no confirm run");
-	if (rc < 0)
-		return rc;
-	if (arg >= 0)
-		sqlite3_bind_int(st, 1, arg);
-	rc = err_set(e, ERR_NOTFOUND, "no confirm run");
-	if (sqlite3_step(st) == SQLITE_ROW) {
-		c->id = sqlite3_column_int(st, 0);
-		c->iter = sqlite3_column_int(st, 1);
-		c->session = sqlite3_column_int(st, 2);
-		c->best_iter = sqlite3_column_int(st, 3);
-		c->best_tree = col_text(st, 4);
-		c->cand_tree = col_text(st, 5);
-		c->verdict = col_text(st, 6);
-		c->flags = (unsigned)sqlite3_column_int64(st, 7);
-		c->promoted = sqlite3_column_int(st, 8);
-		c->done = sqlite3_column_int(st, 9);
-		c->json = col_text(st, 10);
-		c->t = col_real(st, 11);
-		c->cand_snapshot = col_text(st, 12);
-		rc = 0;
-	}
-	sqlite3_finalize(st);
 	return rc;
 }
 
-int measure_confirm_last(struct store *s, int iter, struct measure_confirm *c, struct err *e)
-{
-	return confirm_query(s, "iter = ?", iter, c, e);
-}
 
-int measure_confirm_unfinished(struct store *s, struct measure_confirm *c, struct err *e)
-{
-	return confirm_query(s, "done = 0", -1, c, e);
-}
+
 
 /* ---- explanations and artifacts ---- */
 
-static int add_note(struct store *s, const char *table, const char *col, int iter,
-		    const char *text, struct err *e)
-{
-	sqlite3_stmt *st;
-	int rc = 0;
-	char *sql = xasprintf("INSERT INTO %s(iter, %s, t) VALUES (?,?,?)", table, col);
-	if (rc == 0)
-		rc = prep(s, sql, &st, e);
-	free(sql);
-	if (rc < 0)
-		return rc;
-	sqlite3_bind_int(st, 1, iter);
-	bind_text(st, 2, text);
-	sqlite3_bind_double(st, 3, now());
-	return step_done(s, st, e, "cannot record a note");
-}
 
-static int list_notes(struct store *s, const char *table, const char *col, int iter,
-		      struct sb *out)
-{
-	sqlite3_stmt *st;
-	int n = 0;
-	char *sql = xasprintf("SELECT %s FROM %s WHERE iter = ? ORDER BY id", col, table);
-	int rc = prep(s, sql, &st, NULL);
-	free(sql);
-	if (rc < 0)
-		return 0;
-	sqlite3_bind_int(st, 1, iter);
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		if (out)
-			sb_addf(out, "%s\n", (const char *)sqlite3_column_text(st, 0));
-		n++;
-	}
-	sqlite3_finalize(st);
-	return n;
-}
 
 int measure_explain(struct store *s, int iter, const char *note, bool *promoted, struct err *e)
 {
-	struct measure_confirm c;
+	struct store_confirm c;
 	if (promoted)
 		*promoted = false;
-	int rc = add_note(s, "stats_explained", "note", iter, note, e);
-	if (rc < 0 || measure_confirm_last(s, iter, &c, NULL) < 0)
+	int rc = store_note_add(s, STORE_NOTE_EXPLAINED, iter, note, e);
+	if (rc < 0 || store_confirm_last(s, iter, &c, NULL) < 0)
 		return rc;
 	/* A confirm that was fast but held back only by implausible flags
 	 * promotes once they are explained. */
 	if (c.done && !c.promoted &&
 	    stats_promotes_explained(stats_verdict_parse(c.verdict), c.flags, true)) {
-		sqlite3_stmt *st;
-		rc = prep(s, "UPDATE stats_confirms SET promoted = 1 WHERE id = ?", &st, e);
-		if (rc == 0) {
-			sqlite3_bind_int(st, 1, c.id);
-			rc = step_done(s, st, e, "cannot record the promotion");
-		}
+		rc = store_confirm_promote(s, c.id, e);
 		if (rc == 0)
 			rc = store_event(s, iter, "confirm.explained", note, e);
 		if (rc == 0 && promoted)
 			*promoted = true;
 	}
-	measure_confirm_release(&c);
+	store_confirm_release(&c);
 	return rc;
 }
 
 int measure_explanations(struct store *s, int iter, struct sb *out)
 {
-	return list_notes(s, "stats_explained", "note", iter, out);
+	return store_notes(s, STORE_NOTE_EXPLAINED, iter, out);
 }
 
 int measure_attach(struct store *s, int iter, const char *path, struct err *e)
 {
-	return add_note(s, "stats_artifacts", "path", iter, path, e);
+	return store_note_add(s, STORE_NOTE_ARTIFACT, iter, path, e);
 }
 
 static bool has_ci(const char *text, const char *w)
@@ -1008,7 +649,7 @@ int measure_attach_check(struct store *s, int iter, const char *path, const char
 
 int measure_artifacts(struct store *s, int iter, struct sb *out)
 {
-	return list_notes(s, "stats_artifacts", "path", iter, out);
+	return store_notes(s, STORE_NOTE_ARTIFACT, iter, out);
 }
 
 /* ---- stall ---- */
@@ -1024,11 +665,7 @@ int measure_stall_count(struct store *s, int after_iter, int *count, struct err 
 		return rc;
 	const struct log_row *rows = rs->v;
 	size_t n = rs->n;
-	/* One query for the whole log: a query per row made opening a long
-	 * log cost seconds. */
-	if ((rc = iter_set(s, "SELECT i.iter FROM iterations i JOIN stats_verdicts v ON "
-			      "v.run_id = i.run_id WHERE v.verdict = 'not_comparable'",
-			   &nc, &nnc, e)) < 0)
+	if ((rc = store_not_comparable_iters(s, &nc, &nnc, e)) < 0)
 		goto out;
 	struct stats_stall_row *sr = xcalloc(n ? n : 1, sizeof(*sr));
 	for (size_t i = 0; i < n; i++) {
@@ -1211,7 +848,7 @@ static void lint_check(struct store *s, json_t *arr, struct sb *out, bool *all)
 
 /* The Target's speedup over the baseline, on its scope (every shape or the
  * geomean), from the confirm that measured the best against the baseline. */
-static void target_speedup_check(const struct contract *k, const struct measure_confirm *c,
+static void target_speedup_check(const struct contract *k, const struct store_confirm *c,
 				 const struct measure_target *mt, json_t *arr, struct sb *out,
 				 bool *all)
 {
@@ -1260,7 +897,7 @@ static void target_speedup_check(const struct contract *k, const struct measure_
 
 /* The target-shape line of the promotion check (json: the comparison). */
 static int check_targets(struct store *s, const struct contract *k, bool have_conf,
-			 const struct measure_confirm *c, json_t *arr, struct sb *out, bool *all,
+			 const struct store_confirm *c, json_t *arr, struct sb *out, bool *all,
 			 json_t **tj, struct err *e)
 {
 	const char *target = k ? k->v[CF_TARGET] : NULL;
@@ -1338,7 +975,7 @@ int measure_promote_check(struct store *s, const char *workspace_dir, const stru
 {
 	struct measure_best b;
 	struct store_run run = {0};
-	struct measure_confirm c = {0};
+	struct store_confirm c = {0};
 	json_t *arr = json_array();
 	bool all = true;
 	int rc = measure_best(s, &b, e);
@@ -1347,7 +984,7 @@ int measure_promote_check(struct store *s, const char *workspace_dir, const stru
 		return rc;
 	}
 	bool have_run = b.have && b.run_id && store_run_get(s, b.run_id, &run, NULL) == 0;
-	bool have_conf = b.have && measure_confirm_last(s, b.iter, &c, NULL) == 0;
+	bool have_conf = b.have && store_confirm_last(s, b.iter, &c, NULL) == 0;
 
 	if (b.have && b.unconfirmed) {
 		check(arr, out, &all, "confirmed win", false,
@@ -1436,7 +1073,7 @@ out:
 	if (have_run)
 		store_run_release(&run);
 	if (have_conf)
-		measure_confirm_release(&c);
+		store_confirm_release(&c);
 	measure_best_release(&b);
 	if (rc == 0 && !all)
 		rc = err_set(e, ERR_FAIL, "promotion check failed: %s",

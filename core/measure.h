@@ -19,6 +19,7 @@
 #define OPTLOOP_MEASURE_H
 
 #include "core/stats.h"
+#include "core/store.h"
 
 #include <jansson.h>
 #include <stdbool.h>
@@ -47,10 +48,6 @@ int measure_probe_get(struct store *s, int run_id, const char *phase, struct pro
 int measure_probe_take(struct store *s, int run_id, const char *phase, struct err *e);
 
 /* ---- runs, sessions, sets ---- */
-
-/* Mark a run as part of a session (role "best", "cand", "noise" or NULL). */
-int measure_session_put(struct store *s, int run_id, int session, const char *role,
-			struct err *e);
 
 /* Environment key of a run (caller frees; NULL when the run printed no
  * Machine line). */
@@ -115,38 +112,12 @@ int measure_judge_run(struct store *s, int run_id, double threshold, struct stat
 int measure_verdict_get(struct store *s, int run_id, char **verdict, unsigned *flags,
 			json_t **detail, struct err *e);
 
-/* The latest verify run with a stored verdict: the last iteration's, also
- * once it is logged and committed.  ERR_NOTFOUND when none. */
-int measure_last_judged_run(struct store *s, int *run_id, struct err *e);
-
 /* ---- confirm sessions ---- */
 
-struct measure_confirm {
-	int id;
-	int iter, session, best_iter;
-	char *best_tree, *cand_tree;
-	char *cand_snapshot; /* git tree holding the candidate, to restore it */
-	char *verdict;
-	unsigned flags;
-	bool promoted;
-	bool done;      /* false while it runs (or when it was cut off) */
-	char *json;     /* the comparison */
-	double t;
-};
-void measure_confirm_release(struct measure_confirm *c);
-/* Start a confirm record (done = 0); c->id is set. */
-int measure_confirm_begin(struct store *s, struct measure_confirm *c, struct err *e);
-/* The session id once the first run exists. */
-int measure_session_set(struct store *s, int id, int session, struct err *e);
+/* The records are the store's (struct store_confirm, store_confirm_*). */
 /* Finish it with the comparison and the decision. */
 int measure_confirm_end(struct store *s, int id, const struct stats_cmp *cmp, bool promoted,
 			struct err *e);
-/* The latest confirm of an iteration (done or not); ERR_NOTFOUND when none. */
-int measure_confirm_last(struct store *s, int iter, struct measure_confirm *c, struct err *e);
-/* A confirm that was cut off (done = 0), if any; ERR_NOTFOUND when none. */
-int measure_confirm_unfinished(struct store *s, struct measure_confirm *c, struct err *e);
-/* Was this iteration promoted by a confirm? */
-bool measure_promoted(struct store *s, int iter);
 
 /* ---- flags explained, artifacts attached ---- */
 

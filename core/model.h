@@ -122,6 +122,21 @@ struct dispatch_row {
 
 void dispatch_row_release(struct dispatch_row *d);
 
+/* What a run measured, as the parser reads it and the store keeps it: one
+ * result-table row (numbers NAN, and L -1, where absent) and the run's
+ * environment line. */
+struct parse_row {
+	char *mode; /* "fwd", "fwdbwd", ... */
+	long B, T, H, D, L;
+	char *op;
+	double base_ms, new_ms, speedup;
+};
+
+struct parse_env {
+	char *raw; /* the whole line after "Machine:" */
+	char *device, *backend, *pytorch, *triton, *branch, *sha;
+};
+
 const char *loop_state_name(enum loop_state s);        /* "ready", "measured", ... */
 const char *gate_verdict_name(enum gate_verdict g);    /* "pass", "fail", ... */
 const char *row_status_name(enum row_status s);        /* "base", "keep", ... ; "" for NONE */

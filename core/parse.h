@@ -21,18 +21,8 @@ struct err;
 struct patset;
 struct parser;
 
-/* One result-table row.  Numbers are NAN, and L is -1, where absent. */
-struct parse_row {
-	char *mode; /* "fwd", "fwdbwd", ... */
-	long B, T, H, D, L;
-	char *op;
-	double base_ms, new_ms, speedup;
-};
-
-struct parse_env {
-	char *raw; /* the whole line after "Machine:" */
-	char *device, *backend, *pytorch, *triton, *branch, *sha;
-};
+/* struct parse_row and struct parse_env, what a run measured, are in
+ * core/model.h: the store keeps them without the parser. */
 
 struct parse_result {
 	enum gate_verdict gate;

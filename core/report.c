@@ -12,7 +12,6 @@
 #include "core/store.h"
 
 #include <math.h>
-#include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,7 +34,7 @@ struct claim {
 	struct stats_cmp cmp;
 	bool paired;
 	int confirm_session;
-	struct measure_confirm conf;
+	struct store_confirm conf;
 	bool have_conf;
 	struct measure_target tgt; /* the same over the contract's target shapes */
 	bool have_tgt;
@@ -57,7 +56,7 @@ static void claim_release(struct claim *c)
 	free(c->env);
 	stats_cmp_release(&c->cmp);
 	if (c->have_conf)
-		measure_confirm_release(&c->conf);
+		store_confirm_release(&c->conf);
 	if (c->have_tgt)
 		measure_target_release(&c->tgt);
 	memset(c, 0, sizeof(*c));
@@ -97,7 +96,7 @@ static int claim_load(struct store *s, const struct report_ctx *ctx, int cand_it
 		return rc;
 	if (c->cand.run_id)
 		measure_env_key(s, c->cand.run_id, &c->env, NULL);
-	c->have_conf = measure_confirm_last(s, cand_iter, &c->conf, NULL) == 0;
+	c->have_conf = store_confirm_last(s, cand_iter, &c->conf, NULL) == 0;
 	if (c->have_conf && c->conf.done && c->conf.best_iter == against_iter && c->conf.session) {
 		c->paired = true;
 		rc = measure_tree_set(s, c->base.tree, NULL, c->conf.session, "best", &c->base.set, e);
@@ -207,20 +206,16 @@ static char *run_command(struct store *s, int run_id)
 	return cmd;
 }
 
-/* Probe evidence of every run of a session or tree, one line per run. */
-static void probe_lines(struct store *s, const char *sql, int arg, const char *targ,
-			struct sb *md, json_t *arr)
+/* Probe evidence of every finished run of a tree, one line per run. */
+static void probe_lines(struct store *s, const char *tree, struct sb *md, json_t *arr)
 {
-	sqlite3_stmt *st;
-	if (sqlite3_prepare_v2(store_db(s), sql, -1, &st, NULL) != SQLITE_OK)
-		return;
-	if (targ)
-		sqlite3_bind_text(st, 1, targ, -1, SQLITE_TRANSIENT);
-	else
-		sqlite3_bind_int(st, 1, arg);
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		int id = sqlite3_column_int(st, 0);
-		const char *kind = (const char *)sqlite3_column_text(st, 1);
+	int *ids;
+	char **kinds;
+	size_t nr;
+	store_runs_of_tree(s, tree, &ids, &kinds, &nr);
+	for (size_t r = 0; r < nr; r++) {
+		int id = ids[r];
+		const char *kind = kinds[r];
 		struct probe_reading before, after;
 		bool hb = measure_probe_get(s, id, "before", &before, NULL) == 0;
 		bool ha = measure_probe_get(s, id, "after", &after, NULL) == 0;
@@ -255,7 +250,10 @@ static void probe_lines(struct store *s, const char *sql, int arg, const char *t
 		if (ha)
 			probe_reading_release(&after);
 	}
-	sqlite3_finalize(st);
+	for (size_t r = 0; r < nr; r++)
+		free(kinds[r]);
+	free(kinds);
+	free(ids);
 }
 
 static json_t *device_json(struct store *s, int run_id, struct sb *md)
@@ -367,9 +365,7 @@ int report_final(struct store *s, const struct report_ctx *ctx, struct sb *md, j
 	json_t *dev = device_json(s, c.cand.run_id, md);
 	sb_adds(md, "\nClock evidence per run (before the run, idle; after it):\n\n");
 	json_t *clocks = json_array();
-	probe_lines(s,
-		    "SELECT id, kind FROM runs WHERE tree = ? AND t_end > 0 ORDER BY id", 0,
-		    c.cand.tree, md, clocks);
+	probe_lines(s, c.cand.tree, md, clocks);
 
 	json_object_set_new(j, "op", json_string(ctx->op ? ctx->op : ""));
 	json_object_set_new(j, "candidate",
@@ -447,10 +443,10 @@ int report_header(struct store *s, const struct report_ctx *ctx, int iter, struc
 	struct claim c;
 	int parent = 0;
 	/* The parent: the confirm's best when there is one, else the baseline. */
-	struct measure_confirm conf;
-	if (measure_confirm_last(s, iter, &conf, NULL) == 0) {
+	struct store_confirm conf;
+	if (store_confirm_last(s, iter, &conf, NULL) == 0) {
 		parent = conf.best_iter;
-		measure_confirm_release(&conf);
+		store_confirm_release(&conf);
 	}
 	int rc = claim_load(s, ctx, iter, parent, &c, e);
 	if (rc < 0) {
@@ -467,7 +463,7 @@ int report_header(struct store *s, const struct report_ctx *ctx, int iter, struc
 	short_sha(md, c.base.commit);
 	sb_addf(md, "\n- direction: %s\n", c.cand.direction ? c.cand.direction : "");
 	sb_addf(md, "- confirmed: %s\n",
-		measure_promoted(s, iter) ? "yes (promoted by a confirm run)" : "no");
+		store_confirm_promoted(s, iter) ? "yes (promoted by a confirm run)" : "no");
 	sb_adds(md, "\n### Delta\n\n");
 	if (c.cmp.ncommon) {
 		sb_addf(md, "- %.3f× geomean vs the parent (95 %% interval %.3f× – %.3f×), verdict %s\n",
@@ -502,7 +498,7 @@ int report_header(struct store *s, const struct report_ctx *ctx, int iter, struc
 		sb_release(&f);
 		open++;
 	}
-	if (!measure_promoted(s, iter)) {
+	if (!store_confirm_promoted(s, iter)) {
 		sb_adds(md, "- the win is not confirmed yet (optloop confirm)\n");
 		open++;
 	}
@@ -520,7 +516,7 @@ int report_header(struct store *s, const struct report_ctx *ctx, int iter, struc
 			    c.base.commit ? json_string(c.base.commit) : json_null());
 	json_object_set_new(j, "direction",
 			    c.cand.direction ? json_string(c.cand.direction) : json_null());
-	json_object_set_new(j, "confirmed", json_boolean(measure_promoted(s, iter)));
+	json_object_set_new(j, "confirmed", json_boolean(store_confirm_promoted(s, iter)));
 	json_object_set_new(j, "delta", stats_cmp_json(&c.cmp));
 	json_object_set_new(j, "lessons", json_string(notes.buf ? notes.buf : ""));
 	json_object_set_new(j, "dead_ends", dead);

@@ -147,7 +147,7 @@ static int mrun_pump(struct mrun *m, int timeout_ms)
 static int session_in_tx(void *ctx, struct store *st, const struct store_run *r, struct err *e)
 {
 	struct mrun *m = ctx;
-	return measure_session_put(st, r->id, m->c->session, m->role, e);
+	return store_session_put(st, r->id, m->c->session, m->role, e);
 }
 
 /* Record the ended run with its session role; a run without a usable
@@ -195,9 +195,9 @@ static int measure_once(struct ctx *c, const char *kind, const char *role, struc
 /* Finish a confirm that a crash cut off: put its candidate back. */
 static int recover(struct ctx *c, struct err *e)
 {
-	struct measure_confirm u;
+	struct store_confirm u;
 	char now[VCS_OID_HEX];
-	int rc = measure_confirm_unfinished(c->st, &u, NULL);
+	int rc = store_confirm_unfinished(c->st, &u, NULL);
 	if (rc < 0)
 		return 0;
 	rc = vcs_kernel_hash(c->vcs, kpaths(c), c->status.nkernel, NULL, now, e);
@@ -212,7 +212,7 @@ static int recover(struct ctx *c, struct err *e)
 		rc = store_event(c->st, u.iter, "confirm.recovered",
 				 "a cut-off confirm run left the best in the work tree; the "
 				 "candidate was restored", e);
-	measure_confirm_release(&u);
+	store_confirm_release(&u);
 	if (rc == 0) {
 		loop_status_release(&c->status);
 		rc = loop_status(c->l, &c->status, e);
@@ -416,7 +416,7 @@ static void run_ended(struct session_run *s)
 	int rc = mrun_finish(c, &s->m, &e);
 	if (first && c->session) {
 		struct err se = {0};
-		int rs = measure_session_set(c->st, s->rec_id, c->session, &se);
+		int rs = store_confirm_session(c->st, s->rec_id, c->session, &se);
 		if (rc == 0 && rs < 0) {
 			rc = rs;
 			e = se;
@@ -533,7 +533,7 @@ int session_confirm_begin(struct loop *l, const struct session_opts *o, struct s
 {
 	struct session_run *s = xcalloc(1, sizeof(*s));
 	struct ctx *c = &s->c;
-	struct measure_confirm rec = {0};
+	struct store_confirm rec = {0};
 	*out = NULL;
 	if (o)
 		s->o = *o;
@@ -577,7 +577,7 @@ begun:
 		rec.best_tree = s->b.tree;
 		rec.cand_tree = s->cand;
 		rec.cand_snapshot = s->snap;
-		rc = measure_confirm_begin(c->st, &rec, e);
+		rc = store_confirm_begin(c->st, &rec, e);
 		s->rec_id = rec.id;
 	}
 	if (rc < 0) {

@@ -2,7 +2,6 @@
  * to iterations, runs, samples, environments and events. */
 #include "core/store.h"
 #include "core/err.h"
-#include "core/parse.h"
 #include "core/sb.h"
 
 #include <sqlite3.h>
@@ -430,6 +429,17 @@ int store_meta_set(struct store *s, const char *key, const char *val, struct err
 	bind_text(st, 1, key);
 	bind_text(st, 2, val);
 	return step_done(s, st, e, "cannot write a setting");
+}
+
+int store_workspace_add(struct store *s, const char *op, struct err *e)
+{
+	sqlite3_stmt *st;
+	int rc = prep(s, "INSERT INTO workspaces(op, created) VALUES (?, ?)", &st, e);
+	if (rc < 0)
+		return rc;
+	bind_text(st, 1, op);
+	sqlite3_bind_double(st, 2, now());
+	return step_done(s, st, e, "cannot record the workspace");
 }
 
 int store_event(struct store *s, int iter, const char *kind, const char *detail, struct err *e)

@@ -12,8 +12,10 @@
  * moment (a status or a commit is over quickly) and then gets ERR_BUSY
  * naming the holder.  Read-only opens take no lock.
  *
- * Modules that need their own tables create them through store_db() with
- * CREATE TABLE IF NOT EXISTS (name them <module>_*).
+ * The store owns all SQL: every table comes from the numbered migrations
+ * in store.c, and every statement is in store.c (the loop's tables),
+ * store_guards.c (guards_*) or store_stats.c (stats_*), behind the typed
+ * calls below.  No other module includes sqlite3.h.
  */
 #ifndef OPTLOOP_STORE_H
 #define OPTLOOP_STORE_H
@@ -25,8 +27,7 @@
 #include <stddef.h>
 
 struct err;
-struct parse_env;
-struct parse_row;
+struct sb;
 struct store;
 struct sqlite3;
 
@@ -43,6 +44,7 @@ enum store_flags {
 int store_open(const char *path, int flags, struct store **out, struct err *e);
 void store_close(struct store *s);
 bool store_readonly(const struct store *s);
+/* The database handle, for tests that inspect the schema. */
 struct sqlite3 *store_db(struct store *s);
 
 /* BEGIN IMMEDIATE / COMMIT / ROLLBACK. */
@@ -56,6 +58,8 @@ int store_exec(struct store *s, const char *sql, struct err *e);
  * get: *val is caller-owned, NULL when the key is absent. */
 int store_meta_get(struct store *s, const char *key, char **val, struct err *e);
 int store_meta_set(struct store *s, const char *key, const char *val, struct err *e);
+/* The workspace record, made once by init. */
+int store_workspace_add(struct store *s, const char *op, struct err *e);
 
 /* Append-only event log. iter < 0 when not tied to an iteration. */
 int store_event(struct store *s, int iter, const char *kind, const char *detail, struct err *e);
@@ -196,8 +200,97 @@ int store_dispatch_add(struct store *s, const struct dispatch_row *r, struct err
 
 /* When iteration iter was logged (unix seconds; 0 when it was not). */
 double store_iter_logged_at(struct store *s, int iter);
-/* "device|backend|pytorch|triton" of a run's environment (caller frees), or
- * NULL when it has none. */
-char *store_run_env_short(struct store *s, int run_id);
+
+/* ---- the statistics' tables (core/store_stats.c) --------------------------
+ * A stats_* table that cannot be read reads as empty. */
+
+/* A GPU probe reading of a run ("before"/"after"), kept as its JSON. */
+int store_probe_put(struct store *s, int run_id, const char *phase, double t, bool available,
+		    bool busy, const char *json, struct err *e);
+/* The last reading's JSON (caller frees); ERR_NOTFOUND when none. */
+int store_probe_json(struct store *s, int run_id, const char *phase, char **json, struct err *e);
+
+/* The session a run belongs to (noise and confirm runs share one) and its
+ * role in it ("best", "cand", "noise"); a run without one is its own. */
+int store_session_put(struct store *s, int run_id, int session, const char *role, struct err *e);
+int store_run_session(struct store *s, int run_id);
+
+/* The parts of a run's environment line; ERR_NOTFOUND when it has none. */
+struct store_env {
+	char *device, *backend, *pytorch, *triton;
+};
+int store_run_env(struct store *s, int run_id, struct store_env *out, struct err *e);
+void store_env_release(struct store_env *v);
+
+/* The usable runs of a kernel tree (finished on their own, gate passed,
+ * none or skipped), oldest first, with their session and role. */
+struct store_tree_run {
+	int id, session;
+	char *role; /* NULL when none */
+};
+int store_tree_runs(struct store *s, const char *tree, struct store_tree_run **out, size_t *n,
+		    struct err *e);
+void store_tree_runs_release(struct store_tree_run *v, size_t n);
+/* Every kernel tree with a usable run (caller frees each and the array). */
+int store_usable_trees(struct store *s, char ***trees, size_t *n, struct err *e);
+/* Each sample of a run, in order, with its time (the new column, else the
+ * base one); r's strings live only during the call. */
+int store_run_samples(struct store *s, int run_id,
+		      void (*fn)(void *ctx, const struct parse_row *r, double ms), void *ctx,
+		      struct err *e);
+/* A run's iteration, kernel tree (caller frees) and gate scope. */
+int store_run_info(struct store *s, int run_id, int *iter, char **tree, int *scope,
+		   struct err *e);
+/* The finished runs of a tree with their kinds (caller frees all). */
+int store_runs_of_tree(struct store *s, const char *tree, int **ids, char ***kinds, size_t *n);
+
+/* A run's verdict against the best: its name, flags (stats SF_*) and the
+ * comparison as JSON.  get: caller frees; ERR_NOTFOUND when none. */
+int store_verdict_put(struct store *s, int run_id, int iter, const char *verdict,
+		      unsigned flags, const char *json, struct err *e);
+int store_verdict_get(struct store *s, int run_id, char **verdict, unsigned *flags, char **json,
+		      struct err *e);
+/* The latest verify run with a verdict; ERR_NOTFOUND when none. */
+int store_last_judged_run(struct store *s, int *run_id, struct err *e);
+/* The logged iterations whose verdict was not comparable, sorted. */
+int store_not_comparable_iters(struct store *s, int **out, size_t *n, struct err *e);
+
+/* A confirm session's record. */
+struct store_confirm {
+	int id;
+	int iter, session, best_iter;
+	char *best_tree, *cand_tree;
+	char *cand_snapshot; /* git tree holding the candidate, to restore it */
+	char *verdict;
+	unsigned flags;
+	bool promoted;
+	bool done;      /* false while it runs (or when it was cut off) */
+	char *json;     /* the comparison */
+	double t;
+};
+void store_confirm_release(struct store_confirm *c);
+/* Start a record (done = 0); c->id is set. */
+int store_confirm_begin(struct store *s, struct store_confirm *c, struct err *e);
+/* The session id once the first run exists. */
+int store_confirm_session(struct store *s, int id, int session, struct err *e);
+/* Close it: the verdict (NULL when none), flags, whether it promotes, the
+ * comparison's JSON. */
+int store_confirm_end(struct store *s, int id, const char *verdict, unsigned flags,
+		      bool promoted, const char *json, struct err *e);
+/* A held-back confirm promotes once its flags are explained. */
+int store_confirm_promote(struct store *s, int id, struct err *e);
+/* The iteration's last record, or the one left unfinished; ERR_NOTFOUND. */
+int store_confirm_last(struct store *s, int iter, struct store_confirm *c, struct err *e);
+int store_confirm_unfinished(struct store *s, struct store_confirm *c, struct err *e);
+/* Whether a finished confirm of iter promoted it. */
+bool store_confirm_promoted(struct store *s, int iter);
+
+/* Notes kept per iteration: explanations of implausible flags, attached
+ * profiler or roofline readings (their paths). */
+enum store_note { STORE_NOTE_EXPLAINED, STORE_NOTE_ARTIFACT };
+int store_note_add(struct store *s, enum store_note kind, int iter, const char *text,
+		   struct err *e);
+/* Appends each, one per line, to out (may be NULL); returns how many. */
+int store_notes(struct store *s, enum store_note kind, int iter, struct sb *out);
 
 #endif

@@ -352,23 +352,3 @@ double store_iter_logged_at(struct store *s, int iter)
 	}
 	return t;
 }
-
-char *store_run_env_short(struct store *s, int run_id)
-{
-	char *key = NULL;
-	sqlite3_stmt *st = prep(s, "SELECT e.device, e.backend, e.pytorch, e.triton FROM runs r "
-				   "JOIN envs e ON e.id = r.env_id WHERE r.id = ?");
-	if (!st)
-		return NULL;
-	sqlite3_bind_int(st, 1, run_id);
-	if (sqlite3_step(st) == SQLITE_ROW) {
-		struct sb k = SB_INIT;
-		for (int i = 0; i < 4; i++) {
-			const unsigned char *t = sqlite3_column_text(st, i);
-			sb_addf(&k, "%s%s", i ? "|" : "", t ? (const char *)t : "");
-		}
-		key = sb_detach(&k);
-	}
-	sqlite3_finalize(st);
-	return key;
-}

@@ -140,7 +140,7 @@ static void load_verdict(struct ws_loop *w, int run_id, int offer_iter, struct w
 	const char *ck = action_first_key(ACT_CONFIRM);
 	struct store *s = loop_store(w->l);
 	struct store_run run;
-	struct measure_confirm c;
+	struct store_confirm c;
 	char *verdict = NULL;
 	unsigned flags = 0;
 	json_t *detail = NULL;
@@ -166,7 +166,7 @@ static void load_verdict(struct ws_loop *w, int run_id, int offer_iter, struct w
 		out->flags = sb_detach(&f);
 	}
 	bool wants = !strcmp(verdict, "fast") || !strcmp(verdict, "ambiguous");
-	if (measure_confirm_last(s, run.iter, &c, NULL) == 0) {
+	if (store_confirm_last(s, run.iter, &c, NULL) == 0) {
 		bool held = c.verdict && !strcmp(c.verdict, "fast") && !c.promoted &&
 			    (c.flags & SF_IMPLAUSIBLE_MASK) && !(c.flags & (SF_BUSY_GPU | SF_SUBSET_GATE));
 		bool mine = run.iter == offer_iter;
@@ -180,7 +180,7 @@ static void load_verdict(struct ws_loop *w, int run_id, int offer_iter, struct w
 						 c.promoted ? "promoted"
 						 : held     ? "held back until its flags are explained"
 							    : "not promoted");
-		measure_confirm_release(&c);
+		store_confirm_release(&c);
 	} else if (run.iter == offer_iter && wants) {
 		out->confirm = xasprintf("not confirmed yet: press %s (optloop confirm)", ck);
 	}
@@ -255,7 +255,7 @@ static int loop_reload(struct app *a, struct err *e)
 	/* The last iteration's verdict, also once it is committed. */
 	int last = w->st.last_run;
 	if (!last)
-		measure_last_judged_run(loop_store(w->l), &last, NULL);
+		store_last_judged_run(loop_store(w->l), &last, NULL);
 	load_verdict(w, last, w->st.state == ST_MEASURED ? w->st.iteration : -1, &a->data.last);
 	return 0;
 }

@@ -162,9 +162,9 @@ static void three_rows_without_a_win_stall_until_reassessed(void **state)
 	add_row(f, 0, RS_BASE, GATE_PASS, 1.0, "Machine: A", NULL, NULL);
 	add_row(f, 1, RS_KEEP, GATE_PASS, 0.9, "Machine: A", "double kern(double x){return x+x;}\n", "fusion");
 	/* a keep resets the stall count only as a confirmed win */
-	struct measure_confirm mc = {.iter = 1, .session = 1, .best_iter = 0};
+	struct store_confirm mc = {.iter = 1, .session = 1, .best_iter = 0};
 	struct stats_cmp fast = {.verdict = SV_FAST, .worst = -1};
-	assert_int_equal(measure_confirm_begin(f->g.store, &mc, &e), 0);
+	assert_int_equal(store_confirm_begin(f->g.store, &mc, &e), 0);
 	assert_int_equal(measure_confirm_end(f->g.store, mc.id, &fast, true, &e), 0);
 	add_row(f, 2, RS_REVERT, GATE_PASS, 0.95, "Machine: A", NULL, "tiling");
 	add_row(f, 3, RS_DROP, GATE_FAIL, NAN, "Machine: A", NULL, "tiling");

@@ -172,14 +172,14 @@ static void verdicts_against_the_best_are_stored(void **state)
 	/* The last judged verify run, not a later noise run nor an unjudged one. */
 	int last;
 	add_run(2, "verify", "T2", "NVIDIA A100", GATE_PASS, SCOPE_FULL, 0.5, 1.0);
-	assert_int_equal(measure_last_judged_run(st, &last, NULL), 0);
+	assert_int_equal(store_last_judged_run(st, &last, NULL), 0);
 	assert_int_equal(last, r3);
 }
 
 static void no_judged_run_is_notfound(void **state)
 {
 	int last = -1;
-	assert_int_equal(measure_last_judged_run(st, &last, NULL), ERR_NOTFOUND);
+	assert_int_equal(store_last_judged_run(st, &last, NULL), ERR_NOTFOUND);
 	assert_int_equal(last, 0);
 }
 
@@ -205,8 +205,8 @@ static void confirm_sessions_pick_their_runs(void **state)
 		int rc = add_run(1, "confirm", "T1", "GPU", GATE_UNVERIFIED, SCOPE_UNKNOWN, 0.9, 1.8);
 		if (!first)
 			first = rb;
-		assert_int_equal(measure_session_put(st, rb, first, "best", NULL), 0);
-		assert_int_equal(measure_session_put(st, rc, first, "cand", NULL), 0);
+		assert_int_equal(store_session_put(st, rb, first, "best", NULL), 0);
+		assert_int_equal(store_session_put(st, rc, first, "cand", NULL), 0);
 	}
 	add_run(1, "verify", "T1", "GPU", GATE_PASS, SCOPE_FULL, 0.5, 1.0); /* another session */
 	assert_int_equal(measure_tree_set(st, "T0", NULL, first, "best", &b, NULL), 0);
@@ -238,18 +238,18 @@ static void best_is_the_last_keep_and_only_a_win_resets_the_stall(void **state)
 	assert_int_equal(measure_stall_count(st, -1, &count, NULL), 0);
 	assert_int_equal(count, 1); /* the unconfirmed keep is not a win */
 
-	struct measure_confirm c = {.iter = 2, .session = 99, .best_iter = 1};
+	struct store_confirm c = {.iter = 2, .session = 99, .best_iter = 1};
 	c.best_tree = "T1";
 	c.cand_tree = "T2";
-	assert_int_equal(measure_confirm_begin(st, &c, NULL), 0);
-	struct measure_confirm u;
-	assert_int_equal(measure_confirm_unfinished(st, &u, NULL), 0); /* cut off so far */
+	assert_int_equal(store_confirm_begin(st, &c, NULL), 0);
+	struct store_confirm u;
+	assert_int_equal(store_confirm_unfinished(st, &u, NULL), 0); /* cut off so far */
 	assert_int_equal(u.id, c.id);
-	measure_confirm_release(&u);
+	store_confirm_release(&u);
 	struct stats_cmp cmp = {.verdict = SV_FAST, .worst = -1};
 	assert_int_equal(measure_confirm_end(st, c.id, &cmp, true, NULL), 0);
-	assert_int_equal(measure_confirm_unfinished(st, &u, NULL), ERR_NOTFOUND);
-	assert_true(measure_promoted(st, 2));
+	assert_int_equal(store_confirm_unfinished(st, &u, NULL), ERR_NOTFOUND);
+	assert_true(store_confirm_promoted(st, 2));
 	int r2 = add_run(2, "verify", "T2", "GPU", GATE_PASS, SCOPE_FULL, 0.7, 1.4);
 	add_row(2, RS_KEEP, r2, "T2");
 	assert_int_equal(measure_best(st, &b, NULL), 0);
@@ -315,8 +315,8 @@ static void promote_check_lists_what_is_missing(void **state)
 
 	int r1 = add_run(1, "verify", "T1", "GPU", GATE_PASS, SCOPE_FULL, 0.9, 1.8);
 	add_row(1, RS_KEEP, r1, "T1");
-	struct measure_confirm c = {.iter = 1, .session = 5, .best_iter = 0};
-	assert_int_equal(measure_confirm_begin(st, &c, NULL), 0);
+	struct store_confirm c = {.iter = 1, .session = 5, .best_iter = 0};
+	assert_int_equal(store_confirm_begin(st, &c, NULL), 0);
 	struct stats_cmp cmp = {.verdict = SV_FAST, .worst = -1};
 	assert_int_equal(measure_confirm_end(st, c.id, &cmp, true, NULL), 0);
 	assert_int_equal(measure_promote_check(st, tmpdir, NULL, &out, NULL, &e), ERR_FAIL);
@@ -338,8 +338,8 @@ static void promote_check_lists_what_is_missing(void **state)
 
 	/* an implausible flag blocks until it is explained */
 	struct stats_cmp imp = {.verdict = SV_FAST, .flags = SF_IMPLAUSIBLE_AGG, .worst = -1};
-	struct measure_confirm c2 = {.iter = 1, .session = 6, .best_iter = 0};
-	assert_int_equal(measure_confirm_begin(st, &c2, NULL), 0);
+	struct store_confirm c2 = {.iter = 1, .session = 6, .best_iter = 0};
+	assert_int_equal(store_confirm_begin(st, &c2, NULL), 0);
 	assert_int_equal(measure_confirm_end(st, c2.id, &imp, true, NULL), 0);
 	assert_int_equal(measure_promote_check(st, tmpdir, NULL, &out, NULL, &e), ERR_FAIL);
 	assert_non_null(strstr(out.buf, "MISSING  implausible flags: implausible, "
@@ -447,13 +447,13 @@ static void confirmed_win_on_one_shape(void)
 				 2 * f[i]);
 		if (!first)
 			first = rb;
-		assert_int_equal(measure_session_put(st, rb, first, "best", NULL), 0);
-		assert_int_equal(measure_session_put(st, rc, first, "cand", NULL), 0);
+		assert_int_equal(store_session_put(st, rb, first, "best", NULL), 0);
+		assert_int_equal(store_session_put(st, rc, first, "cand", NULL), 0);
 	}
-	struct measure_confirm c = {.iter = 1, .session = first, .best_iter = 0};
+	struct store_confirm c = {.iter = 1, .session = first, .best_iter = 0};
 	c.best_tree = "T0";
 	c.cand_tree = "T1";
-	assert_int_equal(measure_confirm_begin(st, &c, NULL), 0);
+	assert_int_equal(store_confirm_begin(st, &c, NULL), 0);
 	struct stats_cmp cmp = {.verdict = SV_FAST, .worst = -1};
 	assert_int_equal(measure_confirm_end(st, c.id, &cmp, true, NULL), 0);
 	char *prof = fsutil_join(tmpdir, "ncu.txt");
@@ -517,25 +517,25 @@ static void explaining_flags_releases_a_held_back_confirm(void **state)
 	bool promoted;
 	int r0 = add_run(0, "verify", "T0", "GPU", GATE_PASS, SCOPE_FULL, 1.0, 2.0);
 	add_row(0, RS_BASE, r0, "T0");
-	struct measure_confirm c = {.iter = 1, .session = 7, .best_iter = 0};
-	assert_int_equal(measure_confirm_begin(st, &c, NULL), 0);
+	struct store_confirm c = {.iter = 1, .session = 7, .best_iter = 0};
+	assert_int_equal(store_confirm_begin(st, &c, NULL), 0);
 	struct stats_cmp imp = {.verdict = SV_FAST, .flags = SF_IMPLAUSIBLE_AGG, .worst = -1};
 	assert_false(stats_promotes(&imp));
 	assert_int_equal(measure_confirm_end(st, c.id, &imp, false, NULL), 0);
-	assert_false(measure_promoted(st, 1));
+	assert_false(store_confirm_promoted(st, 1));
 	assert_int_equal(measure_explain(st, 1, "loop interchange: 1.5x is expected", &promoted,
 					 NULL), 0);
 	assert_true(promoted);
-	assert_true(measure_promoted(st, 1));
+	assert_true(store_confirm_promoted(st, 1));
 
 	/* a busy GPU is not something an explanation fixes */
-	struct measure_confirm c2 = {.iter = 2, .session = 8, .best_iter = 0};
-	assert_int_equal(measure_confirm_begin(st, &c2, NULL), 0);
+	struct store_confirm c2 = {.iter = 2, .session = 8, .best_iter = 0};
+	assert_int_equal(store_confirm_begin(st, &c2, NULL), 0);
 	struct stats_cmp busy = {.verdict = SV_FAST, .flags = SF_BUSY_GPU, .worst = -1};
 	assert_int_equal(measure_confirm_end(st, c2.id, &busy, false, NULL), 0);
 	assert_int_equal(measure_explain(st, 2, "it was fine", &promoted, NULL), 0);
 	assert_false(promoted);
-	assert_false(measure_promoted(st, 2));
+	assert_false(store_confirm_promoted(st, 2));
 }
 
 static void report_final_uses_the_confirm_session(void **state)
@@ -559,11 +559,11 @@ static void report_final_uses_the_confirm_session(void **state)
 		int rc = add_run(1, "confirm", "T1", "GPU", GATE_UNVERIFIED, SCOPE_UNKNOWN,
 				 0.8 * f[i], 1.6 * f[i]);
 		first = first ? first : rb;
-		measure_session_put(st, rb, first, "best", NULL);
-		measure_session_put(st, rc, first, "cand", NULL);
+		store_session_put(st, rb, first, "best", NULL);
+		store_session_put(st, rc, first, "cand", NULL);
 	}
-	struct measure_confirm c = {.iter = 1, .session = first, .best_iter = 0};
-	assert_int_equal(measure_confirm_begin(st, &c, NULL), 0);
+	struct store_confirm c = {.iter = 1, .session = first, .best_iter = 0};
+	assert_int_equal(store_confirm_begin(st, &c, NULL), 0);
 	struct stats_cmp cmp = {.verdict = SV_FAST, .worst = -1};
 	assert_int_equal(measure_confirm_end(st, c.id, &cmp, true, NULL), 0);
 

@@ -200,12 +200,12 @@ static void stepwise_confirm_runs_best_and_candidate_interleaved(void **state)
 	assert_int_equal(v.max_rows, 3);
 	assert_true(v.events > 0);
 	/* the store has the decision */
-	struct measure_confirm c;
-	assert_int_equal(measure_confirm_last(loop_store(l), r.iter, &c, &e), 0);
+	struct store_confirm c;
+	assert_int_equal(store_confirm_last(loop_store(l), r.iter, &c, &e), 0);
 	assert_true(c.done);
 	assert_true(c.promoted);
 	assert_string_equal(c.verdict, "fast");
-	measure_confirm_release(&c);
+	store_confirm_release(&c);
 	session_result_release(&r);
 	sb_release(&v.out);
 	loop_close(l);
@@ -281,15 +281,15 @@ static void cancel_in_the_middle_puts_the_candidate_back(void **state)
 	assert_true(json_is_true(json_object_get(r.json, "cancelled")));
 
 	/* closed without a verdict, nothing promoted, nothing left unfinished */
-	struct measure_confirm c;
-	assert_int_equal(measure_confirm_last(loop_store(l), r.iter, &c, &e), 0);
+	struct store_confirm c;
+	assert_int_equal(store_confirm_last(loop_store(l), r.iter, &c, &e), 0);
 	assert_true(c.done);
 	assert_false(c.promoted);
 	assert_null(c.verdict);
 	assert_int_equal(c.session, r.session);
-	measure_confirm_release(&c);
-	assert_int_equal(measure_confirm_unfinished(loop_store(l), &c, NULL), ERR_NOTFOUND);
-	assert_false(measure_promoted(loop_store(l), r.iter));
+	store_confirm_release(&c);
+	assert_int_equal(store_confirm_unfinished(loop_store(l), &c, NULL), ERR_NOTFOUND);
+	assert_false(store_confirm_promoted(loop_store(l), r.iter));
 	/* every run so far is kept; the cut one as cancelled and incomplete */
 	struct store_run run;
 	assert_int_equal(store_run_get(loop_store(l), r.session + 2, &run, &e), 0);
@@ -324,11 +324,11 @@ static void a_broken_run_ends_the_session_with_the_candidate_back(void **state)
 	assert_int_equal(session_confirm(l, &o, &r, &e), ERR_HARNESS);
 	assert_non_null(strstr(e.msg, "ended in a harness error"));
 	assert_true(kernel_is_candidate());
-	struct measure_confirm c;
-	assert_int_equal(measure_confirm_last(loop_store(l), 1, &c, &e), 0);
+	struct store_confirm c;
+	assert_int_equal(store_confirm_last(loop_store(l), 1, &c, &e), 0);
 	assert_true(c.done);
 	assert_false(c.promoted);
-	measure_confirm_release(&c);
+	store_confirm_release(&c);
 	loop_close(l);
 }
 

@@ -66,15 +66,15 @@ int cmd_promote(struct cli *cli, int argc, char **argv)
 	int iter = b.iter;
 	bool have = b.have;
 	measure_best_release(&b);
-	struct measure_confirm lc;
+	struct store_confirm lc;
 	if (want_iter >= 0) {
 		iter = want_iter;
 	} else {
 		struct loop_status stt;
 		if (loop_status(l, &stt, NULL) == 0) {
-			if (measure_confirm_last(s, stt.iteration, &lc, NULL) == 0) {
+			if (store_confirm_last(s, stt.iteration, &lc, NULL) == 0) {
 				iter = stt.iteration;
-				measure_confirm_release(&lc);
+				store_confirm_release(&lc);
 			}
 			loop_status_release(&stt);
 		}

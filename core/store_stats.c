@@ -1,0 +1,560 @@
+/*
+ * store_stats — the store's side of the statistics: the stats_* tables
+ * (GPU probe readings, session roles, verdicts, confirms, explanations,
+ * attached artifacts) and the reads of runs and samples that the verdicts
+ * are computed from.  See store.h.
+ *
+ * A stats_* table that cannot be read (a read-only store of an old schema)
+ * reads as empty: ERR_NOTFOUND or no rows, as each function says.
+ */
+#include "core/store.h"
+
+#include "core/err.h"
+#include "core/sb.h"
+
+#include <math.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+
+static double now(void)
+{
+	struct timeval tv;
+	gettimeofday(&tv, NULL);
+	return (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
+}
+
+static int db_err(struct store *s, struct err *e, const char *what)
+{
+	return err_set(e, ERR_IO, "%s: %s", what, sqlite3_errmsg(store_db(s)));
+}
+
+/* Prepare; a missing table gives ERR_NOTFOUND so callers can read it as "no
+ * rows". */
+static int prep(struct store *s, const char *sql, sqlite3_stmt **st, struct err *e)
+{
+	if (sqlite3_prepare_v2(store_db(s), sql, -1, st, NULL) == SQLITE_OK)
+		return 0;
+	*st = NULL;
+	if (strstr(sqlite3_errmsg(store_db(s)), "no such table"))
+		return ERR_NOTFOUND;
+	return db_err(s, e, "database query failed");
+}
+
+static int step_done(struct store *s, sqlite3_stmt *st, struct err *e, const char *what)
+{
+	int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : db_err(s, e, what);
+	sqlite3_finalize(st);
+	return rc;
+}
+
+static char *col_text(sqlite3_stmt *st, int i)
+{
+	const unsigned char *t = sqlite3_column_text(st, i);
+	return t ? xstrdup((const char *)t) : NULL;
+}
+
+static double col_real(sqlite3_stmt *st, int i)
+{
+	return sqlite3_column_type(st, i) == SQLITE_NULL ? NAN : sqlite3_column_double(st, i);
+}
+
+static void bind_text(sqlite3_stmt *st, int i, const char *s)
+{
+	if (s)
+		sqlite3_bind_text(st, i, s, -1, SQLITE_TRANSIENT);
+	else
+		sqlite3_bind_null(st, i);
+}
+
+/* ---- probe readings ---- */
+
+int store_probe_put(struct store *s, int run_id, const char *phase, double t, bool available,
+		    bool busy, const char *json, struct err *e)
+{
+	sqlite3_stmt *st;
+	int rc = prep(s, "INSERT INTO stats_probes(run_id, phase, t, available, busy, json)"
+			 " VALUES (?,?,?,?,?,?)", &st, e);
+	if (rc < 0)
+		return rc;
+	sqlite3_bind_int(st, 1, run_id);
+	bind_text(st, 2, phase);
+	sqlite3_bind_double(st, 3, t);
+	sqlite3_bind_int(st, 4, available);
+	sqlite3_bind_int(st, 5, busy);
+	bind_text(st, 6, json);
+	return step_done(s, st, e, "cannot record a probe reading");
+}
+
+int store_probe_json(struct store *s, int run_id, const char *phase, char **json, struct err *e)
+{
+	sqlite3_stmt *st;
+	*json = NULL;
+	int rc = prep(s, "SELECT json FROM stats_probes WHERE run_id = ? AND phase = ?"
+			 " ORDER BY id DESC LIMIT 1", &st, e);
+	if (rc < 0 && rc != ERR_NOTFOUND)
+		return rc;
+	if (rc == 0) {
+		sqlite3_bind_int(st, 1, run_id);
+		bind_text(st, 2, phase);
+		if (sqlite3_step(st) == SQLITE_ROW)
+			*json = col_text(st, 0);
+		sqlite3_finalize(st);
+	}
+	return *json ? 0 : err_set(e, ERR_NOTFOUND, "run %d has no %s probe reading", run_id, phase);
+}
+
+/* ---- sessions, environments, runs and samples ---- */
+
+int store_session_put(struct store *s, int run_id, int session, const char *role, struct err *e)
+{
+	sqlite3_stmt *st;
+	int rc = prep(s, "INSERT OR REPLACE INTO stats_runs(run_id, session, role) VALUES (?,?,?)",
+		      &st, e);
+	if (rc < 0)
+		return rc;
+	sqlite3_bind_int(st, 1, run_id);
+	sqlite3_bind_int(st, 2, session);
+	bind_text(st, 3, role);
+	return step_done(s, st, e, "cannot record a run's session");
+}
+
+int store_run_session(struct store *s, int run_id)
+{
+	int sess = run_id;
+	sqlite3_stmt *st;
+	if (prep(s, "SELECT session FROM stats_runs WHERE run_id = ?", &st, NULL) == 0) {
+		sqlite3_bind_int(st, 1, run_id);
+		if (sqlite3_step(st) == SQLITE_ROW)
+			sess = sqlite3_column_int(st, 0);
+		sqlite3_finalize(st);
+	}
+	return sess;
+}
+
+void store_env_release(struct store_env *v)
+{
+	free(v->device);
+	free(v->backend);
+	free(v->pytorch);
+	free(v->triton);
+	memset(v, 0, sizeof(*v));
+}
+
+int store_run_env(struct store *s, int run_id, struct store_env *out, struct err *e)
+{
+	sqlite3_stmt *st;
+	memset(out, 0, sizeof(*out));
+	int rc = prep(s, "SELECT e.device, e.backend, e.pytorch, e.triton FROM runs r"
+			 " JOIN envs e ON e.id = r.env_id WHERE r.id = ?", &st, e);
+	if (rc < 0)
+		return rc;
+	sqlite3_bind_int(st, 1, run_id);
+	rc = ERR_NOTFOUND;
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		out->device = col_text(st, 0);
+		out->backend = col_text(st, 1);
+		out->pytorch = col_text(st, 2);
+		out->triton = col_text(st, 3);
+		rc = 0;
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
+/* A run's numbers count when it finished on its own and either passed its
+ * gate or had none (noise and confirm runs are benchmark-only). */
+#define USABLE_RUN                                                                        \
+	" r.t_end > 0 AND r.cancelled = 0 AND r.timed_out = 0 AND COALESCE(r.signal, 0) = 0" \
+	" AND r.gate IN (1, 0, 5)"
+
+void store_tree_runs_release(struct store_tree_run *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i].role);
+	free(v);
+}
+
+int store_tree_runs(struct store *s, const char *tree, struct store_tree_run **out, size_t *n,
+		    struct err *e)
+{
+	sqlite3_stmt *st;
+	size_t cap = 0;
+	*out = NULL;
+	*n = 0;
+	int rc = prep(s, "SELECT r.id, COALESCE(sr.session, r.id), sr.role FROM runs r"
+			 " LEFT JOIN stats_runs sr ON sr.run_id = r.id"
+			 " WHERE r.tree = ? AND" USABLE_RUN " ORDER BY r.id", &st, e);
+	if (rc == ERR_NOTFOUND) /* no stats_runs: every run is its own session */
+		rc = prep(s, "SELECT r.id, r.id, NULL FROM runs r WHERE r.tree = ? AND" USABLE_RUN
+			     " ORDER BY r.id", &st, e);
+	if (rc < 0)
+		return rc;
+	bind_text(st, 1, tree);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		if (*n == cap) {
+			cap = cap ? 2 * cap : 8;
+			*out = xrealloc(*out, cap * sizeof(**out));
+		}
+		(*out)[*n] = (struct store_tree_run){
+			.id = sqlite3_column_int(st, 0),
+			.session = sqlite3_column_int(st, 1),
+			.role = col_text(st, 2),
+		};
+		(*n)++;
+	}
+	sqlite3_finalize(st);
+	return 0;
+}
+
+int store_usable_trees(struct store *s, char ***out, size_t *n, struct err *e)
+{
+	sqlite3_stmt *st;
+	size_t cap = 0;
+	*out = NULL;
+	*n = 0;
+	int rc = prep(s, "SELECT DISTINCT r.tree FROM runs r WHERE r.tree IS NOT NULL AND" USABLE_RUN,
+		      &st, e);
+	if (rc < 0)
+		return rc;
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		const char *t = (const char *)sqlite3_column_text(st, 0);
+		if (!t)
+			continue;
+		if (*n == cap) {
+			cap = cap ? 2 * cap : 8;
+			*out = xrealloc(*out, cap * sizeof(**out));
+		}
+		(*out)[(*n)++] = xstrdup(t);
+	}
+	sqlite3_finalize(st);
+	return 0;
+}
+
+int store_run_samples(struct store *s, int run_id,
+		      void (*fn)(void *ctx, const struct parse_row *r, double ms), void *ctx,
+		      struct err *e)
+{
+	sqlite3_stmt *st;
+	int rc = prep(s, "SELECT mode, B, T, H, D, L, op, base_ms, new_ms FROM samples"
+			 " WHERE run_id = ? ORDER BY id", &st, e);
+	if (rc < 0)
+		return rc;
+	sqlite3_bind_int(st, 1, run_id);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		struct parse_row r = {0};
+		r.mode = (char *)sqlite3_column_text(st, 0);
+		long *f[] = {&r.B, &r.T, &r.H, &r.D, &r.L};
+		for (int i = 0; i < 5; i++)
+			*f[i] = sqlite3_column_type(st, 1 + i) == SQLITE_NULL
+					? -1
+					: (long)sqlite3_column_int64(st, 1 + i);
+		r.op = (char *)sqlite3_column_text(st, 6);
+		double base = col_real(st, 7), nw = col_real(st, 8);
+		fn(ctx, &r, isnan(nw) ? base : nw);
+	}
+	sqlite3_finalize(st);
+	return 0;
+}
+
+int store_run_info(struct store *s, int run_id, int *iter, char **tree, int *scope,
+		   struct err *e)
+{
+	sqlite3_stmt *st;
+	int rc = prep(s, "SELECT iter, tree, scope FROM runs WHERE id = ?", &st, e);
+	if (rc < 0)
+		return rc;
+	sqlite3_bind_int(st, 1, run_id);
+	rc = err_set(e, ERR_NOTFOUND, "no run %d in the database", run_id);
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		*iter = sqlite3_column_int(st, 0);
+		*tree = col_text(st, 1);
+		*scope = sqlite3_column_int(st, 2);
+		rc = 0;
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
+int store_runs_of_tree(struct store *s, const char *tree, int **ids, char ***kinds, size_t *n)
+{
+	sqlite3_stmt *st;
+	*ids = NULL;
+	*kinds = NULL;
+	*n = 0;
+	if (prep(s, "SELECT id, kind FROM runs WHERE tree = ? AND t_end > 0 ORDER BY id", &st,
+		 NULL) < 0)
+		return 0;
+	bind_text(st, 1, tree);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		*ids = xrealloc(*ids, (*n + 1) * sizeof(**ids));
+		*kinds = xrealloc(*kinds, (*n + 1) * sizeof(**kinds));
+		(*ids)[*n] = sqlite3_column_int(st, 0);
+		(*kinds)[*n] = col_text(st, 1);
+		(*n)++;
+	}
+	sqlite3_finalize(st);
+	return 0;
+}
+
+/* ---- verdicts ---- */
+
+int store_verdict_put(struct store *s, int run_id, int iter, const char *verdict,
+		      unsigned flags, const char *json, struct err *e)
+{
+	sqlite3_stmt *st;
+	int rc = prep(s, "INSERT OR REPLACE INTO stats_verdicts(run_id, iter, verdict, flags, json,"
+			 " t) VALUES (?,?,?,?,?,?)", &st, e);
+	if (rc < 0)
+		return rc;
+	sqlite3_bind_int(st, 1, run_id);
+	sqlite3_bind_int(st, 2, iter);
+	bind_text(st, 3, verdict);
+	sqlite3_bind_int64(st, 4, flags);
+	bind_text(st, 5, json);
+	sqlite3_bind_double(st, 6, now());
+	return step_done(s, st, e, "cannot record a verdict");
+}
+
+int store_verdict_get(struct store *s, int run_id, char **verdict, unsigned *flags, char **json,
+		      struct err *e)
+{
+	sqlite3_stmt *st;
+	*verdict = NULL;
+	*flags = 0;
+	*json = NULL;
+	int rc = prep(s, "SELECT verdict, flags, json FROM stats_verdicts WHERE run_id = ?", &st, e);
+	if (rc < 0 && rc != ERR_NOTFOUND)
+		return rc;
+	if (rc == 0) {
+		sqlite3_bind_int(st, 1, run_id);
+		if (sqlite3_step(st) == SQLITE_ROW) {
+			*verdict = col_text(st, 0);
+			*flags = (unsigned)sqlite3_column_int64(st, 1);
+			*json = col_text(st, 2);
+		}
+		sqlite3_finalize(st);
+	}
+	return *verdict ? 0 : err_set(e, ERR_NOTFOUND, "run %d has no verdict", run_id);
+}
+
+int store_last_judged_run(struct store *s, int *run_id, struct err *e)
+{
+	sqlite3_stmt *st;
+	*run_id = 0;
+	int rc = prep(s, "SELECT v.run_id FROM stats_verdicts v JOIN runs r ON r.id = v.run_id"
+			 " WHERE r.kind = 'verify' ORDER BY v.run_id DESC LIMIT 1", &st, e);
+	if (rc < 0 && rc != ERR_NOTFOUND)
+		return rc;
+	if (rc == 0) {
+		if (sqlite3_step(st) == SQLITE_ROW)
+			*run_id = sqlite3_column_int(st, 0);
+		sqlite3_finalize(st);
+	}
+	return *run_id ? 0 : err_set(e, ERR_NOTFOUND, "no run has a verdict yet");
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+	return x < y ? -1 : x > y;
+}
+
+int store_not_comparable_iters(struct store *s, int **out, size_t *n, struct err *e)
+{
+	sqlite3_stmt *st;
+	size_t cap = 0;
+	int sr;
+	*out = NULL;
+	*n = 0;
+	/* One query for the whole log: a query per row made opening a long log
+	 * cost seconds. */
+	int rc = prep(s, "SELECT i.iter FROM iterations i JOIN stats_verdicts v ON "
+			 "v.run_id = i.run_id WHERE v.verdict = 'not_comparable'", &st, e);
+	if (rc == ERR_NOTFOUND)
+		return 0;
+	if (rc < 0)
+		return rc;
+	while ((sr = sqlite3_step(st)) == SQLITE_ROW) {
+		if (*n == cap) {
+			cap = cap ? 2 * cap : 64;
+			*out = xrealloc(*out, cap * sizeof(**out));
+		}
+		(*out)[(*n)++] = sqlite3_column_int(st, 0);
+	}
+	rc = sr == SQLITE_DONE ? 0 : db_err(s, e, "stall count");
+	sqlite3_finalize(st);
+	if (*n > 1)
+		qsort(*out, *n, sizeof(**out), cmp_int);
+	return rc;
+}
+
+/* ---- confirms ---- */
+
+void store_confirm_release(struct store_confirm *c)
+{
+	free(c->best_tree);
+	free(c->cand_tree);
+	free(c->cand_snapshot);
+	free(c->verdict);
+	free(c->json);
+	memset(c, 0, sizeof(*c));
+}
+
+int store_confirm_begin(struct store *s, struct store_confirm *c, struct err *e)
+{
+	sqlite3_stmt *st;
+	int rc = prep(s, "INSERT INTO stats_confirms(iter, session, best_iter, best_tree, cand_tree,"
+			 " cand_snapshot, t) VALUES (?,?,?,?,?,?,?)", &st, e);
+	if (rc < 0)
+		return rc;
+	sqlite3_bind_int(st, 1, c->iter);
+	sqlite3_bind_int(st, 2, c->session);
+	sqlite3_bind_int(st, 3, c->best_iter);
+	bind_text(st, 4, c->best_tree);
+	bind_text(st, 5, c->cand_tree);
+	bind_text(st, 6, c->cand_snapshot);
+	sqlite3_bind_double(st, 7, now());
+	rc = step_done(s, st, e, "cannot record a confirm run");
+	if (rc == 0)
+		c->id = (int)sqlite3_last_insert_rowid(store_db(s));
+	return rc;
+}
+
+int store_confirm_session(struct store *s, int id, int session, struct err *e)
+{
+	sqlite3_stmt *st;
+	int rc = prep(s, "UPDATE stats_confirms SET session = ? WHERE id = ?", &st, e);
+	if (rc < 0)
+		return rc;
+	sqlite3_bind_int(st, 1, session);
+	sqlite3_bind_int(st, 2, id);
+	return step_done(s, st, e, "cannot record a confirm session");
+}
+
+int store_confirm_end(struct store *s, int id, const char *verdict, unsigned flags,
+		      bool promoted, const char *json, struct err *e)
+{
+	sqlite3_stmt *st;
+	int rc = prep(s, "UPDATE stats_confirms SET verdict = ?, flags = ?, promoted = ?, done = 1,"
+			 " json = ? WHERE id = ?", &st, e);
+	if (rc < 0)
+		return rc;
+	bind_text(st, 1, verdict);
+	sqlite3_bind_int64(st, 2, flags);
+	sqlite3_bind_int(st, 3, promoted);
+	bind_text(st, 4, json);
+	sqlite3_bind_int(st, 5, id);
+	return step_done(s, st, e, "cannot finish a confirm record");
+}
+
+int store_confirm_promote(struct store *s, int id, struct err *e)
+{
+	sqlite3_stmt *st;
+	int rc = prep(s, "UPDATE stats_confirms SET promoted = 1 WHERE id = ?", &st, e);
+	if (rc < 0)
+		return rc;
+	sqlite3_bind_int(st, 1, id);
+	return step_done(s, st, e, "cannot record the promotion");
+}
+
+static int confirm_query(struct store *s, const char *sql, int arg, struct store_confirm *c,
+			 struct err *e)
+{
+	sqlite3_stmt *st;
+	memset(c, 0, sizeof(*c));
+	int rc = prep(s, sql, &st, e);
+	if (rc == ERR_NOTFOUND)
+		return err_set(e, ERR_NOTFOUND, "no confirm run");
+	if (rc < 0)
+		return rc;
+	if (arg >= 0)
+		sqlite3_bind_int(st, 1, arg);
+	rc = err_set(e, ERR_NOTFOUND, "no confirm run");
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		c->id = sqlite3_column_int(st, 0);
+		c->iter = sqlite3_column_int(st, 1);
+		c->session = sqlite3_column_int(st, 2);
+		c->best_iter = sqlite3_column_int(st, 3);
+		c->best_tree = col_text(st, 4);
+		c->cand_tree = col_text(st, 5);
+		c->verdict = col_text(st, 6);
+		c->flags = (unsigned)sqlite3_column_int64(st, 7);
+		c->promoted = sqlite3_column_int(st, 8);
+		c->done = sqlite3_column_int(st, 9);
+		c->json = col_text(st, 10);
+		c->t = col_real(st, 11);
+		c->cand_snapshot = col_text(st, 12);
+		rc = 0;
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
+#define CONFIRM_COLS                                                                          \
+	"SELECT id, iter, session, best_iter, best_tree, cand_tree, verdict, flags, promoted," \
+	" done, json, t, cand_snapshot FROM stats_confirms "
+
+int store_confirm_last(struct store *s, int iter, struct store_confirm *c, struct err *e)
+{
+	return confirm_query(s, CONFIRM_COLS "WHERE iter = ? ORDER BY id DESC LIMIT 1", iter, c, e);
+}
+
+int store_confirm_unfinished(struct store *s, struct store_confirm *c, struct err *e)
+{
+	return confirm_query(s, CONFIRM_COLS "WHERE done = 0 ORDER BY id DESC LIMIT 1", -1, c, e);
+}
+
+bool store_confirm_promoted(struct store *s, int iter)
+{
+	sqlite3_stmt *st;
+	bool yes = false;
+	if (prep(s, "SELECT 1 FROM stats_confirms WHERE iter = ? AND promoted = 1 AND done = 1",
+		 &st, NULL) < 0)
+		return false;
+	sqlite3_bind_int(st, 1, iter);
+	yes = sqlite3_step(st) == SQLITE_ROW;
+	sqlite3_finalize(st);
+	return yes;
+}
+
+/* ---- explanations and artifacts ---- */
+
+static const char *const note_insert[] = {
+	[STORE_NOTE_EXPLAINED] = "INSERT INTO stats_explained(iter, note, t) VALUES (?,?,?)",
+	[STORE_NOTE_ARTIFACT] = "INSERT INTO stats_artifacts(iter, path, t) VALUES (?,?,?)",
+};
+static const char *const note_select[] = {
+	[STORE_NOTE_EXPLAINED] = "SELECT note FROM stats_explained WHERE iter = ? ORDER BY id",
+	[STORE_NOTE_ARTIFACT] = "SELECT path FROM stats_artifacts WHERE iter = ? ORDER BY id",
+};
+
+int store_note_add(struct store *s, enum store_note kind, int iter, const char *text,
+		   struct err *e)
+{
+	sqlite3_stmt *st;
+	int rc = prep(s, note_insert[kind], &st, e);
+	if (rc < 0)
+		return rc;
+	sqlite3_bind_int(st, 1, iter);
+	bind_text(st, 2, text);
+	sqlite3_bind_double(st, 3, now());
+	return step_done(s, st, e, "cannot record a note");
+}
+
+int store_notes(struct store *s, enum store_note kind, int iter, struct sb *out)
+{
+	sqlite3_stmt *st;
+	int n = 0;
+	if (prep(s, note_select[kind], &st, NULL) < 0)
+		return 0;
+	sqlite3_bind_int(st, 1, iter);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		if (out)
+			sb_addf(out, "%s\n", (const char *)sqlite3_column_text(st, 0));
+		n++;
+	}
+	sqlite3_finalize(st);
+	return n;
+}
