@@ -263,3 +263,24 @@ char *fsutil_exe_dir(void)
 	*slash = '\0';
 	return xstrdup(buf[0] ? buf : "/");
 }
+
+/* p without a leading "./" and with its length less trailing slashes */
+static size_t trimmed(const char **p)
+{
+	while ((*p)[0] == '.' && (*p)[1] == '/')
+		*p += 2;
+	size_t n = strlen(*p);
+	while (n > 1 && (*p)[n - 1] == '/')
+		n--;
+	return n;
+}
+
+bool fsutil_path_under(const char *p, const char *dir)
+{
+	size_t np = trimmed(&p), nd = trimmed(&dir);
+	if (nd == 1 && dir[0] == '.')
+		return true;
+	if (np < nd || strncmp(p, dir, nd))
+		return false;
+	return np == nd || p[nd] == '/';
+}

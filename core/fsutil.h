@@ -32,6 +32,9 @@ bool fsutil_is_dir(const char *path);
  * outside root, ERR_USAGE when it is not a regular file.  No message: the
  * caller says it in its own words. */
 int fsutil_file_under(const char *p, const char *base, const char *root, char **out);
+/* Whether the relative path p is dir or lies inside it ("a/b" under "a",
+ * "a" under "a/"; "ab" is not under "a"), by the text of the paths. */
+bool fsutil_path_under(const char *p, const char *dir);
 
 /* "a" + "/" + "b", without doubling slashes.  Caller frees. */
 char *fsutil_join(const char *a, const char *b);

@@ -6,6 +6,7 @@
 #include "core/contract.h"
 #include "core/err.h"
 #include "core/fault.h"
+#include "core/flaref.h"
 #include "core/fsutil.h"
 #include "core/guards.h"
 #include "core/lint.h"
@@ -170,7 +171,36 @@ static bool same_text(const struct shared_contract *a, const struct shared_contr
 	       (a->len == 0 || !memcmp(a->text, b->text, a->len));
 }
 
-/* Read docs/draft.md again; parsed again only when its text changed. */
+/* What the frozen and kernel paths lack on disk, one line each: a path
+ * that does not exist, a kernel path inside the frozen scope. */
+static void paths_missing(struct loop *l, struct sb *why)
+{
+	for (size_t i = 0; i < l->nfrozen; i++) {
+		char *full = fsutil_join(l->ws.repo, l->frozen[i]);
+		if (!fsutil_exists(full))
+			sb_addf(why, "Frozen: %s does not exist (restore it, or correct the list: "
+				     "optloop contract --set frozen=PATHS)\n",
+				l->frozen[i]);
+		free(full);
+	}
+	for (size_t i = 0; i < l->nkernel; i++) {
+		char *full = fsutil_join(l->ws.repo, l->kernel[i]);
+		if (!fsutil_exists(full))
+			sb_addf(why, "kernel path %s does not exist (restore it, or make a new "
+				     "workspace with the right --kernel)\n",
+				l->kernel[i]);
+		free(full);
+		for (size_t j = 0; j < l->nfrozen; j++)
+			if (fsutil_path_under(l->kernel[i], l->frozen[j]))
+				sb_addf(why, "kernel path %s is frozen (it is or lies in %s): the "
+					     "gate would check a change against itself\n",
+					l->kernel[i], l->frozen[j]);
+	}
+}
+
+/* Read docs/draft.md again; parsed again only when its text changed.  What
+ * is missing is worked out every time (a path can go without the text
+ * changing). */
 static int load_contract(struct loop *l, struct err *e)
 {
 	struct sb why = SB_INIT;
@@ -178,15 +208,26 @@ static int load_contract(struct loop *l, struct err *e)
 
 	if (l->contract && same_text(l->contract, sc)) {
 		contract_put_shared(sc);
-		return 0;
+	} else {
+		contract_put_shared(l->contract);
+		l->contract = sc;
+		free_list(l->frozen, l->nfrozen);
+		l->frozen = NULL;
+		l->nfrozen = 0;
+		if (sc->c.v[CF_FROZEN])
+			l->nfrozen = contract_list_items(sc->c.v[CF_FROZEN], &l->frozen);
+		/* profile/ and the frozen files are never part of a kernel commit */
+		size_t nx = l->nfrozen + 1;
+		const char **x = xcalloc(nx, sizeof(char *));
+		x[0] = "profile";
+		for (size_t i = 0; i < l->nfrozen; i++)
+			x[i + 1] = l->frozen[i];
+		vcs_set_exclude(l->vcs, x, nx);
+		free(x);
 	}
-	contract_put_shared(l->contract);
-	l->contract = sc;
+	sc = l->contract;
 	free(l->missing);
 	l->missing = NULL;
-	free_list(l->frozen, l->nfrozen);
-	l->frozen = NULL;
-	l->nfrozen = 0;
 	if (sc->missing) {
 		l->missing = xasprintf("docs/draft.md is missing (run optloop contract to see the "
 				       "fields, or restore the file)");
@@ -197,21 +238,13 @@ static int load_contract(struct loop *l, struct err *e)
 			*e = sc->err;
 		return sc->rc;
 	}
-	if (contract_missing(&sc->c, &why) > 0) {
+	contract_missing(&sc->c, &why);
+	paths_missing(l, &why);
+	if (why.len) {
 		sb_trim(&why);
 		l->missing = sb_detach(&why);
 	}
 	sb_release(&why);
-	if (sc->c.v[CF_FROZEN])
-		l->nfrozen = contract_list_items(sc->c.v[CF_FROZEN], &l->frozen);
-	/* profile/ and the frozen files are never part of a kernel commit */
-	size_t nx = l->nfrozen + 1;
-	const char **x = xcalloc(nx, sizeof(char *));
-	x[0] = "profile";
-	for (size_t i = 0; i < l->nfrozen; i++)
-		x[i + 1] = l->frozen[i];
-	vcs_set_exclude(l->vcs, x, nx);
-	free(x);
 	return 0;
 }
 
@@ -887,6 +920,68 @@ fail:
 	return rc;
 }
 
+int loop_workspaces(const char *cwd, struct loop_summary **out, size_t *n, struct err *e)
+{
+	struct vcs *v;
+	char **ops = NULL;
+	size_t nops = 0;
+	*out = NULL;
+	*n = 0;
+	int rc = vcs_open(cwd, &v, e);
+	if (rc < 0)
+		return rc;
+	rc = workspace_list(vcs_workdir(v), &ops, &nops, e);
+	char *repo = xstrdup(vcs_workdir(v));
+	vcs_free(v);
+	if (rc < 0) {
+		free(repo);
+		return rc;
+	}
+	*out = xcalloc(nops ? nops : 1, sizeof(**out));
+	for (size_t i = 0; i < nops; i++) {
+		struct loop_summary *s = &(*out)[(*n)++];
+		struct loop *l;
+		struct err le = {0};
+		s->op = ops[i];
+		s->best_ms = s->base_ms = NAN;
+		if (loop_open(repo, ops[i], LOOP_READONLY, &l, &le) < 0) {
+			s->error = xstrdup(le.msg);
+			continue;
+		}
+		struct loop_status st;
+		if (loop_status(l, &st, &le) == 0) {
+			s->state = st.state;
+			s->iteration = st.iteration;
+			s->has_best = st.has_best;
+			s->best_iter = st.best_iter;
+			s->best_ms = st.best_ms;
+			s->best_unconfirmed = st.best_unconfirmed;
+			loop_status_release(&st);
+		} else {
+			s->error = xstrdup(le.msg);
+		}
+		struct store_rows *rs;
+		if (store_rows_get(l->store, &rs, NULL) == 0) {
+			if (rs->n && rs->v[0].status == RS_BASE)
+				s->base_ms = rs->v[0].bench_ms;
+			store_rows_put(rs);
+		}
+		loop_close(l);
+	}
+	free(ops); /* the names now belong to the summaries */
+	free(repo);
+	return 0;
+}
+
+void loop_summaries_release(struct loop_summary *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(v[i].op);
+		free(v[i].error);
+	}
+	free(v);
+}
+
 void loop_close(struct loop *l)
 {
 	if (!l)
@@ -955,6 +1050,151 @@ static char *join_list(const char *const *v, size_t n, const char *sep)
 	return sb_detach(&s);
 }
 
+/* ---- init: the frozen scope ------------------------------------------------ */
+
+struct pathlist {
+	const char **v;
+	size_t n;
+	char **own; /* strings this list allocated */
+	size_t nown;
+};
+
+static void pathlist_add(struct pathlist *l, const char *p, bool own)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (!strcmp(l->v[i], p))
+			return;
+	l->v = xrealloc(l->v, (l->n + 1) * sizeof(*l->v));
+	if (own) {
+		char *c = xstrdup(p);
+		l->own = xrealloc(l->own, (l->nown + 1) * sizeof(*l->own));
+		l->own[l->nown++] = c;
+		p = c;
+	}
+	l->v[l->n++] = p;
+}
+
+static void pathlist_release(struct pathlist *l)
+{
+	for (size_t i = 0; i < l->nown; i++)
+		free(l->own[i]);
+	free(l->own);
+	free(l->v);
+	memset(l, 0, sizeof(*l));
+}
+
+/* The frozen scope: the gate test, what it compares against (the files
+ * defining the references its imports name, in an FLA checkout), and what
+ * the user named (--naive, --frozen).  Every path must exist; an op that is
+ * its own reference is refused. */
+static int frozen_scope(const char *repo, const struct loop_init_opts *o,
+			const struct workspace_defaults *d, const char *test_file,
+			struct pathlist *out, struct sb *decided, struct err *e)
+{
+	pathlist_add(out, test_file, false);
+	if (o->naive)
+		pathlist_add(out, o->naive, false);
+	for (size_t i = 0; i < o->nfrozen; i++)
+		pathlist_add(out, o->frozen[i], false);
+	for (size_t i = 0; i < out->n; i++) {
+		char *full = fsutil_join(repo, out->v[i]);
+		bool ok = fsutil_exists(full);
+		free(full);
+		if (!ok || strstr(out->v[i], ".."))
+			return err_set(e, ERR_USAGE,
+				       "frozen path %s does not exist in %s (a frozen path is a file "
+				       "of the repository, relative to its root: check --test-file, "
+				       "--naive and --frozen)",
+				       out->v[i], repo);
+	}
+	sb_addf(decided, "gate test: %s (frozen)\n", test_file);
+	if (!d)
+		return 0;
+	struct fla_scope sc;
+	int rc = fla_scope_read(repo, test_file, d->import_path, d->func_name, &sc, e);
+	if (rc < 0)
+		return rc;
+	struct sb unfound = SB_INIT;
+	for (size_t i = 0; i < sc.nrefs; i++) {
+		const struct fla_ref *r = &sc.refs[i];
+		if (!r->file) {
+			sb_addf(&unfound, "%s%s (from %s)", unfound.len ? ", " : "", r->name,
+				r->module);
+			continue;
+		}
+		if (sc.op_file && !strcmp(sc.op_file, r->file)) {
+			rc = err_set(e, ERR_REFUSED,
+				     "init refused: the op's function %s and the reference %s the gate "
+				     "test %s compares it against are defined in the same file %s, so "
+				     "a change to the op changes what it is checked against; move the "
+				     "reference into a file of its own first",
+				     d->func_name, r->name, test_file, r->file);
+			goto out;
+		}
+		pathlist_add(out, r->file, true);
+		sb_addf(decided, "reference %s (imported from %s, defined in %s): frozen\n", r->name,
+			r->module, r->file);
+	}
+	if (fla_is_naive(d->func_name)) {
+		rc = err_set(e, ERR_REFUSED,
+			     "init refused: the op's function %s is itself a reference (the gate test "
+			     "%s compares other kernels against it), so nothing independent checks "
+			     "a change to it; optimize one of the kernels the test checks against it "
+			     "instead",
+			     d->func_name, test_file);
+		goto out;
+	}
+	if (unfound.len && !o->nfrozen && !o->naive) {
+		rc = err_set(e, ERR_USAGE,
+			     "the gate test %s compares against %s, but optloop cannot find the file "
+			     "that defines it; name it with --frozen PATH (and the kernel with "
+			     "--kernel PATH if it is not %s)",
+			     test_file, unfound.buf, d->kernel);
+		goto out;
+	}
+	if (!sc.nrefs && !o->nfrozen && !o->naive) {
+		rc = err_set(e, ERR_USAGE,
+			     "the imports of the gate test %s name no reference (naive_*, "
+			     "fused_recurrent_*, *_ref, *_torch) to compare %s against; name the "
+			     "file that defines what it compares against with --frozen PATH",
+			     test_file, d->func_name);
+		goto out;
+	}
+	if (sc.op_file)
+		sb_addf(decided, "op function %s: defined in %s\n", d->func_name, sc.op_file);
+out:
+	sb_release(&unfound);
+	fla_scope_release(&sc);
+	return rc;
+}
+
+/* A kernel path may hold frozen files (they are left out of every kernel
+ * commit and hash) but may not be one, nor lie inside one. */
+static int kernel_outside_frozen(const char **kernel, size_t nk, const struct pathlist *frozen,
+				 struct sb *decided, struct err *e)
+{
+	for (size_t i = 0; i < nk; i++) {
+		struct sb inside = SB_INIT;
+		for (size_t j = 0; j < frozen->n; j++) {
+			if (fsutil_path_under(kernel[i], frozen->v[j])) {
+				sb_release(&inside);
+				return err_set(e, ERR_USAGE,
+					       "kernel path %s is frozen (it is or lies in %s, the gate "
+					       "test or what it compares against); name the kernel files "
+					       "with --kernel PATH",
+					       kernel[i], frozen->v[j]);
+			}
+			if (fsutil_path_under(frozen->v[j], kernel[i]))
+				sb_addf(&inside, "%s%s", inside.len ? ", " : "", frozen->v[j]);
+		}
+		sb_addf(decided, "kernel: %s%s%s%s\n", kernel[i],
+			inside.len ? " (without the frozen " : "", inside.len ? inside.buf : "",
+			inside.len ? ")" : "");
+		sb_release(&inside);
+	}
+	return 0;
+}
+
 int loop_init(const char *cwd, const struct loop_init_opts *o, struct sb *notes, struct err *e)
 {
 	struct vcs *v = NULL;
@@ -967,6 +1207,8 @@ int loop_init(const char *cwd, const struct loop_init_opts *o, struct sb *notes,
 	char head[VCS_OID_HEX] = "";
 	const char **kernel = NULL;
 	size_t nkernel = 0;
+	struct pathlist frozen = {0};
+	struct sb decided = SB_INIT; /* why each path is frozen, for the notes */
 	char *kernel_text = NULL, *frozen_text = NULL, *op_text = NULL, *kernel_list = NULL;
 	int rc;
 
@@ -978,17 +1220,27 @@ int loop_init(const char *cwd, const struct loop_init_opts *o, struct sb *notes,
 	if ((rc = vcs_open(cwd, &v, e)) < 0)
 		return rc;
 	const char *repo = vcs_workdir(v);
-	bool fla = workspace_fla_defaults(repo, o->op, &d, NULL) == 0;
+	struct err fe = {0};
+	bool fla = workspace_fla_defaults(repo, o->op, &d, &fe) == 0;
+	char *registry = fsutil_join(repo, "benchmarks/ops/registry.py");
+	bool fla_shaped = fsutil_exists(registry);
+	free(registry);
+	bool named_ref = o->naive || o->nfrozen; /* the user named what is frozen */
 	if (!fla) {
 		struct sb need = SB_INIT;
 		if (!o->test_file)
 			sb_adds(&need, " --test-file PATH");
-		if (!o->naive)
-			sb_adds(&need, " --naive PATH");
+		if (!named_ref)
+			sb_adds(&need, " --naive PATH (or --frozen PATH)");
 		if (!o->nkernel)
 			sb_adds(&need, " --kernel PATH");
 		if (!o->verify_cmd)
 			sb_adds(&need, " --verify CMD");
+		if (need.len && fla_shaped) {
+			rc = err_set(e, ERR_USAGE, "%s; or pass:%s", fe.msg, need.buf);
+			sb_release(&need);
+			goto out;
+		}
 		if (need.len) {
 			rc = err_set(e, ERR_USAGE,
 				     "this repository is not FLA-shaped (no register_op entry for '%s' "
@@ -1001,7 +1253,6 @@ int loop_init(const char *cwd, const struct loop_init_opts *o, struct sb *notes,
 		sb_release(&need);
 	}
 	const char *test_file = o->test_file ? o->test_file : d.test_file;
-	const char *naive = o->naive ? o->naive : d.naive;
 	const char *verify = o->verify_cmd ? o->verify_cmd : d.verify_cmd;
 	char *bench_default = NULL;
 	const char *bench = o->bench_cmd ? o->bench_cmd
@@ -1030,9 +1281,14 @@ int loop_init(const char *cwd, const struct loop_init_opts *o, struct sb *notes,
 			goto out;
 		}
 	}
+	if ((rc = frozen_scope(repo, o, fla ? &d : NULL, test_file, &frozen, &decided, e)) < 0 ||
+	    (rc = kernel_outside_frozen(kernel, nkernel, &frozen, &decided, e)) < 0) {
+		free(bench_default);
+		goto out;
+	}
+	const char *naive = frozen.n > 1 ? frozen.v[1] : "";
 	kernel_text = join_list(kernel, nkernel, "\n");
-	const char *fz[2] = {test_file, naive};
-	frozen_text = join_list(fz, 2, "\n");
+	frozen_text = join_list(frozen.v, frozen.n, "\n");
 	kernel_list = join_list(kernel, nkernel, ", ");
 	op_text = xasprintf("%s — kernel: %s", o->op, kernel_list);
 	c.v[CF_OP] = op_text;
@@ -1080,10 +1336,14 @@ int loop_init(const char *cwd, const struct loop_init_opts *o, struct sb *notes,
 	else
 		store_rollback(s);
 	if (rc == 0 && notes) {
-		sb_addf(notes, "created %s (kernel: %s; frozen: %s, %s)\n", ws.rel, kernel_list,
-			test_file, naive);
+		char *fl = join_list(frozen.v, frozen.n, ", ");
+		sb_addf(notes, "created %s (kernel: %s; frozen: %s)\n", ws.rel, kernel_list, fl);
+		free(fl);
+		sb_add(notes, decided.buf ? decided.buf : "", decided.len);
 	}
 out:
+	pathlist_release(&frozen);
+	sb_release(&decided);
 	free(kernel_list);
 	store_close(s);
 	workspace_release(&ws);

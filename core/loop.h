@@ -49,6 +49,21 @@ enum loop_open_flags {
  * reconciliation.  *out is owned by the caller: loop_close() it. */
 int loop_open(const char *cwd, const char *op, int flags, struct loop **out, struct err *e);
 void loop_close(struct loop *l);
+
+/* Every workspace of the repository found from cwd, each read as
+ * loop_status would (read-only, no lock): where it stands, its best and its
+ * baseline number.  A workspace that cannot be read carries the reason. */
+struct loop_summary {
+	char *op;
+	enum loop_state state;
+	int iteration;
+	bool has_best, best_unconfirmed;
+	int best_iter;
+	double best_ms, base_ms; /* NAN when none */
+	char *error;             /* NULL when it was read */
+};
+int loop_workspaces(const char *cwd, struct loop_summary **out, size_t *n, struct err *e);
+void loop_summaries_release(struct loop_summary *v, size_t n);
 bool loop_readonly(const struct loop *l);
 
 /* Create profile/<op>-opt/ (see workspace_init for the options); notes gets
@@ -57,7 +72,9 @@ bool loop_readonly(const struct loop *l);
 struct loop_init_opts {
 	const char *op;
 	const char *test_file;  /* frozen test; NULL: from the FLA registry */
-	const char *naive;      /* naive reference; NULL: from the FLA registry */
+	const char *naive;      /* naive reference; NULL: from the gate test's imports (FLA) */
+	const char **frozen;    /* further frozen paths (what the test compares against) */
+	size_t nfrozen;
 	const char **kernel;    /* kernel paths (repository-relative); NULL/0: op package dir */
 	size_t nkernel;
 	const char *verify_cmd; /* validation command; NULL: FLA's verify */

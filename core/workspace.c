@@ -2,6 +2,7 @@
  * defaults for a new one. */
 #include "core/workspace.h"
 #include "core/assets.h"
+#include "core/closest.h"
 #include "core/err.h"
 #include "core/fsutil.h"
 #include "core/sb.h"
@@ -131,10 +132,35 @@ int workspace_find(const char *repo, const char *op, struct workspace *ws, struc
 			return rc;
 		workspace_paths(repo, op, ws);
 		if (!fsutil_exists(ws->db_path)) {
-			rc = err_set(e, ERR_NOTFOUND,
-				     "no workspace for op '%s' in %s (run optloop init --op %s)", op,
-				     repo, op);
 			workspace_release(ws);
+			struct sb have = SB_INIT;
+			const char *near = NULL;
+			if (workspace_list(repo, &ops, &n, NULL) == 0) {
+				for (size_t i = 0; i < n; i++)
+					sb_addf(&have, "%s%s", i ? ", " : "", ops[i]);
+				const char **names = xcalloc(n + 1, sizeof(*names));
+				for (size_t i = 0; i < n; i++)
+					names[i] = ops[i];
+				near = closest_word(op, names);
+				free(names);
+			}
+			if (near)
+				rc = err_set(e, ERR_NOTFOUND,
+					     "no workspace for op '%s' in %s; did you mean --op %s? "
+					     "(workspaces: %s)",
+					     op, repo, near, have.buf);
+			else if (have.len)
+				rc = err_set(e, ERR_NOTFOUND,
+					     "no workspace for op '%s' in %s (workspaces: %s; or run "
+					     "optloop init --op %s)",
+					     op, repo, have.buf, op);
+			else
+				rc = err_set(e, ERR_NOTFOUND,
+					     "no workspace for op '%s' in %s (run optloop init --op %s)",
+					     op, repo, op);
+			sb_release(&have);
+			if (n)
+				free_list(ops, n);
 			return rc;
 		}
 		return 0;
@@ -162,6 +188,7 @@ int workspace_find(const char *repo, const char *op, struct workspace *ws, struc
 void workspace_defaults_release(struct workspace_defaults *d)
 {
 	free(d->import_path);
+	free(d->func_name);
 	free(d->test_file);
 	free(d->naive);
 	free(d->kernel);
@@ -318,6 +345,7 @@ int workspace_registry_lookup(const char *text, size_t len, const char *op,
 			continue;
 		const struct kwarg *imp = kw_find(kw, nkw, "import_path");
 		const struct kwarg *tf = kw_find(kw, nkw, "test_file");
+		const struct kwarg *fn = kw_find(kw, nkw, "func_name");
 		if (!imp || !imp->val || imp->vlen == 0)
 			return err_set(e, ERR_NOTFOUND,
 				       "benchmarks/ops/registry.py registers '%s' without an "
@@ -339,12 +367,50 @@ int workspace_registry_lookup(const char *text, size_t len, const char *op,
 		else
 			d->test_file = xasprintf("tests/ops/test_%s.py", leaf);
 		d->naive = xasprintf("%s/naive.py", d->kernel);
+		d->func_name = fn && fn->val && fn->vlen ? xstrndup(fn->val, fn->vlen) : xstrdup(op);
 		d->verify_cmd = xasprintf("python -m benchmarks.ops.verify --op %s", op);
 		d->bench_cmd = xasprintf("%s --base main", d->verify_cmd);
 		return 0;
 	}
-	return err_set(e, ERR_NOTFOUND, "benchmarks/ops/registry.py has no register_op entry named '%s'",
-		       op);
+	/* what it does have, and the one that was meant */
+	struct sb names = SB_INIT;
+	const char *list[256];
+	char *own[256];
+	size_t nn = 0;
+	for (i = 0; i + sizeof(call) - 1 <= len && nn < 255;) {
+		const char *hit = find_bytes(text + i, len - i, call, sizeof(call) - 1);
+		if (!hit)
+			break;
+		size_t p = (size_t)(hit - text);
+		struct kwarg kw[64];
+		size_t nkw;
+		size_t end = scan_call(text, len, p + sizeof(call) - 2, kw, &nkw, 64);
+		i = end > p ? end : p + 1;
+		const struct kwarg *name = kw_find(kw, nkw, "name");
+		if (name && name->val && name->vlen) {
+			own[nn] = xstrndup(name->val, name->vlen);
+			list[nn] = own[nn];
+			sb_addf(&names, "%s%s", nn ? ", " : "", own[nn]);
+			nn++;
+		}
+	}
+	list[nn] = NULL;
+	const char *near = closest_word(op, list);
+	int rc;
+	if (near)
+		rc = err_set(e, ERR_NOTFOUND,
+			     "benchmarks/ops/registry.py has no register_op entry named '%s'; did "
+			     "you mean %s? (ops: %s)",
+			     op, near, names.buf);
+	else
+		rc = err_set(e, ERR_NOTFOUND,
+			     "benchmarks/ops/registry.py has no register_op entry named '%s' (ops: "
+			     "%s)",
+			     op, nn ? names.buf : "none");
+	for (size_t k = 0; k < nn; k++)
+		free(own[k]);
+	sb_release(&names);
+	return rc;
 }
 
 int workspace_fla_defaults(const char *repo, const char *op, struct workspace_defaults *d,

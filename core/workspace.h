@@ -50,6 +50,7 @@ int workspace_find(const char *repo, const char *op, struct workspace *ws, struc
 /* Defaults of an FLA op. */
 struct workspace_defaults {
 	char *import_path; /* "fla.ops.gated_delta_rule" */
+	char *func_name;   /* the op's function: "chunk_gated_delta_rule" (func_name=, else name=) */
 	char *test_file;   /* "tests/ops/test_gdn.py" */
 	char *naive;       /* "fla/ops/gated_delta_rule/naive.py" */
 	char *kernel;      /* "fla/ops/gated_delta_rule" */

@@ -4,52 +4,12 @@
 #include "tui/cli_opts.h"
 #include "tui/cli_util.h"
 #include "tui/commands.h"
+#include "core/closest.h"
 
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* Levenshtein distance, small words only (options and command names). */
-static size_t distance(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b);
-	if (la > 63 || lb > 63)
-		return (size_t)-1;
-	size_t row[64];
-	for (size_t j = 0; j <= lb; j++)
-		row[j] = j;
-	for (size_t i = 1; i <= la; i++) {
-		size_t diag = row[0];
-		row[0] = i;
-		for (size_t j = 1; j <= lb; j++) {
-			size_t up = row[j];
-			size_t best = diag + (a[i - 1] != b[j - 1]);
-			if (up + 1 < best)
-				best = up + 1;
-			if (row[j - 1] + 1 < best)
-				best = row[j - 1] + 1;
-			row[j] = best;
-			diag = up;
-		}
-	}
-	return row[lb];
-}
-
-const char *cli_closest(const char *word, const char *const *names)
-{
-	const char *best = NULL;
-	size_t bd = (size_t)-1;
-	for (size_t i = 0; names[i]; i++) {
-		size_t d = distance(word, names[i]);
-		if (d < bd) {
-			bd = d;
-			best = names[i];
-		}
-	}
-	size_t len = strlen(word), room = len / 3 ? len / 3 : 1;
-	return best && bd <= room ? best : NULL;
-}
 
 static const struct cli_opt *find(const struct cli_cmd *c, const char *arg, const char **val)
 {
@@ -78,7 +38,7 @@ static bool unknown(const struct cli_cmd *c, const char *arg)
 	names[n] = NULL;
 	char word[64];
 	snprintf(word, sizeof(word), "%.*s", (int)strcspn(arg, "="), arg);
-	const char *near = cli_closest(word, names);
+	const char *near = closest_word(word, names);
 	if (near)
 		cli_usage_error(c->name, "unknown option %s (did you mean %s?)", arg, near);
 	else

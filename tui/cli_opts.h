@@ -77,9 +77,4 @@ bool cli_parse(struct cli_cmd *c, int argc, char **argv, int *exit);
  * examples. */
 void cli_help(const struct cli_cmd *c, FILE *out);
 
-/* The closest of names (ended by NULL) to word, when close enough to be
- * what was meant (edit distance at most a third of its length, at least 1);
- * NULL otherwise. */
-const char *cli_closest(const char *word, const char *const *names);
-
 #endif

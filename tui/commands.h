@@ -23,7 +23,7 @@ struct cli {
 	X(help, "help [COMMAND]", "show the commands, or one command's usage")                \
 	X(version, "version", "print the version")                                           \
 	X(demo, "demo [DIR] [--json]", "make a fresh git repository holding the demo kernel project") \
-	X(init, "init --op OP [--test-file P] [--naive P] [--kernel P]... [--verify CMD] [--bench CMD]", \
+	X(init, "init --op OP [--test-file P] [--naive P] [--frozen P]... [--kernel P]... [--verify CMD] [--bench CMD]", \
 	  "create the workspace profile/<op>-opt/ for an op")                                 \
 	X(status, "status [--json]", "where the loop stands and the next required step")      \
 	X(contract, "contract [--check] [--set FIELD=VALUE]...", "show, check or set the task contract") \

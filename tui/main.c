@@ -6,6 +6,7 @@
 #include "tui/cli_opts.h"
 #include "tui/cli_util.h"
 #include "core/assets.h"
+#include "core/closest.h"
 #include "core/err.h"
 
 #include <locale.h>
@@ -58,7 +59,7 @@ static int not_a_command(const char *who, const char *word)
 	for (size_t i = 0; i < NCOMMANDS; i++)
 		names[i] = commands[i].name;
 	names[NCOMMANDS] = NULL;
-	const char *near = cli_closest(word, names);
+	const char *near = closest_word(word, names);
 	if (near)
 		fprintf(stderr, "%s: '%s' is not a command; did you mean '%s'?\n", who, word, near);
 	else
@@ -197,5 +198,27 @@ int main(int argc, char **argv)
 	const struct command *c = find_command(argv[i]);
 	if (!c)
 		return not_a_command("optloop", argv[i]);
+	/* --op may also follow the command (optloop status --op chunk_gla); init
+	 * reads it itself.  "--" ends the options. */
+	if (c->fn != cmd_init) {
+		int k = i + 1;
+		for (int j = i + 1; j < argc; j++) {
+			if (!strcmp(argv[j], "--")) {
+				while (j < argc)
+					argv[k++] = argv[j++];
+				break;
+			}
+			if (!strcmp(argv[j], "--op") && j + 1 < argc) {
+				cli.op = argv[++j];
+				continue;
+			}
+			if (!strncmp(argv[j], "--op=", 5)) {
+				cli.op = argv[j] + 5;
+				continue;
+			}
+			argv[k++] = argv[j];
+		}
+		argc = k;
+	}
 	return c->fn(&cli, argc - i, argv + i);
 }

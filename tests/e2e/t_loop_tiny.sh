@@ -24,7 +24,7 @@ t_exit "init without --op is a usage error" 2 "$OPTLOOP" init
 t_exit "init with a path in the op name is refused" 2 "$OPTLOOP" init --op ../evil --kernel kernel --test-file tests/test_compute.sh --naive ref/naive.sh --verify ./verify
 out=$("$OPTLOOP" init --op tiny 2>&1); rc=$?
 t_is "init in a repository that is not FLA-shaped needs options" "$rc" 2
-t_like "and names them" "$out" 'not FLA-shaped.*--test-file PATH --naive PATH --kernel PATH --verify CMD'
+t_like "and names them" "$out" 'not FLA-shaped.*--test-file PATH --naive PATH \(or --frozen PATH\) --kernel PATH --verify CMD'
 t_exit "init with a missing kernel path is a usage error" 2 "$OPTLOOP" init --op tiny --kernel nope --test-file tests/test_compute.sh --naive ref/naive.sh --verify ./verify
 out=$("$OPTLOOP" init --op tiny --kernel kernel --test-file tests/test_compute.sh --naive ref/naive.sh --verify ./verify 2>&1)
 t_is "init exits 0" "$?" 0
@@ -166,10 +166,11 @@ git reset -q --hard HEAD~2
 out=$("$OPTLOOP" status 2>&1)
 t_like "a row citing a missing commit is reported with a repair" "$out" 'row 3 cites commit [0-9a-f]+, which is not in the history of HEAD.*repair'
 # the change comes back as a new commit, and a commit is made by hand for iteration 4
-# another committer, so the pick is a new commit even within the second the
-# original was made (same parent, tree, message and date would give the same id)
-git -c user.name=picker -c user.email=picker@x cherry-pick --allow-empty \
-	--keep-redundant-commits "$r3" >/dev/null 2>&1
+# the same change and message on the same parent, committed at another time:
+# a new commit id (a cherry-pick in the second the original was made can
+# fast-forward to the original itself)
+git reset -q --hard "$(GIT_COMMITTER_DATE="2001-01-01T00:00:00Z" \
+	git commit-tree "$r3^{tree}" -p HEAD -m "$(git log -1 --format=%B "$r3")")"
 t_unlike "the picked change is a new commit" "$(git rev-parse HEAD)" "^$r3$"
 git -c user.name=x -c user.email=x@x commit -q --allow-empty -m "by hand
 

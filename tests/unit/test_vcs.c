@@ -501,6 +501,7 @@ static void registry_defaults_follow_fla(void **state)
 
 	assert_int_equal(workspace_registry_lookup(registry, strlen(registry), "chunk_gdn", &d, &e), 0);
 	assert_string_equal(d.import_path, "fla.ops.gated_delta_rule");
+	assert_string_equal(d.func_name, "chunk_gated_delta_rule");
 	assert_string_equal(d.test_file, "tests/ops/test_gdn.py");
 	assert_string_equal(d.naive, "fla/ops/gated_delta_rule/naive.py");
 	assert_string_equal(d.kernel, "fla/ops/gated_delta_rule");
@@ -511,6 +512,7 @@ static void registry_defaults_follow_fla(void **state)
 	assert_int_equal(workspace_registry_lookup(registry, strlen(registry), "chunk_gla", &d, &e), 0);
 	assert_string_equal(d.test_file, "tests/ops/test_gla.py");
 	assert_string_equal(d.naive, "fla/ops/gla/naive.py");
+	assert_string_equal(d.func_name, "chunk_gla"); /* without func_name: the op's name */
 	workspace_defaults_release(&d);
 
 	assert_int_equal(workspace_registry_lookup(registry, strlen(registry), "decoy", &d, &e),

@@ -18,13 +18,15 @@ int cmd_init(struct cli *cli, int argc, char **argv)
 	struct err e = {0};
 	int rc = 0;
 
-	struct cli_list kernel = {0};
+	struct cli_list kernel = {0}, frozen = {0};
 	const struct cli_opt opts[] = {
 		CLI_TEXT("--op", &o.op, "OP", "the op's name (FLA registry name; also the global --op)"),
 		CLI_TEXT("--test-file", &o.test_file, "PATH",
 			 "the frozen test (default: the op's test in the FLA registry)"),
 		CLI_TEXT("--naive", &o.naive, "PATH",
-			 "the naive reference (default: the op's naive.py in the FLA registry)"),
+			 "the naive reference, frozen (default: the files defining what the gate test's imports compare against)"),
+		CLI_LIST("--frozen", &frozen, "PATH",
+			 "a further frozen file, repeatable: what the gate test compares against"),
 		CLI_LIST("--kernel", &kernel, "PATH",
 			 "a kernel path, repeatable (default: the op's package directory)"),
 		CLI_TEXT("--verify", &o.verify_cmd, "CMD",
@@ -57,6 +59,8 @@ int cmd_init(struct cli *cli, int argc, char **argv)
 	}
 	o.kernel = kernel.v;
 	o.nkernel = (size_t)kernel.n;
+	o.frozen = frozen.v;
+	o.nfrozen = (size_t)frozen.n;
 	if (loop_init(NULL, &o, &notes, &e) < 0) {
 		rc = cli_fail(&e);
 		goto out;

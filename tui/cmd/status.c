@@ -6,11 +6,70 @@
 #include "tui/stats_cli.h"
 #include "core/err.h"
 #include "core/loop.h"
+#include "core/sb.h"
+#include "core/optlog.h"
 #include "core/measure.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+
+/* vs baseline as time saved, the OPT_LOG convention */
+static void print_workspaces(const struct loop_summary *v, size_t n, bool json)
+{
+	if (json) {
+		json_t *a = json_array();
+		for (size_t i = 0; i < n; i++) {
+			const struct loop_summary *s = &v[i];
+			json_t *o = json_object();
+			json_object_set_new(o, "op", json_string(s->op));
+			if (s->error) {
+				json_object_set_new(o, "error", json_string(s->error));
+			} else {
+				json_object_set_new(o, "state", json_string(loop_state_name(s->state)));
+				json_object_set_new(o, "iteration", json_integer(s->iteration));
+				json_object_set_new(
+					o, "best",
+					s->has_best ? json_pack("{s:i,s:o,s:b}", "iter", s->best_iter,
+								"bench_ms", loop_cli_real(s->best_ms),
+								"unconfirmed", s->best_unconfirmed)
+						    : json_null());
+				json_object_set_new(o, "baseline_ms", loop_cli_real(s->base_ms));
+				json_object_set_new(o, "vs_baseline",
+						    loop_cli_real(optlog_vs_best(s->base_ms, s->best_ms)));
+			}
+			json_array_append_new(a, o);
+		}
+		json_t *j = json_object();
+		json_object_set_new(j, "workspaces", a);
+		json_object_set_new(j, "next", json_string("pick one with --op OP"));
+		cli_print_json(j);
+		return;
+	}
+	printf("%zu workspaces in this repository:\n", n);
+	printf("  %-24s %-14s %5s  %-16s %s\n", "op", "state", "iter", "best (ms)", "vs baseline");
+	for (size_t i = 0; i < n; i++) {
+		const struct loop_summary *s = &v[i];
+		if (s->error) {
+			printf("  %-24s cannot be read: %s\n", s->op, s->error);
+			continue;
+		}
+		struct sb best = SB_INIT, vs = SB_INIT;
+		if (s->has_best) {
+			optlog_fmt_bench(s->best_ms, &best);
+			sb_addf(&best, " (iter %d%s)", s->best_iter, s->best_unconfirmed ? "?" : "");
+			optlog_fmt_vs_best(optlog_vs_best(s->base_ms, s->best_ms), &vs);
+		} else {
+			sb_adds(&best, "-");
+			sb_adds(&vs, "-");
+		}
+		printf("  %-24s %-14s %5d  %-16s %s\n", s->op, loop_state_name(s->state),
+		       s->iteration, best.buf, vs.buf);
+		sb_release(&best);
+		sb_release(&vs);
+	}
+	printf("next: pick one with --op OP (optloop --op %s status)\n", v[0].op);
+}
 
 int cmd_status(struct cli *cli, int argc, char **argv)
 {
@@ -29,6 +88,18 @@ int cmd_status(struct cli *cli, int argc, char **argv)
 				    "start-up reconciliation can make on its own are made."};
 	if (!cli_parse(&c, argc, argv, &rc))
 		return rc;
+	/* several workspaces and none picked: where each stands */
+	if (!cli->op) {
+		struct loop_summary *v;
+		size_t n;
+		if (loop_workspaces(NULL, &v, &n, &e) == 0 && n > 1) {
+			print_workspaces(v, n, json);
+			loop_summaries_release(v, n);
+			return 0;
+		}
+		if (e.code == 0)
+			loop_summaries_release(v, n);
+	}
 	/* status repairs what reconciliation can when it may write */
 	if ((rc = loop_cli_open(cli, LOOP_TRY_WRITE, &l)) != 0)
 		return rc;

@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# init in an FLA-shaped tree freezes what the gate test really compares
+# against (read from its imports), never a path that does not exist, and
+# refuses what cannot be decided; contract --check holds the paths to it.
+# The tree is written by tests/fixtures/make_fla_tree.sh; the shapes are
+# those of upstream FLA: chunk_delta_rule, chunk_retention and
+# chunk_lightning_attn compare against fused_recurrent_* re-exported by the
+# package, chunk_gdn and chunk_kda also against naive_*_gate in gate.py,
+# rwkv7-style tests import references from their modules, and
+# naive_attnres is the reference itself.
+. "$(dirname "$0")/lib.sh"
+d="$T_TMP/fla"
+"$OPTLOOP_ROOT/tests/fixtures/make_fla_tree.sh" "$d"
+cd "$d" || exit 1
+
+frozen() { "$OPTLOOP" --op "$1" status --json | python3 -c 'import json,sys; print(" ".join(json.load(sys.stdin)["frozen"]))'; }
+
+# a package re-export of the fused_recurrent reference; no naive.py
+out=$("$OPTLOOP" init --op chunk_delta 2>&1); rc=$?
+t_is "chunk_* against fused_recurrent_*: init succeeds" "$rc" 0
+t_like "it says which reference it found and where" "$out" \
+	'reference fused_recurrent_delta \(imported from fla.ops.delta, defined in fla/ops/delta/fused_recurrent.py\): frozen'
+t_like "and the kernel without the frozen file" "$out" \
+	'kernel: fla/ops/delta \(without the frozen fla/ops/delta/fused_recurrent.py\)'
+t_is "the frozen scope is the test and the reference" "$(frozen chunk_delta)" \
+	"tests/ops/test_delta.py fla/ops/delta/fused_recurrent.py"
+t_unlike "a naive.py that does not exist is not frozen" "$(frozen chunk_delta)" 'naive.py'
+
+# func_name, gate.py and naive.py references, a multi-line import
+out=$("$OPTLOOP" init --op chunk_gdn 2>&1); rc=$?
+t_is "func_name and gate references: init succeeds" "$rc" 0
+t_is "gate.py and naive.py are frozen, the fused gate kernel is not named" "$(frozen chunk_gdn)" \
+	"tests/ops/test_gated.py fla/ops/gated/gate.py fla/ops/gated/naive.py"
+t_like "the op's function is found by func_name" "$out" 'op function chunk_gated: defined in fla/ops/gated/chunk.py'
+
+# an aliased import from the reference's module
+"$OPTLOOP" init --op chunk_rwkv >/dev/null 2>&1
+t_is "an aliased reference is followed to its module" "$(frozen chunk_rwkv)" \
+	"tests/ops/test_rwkv.py fla/ops/rwkv/fused_recurrent.py"
+
+# a reference no file defines: said, with the option that fixes it
+out=$("$OPTLOOP" init --op chunk_ghost 2>&1); rc=$?
+t_is "an unresolvable reference is a usage error" "$rc" 2
+t_like "it names the reference and --frozen" "$out" 'compares against naive_ghost \(from fla.ops.ghost\).*--frozen PATH'
+t_is "nothing was created" "$(ls profile 2>/dev/null | grep -c ghost)" 0
+printf 'def naive_ghost(q):\n    return q\n' >ref_ghost.py
+out=$("$OPTLOOP" init --op chunk_ghost --frozen ref_ghost.py 2>&1); rc=$?
+t_is "--frozen names it" "$rc" 0
+t_like "and it is frozen" "$(frozen chunk_ghost)" 'ref_ghost.py'
+
+# no reference in the imports
+out=$("$OPTLOOP" init --op chunk_bare 2>&1); rc=$?
+t_is "a test importing no reference is a usage error" "$rc" 2
+t_like "it says so and how to name one" "$out" 'name no reference.*--frozen PATH'
+out=$("$OPTLOOP" init --op chunk_bare --frozen fla/ops/bare/expected.py --kernel fla/ops/bare/chunk.py 2>&1); rc=$?
+t_is "with --frozen and --kernel it is created" "$rc" 0
+
+# the op is the reference itself; op and reference in one file
+out=$("$OPTLOOP" init --op naive_self 2>&1); rc=$?
+t_is "an op that is its own reference is refused" "$rc" 3
+t_like "with the reason" "$out" 'naive_self is itself a reference'
+out=$("$OPTLOOP" init --op chunk_mixed 2>&1); rc=$?
+t_is "an op sharing its file with the reference is refused" "$rc" 3
+t_like "naming the file" "$out" 'defined in the same file fla/ops/mixed/chunk.py'
+
+# paths given by hand must exist, and a kernel path may not be frozen
+out=$("$OPTLOOP" init --op chunk_rwkv2 --kernel fla/ops/rwkv --test-file tests/ops/test_rwkv.py \
+	--naive fla/ops/rwkv/naive.py --verify true 2>&1); rc=$?
+t_is "a frozen path that does not exist is refused" "$rc" 2
+t_like "and named" "$out" 'frozen path fla/ops/rwkv/naive.py does not exist'
+out=$("$OPTLOOP" init --op chunk_rwkv3 --kernel fla/ops/rwkv/fused_recurrent.py \
+	--test-file tests/ops/test_rwkv.py --frozen fla/ops/rwkv/fused_recurrent.py --verify true 2>&1); rc=$?
+t_is "a kernel path inside the frozen scope is refused" "$rc" 2
+t_like "and named" "$out" 'kernel path fla/ops/rwkv/fused_recurrent.py is frozen'
+
+# contract --check holds the paths: a frozen file gone, a kernel path gone,
+# a kernel path made frozen by hand
+for op in chunk_delta chunk_gdn; do
+	"$OPTLOOP" --op $op contract --set "target=every shape >= 1.1x" --set languages=Triton \
+		--set "promotion=full gate" >/dev/null
+done
+t_exit "the contract is complete" 0 "$OPTLOOP" --op chunk_delta contract --check
+git rm -q fla/ops/delta/fused_recurrent.py
+out=$("$OPTLOOP" --op chunk_delta contract --check 2>&1); rc=$?
+t_is "a frozen file that is gone fails the check" "$rc" 1
+t_like "naming it" "$out" 'Frozen: fla/ops/delta/fused_recurrent.py does not exist'
+t_exit "verify is refused while it is gone" 3 "$OPTLOOP" --op chunk_delta verify
+git checkout -q HEAD -- fla/ops/delta/fused_recurrent.py
+t_exit "restored, the contract is complete again" 0 "$OPTLOOP" --op chunk_delta contract --check
+"$OPTLOOP" --op chunk_delta contract --set "frozen=tests/ops/test_delta.py, fla/ops/delta" >/dev/null
+out=$("$OPTLOOP" --op chunk_delta contract --check 2>&1); rc=$?
+t_is "a kernel path inside the frozen scope fails the check" "$rc" 1
+t_like "and says why" "$out" 'kernel path fla/ops/delta is frozen'
+mv fla/ops/gated fla/ops/gated.moved
+out=$("$OPTLOOP" --op chunk_gdn contract --check 2>&1)
+t_like "a kernel path that is gone fails the check" "$out" 'kernel path fla/ops/gated does not exist'
+mv fla/ops/gated.moved fla/ops/gated
+
+# several workspaces: status lists them instead of asking for --op
+out=$("$OPTLOOP" status 2>&1); rc=$?
+t_is "status with several workspaces exits 0" "$rc" 0
+t_like "it lists each with its state" "$out" '^  chunk_delta +no_contract +0'
+t_like "and says how to pick one" "$out" 'next: pick one with --op OP'
+j=$("$OPTLOOP" status --json)
+t_is "status --json lists them" \
+	"$(printf '%s' "$j" | python3 -c 'import json,sys; print(" ".join(w["op"] for w in json.load(sys.stdin)["workspaces"]))')" \
+	"chunk_bare chunk_delta chunk_gdn chunk_ghost chunk_rwkv"
+t_like "--op after the command picks one" "$("$OPTLOOP" status --op chunk_gdn)" '^op: +chunk_gdn'
+t_like "--op=OP after the command too" "$("$OPTLOOP" status --json --op=chunk_rwkv)" '"op": "chunk_rwkv"'
+out=$("$OPTLOOP" status --op chunk_delt 2>&1)
+t_like "an unknown op gets a did-you-mean" "$out" "no workspace for op 'chunk_delt'.*did you mean --op chunk_delta"
+out=$("$OPTLOOP" init --op chunk_gdm 2>&1); rc=$?
+t_is "init of an op the registry lacks is a usage error" "$rc" 2
+t_like "with the registry's ops and a did-you-mean" "$out" "no register_op entry named 'chunk_gdm'; did you mean chunk_gdn\\? \\(ops: chunk_delta, chunk_gdn"
+
+t_done
