@@ -12,7 +12,8 @@ void log_row_release(struct log_row *r)
 	free(r->axis);
 	free(r->commit);
 	free(r->unconfirmed);
-	r->direction = r->gate = r->axis = r->commit = r->unconfirmed = NULL;
+	free(r->notes);
+	r->direction = r->gate = r->axis = r->commit = r->unconfirmed = r->notes = NULL;
 }
 
 bool log_row_can_be_best(const struct log_row *r)

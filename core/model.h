@@ -64,6 +64,8 @@ struct log_row {
 	char *commit;         /* full or short sha, may be NULL */
 	char *unconfirmed;    /* keep without a win beyond noise: the reason given
 			       * (log --unconfirmed); NULL for every other row */
+	char *notes;          /* an imported log's Notes cell (per-shape numbers,
+			       * remarks; line breaks kept), NULL otherwise */
 	int lineno;           /* line in the source file when imported, else 0 */
 };
 

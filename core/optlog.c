@@ -538,12 +538,14 @@ int optlog_parse_status(const char *cell, enum row_status *st)
 /* ------------------------------------------------------------------ */
 /* Table rows                                                          */
 
-enum col { C_NONE = -1, C_ITER, C_DIR, C_GATE, C_BENCH, C_VS, C_STATUS, C_AXIS, C_COMMIT, C_N };
+enum col {
+	C_NONE = -1, C_ITER, C_DIR, C_GATE, C_BENCH, C_VS, C_STATUS, C_AXIS, C_COMMIT, C_NOTES, C_N
+};
 
 static const char *const col_label[C_N] = {
 	[C_ITER] = "Iter",      [C_DIR] = "Direction", [C_GATE] = "Gate",
 	[C_BENCH] = "Bench",    [C_VS] = "vs best",    [C_STATUS] = "Status",
-	[C_AXIS] = "Axis",      [C_COMMIT] = "Commit",
+	[C_AXIS] = "Axis",      [C_COMMIT] = "Commit",     [C_NOTES] = "Notes",
 };
 
 /* Which column a header cell names; tolerant of wording ("Bench (ms)",
@@ -580,6 +582,9 @@ static enum col col_kind(struct md_span h)
 		return C_AXIS;
 	if (strstr(b, "commit") || has_word(b, "sha") || has_word(b, "hash"))
 		return C_COMMIT;
+	if (strstr(b, "note") || strstr(b, "comment") || strstr(b, "remark") ||
+	    strstr(b, "detail") || strstr(b, "shape"))
+		return C_NOTES;
 	return C_NONE;
 }
 
@@ -883,6 +888,11 @@ static void read_row(struct reader *R, struct md_span line, int lineno)
 		row.unconfirmed = xstrdup("marked unconfirmed in OPT_LOG.md");
 	row.axis = cell_text(R, c, C_AXIS);
 	row.commit = cell_text(R, c, C_COMMIT);
+	row.notes = cell_text(R, c, C_NOTES);
+	if (row.notes && !*row.notes) {
+		free(row.notes);
+		row.notes = NULL;
+	}
 	if (row.axis && !*row.axis) {
 		free(row.axis);
 		row.axis = NULL;

@@ -15,6 +15,7 @@
 #include "core/fsutil.h"
 #include "core/sb.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -925,6 +926,99 @@ void parser_finish(struct parser *p, int exit_status, bool killed)
 
 /* ---- whole files ---- */
 
+bool parse_recognised(const struct parse_result *r)
+{
+	return r->gate != GATE_NONE || r->scope != SCOPE_UNKNOWN || r->env.raw || r->nrows ||
+	       r->pytest.passed >= 0 || r->pytest.failed >= 0 || r->pytest.errors >= 0 ||
+	       r->progress >= 0 || r->cases_passed || r->cases_failed || r->cases_skipped ||
+	       r->traceback || r->gate_line_pass || r->gate_line_fail || r->gate_not_found ||
+	       r->no_gate || r->exception;
+}
+
+static char *jstr(const json_t *o, const char *key)
+{
+	const json_t *v = json_object_get(o, key);
+	return json_is_string(v) ? xstrdup(json_string_value(v)) : NULL;
+}
+
+static long jlong(const json_t *o, const char *key)
+{
+	const json_t *v = json_object_get(o, key);
+	return json_is_integer(v) ? (long)json_integer_value(v) : -1;
+}
+
+/* benchmarks/ops/run.py --json: {"machine_info": {...}, "results": [{op,
+ * mode, B, T, H, D, median_ms, ...}]}. */
+int parse_runpy_json(const char *text, size_t len, struct parse_result *out, struct err *e)
+{
+	json_t *j = json_loadb(text, len, 0, NULL);
+	const json_t *res = j ? json_object_get(j, "results") : NULL;
+	parse_result_init(out);
+	if (!json_is_array(res)) {
+		json_decref(j);
+		return err_set(e, ERR_NOTFOUND, "not a run.py results file");
+	}
+	const json_t *mi = json_object_get(j, "machine_info");
+	if (json_is_object(mi)) {
+		struct parse_env *v = &out->env;
+		v->device = jstr(mi, "gpu_name");
+		char *cuda = jstr(mi, "cuda_version");
+		v->backend = cuda ? xasprintf("CUDA %s", cuda) : jstr(mi, "device_platform");
+		free(cuda);
+		v->pytorch = jstr(mi, "pytorch_version");
+		v->triton = jstr(mi, "triton_version");
+		char *label = jstr(mi, "git_label");
+		if (label) { /* "branch[sha]" */
+			char *lb = strchr(label, '[');
+			if (lb && label[strlen(label) - 1] == ']') {
+				v->branch = xstrndup(label, (size_t)(lb - label));
+				v->sha = xstrndup(lb + 1, strlen(lb + 1) - 1);
+			} else {
+				v->branch = xstrdup(label);
+			}
+		}
+		struct sb raw = SB_INIT;
+		sb_addf(&raw, "%s", v->device ? v->device : "?");
+		if (v->backend)
+			sb_addf(&raw, " | %s", v->backend);
+		if (v->pytorch)
+			sb_addf(&raw, " | PyTorch %s", v->pytorch);
+		if (v->triton)
+			sb_addf(&raw, " | Triton %s", v->triton);
+		if (label)
+			sb_addf(&raw, " | %s", label);
+		v->raw = sb_detach(&raw);
+		free(label);
+	}
+	size_t i;
+	const json_t *row;
+	json_array_foreach(res, i, row)
+	{
+		if (!json_is_object(row) || out->nrows >= PARSE_MAX_ROWS)
+			continue;
+		const json_t *med = json_object_get(row, "median_ms");
+		out->rows = xrealloc(out->rows, (out->nrows + 1) * sizeof(*out->rows));
+		struct parse_row *w = &out->rows[out->nrows++];
+		w->mode = jstr(row, "mode");
+		w->op = jstr(row, "op");
+		w->B = jlong(row, "B");
+		w->T = jlong(row, "T");
+		w->H = jlong(row, "H");
+		w->D = jlong(row, "D");
+		w->L = jlong(row, "L");
+		w->base_ms = NAN;
+		w->new_ms = json_is_number(med) ? json_number_value(med) : NAN;
+		w->speedup = NAN;
+		if (w->L >= 0)
+			out->has_L = true;
+	}
+	out->complete = true;
+	out->runpy_json = true;
+	out->col_new = xstrdup("median_ms");
+	json_decref(j);
+	return 0;
+}
+
 int parse_file(const struct patset *ps, const char *path, int exit_status, bool killed,
 	       struct parse_result *out, struct err *e)
 {
@@ -933,6 +1027,8 @@ int parse_file(const struct patset *ps, const char *path, int exit_status, bool 
 	ssize_t n;
 	bool is_stdin = !strcmp(path, "-");
 	int fd = is_stdin ? 0 : open(path, O_RDONLY | O_CLOEXEC);
+	bool first = true, is_json = false;
+	struct sb json = SB_INIT; /* a file that opens with '{' is kept whole */
 
 	parse_result_init(out);
 	if (fd < 0)
@@ -950,10 +1046,27 @@ int parse_file(const struct patset *ps, const char *path, int exit_status, bool 
 			return err_set(e, ERR_IO, "cannot read %s: %s", is_stdin ? "standard input" : path,
 				       strerror(en));
 		}
+		if (first) {
+			size_t k = 0;
+			while (k < (size_t)n && isspace((unsigned char)buf[k]))
+				k++;
+			first = k == (size_t)n;
+			is_json = k < (size_t)n && buf[k] == '{';
+		}
+		if (is_json && json.len < PARSE_JSON_MAX)
+			sb_add(&json, buf, (size_t)n);
 		parser_feed(p, buf, (size_t)n);
 	}
 	if (!is_stdin)
 		close(fd);
+	if (is_json && json.len < PARSE_JSON_MAX &&
+	    parse_runpy_json(json.buf, json.len, out, NULL) == 0) {
+		sb_release(&json);
+		parser_free(p);
+		return 0;
+	}
+	parse_result_release(out);
+	sb_release(&json);
 	parser_finish(p, exit_status, killed);
 	parser_take_result(p, out);
 	parser_free(p);
@@ -1020,6 +1133,8 @@ json_t *parse_result_json(const struct parse_result *r)
 	json_t *rows = json_array(), *warn = json_array();
 
 	json_object_set_new(o, "gate", json_string(gate_verdict_name(r->gate)));
+	if (r->runpy_json)
+		json_object_set_new(o, "source", json_string("run.py --json results"));
 	json_object_set_new(o, "gate_scope", r->scope == SCOPE_UNKNOWN ? json_null()
 								   : json_string(parse_scope_name(r->scope)));
 	json_object_set_new(o, "gate_k", jtext(r->gate_k));

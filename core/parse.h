@@ -50,6 +50,7 @@ struct parse_result {
 	bool has_L;        /* the result table has an L column */
 	bool truncated;    /* the output ended inside a line */
 	size_t lines;      /* lines read */
+	bool runpy_json;   /* read from run.py --json results, not from a log */
 	size_t rows_dropped; /* table rows beyond PARSE_MAX_ROWS */
 	char *exception;   /* last line of the last traceback ("RuntimeError: ..."), or NULL */
 	char *stage;       /* the phase the run is in ("Warming up 6 shape(s)"), or NULL */
@@ -127,6 +128,15 @@ void parser_free(struct parser *p);
  * when the file cannot be read. */
 int parse_file(const struct patset *ps, const char *path, int exit_status, bool killed,
 	       struct parse_result *out, struct err *e);
+/* A file that opens with '{' is tried as FLA's run.py --json results
+ * (machine_info, results[] with median_ms): up to this size it is read as
+ * a result table (new = median_ms) with its environment, no gate. */
+#define PARSE_JSON_MAX ((size_t)64 << 20)
+int parse_runpy_json(const char *text, size_t len, struct parse_result *out, struct err *e);
+/* Whether anything of a verify or benchmark run was seen: a gate, pytest
+ * counts or test cases, progress, an environment line, a result table, a
+ * traceback.  parse_file reads any text; this says whether it was one. */
+bool parse_recognised(const struct parse_result *r);
 
 /* The run's bench number: the equal-weight geometric mean over its table
  * rows of each row's new time (its base time when it has no new one),

@@ -160,6 +160,19 @@ static int view_detail(struct app *a, int i, struct err *e)
 		sb_addf(&s, "Axis: %s", r->axis);
 		LINE(R_NORMAL);
 	}
+	if (r->notes) {
+		sb_adds(&s, "Notes:");
+		LINE(R_NORMAL);
+		for (const char *p = r->notes; *p;) {
+			size_t n = strcspn(p, "\n");
+			sb_adds(&s, "  ");
+			sb_add(&s, p, n);
+			LINE(R_NORMAL);
+			p += n;
+			if (*p)
+				p++;
+		}
+	}
 	sb_addf(&s, "Commit: %s", r->commit ? r->commit : "\xe2\x80\x94 (not recorded in the log)");
 	LINE(R_NORMAL);
 	if (w->doc.env) {

@@ -65,7 +65,7 @@ t_like "and is named" "$err" 'unexpected argument extra'
 # "--" ends the options: a file named like an option
 printf 'nothing\n' >"$T_TMP/--json"
 out=$(cd "$T_TMP" && "$OPTLOOP" parse -- --json 2>&1)
-t_like "-- ends the options" "$out" 'gate'
+t_like "-- ends the options" "$out" 'recognised in --json'
 
 # version
 t_like "-V prints the version" "$("$OPTLOOP" -V)" '^optloop [0-9]+\.[0-9]+'

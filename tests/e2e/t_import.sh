@@ -71,4 +71,21 @@ t_like "and says what was expected" "$err" 'no summary table found'
 t_exit "missing file exits 1" 1 "$OPTLOOP" import "$T_TMP/absent.md"
 t_exit "no file is a usage error" 2 "$OPTLOOP" import
 t_exit "unknown option is a usage error" 2 "$OPTLOOP" import --frobnicate "$log"
+
+# a Notes column (per-shape numbers, line breaks as <br>) survives import
+cat >"$T_TMP/notes.md" <<'MD'
+# Optimization log — chunk_gla
+
+| Iter | Direction | Gate | Bench (ms) | vs best | Status | Notes |
+|---|---|---|---|---|---|---|
+| 0 | baseline | pass | 0.973 | — | base | B8-T8192: 1.041<br>B16-T4096: 1.934 |
+| 1 | BT 64 | pass | 0.915 | +6% | keep | B8-T8192: 0.978 (+6.0%)<br>B16-T4096: 1.807 |
+MD
+out=$("$OPTLOOP" import "$T_TMP/notes.md"); rc=$?
+t_is "a log with a Notes column imports" "$rc" 0
+t_like "the notes are shown under their row" "$out" '^ +notes: B8-T8192: 0.978 \(\+6.0%\)$'
+t_like "each line of the cell on its own line" "$out" '^ +notes: B16-T4096: 1.807$'
+t_unlike "no problem is reported for the column" "$out" 'problem'
+j=$("$OPTLOOP" import --json "$T_TMP/notes.md")
+t_like "JSON carries the notes" "$j" '"notes": "B8-T8192: 1.041\\nB16-T4096: 1.934"'
 t_done

@@ -198,8 +198,10 @@ t_exit "export rejects unknown arguments" 2 "$OPTLOOP" export --csv
 
 # several workspaces: --op picks
 "$OPTLOOP" init --op other --kernel kernel --test-file tests/test_compute.sh --naive ref/naive.sh --verify ./verify >/dev/null
-t_exit "two workspaces need --op" 2 "$OPTLOOP" status
-t_like "listing them" "$("$OPTLOOP" status 2>&1)" 'other, tiny.*--op'
+t_exit "two workspaces: a command that acts needs --op" 2 "$OPTLOOP" verify
+t_like "listing them" "$("$OPTLOOP" verify 2>&1)" 'other, tiny.*--op'
+t_like "status lists both" "$("$OPTLOOP" status)" '^  tiny +stalled +5'
+t_like "and how to pick one" "$("$OPTLOOP" status)" 'pick one with --op OP'
 t_is "--op picks one" "$("$OPTLOOP" --op other status --json | sed -n 's/^  "op": "\(.*\)",$/\1/p')" other
 t_is "-C works from elsewhere" "$(cd / && "$OPTLOOP" -C "$d/kernel" --op tiny status --json | sed -n 's/^  "op": "\(.*\)",$/\1/p')" tiny
 t_done

@@ -68,4 +68,21 @@ printf '@extends fla\npass ^ALL GOOD$\n' >"$T_TMP/ws/profile/k-opt/patterns/mine
 printf 'ALL GOOD\n' >"$T_TMP/ws/log.txt"
 out=$("$OPTLOOP" -C "$T_TMP/ws" --op k parse log.txt --patterns mine --exit-status 0)
 t_like "workspace pattern set" "$out" '^gate: +pass'
+
+# run.py --json results are a result table; input that is not a run's
+# output is said, not read as "no gate"
+out=$("$OPTLOOP" parse "$fix/runpy-base-main.json"); rc=$?
+t_is "run.py --json results: exit 0" "$rc" 0
+t_like "read as run.py results" "$out" 'read from run.py --json results'
+t_like "its machine_info is the environment" "$out" 'env: +NVIDIA H200 \| CUDA 13.0 \| PyTorch 2.11.0\+cu130 \| Triton 3.6.0 \| opt-a\[35f8256\]'
+t_like "its medians are the rows" "$out" 'fwd +B=4 T=2048 H=16 D=64 +chunk_linear_attn +- +0.450'
+j=$("$OPTLOOP" parse "$fix/runpy-base-main.json" --json)
+t_like "JSON names the source" "$j" '"source": "run.py --json results"'
+for f in "$fix/nvidia-smi-idle.csv" /dev/null; do
+	err=$("$OPTLOOP" parse "$f" 2>&1); rc=$?
+	t_is "$(basename "$f"): not a run's output is a usage error" "$rc" 2
+	t_like "$(basename "$f"): and says so" "$err" 'no verify or benchmark output was recognised'
+done
+printf '{"results": 3}' >"$T_TMP/other.json"
+t_exit "other JSON is not a run either" 2 "$OPTLOOP" parse "$T_TMP/other.json"
 t_done

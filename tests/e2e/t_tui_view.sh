@@ -124,4 +124,20 @@ t_is "LANG=C screen is pure ASCII" "$(printf '%s' "$scr" | LC_ALL=C grep -c '[^ 
 t_like "LANG=C spells the dash" "$scr" 'incomplete +- +- drop'
 tui_stop
 tui_check_stderr
+
+# a Notes column shows in the detail, each line of the cell on its own
+cat >"$T_TMP/notes.md" <<'MD'
+# Optimization log — chunk_gla
+
+| Iter | Direction | Gate | Bench (ms) | vs best | Status | Notes |
+|---|---|---|---|---|---|---|
+| 0 | baseline | pass | 0.973 | — | base | B8-T8192: 1.041<br>B16-T4096: 1.934 |
+MD
+tui_start 120 30 -- "$OPTLOOP" view "$T_TMP/notes.md"
+t_screen "the notes log opens" 'baseline'
+tui_keys Enter
+t_screen "the detail shows the notes" 'Notes:'
+t_screen "line by line" '^.*  B16-T4096: 1.934'
+tui_stop
+tui_check_stderr
 t_done

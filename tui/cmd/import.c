@@ -152,6 +152,8 @@ static void print_json(const char *file, const struct optlog_doc *d,
 		json_str(o, r->axis);
 		sb_adds(o, ", \"commit\": ");
 		json_str(o, r->commit);
+		sb_adds(o, ", \"notes\": ");
+		json_str(o, r->notes);
 		sb_addf(o, ", \"line\": %d}", r->lineno);
 		spill(o, false);
 	}
@@ -237,6 +239,16 @@ static void print_text(const char *file, const struct optlog_doc *d,
 			}
 		}
 		sb_addc(o, '\n');
+		/* a Notes cell on lines of its own under the row, breaks kept */
+		for (const char *p = r->notes; p && *p;) {
+			size_t n = strcspn(p, "\n");
+			sb_adds(o, "        notes: ");
+			put_clean(o, p, n);
+			sb_addc(o, '\n');
+			p += n;
+			if (*p)
+				p++;
+		}
 		spill(o, false);
 	}
 	if (probs && probs->n) {

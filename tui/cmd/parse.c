@@ -43,6 +43,10 @@ static void print_human(const struct parse_result *r, const char *set)
 	printf("\n");
 	if (r->gate_test)
 		printf("gate test: %s\n", r->gate_test);
+	if (r->runpy_json) {
+		printf("run:       read from run.py --json results (no gate, no log)\n");
+		goto env;
+	}
 	printf("run:       %s", r->killed ? "killed" : r->complete ? "complete" : "cut off");
 	if (r->exit_status >= 0)
 		printf(", exit status %d", r->exit_status);
@@ -56,6 +60,7 @@ static void print_human(const struct parse_result *r, const char *set)
 	else if (r->cases_passed || r->cases_failed || r->cases_skipped)
 		printf("tests:     %d passed, %d failed, %d skipped (no summary line)\n",
 		       r->cases_passed, r->cases_failed, r->cases_skipped);
+env:
 	if (r->env.raw) {
 		printf("env:       %s\n", r->env.raw);
 		printf("           device=%s backend=%s pytorch=%s triton=%s branch=%s sha=%s\n",
@@ -169,6 +174,16 @@ int cmd_parse(struct cli *cli, int argc, char **argv)
 	if (rc) {
 		patset_free(ps);
 		return cli_fail(&e);
+	}
+	if (!parse_recognised(&r)) {
+		fprintf(stderr,
+			"optloop parse: no verify or benchmark output was recognised in %s (no gate, "
+			"no pytest lines, no Machine line, no result table); give the log of "
+			"benchmarks.ops.verify or run.py, or run.py's --json results file\n",
+			!strcmp(file, "-") ? "standard input" : file);
+		parse_result_release(&r);
+		patset_free(ps);
+		return 2;
 	}
 	if (json) {
 		json_t *j = parse_result_json(&r);
