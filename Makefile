@@ -6,7 +6,8 @@
 #   make bench      benchmarks (figures on stdout)
 #   make demo       build and open optloop on a fresh copy of the demo project
 #   make fuzz       build the libFuzzer targets (clang) and run each briefly
-#   make install PREFIX=/usr/local
+#   make install PREFIX=/usr/local   (also the bash, zsh and fish completions)
+#   make V=1        print whole compiler commands instead of one line per step
 
 PREFIX  ?= /usr/local
 DESTDIR ?=
@@ -126,29 +127,45 @@ deps:
 		{ echo "make deps: apt-get failed; install by hand:$$missing" >&2; exit 1; }; \
 	fi
 
+# One short line per step ("  CC    core/loop.c"); make V=1 prints the
+# whole commands.
+ifeq ($(V),1)
+Q   :=
+say := @true
+else
+Q   := @
+say := @printf '  %-5s %s\n'
+endif
+
 $(BUILD)/%.o: %.c
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+	$(say) CC $<
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
 $(LIBCORE): $(CORE_OBJ)
 	@rm -f $@
-	ar rcs $@ $^
+	$(say) AR $@
+	$(Q)ar rcs $@ $^
 
 $(LIBVIEWS): $(VIEWS_OBJ)
 	@rm -f $@
-	ar rcs $@ $^ $(if $(VIEWS_OBJ),,)
+	$(say) AR $@
+	$(Q)ar rcs $@ $^ $(if $(VIEWS_OBJ),,)
 
 $(BIN): $(TUI_OBJ) $(LIBVIEWS) $(LIBCORE)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) $(BIN_LDFLAGS) -o $@ $(TUI_OBJ) $(LIBVIEWS) $(LIBCORE) $(BIN_LIBS)
+	$(say) LINK $@
+	$(Q)$(CC) $(LDFLAGS) $(BIN_LDFLAGS) -o $@ $(TUI_OBJ) $(LIBVIEWS) $(LIBCORE) $(BIN_LIBS)
 
 $(BUILD)/tests/%: tests/unit/%.c $(LIBVIEWS) $(LIBCORE)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(TEST_CFLAGS) $(LDFLAGS) -o $@ $< $(LIBVIEWS) $(LIBCORE) $(TEST_LIBS) $(LDLIBS)
+	$(say) LINK $@
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(TEST_CFLAGS) $(LDFLAGS) -o $@ $< $(LIBVIEWS) $(LIBCORE) $(TEST_LIBS) $(LDLIBS)
 
 $(BUILD)/bench/%: tests/bench/%.c $(LIBVIEWS) $(LIBCORE)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIBVIEWS) $(LIBCORE) $(LDLIBS)
+	$(say) LINK $@
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIBVIEWS) $(LIBCORE) $(LDLIBS)
 
 test: deps
 	@$(MAKE) --no-print-directory $(BIN) $(UNIT_BIN)
@@ -188,9 +205,18 @@ install: all
 	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/optloop
 	cp -R assets $(DESTDIR)$(PREFIX)/share/optloop/
 	install -m 644 assets/man/optloop.1 $(DESTDIR)$(PREFIX)/share/man/man1/optloop.1
+	install -d $(DESTDIR)$(PREFIX)/share/bash-completion/completions \
+		$(DESTDIR)$(PREFIX)/share/zsh/site-functions \
+		$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
+	./$(BIN) completion bash >$(DESTDIR)$(PREFIX)/share/bash-completion/completions/optloop
+	./$(BIN) completion zsh >$(DESTDIR)$(PREFIX)/share/zsh/site-functions/_optloop
+	./$(BIN) completion fish >$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/optloop.fish
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/optloop $(DESTDIR)$(PREFIX)/share/man/man1/optloop.1
+	rm -f $(DESTDIR)$(PREFIX)/share/bash-completion/completions/optloop \
+		$(DESTDIR)$(PREFIX)/share/zsh/site-functions/_optloop \
+		$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/optloop.fish
 	rm -rf $(DESTDIR)$(PREFIX)/share/optloop
 
 clean:

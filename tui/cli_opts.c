@@ -108,6 +108,13 @@ bool cli_parse(struct cli_cmd *c, int argc, char **argv, int *exit)
 			*exit = 0;
 			return false;
 		}
+		if (!opts_done && !strcmp(a, CLI_LIST_OPTIONS)) {
+			for (const struct cli_opt *o = c->opts; o && o->name; o++)
+				printf("%s\n", o->name);
+			printf("--help\n");
+			*exit = 0;
+			return false;
+		}
 		if (!opts_done && !strcmp(a, "--")) {
 			opts_done = true;
 			continue;

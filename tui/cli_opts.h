@@ -53,6 +53,10 @@ struct cli_opt {
 
 #define CLI_POS_MAX 8
 
+/* Given to any command, cli_parse prints its option names one per line and
+ * stops (what shell completion offers; see tui/complete.c). */
+#define CLI_LIST_OPTIONS "--list-options"
+
 struct cli_cmd {
 	const char *name;            /* "verify": its usage and summary are commands.h's */
 	const struct cli_opt *opts;  /* ended by an entry whose name is NULL */

@@ -2,6 +2,8 @@
 #include "tui/cli_util.h"
 #include "tui/commands.h"
 #include "core/err.h"
+#include "core/sb.h"
+#include "core/fsutil.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -26,6 +28,33 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
 	if (u)
 		fprintf(stderr, "usage: optloop %s\n", u);
 	return 2;
+}
+
+int cli_emit(const char *output, const char *text, json_t *json)
+{
+	struct sb s = SB_INIT;
+	if (json) {
+		char *t = json_dumps(json, JSON_INDENT(2) | JSON_PRESERVE_ORDER |
+						   JSON_REAL_PRECISION(10));
+		sb_adds(&s, t ? t : "null");
+		sb_addc(&s, '\n');
+		free(t);
+		json_decref(json);
+	} else {
+		sb_adds(&s, text ? text : "");
+	}
+	int rc = 0;
+	if (!output) {
+		fwrite(s.buf ? s.buf : "", 1, s.len, stdout);
+	} else {
+		struct err e = {0};
+		if (fsutil_write_atomic(output, s.buf ? s.buf : "", s.len, &e) < 0)
+			rc = cli_fail(&e);
+		else
+			fprintf(stderr, "optloop: wrote %s\n", output);
+	}
+	sb_release(&s);
+	return rc;
 }
 
 void cli_print_json(json_t *v)

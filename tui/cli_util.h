@@ -13,6 +13,10 @@ struct err;
 int cli_fail(const struct err *e);
 /* Usage error for one command: prints the message and the usage line; returns 2. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The output of a report: text, or json when not NULL (its reference is
+ * taken), on stdout, or written atomically to output when not NULL (saying
+ * so on stderr).  Returns 0 or the exit status of the write failure. */
+int cli_emit(const char *output, const char *text, json_t *json);
 /* Print a JSON value on stdout (indented, one trailing newline) and take its reference. */
 void cli_print_json(json_t *v);
 

@@ -27,7 +27,7 @@ struct cli {
 	  "create the workspace profile/<op>-opt/ for an op")                                 \
 	X(status, "status [--json]", "where the loop stands and the next required step")      \
 	X(contract, "contract [--check] [--set FIELD=VALUE]...", "show, check or set the task contract") \
-	X(verify, "verify [--gate-k EXPR] [--base REF] [--timeout SEC] [--json]",             \
+	X(verify, "verify [--gate-k EXPR] [--base REF] [--timeout SEC] [--quiet] [--json]",             \
 	  "run the gated verify-and-bench command and record the run")                        \
 	X(log, "log --direction TEXT --status keep|revert|drop|floor [--axis TEXT] [--unconfirmed WHY] [--ack] [--set-aside] [--commit] [--json]", \
 	  "append the measured iteration's row to OPT_LOG.md (--commit: and commit it)")                               \
@@ -54,8 +54,10 @@ struct cli {
 	  "measure best and candidate interleaved in one session (--baseline: the best against the baseline)") \
 	X(promote, "promote --check | --explain TEXT | --attach FILE [--iter N] [--json]",     \
 	  "check the promotion bar, or record the evidence it asks for")                      \
-	X(report, "report final|header ITER|pr|nogo [--json]",                                 \
-	  "Markdown reports from the loop's evidence: final claim, kept-candidate header, PR body, no-go record")
+	X(report, "report final|header ITER|pr|nogo [--output FILE] [--json]",                                 \
+	  "Markdown reports from the loop's evidence: final claim, kept-candidate header, PR body, no-go record") \
+	X(completion, "completion bash|zsh|fish",                                              \
+	  "the shell completion script (commands, options, statuses, ops)")
 
 #define X(name, usage, summary) int cmd_##name(struct cli *cli, int argc, char **argv);
 OPTLOOP_COMMANDS(X)
@@ -69,5 +71,9 @@ int tui_open_workspace(struct cli *cli, bool quiet_if_none);
 const char *cli_usage(const char *name);
 /* Its one-line summary, or NULL. */
 const char *cli_summary(const char *name);
+/* Run the command name (argv[0] is its name); 2 when there is none. */
+int cli_run(struct cli *cli, const char *name, int argc, char **argv);
+/* Print the commands that start with prefix, one per line. */
+void cli_commands_offer(const char *prefix);
 
 #endif

@@ -52,6 +52,19 @@ const char *cli_summary(const char *name)
 	return c ? c->summary : NULL;
 }
 
+int cli_run(struct cli *cli, const char *name, int argc, char **argv)
+{
+	const struct command *c = find_command(name);
+	return c ? c->fn(cli, argc, argv) : 2;
+}
+
+void cli_commands_offer(const char *prefix)
+{
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		if (!strncmp(commands[i].name, prefix, strlen(prefix)))
+			printf("%s\n", commands[i].name);
+}
+
 /* "'stauts' is not a command" with the command that was meant, if any. */
 static int not_a_command(const char *who, const char *word)
 {
@@ -199,8 +212,9 @@ int main(int argc, char **argv)
 	if (!c)
 		return not_a_command("optloop", argv[i]);
 	/* --op may also follow the command (optloop status --op chunk_gla); init
-	 * reads it itself.  "--" ends the options. */
-	if (c->fn != cmd_init) {
+	 * reads it itself, and completion reads the words as typed.  "--" ends
+	 * the options. */
+	if (c->fn != cmd_init && c->fn != cmd_completion) {
 		int k = i + 1;
 		for (int j = i + 1; j < argc; j++) {
 			if (!strcmp(argv[j], "--")) {

@@ -133,4 +133,19 @@ t_unlike "no commit after the project's first touches profile/ or frozen files" 
 	"$(git log --format= --name-only "$(git rev-list --max-parents=0 HEAD)..HEAD" | sort -u)" \
 	'profile/|test_linear_attn|naive.c|linear_attn.h'
 t_is "the work tree is clean" "$(git status --porcelain)" ""
+
+# verify --quiet: the harness output only in the raw log, the summary stays
+"$OPTLOOP" demo "$T_TMP/quiet" --json >/dev/null
+out=$(cd "$T_TMP/quiet" && "$OPTLOOP" verify --quiet 2>&1); rc=$?
+t_is "verify --quiet: the baseline passes" "$rc" 0
+t_unlike "verify --quiet streams nothing of the harness" "$out" 'GATE PASSED|Machine:'
+t_like "but prints the summary with the raw log" "$out" 'optloop: iteration 0 measured: gate pass.*raw output in .*trace/iter-0\.log'
+t_like "the raw log has everything" "$(cat "$T_TMP"/quiet/profile/*/trace/iter-0.log)" 'GATE PASSED'
+# report --output writes the file (here the no-go record, with what it lacks)
+out=$(cd "$T_TMP/quiet" && "$OPTLOOP" report nogo --output "$T_TMP/nogo.md" 2>"$T_TMP/report.err")
+t_is "report --output prints nothing on stdout" "$out" ""
+t_like "it says where it wrote" "$(cat "$T_TMP/report.err")" "wrote $T_TMP/nogo.md"
+t_like "the file holds the record" "$(cat "$T_TMP/nogo.md")" '^#'
+(cd "$T_TMP/quiet" && "$OPTLOOP" report nogo --json --output "$T_TMP/nogo.json" 2>/dev/null)
+t_ok "--json --output writes JSON" python3 -c "import json; json.load(open('$T_TMP/nogo.json'))"
 t_done

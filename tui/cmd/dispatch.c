@@ -159,6 +159,12 @@ int cmd_dispatch(struct cli *cli, int argc, char **argv)
 		.more = "optloop dispatch VERB --help lists a verb's options.",
 	};
 	int rc;
+	if (argc > 1 && !strcmp(argv[1], CLI_LIST_OPTIONS)) {
+		static const char *const verbs[] = {"add", "list", "--help"};
+		for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
+			printf("%s\n", verbs[i]);
+		return 0;
+	}
 	if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
 		cli_parse(&c, argc, argv, &rc);
 		/* and each verb's own */

@@ -20,17 +20,19 @@
 
 int cmd_report(struct cli *cli, int argc, char **argv)
 {
-	const char *kind = NULL;
+	const char *kind = NULL, *output = NULL;
 	bool json = false;
 	int iter = -1, rc;
 	if (argc >= 2 && !strcmp(argv[1], "nogo"))
 		return report_nogo(cli, argc, argv);
 	const struct cli_opt opts[] = {
+		CLI_TEXT("--output", &output, "FILE",
+			 "write the report to FILE (atomically) instead of stdout"),
 		CLI_FLAG("--json", &json, "print the report's facts as JSON instead of Markdown"),
 		CLI_END,
 	};
 	static const char *const examples[] = {"report final", "report header 7",
-					       "report pr > pr.md", "report nogo", NULL};
+					       "report pr --output pr.md", "report nogo", NULL};
 	struct cli_cmd c = {
 		.name = "report",
 		.opts = opts,
@@ -74,14 +76,11 @@ int cmd_report(struct cli *cli, int argc, char **argv)
 		rc = report_header(s, &ctx, iter, &md, json ? &j : NULL, &e);
 	else
 		rc = report_pr(s, &ctx, &md, json ? &j : NULL, &e);
-	if (rc == 0) {
-		if (json)
-			cli_print_json(j);
-		else
-			fputs(md.buf, stdout);
-	}
+	int wrc = 0;
+	if (rc == 0)
+		wrc = cli_emit(output, md.buf, json ? j : NULL);
 	sb_release(&md);
 	loop_contract_put(k);
 	loop_close(l);
-	return rc < 0 ? cli_fail(&e) : 0;
+	return rc < 0 ? cli_fail(&e) : wrc;
 }

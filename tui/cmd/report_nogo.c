@@ -22,15 +22,18 @@ int report_nogo(struct cli *cli, int argc, char **argv)
 	struct sb md = SB_INIT;
 	json_t *j = NULL;
 	bool json = false;
+	const char *output = NULL;
 	int rc;
 
 	const struct cli_opt opts[] = {
+		CLI_TEXT("--output", &output, "FILE",
+			 "write the record to FILE (atomically) instead of stdout"),
 		CLI_FLAG("--json", &json, "print the record's facts as JSON instead of Markdown"),
 		CLI_END,
 	};
-	static const char *const examples[] = {"report nogo > NOGO.md", NULL};
+	static const char *const examples[] = {"report nogo --output NOGO.md", NULL};
 	struct cli_cmd c = {.name = "report", .opts = opts, .examples = examples,
-			    .usage = "report nogo [--json]",
+			    .usage = "report nogo [--output FILE] [--json]",
 			    .summary = "the no-go record, in Markdown",
 			    .more = "nogo: the record of a loop that stopped without a win: what was\n"
 				    "tried, the evidence, and what is missing to try again."};
@@ -39,15 +42,12 @@ int report_nogo(struct cli *cli, int argc, char **argv)
 	if ((rc = guards_cli_open(cli, LOOP_TRY_WRITE, &l, &o)) != 0)
 		return rc;
 	rc = guards_nogo(&o.g, &md, &j, &e);
-	if (json)
-		cli_print_json(j);
-	else
-		fputs(md.buf, stdout);
+	int wrc = cli_emit(output, md.buf, json ? j : NULL);
 	if (!json)
 		json_decref(j);
 	if (rc < 0)
 		fprintf(stderr, "optloop: %s\n", e.msg);
 	sb_release(&md);
 	guards_cli_close(l, &o);
-	return rc < 0 ? 1 : 0;
+	return rc < 0 ? 1 : wrc;
 }

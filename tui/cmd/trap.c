@@ -201,6 +201,12 @@ int cmd_trap(struct cli *cli, int argc, char **argv)
 		.more = "optloop trap VERB --help lists a verb's options.",
 	};
 	int rc;
+	if (argc > 1 && !strcmp(argv[1], CLI_LIST_OPTIONS)) {
+		static const char *const verbs[] = {"list", "add", "mark", "--help"};
+		for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
+			printf("%s\n", verbs[i]);
+		return 0;
+	}
 	if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
 		cli_parse(&c, argc, argv, &rc);
 		/* and each verb's own */

@@ -52,7 +52,7 @@ int cmd_verify(struct cli *cli, int argc, char **argv)
 	struct loop_measurement m;
 	struct loop *l;
 	struct err e = {0};
-	bool json = false;
+	bool json = false, quiet = false;
 	int rc;
 
 	const struct cli_opt opts[] = {
@@ -64,6 +64,8 @@ int cmd_verify(struct cli *cli, int argc, char **argv)
 			 "comparison in one session"),
 		CLI_NUM("--timeout", &o.timeout_s, "SEC", 0, 1e7,
 			"stop the run after SEC seconds (recorded as incomplete: an attempt)"),
+		CLI_FLAG("--quiet", &quiet, "do not stream the harness output (it is in the raw log); "
+					    "the summary stays"),
 		CLI_FLAG("--json", &json, "stdout carries only the measurement as JSON; the "
 					  "harness output goes to stderr"),
 		CLI_END,
@@ -83,8 +85,9 @@ int cmd_verify(struct cli *cli, int argc, char **argv)
 		return rc;
 	if ((rc = loop_cli_open(cli, 0, &l)) != 0)
 		return rc;
-	/* with --json, stdout carries only the JSON object */
-	o.output = to_stream;
+	/* with --json, stdout carries only the JSON object; with --quiet the
+	 * output goes only to the raw log */
+	o.output = quiet ? NULL : to_stream;
 	o.ctx = json ? stderr : stdout;
 
 	struct sigaction sa;
