@@ -232,7 +232,8 @@ static int kfile_cmp(const void *a, const void *b)
 static void klist_sort_unique(struct klist *l)
 {
 	size_t w = 0;
-	qsort(l->v, l->n, sizeof(*l->v), kfile_cmp);
+	if (l->n > 1)
+		qsort(l->v, l->n, sizeof(*l->v), kfile_cmp);
 	for (size_t i = 0; i < l->n; i++) {
 		if (w && strcmp(l->v[w - 1].path, l->v[i].path) == 0) {
 			free(l->v[i].path);
