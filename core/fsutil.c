@@ -86,34 +86,60 @@ static void fsync_dir_of(const char *path)
 
 int fsutil_write_atomic(const char *path, const void *data, size_t len, struct err *e)
 {
+	return fsutil_write_atomic_mode(path, data, len, 0644, e);
+}
+
+int fsutil_write_atomic_mode(const char *path, const void *data, size_t len, unsigned mode,
+			     struct err *e)
+{
 	char *tmp = xasprintf("%s.tmp.%ld", path, (long)getpid());
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	int rc = fsutil_write_atomic_via(path, tmp, data, len, mode, e);
+	free(tmp);
+	return rc;
+}
+
+int fsutil_write_temp(const char *tmp, const void *data, size_t len, unsigned mode,
+		      struct err *e)
+{
+	/* a new file of our own: never through a link planted at the temp name */
+	int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+	int fd = open(tmp, flags, (mode_t)mode);
 	int saved;
 
-	if (fd < 0) {
-		saved = errno;
-		free(tmp);
-		return err_set(e, ERR_IO, "cannot create %s: %s", path, strerror(saved));
-	}
+	if (fd < 0 && errno == EEXIST && unlink(tmp) == 0) /* left by an earlier crash */
+		fd = open(tmp, flags, (mode_t)mode);
+	if (fd < 0)
+		return err_set(e, ERR_IO, "cannot create %s: %s", tmp, strerror(errno));
+	fchmod(fd, (mode_t)mode); /* whatever the umask left */
 	if (write_all(fd, data, len) < 0 || fsync(fd) < 0) {
 		saved = errno;
 		close(fd);
 		unlink(tmp);
-		free(tmp);
-		return err_set(e, ERR_IO, "cannot write %s: %s (the old file is untouched)", path,
-			       strerror(saved));
+		return err_set(e, ERR_IO, "cannot write %s: %s", tmp, strerror(saved));
 	}
 	close(fd);
-	fault_point("fsutil.before_rename");
+	return 0;
+}
+
+int fsutil_commit_temp(const char *tmp, const char *path, struct err *e)
+{
 	if (rename(tmp, path) < 0) {
-		saved = errno;
+		int saved = errno;
 		unlink(tmp);
-		free(tmp);
 		return err_set(e, ERR_IO, "cannot replace %s: %s", path, strerror(saved));
 	}
-	free(tmp);
 	fsync_dir_of(path);
 	return 0;
+}
+
+int fsutil_write_atomic_via(const char *path, const char *tmp, const void *data, size_t len,
+			    unsigned mode, struct err *e)
+{
+	int rc = fsutil_write_temp(tmp, data, len, mode, e);
+	if (rc < 0)
+		return rc; /* the old file is untouched */
+	fault_point("fsutil.before_rename");
+	return fsutil_commit_temp(tmp, path, e);
 }
 
 int fsutil_mkdir_p(const char *path, struct err *e)

@@ -18,8 +18,20 @@ struct sb;
 /* Read the whole file into out (appended).  ERR_NOTFOUND when absent. */
 int fsutil_read_file(const char *path, struct sb *out, struct err *e);
 
-/* Replace path with data atomically (temp + fsync + rename + dir fsync). */
+/* Replace path with data atomically (temp + fsync + rename + dir fsync).
+ * The temp file is created new (O_EXCL, never through a symbolic link). */
 int fsutil_write_atomic(const char *path, const void *data, size_t len, struct err *e);
+/* The same with the new file's permission bits. */
+int fsutil_write_atomic_mode(const char *path, const void *data, size_t len, unsigned mode,
+			     struct err *e);
+/* Its two steps: write a new temp file (O_EXCL, no link followed; fsynced),
+ * then rename it over path (and fsync the directory). */
+int fsutil_write_temp(const char *tmp, const void *data, size_t len, unsigned mode,
+		      struct err *e);
+int fsutil_commit_temp(const char *tmp, const char *path, struct err *e);
+/* The same through the temp file tmp (same directory as path). */
+int fsutil_write_atomic_via(const char *path, const char *tmp, const void *data, size_t len,
+			    unsigned mode, struct err *e);
 
 /* mkdir -p with mode 0755. */
 int fsutil_mkdir_p(const char *path, struct err *e);

@@ -112,8 +112,14 @@ static int open_log(const char *path, struct err *e)
 		}
 	}
 	free(dir);
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
-	if (fd < 0)
+	/* never through a symbolic link: the output would land outside trace/ */
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (fd < 0 && errno == ELOOP)
+		err_set(e, ERR_IO,
+			"the raw log %s is a symbolic link; optloop does not write through one "
+			"(remove it and run again)",
+			path);
+	else if (fd < 0)
 		err_set(e, ERR_IO, "cannot create the raw log %s: %s; check the workspace's trace/ folder",
 			path, strerror(errno));
 	return fd;

@@ -2,6 +2,8 @@
  * set-aside, diff, and reading optloop's own commits back from history. */
 #include "core/vcs.h"
 #include "core/err.h"
+#include "core/fsutil.h"
+#include "core/fault.h"
 #include "core/sb.h"
 
 #include <git2.h>
@@ -22,6 +24,10 @@ struct vcs {
 };
 
 /* One file under the kernel paths. */
+/* Temp files of a restore start with this: never taken for kernel files
+ * (a kill between write and rename leaves one behind, harmlessly). */
+#define VCS_TMP_PREFIX ".optloop-restore."
+
 struct kfile {
 	char *path;
 	unsigned mode;
@@ -278,8 +284,9 @@ static int walk_workdir(struct vcs *v, const char *rel, struct klist *l, struct 
 		}
 		while (rc == 0 && (de = readdir(d))) {
 			if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
-			    !strcmp(de->d_name, ".git"))
-				continue;
+			    !strcmp(de->d_name, ".git") || !strncmp(de->d_name, VCS_TMP_PREFIX,
+								   strlen(VCS_TMP_PREFIX)))
+				continue; /* a restore's temp file is never kernel content */
 			char *child = xasprintf("%s/%s", rel, de->d_name);
 			char *probe = xasprintf("%s/", child);
 			int ign = 0;
@@ -619,34 +626,123 @@ int vcs_commit_kernel(struct vcs *v, const char *const *paths, size_t n, const c
 	return vcs_index_reset(v, paths, n, e);
 }
 
+/* One kernel file as the tree has it, written beside the target and renamed
+ * over it: a kill at any moment leaves the old file or the new one, never a
+ * truncated one (libgit2's checkout rewrites files in place).  The blob's
+ * bytes as they are: no filter of the repository's configuration runs. */
+static int write_blob(struct vcs *v, const struct kfile *f, struct err *e)
+{
+	git_blob *blob = NULL;
+	char *full = fsutil_join(v->workdir, f->path);
+	char *dir = xstrdup(full);
+	char *slash = strrchr(dir, '/');
+	int rc = 0;
+	if (slash)
+		*slash = '\0';
+	if (git_blob_lookup(&blob, v->repo, &f->oid) < 0)
+		rc = git_fail(e, ERR_IO, "cannot read a kernel file from git");
+	if (rc == 0 && slash)
+		rc = fsutil_mkdir_p(dir, e);
+	if (rc == 0 && f->mode == GIT_FILEMODE_LINK) {
+		char *target = xstrndup(git_blob_rawcontent(blob), (size_t)git_blob_rawsize(blob));
+		char *tmp = xasprintf("%s.tmp.%ld", full, (long)getpid());
+		unlink(tmp);
+		if (symlink(target, tmp) < 0 || rename(tmp, full) < 0) {
+			rc = err_set(e, ERR_IO, "cannot restore the link %s: %s", f->path,
+				     strerror(errno));
+			unlink(tmp);
+		}
+		free(tmp);
+		free(target);
+	} else if (rc == 0) {
+		/* the temp file is hidden from the kernel (walk_workdir skips it) */
+		const char *base = slash ? full + (slash - dir) + 1 : full;
+		char *tmp = xasprintf("%s/%s%s.%ld", slash ? dir : v->workdir, VCS_TMP_PREFIX, base,
+				      (long)getpid());
+		rc = fsutil_write_temp(tmp, git_blob_rawcontent(blob),
+				       (size_t)git_blob_rawsize(blob),
+				       f->mode == GIT_FILEMODE_BLOB_EXECUTABLE ? 0755 : 0644, e);
+		fault_point("restore.before_rename");
+		if (rc == 0)
+			rc = fsutil_commit_temp(tmp, full, e);
+		free(tmp);
+	}
+	git_blob_free(blob);
+	free(dir);
+	free(full);
+	return rc;
+}
+
+/* A kernel file the tree does not have: removed, and the directories it
+ * leaves empty, up to the kernel path it lies in. */
+static void remove_file(struct vcs *v, const char *rel)
+{
+	char *full = fsutil_join(v->workdir, rel);
+	if (unlink(full) == 0) {
+		char *slash;
+		size_t root = strlen(v->workdir);
+		while ((slash = strrchr(full, '/')) && (size_t)(slash - full) > root) {
+			*slash = '\0';
+			if (rmdir(full) < 0)
+				break;
+		}
+	}
+	free(full);
+}
+
+/* Temp files a killed restore left in the directory of rel. */
+static void clear_temps(struct vcs *v, const char *rel)
+{
+	char *full = fsutil_join(v->workdir, rel);
+	char *slash = strrchr(full, '/');
+	if (slash)
+		*slash = '\0';
+	DIR *d = opendir(full);
+	struct dirent *de;
+	while (d && (de = readdir(d)))
+		if (!strncmp(de->d_name, VCS_TMP_PREFIX, strlen(VCS_TMP_PREFIX))) {
+			char *t = xasprintf("%s/%s", full, de->d_name);
+			unlink(t);
+			free(t);
+		}
+	if (d)
+		closedir(d);
+	free(full);
+}
+
 int vcs_restore(struct vcs *v, const char *treeish, const char *const *paths, size_t n,
 		struct err *e)
 {
 	git_tree *tree = NULL;
-	git_checkout_options co;
 	int rc = lookup_tree(v, treeish, &tree, e);
-
-	git_checkout_options_init(&co, GIT_CHECKOUT_OPTIONS_VERSION);
-
 	if (rc < 0)
 		return rc;
 	/* the exact files on either side, so excluded (frozen) files and
 	 * ignored build outputs are never touched */
-	struct klist both = {0};
-	rc = list_tree(v, tree, paths, n, &both, e);
+	struct klist want = {0}, have = {0};
+	rc = list_tree(v, tree, paths, n, &want, e);
 	if (rc == 0)
-		rc = list_workdir(v, paths, n, &both, e);
-	klist_sort_unique(&both);
-	co.checkout_strategy = GIT_CHECKOUT_FORCE | GIT_CHECKOUT_REMOVE_UNTRACKED |
-			       GIT_CHECKOUT_DISABLE_PATHSPEC_MATCH;
-	co.paths.count = both.n;
-	co.paths.strings = xcalloc(both.n ? both.n : 1, sizeof(char *));
-	for (size_t i = 0; i < both.n; i++)
-		co.paths.strings[i] = both.v[i].path;
-	if (rc == 0 && both.n && git_checkout_tree(v->repo, (git_object *)tree, &co) < 0)
-		rc = git_fail(e, ERR_IO, "cannot restore the kernel paths");
-	free(co.paths.strings);
-	klist_release(&both);
+		rc = list_workdir(v, paths, n, &have, e);
+	size_t j = 0;
+	for (size_t i = 0; rc == 0 && i < want.n; i++) {
+		while (j < have.n && strcmp(have.v[j].path, want.v[i].path) < 0)
+			j++;
+		bool same = j < have.n && !strcmp(have.v[j].path, want.v[i].path) &&
+			    have.v[j].mode == want.v[i].mode && git_oid_equal(&have.v[j].oid, &want.v[i].oid);
+		if (!same) {
+			clear_temps(v, want.v[i].path);
+			rc = write_blob(v, &want.v[i], e);
+		}
+	}
+	/* what the tree does not hold goes */
+	for (size_t i = 0, k = 0; rc == 0 && i < have.n; i++) {
+		while (k < want.n && strcmp(want.v[k].path, have.v[i].path) < 0)
+			k++;
+		if (k >= want.n || strcmp(want.v[k].path, have.v[i].path))
+			remove_file(v, have.v[i].path);
+	}
+	klist_release(&want);
+	klist_release(&have);
 	git_tree_free(tree);
 	if (rc == 0)
 		rc = vcs_index_reset(v, paths, n, e);

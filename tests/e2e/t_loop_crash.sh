@@ -165,4 +165,30 @@ t_exit "and verify may run again" 0 "$OPTLOOP" verify
 t_is "which measures the iteration" "$(state)" measured
 t_like "the cut-off run's raw output is kept beside it" \
 	"$(ls profile/tiny-opt/trace/)" 'iter-2\.attempt-[0-9]+\.log'
+
+# A drop's restore killed while it writes the kernel: the file is the
+# candidate or the best, never empty or half-written, and the next command
+# finishes the restore (each file goes to a temp file and is renamed over).
+for point in restore.before_rename; do
+	d="$T_TMP/$point"
+	setup "$d" 2>&1
+	best=$(git show HEAD:kernel/compute.sh)
+	"$OPTLOOP" log --direction "shift instead of multiply" --status drop >/dev/null
+	cand=$(cat kernel/compute.sh)
+	OPTLOOP_FAULT=$point "$OPTLOOP" commit >/dev/null 2>&1
+	t_is "$point: the commit was killed in the restore" "$?" 137
+	now=$(cat kernel/compute.sh)
+	t_ok "$point: the kernel is not empty" test -s kernel/compute.sh
+	if [ "$now" != "$cand" ] && [ "$now" != "$best" ]; then
+		t_fail "$point: the kernel is the candidate or the best" "$now"
+	else
+		t_pass "$point: the kernel is the candidate or the best"
+	fi
+	t_unlike "$point: no temp file is taken for kernel content" \
+		"$("$OPTLOOP" status 2>&1)" 'changed after|telescop'
+	"$OPTLOOP" status >/dev/null 2>&1
+	t_is "$point: the next command finishes the restore" "$(cat kernel/compute.sh)" "$best"
+	t_is "$point: the loop is ready for the next change" "$(state)" ready
+	t_is "$point: no temp file is left" "$(git status --porcelain)" ""
+done
 t_done

@@ -70,6 +70,30 @@ static int last_run_id(void)
 	return id;
 }
 
+static void sh_run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void sh_run(const char *fmt, ...)
+{
+	char cmd[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	assert_int_equal(system(cmd), 0);
+}
+
+static int last_run_gate(void)
+{
+	sqlite3_stmt *q;
+	assert_int_equal(sqlite3_prepare_v2(store_db(st),
+					    "SELECT gate FROM runs ORDER BY id DESC LIMIT 1", -1, &q,
+					    NULL),
+			 SQLITE_OK);
+	assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+	int g = sqlite3_column_int(q, 0);
+	sqlite3_finalize(q);
+	return g;
+}
+
 static struct run_spec spec_for(const char *kind, const char *command, const char *log)
 {
 	static char trace[128];
@@ -233,6 +257,29 @@ static void a_command_that_cannot_start_is_a_harness_error(void **state)
 	free(gone);
 }
 
+/* A link planted at the raw log's name is not followed: the run does not
+ * start, it is recorded as a harness error, and the link's target is
+ * untouched. */
+static void a_raw_log_that_is_a_link_is_refused(void **state)
+{
+	struct err e = {0};
+	struct run *r = NULL;
+	char *target = xasprintf("%s/outside.txt", tmpdir);
+	char *log = xasprintf("%s/trace/iter-7.log", tmpdir);
+	sh_run("mkdir -p %s/trace && echo keep >%s && ln -sf %s %s", tmpdir, target, target, log);
+	struct run_spec s = spec_for("verify", "echo overwritten", log);
+	assert_int_equal(run_start(st, &s, &r, &e), ERR_IO);
+	assert_null(r);
+	assert_non_null(strstr(e.msg, "symbolic link"));
+	struct sb got = SB_INIT;
+	assert_int_equal(fsutil_read_file(target, &got, &e), 0);
+	assert_string_equal(got.buf, "keep\n");
+	assert_int_equal(last_run_gate(), GATE_ERROR);
+	sb_release(&got);
+	free(target);
+	free(log);
+}
+
 static int fill_tree(void *ctx, struct store_run *rec, const struct parse_result *res,
 		     struct err *e)
 {
@@ -313,6 +360,7 @@ int main(void)
 		cmocka_unit_test(a_cancelled_run_is_recorded_cancelled),
 		cmocka_unit_test(a_raw_log_write_failure_stops_the_run),
 		cmocka_unit_test(a_command_that_cannot_start_is_a_harness_error),
+		cmocka_unit_test(a_raw_log_that_is_a_link_is_refused),
 		cmocka_unit_test(hooks_fill_the_record_or_keep_it_incomplete),
 		cmocka_unit_test(freeing_a_going_run_stops_it),
 	};
