@@ -1,6 +1,7 @@
 /* store — optloop.db: schema, migrations, the writer lock and typed access
  * to iterations, runs, samples, environments and events. */
 #include "core/store.h"
+#include "core/store_sql.h"
 #include "core/err.h"
 #include "core/sb.h"
 
@@ -123,13 +124,6 @@ static const char *const migrations[] = {
 #define NMIGRATIONS (int)(sizeof(migrations) / sizeof(migrations[0]))
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == STORE_SCHEMA_VERSION,
 	       "STORE_SCHEMA_VERSION is the number of migrations");
-
-static double now(void)
-{
-	struct timeval tv;
-	gettimeofday(&tv, NULL);
-	return (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
-}
 
 static int db_fail(struct store *s, struct err *e, const char *what)
 {
@@ -366,33 +360,6 @@ static void unprep(struct store *s, sqlite3_stmt *st)
 		}
 	}
 	sqlite3_finalize(st);
-}
-
-static void bind_text(sqlite3_stmt *st, int i, const char *v)
-{
-	if (v)
-		sqlite3_bind_text(st, i, v, -1, SQLITE_TRANSIENT);
-	else
-		sqlite3_bind_null(st, i);
-}
-
-static void bind_real(sqlite3_stmt *st, int i, double v)
-{
-	if (isfinite(v))
-		sqlite3_bind_double(st, i, v);
-	else
-		sqlite3_bind_null(st, i);
-}
-
-static char *col_text(sqlite3_stmt *st, int i)
-{
-	const unsigned char *t = sqlite3_column_text(st, i);
-	return t ? xstrdup((const char *)t) : NULL;
-}
-
-static double col_real(sqlite3_stmt *st, int i)
-{
-	return sqlite3_column_type(st, i) == SQLITE_NULL ? NAN : sqlite3_column_double(st, i);
 }
 
 static int step_done(struct store *s, sqlite3_stmt *st, struct err *e, const char *what)

@@ -7,6 +7,7 @@
  * "nothing there"; writes report the database's error.
  */
 #include "core/store.h"
+#include "core/store_sql.h"
 
 #include "core/err.h"
 #include "core/lint.h"
@@ -17,13 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
-
-static double now(void)
-{
-	struct timeval tv;
-	gettimeofday(&tv, NULL);
-	return (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
-}
 
 static sqlite3_stmt *prep(struct store *s, const char *sql)
 {
@@ -43,33 +37,6 @@ static int done(struct store *s, sqlite3_stmt *st, const char *what, struct err 
 			 : err_set(e, ERR_IO, "%s: %s", what, sqlite3_errmsg(store_db(s)));
 	sqlite3_finalize(st);
 	return rc;
-}
-
-static char *col_text(sqlite3_stmt *st, int i)
-{
-	const unsigned char *t = sqlite3_column_text(st, i);
-	return t ? xstrdup((const char *)t) : NULL;
-}
-
-static double col_num(sqlite3_stmt *st, int i)
-{
-	return sqlite3_column_type(st, i) == SQLITE_NULL ? NAN : sqlite3_column_double(st, i);
-}
-
-static void bind_num(sqlite3_stmt *st, int i, double v)
-{
-	if (isnan(v))
-		sqlite3_bind_null(st, i);
-	else
-		sqlite3_bind_double(st, i, v);
-}
-
-static void bind_text(sqlite3_stmt *st, int i, const char *v)
-{
-	if (v)
-		sqlite3_bind_text(st, i, v, -1, SQLITE_TRANSIENT);
-	else
-		sqlite3_bind_null(st, i);
 }
 
 /* ---- frozen scope ---- */
@@ -311,9 +278,9 @@ void store_dispatch_rows(struct store *s, struct dispatch_row **out, size_t *n)
 		(*out)[(*n)++] = (struct dispatch_row){
 			.bucket = col_text(st, 0),
 			.entry = col_text(st, 1),
-			.base_ms = col_num(st, 2),
-			.cand_ms = col_num(st, 3),
-			.speedup = col_num(st, 4),
+			.base_ms = col_real(st, 2),
+			.cand_ms = col_real(st, 3),
+			.speedup = col_real(st, 4),
 			.why = col_text(st, 5),
 			.evidence = col_text(st, 6),
 		};
@@ -328,9 +295,9 @@ int store_dispatch_add(struct store *s, const struct dispatch_row *r, struct err
 	if (st) {
 		bind_text(st, 1, r->bucket);
 		bind_text(st, 2, r->entry);
-		bind_num(st, 3, r->base_ms);
-		bind_num(st, 4, r->cand_ms);
-		bind_num(st, 5, r->speedup);
+		bind_real(st, 3, r->base_ms);
+		bind_real(st, 4, r->cand_ms);
+		bind_real(st, 5, r->speedup);
 		bind_text(st, 6, r->why ? r->why : "");
 		bind_text(st, 7, r->evidence);
 		sqlite3_bind_double(st, 8, now());

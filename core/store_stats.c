@@ -8,6 +8,7 @@
  * reads as empty: ERR_NOTFOUND or no rows, as each function says.
  */
 #include "core/store.h"
+#include "core/store_sql.h"
 
 #include "core/err.h"
 #include "core/sb.h"
@@ -17,13 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
-
-static double now(void)
-{
-	struct timeval tv;
-	gettimeofday(&tv, NULL);
-	return (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
-}
 
 static int db_err(struct store *s, struct err *e, const char *what)
 {
@@ -47,25 +41,6 @@ static int step_done(struct store *s, sqlite3_stmt *st, struct err *e, const cha
 	int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : db_err(s, e, what);
 	sqlite3_finalize(st);
 	return rc;
-}
-
-static char *col_text(sqlite3_stmt *st, int i)
-{
-	const unsigned char *t = sqlite3_column_text(st, i);
-	return t ? xstrdup((const char *)t) : NULL;
-}
-
-static double col_real(sqlite3_stmt *st, int i)
-{
-	return sqlite3_column_type(st, i) == SQLITE_NULL ? NAN : sqlite3_column_double(st, i);
-}
-
-static void bind_text(sqlite3_stmt *st, int i, const char *s)
-{
-	if (s)
-		sqlite3_bind_text(st, i, s, -1, SQLITE_TRANSIENT);
-	else
-		sqlite3_bind_null(st, i);
 }
 
 /* ---- probe readings ---- */

@@ -1,0 +1,54 @@
+/*
+ * store_sql — small statement helpers shared by the store's own files
+ * (store.c, store_guards.c, store_stats.c) and by nothing else: only the
+ * store speaks SQL.
+ */
+#ifndef OPTLOOP_STORE_SQL_H
+#define OPTLOOP_STORE_SQL_H
+
+#include "core/sb.h" /* xstrdup */
+
+#include <math.h>
+#include <sqlite3.h>
+#include <stddef.h>
+#include <sys/time.h>
+
+static inline double now(void)
+{
+	struct timeval tv;
+	gettimeofday(&tv, NULL);
+	return (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
+}
+
+/* NULL binds NULL. */
+static inline void bind_text(sqlite3_stmt *st, int i, const char *v)
+{
+	if (v)
+		sqlite3_bind_text(st, i, v, -1, SQLITE_TRANSIENT);
+	else
+		sqlite3_bind_null(st, i);
+}
+
+/* A number that is not finite binds NULL. */
+static inline void bind_real(sqlite3_stmt *st, int i, double v)
+{
+	if (isfinite(v))
+		sqlite3_bind_double(st, i, v);
+	else
+		sqlite3_bind_null(st, i);
+}
+
+/* A copy of a text column (caller frees), NULL for NULL. */
+static inline char *col_text(sqlite3_stmt *st, int i)
+{
+	const unsigned char *t = sqlite3_column_text(st, i);
+	return t ? xstrdup((const char *)t) : NULL;
+}
+
+/* NAN for NULL. */
+static inline double col_real(sqlite3_stmt *st, int i)
+{
+	return sqlite3_column_type(st, i) == SQLITE_NULL ? NAN : sqlite3_column_double(st, i);
+}
+
+#endif
