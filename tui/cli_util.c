@@ -12,6 +12,10 @@
 int cli_fail(const struct err *e)
 {
 	fprintf(stderr, "optloop: %s\n", e->msg[0] ? e->msg : "failed");
+	/* a file, repository or workspace that is not there: the command was
+	 * given the wrong place (2), not a failed gate or check (1) */
+	if (e->code == ERR_NOTFOUND)
+		return 2;
 	return err_exit_status(e->code ? e->code : ERR_FAIL);
 }
 

@@ -4,7 +4,7 @@
  * main() dispatches from it, `optloop help` prints it, and the README's
  * reference is kept in step with it.  Each command lives in its own
  * tui/cmd/<name>.c and returns the process exit status:
- * 0 done, 1 the gate or a check failed, 2 usage error,
+ * 0 done, 1 the gate or a check failed, 2 usage error (or nothing there),
  * 3 refused by the protocol, 4 the harness broke or the run was incomplete.
  */
 #ifndef OPTLOOP_COMMANDS_H

@@ -14,11 +14,8 @@
 int loop_cli_open(struct cli *cli, int flags, struct loop **l)
 {
 	struct err e = {0};
-	if (loop_open(NULL, cli->op, flags, l, &e) < 0) {
-		if (e.code == ERR_NOTFOUND)
-			e.code = ERR_FAIL;
+	if (loop_open(NULL, cli->op, flags, l, &e) < 0)
 		return cli_fail(&e);
-	}
 	return 0;
 }
 

@@ -68,7 +68,7 @@ printf '# Nothing here\n\nJust prose.\n' >"$T_TMP/none.md"
 t_exit "no summary table exits 1" 1 "$OPTLOOP" import "$T_TMP/none.md"
 err=$("$OPTLOOP" import "$T_TMP/none.md" 2>&1)
 t_like "and says what was expected" "$err" 'no summary table found'
-t_exit "missing file exits 1" 1 "$OPTLOOP" import "$T_TMP/absent.md"
+t_exit "a missing file is a usage error (exit 2)" 2 "$OPTLOOP" import "$T_TMP/absent.md"
 t_exit "no file is a usage error" 2 "$OPTLOOP" import
 t_exit "unknown option is a usage error" 2 "$OPTLOOP" import --frobnicate "$log"
 

@@ -18,7 +18,7 @@ for k in sys.argv[1].split("."):
 print(" ".join(map(str,v)) if isinstance(v,list) else ("null" if v is None else v))' "$1"
 }
 
-t_exit "status outside a workspace fails" 1 "$OPTLOOP" status
+t_exit "status outside a workspace is a usage error" 2 "$OPTLOOP" status
 t_like "and says how to start" "$("$OPTLOOP" status 2>&1)" 'optloop init --op'
 t_exit "init without --op is a usage error" 2 "$OPTLOOP" init
 t_exit "init with a path in the op name is refused" 2 "$OPTLOOP" init --op ../evil --kernel kernel --test-file tests/test_compute.sh --naive ref/naive.sh --verify ./verify

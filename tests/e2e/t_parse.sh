@@ -55,7 +55,7 @@ out=$("$OPTLOOP" parse - --exit-status 1 --json <"$fix/verify-gate-fail-k.txt")
 t_like "reads standard input with -" "$out" '"gate": "fail"'
 
 t_exit "traceback is a harness error (exit 4)" 4 "$OPTLOOP" parse "$syn/traceback.txt" --exit-status 1
-t_exit "missing file" 1 "$OPTLOOP" parse "$T_TMP/nope.txt"
+t_exit "a missing file is a usage error" 2 "$OPTLOOP" parse "$T_TMP/nope.txt"
 t_exit "no file is a usage error" 2 "$OPTLOOP" parse
 t_exit "bad exit status" 2 "$OPTLOOP" parse "$syn/no-gate.txt" --exit-status x
 t_exit "killed and exit status together" 2 "$OPTLOOP" parse "$syn/no-gate.txt" --killed --exit-status 0

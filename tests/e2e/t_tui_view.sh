@@ -49,7 +49,7 @@ EOF
 out=$("$OPTLOOP" view "$log" </dev/null 2>&1)
 t_is "view without a terminal exits 2" "$?" "2"
 t_like "and says a terminal is needed" "$out" 'needs a terminal'
-t_exit "view of a missing file fails" 1 "$OPTLOOP" view "$T_TMP/nope.md"
+t_exit "view of a missing file is a usage error" 2 "$OPTLOOP" view "$T_TMP/nope.md"
 t_exit "view without a path is a usage error" 2 "$OPTLOOP" view
 
 tui_start 110 28 LANG=C.UTF-8 -- "$OPTLOOP" view "$log"

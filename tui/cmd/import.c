@@ -6,7 +6,7 @@
  *
  * Exit status: 0 when a summary table was read, problems or not (they are
  * listed); 1 when the file has no summary table or cannot be read, and with
- * --strict also when any problem was found; 2 usage.
+ * --strict also when any problem was found; 2 usage, or no such file.
  */
 #include "tui/cli_opts.h"
 #include "tui/cli_util.h"
@@ -352,7 +352,8 @@ int cmd_import(struct cli *cli, int argc, char **argv)
 	if (rc < 0) {
 		sb_release(&text);
 		err_prefix(&e, "import: ");
-		e.code = ERR_FAIL;
+		if (e.code != ERR_NOTFOUND)
+			e.code = ERR_FAIL;
 		return cli_fail(&e);
 	}
 	heap_prefault(len * 2);
