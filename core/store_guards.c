@@ -19,32 +19,12 @@
 #include <string.h>
 #include <sys/time.h>
 
-static sqlite3_stmt *prep(struct store *s, const char *sql)
-{
-	sqlite3_stmt *st = NULL;
-	if (sqlite3_prepare_v2(store_db(s), sql, -1, &st, NULL) != SQLITE_OK)
-		return NULL;
-	return st;
-}
-
-/* Step a write to its end and finalize; the database's message on failure. */
-static int done(struct store *s, sqlite3_stmt *st, const char *what, struct err *e)
-{
-	if (!st)
-		return err_set(e, ERR_IO, "%s: %s", what, sqlite3_errmsg(store_db(s)));
-	int rc = sqlite3_step(st) == SQLITE_DONE
-			 ? 0
-			 : err_set(e, ERR_IO, "%s: %s", what, sqlite3_errmsg(store_db(s)));
-	sqlite3_finalize(st);
-	return rc;
-}
-
 /* ---- frozen scope ---- */
 
 char *store_frozen_hash(struct store *s, const char *path)
 {
 	char *was = NULL;
-	sqlite3_stmt *st = prep(s, "SELECT hash FROM guards_frozen WHERE path = ?");
+	sqlite3_stmt *st = sql_stmt(s, "SELECT hash FROM guards_frozen WHERE path = ?");
 	if (st) {
 		bind_text(st, 1, path);
 		if (sqlite3_step(st) == SQLITE_ROW)
@@ -56,13 +36,13 @@ char *store_frozen_hash(struct store *s, const char *path)
 
 int store_frozen_put(struct store *s, const char *path, const char *hash, struct err *e)
 {
-	sqlite3_stmt *st = prep(s, "INSERT INTO guards_frozen(path, hash, recorded) VALUES (?, ?, ?)");
+	sqlite3_stmt *st = sql_stmt(s, "INSERT INTO guards_frozen(path, hash, recorded) VALUES (?, ?, ?)");
 	if (st) {
 		bind_text(st, 1, path);
 		bind_text(st, 2, hash);
 		sqlite3_bind_double(st, 3, now());
 	}
-	return done(s, st, "frozen scope", e);
+	return sql_done(s, st, "frozen scope", e);
 }
 
 /* ---- re-assessments and stops ---- */
@@ -70,7 +50,7 @@ int store_frozen_put(struct store *s, const char *path, const char *hash, struct
 int store_reassess_last(struct store *s)
 {
 	int after = -1;
-	sqlite3_stmt *st = prep(s, "SELECT after_iter FROM guards_reassess ORDER BY id DESC LIMIT 1");
+	sqlite3_stmt *st = sql_stmt(s, "SELECT after_iter FROM guards_reassess ORDER BY id DESC LIMIT 1");
 	if (st && sqlite3_step(st) == SQLITE_ROW)
 		after = sqlite3_column_int(st, 0);
 	sqlite3_finalize(st);
@@ -80,7 +60,7 @@ int store_reassess_last(struct store *s)
 int store_reassess_add(struct store *s, int after_iter, const char *profile, const char *axes,
 		       const char *techniques, const char *next, struct err *e)
 {
-	sqlite3_stmt *st = prep(s, "INSERT INTO guards_reassess(after_iter, t, profile, axes, "
+	sqlite3_stmt *st = sql_stmt(s, "INSERT INTO guards_reassess(after_iter, t, profile, axes, "
 				   "techniques, next) VALUES (?, ?, ?, ?, ?, ?)");
 	if (st) {
 		sqlite3_bind_int(st, 1, after_iter);
@@ -90,13 +70,13 @@ int store_reassess_add(struct store *s, int after_iter, const char *profile, con
 		bind_text(st, 5, techniques);
 		bind_text(st, 6, next);
 	}
-	return done(s, st, "reassess", e);
+	return sql_done(s, st, "reassess", e);
 }
 
 bool store_stop_last(struct store *s, struct store_stop *out)
 {
 	memset(out, 0, sizeof(*out));
-	sqlite3_stmt *st = prep(s, "SELECT iter, reason, bound FROM guards_stop ORDER BY id DESC "
+	sqlite3_stmt *st = sql_stmt(s, "SELECT iter, reason, bound FROM guards_stop ORDER BY id DESC "
 				   "LIMIT 1");
 	if (st && sqlite3_step(st) == SQLITE_ROW) {
 		out->iter = sqlite3_column_int(st, 0);
@@ -119,7 +99,7 @@ void store_stop_release(struct store_stop *r)
 int store_stop_add(struct store *s, int iter, const char *reason, const char *bound,
 		   struct err *e)
 {
-	sqlite3_stmt *st = prep(s, "INSERT INTO guards_stop(iter, t, reason, bound) VALUES "
+	sqlite3_stmt *st = sql_stmt(s, "INSERT INTO guards_stop(iter, t, reason, bound) VALUES "
 				   "(?, ?, ?, ?)");
 	if (st) {
 		sqlite3_bind_int(st, 1, iter);
@@ -127,7 +107,7 @@ int store_stop_add(struct store *s, int iter, const char *reason, const char *bo
 		bind_text(st, 3, reason);
 		bind_text(st, 4, bound);
 	}
-	return done(s, st, "stop", e);
+	return sql_done(s, st, "stop", e);
 }
 
 /* ---- trap checklist and lint findings ---- */
@@ -135,7 +115,7 @@ int store_stop_add(struct store *s, int iter, const char *reason, const char *bo
 int store_trap_state_put(struct store *s, int iter, const char *trap, int state,
 			 const char *source, struct err *e)
 {
-	sqlite3_stmt *st = prep(s, "INSERT INTO guards_trap_state(iter, trap, state, source, t) "
+	sqlite3_stmt *st = sql_stmt(s, "INSERT INTO guards_trap_state(iter, trap, state, source, t) "
 				   "VALUES (?, ?, ?, ?, ?) ON CONFLICT(iter, trap) DO UPDATE SET "
 				   "state = excluded.state, source = excluded.source, t = excluded.t");
 	if (st) {
@@ -145,13 +125,13 @@ int store_trap_state_put(struct store *s, int iter, const char *trap, int state,
 		bind_text(st, 4, source ? source : "user");
 		sqlite3_bind_double(st, 5, now());
 	}
-	return done(s, st, "trap checklist", e);
+	return sql_done(s, st, "trap checklist", e);
 }
 
 void store_trap_states(struct store *s, int iter,
 		       void (*fn)(void *ctx, const char *trap, int state), void *ctx)
 {
-	sqlite3_stmt *st = prep(s, "SELECT trap, state FROM guards_trap_state WHERE iter = ?");
+	sqlite3_stmt *st = sql_stmt(s, "SELECT trap, state FROM guards_trap_state WHERE iter = ?");
 	if (!st)
 		return;
 	sqlite3_bind_int(st, 1, iter);
@@ -165,15 +145,15 @@ void store_trap_states(struct store *s, int iter,
 
 int store_findings_clear(struct store *s, int iter, struct err *e)
 {
-	sqlite3_stmt *st = prep(s, "DELETE FROM guards_findings WHERE iter = ?");
+	sqlite3_stmt *st = sql_stmt(s, "DELETE FROM guards_findings WHERE iter = ?");
 	if (st)
 		sqlite3_bind_int(st, 1, iter);
-	return done(s, st, "lint findings", e);
+	return sql_done(s, st, "lint findings", e);
 }
 
 int store_finding_add(struct store *s, int iter, const struct lint_finding *x, struct err *e)
 {
-	sqlite3_stmt *st = prep(s, "INSERT INTO guards_findings(iter, lint, trap, file, line, "
+	sqlite3_stmt *st = sql_stmt(s, "INSERT INTO guards_findings(iter, lint, trap, file, line, "
 				   "side, text, message) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
 	if (st) {
 		char side[2] = {x->side, 0};
@@ -186,13 +166,13 @@ int store_finding_add(struct store *s, int iter, const struct lint_finding *x, s
 		bind_text(st, 7, x->text);
 		bind_text(st, 8, x->message);
 	}
-	return done(s, st, "lint findings", e);
+	return sql_done(s, st, "lint findings", e);
 }
 
 void store_findings(struct store *s, int iter, struct lint_findings *out)
 {
 	memset(out, 0, sizeof(*out));
-	sqlite3_stmt *st = prep(s, "SELECT lint, trap, file, line, side, text, message FROM "
+	sqlite3_stmt *st = sql_stmt(s, "SELECT lint, trap, file, line, side, text, message FROM "
 				   "guards_findings WHERE iter = ? ORDER BY id");
 	if (!st)
 		return;
@@ -216,7 +196,7 @@ void store_findings(struct store *s, int iter, struct lint_findings *out)
 bool store_findings_acked(struct store *s, int iter)
 {
 	bool acked = false;
-	sqlite3_stmt *st = prep(s, "SELECT 1 FROM guards_acks WHERE iter = ?");
+	sqlite3_stmt *st = sql_stmt(s, "SELECT 1 FROM guards_acks WHERE iter = ?");
 	if (st) {
 		sqlite3_bind_int(st, 1, iter);
 		acked = sqlite3_step(st) == SQLITE_ROW;
@@ -227,13 +207,13 @@ bool store_findings_acked(struct store *s, int iter)
 
 int store_findings_ack(struct store *s, int iter, int n, struct err *e)
 {
-	sqlite3_stmt *st = prep(s, "INSERT OR REPLACE INTO guards_acks(iter, t, n) VALUES (?, ?, ?)");
+	sqlite3_stmt *st = sql_stmt(s, "INSERT OR REPLACE INTO guards_acks(iter, t, n) VALUES (?, ?, ?)");
 	if (st) {
 		sqlite3_bind_int(st, 1, iter);
 		sqlite3_bind_double(st, 2, now());
 		sqlite3_bind_int(st, 3, n);
 	}
-	return done(s, st, "lint acknowledgement", e);
+	return sql_done(s, st, "lint acknowledgement", e);
 }
 
 /* ---- restores ---- */
@@ -241,7 +221,7 @@ int store_findings_ack(struct store *s, int iter, int n, struct err *e)
 bool store_restore_done(struct store *s, int iter)
 {
 	bool yes = false;
-	sqlite3_stmt *st = prep(s, "SELECT 1 FROM guards_restore WHERE iter = ?");
+	sqlite3_stmt *st = sql_stmt(s, "SELECT 1 FROM guards_restore WHERE iter = ?");
 	if (st) {
 		sqlite3_bind_int(st, 1, iter);
 		yes = sqlite3_step(st) == SQLITE_ROW;
@@ -252,7 +232,7 @@ bool store_restore_done(struct store *s, int iter)
 
 int store_restore_put(struct store *s, int iter, int best_iter, const char *sha, struct err *e)
 {
-	sqlite3_stmt *st = prep(s, "INSERT OR REPLACE INTO guards_restore(iter, best_iter, sha, t) "
+	sqlite3_stmt *st = sql_stmt(s, "INSERT OR REPLACE INTO guards_restore(iter, best_iter, sha, t) "
 				   "VALUES (?, ?, ?, ?)");
 	if (st) {
 		sqlite3_bind_int(st, 1, iter);
@@ -260,7 +240,7 @@ int store_restore_put(struct store *s, int iter, int best_iter, const char *sha,
 		bind_text(st, 3, sha && *sha ? sha : NULL);
 		sqlite3_bind_double(st, 4, now());
 	}
-	return done(s, st, "restore", e);
+	return sql_done(s, st, "restore", e);
 }
 
 /* ---- dispatch rows ---- */
@@ -269,7 +249,7 @@ void store_dispatch_rows(struct store *s, struct dispatch_row **out, size_t *n)
 {
 	*out = NULL;
 	*n = 0;
-	sqlite3_stmt *st = prep(s, "SELECT bucket, entry, base_ms, cand_ms, speedup, why, "
+	sqlite3_stmt *st = sql_stmt(s, "SELECT bucket, entry, base_ms, cand_ms, speedup, why, "
 				   "evidence FROM guards_dispatch ORDER BY id");
 	if (!st)
 		return;
@@ -290,7 +270,7 @@ void store_dispatch_rows(struct store *s, struct dispatch_row **out, size_t *n)
 
 int store_dispatch_add(struct store *s, const struct dispatch_row *r, struct err *e)
 {
-	sqlite3_stmt *st = prep(s, "INSERT INTO guards_dispatch(bucket, entry, base_ms, cand_ms, "
+	sqlite3_stmt *st = sql_stmt(s, "INSERT INTO guards_dispatch(bucket, entry, base_ms, cand_ms, "
 				   "speedup, why, evidence, t) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
 	if (st) {
 		bind_text(st, 1, r->bucket);
@@ -302,7 +282,7 @@ int store_dispatch_add(struct store *s, const struct dispatch_row *r, struct err
 		bind_text(st, 7, r->evidence);
 		sqlite3_bind_double(st, 8, now());
 	}
-	return done(s, st, "dispatch", e);
+	return sql_done(s, st, "dispatch", e);
 }
 
 /* ---- what the guards read of the loop's own tables ---- */
@@ -310,7 +290,7 @@ int store_dispatch_add(struct store *s, const struct dispatch_row *r, struct err
 double store_iter_logged_at(struct store *s, int iter)
 {
 	double t = 0;
-	sqlite3_stmt *st = prep(s, "SELECT logged_at FROM iterations WHERE iter = ?");
+	sqlite3_stmt *st = sql_stmt(s, "SELECT logged_at FROM iterations WHERE iter = ?");
 	if (st) {
 		sqlite3_bind_int(st, 1, iter);
 		if (sqlite3_step(st) == SQLITE_ROW)

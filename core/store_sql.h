@@ -6,7 +6,9 @@
 #ifndef OPTLOOP_STORE_SQL_H
 #define OPTLOOP_STORE_SQL_H
 
+#include "core/err.h"
 #include "core/sb.h" /* xstrdup */
+#include "core/store.h"
 
 #include <math.h>
 #include <sqlite3.h>
@@ -49,6 +51,33 @@ static inline char *col_text(sqlite3_stmt *st, int i)
 static inline double col_real(sqlite3_stmt *st, int i)
 {
 	return sqlite3_column_type(st, i) == SQLITE_NULL ? NAN : sqlite3_column_double(st, i);
+}
+
+/* ERR_IO: what, and the database's message. */
+static inline int sql_fail(struct store *s, const char *what, struct err *e)
+{
+	return err_set(e, ERR_IO, "%s: %s", what, sqlite3_errmsg(store_db(s)));
+}
+
+/* A one-off statement (store.c keeps a cache of its own); NULL when it
+ * cannot be prepared, the reason left for sql_fail. */
+static inline sqlite3_stmt *sql_stmt(struct store *s, const char *sql)
+{
+	sqlite3_stmt *st = NULL;
+	if (sqlite3_prepare_v2(store_db(s), sql, -1, &st, NULL) != SQLITE_OK) {
+		sqlite3_finalize(st);
+		return NULL;
+	}
+	return st;
+}
+
+/* Step a write to its end and finalize it; a statement that could not be
+ * prepared (NULL) fails the same way. */
+static inline int sql_done(struct store *s, sqlite3_stmt *st, const char *what, struct err *e)
+{
+	int rc = st && sqlite3_step(st) == SQLITE_DONE ? 0 : sql_fail(s, what, e);
+	sqlite3_finalize(st);
+	return rc;
 }
 
 #endif

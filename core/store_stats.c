@@ -19,28 +19,15 @@
 #include <string.h>
 #include <sys/time.h>
 
-static int db_err(struct store *s, struct err *e, const char *what)
-{
-	return err_set(e, ERR_IO, "%s: %s", what, sqlite3_errmsg(store_db(s)));
-}
-
 /* Prepare; a missing table gives ERR_NOTFOUND so callers can read it as "no
  * rows". */
 static int prep(struct store *s, const char *sql, sqlite3_stmt **st, struct err *e)
 {
-	if (sqlite3_prepare_v2(store_db(s), sql, -1, st, NULL) == SQLITE_OK)
+	if ((*st = sql_stmt(s, sql)))
 		return 0;
-	*st = NULL;
 	if (strstr(sqlite3_errmsg(store_db(s)), "no such table"))
 		return ERR_NOTFOUND;
-	return db_err(s, e, "database query failed");
-}
-
-static int step_done(struct store *s, sqlite3_stmt *st, struct err *e, const char *what)
-{
-	int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : db_err(s, e, what);
-	sqlite3_finalize(st);
-	return rc;
+	return sql_fail(s, "database query failed", e);
 }
 
 /* ---- probe readings ---- */
@@ -59,7 +46,7 @@ int store_probe_put(struct store *s, int run_id, const char *phase, double t, bo
 	sqlite3_bind_int(st, 4, available);
 	sqlite3_bind_int(st, 5, busy);
 	bind_text(st, 6, json);
-	return step_done(s, st, e, "cannot record a probe reading");
+	return sql_done(s, st, "cannot record a probe reading", e);
 }
 
 int store_probe_json(struct store *s, int run_id, const char *phase, char **json, struct err *e)
@@ -92,7 +79,7 @@ int store_session_put(struct store *s, int run_id, int session, const char *role
 	sqlite3_bind_int(st, 1, run_id);
 	sqlite3_bind_int(st, 2, session);
 	bind_text(st, 3, role);
-	return step_done(s, st, e, "cannot record a run's session");
+	return sql_done(s, st, "cannot record a run's session", e);
 }
 
 int store_run_session(struct store *s, int run_id)
@@ -289,7 +276,7 @@ int store_verdict_put(struct store *s, int run_id, int iter, const char *verdict
 	sqlite3_bind_int64(st, 4, flags);
 	bind_text(st, 5, json);
 	sqlite3_bind_double(st, 6, now());
-	return step_done(s, st, e, "cannot record a verdict");
+	return sql_done(s, st, "cannot record a verdict", e);
 }
 
 int store_verdict_get(struct store *s, int run_id, char **verdict, unsigned *flags, char **json,
@@ -358,7 +345,7 @@ int store_not_comparable_iters(struct store *s, int **out, size_t *n, struct err
 		}
 		(*out)[(*n)++] = sqlite3_column_int(st, 0);
 	}
-	rc = sr == SQLITE_DONE ? 0 : db_err(s, e, "stall count");
+	rc = sr == SQLITE_DONE ? 0 : sql_fail(s, "stall count", e);
 	sqlite3_finalize(st);
 	if (*n > 1)
 		qsort(*out, *n, sizeof(**out), cmp_int);
@@ -391,7 +378,7 @@ int store_confirm_begin(struct store *s, struct store_confirm *c, struct err *e)
 	bind_text(st, 5, c->cand_tree);
 	bind_text(st, 6, c->cand_snapshot);
 	sqlite3_bind_double(st, 7, now());
-	rc = step_done(s, st, e, "cannot record a confirm run");
+	rc = sql_done(s, st, "cannot record a confirm run", e);
 	if (rc == 0)
 		c->id = (int)sqlite3_last_insert_rowid(store_db(s));
 	return rc;
@@ -405,7 +392,7 @@ int store_confirm_session(struct store *s, int id, int session, struct err *e)
 		return rc;
 	sqlite3_bind_int(st, 1, session);
 	sqlite3_bind_int(st, 2, id);
-	return step_done(s, st, e, "cannot record a confirm session");
+	return sql_done(s, st, "cannot record a confirm session", e);
 }
 
 int store_confirm_end(struct store *s, int id, const char *verdict, unsigned flags,
@@ -421,7 +408,7 @@ int store_confirm_end(struct store *s, int id, const char *verdict, unsigned fla
 	sqlite3_bind_int(st, 3, promoted);
 	bind_text(st, 4, json);
 	sqlite3_bind_int(st, 5, id);
-	return step_done(s, st, e, "cannot finish a confirm record");
+	return sql_done(s, st, "cannot finish a confirm record", e);
 }
 
 int store_confirm_promote(struct store *s, int id, struct err *e)
@@ -431,7 +418,7 @@ int store_confirm_promote(struct store *s, int id, struct err *e)
 	if (rc < 0)
 		return rc;
 	sqlite3_bind_int(st, 1, id);
-	return step_done(s, st, e, "cannot record the promotion");
+	return sql_done(s, st, "cannot record the promotion", e);
 }
 
 static int confirm_query(struct store *s, const char *sql, int arg, struct store_confirm *c,
@@ -515,7 +502,7 @@ int store_note_add(struct store *s, enum store_note kind, int iter, const char *
 	sqlite3_bind_int(st, 1, iter);
 	bind_text(st, 2, text);
 	sqlite3_bind_double(st, 3, now());
-	return step_done(s, st, e, "cannot record a note");
+	return sql_done(s, st, "cannot record a note", e);
 }
 
 int store_notes(struct store *s, enum store_note kind, int iter, struct sb *out)
