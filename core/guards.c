@@ -157,28 +157,6 @@ int guards_stall(const struct guards_ctx *g)
 	return c;
 }
 
-struct stop_rec {
-	bool have;
-	struct store_stop s;
-	int iter;
-	char *reason, *bound;
-};
-
-/* The last stop recorded (sr.have false when none). */
-static void stop_get(struct store *s, struct stop_rec *r)
-{
-	memset(r, 0, sizeof(*r));
-	r->have = store_stop_last(s, &r->s);
-	r->iter = r->s.iter;
-	r->reason = r->s.reason;
-	r->bound = r->s.bound;
-}
-
-static void stop_release(struct stop_rec *r)
-{
-	store_stop_release(&r->s);
-}
-
 /* The iterations of the current stall, e.g. "4, 5, 6". */
 static void stall_iters(const struct log_row *rows, size_t n, int count, struct sb *out)
 {
@@ -192,10 +170,9 @@ int guards_state(const struct guards_ctx *g, enum loop_state *st, int *stall, st
 		*stall = -1;
 	if (*st != ST_READY && *st != ST_EDITING)
 		return 0;
-	struct stop_rec sr;
-	stop_get(g->store, &sr);
-	bool stopped = sr.have;
-	stop_release(&sr);
+	struct store_stop sr;
+	bool stopped = store_stop_last(g->store, &sr);
+	store_stop_release(&sr);
 	if (stopped) {
 		*st = ST_STOPPING;
 		return 0;
@@ -211,13 +188,13 @@ int guards_state(const struct guards_ctx *g, enum loop_state *st, int *stall, st
 char *guards_next_step(const struct guards_ctx *g, enum loop_state st)
 {
 	if (st == ST_STOPPING) {
-		struct stop_rec sr;
-		stop_get(g->store, &sr);
+		struct store_stop sr;
+		store_stop_last(g->store, &sr);
 		char *s = xasprintf("the loop is stopping (reason: %s%s%s): promote the best "
 				    "candidate, or record the no-go with optloop report nogo",
 				    sr.reason ? sr.reason : "?", sr.bound ? "; bound: " : "",
 				    sr.bound ? sr.bound : "");
-		stop_release(&sr);
+		store_stop_release(&sr);
 		return s;
 	}
 	if (st != ST_STALLED)
@@ -245,14 +222,13 @@ int guards_verify_check(const struct guards_ctx *g, struct err *e)
 	int rc = guards_frozen_check(g, "verify", e);
 	if (rc < 0)
 		return rc;
-	struct stop_rec sr;
-	stop_get(g->store, &sr);
-	if (sr.have) {
+	struct store_stop sr;
+	if (store_stop_last(g->store, &sr)) {
 		rc = err_set(e, ERR_REFUSED,
 			     "verify refused: the loop was stopped (reason: %s%s%s); promote the best "
 			     "candidate or record the no-go (optloop report nogo)",
 			     sr.reason, sr.bound ? "; bound: " : "", sr.bound ? sr.bound : "");
-		stop_release(&sr);
+		store_stop_release(&sr);
 		return rc;
 	}
 	struct store_rows *rs;
@@ -768,8 +744,8 @@ int guards_nogo(const struct guards_ctx *g, struct sb *md, json_t **json, struct
 	int rc = rows_load(g, &rs, &rows, &n, e);
 	if (rc < 0)
 		return rc;
-	struct stop_rec sr;
-	stop_get(g->store, &sr);
+	struct store_stop sr;
+	bool have_stop = store_stop_last(g->store, &sr);
 
 	enum { I_BASE, I_CAND, I_GATE, I_BENCH, I_BOUND, NI };
 	static const char *const key[NI] = {"baseline", "candidate", "gate", "bench", "bound"};
@@ -823,7 +799,7 @@ int guards_nogo(const struct guards_ctx *g, struct sb *md, json_t **json, struct
 						 t.buf);
 		}
 	}
-	if (sr.have && guards_bound_ok(sr.bound))
+	if (have_stop && guards_bound_ok(sr.bound))
 		val[I_BOUND] = xasprintf("%s (stop reason: %s)", sr.bound, sr.reason);
 
 	int missing = 0;
@@ -874,7 +850,7 @@ int guards_nogo(const struct guards_ctx *g, struct sb *md, json_t **json, struct
 		free(val[i]);
 	sb_release(&t);
 	sb_release(&b);
-	stop_release(&sr);
+	store_stop_release(&sr);
 	store_rows_put(rs);
 	return rc;
 }
