@@ -40,8 +40,10 @@ int cli_emit(const char *output, const char *text, json_t *json)
 	if (json) {
 		char *t = json_dumps(json, JSON_INDENT(2) | JSON_PRESERVE_ORDER |
 						   JSON_REAL_PRECISION(10));
-		sb_adds(&s, t ? t : "null");
-		sb_addc(&s, '\n');
+		if (t) {
+			sb_adds(&s, t);
+			sb_addc(&s, '\n');
+		}
 		free(t);
 		json_decref(json);
 	} else {
@@ -63,11 +65,5 @@ int cli_emit(const char *output, const char *text, json_t *json)
 
 void cli_print_json(json_t *v)
 {
-	char *s = json_dumps(v, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
-	if (s) {
-		fputs(s, stdout);
-		fputc('\n', stdout);
-		free(s);
-	}
-	json_decref(v);
+	cli_emit(NULL, NULL, v);
 }
