@@ -207,6 +207,11 @@ static char *path_of(const char *module)
 
 static char *resolve(const char *repo, const char *module, const char *name, int depth);
 
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
 /* name in a file's text: defined there, or imported from elsewhere. */
 static char *resolve_in(const char *repo, const char *rel, const char *package, const char *name,
 			int depth)
@@ -270,12 +275,8 @@ static char *resolve(const char *repo, const char *module, const char *name, int
 			if (d)
 				closedir(d);
 			/* in a fixed order, so the answer does not depend on the directory */
-			for (size_t i = 1; i < nn; i++)
-				for (size_t j = i; j > 0 && strcmp(names[j - 1], names[j]) > 0; j--) {
-					char *t = names[j];
-					names[j] = names[j - 1];
-					names[j - 1] = t;
-				}
+			if (nn > 1)
+				qsort(names, nn, sizeof(*names), cmp_name);
 			for (size_t i = 0; i < nn; i++) {
 				if (!found) {
 					char *rel = xasprintf("%s/%s", p, names[i]);

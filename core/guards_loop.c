@@ -5,12 +5,9 @@
  */
 #include "core/guards.h"
 
-#include "core/contract.h"
 #include "core/err.h"
-#include "core/fsutil.h"
 #include "core/loop.h"
 #include "core/sb.h"
-#include "core/vcs.h"
 
 #include <stdlib.h>
 #include <string.h>
