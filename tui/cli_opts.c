@@ -110,7 +110,7 @@ bool cli_parse(struct cli_cmd *c, int argc, char **argv, int *exit)
 		}
 		if (!opts_done && !strcmp(a, CLI_LIST_OPTIONS)) {
 			for (const struct cli_opt *o = c->opts; o && o->name; o++)
-				printf("%s\n", o->name);
+				printf("%s%s%s\n", o->name, o->arg ? " " : "", o->arg ? o->arg : "");
 			printf("--help\n");
 			*exit = 0;
 			return false;

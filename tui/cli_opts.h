@@ -53,8 +53,9 @@ struct cli_opt {
 
 #define CLI_POS_MAX 8
 
-/* Given to any command, cli_parse prints its option names one per line and
- * stops (what shell completion offers; see tui/complete.c). */
+/* Given to any command, cli_parse prints its options one per line, each
+ * with the name of its value when it takes one ("--status STATUS"), and
+ * stops: what shell completion offers (tui/cmd/completion.c). */
 #define CLI_LIST_OPTIONS "--list-options"
 
 struct cli_cmd {

@@ -71,15 +71,16 @@ static void offer_ops(const char *prefix)
 	loop_summaries_release(v, n);
 }
 
-/* A command's own list (--list-options), filtered by prefix. */
-static void offer_listed(struct cli *cli, const char *cmd, const char *verb, const char *prefix)
+/* A command's (or a verb's) own list: --list-options, one option per line
+ * with the name of its value when it takes one.  Caller frees. */
+static char *listed(struct cli *cli, const char *cmd, const char *verb)
 {
 	fflush(stdout);
 	char *tmp = NULL;
 	size_t len = 0;
 	FILE *mem = open_memstream(&tmp, &len);
 	if (!mem)
-		return;
+		return NULL;
 	FILE *saved = stdout;
 	stdout = mem;
 	char opt[] = CLI_LIST_OPTIONS;
@@ -92,28 +93,34 @@ static void offer_listed(struct cli *cli, const char *cmd, const char *verb, con
 	fflush(mem);
 	stdout = saved;
 	fclose(mem);
-	for (char *line = strtok(tmp, "\n"); line; line = strtok(NULL, "\n"))
-		offer(line, prefix);
-	free(tmp);
+	return tmp;
 }
 
-/* Options that take a value the shell should not complete as an option. */
-static const char *const value_opts[] = {
-	"-C", "--op", "--status", "--direction", "--axis", "--unconfirmed", "--gate-k",
-	"--base", "--timeout", "--runs", "--cmd", "--max-pairs", "--explain", "--attach",
-	"--iter", "--reason", "--bound", "--profile", "--axes", "--techniques", "--next",
-	"--bucket", "--entry", "--evidence", "--base-ms", "--cand-ms", "--why", "--title",
-	"--fact", "--how", "--set", "--test-file", "--naive", "--frozen", "--kernel",
-	"--verify", "--bench", "--target", "--languages", "--promotion", "--exit-status",
-	"--patterns", NULL,
-};
-
-static bool takes_value(const char *w)
+/* The names of the list, filtered by prefix. */
+static void offer_listed(struct cli *cli, const char *cmd, const char *verb, const char *prefix)
 {
-	for (size_t i = 0; value_opts[i]; i++)
-		if (!strcmp(w, value_opts[i]))
-			return true;
-	return false;
+	char *text = listed(cli, cmd, verb);
+	for (char *line = text ? strtok(text, "\n") : NULL; line; line = strtok(NULL, "\n")) {
+		line[strcspn(line, " ")] = '\0';
+		offer(line, prefix);
+	}
+	free(text);
+}
+
+/* Whether opt takes a value, as the command's table says ("--kernel PATH"). */
+static bool takes_value(struct cli *cli, const char *cmd, const char *verb, const char *opt)
+{
+	if (!strcmp(opt, "-C") || !strcmp(opt, "--op"))
+		return true;
+	if (!cmd || opt[0] != '-')
+		return false;
+	char *text = listed(cli, cmd, verb);
+	size_t n = strlen(opt);
+	bool yes = false;
+	for (char *line = text ? strtok(text, "\n") : NULL; line && !yes; line = strtok(NULL, "\n"))
+		yes = !strncmp(line, opt, n) && line[n] == ' ';
+	free(text);
+	return yes;
 }
 
 static int list(struct cli *cli, int n, char **w)
@@ -137,8 +144,6 @@ static int list(struct cli *cli, int n, char **w)
 			offer(r[i], cur);
 		return 0;
 	}
-	if (takes_value(prev))
-		return 0; /* a path or free text: the shell's own completion */
 	/* the command: the first word that is not a global option or its value */
 	const char *cmd = NULL;
 	int ci = -1;
@@ -153,6 +158,8 @@ static int list(struct cli *cli, int n, char **w)
 			break;
 		}
 	}
+	if (!cmd && takes_value(cli, NULL, NULL, prev))
+		return 0; /* -C DIR: the shell's own completion */
 	if (!cmd) {
 		if (cur[0] == '-') {
 			static const char *const g[] = {"-C", "--op", "--help", "--version", "-V"};
@@ -167,6 +174,8 @@ static int list(struct cli *cli, int n, char **w)
 		return 0;
 	bool verbs = !strcmp(cmd, "trap") || !strcmp(cmd, "dispatch");
 	const char *verb = verbs && ci + 1 < n - 1 ? w[ci + 1] : NULL;
+	if (takes_value(cli, cmd, verb, prev))
+		return 0; /* a path or free text: the shell's own completion */
 	if (!strcmp(cmd, "help") && cur[0] != '-') {
 		cli_commands_offer(cur);
 		return 0;
