@@ -17,6 +17,7 @@
 #include "core/sb.h"
 #include "core/store.h"
 #include "core/vcs.h"
+#include "core/workspace.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -109,13 +110,12 @@ static int mrun_start(struct ctx *c, struct mrun *m, const char *kind, const cha
 		rc = loop_patset(c->l, &ps, e);
 	if (rc < 0)
 		return rc;
-	char *trace = xasprintf("%s/trace", loop_dir(c->l));
 	struct run_spec spec = {
 		.kind = kind,
 		.iter = c->status.iteration,
 		.command = c->command,
 		.cwd = loop_repo_dir(c->l),
-		.trace_dir = trace,
+		.trace_dir = loop_workspace(c->l)->trace_dir,
 		.timeout_s = c->o ? c->o->timeout_s : 0,
 		.scope = SCOPE_UNKNOWN,
 		.tree = tree,
@@ -125,7 +125,6 @@ static int mrun_start(struct ctx *c, struct mrun *m, const char *kind, const cha
 		.ctx = c->o ? c->o->ctx : NULL,
 	};
 	rc = run_start(c->st, &spec, &m->r, e);
-	free(trace);
 	if (rc < 0)
 		return rc;
 	int id = run_record(m->r)->id;
