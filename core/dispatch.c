@@ -207,14 +207,14 @@ static void why_split(const char *cell, char **why, char **evidence)
 
 /* ---- parse ---------------------------------------------------------------- */
 
-static void problem(struct dispatch_problems *p, int lineno, char *msg)
+static void problem(struct problems *p, int lineno, char *msg)
 {
 	if (!p) {
 		free(msg);
 		return;
 	}
 	p->v = xrealloc(p->v, (p->n + 1) * sizeof(*p->v));
-	p->v[p->n++] = (struct dispatch_problem){lineno, msg};
+	p->v[p->n++] = (struct problem){lineno, msg};
 }
 
 static void push_row(struct dispatch_doc *d, struct dispatch_row *r)
@@ -224,7 +224,7 @@ static void push_row(struct dispatch_doc *d, struct dispatch_row *r)
 }
 
 int dispatch_parse(const char *text, size_t len, struct dispatch_doc *d,
-		   struct dispatch_problems *probs, struct err *e)
+		   struct problems *probs, struct err *e)
 {
 	struct sb pre = SB_INIT, after = SB_INIT, line = SB_INIT;
 	const char *p = text, *end = text + len;
@@ -463,12 +463,3 @@ void dispatch_doc_release(struct dispatch_doc *d)
 	memset(d, 0, sizeof(*d));
 }
 
-void dispatch_problems_release(struct dispatch_problems *p)
-{
-	if (!p)
-		return;
-	for (size_t i = 0; i < p->n; i++)
-		free(p->v[i].msg);
-	free(p->v);
-	memset(p, 0, sizeof(*p));
-}

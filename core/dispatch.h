@@ -18,33 +18,6 @@
 struct err;
 struct sb;
 
-struct dispatch_doc {
-	char *preamble;  /* text before the table, "" when none */
-	char *after;     /* text after the table, "" when none */
-	struct dispatch_row *v;
-	size_t n;
-};
-
-struct dispatch_problem {
-	int lineno;
-	char *msg;
-};
-
-struct dispatch_problems {
-	struct dispatch_problem *v;
-	size_t n;
-};
-
-/* Parse dispatch.md (caller releases d with dispatch_doc_release).  A file
- * without a table is an empty document, not an error; rows it cannot read
- * are listed in probs (may be NULL) with line numbers.  Rows keep their
- * evidence normalised ("3,5"), NULL when none is cited. */
-int dispatch_parse(const char *text, size_t len, struct dispatch_doc *d,
-		   struct dispatch_problems *probs, struct err *e);
-
-/* Append the whole file text (preamble, table, after) to out. */
-void dispatch_render(const struct dispatch_doc *d, struct sb *out);
-
 /* Read an iteration list: "3,5", "3, 5", "iters 3 and 5", "#3 #5", "3-5".
  * *iters is malloc'd, sorted, without duplicates (caller frees).  ERR_USAGE
  * when nothing or something other than iteration numbers is given. */
@@ -58,7 +31,5 @@ int dispatch_row_check(const struct dispatch_row *r, struct err *e);
 /* Append a copy of r (speedup filled from the two timings when NAN). */
 void dispatch_doc_add(struct dispatch_doc *d, const struct dispatch_row *r);
 
-void dispatch_doc_release(struct dispatch_doc *d);
-void dispatch_problems_release(struct dispatch_problems *p);
 
 #endif

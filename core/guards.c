@@ -12,6 +12,7 @@
 #include "core/fault.h"
 #include "core/fsutil.h"
 #include "core/lint.h"
+#include "core/loop.h"
 #include "core/optlog.h"
 #include "core/sb.h"
 #include "core/store.h"
@@ -357,7 +358,7 @@ static void set_trap_state(void *ctx, const char *trap, int state)
 }
 
 int guards_traps(const struct guards_ctx *g, int iter, struct traps_doc *d,
-		 struct traps_problems *probs, struct err *e)
+		 struct problems *probs, struct err *e)
 {
 	struct sb text = SB_INIT;
 	int rc = fsutil_read_file(g->ws->traps_path, &text, NULL);
@@ -506,7 +507,7 @@ static int profile_path(const struct guards_ctx *g, const char *p, char **out, s
 	}
 }
 
-int guards_reassess(const struct guards_ctx *g, const struct guards_reassess *r, struct err *e)
+int guards_reassess(const struct guards_ctx *g, const struct loop_reassess *r, struct err *e)
 {
 	struct sb miss = SB_INIT;
 	if (blank(r->profile))

@@ -30,11 +30,12 @@ struct dispatch_row;
 struct err;
 struct lint_findings;
 struct loop;
+struct loop_reassess;
 struct loop_status;
 struct sb;
 struct store;
 struct traps_doc;
-struct traps_problems;
+struct problems;
 struct vcs;
 struct workspace;
 
@@ -53,22 +54,11 @@ struct guards_ctx {
 	const struct contract *contract; /* may be NULL (no cap) */
 };
 
-/* A context built from an open loop through its public accessors: the
- * loop's repository handle (borrowed: release this before loop_close),
- * copies of the path lists, a reference to the loop's contract.  Release
- * with guards_owned_release. */
-struct guards_owned {
-	struct guards_ctx g;
-	char **kernel, **frozen;
-	const struct contract *contract;
-	int iteration; /* the iteration the due step belongs to */
-	enum loop_state state;
-};
-int guards_from_loop(struct loop *l, struct guards_owned *o, struct err *e);
-/* The same from a status the caller just read (st is only read). */
-int guards_from_loop_status(struct loop *l, const struct loop_status *st, struct guards_owned *o,
-			    struct err *e);
-void guards_owned_release(struct guards_owned *o);
+/* The context of an open loop: its store, repository handle, paths and
+ * contract, borrowed (valid until the loop next reads its contract or is
+ * closed).  The loop.h calls of this module (loop_traps, loop_stop, ...)
+ * are built on it; core/guards_loop.c. */
+struct guards_ctx loop_guards(struct loop *l);
 
 /* ---- frozen scope --------------------------------------------------------- */
 
@@ -121,7 +111,7 @@ int guards_trap_mark(struct store *s, int iter, const char *trap, enum trap_stat
 /* The workspace's TRAPS.md (the shipped seed when it has none), with each
  * entry's state for iter.  Caller releases d (and probs when given). */
 int guards_traps(const struct guards_ctx *g, int iter, struct traps_doc *d,
-		 struct traps_problems *probs, struct err *e);
+		 struct problems *probs, struct err *e);
 
 /* Add a trap to TRAPS.md (all of title, fact, why, how required). */
 int guards_trap_add(const struct guards_ctx *g, const char *title, const char *fact,
@@ -137,14 +127,7 @@ int guards_after_commit(const struct guards_ctx *g, char sha[41], struct err *e)
 
 /* ---- stall re-assessment ---------------------------------------------------- */
 
-struct guards_reassess {
-	const char *profile;    /* a file under trace/, newer than the stall */
-	const char *axes;       /* the axes already tried */
-	const char *techniques; /* known techniques searched for this op family */
-	const char *next;       /* the next direction and its expected effect */
-};
-
-int guards_reassess(const struct guards_ctx *g, const struct guards_reassess *r, struct err *e);
+int guards_reassess(const struct guards_ctx *g, const struct loop_reassess *r, struct err *e);
 
 /* The directions of the log grouped by axis ("(no axis)" last), one line
  * each, appended to out: what the re-assessment's axes prompt starts from. */

@@ -1,69 +1,71 @@
 /*
- * guards_loop — a guards context built from an open loop, for the
- * subcommands and the TUI: the loop's own repository handle and a reference
- * to the contract it read, through loop.h's public accessors.
+ * guards_loop — the guards' part of loop.h: each call takes the open loop's
+ * context (loop_guards: its store, repository handle, paths and contract,
+ * borrowed) and applies the rule in core/guards.c.
  */
 #include "core/guards.h"
 
 #include "core/err.h"
 #include "core/loop.h"
-#include "core/sb.h"
 
-#include <stdlib.h>
-#include <string.h>
-
-static char **dup_list(char *const *v, size_t n)
+int loop_traps(struct loop *l, int iter, struct traps_doc *d, struct problems *probs,
+	       struct err *e)
 {
-	char **out = xcalloc(n ? n : 1, sizeof(*out));
-	for (size_t i = 0; i < n; i++)
-		out[i] = xstrdup(v[i]);
-	return out;
+	struct guards_ctx g = loop_guards(l);
+	return guards_traps(&g, iter, d, probs, e);
 }
 
-int guards_from_loop(struct loop *l, struct guards_owned *o, struct err *e)
+int loop_trap_mark(struct loop *l, int iter, const char *trap, enum trap_state st,
+		   const char *source, struct err *e)
 {
-	struct loop_status st;
-	int rc;
-
-	if ((rc = loop_status(l, &st, e)) < 0) {
-		memset(o, 0, sizeof(*o));
-		return rc;
-	}
-	rc = guards_from_loop_status(l, &st, o, e);
-	loop_status_release(&st);
-	return rc;
+	return guards_trap_mark(loop_store(l), iter, trap, st, source, e);
 }
 
-int guards_from_loop_status(struct loop *l, const struct loop_status *st, struct guards_owned *o,
-			    struct err *e)
+int loop_trap_add(struct loop *l, const char *title, const char *fact, const char *why,
+		  const char *how, char **id, struct err *e)
 {
-	memset(o, 0, sizeof(*o));
-	o->iteration = st->iteration;
-	o->state = st->state;
-	o->kernel = dup_list(st->kernel, st->nkernel);
-	o->g.nkernel = st->nkernel;
-	o->frozen = dup_list(st->frozen, st->nfrozen);
-	o->g.nfrozen = st->nfrozen;
-
-	o->contract = loop_contract_get(l);
-	o->g.store = loop_store(l);
-	o->g.vcs = loop_vcs(l);
-	o->g.ws = loop_workspace(l);
-	o->g.kernel = (const char *const *)o->kernel;
-	o->g.frozen = (const char *const *)o->frozen;
-	o->g.contract = o->contract;
-	return 0;
+	struct guards_ctx g = loop_guards(l);
+	return guards_trap_add(&g, title, fact, why, how, id, e);
 }
 
-void guards_owned_release(struct guards_owned *o)
+int loop_lint(struct loop *l, int iter, struct lint_findings *out, struct err *e)
 {
-	for (size_t i = 0; i < o->g.nkernel; i++)
-		free(o->kernel[i]);
-	free(o->kernel);
-	for (size_t i = 0; i < o->g.nfrozen; i++)
-		free(o->frozen[i]);
-	free(o->frozen);
-	if (o->contract)
-		loop_contract_put(o->contract);
-	memset(o, 0, sizeof(*o));
+	struct guards_ctx g = loop_guards(l);
+	return guards_lint(&g, iter, out, e);
+}
+
+int loop_reassess(struct loop *l, const struct loop_reassess *r, struct err *e)
+{
+	struct guards_ctx g = loop_guards(l);
+	return guards_reassess(&g, r, e);
+}
+
+int loop_axes_summary(struct loop *l, struct sb *out, struct err *e)
+{
+	struct guards_ctx g = loop_guards(l);
+	return guards_axes_summary(&g, out, e);
+}
+
+int loop_stop(struct loop *l, const char *reason, const char *bound, struct err *e)
+{
+	struct guards_ctx g = loop_guards(l);
+	return guards_stop(&g, reason, bound, e);
+}
+
+int loop_nogo(struct loop *l, struct sb *md, json_t **json, struct err *e)
+{
+	struct guards_ctx g = loop_guards(l);
+	return guards_nogo(&g, md, json, e);
+}
+
+int loop_dispatch_add(struct loop *l, const struct dispatch_row *r, struct err *e)
+{
+	struct guards_ctx g = loop_guards(l);
+	return guards_dispatch_add(&g, r, e);
+}
+
+int loop_dispatch_rows(struct loop *l, struct dispatch_doc *d, struct err *e)
+{
+	struct guards_ctx g = loop_guards(l);
+	return guards_dispatch_rows(&g, d, e);
 }

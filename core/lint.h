@@ -12,25 +12,12 @@
 #ifndef OPTLOOP_LINT_H
 #define OPTLOOP_LINT_H
 
+#include "core/model.h"
+
 #include <stddef.h>
 
 struct err;
 struct lint_set;
-
-struct lint_finding {
-	char *lint;    /* rule id, e.g. "tf32-enabled" */
-	char *trap;    /* trap id, e.g. "symmetric-flags" */
-	char *file;    /* path as named by the diff (new name; old name when deleted) */
-	int line;      /* line in the new file ('+') or the old file ('-') */
-	char side;     /* '+' or '-' */
-	char *text;    /* the diff line without its marker, at most 200 bytes */
-	char *message; /* what the rule says, plus detail ("atol 1e-05 -> 0.001") */
-};
-
-struct lint_findings {
-	struct lint_finding *v;
-	size_t n;
-};
 
 /* Load every *.lint file of assets/lints/ (sorted by name), then those of
  * extra_dir when it is not NULL and exists.  A later rule with the same id
@@ -52,6 +39,5 @@ void lint_set_free(struct lint_set *ls);
 int lint_diff(const struct lint_set *ls, const char *diff, size_t len, struct lint_findings *out,
 	      struct err *e);
 
-void lint_findings_release(struct lint_findings *f);
 
 #endif

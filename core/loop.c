@@ -81,7 +81,7 @@ static const char *const *kpaths(const struct loop *l)
 }
 
 /* What the guards see of this workspace (borrowed pointers). */
-static struct guards_ctx guards_of(struct loop *l)
+struct guards_ctx loop_guards(struct loop *l)
 {
 	return (struct guards_ctx){
 		.store = l->store,
@@ -435,7 +435,7 @@ static int where_now(struct loop *l, struct where *w, struct err *e)
 	else
 		w->state = w->kernel_changed ? ST_EDITING : ST_READY;
 	/* a recorded stop, or a stall, overrides READY/EDITING */
-	struct guards_ctx g = guards_of(l);
+	struct guards_ctx g = loop_guards(l);
 	return guards_state(&g, &w->state, &w->stall, e);
 }
 
@@ -597,7 +597,7 @@ static char *next_step(struct loop *l, const struct where *w, struct due *d)
 					 w->iter);
 		return xasprintf("commit iteration %d: optloop commit", w->iter);
 	default: {
-		struct guards_ctx g = guards_of(l);
+		struct guards_ctx g = loop_guards(l);
 		d->due = w->state == ST_STALLED ? DUE_REASSESS : DUE_STOP;
 		char *s = guards_next_step(&g, w->state);
 		return s ? s : xstrdup("see optloop status");
@@ -908,7 +908,7 @@ int loop_open(const char *cwd, const char *op, int flags, struct loop **out, str
 		    (rc = reconcile_aside(l, e)) < 0 || (rc = reconcile_optlog(l, e)) < 0)
 			goto fail;
 		/* finish a revert/drop restore cut off by a crash */
-		struct guards_ctx g = guards_of(l);
+		struct guards_ctx g = loop_guards(l);
 		struct err ge = {0};
 		if (guards_after_commit(&g, NULL, &ge) < 0)
 			problem(l, "%s", ge.msg);
@@ -1411,7 +1411,7 @@ int loop_status(struct loop *l, struct loop_status *st, struct err *e)
 	st->readonly = l->readonly;
 	st->last_run = w.run_id;
 	st->attempt_run = w.attempt_run;
-	struct guards_ctx g = guards_of(l);
+	struct guards_ctx g = loop_guards(l);
 	st->stall = w.stall >= 0 ? w.stall : guards_stall(&g);
 	st->stall_limit = GUARDS_STALL_AFTER;
 	st->attempt = attempt_words(l, w.attempt_run);
@@ -1538,7 +1538,7 @@ int loop_verify_begin(struct loop *l, const struct loop_verify_opts *o, struct e
 				       "or stash the change first, then run optloop verify)");
 	}
 	/* the frozen scope (hashed at the baseline), then stall and stop */
-	struct guards_ctx g = guards_of(l);
+	struct guards_ctx g = loop_guards(l);
 	if ((rc = guards_verify_check(&g, e)) < 0)
 		return rc;
 	sb_adds(&cmd, l->contract->c.v[CF_VALIDATION]);
@@ -1684,7 +1684,7 @@ int loop_verify_end(struct loop *l, struct loop_measurement *m, struct err *e)
 	}
 	/* the trap lints over the measured diff, at verify: evidence beside the
 	 * verdict, not a gate (log asks for the acknowledgement) */
-	struct guards_ctx g = guards_of(l);
+	struct guards_ctx g = loop_guards(l);
 	struct lint_findings lf = {0};
 	int nlints = 0;
 	if (!run_is_attempt(r->iter, r->gate, r->scope, r->bench_ms) &&
@@ -1908,7 +1908,7 @@ int loop_log(struct loop *l, const struct loop_log_opts *o, struct log_row *out,
 			       "status base is only for the baseline (iteration 0); use "
 			       "keep|revert|drop|floor");
 	}
-	struct guards_ctx g = guards_of(l);
+	struct guards_ctx g = loop_guards(l);
 	if (o->commit_next && ((rc = vcs_identity_check(l->vcs, e)) < 0 ||
 			       (rc = guards_frozen_check(&g, "log --commit", e)) < 0))
 		return rc;
@@ -2041,7 +2041,7 @@ int loop_commit(struct loop *l, char sha[41], struct err *e)
 		return telescoped_refusal("commit", w.iter, e);
 	if ((rc = vcs_identity_check(l->vcs, e)) < 0)
 		return rc;
-	struct guards_ctx g = guards_of(l);
+	struct guards_ctx g = loop_guards(l);
 	if ((rc = guards_frozen_check(&g, "commit", e)) < 0)
 		return rc;
 	if ((rc = rows_get(l->store, &sr, &rows, &n, e)) < 0)

@@ -21,6 +21,7 @@
 
 #include "core/model.h"
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -246,6 +247,54 @@ int loop_set_aside(struct loop *l, struct err *e);
  * continues the log).  done receives one line per repair.  OPT_LOG.md is
  * re-rendered; what cannot be repaired stays in loop_status().problems. */
 int loop_repair(struct loop *l, struct sb *done, struct err *e);
+
+/* ---- guards: traps, lints, re-assessment, stop, no-go, dispatch --------- */
+
+/* These see the workspace as the loop last read it (loop_open,
+ * loop_status); core/guards.c holds the rules. */
+
+/* The workspace's TRAPS.md (the shipped seed when it has none), each entry
+ * with its checklist state for iter.  Caller releases d (and probs). */
+int loop_traps(struct loop *l, int iter, struct traps_doc *d, struct problems *probs,
+	       struct err *e);
+/* Set one trap's checklist state for iter; source says who ("user", "tui"). */
+int loop_trap_mark(struct loop *l, int iter, const char *trap, enum trap_state st,
+		   const char *source, struct err *e);
+/* Add a trap to TRAPS.md (all four texts required); *id receives its id. */
+int loop_trap_add(struct loop *l, const char *title, const char *fact, const char *why,
+		  const char *how, char **id, struct err *e);
+
+/* Lint iter's diff (HEAD to the work tree) with the shipped and the
+ * workspace's rules, store the findings and mark their traps hit; out (may
+ * be NULL) receives them (lint_findings_release). */
+int loop_lint(struct loop *l, int iter, struct lint_findings *out, struct err *e);
+
+/* The stall re-assessment (due in STALLED): all four required; ERR_USAGE
+ * naming what is missing, ERR_REFUSED when the profile is not a file under
+ * trace/ newer than the stall. */
+struct loop_reassess {
+	const char *profile;    /* a file under trace/, newer than the stall */
+	const char *axes;       /* the axes already tried */
+	const char *techniques; /* known techniques searched for this op family */
+	const char *next;       /* the next direction and its expected effect */
+};
+int loop_reassess(struct loop *l, const struct loop_reassess *r, struct err *e);
+/* The log's directions grouped by axis, one line each, appended to out. */
+int loop_axes_summary(struct loop *l, struct sb *out, struct err *e);
+
+/* Record a stop: reason "cap", "floor" or "directions"; bound names the
+ * bound with its number (required for floor). */
+int loop_stop(struct loop *l, const char *reason, const char *bound, struct err *e);
+/* The no-go record as Markdown (appended to md) and JSON (*json, may be
+ * NULL); ERR_FAIL when an item is missing (the record says which). */
+int loop_nogo(struct loop *l, struct sb *md, json_t **json, struct err *e);
+
+/* Add a dispatch.md row after checking its evidence against the log
+ * (cited iterations measured, same environment as the baseline); the row
+ * is stored and dispatch.md rewritten. */
+int loop_dispatch_add(struct loop *l, const struct dispatch_row *r, struct err *e);
+/* The stored dispatch rows (dispatch_doc_release). */
+int loop_dispatch_rows(struct loop *l, struct dispatch_doc *d, struct err *e);
 
 /* ---- contract ------------------------------------------------------------ */
 

@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 #include <strings.h>
 
 void log_row_release(struct log_row *r)
@@ -111,4 +112,14 @@ const char *trap_state_name(enum trap_state s)
 	default:
 		return "unchecked";
 	}
+}
+
+void problems_release(struct problems *p)
+{
+	if (!p)
+		return;
+	for (size_t i = 0; i < p->n; i++)
+		free(p->v[i].msg);
+	free(p->v);
+	memset(p, 0, sizeof(*p));
 }

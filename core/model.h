@@ -9,6 +9,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+struct err;
+struct sb;
+
 /* Workspace states (DESIGN §2).  Names are interface: status --json prints
  * them in lower case (loop_state_name). */
 enum loop_state {
@@ -138,6 +141,113 @@ struct parse_env {
 	char *raw; /* the whole line after "Machine:" */
 	char *device, *backend, *pytorch, *triton, *branch, *sha;
 };
+
+/* ---- the workspace's documents, as read ------------------------------- */
+
+/* Something a reader could not take as written: its line (1-based; 0 for
+ * the file as a whole) and what was wrong.  OPT_LOG.md, TRAPS.md and
+ * dispatch.md report these. */
+struct problem {
+	int lineno;
+	char *msg;
+};
+
+struct problems {
+	struct problem *v;
+	size_t n;
+};
+
+void problems_release(struct problems *p);
+
+/* OPT_LOG.md (core/optlog.c reads and renders it). */
+struct optlog_doc {
+	char *op;       /* from "# Optimization log — <op>"; NULL when absent */
+	char *env;      /* "Env:" line value; NULL when absent or "—" */
+	char *baseline; /* "Baseline (main):" */
+	char *target;   /* "Target:" */
+	struct log_row *rows;
+	size_t nrows;
+	size_t cap;       /* allocated rows (optlog_doc_add_row); 0 is fine */
+	int table_lineno; /* line of the summary table's header when parsed, else 0 */
+};
+
+/* TRAPS.md (core/traps.c). */
+struct traps_doc {
+	char *preamble; /* text before the first entry (title, intro), may be "" */
+	struct trap *v; /* state is TRAP_UNCHECKED after parsing */
+	size_t n;
+};
+
+/* The entry with this id, or NULL.  Points into d. */
+struct trap *traps_find(const struct traps_doc *d, const char *id);
+
+/* dispatch.md (core/dispatch.c). */
+struct dispatch_doc {
+	char *preamble;  /* text before the table, "" when none */
+	char *after;     /* text after the table, "" when none */
+	struct dispatch_row *v;
+	size_t n;
+};
+
+/* Trap-lint findings on an iteration's diff (core/lint.c). */
+struct lint_finding {
+	char *lint;    /* rule id, e.g. "tf32-enabled" */
+	char *trap;    /* trap id, e.g. "symmetric-flags" */
+	char *file;    /* path as named by the diff (new name; old name when deleted) */
+	int line;      /* line in the new file ('+') or the old file ('-') */
+	char side;     /* '+' or '-' */
+	char *text;    /* the diff line without its marker, at most 200 bytes */
+	char *message; /* what the rule says, plus detail ("atol 1e-05 -> 0.001") */
+};
+
+struct lint_findings {
+	struct lint_finding *v;
+	size_t n;
+};
+
+/* Free what each owns and zero it (NULL is fine). */
+void optlog_doc_release(struct optlog_doc *d);
+void traps_doc_release(struct traps_doc *d);
+void dispatch_doc_release(struct dispatch_doc *d);
+void lint_findings_release(struct lint_findings *f);
+
+/* ---- reading and writing the documents (no workspace needed) ---------- */
+
+/* Append one table line (with its trailing newline) for row r. */
+void optlog_render_row(const struct log_row *r, struct sb *out);
+
+/* Read any OPT_LOG.md.  *d is overwritten (release it afterwards, also on
+ * error); probs (may be NULL) receives what could not be read, each with its
+ * line number, and is appended to.  Returns 0 when a summary table was found
+ * (problems or not), ERR_FAIL with *e explaining when there is no table at
+ * all.  The summary table is the first table under a heading that says
+ * "summary", else the first table with an Iter column. */
+int optlog_parse(const char *text, size_t len, struct optlog_doc *d,
+		 struct problems *probs, struct err *e);
+
+/* Cell formatting shared by render, the TUI and commit messages. */
+void optlog_fmt_bench(double ms, struct sb *out);     /* "0.973" or "—" */
+void optlog_fmt_vs_best(double frac, struct sb *out); /* "+12%", "-4%", "+2.6%", "—" */
+void optlog_fmt_gate(enum gate_verdict g, enum gate_scope s, struct sb *out); /* "pass", "pass (-k)", "FAIL", ... */
+
+/* (best - new) / best; NAN when either is not a positive finite number. */
+double optlog_vs_best(double best_ms, double new_ms);
+
+/* Parse text into *d (caller releases with traps_doc_release).  Never fails
+ * on content: what it cannot use is listed in *probs (may be NULL) with line
+ * numbers.  Fields an entry lacks are "" (never NULL). */
+int traps_parse(const char *text, size_t len, struct traps_doc *d, struct problems *probs,
+		struct err *e);
+
+/* Parse dispatch.md (caller releases d with dispatch_doc_release).  A file
+ * without a table is an empty document, not an error; rows it cannot read
+ * are listed in probs (may be NULL) with line numbers.  Rows keep their
+ * evidence normalised ("3,5"), NULL when none is cited. */
+int dispatch_parse(const char *text, size_t len, struct dispatch_doc *d,
+		   struct problems *probs, struct err *e);
+
+/* Append the whole file text (preamble, table, after) to out. */
+void dispatch_render(const struct dispatch_doc *d, struct sb *out);
 
 const char *loop_state_name(enum loop_state s);        /* "ready", "measured", ... */
 const char *gate_verdict_name(enum gate_verdict g);    /* "pass", "fail", ... */

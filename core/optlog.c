@@ -40,17 +40,6 @@ void optlog_doc_release(struct optlog_doc *d)
 	memset(d, 0, sizeof(*d));
 }
 
-void optlog_problems_release(struct optlog_problems *p)
-{
-	if (!p)
-		return;
-	for (size_t i = 0; i < p->n; i++)
-		free(p->v[i].msg);
-	free(p->v);
-	p->v = NULL;
-	p->n = 0;
-}
-
 void optlog_doc_add_row(struct optlog_doc *d, struct log_row *row)
 {
 	if (d->nrows >= d->cap) {
@@ -61,7 +50,7 @@ void optlog_doc_add_row(struct optlog_doc *d, struct log_row *row)
 	memset(row, 0, sizeof(*row));
 }
 
-__attribute__((format(printf, 3, 4))) static void problem(struct optlog_problems *p, int lineno,
+__attribute__((format(printf, 3, 4))) static void problem(struct problems *p, int lineno,
 							   const char *fmt, ...)
 {
 	va_list ap;
@@ -778,7 +767,7 @@ struct table_at {
 
 struct reader {
 	struct optlog_doc *d;
-	struct optlog_problems *probs;
+	struct problems *probs;
 	size_t ncols;
 	int idx[C_N]; /* column index per kind, -1 when absent */
 	struct md_cells cells;
@@ -941,7 +930,7 @@ static int cmp_iter(const void *a, const void *b)
 	return x->lineno < y->lineno ? -1 : x->lineno > y->lineno;
 }
 
-static void check_duplicates(struct optlog_doc *d, struct optlog_problems *probs)
+static void check_duplicates(struct optlog_doc *d, struct problems *probs)
 {
 	struct log_row **v;
 
@@ -965,7 +954,7 @@ static void check_duplicates(struct optlog_doc *d, struct optlog_problems *probs
 }
 
 int optlog_parse(const char *text, size_t len, struct optlog_doc *d,
-		 struct optlog_problems *probs, struct err *e)
+		 struct problems *probs, struct err *e)
 {
 	struct lines L = {text, text + len, 0};
 	struct md_span line, next, ht;

@@ -39,30 +39,6 @@
 struct err;
 struct sb;
 
-struct optlog_doc {
-	char *op;       /* from "# Optimization log — <op>"; NULL when absent */
-	char *env;      /* "Env:" line value; NULL when absent or "—" */
-	char *baseline; /* "Baseline (main):" */
-	char *target;   /* "Target:" */
-	struct log_row *rows;
-	size_t nrows;
-	size_t cap;       /* allocated rows (optlog_doc_add_row); 0 is fine */
-	int table_lineno; /* line of the summary table's header when parsed, else 0 */
-};
-
-struct optlog_problem {
-	int lineno; /* 1-based line in the source text; 0 for the file as a whole */
-	char *msg;
-};
-
-struct optlog_problems {
-	struct optlog_problem *v;
-	size_t n;
-};
-
-/* Free everything the doc owns and zero it. */
-void optlog_doc_release(struct optlog_doc *d);
-void optlog_problems_release(struct optlog_problems *p);
 
 /* Append one row to d (the doc takes ownership of the row's strings). */
 void optlog_doc_add_row(struct optlog_doc *d, struct log_row *row);
@@ -76,26 +52,6 @@ void optlog_render(const struct optlog_doc *d, struct sb *out);
  * at a time without building the whole file (start-up compares a long log
  * that is almost always current). */
 bool optlog_render_same(const struct optlog_doc *d, const char *text, size_t len);
-
-/* Append one table line (with its trailing newline) for row r. */
-void optlog_render_row(const struct log_row *r, struct sb *out);
-
-/* Read any OPT_LOG.md.  *d is overwritten (release it afterwards, also on
- * error); probs (may be NULL) receives what could not be read, each with its
- * line number, and is appended to.  Returns 0 when a summary table was found
- * (problems or not), ERR_FAIL with *e explaining when there is no table at
- * all.  The summary table is the first table under a heading that says
- * "summary", else the first table with an Iter column. */
-int optlog_parse(const char *text, size_t len, struct optlog_doc *d,
-		 struct optlog_problems *probs, struct err *e);
-
-/* Cell formatting shared by render, the TUI and commit messages. */
-void optlog_fmt_bench(double ms, struct sb *out);     /* "0.973" or "—" */
-void optlog_fmt_vs_best(double frac, struct sb *out); /* "+12%", "-4%", "+2.6%", "—" */
-void optlog_fmt_gate(enum gate_verdict g, enum gate_scope s, struct sb *out); /* "pass", "pass (-k)", "FAIL", ... */
-
-/* (best - new) / best; NAN when either is not a positive finite number. */
-double optlog_vs_best(double best_ms, double new_ms);
 
 /* The best's bench before row i (log_rows_best of the earlier rows: the
  * baseline or the last keep whose gate passed); NAN when there is none. */

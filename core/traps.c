@@ -137,7 +137,7 @@ struct entry {
 
 struct reader {
 	struct traps_doc *d;
-	struct traps_problems *probs;
+	struct problems *probs;
 	size_t cap;
 	struct entry cur;
 };
@@ -148,9 +148,9 @@ static void problem(struct reader *r, int lineno, char *msg)
 		free(msg);
 		return;
 	}
-	struct traps_problems *p = r->probs;
+	struct problems *p = r->probs;
 	p->v = xrealloc(p->v, (p->n + 1) * sizeof(*p->v));
-	p->v[p->n++] = (struct traps_problem){lineno, msg};
+	p->v[p->n++] = (struct problem){lineno, msg};
 }
 
 /* Strip trailing blank lines and thematic breaks ("---" between entries is
@@ -338,7 +338,7 @@ static void add_line(struct sb *s, const char *l, bool nl_always)
 	sb_adds(s, l);
 }
 
-int traps_parse(const char *text, size_t len, struct traps_doc *d, struct traps_problems *probs,
+int traps_parse(const char *text, size_t len, struct traps_doc *d, struct problems *probs,
 		struct err *e)
 {
 	struct reader r = {.d = d, .probs = probs};
@@ -594,12 +594,3 @@ void traps_doc_release(struct traps_doc *d)
 	memset(d, 0, sizeof(*d));
 }
 
-void traps_problems_release(struct traps_problems *p)
-{
-	if (!p)
-		return;
-	for (size_t i = 0; i < p->n; i++)
-		free(p->v[i].msg);
-	free(p->v);
-	memset(p, 0, sizeof(*p));
-}

@@ -21,33 +21,8 @@
 struct err;
 struct sb;
 
-struct traps_doc {
-	char *preamble; /* text before the first entry (title, intro), may be "" */
-	struct trap *v; /* state is TRAP_UNCHECKED after parsing */
-	size_t n;
-};
-
-struct traps_problem {
-	int lineno;
-	char *msg;
-};
-
-struct traps_problems {
-	struct traps_problem *v;
-	size_t n;
-};
-
-/* Parse text into *d (caller releases with traps_doc_release).  Never fails
- * on content: what it cannot use is listed in *probs (may be NULL) with line
- * numbers.  Fields an entry lacks are "" (never NULL). */
-int traps_parse(const char *text, size_t len, struct traps_doc *d, struct traps_problems *probs,
-		struct err *e);
-
 /* Append the whole file text for d to out. */
 void traps_render(const struct traps_doc *d, struct sb *out);
-
-/* The entry with this id, or NULL.  Points into d. */
-struct trap *traps_find(const struct traps_doc *d, const char *id);
 
 /* Add an entry; all of title, fact, why and how are required (ERR_USAGE
  * naming what is missing), the id is the title's slug made unique.  The new
@@ -61,7 +36,5 @@ int traps_seed(struct traps_doc *d, struct err *e);
 /* "Int64 address arithmetic" -> "int64-address-arithmetic".  Caller frees. */
 char *traps_slug(const char *title);
 
-void traps_doc_release(struct traps_doc *d);
-void traps_problems_release(struct traps_problems *p);
 
 #endif

@@ -1,34 +1,7 @@
 /* guards_cli — shared plumbing of the guard subcommands. */
 #include "tui/guards_cli.h"
 
-#include "tui/cli_util.h"
-#include "tui/loop_cli.h"
-#include "core/err.h"
-#include "core/guards.h"
-#include "core/lint.h"
-#include "core/loop.h"
-
-#include <string.h>
-
-int guards_cli_open(struct cli *cli, int flags, struct loop **l, struct guards_owned *o)
-{
-	struct err e = {0};
-	int rc = loop_cli_open(cli, flags, l);
-	if (rc != 0)
-		return rc;
-	if (guards_from_loop(*l, o, &e) < 0) {
-		loop_close(*l);
-		*l = NULL;
-		return cli_fail(&e);
-	}
-	return 0;
-}
-
-void guards_cli_close(struct loop *l, struct guards_owned *o)
-{
-	guards_owned_release(o);
-	loop_close(l);
-}
+#include "core/model.h"
 
 void guards_cli_print_findings(FILE *out, const struct lint_findings *f)
 {

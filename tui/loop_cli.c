@@ -32,6 +32,18 @@ static json_t *str_array(char *const *v, size_t n)
 	return a;
 }
 
+int loop_cli_iteration(struct loop *l, int *iter)
+{
+	struct loop_status st;
+	struct err e = {0};
+
+	if (loop_status(l, &st, &e) < 0)
+		return cli_fail(&e);
+	*iter = st.iteration;
+	loop_status_release(&st);
+	return 0;
+}
+
 json_t *loop_cli_status_json(const struct loop_status *st)
 {
 	json_t *j = json_object();

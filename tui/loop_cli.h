@@ -17,6 +17,10 @@ struct loop_status;
  * status (non-zero) when it cannot open, 0 with *l set otherwise. */
 int loop_cli_open(struct cli *cli, int flags, struct loop **l);
 
+/* The iteration the due step belongs to (loop_status().iteration); on a
+ * failure prints it and returns the exit status, else 0. */
+int loop_cli_iteration(struct loop *l, int *iter);
+
 /* JSON of a status: state, iteration, next, best, kernel, frozen,
  * workspace, op, ... (caller owns the result). */
 json_t *loop_cli_status_json(const struct loop_status *st);

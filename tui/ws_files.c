@@ -33,12 +33,12 @@ void ws_files_load(struct ws_files *f, const char *dir, struct wb_data *d)
 	sb_init(&text);
 	path = fsutil_join(dir, "TRAPS.md");
 	if (fsutil_read_file(path, &text, &e) == 0) {
-		struct traps_problems p = {0};
+		struct problems p = {0};
 		if (traps_parse(text.buf, text.len, &f->traps, &p, &e) < 0)
 			note_problem(d, "TRAPS.md", 0, e.msg);
 		for (size_t i = 0; i < p.n; i++)
 			note_problem(d, "TRAPS.md", p.v[i].lineno, p.v[i].msg);
-		traps_problems_release(&p);
+		problems_release(&p);
 	} else if (e.code != ERR_NOTFOUND) {
 		note_problem(d, "TRAPS.md", 0, e.msg);
 	}
@@ -47,12 +47,12 @@ void ws_files_load(struct ws_files *f, const char *dir, struct wb_data *d)
 	err_clear(&e);
 	path = fsutil_join(dir, "dispatch.md");
 	if (fsutil_read_file(path, &text, &e) == 0) {
-		struct dispatch_problems p = {0};
+		struct problems p = {0};
 		if (dispatch_parse(text.buf, text.len, &f->disp, &p, &e) < 0)
 			note_problem(d, "dispatch.md", 0, e.msg);
 		for (size_t i = 0; i < p.n; i++)
 			note_problem(d, "dispatch.md", p.v[i].lineno, p.v[i].msg);
-		dispatch_problems_release(&p);
+		problems_release(&p);
 	} else if (e.code != ERR_NOTFOUND) {
 		note_problem(d, "dispatch.md", 0, e.msg);
 	}

@@ -78,17 +78,13 @@ static const char *state_upper(enum loop_state s)
 static void load_traps(struct app *a)
 {
 	struct ws_loop *w = W(a);
-	struct guards_owned g;
 	struct err e = {0};
 
 	traps_doc_release(&w->traps);
-	if (guards_from_loop_status(w->l, &w->st, &g, &e) < 0)
-		return;
-	if (guards_traps(&g.g, w->st.iteration, &w->traps, NULL, &e) == 0) {
+	if (loop_traps(w->l, w->st.iteration, &w->traps, NULL, &e) == 0) {
 		a->data.traps = w->traps.v;
 		a->data.ntraps = w->traps.n;
 	}
-	guards_owned_release(&g);
 }
 
 /* The noise band around the best: ±2σ of the per-run spread the statistics
@@ -640,13 +636,9 @@ static int open_log_wizard(struct app *a, struct err *e)
 			    false, NULL);
 	/* Lint findings on the diff must be acknowledged, one by one. */
 	lint_findings_release(&w->lint);
-	struct guards_owned g;
 	struct err ge = {0};
-	if (guards_from_loop(w->l, &g, &ge) == 0) {
-		if (guards_lint(&g.g, m.iter, &w->lint, &ge) < 0)
-			wizard_info(wz, R_ERROR, "lint: %s", ge.msg);
-		guards_owned_release(&g);
-	}
+	if (loop_lint(w->l, m.iter, &w->lint, &ge) < 0)
+		wizard_info(wz, R_ERROR, "lint: %s", ge.msg);
 	for (size_t k = 0; k < w->lint.n; k++) {
 		const struct lint_finding *f = &w->lint.v[k];
 		sb_reset(&s);
@@ -756,24 +748,19 @@ out:
 static int open_stall_wizard(struct app *a, struct err *e)
 {
 	struct ws_loop *w = W(a);
-	struct guards_owned g;
 	struct sb axes = SB_INIT;
 	struct wizard *wz;
 	int rc;
 
-	if ((rc = guards_from_loop(w->l, &g, e)) < 0)
-		return rc;
 	sb_init(&axes);
-	rc = guards_axes_summary(&g.g, &axes, e);
-	guards_owned_release(&g);
-	if (rc < 0) {
+	if ((rc = loop_axes_summary(w->l, &axes, e)) < 0) {
 		sb_release(&axes);
 		return rc;
 	}
 	wz = wizard_new("Stall re-assessment", WZ_STALL);
 	wz->one_per_page = true;
 	wizard_info(wz, R_REVERT, "%d rows in a row without a win: re-assess before the next iteration",
-		    GUARDS_STALL_AFTER);
+		    w->st.stall_limit);
 	wizard_info(wz, R_HEADER, "directions tried so far, by axis:");
 	const char *p = axes.buf;
 	while (*p) {
@@ -795,15 +782,9 @@ static int open_stall_wizard(struct app *a, struct err *e)
 static int submit_stall(struct app *a, struct wizard *wz, struct err *e)
 {
 	struct ws_loop *w = W(a);
-	struct guards_owned g;
-	struct guards_reassess r = {wz->f[0].value.buf, wz->f[1].value.buf, wz->f[2].value.buf,
-				    wz->f[3].value.buf};
-	int rc;
-
-	if ((rc = guards_from_loop(w->l, &g, e)) < 0)
-		return rc;
-	rc = guards_reassess(&g.g, &r, e);
-	guards_owned_release(&g);
+	struct loop_reassess r = {wz->f[0].value.buf, wz->f[1].value.buf, wz->f[2].value.buf,
+				  wz->f[3].value.buf};
+	int rc = loop_reassess(w->l, &r, e);
 	if (rc == 0)
 		app_message(a, false, "re-assessment recorded \xc2\xb7 next: %s", wz->f[3].value.buf);
 	return rc;
@@ -815,22 +796,17 @@ static const char *const stop_reasons[] = {"cap", "floor", "directions", NULL};
 static int open_stop_wizard(struct app *a, struct err *e)
 {
 	struct ws_loop *w = W(a);
-	struct guards_owned g;
 	struct sb md = SB_INIT;
 	struct wizard *wz;
-	int rc;
 
-	if ((rc = guards_from_loop(w->l, &g, e)) < 0)
-		return rc;
+	(void)e;
 	if (w->st.state == ST_STOPPING) {
 		struct err ne = {0};
 		sb_init(&md);
-		int nr = guards_nogo(&g.g, &md, NULL, &ne);
-		char *next = guards_next_step(&g.g, w->st.state);
+		int nr = loop_nogo(w->l, &md, NULL, &ne);
 		wz = wizard_new("Stop: promotion or no-go", WZ_STOP);
-		if (next)
-			wizard_info(wz, R_NORMAL, "%s", next);
-		free(next);
+		if (w->st.next)
+			wizard_info(wz, R_NORMAL, "%s", w->st.next);
 		wizard_info(wz, nr == 0 ? R_KEEP : R_REVERT,
 			    nr == 0 ? "no-go record complete:" : "no-go record: items still missing:");
 		const char *p = md.buf;
@@ -850,7 +826,6 @@ static int open_stop_wizard(struct app *a, struct err *e)
 		wizard_text(wz, "Bound", "for floor: the named bound and its number (HBM: 4.1 of 4.8 TB/s)",
 			    false, NULL);
 	}
-	guards_owned_release(&g);
 	app_open_wizard(a, wz);
 	return 0;
 }
@@ -858,16 +833,10 @@ static int open_stop_wizard(struct app *a, struct err *e)
 static int submit_stop(struct app *a, struct wizard *wz, struct err *e)
 {
 	struct ws_loop *w = W(a);
-	struct guards_owned g;
-	int rc;
-
 	if (wz->nf == 0)
 		return 0; /* the no-go check only shows */
-	if ((rc = guards_from_loop(w->l, &g, e)) < 0)
-		return rc;
-	rc = guards_stop(&g.g, wz->f[0].choices[wz->f[0].choice],
-			 wz->f[1].value.len ? wz->f[1].value.buf : NULL, e);
-	guards_owned_release(&g);
+	int rc = loop_stop(w->l, wz->f[0].choices[wz->f[0].choice],
+			   wz->f[1].value.len ? wz->f[1].value.buf : NULL, e);
 	if (rc == 0)
 		app_message(a, false, "stop recorded (%s)", wz->f[0].choices[wz->f[0].choice]);
 	return rc;
@@ -923,7 +892,7 @@ static int loop_act(struct app *a, enum action act, struct err *e)
 		if (t->state == TRAP_HIT)
 			return err_set(e, ERR_REFUSED, "trap %s was hit by this iteration's diff (lint): "
 						       "it stays marked", t->id);
-		if ((rc = guards_trap_mark(loop_store(w->l), w->st.iteration, t->id, ns, "tui", e)) < 0)
+		if ((rc = loop_trap_mark(w->l, w->st.iteration, t->id, ns, "tui", e)) < 0)
 			return rc;
 		t->state = ns;
 		return 0;

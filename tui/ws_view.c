@@ -23,7 +23,7 @@ struct ws_view {
 	char *path;
 	char *title;
 	struct optlog_doc doc;
-	struct optlog_problems probs;
+	struct problems probs;
 	struct ws_files files;
 	char *dir;
 };
@@ -63,7 +63,7 @@ static int view_reload(struct app *a, struct err *e)
 
 	clear_data(a);
 	optlog_doc_release(&w->doc);
-	optlog_problems_release(&w->probs);
+	problems_release(&w->probs);
 	ws_files_release(&w->files);
 	sb_init(&text);
 	if ((rc = fsutil_read_file(w->path, &text, e)) < 0) {
@@ -221,7 +221,7 @@ static void view_close(struct app *a)
 
 	clear_data(a);
 	optlog_doc_release(&w->doc);
-	optlog_problems_release(&w->probs);
+	problems_release(&w->probs);
 	ws_files_release(&w->files);
 	free(w->dir);
 	free(w->path);

@@ -156,7 +156,7 @@ int main(void)
 	/* Parsing part: read + optlog_parse, best of 5. */
 	for (int k = 0; k < 5; k++) {
 		struct optlog_doc d;
-		struct optlog_problems p = {0};
+		struct problems p = {0};
 		double t0 = now(), c0 = self_cpu();
 		sb_reset(&back);
 		fsutil_read_file(path, &back, NULL);
@@ -175,7 +175,7 @@ int main(void)
 		nrows = d.nrows;
 		nprobs = p.n;
 		optlog_doc_release(&d);
-		optlog_problems_release(&p);
+		problems_release(&p);
 	}
 	double mb = back.len / 1e6;
 	sb_release(&back);

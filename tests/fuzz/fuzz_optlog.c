@@ -32,7 +32,7 @@ static int close_enough(double a, double b, double tol)
 static void check_optlog(const char *text, size_t len)
 {
 	struct optlog_doc d, back;
-	struct optlog_problems p = {0}, p2 = {0};
+	struct problems p = {0}, p2 = {0};
 	struct sb out = SB_INIT;
 
 	if (optlog_parse(text, len, &d, &p, NULL) == 0) {
@@ -58,8 +58,8 @@ static void check_optlog(const char *text, size_t len)
 		optlog_doc_release(&back);
 	}
 	optlog_doc_release(&d);
-	optlog_problems_release(&p);
-	optlog_problems_release(&p2);
+	problems_release(&p);
+	problems_release(&p2);
 	sb_release(&out);
 }
 

@@ -24,7 +24,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct traps_doc a, b;
-	struct traps_problems p;
+	struct problems p;
 	struct sb r1 = SB_INIT, r2 = SB_INIT;
 
 	traps_parse((const char *)data, size, &a, &p, NULL);
@@ -43,7 +43,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	traps_doc_release(&a);
 	traps_doc_release(&b);
-	traps_problems_release(&p);
+	problems_release(&p);
 	sb_release(&r1);
 	sb_release(&r2);
 	return 0;

@@ -30,7 +30,7 @@ static const char *doc_text =
 static void table_is_read_with_evidence_from_the_why_cell(void **state)
 {
 	struct dispatch_doc d;
-	struct dispatch_problems p;
+	struct problems p;
 	assert_int_equal(dispatch_parse(doc_text, strlen(doc_text), &d, &p, NULL), 0);
 	assert_int_equal(d.n, 3);
 	assert_string_equal(d.v[0].bucket, "T <= 64");
@@ -51,7 +51,7 @@ static void table_is_read_with_evidence_from_the_why_cell(void **state)
 	assert_string_equal(d.preamble, "# Dispatch for chunk_gla\n\nShort sequences go to the fused path.");
 	assert_string_equal(d.after, "Notes after the table.");
 	dispatch_doc_release(&d);
-	dispatch_problems_release(&p);
+	problems_release(&p);
 }
 
 static void render_reads_back_the_same_rows(void **state)
@@ -102,13 +102,13 @@ static void files_without_a_table_are_empty_documents(void **state)
 			       "| Bucket condition | Entry point chosen |\nno separator\n"};
 	for (size_t i = 0; i < 4; i++) {
 		struct dispatch_doc d;
-		struct dispatch_problems p;
+		struct problems p;
 		assert_int_equal(dispatch_parse(cases[i], strlen(cases[i]), &d, &p, NULL), 0);
 		assert_int_equal(d.n, 0);
 		if (i == 3)
 			assert_int_equal(p.n, 1);
 		dispatch_doc_release(&d);
-		dispatch_problems_release(&p);
+		problems_release(&p);
 	}
 }
 
@@ -118,14 +118,14 @@ static void bad_numbers_are_reported(void **state)
 			"|---|---|---|---|---|---|\n"
 			"| T<=64 | f | fast | 0.1 | 2x | because (iter 1) |\n";
 	struct dispatch_doc d;
-	struct dispatch_problems p;
+	struct problems p;
 	dispatch_parse(t, strlen(t), &d, &p, NULL);
 	assert_int_equal(d.n, 1);
 	assert_int_equal(p.n, 1);
 	assert_int_equal(p.v[0].lineno, 3);
 	assert_non_null(strstr(p.v[0].msg, "cannot be read"));
 	dispatch_doc_release(&d);
-	dispatch_problems_release(&p);
+	problems_release(&p);
 }
 
 static void evidence_lists_are_normalised(void **state)

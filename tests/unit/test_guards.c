@@ -14,6 +14,7 @@
 #include "core/guards.h"
 #include "core/measure.h"
 #include "core/lint.h"
+#include "core/loop.h"
 #include "core/parse.h"
 #include "core/sb.h"
 #include "core/store.h"
@@ -171,7 +172,7 @@ static void three_rows_without_a_win_stall_until_reassessed(void **state)
 	st = ST_READY;
 	assert_int_equal(guards_state(&f->g, &st, NULL, &e), 0);
 	assert_int_equal(st, ST_READY);
-	assert_int_equal(guards_reassess(&f->g, &(struct guards_reassess){"trace/p", "a", "t", "n"},
+	assert_int_equal(guards_reassess(&f->g, &(struct loop_reassess){"trace/p", "a", "t", "n"},
 					 &e),
 			 ERR_REFUSED);
 	assert_non_null(strstr(e.msg, "not stalled (2 iterations"));
@@ -186,13 +187,13 @@ static void three_rows_without_a_win_stall_until_reassessed(void **state)
 	assert_non_null(strstr(e.msg, "STALLED: 3 iterations in a row without a win (2, 3, 4)"));
 
 	/* all four prompts are required */
-	assert_int_equal(guards_reassess(&f->g, &(struct guards_reassess){"trace/p", "", NULL, "n"},
+	assert_int_equal(guards_reassess(&f->g, &(struct loop_reassess){"trace/p", "", NULL, "n"},
 					 &e),
 			 ERR_USAGE);
 	assert_non_null(strstr(e.msg, "--axes"));
 	assert_non_null(strstr(e.msg, "--techniques"));
 	/* the profile must exist, live under trace/, and be newer than the stall */
-	struct guards_reassess r = {"trace/none.prof", "tiling, fusion", "split-K", "vectorize"};
+	struct loop_reassess r = {"trace/none.prof", "tiling, fusion", "split-K", "vectorize"};
 	assert_int_equal(guards_reassess(&f->g, &r, &e), ERR_REFUSED);
 	assert_non_null(strstr(e.msg, "does not exist"));
 	put(f, "src/outside.prof", "x");

@@ -143,7 +143,7 @@ static void render_of_an_empty_log_matches_the_asset_template(void **state)
 static void render_then_parse_gives_the_same_rows(void **state)
 {
 	struct optlog_doc d, back;
-	struct optlog_problems probs = {0};
+	struct problems probs = {0};
 	struct sb out = SB_INIT, again = SB_INIT;
 	struct err e = {0};
 
@@ -175,7 +175,7 @@ static void render_then_parse_gives_the_same_rows(void **state)
 	sb_release(&again);
 	optlog_doc_release(&d);
 	optlog_doc_release(&back);
-	optlog_problems_release(&probs);
+	problems_release(&probs);
 }
 
 static void escaping_round_trips_awkward_directions(void **state)
@@ -186,7 +186,7 @@ static void escaping_round_trips_awkward_directions(void **state)
 	};
 	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
 		struct optlog_doc d = {0}, back;
-		struct optlog_problems probs = {0};
+		struct problems probs = {0};
 		struct sb out = SB_INIT;
 		struct log_row r = mkrow(1, dirs[i], GATE_PASS, SCOPE_FULL, 1.0, NAN, RS_KEEP);
 
@@ -299,7 +299,7 @@ static void vs_best_is_computed_against_the_one_best(void **state)
 
 struct parsed {
 	struct optlog_doc d;
-	struct optlog_problems p;
+	struct problems p;
 	int rc;
 };
 
@@ -313,7 +313,7 @@ static void parse_str(const char *text, struct parsed *out)
 static void parsed_release(struct parsed *x)
 {
 	optlog_doc_release(&x->d);
-	optlog_problems_release(&x->p);
+	problems_release(&x->p);
 }
 
 /* A problem on this line whose message contains needle. */

@@ -15,12 +15,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void parse(const char *text, struct traps_doc *d, struct traps_problems *p)
+static void parse(const char *text, struct traps_doc *d, struct problems *p)
 {
 	assert_int_equal(traps_parse(text, strlen(text), d, p, NULL), 0);
 }
 
-static bool has_problem(const struct traps_problems *p, int line, const char *sub)
+static bool has_problem(const struct problems *p, int line, const char *sub)
 {
 	for (size_t i = 0; i < p->n; i++)
 		if ((line == 0 || p->v[i].lineno == line) && strstr(p->v[i].msg, sub))
@@ -63,7 +63,7 @@ static void seed_catalogue_covers_the_required_traps(void **state)
 	struct sb t = SB_INIT;
 	assert_int_equal(fsutil_read_file(p, &t, NULL), 0);
 	struct traps_doc d;
-	struct traps_problems pr;
+	struct problems pr;
 	parse(t.buf, &d, &pr);
 	assert_int_equal(pr.n, 0);
 	const char *need[] = {"nan-partial-writes", "tf32-reference",	   "relative-tolerance",
@@ -79,7 +79,7 @@ static void seed_catalogue_covers_the_required_traps(void **state)
 	assert_string_equal(traps_find(&d, "int64-addressing")->title, "Int64 address arithmetic");
 	assert_round_trip(t.buf);
 	traps_doc_release(&d);
-	traps_problems_release(&pr);
+	problems_release(&pr);
 	sb_release(&t);
 	free(p);
 }
@@ -95,7 +95,7 @@ static void entry_right_after_the_title_gets_its_own_entry(void **state)
 			   "## Second trap\n"
 			   "**Fact:** f2\n**Why:** w2\n**How to apply:** h2\n";
 	struct traps_doc d;
-	struct traps_problems p;
+	struct problems p;
 	parse(text, &d, &p);
 	assert_int_equal(d.n, 2);
 	assert_string_equal(d.v[0].title, "Stale caches pin old configs");
@@ -108,7 +108,7 @@ static void entry_right_after_the_title_gets_its_own_entry(void **state)
 	assert_string_equal(d.preamble, "# Traps");
 	assert_round_trip(text);
 	traps_doc_release(&d);
-	traps_problems_release(&p);
+	problems_release(&p);
 }
 
 static void second_fact_in_a_section_starts_a_new_entry(void **state)
@@ -116,7 +116,7 @@ static void second_fact_in_a_section_starts_a_new_entry(void **state)
 	const char *text = "## One\n**Fact:** a\n**Why:** b\n**How to apply:** c\n\n"
 			   "**Fact:** d is another trap\n**Why:** e\n**How to apply:** f\n";
 	struct traps_doc d;
-	struct traps_problems p;
+	struct problems p;
 	parse(text, &d, &p);
 	assert_int_equal(d.n, 2);
 	assert_string_equal(d.v[0].how, "c");
@@ -125,7 +125,7 @@ static void second_fact_in_a_section_starts_a_new_entry(void **state)
 	assert_int_equal(d.v[1].lineno, 6);
 	assert_round_trip(text);
 	traps_doc_release(&d);
-	traps_problems_release(&p);
+	problems_release(&p);
 }
 
 static void field_spellings_and_multiline_values_are_read(void **state)
@@ -144,7 +144,7 @@ static void field_spellings_and_multiline_values_are_read(void **state)
 			   "\r\n"
 			   "---\r\n";
 	struct traps_doc d;
-	struct traps_problems p;
+	struct problems p;
 	parse(text, &d, &p);
 	assert_int_equal(d.n, 1);
 	assert_int_equal(p.n, 0);
@@ -158,7 +158,7 @@ static void field_spellings_and_multiline_values_are_read(void **state)
 	sb_release(&r);
 	assert_round_trip(text);
 	traps_doc_release(&d);
-	traps_problems_release(&p);
+	problems_release(&p);
 }
 
 static void missing_fields_are_reported_with_line_numbers(void **state)
@@ -166,7 +166,7 @@ static void missing_fields_are_reported_with_line_numbers(void **state)
 	const char *text = "# T\n\n## Only a fact\n**Fact:** x\n\n## Empty heading\n\n"
 			   "## Why only\n**Why:** because\n";
 	struct traps_doc d;
-	struct traps_problems p;
+	struct problems p;
 	parse(text, &d, &p);
 	assert_int_equal(d.n, 2);
 	assert_true(has_problem(&p, 3, "has no **Why:**"));
@@ -176,7 +176,7 @@ static void missing_fields_are_reported_with_line_numbers(void **state)
 	assert_string_equal(d.v[1].fact, "");
 	assert_round_trip(text);
 	traps_doc_release(&d);
-	traps_problems_release(&p);
+	problems_release(&p);
 }
 
 static void code_fences_keep_structure_inside_values(void **state)
@@ -287,7 +287,7 @@ static void malformed_inputs_never_break_the_reader(void **state)
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct traps_doc d;
-		struct traps_problems p;
+		struct problems p;
 		parse(cases[i], &d, &p);
 		for (size_t k = 0; k < d.n; k++) {
 			assert_non_null(d.v[k].id);
@@ -299,7 +299,7 @@ static void malformed_inputs_never_break_the_reader(void **state)
 		}
 		assert_non_null(d.preamble);
 		traps_doc_release(&d);
-		traps_problems_release(&p);
+		problems_release(&p);
 		assert_round_trip(cases[i]);
 	}
 	/* Embedded NUL bytes and invalid UTF-8 are read as bytes. */

@@ -5,9 +5,7 @@
 #include "tui/commands.h"
 #include "tui/guards_cli.h"
 #include "tui/loop_cli.h"
-#include "core/dispatch.h"
 #include "core/err.h"
-#include "core/guards.h"
 #include "core/loop.h"
 #include "core/sb.h"
 
@@ -43,7 +41,6 @@ static int dispatch_add_cmd(struct cli *cli, int argc, char **argv)
 {
 	struct dispatch_row r = {.base_ms = NAN, .cand_ms = NAN, .speedup = NAN};
 	struct loop *l;
-	struct guards_owned o;
 	struct err e = {0};
 	bool json = false;
 	int rc;
@@ -79,14 +76,14 @@ static int dispatch_add_cmd(struct cli *cli, int argc, char **argv)
 		return cli_usage_error("dispatch", "--cand-ms needs a positive number, got '%s'", cand);
 	if (!r.bucket || !r.entry)
 		return cli_usage_error("dispatch", "add needs --bucket TEXT and --entry NAME");
-	if ((rc = guards_cli_open(cli, 0, &l, &o)) != 0)
+	if ((rc = loop_cli_open(cli, 0, &l)) != 0)
 		return rc;
-	if (guards_dispatch_add(&o.g, &r, &e) < 0) {
-		guards_cli_close(l, &o);
+	if (loop_dispatch_add(l, &r, &e) < 0) {
+		loop_close(l);
 		return e.code == ERR_USAGE ? cli_usage_error("dispatch", "%s", e.msg) : cli_fail(&e);
 	}
 	struct dispatch_doc d;
-	if (guards_dispatch_rows(&o.g, &d, &e) == 0 && d.n) {
+	if (loop_dispatch_rows(l, &d, &e) == 0 && d.n) {
 		const struct dispatch_row *last = &d.v[d.n - 1];
 		if (json)
 			cli_print_json(row_json(last));
@@ -96,14 +93,13 @@ static int dispatch_add_cmd(struct cli *cli, int argc, char **argv)
 			       last->bucket, last->entry, last->speedup, last->evidence);
 	}
 	dispatch_doc_release(&d);
-	guards_cli_close(l, &o);
+	loop_close(l);
 	return 0;
 }
 
 static int dispatch_list_cmd(struct cli *cli, int argc, char **argv)
 {
 	struct loop *l;
-	struct guards_owned o;
 	struct dispatch_doc d;
 	struct err e = {0};
 	bool json = false;
@@ -118,10 +114,10 @@ static int dispatch_list_cmd(struct cli *cli, int argc, char **argv)
 			    .usage = "dispatch list [--json]", .summary = "the rows of dispatch.md"};
 	if (!cli_parse(&c, argc - 1, argv + 1, &rc))
 		return rc;
-	if ((rc = guards_cli_open(cli, LOOP_READONLY, &l, &o)) != 0)
+	if ((rc = loop_cli_open(cli, LOOP_READONLY, &l)) != 0)
 		return rc;
-	if (guards_dispatch_rows(&o.g, &d, &e) < 0) {
-		guards_cli_close(l, &o);
+	if (loop_dispatch_rows(l, &d, &e) < 0) {
+		loop_close(l);
 		return cli_fail(&e);
 	}
 	if (json) {
@@ -144,7 +140,7 @@ static int dispatch_list_cmd(struct cli *cli, int argc, char **argv)
 		sb_release(&out);
 	}
 	dispatch_doc_release(&d);
-	guards_cli_close(l, &o);
+	loop_close(l);
 	return 0;
 }
 

@@ -121,7 +121,7 @@ static const char *scope_name(enum gate_scope s)
 /* Built as text and streamed: a jansson tree of 100,000 rows would cost
  * several times the memory of the rows. */
 static void print_json(const char *file, const struct optlog_doc *d,
-		       const struct optlog_problems *probs, struct sb *o)
+		       const struct problems *probs, struct sb *o)
 {
 	sb_adds(o, "{\"file\": ");
 	json_str(o, file);
@@ -176,7 +176,7 @@ static void pad_left(struct sb *o, const struct sb *cell, int w)
 }
 
 static void print_text(const char *file, const struct optlog_doc *d,
-		       const struct optlog_problems *probs, struct sb *o)
+		       const struct problems *probs, struct sb *o)
 {
 	struct sb c = SB_INIT;
 	static const char *const dash = "\xe2\x80\x94";
@@ -326,7 +326,7 @@ int cmd_import(struct cli *cli, int argc, char **argv)
 	bool json = false, strict = false;
 	struct sb text = SB_INIT;
 	struct optlog_doc d = {0};
-	struct optlog_problems probs = {0};
+	struct problems probs = {0};
 	struct err e = {0};
 	int rc;
 
@@ -364,7 +364,7 @@ int cmd_import(struct cli *cli, int argc, char **argv)
 	if (rc < 0) {
 		err_prefix(&e, "import: %s: ", file);
 		optlog_doc_release(&d);
-		optlog_problems_release(&probs);
+		problems_release(&probs);
 		return cli_fail(&e);
 	}
 	struct sb o = SB_INIT;
@@ -378,6 +378,6 @@ int cmd_import(struct cli *cli, int argc, char **argv)
 	sb_release(&o);
 	rc = strict && probs.n ? 1 : 0;
 	optlog_doc_release(&d);
-	optlog_problems_release(&probs);
+	problems_release(&probs);
 	return rc;
 }

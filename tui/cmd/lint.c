@@ -4,10 +4,9 @@
 #include "tui/cli_opts.h"
 #include "tui/cli_util.h"
 #include "tui/commands.h"
+#include "tui/loop_cli.h"
 #include "tui/guards_cli.h"
 #include "core/err.h"
-#include "core/guards.h"
-#include "core/lint.h"
 #include "core/loop.h"
 
 #include <stdio.h>
@@ -16,11 +15,10 @@
 int cmd_lint(struct cli *cli, int argc, char **argv)
 {
 	struct loop *l;
-	struct guards_owned o;
 	struct lint_findings f = {0};
 	struct err e = {0};
 	bool json = false;
-	int rc;
+	int rc, iter = 0;
 	const struct cli_opt opts[] = {
 		CLI_FLAG("--json", &json, "print the findings as JSON"),
 		CLI_END,
@@ -31,27 +29,31 @@ int cmd_lint(struct cli *cli, int argc, char **argv)
 				    "diff of the kernel and frozen paths against HEAD; exit 1 on findings."};
 	if (!cli_parse(&c, argc, argv, &rc))
 		return rc;
-	if ((rc = guards_cli_open(cli, LOOP_TRY_WRITE, &l, &o)) != 0)
+	if ((rc = loop_cli_open(cli, LOOP_TRY_WRITE, &l)) != 0)
 		return rc;
-	if (guards_lint(&o.g, o.iteration, &f, &e) < 0) {
-		guards_cli_close(l, &o);
+	if ((rc = loop_cli_iteration(l, &iter)) != 0) {
+		loop_close(l);
+		return rc;
+	}
+	if (loop_lint(l, iter, &f, &e) < 0) {
+		loop_close(l);
 		return cli_fail(&e);
 	}
 	if (json) {
 		json_t *j = json_object();
-		json_object_set_new(j, "iteration", json_integer(o.iteration));
+		json_object_set_new(j, "iteration", json_integer(iter));
 		json_object_set_new(j, "findings", guards_cli_findings_json(&f));
 		cli_print_json(j);
 	} else if (f.n) {
-		printf("iteration %d: %zu lint finding%s in the diff\n", o.iteration, f.n,
+		printf("iteration %d: %zu lint finding%s in the diff\n", iter, f.n,
 		       f.n == 1 ? "" : "s");
 		guards_cli_print_findings(stdout, &f);
 		printf("acknowledge them when logging: optloop log ... --ack\n");
 	} else {
-		printf("iteration %d: no lint findings in the diff\n", o.iteration);
+		printf("iteration %d: no lint findings in the diff\n", iter);
 	}
 	rc = f.n ? 1 : 0;
 	lint_findings_release(&f);
-	guards_cli_close(l, &o);
+	loop_close(l);
 	return rc;
 }

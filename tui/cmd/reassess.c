@@ -7,7 +7,6 @@
 #include "tui/guards_cli.h"
 #include "tui/loop_cli.h"
 #include "core/err.h"
-#include "core/guards.h"
 #include "core/loop.h"
 #include "core/sb.h"
 
@@ -17,9 +16,8 @@
 
 int cmd_reassess(struct cli *cli, int argc, char **argv)
 {
-	struct guards_reassess r = {0};
+	struct loop_reassess r = {0};
 	struct loop *l;
-	struct guards_owned o;
 	struct err e = {0};
 	bool show = false;
 	int rc;
@@ -49,26 +47,30 @@ int cmd_reassess(struct cli *cli, int argc, char **argv)
 	};
 	if (!cli_parse(&c, argc, argv, &rc))
 		return rc;
-	if ((rc = guards_cli_open(cli, show ? LOOP_READONLY : 0, &l, &o)) != 0)
+	if ((rc = loop_cli_open(cli, show ? LOOP_READONLY : 0, &l)) != 0)
 		return rc;
 	struct sb axes = SB_INIT;
-	guards_axes_summary(&o.g, &axes, NULL);
+	loop_axes_summary(l, &axes, NULL);
 	if (show) {
-		char *next = guards_next_step(&o.g, o.state);
-		printf("state: %s\n%s%s", loop_state_name(o.state), next ? next : "",
-		       next ? "\n" : "");
+		struct loop_status st;
+		if (loop_status(l, &st, &e) < 0) {
+			sb_release(&axes);
+			loop_close(l);
+			return cli_fail(&e);
+		}
+		printf("state: %s\nnext: %s\n", loop_state_name(st.state), st.next);
+		loop_status_release(&st);
 		printf("directions by axis (confirm or edit them for --axes):\n%s", axes.buf ? axes.buf : "");
-		free(next);
 		sb_release(&axes);
-		guards_cli_close(l, &o);
+		loop_close(l);
 		return 0;
 	}
-	rc = guards_reassess(&o.g, &r, &e);
+	rc = loop_reassess(l, &r, &e);
 	if (rc == ERR_USAGE && axes.len)
 		fprintf(stderr, "directions so far, by axis:\n%s", axes.buf);
 	sb_release(&axes);
 	if (rc < 0) {
-		guards_cli_close(l, &o);
+		loop_close(l);
 		return e.code == ERR_USAGE ? cli_usage_error("reassess", "%s", e.msg) : cli_fail(&e);
 	}
 	struct loop_status st;
@@ -77,6 +79,6 @@ int cmd_reassess(struct cli *cli, int argc, char **argv)
 		printf("next: %s\n", st.next);
 		loop_status_release(&st);
 	}
-	guards_cli_close(l, &o);
+	loop_close(l);
 	return 0;
 }

@@ -5,9 +5,9 @@
 #include "tui/cli_opts.h"
 #include "tui/cli_util.h"
 #include "tui/commands.h"
+#include "tui/loop_cli.h"
 #include "tui/guards_cli.h"
 #include "core/err.h"
-#include "core/guards.h"
 #include "core/loop.h"
 #include "core/sb.h"
 
@@ -17,7 +17,6 @@
 int report_nogo(struct cli *cli, int argc, char **argv)
 {
 	struct loop *l;
-	struct guards_owned o;
 	struct err e = {0};
 	struct sb md = SB_INIT;
 	json_t *j = NULL;
@@ -39,15 +38,15 @@ int report_nogo(struct cli *cli, int argc, char **argv)
 				    "tried, the evidence, and what is missing to try again."};
 	if (!cli_parse(&c, argc - 1, argv + 1, &rc))
 		return rc;
-	if ((rc = guards_cli_open(cli, LOOP_TRY_WRITE, &l, &o)) != 0)
+	if ((rc = loop_cli_open(cli, LOOP_TRY_WRITE, &l)) != 0)
 		return rc;
-	rc = guards_nogo(&o.g, &md, &j, &e);
+	rc = loop_nogo(l, &md, &j, &e);
 	int wrc = cli_emit(output, md.buf, json ? j : NULL);
 	if (!json)
 		json_decref(j);
 	if (rc < 0)
 		fprintf(stderr, "optloop: %s\n", e.msg);
 	sb_release(&md);
-	guards_cli_close(l, &o);
+	loop_close(l);
 	return rc < 0 ? 1 : wrc;
 }

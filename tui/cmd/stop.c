@@ -6,7 +6,6 @@
 #include "tui/guards_cli.h"
 #include "tui/loop_cli.h"
 #include "core/err.h"
-#include "core/guards.h"
 #include "core/loop.h"
 
 #include <stdio.h>
@@ -15,7 +14,6 @@
 int cmd_stop(struct cli *cli, int argc, char **argv)
 {
 	struct loop *l;
-	struct guards_owned o;
 	struct err e = {0};
 	const char *reason = NULL, *bound = NULL;
 	bool json = false;
@@ -39,10 +37,10 @@ int cmd_stop(struct cli *cli, int argc, char **argv)
 		return rc;
 	if (!reason)
 		return cli_usage_error("stop", "--reason cap|floor|directions is required");
-	if ((rc = guards_cli_open(cli, 0, &l, &o)) != 0)
+	if ((rc = loop_cli_open(cli, 0, &l)) != 0)
 		return rc;
-	if (guards_stop(&o.g, reason, bound, &e) < 0) {
-		guards_cli_close(l, &o);
+	if (loop_stop(l, reason, bound, &e) < 0) {
+		loop_close(l);
 		return e.code == ERR_USAGE ? cli_usage_error("stop", "%s", e.msg) : cli_fail(&e);
 	}
 	struct loop_status st;
@@ -61,6 +59,6 @@ int cmd_stop(struct cli *cli, int argc, char **argv)
 	}
 	if (have)
 		loop_status_release(&st);
-	guards_cli_close(l, &o);
+	loop_close(l);
 	return 0;
 }

@@ -6,9 +6,7 @@
 #include "tui/guards_cli.h"
 #include "tui/loop_cli.h"
 #include "core/err.h"
-#include "core/guards.h"
 #include "core/loop.h"
-#include "core/traps.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -18,9 +16,8 @@
 static int trap_list(struct cli *cli, int argc, char **argv)
 {
 	struct loop *l;
-	struct guards_owned o;
 	struct traps_doc d;
-	struct traps_problems p;
+	struct problems p;
 	struct err e = {0};
 	bool json = false;
 	int iter, rc;
@@ -39,12 +36,14 @@ static int trap_list(struct cli *cli, int argc, char **argv)
 	if (!cli_parse(&c, argc - 1, argv + 1, &rc))
 		return rc;
 	iter = (int)it;
-	if ((rc = guards_cli_open(cli, LOOP_READONLY, &l, &o)) != 0)
+	if ((rc = loop_cli_open(cli, LOOP_READONLY, &l)) != 0)
 		return rc;
-	if (iter < 0)
-		iter = o.iteration;
-	if (guards_traps(&o.g, iter, &d, &p, &e) < 0) {
-		guards_cli_close(l, &o);
+	if (iter < 0 && (rc = loop_cli_iteration(l, &iter)) != 0) {
+		loop_close(l);
+		return rc;
+	}
+	if (loop_traps(l, iter, &d, &p, &e) < 0) {
+		loop_close(l);
 		return cli_fail(&e);
 	}
 	if (json) {
@@ -80,8 +79,8 @@ static int trap_list(struct cli *cli, int argc, char **argv)
 			fprintf(stderr, "optloop: TRAPS.md:%d: %s\n", p.v[i].lineno, p.v[i].msg);
 	}
 	traps_doc_release(&d);
-	traps_problems_release(&p);
-	guards_cli_close(l, &o);
+	problems_release(&p);
+	loop_close(l);
 	return 0;
 }
 
@@ -89,7 +88,6 @@ static int trap_add(struct cli *cli, int argc, char **argv)
 {
 	const char *title = NULL, *fact = NULL, *why = NULL, *how = NULL;
 	struct loop *l;
-	struct guards_owned o;
 	struct err e = {0};
 	char *id = NULL;
 	bool json = false;
@@ -113,10 +111,10 @@ static int trap_add(struct cli *cli, int argc, char **argv)
 			    .summary = "add a trap to TRAPS.md (the catalogue every checklist comes from)"};
 	if (!cli_parse(&c, argc - 1, argv + 1, &rc))
 		return rc;
-	if ((rc = guards_cli_open(cli, 0, &l, &o)) != 0)
+	if ((rc = loop_cli_open(cli, 0, &l)) != 0)
 		return rc;
-	if (guards_trap_add(&o.g, title, fact, why, how, &id, &e) < 0) {
-		guards_cli_close(l, &o);
+	if (loop_trap_add(l, title, fact, why, how, &id, &e) < 0) {
+		loop_close(l);
 		return e.code == ERR_USAGE ? cli_usage_error("trap", "%s", e.msg) : cli_fail(&e);
 	}
 	if (json) {
@@ -127,14 +125,13 @@ static int trap_add(struct cli *cli, int argc, char **argv)
 		printf("added trap %s to TRAPS.md\n", id);
 	}
 	free(id);
-	guards_cli_close(l, &o);
+	loop_close(l);
 	return 0;
 }
 
 static int trap_mark(struct cli *cli, int argc, char **argv)
 {
 	struct loop *l;
-	struct guards_owned o;
 	struct traps_doc d = {0};
 	struct err e = {0};
 	int iter = -1, rc;
@@ -169,20 +166,22 @@ static int trap_mark(struct cli *cli, int argc, char **argv)
 	else
 		return cli_usage_error("trap", "state must be checked, hit or unchecked, got '%s'",
 				       state);
-	if ((rc = guards_cli_open(cli, 0, &l, &o)) != 0)
+	if ((rc = loop_cli_open(cli, 0, &l)) != 0)
 		return rc;
-	if (iter < 0)
-		iter = o.iteration;
-	rc = guards_traps(&o.g, iter, &d, NULL, &e);
+	if (iter < 0 && (rc = loop_cli_iteration(l, &iter)) != 0) {
+		loop_close(l);
+		return rc;
+	}
+	rc = loop_traps(l, iter, &d, NULL, &e);
 	if (rc == 0 && !traps_find(&d, id))
 		rc = err_set(&e, ERR_USAGE, "no trap '%s' in TRAPS.md (optloop trap list shows the ids)",
 			     id);
 	if (rc == 0)
-		rc = guards_trap_mark(o.g.store, iter, id, ts, "user", &e);
+		rc = loop_trap_mark(l, iter, id, ts, "user", &e);
 	if (rc == 0)
 		printf("iteration %d: trap %s %s\n", iter, id, trap_state_name(ts));
 	traps_doc_release(&d);
-	guards_cli_close(l, &o);
+	loop_close(l);
 	if (rc < 0)
 		return e.code == ERR_USAGE ? cli_usage_error("trap", "%s", e.msg) : cli_fail(&e);
 	return 0;
