@@ -296,6 +296,174 @@ int loop_dispatch_add(struct loop *l, const struct dispatch_row *r, struct err *
 /* The stored dispatch rows (dispatch_doc_release). */
 int loop_dispatch_rows(struct loop *l, struct dispatch_doc *d, struct err *e);
 
+/* ---- evidence: runs, verdicts, the noise band, promotion, reports -------- */
+
+/* A recorded verify run with what was judged of it (core/loop_evidence.c).
+ * Strings and JSON owned by the struct (loop_run_release). */
+struct loop_run {
+	int id, iter;
+	char *command, *log_path;
+	int exit_status;
+	bool timed_out, cancelled;
+	bool have_result;          /* result holds what the parser read */
+	struct parse_result result;
+	/* its verdict against the best; verdict NULL when it has none */
+	char *verdict;             /* "fast", "same", "ambiguous", ... */
+	char *why;                 /* the comparison in words, may be NULL */
+	double gain;               /* vs best as a fraction; NAN when none */
+	unsigned flags;
+	char *flags_text;          /* flag names joined by ", "; NULL when none */
+	json_t *flags_json;        /* the same as an array (never NULL) */
+	json_t *detail;            /* the whole comparison, or NULL */
+	/* the last confirm of its iteration */
+	enum { LOOP_CONFIRM_NONE, LOOP_CONFIRM_UNFINISHED, LOOP_CONFIRM_NO_VERDICT,
+	       LOOP_CONFIRM_DONE } confirm;
+	char *confirm_verdict;     /* LOOP_CONFIRM_DONE: its verdict */
+	bool confirm_promoted;
+	bool confirm_held;         /* fast, but held back until its flags are explained */
+	/* the GPU probe before and after the run, in words (NULL: none) */
+	char *probe[2];
+	bool probe_busy[2];
+};
+/* Run run_id; 0: the latest run with a verdict.  ERR_NOTFOUND when none
+ * (*r then holds nothing to release). */
+int loop_run_get(struct loop *l, int run_id, struct loop_run *r, struct err *e);
+/* The verify run behind iteration iter's row; ERR_NOTFOUND when none. */
+int loop_iter_run_get(struct loop *l, int iter, struct loop_run *r, struct err *e);
+void loop_run_release(struct loop_run *r);
+
+/* The noise band around the best: best_ms scaled by exp(±2σ), σ the mean of
+ * the per-shape pooled noise of the best kernel's runs.  lo/hi NAN when
+ * there is no best or no run of it to read. */
+struct loop_band {
+	double lo, hi, sigma;
+	bool assumed; /* no repeated runs yet: the assumed default noise */
+};
+int loop_noise_band(struct loop *l, struct loop_band *b, struct err *e);
+
+/* The iteration promote --explain/--attach apply to by default: the current
+ * one when it has a confirm, else the best.  ERR_REFUSED when there is no
+ * best yet. */
+int loop_promote_iter(struct loop *l, int *iter, struct err *e);
+/* Attach a profiler or roofline reading to iter (see measure_attach_check
+ * for what is accepted); *real gets its real path (caller frees), *kind
+ * what was recognised. */
+int loop_attach(struct loop *l, int iter, const char *path, char **real, const char **kind,
+		struct err *e);
+/* Record why iter's flagged speedup is real; *promoted when that lets its
+ * confirm promote. */
+int loop_explain(struct loop *l, int iter, const char *note, bool *promoted, struct err *e);
+/* The promotion check (full gate, a confirm of the best against the
+ * baseline, the contract's Target, flags, lints): text appended to out,
+ * JSON in *json.  0 when it passes, ERR_FAIL when not. */
+int loop_promote_check(struct loop *l, struct sb *out, json_t **json, struct err *e);
+
+enum loop_report { LOOP_REPORT_FINAL, LOOP_REPORT_HEADER, LOOP_REPORT_PR };
+/* A report as Markdown (appended to md) and JSON (*json, may be NULL);
+ * iter is the iteration of a header.  ERR_REFUSED with what is missing. */
+int loop_report(struct loop *l, enum loop_report kind, int iter, struct sb *md, json_t **json,
+		struct err *e);
+
+/* The whole store as JSON (runs, rows, verdicts, ...) with the op. */
+int loop_export_json(struct loop *l, json_t **out, struct err *e);
+
+/* ---- noise and confirm sessions (core/session.c) ------------------------ */
+
+/* Both measure outside verify, swapping kernel states in the work tree (the
+ * candidate saved as a git tree first and put back afterwards, also when a
+ * run fails or the session is cut off). */
+struct loop_session_opts {
+	const char *command; /* NULL: validation command + " --no-gate" */
+	int runs;            /* noise: how many runs (0: 5) */
+	size_t max_pairs;    /* confirm: 0: STATS_CONFIRM_MAX_PAIRS */
+	bool baseline;       /* confirm: the best (in the tree, at rest) against the
+			      * baseline commit, the promotion verdict and final claim */
+	double timeout_s;    /* per run; 0: none */
+	/* One line per finished run, for the CLI (may be NULL). */
+	void (*progress)(void *ctx, const char *line);
+	/* Every byte of each run's output, and the parser's events, as they
+	 * arrive; may be NULL. */
+	loop_output_fn output;
+	loop_event_fn event;
+	void *ctx;
+};
+
+/* What a session found; strings owned (loop_session_release). */
+struct loop_session {
+	int iter;
+	int session;          /* id of the session's first run */
+	int nruns;
+	bool promoted;        /* confirm: the candidate becomes the best when kept */
+	bool cancelled;       /* confirm: cancelled before its verdict (nothing judged) */
+	/* confirm: best against candidate in this session */
+	const char *verdict;  /* "fast", "slow", "same", "ambiguous", ...; NULL for noise */
+	char *why;            /* the verdict in one sentence */
+	double speedup;       /* equal-weight geomean of per-shape speedups, NAN */
+	size_t ncommon;       /* shapes both sides measured */
+	char *flags_text;     /* NULL when no flag */
+	bool busy_gpu;        /* the GPU was busy: can reject, never promote */
+	bool held;            /* fast beyond noise, held back by implausible flags */
+	char *worst;          /* the worst shape, NULL when none */
+	double worst_speedup;
+	/* the same over the contract's Target shapes */
+	size_t ntargets;      /* 0: the Target names no shapes, every shape counts */
+	double target_speedup;
+	size_t target_ncommon;
+	const char *target_verdict;
+	char **missing;       /* named target shapes not measured on both sides */
+	size_t nmissing;
+	json_t *json;         /* the whole result for --json */
+};
+void loop_session_release(struct loop_session *r);
+
+/* Measure the current best o->runs times in one session.  Refused before
+ * the baseline exists or while a verify is running. */
+int loop_noise(struct loop *l, const struct loop_session_opts *o, struct loop_session *r,
+	       struct err *e);
+
+/* The confirm run for the measured, not yet logged iteration (or, with
+ * o->baseline, the best against the baseline commit).  Returns 0 when the
+ * session was measured (read r->promoted); ERR_REFUSED when the protocol
+ * does not allow it; ERR_HARNESS when a run broke.  It is
+ * loop_confirm_begin, pump until done, loop_confirm_end. */
+int loop_confirm(struct loop *l, const struct loop_session_opts *o, struct loop_session *r,
+		 struct err *e);
+
+/* The same in steps, for an event loop (the TUI):
+ *   begin  checks the protocol (refusals as loop_confirm), records the
+ *          confirm, checks out the best and starts its first run; returns
+ *          at once.  *out is the caller's until loop_confirm_end.  On failure
+ *          nothing is left running and the candidate is back.
+ *   fds    the descriptors of the run going, to poll for POLLIN (how many).
+ *   pump   reads what is there (waits up to timeout_ms, -1 forever); when a
+ *          run ends it is recorded and the next one starts.  1 while the
+ *          session goes on, 0 once it is over.
+ *   cancel stops the run going (SIGTERM to its group, SIGKILL after the
+ *          grace period); the session ends without a verdict.
+ *   end    finishes (cancelling first if still going), puts the candidate
+ *          back, closes the confirm record, fills *r and frees s.  A
+ *          cancelled session returns 0 with r->cancelled set. */
+struct loop_confirm_run;
+int loop_confirm_begin(struct loop *l, const struct loop_session_opts *o,
+		       struct loop_confirm_run **out, struct err *e);
+int loop_confirm_fds(const struct loop_confirm_run *s, int fds[2]);
+int loop_confirm_pump(struct loop_confirm_run *s, int timeout_ms);
+void loop_confirm_cancel(struct loop_confirm_run *s);
+int loop_confirm_end(struct loop_confirm_run *s, struct loop_session *r, struct err *e);
+/* The parse result of the run going so far (owned by s; NULL between runs). */
+const struct parse_result *loop_confirm_result(const struct loop_confirm_run *s);
+
+/* Where the session stands: "run 3 of 6, best". */
+struct loop_confirm_progress {
+	int iter;
+	int run;          /* 1-based: the run going, or the last one once over */
+	int nruns;        /* runs planned so far (grows when a look asks for more) */
+	const char *role; /* "best" or "cand": what the run measures (static) */
+	size_t pairs;     /* pairs compared so far */
+	bool running;
+};
+void loop_confirm_progress(const struct loop_confirm_run *s, struct loop_confirm_progress *p);
+
 /* ---- contract ------------------------------------------------------------ */
 
 /* Path of docs/draft.md (owned by the loop). */

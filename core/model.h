@@ -6,6 +6,7 @@
 #ifndef OPTLOOP_MODEL_H
 #define OPTLOOP_MODEL_H
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -96,6 +97,11 @@ bool run_is_attempt(int iter, enum gate_verdict g, enum gate_scope scope, double
  * beyond noise (not kept --unconfirmed). */
 bool log_row_is_win(const struct log_row *r);
 
+/* A confirm measures best and candidate interleaved, CONFIRM_PAIRS pairs at
+ * a time, up to CONFIRM_MAX_PAIRS by default (core/stats.h has the rule). */
+#define CONFIRM_PAIRS 3
+#define CONFIRM_MAX_PAIRS 9
+
 /* Trap checklist state per iteration. */
 enum trap_state {
 	TRAP_UNCHECKED,
@@ -141,6 +147,87 @@ struct parse_env {
 	char *raw; /* the whole line after "Machine:" */
 	char *device, *backend, *pytorch, *triton, *branch, *sha;
 };
+
+/* ---- what a run showed, as the parser reads it (core/parse.c) --------- */
+
+struct parse_result {
+	enum gate_verdict gate;
+	enum gate_scope scope;
+	char *gate_test; /* file named in the banner */
+	char *gate_k;    /* the -k expression, NULL when full */
+	bool complete;   /* the run reached its natural end */
+	struct {
+		int passed, failed, errors, skipped, deselected; /* -1 when unknown */
+	} pytest;
+	struct parse_env env;
+	char *col_base, *col_new; /* table column labels, e.g. "main[ce250a9]" */
+	struct parse_row *rows;   /* the last table printed */
+	size_t nrows;
+	char **warnings;
+	size_t nwarnings;
+	int progress;      /* last [ NN%] seen, -1 before any */
+	int cases_passed;  /* test-case lines seen, by outcome */
+	int cases_failed;  /* failed or error */
+	int cases_skipped; /* skipped or xfail */
+	bool traceback;
+	bool gate_line_pass, gate_line_fail, gate_not_found, no_gate;
+	int exit_status;   /* as given to parser_finish, -1 unknown */
+	bool killed;
+	bool has_L;        /* the result table has an L column */
+	bool truncated;    /* the output ended inside a line */
+	size_t lines;      /* lines read */
+	bool runpy_json;   /* read from run.py --json results, not from a log */
+	size_t rows_dropped; /* table rows beyond PARSE_MAX_ROWS */
+	char *exception;   /* last line of the last traceback ("RuntimeError: ..."), or NULL */
+	char *stage;       /* the phase the run is in ("Warming up 6 shape(s)"), or NULL */
+};
+
+enum parse_event_kind {
+	PEV_LINE,
+	PEV_GATE_BANNER,
+	PEV_TEST_CASE,
+	PEV_PROGRESS,
+	PEV_PYTEST_SUMMARY,
+	PEV_GATE_VERDICT,
+	PEV_ENV,
+	PEV_TABLE_HEADER,
+	PEV_TABLE_ROW,
+	PEV_WARNING,
+	PEV_TRACEBACK,
+	PEV_STAGE,
+};
+
+/* One line as the parser saw it: escape sequences, carriage returns and
+ * control bytes removed, NUL-terminated (len excludes the NUL).  Valid only
+ * during the callback. progress is the percent the line showed, -1 if none,
+ * whatever its kind (a pytest case line is a test_case event with progress).
+ * For PEV_STAGE, stage/stage_len name the phase (not NUL-terminated). */
+struct parse_event {
+	enum parse_event_kind kind;
+	const char *line;
+	size_t len;
+	int progress;
+	const char *stage;
+	size_t stage_len;
+};
+
+/* Whether anything of a verify or benchmark run was seen: a gate, pytest
+ * counts or test cases, progress, an environment line, a result table, a
+ * traceback.  parse_file reads any text; this says whether it was one. */
+bool parse_recognised(const struct parse_result *r);
+
+/* The result as JSON with the documented keys (gate, gate_scope, gate_k,
+ * complete, pytest, env, columns, rows, warnings, ...); caller owns it. */
+json_t *parse_result_json(const struct parse_result *r);
+/* The inverse, for results stored as JSON.  *out is filled (release it);
+ * ERR_USAGE when j is not such an object. */
+int parse_result_from_json(const json_t *j, struct parse_result *out, struct err *e);
+void parse_result_init(struct parse_result *r);
+void parse_result_release(struct parse_result *r);
+
+/* "full", "subset", or NULL for unknown. */
+const char *parse_scope_name(enum gate_scope s);
+const char *parse_event_kind_name(enum parse_event_kind k);
 
 /* ---- the workspace's documents, as read ------------------------------- */
 

@@ -31,7 +31,7 @@ struct ctx {
 	struct loop_status status;
 	const struct contract *contract; /* the loop's, held */
 	char *command;
-	const struct session_opts *o;
+	const struct loop_session_opts *o;
 	int session;
 	int nruns;
 	bool busy; /* a probe before some run saw the GPU busy */
@@ -58,7 +58,7 @@ static const char *const *kpaths(const struct ctx *c)
 	return (const char *const *)c->status.kernel;
 }
 
-static int ctx_init(struct ctx *c, struct loop *l, const struct session_opts *o, const char *what,
+static int ctx_init(struct ctx *c, struct loop *l, const struct loop_session_opts *o, const char *what,
 		    struct err *e)
 {
 	memset(c, 0, sizeof(*c));
@@ -219,12 +219,48 @@ static int recover(struct ctx *c, struct err *e)
 	return rc;
 }
 
-void session_result_release(struct session_result *r)
+void loop_session_release(struct loop_session *r)
 {
-	stats_cmp_release(&r->cmp);
-	measure_target_release(&r->target);
+	free(r->why);
+	free(r->flags_text);
+	free(r->worst);
+	for (size_t i = 0; i < r->nmissing; i++)
+		free(r->missing[i]);
+	free(r->missing);
 	json_decref(r->json);
 	memset(r, 0, sizeof(*r));
+}
+
+/* What a front-end reads of a confirm's comparison and its Target part. */
+static void session_fill(struct loop_session *r, const struct stats_cmp *cmp,
+			 const struct measure_target *t)
+{
+	r->verdict = stats_verdict_name(cmp->verdict);
+	r->why = cmp->why ? xstrdup(cmp->why) : NULL;
+	r->speedup = cmp->speedup;
+	r->ncommon = cmp->ncommon;
+	if (cmp->flags) {
+		struct sb f = SB_INIT;
+		sb_init(&f);
+		stats_flags_text(cmp->flags, &f);
+		r->flags_text = sb_detach(&f);
+	}
+	r->busy_gpu = cmp->flags & SF_BUSY_GPU;
+	r->held = cmp->verdict == SV_FAST && !r->promoted &&
+		  !(cmp->flags & (SF_BUSY_GPU | SF_SUBSET_GATE));
+	r->worst_speedup = NAN;
+	if (cmp->worst >= 0) {
+		r->worst = xstrdup(cmp->shapes[cmp->worst].key);
+		r->worst_speedup = cmp->shapes[cmp->worst].speedup;
+	}
+	r->ntargets = t->ntargets;
+	r->target_speedup = t->cmp.speedup;
+	r->target_ncommon = t->cmp.ncommon;
+	r->target_verdict = stats_verdict_name(t->cmp.verdict);
+	r->nmissing = t->nmissing;
+	r->missing = xcalloc(t->nmissing ? t->nmissing : 1, sizeof(*r->missing));
+	for (size_t i = 0; i < t->nmissing; i++)
+		r->missing[i] = xstrdup(t->missing[i]);
 }
 
 static int best_commit(struct ctx *c, struct measure_best *b, const char *what, struct err *e)
@@ -245,7 +281,7 @@ static int best_commit(struct ctx *c, struct measure_best *b, const char *what, 
 	return 0;
 }
 
-int session_noise(struct loop *l, const struct session_opts *o, struct session_result *r,
+int loop_noise(struct loop *l, const struct loop_session_opts *o, struct loop_session *r,
 		  struct err *e)
 {
 	struct ctx c;
@@ -327,9 +363,9 @@ int session_noise(struct loop *l, const struct session_opts *o, struct session_r
 
 /* ---- confirm, in steps ---------------------------------------------------- */
 
-struct session_run {
+struct loop_confirm_run {
 	struct ctx c;
-	struct session_opts o; /* the caller's, copied */
+	struct loop_session_opts o; /* the caller's, copied */
 	struct measure_best b;
 	int rec_id;            /* the stats_confirms record */
 	int iter;              /* the candidate's iteration (the best's with --baseline) */
@@ -349,7 +385,7 @@ struct session_run {
 	struct err err;
 };
 
-static void fail(struct session_run *s, int rc, const struct err *e)
+static void fail(struct loop_confirm_run *s, int rc, const struct err *e)
 {
 	if (s->rc == 0 && rc < 0) {
 		s->rc = rc;
@@ -360,7 +396,7 @@ static void fail(struct session_run *s, int rc, const struct err *e)
 }
 
 /* Put the kernel state for the next run in the tree and start the run. */
-static void start_next(struct session_run *s, bool best)
+static void start_next(struct loop_confirm_run *s, bool best)
 {
 	struct ctx *c = &s->c;
 	struct err e = {0};
@@ -376,7 +412,7 @@ static void start_next(struct session_run *s, bool best)
 }
 
 /* The comparison over the pairs so far; false when no more are needed. */
-static bool compare(struct session_run *s)
+static bool compare(struct loop_confirm_run *s)
 {
 	struct ctx *c = &s->c;
 	struct stats_set bs = {0}, cs = {0};
@@ -406,7 +442,7 @@ static bool compare(struct session_run *s)
 }
 
 /* The run going has ended: record it and start the next one, if any. */
-static void run_ended(struct session_run *s)
+static void run_ended(struct loop_confirm_run *s)
 {
 	struct ctx *c = &s->c;
 	struct err e = {0};
@@ -448,7 +484,7 @@ static void run_ended(struct session_run *s)
 	start_next(s, true);
 }
 
-static void session_run_free(struct session_run *s)
+static void confirm_run_free(struct loop_confirm_run *s)
 {
 	if (s->going)
 		mrun_release(&s->m);
@@ -463,7 +499,7 @@ static void session_run_free(struct session_run *s)
 
 /* confirm --baseline: the best, in the tree with the loop at rest, is the
  * candidate; the baseline row's commit is the other side. */
-static int baseline_begin(struct session_run *s, struct err *e)
+static int baseline_begin(struct loop_confirm_run *s, struct err *e)
 {
 	struct ctx *c = &s->c;
 	struct measure_best best;
@@ -527,10 +563,10 @@ static int gate_passed(struct ctx *c, struct err *e)
 	return rc;
 }
 
-int session_confirm_begin(struct loop *l, const struct session_opts *o, struct session_run **out,
+int loop_confirm_begin(struct loop *l, const struct loop_session_opts *o, struct loop_confirm_run **out,
 			  struct err *e)
 {
-	struct session_run *s = xcalloc(1, sizeof(*s));
+	struct loop_confirm_run *s = xcalloc(1, sizeof(*s));
 	struct ctx *c = &s->c;
 	struct store_confirm rec = {0};
 	*out = NULL;
@@ -580,27 +616,27 @@ begun:
 		s->rec_id = rec.id;
 	}
 	if (rc < 0) {
-		session_run_free(s);
+		confirm_run_free(s);
 		return rc;
 	}
 	s->planned = 2 * STATS_CONFIRM_PAIRS;
 	start_next(s, true);
 	if (s->rc < 0) {
-		struct session_result r;
-		rc = session_confirm_end(s, &r, e);
-		session_result_release(&r);
+		struct loop_session r;
+		rc = loop_confirm_end(s, &r, e);
+		loop_session_release(&r);
 		return rc;
 	}
 	*out = s;
 	return 0;
 }
 
-int session_confirm_fds(const struct session_run *s, int fds[2])
+int loop_confirm_fds(const struct loop_confirm_run *s, int fds[2])
 {
 	return s && s->going ? run_fds(s->m.r, fds) : 0;
 }
 
-int session_confirm_pump(struct session_run *s, int timeout_ms)
+int loop_confirm_pump(struct loop_confirm_run *s, int timeout_ms)
 {
 	if (!s || s->finished)
 		return 0;
@@ -609,7 +645,7 @@ int session_confirm_pump(struct session_run *s, int timeout_ms)
 	return s->finished ? 0 : 1;
 }
 
-void session_confirm_cancel(struct session_run *s)
+void loop_confirm_cancel(struct loop_confirm_run *s)
 {
 	if (!s || s->finished || s->cancelled)
 		return;
@@ -620,12 +656,12 @@ void session_confirm_cancel(struct session_run *s)
 		s->finished = true;
 }
 
-const struct parse_result *session_confirm_result(const struct session_run *s)
+const struct parse_result *loop_confirm_result(const struct loop_confirm_run *s)
 {
 	return s && s->going ? run_result(s->m.r) : NULL;
 }
 
-void session_confirm_progress(const struct session_run *s, struct session_progress *p)
+void loop_confirm_progress(const struct loop_confirm_run *s, struct loop_confirm_progress *p)
 {
 	memset(p, 0, sizeof(*p));
 	if (!s)
@@ -638,13 +674,13 @@ void session_confirm_progress(const struct session_run *s, struct session_progre
 	p->running = !s->finished;
 }
 
-int session_confirm_end(struct session_run *s, struct session_result *r, struct err *e)
+int loop_confirm_end(struct loop_confirm_run *s, struct loop_session *r, struct err *e)
 {
 	struct ctx *c = &s->c;
 	memset(r, 0, sizeof(*r));
 	if (!s->finished)
-		session_confirm_cancel(s);
-	while (session_confirm_pump(s, 200) > 0)
+		loop_confirm_cancel(s);
+	while (loop_confirm_pump(s, 200) > 0)
 		;
 	int rc = s->rc;
 	if (rc < 0 && e)
@@ -699,27 +735,25 @@ int session_confirm_end(struct session_run *s, struct session_result *r, struct 
 		json_object_set_new(j, "paired", json_boolean(s->cmp.paired));
 		json_object_set_new(j, "target", measure_target_json(&s->target));
 		r->json = j;
-		r->cmp = s->cmp;
-		r->target = s->target;
-		s->have_cmp = false;
+		session_fill(r, &s->cmp, &s->target);
 	} else {
 		measure_confirm_end(c->st, s->rec_id, NULL, false, NULL);
 		if (rc == 0)
 			rc = err_set(e, ERR_HARNESS, "confirm ended without a comparison");
 	}
-	session_run_free(s);
+	confirm_run_free(s);
 	return rc;
 }
 
-int session_confirm(struct loop *l, const struct session_opts *o, struct session_result *r,
+int loop_confirm(struct loop *l, const struct loop_session_opts *o, struct loop_session *r,
 		    struct err *e)
 {
-	struct session_run *s;
+	struct loop_confirm_run *s;
 	memset(r, 0, sizeof(*r));
-	int rc = session_confirm_begin(l, o, &s, e);
+	int rc = loop_confirm_begin(l, o, &s, e);
 	if (rc < 0)
 		return rc;
-	while (session_confirm_pump(s, -1) > 0)
+	while (loop_confirm_pump(s, -1) > 0)
 		;
-	return session_confirm_end(s, r, e);
+	return loop_confirm_end(s, r, e);
 }

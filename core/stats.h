@@ -29,6 +29,8 @@
 #ifndef OPTLOOP_STATS_H
 #define OPTLOOP_STATS_H
 
+#include "core/model.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -212,8 +214,8 @@ bool stats_promotes_explained(enum stats_verdict v, unsigned flags, bool explain
  * look, measure STATS_CONFIRM_PAIRS more while the comparison is AMBIGUOUS
  * and a win of at least the threshold is still inside its interval, up to
  * max_pairs (0: STATS_CONFIRM_MAX_PAIRS). */
-#define STATS_CONFIRM_PAIRS 3
-#define STATS_CONFIRM_MAX_PAIRS 9
+#define STATS_CONFIRM_PAIRS CONFIRM_PAIRS
+#define STATS_CONFIRM_MAX_PAIRS CONFIRM_MAX_PAIRS
 bool stats_confirm_more(const struct stats_cmp *c, size_t pairs, size_t max_pairs);
 
 /* The stall rule.  One entry per logged row, oldest first.  Counting back

@@ -1,7 +1,6 @@
 /*
- * stats_cli — what the statistics subcommands (noise, confirm, promote,
- * report) and the loop's verify and status share: the verdict and flags of
- * a run as JSON fields and as one line of text.
+ * stats_cli — what verify and status share: the verdict and flags of a run
+ * as JSON fields and as text.
  */
 #ifndef OPTLOOP_STATS_CLI_H
 #define OPTLOOP_STATS_CLI_H
@@ -18,12 +17,5 @@ void stats_cli_add_verdict(struct loop *l, int run_id, json_t *j);
 /* Print "verdict: fast (+12.3% vs best, 95% interval ...); flags: ..." for
  * run_id, or nothing when the run has no verdict. */
 void stats_cli_print_verdict(struct loop *l, int run_id, FILE *out);
-
-/* The report context from the workspace's contract: its strings belong to
- * the contract returned, a reference the caller lets go with
- * loop_contract_put when done with ctx. */
-struct report_ctx;
-struct contract;
-const struct contract *stats_cli_ctx(struct loop *l, struct report_ctx *ctx);
 
 #endif

@@ -14,13 +14,10 @@
 #include "core/guards.h"
 #include "core/lint.h"
 #include "core/loop.h"
-#include "core/measure.h"
 #include "core/probe.h"
-#include "core/stats.h"
 #include "core/optlog.h"
 #include "core/parse.h"
 #include "core/sb.h"
-#include "core/session.h"
 #include "core/store.h"
 #include "tui/app.h"
 #include "tui/ws_files.h"
@@ -51,7 +48,7 @@ struct ws_loop {
 	struct traps_doc traps; /* with this iteration's checklist states */
 	/* The confirm run going (NULL when none) and the run the live pane
 	 * announced last. */
-	struct session_run *confirm;
+	struct loop_confirm_run *confirm;
 	int confirm_shown;
 	struct lint_findings lint; /* findings the log wizard asks to acknowledge */
 };
@@ -92,96 +89,64 @@ static void load_traps(struct app *a)
 static void load_band(struct app *a)
 {
 	struct ws_loop *w = W(a);
-	struct measure_best b;
-	struct stats_set set;
-	struct err e = {0};
-	double sum = 0;
-	int n = 0;
-	bool assumed = false;
+	struct loop_band b;
 
 	a->data.band_lo = a->data.band_hi = NAN;
-	memset(&b, 0, sizeof(b));
-	memset(&set, 0, sizeof(set));
-	if (!w->st.has_best || measure_best(loop_store(w->l), &b, &e) < 0 || !b.have || !b.tree)
-		goto out;
-	if (measure_tree_set(loop_store(w->l), b.tree, NULL, 0, NULL, &set, &e) < 0)
-		goto out;
-	for (size_t i = 0; i < set.nshapes; i++) {
-		const struct stats_set *g = &set;
-		struct stats_noise nz;
-		stats_noise_pool(&g, 1, set.env, set.shapes[i].key, &nz);
-		if (isfinite(nz.sigma)) {
-			sum += nz.sigma;
-			n++;
-			assumed |= nz.assumed;
-		}
-	}
-	if (n) {
-		double sg = sum / n;
-		a->data.band_lo = w->st.best_ms * exp(-2 * sg);
-		a->data.band_hi = w->st.best_ms * exp(2 * sg);
-		a->data.band_label = "noise";
-		a->data.band_assumed = assumed;
-	}
-out:
-	stats_set_release(&set);
-	measure_best_release(&b);
+	if (!w->st.has_best || loop_noise_band(w->l, &b, NULL) < 0 || !isfinite(b.lo))
+		return;
+	a->data.band_lo = b.lo;
+	a->data.band_hi = b.hi;
+	a->data.band_label = "noise";
+	a->data.band_assumed = b.assumed;
 }
 
 /* The stored verdict of a verify run, for the panes.  When the run is of
  * offer_iter (the measured, not yet logged iteration; -1: none), a fast or
  * ambiguous verdict without a confirm says how to get one. */
-static void load_verdict(struct ws_loop *w, int run_id, int offer_iter, struct wb_verdict *out)
+static void set_verdict(const struct loop_run *r, int offer_iter, struct wb_verdict *out)
 {
 	const char *ck = action_first_key(ACT_CONFIRM);
-	struct store *s = loop_store(w->l);
-	struct store_run run;
-	struct store_confirm c;
-	char *verdict = NULL;
-	unsigned flags = 0;
-	json_t *detail = NULL;
+	bool mine = r->iter == offer_iter;
 
 	wb_verdict_clear(out);
-	memset(&run, 0, sizeof(run));
-	if (run_id <= 0 || measure_verdict_get(s, run_id, &verdict, &flags, &detail, NULL) < 0)
+	if (!r->verdict)
 		return;
-	if (store_run_get(s, run_id, &run, NULL) < 0) {
-		free(verdict);
-		json_decref(detail);
-		return;
-	}
 	out->have = true;
-	out->iter = run.iter;
-	out->verdict = verdict;
-	json_t *g = json_object_get(detail, "vs_best");
-	out->gain = json_is_number(g) ? json_number_value(g) : NAN;
-	if (flags) {
-		struct sb f = SB_INIT;
-		sb_init(&f);
-		stats_flags_text(flags, &f);
-		out->flags = sb_detach(&f);
+	out->iter = r->iter;
+	out->verdict = xstrdup(r->verdict);
+	out->gain = r->gain;
+	out->flags = r->flags_text ? xstrdup(r->flags_text) : NULL;
+	bool wants = !strcmp(r->verdict, "fast") || !strcmp(r->verdict, "ambiguous");
+	switch (r->confirm) {
+	case LOOP_CONFIRM_UNFINISHED:
+		out->confirm = xstrdup("confirm unfinished: still running, or cut off");
+		break;
+	case LOOP_CONFIRM_NO_VERDICT:
+		out->confirm = mine ? xasprintf("confirm stopped: no verdict (%s runs it again)", ck)
+				    : xstrdup("confirm stopped: no verdict, not promoted");
+		break;
+	case LOOP_CONFIRM_DONE:
+		out->confirm = xasprintf("confirm %s, %s", r->confirm_verdict,
+					 r->confirm_promoted ? "promoted"
+					 : r->confirm_held   ? "held back until its flags are explained"
+							     : "not promoted");
+		break;
+	case LOOP_CONFIRM_NONE:
+		if (mine && wants)
+			out->confirm = xasprintf("not confirmed yet: press %s (optloop confirm)", ck);
+		break;
 	}
-	bool wants = !strcmp(verdict, "fast") || !strcmp(verdict, "ambiguous");
-	if (store_confirm_last(s, run.iter, &c, NULL) == 0) {
-		bool held = c.verdict && !strcmp(c.verdict, "fast") && !c.promoted &&
-			    (c.flags & SF_IMPLAUSIBLE_MASK) && !(c.flags & (SF_BUSY_GPU | SF_SUBSET_GATE));
-		bool mine = run.iter == offer_iter;
-		if (!c.done)
-			out->confirm = xstrdup("confirm unfinished: still running, or cut off");
-		else if (!c.verdict)
-			out->confirm = mine ? xasprintf("confirm stopped: no verdict (%s runs it again)", ck)
-					    : xstrdup("confirm stopped: no verdict, not promoted");
-		else
-			out->confirm = xasprintf("confirm %s, %s", c.verdict,
-						 c.promoted ? "promoted"
-						 : held     ? "held back until its flags are explained"
-							    : "not promoted");
-		store_confirm_release(&c);
-	} else if (run.iter == offer_iter && wants) {
-		out->confirm = xasprintf("not confirmed yet: press %s (optloop confirm)", ck);
-	}
-	json_decref(detail);
-	store_run_release(&run);
+}
+
+static void load_verdict(struct ws_loop *w, int run_id, int offer_iter, struct wb_verdict *out)
+{
+	struct loop_run r;
+
+	wb_verdict_clear(out);
+	if (loop_run_get(w->l, run_id, &r, NULL) < 0)
+		return;
+	set_verdict(&r, offer_iter, out);
+	loop_run_release(&r);
 }
 
 static void clear_lines(struct wb_line **v, size_t *n)
@@ -249,10 +214,7 @@ static int loop_reload(struct app *a, struct err *e)
 	load_band(a);
 	load_traps(a);
 	/* The last iteration's verdict, also once it is committed. */
-	int last = w->st.last_run;
-	if (!last)
-		store_last_judged_run(loop_store(w->l), &last, NULL);
-	load_verdict(w, last, w->st.state == ST_MEASURED ? w->st.iteration : -1, &a->data.last);
+	load_verdict(w, w->st.last_run, w->st.state == ST_MEASURED ? w->st.iteration : -1, &a->data.last);
 	return 0;
 }
 
@@ -340,8 +302,8 @@ static void loop_status_line(struct app *a, struct sb *out)
 		return;
 	}
 	if (a->running && w->confirm) {
-		struct session_progress p;
-		session_confirm_progress(w->confirm, &p);
+		struct loop_confirm_progress p;
+		loop_confirm_progress(w->confirm, &p);
 		sb_addf(out, "iter %d \xc2\xb7 MEASURED \xc2\xb7 confirm run %d/%d (%s) of best and candidate (%s cancels)",
 			w->run_iter, p.run, p.nruns, p.role, action_first_key(ACT_CANCEL));
 		return;
@@ -409,10 +371,10 @@ static int start_verify(struct app *a, struct err *e)
 static void confirm_announce(struct app *a)
 {
 	struct ws_loop *w = W(a);
-	struct session_progress p;
+	struct loop_confirm_progress p;
 	struct live_buf *b = a->data.live;
 
-	session_confirm_progress(w->confirm, &p);
+	loop_confirm_progress(w->confirm, &p);
 	if (!b || p.run == w->confirm_shown || !p.running)
 		return;
 	w->confirm_shown = p.run;
@@ -434,7 +396,7 @@ static void confirm_announce(struct app *a)
 static int start_confirm(struct app *a, struct err *e)
 {
 	struct ws_loop *w = W(a);
-	struct session_opts o = {.output = on_output, .event = on_event, .ctx = a};
+	struct loop_session_opts o = {.output = on_output, .event = on_event, .ctx = a};
 	int rc;
 
 	if (w->st.state != ST_MEASURED)
@@ -446,7 +408,7 @@ static int start_confirm(struct app *a, struct err *e)
 		a->data.live = live_new(4000, 1024);
 	w->run_iter = w->st.iteration;
 	live_reset(a->data.live, "Confirm");
-	if ((rc = session_confirm_begin(w->l, &o, &w->confirm, e)) < 0)
+	if ((rc = loop_confirm_begin(w->l, &o, &w->confirm, e)) < 0)
 		return rc;
 	w->confirm_shown = 0;
 	confirm_announce(a);
@@ -471,10 +433,10 @@ static const char *key_of(enum action act, char buf[16])
 static int confirm_end(struct app *a, struct err *e)
 {
 	struct ws_loop *w = W(a);
-	struct session_result r;
+	struct loop_session r;
 	struct sb s = SB_INIT;
 	char k1[16], k2[16];
-	int rc = session_confirm_end(w->confirm, &r, e);
+	int rc = loop_confirm_end(w->confirm, &r, e);
 
 	w->confirm = NULL;
 	if (rc < 0) {
@@ -495,9 +457,9 @@ static int confirm_end(struct app *a, struct err *e)
 	} else {
 		if (a->data.live)
 			a->data.live->progress = 100;
-		sb_addf(&s, "confirm %s", stats_verdict_name(r.cmp.verdict));
-		if (isfinite(r.cmp.speedup))
-			sb_addf(&s, " %.3fx", r.cmp.speedup);
+		sb_addf(&s, "confirm %s", r.verdict);
+		if (isfinite(r.speedup))
+			sb_addf(&s, " %.3fx", r.speedup);
 		sb_addf(&s, " over %d runs \xc2\xb7 %s", r.nruns,
 			r.promoted ? "promoted" : "not promoted");
 		if (a->data.live)
@@ -509,11 +471,11 @@ static int confirm_end(struct app *a, struct err *e)
 				    next.buf);
 		else
 			app_message(a, true, "iteration %d: %s (%s) \xc2\xb7 next: %s", r.iter, s.buf,
-				    r.cmp.why ? r.cmp.why : "", next.buf);
+				    r.why ? r.why : "", next.buf);
 		sb_release(&next);
 	}
 	sb_release(&s);
-	session_result_release(&r);
+	loop_session_release(&r);
 	return 0;
 }
 
@@ -522,14 +484,14 @@ static int confirm_end(struct app *a, struct err *e)
 static int loop_run_fds(struct app *a, int fds[2])
 {
 	struct ws_loop *w = W(a);
-	return w->confirm ? session_confirm_fds(w->confirm, fds) : loop_verify_fds(w->l, fds);
+	return w->confirm ? loop_confirm_fds(w->confirm, fds) : loop_verify_fds(w->l, fds);
 }
 
 static int loop_run_pump(struct app *a, struct err *e)
 {
 	struct ws_loop *w = W(a);
 	if (w->confirm) {
-		int rc = session_confirm_pump(w->confirm, 0);
+		int rc = loop_confirm_pump(w->confirm, 0);
 		confirm_announce(a);
 		return rc;
 	}
@@ -540,7 +502,7 @@ static void loop_run_cancel(struct app *a)
 {
 	struct ws_loop *w = W(a);
 	if (w->confirm)
-		session_confirm_cancel(w->confirm);
+		loop_confirm_cancel(w->confirm);
 	else
 		loop_verify_cancel(w->l);
 }
@@ -949,29 +911,6 @@ static void dtext(struct app *a, enum role role, const char *text)
 	}
 }
 
-static int run_result(struct ws_loop *w, int iter, struct store_run *run, struct parse_result *res,
-		      struct err *e)
-{
-	int run_id = 0;
-	char *tree = NULL;
-	int rc;
-
-	if ((rc = store_iter_run(loop_store(w->l), iter, &run_id, &tree, e)) < 0)
-		return rc;
-	free(tree);
-	if ((rc = store_run_get(loop_store(w->l), run_id, run, e)) < 0)
-		return rc;
-	if (!run->result_json)
-		return 0;
-	json_error_t je;
-	json_t *j = json_loads(run->result_json, 0, &je);
-	if (!j)
-		return 0;
-	rc = parse_result_from_json(j, res, e);
-	json_decref(j);
-	return rc < 0 ? rc : 1;
-}
-
 static void shape_name(const struct parse_row *r, struct sb *out)
 {
 	sb_addf(out, "%s B=%ld T=%ld H=%ld D=%ld", r->mode ? r->mode : "", r->B, r->T, r->H, r->D);
@@ -983,8 +922,7 @@ static int loop_detail(struct app *a, int i, struct err *e)
 {
 	struct ws_loop *w = W(a);
 	const struct log_row *r;
-	struct store_run run;
-	struct parse_result res;
+	struct loop_run run;
 	struct sb s = SB_INIT;
 	int have;
 
@@ -993,8 +931,6 @@ static int loop_detail(struct app *a, int i, struct err *e)
 	r = &a->data.rows[i];
 	clear_lines(&a->data.detail, &a->data.ndetail);
 	wb_verdict_clear(&a->data.sel);
-	memset(&run, 0, sizeof(run));
-	parse_result_init(&res);
 	sb_init(&s);
 	dline(a, R_HEADER, "Iteration %d \xc2\xb7 %s \xc2\xb7 %s", r->iter, row_status_name(r->status),
 	      r->direction ? r->direction : "");
@@ -1011,7 +947,7 @@ static int loop_detail(struct app *a, int i, struct err *e)
 		dline(a, R_NORMAL, "Axis: %s", r->axis);
 
 	struct err re = {0};
-	have = run_result(w, r->iter, &run, &res, &re);
+	have = loop_iter_run_get(w->l, r->iter, &run, &re) < 0 ? -1 : run.have_result;
 	if (have < 0) {
 		dline(a, R_DIM, "Run: %s", re.msg);
 	} else {
@@ -1020,29 +956,22 @@ static int loop_detail(struct app *a, int i, struct err *e)
 		      run.timed_out ? " \xc2\xb7 timed out" : "");
 		if (run.log_path)
 			dline(a, R_DIM, "Raw output: %s", run.log_path);
-		json_t *vd = NULL;
-		load_verdict(w, run.id, -1, &a->data.sel);
-		if (measure_verdict_get(loop_store(w->l), run.id, NULL, NULL, &vd, &re) == 0) {
-			const char *why = json_string_value(json_object_get(vd, "why"));
-			if (why && *why)
-				dline(a, R_DIM, "Verdict: %s", why);
-		}
-		json_decref(vd);
+		set_verdict(&run, -1, &a->data.sel);
+		if (run.why)
+			dline(a, R_DIM, "Verdict: %s", run.why);
 		static const char *const phases[] = {"before", "after"};
 		for (int ph = 0; ph < 2; ph++) {
-			struct probe_reading pr;
-			memset(&pr, 0, sizeof(pr));
-			if (measure_probe_get(loop_store(w->l), run.id, phases[ph], &pr, &re) == 0) {
-				struct sb d = SB_INIT;
-				sb_init(&d);
-				sb_addf(&d, "Probe %s: ", phases[ph]);
-				probe_describe(&pr, &d);
-				dtext(a, pr.busy ? R_REVERT : R_DIM, d.buf);
-				sb_release(&d);
-			}
-			probe_reading_release(&pr);
+			if (!run.probe[ph])
+				continue;
+			struct sb d = SB_INIT;
+			sb_init(&d);
+			sb_addf(&d, "Probe %s: ", phases[ph]);
+			sb_adds(&d, run.probe[ph]);
+			dtext(a, run.probe_busy[ph] ? R_REVERT : R_DIM, d.buf);
+			sb_release(&d);
 		}
 	}
+	const struct parse_result res = have > 0 ? run.result : (struct parse_result){0};
 	if (have > 0) {
 		if (res.gate_test)
 			dline(a, R_NORMAL, "Gate test: %s%s%s", res.gate_test, res.gate_k ? " -k " : "",
@@ -1100,8 +1029,8 @@ static int loop_detail(struct app *a, int i, struct err *e)
 		dline(a, R_DIM, "Not committed yet.");
 	}
 	sb_release(&s);
-	store_run_release(&run);
-	parse_result_release(&res);
+	if (have >= 0)
+		loop_run_release(&run);
 	return 0;
 }
 
@@ -1114,12 +1043,11 @@ static int loop_shapes(struct app *a, struct err *e)
 	free_shapes(a);
 	sb_init(&key);
 	for (size_t i = 0; i < a->data.nrows; i++) {
-		struct store_run run;
-		struct parse_result res;
-		struct err re = {0};
-		memset(&run, 0, sizeof(run));
-		parse_result_init(&res);
-		if (run_result(w, a->data.rows[i].iter, &run, &res, &re) > 0) {
+		struct loop_run run;
+		if (loop_iter_run_get(w->l, a->data.rows[i].iter, &run, NULL) < 0)
+			continue;
+		const struct parse_result res = run.result;
+		if (run.have_result) {
 			for (size_t k = 0; k < res.nrows; k++) {
 				sb_reset(&key);
 				shape_name(&res.rows[k], &key);
@@ -1138,8 +1066,7 @@ static int loop_shapes(struct app *a, struct err *e)
 				a->data.shapes[s].ms[i] = isfinite(v) ? v : res.rows[k].base_ms;
 			}
 		}
-		store_run_release(&run);
-		parse_result_release(&res);
+		loop_run_release(&run);
 	}
 	sb_release(&key);
 	a->shapes_loaded = true;
@@ -1155,9 +1082,9 @@ static void loop_close_be(struct app *a)
 	if (w->confirm) {
 		/* not reached through app_run, which ends every run; the candidate
 		 * must still come back */
-		struct session_result r;
-		session_confirm_end(w->confirm, &r, NULL);
-		session_result_release(&r);
+		struct loop_session r;
+		loop_confirm_end(w->confirm, &r, NULL);
+		loop_session_release(&r);
 		w->confirm = NULL;
 	}
 	clear_lines(&a->data.notes, &a->data.nnotes);

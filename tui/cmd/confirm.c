@@ -9,8 +9,6 @@
 #include "core/err.h"
 #include "core/loop.h"
 #include "core/sb.h"
-#include "core/session.h"
-#include "core/stats.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -32,31 +30,30 @@ static void print_speedup(double x)
 }
 
 /* The all-shapes geomean beside the target-shape one. */
-static void print_geomeans(const struct session_result *r)
+static void print_geomeans(const struct loop_session *r)
 {
-	const struct measure_target *t = &r->target;
 	/* a speedup (best/candidate time), beside the verdict's time saved */
 	printf("geomean: ");
-	print_speedup(r->cmp.speedup);
-	printf(" speedup over all %zu shape%s", r->cmp.ncommon, r->cmp.ncommon == 1 ? "" : "s");
-	if (t->ntargets == 0) {
+	print_speedup(r->speedup);
+	printf(" speedup over all %zu shape%s", r->ncommon, r->ncommon == 1 ? "" : "s");
+	if (r->ntargets == 0) {
 		printf(" (the contract's Target names no shapes: every shape counts)\n");
 		return;
 	}
 	printf("; ");
-	print_speedup(t->cmp.speedup);
-	printf(" on the target shapes (%zu named, %zu measured: %s)\n", t->ntargets,
-	       t->cmp.ncommon, stats_verdict_name(t->cmp.verdict));
-	for (size_t i = 0; i < t->nmissing; i++)
+	print_speedup(r->target_speedup);
+	printf(" on the target shapes (%zu named, %zu measured: %s)\n", r->ntargets,
+	       r->target_ncommon, r->target_verdict);
+	for (size_t i = 0; i < r->nmissing; i++)
 		printf("target:  %s was not measured: promote --check fails until the benchmark "
 		       "covers it\n",
-		       t->missing[i]);
+		       r->missing[i]);
 }
 
 int cmd_confirm(struct cli *cli, int argc, char **argv)
 {
-	struct session_opts o = {.progress = progress};
-	struct session_result r;
+	struct loop_session_opts o = {.progress = progress};
+	struct loop_session r;
 	struct err e = {0};
 	struct loop *l;
 	bool json = false;
@@ -65,7 +62,7 @@ int cmd_confirm(struct cli *cli, int argc, char **argv)
 	const struct cli_opt opts[] = {
 		CLI_FLAG("--baseline", &o.baseline,
 			 "the best against the baseline commit: the promotion verdict"),
-		CLI_INT("--max-pairs", &pairs, "N", STATS_CONFIRM_PAIRS, 60,
+		CLI_INT("--max-pairs", &pairs, "N", CONFIRM_PAIRS, 60,
 			"stop after N best/candidate pairs at the most"),
 		CLI_TEXT("--cmd", &o.command, "CMD",
 			 "the measuring command (default: the contract's validation command with "
@@ -87,42 +84,38 @@ int cmd_confirm(struct cli *cli, int argc, char **argv)
 	o.ctx = json ? stderr : stdout;
 	if ((rc = loop_cli_open(cli, 0, &l)) != 0)
 		return rc;
-	if (session_confirm(l, &o, &r, &e) < 0) {
+	if (loop_confirm(l, &o, &r, &e) < 0) {
 		loop_close(l);
 		return cli_fail(&e);
 	}
 	if (json) {
 		cli_print_json(json_incref(r.json));
 	} else {
-		struct sb f = SB_INIT;
-		stats_flags_text(r.cmp.flags, &f);
-		printf("confirm: %s after %d runs in session %d: %s\n",
-		       stats_verdict_name(r.cmp.verdict), r.nruns, r.session, r.cmp.why);
-		if (f.len)
-			printf("flags:   %s\n", f.buf);
+		printf("confirm: %s after %d runs in session %d: %s\n", r.verdict, r.nruns, r.session,
+		       r.why ? r.why : "");
+		if (r.flags_text)
+			printf("flags:   %s\n", r.flags_text);
 		print_geomeans(&r);
-		if (r.cmp.worst >= 0)
-			printf("worst:   %s (%.3fx)\n", r.cmp.shapes[r.cmp.worst].key,
-			       r.cmp.shapes[r.cmp.worst].speedup);
+		if (r.worst)
+			printf("worst:   %s (%.3fx)\n", r.worst, r.worst_speedup);
 		if (r.promoted && o.baseline)
 			printf("against the baseline: a win beyond noise; promote --check reads the "
 			       "Target's speedup from this session\n");
 		else if (r.promoted)
 			printf("promoted: log this iteration as keep and it becomes the best\n");
-		else if (r.cmp.verdict == SV_FAST && !(r.cmp.flags & (SF_BUSY_GPU | SF_SUBSET_GATE)))
+		else if (r.held)
 			printf("held back: the win is beyond noise but implausible; find out why, then "
 			       "optloop promote --explain TEXT (a silently skipped path looks like "
 			       "this too)\n");
-		else if (r.cmp.flags & SF_BUSY_GPU)
+		else if (r.busy_gpu)
 			printf("not promoted: the GPU was busy during the session; confirm again on an "
 			       "idle GPU\n");
 		else
 			printf("not promoted: no win beyond the threshold and the noise band (log it as "
 			       "revert or drop, or keep it with --unconfirmed \"why\")\n");
-		sb_release(&f);
 	}
 	rc = r.promoted ? 0 : 1;
-	session_result_release(&r);
+	loop_session_release(&r);
 	loop_close(l);
 	return rc;
 }

@@ -5,8 +5,6 @@
 #include "tui/loop_cli.h"
 #include "core/err.h"
 #include "core/loop.h"
-#include "core/store.h"
-#include "core/workspace.h"
 
 #include <string.h>
 
@@ -29,11 +27,10 @@ int cmd_export(struct cli *cli, int argc, char **argv)
 		return rc;
 	if ((rc = loop_cli_open(cli, LOOP_READONLY, &l)) != 0)
 		return rc;
-	if (store_export_json(loop_store(l), &j, &e) < 0) {
+	if (loop_export_json(l, &j, &e) < 0) {
 		loop_close(l);
 		return cli_fail(&e);
 	}
-	json_object_set_new(j, "op", json_string(loop_workspace(l)->op));
 	cli_print_json(j);
 	loop_close(l);
 	return 0;

@@ -6,7 +6,6 @@
 #include "tui/loop_cli.h"
 #include "core/err.h"
 #include "core/loop.h"
-#include "core/session.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,8 +19,8 @@ static void progress(void *ctx, const char *line)
 
 int cmd_noise(struct cli *cli, int argc, char **argv)
 {
-	struct session_opts o = {.runs = 5, .progress = progress};
-	struct session_result r;
+	struct loop_session_opts o = {.runs = 5, .progress = progress};
+	struct loop_session r;
 	struct err e = {0};
 	struct loop *l;
 	bool json = false;
@@ -49,7 +48,7 @@ int cmd_noise(struct cli *cli, int argc, char **argv)
 	o.ctx = json ? stderr : stdout;
 	if ((rc = loop_cli_open(cli, 0, &l)) != 0)
 		return rc;
-	if (session_noise(l, &o, &r, &e) < 0) {
+	if (loop_noise(l, &o, &r, &e) < 0) {
 		loop_close(l);
 		return cli_fail(&e);
 	}
@@ -70,7 +69,7 @@ int cmd_noise(struct cli *cli, int argc, char **argv)
 			       json_is_true(json_object_get(s, "unstable")) ? " UNSTABLE" : "");
 		}
 	}
-	session_result_release(&r);
+	loop_session_release(&r);
 	loop_close(l);
 	return 0;
 }

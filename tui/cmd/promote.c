@@ -8,11 +8,8 @@
 #include "tui/commands.h"
 #include "tui/loop_cli.h"
 #include "tui/stats_cli.h"
-#include "core/contract.h"
 #include "core/err.h"
 #include "core/loop.h"
-#include "core/measure.h"
-#include "core/report.h"
 #include "core/sb.h"
 
 #include <limits.h>
@@ -57,41 +54,19 @@ int cmd_promote(struct cli *cli, int argc, char **argv)
 						  "--attach FILE");
 	if ((rc = loop_cli_open(cli, (explain || attach) ? 0 : LOOP_READONLY, &l)) != 0)
 		return rc;
-	struct store *s = loop_store(l);
-	struct measure_best b;
-	if (measure_best(s, &b, &e) < 0) {
-		loop_close(l);
-		return cli_fail(&e);
-	}
-	int iter = b.iter;
-	bool have = b.have;
-	measure_best_release(&b);
-	struct store_confirm lc;
-	if (want_iter >= 0) {
+	int iter = 0;
+	bool have = loop_promote_iter(l, &iter, &e) == 0;
+	if (want_iter >= 0)
 		iter = want_iter;
-	} else {
-		struct loop_status stt;
-		if (loop_status(l, &stt, NULL) == 0) {
-			if (store_confirm_last(s, stt.iteration, &lc, NULL) == 0) {
-				iter = stt.iteration;
-				store_confirm_release(&lc);
-			}
-			loop_status_release(&stt);
-		}
-	}
 	if ((explain || attach) && !have) {
 		loop_close(l);
-		err_set(&e, ERR_REFUSED, "promote refused: there is no best yet (measure the "
-					 "baseline first)");
 		return cli_fail(&e);
 	}
 	if (attach) {
 		/* a relative path: from the current directory, else from the workspace */
 		const char *kind = NULL;
 		char *real = NULL;
-		rc = measure_attach_check(s, iter, attach, loop_dir(l), &real, &kind, &e);
-		if (rc == 0)
-			rc = measure_attach(s, iter, real, &e);
+		rc = loop_attach(l, iter, attach, &real, &kind, &e);
 		if (rc == 0 && !json)
 			printf("attached to iteration %d: %s (recognised: %s)\n", iter, real, kind);
 		free(real);
@@ -102,7 +77,7 @@ int cmd_promote(struct cli *cli, int argc, char **argv)
 	}
 	if (explain) {
 		bool promoted;
-		if ((rc = measure_explain(s, iter, explain, &promoted, &e)) < 0) {
+		if ((rc = loop_explain(l, iter, explain, &promoted, &e)) < 0) {
 			loop_close(l);
 			return cli_fail(&e);
 		}
@@ -116,10 +91,7 @@ int cmd_promote(struct cli *cli, int argc, char **argv)
 	if (check) {
 		struct sb out = SB_INIT;
 		json_t *j = NULL;
-		struct report_ctx ctx;
-		const struct contract *k = stats_cli_ctx(l, &ctx);
-		int r = measure_promote_check(s, loop_dir(l), k, &out, &j, &e);
-		loop_contract_put(k);
+		int r = loop_promote_check(l, &out, &j, &e);
 		if (r < 0 && !j) {
 			sb_release(&out);
 			loop_close(l);

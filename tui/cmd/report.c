@@ -6,12 +6,9 @@
 #include "tui/guards_cli.h"
 #include "tui/loop_cli.h"
 #include "tui/stats_cli.h"
-#include "core/contract.h"
 #include "core/err.h"
 #include "core/loop.h"
-#include "core/report.h"
 #include "core/sb.h"
-#include "core/workspace.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -63,24 +60,17 @@ int cmd_report(struct cli *cli, int argc, char **argv)
 	struct loop *l;
 	if ((rc = loop_cli_open(cli, LOOP_READONLY, &l)) != 0)
 		return rc;
-	struct report_ctx ctx;
 	struct sb md = SB_INIT;
 	struct err e = {0};
 	json_t *j = NULL;
-	const struct contract *k = stats_cli_ctx(l, &ctx);
-	ctx.op = loop_workspace(l)->op;
-	struct store *s = loop_store(l);
-	if (!strcmp(kind, "final"))
-		rc = report_final(s, &ctx, &md, json ? &j : NULL, &e);
-	else if (!strcmp(kind, "header"))
-		rc = report_header(s, &ctx, iter, &md, json ? &j : NULL, &e);
-	else
-		rc = report_pr(s, &ctx, &md, json ? &j : NULL, &e);
+	enum loop_report k = !strcmp(kind, "final")    ? LOOP_REPORT_FINAL
+			     : !strcmp(kind, "header") ? LOOP_REPORT_HEADER
+						       : LOOP_REPORT_PR;
+	rc = loop_report(l, k, iter, &md, json ? &j : NULL, &e);
 	int wrc = 0;
 	if (rc == 0)
 		wrc = cli_emit(output, md.buf, json ? j : NULL);
 	sb_release(&md);
-	loop_contract_put(k);
 	loop_close(l);
 	return rc < 0 ? cli_fail(&e) : wrc;
 }

@@ -1,0 +1,271 @@
+/*
+ * loop_evidence — loop.h's evidence calls: a recorded run with its verdict,
+ * confirm and probes; the noise band around the best; promotion; reports
+ * and export.  The rules are in measure.c, stats.c and report.c; this file
+ * only reads them for an open loop.
+ */
+#include "core/loop.h"
+
+#include "core/contract.h"
+#include "core/err.h"
+#include "core/measure.h"
+#include "core/probe.h"
+#include "core/report.h"
+#include "core/sb.h"
+#include "core/stats.h"
+#include "core/store.h"
+#include "core/workspace.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void loop_run_release(struct loop_run *r)
+{
+	if (!r)
+		return;
+	free(r->command);
+	free(r->log_path);
+	if (r->have_result)
+		parse_result_release(&r->result);
+	free(r->verdict);
+	free(r->why);
+	free(r->flags_text);
+	json_decref(r->flags_json);
+	json_decref(r->detail);
+	free(r->confirm_verdict);
+	free(r->probe[0]);
+	free(r->probe[1]);
+	memset(r, 0, sizeof(*r));
+}
+
+static void read_verdict(struct store *s, int run_id, struct loop_run *r)
+{
+	char *v = NULL;
+	json_t *d = NULL;
+	if (measure_verdict_get(s, run_id, &v, &r->flags, &d, NULL) < 0)
+		return;
+	r->verdict = v;
+	r->detail = d;
+	const char *why = json_string_value(json_object_get(d, "why"));
+	r->why = why && *why ? xstrdup(why) : NULL;
+	json_t *g = json_object_get(d, "vs_best");
+	r->gain = json_is_number(g) ? json_number_value(g) : NAN;
+	json_decref(r->flags_json);
+	r->flags_json = stats_flags_json(r->flags);
+	if (r->flags) {
+		struct sb f = SB_INIT;
+		sb_init(&f);
+		stats_flags_text(r->flags, &f);
+		r->flags_text = sb_detach(&f);
+	}
+}
+
+static void read_confirm(struct store *s, int iter, struct loop_run *r)
+{
+	struct store_confirm c;
+	if (store_confirm_last(s, iter, &c, NULL) < 0)
+		return;
+	if (!c.done) {
+		r->confirm = LOOP_CONFIRM_UNFINISHED;
+	} else if (!c.verdict) {
+		r->confirm = LOOP_CONFIRM_NO_VERDICT;
+	} else {
+		r->confirm = LOOP_CONFIRM_DONE;
+		r->confirm_verdict = xstrdup(c.verdict);
+		r->confirm_promoted = c.promoted;
+		r->confirm_held = !strcmp(c.verdict, "fast") && !c.promoted &&
+				  (c.flags & SF_IMPLAUSIBLE_MASK) &&
+				  !(c.flags & (SF_BUSY_GPU | SF_SUBSET_GATE));
+	}
+	store_confirm_release(&c);
+}
+
+static void read_probes(struct store *s, int run_id, struct loop_run *r)
+{
+	static const char *const phases[] = {"before", "after"};
+	for (int ph = 0; ph < 2; ph++) {
+		struct probe_reading pr;
+		memset(&pr, 0, sizeof(pr));
+		if (measure_probe_get(s, run_id, phases[ph], &pr, NULL) == 0) {
+			struct sb d = SB_INIT;
+			sb_init(&d);
+			probe_describe(&pr, &d);
+			r->probe[ph] = sb_detach(&d);
+			r->probe_busy[ph] = pr.busy;
+		}
+		probe_reading_release(&pr);
+	}
+}
+
+int loop_run_get(struct loop *l, int run_id, struct loop_run *r, struct err *e)
+{
+	struct store *s = loop_store(l);
+	struct store_run run;
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	r->gain = NAN;
+	r->flags_json = json_array();
+	memset(&run, 0, sizeof(run));
+	if ((run_id <= 0 && (rc = store_last_judged_run(s, &run_id, e)) < 0) ||
+	    (rc = store_run_get(s, run_id, &run, e)) < 0) {
+		loop_run_release(r);
+		return rc;
+	}
+	r->id = run.id;
+	r->iter = run.iter;
+	r->command = run.command ? xstrdup(run.command) : NULL;
+	r->log_path = run.log_path ? xstrdup(run.log_path) : NULL;
+	r->exit_status = run.exit_status;
+	r->timed_out = run.timed_out;
+	r->cancelled = run.cancelled;
+	if (run.result_json) {
+		json_t *j = json_loads(run.result_json, 0, NULL);
+		parse_result_init(&r->result);
+		r->have_result = j && parse_result_from_json(j, &r->result, NULL) == 0;
+		if (!r->have_result)
+			parse_result_release(&r->result);
+		json_decref(j);
+	}
+	store_run_release(&run);
+	read_verdict(s, r->id, r);
+	read_confirm(s, r->iter, r);
+	read_probes(s, r->id, r);
+	return 0;
+}
+
+int loop_iter_run_get(struct loop *l, int iter, struct loop_run *r, struct err *e)
+{
+	int run_id = 0, rc;
+	char *tree = NULL;
+
+	memset(r, 0, sizeof(*r));
+	if ((rc = store_iter_run(loop_store(l), iter, &run_id, &tree, e)) < 0)
+		return rc;
+	free(tree);
+	if (run_id <= 0)
+		return err_set(e, ERR_NOTFOUND, "iteration %d has no verify run", iter);
+	return loop_run_get(l, run_id, r, e);
+}
+
+int loop_noise_band(struct loop *l, struct loop_band *out, struct err *e)
+{
+	struct store *s = loop_store(l);
+	struct measure_best b;
+	struct stats_set set;
+	double sum = 0;
+	int n = 0, rc;
+
+	*out = (struct loop_band){NAN, NAN, NAN, false};
+	memset(&set, 0, sizeof(set));
+	if ((rc = measure_best(s, &b, e)) < 0)
+		return rc;
+	if (!b.have || !b.tree || !isfinite(b.bench_ms))
+		goto done;
+	if ((rc = measure_tree_set(s, b.tree, NULL, 0, NULL, &set, e)) < 0)
+		goto done;
+	for (size_t i = 0; i < set.nshapes; i++) {
+		const struct stats_set *g = &set;
+		struct stats_noise nz;
+		stats_noise_pool(&g, 1, set.env, set.shapes[i].key, &nz);
+		if (isfinite(nz.sigma)) {
+			sum += nz.sigma;
+			n++;
+			out->assumed |= nz.assumed;
+		}
+	}
+	if (n) {
+		out->sigma = sum / n;
+		out->lo = b.bench_ms * exp(-2 * out->sigma);
+		out->hi = b.bench_ms * exp(2 * out->sigma);
+	}
+done:
+	stats_set_release(&set);
+	measure_best_release(&b);
+	return rc < 0 ? rc : 0;
+}
+
+int loop_promote_iter(struct loop *l, int *iter, struct err *e)
+{
+	struct store *s = loop_store(l);
+	struct measure_best b;
+	struct loop_status st;
+	int rc;
+
+	if ((rc = measure_best(s, &b, e)) < 0)
+		return rc;
+	bool have = b.have;
+	*iter = b.iter;
+	measure_best_release(&b);
+	if (!have)
+		return err_set(e, ERR_REFUSED, "promote refused: there is no best yet (measure the "
+					       "baseline first)");
+	if (loop_status(l, &st, NULL) == 0) {
+		struct store_confirm c;
+		if (store_confirm_last(s, st.iteration, &c, NULL) == 0) {
+			*iter = st.iteration;
+			store_confirm_release(&c);
+		}
+		loop_status_release(&st);
+	}
+	return 0;
+}
+
+int loop_attach(struct loop *l, int iter, const char *path, char **real, const char **kind,
+		struct err *e)
+{
+	struct store *s = loop_store(l);
+	int rc = measure_attach_check(s, iter, path, loop_dir(l), real, kind, e);
+	return rc < 0 ? rc : measure_attach(s, iter, *real, e);
+}
+
+int loop_explain(struct loop *l, int iter, const char *note, bool *promoted, struct err *e)
+{
+	return measure_explain(loop_store(l), iter, note, promoted, e);
+}
+
+/* The report context from the contract the loop read: its strings belong
+ * to the contract returned, which the caller lets go (loop_contract_put). */
+static const struct contract *report_ctx_of(struct loop *l, struct report_ctx *ctx)
+{
+	const struct contract *c = loop_contract_get(l);
+	memset(ctx, 0, sizeof(*ctx));
+	ctx->op = loop_workspace(l)->op;
+	ctx->validation = c->v[CF_VALIDATION];
+	ctx->benchmark = c->v[CF_BENCHMARK];
+	ctx->target = c->v[CF_TARGET];
+	ctx->threshold = c->threshold;
+	ctx->workspace_dir = loop_dir(l);
+	return c;
+}
+
+int loop_promote_check(struct loop *l, struct sb *out, json_t **json, struct err *e)
+{
+	struct report_ctx ctx;
+	const struct contract *c = report_ctx_of(l, &ctx);
+	int rc = measure_promote_check(loop_store(l), loop_dir(l), c, out, json, e);
+	loop_contract_put(c);
+	return rc;
+}
+
+int loop_report(struct loop *l, enum loop_report kind, int iter, struct sb *md, json_t **json,
+		struct err *e)
+{
+	struct report_ctx ctx;
+	const struct contract *c = report_ctx_of(l, &ctx);
+	struct store *s = loop_store(l);
+	int rc = kind == LOOP_REPORT_FINAL    ? report_final(s, &ctx, md, json, e)
+		 : kind == LOOP_REPORT_HEADER ? report_header(s, &ctx, iter, md, json, e)
+					      : report_pr(s, &ctx, md, json, e);
+	loop_contract_put(c);
+	return rc;
+}
+
+int loop_export_json(struct loop *l, json_t **out, struct err *e)
+{
+	int rc = store_export_json(loop_store(l), out, e);
+	if (rc == 0)
+		json_object_set_new(*out, "op", json_string(loop_workspace(l)->op));
+	return rc;
+}
