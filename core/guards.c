@@ -33,8 +33,8 @@
 #include <unistd.h>
 
 /* The rows, shared with the store (read-only): put back with
- * store_rows_put(*sr).  On error *sr is NULL and there are no rows. */
-static int rows_load(const struct guards_ctx *g, struct store_rows **sr,
+ * log_rows_put(*sr).  On error *sr is NULL and there are no rows. */
+static int rows_load(const struct guards_ctx *g, struct log_rows **sr,
 		     const struct log_row **rows, size_t *n, struct err *e)
 {
 	int rc = store_rows_get(g->store, sr, e);
@@ -200,7 +200,7 @@ char *guards_next_step(const struct guards_ctx *g, enum loop_state st)
 	}
 	if (st != ST_STALLED)
 		return NULL;
-	struct store_rows *rs;
+	struct log_rows *rs;
 	const struct log_row *rows;
 	size_t n;
 	if (rows_load(g, &rs, &rows, &n, NULL) < 0)
@@ -214,7 +214,7 @@ char *guards_next_step(const struct guards_ctx *g, enum loop_state st)
 			    "reassess --profile trace/FILE --axes TEXT --techniques TEXT --next TEXT",
 			    c, it.buf ? it.buf : "");
 	sb_release(&it);
-	store_rows_put(rs);
+	log_rows_put(rs);
 	return s;
 }
 
@@ -232,7 +232,7 @@ int guards_verify_check(const struct guards_ctx *g, struct err *e)
 		store_stop_release(&sr);
 		return rc;
 	}
-	struct store_rows *rs;
+	struct log_rows *rs;
 	const struct log_row *rows;
 	size_t n;
 	if ((rc = rows_load(g, &rs, &rows, &n, e)) < 0)
@@ -249,7 +249,7 @@ int guards_verify_check(const struct guards_ctx *g, struct err *e)
 			     c, it.buf);
 		sb_release(&it);
 	}
-	store_rows_put(rs);
+	log_rows_put(rs);
 	return rc;
 }
 
@@ -405,7 +405,7 @@ int guards_trap_add(const struct guards_ctx *g, const char *title, const char *f
 
 int guards_after_commit(const struct guards_ctx *g, char sha[41], struct err *e)
 {
-	struct store_rows *rs;
+	struct log_rows *rs;
 	const struct log_row *rows;
 	size_t n;
 	int rc;
@@ -463,7 +463,7 @@ int guards_after_commit(const struct guards_ctx *g, char sha[41], struct err *e)
 			memcpy(sha, made, VCS_OID_HEX);
 	}
 out:
-	store_rows_put(rs);
+	log_rows_put(rs);
 	return rc;
 }
 
@@ -526,7 +526,7 @@ int guards_reassess(const struct guards_ctx *g, const struct loop_reassess *r, s
 	}
 	sb_release(&miss);
 
-	struct store_rows *rs;
+	struct log_rows *rs;
 	const struct log_row *rows;
 	size_t n;
 	int rc = rows_load(g, &rs, &rows, &n, e);
@@ -538,7 +538,7 @@ int guards_reassess(const struct guards_ctx *g, const struct loop_reassess *r, s
 			     "reassess refused: the loop is not stalled (%d iteration%s without a win "
 			     "since the last win or re-assessment; a re-assessment is due after %d)",
 			     c, c == 1 ? "" : "s", GUARDS_STALL_AFTER);
-		store_rows_put(rs);
+		log_rows_put(rs);
 		return rc;
 	}
 	if (!rows[n - 1].commit) {
@@ -546,12 +546,12 @@ int guards_reassess(const struct guards_ctx *g, const struct loop_reassess *r, s
 			     "reassess refused: iteration %d is logged but not committed (run "
 			     "optloop commit first)",
 			     rows[n - 1].iter);
-		store_rows_put(rs);
+		log_rows_put(rs);
 		return rc;
 	}
 	int after = rows[n - 1].iter;
 	double stall_t = store_iter_logged_at(g->store, after);
-	store_rows_put(rs);
+	log_rows_put(rs);
 
 	char *real = NULL;
 	if ((rc = profile_path(g, r->profile, &real, e)) < 0)
@@ -582,7 +582,7 @@ int guards_reassess(const struct guards_ctx *g, const struct loop_reassess *r, s
 
 int guards_axes_summary(const struct guards_ctx *g, struct sb *out, struct err *e)
 {
-	struct store_rows *rs;
+	struct log_rows *rs;
 	const struct log_row *rows;
 	size_t n;
 	int rc = rows_load(g, &rs, &rows, &n, e);
@@ -610,7 +610,7 @@ int guards_axes_summary(const struct guards_ctx *g, struct sb *out, struct err *
 		}
 	}
 	free(done);
-	store_rows_put(rs);
+	log_rows_put(rs);
 	return 0;
 }
 
@@ -677,7 +677,7 @@ static int distinct_directions(const struct log_row *rows, size_t n)
 
 int guards_stop(const struct guards_ctx *g, const char *reason, const char *bound, struct err *e)
 {
-	struct store_rows *rs;
+	struct log_rows *rs;
 	const struct log_row *rows;
 	size_t n;
 	int rc;
@@ -728,7 +728,7 @@ int guards_stop(const struct guards_ctx *g, const char *reason, const char *boun
 			     "stop: --bound must name the bound and give its number (e.g. 'HBM "
 			     "bandwidth: 4.1 of 4.8 TB/s')");
 	int last = n ? rows[n - 1].iter : 0;
-	store_rows_put(rs);
+	log_rows_put(rs);
 	if (rc < 0)
 		return rc;
 	rc = store_stop_add(g->store, last, reason, bound && !blank(bound) ? bound : NULL, e);
@@ -739,7 +739,7 @@ int guards_stop(const struct guards_ctx *g, const char *reason, const char *boun
 
 int guards_nogo(const struct guards_ctx *g, struct sb *md, json_t **json, struct err *e)
 {
-	struct store_rows *rs;
+	struct log_rows *rs;
 	const struct log_row *rows;
 	size_t n;
 	int rc = rows_load(g, &rs, &rows, &n, e);
@@ -852,7 +852,7 @@ int guards_nogo(const struct guards_ctx *g, struct sb *md, json_t **json, struct
 	sb_release(&t);
 	sb_release(&b);
 	store_stop_release(&sr);
-	store_rows_put(rs);
+	log_rows_put(rs);
 	return rc;
 }
 
@@ -931,7 +931,7 @@ int guards_dispatch_add(const struct guards_ctx *g, const struct dispatch_row *r
 	size_t ni;
 	if ((rc = dispatch_evidence_parse(r->evidence, &iters, &ni, e)) < 0)
 		return rc;
-	struct store_rows *rs;
+	struct log_rows *rs;
 	const struct log_row *rows;
 	size_t n;
 	if ((rc = rows_load(g, &rs, &rows, &n, e)) < 0) {
@@ -999,7 +999,7 @@ int guards_dispatch_add(const struct guards_ctx *g, const struct dispatch_row *r
 	for (size_t k = 0; k < ni; k++)
 		sb_addf(&ev, "%s%d", k ? "," : "", iters[k]);
 	free(iters);
-	store_rows_put(rs);
+	log_rows_put(rs);
 	if (rc < 0) {
 		sb_release(&ev);
 		return rc;

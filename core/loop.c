@@ -266,8 +266,8 @@ int loop_patset(struct loop *l, const struct patset **ps, struct err *e)
 /* ---- best and rows ---------------------------------------------------------- */
 
 /* The rows, shared with the store (read-only): put back with
- * store_rows_put(*sr).  On error *sr is NULL and there are no rows. */
-static int rows_get(struct store *s, struct store_rows **sr, const struct log_row **rows,
+ * log_rows_put(*sr).  On error *sr is NULL and there are no rows. */
+static int rows_get(struct store *s, struct log_rows **sr, const struct log_row **rows,
 		    size_t *n, struct err *e)
 {
 	int rc = store_rows_get(s, sr, e);
@@ -276,7 +276,7 @@ static int rows_get(struct store *s, struct store_rows **sr, const struct log_ro
 	return rc;
 }
 
-int loop_rows(struct loop *l, struct store_rows **rows, struct err *e)
+int loop_rows(struct loop *l, struct log_rows **rows, struct err *e)
 {
 	return store_rows_get(l->store, rows, e);
 }
@@ -334,7 +334,7 @@ static bool render_optlog(struct loop *l, const struct log_row *rows, size_t n,
 
 static int write_optlog(struct loop *l, struct err *e)
 {
-	struct store_rows *sr;
+	struct log_rows *sr;
 	const struct log_row *rows;
 	size_t n;
 	struct sb text = SB_INIT;
@@ -344,7 +344,7 @@ static int write_optlog(struct loop *l, struct err *e)
 	render_optlog(l, rows, n, NULL, &text);
 	rc = fsutil_write_atomic(l->ws.optlog_path, text.buf, text.len, e);
 	sb_release(&text);
-	store_rows_put(sr);
+	log_rows_put(sr);
 	return rc;
 }
 
@@ -374,7 +374,7 @@ static int kernel_changed(struct loop *l, bool *changed, char work[VCS_OID_HEX],
 
 static int where_now(struct loop *l, struct where *w, struct err *e)
 {
-	struct store_rows *sr;
+	struct log_rows *sr;
 	const struct log_row *rows;
 	size_t n;
 	char work[VCS_OID_HEX];
@@ -386,7 +386,7 @@ static int where_now(struct loop *l, struct where *w, struct err *e)
 		return rc;
 	w->nrows = (int)n;
 	if ((rc = kernel_changed(l, &w->kernel_changed, work, e)) < 0) {
-		store_rows_put(sr);
+		log_rows_put(sr);
 		return rc;
 	}
 	if (n > 0 && !rows[n - 1].commit) {
@@ -396,12 +396,12 @@ static int where_now(struct loop *l, struct where *w, struct err *e)
 		if (store_iter_run(l->store, w->iter, &w->run_id, &tree, NULL) == 0 && tree)
 			w->telescoped = strcmp(tree, work) != 0;
 		free(tree);
-		store_rows_put(sr);
+		log_rows_put(sr);
 		if (l->missing)
 			w->state = ST_NO_CONTRACT;
 		return 0;
 	}
-	store_rows_put(sr);
+	log_rows_put(sr);
 	w->iter = (int)n;
 	if (l->missing) {
 		w->state = ST_NO_CONTRACT;
@@ -703,7 +703,7 @@ static char *git_key(struct loop *l, const struct log_row *rows, size_t n)
 
 static int reconcile_git(struct loop *l, struct err *e)
 {
-	struct store_rows *sr;
+	struct log_rows *sr;
 	const struct log_row *rows;
 	size_t n, nc;
 	struct vcs_iter_commit *cs;
@@ -716,7 +716,7 @@ static int reconcile_git(struct loop *l, struct err *e)
 	    !strcmp(seen, key)) {
 		free(seen);
 		free(key);
-		store_rows_put(sr);
+		log_rows_put(sr);
 		return 0;
 	}
 	free(seen);
@@ -725,7 +725,7 @@ static int reconcile_git(struct loop *l, struct err *e)
 	rc = vcs_iter_commits(l->vcs, l->ws.op, l->init_head, 0, &cs, &nc, e);
 	if (rc < 0) {
 		free(key);
-		store_rows_put(sr);
+		log_rows_put(sr);
 		return rc;
 	}
 	/* Sorted indexes: one history walk answers for every row, where a
@@ -778,13 +778,13 @@ static int reconcile_git(struct loop *l, struct err *e)
 		store_meta_set(l->store, "reconciled_git", key, NULL);
 	free(key);
 	vcs_iter_commits_free(cs, nc);
-	store_rows_put(sr);
+	log_rows_put(sr);
 	return 0;
 }
 
 static int reconcile_optlog(struct loop *l, struct err *e)
 {
-	struct store_rows *sr;
+	struct log_rows *sr;
 	const struct log_row *rows;
 	size_t n;
 	struct sb want = SB_INIT, have = SB_INIT;
@@ -822,7 +822,7 @@ static int reconcile_optlog(struct loop *l, struct err *e)
 	}
 	sb_release(&want);
 	sb_release(&have);
-	store_rows_put(sr);
+	log_rows_put(sr);
 	return rc;
 }
 
@@ -832,7 +832,7 @@ static int reconcile_aside(struct loop *l, struct err *e)
 {
 	int iter = 0, rc;
 	char *sha, *ref;
-	struct store_rows *sr;
+	struct log_rows *sr;
 	const struct log_row *rows;
 	size_t n;
 
@@ -866,7 +866,7 @@ static int reconcile_aside(struct loop *l, struct err *e)
 				iter, sha, sha);
 		}
 	}
-	store_rows_put(sr);
+	log_rows_put(sr);
 	free(sha);
 	free(ref);
 	return rc;
@@ -960,11 +960,11 @@ int loop_workspaces(const char *cwd, struct loop_summary **out, size_t *n, struc
 		} else {
 			s->error = xstrdup(le.msg);
 		}
-		struct store_rows *rs;
+		struct log_rows *rs;
 		if (store_rows_get(l->store, &rs, NULL) == 0) {
 			if (rs->n && rs->v[0].status == RS_BASE)
 				s->base_ms = rs->v[0].bench_ms;
-			store_rows_put(rs);
+			log_rows_put(rs);
 		}
 		loop_close(l);
 	}
@@ -1372,7 +1372,7 @@ static char **dup_list(char *const *v, size_t n)
 int loop_status(struct loop *l, struct loop_status *st, struct err *e)
 {
 	struct where w;
-	struct store_rows *sr;
+	struct log_rows *sr;
 	const struct log_row *rows;
 	size_t n;
 	int rc;
@@ -1397,7 +1397,7 @@ int loop_status(struct loop *l, struct loop_status *st, struct err *e)
 		st->best_ms = best->bench_ms;
 		st->best_unconfirmed = best->unconfirmed != NULL;
 	}
-	store_rows_put(sr);
+	log_rows_put(sr);
 	st->op = xstrdup(l->ws.op);
 	st->workspace = xstrdup(l->ws.dir);
 	st->repo = xstrdup(l->ws.repo);
@@ -1634,7 +1634,7 @@ static int verify_fill(void *ctx, struct store_run *r, const struct parse_result
 {
 	struct loop *l = ctx;
 	char work[VCS_OID_HEX], head[VCS_OID_HEX], snap[VCS_OID_HEX];
-	struct store_rows *sr;
+	struct log_rows *sr;
 	const struct log_row *rows;
 	size_t n;
 	(void)res;
@@ -1642,7 +1642,7 @@ static int verify_fill(void *ctx, struct store_run *r, const struct parse_result
 	if (rc == 0) {
 		const struct log_row *best = log_rows_best(rows, n);
 		r->vs_best = best ? optlog_vs_best(best->bench_ms, r->bench_ms) : NAN;
-		store_rows_put(sr);
+		log_rows_put(sr);
 	}
 	if (rc == 0)
 		rc = vcs_kernel_hash(l->vcs, kpaths(l), l->nkernel, NULL, work, e);
@@ -1810,14 +1810,14 @@ static int telescoped_refusal(const char *verb, int iter, struct err *e)
 static int keep_check(struct loop *l, const struct store_run *r, const struct measure_win *win,
 		      const struct loop_log_opts *o, struct err *e)
 {
-	struct store_rows *sr;
+	struct log_rows *sr;
 	const struct log_row *rows;
 	size_t n;
 	int best = -1;
 	if (rows_get(l->store, &sr, &rows, &n, NULL) == 0) {
 		const struct log_row *b = log_rows_best(rows, n);
 		best = b ? b->iter : -1;
-		store_rows_put(sr);
+		log_rows_put(sr);
 	}
 	char restore[64] = "";
 	if (best >= 0)
@@ -2016,7 +2016,7 @@ static char *commit_message(const char *op, const struct log_row *r)
 int loop_commit(struct loop *l, char sha[41], struct err *e)
 {
 	struct where w;
-	struct store_rows *sr;
+	struct log_rows *sr;
 	const struct log_row *rows;
 	size_t n;
 	int rc;
@@ -2048,7 +2048,7 @@ int loop_commit(struct loop *l, char sha[41], struct err *e)
 		return rc;
 	char *msg = commit_message(l->ws.op, &rows[n - 1]);
 	int iter = rows[n - 1].iter;
-	store_rows_put(sr);
+	log_rows_put(sr);
 
 	fault_point("commit.begin");
 	rc = vcs_commit_kernel(l->vcs, kpaths(l), l->nkernel, msg, sha, e);
@@ -2095,7 +2095,7 @@ int loop_commit(struct loop *l, char sha[41], struct err *e)
 
 int loop_repair(struct loop *l, struct sb *done, struct err *e)
 {
-	struct store_rows *sr;
+	struct log_rows *sr;
 	const struct log_row *rows;
 	size_t n, nc;
 	struct vcs_iter_commit *cs;
@@ -2106,7 +2106,7 @@ int loop_repair(struct loop *l, struct sb *done, struct err *e)
 	if ((rc = rows_get(l->store, &sr, &rows, &n, e)) < 0)
 		return rc;
 	if ((rc = vcs_iter_commits(l->vcs, l->ws.op, l->init_head, 0, &cs, &nc, e)) < 0) {
-		store_rows_put(sr);
+		log_rows_put(sr);
 		return rc;
 	}
 	rc = store_begin(l->store, e);
@@ -2165,7 +2165,7 @@ int loop_repair(struct loop *l, struct sb *done, struct err *e)
 	else
 		store_rollback(l->store);
 	vcs_iter_commits_free(cs, nc);
-	store_rows_put(sr);
+	log_rows_put(sr);
 	if (rc == 0 && fixed)
 		rc = write_optlog(l, e);
 	if (rc == 0 && !fixed && done)

@@ -31,7 +31,7 @@ struct parse_event;
 struct parse_result;
 struct sb;
 struct store;
-struct store_rows;
+struct log_rows;
 struct workspace;
 
 /* ---- opening a workspace ------------------------------------------------ */
@@ -142,9 +142,9 @@ void loop_status_release(struct loop_status *st);
 
 /* The rows of the log, oldest first, from the database: the store's shared
  * read-only snapshot (core/store.h).  The caller holds one reference and
- * drops it with store_rows_put(*rows); it stays valid and unchanged after
+ * drops it with log_rows_put(*rows); it stays valid and unchanged after
  * later writes and after the loop is closed. */
-int loop_rows(struct loop *l, struct store_rows **rows, struct err *e);
+int loop_rows(struct loop *l, struct log_rows **rows, struct err *e);
 
 /* ---- verify -------------------------------------------------------------- */
 
@@ -464,6 +464,21 @@ struct loop_confirm_progress {
 };
 void loop_confirm_progress(const struct loop_confirm_run *s, struct loop_confirm_progress *p);
 
+/* Read a saved verify or benchmark log (path "-": standard input) with the
+ * pattern set named patterns (NULL: fla), looked up first in op's
+ * workspace (profile/<op>-opt/patterns under the current directory, when op
+ * is given and that folder exists).  exit_status -1: unknown; 128 + N, as a
+ * shell reports a child killed by signal N, reads as killed.  *out is
+ * filled (parse_result_release) and *set_name (caller frees) names the set
+ * used.  ERR_NOTFOUND / ERR_USAGE for a missing file or pattern set. */
+int loop_parse_log(const char *path, const char *patterns, const char *op, int exit_status,
+		   bool killed, struct parse_result *out, char **set_name, struct err *e);
+
+/* The stat ("path | 3 ++-" lines and the summary) and the unified patch of
+ * commit sha (either out may be NULL).  ERR_NOTFOUND when it is not there. */
+int loop_show_commit(struct loop *l, const char *sha, struct sb *stat, struct sb *patch,
+		     struct err *e);
+
 /* ---- contract ------------------------------------------------------------ */
 
 /* Path of docs/draft.md (owned by the loop). */
@@ -477,6 +492,25 @@ const char *loop_contract_path(const struct loop *l);
 struct contract;
 const struct contract *loop_contract_get(struct loop *l);
 void loop_contract_put(const struct contract *c);
+
+/* The contract's fields in draft.md order: the seven required ones, then
+ * the optional iteration cap and win threshold.  name is what --set takes,
+ * heading the section optloop writes; filled says whether the contract the
+ * loop last read has it (always true for the optional ones). */
+struct loop_contract_field {
+	const char *name, *heading;
+	bool required, filled;
+};
+#define LOOP_CONTRACT_FIELDS 9
+void loop_contract_fields(struct loop *l, struct loop_contract_field out[LOOP_CONTRACT_FIELDS]);
+/* Is name a contract field --set accepts (synonyms included)? */
+bool loop_contract_field_known(const char *name);
+/* Rewrite fields names[i] to values[i] (an empty value clears it) in
+ * docs/draft.md, keeping the rest of the file byte for byte; written
+ * atomically once, after every field was set.  ERR_USAGE for an unknown
+ * field or an unreadable value. */
+int loop_contract_set(struct loop *l, const char *const *names, const char *const *values,
+		      size_t n, struct err *e);
 
 /* ---- for modules that hook in ------------------------------------------- */
 

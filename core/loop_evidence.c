@@ -8,9 +8,14 @@
 
 #include "core/contract.h"
 #include "core/err.h"
+#include "core/gitshow.h"
+#include "core/fsutil.h"
 #include "core/measure.h"
+#include "core/parse.h"
+#include "core/patset.h"
 #include "core/probe.h"
 #include "core/report.h"
+#include "core/runner.h"
 #include "core/sb.h"
 #include "core/stats.h"
 #include "core/store.h"
@@ -267,5 +272,40 @@ int loop_export_json(struct loop *l, json_t **out, struct err *e)
 	int rc = store_export_json(loop_store(l), out, e);
 	if (rc == 0)
 		json_object_set_new(*out, "op", json_string(loop_workspace(l)->op));
+	return rc;
+}
+
+int loop_show_commit(struct loop *l, const char *sha, struct sb *stat, struct sb *patch,
+		     struct err *e)
+{
+	return gitshow_commit(loop_repo_dir(l), sha, stat, patch, e);
+}
+
+int loop_parse_log(const char *path, const char *patterns, const char *op, int exit_status,
+		   bool killed, struct parse_result *out, char **set_name, struct err *e)
+{
+	struct patset *ps = NULL;
+	char *extra = NULL;
+	int rc;
+
+	parse_result_init(out);
+	*set_name = NULL;
+	if (op) {
+		extra = xasprintf("profile/%s-opt/patterns", op);
+		if (!fsutil_is_dir(extra)) {
+			free(extra);
+			extra = NULL;
+		}
+	}
+	rc = patset_load(patterns, extra, &ps, e);
+	free(extra);
+	if (rc < 0)
+		return rc;
+	if (runner_status_is_signal(exit_status))
+		killed = true;
+	rc = parse_file(ps, path, exit_status, killed, out, e);
+	if (rc == 0)
+		*set_name = xstrdup(patset_name(ps));
+	patset_free(ps);
 	return rc;
 }

@@ -273,7 +273,7 @@ static bool in_set(const int *v, size_t n, int iter)
 
 int measure_best(struct store *s, struct measure_best *b, struct err *e)
 {
-	struct store_rows *rs;
+	struct log_rows *rs;
 	memset(b, 0, sizeof(*b));
 	int rc = store_rows_get(s, &rs, e);
 	if (rc < 0)
@@ -288,7 +288,7 @@ int measure_best(struct store *s, struct measure_best *b, struct err *e)
 		b->commit = xstrdup(r->commit);
 		rc = store_iter_run(s, r->iter, &b->run_id, &b->tree, e);
 	}
-	store_rows_put(rs);
+	log_rows_put(rs);
 	return rc;
 }
 
@@ -656,7 +656,7 @@ int measure_artifacts(struct store *s, int iter, struct sb *out)
 
 int measure_stall_count(struct store *s, int after_iter, int *count, struct err *e)
 {
-	struct store_rows *rs;
+	struct log_rows *rs;
 	int *nc = NULL;
 	size_t nnc = 0;
 	*count = 0;
@@ -677,7 +677,7 @@ int measure_stall_count(struct store *s, int after_iter, int *count, struct err 
 	*count = stats_stall_count(sr, n);
 	free(sr);
 out:
-	store_rows_put(rs);
+	log_rows_put(rs);
 	free(nc);
 	return rc;
 }
@@ -813,7 +813,7 @@ static void check(json_t *arr, struct sb *out, bool *all, const char *name, bool
  * never acknowledged: verify lints every measured diff, log asks for --ack. */
 static void lint_check(struct store *s, json_t *arr, struct sb *out, bool *all)
 {
-	struct store_rows *rs;
+	struct log_rows *rs;
 	struct sb open = SB_INIT;
 	size_t nack = 0;
 	if (store_rows_get(s, &rs, NULL) < 0)
@@ -833,7 +833,7 @@ static void lint_check(struct store *s, json_t *arr, struct sb *out, bool *all)
 		}
 		lint_findings_release(&f);
 	}
-	store_rows_put(rs);
+	log_rows_put(rs);
 	if (open.len)
 		check(arr, out, all, "lint findings", false,
 		      "unacknowledged: %s; review each (optloop lint) and acknowledge it with the row "

@@ -85,6 +85,19 @@ bool log_row_can_be_best(const struct log_row *r);
  * module asks this function; none keeps a best of its own. */
 const struct log_row *log_rows_best(const struct log_row *rows, size_t n);
 
+/* The rows of a workspace's log as one immutable snapshot, shared by every
+ * reader (store_rows_get hands it out, loop_rows too): the holder drops
+ * its reference with log_rows_put; the rows never change while shared. */
+struct log_rows {
+	const struct log_row *v; /* n rows; never changed while shared */
+	size_t n;
+	/* private: the rows' strings, all in one block, and the references
+	 * (the store's own and each holder's) */
+	char *text;
+	unsigned refs;
+};
+void log_rows_put(struct log_rows *r);
+
 /* Is a verify run of iteration iter an attempt rather than an iteration of
  * the kernel (DESIGN §2)?  A run whose harness broke (error) or that was
  * killed, timed out or cancelled (incomplete) is an attempt; so is any

@@ -64,7 +64,7 @@ static void claim_release(struct claim *c)
 
 static int row_of(struct store *s, int iter, struct side *out, struct err *e)
 {
-	struct store_rows *rs;
+	struct log_rows *rs;
 	int rc = store_rows_get(s, &rs, e);
 	if (rc < 0)
 		return rc;
@@ -78,7 +78,7 @@ static int row_of(struct store *s, int iter, struct side *out, struct err *e)
 			rc = store_iter_run(s, iter, &out->run_id, &out->tree, e);
 		}
 	}
-	store_rows_put(rs);
+	log_rows_put(rs);
 	return rc;
 }
 
@@ -414,7 +414,7 @@ int report_final(struct store *s, const struct report_ctx *ctx, struct sb *md, j
  * or drop: the dead ends on the way to a kept candidate. */
 static void dead_ends(struct store *s, int from, int to, struct sb *md, json_t *arr)
 {
-	struct store_rows *rs;
+	struct log_rows *rs;
 	int k = 0;
 	if (store_rows_get(s, &rs, NULL) < 0)
 		return;
@@ -432,7 +432,7 @@ static void dead_ends(struct store *s, int from, int to, struct sb *md, json_t *
 			k++;
 		}
 	}
-	store_rows_put(rs);
+	log_rows_put(rs);
 	if (!k)
 		sb_adds(md, "- none recorded between the parent and this iteration\n");
 }

@@ -524,7 +524,7 @@ static int baseline_begin(struct loop_confirm_run *s, struct err *e)
 			     "confirm --baseline refused: the kernel in the tree is not the best "
 			     "(iteration %d); undo the edit (git checkout -- <kernel paths>) first",
 			     best.iter);
-	struct store_rows *rs;
+	struct log_rows *rs;
 	if (rc == 0 && (rc = store_rows_get(c->st, &rs, e)) == 0) {
 		const struct log_row *b0 = rs->n && rs->v[0].status == RS_BASE ? &rs->v[0] : NULL;
 		memset(&s->b, 0, sizeof(s->b));
@@ -538,7 +538,7 @@ static int baseline_begin(struct loop_confirm_run *s, struct err *e)
 			s->b.commit = xstrdup(b0->commit);
 			rc = store_iter_run(c->st, b0->iter, &s->b.run_id, &s->b.tree, e);
 		}
-		store_rows_put(rs);
+		log_rows_put(rs);
 	}
 	s->iter = best.iter;
 	measure_best_release(&best);

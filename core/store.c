@@ -38,7 +38,7 @@ struct store {
 	/* The rows last read, shared with every reader while nothing was
 	 * written: the engine and the workbench ask for them many times per
 	 * action, and 10,000 rows copied each time cost more than the query. */
-	struct store_rows *rows;
+	struct log_rows *rows;
 	sqlite3_int64 rows_changes;
 	int rows_version;
 	sqlite3_stmt *st_version; /* PRAGMA data_version, kept prepared */
@@ -46,7 +46,7 @@ struct store {
 
 static void rows_forget(struct store *s)
 {
-	store_rows_put(s->rows);
+	log_rows_put(s->rows);
 	s->rows = NULL;
 }
 
@@ -729,9 +729,9 @@ static bool content_key(struct store *s, sqlite3_int64 *changes, int *version)
 	return ok;
 }
 
-static int rows_read(struct store *s, struct store_rows **out, struct err *e);
+static int rows_read(struct store *s, struct log_rows **out, struct err *e);
 
-int store_rows_get(struct store *s, struct store_rows **out, struct err *e)
+int store_rows_get(struct store *s, struct log_rows **out, struct err *e)
 {
 	sqlite3_int64 changes = 0;
 	int version = 0, rc;
@@ -754,7 +754,7 @@ int store_rows_get(struct store *s, struct store_rows **out, struct err *e)
 	return 0;
 }
 
-void store_rows_put(struct store_rows *r)
+void log_rows_put(struct log_rows *r)
 {
 	if (!r || --r->refs > 0)
 		return;
@@ -765,7 +765,7 @@ void store_rows_put(struct store_rows *r)
 
 int store_iters(struct store *s, struct log_row **rows, size_t *n, struct err *e)
 {
-	struct store_rows *sr;
+	struct log_rows *sr;
 	int rc = store_rows_get(s, &sr, e);
 
 	*rows = NULL;
@@ -783,7 +783,7 @@ int store_iters(struct store *s, struct log_row **rows, size_t *n, struct err *e
 		(*rows)[i].unconfirmed = xstrdup(r->unconfirmed);
 	}
 	*n = sr->n;
-	store_rows_put(sr);
+	log_rows_put(sr);
 	return 0;
 }
 
@@ -805,7 +805,7 @@ static char *text_at(const struct sb *text, size_t off)
 	return off == NO_TEXT ? NULL : text->buf + off;
 }
 
-static int rows_read(struct store *s, struct store_rows **out, struct err *e)
+static int rows_read(struct store *s, struct log_rows **out, struct err *e)
 {
 	struct log_row *rows = NULL;
 	size_t (*off)[5] = NULL; /* direction, gate, axis, commit, unconfirmed of each row */
@@ -851,13 +851,13 @@ static int rows_read(struct store *s, struct store_rows **out, struct err *e)
 		rows[i].unconfirmed = text_at(&text, off[i][4]);
 	}
 	free(off);
-	struct store_rows *sr = xcalloc(1, sizeof(*sr));
+	struct log_rows *sr = xcalloc(1, sizeof(*sr));
 	sr->v = rows;
 	sr->n = n;
 	sr->text = sb_detach(&text);
 	sr->refs = 1;
 	if (rc != SQLITE_DONE) {
-		store_rows_put(sr);
+		log_rows_put(sr);
 		return db_fail(s, e, "cannot read the rows");
 	}
 	*out = sr;

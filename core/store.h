@@ -116,18 +116,9 @@ int store_iter_set_commit(struct store *s, int iter, const char *sha, struct err
  * hands out the same array instead of a copy.  A write (through this store,
  * another connection or plain SQL) makes the next call read a new snapshot;
  * one already handed out stays as it was until its last holder puts it.
- * The caller owns one reference: store_rows_put(*out) (NULL on error). */
-struct store_rows {
-	const struct log_row *v; /* n rows; never changed while shared */
-	size_t n;
-	/* private: the rows' strings, all in one block, and the references
-	 * (the store's own and each holder's) */
-	char *text;
-	unsigned refs;
-};
-int store_rows_get(struct store *s, struct store_rows **out, struct err *e);
+ * The caller owns one reference: log_rows_put(*out) (NULL on error). */
+int store_rows_get(struct store *s, struct log_rows **out, struct err *e);
 /* Drop one reference (NULL is fine); the last one frees the rows. */
-void store_rows_put(struct store_rows *r);
 /* A copy of all rows for a caller that changes them.  Caller frees:
  * log_row_release each, then free(). */
 int store_iters(struct store *s, struct log_row **rows, size_t *n, struct err *e);

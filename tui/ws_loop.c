@@ -7,18 +7,10 @@
  */
 #include "tui/ws_loop.h"
 
-#include "core/contract.h"
 #include "core/err.h"
 #include "core/fsutil.h"
-#include "core/gitshow.h"
-#include "core/guards.h"
-#include "core/lint.h"
 #include "core/loop.h"
-#include "core/probe.h"
-#include "core/optlog.h"
-#include "core/parse.h"
 #include "core/sb.h"
-#include "core/store.h"
 #include "tui/app.h"
 #include "tui/ws_files.h"
 #include "views/live.h"
@@ -38,12 +30,12 @@ struct ws_loop {
 	struct loop *l;
 	struct loop_status st;
 	bool have_st;
-	struct store_rows *rows; /* shared with the store; the panes borrow rows->v */
+	struct log_rows *rows; /* shared with the store; the panes borrow rows->v */
 	struct ws_files files;
 	char *title;
 	int run_iter;
 	/* Contract wizard: which field each text box sets. */
-	int contract_fields[CF_NFIELDS];
+	const char *contract_fields[LOOP_CONTRACT_FIELDS]; /* names, static */
 	int ncontract;
 	struct traps_doc traps; /* with this iteration's checklist states */
 	/* The confirm run going (NULL when none) and the run the live pane
@@ -179,7 +171,7 @@ static int loop_reload(struct app *a, struct err *e)
 	if ((rc = loop_status(w->l, &w->st, e)) < 0)
 		return rc;
 	w->have_st = true;
-	store_rows_put(w->rows);
+	log_rows_put(w->rows);
 	w->rows = NULL;
 	a->data.rows = NULL;
 	a->data.nrows = 0;
@@ -660,51 +652,36 @@ static int open_contract_wizard(struct app *a, struct err *e)
 	/* the contract as it is on disk now (loop_reload reads it again) */
 	if ((rc = loop_reload(a, e)) < 0)
 		return rc;
-	const struct contract *c = loop_contract_get(w->l);
+	struct loop_contract_field fields[LOOP_CONTRACT_FIELDS];
+	loop_contract_fields(w->l, fields);
 	wz = wizard_new("Task contract: fill the missing fields", WZ_CONTRACT);
 	wizard_info(wz, R_NORMAL, "%s", loop_contract_path(w->l));
 	w->ncontract = 0;
-	for (int f = 0; f < CF_NFIELDS; f++) {
-		if (c->v[f])
+	for (int f = 0; f < LOOP_CONTRACT_FIELDS; f++) {
+		if (fields[f].filled)
 			continue;
-		wizard_text(wz, contract_field_heading(f), NULL, true, NULL);
-		w->contract_fields[w->ncontract++] = f;
+		wizard_text(wz, fields[f].heading, NULL, true, NULL);
+		w->contract_fields[w->ncontract++] = fields[f].name;
 	}
 	if (w->ncontract == 0)
 		wizard_info(wz, R_DIM, "nothing is missing; Enter closes");
 	app_open_wizard(a, wz);
-	loop_contract_put(c);
 	return 0;
 }
 
 static int submit_contract(struct app *a, struct wizard *wz, struct err *e)
 {
 	struct ws_loop *w = W(a);
-	struct sb text = SB_INIT, next = SB_INIT;
-	const char *path = loop_contract_path(w->l);
+	const char *values[LOOP_CONTRACT_FIELDS];
+	size_t n = 0;
 	int rc;
 
-	sb_init(&text);
-	sb_init(&next);
-	rc = fsutil_read_file(path, &text, e);
-	if (rc < 0 && rc != ERR_NOTFOUND)
-		goto out;
-	for (int i = 0; i < w->ncontract && (size_t)i < wz->nf; i++) {
-		sb_reset(&next);
-		rc = contract_set(text.buf, text.len, contract_field_name(w->contract_fields[i]),
-				  wz->f[i].value.buf, &next, e);
-		if (rc < 0)
-			goto out;
-		sb_reset(&text);
-		sb_add(&text, next.buf, next.len);
-	}
-	if ((rc = fsutil_write_atomic(path, text.buf, text.len, e)) < 0)
-		goto out;
+	for (int i = 0; i < w->ncontract && (size_t)i < wz->nf; i++)
+		values[n++] = wz->f[i].value.buf ? wz->f[i].value.buf : "";
+	if ((rc = loop_contract_set(w->l, w->contract_fields, values, n, e)) < 0)
+		return rc;
 	app_message(a, false, "contract saved: %d field%s filled", w->ncontract, w->ncontract == 1 ? "" : "s");
-out:
-	sb_release(&text);
-	sb_release(&next);
-	return rc;
+	return 0;
 }
 
 static int open_stall_wizard(struct app *a, struct err *e)
@@ -1016,7 +993,7 @@ static int loop_detail(struct app *a, int i, struct err *e)
 		sb_init(&stat);
 		sb_init(&patch);
 		dline(a, R_HEADER, "Commit %s", r->commit);
-		if (gitshow_commit(loop_repo_dir(w->l), r->commit, &stat, &patch, &ge) < 0) {
+		if (loop_show_commit(w->l, r->commit, &stat, &patch, &ge) < 0) {
 			dline(a, R_ERROR, "%s", ge.msg);
 		} else {
 			dtext(a, R_DIM, stat.buf);
@@ -1097,7 +1074,7 @@ static void loop_close_be(struct app *a)
 	ws_files_release(&w->files);
 	traps_doc_release(&w->traps);
 	lint_findings_release(&w->lint);
-	store_rows_put(w->rows);
+	log_rows_put(w->rows);
 	if (w->have_st)
 		loop_status_release(&w->st);
 	loop_close(w->l);

@@ -7,8 +7,8 @@
 #include "tui/ws_view.h"
 
 #include "core/err.h"
+#include "core/model.h"
 #include "core/fsutil.h"
-#include "core/optlog.h"
 #include "core/sb.h"
 #include "tui/app.h"
 #include "tui/ws_files.h"

@@ -5,7 +5,6 @@
  */
 #include "views/view.h"
 
-#include "core/optlog.h"
 #include "core/sb.h"
 #include "views/sanitize.h"
 

@@ -115,12 +115,12 @@ static void a_whole_iteration_walks_the_states(void **state)
 	log_row_release(&row);
 	assert_int_equal(loop_commit(l, sha, &e), 0);
 
-	struct store_rows *rows;
+	struct log_rows *rows;
 	assert_int_equal(loop_rows(l, &rows, &e), 0);
 	assert_int_equal(rows->n, 2);
 	assert_int_equal(rows->v[1].gate_v, GATE_FAIL);
 	assert_string_equal(rows->v[1].commit, sha);
-	store_rows_put(rows);
+	log_rows_put(rows);
 	sb_release(&out);
 	loop_close(l);
 }

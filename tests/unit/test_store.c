@@ -386,7 +386,7 @@ static void rows_read_again_see_every_write(void **state)
 static void rows_are_shared_until_a_write(void **state)
 {
 	struct store *s;
-	struct store_rows *a, *b, *c;
+	struct log_rows *a, *b, *c;
 	struct err e = {0};
 	struct log_row row = {.iter = 0, .direction = "baseline", .gate = "pass", .bench_ms = 1.0,
 			      .vs_best = NAN, .status = RS_BASE};
@@ -406,13 +406,13 @@ static void rows_are_shared_until_a_write(void **state)
 	assert_int_equal(c->n, 2);
 	assert_string_equal(c->v[1].direction, "second");
 	assert_int_equal(a->n, 1);
-	store_rows_put(b);
-	store_rows_put(c);
+	log_rows_put(b);
+	log_rows_put(c);
 	store_close(s);
 	assert_int_equal(a->n, 1);
 	assert_string_equal(a->v[0].direction, "baseline");
-	store_rows_put(a);
-	store_rows_put(NULL);
+	log_rows_put(a);
+	log_rows_put(NULL);
 }
 
 static void samples_envs_and_export(void **state)

@@ -4,7 +4,6 @@
 #include "tui/cli_util.h"
 #include "tui/commands.h"
 #include "tui/loop_cli.h"
-#include "core/contract.h"
 #include "core/err.h"
 #include "core/fsutil.h"
 #include "core/loop.h"
@@ -16,26 +15,20 @@
 
 static int set_fields(struct loop *l, char **sets, int nsets)
 {
-	struct sb text = SB_INIT, out = SB_INIT;
+	const char **names = xcalloc((size_t)nsets, sizeof(*names));
+	const char **values = xcalloc((size_t)nsets, sizeof(*values));
 	struct err e = {0};
-	const char *path = loop_contract_path(l);
-	int rc = fsutil_read_file(path, &text, &e);
 
-	for (int k = 0; rc == 0 && k < nsets; k++) {
+	for (int k = 0; k < nsets; k++) {
 		char *eq = strchr(sets[k], '=');
-		char *field = xstrndup(sets[k], (size_t)(eq - sets[k]));
-		sb_reset(&out);
-		rc = contract_set(text.buf, text.len, field, eq + 1, &out, &e);
-		free(field);
-		if (rc == 0) {
-			sb_reset(&text);
-			sb_add(&text, out.buf, out.len);
-		}
+		names[k] = xstrndup(sets[k], (size_t)(eq - sets[k]));
+		values[k] = eq + 1;
 	}
-	if (rc == 0)
-		rc = fsutil_write_atomic(path, text.buf, text.len, &e);
-	sb_release(&text);
-	sb_release(&out);
+	int rc = loop_contract_set(l, names, values, (size_t)nsets, &e);
+	for (int k = 0; k < nsets; k++)
+		free((char *)names[k]);
+	free(names);
+	free(values);
 	if (rc < 0)
 		return e.code == ERR_USAGE ? cli_usage_error("contract", "%s", e.msg) : cli_fail(&e);
 	return 0;
@@ -80,7 +73,7 @@ int cmd_contract(struct cli *cli, int argc, char **argv)
 	}
 	for (int k = 0; k < nsets; k++) {
 		char *name = xstrndup(sets[k], (size_t)(strchr(sets[k], '=') - sets[k]));
-		bool known = contract_field_parse(name) >= 0;
+		bool known = loop_contract_field_known(name);
 		if (!known) {
 			rc = cli_usage_error("contract",
 					     "no contract field '%s' (fields: op, target, languages, "

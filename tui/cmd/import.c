@@ -12,8 +12,8 @@
 #include "tui/cli_util.h"
 #include "tui/commands.h"
 #include "core/err.h"
+#include "core/model.h"
 #include "core/fsutil.h"
-#include "core/optlog.h"
 #include "core/sb.h"
 #include "views/sanitize.h"
 

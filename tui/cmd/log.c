@@ -7,7 +7,6 @@
 #include "tui/loop_cli.h"
 #include "core/err.h"
 #include "core/loop.h"
-#include "core/optlog.h"
 #include "core/sb.h"
 
 #include <stdio.h>

@@ -6,10 +6,7 @@
 #include "tui/cli_opts.h"
 #include "tui/cli_util.h"
 #include "core/err.h"
-#include "core/runner.h"
-#include "core/fsutil.h"
-#include "core/parse.h"
-#include "core/patset.h"
+#include "core/loop.h"
 #include "core/sb.h"
 
 #include <math.h>
@@ -121,10 +118,9 @@ int cmd_parse(struct cli *cli, int argc, char **argv)
 	const char *file = NULL, *set = NULL;
 	int exit_status = -1;
 	bool killed = false, json = false, have_status = false;
-	struct patset *ps = NULL;
+	char *set_name = NULL;
 	struct parse_result r;
 	struct err e = {0};
-	char *extra = NULL;
 	int rc;
 
 	long es = -1;
@@ -155,26 +151,9 @@ int cmd_parse(struct cli *cli, int argc, char **argv)
 		return cli_usage_error("parse",
 				       "--exit-status and --killed exclude each other: a killed "
 				       "run has no exit status");
-	/* A workspace's own pattern sets (profile/<op>-opt/patterns) come first. */
-	if (cli->op) {
-		extra = xasprintf("profile/%s-opt/patterns", cli->op);
-		if (!fsutil_is_dir(extra)) {
-			free(extra);
-			extra = NULL;
-		}
-	}
-	rc = patset_load(set, extra, &ps, &e);
-	free(extra);
-	if (rc)
+	/* a workspace's own pattern sets (profile/<op>-opt/patterns) come first */
+	if ((rc = loop_parse_log(file, set, cli->op, exit_status, killed, &r, &set_name, &e)) < 0)
 		return cli_fail(&e);
-	/* 128 + N is how a shell reports a child killed by signal N */
-	if (have_status && runner_status_is_signal(exit_status))
-		killed = true;
-	rc = parse_file(ps, file, exit_status, killed, &r, &e);
-	if (rc) {
-		patset_free(ps);
-		return cli_fail(&e);
-	}
 	if (!parse_recognised(&r)) {
 		fprintf(stderr,
 			"optloop parse: no verify or benchmark output was recognised in %s (no gate, "
@@ -182,18 +161,18 @@ int cmd_parse(struct cli *cli, int argc, char **argv)
 			"benchmarks.ops.verify or run.py, or run.py's --json results file\n",
 			!strcmp(file, "-") ? "standard input" : file);
 		parse_result_release(&r);
-		patset_free(ps);
+		free(set_name);
 		return 2;
 	}
 	if (json) {
 		json_t *j = parse_result_json(&r);
-		json_object_set_new(j, "patterns", json_string(patset_name(ps)));
+		json_object_set_new(j, "patterns", json_string(set_name));
 		cli_print_json(j);
 	} else {
-		print_human(&r, patset_name(ps));
+		print_human(&r, set_name);
 	}
 	rc = verdict_status(r.gate);
 	parse_result_release(&r);
-	patset_free(ps);
+	free(set_name);
 	return rc;
 }

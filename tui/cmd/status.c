@@ -7,8 +7,6 @@
 #include "core/err.h"
 #include "core/loop.h"
 #include "core/sb.h"
-#include "core/optlog.h"
-#include "core/measure.h"
 
 #include <math.h>
 #include <stdio.h>

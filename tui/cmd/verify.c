@@ -8,7 +8,6 @@
 #include "tui/stats_cli.h"
 #include "core/err.h"
 #include "core/loop.h"
-#include "core/optlog.h"
 #include "core/sb.h"
 
 #include <signal.h>
