@@ -7,6 +7,7 @@
 
 #include "core/err.h"
 #include "core/loop.h"
+#include "core/loop_core.h"
 
 int loop_traps(struct loop *l, int iter, struct traps_doc *d, struct problems *probs,
 	       struct err *e)

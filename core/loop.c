@@ -2,6 +2,7 @@
  * commit with their refusals, start-up reconciliation of OPT_LOG.md, the
  * database and git history, and the telescoping set-aside. */
 #include "core/loop.h"
+#include "core/loop_core.h"
 #include "core/measure.h"
 #include "core/contract.h"
 #include "core/err.h"

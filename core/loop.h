@@ -13,8 +13,14 @@
  * from it atomically on every log.  loop_open reconciles OPT_LOG.md, the
  * database and git history and reports what it found (loop_status().problems).
  *
- * Guards and statistics hook in through small calls made from loop.c; they
- * reach the database through loop_store() and add their own tables there.
+ * This header is the whole facade: the CLI subcommands (tui/cmd/) and the
+ * workbench (tui/, views/) call it and use the types of core/model.h, and
+ * nothing else of the engine.  Its calls are implemented where their rules
+ * live: loop.c (open, status, verify, log, commit, repair), guards_loop.c
+ * (traps, lints, re-assessment, stop, no-go, dispatch), loop_evidence.c
+ * (runs, verdicts, the noise band, promotion, reports), session.c (noise
+ * and confirm), loop_contract.c (the contract's fields).  What core's own
+ * modules see of an open loop besides is in core/loop_core.h.
  */
 #ifndef OPTLOOP_LOOP_H
 #define OPTLOOP_LOOP_H
@@ -484,14 +490,6 @@ int loop_show_commit(struct loop *l, const char *sha, struct sb *stat, struct sb
 /* Path of docs/draft.md (owned by the loop). */
 const char *loop_contract_path(const struct loop *l);
 
-/* The contract as the workspace last read it (loop_open, loop_status,
- * verify, log and commit read docs/draft.md again, and parse it again only
- * when its text changed).  The caller holds a reference: it stays whole
- * when the loop reads a changed file; let go with loop_contract_put.  An
- * empty contract when docs/draft.md is missing; never NULL. */
-struct contract;
-const struct contract *loop_contract_get(struct loop *l);
-void loop_contract_put(const struct contract *c);
 
 /* The contract's fields in draft.md order: the seven required ones, then
  * the optional iteration cap and win threshold.  name is what --set takes,
@@ -512,24 +510,8 @@ bool loop_contract_field_known(const char *name);
 int loop_contract_set(struct loop *l, const char *const *names, const char *const *values,
 		      size_t n, struct err *e);
 
-/* ---- for modules that hook in ------------------------------------------- */
-
-struct store *loop_store(struct loop *l);
-/* The repository handle (libgit2), with profile/ and the frozen files
- * excluded from the kernel; borrowed, valid until loop_close. */
-struct vcs;
-struct vcs *loop_vcs(struct loop *l);
-/* The pattern set runs are parsed with (built-in plus the workspace's
- * patterns/), loaded at the first call and owned by the loop. */
-struct patset;
-int loop_patset(struct loop *l, const struct patset **ps, struct err *e);
-const struct workspace *loop_workspace(const struct loop *l);
 /* Absolute path of the repository work tree / the workspace dir (owned by l). */
 const char *loop_repo_dir(const struct loop *l);
 const char *loop_dir(const struct loop *l);
-
-/* Append an event to the store's append-only event log (kind: short word,
- * detail: free text, may be NULL). */
-int loop_event(struct loop *l, const char *kind, const char *detail, struct err *e);
 
 #endif

@@ -4,6 +4,7 @@
  * file.  The grammar is core/contract.c's.
  */
 #include "core/loop.h"
+#include "core/loop_core.h"
 
 #include "core/contract.h"
 #include "core/err.h"

@@ -5,6 +5,7 @@
  * only reads them for an open loop.
  */
 #include "core/loop.h"
+#include "core/loop_core.h"
 
 #include "core/contract.h"
 #include "core/err.h"

@@ -9,6 +9,7 @@
 #include "core/fault.h"
 #include "core/fsutil.h"
 #include "core/loop.h"
+#include "core/loop_core.h"
 #include "core/measure.h"
 #include "core/parse.h"
 #include "core/probe.h"

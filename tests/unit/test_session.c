@@ -13,6 +13,7 @@
 #include "core/err.h"
 #include "core/fsutil.h"
 #include "core/loop.h"
+#include "core/loop_core.h"
 #include "core/measure.h"
 #include "core/parse.h"
 #include "core/sb.h"
