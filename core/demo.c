@@ -1,8 +1,10 @@
 /* demo — a fresh git repository holding the embedded demo project. */
 #include "core/demo.h"
 #include "core/assets.h"
+#include "core/contract.h"
 #include "core/err.h"
 #include "core/fsutil.h"
+#include "core/loop.h"
 #include "core/sb.h"
 
 #include <dirent.h>
@@ -320,4 +322,64 @@ int demo_create(const char *dir, struct demo_result *r, struct err *e)
 	}
 	r->dir = abs;
 	return 0;
+}
+
+/* init for the demo op in dir, then the frozen scope in full. */
+static int demo_workspace(const struct demo_spec *ds, const char *dir, char **workspace,
+			  struct err *e)
+{
+	const char *kernel[] = {ds->kernel};
+	struct loop_init_opts o = {
+		.op = ds->op, .test_file = ds->test_file, .naive = ds->naive,
+		.kernel = kernel, .nkernel = 1, .verify_cmd = ds->verify_cmd,
+		.bench_cmd = ds->bench_cmd, .target = ds->target,
+		.languages = ds->languages, .promotion = ds->promotion,
+	};
+	struct sb notes = SB_INIT, text = SB_INIT, out = SB_INIT;
+	int rc = loop_init(dir, &o, &notes, e);
+	char *path = xasprintf("%s/profile/%s-opt/docs/draft.md", dir, ds->op);
+
+	if (rc == 0 && ds->frozen)
+		rc = fsutil_read_file(path, &text, e);
+	if (rc == 0 && ds->frozen)
+		rc = contract_set(text.buf, text.len, "frozen", ds->frozen, &out, e);
+	if (rc == 0 && ds->frozen)
+		rc = fsutil_write_atomic(path, out.buf, out.len, e);
+	if (rc == 0)
+		*workspace = xasprintf("%s/profile/%s-opt", dir, ds->op);
+	free(path);
+	sb_release(&notes);
+	sb_release(&text);
+	sb_release(&out);
+	return rc;
+}
+
+int loop_demo(const char *dir, struct loop_demo *d, struct err *e)
+{
+	const struct demo_spec *ds = demo_spec();
+	struct demo_result r;
+	int rc;
+
+	memset(d, 0, sizeof(*d));
+	if ((rc = demo_create(dir, &r, e)) < 0)
+		return rc;
+	d->dir = r.dir;
+	memcpy(d->commit, r.commit, sizeof(d->commit));
+	d->identity_set = r.identity_set;
+	d->identity = r.identity;
+	d->op = ds->op;
+	d->kernel = ds->kernel;
+	d->test_file = ds->test_file;
+	d->verify_cmd = ds->verify_cmd;
+	if ((rc = demo_workspace(ds, d->dir, &d->workspace, e)) < 0)
+		loop_demo_release(d);
+	return rc;
+}
+
+void loop_demo_release(struct loop_demo *d)
+{
+	free(d->dir);
+	free(d->identity);
+	free(d->workspace);
+	memset(d, 0, sizeof(*d));
 }

@@ -4,9 +4,8 @@
  * real optimization iterations with no GPU and the end-to-end tests have a
  * real project to drive.
  *
- * demo_create() only makes the repository.  The workspace (init with a
- * complete contract) and the front-end are the caller's next steps; the
- * values a workspace needs are in demo_spec().
+ * demo_create() only makes the repository; loop_demo (core/loop.h, defined
+ * in demo.c) adds the workspace with a complete contract from demo_spec().
  */
 #ifndef OPTLOOP_DEMO_H
 #define OPTLOOP_DEMO_H

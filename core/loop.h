@@ -92,6 +92,23 @@ struct loop_init_opts {
 };
 int loop_init(const char *cwd, const struct loop_init_opts *o, struct sb *notes, struct err *e);
 
+/* The demo project (core/demo.c): a fresh git repository holding the
+ * embedded demo kernel project (assets/demo/, one commit on main) and its
+ * workspace with a complete contract, so the baseline verify is the next
+ * step.  dir must not exist or be empty; NULL: a new directory under
+ * $TMPDIR.  When git has no user identity a repository-local one is set
+ * (identity_set).  Release with loop_demo_release. */
+struct loop_demo {
+	char *dir;          /* absolute path of the new project */
+	char commit[41];    /* its one commit */
+	bool identity_set;
+	char *identity;     /* "Name <email>" the commit was made with */
+	char *workspace;    /* profile/<op>-opt, absolute */
+	const char *op, *kernel, *test_file, *verify_cmd; /* static */
+};
+int loop_demo(const char *dir, struct loop_demo *d, struct err *e);
+void loop_demo_release(struct loop_demo *d);
+
 /* ---- where the loop stands ---------------------------------------------- */
 
 /* The one step that is due, computed in core and worded by each front-end
