@@ -418,6 +418,7 @@ int guards_after_commit(const struct guards_ctx *g, char sha[41], struct err *e)
 	if (!last || !last->commit || (last->status != RS_REVERT && last->status != RS_DROP))
 		goto out;
 	bool done = store_restore_done(g->store, last->iter);
+	int intent = 0;
 	const struct log_row *best = log_rows_best(rows, n);
 	if (done || !best || !best->commit)
 		goto out;
@@ -426,8 +427,9 @@ int guards_after_commit(const struct guards_ctx *g, char sha[41], struct err *e)
 	    (rc = vcs_kernel_hash(g->vcs, g->kernel, g->nkernel, NULL, work, e)) < 0 ||
 	    (rc = vcs_kernel_hash(g->vcs, g->kernel, g->nkernel, best->commit, want, e)) < 0)
 		goto out;
-	if (strcmp(head, work)) {
-		/* edited since the commit: leave the user's work alone */
+	if (strcmp(head, work) && strcmp(work, want)) {
+		/* edited since the commit: leave the user's work alone (a restore cut
+		 * off half-way is finished by reconcile_intents before this runs) */
 		rc = err_set(e, ERR_REFUSED,
 			     "restore refused: the kernel changed after iteration %d was committed, "
 			     "so optloop did not restore the best kernel (iteration %d); restore it "
@@ -444,7 +446,15 @@ int guards_after_commit(const struct guards_ctx *g, char sha[41], struct err *e)
 				      best->iter, last->iter, row_status_name(last->status),
 				      last->iter, row_status_name(last->status), last->iter,
 				      best->iter);
-		rc = vcs_restore(g->vcs, best->commit, g->kernel, g->nkernel, e);
+		/* recorded before the first file is written: a restore cut off is
+		 * finished the next time the workspace is opened */
+		char hsha[VCS_OID_HEX];
+		rc = vcs_head(g->vcs, hsha, e);
+		if (rc == 0)
+			rc = store_intent_begin(g->store, "restore", last->iter, hsha, best->commit,
+						&intent, e);
+		if (rc == 0 && strcmp(work, want))
+			rc = vcs_restore(g->vcs, best->commit, g->kernel, g->nkernel, e);
 		fault_point("restore.after_checkout");
 		if (rc == 0)
 			rc = vcs_commit_kernel(g->vcs, g->kernel, g->nkernel, msg, made, e);
@@ -454,6 +464,8 @@ int guards_after_commit(const struct guards_ctx *g, char sha[41], struct err *e)
 		fault_point("restore.after_commit");
 	}
 	rc = store_restore_put(g->store, last->iter, best->iter, made, e);
+	if (rc == 0 && intent)
+		rc = store_intent_end(g->store, intent, e);
 	if (rc == 0 && made[0]) {
 		char *d = xasprintf("iteration %d back to iteration %d: %s", last->iter, best->iter,
 				    made);

@@ -619,45 +619,123 @@ static void problem(struct loop *l, const char *fmt, ...)
 }
 
 /* A verify run without an end was cut off (optloop killed mid-run). */
+/* A harness whose optloop was killed keeps running in its own process
+ * group, measuring on the GPU and writing its raw log: every process
+ * tagged with this workspace's runs (run.c) is stopped before anything else
+ * is reconciled.  Only a writer gets here, so no live optloop owns one. */
+static void reconcile_orphans(struct loop *l)
+{
+	char *prefix = xasprintf("%s#", l->ws.trace_dir);
+	int pid = 0, n = runner_kill_tagged(prefix, 5.0, &pid);
+	free(prefix);
+	if (n > 0) {
+		char *d = xasprintf("%d process(es), the first pid %d", n, pid);
+		store_event(l->store, -1, "harness.orphan", d, NULL);
+		free(d);
+		problem(l,
+			"a harness left running by an optloop that was killed (pid %d%s) was "
+			"stopped",
+			pid, n > 1 ? " and its children" : "");
+	}
+}
+
+/* Runs whose optloop was killed never ended: each is recorded incomplete
+ * (an attempt; a confirm or noise session with it has no verdict). */
 static int settle_interrupted_runs(struct loop *l, struct err *e)
 {
-	int n, rc;
 	struct store_run r;
-	if ((rc = store_iter_count(l->store, &n, e)) < 0)
-		return rc;
-	if (store_run_last(l->store, n, "verify", &r, NULL) != 0)
-		return 0;
-	if (r.t_end <= 0) {
+	int rc = 0;
+
+	while (rc == 0 && store_run_unfinished(l->store, &r, NULL) == 0) {
 		char work[VCS_OID_HEX], snap[VCS_OID_HEX];
+		bool verify = !r.kind || !strcmp(r.kind, "verify");
 		r.t_end = now();
 		r.gate = GATE_INCOMPLETE;
 		r.exit_status = -1;
-		if (vcs_kernel_hash(l->vcs, kpaths(l), l->nkernel, NULL, work, NULL) == 0) {
+		if (verify && vcs_kernel_hash(l->vcs, kpaths(l), l->nkernel, NULL, work, NULL) == 0) {
 			free(r.tree);
 			r.tree = xstrdup(work);
 		}
-		if (vcs_snapshot(l->vcs, kpaths(l), l->nkernel, snap, NULL) == 0) {
+		if (verify && vcs_snapshot(l->vcs, kpaths(l), l->nkernel, snap, NULL) == 0) {
 			free(r.snapshot);
 			r.snapshot = xstrdup(snap);
 		}
+		char *what = xasprintf("%s run cut off; recorded as incomplete", verify ? "verify" : r.kind);
 		rc = store_begin(l->store, e);
 		if (rc == 0)
 			rc = store_run_update(l->store, &r, e);
 		if (rc == 0)
-			rc = store_event(l->store, r.iter, "verify.interrupted",
-					 "run cut off; recorded as incomplete", e);
+			rc = store_event(l->store, r.iter, verify ? "verify.interrupted" : "run.interrupted",
+					 what, e);
 		if (rc == 0)
 			rc = store_commit(l->store, e);
 		else
 			store_rollback(l->store);
-		if (rc == 0)
+		free(what);
+		if (rc == 0 && verify)
 			problem(l,
 				"the verify run of iteration %d was cut off before it finished; it is "
 				"recorded as an incomplete attempt, not an iteration (run optloop "
 				"verify again)",
 				r.iter);
+		else if (rc == 0)
+			problem(l, "a %s run of iteration %d was cut off; it is recorded as incomplete",
+				r.kind, r.iter);
+		store_run_release(&r);
 	}
-	store_run_release(&r);
+	return rc;
+}
+
+/* A move of the kernel in the work tree that optloop recorded (a
+ * revert/drop restore, a confirm or noise swap, a set-aside) and did not
+ * finish: a crash cut it off.  Where the files stand decides:
+ *   a swap (confirm, noise)        the candidate comes back unless it is
+ *                                  there;
+ *   a restore                      one cut off half-way is finished; one
+ *                                  not begun or done is left to
+ *                                  guards_after_commit, which commits it;
+ *   a set-aside                    the measured kernel is put in place;
+ *   a file neither's               edited by hand since: left alone, and
+ *                                  said, with the command to finish by hand. */
+static int reconcile_intents(struct loop *l, struct err *e)
+{
+	struct store_intent in;
+	int rc = 0;
+
+	while (rc == 0 && store_intent_pending(l->store, &in, NULL) == 0) {
+		enum vcs_between at;
+		bool swap = !strcmp(in.kind, "swap");
+		/* a swap goes back to where it came from; the others go forward */
+		const char *target = swap ? in.from : in.to;
+		rc = vcs_kernel_between(l->vcs, kpaths(l), l->nkernel, in.from, in.to, &at, e);
+		if (rc < 0) {
+			/* a tree that is gone (gc, a rewritten history): nothing to finish */
+			problem(l, "an unfinished %s of the kernel (iteration %d) cannot be checked: %s",
+				in.kind, in.iter, e->msg);
+			err_clear(e);
+			rc = 0;
+		} else if (at == VCS_ELSEWHERE) {
+			problem(l,
+				"a %s of the kernel during iteration %d was cut off, and the kernel was "
+				"edited since, so optloop left it alone; to finish it by hand: git "
+				"checkout %.12s -- <kernel paths>",
+				swap ? "confirm or noise swap" : in.kind, in.iter, target);
+		} else if (swap ? at != VCS_AT_FROM
+			   : !strcmp(in.kind, "restore") ? at == VCS_BETWEEN
+							 : at != VCS_AT_TO) {
+			if ((rc = vcs_restore(l->vcs, target, kpaths(l), l->nkernel, e)) == 0) {
+				char *d = xasprintf("a %s cut off by a crash was %s", in.kind,
+						    swap ? "undone: the candidate is back" : "finished");
+				store_event(l->store, in.iter, "intent.recovered", d, NULL);
+				problem(l, "%s (iteration %d)", d, in.iter);
+				free(d);
+			}
+		}
+		/* a restore that reached the best is committed by guards_after_commit */
+		if (rc == 0)
+			rc = store_intent_end(l->store, in.id, e);
+		store_intent_release(&in);
+	}
 	return rc;
 }
 
@@ -904,8 +982,19 @@ int loop_open(const char *cwd, const char *op, int flags, struct loop **out, str
 	store_meta_get(l->store, "init_head", &l->init_head, NULL);
 	if ((rc = load_contract(l, e)) < 0)
 		goto fail;
-	if (!l->readonly) {
-		if ((rc = settle_interrupted_runs(l, e)) < 0 || (rc = reconcile_git(l, e)) < 0 ||
+	if (l->readonly) {
+		struct store_intent in;
+		if (store_intent_pending(l->store, &in, NULL) == 0) {
+			problem(l,
+				"a %s of the kernel during iteration %d was cut off; the next optloop "
+				"command that writes (verify, log, commit, confirm) finishes it",
+				!strcmp(in.kind, "swap") ? "confirm or noise swap" : in.kind, in.iter);
+			store_intent_release(&in);
+		}
+	} else {
+		reconcile_orphans(l);
+		if ((rc = settle_interrupted_runs(l, e)) < 0 || (rc = reconcile_intents(l, e)) < 0 ||
+		    (rc = reconcile_git(l, e)) < 0 ||
 		    (rc = reconcile_aside(l, e)) < 0 || (rc = reconcile_optlog(l, e)) < 0)
 			goto fail;
 		/* finish a revert/drop restore cut off by a crash */
@@ -1763,11 +1852,16 @@ int loop_set_aside(struct loop *l, struct err *e)
 			      "here and brings it back after the iteration's commit.\n",
 			      l->ws.op, w.iter, w.iter);
 	char *ref = xasprintf("%s/%s/%d", ASIDE_REF, l->ws.op, w.iter);
-	rc = vcs_set_aside(l->vcs, kpaths(l), l->nkernel, r.snapshot, ref, msg, sha, e);
+	/* the change is saved and the move recorded before any file is written:
+	 * a set-aside cut off is finished by the next writer (reconcile_intents) */
+	int intent = 0;
+	rc = vcs_aside_save(l->vcs, kpaths(l), l->nkernel, ref, msg, sha, e);
 	if (rc == 0) {
 		rc = store_begin(l->store, e);
 		if (rc == 0)
 			rc = store_aside_add(l->store, w.iter, sha, ref, e);
+		if (rc == 0)
+			rc = store_intent_begin(l->store, "aside", w.iter, sha, r.snapshot, &intent, e);
 		if (rc == 0)
 			rc = store_event(l->store, w.iter, "aside", sha, e);
 		if (rc == 0)
@@ -1775,6 +1869,10 @@ int loop_set_aside(struct loop *l, struct err *e)
 		else
 			store_rollback(l->store);
 	}
+	if (rc == 0)
+		rc = vcs_restore(l->vcs, r.snapshot, kpaths(l), l->nkernel, e);
+	if (rc == 0)
+		rc = store_intent_end(l->store, intent, e);
 	free(msg);
 	free(ref);
 	store_run_release(&r);

@@ -28,6 +28,7 @@
 #include "core/model.h"
 
 #include <jansson.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -409,6 +410,11 @@ struct loop_session_opts {
 	loop_output_fn output;
 	loop_event_fn event;
 	void *ctx;
+	/* When it becomes non-zero (a signal handler sets it) the run going is
+	 * stopped (its process group), the candidate put back and the session
+	 * ends without a verdict (loop_confirm: r->cancelled; loop_noise:
+	 * ERR_HARNESS).  May be NULL. */
+	const volatile sig_atomic_t *stop;
 };
 
 /* What a session found; strings owned (loop_session_release). */

@@ -110,13 +110,19 @@ int run_start(struct store *st, const struct run_spec *s, struct run **out, stru
 	/* evidence, never a gate: a probe problem does not stop a run */
 	measure_probe_take(st, rec->id, "before", NULL);
 	r->p = parser_new(s->ps, on_event, r);
+	/* the tag names the workspace and the run: a harness that outlives a
+	 * killed optloop is found by it (loop.c, reconcile_orphans) */
+	char *tag = xasprintf("%s#%d", s->trace_dir ? s->trace_dir : ".", rec->id);
 	struct runner_spec spec = {
 		.command = rec->command,
 		.cwd = rec->cwd,
 		.log_path = rec->log_path,
 		.timeout_s = s->timeout_s,
+		.tag = tag,
 	};
-	if ((rc = runner_start(&spec, on_data, r, &r->r, e)) < 0) {
+	rc = runner_start(&spec, on_data, r, &r->r, e);
+	free(tag);
+	if (rc < 0) {
 		/* it never started: a harness error, recorded as such */
 		rec->t_end = now();
 		rec->gate = GATE_ERROR;

@@ -9,11 +9,13 @@
 #include "core/fsutil.h"
 #include "core/sb.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -75,7 +77,7 @@ static void write_errno_and_exit(int fd, int code)
 }
 
 /* In the child, between fork and exec: async-signal-safe calls only. */
-static void child(const struct runner_spec *s, int out_w, int err_w)
+static void child(const struct runner_spec *s, char *const *envp, int out_w, int err_w)
 {
 	int devnull;
 	sigset_t none;
@@ -95,7 +97,8 @@ static void child(const struct runner_spec *s, int out_w, int err_w)
 		write_errno_and_exit(err_w, errno);
 	if (s->cwd && chdir(s->cwd) < 0)
 		write_errno_and_exit(err_w, errno);
-	execl("/bin/sh", "sh", "-c", s->command, (char *)NULL);
+	char *const argv[] = {"sh", "-c", (char *)s->command, NULL};
+	execve("/bin/sh", argv, envp);
 	write_errno_and_exit(err_w, errno);
 }
 
@@ -154,7 +157,28 @@ int runner_start(const struct runner_spec *s, runner_data_fn fn, void *ctx, stru
 			close(logfd);
 		return err_set(e, ERR_IO, "cannot create a pipe for the verify command: %s", strerror(en));
 	}
+	/* the environment, with the tag, made before fork: the child may only
+	 * make async-signal-safe calls */
+	extern char **environ;
+	size_t nenv = 0;
+	while (environ[nenv])
+		nenv++;
+	char **envp = xcalloc(nenv + 2, sizeof(*envp));
+	char *tagvar = s->tag ? xasprintf("%s=%s", RUNNER_TAG_VAR, s->tag) : NULL;
+	size_t k = 0;
+	if (tagvar) /* first: /proc/<pid>/environ is read from its start */
+		envp[k++] = tagvar;
+	for (size_t i = 0; i < nenv; i++)
+		if (strncmp(environ[i], RUNNER_TAG_VAR "=", sizeof(RUNNER_TAG_VAR)))
+			envp[k++] = environ[i];
 	pid = fork();
+	if (pid == 0) {
+		close(outp[0]);
+		close(errp[0]);
+		child(s, envp, outp[1], errp[1]);
+	}
+	free(envp);
+	free(tagvar);
 	if (pid < 0) {
 		int en = errno;
 		close(outp[0]), close(outp[1]), close(errp[0]), close(errp[1]);
@@ -162,11 +186,6 @@ int runner_start(const struct runner_spec *s, runner_data_fn fn, void *ctx, stru
 		if (logfd >= 0)
 			close(logfd);
 		return err_set(e, ERR_IO, "cannot start the verify command: fork: %s", strerror(en));
-	}
-	if (pid == 0) {
-		close(outp[0]);
-		close(errp[0]);
-		child(s, outp[1], errp[1]);
 	}
 	setpgid(pid, pid); /* also in the parent: no window where a signal misses the group */
 	close(outp[1]);
@@ -453,4 +472,67 @@ int runner_run(const struct runner_spec *s, runner_data_fn fn, void *ctx,
 	out->cwd = xstrdup(r->out.cwd);
 	runner_free(r);
 	return first_err;
+}
+
+/* Does /proc/<pid>/environ hold RUNNER_TAG_VAR=prefix...? */
+static bool tagged(pid_t pid, const char *prefix)
+{
+	char path[64], buf[65536];
+	snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = 0;
+	char *want = xasprintf("%s=%s", RUNNER_TAG_VAR, prefix);
+	size_t wl = strlen(want);
+	bool hit = false;
+	for (char *p = buf; p < buf + n && !hit; p += strlen(p) + 1)
+		hit = !strncmp(p, want, wl);
+	free(want);
+	return hit;
+}
+
+static size_t tagged_pids(const char *prefix, pid_t *out, size_t cap)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	size_t n = 0;
+	if (!d)
+		return 0;
+	while ((de = readdir(d)) && n < cap) {
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+		if (*end || pid <= 1 || pid == (long)getpid())
+			continue;
+		if (tagged((pid_t)pid, prefix))
+			out[n++] = (pid_t)pid;
+	}
+	closedir(d);
+	return n;
+}
+
+int runner_kill_tagged(const char *prefix, double grace_s, int *first_pid)
+{
+	pid_t pids[256];
+	size_t n = tagged_pids(prefix, pids, 256);
+	if (first_pid)
+		*first_pid = n ? (int)pids[0] : 0;
+	for (size_t i = 0; i < n; i++)
+		kill(pids[i], SIGTERM);
+	for (double waited = 0; n && waited < grace_s; waited += 0.05) {
+		struct timespec ts = {0, 50 * 1000 * 1000};
+		nanosleep(&ts, NULL);
+		pid_t left[256];
+		if (tagged_pids(prefix, left, 256) == 0)
+			return (int)n;
+	}
+	pid_t left[256];
+	size_t m = tagged_pids(prefix, left, 256);
+	for (size_t i = 0; i < m; i++)
+		kill(left[i], SIGKILL);
+	return (int)n;
 }

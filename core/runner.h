@@ -37,7 +37,19 @@ struct runner_spec {
 	const char *log_path; /* raw log, every byte as it arrives; NULL: none */
 	double timeout_s;     /* 0: none */
 	double grace_s;       /* SIGTERM -> SIGKILL; 0 means 5 */
+	const char *tag;      /* given to the command and its children as the
+			       * environment variable OPTLOOP_RUN (RUNNER_TAG_VAR),
+			       * so processes a killed optloop left behind can be
+			       * found (runner_kill_tagged); NULL: none */
 };
+
+#define RUNNER_TAG_VAR "OPTLOOP_RUN"
+
+/* Stop every process of this user whose environment has OPTLOOP_RUN
+ * starting with prefix (SIGTERM to each, SIGKILL to those left after
+ * grace_s), except the caller.  Returns how many were found; pids (may be
+ * NULL) receives the first one.  Linux: reads /proc/<pid>/environ. */
+int runner_kill_tagged(const char *prefix, double grace_s, int *first_pid);
 
 struct runner_outcome {
 	int exit_status; /* -1 when killed by a signal, not finished, or reaped

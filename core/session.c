@@ -187,8 +187,13 @@ static int measure_once(struct ctx *c, const char *kind, const char *role, struc
 	int rc = mrun_start(c, &m, kind, role, e);
 	if (rc < 0)
 		return rc;
-	while (mrun_pump(&m, -1) > 0)
-		;
+	bool cancelled = false;
+	while (mrun_pump(&m, c->o && c->o->stop ? 200 : -1) > 0) {
+		if (c->o && c->o->stop && *c->o->stop && !cancelled) {
+			run_cancel(m.r);
+			cancelled = true;
+		}
+	}
 	return mrun_finish(c, &m, e);
 }
 
@@ -302,15 +307,26 @@ int loop_noise(struct loop *l, const struct loop_session_opts *o, struct loop_se
 	if (rc == 0)
 		rc = vcs_snapshot(c.vcs, kpaths(&c), c.status.nkernel, snap, e);
 	bool swapped = false;
+	int intent = 0;
 	if (rc == 0 && strcmp(cur, b.tree ? b.tree : "") != 0) {
-		rc = vcs_restore(c.vcs, b.commit, kpaths(&c), c.status.nkernel, e);
-		swapped = rc == 0;
+		rc = store_intent_begin(c.st, "swap", c.status.iteration, snap, b.commit, &intent, e);
+		if (rc == 0)
+			rc = vcs_restore(c.vcs, b.commit, kpaths(&c), c.status.nkernel, e);
+		swapped = intent != 0;
 	}
-	for (int i = 0; rc == 0 && i < runs; i++)
-		rc = measure_once(&c, "noise", "noise", e);
+	for (int i = 0; rc == 0 && i < runs; i++) {
+		if (o && o->stop && *o->stop)
+			rc = err_set(e, ERR_HARNESS, "noise stopped after %d of %d runs; the kernel "
+						     "is back as it was",
+				     i, runs);
+		else
+			rc = measure_once(&c, "noise", "noise", e);
+	}
 	if (swapped) {
 		struct err e2 = {0};
 		int rc2 = vcs_restore(c.vcs, snap, kpaths(&c), c.status.nkernel, &e2);
+		if (rc2 == 0)
+			rc2 = store_intent_end(c.st, intent, &e2);
 		if (rc == 0 && rc2 < 0) {
 			*e = e2;
 			rc = rc2;
@@ -365,6 +381,7 @@ int loop_noise(struct loop *l, const struct loop_session_opts *o, struct loop_se
 /* ---- confirm, in steps ---------------------------------------------------- */
 
 struct loop_confirm_run {
+	int intent;          /* the swap intent (store_intent_begin), 0 before it */
 	struct ctx c;
 	struct loop_session_opts o; /* the caller's, copied */
 	struct measure_best b;
@@ -616,6 +633,10 @@ begun:
 		rc = store_confirm_begin(c->st, &rec, e);
 		s->rec_id = rec.id;
 	}
+	/* the swaps to come: recorded before the first file is written, so a
+	 * session cut off has its candidate put back by the next writer */
+	if (rc == 0)
+		rc = store_intent_begin(c->st, "swap", s->iter, s->snap, s->b.commit, &s->intent, e);
 	if (rc < 0) {
 		confirm_run_free(s);
 		return rc;
@@ -692,6 +713,8 @@ int loop_confirm_end(struct loop_confirm_run *s, struct loop_session *r, struct 
 	int rc2 = vcs_kernel_hash(c->vcs, kpaths(c), c->status.nkernel, NULL, now, &e2);
 	if (rc2 == 0 && strcmp(now, s->cand) != 0)
 		rc2 = vcs_restore(c->vcs, s->snap, kpaths(c), c->status.nkernel, &e2);
+	if (rc2 == 0 && s->intent)
+		rc2 = store_intent_end(c->st, s->intent, &e2);
 	if (rc == 0 && rc2 < 0) {
 		if (e)
 			*e = e2;
@@ -754,7 +777,12 @@ int loop_confirm(struct loop *l, const struct loop_session_opts *o, struct loop_
 	int rc = loop_confirm_begin(l, o, &s, e);
 	if (rc < 0)
 		return rc;
-	while (loop_confirm_pump(s, -1) > 0)
-		;
+	bool stopping = false;
+	while (loop_confirm_pump(s, o && o->stop ? 200 : -1) > 0) {
+		if (o && o->stop && *o->stop && !stopping) {
+			loop_confirm_cancel(s);
+			stopping = true;
+		}
+	}
 	return loop_confirm_end(s, r, e);
 }

@@ -120,6 +120,13 @@ static const char *const migrations[] = {
 	" note TEXT NOT NULL, t REAL);"
 	"CREATE TABLE IF NOT EXISTS stats_artifacts (id INTEGER PRIMARY KEY, iter INTEGER NOT NULL,"
 	" path TEXT NOT NULL, t REAL);",
+	/* 5: every change optloop makes to the kernel in the work tree (a
+	 * revert/drop restore, a confirm or noise swap, a set-aside) is recorded
+	 * here before the first file is written, so the next writer can finish
+	 * or undo one cut off by a crash */
+	"CREATE TABLE IF NOT EXISTS tree_intents (id INTEGER PRIMARY KEY, kind TEXT NOT NULL,"
+	" iter INTEGER, from_tree TEXT NOT NULL, to_tree TEXT NOT NULL, pid INTEGER, t REAL,"
+	" done INTEGER NOT NULL DEFAULT 0);",
 };
 #define NMIGRATIONS (int)(sizeof(migrations) / sizeof(migrations[0]))
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == STORE_SCHEMA_VERSION,
@@ -574,6 +581,17 @@ int store_run_last(struct store *s, int iter, const char *kind, struct store_run
 		return rc;
 	sqlite3_bind_int(st, 1, iter);
 	bind_text(st, 2, kind ? kind : "verify");
+	return run_query(s, st, r, e);
+}
+
+int store_run_unfinished(struct store *s, struct store_run *r, struct err *e)
+{
+	sqlite3_stmt *st;
+	int rc = prep(s, "SELECT id, " RUN_COLS " FROM runs WHERE t_end IS NULL OR t_end <= 0"
+			 " ORDER BY id LIMIT 1",
+		      &st, e);
+	if (rc < 0)
+		return rc;
 	return run_query(s, st, r, e);
 }
 

@@ -31,7 +31,7 @@ struct sb;
 struct store;
 struct sqlite3;
 
-#define STORE_SCHEMA_VERSION 4
+#define STORE_SCHEMA_VERSION 5
 
 enum store_flags {
 	STORE_READONLY = 1 << 0,
@@ -90,6 +90,9 @@ int store_run_insert(struct store *s, struct store_run *r, struct err *e);
 /* Update every field of an existing run by r->id. */
 int store_run_update(struct store *s, const struct store_run *r, struct err *e);
 int store_run_get(struct store *s, int id, struct store_run *r, struct err *e);
+/* The oldest run of any kind that never ended (t_end 0: its optloop was
+ * killed); ERR_NOTFOUND when none. */
+int store_run_unfinished(struct store *s, struct store_run *r, struct err *e);
 /* The latest run of kind for iteration iter; ERR_NOTFOUND when none. */
 int store_run_last(struct store *s, int iter, const char *kind, struct store_run *r,
 		   struct err *e);
@@ -178,6 +181,28 @@ int store_finding_add(struct store *s, int iter, const struct lint_finding *f, s
 void store_findings(struct store *s, int iter, struct lint_findings *out);
 bool store_findings_acked(struct store *s, int iter);
 int store_findings_ack(struct store *s, int iter, int n, struct err *e);
+
+/* Tree intents: optloop is about to move the kernel paths of the work tree
+ * from the tree from (a commit or tree id: what is there now) to to.  kind
+ * says why: "restore" (revert/drop back to the best), "swap" (a confirm or
+ * noise session puts the best in; from is the candidate's snapshot, which
+ * must come back), "aside" (log --set-aside: from is the set-aside commit,
+ * to the measured tree).  Recorded before the first file is written and
+ * ended once the move and what follows it are done. */
+struct store_intent {
+	int id;
+	char *kind;
+	int iter;
+	char *from, *to;
+	int pid;
+	double t;
+};
+void store_intent_release(struct store_intent *i);
+int store_intent_begin(struct store *s, const char *kind, int iter, const char *from,
+		       const char *to, int *id, struct err *e);
+int store_intent_end(struct store *s, int id, struct err *e);
+/* The oldest intent not ended; ERR_NOTFOUND when none. */
+int store_intent_pending(struct store *s, struct store_intent *out, struct err *e);
 
 /* Whether the restore after iteration iter (a revert or drop) was done, and
  * recording it (sha: the restore commit, NULL when none was needed). */

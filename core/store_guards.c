@@ -17,6 +17,7 @@
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/time.h>
 
 /* ---- frozen scope ---- */
@@ -241,6 +242,67 @@ int store_restore_put(struct store *s, int iter, int best_iter, const char *sha,
 		sqlite3_bind_double(st, 4, now());
 	}
 	return sql_done(s, st, "restore", e);
+}
+
+/* ---- tree intents ---- */
+
+void store_intent_release(struct store_intent *i)
+{
+	free(i->kind);
+	free(i->from);
+	free(i->to);
+	memset(i, 0, sizeof(*i));
+}
+
+int store_intent_begin(struct store *s, const char *kind, int iter, const char *from,
+		       const char *to, int *id, struct err *e)
+{
+	sqlite3_stmt *st = sql_stmt(s, "INSERT INTO tree_intents(kind, iter, from_tree, to_tree, pid, t) "
+				   "VALUES (?, ?, ?, ?, ?, ?)");
+	if (st) {
+		bind_text(st, 1, kind);
+		sqlite3_bind_int(st, 2, iter);
+		bind_text(st, 3, from);
+		bind_text(st, 4, to);
+		sqlite3_bind_int(st, 5, (int)getpid());
+		sqlite3_bind_double(st, 6, now());
+	}
+	int rc = sql_done(s, st, "tree intent", e);
+	if (rc == 0 && id)
+		*id = (int)sqlite3_last_insert_rowid(store_db(s));
+	return rc;
+}
+
+int store_intent_end(struct store *s, int id, struct err *e)
+{
+	sqlite3_stmt *st = sql_stmt(s, "UPDATE tree_intents SET done = 1 WHERE id = ?");
+	if (st)
+		sqlite3_bind_int(st, 1, id);
+	return sql_done(s, st, "tree intent", e);
+}
+
+int store_intent_pending(struct store *s, struct store_intent *out, struct err *e)
+{
+	memset(out, 0, sizeof(*out));
+	sqlite3_stmt *st = sql_stmt(s, "SELECT id, kind, iter, from_tree, to_tree, pid, t FROM "
+				   "tree_intents WHERE done = 0 ORDER BY id LIMIT 1");
+	if (!st)
+		return sql_fail(s, "tree intents", e);
+	int rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		out->id = sqlite3_column_int(st, 0);
+		out->kind = col_text(st, 1);
+		out->iter = sqlite3_column_int(st, 2);
+		out->from = col_text(st, 3);
+		out->to = col_text(st, 4);
+		out->pid = sqlite3_column_int(st, 5);
+		out->t = sqlite3_column_double(st, 6);
+	}
+	sqlite3_finalize(st);
+	if (rc == SQLITE_ROW)
+		return 0;
+	return rc == SQLITE_DONE ? err_set(e, ERR_NOTFOUND, "no tree intent pending")
+				 : sql_fail(s, "tree intents", e);
 }
 
 /* ---- dispatch rows ---- */

@@ -749,22 +749,91 @@ int vcs_restore(struct vcs *v, const char *treeish, const char *const *paths, si
 	return rc;
 }
 
-int vcs_set_aside(struct vcs *v, const char *const *paths, size_t n, const char *measured_tree,
-		  const char *refname, const char *message, char sha[VCS_OID_HEX], struct err *e)
+/* The entry of path in l (sorted), or NULL. */
+static const struct kfile *entry_of(const struct klist *l, const char *path)
+{
+	struct kfile key = {.path = (char *)path};
+	return l->n ? bsearch(&key, l->v, l->n, sizeof(*l->v), kfile_cmp) : NULL;
+}
+
+static bool same_entry(const struct kfile *a, const struct kfile *b)
+{
+	if (!a || !b)
+		return a == b;
+	return a->mode == b->mode && git_oid_equal(&a->oid, &b->oid);
+}
+
+int vcs_kernel_between(struct vcs *v, const char *const *paths, size_t n, const char *from,
+		       const char *to, enum vcs_between *out, struct err *e)
+{
+	git_tree *tf = NULL, *tt = NULL;
+	struct klist lf = {0}, lt = {0}, lw = {0}, all = {0};
+	int rc;
+
+	if ((rc = lookup_tree(v, from, &tf, e)) == 0 && (rc = lookup_tree(v, to, &tt, e)) == 0 &&
+	    (rc = list_tree(v, tf, paths, n, &lf, e)) == 0 &&
+	    (rc = list_tree(v, tt, paths, n, &lt, e)) == 0)
+		rc = list_workdir(v, paths, n, &lw, e);
+	if (rc == 0) {
+		/* every path any side has */
+		const struct klist *sides[] = {&lf, &lt, &lw};
+		for (int k = 0; k < 3; k++)
+			for (size_t i = 0; i < sides[k]->n; i++)
+				klist_add(&all, sides[k]->v[i].path, 0, NULL);
+		klist_sort_unique(&all);
+		bool at_from = true, at_to = true, each = true;
+		for (size_t i = 0; i < all.n; i++) {
+			const struct kfile *w = entry_of(&lw, all.v[i].path);
+			bool f = same_entry(w, entry_of(&lf, all.v[i].path));
+			bool t = same_entry(w, entry_of(&lt, all.v[i].path));
+			at_from &= f;
+			at_to &= t;
+			each &= f || t;
+		}
+		*out = at_from ? VCS_AT_FROM : at_to ? VCS_AT_TO : each ? VCS_BETWEEN : VCS_ELSEWHERE;
+	}
+	klist_release(&all);
+	klist_release(&lf);
+	klist_release(&lt);
+	klist_release(&lw);
+	git_tree_free(tf);
+	git_tree_free(tt);
+	return rc;
+}
+
+int vcs_aside_save(struct vcs *v, const char *const *paths, size_t n, const char *refname,
+		   const char *message, char sha[VCS_OID_HEX], struct err *e)
 {
 	git_oid tree, commit;
 	git_reference *ref = NULL;
 	int rc;
 
+	if (git_reference_lookup(&ref, v->repo, refname) == 0) {
+		char old[VCS_OID_HEX], was[VCS_OID_HEX], now[VCS_OID_HEX];
+		git_oid_tostr(old, sizeof(old), git_reference_target(ref));
+		git_reference_free(ref);
+		if ((rc = vcs_kernel_hash(v, paths, n, old, was, e)) < 0 ||
+		    (rc = vcs_kernel_hash(v, paths, n, NULL, now, e)) < 0)
+			return rc;
+		if (strcmp(was, now))
+			return err_set(e, ERR_REFUSED,
+				       "set-aside refused: a change is already set aside under %s "
+				       "(commit %.12s) and the kernel differs from it; bring it back "
+				       "with git checkout %.12s -- <kernel paths>, or delete the ref "
+				       "(git update-ref -d %s) once it is not needed",
+				       refname, old, old, refname);
+		memcpy(sha, old, VCS_OID_HEX);
+		return 0;
+	}
 	if ((rc = build_tree(v, paths, n, &tree, e)) < 0)
 		return rc;
 	if ((rc = make_commit(v, &tree, NULL, message, &commit, e)) < 0)
 		return rc;
-	if (git_reference_create(&ref, v->repo, refname, &commit, 1, "optloop: set aside") < 0)
+	if (git_reference_create(&ref, v->repo, refname, &commit, 0, "optloop: set aside") < 0)
 		return git_fail(e, ERR_IO, "cannot record the set-aside change");
 	git_reference_free(ref);
 	git_oid_tostr(sha, VCS_OID_HEX, &commit);
-	return vcs_restore(v, measured_tree, paths, n, e);
+	return 0;
 }
 
 int vcs_bring_back(struct vcs *v, const char *aside_sha, const char *refname,

@@ -78,13 +78,22 @@ int vcs_index_reset(struct vcs *v, const char *const *paths, size_t n, struct er
 int vcs_restore(struct vcs *v, const char *treeish, const char *const *paths, size_t n,
 		struct err *e);
 
-/* Set aside the work tree's kernel change relative to measured_tree: store
- * the current state as a commit referenced by refname (so it survives gc),
- * then restore the kernel paths to measured_tree.  sha receives the commit
- * that holds the set-aside state. */
-int vcs_set_aside(struct vcs *v, const char *const *paths, size_t n, const char *measured_tree,
-		  const char *refname, const char *message, char sha[VCS_OID_HEX],
-		  struct err *e);
+/* Where the work tree's kernel paths stand between two trees (commits or
+ * tree ids), file by file: VCS_AT_FROM / VCS_AT_TO when every file is that
+ * side's (a file absent there is absent here), VCS_BETWEEN when every file
+ * is one side's or the other's (a move from one to the other cut off),
+ * VCS_ELSEWHERE when some file is neither's (changed by hand). */
+enum vcs_between { VCS_AT_FROM, VCS_AT_TO, VCS_BETWEEN, VCS_ELSEWHERE };
+int vcs_kernel_between(struct vcs *v, const char *const *paths, size_t n, const char *from,
+		       const char *to, enum vcs_between *out, struct err *e);
+
+/* Save the work tree's kernel state as a commit referenced by refname (so
+ * it survives gc) and give its id in sha; the caller then restores the
+ * measured tree (vcs_restore).  An existing refname is never overwritten:
+ * when its commit already holds the work tree's kernel it is reused (a
+ * set-aside cut off before the restore), otherwise ERR_REFUSED names it. */
+int vcs_aside_save(struct vcs *v, const char *const *paths, size_t n, const char *refname,
+		   const char *message, char sha[VCS_OID_HEX], struct err *e);
 /* Bring a set-aside state back into the work tree's kernel paths and drop
  * its ref. */
 int vcs_bring_back(struct vcs *v, const char *aside_sha, const char *refname,

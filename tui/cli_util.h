@@ -6,6 +6,7 @@
 #define OPTLOOP_CLI_UTIL_H
 
 #include <jansson.h>
+#include <signal.h>
 
 struct err;
 
@@ -19,5 +20,10 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format
 int cli_emit(const char *output, const char *text, json_t *json);
 /* Print a JSON value on stdout (indented, one trailing newline) and take its reference. */
 void cli_print_json(json_t *v);
+
+/* From now on SIGINT, SIGTERM and SIGHUP only set the flag returned (a run
+ * going is then stopped by its owner, recorded, and the kernel put back);
+ * a second signal of the same kind is handled the same way. */
+const volatile sig_atomic_t *cli_stop_on_signals(void);
 
 #endif

@@ -137,6 +137,27 @@ t_is "after restart: editing iteration 2" "$(state)" editing
 t_unlike "the committed kernel does not hold the extra change" "$(git show HEAD:kernel/compute.sh)" 'next idea'
 t_is "no pending set-aside left" "$(git for-each-ref refs/optloop | wc -l)" 0
 
+# log --set-aside killed while it puts the measured kernel back: the edit is
+# already saved under its ref and the move recorded, so the next command
+# finishes the set-aside, and running --set-aside again never overwrites
+# the saved edit.
+d="$T_TMP/aside-kill"
+setup "$d" 2>&1
+measured=$(cat kernel/compute.sh)
+echo "# next idea" >>kernel/compute.sh
+OPTLOOP_FAULT=restore.before_rename "$OPTLOOP" log --direction "shift" --status keep \
+	--unconfirmed "one run only" --set-aside >/dev/null 2>&1
+t_is "log --set-aside killed in its restore" "$?" 137
+t_ok "the kernel is not empty after the kill" test -s kernel/compute.sh
+t_is "the edit is saved under its ref" "$(git show refs/optloop/aside/tiny/1:kernel/compute.sh | tail -1)" "# next idea"
+out=$("$OPTLOOP" status 2>&1)
+t_like "the next command finishes the set-aside" "$out" 'aside cut off by a crash was finished'
+t_is "the measured kernel is in the tree" "$(cat kernel/compute.sh)" "$measured"
+t_ok "log goes on" "$OPTLOOP" log --direction "shift" --status keep --unconfirmed "one run only"
+t_ok "commit goes on" "$OPTLOOP" commit
+t_like "after the commit the set-aside edit is back" "$(cat kernel/compute.sh)" 'next idea'
+t_is "no pending set-aside left" "$(git for-each-ref refs/optloop | wc -l)" 0
+
 # optloop killed in the middle of a verify run: recorded as incomplete.
 d="$T_TMP/verify-kill"
 setup "$d" 2>&1
@@ -153,10 +174,14 @@ t_exit "a second writer is refused while verify runs" 3 "$OPTLOOP" log --directi
 child=$(pgrep -P $pid | head -1)
 kill -9 $pid
 wait $pid 2>/dev/null
-# the verify command runs in its own process group; end it too
-[ -n "$child" ] && kill -9 -- -"$child" 2>/dev/null
+# the verify command runs in its own process group and outlives optloop
+t_ok "the harness outlives the killed optloop" kill -0 "$child"
 out=$("$OPTLOOP" status 2>&1)
 t_like "the cut-off run is reported" "$out" 'cut off'
+t_like "the harness left running is stopped" "$out" 'harness left running by an optloop that was killed'
+sleep 0.2
+# gone, or a zombie its new parent has not reaped yet
+t_unlike "and it is gone" "$(ps -o stat= -p "$child" 2>/dev/null)" '^[^Z]'
 t_is "the cut-off run is an attempt, not an iteration: the change is still being edited" \
 	"$(state)" editing
 t_like "status names the attempt" "$("$OPTLOOP" status)" 'attempt: +it was killed before a gate verdict \(gate incomplete'
@@ -169,7 +194,7 @@ t_like "the cut-off run's raw output is kept beside it" \
 # A drop's restore killed while it writes the kernel: the file is the
 # candidate or the best, never empty or half-written, and the next command
 # finishes the restore (each file goes to a temp file and is renamed over).
-for point in restore.before_rename; do
+for point in restore.before_rename restore.after_checkout; do
 	d="$T_TMP/$point"
 	setup "$d" 2>&1
 	best=$(git show HEAD:kernel/compute.sh)

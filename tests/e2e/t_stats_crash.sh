@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # A confirm run killed while the best is checked out in the work tree loses
-# nothing: the next confirm puts the candidate back before it measures, and
-# a kill at the same point after the user edited the tree leaves the edit.
+# nothing: the next command that writes puts the candidate back (the swap
+# was recorded as an intent before the first file was written), a harness
+# left running is stopped, and a kill at the same point after the user
+# edited the tree leaves the edit.  Ctrl-C or SIGTERM on confirm and noise
+# stop the run, put the candidate back and record the run incomplete.
 . "$(dirname "$0")/lib.sh"
 d="$T_TMP/tiny"
 "$OPTLOOP_ROOT/tests/fixtures/make_tiny_project.sh" "$d"
@@ -25,7 +28,7 @@ t_is "the next confirm runs to the end" "$(printf '%s' "$out" | python3 -c 'impo
 t_is "and the candidate is back in the work tree" "$(sha1sum kernel/compute.sh)" "$cand"
 db=profile/tiny-opt/optloop.db
 t_is "the recovery is in the event log" \
-	"$(sqlite3 "$db" "SELECT count(*) FROM events WHERE kind = 'confirm.recovered'")" 1
+	"$(sqlite3 "$db" "SELECT count(*) FROM events WHERE kind = 'intent.recovered'")" 1
 t_is "no confirm is left unfinished" "$(sqlite3 "$db" "SELECT count(*) FROM stats_confirms WHERE done = 0")" 0
 
 # Killed again, but this time the user edits the kernel before the next
@@ -36,4 +39,62 @@ mine=$(sha1sum kernel/compute.sh)
 "$OPTLOOP" noise --runs 2 >/dev/null 2>&1
 t_is "an edit made after the kill is not overwritten" "$(sha1sum kernel/compute.sh)" "$mine"
 t_is "the cut-off confirm is closed" "$(sqlite3 "$db" "SELECT count(*) FROM stats_confirms WHERE done = 0")" 0
+
+# Killed again with the best in the tree: the very next command (status)
+# puts the candidate back, and log is not refused as telescoped.
+git checkout -q -- kernel/compute.sh
+printf '# candidate: same arithmetic, one comment more\n' >>kernel/compute.sh
+OPTLOOP_FAULT=confirm.best_in_tree "$OPTLOOP" confirm >/dev/null 2>&1
+t_is "the kill left the best in the tree again" "$(sha1sum kernel/compute.sh)" "$base"
+out=$("$OPTLOOP" status 2>&1)
+t_like "status says the cut-off swap was undone" "$out" 'swap cut off by a crash was undone'
+t_unlike "and does not call it a change after the measurement" "$out" 'changed after'
+t_is "the candidate is back after status alone" "$(sha1sum kernel/compute.sh)" "$cand"
+t_is "no tree intent is left" "$(sqlite3 "$db" "SELECT count(*) FROM tree_intents WHERE done = 0")" 0
+
+# A slow measuring command, so a signal lands while a run is going.
+slow="sleep 29.7; ./verify --no-gate"
+harness_running() { pgrep -f 'sleep 29.7' >/dev/null; }
+harness_gone() { ! harness_running; }
+for sig in INT TERM; do
+	"$OPTLOOP" confirm --cmd "$slow" >"$T_TMP/confirm-$sig.out" 2>&1 &
+	pid=$!
+	for _ in $(seq 100); do harness_running && break; sleep 0.1; done
+	sleep 0.3
+	kill -s "$sig" "$pid"
+	wait "$pid"
+	t_is "SIG$sig on confirm: exit 4 (stopped, no verdict)" "$?" 4
+	t_like "SIG$sig on confirm: it says the candidate is back" "$(cat "$T_TMP/confirm-$sig.out")" 'candidate is back'
+	t_is "SIG$sig on confirm: the candidate is in the tree" "$(sha1sum kernel/compute.sh)" "$cand"
+	t_ok "SIG$sig on confirm: the harness is not left running" harness_gone
+	# gate 4 is GATE_INCOMPLETE
+	t_is "SIG$sig on confirm: the stopped run is recorded incomplete, and ended" \
+		"$(sqlite3 "$db" "SELECT gate, t_end > 0 FROM runs WHERE kind = 'confirm' ORDER BY id DESC LIMIT 1")" \
+		"4|1"
+done
+"$OPTLOOP" noise --runs 2 --cmd "$slow" >"$T_TMP/noise.out" 2>&1 &
+pid=$!
+for _ in $(seq 100); do harness_running && break; sleep 0.1; done
+sleep 0.3
+kill -TERM "$pid"
+wait "$pid"
+t_is "SIGTERM on noise: exit 4" "$?" 4
+t_is "SIGTERM on noise: the candidate is in the tree" "$(sha1sum kernel/compute.sh)" "$cand"
+t_ok "SIGTERM on noise: the harness is not left running" harness_gone
+
+# SIGKILL on confirm mid-run: the harness keeps running in its own process
+# group; the next command stops it and puts the candidate back.
+"$OPTLOOP" confirm --cmd "$slow" >/dev/null 2>&1 &
+pid=$!
+for _ in $(seq 100); do harness_running && break; sleep 0.1; done
+sleep 0.3
+kill -KILL "$pid"
+wait "$pid" 2>/dev/null
+t_ok "SIGKILL on confirm leaves the harness running" harness_running
+out=$("$OPTLOOP" status 2>&1)
+t_like "the next command stops the harness left running" "$out" 'harness left running .* was stopped'
+sleep 0.2
+t_ok "and it is gone" harness_gone
+t_is "and the candidate is back" "$(sha1sum kernel/compute.sh)" "$cand"
+t_ok "log is not refused as telescoped" "$OPTLOOP" log --direction "one comment more" --status drop
 t_done

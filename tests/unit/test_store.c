@@ -133,7 +133,7 @@ static void an_older_schema_is_upgraded_by_the_first_writer(void **state)
 	sqlite3_close(db);
 
 	assert_int_equal(store_open(dbpath, STORE_READONLY, &s, &e), ERR_BUSY);
-	assert_non_null(strstr(e.msg, "schema upgrade (version 1 to 4)"));
+	assert_non_null(strstr(e.msg, "schema upgrade (version 1 to 5)"));
 	assert_int_equal(store_open(dbpath, 0, &s, &e), 0);
 	assert_int_equal(sqlite3_prepare_v2(store_db(s),
 					    "SELECT (SELECT user_version FROM pragma_user_version), "
@@ -520,7 +520,7 @@ static void every_table_comes_from_the_migrations(void **state)
 		"runs", "iterations", "guards_frozen", "guards_findings", "guards_acks",
 		"guards_trap_state", "guards_reassess", "guards_stop", "guards_dispatch",
 		"guards_restore", "stats_probes", "stats_runs", "stats_verdicts", "stats_confirms",
-		"stats_explained", "stats_artifacts",
+		"stats_explained", "stats_artifacts", "tree_intents",
 	};
 	char *old = xasprintf("%s/v3.db", tmpdir);
 	assert_int_equal(store_open(dbpath, STORE_CREATE, &s, &e), 0);

@@ -235,9 +235,16 @@ static void snapshot_restore_set_aside_and_bring_back(void **state)
 	/* a second change telescoped on top, plus a new file */
 	write_file("fla/ops/gla/chunk.py", "def chunk():\n    return 3  # telescoped\n");
 	write_file("fla/ops/gla/later.py", "later = True\n");
-	assert_int_equal(vcs_set_aside(v, kernel, 1, measured, "refs/optloop/aside", "aside\n",
-				       aside, &e),
-			 0);
+	assert_int_equal(vcs_aside_save(v, kernel, 1, "refs/optloop/aside", "aside\n", aside, &e), 0);
+	/* saved again before the restore (a cut-off set-aside): the same commit */
+	char again[VCS_OID_HEX];
+	assert_int_equal(vcs_aside_save(v, kernel, 1, "refs/optloop/aside", "aside\n", again, &e), 0);
+	assert_string_equal(again, aside);
+	assert_int_equal(vcs_restore(v, measured, kernel, 1, &e), 0);
+	/* a different state never overwrites a saved set-aside */
+	assert_int_equal(vcs_aside_save(v, kernel, 1, "refs/optloop/aside", "aside\n", again, &e),
+			 ERR_REFUSED);
+	assert_non_null(strstr(e.msg, "already set aside"));
 	assert_int_equal(vcs_kernel_hash(v, kernel, 1, NULL, h, &e), 0);
 	assert_string_equal(h, mhash);
 	char *later = xasprintf("%s/fla/ops/gla/later.py", repo);

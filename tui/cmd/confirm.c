@@ -76,7 +76,9 @@ int cmd_confirm(struct cli *cli, int argc, char **argv)
 		.opts = opts,
 		.examples = examples,
 		.more = "Runs best and candidate interleaved in one session, in batches, until\n"
-			"the verdict is clear (fast, slow or same) or --max-pairs is reached.",
+			"the verdict is clear (fast, slow or same) or --max-pairs is reached.\n"
+			"Ctrl-C stops the run going, puts the candidate back and ends without a\n"
+			"verdict.  exit: 0 promoted, 1 not promoted, 4 stopped or a run broke.",
 	};
 	if (!cli_parse(&c, argc, argv, &rc))
 		return rc;
@@ -84,9 +86,21 @@ int cmd_confirm(struct cli *cli, int argc, char **argv)
 	o.ctx = json ? stderr : stdout;
 	if ((rc = loop_cli_open(cli, 0, &l)) != 0)
 		return rc;
+	o.stop = cli_stop_on_signals();
 	if (loop_confirm(l, &o, &r, &e) < 0) {
 		loop_close(l);
 		return cli_fail(&e);
+	}
+	if (r.cancelled) {
+		if (json)
+			cli_print_json(json_incref(r.json));
+		else
+			printf("confirm stopped after %d run%s: no verdict, not promoted; the candidate "
+			       "is back in the tree and the stopped run is recorded as incomplete\n",
+			       r.nruns, r.nruns == 1 ? "" : "s");
+		loop_session_release(&r);
+		loop_close(l);
+		return 4;
 	}
 	if (json) {
 		cli_print_json(json_incref(r.json));

@@ -48,6 +48,7 @@ int cmd_noise(struct cli *cli, int argc, char **argv)
 	o.ctx = json ? stderr : stdout;
 	if ((rc = loop_cli_open(cli, 0, &l)) != 0)
 		return rc;
+	o.stop = cli_stop_on_signals();
 	if (loop_noise(l, &o, &r, &e) < 0) {
 		loop_close(l);
 		return cli_fail(&e);

@@ -16,14 +16,6 @@
 #include <string.h>
 #include <unistd.h>
 
-static volatile sig_atomic_t interrupted;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	interrupted = 1;
-}
-
 static void to_stream(void *ctx, const char *buf, size_t len)
 {
 	FILE *f = ctx;
@@ -89,12 +81,7 @@ int cmd_verify(struct cli *cli, int argc, char **argv)
 	o.output = quiet ? NULL : to_stream;
 	o.ctx = json ? stderr : stdout;
 
-	struct sigaction sa;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
+	const volatile sig_atomic_t *interrupted = cli_stop_on_signals();
 
 	if (loop_verify_begin(l, &o, &e) < 0) {
 		loop_close(l);
@@ -102,7 +89,7 @@ int cmd_verify(struct cli *cli, int argc, char **argv)
 	}
 	bool cancelled = false;
 	while ((rc = loop_verify_pump(l, 200, NULL)) > 0) {
-		if (interrupted && !cancelled) {
+		if (*interrupted && !cancelled) {
 			loop_verify_cancel(l);
 			cancelled = true;
 		}
