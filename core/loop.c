@@ -59,6 +59,10 @@ struct loop {
 	size_t nfrozen;
 	struct shared_contract *contract; /* never NULL once open */
 	char *missing; /* NULL when the contract is complete */
+	/* OPT_LOG.md holds rows the database does not (it was replaced, emptied
+	 * or cut short): how many, 0 when none.  Nothing is written until
+	 * repair --rebuild takes them back (loop_writable). */
+	int lost_rows;
 	struct sb problems;
 	char *init_head;
 
@@ -552,6 +556,12 @@ static char *next_step(struct loop *l, const struct where *w, struct due *d)
 		free(why);
 		return s;
 	}
+	if (l->lost_rows > 0) {
+		d->due = DUE_REBUILD;
+		return xasprintf("OPT_LOG.md holds %d row%s the database lost: rebuild it with "
+				 "optloop repair --rebuild (nothing is written until then)",
+				 l->lost_rows, l->lost_rows == 1 ? "" : "s");
+	}
 	switch (w->state) {
 	case ST_NO_CONTRACT:
 		d->due = DUE_CONTRACT;
@@ -861,6 +871,48 @@ static int reconcile_git(struct loop *l, struct err *e)
 	return 0;
 }
 
+/* OPT_LOG.md has rows the database lacks: a database replaced, emptied or
+ * cut short (or rows added by hand).  Re-rendering would drop them, so the
+ * workspace is held until repair --rebuild takes them back. */
+static void lost_rows_found(struct loop *l, const struct log_row *rows, size_t n,
+			    const struct sb *have)
+{
+	struct optlog_doc d;
+	memset(&d, 0, sizeof(d));
+	if (optlog_parse(have->buf, have->len, &d, NULL, NULL) == 0) {
+		int extra = 0;
+		for (size_t i = 0; i < d.nrows; i++) {
+			bool known = false;
+			for (size_t k = 0; k < n && !known; k++)
+				known = rows[k].iter == d.rows[i].iter;
+			extra += !known;
+		}
+		l->lost_rows = extra;
+	}
+	optlog_doc_release(&d);
+	if (l->lost_rows > 0)
+		problem(l,
+			"OPT_LOG.md holds %d row%s the database does not (optloop.db was replaced, "
+			"emptied or cut short, or rows were added by hand); nothing is written until "
+			"they are taken back: optloop repair --rebuild rebuilds the database from "
+			"OPT_LOG.md and the commits' Optloop trailers",
+			l->lost_rows, l->lost_rows == 1 ? "" : "s");
+	else
+		problem(l, "OPT_LOG.md differs from the database (edited by hand?); the database is "
+			   "the record: the next optloop log re-renders OPT_LOG.md from it");
+}
+
+int loop_writable(struct loop *l, const char *verb, struct err *e)
+{
+	if (l->lost_rows > 0)
+		return err_set(e, ERR_REFUSED,
+			       "%s refused: OPT_LOG.md holds %d row%s that optloop.db does not; "
+			       "writing now would drop them.  Rebuild the database first: optloop "
+			       "repair --rebuild",
+			       verb, l->lost_rows, l->lost_rows == 1 ? "" : "s");
+	return 0;
+}
+
 static int reconcile_optlog(struct loop *l, struct err *e)
 {
 	struct log_rows *sr;
@@ -893,10 +945,7 @@ static int reconcile_optlog(struct loop *l, struct err *e)
 			if (rc == 0)
 				store_event(l->store, -1, "reconcile.optlog", "re-rendered", NULL);
 		} else if (!behind) {
-			problem(l,
-				"OPT_LOG.md has rows the database does not (edited by hand?); the "
-				"database is the record: the next optloop log re-renders OPT_LOG.md from "
-				"it (keep a copy first if the extra rows matter; optloop import reads it)");
+			lost_rows_found(l, rows, n, &have);
 		}
 	}
 	sb_release(&want);
@@ -984,6 +1033,8 @@ int loop_open(const char *cwd, const char *op, int flags, struct loop **out, str
 		goto fail;
 	if (l->readonly) {
 		struct store_intent in;
+		if ((rc = reconcile_optlog(l, e)) < 0)
+			goto fail;
 		if (store_intent_pending(l->store, &in, NULL) == 0) {
 			problem(l,
 				"a %s of the kernel during iteration %d was cut off; the next optloop "
@@ -1608,6 +1659,9 @@ int loop_verify_begin(struct loop *l, const struct loop_verify_opts *o, struct e
 	const struct patset *ps;
 	int rc;
 
+	if (loop_writable(l, "verify", e) < 0)
+		return ERR_REFUSED;
+
 	if (l->readonly)
 		return err_set(e, ERR_BUSY,
 			       "verify refused: this optloop opened the workspace read-only "
@@ -1829,6 +1883,9 @@ int loop_set_aside(struct loop *l, struct err *e)
 	char sha[VCS_OID_HEX];
 	int rc;
 
+	if (loop_writable(l, "set-aside", e) < 0)
+		return ERR_REFUSED;
+
 	if (l->readonly)
 		return err_set(e, ERR_BUSY, "set-aside refused: the workspace is open read-only");
 	if ((rc = where_now(l, &w, e)) < 0)
@@ -1949,6 +2006,9 @@ int loop_log(struct loop *l, const struct loop_log_opts *o, struct log_row *out,
 	struct log_row row;
 	struct sb gate = SB_INIT;
 	int rc;
+
+	if (loop_writable(l, "log", e) < 0)
+		return ERR_REFUSED;
 
 	if (l->readonly)
 		return err_set(e, ERR_BUSY, "log refused: the workspace is open read-only");
@@ -2120,6 +2180,9 @@ int loop_commit(struct loop *l, char sha[41], struct err *e)
 	size_t n;
 	int rc;
 
+	if (loop_writable(l, "commit", e) < 0)
+		return ERR_REFUSED;
+
 	if (l->readonly)
 		return err_set(e, ERR_BUSY, "commit refused: the workspace is open read-only");
 	if ((rc = load_contract(l, e)) < 0 || (rc = where_now(l, &w, e)) < 0)
@@ -2192,7 +2255,89 @@ int loop_commit(struct loop *l, char sha[41], struct err *e)
 
 /* ---- repair ---------------------------------------------------------------------- */
 
-int loop_repair(struct loop *l, struct sb *done, struct err *e)
+/* repair --rebuild: the rows OPT_LOG.md holds and the database lost go back
+ * into the database, in order, each linked to the commit that carries its
+ * iteration with the same direction (Optloop-Iter and Optloop-Direction:
+ * after a new init the history can hold two commits of one iteration). */
+static int rebuild_rows(struct loop *l, struct sb *done, int *fixed, struct err *e)
+{
+	struct sb text = SB_INIT;
+	struct optlog_doc d;
+	struct log_rows *sr = NULL;
+	const struct log_row *rows;
+	struct vcs_iter_commit *cs = NULL;
+	size_t n = 0, nc = 0;
+	int rc;
+
+	if (l->nkernel == 0)
+		return err_set(e, ERR_REFUSED,
+			       "repair --rebuild refused: the database lost the workspace's settings "
+			       "too (its kernel paths, which only it holds); move %s aside, run "
+			       "optloop init --op %s --kernel PATH ... again with the options it was "
+			       "made with, then optloop repair --rebuild",
+			       l->ws.db_path, l->ws.op);
+	memset(&d, 0, sizeof(d));
+	if ((rc = fsutil_read_file(l->ws.optlog_path, &text, e)) < 0)
+		return rc;
+	if ((rc = optlog_parse(text.buf, text.len, &d, NULL, e)) < 0)
+		goto out;
+	if ((rc = rows_get(l->store, &sr, &rows, &n, e)) < 0 ||
+	    (rc = vcs_iter_commits(l->vcs, l->ws.op, NULL, 0, &cs, &nc, e)) < 0)
+		goto out;
+	int next = (int)n;
+	const char *first = n ? rows[0].commit : NULL;
+	for (size_t i = 0; rc == 0 && i < d.nrows; i++) {
+		struct log_row *r = &d.rows[i];
+		if (r->iter < next)
+			continue; /* the database has it */
+		if (r->iter != next) {
+			rc = err_set(e, ERR_REFUSED,
+				     "repair --rebuild stopped: OPT_LOG.md jumps from iteration %d to %d "
+				     "(line %d); fix the table so rows follow in order, then run it "
+				     "again",
+				     next - 1, r->iter, r->lineno);
+			break;
+		}
+		const struct vcs_iter_commit *c = NULL;
+		for (size_t k = nc; k-- > 0 && !c;) /* oldest first: the log's own commit */
+			if (cs[k].iter == r->iter &&
+			    (!cs[k].direction || !r->direction || !strcmp(cs[k].direction, r->direction)))
+				c = &cs[k];
+		free(r->commit);
+		r->commit = c ? xstrdup(c->sha) : NULL;
+		if (r->status == RS_KEEP && c && c->unconfirmed && !r->unconfirmed)
+			r->unconfirmed = xstrdup(c->unconfirmed);
+		rc = store_iter_add(l->store, r, 0, NULL, e);
+		if (rc == 0)
+			rc = store_event(l->store, r->iter, "repair.rebuild", c ? c->sha : NULL, e);
+		if (rc == 0 && done)
+			sb_addf(done, "row %d taken back from OPT_LOG.md%s%.12s\n", r->iter,
+				c ? ", commit " : " (no commit carries it yet)", c ? c->sha : "");
+		if (r->iter == 0)
+			first = r->commit;
+		(*fixed)++;
+		next++;
+	}
+	/* the commits before the baseline are not the workspace's */
+	char parent[VCS_OID_HEX];
+	if (rc == 0 && first && vcs_parent(l->vcs, first, parent, NULL) == 0 && parent[0]) {
+		rc = store_meta_set(l->store, "init_head", parent, e);
+		if (rc == 0) {
+			free(l->init_head);
+			l->init_head = xstrdup(parent);
+		}
+	}
+	if (rc == 0)
+		l->lost_rows = 0;
+out:
+	vcs_iter_commits_free(cs, nc);
+	log_rows_put(sr);
+	optlog_doc_release(&d);
+	sb_release(&text);
+	return rc;
+}
+
+int loop_repair(struct loop *l, bool rebuild, struct sb *done, struct err *e)
 {
 	struct log_rows *sr;
 	const struct log_row *rows;
@@ -2202,6 +2347,26 @@ int loop_repair(struct loop *l, struct sb *done, struct err *e)
 
 	if (l->readonly)
 		return err_set(e, ERR_BUSY, "repair refused: the workspace is open read-only");
+	if (rebuild && l->lost_rows == 0)
+		return err_set(e, ERR_REFUSED,
+			       "repair --rebuild refused: the database holds every row OPT_LOG.md "
+			       "does; there is nothing to take back (optloop repair fixes the rest)");
+	if (!rebuild && l->lost_rows > 0)
+		return err_set(e, ERR_REFUSED,
+			       "repair refused: OPT_LOG.md holds %d row%s the database lost; take "
+			       "them back first with optloop repair --rebuild",
+			       l->lost_rows, l->lost_rows == 1 ? "" : "s");
+	if (rebuild) {
+		rc = store_begin(l->store, e);
+		if (rc == 0)
+			rc = rebuild_rows(l, done, &fixed, e);
+		if (rc == 0)
+			rc = store_commit(l->store, e);
+		else
+			store_rollback(l->store);
+		if (rc < 0)
+			return rc;
+	}
 	if ((rc = rows_get(l->store, &sr, &rows, &n, e)) < 0)
 		return rc;
 	if ((rc = vcs_iter_commits(l->vcs, l->ws.op, l->init_head, 0, &cs, &nc, e)) < 0) {

@@ -128,6 +128,7 @@ enum loop_due {
 	DUE_COMMIT,     /* commit the logged row */
 	DUE_REASSESS,   /* STALLED: the re-assessment */
 	DUE_STOP,       /* STOPPING: promote or record the no-go */
+	DUE_REBUILD,    /* OPT_LOG.md holds rows the database lost: repair --rebuild */
 };
 
 struct loop_status {
@@ -269,8 +270,13 @@ int loop_set_aside(struct loop *l, struct err *e);
  * HEAD's history is re-linked to the commit that carries its iteration; an
  * optloop commit without a row gets its row back from its trailers (when it
  * continues the log).  done receives one line per repair.  OPT_LOG.md is
- * re-rendered; what cannot be repaired stays in loop_status().problems. */
-int loop_repair(struct loop *l, struct sb *done, struct err *e);
+ * re-rendered; what cannot be repaired stays in loop_status().problems.
+ * rebuild: OPT_LOG.md holds rows the database lost (it was replaced,
+ * emptied or cut short; loop_status says so and every write is refused):
+ * take them back first, each linked to the commit carrying its iteration
+ * and direction.  ERR_REFUSED when there is nothing to take back, or when
+ * the database lost the workspace's kernel paths too (init again first). */
+int loop_repair(struct loop *l, bool rebuild, struct sb *done, struct err *e);
 
 /* ---- guards: traps, lints, re-assessment, stop, no-go, dispatch --------- */
 

@@ -34,6 +34,10 @@ struct patset;
 int loop_patset(struct loop *l, const struct patset **ps, struct err *e);
 const struct workspace *loop_workspace(const struct loop *l);
 
+/* 0, or ERR_REFUSED (verb starts the message) while OPT_LOG.md holds rows
+ * the database lost: every command that writes asks first. */
+int loop_writable(struct loop *l, const char *verb, struct err *e);
+
 /* Append an event to the store's append-only event log (kind: short word,
  * detail: free text, may be NULL). */
 int loop_event(struct loop *l, const char *kind, const char *detail, struct err *e);

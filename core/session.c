@@ -68,7 +68,9 @@ static int ctx_init(struct ctx *c, struct loop *l, const struct loop_session_opt
 	c->st = loop_store(l);
 	if (loop_readonly(l))
 		return err_set(e, ERR_BUSY, "%s refused: the workspace is open read-only", what);
-	int rc = loop_status(l, &c->status, e);
+	int rc = loop_writable(l, what, e);
+	if (rc == 0)
+		rc = loop_status(l, &c->status, e);
 	if (rc < 0)
 		return rc;
 	if (!c->status.nkernel)

@@ -162,6 +162,19 @@ int vcs_head(struct vcs *v, char sha[VCS_OID_HEX], struct err *e)
 	return 0;
 }
 
+int vcs_parent(struct vcs *v, const char *sha, char parent[VCS_OID_HEX], struct err *e)
+{
+	git_oid oid;
+	git_commit *c = NULL;
+	parent[0] = '\0';
+	if (git_oid_fromstr(&oid, sha) < 0 || git_commit_lookup(&c, v->repo, &oid) < 0)
+		return err_set(e, ERR_NOTFOUND, "git has no commit %.12s", sha);
+	if (git_commit_parentcount(c) > 0)
+		git_oid_tostr(parent, VCS_OID_HEX, git_commit_parent_id(c, 0));
+	git_commit_free(c);
+	return 0;
+}
+
 int vcs_is_ignored(struct vcs *v, const char *rel, bool *ignored, struct err *e)
 {
 	int ign = 0;

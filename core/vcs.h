@@ -44,6 +44,8 @@ struct git_repository *vcs_repo(struct vcs *v);
 int vcs_head(struct vcs *v, char sha[VCS_OID_HEX], struct err *e);
 
 /* Is a repository-relative path ignored (.gitignore, info/exclude)? */
+/* The first parent of commit sha ("" when it has none). */
+int vcs_parent(struct vcs *v, const char *sha, char parent[VCS_OID_HEX], struct err *e);
 int vcs_is_ignored(struct vcs *v, const char *rel, bool *ignored, struct err *e);
 /* Append one line to .git/info/exclude (creating it). */
 int vcs_exclude_add(struct vcs *v, const char *pattern, struct err *e);

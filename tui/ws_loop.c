@@ -264,6 +264,7 @@ static void due_words(const struct loop_status *st, struct sb *out)
 		sb_addf(out, "a stop condition holds: promotion / no-go checks (%s)",
 			action_first_key(ACT_REASSESS));
 		break;
+	case DUE_REBUILD:
 	case DUE_NONE:
 		sb_adds(out, st->next ? st->next : "");
 		break;

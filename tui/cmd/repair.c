@@ -1,6 +1,6 @@
 /* repair — `optloop repair`: apply the repairs the start-up
  * reconciliation offers (re-link rows to their commits, rebuild rows from
- * optloop commits). */
+ * optloop commits, and with --rebuild the rows a lost database dropped). */
 #include "tui/cli_opts.h"
 #include "tui/cli_util.h"
 #include "tui/commands.h"
@@ -17,16 +17,24 @@ int cmd_repair(struct cli *cli, int argc, char **argv)
 	struct loop_status st;
 	struct sb done = SB_INIT;
 	struct err e = {0};
+	bool rebuild = false;
 	int rc;
-	static const char *const examples[] = {"repair", NULL};
-	struct cli_cmd c = {.name = "repair", .examples = examples,
+	const struct cli_opt opts[] = {
+		CLI_FLAG("--rebuild", &rebuild,
+			 "take back the rows OPT_LOG.md holds and optloop.db lost (a database "
+			 "replaced, emptied or cut short), each linked to its commit"),
+		CLI_END,
+	};
+	static const char *const examples[] = {"repair", "repair --rebuild", NULL};
+	struct cli_cmd c = {.name = "repair", .opts = opts, .examples = examples,
 			    .more = "Re-links a row to the commit that carries its iteration, and gives\n"
-				    "an optloop commit without a row its row back from the trailers."};
+				    "an optloop commit without a row its row back from the trailers.\n"
+				    "With --rebuild it first takes back the rows the database lost."};
 	if (!cli_parse(&c, argc, argv, &rc))
 		return rc;
 	if ((rc = loop_cli_open(cli, 0, &l)) != 0)
 		return rc;
-	if (loop_repair(l, &done, &e) < 0) {
+	if (loop_repair(l, rebuild, &done, &e) < 0) {
 		loop_close(l);
 		sb_release(&done);
 		return cli_fail(&e);
