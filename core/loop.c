@@ -705,6 +705,8 @@ static int settle_interrupted_runs(struct loop *l, struct err *e)
  *                                  not begun or done is left to
  *                                  guards_after_commit, which commits it;
  *   a set-aside                    the measured kernel is put in place;
+ *   a bring-back ("back")          the set-aside change is put back after
+ *                                  its iteration's commit;
  *   a file neither's               edited by hand since: left alone, and
  *                                  said, with the command to finish by hand. */
 static int reconcile_intents(struct loop *l, struct err *e)
@@ -832,7 +834,9 @@ static int reconcile_git(struct loop *l, struct err *e)
 		if (!r->commit) {
 			/* committed but the database missed it (killed between the two) */
 			for (size_t k = 0; k < nc; k++) {
-				if (cs[k].iter != r->iter)
+				if (cs[k].iter != r->iter ||
+				    (cs[k].direction && r->direction &&
+				     strcmp(cs[k].direction, r->direction)))
 					continue;
 				if (!l->readonly &&
 				    store_iter_set_commit(l->store, r->iter, cs[k].sha, e) == 0) {
@@ -1044,7 +1048,13 @@ int loop_open(const char *cwd, const char *op, int flags, struct loop **out, str
 		}
 	} else {
 		reconcile_orphans(l);
+		if (vcs_index_locked(l->vcs))
+			problem(l, "git's lock file .git/index.lock is there: a git command is running, or "
+				   "one that was killed left it behind; when no git command is running, "
+				   "remove it (rm .git/index.lock, in the repository) so that git status "
+				   "and git commit work again");
 		if ((rc = settle_interrupted_runs(l, e)) < 0 || (rc = reconcile_intents(l, e)) < 0 ||
+		    (rc = vcs_clear_temps(l->vcs, kpaths(l), l->nkernel, e)) < 0 ||
 		    (rc = reconcile_git(l, e)) < 0 ||
 		    (rc = reconcile_aside(l, e)) < 0 || (rc = reconcile_optlog(l, e)) < 0)
 			goto fail;
@@ -2236,16 +2246,28 @@ int loop_commit(struct loop *l, char sha[41], struct err *e)
 	fault_point("commit.after_render");
 	/* revert/drop: the kernel goes back to the best, in a commit of its own */
 	if ((rc = guards_after_commit(&g, NULL, e)) < 0)
-		return rc;
-	/* bring back a change set aside during this iteration */
-	int aiter;
+		return err_prefix(e, "iteration %d is committed (%.12s), but the restore of the best "
+				     "kernel that follows failed (the next optloop command finishes it): ",
+				  iter, sha);
+	/* bring back a change set aside during this iteration, recorded first
+	 * so that a bring-back cut off is finished by the next writer */
+	int aiter, intent = 0;
 	char *asha, *aref;
 	if (store_aside_pending(l->store, &aiter, &asha, &aref, NULL) == 0) {
 		if (aiter == iter) {
-			rc = vcs_bring_back(l->vcs, asha, aref, kpaths(l), l->nkernel, e);
+			rc = store_intent_begin(l->store, "back", iter, sha, asha, &intent, e);
+			if (rc == 0)
+				rc = vcs_bring_back(l->vcs, asha, aref, kpaths(l), l->nkernel, e);
 			fault_point("commit.after_restore");
 			if (rc == 0)
 				rc = store_aside_done(l->store, asha, e);
+			if (rc == 0)
+				rc = store_intent_end(l->store, intent, e);
+			if (rc < 0)
+				err_prefix(e, "iteration %d is committed (%.12s), but bringing back the "
+					      "change set aside failed (the next optloop command brings it "
+					      "back): ",
+					   iter, sha);
 		}
 		free(asha);
 		free(aref);
@@ -2380,7 +2402,11 @@ int loop_repair(struct loop *l, bool rebuild, struct sb *done, struct err *e)
 		if (!rows[i].commit || vcs_commit_in_history(l->vcs, rows[i].commit))
 			continue;
 		for (size_t k = 0; k < nc; k++) {
-			if (cs[k].iter != rows[i].iter)
+			/* the iteration and its direction: after a new init the
+			 * history may hold another commit of the same number */
+			if (cs[k].iter != rows[i].iter ||
+			    (cs[k].direction && rows[i].direction &&
+			     strcmp(cs[k].direction, rows[i].direction)))
 				continue;
 			rc = store_iter_set_commit(l->store, rows[i].iter, cs[k].sha, e);
 			if (rc == 0)

@@ -187,7 +187,8 @@ int store_findings_ack(struct store *s, int iter, int n, struct err *e);
  * says why: "restore" (revert/drop back to the best), "swap" (a confirm or
  * noise session puts the best in; from is the candidate's snapshot, which
  * must come back), "aside" (log --set-aside: from is the set-aside commit,
- * to the measured tree).  Recorded before the first file is written and
+ * to the measured tree), "back" (the set-aside change comes back after the
+ * commit: from is that commit, to the set-aside commit).  Recorded before the first file is written and
  * ended once the move and what follows it are done. */
 struct store_intent {
 	int id;

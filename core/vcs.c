@@ -42,7 +42,27 @@ struct klist {
 static int git_fail(struct err *e, int code, const char *what)
 {
 	const git_error *ge = git_error_last();
-	return err_set(e, code, "%s: %s", what, ge && ge->message ? ge->message : "libgit2 error");
+	const char *msg = ge && ge->message ? ge->message : "libgit2 error";
+	/* "failed to lock file '<path>.lock' for writing": a git command is
+	 * running, or one that was killed left its lock file behind */
+	const char *q = strstr(msg, "lock file '");
+	const char *end = q ? strstr(q + 11, ".lock'") : NULL;
+	if (end) {
+		int n = (int)(end + 5 - (q + 11));
+		return err_set(e, ERR_BUSY,
+			       "%s: git's lock file %.*s is there: a git command is running, or one "
+			       "that was killed left it behind; when no git command is running, "
+			       "remove it (rm '%.*s') and run this again",
+			       what, n, q + 11, n, q + 11);
+	}
+	if (strstr(msg, "index is locked"))
+		return err_set(e, ERR_BUSY,
+			       "%s: git's lock file .git/index.lock is there: a git command is "
+			       "running, or one that was killed left it behind; when no git command "
+			       "is running, remove it (rm .git/index.lock, in the repository) and run "
+			       "this again",
+			       what);
+	return err_set(e, code, "%s: %s", what, msg);
 }
 
 void vcs_libgit2_init(void)
@@ -636,7 +656,10 @@ int vcs_commit_kernel(struct vcs *v, const char *const *paths, size_t n, const c
 	if ((rc = make_commit(v, &tree, "HEAD", message, &commit, e)) < 0)
 		return rc;
 	git_oid_tostr(sha, VCS_OID_HEX, &commit);
-	return vcs_index_reset(v, paths, n, e);
+	/* the commit stands; the index only keeps git status quiet (a stale
+	 * .git/index.lock is reported when the workspace is opened) */
+	vcs_index_reset(v, paths, n, NULL);
+	return 0;
 }
 
 /* One kernel file as the tree has it, written beside the target and renamed
@@ -723,6 +746,30 @@ static void clear_temps(struct vcs *v, const char *rel)
 	free(full);
 }
 
+int vcs_clear_temps(struct vcs *v, const char *const *paths, size_t n, struct err *e)
+{
+	struct klist have = {0};
+	int rc = list_workdir(v, paths, n, &have, e);
+	for (size_t i = 0; rc == 0 && i < have.n; i++)
+		clear_temps(v, have.v[i].path); /* the file's own directory */
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		char *p = norm_path(paths[i]), *probe = xasprintf("%s/x", p);
+		clear_temps(v, probe); /* a kernel directory itself */
+		free(probe);
+		free(p);
+	}
+	klist_release(&have);
+	return rc;
+}
+
+bool vcs_index_locked(struct vcs *v)
+{
+	char *lock = fsutil_join(git_repository_path(v->repo), "index.lock");
+	bool yes = fsutil_exists(lock);
+	free(lock);
+	return yes;
+}
+
 int vcs_restore(struct vcs *v, const char *treeish, const char *const *paths, size_t n,
 		struct err *e)
 {
@@ -757,8 +804,8 @@ int vcs_restore(struct vcs *v, const char *treeish, const char *const *paths, si
 	klist_release(&want);
 	klist_release(&have);
 	git_tree_free(tree);
-	if (rc == 0)
-		rc = vcs_index_reset(v, paths, n, e);
+	if (rc == 0) /* the files are in place; the index is best effort, as above */
+		vcs_index_reset(v, paths, n, NULL);
 	return rc;
 }
 

@@ -76,9 +76,17 @@ int vcs_commit_kernel(struct vcs *v, const char *const *paths, size_t n, const c
 int vcs_index_reset(struct vcs *v, const char *const *paths, size_t n, struct err *e);
 
 /* Make the work tree's kernel paths equal to treeish's (files the treeish
- * lacks are removed, unless ignored), and the index equal to HEAD there. */
+ * lacks are removed, unless ignored), and the index equal to HEAD there
+ * (best effort: a locked index does not undo the files). */
 int vcs_restore(struct vcs *v, const char *treeish, const char *const *paths, size_t n,
 		struct err *e);
+
+/* Is .git/index.lock there (a git command running, or a killed one's)? */
+bool vcs_index_locked(struct vcs *v);
+
+/* Remove the temp files a restore cut off by a crash left beside the
+ * kernel files (the caller holds the workspace's writer lock). */
+int vcs_clear_temps(struct vcs *v, const char *const *paths, size_t n, struct err *e);
 
 /* Where the work tree's kernel paths stand between two trees (commits or
  * tree ids), file by file: VCS_AT_FROM / VCS_AT_TO when every file is that

@@ -91,7 +91,8 @@ git config user.name "optloop test" && git config user.email test@optloop.invali
 # the commit itself fails after the row is written: the row stays, commit finishes
 touch .git/refs/heads/main.lock
 out=$("$OPTLOOP" log --direction "back to times" --status keep --unconfirmed "one run only" --commit 2>&1); rc=$?
-t_is "a failed commit exits non-zero" "$rc" 1
+t_is "a commit git's lock file blocks exits 3 (busy)" "$rc" 3
+t_like "naming the lock file and how to remove it" "$out" "lock file .*main\.lock is there.*rm '.*main\.lock'"
 t_like "says the row is logged and what to run" "$out" \
 	'iteration 3 is logged, but its commit failed .*run optloop commit'
 t_is "the row is there" "$(rows)" 4

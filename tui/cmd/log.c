@@ -67,22 +67,43 @@ int cmd_log(struct cli *cli, int argc, char **argv)
 	o.commit_next = commit;
 	if ((rc = loop_cli_open(cli, 0, &l)) != 0)
 		return rc;
-	if (aside && loop_set_aside(l, &e) < 0) {
-		loop_close(l);
-		return cli_fail(&e);
+	if (aside) {
+		/* done already (a log --set-aside cut off after its set-aside, run
+		 * again) or nothing to do: the log goes on */
+		struct loop_status st;
+		if (loop_status(l, &st, &e) < 0) {
+			loop_close(l);
+			return cli_fail(&e);
+		}
+		bool telescoped = st.telescoped;
+		loop_status_release(&st);
+		if (telescoped && loop_set_aside(l, &e) < 0) {
+			loop_close(l);
+			return cli_fail(&e);
+		}
+		fprintf(stderr, telescoped ? "optloop: the extra kernel change is set aside; it comes "
+					     "back after the commit\n"
+					   : "optloop: nothing to set aside (the kernel is as it was "
+					     "measured)\n");
 	}
-	if (aside)
-		fprintf(stderr, "optloop: the extra kernel change is set aside; it comes back after "
-				"the commit\n");
 	if (loop_log(l, &o, &row, &e) < 0) {
 		loop_close(l);
 		return e.code == ERR_USAGE ? cli_usage_error("log", "%s", e.msg) : cli_fail(&e);
 	}
 	if (commit && loop_commit(l, sha, &e) < 0) {
-		/* the row stays logged (LOGGED): say so, and how to finish */
-		err_prefix(&e, "iteration %d is logged, but its commit failed (fix what follows, then "
-			       "run optloop commit): ",
-			   row.iter);
+		/* the row stays logged (LOGGED) unless the commit was made and what
+		 * follows it (a revert/drop restore) failed: say which, and how to
+		 * finish */
+		struct loop_status after;
+		bool committed = false;
+		if (loop_status(l, &after, NULL) == 0) {
+			committed = after.state != ST_LOGGED;
+			loop_status_release(&after);
+		}
+		if (!committed) /* else the message says what was done */
+			err_prefix(&e, "iteration %d is logged, but its commit failed (fix what "
+				       "follows, then run optloop commit): ",
+				   row.iter);
 		log_row_release(&row);
 		loop_close(l);
 		return cli_fail(&e);
