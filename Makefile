@@ -105,7 +105,7 @@ BENCH_HELPERS := $(BUILD)/bench/loop_engine
 LIBCORE  := $(BUILD)/libcore.a
 LIBVIEWS := $(BUILD)/libviews.a
 
-.PHONY: all deps test sanitize bench demo fuzz install uninstall clean check-deps-quiet
+.PHONY: all deps test sanitize bench demo fuzz faults install uninstall clean check-deps-quiet
 
 all: deps
 	@$(MAKE) --no-print-directory $(BIN)
@@ -182,6 +182,11 @@ bench: deps
 demo: deps
 	@$(MAKE) --no-print-directory $(BIN)
 	@./$(BIN) demo
+
+# The fault-injection suite at every single write and rename call (make test
+# runs it at a spread of points).
+faults: deps
+	@$(MAKE) --no-print-directory test FAULT_FULL=1 TESTS_FILTER=fault_inject
 
 # The committed corpus only seeds a run: libFuzzer writes new inputs to its
 # first corpus folder, so that one is build/fuzz/<target>.new.
