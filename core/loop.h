@@ -514,6 +514,50 @@ int loop_parse_log(const char *path, const char *patterns, const char *op, int e
 int loop_show_commit(struct loop *l, const char *sha, struct sb *stat, struct sb *patch,
 		     struct err *e);
 
+/* ---- watching a workspace (core/watch.c) -------------------------------- */
+
+/* A workspace followed from outside (optloop watch, the workbench of a
+ * person watching an agent): inotify wakes the watcher, which reads the
+ * workspace read-only and reports what changed as events, and tails the
+ * raw log of a run going for its progress, stage and gate.  Nothing polls. */
+enum loop_watch_kind {
+	LOOP_WATCH_STATE,     /* state or iteration changed: state, iteration, text (next) */
+	LOOP_WATCH_RUN_START, /* a run began: run_id, run_kind, pid, text (command), log_path */
+	LOOP_WATCH_PROGRESS,  /* progress (percent) of the run going */
+	LOOP_WATCH_STAGE,     /* the run going entered a stage: text */
+	LOOP_WATCH_GATE,      /* the run going printed its gate verdict: gate */
+	LOOP_WATCH_RUN_END,   /* the run ended: gate, bench_ms, vs_best */
+	LOOP_WATCH_ROW,       /* a row was logged: status, text (direction), gate, bench_ms, vs_best */
+	LOOP_WATCH_COMMIT,    /* a row was committed: commit, status */
+	LOOP_WATCH_CONFIRM,   /* a confirm finished: verdict, promoted */
+	LOOP_WATCH_STALL,     /* the loop stalled: stall, stall_limit */
+	LOOP_WATCH_STOP,      /* a stop condition was recorded */
+	LOOP_WATCH_PROBLEM,   /* reconciliation findings changed: text */
+};
+struct loop_watch_event {
+	enum loop_watch_kind kind;
+	double t; /* unix seconds when seen */
+	const char *op;
+	int iteration;
+	const char *state, *run_kind, *gate, *status, *commit, *verdict, *text, *log_path;
+	int run_id, pid, progress, stall, stall_limit;
+	double bench_ms, vs_best; /* 0 when not set; NAN when the run had none */
+	bool promoted;
+};
+const char *loop_watch_kind_name(enum loop_watch_kind k); /* "run.start", ... */
+typedef void (*loop_watch_fn)(void *ctx, const struct loop_watch_event *ev);
+struct loop_watch;
+/* Start watching (cwd and op as for loop_open); fn gets a state event at
+ * once with where the workspace stands.  Events' strings live only during
+ * the call. */
+int loop_watch_open(const char *cwd, const char *op, loop_watch_fn fn, void *ctx,
+		    struct loop_watch **out, struct err *e);
+/* The descriptor to poll for POLLIN. */
+int loop_watch_fd(const struct loop_watch *w);
+/* Read what woke the watcher and report what changed (0 when nothing did). */
+int loop_watch_pump(struct loop_watch *w, struct err *e);
+void loop_watch_close(struct loop_watch *w);
+
 /* ---- contract ------------------------------------------------------------ */
 
 /* Path of docs/draft.md (owned by the loop). */

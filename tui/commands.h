@@ -56,6 +56,8 @@ struct cli {
 	  "check the promotion bar, or record the evidence it asks for")                      \
 	X(report, "report final|header ITER|pr|nogo [--output FILE] [--json]",                                 \
 	  "Markdown reports from the loop's evidence: final claim, kept-candidate header, PR body, no-go record") \
+	X(watch, "watch [--json] [--until STATE]",                                             \
+	  "one line per event as the workspace changes (runs, progress, gate, rows, commits)") \
 	X(completion, "completion bash|zsh|fish",                                              \
 	  "the shell completion script (commands, options, statuses, ops)")
 
