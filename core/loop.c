@@ -1006,6 +1006,31 @@ static int reconcile_aside(struct loop *l, struct err *e)
 
 /* ---- open / close ---------------------------------------------------------------- */
 
+/* What a writer does first: stop what a killed optloop left running, settle
+ * its runs, finish or undo its kernel moves, and bring the database, git
+ * and OPT_LOG.md into step. */
+static int reconcile_writer(struct loop *l, struct err *e)
+{
+	int rc;
+	reconcile_orphans(l);
+	if (vcs_index_locked(l->vcs))
+		problem(l, "git's lock file .git/index.lock is there: a git command is running, or "
+			   "one that was killed left it behind; when no git command is running, "
+			   "remove it (rm .git/index.lock, in the repository) so that git status "
+			   "and git commit work again");
+	if ((rc = settle_interrupted_runs(l, e)) < 0 || (rc = reconcile_intents(l, e)) < 0 ||
+	    (rc = vcs_clear_temps(l->vcs, kpaths(l), l->nkernel, e)) < 0 ||
+	    (rc = reconcile_git(l, e)) < 0 || (rc = reconcile_aside(l, e)) < 0 ||
+	    (rc = reconcile_optlog(l, e)) < 0)
+		return rc;
+	/* finish a revert/drop restore cut off by a crash */
+	struct guards_ctx g = loop_guards(l);
+	struct err ge = {0};
+	if (guards_after_commit(&g, NULL, &ge) < 0)
+		problem(l, "%s", ge.msg);
+	return 0;
+}
+
 int loop_open(const char *cwd, const char *op, int flags, struct loop **out, struct err *e)
 {
 	struct loop *l = xcalloc(1, sizeof(*l));
@@ -1046,28 +1071,50 @@ int loop_open(const char *cwd, const char *op, int flags, struct loop **out, str
 				!strcmp(in.kind, "swap") ? "confirm or noise swap" : in.kind, in.iter);
 			store_intent_release(&in);
 		}
-	} else {
-		reconcile_orphans(l);
-		if (vcs_index_locked(l->vcs))
-			problem(l, "git's lock file .git/index.lock is there: a git command is running, or "
-				   "one that was killed left it behind; when no git command is running, "
-				   "remove it (rm .git/index.lock, in the repository) so that git status "
-				   "and git commit work again");
-		if ((rc = settle_interrupted_runs(l, e)) < 0 || (rc = reconcile_intents(l, e)) < 0 ||
-		    (rc = vcs_clear_temps(l->vcs, kpaths(l), l->nkernel, e)) < 0 ||
-		    (rc = reconcile_git(l, e)) < 0 ||
-		    (rc = reconcile_aside(l, e)) < 0 || (rc = reconcile_optlog(l, e)) < 0)
-			goto fail;
-		/* finish a revert/drop restore cut off by a crash */
-		struct guards_ctx g = loop_guards(l);
-		struct err ge = {0};
-		if (guards_after_commit(&g, NULL, &ge) < 0)
-			problem(l, "%s", ge.msg);
+	} else if ((rc = reconcile_writer(l, e)) < 0) {
+		goto fail;
 	}
 	*out = l;
 	return 0;
 fail:
 	loop_close(l);
+	return rc;
+}
+
+int loop_writer(struct loop *l, bool on, struct err *e)
+{
+	struct store *st;
+	int rc;
+
+	if (on != l->readonly)
+		return 0; /* already so */
+	if (!on && l->verifying)
+		return 0; /* the run going keeps it */
+	rc = store_open(l->ws.db_path, on ? STORE_NOWAIT : STORE_READONLY, &st, e);
+	if (rc < 0)
+		return rc; /* ERR_BUSY names the writer; the loop stays as it was */
+	store_close(l->store);
+	l->store = st;
+	l->readonly = !on;
+	if (!on)
+		return 0;
+	/* what another writer did meanwhile, and what a crashed one left */
+	char *kernel = NULL;
+	free_list(l->kernel, l->nkernel);
+	store_meta_get(l->store, "kernel", &kernel, NULL);
+	split_lines(kernel, &l->kernel, &l->nkernel);
+	free(kernel);
+	free(l->init_head);
+	l->init_head = NULL;
+	store_meta_get(l->store, "init_head", &l->init_head, NULL);
+	sb_reset(&l->problems);
+	l->lost_rows = 0;
+	if ((rc = load_contract(l, e)) == 0)
+		rc = reconcile_writer(l, e);
+	if (rc < 0) {
+		struct err ignored = {0};
+		loop_writer(l, false, &ignored);
+	}
 	return rc;
 }
 

@@ -73,6 +73,13 @@ struct loop_summary {
 int loop_workspaces(const char *cwd, struct loop_summary **out, size_t *n, struct err *e);
 void loop_summaries_release(struct loop_summary *v, size_t n);
 bool loop_readonly(const struct loop *l);
+/* Take (on) or give back the writer lock of an open loop, so that a
+ * long-lived client (the workbench) writes only while it acts and any other
+ * optloop may write in between.  Taking it runs what a writer's open runs
+ * (reconciliation); ERR_BUSY, naming the holder, when another optloop
+ * writes, and the loop stays read-only.  Giving it back while a verify runs
+ * is refused silently (the run keeps it).  0 when it is already so. */
+int loop_writer(struct loop *l, bool on, struct err *e);
 
 /* Create profile/<op>-opt/ (see workspace_init for the options); notes gets
  * one line per thing done that the user should know about (e.g. profile/

@@ -255,6 +255,44 @@ static void readonly_open_writes_nothing(void **state)
 	loop_close(l);
 }
 
+/* Two long-lived clients of one workspace (a workbench and an agent's
+ * loop): each writes only while it holds the lock, and sees the other's
+ * writes when it takes it. */
+static void the_writer_lock_is_taken_and_given_back(void **state)
+{
+	struct loop *a, *b;
+	struct err e = {0};
+	struct loop_measurement m;
+
+	(void)state;
+	assert_int_equal(loop_open(repo, NULL, LOOP_READONLY, &a, &e), 0);
+	assert_int_equal(loop_open(repo, NULL, LOOP_READONLY, &b, &e), 0);
+	assert_int_equal(loop_writer(a, true, &e), 0);
+	assert_false(loop_readonly(a));
+	assert_int_equal(loop_writer(a, true, &e), 0); /* already */
+	/* b cannot while a holds it, and stays read-only */
+	assert_int_equal(loop_writer(b, true, &e), ERR_BUSY);
+	assert_true(loop_readonly(b));
+	assert_int_equal(loop_verify(b, NULL, &m, &e), ERR_BUSY);
+	/* a measures the baseline, then gives the lock back */
+	assert_int_equal(loop_verify(a, NULL, &m, &e), 0);
+	loop_measurement_release(&m);
+	assert_int_equal(loop_writer(a, false, &e), 0);
+	assert_true(loop_readonly(a));
+	/* b takes it and goes on from where a left the loop */
+	assert_int_equal(loop_writer(b, true, &e), 0);
+	assert_int_equal(state_of(b, NULL), ST_MEASURED);
+	struct loop_log_opts lo = {.direction = "baseline"};
+	assert_int_equal(loop_log(b, &lo, NULL, &e), 0);
+	char sha[41];
+	assert_int_equal(loop_commit(b, sha, &e), 0);
+	assert_int_equal(loop_writer(b, false, &e), 0);
+	/* a sees it without reopening */
+	assert_int_equal(state_of(a, NULL), ST_READY);
+	loop_close(a);
+	loop_close(b);
+}
+
 static void contract_gap_blocks_everything(void **state)
 {
 	struct loop *l;
@@ -283,6 +321,7 @@ int main(void)
 		cmocka_unit_test_setup(a_timeout_is_incomplete, fresh),
 		cmocka_unit_test_setup(readonly_open_writes_nothing, fresh),
 		cmocka_unit_test_setup(contract_gap_blocks_everything, fresh),
+		cmocka_unit_test_setup(the_writer_lock_is_taken_and_given_back, fresh),
 	};
 	return cmocka_run_group_tests_name("loop", tests, setup, teardown);
 }
