@@ -665,11 +665,16 @@ int app_run(struct app *a, struct err *e)
 			pl.v[pl.n++] = mono_now() - t0;
 		}
 
-		struct pollfd fds[4];
-		int nfds = 0, run_first = 0, nrun = 0;
+		struct pollfd fds[5];
+		int nfds = 0, run_first = 0, nrun = 0, watch_at = -1;
 		fds[nfds++] = (struct pollfd){.fd = 0, .events = POLLIN};
 		if (term_signal_fd() >= 0)
 			fds[nfds++] = (struct pollfd){.fd = term_signal_fd(), .events = POLLIN};
+		int wfd = a->be->watch_fd ? a->be->watch_fd(a) : -1;
+		if (wfd >= 0) {
+			watch_at = nfds;
+			fds[nfds++] = (struct pollfd){.fd = wfd, .events = POLLIN};
+		}
 		if (a->running) {
 			int rf[2];
 			run_first = nfds;
@@ -710,6 +715,16 @@ int app_run(struct app *a, struct err *e)
 					a->quit = true;
 				}
 			}
+		}
+		if (watch_at >= 0 && n > 0 && (fds[watch_at].revents & POLLIN)) {
+			struct err we = {0};
+			int r = a->be->watch_pump(a, &we);
+			if (r < 0)
+				app_message(a, true, "%s", we.msg);
+			else if (r > 0 && a->be->reload(a, &we) < 0)
+				app_message(a, true, "%s", we.msg);
+			if (r != 0)
+				a->dirty = true;
 		}
 		if (a->running) {
 			bool ready = n == 0;

@@ -44,6 +44,11 @@ struct backend {
 	void (*run_cancel)(struct app *a);
 	int (*run_end)(struct app *a, struct err *e);
 	void (*close)(struct app *a);
+	/* Changes made by others (may be NULL): a descriptor to poll while no
+	 * run of our own is going (-1: none), and reading what woke it: 1 when
+	 * the panes must be reloaded, 0 when nothing changed. */
+	int (*watch_fd)(struct app *a);
+	int (*watch_pump)(struct app *a, struct err *e);
 };
 
 struct app {

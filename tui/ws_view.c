@@ -2,7 +2,9 @@
  * ws_view — the read-only backend: the panes over any OPT_LOG.md (and the
  * TRAPS.md and dispatch.md beside it when present), hand-written ones
  * included.  What the importer could not read is listed as problems with
- * line numbers.  Loop actions are refused with the reason.
+ * line numbers.  Loop actions are refused with the reason.  Unless it is a
+ * snapshot (--no-follow), the panes follow the files as they change: an
+ * inotify watch on their folder wakes the workbench, nothing polls.
  */
 #include "tui/ws_view.h"
 
@@ -18,9 +20,13 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
+#include <unistd.h>
 
 struct ws_view {
 	char *path;
+	char *base;  /* the log's file name, what the watch answers to */
+	int ino;     /* inotify on the folder (follow), -1 for a snapshot */
 	char *title;
 	struct optlog_doc doc;
 	struct problems probs;
@@ -215,6 +221,33 @@ static int view_run_end(struct app *a, struct err *e)
 	return 0;
 }
 
+static int view_watch_fd(struct app *a)
+{
+	struct ws_view *w = a->be_data;
+	return w->ino;
+}
+
+/* 1 when the log, TRAPS.md or dispatch.md beside it changed. */
+static int view_watch_pump(struct app *a, struct err *e)
+{
+	struct ws_view *w = a->be_data;
+	char buf[8192] __attribute__((aligned(__alignof__(struct inotify_event))));
+	ssize_t len;
+	int changed = 0;
+
+	(void)e;
+	while ((len = read(w->ino, buf, sizeof(buf))) > 0) {
+		for (char *p = buf; p < buf + len;) {
+			const struct inotify_event *ie = (const struct inotify_event *)p;
+			p += sizeof(*ie) + ie->len;
+			if (ie->len && (!strcmp(ie->name, w->base) || !strcmp(ie->name, "TRAPS.md") ||
+					!strcmp(ie->name, "dispatch.md")))
+				changed = 1;
+		}
+	}
+	return changed;
+}
+
 static void view_close(struct app *a)
 {
 	struct ws_view *w = a->be_data;
@@ -223,8 +256,11 @@ static void view_close(struct app *a)
 	optlog_doc_release(&w->doc);
 	problems_release(&w->probs);
 	ws_files_release(&w->files);
+	if (w->ino >= 0)
+		close(w->ino);
 	free(w->dir);
 	free(w->path);
+	free(w->base);
 	free(w->title);
 	free(w);
 	a->be_data = NULL;
@@ -241,22 +277,54 @@ static const struct backend view_backend = {
 	.run_cancel = view_run_cancel,
 	.run_end = view_run_end,
 	.close = view_close,
+	.watch_fd = view_watch_fd,
+	.watch_pump = view_watch_pump,
 };
 
-int ws_view_open(struct app *a, const char *path, struct err *e)
+int ws_view_open(struct app *a, const char *path, bool follow, struct err *e)
 {
 	struct ws_view *w;
+	char *file;
 
 	app_mark_start();
-	if (!fsutil_exists(path) || fsutil_is_dir(path))
+	/* a workspace folder stands for its OPT_LOG.md */
+	if (fsutil_is_dir(path)) {
+		file = fsutil_join(path, "OPT_LOG.md");
+		if (!fsutil_exists(file)) {
+			err_set(e, ERR_NOTFOUND,
+				"view: %s holds no OPT_LOG.md (give an OPT_LOG.md, or a workspace "
+				"folder such as profile/<op>-opt)",
+				path);
+			free(file);
+			return ERR_NOTFOUND;
+		}
+	} else if (!fsutil_exists(path)) {
 		return err_set(e, ERR_NOTFOUND,
-			       "view: %s is not a file (give the path of an OPT_LOG.md)", path);
+			       "view: %s is not there (give the path of an OPT_LOG.md or of a "
+			       "workspace folder)",
+			       path);
+	} else {
+		file = xstrdup(path);
+	}
 	w = xcalloc(1, sizeof(*w));
-	w->path = xstrdup(path);
-	w->title = xasprintf("%s", path);
-	char *copy = xstrdup(path);
+	w->path = file;
+	w->title = xasprintf("%s%s", file, follow ? "" : " (snapshot)");
+	char *copy = xstrdup(file);
 	w->dir = xstrdup(dirname(copy));
 	free(copy);
+	copy = xstrdup(file);
+	w->base = xstrdup(basename(copy));
+	free(copy);
+	w->ino = -1;
+	if (follow) {
+		w->ino = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+		if (w->ino >= 0 &&
+		    inotify_add_watch(w->ino, w->dir,
+				      IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_DELETE) < 0) {
+			close(w->ino);
+			w->ino = -1;
+		}
+	}
 	app_init(a, &view_backend, w);
 	return 0;
 }

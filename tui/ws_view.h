@@ -4,11 +4,15 @@
 #ifndef OPTLOOP_WS_VIEW_H
 #define OPTLOOP_WS_VIEW_H
 
+#include <stdbool.h>
+
 struct app;
 struct err;
 
 /* Set up *a to show the log at path (read when the app runs).  The app
  * owns the backend data; app_release() frees it. */
-int ws_view_open(struct app *a, const char *path, struct err *e);
+/* path: an OPT_LOG.md, or a workspace folder holding one; follow: the
+ * panes follow the files as they change (else a snapshot). */
+int ws_view_open(struct app *a, const char *path, bool follow, struct err *e);
 
 #endif

@@ -140,4 +140,29 @@ t_screen "the detail shows the notes" 'Notes:'
 t_screen "line by line" '^.*  B16-T4096: 1.934'
 tui_stop
 tui_check_stderr
+
+# the view follows the log as it changes (inotify: no key press, no poll);
+# a workspace folder stands for its OPT_LOG.md; --no-follow is a snapshot
+mkdir -p "$T_TMP/ws"
+cp "$T_TMP/notes.md" "$T_TMP/ws/OPT_LOG.md"
+tui_start 120 30 -- "$OPTLOOP" view "$T_TMP/ws"
+t_screen "a workspace folder opens its OPT_LOG.md" 'baseline'
+t_screen "one row at first" 'read-only view of .* 1 row'
+printf '| 1 | tiles of 64 | pass | 0.800 | +18%% | keep | |\n' >>"$T_TMP/ws/OPT_LOG.md"
+tui_wait 'tiles of 64' 5
+t_screen "a row appended by another process shows without a key press" 'tiles of 64'
+t_screen "and the status line counts it" 'read-only view of .* 2 rows'
+cp "$T_TMP/notes.md" "$T_TMP/ws/OPT_LOG.md.new" && mv "$T_TMP/ws/OPT_LOG.md.new" "$T_TMP/ws/OPT_LOG.md"
+tui_wait 'read-only view of .* 1 row' 5
+t_screen "a log replaced by rename shows too" 'read-only view of .* 1 row'
+tui_stop
+tui_check_stderr
+tui_start 120 30 -- "$OPTLOOP" view --no-follow "$T_TMP/ws/OPT_LOG.md"
+t_screen "--no-follow opens a snapshot" 'snapshot'
+printf '| 1 | later | pass | 0.800 | +18%% | keep | |\n' >>"$T_TMP/ws/OPT_LOG.md"
+sleep 1
+t_no_screen "a snapshot does not follow" 'later'
+tui_stop
+tui_check_stderr
+t_exit "a folder without an OPT_LOG.md is a usage error" 2 "$OPTLOOP" view "$T_TMP"
 t_done
