@@ -535,6 +535,11 @@ static void handle_key(struct app *a, wint_t ch, bool fkey)
 		break;
 	}
 	struct view *v = focused_view(a);
+	/* Sideways goes to the verify output while it is shown: it is the
+	 * pane whose lines run wide. */
+	if ((act == ACT_SCROLL_LEFT || act == ACT_SCROLL_RIGHT) && !v->ops->hscroll &&
+	    a->live_shown && a->win[P_LIVE])
+		v = &a->views[P_LIVE];
 	if (v->ops->action && v->ops->action(v, act))
 		return;
 	if (view_navigate(v, act))

@@ -30,6 +30,9 @@
 	X(PAGE_UP, "page-up", "previous page", KEY_PPAGE, CTRL_KEY('b'))                        \
 	X(TOP, "top", "first row", 'g', KEY_HOME)                                               \
 	X(BOTTOM, "bottom", "last row", 'G', KEY_END)                                           \
+	X(SCROLL_LEFT, "scroll-left", "scroll left (live output, details, help)", KEY_LEFT, '<') \
+	X(SCROLL_RIGHT, "scroll-right", "scroll right: the rest of lines wider than the pane",  \
+	  KEY_RIGHT, '>')                                                                      \
 	X(SEARCH, "search", "search the timeline or the live output", '/')                      \
 	X(SEARCH_NEXT, "next-match", "next search match", 'n')                                  \
 	X(SEARCH_PREV, "prev-match", "previous search match", 'N')                              \

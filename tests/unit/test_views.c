@@ -7,6 +7,7 @@
 #include <cmocka.h>
 
 #include "core/sb.h"
+#include "views/condense.h"
 #include "views/live.h"
 #include "views/sanitize.h"
 #include "views/view.h"
@@ -402,6 +403,181 @@ static void live_shows_progress_and_the_benchmark_phase(void **state)
 	delwin(w);
 }
 
+/* FLA's result table with --base, as run.py printed it on an H200
+ * (tests/fixtures/fla-h200/runpy-base-main.txt): 109 columns, the ms
+ * columns at the far right. */
+static const char *const fla_base_table[] = {
+	"=============================================================================================================",
+	"  Machine: NVIDIA H200 | CUDA 13.0 | PyTorch 2.11.0+cu130",
+	"=============================================================================================================",
+	"  fwd        B      T    H    D  op                             main[ce250a9](ms) opt-a[35f8256](ms)  speedup",
+	"          ---------------------------------------------------------------------------------------------------",
+	"             4   2048   16   64  chunk_linear_attn                          0.973              0.450    2.16x",
+	"          ---------------------------------------------------------------------------------------------------",
+	"             8   1024    8   64  chunk_linear_attn                          0.967              0.447    2.17x",
+	"=============================================================================================================",
+	NULL,
+};
+
+static struct live_buf *feed_lines(const char *const *lines)
+{
+	struct live_buf *b = live_new(100, 400);
+	live_reset(b, "Verify \xc2\xb7 iter 1");
+	b->t_start = 1000;
+	b->t_end = b->now = 1042;
+	for (const char *const *l = lines; *l; l++) {
+		live_feed(b, *l, strlen(*l));
+		live_feed(b, "\n", 1);
+	}
+	b->progress = 100;
+	live_set_verdict(b, "gate pass \xc2\xb7 bench 0.448 ms \xc2\xb7 vs best +54%", false);
+	return b;
+}
+
+/* At 80 columns the table is condensed: the gaps between its columns
+ * shrink and the op's name gives way, so both ms columns and the speedup
+ * stay on screen, each under its own header. */
+static void live_condenses_a_wide_table_to_keep_its_numbers(void **state)
+{
+	WINDOW *w = newwin(13, 80, 0, 0);
+	struct view v = {.ops = &live_view, .d = &data, .focused = true};
+	struct live_buf *b = feed_lines(fla_base_table);
+
+	fill_rows();
+	data.live = b;
+	v.ops->draw(&v, w);
+	expect_screen(w,
+		"+- Verify · iter 1 ------------------------------------------------------------+\n"
+		"|finished 00:42 · 9 lines    gate pass · bench 0.448 ms · vs best +54%         |\n"
+		"|==============================================================================|\n"
+		"|  Machine: NVIDIA H200 | CUDA 13.0 | PyTorch 2.11.0+cu130                     |\n"
+		"|==============================================================================|\n"
+		"|fwd B    T  H  D op               main[ce250a9](ms) opt-a[35f8256](ms) speedup|\n"
+		"|    --------------------------------------------------------------------------|\n"
+		"|    4 2048 16 64 chunk_linear_att…            0.973              0.450   2.16x|\n"
+		"|    --------------------------------------------------------------------------|\n"
+		"|    8 1024  8 64 chunk_linear_att…            0.967              0.447   2.17x|\n"
+		"|==============================================================================|\n"
+		"|                                                                              |\n"
+		"+--------------------------------------- wide lines condensed · Right scrolls -+\n");
+	live_free(b);
+	data.live = NULL;
+	delwin(w);
+}
+
+/* Right shows the lines as printed, from a column further on; Left goes
+ * back to the condensed table.  The border names the keys. */
+static void live_scrolls_sideways_through_the_raw_lines(void **state)
+{
+	WINDOW *w = newwin(13, 80, 0, 0);
+	struct view v = {.ops = &live_view, .d = &data, .focused = true};
+	struct live_buf *b = feed_lines(fla_base_table);
+
+	fill_rows();
+	data.live = b;
+	v.ops->draw(&v, w);
+	assert_int_equal(v.hmax, 109 - 78);
+	assert_int_equal(v.ops->action(&v, action_for_key(KEY_RIGHT)), HANDLED | REDRAW);
+	v.ops->draw(&v, w);
+	expect_screen(w,
+		"+- Verify · iter 1 ------------------------------------------------------------+\n"
+		"|finished 00:42 · 9 lines    gate pass · bench 0.448 ms · vs best +54%         |\n"
+		"|=============================================================================…|\n"
+		"|00 | CUDA 13.0 | PyTorch 2.11.0+cu130                                         |\n"
+		"|=============================================================================…|\n"
+		"|T    H    D  op                             main[ce250a9](ms) opt-a[35f8256](…|\n"
+		"|-----------------------------------------------------------------------------…|\n"
+		"|8   16   64  chunk_linear_attn                          0.973              0.…|\n"
+		"|-----------------------------------------------------------------------------…|\n"
+		"|4    8   64  chunk_linear_attn                          0.967              0.…|\n"
+		"|=============================================================================…|\n"
+		"|                                                                              |\n"
+		"+----------------------------------------- from column 21 · Left/Right scroll -+\n");
+	/* Never past the end of the widest line. */
+	for (int k = 0; k < 10; k++)
+		v.ops->action(&v, action_for_key('>'));
+	assert_int_equal(v.hscroll, v.hmax);
+	for (int k = 0; k < 10; k++)
+		v.ops->action(&v, action_for_key(KEY_LEFT));
+	assert_int_equal(v.hscroll, 0);
+	v.ops->draw(&v, w);
+	assert_non_null(strstr(text_of(w), "wide lines condensed"));
+	live_free(b);
+	data.live = NULL;
+	delwin(w);
+}
+
+/* The demo's own table (80 columns, one ms column) keeps two blanks
+ * between its columns; a block of separators alone is only cut. */
+static void condense_keeps_two_blanks_when_they_fit(void **state)
+{
+	static const char *const in[] = {
+		"================================================================================",
+		"  fwd        B      T    H    D  op                            main[5806748](ms)",
+		"          ----------------------------------------------------------------------",
+		"             2    512    4   64  chunk_linear_attn                        42.173",
+		"          ----------------------------------------------------------------------",
+		"             1   1024    2  128  chunk_linear_attn                        71.601",
+	};
+	struct sb l[6];
+	for (int i = 0; i < 6; i++) {
+		sb_init(&l[i]);
+		sb_adds(&l[i], in[i]);
+	}
+	assert_true(condense_block(l, 6, 78));
+	assert_string_equal(l[1].buf, " fwd  B     T  H    D  op                 main[5806748](ms)");
+	assert_string_equal(l[3].buf, "      2   512  4   64  chunk_linear_attn             42.173");
+	assert_string_equal(l[5].buf, "      1  1024  2  128  chunk_linear_attn             71.601");
+	assert_string_equal(l[2].buf, "      -----------------------------------------------------");
+	for (int i = 0; i < 6; i++)
+		assert_true(sanitize_width(l[i].buf, l[i].len) <= 78);
+	/* the === line alone above the Machine line: cut, not squeezed */
+	struct sb one;
+	sb_init(&one);
+	sb_adds(&one, in[0]);
+	assert_true(condense_block(&one, 1, 78));
+	assert_int_equal((int)one.len, 78);
+	/* lines that fit are left alone */
+	assert_false(condense_block(&l[3], 1, 78));
+	sb_release(&one);
+	for (int i = 0; i < 6; i++)
+		sb_release(&l[i]);
+}
+
+/* The detail pager scrolls sideways too (a long diff line). */
+static void detail_scrolls_sideways(void **state)
+{
+	WINDOW *w = newwin(5, 40, 0, 0);
+	struct view v = {.ops = &detail_view, .d = &data};
+	struct wb_line lines[2] = {{"Iteration 2", R_HEADER},
+				   {"+\tlong_name = compute(alpha, beta, gamma, delta) # TAIL", R_NORMAL}};
+
+	fill_rows();
+	data.detail = lines;
+	data.ndetail = 2;
+	v.ops->draw(&v, w);
+	expect_screen(w,
+		"+- Iteration detail (Esc back) --------+\n"
+		"|Iteration 2                           |\n"
+		"|+       long_name = compute(alpha, be…|\n"
+		"|                                      |\n"
+		"+---------- lines cut · Right scrolls -+\n");
+	assert_int_equal(view_navigate(&v, ACT_SCROLL_RIGHT), HANDLED | REDRAW);
+	v.ops->draw(&v, w);
+	expect_screen(w,
+		"+- Iteration detail (Esc back) --------+\n"
+		"|2                                     |\n"
+		"|ng_name = compute(alpha, beta, gamma,…|\n"
+		"|                                      |\n"
+		"+- from column 11 · Left/Right scroll -+\n");
+	/* the timeline fits its pane: Left/Right are not its keys */
+	struct view tl = {.ops = &timeline_view, .d = &data};
+	assert_int_equal(view_navigate(&tl, ACT_SCROLL_RIGHT), 0);
+	data.detail = NULL;
+	data.ndetail = 0;
+	delwin(w);
+}
+
 static void live_keeps_bounded_memory(void **state)
 {
 	struct live_buf *b = live_new(8, 16);
@@ -717,6 +893,10 @@ int main(void)
 		cmocka_unit_test(dispatch_table_renders),
 		cmocka_unit_test(live_tail_follows_and_strips_escapes),
 		cmocka_unit_test(live_shows_progress_and_the_benchmark_phase),
+		cmocka_unit_test(live_condenses_a_wide_table_to_keep_its_numbers),
+		cmocka_unit_test(live_scrolls_sideways_through_the_raw_lines),
+		cmocka_unit_test(condense_keeps_two_blanks_when_they_fit),
+		cmocka_unit_test(detail_scrolls_sideways),
 		cmocka_unit_test(live_keeps_bounded_memory),
 		cmocka_unit_test(help_lists_every_action),
 		cmocka_unit_test(keymap_comes_from_the_action_table),
