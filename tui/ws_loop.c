@@ -263,55 +263,72 @@ static int loop_reload(struct app *a, struct err *e)
 /* ---- the status line ------------------------------------------------------ */
 
 /* The engine's due step (loop_status().due) in words and keys: the status
- * line and the messages after a run say the same step. */
-static void due_words(const struct loop_status *st, struct sb *out)
+ * line and the messages after a run say the same step.  brief: the short
+ * words an 80-column status line has room for. */
+static void due_words(const struct loop_status *st, bool brief, struct sb *out)
 {
+	/* action_first_key's buffer is static: one key per call */
 	switch (st->due) {
 	case DUE_CONTRACT:
-		sb_addf(out, "the task contract is incomplete: fill it in (%s)", action_first_key(ACT_REASSESS));
+		sb_addf(out, brief ? "fill in the task contract (%s)"
+				   : "the task contract is incomplete: fill it in (%s)",
+			action_first_key(ACT_REASSESS));
 		break;
 	case DUE_BASELINE:
-		sb_addf(out, "step 2/3: verify the unmodified kernel for the baseline (%s)",
+		sb_addf(out, brief ? "verify the unmodified kernel (%s)"
+				   : "step 2/3: verify the unmodified kernel for the baseline (%s)",
 			action_first_key(ACT_VERIFY));
 		break;
 	case DUE_RETRY:
-		sb_addf(out, "the last run was an attempt, not an iteration: %s; fix it, verify again (%s)",
-			st->attempt ? st->attempt : "no row", action_first_key(ACT_VERIFY));
+		if (brief)
+			sb_addf(out, "attempt, no row: fix it, verify again (%s)", action_first_key(ACT_VERIFY));
+		else
+			sb_addf(out, "the last run was an attempt, not an iteration: %s; fix it, verify again (%s)",
+				st->attempt ? st->attempt : "no row", action_first_key(ACT_VERIFY));
 		break;
 	case DUE_EDIT:
-		sb_addf(out, "step 1/3: change the kernel, then verify (%s)", action_first_key(ACT_VERIFY));
+		sb_addf(out, brief ? "change the kernel, then verify (%s)"
+				   : "step 1/3: change the kernel, then verify (%s)",
+			action_first_key(ACT_VERIFY));
 		break;
 	case DUE_VERIFY:
-		sb_addf(out, "step 2/3: verify the change (%s)", action_first_key(ACT_VERIFY));
+		sb_addf(out, brief ? "verify the change (%s)" : "step 2/3: verify the change (%s)",
+			action_first_key(ACT_VERIFY));
 		break;
 	case DUE_WAIT:
-		sb_adds(out, "step 2/3: a verify run is going in another optloop");
+		sb_adds(out, brief ? "another optloop is verifying"
+				   : "step 2/3: a verify run is going in another optloop");
 		break;
 	case DUE_CONFIRM:
-		/* action_first_key's buffer is static: one key per call */
-		sb_addf(out, "step 3/3: no win yet: confirm (%s) ", action_first_key(ACT_CONFIRM));
-		sb_addf(out, "or log revert/drop (%s), ", action_first_key(ACT_LOG));
-		sb_addf(out, "then commit (%s)", action_first_key(ACT_COMMIT));
+		sb_addf(out, brief ? "confirm (%s) " : "step 3/3: no win yet: confirm (%s) ",
+			action_first_key(ACT_CONFIRM));
+		sb_addf(out, "or log revert/drop (%s)", action_first_key(ACT_LOG));
+		if (!brief)
+			sb_addf(out, ", then commit (%s)", action_first_key(ACT_COMMIT));
 		break;
 	case DUE_LOG:
-		sb_addf(out, "step 3/3: log the row as %s (%s), ",
+		sb_addf(out, brief ? "log as %s (%s), " : "step 3/3: log the row as %s (%s), ",
 			st->suggest == RS_NONE ? "keep|revert|drop|floor" : row_status_name(st->suggest),
 			action_first_key(ACT_LOG));
 		sb_addf(out, "then commit (%s)", action_first_key(ACT_COMMIT));
 		break;
 	case DUE_SET_ASIDE:
-		sb_adds(out, "the kernel changed after the measurement: undo the extra change (or set it "
-			    "aside: optloop log --set-aside)");
+		sb_adds(out, brief ? "kernel changed after measuring: undo it"
+				   : "the kernel changed after the measurement: undo the extra change (or set it "
+				     "aside: optloop log --set-aside)");
 		break;
 	case DUE_COMMIT:
-		sb_addf(out, "step 3/3: commit the logged row (%s)", action_first_key(ACT_COMMIT));
+		sb_addf(out, brief ? "commit the row (%s)" : "step 3/3: commit the logged row (%s)",
+			action_first_key(ACT_COMMIT));
 		break;
 	case DUE_REASSESS:
-		sb_addf(out, "%d rows without a win: re-assess (%s) before the next iteration", st->stall,
-			action_first_key(ACT_REASSESS));
+		sb_addf(out, brief ? "%d rows without a win: re-assess (%s)"
+				   : "%d rows without a win: re-assess (%s) before the next iteration",
+			st->stall, action_first_key(ACT_REASSESS));
 		break;
 	case DUE_STOP:
-		sb_addf(out, "a stop condition holds: promotion / no-go checks (%s)",
+		sb_addf(out, brief ? "stop condition: checks (%s)"
+				   : "a stop condition holds: promotion / no-go checks (%s)",
 			action_first_key(ACT_REASSESS));
 		break;
 	case DUE_NONE:
@@ -321,7 +338,8 @@ static void due_words(const struct loop_status *st, struct sb *out)
 }
 
 /* The due step after a run ended, from a fresh status (the workbench
- * reloads its own copy after the message). */
+ * reloads its own copy after the message), in the brief words: it ends a
+ * message line that has said what the run measured. */
 static void next_words(struct ws_loop *w, struct sb *out)
 {
 	struct loop_status st;
@@ -330,39 +348,60 @@ static void next_words(struct ws_loop *w, struct sb *out)
 		sb_adds(out, "see the status line");
 		return;
 	}
-	due_words(&st, out);
+	due_words(&st, true, out);
 	loop_status_release(&st);
 }
 
-static void loop_status_line(struct app *a, struct sb *out)
+static void status_words(struct app *a, bool brief, bool extras, struct sb *out)
 {
 	struct ws_loop *w = W(a);
 	const struct loop_status *st = &w->st;
 
-	if (!w->have_st) {
-		sb_adds(out, "status unknown");
-		return;
-	}
 	if (a->running && w->confirm) {
 		struct session_progress p;
 		session_confirm_progress(w->confirm, &p);
-		sb_addf(out, "iter %d \xc2\xb7 MEASURED \xc2\xb7 confirm run %d/%d (%s) of best and candidate (%s cancels)",
-			w->run_iter, p.run, p.nruns, p.role, action_first_key(ACT_CANCEL));
+		sb_addf(out, "iter %d \xc2\xb7 MEASURED \xc2\xb7 confirm run %d/%d (%s)", w->run_iter, p.run,
+			p.nruns, p.role);
+		sb_addf(out, brief ? " \xc2\xb7 %s cancels" : " of best and candidate (%s cancels)",
+			action_first_key(ACT_CANCEL));
 		return;
 	}
 	if (a->running) {
-		sb_addf(out, "iter %d \xc2\xb7 VERIFYING \xc2\xb7 step 2/3: verify is running (%s cancels)",
+		sb_addf(out, brief ? "iter %d \xc2\xb7 VERIFYING \xc2\xb7 verify is running (%s cancels)"
+				   : "iter %d \xc2\xb7 VERIFYING \xc2\xb7 step 2/3: verify is running (%s cancels)",
 			w->run_iter, action_first_key(ACT_CANCEL));
 		return;
 	}
 	sb_addf(out, "iter %d \xc2\xb7 %s \xc2\xb7 ", st->iteration, state_upper(st->state));
-	due_words(st, out);
+	due_words(st, brief, out);
+	if (!extras)
+		return;
 	if (st->due == DUE_EDIT || st->due == DUE_VERIFY)
 		sb_addf(out, " \xc2\xb7 stall %d/%d", st->stall, st->stall_limit);
 	if (st->telescoped)
 		sb_adds(out, " \xc2\xb7 kernel changed since it was measured");
 	if (st->readonly)
 		sb_adds(out, " \xc2\xb7 read-only (another optloop holds the workspace)");
+}
+
+/* The longest of: the full words, the brief ones with the stall count and
+ * notes, the brief ones alone, that fits. */
+static void loop_status_line(struct app *a, int cells, struct sb *out)
+{
+	struct ws_loop *w = W(a);
+	size_t start = out->len;
+
+	if (!w->have_st) {
+		sb_adds(out, "status unknown");
+		return;
+	}
+	for (int k = 0; k < 3; k++) {
+		out->len = start;
+		out->buf[start] = '\0';
+		status_words(a, k > 0, k < 2, out);
+		if (sanitize_width(out->buf + start, out->len - start) <= cells)
+			return;
+	}
 }
 
 /* ---- verify ---------------------------------------------------------------- */

@@ -321,7 +321,8 @@ int draw_wrapped(WINDOW *w, int y, int x, int cells, int max_lines, const char *
 			break;
 		sb_reset(&line);
 		sb_add(&line, p, (size_t)(end - p));
-		draw_text(w, y + lines, x, cells, line.buf, attr);
+		if (w)
+			draw_text(w, y + lines, x, cells, line.buf, attr);
 		lines++;
 		p = end;
 		while (*p == ' ')

@@ -170,7 +170,8 @@ int draw_text_from(WINDOW *w, int y, int x, int cells, const char *text, int ski
 /* A short note on the bottom border, right-aligned (a pager's position,
  * the scroll keys). */
 void draw_foot(WINDOW *w, const char *text);
-/* Word-wrap text into lines of at most `cells`; calls fn per line. */
+/* Word-wrap text into lines of at most `cells` and draw them from (y, x),
+ * at most max_lines; returns how many lines it took.  w NULL only counts. */
 int draw_wrapped(WINDOW *w, int y, int x, int cells, int max_lines, const char *text,
 		 attr_t attr);
 

@@ -792,7 +792,7 @@ static void detail_pins_the_rows_verdict_above_the_pages(void **state)
 
 static void wizard_collects_and_validates(void **state)
 {
-	WINDOW *w = newwin(14, 64, 0, 0);
+	WINDOW *w = newwin(14, 76, 0, 0); /* a wizard on an 80-column terminal */
 	struct wizard *wz = wizard_new("Log iteration 5", 1);
 	static const char *const statuses[] = {"keep", "revert", "drop", "floor", NULL};
 
@@ -813,23 +813,24 @@ static void wizard_collects_and_validates(void **state)
 	wizard_key(wz, 127, false);
 	wizard_key(wz, 's', false);
 	wizard_key(wz, KEY_DOWN, true);
-	wizard_key(wz, 'r', false); /* first letter picks "revert" */
+	wizard_key(wz, 'r', false); /* its key picks "revert" */
 	wizard_draw(wz, w);
-	expect_screen(w, 
-		"+- Log iteration 5 --------------------------------------------+\n"
-		"|gate: pass (full)   bench: 0.883 ms   vs best: +2%            |\n"
-		"|                                                              |\n"
-		"|Direction            wider tiles                              |\n"
-		"|                                                              |\n"
-		"|Status               ( ) keep  (*) revert  ( ) drop  ( ) floor|\n"
-		"|                     keep / revert / drop / floor             |\n"
-		"|Lint: tf32 acknowle… [ ] no                                   |\n"
-		"|                                                              |\n"
-		"|                                                              |\n"
-		"|                                                              |\n"
-		"|                                                              |\n"
-		"|Enter next / save · Tab/Up/Down move · Esc cancel (nothing is…|\n"
-		"+--------------------------------------------------------------+\n");
+	/* each choice's key is on screen, in the choice and in the help */
+	expect_screen(w,
+		"+- Log iteration 5 --------------------------------------------------------+\n"
+		"|gate: pass (full)   bench: 0.883 ms   vs best: +2%                        |\n"
+		"|                                                                          |\n"
+		"|Direction                wider tiles                                      |\n"
+		"|                                                                          |\n"
+		"|Status                   ( ) [k]eep  (*) [r]evert  ( ) [d]rop  ( ) [f]loor|\n"
+		"|                         keep / revert / drop / floor · keys k r d f      |\n"
+		"|                         pick, or Left/Right                              |\n"
+		"|Lint: tf32 acknowledged  [ ] no                                           |\n"
+		"|                                                                          |\n"
+		"|                                                                          |\n"
+		"|                                                                          |\n"
+		"|Enter next / save · Tab/Up/Down move · Esc cancel (nothing is saved)      |\n"
+		"+--------------------------------------------------------------------------+\n");
 	wizard_key(wz, '\n', false);
 	assert_int_equal(wizard_key(wz, '\n', false), WZ_CONTINUE);
 	assert_string_equal(wz->error, "Lint: tf32 acknowledged must be confirmed");
@@ -837,6 +838,16 @@ static void wizard_collects_and_validates(void **state)
 	assert_int_equal(wizard_key(wz, '\n', false), WZ_SUBMIT);
 	assert_string_equal(wz->f[0].value.buf, "wider tiles");
 	assert_int_equal(wz->f[1].choice, 1);
+	/* the keys shown pick: d drop, f floor, k keep; h and l move */
+	wz->cur = 1;
+	wizard_key(wz, 'd', false);
+	assert_int_equal(wz->f[1].choice, 2);
+	wizard_key(wz, 'f', false);
+	assert_int_equal(wz->f[1].choice, 3);
+	wizard_key(wz, 'k', false);
+	assert_int_equal(wz->f[1].choice, 0);
+	wizard_key(wz, 'h', false);
+	assert_int_equal(wz->f[1].choice, 3);
 	assert_int_equal(wizard_key(wz, KEY_ESC, false), WZ_CANCEL);
 	wizard_free(wz);
 	delwin(w);
@@ -860,6 +871,60 @@ static void wizard_step_mode_shows_one_prompt(void **state)
 	assert_non_null(strstr(t, "step 2/2"));
 	assert_non_null(strstr(t, "New direction"));
 	assert_null(strstr(t, "Re-profile"));
+	wizard_free(wz);
+	delwin(w);
+}
+
+static int profile_exists(void *ctx, const char *value, struct sb *why)
+{
+	if (!strcmp(value, "trace/ncu.txt"))
+		return 0;
+	sb_addf(why, "the profile %s does not exist (%s)", value, (const char *)ctx);
+	return -1;
+}
+
+/* A field's own check runs when Enter leaves it: the step stays, with the
+ * check's words, until the value passes; the hint wraps under the field. */
+static void wizard_checks_a_field_at_its_step(void **state)
+{
+	WINDOW *w = newwin(12, 60, 0, 0);
+	struct wizard *wz = wizard_new("Stall re-assessment", 2);
+
+	wz->one_per_page = true;
+	struct wz_field *f = wizard_text(wz, "Re-profile",
+					 "a profiler file under trace/, written after the stall began "
+					 "(Nsight Compute, torch.profiler, perf)",
+					 true, NULL);
+	wizard_field_check(f, profile_exists, "save it under trace/");
+	wizard_text(wz, "New direction", "an axis not tried yet", true, NULL);
+	for (const char *p = "trace/nope.txt"; *p; p++)
+		wizard_key(wz, (wint_t)*p, false);
+	assert_int_equal(wizard_key(wz, '\n', false), WZ_CONTINUE);
+	assert_int_equal(wz->cur, 0);
+	assert_string_equal(wz->error,
+			    "the profile trace/nope.txt does not exist (save it under trace/)");
+	wizard_draw(wz, w);
+	expect_screen(w,
+		"+- Stall re-assessment · step 1/2 -------------------------+\n"
+		"|Re-profile          trace/nope.txt                        |\n"
+		"|                    a profiler file under trace/, written |\n"
+		"|                    after the stall began (Nsight         |\n"
+		"|                    Compute, torch.profiler, perf)        |\n"
+		"|                                                          |\n"
+		"|                                                          |\n"
+		"|                                                          |\n"
+		"|the profile trace/nope.txt does not exist (save it under  |\n"
+		"|trace/)                                                   |\n"
+		"|Enter next step · Up back · Esc cancel (nothing is saved) |\n"
+		"+----------------------------------------------------------+\n");
+	wizard_key(wz, CTRL_KEY('u'), false);
+	for (const char *p = "trace/ncu.txt"; *p; p++)
+		wizard_key(wz, (wint_t)*p, false);
+	assert_int_equal(wizard_key(wz, '\n', false), WZ_CONTINUE);
+	assert_int_equal(wz->cur, 1);
+	assert_null(wz->error);
+	/* the height a layout asks for holds the wrapped hint */
+	assert_true(wizard_height(wz, 60) >= 10);
 	wizard_free(wz);
 	delwin(w);
 }
@@ -906,6 +971,7 @@ int main(void)
 		cmocka_unit_test(detail_pins_the_rows_verdict_above_the_pages),
 		cmocka_unit_test(wizard_collects_and_validates),
 		cmocka_unit_test(wizard_step_mode_shows_one_prompt),
+		cmocka_unit_test(wizard_checks_a_field_at_its_step),
 		cmocka_unit_test(ascii_locale_draws_ascii_only),
 	};
 	return cmocka_run_group_tests_name("views", tests, setup, teardown);
