@@ -108,7 +108,11 @@ enum loop_due {
 struct loop_status {
 	enum loop_state state;
 	enum loop_due due;
-	enum row_status suggest; /* DUE_LOG/DUE_CONFIRM: the status the evidence supports */
+	enum row_status suggest; /* DUE_LOG/DUE_CONFIRM: the status the evidence supports
+				  * (never one loop_log would refuse: keep only for a win
+				  * beyond noise, drop for a gate that did not pass) */
+	char *suggest_why;       /* that evidence in words ("a win beyond noise, by its
+				  * confirm"), NULL when suggest is RS_NONE or RS_BASE */
 	int iteration;      /* the iteration the due step belongs to (0 = baseline) */
 	char *next;         /* the next required step, in words */
 	bool has_best;      /* the one best (log_rows_best): the baseline or the last keep */
@@ -260,6 +264,28 @@ const char *loop_contract_path(const struct loop *l);
 struct contract;
 const struct contract *loop_contract_get(struct loop *l);
 void loop_contract_put(const struct contract *c);
+
+/* The required fields the contract (as last read) leaves empty, in order,
+ * each with what a form asks with: its section heading and the hint
+ * docs/draft.md gives for it (its comment, else the template's; NULL when
+ * neither has one).  *out is the caller's: loop_contract_fields_free. */
+struct loop_contract_field {
+	int field;           /* its index: contract_field_name(field) == name */
+	const char *name;    /* "op", "target", ... (static) */
+	const char *heading; /* "Op and entry point", ... (static) */
+	char *hint;
+};
+int loop_contract_missing(struct loop *l, struct loop_contract_field **out, size_t *n,
+			  struct err *e);
+void loop_contract_fields_free(struct loop_contract_field *v, size_t n);
+
+/* ---- stall re-assessment --------------------------------------------------- */
+
+/* Would the re-assessment take this profile?  The one rule optloop reassess
+ * applies: a file under the workspace's trace/ (path absolute, relative to
+ * the cwd or to the workspace) written after the stall began.  0 when it
+ * would; ERR_REFUSED (ERR_USAGE for an empty path) with the reason in e. */
+int loop_reassess_profile_check(struct loop *l, const char *path, struct err *e);
 
 /* ---- for modules that hook in ------------------------------------------- */
 

@@ -523,6 +523,7 @@ static void handle_key(struct app *a, wint_t ch, bool fkey)
 	case ACT_LOG:
 	case ACT_COMMIT:
 	case ACT_REASSESS:
+	case ACT_STOP:
 	case ACT_TOGGLE:
 		if (act == ACT_TOGGLE && a->focus != P_TRAPS) {
 			app_message(a, true, "t marks a trap: Tab to the traps pane first");

@@ -662,8 +662,12 @@ static int open_log_wizard(struct app *a, struct err *e)
 					 "the log until the change is set aside or re-verified");
 	wizard_text(wz, "Direction", "one line: what this iteration tried", true,
 		    m.iter == 0 ? "baseline" : NULL);
+	if (m.iter != 0 && w->st.suggest != RS_NONE)
+		wizard_info(wz, w->st.suggest == RS_KEEP ? R_KEEP : R_REVERT, "proposed: %s \xc2\xb7 %s",
+			    row_status_name(w->st.suggest), w->st.suggest_why ? w->st.suggest_why : "");
 	if (m.iter != 0) {
-		/* preselect the status the evidence supports (the engine's due step) */
+		/* preselect the status the evidence supports (the engine's due
+		 * step), revert when it names none: never one it would refuse */
 		int pick = 1;
 		for (int k = 0; status_choices[k]; k++)
 			if (row_status_parse(status_choices[k]) == w->st.suggest)
@@ -745,20 +749,23 @@ static int open_contract_wizard(struct app *a, struct err *e)
 	/* the contract as it is on disk now (loop_reload reads it again) */
 	if ((rc = loop_reload(a, e)) < 0)
 		return rc;
-	const struct contract *c = loop_contract_get(w->l);
+	struct loop_contract_field *miss;
+	size_t nmiss;
+	if ((rc = loop_contract_missing(w->l, &miss, &nmiss, e)) < 0)
+		return rc;
 	wz = wizard_new("Task contract: fill the missing fields", WZ_CONTRACT);
+	/* one field a step, under the hint and example draft.md gives for it */
+	wz->one_per_page = true;
 	wizard_info(wz, R_NORMAL, "%s", loop_contract_path(w->l));
 	w->ncontract = 0;
-	for (int f = 0; f < CF_NFIELDS; f++) {
-		if (c->v[f])
-			continue;
-		wizard_text(wz, contract_field_heading(f), NULL, true, NULL);
-		w->contract_fields[w->ncontract++] = f;
+	for (size_t i = 0; i < nmiss; i++) {
+		wizard_text(wz, miss[i].heading, miss[i].hint, true, NULL);
+		w->contract_fields[w->ncontract++] = miss[i].field;
 	}
 	if (w->ncontract == 0)
 		wizard_info(wz, R_DIM, "nothing is missing; Enter closes");
+	loop_contract_fields_free(miss, nmiss);
 	app_open_wizard(a, wz);
-	loop_contract_put(c);
 	return 0;
 }
 
@@ -792,6 +799,16 @@ out:
 	return rc;
 }
 
+/* The profile is checked where it is typed, by the rule reassess applies. */
+static int check_profile(void *ctx, const char *path, struct sb *why)
+{
+	struct err e = {0};
+	int rc = loop_reassess_profile_check(ctx, path, &e);
+	if (rc < 0)
+		sb_adds(why, e.msg);
+	return rc;
+}
+
 static int open_stall_wizard(struct app *a, struct err *e)
 {
 	struct ws_loop *w = W(a);
@@ -821,7 +838,9 @@ static int open_stall_wizard(struct app *a, struct err *e)
 		wizard_info(wz, R_NORMAL, "  %.*s", n, p);
 		p += n + (nl ? 1 : 0);
 	}
-	wizard_text(wz, "Re-profile", "a profiler file under trace/, newer than the stall", true, NULL);
+	struct wz_field *prof = wizard_text(
+		wz, "Re-profile", "a profiler file under trace/, written after the stall began", true, NULL);
+	wizard_field_check(prof, check_profile, w->l);
 	wizard_text(wz, "Axes already tried", "which axes the directions above covered", true, NULL);
 	wizard_text(wz, "Known techniques", "what is known for this op family (papers, other kernels)", true,
 		    NULL);
@@ -948,10 +967,18 @@ static int loop_act(struct app *a, enum action act, struct err *e)
 			return open_contract_wizard(a, e);
 		if (w->st.state == ST_STALLED)
 			return open_stall_wizard(a, e);
+		if (w->st.state == ST_STOPPING)
+			return open_stop_wizard(a, e);
+		/* Nothing is due: say so, and why, and do nothing else. */
+		app_message(a, false, "no re-assessment is due: stall %d/%d (due after %d rows in a row without a win)",
+			    w->st.stall, w->st.stall_limit, w->st.stall_limit);
+		return 0;
+	case ACT_STOP:
 		if (w->st.state == ST_STOPPING || w->st.state == ST_READY || w->st.state == ST_EDITING)
 			return open_stop_wizard(a, e);
 		return err_set(e, ERR_REFUSED,
-			       "re-assess: nothing to re-assess now: iteration %d is %s (%s)",
+			       "stop refused: iteration %d is %s; a stop is recorded between iterations "
+			       "(%s)",
 			       w->st.iteration, state_upper(w->st.state), w->st.next ? w->st.next : "");
 	case ACT_TOGGLE: {
 		struct view *v = &a->views[P_TRAPS];

@@ -18,7 +18,8 @@
 	X(VERIFY, "verify", "run the verify command (gate + bench) on the current change", 'v') \
 	X(LOG, "log", "log the measured iteration (opens the log wizard)", 'l')                  \
 	X(COMMIT, "commit", "commit the logged iteration (kernel change only)", 'c')             \
-	X(REASSESS, "re-assess", "stall re-assessment / contract / stop checks", 'r')            \
+	X(REASSESS, "re-assess", "when due: stall re-assessment, contract, stop checks", 'r')   \
+	X(STOP, "stop", "record a stop (cap, floor, directions); no-go checks", 'S')            \
 	X(CONFIRM, "confirm", "confirm run: best and candidate interleaved; only it promotes a win", \
 	  'C')                                                                                 \
 	X(CANCEL, "cancel", "cancel the running verify or confirm (recorded as incomplete)", 'x', \
