@@ -145,6 +145,20 @@ void loop_contract_put(const struct contract *c)
 	contract_put_shared((struct shared_contract *)(uintptr_t)c);
 }
 
+int loop_noise(struct loop *l, struct loop_noise *out, struct err *e)
+{
+	struct measure_noise n;
+	int rc = measure_noise_band(l->store, &n, e);
+	*out = (struct loop_noise){n.have, n.sigma, n.lo_ms, n.hi_ms, n.half, n.assumed};
+	return rc;
+}
+
+void loop_noise_words(const struct loop_noise *n, struct sb *out)
+{
+	struct measure_noise m = {n->have, n->sigma, n->lo_ms, n->hi_ms, n->half, n->assumed};
+	measure_noise_words(&m, out);
+}
+
 int loop_reassess_profile_check(struct loop *l, const char *path, struct err *e)
 {
 	struct guards_ctx g = guards_of(l);

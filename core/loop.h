@@ -279,6 +279,24 @@ int loop_contract_missing(struct loop *l, struct loop_contract_field **out, size
 			  struct err *e);
 void loop_contract_fields_free(struct loop_contract_field *v, size_t n);
 
+/* ---- the noise band --------------------------------------------------------- */
+
+/* The band around the best that the workbench draws and status prints
+ * (measure_noise_band): ±2σ of the per-run spread a verdict against the
+ * best pools, σ in log space averaged over the best's shapes; assumed
+ * (the default spread) until some kernel state has repeated runs. */
+struct loop_noise {
+	bool have;           /* false without a best with per-shape runs */
+	double sigma;        /* NAN when !have */
+	double lo_ms, hi_ms; /* best·e^(∓2σ) */
+	double half;         /* relative half-width: (hi − lo) / 2 / best */
+	bool assumed;
+};
+int loop_noise(struct loop *l, struct loop_noise *out, struct err *e);
+/* The figure in the one wording both front-ends use: "±1.5%", "±4.0%
+ * (assumed)", "none yet" (appended). */
+void loop_noise_words(const struct loop_noise *n, struct sb *out);
+
 /* ---- stall re-assessment --------------------------------------------------- */
 
 /* Would the re-assessment take this profile?  The one rule optloop reassess

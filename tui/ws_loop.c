@@ -54,6 +54,7 @@ struct ws_loop {
 	struct session_run *confirm;
 	int confirm_shown;
 	struct lint_findings lint; /* findings the log wizard asks to acknowledge */
+	char *band_text;           /* the noise band in words, for the best pane */
 };
 
 static struct ws_loop *W(struct app *a)
@@ -91,45 +92,27 @@ static void load_traps(struct app *a)
 	guards_owned_release(&g);
 }
 
-/* The noise band around the best: ±2σ of the per-run spread the statistics
- * pool for the best kernel state's shapes (their mean, in log space). */
+/* The noise band around the best, the engine's figure in its words. */
 static void load_band(struct app *a)
 {
 	struct ws_loop *w = W(a);
-	struct measure_best b;
-	struct stats_set set;
+	struct loop_noise nz;
 	struct err e = {0};
-	double sum = 0;
-	int n = 0;
-	bool assumed = false;
 
 	a->data.band_lo = a->data.band_hi = NAN;
-	memset(&b, 0, sizeof(b));
-	memset(&set, 0, sizeof(set));
-	if (!w->st.has_best || measure_best(loop_store(w->l), &b, &e) < 0 || !b.have || !b.tree)
-		goto out;
-	if (measure_tree_set(loop_store(w->l), b.tree, NULL, 0, NULL, &set, &e) < 0)
-		goto out;
-	for (size_t i = 0; i < set.nshapes; i++) {
-		const struct stats_set *g = &set;
-		struct stats_noise nz;
-		stats_noise_pool(&g, 1, set.env, set.shapes[i].key, &nz);
-		if (isfinite(nz.sigma)) {
-			sum += nz.sigma;
-			n++;
-			assumed |= nz.assumed;
-		}
-	}
-	if (n) {
-		double sg = sum / n;
-		a->data.band_lo = w->st.best_ms * exp(-2 * sg);
-		a->data.band_hi = w->st.best_ms * exp(2 * sg);
-		a->data.band_label = "noise";
-		a->data.band_assumed = assumed;
-	}
-out:
-	stats_set_release(&set);
-	measure_best_release(&b);
+	a->data.band_text = NULL;
+	free(w->band_text);
+	w->band_text = NULL;
+	if (!w->st.has_best || loop_noise(w->l, &nz, &e) < 0 || !nz.have)
+		return;
+	struct sb t = SB_INIT;
+	sb_init(&t);
+	sb_adds(&t, "noise ");
+	loop_noise_words(&nz, &t);
+	w->band_text = sb_detach(&t);
+	a->data.band_lo = nz.lo_ms;
+	a->data.band_hi = nz.hi_ms;
+	a->data.band_text = w->band_text;
 }
 
 /* The stored verdict of a verify run, for the panes.  When the run is of
@@ -1272,6 +1255,7 @@ static void loop_close_be(struct app *a)
 		loop_status_release(&w->st);
 	loop_close(w->l);
 	free(w->title);
+	free(w->band_text);
 	free(w);
 	a->be_data = NULL;
 }

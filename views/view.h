@@ -94,8 +94,8 @@ struct wb_data {
 	int best_iter;
 	double best_ms;
 	double band_lo, band_hi; /* ms; NAN when unknown */
-	const char *band_label;  /* what the band is: "noise" */
-	bool band_assumed;       /* no repeated runs yet: a default noise */
+	const char *band_text;   /* the band in the engine's words ("noise ±1.5%"),
+				  * the same as optloop status says; NULL when none */
 	struct wb_shape *shapes;
 	size_t nshapes;
 	struct wb_line *detail; /* the detail pane's text for the selected row */

@@ -208,7 +208,7 @@ static void chart_draws_points_best_line_and_band(void **state)
 	fill_rows();
 	data.band_lo = 0.870;
 	data.band_hi = 0.896;
-	data.band_label = "noise";
+	data.band_text = "noise ±1.5%";
 	v.ops->draw(&v, w);
 	expect_screen(w, 
 		"+- Best · bench per iteration (s: per…-+\n"
@@ -669,7 +669,7 @@ static void chart_shows_the_last_verdict_and_its_flags(void **state)
 	fill_rows();
 	data.band_lo = 0.870;
 	data.band_hi = 0.896;
-	data.band_label = "noise";
+	data.band_text = "noise ±1.5%";
 	set_verdict(&data.last, 4, "ambiguous", 0.021,
 		    "implausible, win_confined_to_one_shape, noise_assumed",
 		    "not confirmed yet: optloop confirm");
