@@ -851,6 +851,59 @@ int contract_set(const char *text, size_t len, const char *field, const char *va
 /* ------------------------------------------------------------------ */
 /* Template and lists                                                  */
 
+/* The comments of field f's section in t, white space collapsed; NULL
+ * when the section is not there or holds none. */
+static char *hint_in(const char *t, size_t len, int f)
+{
+	struct loc loc[CF_ALL];
+	struct sb h = SB_INIT;
+
+	scan(t, len, loc, NULL);
+	if (loc[f].form != F_SECTION)
+		return NULL;
+	size_t at = loc[f].a, b = loc[f].b;
+	const char *open;
+	while (at < b && (open = find_n(t + at, b - at, "<!--"))) {
+		size_t s = (size_t)(open - t) + 4;
+		const char *close = find_n(t + s, b - s, "-->");
+		size_t e = close ? (size_t)(close - t) : b;
+		for (size_t i = s; i < e; i++) {
+			bool sp = isspace((unsigned char)t[i]);
+			if (sp && (!h.len || h.buf[h.len - 1] == ' '))
+				continue;
+			sb_addc(&h, sp ? ' ' : t[i]);
+		}
+		if (h.len && h.buf[h.len - 1] != ' ')
+			sb_addc(&h, ' ');
+		at = close ? e + 3 : b;
+	}
+	while (h.len && h.buf[h.len - 1] == ' ')
+		h.buf[--h.len] = '\0';
+	if (!h.len) {
+		sb_release(&h);
+		return NULL;
+	}
+	return sb_detach(&h);
+}
+
+char *contract_hint(const char *text, size_t len, int field)
+{
+	struct sb tpl = SB_INIT;
+	char *h;
+
+	if (field < 0 || field >= CF_ALL)
+		return NULL;
+	if (text && (h = hint_in(text, len, field)))
+		return h;
+	if (contract_template(NULL, &tpl, NULL) < 0) {
+		sb_release(&tpl);
+		return NULL;
+	}
+	h = hint_in(tpl.buf, tpl.len, field);
+	sb_release(&tpl);
+	return h;
+}
+
 int contract_template(const struct contract *c, struct sb *out, struct err *e)
 {
 	struct sb tpl = SB_INIT, cur = SB_INIT, next = SB_INIT;

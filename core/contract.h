@@ -77,6 +77,13 @@ int contract_missing(const struct contract *c, struct sb *why);
 
 void contract_release(struct contract *c);
 
+/* The hint the contract gives for a field (0..CF_ALL-1): the text of the
+ * HTML comments in its section of text, white space collapsed ("required:
+ * the op's name and the function the benchmark calls, e.g. chunk_gla —
+ * fla.ops.gla.chunk_gla"), or the template's (assets/templates/draft.md)
+ * when text has none for it.  Caller frees; NULL when neither has one. */
+char *contract_hint(const char *text, size_t len, int field);
+
 /* Template text for a new workspace: assets/templates/draft.md with the
  * fields of c that are set filled in (c may be NULL).  Appends to out. */
 int contract_template(const struct contract *c, struct sb *out, struct err *e);

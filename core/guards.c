@@ -506,17 +506,69 @@ static int profile_path(const struct guards_ctx *g, const char *p, char **out, s
 		return 0;
 	case ERR_NOTFOUND:
 		return err_set(e, ERR_REFUSED,
-			       "reassess refused: the profile %s does not exist (save the profiler's "
-			       "output under %s/trace/ and name that file)",
+			       "the profile %s does not exist (save the profiler's output under "
+			       "%s/trace/ and name that file)",
 			       p, g->ws->rel);
 	case ERR_REFUSED:
 		return err_set(e, ERR_REFUSED,
-			       "reassess refused: the profile %s is not under %s/trace/ (copy it "
-			       "there so it stays with the workspace)",
+			       "the profile %s is not under %s/trace/ (copy it there so it stays "
+			       "with the workspace)",
 			       p, g->ws->rel);
 	default:
-		return err_set(e, ERR_REFUSED, "reassess refused: the profile %s is not a file", p);
+		return err_set(e, ERR_REFUSED, "the profile %s is not a file", p);
 	}
+}
+
+/* The stall's last row, and when it was logged. */
+static int stall_began(const struct guards_ctx *g, int *after, double *t, struct err *e)
+{
+	struct log_rows *rs;
+	const struct log_row *rows;
+	size_t n;
+	int rc = rows_load(g, &rs, &rows, &n, e);
+	if (rc < 0)
+		return rc;
+	*after = n ? rows[n - 1].iter : 0;
+	log_rows_put(rs);
+	*t = store_iter_logged_at(g->store, *after);
+	return 0;
+}
+
+int guards_profile_check(const struct guards_ctx *g, const char *profile, char **real,
+			 struct err *e)
+{
+	char *path = NULL;
+	int after, rc;
+	double stall_t;
+
+	if (real)
+		*real = NULL;
+	if (blank(profile))
+		return err_set(e, ERR_USAGE, "a profile is needed: a file under %s/trace/",
+			       g->ws->rel);
+	if ((rc = stall_began(g, &after, &stall_t, e)) < 0 ||
+	    (rc = profile_path(g, profile, &path, e)) < 0)
+		return rc;
+	struct stat sb;
+	stat(path, &sb);
+	double mt = (double)sb.st_mtim.tv_sec + (double)sb.st_mtim.tv_nsec / 1e9;
+	if (mt <= stall_t) {
+		char a[32], b[32];
+		fmt_time(mt, a, sizeof(a));
+		fmt_time(stall_t, b, sizeof(b));
+		rc = err_set(e, ERR_REFUSED,
+			     "the profile %s is older than the stall (written %s; the stall began %s "
+			     "when iteration %d was logged). Profile the current kernel again and "
+			     "save it under trace/",
+			     profile, a, b, after);
+		free(path);
+		return rc;
+	}
+	if (real)
+		*real = path;
+	else
+		free(path);
+	return 0;
 }
 
 int guards_reassess(const struct guards_ctx *g, const struct loop_reassess *r, struct err *e)
@@ -562,25 +614,11 @@ int guards_reassess(const struct guards_ctx *g, const struct loop_reassess *r, s
 		return rc;
 	}
 	int after = rows[n - 1].iter;
-	double stall_t = store_iter_logged_at(g->store, after);
 	log_rows_put(rs);
 
 	char *real = NULL;
-	if ((rc = profile_path(g, r->profile, &real, e)) < 0)
-		return rc;
-	struct stat sb;
-	stat(real, &sb);
-	double mt = (double)sb.st_mtim.tv_sec + (double)sb.st_mtim.tv_nsec / 1e9;
-	if (mt <= stall_t) {
-		char a[32], b[32];
-		fmt_time(mt, a, sizeof(a));
-		fmt_time(stall_t, b, sizeof(b));
-		rc = err_set(e, ERR_REFUSED,
-			     "reassess refused: the profile %s is older than the stall (written %s; "
-			     "the stall began %s when iteration %d was logged). Profile the current "
-			     "kernel again and save it under trace/",
-			     r->profile, a, b, after);
-		free(real);
+	if ((rc = guards_profile_check(g, r->profile, &real, e)) < 0) {
+		err_prefix(e, "reassess refused: ");
 		return rc;
 	}
 	size_t rl = strlen(g->ws->repo);

@@ -129,6 +129,14 @@ int guards_after_commit(const struct guards_ctx *g, char sha[41], struct err *e)
 
 int guards_reassess(const struct guards_ctx *g, const struct loop_reassess *r, struct err *e);
 
+/* The re-assessment's profile rule, on its own (guards_reassess applies
+ * it): a file under the workspace's trace/ (the path absolute, relative to
+ * the cwd or to the workspace), written after the stall began.  0 with its
+ * real path in *real (caller frees; real may be NULL); ERR_REFUSED, or
+ * ERR_USAGE for an empty path, saying why. */
+int guards_profile_check(const struct guards_ctx *g, const char *profile, char **real,
+			 struct err *e);
+
 /* The directions of the log grouped by axis ("(no axis)" last), one line
  * each, appended to out: what the re-assessment's axes prompt starts from. */
 int guards_axes_summary(const struct guards_ctx *g, struct sb *out, struct err *e);

@@ -150,6 +150,40 @@ void loop_contract_put(const struct contract *c)
 	contract_put_shared((struct shared_contract *)(uintptr_t)c);
 }
 
+int loop_reassess_profile_check(struct loop *l, const char *path, struct err *e)
+{
+	struct guards_ctx g = loop_guards(l);
+	return guards_profile_check(&g, path, NULL, e);
+}
+
+int loop_contract_missing(struct loop *l, struct loop_contract_field **out, size_t *n,
+			  struct err *e)
+{
+	const struct shared_contract *sc = l->contract;
+
+	*out = NULL;
+	*n = 0;
+	for (int f = 0; f < CF_NFIELDS; f++) {
+		if (sc->c.v[f])
+			continue;
+		*out = xrealloc(*out, (*n + 1) * sizeof(**out));
+		(*out)[(*n)++] = (struct loop_contract_field){
+			.field = f,
+			.name = contract_field_name(f),
+			.heading = contract_field_heading(f),
+			.hint = contract_hint(sc->text, sc->text ? sc->len : 0, f),
+		};
+	}
+	return 0;
+}
+
+void loop_contract_fields_free(struct loop_contract_field *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i].hint);
+	free(v);
+}
+
 static struct shared_contract *read_contract(const char *path)
 {
 	struct sb text = SB_INIT;
@@ -448,6 +482,7 @@ static int where_now(struct loop *l, struct where *w, struct err *e)
 struct due {
 	enum loop_due due;
 	enum row_status suggest;
+	char *why; /* the evidence behind suggest, in words (owned), or NULL */
 };
 
 /* Why run_id was an attempt and where its raw output is, in words. */
@@ -501,6 +536,9 @@ static char *measured_step(struct loop *l, const struct where *w, struct due *d)
 	char *s;
 	if (r.gate != GATE_PASS || !isfinite(r.bench_ms)) {
 		d->suggest = RS_DROP;
+		d->why = xasprintf("the gate is %s%s: a row that did not pass cannot be kept; drop "
+				   "(or revert) puts the best kernel back",
+				   gate_verdict_name(r.gate), r.gate == GATE_PASS ? " but no bench number" : "");
 		s = xasprintf("log iteration %d as drop (or revert): optloop log --direction TEXT "
 			      "--status drop (gate %s%s: it cannot be kept; the kernel goes back to "
 			      "the best)",
@@ -513,17 +551,22 @@ static char *measured_step(struct loop *l, const struct where *w, struct due *d)
 	} else {
 		if (win.win) {
 			d->suggest = RS_KEEP;
+			d->why = xasprintf("a win beyond noise, by its %s", win.source);
 			s = xasprintf("log iteration %d: optloop log --direction TEXT --status keep "
 				      "(a win beyond noise, by its %s)",
 				      w->iter, win.source);
 		} else if (!strcmp(win.verdict, "fast") || !strcmp(win.verdict, "ambiguous")) {
 			d->due = DUE_CONFIRM;
 			d->suggest = RS_REVERT;
+			d->why = xasprintf("%s: no win beyond noise yet, so not keep (a confirm can show "
+					   "one)",
+					   win.why);
 			s = xasprintf("confirm iteration %d before keeping it: optloop confirm (%s); "
 				      "or log it: optloop log --direction TEXT --status revert|drop",
 				      w->iter, win.why);
 		} else {
 			d->suggest = RS_REVERT;
+			d->why = xasprintf("%s: not a win, so not keep", win.why ? win.why : "no verdict");
 			s = xasprintf("log iteration %d: optloop log --direction TEXT --status "
 				      "revert|drop|floor (%s: not a win)",
 				      w->iter, win.why ? win.why : "no verdict");
@@ -538,6 +581,7 @@ static char *next_step(struct loop *l, const struct where *w, struct due *d)
 {
 	d->due = DUE_NONE;
 	d->suggest = RS_NONE;
+	d->why = NULL;
 	char *why = w->attempt_run && (w->state == ST_NEED_BASELINE || w->state == ST_READY ||
 				       w->state == ST_EDITING)
 			    ? attempt_words(l, w->attempt_run)
@@ -1588,6 +1632,7 @@ int loop_status(struct loop *l, struct loop_status *st, struct err *e)
 	st->next = next_step(l, &w, &d);
 	st->due = d.due;
 	st->suggest = d.suggest;
+	st->suggest_why = d.why;
 	const struct log_row *best = log_rows_best(rows, n);
 	st->has_best = best != NULL;
 	if (best) {
@@ -1619,6 +1664,7 @@ int loop_status(struct loop *l, struct loop_status *st, struct err *e)
 void loop_status_release(struct loop_status *st)
 {
 	free(st->next);
+	free(st->suggest_why);
 	free(st->op);
 	free(st->workspace);
 	free(st->repo);

@@ -141,7 +141,11 @@ enum loop_due {
 struct loop_status {
 	enum loop_state state;
 	enum loop_due due;
-	enum row_status suggest; /* DUE_LOG/DUE_CONFIRM: the status the evidence supports */
+	enum row_status suggest; /* DUE_LOG/DUE_CONFIRM: the status the evidence supports
+				  * (never one loop_log would refuse: keep only for a win
+				  * beyond noise, drop for a gate that did not pass) */
+	char *suggest_why;       /* that evidence in words ("a win beyond noise, by its
+				  * confirm"), NULL when suggest is RS_NONE or RS_BASE */
 	int iteration;      /* the iteration the due step belongs to (0 = baseline) */
 	char *next;         /* the next required step, in words */
 	bool has_best;      /* the one best (log_rows_best): the baseline or the last keep */
@@ -369,14 +373,21 @@ int loop_run_get(struct loop *l, int run_id, struct loop_run *r, struct err *e);
 int loop_iter_run_get(struct loop *l, int iter, struct loop_run *r, struct err *e);
 void loop_run_release(struct loop_run *r);
 
-/* The noise band around the best: best_ms scaled by exp(±2σ), σ the mean of
- * the per-shape pooled noise of the best kernel's runs.  lo/hi NAN when
- * there is no best or no run of it to read. */
-struct loop_band {
-	double lo, hi, sigma;
-	bool assumed; /* no repeated runs yet: the assumed default noise */
+/* The noise band around the best that the workbench draws and status prints
+ * (measure_noise_band): ±2σ of the per-run spread a verdict against the
+ * best pools, σ in log space averaged over the best's shapes; assumed (the
+ * default spread) until some kernel state has repeated runs. */
+struct loop_noise {
+	bool have;           /* false without a best with per-shape runs */
+	double sigma;        /* NAN when !have */
+	double lo_ms, hi_ms; /* best·e^(∓2σ) */
+	double half;         /* relative half-width: (hi − lo) / 2 / best */
+	bool assumed;
 };
-int loop_noise_band(struct loop *l, struct loop_band *b, struct err *e);
+int loop_noise_band(struct loop *l, struct loop_noise *out, struct err *e);
+/* The figure in the one wording both front-ends use: "±1.5%", "±4.0%
+ * (assumed)", "none yet" (appended). */
+void loop_noise_words(const struct loop_noise *n, struct sb *out);
 
 /* The iteration promote --explain/--attach apply to by default: the current
  * one when it has a confirm, else the best.  ERR_REFUSED when there is no
@@ -571,16 +582,20 @@ void loop_watch_close(struct loop_watch *w);
 const char *loop_contract_path(const struct loop *l);
 
 
-/* The contract's fields in draft.md order: the seven required ones, then
- * the optional iteration cap and win threshold.  name is what --set takes,
- * heading the section optloop writes; filled says whether the contract the
- * loop last read has it (always true for the optional ones). */
+/* The required fields the contract (as last read) leaves empty, in order,
+ * each with what a form asks with: its section heading and the hint
+ * docs/draft.md gives for it (its comment, else the template's; NULL when
+ * neither has one).  *out is the caller's: loop_contract_fields_free. */
+#define CONTRACT_NFIELDS 9 /* the seven required fields, the cap, the threshold */
 struct loop_contract_field {
-	const char *name, *heading;
-	bool required, filled;
+	int field;           /* its index: contract_field_name(field) == name */
+	const char *name;    /* "op", "target", ... (static): what --set takes */
+	const char *heading; /* "Op and entry point", ... (static) */
+	char *hint;
 };
-#define LOOP_CONTRACT_FIELDS 9
-void loop_contract_fields(struct loop *l, struct loop_contract_field out[LOOP_CONTRACT_FIELDS]);
+int loop_contract_missing(struct loop *l, struct loop_contract_field **out, size_t *n,
+			  struct err *e);
+void loop_contract_fields_free(struct loop_contract_field *v, size_t n);
 /* Is name a contract field --set accepts (synonyms included)? */
 bool loop_contract_field_known(const char *name);
 /* Rewrite fields names[i] to values[i] (an empty value clears it) in
@@ -589,6 +604,14 @@ bool loop_contract_field_known(const char *name);
  * field or an unreadable value. */
 int loop_contract_set(struct loop *l, const char *const *names, const char *const *values,
 		      size_t n, struct err *e);
+
+/* ---- stall re-assessment --------------------------------------------------- */
+
+/* Would the re-assessment take this profile?  The one rule optloop reassess
+ * applies: a file under the workspace's trace/ (path absolute, relative to
+ * the cwd or to the workspace) written after the stall began.  0 when it
+ * would; ERR_REFUSED (ERR_USAGE for an empty path) with the reason in e. */
+int loop_reassess_profile_check(struct loop *l, const char *path, struct err *e);
 
 /* Absolute path of the repository work tree / the workspace dir (owned by l). */
 const char *loop_repo_dir(const struct loop *l);

@@ -1,7 +1,8 @@
 /*
- * loop_contract — loop.h's contract calls: the fields of docs/draft.md with
- * whether the contract the loop read has them, and setting fields in the
- * file.  The grammar is core/contract.c's.
+ * loop_contract — loop.h's contract calls that need no more than the file:
+ * the field names --set takes, and setting fields in docs/draft.md (the
+ * grammar is core/contract.c's; what the contract lacks, with draft.md's
+ * hints, is loop.c's loop_contract_missing, which reads the loop's copy).
  */
 #include "core/loop.h"
 #include "core/loop_core.h"
@@ -11,19 +12,7 @@
 #include "core/fsutil.h"
 #include "core/sb.h"
 
-void loop_contract_fields(struct loop *l, struct loop_contract_field out[LOOP_CONTRACT_FIELDS])
-{
-	_Static_assert(LOOP_CONTRACT_FIELDS == CF_ALL, "one entry per contract field");
-	const struct contract *c = loop_contract_get(l);
-	for (int f = 0; f < CF_ALL; f++)
-		out[f] = (struct loop_contract_field){
-			.name = contract_field_name((enum contract_field)f),
-			.heading = contract_field_heading(f),
-			.required = f < CF_NFIELDS,
-			.filled = f >= CF_NFIELDS || c->v[f] != NULL,
-		};
-	loop_contract_put(c);
-}
+_Static_assert(CONTRACT_NFIELDS == CF_ALL, "loop.h counts every contract field");
 
 bool loop_contract_field_known(const char *name)
 {

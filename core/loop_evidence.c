@@ -155,41 +155,14 @@ int loop_iter_run_get(struct loop *l, int iter, struct loop_run *r, struct err *
 	return loop_run_get(l, run_id, r, e);
 }
 
-int loop_noise_band(struct loop *l, struct loop_band *out, struct err *e)
+int loop_noise_band(struct loop *l, struct loop_noise *out, struct err *e)
 {
-	struct store *s = loop_store(l);
-	struct measure_best b;
-	struct stats_set set;
-	double sum = 0;
-	int n = 0, rc;
+	return measure_noise_band(loop_store(l), out, e);
+}
 
-	*out = (struct loop_band){NAN, NAN, NAN, false};
-	memset(&set, 0, sizeof(set));
-	if ((rc = measure_best(s, &b, e)) < 0)
-		return rc;
-	if (!b.have || !b.tree || !isfinite(b.bench_ms))
-		goto done;
-	if ((rc = measure_tree_set(s, b.tree, NULL, 0, NULL, &set, e)) < 0)
-		goto done;
-	for (size_t i = 0; i < set.nshapes; i++) {
-		const struct stats_set *g = &set;
-		struct stats_noise nz;
-		stats_noise_pool(&g, 1, set.env, set.shapes[i].key, &nz);
-		if (isfinite(nz.sigma)) {
-			sum += nz.sigma;
-			n++;
-			out->assumed |= nz.assumed;
-		}
-	}
-	if (n) {
-		out->sigma = sum / n;
-		out->lo = b.bench_ms * exp(-2 * out->sigma);
-		out->hi = b.bench_ms * exp(2 * out->sigma);
-	}
-done:
-	stats_set_release(&set);
-	measure_best_release(&b);
-	return rc < 0 ? rc : 0;
+void loop_noise_words(const struct loop_noise *n, struct sb *out)
+{
+	measure_noise_words(n, out);
 }
 
 int loop_promote_iter(struct loop *l, int *iter, struct err *e)

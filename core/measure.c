@@ -5,6 +5,7 @@
  * behaves as if they were empty.
  */
 #include "core/measure.h"
+#include "core/loop.h"
 #include "core/lint.h"
 #include "core/guards.h"
 #include "core/contract.h"
@@ -387,6 +388,62 @@ int measure_judge_run(struct store *s, int run_id, double threshold, struct stat
 	free(tree);
 	free(env);
 	return rc;
+}
+
+int measure_noise_band(struct store *s, struct loop_noise *out, struct err *e)
+{
+	struct measure_best best;
+	struct stats_set bset = {0}, *hist = NULL;
+	size_t nh = 0;
+	double sum = 0;
+	int n = 0;
+
+	memset(out, 0, sizeof(*out));
+	out->sigma = out->lo_ms = out->hi_ms = out->half = NAN;
+	int rc = measure_best(s, &best, e);
+	if (rc == 0 && best.have && best.tree && stats_time_ok(best.bench_ms))
+		rc = measure_tree_set(s, best.tree, NULL, 0, NULL, &bset, e);
+	if (rc == 0 && bset.nshapes)
+		rc = history_sets(s, bset.env, best.tree, NULL, &hist, &nh, e);
+	if (rc == 0 && bset.nshapes) {
+		/* the groups a verdict against the best pools, less the candidate */
+		const struct stats_set **g = xcalloc(nh + 1, sizeof(*g));
+		g[0] = &bset;
+		for (size_t i = 0; i < nh; i++)
+			g[i + 1] = &hist[i];
+		for (size_t i = 0; i < bset.nshapes; i++) {
+			struct stats_noise nz;
+			stats_noise_pool(g, nh + 1, bset.env, bset.shapes[i].key, &nz);
+			if (isfinite(nz.sigma)) {
+				sum += nz.sigma;
+				n++;
+				out->assumed |= nz.assumed;
+			}
+		}
+		free(g);
+	}
+	if (rc == 0 && n) {
+		out->have = true;
+		out->sigma = sum / n;
+		out->lo_ms = best.bench_ms * exp(-2 * out->sigma);
+		out->hi_ms = best.bench_ms * exp(2 * out->sigma);
+		out->half = (out->hi_ms - out->lo_ms) / 2 / best.bench_ms;
+	}
+	for (size_t i = 0; i < nh; i++)
+		stats_set_release(&hist[i]);
+	free(hist);
+	stats_set_release(&bset);
+	measure_best_release(&best);
+	return rc;
+}
+
+void measure_noise_words(const struct loop_noise *n, struct sb *out)
+{
+	if (!n->have) {
+		sb_adds(out, "none yet");
+		return;
+	}
+	sb_addf(out, "\xc2\xb1%.1f%%%s", n->half * 100, n->assumed ? " (assumed)" : "");
 }
 
 int measure_verdict_get(struct store *s, int run_id, char **verdict, unsigned *flags,

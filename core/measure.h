@@ -107,6 +107,18 @@ void measure_win_release(struct measure_win *w);
 int measure_judge_run(struct store *s, int run_id, double threshold, struct stats_cmp *out,
 		      struct err *e);
 
+/* The noise band around the best: ±2σ, where σ is the per-run spread in
+ * log space that a verdict against the best pools (the best kernel's runs
+ * and every other kernel state's, in the best's environment), averaged
+ * over the best's shapes; the default spread, marked assumed, while no
+ * kernel state has repeated runs.  have is false without a best that has
+ * per-shape runs.  The workbench and status show this one figure. */
+struct loop_noise;
+int measure_noise_band(struct store *s, struct loop_noise *out, struct err *e);
+/* The figure in words, one wording everywhere: "±1.5%", "±4.0% (assumed)",
+ * "none yet" (appended to out). */
+void measure_noise_words(const struct loop_noise *n, struct sb *out);
+
 /* The stored verdict of a run: name ("fast", ...), flags and the whole
  * comparison as JSON (each may be NULL).  ERR_NOTFOUND when none. */
 int measure_verdict_get(struct store *s, int run_id, char **verdict, unsigned *flags,

@@ -122,7 +122,8 @@ static void relayout(struct app *a)
 
 	getmaxyx(stdscr, rows, cols);
 	del_windows(a);
-	layout_compute(&a->lay, rows, cols, a->live_shown, a->wz ? wizard_height(a->wz) : 0);
+	layout_compute(&a->lay, rows, cols, a->live_shown,
+		       a->wz ? wizard_height(a->wz, layout_modal_width(cols)) : 0);
 	if (a->lay.too_small)
 		return;
 	a->wtop = mkwin(a->lay.top);
@@ -177,14 +178,17 @@ static void draw_status(struct app *a)
 
 	sb_init(&s);
 	sb_init(&right);
-	a->be->status(a, &s);
 	/* action_first_key's buffer is static: one call per statement. */
 	sb_addf(&right, "%s help \xc2\xb7 ", action_first_key(ACT_HELP));
 	sb_addf(&right, "%s quit ", action_first_key(ACT_QUIT));
-	draw_fill(a->wstatus, 0, 0, w, theme_attr(R_STATUS));
 	int rw = sanitize_width(right.buf, right.len);
-	draw_text(a->wstatus, 0, 1, w - rw - 2, s.buf, theme_attr(R_STATUS));
-	if (w - rw > 20)
+	/* The due step comes first: the help and quit keys give way to it. */
+	a->be->status(a, w - rw - 2, &s);
+	int sw = sanitize_width(s.buf, s.len);
+	bool hint = sw <= w - rw - 2 && w - rw > 20;
+	draw_fill(a->wstatus, 0, 0, w, theme_attr(R_STATUS));
+	draw_text(a->wstatus, 0, 1, hint ? w - rw - 2 : w - 2, s.buf, theme_attr(R_STATUS));
+	if (hint)
 		draw_text(a->wstatus, 0, w - rw, rw, right.buf, theme_attr(R_STATUS));
 	wnoutrefresh(a->wstatus);
 	sb_release(&s);
@@ -519,6 +523,7 @@ static void handle_key(struct app *a, wint_t ch, bool fkey)
 	case ACT_LOG:
 	case ACT_COMMIT:
 	case ACT_REASSESS:
+	case ACT_STOP:
 	case ACT_TOGGLE:
 		if (act == ACT_TOGGLE && a->focus != P_TRAPS) {
 			app_message(a, true, "t marks a trap: Tab to the traps pane first");
@@ -535,6 +540,11 @@ static void handle_key(struct app *a, wint_t ch, bool fkey)
 		break;
 	}
 	struct view *v = focused_view(a);
+	/* Sideways goes to the verify output while it is shown: it is the
+	 * pane whose lines run wide. */
+	if ((act == ACT_SCROLL_LEFT || act == ACT_SCROLL_RIGHT) && !v->ops->hscroll &&
+	    a->live_shown && a->win[P_LIVE])
+		v = &a->views[P_LIVE];
 	if (v->ops->action && v->ops->action(v, act))
 		return;
 	if (view_navigate(v, act))

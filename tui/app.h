@@ -26,8 +26,10 @@ struct wizard;
 struct backend {
 	/* (Re)load everything the panes show into a->data. */
 	int (*reload)(struct app *a, struct err *e);
-	/* The status line: where the loop stands and which key does the due step. */
-	void (*status)(struct app *a, struct sb *out);
+	/* The status line: where the loop stands and which key does the due
+	 * step, in words that fit `cells` columns (shorter ones on a narrow
+	 * terminal) whenever they can. */
+	void (*status)(struct app *a, int cells, struct sb *out);
 	/* v, l, c, r, t: 0 when done or a wizard was opened (app_open_wizard);
 	 * <0 with e saying why it was refused. */
 	int (*act)(struct app *a, enum action act, struct err *e);

@@ -16,6 +16,11 @@ static struct rect R(int y, int x, int h, int w)
 	return r;
 }
 
+int layout_modal_width(int cols)
+{
+	return cols - 4 > 84 ? 84 : cols - 4;
+}
+
 void layout_compute(struct layout *l, int rows, int cols, bool live, int modal_h)
 {
 	memset(l, 0, sizeof(*l));
@@ -30,7 +35,9 @@ void layout_compute(struct layout *l, int rows, int cols, bool live, int modal_h
 	l->message = R(rows - 1, 0, 1, cols);
 
 	int y0 = 1, ph = rows - 3;
-	int th = ph * 11 / 20; /* upper row */
+	/* upper row; verify output gets the larger share while it is shown,
+	 * so a result table and its header fit together at 80x24 */
+	int th = live ? ph * 2 / 5 : ph * 11 / 20;
 	int bh = ph - th;
 	bool wide = cols >= 100;
 	int lw = wide ? cols * 3 / 5 : cols;
@@ -58,7 +65,7 @@ void layout_compute(struct layout *l, int rows, int cols, bool live, int modal_h
 		}
 	}
 	if (modal_h > 0) {
-		int mw = cols - 4 > 84 ? 84 : cols - 4;
+		int mw = layout_modal_width(cols);
 		int mh = modal_h > ph ? ph : modal_h;
 		l->modal = R(y0 + (ph - mh) / 2, (cols - mw) / 2, mh, mw);
 	}

@@ -27,6 +27,8 @@ struct layout {
 	struct rect status, message;
 };
 
+/* Columns a wizard gets on a terminal `cols` wide. */
+int layout_modal_width(int cols);
 /* live: show the live output pane; modal_h: rows a wizard wants (0: none). */
 void layout_compute(struct layout *l, int rows, int cols, bool live, int modal_h);
 

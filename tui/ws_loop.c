@@ -35,7 +35,7 @@ struct ws_loop {
 	char *title;
 	int run_iter;
 	/* Contract wizard: which field each text box sets. */
-	const char *contract_fields[LOOP_CONTRACT_FIELDS]; /* names, static */
+	const char *contract_fields[CONTRACT_NFIELDS]; /* names, static */
 	int ncontract;
 	struct traps_doc traps; /* with this iteration's checklist states */
 	/* The confirm run going (NULL when none) and the run the live pane
@@ -43,6 +43,7 @@ struct ws_loop {
 	struct loop_confirm_run *confirm;
 	int confirm_shown;
 	struct lint_findings lint; /* findings the log wizard asks to acknowledge */
+	char *band_text;           /* the noise band in words, for the best pane */
 };
 
 static struct ws_loop *W(struct app *a)
@@ -76,20 +77,27 @@ static void load_traps(struct app *a)
 	}
 }
 
-/* The noise band around the best: ±2σ of the per-run spread the statistics
- * pool for the best kernel state's shapes (their mean, in log space). */
+/* The noise band around the best, the engine's figure in its words. */
 static void load_band(struct app *a)
 {
 	struct ws_loop *w = W(a);
-	struct loop_band b;
+	struct loop_noise nz;
+	struct err e = {0};
 
 	a->data.band_lo = a->data.band_hi = NAN;
-	if (!w->st.has_best || loop_noise_band(w->l, &b, NULL) < 0 || !isfinite(b.lo))
+	a->data.band_text = NULL;
+	free(w->band_text);
+	w->band_text = NULL;
+	if (!w->st.has_best || loop_noise_band(w->l, &nz, &e) < 0 || !nz.have)
 		return;
-	a->data.band_lo = b.lo;
-	a->data.band_hi = b.hi;
-	a->data.band_label = "noise";
-	a->data.band_assumed = b.assumed;
+	struct sb t = SB_INIT;
+	sb_init(&t);
+	sb_adds(&t, "noise ");
+	loop_noise_words(&nz, &t);
+	w->band_text = sb_detach(&t);
+	a->data.band_lo = nz.lo_ms;
+	a->data.band_hi = nz.hi_ms;
+	a->data.band_text = w->band_text;
 }
 
 /* The stored verdict of a verify run, for the panes.  When the run is of
@@ -213,55 +221,72 @@ static int loop_reload(struct app *a, struct err *e)
 /* ---- the status line ------------------------------------------------------ */
 
 /* The engine's due step (loop_status().due) in words and keys: the status
- * line and the messages after a run say the same step. */
-static void due_words(const struct loop_status *st, struct sb *out)
+ * line and the messages after a run say the same step.  brief: the short
+ * words an 80-column status line has room for. */
+static void due_words(const struct loop_status *st, bool brief, struct sb *out)
 {
+	/* action_first_key's buffer is static: one key per call */
 	switch (st->due) {
 	case DUE_CONTRACT:
-		sb_addf(out, "the task contract is incomplete: fill it in (%s)", action_first_key(ACT_REASSESS));
+		sb_addf(out, brief ? "fill in the task contract (%s)"
+				   : "the task contract is incomplete: fill it in (%s)",
+			action_first_key(ACT_REASSESS));
 		break;
 	case DUE_BASELINE:
-		sb_addf(out, "step 2/3: verify the unmodified kernel for the baseline (%s)",
+		sb_addf(out, brief ? "verify the unmodified kernel (%s)"
+				   : "step 2/3: verify the unmodified kernel for the baseline (%s)",
 			action_first_key(ACT_VERIFY));
 		break;
 	case DUE_RETRY:
-		sb_addf(out, "the last run was an attempt, not an iteration: %s; fix it, verify again (%s)",
-			st->attempt ? st->attempt : "no row", action_first_key(ACT_VERIFY));
+		if (brief)
+			sb_addf(out, "attempt, no row: fix it, verify again (%s)", action_first_key(ACT_VERIFY));
+		else
+			sb_addf(out, "the last run was an attempt, not an iteration: %s; fix it, verify again (%s)",
+				st->attempt ? st->attempt : "no row", action_first_key(ACT_VERIFY));
 		break;
 	case DUE_EDIT:
-		sb_addf(out, "step 1/3: change the kernel, then verify (%s)", action_first_key(ACT_VERIFY));
+		sb_addf(out, brief ? "change the kernel, then verify (%s)"
+				   : "step 1/3: change the kernel, then verify (%s)",
+			action_first_key(ACT_VERIFY));
 		break;
 	case DUE_VERIFY:
-		sb_addf(out, "step 2/3: verify the change (%s)", action_first_key(ACT_VERIFY));
+		sb_addf(out, brief ? "verify the change (%s)" : "step 2/3: verify the change (%s)",
+			action_first_key(ACT_VERIFY));
 		break;
 	case DUE_WAIT:
-		sb_adds(out, "step 2/3: a verify run is going in another optloop");
+		sb_adds(out, brief ? "another optloop is verifying"
+				   : "step 2/3: a verify run is going in another optloop");
 		break;
 	case DUE_CONFIRM:
-		/* action_first_key's buffer is static: one key per call */
-		sb_addf(out, "step 3/3: no win yet: confirm (%s) ", action_first_key(ACT_CONFIRM));
-		sb_addf(out, "or log revert/drop (%s), ", action_first_key(ACT_LOG));
-		sb_addf(out, "then commit (%s)", action_first_key(ACT_COMMIT));
+		sb_addf(out, brief ? "confirm (%s) " : "step 3/3: no win yet: confirm (%s) ",
+			action_first_key(ACT_CONFIRM));
+		sb_addf(out, "or log revert/drop (%s)", action_first_key(ACT_LOG));
+		if (!brief)
+			sb_addf(out, ", then commit (%s)", action_first_key(ACT_COMMIT));
 		break;
 	case DUE_LOG:
-		sb_addf(out, "step 3/3: log the row as %s (%s), ",
+		sb_addf(out, brief ? "log as %s (%s), " : "step 3/3: log the row as %s (%s), ",
 			st->suggest == RS_NONE ? "keep|revert|drop|floor" : row_status_name(st->suggest),
 			action_first_key(ACT_LOG));
 		sb_addf(out, "then commit (%s)", action_first_key(ACT_COMMIT));
 		break;
 	case DUE_SET_ASIDE:
-		sb_adds(out, "the kernel changed after the measurement: undo the extra change (or set it "
-			    "aside: optloop log --set-aside)");
+		sb_adds(out, brief ? "kernel changed after measuring: undo it"
+				   : "the kernel changed after the measurement: undo the extra change (or set it "
+				     "aside: optloop log --set-aside)");
 		break;
 	case DUE_COMMIT:
-		sb_addf(out, "step 3/3: commit the logged row (%s)", action_first_key(ACT_COMMIT));
+		sb_addf(out, brief ? "commit the row (%s)" : "step 3/3: commit the logged row (%s)",
+			action_first_key(ACT_COMMIT));
 		break;
 	case DUE_REASSESS:
-		sb_addf(out, "%d rows without a win: re-assess (%s) before the next iteration", st->stall,
-			action_first_key(ACT_REASSESS));
+		sb_addf(out, brief ? "%d rows without a win: re-assess (%s)"
+				   : "%d rows without a win: re-assess (%s) before the next iteration",
+			st->stall, action_first_key(ACT_REASSESS));
 		break;
 	case DUE_STOP:
-		sb_addf(out, "a stop condition holds: promotion / no-go checks (%s)",
+		sb_addf(out, brief ? "stop condition: checks (%s)"
+				   : "a stop condition holds: promotion / no-go checks (%s)",
 			action_first_key(ACT_REASSESS));
 		break;
 	case DUE_REBUILD:
@@ -272,7 +297,8 @@ static void due_words(const struct loop_status *st, struct sb *out)
 }
 
 /* The due step after a run ended, from a fresh status (the workbench
- * reloads its own copy after the message). */
+ * reloads its own copy after the message), in the brief words: it ends a
+ * message line that has said what the run measured. */
 static void next_words(struct ws_loop *w, struct sb *out)
 {
 	struct loop_status st;
@@ -281,39 +307,60 @@ static void next_words(struct ws_loop *w, struct sb *out)
 		sb_adds(out, "see the status line");
 		return;
 	}
-	due_words(&st, out);
+	due_words(&st, true, out);
 	loop_status_release(&st);
 }
 
-static void loop_status_line(struct app *a, struct sb *out)
+static void status_words(struct app *a, bool brief, bool extras, struct sb *out)
 {
 	struct ws_loop *w = W(a);
 	const struct loop_status *st = &w->st;
 
-	if (!w->have_st) {
-		sb_adds(out, "status unknown");
-		return;
-	}
 	if (a->running && w->confirm) {
 		struct loop_confirm_progress p;
 		loop_confirm_progress(w->confirm, &p);
-		sb_addf(out, "iter %d \xc2\xb7 MEASURED \xc2\xb7 confirm run %d/%d (%s) of best and candidate (%s cancels)",
-			w->run_iter, p.run, p.nruns, p.role, action_first_key(ACT_CANCEL));
+		sb_addf(out, "iter %d \xc2\xb7 MEASURED \xc2\xb7 confirm run %d/%d (%s)", w->run_iter, p.run,
+			p.nruns, p.role);
+		sb_addf(out, brief ? " \xc2\xb7 %s cancels" : " of best and candidate (%s cancels)",
+			action_first_key(ACT_CANCEL));
 		return;
 	}
 	if (a->running) {
-		sb_addf(out, "iter %d \xc2\xb7 VERIFYING \xc2\xb7 step 2/3: verify is running (%s cancels)",
+		sb_addf(out, brief ? "iter %d \xc2\xb7 VERIFYING \xc2\xb7 verify is running (%s cancels)"
+				   : "iter %d \xc2\xb7 VERIFYING \xc2\xb7 step 2/3: verify is running (%s cancels)",
 			w->run_iter, action_first_key(ACT_CANCEL));
 		return;
 	}
 	sb_addf(out, "iter %d \xc2\xb7 %s \xc2\xb7 ", st->iteration, state_upper(st->state));
-	due_words(st, out);
+	due_words(st, brief, out);
+	if (!extras)
+		return;
 	if (st->due == DUE_EDIT || st->due == DUE_VERIFY)
 		sb_addf(out, " \xc2\xb7 stall %d/%d", st->stall, st->stall_limit);
 	if (st->telescoped)
 		sb_adds(out, " \xc2\xb7 kernel changed since it was measured");
 	if (st->readonly)
 		sb_adds(out, " \xc2\xb7 read-only (another optloop holds the workspace)");
+}
+
+/* The longest of: the full words, the brief ones with the stall count and
+ * notes, the brief ones alone, that fits. */
+static void loop_status_line(struct app *a, int cells, struct sb *out)
+{
+	struct ws_loop *w = W(a);
+	size_t start = out->len;
+
+	if (!w->have_st) {
+		sb_adds(out, "status unknown");
+		return;
+	}
+	for (int k = 0; k < 3; k++) {
+		out->len = start;
+		out->buf[start] = '\0';
+		status_words(a, k > 0, k < 2, out);
+		if (sanitize_width(out->buf + start, out->len - start) <= cells)
+			return;
+	}
 }
 
 /* ---- verify ---------------------------------------------------------------- */
@@ -574,8 +621,12 @@ static int open_log_wizard(struct app *a, struct err *e)
 					 "the log until the change is set aside or re-verified");
 	wizard_text(wz, "Direction", "one line: what this iteration tried", true,
 		    m.iter == 0 ? "baseline" : NULL);
+	if (m.iter != 0 && w->st.suggest != RS_NONE)
+		wizard_info(wz, w->st.suggest == RS_KEEP ? R_KEEP : R_REVERT, "proposed: %s \xc2\xb7 %s",
+			    row_status_name(w->st.suggest), w->st.suggest_why ? w->st.suggest_why : "");
 	if (m.iter != 0) {
-		/* preselect the status the evidence supports (the engine's due step) */
+		/* preselect the status the evidence supports (the engine's due
+		 * step), revert when it names none: never one it would refuse */
 		int pick = 1;
 		for (int k = 0; status_choices[k]; k++)
 			if (row_status_parse(status_choices[k]) == w->st.suggest)
@@ -653,19 +704,22 @@ static int open_contract_wizard(struct app *a, struct err *e)
 	/* the contract as it is on disk now (loop_reload reads it again) */
 	if ((rc = loop_reload(a, e)) < 0)
 		return rc;
-	struct loop_contract_field fields[LOOP_CONTRACT_FIELDS];
-	loop_contract_fields(w->l, fields);
+	struct loop_contract_field *miss;
+	size_t nmiss;
+	if ((rc = loop_contract_missing(w->l, &miss, &nmiss, e)) < 0)
+		return rc;
 	wz = wizard_new("Task contract: fill the missing fields", WZ_CONTRACT);
+	/* one field a step, under the hint and example draft.md gives for it */
+	wz->one_per_page = true;
 	wizard_info(wz, R_NORMAL, "%s", loop_contract_path(w->l));
 	w->ncontract = 0;
-	for (int f = 0; f < LOOP_CONTRACT_FIELDS; f++) {
-		if (fields[f].filled)
-			continue;
-		wizard_text(wz, fields[f].heading, NULL, true, NULL);
-		w->contract_fields[w->ncontract++] = fields[f].name;
+	for (size_t i = 0; i < nmiss; i++) {
+		wizard_text(wz, miss[i].heading, miss[i].hint, true, NULL);
+		w->contract_fields[w->ncontract++] = miss[i].name;
 	}
 	if (w->ncontract == 0)
 		wizard_info(wz, R_DIM, "nothing is missing; Enter closes");
+	loop_contract_fields_free(miss, nmiss);
 	app_open_wizard(a, wz);
 	return 0;
 }
@@ -673,7 +727,7 @@ static int open_contract_wizard(struct app *a, struct err *e)
 static int submit_contract(struct app *a, struct wizard *wz, struct err *e)
 {
 	struct ws_loop *w = W(a);
-	const char *values[LOOP_CONTRACT_FIELDS];
+	const char *values[CONTRACT_NFIELDS];
 	size_t n = 0;
 	int rc;
 
@@ -683,6 +737,16 @@ static int submit_contract(struct app *a, struct wizard *wz, struct err *e)
 		return rc;
 	app_message(a, false, "contract saved: %d field%s filled", w->ncontract, w->ncontract == 1 ? "" : "s");
 	return 0;
+}
+
+/* The profile is checked where it is typed, by the rule reassess applies. */
+static int check_profile(void *ctx, const char *path, struct sb *why)
+{
+	struct err e = {0};
+	int rc = loop_reassess_profile_check(ctx, path, &e);
+	if (rc < 0)
+		sb_adds(why, e.msg);
+	return rc;
 }
 
 static int open_stall_wizard(struct app *a, struct err *e)
@@ -709,7 +773,9 @@ static int open_stall_wizard(struct app *a, struct err *e)
 		wizard_info(wz, R_NORMAL, "  %.*s", n, p);
 		p += n + (nl ? 1 : 0);
 	}
-	wizard_text(wz, "Re-profile", "a profiler file under trace/, newer than the stall", true, NULL);
+	struct wz_field *prof = wizard_text(
+		wz, "Re-profile", "a profiler file under trace/, written after the stall began", true, NULL);
+	wizard_field_check(prof, check_profile, w->l);
 	wizard_text(wz, "Axes already tried", "which axes the directions above covered", true, NULL);
 	wizard_text(wz, "Known techniques", "what is known for this op family (papers, other kernels)", true,
 		    NULL);
@@ -818,10 +884,18 @@ static int loop_act(struct app *a, enum action act, struct err *e)
 			return open_contract_wizard(a, e);
 		if (w->st.state == ST_STALLED)
 			return open_stall_wizard(a, e);
+		if (w->st.state == ST_STOPPING)
+			return open_stop_wizard(a, e);
+		/* Nothing is due: say so, and why, and do nothing else. */
+		app_message(a, false, "no re-assessment is due: stall %d/%d (due after %d rows in a row without a win)",
+			    w->st.stall, w->st.stall_limit, w->st.stall_limit);
+		return 0;
+	case ACT_STOP:
 		if (w->st.state == ST_STOPPING || w->st.state == ST_READY || w->st.state == ST_EDITING)
 			return open_stop_wizard(a, e);
 		return err_set(e, ERR_REFUSED,
-			       "re-assess: nothing to re-assess now: iteration %d is %s (%s)",
+			       "stop refused: iteration %d is %s; a stop is recorded between iterations "
+			       "(%s)",
 			       w->st.iteration, state_upper(w->st.state), w->st.next ? w->st.next : "");
 	case ACT_TOGGLE: {
 		struct view *v = &a->views[P_TRAPS];
@@ -1080,6 +1154,7 @@ static void loop_close_be(struct app *a)
 		loop_status_release(&w->st);
 	loop_close(w->l);
 	free(w->title);
+	free(w->band_text);
 	free(w);
 	a->be_data = NULL;
 }

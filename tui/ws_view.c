@@ -100,16 +100,27 @@ static int view_reload(struct app *a, struct err *e)
 	return 0;
 }
 
-static void view_status(struct app *a, struct sb *out)
+static void view_status(struct app *a, int cells, struct sb *out)
 {
 	struct ws_view *w = a->be_data;
+	size_t start = out->len;
 
-	sb_addf(out, "read-only view of %s \xc2\xb7 %zu row%s", w->path, a->data.nrows,
-		a->data.nrows == 1 ? "" : "s");
-	if (a->data.has_best) {
-		sb_adds(out, " \xc2\xb7 best ");
-		optlog_fmt_bench(a->data.best_ms, out);
-		sb_addf(out, " ms @ iter %d", a->data.best_iter);
+	for (int brief = 0; brief < 2; brief++) {
+		out->len = start;
+		out->buf[start] = '\0';
+		/* the path is in the title bar too: the first thing to go */
+		if (brief)
+			sb_adds(out, "read-only view");
+		else
+			sb_addf(out, "read-only view of %s", w->path);
+		sb_addf(out, " \xc2\xb7 %zu row%s", a->data.nrows, a->data.nrows == 1 ? "" : "s");
+		if (a->data.has_best) {
+			sb_adds(out, " \xc2\xb7 best ");
+			optlog_fmt_bench(a->data.best_ms, out);
+			sb_addf(out, " ms @ iter %d", a->data.best_iter);
+		}
+		if (sanitize_width(out->buf + start, out->len - start) <= cells)
+			break;
 	}
 }
 

@@ -18,7 +18,8 @@
 	X(VERIFY, "verify", "run the verify command (gate + bench) on the current change", 'v') \
 	X(LOG, "log", "log the measured iteration (opens the log wizard)", 'l')                  \
 	X(COMMIT, "commit", "commit the logged iteration (kernel change only)", 'c')             \
-	X(REASSESS, "re-assess", "stall re-assessment / contract / stop checks", 'r')            \
+	X(REASSESS, "re-assess", "when due: stall re-assessment, contract, stop checks", 'r')   \
+	X(STOP, "stop", "record a stop (cap, floor, directions); no-go checks", 'S')            \
 	X(CONFIRM, "confirm", "confirm run: best and candidate interleaved; only it promotes a win", \
 	  'C')                                                                                 \
 	X(CANCEL, "cancel", "cancel the running verify or confirm (recorded as incomplete)", 'x', \
@@ -30,6 +31,9 @@
 	X(PAGE_UP, "page-up", "previous page", KEY_PPAGE, CTRL_KEY('b'))                        \
 	X(TOP, "top", "first row", 'g', KEY_HOME)                                               \
 	X(BOTTOM, "bottom", "last row", 'G', KEY_END)                                           \
+	X(SCROLL_LEFT, "scroll-left", "scroll left (live output, details, help)", KEY_LEFT, '<') \
+	X(SCROLL_RIGHT, "scroll-right", "scroll right: the rest of lines wider than the pane",  \
+	  KEY_RIGHT, '>')                                                                      \
 	X(SEARCH, "search", "search the timeline or the live output", '/')                      \
 	X(SEARCH_NEXT, "next-match", "next search match", 'n')                                  \
 	X(SEARCH_PREV, "prev-match", "previous search match", 'N')                              \

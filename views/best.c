@@ -104,10 +104,8 @@ static void draw_chart(struct view *v, WINDOW *w, int inner, int h)
 			if (d->rows[k].iter == d->best_iter && d->rows[k].unconfirmed)
 				sb_adds(&s, " (unconfirmed)");
 		/* The band as a relative half-width: short enough for a narrow pane. */
-		if (!isnan(d->band_lo) && !isnan(d->band_hi) && d->best_ms > 0)
-			sb_addf(&s, " \xc2\xb7 %s \xc2\xb1%.1f%%%s", d->band_label ? d->band_label : "band",
-				(d->band_hi - d->band_lo) / 2 / d->best_ms * 100,
-				d->band_assumed ? " (assumed)" : "");
+		if (d->band_text)
+			sb_addf(&s, " \xc2\xb7 %s", d->band_text);
 	} else {
 		sb_adds(&s, "no best yet (no base or kept row with a bench)");
 	}

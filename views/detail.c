@@ -53,4 +53,5 @@ const struct view_ops detail_view = {
 	.draw = detail_draw,
 	.nitems = detail_nitems,
 	.item_text = detail_item_text,
+	.hscroll = true,
 };

@@ -72,4 +72,5 @@ const struct view_ops help_view = {
 	.draw = help_draw,
 	.nitems = help_nitems,
 	.item_text = help_item_text,
+	.hscroll = true,
 };

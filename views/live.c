@@ -6,6 +6,7 @@
 #include "views/live.h"
 
 #include "core/sb.h"
+#include "views/condense.h"
 #include "views/sanitize.h"
 #include "views/view.h"
 
@@ -181,6 +182,108 @@ static void elapsed(double s, struct sb *out)
 		sb_addf(out, "%02ld:%02ld", t / 60, t % 60);
 }
 
+/* How far past the visible lines a block of wide lines is followed: a
+ * table taller than the pane still lines up as one. */
+#define BLOCK_REACH 64
+
+static int clean_line(const struct live_buf *b, int i, struct sb *out)
+{
+	size_t len;
+	const char *t = live_line(b, (size_t)i, &len);
+	sb_reset(out);
+	return sanitize_line(t, len, out);
+}
+
+/* Condense the block of lines wider than the pane around visible line y
+ * (vis[0..nvis) hold the visible lines, line top + k); returns the first
+ * visible line after the block. */
+static int condense_around(const struct live_buf *b, int top, int n, struct sb *vis,
+			   const int *wid, int nvis, int y, int inner, bool *changed)
+{
+	struct sb t = SB_INIT;
+	int a = top + y, e = top + y;
+
+	sb_init(&t);
+	while (e < top + nvis && wid[e - top] > inner)
+		e++;
+	if (y == 0)
+		while (a > 0 && a > top - BLOCK_REACH && clean_line(b, a - 1, &t) > inner)
+			a--;
+	if (e == top + nvis)
+		while (e < n && e < top + nvis + BLOCK_REACH && clean_line(b, e, &t) > inner)
+			e++;
+	sb_release(&t);
+	struct sb *blk = xcalloc((size_t)(e - a), sizeof(*blk));
+	for (int i = a; i < e; i++) {
+		sb_init(&blk[i - a]);
+		if (i >= top && i < top + nvis)
+			sb_add(&blk[i - a], vis[i - top].buf, vis[i - top].len);
+		else
+			clean_line(b, i, &blk[i - a]);
+	}
+	*changed |= condense_block(blk, (size_t)(e - a), inner);
+	for (int i = a; i < e; i++) {
+		if (i >= top && i < top + nvis) {
+			sb_reset(&vis[i - top]);
+			sb_add(&vis[i - top], blk[i - a].buf, blk[i - a].len);
+		}
+		sb_release(&blk[i - a]);
+	}
+	free(blk);
+	return e - top;
+}
+
+/* The output lines.  Lines wider than the pane are condensed (a table
+ * keeps its right-hand numbers) until the user scrolls sideways; then they
+ * are shown as printed, from the column scrolled to. */
+static void draw_body(struct view *v, WINDOW *w, const struct live_buf *b, int n, int inner,
+		      bool follow)
+{
+	int nvis = n - v->top < v->body_h ? n - v->top : v->body_h, widest = 0;
+	bool changed = false;
+
+	if (nvis <= 0) {
+		v->hmax = 0;
+		return;
+	}
+	struct sb *vis = xcalloc((size_t)nvis, sizeof(*vis));
+	int *wid = xcalloc((size_t)nvis, sizeof(int));
+	for (int y = 0; y < nvis; y++) {
+		sb_init(&vis[y]);
+		wid[y] = clean_line(b, v->top + y, &vis[y]);
+		if (wid[y] > widest)
+			widest = wid[y];
+	}
+	v->hmax = widest > inner ? widest - inner : 0;
+	if (v->hscroll > v->hmax)
+		v->hscroll = v->hmax;
+	for (int y = 0; v->hscroll == 0 && y < nvis;) {
+		if (wid[y] > inner)
+			y = condense_around(b, v->top, n, vis, wid, nvis, y, inner, &changed);
+		else
+			y++;
+	}
+	for (int y = 0; y < nvis; y++) {
+		int i = v->top + y;
+		attr_t a = (!follow && i == v->sel) ? theme_attr(R_SELECTED) : A_NORMAL;
+		draw_text_from(w, 2 + y, 1, inner, vis[y].buf, v->hscroll, a);
+		sb_release(&vis[y]);
+	}
+	free(vis);
+	free(wid);
+	struct sb note = SB_INIT;
+	sb_init(&note);
+	view_hscroll_note(v, changed ? "wide lines condensed" : "lines cut", &note);
+	if (note.len) {
+		struct sb pad = SB_INIT;
+		sb_init(&pad);
+		sb_addf(&pad, " %s ", note.buf);
+		draw_foot(w, pad.buf);
+		sb_release(&pad);
+	}
+	sb_release(&note);
+}
+
 static void live_draw(struct view *v, WINDOW *w)
 {
 	int h = getmaxy(w), wd = getmaxx(w), inner = wd - 2;
@@ -215,11 +318,17 @@ static void live_draw(struct view *v, WINDOW *w)
 	/* The bar gives way to the phase's name, down to 10 cells. */
 	bool staged = b->running && b->stage && *b->stage;
 	int stw = staged ? sanitize_width(b->stage, strlen(b->stage)) + 2 : 0;
-	int barw = inner - x - 20 - stw;
+	/* A finished run's verdict comes before its bar. */
+	int reserve = 20;
+	if (!b->running && b->verdict) {
+		int vw = sanitize_width(b->verdict, strlen(b->verdict)) + 10;
+		reserve = vw > reserve ? vw : reserve;
+	}
+	int barw = inner - x - reserve - stw;
 	if (barw > 30)
 		barw = 30;
 	if (barw < 10)
-		barw = inner - x - 20 < 10 ? inner - x - 20 : 10;
+		barw = inner - x - reserve < 10 ? inner - x - reserve : 10;
 	if (b->progress >= 0 && barw >= 5) {
 		int fill = b->progress * barw / 100;
 		mvwaddstr(w, 1, x, "[");
@@ -253,19 +362,7 @@ static void live_draw(struct view *v, WINDOW *w)
 		draw_text(w, 1, x + 1, inner - x, s.buf,
 			  theme_attr(!b->running && b->verdict_bad ? R_FAIL : R_KEY));
 
-	for (int y = 0; y < v->body_h; y++) {
-		int i = v->top + y;
-		if (i >= n)
-			break;
-		size_t len;
-		const char *t = live_line(b, (size_t)i, &len);
-		sb_reset(&s);
-		sanitize_fit(t, len, inner, &s);
-		attr_t a = (!follow && i == v->sel) ? theme_attr(R_SELECTED) : A_NORMAL;
-		wattrset(w, a);
-		mvwaddnstr(w, 2 + y, 1, s.buf, (int)s.len);
-		wattrset(w, A_NORMAL);
-	}
+	draw_body(v, w, b, n, inner, follow);
 	sb_release(&s);
 }
 
@@ -295,4 +392,5 @@ const struct view_ops live_view = {
 	.nitems = live_nitems,
 	.item_text = live_item_text,
 	.action = live_action,
+	.hscroll = true,
 };

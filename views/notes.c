@@ -27,4 +27,5 @@ const struct view_ops notes_view = {
 	.draw = notes_draw,
 	.nitems = notes_nitems,
 	.item_text = notes_item_text,
+	.hscroll = true,
 };

@@ -330,6 +330,32 @@ int sanitize_width(const char *clean, size_t len)
 	return w;
 }
 
+int sanitize_char_width(const char *clean, size_t len, size_t *n)
+{
+	return char_width(clean, len, n);
+}
+
+int sanitize_skip(const char *clean, size_t len, int skip, struct sb *out)
+{
+	size_t i = 0, n;
+	int col = 0;
+
+	while (i < len && col < skip) {
+		col += char_width(clean + i, len - i, &n);
+		i += n;
+	}
+	/* combining marks of a skipped character go with it */
+	while (i < len && char_width(clean + i, len - i, &n) == 0)
+		i += n;
+	int w = 0;
+	if (col > skip) {
+		sb_addc(out, ' ');
+		w = 1;
+	}
+	sb_add(out, clean + i, len - i);
+	return w + sanitize_width(clean + i, len - i);
+}
+
 int sanitize_fit(const char *in, size_t len, int cells, struct sb *out)
 {
 	struct sb tmp = SB_INIT;

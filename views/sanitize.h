@@ -38,6 +38,13 @@ int sanitize_fit(const char *in, size_t len, int cells, struct sb *out);
 
 /* Width in cells of text that is already clean (from sanitize_*). */
 int sanitize_width(const char *clean, size_t len);
+/* Width of the one clean character at clean[0..len); its byte length
+ * (with nothing of the next character) in *n. */
+int sanitize_char_width(const char *clean, size_t len, size_t *n);
+/* Append clean text without its first `skip` cells (horizontal scroll); a
+ * double-width character cut by that edge becomes a space.  Returns the
+ * width appended. */
+int sanitize_skip(const char *clean, size_t len, int skip, struct sb *out);
 
 /* Append clean text padded with spaces (or cut) to exactly `cells` columns;
  * right-aligned when right is true.  Used for table cells. */

@@ -168,6 +168,19 @@ int view_navigate(struct view *v, enum action a)
 	case ACT_BOTTOM:
 		v->sel = n - 1;
 		break;
+	case ACT_SCROLL_LEFT:
+	case ACT_SCROLL_RIGHT: {
+		if (!v->ops->hscroll)
+			return 0;
+		/* a quarter of the pane at a time */
+		int step = v->w / 4 > 4 ? v->w / 4 : 4;
+		v->hscroll += a == ACT_SCROLL_RIGHT ? step : -step;
+		if (v->hscroll > v->hmax)
+			v->hscroll = v->hmax;
+		if (v->hscroll < 0)
+			v->hscroll = 0;
+		return HANDLED | REDRAW;
+	}
 	default:
 		return 0;
 	}
@@ -217,6 +230,36 @@ int draw_text(WINDOW *w, int y, int x, int cells, const char *text, attr_t attr)
 	wattrset(w, A_NORMAL);
 	sb_release(&s);
 	return n;
+}
+
+int draw_text_from(WINDOW *w, int y, int x, int cells, const char *text, int skip, attr_t attr)
+{
+	struct sb clean = SB_INIT, rest = SB_INIT;
+	int n;
+
+	if (skip <= 0)
+		return draw_text(w, y, x, cells, text, attr);
+	if (cells <= 0 || !text)
+		return 0;
+	sb_init(&clean);
+	sb_init(&rest);
+	sanitize_line(text, strlen(text), &clean);
+	sanitize_skip(clean.buf, clean.len, skip, &rest);
+	n = draw_text(w, y, x, cells, rest.buf, attr);
+	sb_release(&clean);
+	sb_release(&rest);
+	return n;
+}
+
+void draw_foot(WINDOW *w, const char *text)
+{
+	int h = getmaxy(w), wd = getmaxx(w);
+	int tw = sanitize_width(text, strlen(text));
+
+	if (tw > wd - 4)
+		tw = wd - 4;
+	if (tw > 0)
+		draw_text(w, h - 1, wd - 2 - tw, tw, text, theme_attr(R_DIM));
 }
 
 void draw_fill(WINDOW *w, int y, int x, int x_end, attr_t attr)
@@ -277,7 +320,8 @@ int draw_wrapped(WINDOW *w, int y, int x, int cells, int max_lines, const char *
 			break;
 		sb_reset(&line);
 		sb_add(&line, p, (size_t)(end - p));
-		draw_text(w, y + lines, x, cells, line.buf, attr);
+		if (w)
+			draw_text(w, y + lines, x, cells, line.buf, attr);
 		lines++;
 		p = end;
 		while (*p == ' ')
@@ -368,10 +412,23 @@ void pager_draw(struct view *v, WINDOW *w, const char *title, const struct wb_li
 	pager_draw_pinned(v, w, title, 0, lines, n);
 }
 
+/* The scroll keys' note for a pane whose lines may be cut at its edge. */
+void view_hscroll_note(const struct view *v, const char *cut, struct sb *out)
+{
+	if (v->hscroll > 0) {
+		sb_addf(out, "from column %d \xc2\xb7 ", v->hscroll + 1);
+		sb_addf(out, "%s/", action_first_key(ACT_SCROLL_LEFT));
+		sb_addf(out, "%s scroll", action_first_key(ACT_SCROLL_RIGHT));
+	} else if (v->hmax > 0) {
+		sb_addf(out, "%s \xc2\xb7 %s scrolls", cut, action_first_key(ACT_SCROLL_RIGHT));
+	}
+}
+
 void pager_draw_pinned(struct view *v, WINDOW *w, const char *title, int pinned,
 		       const struct wb_line *lines, size_t n)
 {
-	int h = getmaxy(w), wd = getmaxx(w), inner = wd - 2;
+	int h = getmaxy(w), wd = getmaxx(w), inner = wd - 2, widest = 0;
+	struct sb foot = SB_INIT;
 
 	v->h = h, v->w = wd;
 	if (pinned > h - 3)
@@ -383,18 +440,42 @@ void pager_draw_pinned(struct view *v, WINDOW *w, const char *title, int pinned,
 	if (v->sel < 0)
 		v->sel = 0;
 	v->top = v->sel;
+	for (int y = 0; y < v->body_h && (size_t)(v->top + y) < n; y++) {
+		const char *t = lines[v->top + y].text ? lines[v->top + y].text : "";
+		struct sb c = SB_INIT;
+		sb_init(&c);
+		int tw = sanitize_line(t, strlen(t), &c);
+		sb_release(&c);
+		if (tw > widest)
+			widest = tw;
+	}
+	v->hmax = widest > inner ? widest - inner : 0;
+	if (v->hscroll > v->hmax)
+		v->hscroll = v->hmax;
 	werase(w);
 	draw_frame(w, title, true);
 	for (int y = 0; y < v->body_h; y++) {
 		size_t i = (size_t)(v->top + y);
 		if (i >= n)
 			break;
-		draw_text(w, 1 + pinned + y, 1, inner, lines[i].text ? lines[i].text : "",
-			  theme_attr(lines[i].role));
+		draw_text_from(w, 1 + pinned + y, 1, inner, lines[i].text ? lines[i].text : "",
+			       v->hscroll, theme_attr(lines[i].role));
 	}
-	if (n > (size_t)v->body_h && inner > 12) {
-		char pos[48];
-		snprintf(pos, sizeof(pos), " %d/%zu ", v->top + 1, n);
-		draw_text(w, h - 1, wd - 2 - (int)strlen(pos), (int)strlen(pos), pos, theme_attr(R_DIM));
+	sb_init(&foot);
+	if (n > (size_t)v->body_h)
+		sb_addf(&foot, "%d/%zu", v->top + 1, n);
+	struct sb hs = SB_INIT;
+	sb_init(&hs);
+	view_hscroll_note(v, "lines cut", &hs);
+	if (hs.len)
+		sb_addf(&foot, "%s%s", foot.len ? " \xc2\xb7 " : "", hs.buf);
+	if (foot.len && inner > 12) {
+		struct sb pad = SB_INIT;
+		sb_init(&pad);
+		sb_addf(&pad, " %s ", foot.buf);
+		draw_foot(w, pad.buf);
+		sb_release(&pad);
 	}
+	sb_release(&hs);
+	sb_release(&foot);
 }

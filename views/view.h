@@ -94,8 +94,8 @@ struct wb_data {
 	int best_iter;
 	double best_ms;
 	double band_lo, band_hi; /* ms; NAN when unknown */
-	const char *band_label;  /* what the band is: "noise" */
-	bool band_assumed;       /* no repeated runs yet: a default noise */
+	const char *band_text;   /* the band in the engine's words ("noise ±1.5%"),
+				  * the same as optloop status says; NULL when none */
 	struct wb_shape *shapes;
 	size_t nshapes;
 	struct wb_line *detail; /* the detail pane's text for the selected row */
@@ -127,13 +127,17 @@ struct view_ops {
 	void (*item_text)(const struct view *v, int i, struct sb *out);
 	/* Keys beyond the common navigation; returns flags, 0 when unhandled. */
 	int (*action)(struct view *v, enum action a);
+	/* Lines may be wider than the pane: Left/Right scroll sideways
+	 * (view_navigate), up to hmax as the last draw measured it. */
+	bool hscroll;
 };
 
 struct view {
 	const struct view_ops *ops;
 	struct wb_data *d;
 	int sel, top; /* selection and first visible item */
-	int hscroll;
+	int hscroll;  /* cells scrolled sideways (ops->hscroll) */
+	int hmax;     /* how far it can go: the widest line drawn less the pane */
 	int mode;     /* view-specific (chart: per-shape) */
 	bool focused;
 	int h, w;     /* last drawn size */
@@ -143,7 +147,8 @@ struct view {
 extern const struct view_ops timeline_view, best_view, traps_view, dispatch_view, live_view,
 	detail_view, notes_view, help_view;
 
-/* Common navigation (up/down/pages/top/bottom) for list views; returns flags. */
+/* Common navigation (up/down/pages/top/bottom, and left/right for a pane
+ * that scrolls sideways) for list views; returns flags. */
 int view_navigate(struct view *v, enum action a);
 /* Keep sel visible in a body of body_h rows. */
 void view_clamp(struct view *v);
@@ -159,7 +164,14 @@ void draw_frame(WINDOW *w, const char *title, bool focused);
 int draw_text(WINDOW *w, int y, int x, int cells, const char *text, attr_t attr);
 /* Fill the rest of the line from x with spaces in attr up to x_end. */
 void draw_fill(WINDOW *w, int y, int x, int x_end, attr_t attr);
-/* Word-wrap text into lines of at most `cells`; calls fn per line. */
+/* Text with its first `skip` cells left out (horizontal scroll), cut to
+ * `cells` columns at (y, x); returns the width written. */
+int draw_text_from(WINDOW *w, int y, int x, int cells, const char *text, int skip, attr_t attr);
+/* A short note on the bottom border, right-aligned (a pager's position,
+ * the scroll keys). */
+void draw_foot(WINDOW *w, const char *text);
+/* Word-wrap text into lines of at most `cells` and draw them from (y, x),
+ * at most max_lines; returns how many lines it took.  w NULL only counts. */
 int draw_wrapped(WINDOW *w, int y, int x, int cells, int max_lines, const char *text,
 		 attr_t attr);
 
@@ -181,7 +193,13 @@ int draw_verdict(WINDOW *w, int y, int x, int cells, const char *label,
 
 
 
-/* A scrolling page of pre-built lines (detail, notes, help). */
+/* The scroll keys' note for the bottom border when lines are cut ("lines
+ * cut · Right scrolls", "from column 20 · Left/Right scroll"), appended
+ * to out; nothing when every line fits. */
+void view_hscroll_note(const struct view *v, const char *cut, struct sb *out);
+
+/* A scrolling page of pre-built lines (detail, notes, help), scrolling
+ * sideways too (Left/Right) when a line is wider than the pane. */
 void pager_draw(struct view *v, WINDOW *w, const char *title, const struct wb_line *lines,
 		size_t n);
 /* The same with the first `pinned` inner rows left for the caller to draw. */

@@ -7,6 +7,7 @@
 
 #include "views/sanitize.h"
 
+#include <ctype.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -34,6 +35,7 @@ void wizard_free(struct wizard *wz)
 		for (int k = 0; k < f->nchoices; k++)
 			free(f->choices[k]);
 		free(f->choices);
+		free(f->keys);
 	}
 	free(wz->f);
 	wb_lines_free(wz->info, wz->ninfo);
@@ -87,7 +89,21 @@ struct wz_field *wizard_choice(struct wizard *wz, const char *label, const char 
 	for (int k = 0; k < f->nchoices; k++)
 		f->choices[k] = xstrdup(choices[k]);
 	f->choice = initial >= 0 && initial < f->nchoices ? initial : 0;
+	/* a key per choice: its first letter no earlier one took */
+	f->keys = xcalloc((size_t)f->nchoices + 1, 1);
+	for (int k = 0; k < f->nchoices; k++)
+		for (const char *p = f->choices[k]; *p && !f->keys[k]; p++) {
+			char c = (char)tolower((unsigned char)*p);
+			if (c >= 'a' && c <= 'z' && c != 'h' && c != 'l' && !strchr(f->keys, c))
+				f->keys[k] = c;
+		}
 	return f;
+}
+
+void wizard_field_check(struct wz_field *f, wz_check_fn fn, void *ctx)
+{
+	f->check = fn;
+	f->check_ctx = ctx;
 }
 
 struct wz_field *wizard_check(struct wizard *wz, const char *label, const char *help,
@@ -104,30 +120,34 @@ static void set_error(struct wizard *wz, const char *msg)
 	wz->error = msg ? xstrdup(msg) : NULL;
 }
 
-/* First field that blocks submitting, or -1. */
-static int first_invalid(const struct wizard *wz, const char **why)
+static bool text_empty(const struct wz_field *f)
 {
-	for (size_t i = 0; i < wz->nf; i++) {
-		const struct wz_field *f = &wz->f[i];
-		if (!f->required)
-			continue;
-		if (f->kind == WZ_TEXT) {
-			struct sb t = SB_INIT;
-			sb_init(&t);
-			sb_adds(&t, f->value.buf);
-			sb_trim(&t);
-			bool empty = t.len == 0;
-			sb_release(&t);
-			if (empty) {
-				*why = "is required";
-				return (int)i;
-			}
-		} else if (f->kind == WZ_CHECK && !f->checked) {
-			*why = "must be confirmed";
-			return (int)i;
-		}
+	for (const char *p = f->value.buf; p && *p; p++)
+		if (!isspace((unsigned char)*p))
+			return false;
+	return true;
+}
+
+/* Does field i keep the wizard from going on?  why says so. */
+static bool field_bad(const struct wizard *wz, size_t i, struct sb *why)
+{
+	const struct wz_field *f = &wz->f[i];
+
+	if (f->required && f->kind == WZ_TEXT && text_empty(f)) {
+		sb_addf(why, "%s is required", f->label);
+		return true;
 	}
-	return -1;
+	if (f->required && f->kind == WZ_CHECK && !f->checked) {
+		sb_addf(why, "%s must be confirmed", f->label);
+		return true;
+	}
+	if (f->check && f->kind == WZ_TEXT && !text_empty(f) &&
+	    f->check(f->check_ctx, f->value.buf, why) != 0) {
+		if (!why->len)
+			sb_addf(why, "%s is not accepted", f->label);
+		return true;
+	}
+	return false;
 }
 
 static void backspace(struct sb *v)
@@ -143,36 +163,34 @@ static void backspace(struct sb *v)
 
 static enum wz_result advance(struct wizard *wz)
 {
-	const char *why = NULL;
+	struct sb why = SB_INIT;
+	enum wz_result r = WZ_CONTINUE;
 
+	sb_init(&why);
 	if (wz->cur + 1 < (int)wz->nf) {
-		/* In step mode a required answer is needed before the next step. */
-		if (wz->one_per_page) {
-			int bad = first_invalid(wz, &why);
-			if (bad == wz->cur) {
-				struct sb m = SB_INIT;
-				sb_init(&m);
-				sb_addf(&m, "%s %s", wz->f[bad].label, why);
-				set_error(wz, m.buf);
-				sb_release(&m);
-				return WZ_CONTINUE;
-			}
+		/* Leaving a field: its own check must pass, and in step mode a
+		 * required answer is needed before the next step. */
+		const struct wz_field *f = &wz->f[wz->cur];
+		bool checked = f->check && f->kind == WZ_TEXT && !text_empty(f);
+		if ((wz->one_per_page || checked) && field_bad(wz, (size_t)wz->cur, &why)) {
+			set_error(wz, why.buf);
+		} else {
+			wz->cur++;
+			set_error(wz, NULL);
 		}
-		wz->cur++;
-		set_error(wz, NULL);
-		return WZ_CONTINUE;
+		goto out;
 	}
-	int bad = first_invalid(wz, &why);
-	if (bad >= 0) {
-		struct sb m = SB_INIT;
-		sb_init(&m);
-		sb_addf(&m, "%s %s", wz->f[bad].label, why);
-		set_error(wz, m.buf);
-		sb_release(&m);
-		wz->cur = bad;
-		return WZ_CONTINUE;
+	for (size_t i = 0; i < wz->nf; i++) {
+		if (field_bad(wz, i, &why)) {
+			set_error(wz, why.buf);
+			wz->cur = (int)i;
+			goto out;
+		}
 	}
-	return WZ_SUBMIT;
+	r = WZ_SUBMIT;
+out:
+	sb_release(&why);
+	return r;
 }
 
 enum wz_result wizard_key(struct wizard *wz, wint_t ch, bool fkey)
@@ -222,10 +240,10 @@ enum wz_result wizard_key(struct wizard *wz, wint_t ch, bool fkey)
 			f->choice = (f->choice + f->nchoices - 1) % f->nchoices;
 		else if ((fkey && ch == KEY_RIGHT) || (!fkey && (ch == ' ' || ch == 'l')))
 			f->choice = (f->choice + 1) % f->nchoices;
-		else if (!fkey)
-			/* A choice's first letter picks it. */
+		else if (!fkey && ch < 0x80)
+			/* the choice's own key (shown in brackets) picks it */
 			for (int k = 0; k < f->nchoices; k++)
-				if ((wint_t)(unsigned char)f->choices[k][0] == ch) {
+				if (f->keys[k] && f->keys[k] == tolower((int)ch)) {
 					f->choice = k;
 					break;
 				}
@@ -238,18 +256,80 @@ enum wz_result wizard_key(struct wizard *wz, wint_t ch, bool fkey)
 	return WZ_CONTINUE;
 }
 
-int wizard_height(const struct wizard *wz)
+/* Help lines under the focused field, wrapped: at most this many. */
+#define HELP_LINES 4
+
+static int label_width(int inner)
 {
-	int fields = wz->one_per_page ? 1 : (int)wz->nf;
-	return 2 + (int)wz->ninfo + (wz->ninfo ? 1 : 0) + fields * 2 + 2 + 1;
+	return inner / 3 > 28 ? 28 : inner / 3;
 }
 
-static void draw_field(struct wizard *wz, WINDOW *w, int y, int inner, size_t i)
+/* The focused field's help, with the keys that pick a choice. */
+static void field_help(const struct wz_field *f, struct sb *out)
+{
+	if (f->help)
+		sb_adds(out, f->help);
+	if (f->kind != WZ_CHOICE)
+		return;
+	sb_adds(out, out->len ? " \xc2\xb7 keys " : "keys ");
+	for (int k = 0; k < f->nchoices; k++)
+		if (f->keys[k])
+			sb_addf(out, "%c ", f->keys[k]);
+	sb_adds(out, "pick, or Left/Right");
+}
+
+static int help_rows(const struct wz_field *f, int cells)
+{
+	struct sb h = SB_INIT;
+	sb_init(&h);
+	field_help(f, &h);
+	int n = h.len ? draw_wrapped(NULL, 0, 0, cells, HELP_LINES, h.buf, 0) : 0;
+	sb_release(&h);
+	return n;
+}
+
+int wizard_height(const struct wizard *wz, int width)
+{
+	int inner = width - 2, lw = label_width(inner), rows = 0, extra = 0;
+	for (size_t i = 0; i < wz->ninfo; i++) {
+		int n = draw_wrapped(NULL, 0, 0, inner, 8, wz->info[i].text, 0);
+		rows += n > 0 ? n : 1;
+	}
+	for (size_t i = 0; i < wz->nf; i++) {
+		int n = help_rows(&wz->f[i], inner - lw - 1) - 1;
+		extra = n > extra ? n : extra;
+	}
+	int fields = wz->one_per_page ? 1 : (int)wz->nf;
+	/* the frame, a blank after the context, two rows for the error, the keys */
+	return 2 + rows + (wz->ninfo ? 1 : 0) + fields * 2 + extra + 3 + 1;
+}
+
+/* A choice as it is drawn: "(*) [k]eep", the key in brackets where the
+ * word has it, else after it. */
+static void choice_text(const struct wz_field *f, int k, struct sb *out)
+{
+	const char *c = f->choices[k], *at = NULL;
+	sb_adds(out, k == f->choice ? "(*) " : "( ) ");
+	for (const char *p = c; f->keys[k] && *p && !at; p++)
+		if (tolower((unsigned char)*p) == f->keys[k])
+			at = p;
+	if (!at) {
+		sb_adds(out, c);
+		if (f->keys[k])
+			sb_addf(out, " [%c]", f->keys[k]);
+		return;
+	}
+	sb_add(out, c, (size_t)(at - c));
+	sb_addf(out, "[%c]%s", *at, at + 1);
+}
+
+/* Draws field i at row y; returns the rows it took. */
+static int draw_field(struct wizard *wz, WINDOW *w, int y, int inner, int max_y, size_t i)
 {
 	struct wz_field *f = &wz->f[i];
 	bool cur = (int)i == wz->cur;
 	struct sb s = SB_INIT;
-	int lw = inner / 3 > 28 ? 28 : inner / 3;
+	int lw = label_width(inner), rows = 2;
 
 	sb_init(&s);
 	sanitize_cell(f->label, lw, false, &s);
@@ -277,7 +357,7 @@ static void draw_field(struct wizard *wz, WINDOW *w, int y, int inner, size_t i)
 	case WZ_CHOICE:
 		for (int k = 0; k < f->nchoices; k++) {
 			sb_reset(&s);
-			sb_addf(&s, k == f->choice ? "(*) %s" : "( ) %s", f->choices[k]);
+			choice_text(f, k, &s);
 			int n = draw_text(w, y, vx, vw, s.buf,
 					  k == f->choice ? (cur ? theme_attr(R_SELECTED) : A_BOLD) : A_NORMAL);
 			vx += n + 2;
@@ -291,9 +371,18 @@ static void draw_field(struct wizard *wz, WINDOW *w, int y, int inner, size_t i)
 			  cur ? theme_attr(R_SELECTED) : A_NORMAL);
 		break;
 	}
-	if (cur && f->help)
-		draw_text(w, y + 1, 1 + lw + 1, inner - lw - 1, f->help, theme_attr(R_DIM));
+	if (cur) {
+		sb_reset(&s);
+		field_help(f, &s);
+		int room = max_y - (y + 1);
+		int n = s.len ? draw_wrapped(w, y + 1, 1 + lw + 1, inner - lw - 1,
+					     room < HELP_LINES ? room : HELP_LINES, s.buf,
+					     theme_attr(R_DIM))
+			      : 0;
+		rows = 1 + (n > 1 ? n : 1);
+	}
 	sb_release(&s);
+	return rows;
 }
 
 void wizard_draw(struct wizard *wz, WINDOW *w)
@@ -309,18 +398,20 @@ void wizard_draw(struct wizard *wz, WINDOW *w)
 		sb_addf(&t, " \xc2\xb7 step %d/%zu", wz->cur + 1, wz->nf);
 	draw_frame(w, t.buf, true);
 	sb_release(&t);
-	for (size_t i = 0; i < wz->ninfo && y < h - 4; i++)
-		draw_text(w, y++, 1, inner, wz->info[i].text, theme_attr(wz->info[i].role));
+	for (size_t i = 0; i < wz->ninfo && y < h - 5; i++) {
+		int n = draw_wrapped(w, y, 1, inner, h - 5 - y, wz->info[i].text,
+				     theme_attr(wz->info[i].role));
+		y += n > 0 ? n : 1;
+	}
 	if (wz->ninfo)
 		y++;
-	for (size_t i = 0; i < wz->nf && y < h - 3; i++) {
+	for (size_t i = 0; i < wz->nf && y < h - 4; i++) {
 		if (wz->one_per_page && (int)i != wz->cur)
 			continue;
-		draw_field(wz, w, y, inner, i);
-		y += 2;
+		y += draw_field(wz, w, y, inner, h - 4, i);
 	}
 	if (wz->error)
-		draw_text(w, h - 3, 1, inner, wz->error, theme_attr(R_ERROR));
+		draw_wrapped(w, h - 4, 1, inner, 2, wz->error, theme_attr(R_ERROR));
 	draw_text(w, h - 2, 1, inner,
 		  wz->one_per_page ? "Enter next step \xc2\xb7 Up back \xc2\xb7 Esc cancel (nothing is saved)"
 				   : "Enter next / save \xc2\xb7 Tab/Up/Down move \xc2\xb7 Esc cancel (nothing is saved)",

@@ -17,15 +17,23 @@
 
 enum wz_kind { WZ_TEXT, WZ_CHOICE, WZ_CHECK };
 
+/* A field's own check, run when Enter leaves it with a value: 0 lets it
+ * go, anything else keeps the wizard on the field with why (appended)
+ * shown as the error. */
+typedef int (*wz_check_fn)(void *ctx, const char *value, struct sb *why);
+
 struct wz_field {
 	enum wz_kind kind;
 	char *label;
-	char *help;        /* shown under the field when it has focus, may be NULL */
+	char *help;        /* shown under the field when it has focus (wrapped), may be NULL */
 	bool required;     /* text: non-empty; check: must be ticked */
 	struct sb value;   /* WZ_TEXT, clean UTF-8 typed by the user */
 	char **choices;    /* WZ_CHOICE */
+	char *keys;        /* WZ_CHOICE: the key that picks each choice, shown on screen */
 	int nchoices, choice;
 	bool checked;      /* WZ_CHECK */
+	wz_check_fn check; /* may be NULL (wizard_field_check) */
+	void *check_ctx;
 };
 
 struct wizard {
@@ -49,16 +57,22 @@ void wizard_info(struct wizard *wz, enum role role, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 struct wz_field *wizard_text(struct wizard *wz, const char *label, const char *help,
 			     bool required, const char *initial);
-/* choices: NULL-terminated list, copied. */
+/* choices: NULL-terminated list, copied.  Each choice is picked by a key
+ * of its own, shown in brackets ("[k]eep"): its first letter that no
+ * earlier choice took (h and l move instead), as Left/Right and Space. */
 struct wz_field *wizard_choice(struct wizard *wz, const char *label, const char *help,
 			       const char *const *choices, int initial);
 struct wz_field *wizard_check(struct wizard *wz, const char *label, const char *help,
 			      bool required);
 
+/* Check f's value with fn when Enter leaves it (see wz_check_fn). */
+void wizard_field_check(struct wz_field *f, wz_check_fn fn, void *ctx);
+
 /* One key: ch is a character (fkey false) or a curses KEY_* code. */
 enum wz_result wizard_key(struct wizard *wz, wint_t ch, bool fkey);
 void wizard_draw(struct wizard *wz, WINDOW *w);
-/* Rows the wizard would like (for the layout to size its window). */
-int wizard_height(const struct wizard *wz);
+/* Rows the wizard would like in a window `width` columns wide (for the
+ * layout to size it): wrapped context and help lines included. */
+int wizard_height(const struct wizard *wz, int width);
 
 #endif

@@ -551,6 +551,39 @@ static void template_fills_the_given_fields(void **state)
 	sb_release(&out);
 }
 
+/* A form asks for a field under the hint the file gives for it; the
+ * template's when the file has none (a section written without one, or
+ * no section at all). */
+static void hint_comes_from_the_file_else_the_template(void **state)
+{
+	static const char doc[] =
+		"## Op and entry point\n"
+		"\n"
+		"<!-- required: the op,\n"
+		"     e.g. chunk_gla -->\n"
+		"<!-- one more line -->\n"
+		"\n"
+		"## Allowed languages\n"
+		"\n"
+		"Triton\n";
+	char *h = contract_hint(doc, strlen(doc), CF_OP);
+	assert_string_equal(h, "required: the op, e.g. chunk_gla one more line");
+	free(h);
+	/* no comment in the file's section: the template's hint */
+	h = contract_hint(doc, strlen(doc), CF_LANGUAGES);
+	assert_string_equal(h, "required: what the kernel may be written in, e.g. Triton");
+	free(h);
+	/* no section at all */
+	h = contract_hint(doc, strlen(doc), CF_TARGET);
+	assert_non_null(h);
+	assert_non_null(strstr(h, "e.g. B=8 T=4096 H=16 D=128"));
+	free(h);
+	h = contract_hint(NULL, 0, CF_THRESHOLD);
+	assert_string_equal(h, "optional: the smallest speedup that counts as a win; 3% when empty");
+	free(h);
+	assert_null(contract_hint(doc, strlen(doc), CF_ALL));
+}
+
 static void target_speedup_reads_the_factor_and_its_scope(void **state)
 {
 	struct contract_target t;
@@ -609,6 +642,7 @@ int main(void)
 		cmocka_unit_test(shape_matches_measured_keys),
 		cmocka_unit_test(target_speedup_reads_the_factor_and_its_scope),
 		cmocka_unit_test(template_fills_the_given_fields),
+		cmocka_unit_test(hint_comes_from_the_file_else_the_template),
 	};
 	return cmocka_run_group_tests_name("contract", tests, assets_setup, assets_teardown);
 }

@@ -7,6 +7,7 @@
 #include <cmocka.h>
 
 #include "core/sb.h"
+#include "views/condense.h"
 #include "views/live.h"
 #include "views/sanitize.h"
 #include "views/view.h"
@@ -207,7 +208,7 @@ static void chart_draws_points_best_line_and_band(void **state)
 	fill_rows();
 	data.band_lo = 0.870;
 	data.band_hi = 0.896;
-	data.band_label = "noise";
+	data.band_text = "noise ±1.5%";
 	v.ops->draw(&v, w);
 	expect_screen(w, 
 		"+- Best · bench per iteration (s: per…-+\n"
@@ -402,6 +403,181 @@ static void live_shows_progress_and_the_benchmark_phase(void **state)
 	delwin(w);
 }
 
+/* FLA's result table with --base, as run.py printed it on an H200
+ * (tests/fixtures/fla-h200/runpy-base-main.txt): 109 columns, the ms
+ * columns at the far right. */
+static const char *const fla_base_table[] = {
+	"=============================================================================================================",
+	"  Machine: NVIDIA H200 | CUDA 13.0 | PyTorch 2.11.0+cu130",
+	"=============================================================================================================",
+	"  fwd        B      T    H    D  op                             main[ce250a9](ms) opt-a[35f8256](ms)  speedup",
+	"          ---------------------------------------------------------------------------------------------------",
+	"             4   2048   16   64  chunk_linear_attn                          0.973              0.450    2.16x",
+	"          ---------------------------------------------------------------------------------------------------",
+	"             8   1024    8   64  chunk_linear_attn                          0.967              0.447    2.17x",
+	"=============================================================================================================",
+	NULL,
+};
+
+static struct live_buf *feed_lines(const char *const *lines)
+{
+	struct live_buf *b = live_new(100, 400);
+	live_reset(b, "Verify \xc2\xb7 iter 1");
+	b->t_start = 1000;
+	b->t_end = b->now = 1042;
+	for (const char *const *l = lines; *l; l++) {
+		live_feed(b, *l, strlen(*l));
+		live_feed(b, "\n", 1);
+	}
+	b->progress = 100;
+	live_set_verdict(b, "gate pass \xc2\xb7 bench 0.448 ms \xc2\xb7 vs best +54%", false);
+	return b;
+}
+
+/* At 80 columns the table is condensed: the gaps between its columns
+ * shrink and the op's name gives way, so both ms columns and the speedup
+ * stay on screen, each under its own header. */
+static void live_condenses_a_wide_table_to_keep_its_numbers(void **state)
+{
+	WINDOW *w = newwin(13, 80, 0, 0);
+	struct view v = {.ops = &live_view, .d = &data, .focused = true};
+	struct live_buf *b = feed_lines(fla_base_table);
+
+	fill_rows();
+	data.live = b;
+	v.ops->draw(&v, w);
+	expect_screen(w,
+		"+- Verify · iter 1 ------------------------------------------------------------+\n"
+		"|finished 00:42 · 9 lines    gate pass · bench 0.448 ms · vs best +54%         |\n"
+		"|==============================================================================|\n"
+		"|  Machine: NVIDIA H200 | CUDA 13.0 | PyTorch 2.11.0+cu130                     |\n"
+		"|==============================================================================|\n"
+		"|fwd B    T  H  D op               main[ce250a9](ms) opt-a[35f8256](ms) speedup|\n"
+		"|    --------------------------------------------------------------------------|\n"
+		"|    4 2048 16 64 chunk_linear_att…            0.973              0.450   2.16x|\n"
+		"|    --------------------------------------------------------------------------|\n"
+		"|    8 1024  8 64 chunk_linear_att…            0.967              0.447   2.17x|\n"
+		"|==============================================================================|\n"
+		"|                                                                              |\n"
+		"+--------------------------------------- wide lines condensed · Right scrolls -+\n");
+	live_free(b);
+	data.live = NULL;
+	delwin(w);
+}
+
+/* Right shows the lines as printed, from a column further on; Left goes
+ * back to the condensed table.  The border names the keys. */
+static void live_scrolls_sideways_through_the_raw_lines(void **state)
+{
+	WINDOW *w = newwin(13, 80, 0, 0);
+	struct view v = {.ops = &live_view, .d = &data, .focused = true};
+	struct live_buf *b = feed_lines(fla_base_table);
+
+	fill_rows();
+	data.live = b;
+	v.ops->draw(&v, w);
+	assert_int_equal(v.hmax, 109 - 78);
+	assert_int_equal(v.ops->action(&v, action_for_key(KEY_RIGHT)), HANDLED | REDRAW);
+	v.ops->draw(&v, w);
+	expect_screen(w,
+		"+- Verify · iter 1 ------------------------------------------------------------+\n"
+		"|finished 00:42 · 9 lines    gate pass · bench 0.448 ms · vs best +54%         |\n"
+		"|=============================================================================…|\n"
+		"|00 | CUDA 13.0 | PyTorch 2.11.0+cu130                                         |\n"
+		"|=============================================================================…|\n"
+		"|T    H    D  op                             main[ce250a9](ms) opt-a[35f8256](…|\n"
+		"|-----------------------------------------------------------------------------…|\n"
+		"|8   16   64  chunk_linear_attn                          0.973              0.…|\n"
+		"|-----------------------------------------------------------------------------…|\n"
+		"|4    8   64  chunk_linear_attn                          0.967              0.…|\n"
+		"|=============================================================================…|\n"
+		"|                                                                              |\n"
+		"+----------------------------------------- from column 21 · Left/Right scroll -+\n");
+	/* Never past the end of the widest line. */
+	for (int k = 0; k < 10; k++)
+		v.ops->action(&v, action_for_key('>'));
+	assert_int_equal(v.hscroll, v.hmax);
+	for (int k = 0; k < 10; k++)
+		v.ops->action(&v, action_for_key(KEY_LEFT));
+	assert_int_equal(v.hscroll, 0);
+	v.ops->draw(&v, w);
+	assert_non_null(strstr(text_of(w), "wide lines condensed"));
+	live_free(b);
+	data.live = NULL;
+	delwin(w);
+}
+
+/* The demo's own table (80 columns, one ms column) keeps two blanks
+ * between its columns; a block of separators alone is only cut. */
+static void condense_keeps_two_blanks_when_they_fit(void **state)
+{
+	static const char *const in[] = {
+		"================================================================================",
+		"  fwd        B      T    H    D  op                            main[5806748](ms)",
+		"          ----------------------------------------------------------------------",
+		"             2    512    4   64  chunk_linear_attn                        42.173",
+		"          ----------------------------------------------------------------------",
+		"             1   1024    2  128  chunk_linear_attn                        71.601",
+	};
+	struct sb l[6];
+	for (int i = 0; i < 6; i++) {
+		sb_init(&l[i]);
+		sb_adds(&l[i], in[i]);
+	}
+	assert_true(condense_block(l, 6, 78));
+	assert_string_equal(l[1].buf, " fwd  B     T  H    D  op                 main[5806748](ms)");
+	assert_string_equal(l[3].buf, "      2   512  4   64  chunk_linear_attn             42.173");
+	assert_string_equal(l[5].buf, "      1  1024  2  128  chunk_linear_attn             71.601");
+	assert_string_equal(l[2].buf, "      -----------------------------------------------------");
+	for (int i = 0; i < 6; i++)
+		assert_true(sanitize_width(l[i].buf, l[i].len) <= 78);
+	/* the === line alone above the Machine line: cut, not squeezed */
+	struct sb one;
+	sb_init(&one);
+	sb_adds(&one, in[0]);
+	assert_true(condense_block(&one, 1, 78));
+	assert_int_equal((int)one.len, 78);
+	/* lines that fit are left alone */
+	assert_false(condense_block(&l[3], 1, 78));
+	sb_release(&one);
+	for (int i = 0; i < 6; i++)
+		sb_release(&l[i]);
+}
+
+/* The detail pager scrolls sideways too (a long diff line). */
+static void detail_scrolls_sideways(void **state)
+{
+	WINDOW *w = newwin(5, 40, 0, 0);
+	struct view v = {.ops = &detail_view, .d = &data};
+	struct wb_line lines[2] = {{"Iteration 2", R_HEADER},
+				   {"+\tlong_name = compute(alpha, beta, gamma, delta) # TAIL", R_NORMAL}};
+
+	fill_rows();
+	data.detail = lines;
+	data.ndetail = 2;
+	v.ops->draw(&v, w);
+	expect_screen(w,
+		"+- Iteration detail (Esc back) --------+\n"
+		"|Iteration 2                           |\n"
+		"|+       long_name = compute(alpha, be…|\n"
+		"|                                      |\n"
+		"+---------- lines cut · Right scrolls -+\n");
+	assert_int_equal(view_navigate(&v, ACT_SCROLL_RIGHT), HANDLED | REDRAW);
+	v.ops->draw(&v, w);
+	expect_screen(w,
+		"+- Iteration detail (Esc back) --------+\n"
+		"|2                                     |\n"
+		"|ng_name = compute(alpha, beta, gamma,…|\n"
+		"|                                      |\n"
+		"+- from column 11 · Left/Right scroll -+\n");
+	/* the timeline fits its pane: Left/Right are not its keys */
+	struct view tl = {.ops = &timeline_view, .d = &data};
+	assert_int_equal(view_navigate(&tl, ACT_SCROLL_RIGHT), 0);
+	data.detail = NULL;
+	data.ndetail = 0;
+	delwin(w);
+}
+
 static void live_keeps_bounded_memory(void **state)
 {
 	struct live_buf *b = live_new(8, 16);
@@ -493,7 +669,7 @@ static void chart_shows_the_last_verdict_and_its_flags(void **state)
 	fill_rows();
 	data.band_lo = 0.870;
 	data.band_hi = 0.896;
-	data.band_label = "noise";
+	data.band_text = "noise ±1.5%";
 	set_verdict(&data.last, 4, "ambiguous", 0.021,
 		    "implausible, win_confined_to_one_shape, noise_assumed",
 		    "not confirmed yet: optloop confirm");
@@ -616,7 +792,7 @@ static void detail_pins_the_rows_verdict_above_the_pages(void **state)
 
 static void wizard_collects_and_validates(void **state)
 {
-	WINDOW *w = newwin(14, 64, 0, 0);
+	WINDOW *w = newwin(14, 76, 0, 0); /* a wizard on an 80-column terminal */
 	struct wizard *wz = wizard_new("Log iteration 5", 1);
 	static const char *const statuses[] = {"keep", "revert", "drop", "floor", NULL};
 
@@ -637,23 +813,24 @@ static void wizard_collects_and_validates(void **state)
 	wizard_key(wz, 127, false);
 	wizard_key(wz, 's', false);
 	wizard_key(wz, KEY_DOWN, true);
-	wizard_key(wz, 'r', false); /* first letter picks "revert" */
+	wizard_key(wz, 'r', false); /* its key picks "revert" */
 	wizard_draw(wz, w);
-	expect_screen(w, 
-		"+- Log iteration 5 --------------------------------------------+\n"
-		"|gate: pass (full)   bench: 0.883 ms   vs best: +2%            |\n"
-		"|                                                              |\n"
-		"|Direction            wider tiles                              |\n"
-		"|                                                              |\n"
-		"|Status               ( ) keep  (*) revert  ( ) drop  ( ) floor|\n"
-		"|                     keep / revert / drop / floor             |\n"
-		"|Lint: tf32 acknowle… [ ] no                                   |\n"
-		"|                                                              |\n"
-		"|                                                              |\n"
-		"|                                                              |\n"
-		"|                                                              |\n"
-		"|Enter next / save · Tab/Up/Down move · Esc cancel (nothing is…|\n"
-		"+--------------------------------------------------------------+\n");
+	/* each choice's key is on screen, in the choice and in the help */
+	expect_screen(w,
+		"+- Log iteration 5 --------------------------------------------------------+\n"
+		"|gate: pass (full)   bench: 0.883 ms   vs best: +2%                        |\n"
+		"|                                                                          |\n"
+		"|Direction                wider tiles                                      |\n"
+		"|                                                                          |\n"
+		"|Status                   ( ) [k]eep  (*) [r]evert  ( ) [d]rop  ( ) [f]loor|\n"
+		"|                         keep / revert / drop / floor · keys k r d f      |\n"
+		"|                         pick, or Left/Right                              |\n"
+		"|Lint: tf32 acknowledged  [ ] no                                           |\n"
+		"|                                                                          |\n"
+		"|                                                                          |\n"
+		"|                                                                          |\n"
+		"|Enter next / save · Tab/Up/Down move · Esc cancel (nothing is saved)      |\n"
+		"+--------------------------------------------------------------------------+\n");
 	wizard_key(wz, '\n', false);
 	assert_int_equal(wizard_key(wz, '\n', false), WZ_CONTINUE);
 	assert_string_equal(wz->error, "Lint: tf32 acknowledged must be confirmed");
@@ -661,6 +838,16 @@ static void wizard_collects_and_validates(void **state)
 	assert_int_equal(wizard_key(wz, '\n', false), WZ_SUBMIT);
 	assert_string_equal(wz->f[0].value.buf, "wider tiles");
 	assert_int_equal(wz->f[1].choice, 1);
+	/* the keys shown pick: d drop, f floor, k keep; h and l move */
+	wz->cur = 1;
+	wizard_key(wz, 'd', false);
+	assert_int_equal(wz->f[1].choice, 2);
+	wizard_key(wz, 'f', false);
+	assert_int_equal(wz->f[1].choice, 3);
+	wizard_key(wz, 'k', false);
+	assert_int_equal(wz->f[1].choice, 0);
+	wizard_key(wz, 'h', false);
+	assert_int_equal(wz->f[1].choice, 3);
 	assert_int_equal(wizard_key(wz, KEY_ESC, false), WZ_CANCEL);
 	wizard_free(wz);
 	delwin(w);
@@ -684,6 +871,60 @@ static void wizard_step_mode_shows_one_prompt(void **state)
 	assert_non_null(strstr(t, "step 2/2"));
 	assert_non_null(strstr(t, "New direction"));
 	assert_null(strstr(t, "Re-profile"));
+	wizard_free(wz);
+	delwin(w);
+}
+
+static int profile_exists(void *ctx, const char *value, struct sb *why)
+{
+	if (!strcmp(value, "trace/ncu.txt"))
+		return 0;
+	sb_addf(why, "the profile %s does not exist (%s)", value, (const char *)ctx);
+	return -1;
+}
+
+/* A field's own check runs when Enter leaves it: the step stays, with the
+ * check's words, until the value passes; the hint wraps under the field. */
+static void wizard_checks_a_field_at_its_step(void **state)
+{
+	WINDOW *w = newwin(12, 60, 0, 0);
+	struct wizard *wz = wizard_new("Stall re-assessment", 2);
+
+	wz->one_per_page = true;
+	struct wz_field *f = wizard_text(wz, "Re-profile",
+					 "a profiler file under trace/, written after the stall began "
+					 "(Nsight Compute, torch.profiler, perf)",
+					 true, NULL);
+	wizard_field_check(f, profile_exists, "save it under trace/");
+	wizard_text(wz, "New direction", "an axis not tried yet", true, NULL);
+	for (const char *p = "trace/nope.txt"; *p; p++)
+		wizard_key(wz, (wint_t)*p, false);
+	assert_int_equal(wizard_key(wz, '\n', false), WZ_CONTINUE);
+	assert_int_equal(wz->cur, 0);
+	assert_string_equal(wz->error,
+			    "the profile trace/nope.txt does not exist (save it under trace/)");
+	wizard_draw(wz, w);
+	expect_screen(w,
+		"+- Stall re-assessment · step 1/2 -------------------------+\n"
+		"|Re-profile          trace/nope.txt                        |\n"
+		"|                    a profiler file under trace/, written |\n"
+		"|                    after the stall began (Nsight         |\n"
+		"|                    Compute, torch.profiler, perf)        |\n"
+		"|                                                          |\n"
+		"|                                                          |\n"
+		"|                                                          |\n"
+		"|the profile trace/nope.txt does not exist (save it under  |\n"
+		"|trace/)                                                   |\n"
+		"|Enter next step · Up back · Esc cancel (nothing is saved) |\n"
+		"+----------------------------------------------------------+\n");
+	wizard_key(wz, CTRL_KEY('u'), false);
+	for (const char *p = "trace/ncu.txt"; *p; p++)
+		wizard_key(wz, (wint_t)*p, false);
+	assert_int_equal(wizard_key(wz, '\n', false), WZ_CONTINUE);
+	assert_int_equal(wz->cur, 1);
+	assert_null(wz->error);
+	/* the height a layout asks for holds the wrapped hint */
+	assert_true(wizard_height(wz, 60) >= 10);
 	wizard_free(wz);
 	delwin(w);
 }
@@ -717,6 +958,10 @@ int main(void)
 		cmocka_unit_test(dispatch_table_renders),
 		cmocka_unit_test(live_tail_follows_and_strips_escapes),
 		cmocka_unit_test(live_shows_progress_and_the_benchmark_phase),
+		cmocka_unit_test(live_condenses_a_wide_table_to_keep_its_numbers),
+		cmocka_unit_test(live_scrolls_sideways_through_the_raw_lines),
+		cmocka_unit_test(condense_keeps_two_blanks_when_they_fit),
+		cmocka_unit_test(detail_scrolls_sideways),
 		cmocka_unit_test(live_keeps_bounded_memory),
 		cmocka_unit_test(help_lists_every_action),
 		cmocka_unit_test(keymap_comes_from_the_action_table),
@@ -726,6 +971,7 @@ int main(void)
 		cmocka_unit_test(detail_pins_the_rows_verdict_above_the_pages),
 		cmocka_unit_test(wizard_collects_and_validates),
 		cmocka_unit_test(wizard_step_mode_shows_one_prompt),
+		cmocka_unit_test(wizard_checks_a_field_at_its_step),
 		cmocka_unit_test(ascii_locale_draws_ascii_only),
 	};
 	return cmocka_run_group_tests_name("views", tests, setup, teardown);

@@ -108,8 +108,22 @@ int cmd_status(struct cli *cli, int argc, char **argv)
 	/* The verdict of the iteration the due step belongs to (MEASURED,
 	 * LOGGED); a committed one's verdict is in its row, not here. */
 	int last = st.last_run;
+	/* the noise band: the figure and words the workbench's best pane shows */
+	struct loop_noise nz = {0};
+	struct sb nzw = SB_INIT;
+	sb_init(&nzw);
+	if (!st.has_best || loop_noise_band(l, &nz, NULL) < 0)
+		nz.have = false;
+	loop_noise_words(&nz, &nzw);
 	if (json) {
 		json_t *j = loop_cli_status_json(&st);
+		json_object_set_new(
+			j, "noise",
+			nz.have ? json_pack("{s:s,s:o,s:o,s:o,s:o,s:b}", "text", nzw.buf, "half",
+					    loop_cli_real(nz.half), "sigma", loop_cli_real(nz.sigma),
+					    "lo_ms", loop_cli_real(nz.lo_ms), "hi_ms",
+					    loop_cli_real(nz.hi_ms), "assumed", nz.assumed)
+				: json_null());
 		stats_cli_add_verdict(l, last, j);
 		cli_print_json(j);
 	} else {
@@ -122,6 +136,9 @@ int cmd_status(struct cli *cli, int argc, char **argv)
 			       st.best_unconfirmed ? ", kept unconfirmed" : "");
 		else
 			printf("best:      none yet\n");
+		if (nz.have)
+			printf("noise:     %s around the best (2 sigma of its run-to-run spread)\n",
+			       nzw.buf);
 		printf("stall:     %d/%d iterations without a win\n", st.stall, st.stall_limit);
 		printf("kernel:   ");
 		for (size_t i = 0; i < st.nkernel; i++)
@@ -139,6 +156,7 @@ int cmd_status(struct cli *cli, int argc, char **argv)
 		stats_cli_print_verdict(l, last, stdout);
 		printf("next:      %s\n", st.next);
 	}
+	sb_release(&nzw);
 	loop_status_release(&st);
 	loop_close(l);
 	return 0;
