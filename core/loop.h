@@ -551,7 +551,10 @@ enum loop_watch_kind {
 	LOOP_WATCH_STALL,     /* the loop stalled: stall, stall_limit */
 	LOOP_WATCH_STOP,      /* a stop condition was recorded */
 	LOOP_WATCH_PROBLEM,   /* reconciliation findings changed: text */
+	LOOP_WATCH_OUTPUT,    /* raw output of the run going: text, len bytes (not
+			       * NUL-terminated); only with LOOP_WATCH_WANT_OUTPUT */
 };
+enum { LOOP_WATCH_WANT_OUTPUT = 1 << 0 };
 struct loop_watch_event {
 	enum loop_watch_kind kind;
 	double t; /* unix seconds when seen */
@@ -559,6 +562,7 @@ struct loop_watch_event {
 	int iteration;
 	const char *state, *run_kind, *gate, *status, *commit, *verdict, *text, *log_path;
 	int run_id, pid, progress, stall, stall_limit;
+	size_t len; /* LOOP_WATCH_OUTPUT */
 	double bench_ms, vs_best; /* 0 when not set; NAN when the run had none */
 	bool promoted;
 };
@@ -568,7 +572,7 @@ struct loop_watch;
 /* Start watching (cwd and op as for loop_open); fn gets a state event at
  * once with where the workspace stands.  Events' strings live only during
  * the call. */
-int loop_watch_open(const char *cwd, const char *op, loop_watch_fn fn, void *ctx,
+int loop_watch_open(const char *cwd, const char *op, unsigned flags, loop_watch_fn fn, void *ctx,
 		    struct loop_watch **out, struct err *e);
 /* The descriptor to poll for POLLIN. */
 int loop_watch_fd(const struct loop_watch *w);

@@ -57,6 +57,9 @@ struct loop_watch {
 	int pidfd;     /* the optloop running the run going, -1 none */
 	int pidfd_run; /* whose run it is */
 	int told_dead; /* the run whose driver was said to be gone */
+	int exited;    /* the pid whose pidfd said it exited (a zombie still
+			* answers kill(pid, 0) until its parent reaps it) */
+	int pidfd_pid;
 	int wd_trace;
 	/* the run going: its raw log, read from off, through p */
 	int tail_run;
@@ -72,6 +75,7 @@ struct loop_watch {
 	/* what the emitter hands the caller */
 	loop_watch_fn fn;
 	void *ctx;
+	unsigned flags;
 	int iter_for_events;
 };
 
@@ -187,6 +191,14 @@ static void tail_read(struct loop_watch *w)
 	ssize_t n;
 	lseek(fd, w->tail_off, SEEK_SET);
 	while ((n = read(fd, buf, sizeof(buf))) > 0) {
+		if (w->flags & LOOP_WATCH_WANT_OUTPUT) {
+			struct loop_watch_event ev = {.kind = LOOP_WATCH_OUTPUT,
+						      .iteration = w->iter_for_events,
+						      .run_id = w->tail_run,
+						      .text = buf,
+						      .len = (size_t)n};
+			emit(w, &ev);
+		}
 		parser_feed(w->p, buf, (size_t)n);
 		w->tail_off += n;
 	}
@@ -216,6 +228,7 @@ static void follow_driver(struct loop_watch *w, int run_id, struct store *store)
 		if (w->pidfd >= 0) {
 			struct epoll_event ee = {.events = EPOLLIN, .data.fd = w->pidfd};
 			epoll_ctl(w->fd, EPOLL_CTL_ADD, w->pidfd, &ee);
+			w->pidfd_pid = run.pid;
 		}
 	}
 	store_run_release(&run);
@@ -363,7 +376,7 @@ static int read_once(struct loop_watch *w, struct err *e)
 		}
 	}
 	if (s.run_id && s.run_id != w->told_dead && store_run_get(store, s.run_id, &run, NULL) == 0) {
-		if (driver_gone(run.pid)) {
+		if (run.pid == w->exited || driver_gone(run.pid)) {
 			w->told_dead = s.run_id;
 			char *t = xasprintf("the optloop that ran %s run %d (pid %d) is gone: the run "
 					    "was cut off; the next command that writes records it as "
@@ -393,7 +406,7 @@ static int read_once(struct loop_watch *w, struct err *e)
 	return 0;
 }
 
-int loop_watch_open(const char *cwd, const char *op, loop_watch_fn fn, void *ctx,
+int loop_watch_open(const char *cwd, const char *op, unsigned flags, loop_watch_fn fn, void *ctx,
 		    struct loop_watch **out, struct err *e)
 {
 	struct loop *l;
@@ -410,6 +423,7 @@ int loop_watch_open(const char *cwd, const char *op, loop_watch_fn fn, void *ctx
 	w->op = xstrdup(st.op);
 	w->fn = fn;
 	w->ctx = ctx;
+	w->flags = flags;
 	w->pidfd = -1;
 	w->fd = epoll_create1(EPOLL_CLOEXEC);
 	w->ino = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
@@ -459,6 +473,7 @@ int loop_watch_pump(struct loop_watch *w, struct err *e)
 	for (int i = 0; i < n; i++) {
 		if (ev[i].data.fd == w->pidfd) { /* the driver exited: once is enough */
 			woke = true;
+			w->exited = w->pidfd_pid;
 			epoll_ctl(w->fd, EPOLL_CTL_DEL, w->pidfd, NULL);
 			close(w->pidfd);
 			w->pidfd = -1;
@@ -513,6 +528,7 @@ const char *loop_watch_kind_name(enum loop_watch_kind k)
 		[LOOP_WATCH_ROW] = "row",         [LOOP_WATCH_COMMIT] = "commit",
 		[LOOP_WATCH_CONFIRM] = "confirm", [LOOP_WATCH_STALL] = "stall",
 		[LOOP_WATCH_STOP] = "stop",       [LOOP_WATCH_PROBLEM] = "problem",
+		[LOOP_WATCH_OUTPUT] = "output",
 	};
 	return (unsigned)k < sizeof(names) / sizeof(names[0]) ? names[k] : "?";
 }

@@ -85,6 +85,19 @@ void app_open_wizard(struct app *a, struct wizard *wz)
 	a->dirty = true;
 }
 
+static void relayout(struct app *a);
+
+void app_external_run(struct app *a, bool on)
+{
+	if (on) {
+		a->live_shown = true;
+		a->views[P_LIVE].mode = 0; /* follow the end */
+	}
+	if (stdscr && a->wtop) /* the terminal is up: the panes move now */
+		relayout(a);
+	a->dirty = true;
+}
+
 void app_run_started(struct app *a, const char *name)
 {
 	a->running = true;

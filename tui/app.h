@@ -93,6 +93,9 @@ void app_open_wizard(struct app *a, struct wizard *wz);
 /* A run (name: "verify", "confirm"; static) was started by the backend:
  * show the live pane. */
 void app_run_started(struct app *a, const char *name);
+/* A run another optloop drives is going (on) or has ended: the live pane
+ * shows it (fed by the backend) the way it shows a run of our own. */
+void app_external_run(struct app *a, bool on);
 double app_now(void);
 /* The moment the program started opening its data (first call wins):
  * the first-frame figure of OPTLOOP_PASS_LOG counts from here. */

@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 enum { WZ_LOG = 1, WZ_CONTRACT, WZ_STALL, WZ_STOP };
 
@@ -44,11 +45,45 @@ struct ws_loop {
 	int confirm_shown;
 	struct lint_findings lint; /* findings the log wizard asks to acknowledge */
 	char *band_text;           /* the noise band in words, for the best pane */
+	/* Other optloops writing (an agent's CLI calls, a second workbench):
+	 * the watcher wakes the workbench, ext_run is their run going (0 none)
+	 * and driver names who drives it. */
+	struct loop_watch *watch;
+	bool changed;
+	int ext_run;
+	char *driver;
 };
 
 static struct ws_loop *W(struct app *a)
 {
 	return a->be_data;
+}
+
+/* Take the writer lock; refused, naming the driver, while another optloop
+ * writes. */
+static int take_lock(struct app *a, const char *what, struct err *e)
+{
+	struct ws_loop *w = W(a);
+	struct err le = {0};
+	if (loop_writer(w->l, true, &le) == 0)
+		return 0;
+	if (le.code == ERR_BUSY)
+		return err_set(e, ERR_REFUSED, "%s refused: %s; it comes back when that one is done "
+					       "(this workbench follows it)",
+			       what, w->driver ? w->driver : le.msg);
+	*e = le;
+	return le.code;
+}
+
+static void give_lock_of(struct loop *l)
+{
+	struct err ignored = {0};
+	loop_writer(l, false, &ignored);
+}
+
+static void give_lock(struct app *a)
+{
+	give_lock_of(W(a)->l);
 }
 
 static const char *state_upper(enum loop_state s)
@@ -190,7 +225,7 @@ static int loop_reload(struct app *a, struct err *e)
 	free(w->title);
 	w->title = xasprintf("%s \xc2\xb7 %s", w->st.op ? w->st.op : "", w->st.workspace ? w->st.workspace : "");
 	a->data.title = w->title;
-	a->data.readonly = w->st.readonly;
+	a->data.readonly = false; /* it writes while it acts, and only then */
 	a->data.rows = w->rows->v;
 	a->data.nrows = w->rows->n;
 	a->data.has_best = w->st.has_best;
@@ -331,6 +366,11 @@ static void status_words(struct app *a, bool brief, bool extras, struct sb *out)
 			w->run_iter, action_first_key(ACT_CANCEL));
 		return;
 	}
+	if (w->driver) { /* another optloop's run: keys that write wait for it */
+		sb_addf(out, "iter %d \xc2\xb7 %s \xc2\xb7 %s", st->iteration, state_upper(st->state),
+			w->driver);
+		return;
+	}
 	sb_addf(out, "iter %d \xc2\xb7 %s \xc2\xb7 ", st->iteration, state_upper(st->state));
 	due_words(st, brief, out);
 	if (!extras)
@@ -339,8 +379,6 @@ static void status_words(struct app *a, bool brief, bool extras, struct sb *out)
 		sb_addf(out, " \xc2\xb7 stall %d/%d", st->stall, st->stall_limit);
 	if (st->telescoped)
 		sb_adds(out, " \xc2\xb7 kernel changed since it was measured");
-	if (st->readonly)
-		sb_adds(out, " \xc2\xb7 read-only (another optloop holds the workspace)");
 }
 
 /* The longest of: the full words, the brief ones with the stall count and
@@ -547,7 +585,16 @@ static void loop_run_cancel(struct app *a)
 		loop_verify_cancel(w->l);
 }
 
+static int run_end_locked(struct app *a, struct err *e);
+
 static int loop_run_end(struct app *a, struct err *e)
+{
+	int rc = run_end_locked(a, e);
+	give_lock(a);
+	return rc;
+}
+
+static int run_end_locked(struct app *a, struct err *e)
 {
 	struct ws_loop *w = W(a);
 	struct loop_measurement m;
@@ -848,21 +895,35 @@ static int submit_stop(struct app *a, struct wizard *wz, struct err *e)
 	return rc;
 }
 
+static int act_locked(struct app *a, enum action act, struct err *e);
+
 static int loop_act(struct app *a, enum action act, struct err *e)
 {
-	struct ws_loop *w = W(a);
 	struct err re = {0};
+	int rc;
+
+	/* The writer lock while it acts, and only then: an agent's optloop
+	 * may write in between, and this one follows it (the watcher). */
+	if ((rc = take_lock(a, act > ACT_NONE && act < ACT_COUNT ? action_table[act - 1].name : "action",
+			    e)) < 0)
+		return rc;
+	/* Current state first: the tree may have changed under us. */
+	if (loop_reload(a, &re) < 0) {
+		give_lock(a);
+		return err_set(e, re.code, "%s", re.msg);
+	}
+	rc = act_locked(a, act, e);
+	if (!a->running)
+		give_lock(a);
+	return rc;
+}
+
+static int act_locked(struct app *a, enum action act, struct err *e)
+{
+	struct ws_loop *w = W(a);
 	char sha[41];
 	int rc;
 
-	/* Current state first: the tree may have changed under us. */
-	if (loop_reload(a, &re) < 0)
-		return err_set(e, re.code, "%s", re.msg);
-	if (w->st.readonly && act != ACT_TOGGLE)
-		return err_set(e, ERR_REFUSED,
-			       "%s refused: another optloop holds this workspace, so this one is read-only "
-			       "(quit the other one first)",
-			       action_table[act - 1].name);
 	switch (act) {
 	case ACT_VERIFY:
 		return start_verify(a, e);
@@ -916,7 +977,20 @@ static int loop_act(struct app *a, enum action act, struct err *e)
 	}
 }
 
+static int submit_locked(struct app *a, struct wizard *wz, struct err *e);
+
 static int loop_submit(struct app *a, struct wizard *wz, struct err *e)
+{
+	int rc = take_lock(a, "saving", e);
+	if (rc < 0)
+		return rc;
+	rc = submit_locked(a, wz, e);
+	if (!a->running)
+		give_lock(a);
+	return rc;
+}
+
+static int submit_locked(struct app *a, struct wizard *wz, struct err *e)
 {
 	switch (wz->kind) {
 	case WZ_LOG:
@@ -1146,6 +1220,8 @@ static void loop_close_be(struct app *a)
 	free_shapes(a);
 	live_free(a->data.live);
 	a->data.live = NULL;
+	loop_watch_close(w->watch);
+	free(w->driver);
 	ws_files_release(&w->files);
 	traps_doc_release(&w->traps);
 	lint_findings_release(&w->lint);
@@ -1157,6 +1233,107 @@ static void loop_close_be(struct app *a)
 	free(w->band_text);
 	free(w);
 	a->be_data = NULL;
+}
+
+/* ---- other optloops writing ------------------------------------------------ */
+
+static void on_watch(void *ctx, const struct loop_watch_event *ev)
+{
+	struct app *a = ctx;
+	struct ws_loop *w = W(a);
+
+	switch (ev->kind) {
+	case LOOP_WATCH_RUN_START:
+		if (ev->pid == (int)getpid() || a->running)
+			break; /* our own */
+		w->ext_run = ev->run_id;
+		free(w->driver);
+		w->driver = xasprintf("driven by pid %d: optloop %s (iteration %d)", ev->pid,
+				      ev->run_kind ? ev->run_kind : "run", ev->iteration);
+		if (!a->data.live)
+			a->data.live = live_new(4000, 1024);
+		live_reset(a->data.live, w->driver);
+		a->data.live->running = true;
+		a->data.live->t_start = app_now();
+		app_external_run(a, true);
+		app_message(a, false, "%s", w->driver);
+		break;
+	case LOOP_WATCH_OUTPUT:
+		if (w->ext_run == ev->run_id && a->data.live) {
+			live_feed(a->data.live, ev->text, ev->len);
+			a->output_dirty = true;
+		}
+		return; /* the panes stay as they are */
+	case LOOP_WATCH_PROGRESS:
+	case LOOP_WATCH_STAGE:
+		if (w->ext_run == ev->run_id && a->data.live) {
+			live_set_progress(a->data.live, ev->kind == LOOP_WATCH_PROGRESS ? ev->progress : -1,
+					  ev->kind == LOOP_WATCH_STAGE ? ev->text : NULL,
+					  ev->kind == LOOP_WATCH_STAGE && ev->text ? strlen(ev->text) : 0);
+			a->output_dirty = true;
+		}
+		return;
+	case LOOP_WATCH_GATE:
+		if (w->ext_run == ev->run_id && a->data.live) {
+			char *t = xasprintf("gate %s (as printed)", ev->gate);
+			live_set_verdict(a->data.live, t, ev->gate && strcmp(ev->gate, "pass"));
+			free(t);
+		}
+		return;
+	case LOOP_WATCH_RUN_END:
+		if (w->ext_run == ev->run_id) {
+			struct sb t = SB_INIT;
+			sb_init(&t);
+			sb_addf(&t, "%s: gate %s, bench ", w->driver ? w->driver : "run", ev->gate);
+			optlog_fmt_bench(ev->bench_ms, &t);
+			sb_adds(&t, " ms");
+			if (a->data.live) {
+				live_flush(a->data.live);
+				live_set_verdict(a->data.live, t.buf, ev->gate && strcmp(ev->gate, "pass"));
+				a->data.live->running = false;
+				a->data.live->t_end = app_now();
+			}
+			app_message(a, false, "%s", t.buf);
+			sb_release(&t);
+			w->ext_run = 0;
+			free(w->driver);
+			w->driver = NULL;
+			app_external_run(a, false);
+		}
+		break;
+	case LOOP_WATCH_PROBLEM:
+		if (ev->run_id && ev->run_id == w->ext_run) { /* its driver was killed */
+			app_message(a, true, "%s", ev->text);
+			w->ext_run = 0;
+			free(w->driver);
+			w->driver = NULL;
+			if (a->data.live) {
+				live_set_verdict(a->data.live, "cut off: its optloop is gone", true);
+				a->data.live->running = false;
+			}
+		}
+		break;
+	default:
+		break;
+	}
+	w->changed = true;
+}
+
+static int loop_watch_fd_be(struct app *a)
+{
+	struct ws_loop *w = W(a);
+	/* while a run of our own goes, our own writes are no news */
+	return w->watch && !a->running ? loop_watch_fd(w->watch) : -1;
+}
+
+static int loop_watch_pump_be(struct app *a, struct err *e)
+{
+	struct ws_loop *w = W(a);
+	w->changed = false;
+	int rc = loop_watch_pump(w->watch, e);
+	if (rc < 0)
+		return rc;
+	return w->changed ? 1 : 0;
 }
 
 static const struct backend loop_backend = {
@@ -1171,6 +1348,8 @@ static const struct backend loop_backend = {
 	.run_cancel = loop_run_cancel,
 	.run_end = loop_run_end,
 	.close = loop_close_be,
+	.watch_fd = loop_watch_fd_be,
+	.watch_pump = loop_watch_pump_be,
 };
 
 int ws_loop_open(struct app *a, const char *op, struct err *e)
@@ -1178,10 +1357,16 @@ int ws_loop_open(struct app *a, const char *op, struct err *e)
 	struct ws_loop *w = xcalloc(1, sizeof(*w));
 	int rc;
 
+	/* a writer's open reconciles what a crash left; then the lock goes
+	 * back until an action needs it */
 	if ((rc = loop_open(NULL, op, LOOP_TRY_WRITE, &w->l, e)) < 0) {
 		free(w);
 		return rc;
 	}
+	give_lock_of(w->l);
 	app_init(a, &loop_backend, w);
+	struct err we = {0};
+	if (loop_watch_open(NULL, op, LOOP_WATCH_WANT_OUTPUT, on_watch, a, &w->watch, &we) < 0)
+		w->watch = NULL; /* no inotify: the panes reload on the next key */
 	return 0;
 }

@@ -100,6 +100,8 @@ static void print_json(const struct loop_watch_event *ev)
 	case LOOP_WATCH_PROBLEM:
 		add_str(j, "problems", ev->text);
 		break;
+	case LOOP_WATCH_OUTPUT: /* not asked for */
+		break;
 	}
 	char *s = json_dumps(j, JSON_COMPACT);
 	printf("%s\n", s);
@@ -154,6 +156,8 @@ static void print_text(const struct loop_watch_event *ev)
 	case LOOP_WATCH_PROBLEM:
 		printf("problems:\n%s", ev->text);
 		break;
+	case LOOP_WATCH_OUTPUT: /* not asked for */
+		break;
 	}
 }
 
@@ -207,7 +211,7 @@ int cmd_watch(struct cli *cli, int argc, char **argv)
 					       w.until);
 	}
 	const volatile sig_atomic_t *stop = cli_stop_on_signals();
-	if (loop_watch_open(cli->dir, cli->op, on_event, &w, &lw, &e) < 0)
+	if (loop_watch_open(cli->dir, cli->op, 0, on_event, &w, &lw, &e) < 0)
 		return cli_fail(&e);
 	rc = 0;
 	while (!*stop && !w.reached) {
