@@ -292,6 +292,42 @@ int measure_best(struct store *s, struct measure_best *b, struct err *e)
 	return rc;
 }
 
+int measure_best_band(struct store *s, const struct measure_best *b, const char *shape,
+		      double *lo, double *hi, bool *assumed, struct err *e)
+{
+	struct stats_set set;
+	double sum = 0;
+	int n = 0;
+
+	*lo = *hi = NAN;
+	*assumed = false;
+	if (!b->have || !b->tree || !isfinite(b->bench_ms))
+		return 0;
+	int rc = measure_tree_set(s, b->tree, NULL, 0, NULL, &set, e);
+	if (rc < 0) {
+		stats_set_release(&set);
+		return rc;
+	}
+	const struct stats_set *g = &set;
+	for (size_t i = 0; i < set.nshapes; i++) {
+		struct stats_noise nz;
+		if (shape && strcmp(set.shapes[i].key, shape))
+			continue;
+		stats_noise_pool(&g, 1, set.env, set.shapes[i].key, &nz);
+		if (isfinite(nz.sigma)) {
+			sum += nz.sigma;
+			n++;
+			*assumed |= nz.assumed;
+		}
+	}
+	if (n) {
+		*lo = b->bench_ms * exp(-2 * sum / n);
+		*hi = b->bench_ms * exp(2 * sum / n);
+	}
+	stats_set_release(&set);
+	return 0;
+}
+
 /* ---- verdicts ---- */
 
 /* Trees of every other kernel state measured in env, as history groups. */

@@ -91,44 +91,22 @@ static void load_traps(struct app *a)
 	guards_owned_release(&g);
 }
 
-/* The noise band around the best: ±2σ of the per-run spread the statistics
- * pool for the best kernel state's shapes (their mean, in log space). */
+/* The noise band around the best, as the engine states it. */
 static void load_band(struct app *a)
 {
 	struct ws_loop *w = W(a);
 	struct measure_best b;
-	struct stats_set set;
-	struct err e = {0};
-	double sum = 0;
-	int n = 0;
 	bool assumed = false;
 
 	a->data.band_lo = a->data.band_hi = NAN;
-	memset(&b, 0, sizeof(b));
-	memset(&set, 0, sizeof(set));
-	if (!w->st.has_best || measure_best(loop_store(w->l), &b, &e) < 0 || !b.have || !b.tree)
-		goto out;
-	if (measure_tree_set(loop_store(w->l), b.tree, NULL, 0, NULL, &set, &e) < 0)
-		goto out;
-	for (size_t i = 0; i < set.nshapes; i++) {
-		const struct stats_set *g = &set;
-		struct stats_noise nz;
-		stats_noise_pool(&g, 1, set.env, set.shapes[i].key, &nz);
-		if (isfinite(nz.sigma)) {
-			sum += nz.sigma;
-			n++;
-			assumed |= nz.assumed;
-		}
-	}
-	if (n) {
-		double sg = sum / n;
-		a->data.band_lo = w->st.best_ms * exp(-2 * sg);
-		a->data.band_hi = w->st.best_ms * exp(2 * sg);
+	if (!w->st.has_best)
+		return;
+	if (measure_best(loop_store(w->l), &b, NULL) == 0 &&
+	    measure_best_band(loop_store(w->l), &b, NULL, &a->data.band_lo, &a->data.band_hi,
+			      &assumed, NULL) == 0 && isfinite(a->data.band_lo)) {
 		a->data.band_label = "noise";
 		a->data.band_assumed = assumed;
 	}
-out:
-	stats_set_release(&set);
 	measure_best_release(&b);
 }
 
