@@ -293,7 +293,7 @@ int measure_best(struct store *s, struct measure_best *b, struct err *e)
 }
 
 int measure_best_band(struct store *s, const struct measure_best *b, const char *shape,
-		      double *lo, double *hi, bool *assumed, struct err *e)
+		      double centre, double *lo, double *hi, bool *assumed, struct err *e)
 {
 	struct stats_set set;
 	double sum = 0;
@@ -301,7 +301,7 @@ int measure_best_band(struct store *s, const struct measure_best *b, const char 
 
 	*lo = *hi = NAN;
 	*assumed = false;
-	if (!b->have || !b->tree || !isfinite(b->bench_ms))
+	if (!b->have || !b->tree || !isfinite(centre))
 		return 0;
 	int rc = measure_tree_set(s, b->tree, NULL, 0, NULL, &set, e);
 	if (rc < 0) {
@@ -321,8 +321,8 @@ int measure_best_band(struct store *s, const struct measure_best *b, const char 
 		}
 	}
 	if (n) {
-		*lo = b->bench_ms * exp(-2 * sum / n);
-		*hi = b->bench_ms * exp(2 * sum / n);
+		*lo = centre * exp(-2 * sum / n);
+		*hi = centre * exp(2 * sum / n);
 	}
 	stats_set_release(&set);
 	return 0;

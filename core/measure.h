@@ -86,12 +86,13 @@ void measure_best_release(struct measure_best *b);
 /* The noise band around the best, as the workbench and `optloop chart` draw
  * it: ±2σ of the per-run spread the statistics pool for the best kernel
  * state's runs (stats_noise_pool), σ the mean over its shapes in log space,
- * or that of one shape (shape: a measure_shape_key; NULL: every shape).
- * *lo and *hi are in ms around b->bench_ms; NAN (and 0 returned) when the
- * best has no runs to pool or not that shape.  *assumed: no repeated runs
- * yet, the default noise.  Errors only from the store. */
+ * or that of one shape (shape: a measure_shape_key; NULL: every shape),
+ * around centre (ms: the best's bench, or its time at that shape).  *lo and
+ * *hi are NAN (and 0 is returned) when the best has no runs to pool, or
+ * none of that shape.  *assumed: no repeated runs yet, the default noise.
+ * Errors only from the store. */
 int measure_best_band(struct store *s, const struct measure_best *b, const char *shape,
-		      double *lo, double *hi, bool *assumed, struct err *e);
+		      double centre, double *lo, double *hi, bool *assumed, struct err *e);
 
 /* ---- verdicts ---- */
 

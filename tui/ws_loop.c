@@ -102,8 +102,8 @@ static void load_band(struct app *a)
 	if (!w->st.has_best)
 		return;
 	if (measure_best(loop_store(w->l), &b, NULL) == 0 &&
-	    measure_best_band(loop_store(w->l), &b, NULL, &a->data.band_lo, &a->data.band_hi,
-			      &assumed, NULL) == 0 && isfinite(a->data.band_lo)) {
+	    measure_best_band(loop_store(w->l), &b, NULL, b.bench_ms, &a->data.band_lo,
+			      &a->data.band_hi, &assumed, NULL) == 0 && isfinite(a->data.band_lo)) {
 		a->data.band_label = "noise";
 		a->data.band_assumed = assumed;
 	}
