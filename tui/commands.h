@@ -56,6 +56,8 @@ struct cli {
 	  "check the promotion bar, or record the evidence it asks for")                      \
 	X(report, "report final|header ITER|pr|nogo [--output FILE] [--json]",                                 \
 	  "Markdown reports from the loop's evidence: final claim, kept-candidate header, PR body, no-go record") \
+	X(chart, "chart [--svg FILE] [--png FILE] [--shape SHAPE] [--json]",                     \
+	  "the bench-per-iteration chart as an SVG or PNG picture: best line, noise band, dropped and failed marks") \
 	X(completion, "completion bash|zsh|fish",                                              \
 	  "the shell completion script (commands, options, statuses, ops)")
 
