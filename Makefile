@@ -32,11 +32,15 @@ endif
 DEB_PKGS = gcc make pkg-config git tmux libc6-dev python3 \
 	libncurses-dev libgit2-dev libsqlite3-dev libpcre2-dev libjansson-dev \
 	libssh2-1-dev libmbedtls-dev libhttp-parser-dev libssl-dev zlib1g-dev \
-	libcmocka-dev strace sqlite3
+	libcmocka-dev strace sqlite3 libcairo2-dev librsvg2-bin
 PKGS      = ncursesw libgit2 sqlite3 libpcre2-8 jansson
+# cairo draws `optloop chart`: only its headers are used at build time; the
+# shared library is opened when a chart is drawn (see tui/chart_draw.c), so
+# the other commands do not map its 19 shared objects at every start.
+DLOPEN_PKGS = cairo
 TEST_PKGS = cmocka
 
-PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) $(DLOPEN_PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 TEST_CFLAGS := $(shell pkg-config --cflags $(TEST_PKGS) 2>/dev/null)
 TEST_LIBS   := $(shell pkg-config --libs $(TEST_PKGS) 2>/dev/null)

@@ -4,6 +4,7 @@
 #include "core/loop.h"
 #include "core/loop_core.h"
 #include "core/measure.h"
+#include "core/chart.h"
 #include "core/contract.h"
 #include "core/err.h"
 #include "core/fault.h"
@@ -318,6 +319,25 @@ static int rows_get(struct store *s, struct log_rows **sr, const struct log_row 
 int loop_rows(struct loop *l, struct log_rows **rows, struct err *e)
 {
 	return store_rows_get(l->store, rows, e);
+}
+
+int loop_chart(struct loop *l, const char *shape, struct chart *c, struct err *e)
+{
+	int rc = chart_load(l->store, shape, c, e);
+	c->op = xstrdup(loop_workspace(l)->op);
+	return rc;
+}
+
+void loop_chart_release(struct chart *c)
+{
+	chart_release(c);
+}
+
+json_t *loop_chart_json(const struct chart *c)
+{
+	json_t *j = chart_json(c);
+	json_object_set_new(j, "op", c->op ? json_string(c->op) : json_null());
+	return j;
 }
 
 /* ---- OPT_LOG.md --------------------------------------------------------------- */

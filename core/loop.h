@@ -182,6 +182,19 @@ void loop_status_release(struct loop_status *st);
  * later writes and after the loop is closed. */
 int loop_rows(struct loop *l, struct log_rows **rows, struct err *e);
 
+/* The bench-per-iteration chart of the log (struct chart, core/model.h):
+ * each row a point or a mark on the x axis, the best so far after each
+ * row, the noise band around the best.  shape (NULL: the bench column)
+ * picks one measured shape, spelled as the measured keys are ("fwd B=2
+ * T=512 H=4 D=64") or as a Target may ("B2-T512-H4-D64"); ERR_USAGE naming
+ * the measured shapes when it names none or several.  An empty log gives
+ * no items.  Release with loop_chart_release (also after an error). */
+int loop_chart(struct loop *l, const char *shape, struct chart *c, struct err *e);
+void loop_chart_release(struct chart *c);
+/* The chart as one JSON object (chart_json; caller owns). */
+struct json_t;
+struct json_t *loop_chart_json(const struct chart *c);
+
 /* ---- verify -------------------------------------------------------------- */
 
 typedef void (*loop_output_fn)(void *ctx, const char *buf, size_t len);

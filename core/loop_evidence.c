@@ -157,7 +157,7 @@ int loop_iter_run_get(struct loop *l, int iter, struct loop_run *r, struct err *
 
 int loop_noise_band(struct loop *l, struct loop_noise *out, struct err *e)
 {
-	return measure_noise_band(loop_store(l), out, e);
+	return measure_noise_band(loop_store(l), NULL, NAN, out, e);
 }
 
 void loop_noise_words(const struct loop_noise *n, struct sb *out)

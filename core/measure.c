@@ -390,7 +390,8 @@ int measure_judge_run(struct store *s, int run_id, double threshold, struct stat
 	return rc;
 }
 
-int measure_noise_band(struct store *s, struct loop_noise *out, struct err *e)
+int measure_noise_band(struct store *s, const char *shape, double centre, struct loop_noise *out,
+		       struct err *e)
 {
 	struct measure_best best;
 	struct stats_set bset = {0}, *hist = NULL;
@@ -413,6 +414,8 @@ int measure_noise_band(struct store *s, struct loop_noise *out, struct err *e)
 			g[i + 1] = &hist[i];
 		for (size_t i = 0; i < bset.nshapes; i++) {
 			struct stats_noise nz;
+			if (shape && strcmp(bset.shapes[i].key, shape))
+				continue;
 			stats_noise_pool(g, nh + 1, bset.env, bset.shapes[i].key, &nz);
 			if (isfinite(nz.sigma)) {
 				sum += nz.sigma;
@@ -422,12 +425,14 @@ int measure_noise_band(struct store *s, struct loop_noise *out, struct err *e)
 		}
 		free(g);
 	}
-	if (rc == 0 && n) {
+	if (!isfinite(centre))
+		centre = best.bench_ms;
+	if (rc == 0 && n && stats_time_ok(centre)) {
 		out->have = true;
 		out->sigma = sum / n;
-		out->lo_ms = best.bench_ms * exp(-2 * out->sigma);
-		out->hi_ms = best.bench_ms * exp(2 * out->sigma);
-		out->half = (out->hi_ms - out->lo_ms) / 2 / best.bench_ms;
+		out->lo_ms = centre * exp(-2 * out->sigma);
+		out->hi_ms = centre * exp(2 * out->sigma);
+		out->half = (out->hi_ms - out->lo_ms) / 2 / centre;
 	}
 	for (size_t i = 0; i < nh; i++)
 		stats_set_release(&hist[i]);

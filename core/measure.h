@@ -114,7 +114,11 @@ int measure_judge_run(struct store *s, int run_id, double threshold, struct stat
  * kernel state has repeated runs.  have is false without a best that has
  * per-shape runs.  The workbench and status show this one figure. */
 struct loop_noise;
-int measure_noise_band(struct store *s, struct loop_noise *out, struct err *e);
+/* shape (a measure_shape_key; NULL: σ averaged over the best's shapes) and
+ * centre (the time the band sits around; NAN: the best's bench) let the
+ * chart draw the band at one shape. */
+int measure_noise_band(struct store *s, const char *shape, double centre, struct loop_noise *out,
+		       struct err *e);
 /* The figure in words, one wording everywhere: "±1.5%", "±4.0% (assumed)",
  * "none yet" (appended to out). */
 void measure_noise_words(const struct loop_noise *n, struct sb *out);

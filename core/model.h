@@ -115,6 +115,44 @@ bool log_row_is_win(const struct log_row *r);
 #define CONFIRM_PAIRS 3
 #define CONFIRM_MAX_PAIRS 9
 
+/* ---- the bench-per-iteration chart ----
+ *
+ * What `optloop chart`, the reports' Mermaid block and the workbench's best
+ * pane draw, built in one place (chart_build) from the log's rows.  Only a
+ * row that may be the best (log_row_can_be_best) with a number is a point;
+ * every other row is a mark on the x axis, its kind saying why. */
+enum chart_kind {
+	CHART_BASE,    /* the baseline */
+	CHART_KEEP,    /* a keep that may be the best */
+	CHART_DROPPED, /* revert, drop, floor, or a keep that cannot be the best */
+	CHART_FAILED,  /* the gate failed, broke or was cut off */
+};
+
+struct chart_item {
+	int iter;
+	enum chart_kind kind;
+	double ms;       /* the row's bench, or the charted shape's time; NAN when none */
+	bool point;      /* drawn as a point (CHART_BASE/KEEP with a number), else a mark */
+	bool unconfirmed;/* kept --unconfirmed */
+	double best_ms;  /* the best so far after this row (log_rows_best over the rows up
+			  * to here), at the charted shape; NAN while there is none */
+};
+
+struct chart {
+	char *op;         /* the workspace's op (loop_chart), or NULL */
+	char *shape;      /* the shape charted ("fwd B=2 T=512 H=4 D=64"); NULL: the
+			   * bench column (the geomean of every shape) */
+	struct chart_item *v; /* one per row, oldest first */
+	size_t n;
+	bool has_best;    /* the one best (log_rows_best over every row) */
+	int best_iter;
+	double best_ms;   /* at the charted shape; NAN when the best did not measure it */
+	double band_lo, band_hi; /* the noise band around the best (measure_noise_band);
+				  * NAN when unknown */
+	bool band_assumed;       /* no repeated runs yet: the default noise */
+	size_t nshapes;   /* shapes measured by the logged runs (1 reads as "the bench") */
+};
+
 /* Trap checklist state per iteration. */
 enum trap_state {
 	TRAP_UNCHECKED,

@@ -4,6 +4,7 @@
  * here decides anything, it only states what the loop measured.
  */
 #include "core/report.h"
+#include "core/chart.h"
 #include "core/err.h"
 #include "core/measure.h"
 #include "core/probe.h"
@@ -256,6 +257,25 @@ static void probe_lines(struct store *s, const char *tree, struct sb *md, json_t
 	free(ids);
 }
 
+/* The bench per iteration as a Mermaid chart under its own heading; the
+ * series into *json when not NULL.  A chart that cannot be read is left
+ * out with a line saying why: the rest of the report stands without it. */
+static void chart_section(struct store *s, const struct report_ctx *ctx, const char *heading,
+			  struct sb *md, json_t **json)
+{
+	struct chart c;
+	struct err e = {0};
+	sb_addf(md, "\n%s Bench per iteration\n\n", heading);
+	if (chart_load(s, NULL, &c, &e) < 0) {
+		sb_addf(md, "(no chart: %s)\n", e.msg);
+		*json = json_null();
+	} else {
+		chart_mermaid(&c, ctx->op, md);
+		*json = chart_json(&c);
+	}
+	chart_release(&c);
+}
+
 static json_t *device_json(struct store *s, int run_id, struct sb *md)
 {
 	struct probe_reading p;
@@ -347,6 +367,8 @@ int report_final(struct store *s, const struct report_ctx *ctx, struct sb *md, j
 		sb_addf(md, "\nWorst shape: %s (%.3f×).\n", worst, c.cmp.shapes[c.cmp.worst].speedup);
 	target_line(md, &c.tgt);
 	sb_addf(md, "Interval method: %s.\n", c.paired ? METHOD_PAIRED : METHOD_ACROSS);
+	json_t *chart;
+	chart_section(s, ctx, "###", md, &chart);
 
 	char *vcmd = run_command(s, c.cand.run_id);
 	char *bcmd = run_command(s, c.base.run_id);
@@ -389,6 +411,7 @@ int report_final(struct store *s, const struct report_ctx *ctx, struct sb *md, j
 	json_object_set_new(j, "target", measure_target_json(&c.tgt));
 	json_object_set_new(j, "interval_method",
 			    json_string(c.paired ? METHOD_PAIRED : METHOD_ACROSS));
+	json_object_set_new(j, "chart", chart);
 	json_t *cmds = json_object();
 	json_object_set_new(cmds, "validation", json_string(ctx->validation ? ctx->validation : ""));
 	json_object_set_new(cmds, "benchmark", ctx->benchmark ? json_string(ctx->benchmark)
@@ -579,6 +602,8 @@ int report_pr(struct store *s, const struct report_ctx *ctx, struct sb *md, json
 		stats_verdict_name(c.cmp.verdict), c.cmp.speedup,
 		c.cmp.worst >= 0 ? c.cmp.shapes[c.cmp.worst].key : "—");
 	target_line(md, &c.tgt);
+	json_t *chart;
+	chart_section(s, ctx, "###", md, &chart);
 	sb_adds(md, "\n## Breaking changes\n\nNone: only the kernel changed; the frozen test and "
 		    "reference are untouched.\n");
 	if (json) {
@@ -590,9 +615,11 @@ int report_pr(struct store *s, const struct report_ctx *ctx, struct sb *md, json
 				    json_pack("[oo]", jnum(sp(c.cmp.lo)), jnum(sp(c.cmp.hi))));
 		json_object_set_new(j, "hardware", devj);
 		json_object_set_new(j, "comparison", stats_cmp_json(&c.cmp));
+		json_object_set_new(j, "chart", chart);
 		*json = j;
 	} else {
 		json_decref(devj);
+		json_decref(chart);
 	}
 	sb_release(&dev);
 	claim_release(&c);

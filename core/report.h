@@ -2,8 +2,10 @@
  * report — the Markdown blocks a loop ends with, assembled from the store:
  * the final claim (per-shape statistics, speedups with intervals, exact
  * commands, commits, GPU identity with idle-clock evidence), the
- * kept-candidate header of one iteration, and a pull-request body.  Every
- * report also comes as one JSON object with the same facts.
+ * kept-candidate header of one iteration, and a pull-request body.  The
+ * final claim and the PR body carry the bench per iteration as a Mermaid
+ * chart (chart_mermaid).  Every report also comes as one JSON object with
+ * the same facts.
  */
 #ifndef OPTLOOP_REPORT_H
 #define OPTLOOP_REPORT_H

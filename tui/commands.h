@@ -58,6 +58,8 @@ struct cli {
 	  "Markdown reports from the loop's evidence: final claim, kept-candidate header, PR body, no-go record") \
 	X(watch, "watch [--json] [--until STATE]",                                             \
 	  "one line per event as the workspace changes (runs, progress, gate, rows, commits)") \
+	X(chart, "chart [--svg FILE] [--png FILE] [--shape SHAPE] [--json]",                     \
+	  "the bench-per-iteration chart as an SVG or PNG picture: best line, noise band, dropped and failed marks") \
 	X(completion, "completion bash|zsh|fish",                                              \
 	  "the shell completion script (commands, options, statuses, ops)")
 

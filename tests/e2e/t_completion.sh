@@ -31,12 +31,13 @@ t_is "--op after the command too" "$(comp status --op chunk_g)" "chunk_gdn"
 t_is "the verbs of trap" "$(comp trap '')" "list add mark"
 t_is "a verb's own options" "$(comp trap list --)" "--iter --json --help"
 t_is "the kinds of report" "$(comp report '')" "final header pr nogo"
+t_is "chart is a command" "$(comp cha)" "chart"
 t_is "help completes commands" "$(comp help conf)" "confirm"
 t_is "global options" "$(comp -)" "-C --op --help --version -V"
 t_like "a file for a path value" "$(comp init --kernel fl)" '^fla$'
 
 # each command offers exactly what its table accepts (what --help lists)
-for c in status verify log commit confirm noise promote init parse; do
+for c in status verify log commit confirm noise promote init parse chart; do
 	want=$("$OPTLOOP" "$c" --help | sed -n 's/^  \(--[a-z-]*\).*/\1/p' | grep -v -- '--help' | tr '\n' ' ')
 	t_is "$c: options offered are those of its help" "$(comp "$c" -- | sed 's/ --help//') " "$want"
 done
