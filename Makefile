@@ -32,7 +32,7 @@ endif
 DEB_PKGS = gcc make pkg-config git tmux libc6-dev python3 \
 	libncurses-dev libgit2-dev libsqlite3-dev libpcre2-dev libjansson-dev \
 	libssh2-1-dev libmbedtls-dev libhttp-parser-dev libssl-dev zlib1g-dev \
-	libcmocka-dev strace sqlite3 libcairo2-dev librsvg2-bin
+	libcmocka-dev strace sqlite3 man-db groff-base libcairo2-dev librsvg2-bin
 PKGS      = ncursesw libgit2 sqlite3 libpcre2-8 jansson
 # cairo draws `optloop chart`: only its headers are used at build time; the
 # shared library is opened when a chart is drawn (see tui/chart_draw.c), so
@@ -109,7 +109,7 @@ BENCH_HELPERS := $(BUILD)/bench/loop_engine
 LIBCORE  := $(BUILD)/libcore.a
 LIBVIEWS := $(BUILD)/libviews.a
 
-.PHONY: all deps test sanitize bench demo fuzz faults install uninstall clean check-deps-quiet
+.PHONY: all deps test sanitize bench demo fuzz faults docs install uninstall clean check-deps-quiet
 
 all: deps
 	@$(MAKE) --no-print-directory $(BIN)
@@ -186,6 +186,13 @@ bench: deps
 demo: deps
 	@$(MAKE) --no-print-directory $(BIN)
 	@./$(BIN) demo
+
+# The man page from its one source of each part: the README's command
+# reference, the commands' option tables, the key table, the prose of
+# assets/man/optloop.1.in (a test checks the committed page is this).
+docs: all
+	@./$(BIN) help --man > assets/man/optloop.1.new && mv assets/man/optloop.1.new assets/man/optloop.1
+	$(say) GEN assets/man/optloop.1
 
 # The fault-injection suite at every single write and rename call (make test
 # runs it at a spread of points).

@@ -96,6 +96,8 @@ static bool take(struct cli_cmd *c, const struct cli_opt *o, const char *v)
 	return false;
 }
 
+FILE *cli_help_out;
+
 bool cli_parse(struct cli_cmd *c, int argc, char **argv, int *exit)
 {
 	bool opts_done = false;
@@ -104,7 +106,7 @@ bool cli_parse(struct cli_cmd *c, int argc, char **argv, int *exit)
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (!opts_done && (!strcmp(a, "-h") || !strcmp(a, "--help"))) {
-			cli_help(c, stdout);
+			cli_help(c, cli_help_out ? cli_help_out : stdout);
 			*exit = 0;
 			return false;
 		}

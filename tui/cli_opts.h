@@ -78,6 +78,10 @@ struct cli_cmd {
  * was printed on stderr. */
 bool cli_parse(struct cli_cmd *c, int argc, char **argv, int *exit);
 
+/* Where -h/--help prints (NULL: stdout); the man page generator reads the
+ * help of every command through it. */
+extern FILE *cli_help_out;
+
 /* The help of a command: usage, summary, options, positional arguments,
  * examples. */
 void cli_help(const struct cli_cmd *c, FILE *out);

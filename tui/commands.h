@@ -77,6 +77,11 @@ const char *cli_usage(const char *name);
 const char *cli_summary(const char *name);
 /* Run the command name (argv[0] is its name); 2 when there is none. */
 int cli_run(struct cli *cli, const char *name, int argc, char **argv);
+/* Is name a command?  The names, NULL-terminated.  Does the command take a
+ * verb with options of its own (trap list, dispatch add, report nogo)? */
+bool find_command_name(const char *name);
+const char *const *cli_command_names(void);
+bool cli_has_verbs(const char *name);
 /* Print the commands that start with prefix, one per line. */
 void cli_commands_offer(const char *prefix);
 

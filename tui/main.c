@@ -5,9 +5,11 @@
 #include "tui/commands.h"
 #include "tui/cli_opts.h"
 #include "tui/cli_util.h"
+#include "tui/manpage.h"
 #include "core/assets.h"
 #include "core/closest.h"
 #include "core/err.h"
+#include "core/sb.h"
 
 #include <locale.h>
 #include <stdio.h>
@@ -38,6 +40,24 @@ static const struct command *find_command(const char *name)
 		if (strcmp(commands[i].name, name) == 0)
 			return &commands[i];
 	return NULL;
+}
+
+bool find_command_name(const char *name)
+{
+	return find_command(name) != NULL;
+}
+
+const char *const *cli_command_names(void)
+{
+	static const char *names[NCOMMANDS + 1];
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		names[i] = commands[i].name;
+	return names;
+}
+
+bool cli_has_verbs(const char *name)
+{
+	return !strcmp(name, "trap") || !strcmp(name, "dispatch") || !strcmp(name, "report");
 }
 
 const char *cli_usage(const char *name)
@@ -110,11 +130,35 @@ static void print_overview(FILE *out)
 int cmd_help(struct cli *cli, int argc, char **argv)
 {
 	int rc;
-	static const char *const examples[] = {"help", "help confirm", "confirm --help", NULL};
-	struct cli_cmd c = {.name = "help", .max_pos = 1, .examples = examples,
+	bool man = false;
+	const char *readme = "README.md", *tmpl = "assets/man/optloop.1.in";
+	const struct cli_opt opts[] = {
+		CLI_FLAG("--man", &man,
+			 "print the man page, made from the README's command reference, each "
+			 "command's option table and the key table (make docs writes it)"),
+		CLI_STR("--readme", &readme, "FILE", "the README to read (default README.md)"),
+		CLI_STR("--template", &tmpl, "FILE",
+			"the man page's prose (default assets/man/optloop.1.in)"),
+		CLI_END,
+	};
+	static const char *const examples[] = {"help", "help confirm", "confirm --help",
+					       "help --man > assets/man/optloop.1", NULL};
+	struct cli_cmd c = {.name = "help", .opts = opts, .max_pos = 1, .examples = examples,
 			    .pos_help = "  COMMAND  one command: its options and examples"};
 	if (!cli_parse(&c, argc, argv, &rc))
 		return rc;
+	if (man) {
+		struct err e = {0};
+		struct sb missing = SB_INIT;
+		sb_init(&missing);
+		rc = manpage_print(stdout, readme, tmpl, &missing, &e);
+		if (rc == 0 && missing.len)
+			fprintf(stderr, "optloop help --man: %s has no row for: %s(their lines come "
+					"from the command table)\n",
+				readme, missing.buf);
+		sb_release(&missing);
+		return rc < 0 ? cli_fail(&e) : 0;
+	}
 	if (c.npos == 0) {
 		print_overview(stdout);
 		printf("\n'optloop help COMMAND' or 'optloop COMMAND --help' describes one "
