@@ -183,9 +183,10 @@ bench: deps
 	@$(MAKE) --no-print-directory $(BIN) $(BENCH_BIN) $(BENCH_HELPERS)
 	@BUILD=$(BUILD) OPTLOOP=$(abspath $(BIN)) tests/bench/run.sh $(BENCH_BIN)
 
+# make demo DIR=~/demo makes it there (default: a new folder under $TMPDIR).
 demo: deps
 	@$(MAKE) --no-print-directory $(BIN)
-	@./$(BIN) demo
+	@./$(BIN) demo $(DIR)
 
 # The man page from its one source of each part: the README's command
 # reference, the commands' option tables, the key table, the prose of

@@ -114,6 +114,9 @@ if command -v tmux >/dev/null 2>&1; then
 	done
 	tmux -L "$sock" kill-server 2>/dev/null
 	t_like "terminal: exit 0 after quitting" "$screen" 'EXIT=0'
+	t_like "terminal: after the workbench quits it says where the demo is" "$screen" \
+		"the demo is in $T_TMP/term"
+	t_like "terminal: and the next command" "$screen" "next: cd $T_TMP/term && optloop"
 	t_ok "terminal: the workspace is there" test -f "$T_TMP/term/profile/chunk_linear_attn-opt/optloop.db"
 else
 	t_skip "terminal case" "tmux is not installed"

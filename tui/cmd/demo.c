@@ -93,6 +93,12 @@ int cmd_demo(struct cli *cli, int argc, char **argv)
 		if (interactive && chdir(r.dir) == 0) {
 			rc = tui_open_workspace(cli, true);
 			if (rc >= 0) {
+				/* the terminal is the shell's again: where the demo is,
+				 * and how to come back to it */
+				printf("the demo is in %s\n"
+				       "next: cd %s && optloop  (the workbench; optloop status says "
+				       "where the loop stands)\n",
+				       r.dir, sb_str(&qdir));
 				sb_release(&next);
 				sb_release(&qdir);
 				loop_demo_release(&r);
