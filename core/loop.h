@@ -630,6 +630,15 @@ int loop_contract_set(struct loop *l, const char *const *names, const char *cons
  * would; ERR_REFUSED (ERR_USAGE for an empty path) with the reason in e. */
 int loop_reassess_profile_check(struct loop *l, const char *path, struct err *e);
 
+/* ---- for the front-ends' own words ---------------------------------------- */
+
+/* The did-you-mean the engine uses for ops (core/closest.c): the name in
+ * names (NULL-terminated) nearest to word, or NULL when none is near. */
+const char *loop_closest_word(const char *word, const char *const *names);
+/* The assets folder in use (pattern sets, templates, the demo); NULL with e
+ * saying why when there is none. */
+const char *loop_assets_dir(struct err *e);
+
 /* Absolute path of the repository work tree / the workspace dir (owned by l). */
 const char *loop_repo_dir(const struct loop *l);
 const char *loop_dir(const struct loop *l);

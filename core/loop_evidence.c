@@ -8,6 +8,8 @@
 #include "core/loop_core.h"
 
 #include "core/contract.h"
+#include "core/assets.h"
+#include "core/closest.h"
 #include "core/err.h"
 #include "core/gitshow.h"
 #include "core/fsutil.h"
@@ -282,4 +284,14 @@ int loop_parse_log(const char *path, const char *patterns, const char *op, int e
 		*set_name = xstrdup(patset_name(ps));
 	patset_free(ps);
 	return rc;
+}
+
+const char *loop_closest_word(const char *word, const char *const *names)
+{
+	return closest_word(word, names);
+}
+
+const char *loop_assets_dir(struct err *e)
+{
+	return assets_dir(e);
 }

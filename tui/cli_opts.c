@@ -4,7 +4,7 @@
 #include "tui/cli_opts.h"
 #include "tui/cli_util.h"
 #include "tui/commands.h"
-#include "core/closest.h"
+#include "core/loop.h"
 
 #include <errno.h>
 #include <math.h>
@@ -38,7 +38,7 @@ static bool unknown(const struct cli_cmd *c, const char *arg)
 	names[n] = NULL;
 	char word[64];
 	snprintf(word, sizeof(word), "%.*s", (int)strcspn(arg, "="), arg);
-	const char *near = closest_word(word, names);
+	const char *near = loop_closest_word(word, names);
 	if (near)
 		cli_usage_error(c->name, "unknown option %s (did you mean %s?)", arg, near);
 	else

@@ -6,9 +6,8 @@
 #include "tui/cli_opts.h"
 #include "tui/cli_util.h"
 #include "tui/manpage.h"
-#include "core/assets.h"
-#include "core/closest.h"
 #include "core/err.h"
+#include "core/loop.h"
 #include "core/sb.h"
 
 #include <locale.h>
@@ -92,7 +91,7 @@ static int not_a_command(const char *who, const char *word)
 	for (size_t i = 0; i < NCOMMANDS; i++)
 		names[i] = commands[i].name;
 	names[NCOMMANDS] = NULL;
-	const char *near = closest_word(word, names);
+	const char *near = loop_closest_word(word, names);
 	if (near)
 		fprintf(stderr, "%s: '%s' is not a command; did you mean '%s'?\n", who, word, near);
 	else
@@ -189,7 +188,7 @@ int cmd_version(struct cli *cli, int argc, char **argv)
 	if (!cli_parse(&c, argc, argv, &rc))
 		return rc;
 	struct err e = {0};
-	const char *assets = assets_dir(&e);
+	const char *assets = loop_assets_dir(&e);
 	if (json) {
 		json_t *j = json_object();
 		json_object_set_new(j, "version", json_string(OPTLOOP_VERSION));
