@@ -140,6 +140,8 @@ struct parse_env {
 };
 
 const char *loop_state_name(enum loop_state s);        /* "ready", "measured", ... */
+/* What is true in a state and what it allows, one line (DESIGN §2). */
+const char *loop_state_meaning(enum loop_state s);
 const char *gate_verdict_name(enum gate_verdict g);    /* "pass", "fail", ... */
 const char *row_status_name(enum row_status s);        /* "base", "keep", ... ; "" for NONE */
 /* Parse a status word case-insensitively; RS_NONE when unknown. */

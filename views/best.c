@@ -35,21 +35,21 @@ static const char *point_glyph(const struct wb_data *d, const struct log_row *r,
 	*role = R_POINT;
 	if (r->gate_v == GATE_FAIL || r->gate_v == GATE_ERROR) {
 		*role = R_FAIL;
-		return "x";
+		return glyph(GL_PT_FAIL);
 	}
 	if (r->gate_v == GATE_INCOMPLETE) {
 		*role = R_INCOMPLETE;
-		return "?";
+		return glyph(GL_PT_INCOMPLETE);
 	}
 	if (d->has_best && r->iter == d->best_iter) {
 		*role = R_BEST;
-		return "*";
+		return glyph(GL_PT_BEST);
 	}
 	if (r->status == RS_REVERT || r->status == RS_DROP) {
 		*role = R_DIM;
-		return ".";
+		return glyph(GL_PT_UNDONE);
 	}
-	return "o";
+	return glyph(GL_PT);
 }
 
 #define FLAGS_LABEL "flags: "
@@ -142,8 +142,8 @@ static void draw_chart(struct view *v, WINDOW *w, int inner, int h)
 	}
 
 	int top = 2 + vr, x0 = 1 + YLAB + 1;
-	const char *bandc = sanitize_is_ascii() ? ":" : "\xc2\xb7";
-	const char *linec = sanitize_is_ascii() ? "-" : "\xe2\x94\x80";
+	const char *bandc = glyph(GL_BAND);
+	const char *linec = glyph(GL_BEST_LINE);
 
 	/* Band first, then the best line over it, then the points on top. */
 	if (!isnan(d->band_lo) && !isnan(d->band_hi)) {

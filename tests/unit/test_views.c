@@ -611,6 +611,50 @@ static void help_lists_every_action(void **state)
 	delwin(w);
 }
 
+/* The legend names every mark the panes draw (from the table they draw
+ * from), every state, and what the noise band is. */
+static void help_has_a_legend_for_every_mark_and_state(void **state)
+{
+	WINDOW *w = newwin(120, 130, 0, 0);
+	struct view v = {.ops = &help_view, .d = &data};
+	char want[256];
+
+	v.ops->draw(&v, w);
+	const char *t = text_of(w);
+	for (int g = 0; g < GL_NGLYPHS; g++) {
+		snprintf(want, sizeof(want), "%-9s %s", glyph_table[g].pane, glyph_table[g].utf8);
+		assert_non_null(strstr(t, want));
+		assert_non_null(strstr(t, glyph_table[g].meaning));
+	}
+	assert_non_null(strstr(t, "timeline  !     the gate failed"));
+	assert_non_null(strstr(t, "chart     \xc2\xb7     the noise band around the best"));
+	static const char *const st[] = {"NO_CONTRACT", "NEED_BASELINE", "READY", "EDITING",
+					 "VERIFYING", "MEASURED", "LOGGED", "STALLED", "STOPPING"};
+	for (size_t i = 0; i < sizeof(st) / sizeof(st[0]); i++) {
+		snprintf(want, sizeof(want), "\n|%-16s%s", st[i], loop_state_meaning((enum loop_state)i));
+		assert_non_null(strstr(t, want));
+	}
+	assert_non_null(strstr(t, "the noise band"));
+	assert_non_null(strstr(t, "two sigma either side"));
+	assert_non_null(strstr(t, "optloop status prints"));
+	delwin(w);
+
+	/* narrower: the prose wraps under its lead; ASCII: the marks too */
+	w = newwin(120, 60, 0, 0);
+	sanitize_set_ascii(true);
+	v.ops->draw(&v, w);
+	sanitize_set_ascii(false);
+	t = text_of(w);
+	assert_non_null(strstr(t, "|chart     -     the best's bench, across the chart"));
+	assert_non_null(strstr(t, "|chart     :     the noise band around the best"));
+	const char *m = strstr(t, "|MEASURED        verified and parsed: log the row (a ");
+	assert_non_null(m);
+	m = strchr(m, '\n');
+	assert_non_null(m);
+	assert_memory_equal(m + 1, "|                further kernel edit is refused until it", 56);
+	delwin(w);
+}
+
 static void keymap_comes_from_the_action_table(void **state)
 {
 	assert_int_equal(action_for_key('v'), ACT_VERIFY);
@@ -964,6 +1008,7 @@ int main(void)
 		cmocka_unit_test(detail_scrolls_sideways),
 		cmocka_unit_test(live_keeps_bounded_memory),
 		cmocka_unit_test(help_lists_every_action),
+		cmocka_unit_test(help_has_a_legend_for_every_mark_and_state),
 		cmocka_unit_test(keymap_comes_from_the_action_table),
 		cmocka_unit_test(detail_pages_prebuilt_lines),
 		cmocka_unit_test(chart_shows_the_last_verdict_and_its_flags),
