@@ -1,8 +1,8 @@
 /*
  * best — the current best and how the iterations got there: a chart of
  * bench per iteration with the best line and the noise band, and a
- * per-shape mode (s) listing each shape's baseline, best and latest.  The
- * last verify run's verdict against the best and its flags sit under the
+ * per-shape mode (s) listing each shape's baseline and best.  The last
+ * verify run's verdict against the best and its flags sit under the
  * best line (at the foot in per-shape mode).
  */
 #include "views/view.h"
@@ -201,11 +201,15 @@ out:
 	sb_release(&s);
 }
 
+/* Per shape: the baseline's time, the best's, and the speedup between
+ * them.  Only rows that may be a best count (a base or keep row whose gate
+ * passed with a bench number): a dropped, reverted or failed run's time is
+ * never shown as where the loop stands. */
 static void draw_shapes(struct view *v, WINDOW *w, int inner, int h)
 {
 	const struct wb_data *d = v->d;
 	struct sb s = SB_INIT;
-	int name_w = inner - 3 * 9 - 8;
+	int name_w = inner - 2 * 9 - 8;
 	int vr = verdict_rows(d, inner);
 
 	if (h - 4 - vr < 1)
@@ -225,9 +229,8 @@ static void draw_shapes(struct view *v, WINDOW *w, int inner, int h)
 		name_w = 6;
 	sb_init(&s);
 	sanitize_cell("Shape", name_w, false, &s);
-	sanitize_cell("first", 9, true, &s);
+	sanitize_cell("base", 9, true, &s);
 	sanitize_cell("best", 9, true, &s);
-	sanitize_cell("last", 9, true, &s);
 	sanitize_cell("speedup", 8, true, &s);
 	draw_text(w, 1, 1, inner, s.buf, theme_attr(R_HEADER));
 	for (int y = 0; y < v->body_h; y++) {
@@ -235,14 +238,13 @@ static void draw_shapes(struct view *v, WINDOW *w, int inner, int h)
 		if (i >= d->nshapes)
 			break;
 		const struct wb_shape *sh = &d->shapes[i];
-		double first = NAN, last = NAN, best = NAN;
+		double base = NAN, best = NAN;
 		for (size_t k = 0; k < d->nrows; k++) {
 			double m = sh->ms[k];
-			if (isnan(m))
+			if (isnan(m) || !log_row_can_be_best(&d->rows[k]))
 				continue;
-			if (isnan(first))
-				first = m;
-			last = m;
+			if (isnan(base) && d->rows[k].status == RS_BASE)
+				base = m;
 			/* the best row's own time, not the fastest time seen */
 			if (d->has_best && d->rows[k].iter == d->best_iter)
 				best = m;
@@ -250,18 +252,18 @@ static void draw_shapes(struct view *v, WINDOW *w, int inner, int h)
 		char num[32];
 		sb_reset(&s);
 		sanitize_cell(sh->name, name_w, false, &s);
-		double vals[3] = {first, best, last};
-		for (int k = 0; k < 3; k++) {
+		double vals[2] = {base, best};
+		for (int k = 0; k < 2; k++) {
 			if (isnan(vals[k]))
 				snprintf(num, sizeof(num), "\xe2\x80\x94");
 			else
 				snprintf(num, sizeof(num), "%.3f", vals[k]);
 			sanitize_cell(num, 9, true, &s);
 		}
-		if (isnan(first) || isnan(last) || last <= 0)
+		if (isnan(base) || isnan(best) || best <= 0)
 			snprintf(num, sizeof(num), "\xe2\x80\x94");
 		else
-			snprintf(num, sizeof(num), "%.2fx", first / last);
+			snprintf(num, sizeof(num), "%.2fx", base / best);
 		sanitize_cell(num, 8, true, &s);
 		attr_t a = (v->focused && (int)i == v->sel) ? theme_attr(R_SELECTED) : A_NORMAL;
 		draw_text(w, 2 + y, 1, inner, s.buf, a);

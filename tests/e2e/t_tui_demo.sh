@@ -52,8 +52,8 @@ t_screen "the chart is the default mode" 'Best · bench per iteration \(s: per s
 tui_keys s
 t_screen "s switches the best pane to per shape" 'Best · per shape \(s: chart\)'
 scr=$(tui_screen)
-t_like "a header names the columns" "$scr" 'Shape +first +best +last +speedup'
-nshapes=$(printf '%s\n' "$scr" | grep -cE '│fwd B=[0-9]+ T=[0-9]+ H=[0-9]+ D=[0-9]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+x')
+t_like "a header names the columns" "$scr" 'Shape +base +best +speedup'
+nshapes=$(printf '%s\n' "$scr" | grep -cE '│fwd B=[0-9]+ T=[0-9]+ H=[0-9]+ D=[0-9]+ +[0-9.]+ +[0-9.]+ +[0-9.]+x')
 t_is "one labelled line per benchmark shape, with its numbers" "$nshapes" 3
 t_unlike "no nan in the per-shape lines" "$scr" 'nan'
 tui_keys s
