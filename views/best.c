@@ -89,8 +89,7 @@ static void draw_last_verdict(const struct wb_data *d, WINDOW *w, int y, int inn
 static void draw_chart(struct view *v, WINDOW *w, int inner, int h)
 {
 	const struct wb_data *d = v->d;
-	int vr = verdict_rows(d, inner);
-	int ch = h - 4 - vr, pw = inner - YLAB - 1;
+	int vr = verdict_rows(d, inner), br = 0;
 	double lo = INFINITY, hi = -INFINITY;
 	size_t n = d->nrows, first = 0;
 	struct sb s = SB_INIT;
@@ -103,15 +102,24 @@ static void draw_chart(struct view *v, WINDOW *w, int inner, int h)
 		for (size_t k = 0; k < d->nrows; k++)
 			if (d->rows[k].iter == d->best_iter && d->rows[k].unconfirmed)
 				sb_adds(&s, " (unconfirmed)");
-		/* The band as a relative half-width: short enough for a narrow pane. */
-		if (d->band_text)
-			sb_addf(&s, " \xc2\xb7 %s", d->band_text);
+		/* The band beside the best, or under it when the pane is narrow:
+		 * the figure is never cut. */
+		if (d->band_text) {
+			int bw = sanitize_width(s.buf, s.len) + 3 + sanitize_width(d->band_text, strlen(d->band_text));
+			if (bw <= inner)
+				sb_addf(&s, " \xc2\xb7 %s", d->band_text);
+			else
+				br = 1;
+		}
 	} else {
 		sb_adds(&s, "no best yet (no base or kept row with a bench)");
 	}
 	draw_text(w, 1, 1, inner, s.buf, theme_attr(d->has_best ? R_BEST : R_DIM));
-	if (vr && h - 2 >= 1 + vr)
-		draw_last_verdict(d, w, 2, inner, vr);
+	if (br)
+		draw_text(w, 2, 1, inner, d->band_text, theme_attr(R_BAND));
+	int ch = h - 4 - vr - br, pw = inner - YLAB - 1;
+	if (vr && h - 2 >= 1 + br + vr)
+		draw_last_verdict(d, w, 2 + br, inner, vr);
 	if (ch < 2 || pw < 4)
 		goto out;
 
@@ -133,7 +141,7 @@ static void draw_chart(struct view *v, WINDOW *w, int inner, int h)
 		hi = fmax(hi, d->band_hi);
 	}
 	if (!isfinite(lo) || !isfinite(hi)) {
-		draw_text(w, 3 + vr, 2, inner - 1, "no bench numbers to chart yet", theme_attr(R_DIM));
+		draw_text(w, 3 + br + vr, 2, inner - 1, "no bench numbers to chart yet", theme_attr(R_DIM));
 		goto out;
 	}
 	if (hi - lo < 1e-9) {
@@ -141,7 +149,7 @@ static void draw_chart(struct view *v, WINDOW *w, int inner, int h)
 		hi += 0.05 * (hi > 0 ? hi : 1);
 	}
 
-	int top = 2 + vr, x0 = 1 + YLAB + 1;
+	int top = 2 + br + vr, x0 = 1 + YLAB + 1;
 	const char *bandc = glyph(GL_BAND);
 	const char *linec = glyph(GL_BEST_LINE);
 

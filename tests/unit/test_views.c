@@ -224,6 +224,32 @@ static void chart_draws_points_best_line_and_band(void **state)
 	delwin(w);
 }
 
+/* In a narrow pane the noise figure takes the line under the best rather
+ * than being cut. */
+static void chart_puts_the_noise_under_the_best_when_narrow(void **state)
+{
+	WINDOW *w = newwin(10, 40, 0, 0);
+	struct view v = {.ops = &best_view, .d = &data};
+
+	fill_rows();
+	data.band_lo = 0.870;
+	data.band_hi = 0.896;
+	data.band_text = "noise ±4.0% (assumed)";
+	v.ops->draw(&v, w);
+	expect_screen(w,
+		"+- Best · bench per iteration (s: per…-+\n"
+		"|best 0.883 ms @ iter 4                |\n"
+		"|noise ±4.0% (assumed)                 |\n"
+		"|  0.973 o                             |\n"
+		"|                                      |\n"
+		"|                                      |\n"
+		"|  0.883 ──────o─────────────────*─────|\n"
+		"|  0.870 ······························|\n"
+		"|        iter 0                  iter 4|\n"
+		"+--------------------------------------+\n");
+	delwin(w);
+}
+
 static struct wb_shape shapes[2];
 static double sh_a[5] = {1.2, 1.1, NAN, NAN, 1.05}, sh_b[5] = {0.8, 0.74, NAN, NAN, 0.74};
 
@@ -1039,6 +1065,7 @@ int main(void)
 		cmocka_unit_test(timeline_marks_failures_without_colour),
 		cmocka_unit_test(timeline_scrolls_to_keep_selection_visible),
 		cmocka_unit_test(chart_draws_points_best_line_and_band),
+		cmocka_unit_test(chart_puts_the_noise_under_the_best_when_narrow),
 		cmocka_unit_test(chart_per_shape_mode_lists_shapes),
 		cmocka_unit_test(per_shape_uses_only_rows_that_may_be_the_best),
 		cmocka_unit_test(traps_show_states_and_explain_selection),
