@@ -207,9 +207,19 @@ static void three_rows_without_a_win_stall_until_reassessed(void **state)
 	assert_int_equal(utimes(old, tv), 0);
 	r.profile = "trace/old.prof";
 	assert_int_equal(guards_reassess(&f->g, &r, &e), ERR_REFUSED);
-	assert_non_null(strstr(e.msg, "older than the stall"));
+	assert_non_null(strstr(e.msg, "reassess refused: the profile trace/old.prof is older than the stall"));
 	free(old);
+	/* the same rule on its own, for a form checking the path as it is typed */
+	assert_int_equal(guards_profile_check(&f->g, "trace/old.prof", NULL, &e), ERR_REFUSED);
+	assert_non_null(strstr(e.msg, "the profile trace/old.prof is older than the stall"));
+	assert_int_equal(guards_profile_check(&f->g, "trace/none.prof", NULL, &e), ERR_REFUSED);
+	assert_non_null(strstr(e.msg, "the profile trace/none.prof does not exist"));
+	assert_int_equal(guards_profile_check(&f->g, " ", NULL, &e), ERR_USAGE);
 	put(f, "profile/demo-opt/trace/new.prof", "samples");
+	char *real = NULL;
+	assert_int_equal(guards_profile_check(&f->g, "trace/new.prof", &real, &e), 0);
+	assert_non_null(strstr(real, "/profile/demo-opt/trace/new.prof"));
+	free(real);
 	r.profile = "trace/new.prof";
 	if (guards_reassess(&f->g, &r, &e) < 0)
 		fail_msg("%s", e.msg);
