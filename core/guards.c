@@ -1030,13 +1030,22 @@ int guards_dispatch_add(const struct guards_ctx *g, const struct dispatch_row *r
 				     "changed), so it is not against the same baseline; re-measure "
 				     "the bucket",
 				     row->iter);
-		} else if (rc == 0 && (isnan(cand_best) || row->bench_ms < cand_best)) {
+		} else if (rc == 0 && log_row_can_be_best(row) &&
+			   (isnan(cand_best) || row->bench_ms < cand_best)) {
+			/* the default candidate time: a row that may be a best, never
+			 * a dropped or reverted run's */
 			cand_best = row->bench_ms;
 		}
 		free(env);
 	}
 	free(base_env);
 	struct dispatch_row c = *r;
+	if (rc == 0 && isnan(c.cand_ms) && isnan(cand_best))
+		rc = err_set(e, ERR_REFUSED,
+			     "dispatch row refused: none of the cited iterations (%s) may be a best "
+			     "(a keep whose gate passed with a bench number), so there is no candidate "
+			     "time to default to; cite a kept iteration, or give --cand-ms",
+			     r->evidence);
 	if (rc == 0) {
 		if (isnan(c.base_ms))
 			c.base_ms = base->bench_ms;

@@ -75,6 +75,26 @@ const char *loop_state_name(enum loop_state s)
 	return (unsigned)s < sizeof(n) / sizeof(n[0]) ? n[s] : "unknown";
 }
 
+const char *loop_state_meaning(enum loop_state s)
+{
+	static const char *const m[] = {
+		[ST_NO_CONTRACT] = "docs/draft.md is missing or a required field is empty: only the "
+				   "contract can be edited",
+		[ST_NEED_BASELINE] = "the contract is complete, no baseline yet: verify the unmodified "
+				     "kernel (full gate) for row 0",
+		[ST_READY] = "the last iteration is logged and committed: make one change",
+		[ST_EDITING] = "the kernel differs from HEAD: verify it",
+		[ST_VERIFYING] = "the verify command is running: watch it, or cancel it",
+		[ST_MEASURED] = "verified and parsed: log the row (a further kernel edit is refused "
+				"until it is undone or set aside)",
+		[ST_LOGGED] = "the row is in OPT_LOG.md and the database: commit it",
+		[ST_STALLED] = "as many rows in a row without a win as the stall limit: the "
+			       "re-assessment comes before the next iteration",
+		[ST_STOPPING] = "a stop condition holds or was asked for: promote, or record the no-go",
+	};
+	return (unsigned)s < sizeof(m) / sizeof(m[0]) ? m[s] : "";
+}
+
 const char *gate_verdict_name(enum gate_verdict g)
 {
 	static const char *const n[] = {

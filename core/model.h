@@ -388,6 +388,8 @@ int dispatch_parse(const char *text, size_t len, struct dispatch_doc *d,
 void dispatch_render(const struct dispatch_doc *d, struct sb *out);
 
 const char *loop_state_name(enum loop_state s);        /* "ready", "measured", ... */
+/* What is true in a state and what it allows, one line (DESIGN §2). */
+const char *loop_state_meaning(enum loop_state s);
 const char *gate_verdict_name(enum gate_verdict g);    /* "pass", "fail", ... */
 const char *row_status_name(enum row_status s);        /* "base", "keep", ... ; "" for NONE */
 /* Parse a status word case-insensitively; RS_NONE when unknown. */

@@ -50,6 +50,10 @@ json_t *loop_cli_status_json(const struct loop_status *st)
 	json_object_set_new(j, "state", json_string(loop_state_name(st->state)));
 	json_object_set_new(j, "iteration", json_integer(st->iteration));
 	json_object_set_new(j, "next", json_string(st->next ? st->next : ""));
+	/* the status the evidence supports, as the workbench's log wizard proposes it */
+	json_object_set_new(j, "suggest",
+			    st->suggest == RS_NONE ? json_null() : json_string(row_status_name(st->suggest)));
+	json_object_set_new(j, "suggest_why", st->suggest_why ? json_string(st->suggest_why) : json_null());
 	if (st->has_best) {
 		json_t *b = json_object();
 		json_object_set_new(b, "iter", json_integer(st->best_iter));

@@ -256,10 +256,12 @@ static int loop_reload(struct app *a, struct err *e)
 /* ---- the status line ------------------------------------------------------ */
 
 /* The engine's due step (loop_status().due) in words and keys: the status
- * line and the messages after a run say the same step.  brief: the short
- * words an 80-column status line has room for. */
-static void due_words(const struct loop_status *st, bool brief, struct sb *out)
+ * line and the messages after a run say the same step.  terse 0: the full
+ * words; 1: the short ones an 80-column status line has room for; 2: the
+ * shortest (an attempt's reason left out too). */
+static void due_words(const struct loop_status *st, int terse, struct sb *out)
 {
+	bool brief = terse > 0;
 	/* action_first_key's buffer is static: one key per call */
 	switch (st->due) {
 	case DUE_CONTRACT:
@@ -273,7 +275,13 @@ static void due_words(const struct loop_status *st, bool brief, struct sb *out)
 			action_first_key(ACT_VERIFY));
 		break;
 	case DUE_RETRY:
-		if (brief)
+		if (brief && st->attempt && terse < 2) {
+			/* why, without where its output is */
+			const char *paren = strstr(st->attempt, " (");
+			int n = paren ? (int)(paren - st->attempt) : (int)strlen(st->attempt);
+			sb_addf(out, "the last run was an attempt: %.*s; verify again (%s)", n, st->attempt,
+				action_first_key(ACT_VERIFY));
+		} else if (brief)
 			sb_addf(out, "attempt, no row: fix it, verify again (%s)", action_first_key(ACT_VERIFY));
 		else
 			sb_addf(out, "the last run was an attempt, not an iteration: %s; fix it, verify again (%s)",
@@ -342,12 +350,13 @@ static void next_words(struct ws_loop *w, struct sb *out)
 		sb_adds(out, "see the status line");
 		return;
 	}
-	due_words(&st, true, out);
+	due_words(&st, 1, out);
 	loop_status_release(&st);
 }
 
-static void status_words(struct app *a, bool brief, bool extras, struct sb *out)
+static void status_words(struct app *a, int terse, bool extras, struct sb *out)
 {
+	bool brief = terse > 0;
 	struct ws_loop *w = W(a);
 	const struct loop_status *st = &w->st;
 
@@ -372,7 +381,7 @@ static void status_words(struct app *a, bool brief, bool extras, struct sb *out)
 		return;
 	}
 	sb_addf(out, "iter %d \xc2\xb7 %s \xc2\xb7 ", st->iteration, state_upper(st->state));
-	due_words(st, brief, out);
+	due_words(st, terse, out);
 	if (!extras)
 		return;
 	if (st->due == DUE_EDIT || st->due == DUE_VERIFY)
@@ -382,7 +391,7 @@ static void status_words(struct app *a, bool brief, bool extras, struct sb *out)
 }
 
 /* The longest of: the full words, the brief ones with the stall count and
- * notes, the brief ones alone, that fits. */
+ * notes, the brief ones alone, the shortest, that fits. */
 static void loop_status_line(struct app *a, int cells, struct sb *out)
 {
 	struct ws_loop *w = W(a);
@@ -392,10 +401,10 @@ static void loop_status_line(struct app *a, int cells, struct sb *out)
 		sb_adds(out, "status unknown");
 		return;
 	}
-	for (int k = 0; k < 3; k++) {
+	for (int k = 0; k < 4; k++) {
 		out->len = start;
 		out->buf[start] = '\0';
-		status_words(a, k > 0, k < 2, out);
+		status_words(a, k == 0 ? 0 : k == 3 ? 2 : 1, k < 2, out);
 		if (sanitize_width(out->buf + start, out->len - start) <= cells)
 			return;
 	}

@@ -1,8 +1,8 @@
 /*
  * best — the current best and how the iterations got there: a chart of
  * bench per iteration with the best line and the noise band, and a
- * per-shape mode (s) listing each shape's baseline, best and latest.  The
- * last verify run's verdict against the best and its flags sit under the
+ * per-shape mode (s) listing each shape's baseline and best.  The last
+ * verify run's verdict against the best and its flags sit under the
  * best line (at the foot in per-shape mode).
  */
 #include "views/view.h"
@@ -35,21 +35,21 @@ static const char *point_glyph(const struct wb_data *d, const struct log_row *r,
 	*role = R_POINT;
 	if (r->gate_v == GATE_FAIL || r->gate_v == GATE_ERROR) {
 		*role = R_FAIL;
-		return "x";
+		return glyph(GL_PT_FAIL);
 	}
 	if (r->gate_v == GATE_INCOMPLETE) {
 		*role = R_INCOMPLETE;
-		return "?";
+		return glyph(GL_PT_INCOMPLETE);
 	}
 	if (d->has_best && r->iter == d->best_iter) {
 		*role = R_BEST;
-		return "*";
+		return glyph(GL_PT_BEST);
 	}
 	if (r->status == RS_REVERT || r->status == RS_DROP) {
 		*role = R_DIM;
-		return ".";
+		return glyph(GL_PT_UNDONE);
 	}
-	return "o";
+	return glyph(GL_PT);
 }
 
 #define FLAGS_LABEL "flags: "
@@ -89,8 +89,7 @@ static void draw_last_verdict(const struct wb_data *d, WINDOW *w, int y, int inn
 static void draw_chart(struct view *v, WINDOW *w, int inner, int h)
 {
 	const struct wb_data *d = v->d;
-	int vr = verdict_rows(d, inner);
-	int ch = h - 4 - vr, pw = inner - YLAB - 1;
+	int vr = verdict_rows(d, inner), br = 0;
 	double lo = INFINITY, hi = -INFINITY;
 	size_t n = d->nrows, first = 0;
 	struct sb s = SB_INIT;
@@ -103,15 +102,24 @@ static void draw_chart(struct view *v, WINDOW *w, int inner, int h)
 		for (size_t k = 0; k < d->nrows; k++)
 			if (d->rows[k].iter == d->best_iter && d->rows[k].unconfirmed)
 				sb_adds(&s, " (unconfirmed)");
-		/* The band as a relative half-width: short enough for a narrow pane. */
-		if (d->band_text)
-			sb_addf(&s, " \xc2\xb7 %s", d->band_text);
+		/* The band beside the best, or under it when the pane is narrow:
+		 * the figure is never cut. */
+		if (d->band_text) {
+			int bw = sanitize_width(s.buf, s.len) + 3 + sanitize_width(d->band_text, strlen(d->band_text));
+			if (bw <= inner)
+				sb_addf(&s, " \xc2\xb7 %s", d->band_text);
+			else
+				br = 1;
+		}
 	} else {
 		sb_adds(&s, "no best yet (no base or kept row with a bench)");
 	}
 	draw_text(w, 1, 1, inner, s.buf, theme_attr(d->has_best ? R_BEST : R_DIM));
-	if (vr && h - 2 >= 1 + vr)
-		draw_last_verdict(d, w, 2, inner, vr);
+	if (br)
+		draw_text(w, 2, 1, inner, d->band_text, theme_attr(R_BAND));
+	int ch = h - 4 - vr - br, pw = inner - YLAB - 1;
+	if (vr && h - 2 >= 1 + br + vr)
+		draw_last_verdict(d, w, 2 + br, inner, vr);
 	if (ch < 2 || pw < 4)
 		goto out;
 
@@ -133,7 +141,7 @@ static void draw_chart(struct view *v, WINDOW *w, int inner, int h)
 		hi = fmax(hi, d->band_hi);
 	}
 	if (!isfinite(lo) || !isfinite(hi)) {
-		draw_text(w, 3 + vr, 2, inner - 1, "no bench numbers to chart yet", theme_attr(R_DIM));
+		draw_text(w, 3 + br + vr, 2, inner - 1, "no bench numbers to chart yet", theme_attr(R_DIM));
 		goto out;
 	}
 	if (hi - lo < 1e-9) {
@@ -141,9 +149,9 @@ static void draw_chart(struct view *v, WINDOW *w, int inner, int h)
 		hi += 0.05 * (hi > 0 ? hi : 1);
 	}
 
-	int top = 2 + vr, x0 = 1 + YLAB + 1;
-	const char *bandc = sanitize_is_ascii() ? ":" : "\xc2\xb7";
-	const char *linec = sanitize_is_ascii() ? "-" : "\xe2\x94\x80";
+	int top = 2 + br + vr, x0 = 1 + YLAB + 1;
+	const char *bandc = glyph(GL_BAND);
+	const char *linec = glyph(GL_BEST_LINE);
 
 	/* Band first, then the best line over it, then the points on top. */
 	if (!isnan(d->band_lo) && !isnan(d->band_hi)) {
@@ -201,11 +209,15 @@ out:
 	sb_release(&s);
 }
 
+/* Per shape: the baseline's time, the best's, and the speedup between
+ * them.  Only rows that may be a best count (a base or keep row whose gate
+ * passed with a bench number): a dropped, reverted or failed run's time is
+ * never shown as where the loop stands. */
 static void draw_shapes(struct view *v, WINDOW *w, int inner, int h)
 {
 	const struct wb_data *d = v->d;
 	struct sb s = SB_INIT;
-	int name_w = inner - 3 * 9 - 8;
+	int name_w = inner - 2 * 9 - 8;
 	int vr = verdict_rows(d, inner);
 
 	if (h - 4 - vr < 1)
@@ -225,9 +237,8 @@ static void draw_shapes(struct view *v, WINDOW *w, int inner, int h)
 		name_w = 6;
 	sb_init(&s);
 	sanitize_cell("Shape", name_w, false, &s);
-	sanitize_cell("first", 9, true, &s);
+	sanitize_cell("base", 9, true, &s);
 	sanitize_cell("best", 9, true, &s);
-	sanitize_cell("last", 9, true, &s);
 	sanitize_cell("speedup", 8, true, &s);
 	draw_text(w, 1, 1, inner, s.buf, theme_attr(R_HEADER));
 	for (int y = 0; y < v->body_h; y++) {
@@ -235,14 +246,13 @@ static void draw_shapes(struct view *v, WINDOW *w, int inner, int h)
 		if (i >= d->nshapes)
 			break;
 		const struct wb_shape *sh = &d->shapes[i];
-		double first = NAN, last = NAN, best = NAN;
+		double base = NAN, best = NAN;
 		for (size_t k = 0; k < d->nrows; k++) {
 			double m = sh->ms[k];
-			if (isnan(m))
+			if (isnan(m) || !log_row_can_be_best(&d->rows[k]))
 				continue;
-			if (isnan(first))
-				first = m;
-			last = m;
+			if (isnan(base) && d->rows[k].status == RS_BASE)
+				base = m;
 			/* the best row's own time, not the fastest time seen */
 			if (d->has_best && d->rows[k].iter == d->best_iter)
 				best = m;
@@ -250,18 +260,18 @@ static void draw_shapes(struct view *v, WINDOW *w, int inner, int h)
 		char num[32];
 		sb_reset(&s);
 		sanitize_cell(sh->name, name_w, false, &s);
-		double vals[3] = {first, best, last};
-		for (int k = 0; k < 3; k++) {
+		double vals[2] = {base, best};
+		for (int k = 0; k < 2; k++) {
 			if (isnan(vals[k]))
 				snprintf(num, sizeof(num), "\xe2\x80\x94");
 			else
 				snprintf(num, sizeof(num), "%.3f", vals[k]);
 			sanitize_cell(num, 9, true, &s);
 		}
-		if (isnan(first) || isnan(last) || last <= 0)
+		if (isnan(base) || isnan(best) || best <= 0)
 			snprintf(num, sizeof(num), "\xe2\x80\x94");
 		else
-			snprintf(num, sizeof(num), "%.2fx", first / last);
+			snprintf(num, sizeof(num), "%.2fx", base / best);
 		sanitize_cell(num, 8, true, &s);
 		attr_t a = (v->focused && (int)i == v->sel) ? theme_attr(R_SELECTED) : A_NORMAL;
 		draw_text(w, 2 + y, 1, inner, s.buf, a);

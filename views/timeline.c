@@ -25,15 +25,15 @@ static int tl_nitems(const struct view *v)
 	return (int)v->d->nrows;
 }
 
-static char marker(const struct wb_data *d, const struct log_row *r)
+static const char *marker(const struct wb_data *d, const struct log_row *r)
 {
 	if (r->gate_v == GATE_FAIL || r->gate_v == GATE_ERROR)
-		return '!';
+		return glyph(GL_ROW_FAIL);
 	if (r->gate_v == GATE_INCOMPLETE)
-		return '?';
+		return glyph(GL_ROW_INCOMPLETE);
 	if (d->has_best && r->iter == d->best_iter)
-		return '*';
-	return ' ';
+		return glyph(GL_ROW_BEST);
+	return " ";
 }
 
 /* The row as one line of exactly `inner` cells (clean text). */
@@ -46,7 +46,7 @@ static void tl_format(const struct wb_data *d, const struct log_row *r, int inne
 	if (dir < 4)
 		dir = 4;
 	sb_init(&cell);
-	sb_addc(out, marker(d, r));
+	sb_adds(out, marker(d, r));
 	snprintf(num, sizeof(num), "%d", r->iter);
 	sanitize_cell(num, W_ITER, true, out);
 	sb_addc(out, ' ');
@@ -64,7 +64,8 @@ static void tl_format(const struct wb_data *d, const struct log_row *r, int inne
 	sanitize_cell(cell.buf, W_VS, true, out);
 	sb_addc(out, ' ');
 	/* "keep?": kept --unconfirmed, without a win beyond noise */
-	sanitize_cell(r->status == RS_KEEP && r->unconfirmed ? "keep?" : row_status_name(r->status),
+	sanitize_cell(r->status == RS_KEEP && r->unconfirmed ? glyph(GL_KEEP_UNCONFIRMED)
+							     : row_status_name(r->status),
 		      W_STATUS, false, out);
 	sb_release(&cell);
 }

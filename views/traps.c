@@ -17,7 +17,7 @@ static int traps_nitems(const struct view *v)
 
 static const char *box_of(enum trap_state s)
 {
-	return s == TRAP_HIT ? "[!] " : s == TRAP_CHECKED ? "[x] " : "[ ] ";
+	return glyph(s == TRAP_HIT ? GL_TRAP_HIT : s == TRAP_CHECKED ? GL_TRAP_CHECKED : GL_TRAP_UNCHECKED);
 }
 
 static void traps_draw(struct view *v, WINDOW *w)
@@ -65,6 +65,7 @@ static void traps_draw(struct view *v, WINDOW *w)
 			a = theme_attr(R_SELECTED) | (a & A_BOLD);
 		sb_reset(&s);
 		sb_adds(&s, box_of(t->state));
+		sb_addc(&s, ' ');
 		sb_adds(&s, t->title ? t->title : t->id ? t->id : "(untitled)");
 		draw_text(w, 1 + y, 1, inner, s.buf, a);
 	}

@@ -121,6 +121,33 @@ enum role theme_row_role(const struct log_row *r)
 	}
 }
 
+/* ---- glyphs ---------------------------------------------------------------- */
+
+const struct glyph glyph_table[GL_NGLYPHS] = {
+	[GL_ROW_FAIL] = {"timeline", "!", "!", "the gate failed, or the harness broke"},
+	[GL_ROW_INCOMPLETE] = {"timeline", "?", "?", "incomplete: killed, timed out or cancelled"},
+	[GL_ROW_BEST] = {"timeline", "*", "*", "the best: the baseline or the last keep"},
+	[GL_KEEP_UNCONFIRMED] = {"timeline", "keep?", "keep?",
+				 "kept --unconfirmed: no win beyond noise backs it"},
+	[GL_PT_FAIL] = {"chart", "x", "x", "a failed gate (or a harness error)"},
+	[GL_PT_INCOMPLETE] = {"chart", "?", "?", "an incomplete run"},
+	[GL_PT_BEST] = {"chart", "*", "*", "the best"},
+	[GL_PT_UNDONE] = {"chart", ".", ".", "a reverted or dropped row"},
+	[GL_PT] = {"chart", "o", "o", "any other row's bench"},
+	[GL_BEST_LINE] = {"chart", "\xe2\x94\x80", "-", "the best's bench, across the chart"},
+	[GL_BAND] = {"chart", "\xc2\xb7", ":", "the noise band around the best"},
+	[GL_TRAP_CHECKED] = {"traps", "[x]", "[x]", "checked for this iteration"},
+	[GL_TRAP_HIT] = {"traps", "[!]", "[!]", "hit: a lint found it in this iteration's diff"},
+	[GL_TRAP_UNCHECKED] = {"traps", "[ ]", "[ ]", "not checked yet"},
+};
+
+const char *glyph(enum glyph_id g)
+{
+	if ((unsigned)g >= GL_NGLYPHS)
+		return "?";
+	return sanitize_is_ascii() ? glyph_table[g].ascii : glyph_table[g].utf8;
+}
+
 /* ---- navigation ---------------------------------------------------------- */
 
 void view_clamp(struct view *v)

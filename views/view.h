@@ -54,6 +54,37 @@ attr_t theme_attr(enum role r);
 /* Role of a timeline row: failures and incomplete runs win over status. */
 enum role theme_row_role(const struct log_row *r);
 
+/* ---- glyphs ---------------------------------------------------------------- */
+
+/* Every mark the timeline, the chart and the traps draw, declared once:
+ * the panes draw them from here and the help's legend lists them. */
+enum glyph_id {
+	GL_ROW_FAIL,       /* timeline, first column */
+	GL_ROW_INCOMPLETE,
+	GL_ROW_BEST,
+	GL_KEEP_UNCONFIRMED, /* timeline, Status column */
+	GL_PT_FAIL,        /* chart points */
+	GL_PT_INCOMPLETE,
+	GL_PT_BEST,
+	GL_PT_UNDONE,
+	GL_PT,
+	GL_BEST_LINE,      /* chart lines */
+	GL_BAND,
+	GL_TRAP_CHECKED,   /* trap checklist */
+	GL_TRAP_HIT,
+	GL_TRAP_UNCHECKED,
+	GL_NGLYPHS
+};
+
+struct glyph {
+	const char *pane;    /* "timeline", "chart", "traps" */
+	const char *utf8, *ascii;
+	const char *meaning;
+};
+extern const struct glyph glyph_table[GL_NGLYPHS];
+/* The glyph as this terminal draws it (ASCII when the locale is not UTF-8). */
+const char *glyph(enum glyph_id g);
+
 /* ---- what the panes show ------------------------------------------------ */
 
 /* Per-shape series: one value per row of the log (NAN where not measured). */

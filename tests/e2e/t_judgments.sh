@@ -68,8 +68,9 @@ t_exit "confirm refuses a candidate whose gate failed" 3 "$OPTLOOP" confirm
 out=$("$OPTLOOP" log --direction "double the intra-chunk term" --status keep 2>&1); rc=$?
 t_is "keep on a failed gate is refused (exit 3)" "$rc" 3
 t_like "offering drop or revert" "$out" "keep refused: iteration 1's gate is fail.*Log it as drop \(or revert\)"
-t_like "the due step proposes drop" "$("$OPTLOOP" status --json | jget suggest 2>/dev/null; "$OPTLOOP" status)" \
-	'next: +log iteration 1 as drop'
+t_like "the due step proposes drop" "$("$OPTLOOP" status)" 'next: +log iteration 1 as drop'
+t_is "status --json suggests drop" "$("$OPTLOOP" status --json | jget suggest)" drop
+t_like "and says why" "$("$OPTLOOP" status --json | jget suggest_why)" '^the gate is fail: .*cannot be kept'
 "$OPTLOOP" log --direction "double the intra-chunk term" --status drop >/dev/null && "$OPTLOOP" commit >/dev/null
 t_unlike "drop put the best kernel back" "$(cat "$kernel")" '2 \* a \* vs'
 
@@ -107,6 +108,7 @@ t_exit "confirm: best and candidate interleaved" 0 "$OPTLOOP" confirm
 conf_vs=$(sqlite3 profile/chunk_linear_attn-opt/optloop.db \
 	"SELECT json_extract(json, '$.vs_best') FROM stats_confirms WHERE iter = 2 AND done = 1")
 t_like "status now proposes keep" "$("$OPTLOOP" status --json | jget next)" '--status keep \(a win beyond noise, by its confirm\)'
+t_is "status --json suggests keep" "$("$OPTLOOP" status --json | jget suggest)" keep
 t_ok "keep is accepted" "$OPTLOOP" log --direction "7 reps" --status keep --commit
 t_is "the row's vs best is the confirm's" "$(cell 2 5)" \
 	"$(python3 -c 'import sys; print("%+d%%" % round(100 * float(sys.argv[1])))' "$conf_vs")"

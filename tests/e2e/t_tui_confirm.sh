@@ -47,7 +47,7 @@ tui_keys v
 t_screen "verify is refused while the confirm runs" 'verify refused: a confirm run is already going \(x cancels it\)'
 t_screen "the confirm ends with its verdict in the live pane" \
 	'confirm fast [0-9.]+x over [0-9]+ runs · promoted' 180
-t_screen "the message line says the next step" 'iteration 1: confirm fast .* next: step 3/3: log the row as keep \(l\), then commit \(c\)'
+t_screen "the message line says the next step" 'iteration 1: confirm fast .* next: log as keep \(l\), then commit \(c\)'
 t_screen "the best pane shows the confirm's verdict" 'confirm fast, promoted'
 t_screen "the status line says what comes next" 'iter 1 · MEASURED · step 3/3: log the row as keep \(l\), then commit \(c\)'
 t_is "the candidate is back in the work tree" "$(sha1sum "$kernel")" "$cand"

@@ -52,8 +52,8 @@ t_screen "the chart is the default mode" 'Best · bench per iteration \(s: per s
 tui_keys s
 t_screen "s switches the best pane to per shape" 'Best · per shape \(s: chart\)'
 scr=$(tui_screen)
-t_like "a header names the columns" "$scr" 'Shape +first +best +last +speedup'
-nshapes=$(printf '%s\n' "$scr" | grep -cE '│fwd B=[0-9]+ T=[0-9]+ H=[0-9]+ D=[0-9]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+x')
+t_like "a header names the columns" "$scr" 'Shape +base +best +speedup'
+nshapes=$(printf '%s\n' "$scr" | grep -cE '│fwd B=[0-9]+ T=[0-9]+ H=[0-9]+ D=[0-9]+ +[0-9.]+ +[0-9.]+ +[0-9.]+x')
 t_is "one labelled line per benchmark shape, with its numbers" "$nshapes" 3
 t_unlike "no nan in the per-shape lines" "$scr" 'nan'
 tui_keys s
@@ -77,7 +77,7 @@ t_screen "iteration 1 is verified" 'finished .* gate pass' 60
 tui_keys l
 t_screen "the log wizard lists the finding to acknowledge" 'Lint: c-static-cache'
 t_screen "and says it must be acknowledged" '1 lint finding on this diff: each must be acknowledged'
-t_screen "a change that is no win beyond noise gets revert preselected" '\( \) keep +\(\*\) revert'
+t_screen "a change that is no win beyond noise gets revert preselected" '\( \) \[k\]eep +\(\*\) \[r\]evert'
 t_screen "and a place for the reason to keep it anyway" 'Keep unconfirmed'
 tui_keys "a static output cache" Enter Enter Enter Enter
 t_screen "the box is unticked" 'Lint: c-static-cache +\[ \] no'

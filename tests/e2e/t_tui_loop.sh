@@ -46,6 +46,10 @@ t_screen "verify is refused in the message line" '^verify refused: the task cont
 # The contract wizard: Esc cancels without saving.
 tui_keys r
 t_screen "r opens the contract wizard" 'Task contract: fill the missing fields'
+t_screen "one field a step" 'fill the missing fields · step 1/3'
+t_screen "under the hint draft.md gives for it" '│Target +│'
+t_screen "with its example" 'required: the shapes that matter and the speedup'
+t_screen "wrapped under the field" 'wanted, e\.g\. B=8 T=4096 H=16 D=128'
 tui_keys "half done" Escape
 t_screen "Esc cancels the wizard" 'cancelled: nothing was saved'
 t_unlike "nothing was written" "$(cat profile/tiny-opt/docs/draft.md)" 'half done'
@@ -97,7 +101,7 @@ t_screen "and finishes" 'finished .* gate pass'
 tui_keys l
 tui_wait 'Log the iteration'
 tui_keys "add a comment" Down d
-t_screen "the status choice follows the key" '\(\*\) drop'
+t_screen "the status choice follows the key" '\(\*\) \[d\]rop'
 tui_keys Enter Enter Enter
 t_screen "iteration 1 is logged" 'logged iteration 1 \(drop\)'
 tui_keys c
@@ -141,7 +145,7 @@ tui_keys x
 t_screen "x cancels: recorded as incomplete" 'incomplete \(cancelled\)'
 t_is "a cancelled run is an attempt, not an iteration: the change is still being edited" \
 	"$(state)" editing
-t_screen "the status line says the run was an attempt" 'EDITING · the last run was an attempt, not an iteration: it was cancelled'
+t_screen "the status line says the run was an attempt" 'EDITING · the last run was an attempt: it was cancelled; verify again \(v\)'
 tui_keys l
 t_screen "and log is refused: an attempt gets no row" \
 	"log refused: iteration 2 is EDITING, not measured \\(iteration 2's last run was an attempt, not an iteration"
@@ -187,7 +191,14 @@ t_screen "r opens the stall wizard, one prompt at a time" 'Stall re-assessment �
 t_screen "it lists the directions tried so far" 'add a comment'
 tui_keys Enter
 t_screen "a prompt cannot be skipped" 'Re-profile is required'
-tui_keys "trace/profile-2.txt" Enter
+tui_keys "trace/nope.txt" Enter
+t_screen "a profile that is not there is refused at its step" 'the profile trace/nope\.txt does not exist'
+t_screen "and the wizard stays on that step" 'step 1/4'
+printf 'an old profile\n' >profile/tiny-opt/trace/old.txt
+touch -d '2000-01-01' profile/tiny-opt/trace/old.txt
+tui_keys C-u "trace/old.txt" Enter
+t_screen "so is one written before the stall began" 'the profile trace/old\.txt is older than the stall'
+tui_keys C-u "trace/profile-2.txt" Enter
 t_screen "step 2 asks for the axes" 'step 2/4'
 tui_keys "comments, cancellation" Enter "none for shell kernels" Enter
 t_screen "step 4 asks for the new direction" 'New direction'

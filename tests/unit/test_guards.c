@@ -208,9 +208,19 @@ static void three_rows_without_a_win_stall_until_reassessed(void **state)
 	assert_int_equal(utimes(old, tv), 0);
 	r.profile = "trace/old.prof";
 	assert_int_equal(guards_reassess(&f->g, &r, &e), ERR_REFUSED);
-	assert_non_null(strstr(e.msg, "older than the stall"));
+	assert_non_null(strstr(e.msg, "reassess refused: the profile trace/old.prof is older than the stall"));
 	free(old);
+	/* the same rule on its own, for a form checking the path as it is typed */
+	assert_int_equal(guards_profile_check(&f->g, "trace/old.prof", NULL, &e), ERR_REFUSED);
+	assert_non_null(strstr(e.msg, "the profile trace/old.prof is older than the stall"));
+	assert_int_equal(guards_profile_check(&f->g, "trace/none.prof", NULL, &e), ERR_REFUSED);
+	assert_non_null(strstr(e.msg, "the profile trace/none.prof does not exist"));
+	assert_int_equal(guards_profile_check(&f->g, " ", NULL, &e), ERR_USAGE);
 	put(f, "profile/demo-opt/trace/new.prof", "samples");
+	char *real = NULL;
+	assert_int_equal(guards_profile_check(&f->g, "trace/new.prof", &real, &e), 0);
+	assert_non_null(strstr(real, "/profile/demo-opt/trace/new.prof"));
+	free(real);
 	r.profile = "trace/new.prof";
 	if (guards_reassess(&f->g, &r, &e) < 0)
 		fail_msg("%s", e.msg);
@@ -294,6 +304,8 @@ static void dispatch_rows_need_evidence_from_the_same_baseline(void **state)
 	add_row(f, 1, RS_KEEP, GATE_PASS, 0.5, "Machine: A", NULL, NULL);
 	add_row(f, 2, RS_DROP, GATE_FAIL, 0.4, "Machine: A", NULL, NULL);
 	add_row(f, 3, RS_KEEP, GATE_PASS, 0.45, "Machine: B", NULL, NULL);
+	/* faster, its gate passed, but dropped: evidence, never the default time */
+	add_row(f, 4, RS_DROP, GATE_PASS, 0.3, "Machine: A", NULL, NULL);
 	struct dispatch_row r = {.bucket = "T <= 64", .entry = "fused_fwd", .base_ms = NAN,
 				 .cand_ms = NAN, .speedup = NAN, .why = "one launch"};
 	assert_int_equal(guards_dispatch_add(&f->g, &r, &e), ERR_REFUSED);
@@ -307,17 +319,20 @@ static void dispatch_rows_need_evidence_from_the_same_baseline(void **state)
 	r.evidence = "3";
 	assert_int_equal(guards_dispatch_add(&f->g, &r, &e), ERR_REFUSED);
 	assert_non_null(strstr(e.msg, "another environment than the baseline"));
-	r.evidence = "iter 1";
+	r.evidence = "4";
+	assert_int_equal(guards_dispatch_add(&f->g, &r, &e), ERR_REFUSED);
+	assert_non_null(strstr(e.msg, "none of the cited iterations (4) may be a best"));
+	r.evidence = "iter 1, 4";
 	if (guards_dispatch_add(&f->g, &r, &e) < 0)
 		fail_msg("%s", e.msg);
 	struct dispatch_doc d;
 	assert_int_equal(guards_dispatch_rows(&f->g, &d, &e), 0);
 	assert_int_equal(d.n, 1);
 	assert_true(fabs(d.v[0].speedup - 2.0) < 1e-9);
-	assert_string_equal(d.v[0].evidence, "1");
+	assert_string_equal(d.v[0].evidence, "1,4");
 	dispatch_doc_release(&d);
 	char *text = slurp(f, "profile/demo-opt/dispatch.md");
-	assert_non_null(strstr(text, "| T <= 64 | fused_fwd | 1.000 | 0.500 | 2.00x | one launch (iter 1) |"));
+	assert_non_null(strstr(text, "| T <= 64 | fused_fwd | 1.000 | 0.500 | 2.00x | one launch (iters 1, 4) |"));
 	free(text);
 }
 

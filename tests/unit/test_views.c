@@ -224,6 +224,32 @@ static void chart_draws_points_best_line_and_band(void **state)
 	delwin(w);
 }
 
+/* In a narrow pane the noise figure takes the line under the best rather
+ * than being cut. */
+static void chart_puts_the_noise_under_the_best_when_narrow(void **state)
+{
+	WINDOW *w = newwin(10, 40, 0, 0);
+	struct view v = {.ops = &best_view, .d = &data};
+
+	fill_rows();
+	data.band_lo = 0.870;
+	data.band_hi = 0.896;
+	data.band_text = "noise ±4.0% (assumed)";
+	v.ops->draw(&v, w);
+	expect_screen(w,
+		"+- Best · bench per iteration (s: per…-+\n"
+		"|best 0.883 ms @ iter 4                |\n"
+		"|noise ±4.0% (assumed)                 |\n"
+		"|  0.973 o                             |\n"
+		"|                                      |\n"
+		"|                                      |\n"
+		"|  0.883 ──────o─────────────────*─────|\n"
+		"|  0.870 ······························|\n"
+		"|        iter 0                  iter 4|\n"
+		"+--------------------------------------+\n");
+	delwin(w);
+}
+
 static struct wb_shape shapes[2];
 static double sh_a[5] = {1.2, 1.1, NAN, NAN, 1.05}, sh_b[5] = {0.8, 0.74, NAN, NAN, 0.74};
 
@@ -241,14 +267,56 @@ static void chart_per_shape_mode_lists_shapes(void **state)
 	v.ops->draw(&v, w);
 	expect_screen(w, 
 		"+- Best · per shape (s: chart) ----------------------------+\n"
-		"|Shape                      first     best     last speedup|\n"
-		"|fwd B=1 T=4096 H=16        1.200    1.050    1.050   1.14x|\n"
-		"|fwdbwd B=1 T=4096 H=16     0.800    0.740    0.740   1.08x|\n"
+		"|Shape                                base     best speedup|\n"
+		"|fwd B=1 T=4096 H=16                 1.200    1.050   1.14x|\n"
+		"|fwdbwd B=1 T=4096 H=16              0.800    0.740   1.08x|\n"
 		"|                                                          |\n"
 		"+----------------------------------------------------------+\n");
 	data.nshapes = 0;
 	v.ops->draw(&v, w);
 	assert_non_null(strstr(text_of(w), "no per-shape numbers"));
+	delwin(w);
+}
+
+/* Per shape, only rows that may be a best count: a run dropped or
+ * reverted after the best, however fast, and a failed gate's numbers are
+ * not where the loop stands. */
+static void per_shape_uses_only_rows_that_may_be_the_best(void **state)
+{
+	WINDOW *w = newwin(5, 60, 0, 0);
+	struct view v = {.ops = &best_view, .d = &data, .mode = 1};
+	struct log_row r[5] = {
+		row(0, "baseline", GATE_PASS, SCOPE_FULL, 1.0, NAN, RS_BASE),
+		row(1, "fail", GATE_FAIL, SCOPE_FULL, 0.3, NAN, RS_DROP),
+		row(2, "kept", GATE_PASS, SCOPE_FULL, 0.9, 0.1, RS_KEEP),
+		row(3, "fast but dropped", GATE_PASS, SCOPE_FULL, 0.5, 0.4, RS_DROP),
+		row(4, "slower, reverted", GATE_PASS, SCOPE_FULL, 0.95, -0.05, RS_REVERT),
+	};
+	double ms[5] = {1.0, 0.3, 0.9, 0.5, 0.95};
+	struct wb_shape one = {"fwd B=1 T=4096", ms};
+
+	memset(&data, 0, sizeof(data));
+	data.rows = r;
+	data.nrows = 5;
+	data.has_best = true;
+	data.best_iter = 2;
+	data.best_ms = 0.9;
+	data.band_lo = data.band_hi = NAN;
+	data.shapes = &one;
+	data.nshapes = 1;
+	v.ops->draw(&v, w);
+	expect_screen(w,
+		"+- Best · per shape (s: chart) ----------------------------+\n"
+		"|Shape                                base     best speedup|\n"
+		"|fwd B=1 T=4096                      1.000    0.900   1.11x|\n"
+		"|                                                          |\n"
+		"+----------------------------------------------------------+\n");
+	/* a log whose baseline failed its gate has no base to compare with */
+	r[0].gate_v = GATE_FAIL;
+	v.ops->draw(&v, w);
+	assert_non_null(strstr(text_of(w), "|fwd B=1 T=4096                          \xe2\x80\x94    0.900       \xe2\x80\x94|"));
+	data.shapes = NULL;
+	data.nshapes = 0;
 	delwin(w);
 }
 
@@ -611,6 +679,50 @@ static void help_lists_every_action(void **state)
 	delwin(w);
 }
 
+/* The legend names every mark the panes draw (from the table they draw
+ * from), every state, and what the noise band is. */
+static void help_has_a_legend_for_every_mark_and_state(void **state)
+{
+	WINDOW *w = newwin(120, 130, 0, 0);
+	struct view v = {.ops = &help_view, .d = &data};
+	char want[256];
+
+	v.ops->draw(&v, w);
+	const char *t = text_of(w);
+	for (int g = 0; g < GL_NGLYPHS; g++) {
+		snprintf(want, sizeof(want), "%-9s %s", glyph_table[g].pane, glyph_table[g].utf8);
+		assert_non_null(strstr(t, want));
+		assert_non_null(strstr(t, glyph_table[g].meaning));
+	}
+	assert_non_null(strstr(t, "timeline  !     the gate failed"));
+	assert_non_null(strstr(t, "chart     \xc2\xb7     the noise band around the best"));
+	static const char *const st[] = {"NO_CONTRACT", "NEED_BASELINE", "READY", "EDITING",
+					 "VERIFYING", "MEASURED", "LOGGED", "STALLED", "STOPPING"};
+	for (size_t i = 0; i < sizeof(st) / sizeof(st[0]); i++) {
+		snprintf(want, sizeof(want), "\n|%-16s%s", st[i], loop_state_meaning((enum loop_state)i));
+		assert_non_null(strstr(t, want));
+	}
+	assert_non_null(strstr(t, "the noise band"));
+	assert_non_null(strstr(t, "two sigma either side"));
+	assert_non_null(strstr(t, "optloop status prints"));
+	delwin(w);
+
+	/* narrower: the prose wraps under its lead; ASCII: the marks too */
+	w = newwin(120, 60, 0, 0);
+	sanitize_set_ascii(true);
+	v.ops->draw(&v, w);
+	sanitize_set_ascii(false);
+	t = text_of(w);
+	assert_non_null(strstr(t, "|chart     -     the best's bench, across the chart"));
+	assert_non_null(strstr(t, "|chart     :     the noise band around the best"));
+	const char *m = strstr(t, "|MEASURED        verified and parsed: log the row (a ");
+	assert_non_null(m);
+	m = strchr(m, '\n');
+	assert_non_null(m);
+	assert_memory_equal(m + 1, "|                further kernel edit is refused until it", 56);
+	delwin(w);
+}
+
 static void keymap_comes_from_the_action_table(void **state)
 {
 	assert_int_equal(action_for_key('v'), ACT_VERIFY);
@@ -731,9 +843,9 @@ static void per_shape_mode_keeps_the_verdict_at_the_foot(void **state)
 	v.ops->draw(&v, w);
 	expect_screen(w,
 		"+- Best · per shape (s: chart) ----------------------------+\n"
-		"|Shape                      first     best     last speedup|\n"
-		"|fwd B=1 T=4096 H=16        1.200    1.050    1.050   1.14x|\n"
-		"|fwdbwd B=1 T=4096 H=16     0.800    0.740    0.740   1.08x|\n"
+		"|Shape                                base     best speedup|\n"
+		"|fwd B=1 T=4096 H=16                 1.200    1.050   1.14x|\n"
+		"|fwdbwd B=1 T=4096 H=16              0.800    0.740   1.08x|\n"
 		"|                                                          |\n"
 		"|last iter 5: not_comparable                               |\n"
 		"|flags: env_changed, busy_gpu                              |\n"
@@ -953,7 +1065,9 @@ int main(void)
 		cmocka_unit_test(timeline_marks_failures_without_colour),
 		cmocka_unit_test(timeline_scrolls_to_keep_selection_visible),
 		cmocka_unit_test(chart_draws_points_best_line_and_band),
+		cmocka_unit_test(chart_puts_the_noise_under_the_best_when_narrow),
 		cmocka_unit_test(chart_per_shape_mode_lists_shapes),
+		cmocka_unit_test(per_shape_uses_only_rows_that_may_be_the_best),
 		cmocka_unit_test(traps_show_states_and_explain_selection),
 		cmocka_unit_test(dispatch_table_renders),
 		cmocka_unit_test(live_tail_follows_and_strips_escapes),
@@ -964,6 +1078,7 @@ int main(void)
 		cmocka_unit_test(detail_scrolls_sideways),
 		cmocka_unit_test(live_keeps_bounded_memory),
 		cmocka_unit_test(help_lists_every_action),
+		cmocka_unit_test(help_has_a_legend_for_every_mark_and_state),
 		cmocka_unit_test(keymap_comes_from_the_action_table),
 		cmocka_unit_test(detail_pages_prebuilt_lines),
 		cmocka_unit_test(chart_shows_the_last_verdict_and_its_flags),

@@ -52,7 +52,7 @@ static int dispatch_add_cmd(struct cli *cli, int argc, char **argv)
 		CLI_TEXT("--evidence", &r.evidence, "ITERS",
 			 "the logged iterations that back it (e.g. '3,5')"),
 		CLI_STR("--base-ms", &base, "X", "the bucket's time before, in ms (default: the baseline row)"),
-		CLI_STR("--cand-ms", &cand, "Y", "the bucket's time with the entry, in ms (default: the best cited row)"),
+		CLI_STR("--cand-ms", &cand, "Y", "the bucket's time with the entry, in ms (default: the fastest cited keep)"),
 		CLI_STR("--why", &r.why, "TEXT", "why this entry wins for the bucket"),
 		CLI_FLAG("--json", &json, "print the new row as JSON"),
 		CLI_END,
@@ -67,7 +67,8 @@ static int dispatch_add_cmd(struct cli *cli, int argc, char **argv)
 			    .summary = "add a bucket row to dispatch.md, backed by logged iterations",
 			    .more = "Every cited iteration needs a logged bench number from a gate that did\n"
 				    "not fail, in the baseline's environment.  --base-ms and --cand-ms\n"
-				    "default to the baseline row and the best cited row."};
+				    "default to the baseline row and the fastest cited row that may be a\n"
+				    "best (a keep whose gate passed): never a dropped or reverted run's."};
 	if (!cli_parse(&c, argc - 1, argv + 1, &rc))
 		return rc;
 	if (base && ms_arg(base, &r.base_ms) < 0)
