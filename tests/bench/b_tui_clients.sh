@@ -10,6 +10,7 @@
 #                   60 s (TUI_IDLE_S) from /proc/<pid>/stat; target <= 0.5 %
 #                   of one core
 set -u
+. "$(dirname "$0")/idle_cpu.sh"
 root=${OPTLOOP_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 rows=${TUI_ROWS:-50}
 idle=${TUI_IDLE_S:-60}
@@ -74,12 +75,4 @@ if [ -z "$pid" ]; then
 	exit 0
 fi
 sleep 1
-hz=$(getconf CLK_TCK)
-t0=$(awk '{print $14 + $15}' /proc/$pid/stat)
-sleep "$idle"
-t1=$(awk '{print $14 + $15}' /proc/$pid/stat)
-python3 -c "
-ticks = $t1 - $t0
-pct = 100.0 * ticks / $hz / $idle
-print(f'bench tui_clients_idle: {ticks} clock ticks in $idle s, {pct:.3f} % of one core [target <= 0.5 %] ' + ('PASS' if pct <= 0.5 else 'MISS'))
-"
+idle_cpu tui_clients_idle "$pid" "$idle"

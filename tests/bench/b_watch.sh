@@ -9,6 +9,7 @@
 #                  (WATCH_IDLE_S), from /proc/<pid>/stat; target <= 0.5 % of
 #                  one core
 set -u
+. "$(dirname "$0")/idle_cpu.sh"
 root=${OPTLOOP_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 rows=${WATCH_ROWS:-50}
 idle=${WATCH_IDLE_S:-60}
@@ -65,12 +66,4 @@ print(f"bench watch_latency: {n} commits, p50 {p(0.5):.1f} ms, p99 {p(0.99):.1f}
       f"[target p99 <= 50 ms, every commit seen] {'PASS' if ok else 'MISS'}")
 PY
 # idle: nobody touches the workspace
-hz=$(getconf CLK_TCK)
-t0=$(awk '{print $14 + $15}' /proc/$wpid/stat)
-sleep "$idle"
-t1=$(awk '{print $14 + $15}' /proc/$wpid/stat)
-python3 -c "
-ticks = $t1 - $t0
-pct = 100.0 * ticks / $hz / $idle
-print(f'bench watch_idle: {ticks} clock ticks in $idle s, {pct:.3f} % of one core [target <= 0.5 %] ' + ('PASS' if pct <= 0.5 else 'MISS'))
-"
+idle_cpu watch_idle "$wpid" "$idle"
