@@ -792,8 +792,17 @@ static int reconcile_optlog(struct loop *l, struct err *e)
 	int rc = rows_get(l->store, &sr, &rows, &n, e);
 	if (rc < 0)
 		return rc;
-	rc = fsutil_read_file(l->ws.optlog_path, &have, NULL);
-	if (render_optlog(l, rows, n, rc == 0 ? &have : NULL, &want)) {
+	struct err re = {0};
+	rc = fsutil_read_file(l->ws.optlog_path, &have, &re);
+	if (rc < 0 && rc != ERR_NOTFOUND) {
+		/* not a file optloop may read (a FIFO, a device, too big): said,
+		 * and left alone until it is replaced */
+		problem(l,
+			"%s; the database keeps every row: move it aside and the next optloop "
+			"command renders OPT_LOG.md again",
+			re.msg);
+		rc = 0;
+	} else if (render_optlog(l, rows, n, rc == 0 ? &have : NULL, &want)) {
 		rc = 0;
 	} else {
 		struct optlog_doc d;

@@ -16,6 +16,7 @@
 #include "core/store.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <sys/stat.h>
 #include <stdio.h>
 #include <math.h>
@@ -23,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 /* ---- probe readings ---- */
 
@@ -625,13 +627,16 @@ int measure_attach_check(struct store *s, int iter, const char *path, const char
 				       path, iter);
 	}
 	struct sb head = SB_INIT;
-	FILE *f = fopen(path, "rb");
-	if (f) {
-		char buf[65536];
-		size_t got = fread(buf, 1, sizeof(buf), f);
-		fclose(f);
-		sb_add(&head, buf, got);
-	}
+	int fd, rc = fsutil_open_read(path, FSUTIL_ANY_SIZE, &fd, e); /* its head */
+	if (rc < 0)
+		return rc;
+	char buf[65536];
+	ssize_t got;
+	while ((got = read(fd, buf, sizeof(buf))) < 0 && errno == EINTR)
+		;
+	close(fd);
+	if (got > 0)
+		sb_add(&head, buf, (size_t)got);
 	sb_addc(&head, '\0');
 	*kind = artifact_kind(path, head.buf);
 	sb_release(&head);
