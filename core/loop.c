@@ -172,6 +172,51 @@ static bool same_text(const struct shared_contract *a, const struct shared_contr
 	       (a->len == 0 || !memcmp(a->text, b->text, a->len));
 }
 
+/* Why kernel path p (relative to the work tree repo) can hold no kernel,
+ * or NULL: it is the whole work tree (the gate test, its reference and
+ * profile/ with it), or it lies in git's own directory gitdir, which no
+ * commit holds, so an edit there goes unseen and every commit is empty.
+ * Read from the text and from the real path (a link to either). */
+static const char *kernel_path_unusable(const char *repo, const char *gitdir, const char *p)
+{
+	static const char whole[] =
+		"is the whole repository (it holds the gate test, what the test compares "
+		"against and optloop's own profile/)";
+	static const char git[] =
+		"lies in git's own directory, which no commit holds (kernel edits there would "
+		"go unseen and every commit would be empty)";
+	const char *q = p, *why = NULL;
+	while (q[0] == '.' && q[1] == '/')
+		q += 2;
+	size_t n = strlen(q);
+	while (n && q[n - 1] == '/')
+		n--;
+	if (n == 0 || (n == 1 && q[0] == '.'))
+		return whole;
+	for (size_t i = 0; i < n;) {
+		size_t k = strcspn(q + i, "/");
+		if (k > n - i)
+			k = n - i;
+		if (k == 4 && !strncmp(q + i, ".git", 4))
+			return git;
+		i += k;
+		while (i < n && q[i] == '/')
+			i++;
+	}
+	char *full = fsutil_join(repo, p);
+	char *real = realpath(full, NULL), *top = realpath(repo, NULL);
+	char *gd = gitdir ? realpath(gitdir, NULL) : NULL;
+	if (real && top && !strcmp(real, top))
+		why = whole;
+	else if (real && gd && (fsutil_path_under(real, gd) || !strcmp(real, gd)))
+		why = git;
+	free(full);
+	free(real);
+	free(top);
+	free(gd);
+	return why;
+}
+
 /* What the frozen and kernel paths lack on disk, one line each: a path
  * that does not exist, a kernel path inside the frozen scope. */
 static void paths_missing(struct loop *l, struct sb *why)
@@ -191,6 +236,11 @@ static void paths_missing(struct loop *l, struct sb *why)
 				     "workspace with the right --kernel)\n",
 				l->kernel[i]);
 		free(full);
+		const char *bad = kernel_path_unusable(l->ws.repo, vcs_gitdir(l->vcs), l->kernel[i]);
+		if (bad)
+			sb_addf(why, "kernel path %s %s; make a new workspace with --kernel naming "
+				     "the kernel's own files\n",
+				l->kernel[i], bad);
 		for (size_t j = 0; j < l->nfrozen; j++)
 			if (fsutil_path_under(l->kernel[i], l->frozen[j]))
 				sb_addf(why, "kernel path %s is frozen (it is or lies in %s): the "
@@ -1287,6 +1337,15 @@ int loop_init(const char *cwd, const struct loop_init_opts *o, struct sb *notes,
 				     "kernel path %s does not exist in %s (pass --kernel PATH, "
 				     "relative to the repository root)",
 				     kernel[i], repo);
+			free(bench_default);
+			goto out;
+		}
+		const char *bad = kernel_path_unusable(repo, vcs_gitdir(v), kernel[i]);
+		if (bad) {
+			rc = err_set(e, ERR_USAGE,
+				     "kernel path %s %s; name the kernel's own files or directory "
+				     "with --kernel PATH (e.g. --kernel ops/my_op/kernel.py)",
+				     kernel[i], bad);
 			free(bench_default);
 			goto out;
 		}

@@ -132,6 +132,11 @@ const char *vcs_workdir(const struct vcs *v)
 	return v->workdir;
 }
 
+const char *vcs_gitdir(const struct vcs *v)
+{
+	return git_repository_path(v->repo);
+}
+
 struct git_repository *vcs_repo(struct vcs *v)
 {
 	return v->repo;

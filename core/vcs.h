@@ -38,6 +38,8 @@ void vcs_set_exclude(struct vcs *v, const char *const *paths, size_t n);
 
 /* Absolute work tree path, without trailing slash (owned by v). */
 const char *vcs_workdir(const struct vcs *v);
+/* Absolute path of git's own directory (.git, or a worktree's), owned by v. */
+const char *vcs_gitdir(const struct vcs *v);
 struct git_repository *vcs_repo(struct vcs *v);
 
 /* HEAD commit id; ERR_NOTFOUND when the branch has no commit yet. */
