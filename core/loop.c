@@ -67,6 +67,7 @@ struct loop {
 	/* the last verify run: going while verifying */
 	struct run *vrun;
 	bool verifying;
+	char *vcmd; /* the command of the last verify started */
 };
 
 static double now(void)
@@ -1047,6 +1048,7 @@ void loop_close(struct loop *l)
 	if (!l)
 		return;
 	run_free(l->vrun);
+	free(l->vcmd);
 	patset_free(l->patset);
 	store_close(l->store);
 	vcs_free(l->vcs);
@@ -1438,6 +1440,11 @@ static char **dup_list(char *const *v, size_t n)
 	return out;
 }
 
+void loop_probe_commands(const char **probe, const char **apps)
+{
+	measure_probe_commands(probe, apps, NULL);
+}
+
 int loop_status(struct loop *l, struct loop_status *st, struct err *e)
 {
 	struct where w;
@@ -1484,6 +1491,12 @@ int loop_status(struct loop *l, struct loop_status *st, struct err *e)
 	st->stall = w.stall >= 0 ? w.stall : guards_stall(&g);
 	st->stall_limit = GUARDS_STALL_AFTER;
 	st->attempt = attempt_words(l, w.attempt_run);
+	const char *pc, *pa;
+	measure_probe_commands(&pc, &pa, &st->probe_env);
+	st->validation = l->contract->c.v[CF_VALIDATION] ? xstrdup(l->contract->c.v[CF_VALIDATION])
+							  : NULL;
+	st->probe = xstrdup(pc);
+	st->probe_apps = xstrdup(pa);
 	return 0;
 }
 
@@ -1498,6 +1511,9 @@ void loop_status_release(struct loop_status *st)
 	free(st->missing);
 	free(st->problems);
 	free(st->attempt);
+	free(st->validation);
+	free(st->probe);
+	free(st->probe_apps);
 	memset(st, 0, sizeof(*st));
 }
 
@@ -1643,8 +1659,11 @@ int loop_verify_begin(struct loop *l, const struct loop_verify_opts *o, struct e
 	};
 	run_free(l->vrun);
 	l->vrun = NULL;
-	if ((rc = run_start(l->store, &spec, &l->vrun, e)) == 0)
+	if ((rc = run_start(l->store, &spec, &l->vrun, e)) == 0) {
 		l->verifying = true;
+		free(l->vcmd);
+		l->vcmd = xstrdup(cmd.buf);
+	}
 out:
 	free(log_path);
 	sb_release(&cmd);
@@ -1666,6 +1685,11 @@ void loop_verify_cancel(struct loop *l)
 {
 	if (l->verifying)
 		run_cancel(l->vrun);
+}
+
+const char *loop_verify_command(const struct loop *l)
+{
+	return l->vcmd;
 }
 
 const struct parse_result *loop_verify_result(const struct loop *l)

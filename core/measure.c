@@ -66,11 +66,20 @@ static char *meta_or_env(struct store *s, const char *key, const char *env)
 	return NULL;
 }
 
+void measure_probe_commands(const char **cmd, const char **apps, bool *from_env)
+{
+	const char *c = getenv("OPTLOOP_PROBE"), *a = getenv("OPTLOOP_PROBE_APPS");
+	if (from_env)
+		*from_env = c || a;
+	*cmd = c ? c : PROBE_DEFAULT_COMMAND;
+	*apps = a ? a : PROBE_DEFAULT_APPS_COMMAND;
+}
+
 int measure_probe_take(struct store *s, int run_id, const char *phase, struct err *e)
 {
 	struct probe_reading r;
-	char *cmd = meta_or_env(s, "probe.command", "OPTLOOP_PROBE");
-	char *apps = meta_or_env(s, "probe.apps_command", "OPTLOOP_PROBE_APPS");
+	const char *cmd, *apps;
+	measure_probe_commands(&cmd, &apps, NULL);
 	char *util = meta_or_env(s, "probe.busy_util", "OPTLOOP_PROBE_BUSY_UTIL");
 	char *settle = meta_or_env(s, "probe.settle_s", "OPTLOOP_PROBE_SETTLE");
 	struct probe_opts o = {.command = cmd, .apps_command = apps,
@@ -80,8 +89,6 @@ int measure_probe_take(struct store *s, int run_id, const char *phase, struct er
 	if (!strcmp(phase, "before"))
 		o.settle_s = settle ? atof(settle) : PROBE_SETTLE_S;
 	int rc = probe_run(&o, &r, e);
-	free(cmd);
-	free(apps);
 	free(util);
 	free(settle);
 	if (rc < 0)
