@@ -1888,6 +1888,37 @@ static char *one_line(const char *s)
 	return sb_detach(&b);
 }
 
+/* Text a row stores goes into OPT_LOG.md, the commit message and the
+ * database, and from there onto every terminal that shows them: ESC would
+ * start an escape sequence there.  Tab, CR and LF are folded into spaces
+ * (one_line); any other C0 control, DEL, or C1 control in its UTF-8
+ * spelling (U+0080..U+009F; U+009B is a CSI) is refused (ERR_USAGE). */
+static int row_text_check(const char *opt, const char *s, struct err *e)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	for (size_t i = 0; s && p[i]; i++) {
+		unsigned c = p[i];
+		bool c1 = c == 0xc2 && p[i + 1] >= 0x80 && p[i + 1] <= 0x9f;
+		if (!c1 && ((c >= 0x20 && c != 0x7f) || c == '\t' || c == '\n' || c == '\r'))
+			continue;
+		char what[32];
+		if (c1)
+			snprintf(what, sizeof(what), "U+%04X", p[i + 1]);
+		else if (c == 0x1b)
+			snprintf(what, sizeof(what), "ESC");
+		else if (c == 0x7f)
+			snprintf(what, sizeof(what), "DEL");
+		else
+			snprintf(what, sizeof(what), "0x%02x", c);
+		return err_set(e, ERR_USAGE,
+			       "%s holds a control character (%s, at byte %zu), which would be "
+			       "written as it is into OPT_LOG.md and the commit message, where a "
+			       "terminal acts on it; give plain text",
+			       opt, what, i + 1);
+	}
+	return 0;
+}
+
 static int telescoped_refusal(const char *verb, int iter, struct err *e)
 {
 	return err_set(e, ERR_REFUSED,
@@ -1986,6 +2017,10 @@ int loop_log(struct loop *l, const struct loop_log_opts *o, struct log_row *out,
 		return telescoped_refusal("log", w.iter, e);
 	if (!o->direction || !*o->direction)
 		return err_set(e, ERR_USAGE, "log needs --direction TEXT (one line: what changed)");
+	if ((rc = row_text_check("--direction", o->direction, e)) < 0 ||
+	    (rc = row_text_check("--axis", o->axis, e)) < 0 ||
+	    (rc = row_text_check("--unconfirmed", o->unconfirmed, e)) < 0)
+		return rc;
 	enum row_status status = o->status;
 	if (w.iter == 0) {
 		if (status != RS_NONE && status != RS_BASE)
