@@ -44,21 +44,21 @@ static int refuse_kind(const char *path, mode_t m, struct err *e)
 		n = readlink(path, target, sizeof(target) - 1);
 	if (n > 0) {
 		target[n] = '\0';
-		return err_set(e, ERR_USAGE,
+		return err_set(e, ERR_NOTFILE,
 			       "%s is a symbolic link to %s, %s, not a regular file; replace it "
 			       "with a file",
 			       path, target, kind_of(m));
 	}
 	if (S_ISDIR(m))
-		return err_set(e, ERR_USAGE, "%s is a directory, not a file; name the file in it",
+		return err_set(e, ERR_NOTFILE, "%s is a directory, not a file; name the file in it",
 			       path);
-	return err_set(e, ERR_USAGE, "%s is %s, not a regular file; replace it with a file",
+	return err_set(e, ERR_NOTFILE, "%s is %s, not a regular file; replace it with a file",
 		       path, kind_of(m));
 }
 
 static int refuse_size(const char *name, const char *how, struct err *e)
 {
-	return err_set(e, ERR_USAGE,
+	return err_set(e, ERR_NOTFILE,
 		       "%s %s more than the %zu MiB optloop reads from one file; is it the right "
 		       "file? (trim it, or move it aside)",
 		       name, how, FSUTIL_READ_MAX >> 20);

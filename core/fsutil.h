@@ -25,7 +25,7 @@ struct sb;
  * read: a symbolic link is followed (a TRAPS.md linked to a shared one is
  * fine) and what it names must be a regular file itself.  The open does not
  * block (O_NONBLOCK), so a FIFO or a device cannot hang it; fstat then
- * refuses anything else (ERR_USAGE, naming what it is: "x/TRAPS.md is a
+ * refuses anything else (ERR_NOTFILE, naming what it is: "x/TRAPS.md is a
  * FIFO, not a regular file; replace it with a file"), and a file over
  * FSUTIL_READ_MAX the same way.  ERR_NOTFOUND when absent, ERR_IO when it
  * cannot be opened or read. */
@@ -39,7 +39,7 @@ enum { FSUTIL_STDIN = 1, FSUTIL_ANY_SIZE = 2 };
 int fsutil_open_read(const char *path, int flags, int *fd, struct err *e);
 
 /* Read fd to its end into out (appended), at most FSUTIL_READ_MAX bytes in
- * all (ERR_USAGE beyond); name says what it is in messages. */
+ * all (ERR_NOTFILE beyond); name says what it is in messages. */
 int fsutil_read_fd(int fd, const char *name, struct sb *out, struct err *e);
 
 /* Read the whole regular file path into out (appended); refusals as above. */

@@ -1845,9 +1845,9 @@ int loop_set_aside(struct loop *l, struct err *e)
 		return rc;
 	if (!r.snapshot) {
 		store_run_release(&r);
-		return err_set(e, ERR_FAIL,
-			       "iteration %d's run has no snapshot of the measured kernel; undo the "
-			       "extra change by hand",
+		return err_set(e, ERR_REFUSED,
+			       "set-aside refused: iteration %d's run has no snapshot of the measured "
+			       "kernel; undo the extra change by hand",
 			       w.iter);
 	}
 	char *msg = xasprintf("optloop(%s): change set aside during iteration %d\n\nThe kernel "

@@ -1062,7 +1062,7 @@ int parse_file(const struct patset *ps, const char *path, int exit_status, bool 
 			close(fd);
 			parser_free(p);
 			sb_release(&json);
-			return err_set(e, ERR_USAGE,
+			return err_set(e, ERR_NOTFILE,
 				       "%s holds more than the %zu MiB optloop reads from one file; is "
 				       "it a verify log? (save the run's output to a file and parse that)",
 				       name, FSUTIL_READ_MAX >> 20);

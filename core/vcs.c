@@ -203,9 +203,10 @@ int vcs_identity_check(struct vcs *v, struct err *e)
 {
 	git_signature *sig = NULL;
 	if (git_signature_default(&sig, v->repo) < 0)
-		return err_set(e, ERR_FAIL,
-			       "git has no identity to commit with (set it: git config user.name "
-			       "\"Your Name\" && git config user.email you@example.com)");
+		return err_set(e, ERR_REFUSED,
+			       "commit refused: git has no identity to commit with (set it: git "
+			       "config user.name \"Your Name\" && git config user.email "
+			       "you@example.com)");
 	git_signature_free(sig);
 	return 0;
 }

@@ -50,8 +50,8 @@ int vcs_is_ignored(struct vcs *v, const char *rel, bool *ignored, struct err *e)
 /* Append one line to .git/info/exclude (creating it). */
 int vcs_exclude_add(struct vcs *v, const char *pattern, struct err *e);
 
-/* ERR_FAIL with a message saying how to set user.name / user.email when git
- * has no identity to commit with. */
+/* ERR_REFUSED with a message saying how to set user.name / user.email when
+ * git has no identity to commit with. */
 int vcs_identity_check(struct vcs *v, struct err *e);
 
 /* Hash of the kernel paths' contents: in the work tree when treeish is NULL,

@@ -52,7 +52,11 @@ static void err_exit_status_maps_codes(void **state)
 	assert_int_equal(err_exit_status(ERR_USAGE), 2);
 	assert_int_equal(err_exit_status(ERR_REFUSED), 3);
 	assert_int_equal(err_exit_status(ERR_HARNESS), 4);
-	assert_int_equal(err_exit_status(ERR_IO), 1);
+	assert_int_equal(err_exit_status(ERR_IO), 4);
+	assert_int_equal(err_exit_status(ERR_NOMEM), 4);
+	assert_int_equal(err_exit_status(ERR_NOTFOUND), 2);
+	assert_int_equal(err_exit_status(ERR_NOTFILE), 2);
+	assert_int_equal(err_exit_status(ERR_BUSY), 3);
 }
 
 static void sb_grows_and_formats(void **state)
@@ -143,13 +147,13 @@ static void read_refuses_fifo_without_blocking(void **state)
 
 	assert_int_equal(mkfifo(p, 0644), 0);
 	alarm(10); /* a hang fails the test instead of the whole suite */
-	assert_int_equal(fsutil_read_file(p, &s, &e), ERR_USAGE);
+	assert_int_equal(fsutil_read_file(p, &s, &e), ERR_NOTFILE);
 	alarm(0);
 	assert_non_null(strstr(e.msg, p));
 	assert_non_null(strstr(e.msg, "is a FIFO, not a regular file; replace it with a file"));
 	assert_int_equal(s.len, 0);
 	err_clear(&e);
-	assert_int_equal(fsutil_open_read(p, FSUTIL_STDIN, &fd, &e), ERR_USAGE);
+	assert_int_equal(fsutil_open_read(p, FSUTIL_STDIN, &fd, &e), ERR_NOTFILE);
 	assert_int_equal(fd, -1);
 	unlink(p);
 	free(p);
@@ -167,12 +171,12 @@ static void read_refuses_links_to_devices_follows_links_to_files(void **state)
 
 	assert_int_equal(symlink("/dev/zero", z), 0);
 	assert_int_equal(symlink("/dev/urandom", u), 0);
-	assert_int_equal(fsutil_read_file(z, &s, &e), ERR_USAGE);
+	assert_int_equal(fsutil_read_file(z, &s, &e), ERR_NOTFILE);
 	assert_non_null(strstr(e.msg, "is a symbolic link to /dev/zero, a character device, not a "
 				      "regular file"));
-	assert_int_equal(fsutil_read_file(u, &s, &e), ERR_USAGE);
+	assert_int_equal(fsutil_read_file(u, &s, &e), ERR_NOTFILE);
 	assert_non_null(strstr(e.msg, "/dev/urandom"));
-	assert_int_equal(fsutil_read_file(tmpdir, &s, &e), ERR_USAGE);
+	assert_int_equal(fsutil_read_file(tmpdir, &s, &e), ERR_NOTFILE);
 	assert_non_null(strstr(e.msg, "is a directory, not a file"));
 	assert_int_equal(s.len, 0);
 	assert_int_equal(fsutil_write_atomic(f, "rows\n", 5, &e), 0);
@@ -196,7 +200,7 @@ static void read_refuses_more_than_the_cap(void **state)
 	assert_true(fd >= 0);
 	assert_int_equal(ftruncate(fd, (off_t)FSUTIL_READ_MAX + 1), 0);
 	close(fd);
-	assert_int_equal(fsutil_read_file(p, &s, &e), ERR_USAGE);
+	assert_int_equal(fsutil_read_file(p, &s, &e), ERR_NOTFILE);
 	assert_non_null(strstr(e.msg, "is 64 MiB, more than the 64 MiB optloop reads"));
 	assert_int_equal(s.len, 0);
 	/* exactly at the cap is fine */
@@ -208,7 +212,7 @@ static void read_refuses_more_than_the_cap(void **state)
 	sb_release(&s);
 	/* /dev/zero as a stream (handed over as standard input) stops at the cap */
 	fd = open("/dev/zero", O_RDONLY);
-	assert_int_equal(fsutil_read_fd(fd, "standard input", &s, &e), ERR_USAGE);
+	assert_int_equal(fsutil_read_fd(fd, "standard input", &s, &e), ERR_NOTFILE);
 	close(fd);
 	assert_non_null(strstr(e.msg, "standard input holds more than the 64 MiB"));
 	assert_int_equal(s.len, 0);
@@ -239,7 +243,7 @@ static void read_input_takes_stdin_from_a_pipe(void **state)
 	close(fds[1]);
 	dup2(fds[0], 0);
 	close(fds[0]);
-	assert_int_equal(fsutil_read_file("/dev/stdin", &s, &e), ERR_USAGE);
+	assert_int_equal(fsutil_read_file("/dev/stdin", &s, &e), ERR_NOTFILE);
 	assert_non_null(strstr(e.msg, "a FIFO, not a regular file"));
 	dup2(saved, 0);
 	close(saved);
