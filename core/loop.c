@@ -2037,7 +2037,7 @@ int loop_log(struct loop *l, const struct loop_log_opts *o, struct log_row *out,
 			       "keep|revert|drop|floor");
 	}
 	struct guards_ctx g = loop_guards(l);
-	if (o->commit_next && ((rc = vcs_identity_check(l->vcs, e)) < 0 ||
+	if (o->commit_next && ((rc = vcs_commit_check(l->vcs, e)) < 0 ||
 			       (rc = guards_frozen_check(&g, "log --commit", e)) < 0))
 		return rc;
 	if (o->unconfirmed && status != RS_KEEP)
@@ -2167,7 +2167,7 @@ int loop_commit(struct loop *l, char sha[41], struct err *e)
 	}
 	if (w.telescoped)
 		return telescoped_refusal("commit", w.iter, e);
-	if ((rc = vcs_identity_check(l->vcs, e)) < 0)
+	if ((rc = vcs_commit_check(l->vcs, e)) < 0)
 		return rc;
 	struct guards_ctx g = loop_guards(l);
 	if ((rc = guards_frozen_check(&g, "commit", e)) < 0)

@@ -39,10 +39,28 @@ struct klist {
 	size_t n, cap;
 };
 
+/* What to do about a lock another git left; lock is its path. */
+#define INDEX_LOCK_ADVICE                                                                   \
+	"another git command is running in this repository, or one was killed and left "   \
+	"the lock behind; when no git command is running, remove it (rm '%s') and run the " \
+	"optloop command again"
+
 static int git_fail(struct err *e, int code, const char *what)
 {
 	const git_error *ge = git_error_last();
-	return err_set(e, code, "%s: %s", what, ge && ge->message ? ge->message : "libgit2 error");
+	const char *m = ge && ge->message ? ge->message : "libgit2 error";
+	const char *lock = strstr(m, "index.lock");
+	if (lock) {
+		/* libgit2: "failed to create locked file '/repo/.git/index.lock': ..." */
+		const char *q = lock;
+		while (q > m && q[-1] != '\'' && q[-1] != ' ')
+			q--;
+		char *path = xstrndup(q, (size_t)(lock - q) + strlen("index.lock"));
+		int rc = err_set(e, code, "%s: %s; " INDEX_LOCK_ADVICE, what, m, path);
+		free(path);
+		return rc;
+	}
+	return err_set(e, code, "%s: %s", what, m);
 }
 
 void vcs_libgit2_init(void)
@@ -209,6 +227,20 @@ int vcs_identity_check(struct vcs *v, struct err *e)
 			       "you@example.com)");
 	git_signature_free(sig);
 	return 0;
+}
+
+int vcs_commit_check(struct vcs *v, struct err *e)
+{
+	int rc = vcs_identity_check(v, e);
+	if (rc < 0)
+		return rc;
+	char *lock = fsutil_join(git_repository_path(v->repo), "index.lock");
+	if (fsutil_exists(lock))
+		rc = err_set(e, ERR_BUSY, "commit refused: git's index is locked (%s exists); "
+				INDEX_LOCK_ADVICE,
+			     lock, lock);
+	free(lock);
+	return rc;
 }
 
 /* ---- kernel listings ---------------------------------------------------- */
@@ -622,7 +654,8 @@ int vcs_commit_kernel(struct vcs *v, const char *const *paths, size_t n, const c
 	git_oid tree, commit;
 	int rc;
 
-	if ((rc = vcs_identity_check(v, e)) < 0)
+	/* before the commit: a locked index would fail the index update after it */
+	if ((rc = vcs_commit_check(v, e)) < 0)
 		return rc;
 	if ((rc = build_tree(v, paths, n, &tree, e)) < 0)
 		return rc;

@@ -53,6 +53,10 @@ int vcs_exclude_add(struct vcs *v, const char *pattern, struct err *e);
 /* ERR_REFUSED with a message saying how to set user.name / user.email when
  * git has no identity to commit with. */
 int vcs_identity_check(struct vcs *v, struct err *e);
+/* What a commit needs before anything is written: the identity, and git's
+ * index not locked (ERR_BUSY naming .git/index.lock: another git command is
+ * running, or one was killed and left it, and how to remove it). */
+int vcs_commit_check(struct vcs *v, struct err *e);
 
 /* Hash of the kernel paths' contents: in the work tree when treeish is NULL,
  * otherwise in that commit or tree ("HEAD", a sha).  Two states hash equal
