@@ -54,15 +54,47 @@ int err_exit_status(int code)
 	switch (code) {
 	case ERR_OK:
 		return 0;
+	case ERR_FAIL:
+		return 1;
 	case ERR_USAGE:
+	case ERR_NOTFOUND:
+	case ERR_NOTFILE:
 		return 2;
 	case ERR_REFUSED:
 	case ERR_BUSY:
 		return 3;
-	case ERR_HARNESS:
-		return 4;
 	default:
-		return 1;
+		/* ERR_HARNESS, and optloop's own failures (ERR_IO, ERR_NOMEM): never
+		 * 1, which an agent would read as a failed gate or check */
+		return 4;
+	}
+}
+
+const char *err_code_name(int code)
+{
+	switch (code) {
+	case ERR_OK:
+		return "ok";
+	case ERR_FAIL:
+		return "failed";
+	case ERR_USAGE:
+		return "usage";
+	case ERR_REFUSED:
+		return "refused";
+	case ERR_HARNESS:
+		return "harness";
+	case ERR_IO:
+		return "io";
+	case ERR_NOMEM:
+		return "no_memory";
+	case ERR_NOTFOUND:
+		return "not_found";
+	case ERR_BUSY:
+		return "busy";
+	case ERR_NOTFILE:
+		return "not_a_file";
+	default:
+		return "error";
 	}
 }
 

@@ -19,6 +19,8 @@ enum err_code {
 	ERR_NOMEM = -6,
 	ERR_NOTFOUND = -7,
 	ERR_BUSY = -8, /* another writer holds the workspace */
+	ERR_NOTFILE = -9, /* a path that is there but is no file to read: a FIFO, a
+			   * device, a directory, too big (fsutil_open_read) */
 };
 
 #define ERR_MSG_MAX 1024
@@ -38,9 +40,17 @@ int err_prefix(struct err *e, const char *fmt, ...) __attribute__((format(printf
 
 void err_clear(struct err *e);
 
-/* Exit status for the CLI: 0 ok, 1 check failed / generic, 2 usage,
- * 3 refused by the protocol, 4 harness broke or run incomplete. */
+/* Exit status for the CLI: 0 ok; 1 only for a failed gate or check
+ * (ERR_FAIL); 2 usage, or a file, repository or workspace that is not
+ * there or is no file (ERR_USAGE, ERR_NOTFOUND, ERR_NOTFILE); 3 refused by
+ * the protocol or by another writer (ERR_REFUSED, ERR_BUSY); 4 the harness
+ * broke or the run was incomplete, or optloop's own I/O failed: disk,
+ * database, git, a lock (ERR_HARNESS, ERR_IO, ERR_NOMEM, anything else). */
 int err_exit_status(int code);
+
+/* The code's name for scripts ("io", "usage", "refused", "not_found", ...;
+ * static). */
+const char *err_code_name(int code);
 
 /* Broken invariant: a bug in optloop, never a user error. */
 #define BUG(...) bug_fl(__FILE__, __LINE__, __VA_ARGS__)

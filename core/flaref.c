@@ -312,11 +312,13 @@ int fla_scope_read(const char *repo, const char *test_file, const char *import_p
 	struct sb text = SB_INIT;
 	char *full = fsutil_join(repo, test_file);
 	memset(out, 0, sizeof(*out));
-	int rc = fsutil_read_file(full, &text, NULL);
+	struct err re = {0};
+	int rc = fsutil_read_file(full, &text, &re);
 	free(full);
 	if (rc < 0) {
 		sb_release(&text);
-		return err_set(e, ERR_NOTFOUND, "the gate test %s cannot be read", test_file);
+		return err_set(e, rc == ERR_NOTFOUND ? ERR_NOTFOUND : rc,
+			       "the gate test %s cannot be read (%s)", test_file, re.msg);
 	}
 	struct imports im = {0};
 	read_imports(text.buf ? text.buf : "", &im);

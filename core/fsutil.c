@@ -1,4 +1,4 @@
-/* fsutil — atomic writes, whole-file reads and path helpers. */
+/* fsutil — atomic writes, checked whole-file reads and path helpers. */
 #include "core/fsutil.h"
 #include "core/err.h"
 #include "core/fault.h"
@@ -8,45 +8,175 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-int fsutil_read_file(const char *path, struct sb *out, struct err *e)
+/* What a file that is not a regular one is, in words. */
+static const char *kind_of(mode_t m)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (S_ISDIR(m))
+		return "a directory";
+	if (S_ISFIFO(m))
+		return "a FIFO";
+	if (S_ISCHR(m))
+		return "a character device";
+	if (S_ISBLK(m))
+		return "a block device";
+	if (S_ISSOCK(m))
+		return "a socket";
+	return "not a regular file";
+}
+
+/* "path is a FIFO, not a regular file", or for a symbolic link "path is a
+ * symbolic link to /dev/zero, a character device, not a regular file". */
+static int refuse_kind(const char *path, mode_t m, struct err *e)
+{
+	char target[PATH_MAX];
+	struct stat ls;
+	ssize_t n = -1;
+
+	if (lstat(path, &ls) == 0 && S_ISLNK(ls.st_mode))
+		n = readlink(path, target, sizeof(target) - 1);
+	if (n > 0) {
+		target[n] = '\0';
+		return err_set(e, ERR_NOTFILE,
+			       "%s is a symbolic link to %s, %s, not a regular file; replace it "
+			       "with a file",
+			       path, target, kind_of(m));
+	}
+	if (S_ISDIR(m))
+		return err_set(e, ERR_NOTFILE, "%s is a directory, not a file; name the file in it",
+			       path);
+	return err_set(e, ERR_NOTFILE, "%s is %s, not a regular file; replace it with a file",
+		       path, kind_of(m));
+}
+
+static int refuse_size(const char *name, const char *how, struct err *e)
+{
+	return err_set(e, ERR_NOTFILE,
+		       "%s %s more than the %zu MiB optloop reads from one file; is it the right "
+		       "file? (trim it, or move it aside)",
+		       name, how, FSUTIL_READ_MAX >> 20);
+}
+
+/* Is fd this process's standard input, opened again through a path? */
+static bool same_as_stdin(int fd)
+{
+	struct stat a, b;
+	return fstat(fd, &a) == 0 && fstat(STDIN_FILENO, &b) == 0 && a.st_dev == b.st_dev &&
+	       a.st_ino == b.st_ino && !S_ISREG(a.st_mode);
+}
+
+int fsutil_open_read(const char *path, int flags, int *fd, struct err *e)
+{
 	struct stat st;
+
+	*fd = -1;
+	if ((flags & FSUTIL_STDIN) && !strcmp(path, "-")) {
+		*fd = fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3);
+		if (*fd < 0)
+			return err_set(e, ERR_IO, "cannot read standard input: %s", strerror(errno));
+		return 0;
+	}
+	/* O_NONBLOCK: opening a FIFO without a writer (or a tty, a tape) would
+	 * wait here; nothing but a regular file gets past the fstat below. */
+	int f = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (f < 0)
+		return err_set(e, errno == ENOENT || errno == ENOTDIR ? ERR_NOTFOUND : ERR_IO,
+			       "cannot read %s: %s", path, strerror(errno));
+	if (fstat(f, &st) < 0) {
+		int saved = errno;
+		close(f);
+		return err_set(e, ERR_IO, "cannot read %s: %s", path, strerror(saved));
+	}
+	if (!S_ISREG(st.st_mode)) {
+		if ((flags & FSUTIL_STDIN) && same_as_stdin(f)) {
+			fcntl(f, F_SETFL, fcntl(f, F_GETFL) & ~O_NONBLOCK);
+			*fd = f;
+			return 0;
+		}
+		close(f);
+		return refuse_kind(path, st.st_mode, e);
+	}
+	if (!(flags & FSUTIL_ANY_SIZE) && (uintmax_t)st.st_size > FSUTIL_READ_MAX) {
+		close(f);
+		char how[64];
+		snprintf(how, sizeof(how), "is %jd MiB,", (intmax_t)(st.st_size >> 20));
+		return refuse_size(path, how, e);
+	}
+	*fd = f;
+	return 0;
+}
+
+int fsutil_read_fd(int fd, const char *name, struct sb *out, struct err *e)
+{
+	struct stat st;
+	size_t start = out->len;
 	ssize_t n;
 
-	if (fd < 0)
-		return err_set(e, errno == ENOENT ? ERR_NOTFOUND : ERR_IO, "cannot read %s: %s",
-			       path, strerror(errno));
 	/* Read straight into the buffer, sized once from the file (a long
 	 * OPT_LOG.md is read at every start); a file that grows meanwhile
-	 * still reads whole. */
-	if (fstat(fd, &st) == 0 && st.st_size > 0)
+	 * still reads whole, up to the cap. */
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
+	    (uintmax_t)st.st_size <= FSUTIL_READ_MAX)
 		sb_grow(out, (size_t)st.st_size + 1);
 	for (;;) {
 		if (out->cap - out->len < 2)
 			sb_grow(out, 4096);
-		n = read(fd, out->buf + out->len, out->cap - out->len - 1);
+		size_t room = out->cap - out->len - 1;
+		if (room > FSUTIL_READ_MAX + 1 - (out->len - start))
+			room = FSUTIL_READ_MAX + 1 - (out->len - start);
+		n = read(fd, out->buf + out->len, room);
 		if (n == 0)
 			break;
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK) {
+				/* a stream handed over non-blocking: wait for it */
+				struct pollfd p = {.fd = fd, .events = POLLIN};
+				poll(&p, 1, -1);
+				continue;
+			}
 			int saved = errno;
-			close(fd);
 			out->buf[out->len] = '\0';
-			return err_set(e, ERR_IO, "cannot read %s: %s", path, strerror(saved));
+			return err_set(e, ERR_IO, "cannot read %s: %s", name, strerror(saved));
 		}
 		out->len += (size_t)n;
 		out->buf[out->len] = '\0';
+		if (out->len - start > FSUTIL_READ_MAX) {
+			out->len = start;
+			out->buf[out->len] = '\0';
+			return refuse_size(name, "holds", e);
+		}
 	}
-	close(fd);
 	return 0;
+}
+
+static int read_path(const char *path, int flags, struct sb *out, struct err *e)
+{
+	int fd, rc = fsutil_open_read(path, flags, &fd, e);
+	if (rc < 0)
+		return rc;
+	bool in = (flags & FSUTIL_STDIN) && !strcmp(path, "-");
+	rc = fsutil_read_fd(fd, in ? "standard input" : path, out, e);
+	close(fd);
+	return rc;
+}
+
+int fsutil_read_file(const char *path, struct sb *out, struct err *e)
+{
+	return read_path(path, 0, out, e);
+}
+
+int fsutil_read_input(const char *path, struct sb *out, struct err *e)
+{
+	return read_path(path, FSUTIL_STDIN, out, e);
 }
 
 static int write_all(int fd, const char *p, size_t len)

@@ -15,8 +15,37 @@
 struct err;
 struct sb;
 
-/* Read the whole file into out (appended).  ERR_NOTFOUND when absent. */
+/* The most optloop reads from one file or from standard input.  Its
+ * documents, logs and pattern sets are far smaller (an OPT_LOG.md of
+ * 100,000 rows is about 10 MB); anything bigger is not the file it should
+ * be, and reading it whole would take the memory with it. */
+#define FSUTIL_READ_MAX ((size_t)64 << 20)
+
+/* Every file optloop reads goes through these.  Only a regular file is
+ * read: a symbolic link is followed (a TRAPS.md linked to a shared one is
+ * fine) and what it names must be a regular file itself.  The open does not
+ * block (O_NONBLOCK), so a FIFO or a device cannot hang it; fstat then
+ * refuses anything else (ERR_NOTFILE, naming what it is: "x/TRAPS.md is a
+ * FIFO, not a regular file; replace it with a file"), and a file over
+ * FSUTIL_READ_MAX the same way.  ERR_NOTFOUND when absent, ERR_IO when it
+ * cannot be opened or read. */
+
+/* Open path for reading as above; *fd is the caller's to close.  With
+ * FSUTIL_STDIN, "-" (and a path that opens this process's own standard
+ * input, such as /dev/stdin) is standard input, read whatever it is (a
+ * pipe): the user handed it over on purpose.  FSUTIL_ANY_SIZE leaves out
+ * the size check, for a caller that reads only the head of the file. */
+enum { FSUTIL_STDIN = 1, FSUTIL_ANY_SIZE = 2 };
+int fsutil_open_read(const char *path, int flags, int *fd, struct err *e);
+
+/* Read fd to its end into out (appended), at most FSUTIL_READ_MAX bytes in
+ * all (ERR_NOTFILE beyond); name says what it is in messages. */
+int fsutil_read_fd(int fd, const char *name, struct sb *out, struct err *e);
+
+/* Read the whole regular file path into out (appended); refusals as above. */
 int fsutil_read_file(const char *path, struct sb *out, struct err *e);
+/* The same for a file named on the command line: "-" is standard input. */
+int fsutil_read_input(const char *path, struct sb *out, struct err *e);
 
 /* Replace path with data atomically (temp + fsync + rename + dir fsync).
  * The temp file is created new (O_EXCL, never through a symbolic link). */

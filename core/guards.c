@@ -94,8 +94,17 @@ static void content_hash(const char *full, int depth, char out[VCS_OID_HEX])
 		sb_adds(&data, "link ");
 		if (k > 0)
 			sb_add(&data, buf, (size_t)k);
+	} else if (S_ISREG(st.st_mode)) {
+		/* streamed by libgit2: a frozen data file may be of any size */
+		if (git_odb_hashfile(&oid, full, GIT_OBJECT_BLOB) == 0)
+			git_oid_tostr(out, VCS_OID_HEX, &oid);
+		else
+			snprintf(out, VCS_OID_HEX, "unreadable");
+		return;
 	} else {
-		fsutil_read_file(full, &data, NULL);
+		/* a FIFO or a device in place of a frozen file: never opened (it
+		 * could block or never end), and never equal to a file's hash */
+		sb_addf(&data, "special %o", (unsigned)(st.st_mode & S_IFMT));
 	}
 	if (git_odb_hash(&oid, data.buf ? data.buf : "", data.len, GIT_OBJECT_BLOB) == 0)
 		git_oid_tostr(out, VCS_OID_HEX, &oid);
@@ -361,13 +370,20 @@ int guards_traps(const struct guards_ctx *g, int iter, struct traps_doc *d,
 		 struct problems *probs, struct err *e)
 {
 	struct sb text = SB_INIT;
-	int rc = fsutil_read_file(g->ws->traps_path, &text, NULL);
-	if (rc == 0)
+	int rc = fsutil_read_file(g->ws->traps_path, &text, e);
+	if (rc == 0) {
 		rc = traps_parse(text.buf, text.len, d, probs, e);
-	else {
+	} else if (rc == ERR_NOTFOUND) {
+		/* no catalogue of its own yet: the shipped seed */
+		err_clear(e);
 		if (probs)
 			memset(probs, 0, sizeof(*probs));
 		rc = traps_seed(d, e);
+	} else {
+		/* a FIFO, a device, a file too big: said, never replaced by the seed */
+		memset(d, 0, sizeof(*d));
+		if (probs)
+			memset(probs, 0, sizeof(*probs));
 	}
 	sb_release(&text);
 	if (rc < 0)
@@ -942,9 +958,14 @@ static int dispatch_write(const struct guards_ctx *g, struct err *e)
 	struct dispatch_doc file, db;
 	struct sb text = SB_INIT, out = SB_INIT;
 	memset(&file, 0, sizeof(file));
-	if (fsutil_read_file(g->ws->dispatch_path, &text, NULL) == 0)
+	memset(&db, 0, sizeof(db));
+	int rc = fsutil_read_file(g->ws->dispatch_path, &text, e);
+	if (rc == 0)
 		dispatch_parse(text.buf, text.len, &file, NULL, NULL);
-	int rc = guards_dispatch_rows(g, &db, e);
+	else if (rc != ERR_NOTFOUND)
+		goto out; /* what is there is not overwritten unread */
+	err_clear(e);
+	rc = guards_dispatch_rows(g, &db, e);
 	if (rc == 0) {
 		/* the template's placeholder, filled once */
 		struct sb pre = SB_INIT;
@@ -960,6 +981,7 @@ static int dispatch_write(const struct guards_ctx *g, struct err *e)
 		dispatch_render(&db, &out);
 		rc = fsutil_write_atomic(g->ws->dispatch_path, out.buf, out.len, e);
 	}
+out:
 	dispatch_doc_release(&db);
 	dispatch_doc_release(&file);
 	sb_release(&text);
@@ -969,6 +991,14 @@ static int dispatch_write(const struct guards_ctx *g, struct err *e)
 
 int guards_dispatch_add(const struct guards_ctx *g, const struct dispatch_row *r, struct err *e)
 {
+	/* dispatch.md is rewritten with the row: one that cannot be read (a
+	 * FIFO, a device) refuses the row before anything is stored */
+	int fd, frc = fsutil_open_read(g->ws->dispatch_path, 0, &fd, e);
+	if (frc == 0)
+		close(fd);
+	else if (frc != ERR_NOTFOUND)
+		return frc;
+	err_clear(e);
 	if (blank(r->evidence))
 		return err_set(e, ERR_REFUSED,
 			       "dispatch row refused: no evidence cited; a bucket row must name the "

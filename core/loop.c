@@ -72,6 +72,7 @@ struct loop {
 	/* the last verify run: going while verifying */
 	struct run *vrun;
 	bool verifying;
+	char *vcmd; /* the command of the last verify started */
 };
 
 static double now(void)
@@ -211,6 +212,51 @@ static bool same_text(const struct shared_contract *a, const struct shared_contr
 	       (a->len == 0 || !memcmp(a->text, b->text, a->len));
 }
 
+/* Why kernel path p (relative to the work tree repo) can hold no kernel,
+ * or NULL: it is the whole work tree (the gate test, its reference and
+ * profile/ with it), or it lies in git's own directory gitdir, which no
+ * commit holds, so an edit there goes unseen and every commit is empty.
+ * Read from the text and from the real path (a link to either). */
+static const char *kernel_path_unusable(const char *repo, const char *gitdir, const char *p)
+{
+	static const char whole[] =
+		"is the whole repository (it holds the gate test, what the test compares "
+		"against and optloop's own profile/)";
+	static const char git[] =
+		"lies in git's own directory, which no commit holds (kernel edits there would "
+		"go unseen and every commit would be empty)";
+	const char *q = p, *why = NULL;
+	while (q[0] == '.' && q[1] == '/')
+		q += 2;
+	size_t n = strlen(q);
+	while (n && q[n - 1] == '/')
+		n--;
+	if (n == 0 || (n == 1 && q[0] == '.'))
+		return whole;
+	for (size_t i = 0; i < n;) {
+		size_t k = strcspn(q + i, "/");
+		if (k > n - i)
+			k = n - i;
+		if (k == 4 && !strncmp(q + i, ".git", 4))
+			return git;
+		i += k;
+		while (i < n && q[i] == '/')
+			i++;
+	}
+	char *full = fsutil_join(repo, p);
+	char *real = realpath(full, NULL), *top = realpath(repo, NULL);
+	char *gd = gitdir ? realpath(gitdir, NULL) : NULL;
+	if (real && top && !strcmp(real, top))
+		why = whole;
+	else if (real && gd && (fsutil_path_under(real, gd) || !strcmp(real, gd)))
+		why = git;
+	free(full);
+	free(real);
+	free(top);
+	free(gd);
+	return why;
+}
+
 /* What the frozen and kernel paths lack on disk, one line each: a path
  * that does not exist, a kernel path inside the frozen scope. */
 static void paths_missing(struct loop *l, struct sb *why)
@@ -230,6 +276,11 @@ static void paths_missing(struct loop *l, struct sb *why)
 				     "workspace with the right --kernel)\n",
 				l->kernel[i]);
 		free(full);
+		const char *bad = kernel_path_unusable(l->ws.repo, vcs_gitdir(l->vcs), l->kernel[i]);
+		if (bad)
+			sb_addf(why, "kernel path %s %s; make a new workspace with --kernel naming "
+				     "the kernel's own files\n",
+				l->kernel[i], bad);
 		for (size_t j = 0; j < l->nfrozen; j++)
 			if (fsutil_path_under(l->kernel[i], l->frozen[j]))
 				sb_addf(why, "kernel path %s is frozen (it is or lies in %s): the "
@@ -990,8 +1041,17 @@ static int reconcile_optlog(struct loop *l, struct err *e)
 	int rc = rows_get(l->store, &sr, &rows, &n, e);
 	if (rc < 0)
 		return rc;
-	rc = fsutil_read_file(l->ws.optlog_path, &have, NULL);
-	if (render_optlog(l, rows, n, rc == 0 ? &have : NULL, &want)) {
+	struct err re = {0};
+	rc = fsutil_read_file(l->ws.optlog_path, &have, &re);
+	if (rc < 0 && rc != ERR_NOTFOUND) {
+		/* not a file optloop may read (a FIFO, a device, too big): said,
+		 * and left alone until it is replaced */
+		problem(l,
+			"%s; the database keeps every row: move it aside and the next optloop "
+			"command renders OPT_LOG.md again",
+			re.msg);
+		rc = 0;
+	} else if (render_optlog(l, rows, n, rc == 0 ? &have : NULL, &want)) {
 		rc = 0;
 	} else {
 		struct optlog_doc d;
@@ -1249,6 +1309,7 @@ void loop_close(struct loop *l)
 	if (!l)
 		return;
 	run_free(l->vrun);
+	free(l->vcmd);
 	patset_free(l->patset);
 	store_close(l->store);
 	vcs_free(l->vcs);
@@ -1542,6 +1603,15 @@ int loop_init(const char *cwd, const struct loop_init_opts *o, struct sb *notes,
 			free(bench_default);
 			goto out;
 		}
+		const char *bad = kernel_path_unusable(repo, vcs_gitdir(v), kernel[i]);
+		if (bad) {
+			rc = err_set(e, ERR_USAGE,
+				     "kernel path %s %s; name the kernel's own files or directory "
+				     "with --kernel PATH (e.g. --kernel ops/my_op/kernel.py)",
+				     kernel[i], bad);
+			free(bench_default);
+			goto out;
+		}
 	}
 	if ((rc = frozen_scope(repo, o, fla ? &d : NULL, test_file, &frozen, &decided, e)) < 0 ||
 	    (rc = kernel_outside_frozen(kernel, nkernel, &frozen, &decided, e)) < 0) {
@@ -1631,6 +1701,11 @@ static char **dup_list(char *const *v, size_t n)
 	return out;
 }
 
+void loop_probe_commands(const char **probe, const char **apps)
+{
+	measure_probe_commands(probe, apps, NULL);
+}
+
 int loop_status(struct loop *l, struct loop_status *st, struct err *e)
 {
 	struct where w;
@@ -1678,6 +1753,12 @@ int loop_status(struct loop *l, struct loop_status *st, struct err *e)
 	st->stall = w.stall >= 0 ? w.stall : guards_stall(&g);
 	st->stall_limit = GUARDS_STALL_AFTER;
 	st->attempt = attempt_words(l, w.attempt_run);
+	const char *pc, *pa;
+	measure_probe_commands(&pc, &pa, &st->probe_env);
+	st->validation = l->contract->c.v[CF_VALIDATION] ? xstrdup(l->contract->c.v[CF_VALIDATION])
+							  : NULL;
+	st->probe = xstrdup(pc);
+	st->probe_apps = xstrdup(pa);
 	return 0;
 }
 
@@ -1693,6 +1774,9 @@ void loop_status_release(struct loop_status *st)
 	free(st->missing);
 	free(st->problems);
 	free(st->attempt);
+	free(st->validation);
+	free(st->probe);
+	free(st->probe_apps);
 	memset(st, 0, sizeof(*st));
 }
 
@@ -1841,8 +1925,11 @@ int loop_verify_begin(struct loop *l, const struct loop_verify_opts *o, struct e
 	};
 	run_free(l->vrun);
 	l->vrun = NULL;
-	if ((rc = run_start(l->store, &spec, &l->vrun, e)) == 0)
+	if ((rc = run_start(l->store, &spec, &l->vrun, e)) == 0) {
 		l->verifying = true;
+		free(l->vcmd);
+		l->vcmd = xstrdup(cmd.buf);
+	}
 out:
 	free(log_path);
 	sb_release(&cmd);
@@ -1864,6 +1951,11 @@ void loop_verify_cancel(struct loop *l)
 {
 	if (l->verifying)
 		run_cancel(l->vrun);
+}
+
+const char *loop_verify_command(const struct loop *l)
+{
+	return l->vcmd;
 }
 
 const struct parse_result *loop_verify_result(const struct loop *l)
@@ -2022,9 +2114,9 @@ int loop_set_aside(struct loop *l, struct err *e)
 		return rc;
 	if (!r.snapshot) {
 		store_run_release(&r);
-		return err_set(e, ERR_FAIL,
-			       "iteration %d's run has no snapshot of the measured kernel; undo the "
-			       "extra change by hand",
+		return err_set(e, ERR_REFUSED,
+			       "set-aside refused: iteration %d's run has no snapshot of the measured "
+			       "kernel; undo the extra change by hand",
 			       w.iter);
 	}
 	char *msg = xasprintf("optloop(%s): change set aside during iteration %d\n\nThe kernel "
@@ -2072,6 +2164,37 @@ static char *one_line(const char *s)
 	sb_trim(&b);
 	free(t);
 	return sb_detach(&b);
+}
+
+/* Text a row stores goes into OPT_LOG.md, the commit message and the
+ * database, and from there onto every terminal that shows them: ESC would
+ * start an escape sequence there.  Tab, CR and LF are folded into spaces
+ * (one_line); any other C0 control, DEL, or C1 control in its UTF-8
+ * spelling (U+0080..U+009F; U+009B is a CSI) is refused (ERR_USAGE). */
+static int row_text_check(const char *opt, const char *s, struct err *e)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	for (size_t i = 0; s && p[i]; i++) {
+		unsigned c = p[i];
+		bool c1 = c == 0xc2 && p[i + 1] >= 0x80 && p[i + 1] <= 0x9f;
+		if (!c1 && ((c >= 0x20 && c != 0x7f) || c == '\t' || c == '\n' || c == '\r'))
+			continue;
+		char what[32];
+		if (c1)
+			snprintf(what, sizeof(what), "U+%04X", p[i + 1]);
+		else if (c == 0x1b)
+			snprintf(what, sizeof(what), "ESC");
+		else if (c == 0x7f)
+			snprintf(what, sizeof(what), "DEL");
+		else
+			snprintf(what, sizeof(what), "0x%02x", c);
+		return err_set(e, ERR_USAGE,
+			       "%s holds a control character (%s, at byte %zu), which would be "
+			       "written as it is into OPT_LOG.md and the commit message, where a "
+			       "terminal acts on it; give plain text",
+			       opt, what, i + 1);
+	}
+	return 0;
 }
 
 static int telescoped_refusal(const char *verb, int iter, struct err *e)
@@ -2175,6 +2298,10 @@ int loop_log(struct loop *l, const struct loop_log_opts *o, struct log_row *out,
 		return telescoped_refusal("log", w.iter, e);
 	if (!o->direction || !*o->direction)
 		return err_set(e, ERR_USAGE, "log needs --direction TEXT (one line: what changed)");
+	if ((rc = row_text_check("--direction", o->direction, e)) < 0 ||
+	    (rc = row_text_check("--axis", o->axis, e)) < 0 ||
+	    (rc = row_text_check("--unconfirmed", o->unconfirmed, e)) < 0)
+		return rc;
 	enum row_status status = o->status;
 	if (w.iter == 0) {
 		if (status != RS_NONE && status != RS_BASE)
@@ -2191,7 +2318,7 @@ int loop_log(struct loop *l, const struct loop_log_opts *o, struct log_row *out,
 			       "keep|revert|drop|floor");
 	}
 	struct guards_ctx g = loop_guards(l);
-	if (o->commit_next && ((rc = vcs_identity_check(l->vcs, e)) < 0 ||
+	if (o->commit_next && ((rc = vcs_commit_check(l->vcs, e)) < 0 ||
 			       (rc = guards_frozen_check(&g, "log --commit", e)) < 0))
 		return rc;
 	if (o->unconfirmed && status != RS_KEEP)
@@ -2324,7 +2451,7 @@ int loop_commit(struct loop *l, char sha[41], struct err *e)
 	}
 	if (w.telescoped)
 		return telescoped_refusal("commit", w.iter, e);
-	if ((rc = vcs_identity_check(l->vcs, e)) < 0)
+	if ((rc = vcs_commit_check(l->vcs, e)) < 0)
 		return rc;
 	struct guards_ctx g = loop_guards(l);
 	if ((rc = guards_frozen_check(&g, "commit", e)) < 0)

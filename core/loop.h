@@ -169,7 +169,21 @@ struct loop_status {
 			     * re-assessment; STALLED at stall_limit */
 	int stall_limit;
 	char *attempt;      /* why it was an attempt and where its raw output is, or NULL */
+	/* What optloop runs through /bin/sh -c in the repository, shown so that
+	 * nothing runs unseen: the contract's validation command (verify; noise
+	 * and confirm add --no-gate unless given --cmd), and the GPU probe
+	 * before and after every run with its compute-process query, from
+	 * $OPTLOOP_PROBE / $OPTLOOP_PROBE_APPS or else nvidia-smi (never from
+	 * the database). */
+	char *validation;   /* NULL when the contract has none */
+	char *probe;
+	char *probe_apps;   /* "" when the process check is turned off */
+	bool probe_env;     /* either probe command came from the environment */
 };
+
+/* The GPU probe's two commands as every run takes them (loop_status's
+ * probe and probe_apps); static or environment strings. */
+void loop_probe_commands(const char **probe, const char **apps);
 
 /* Fill *st (caller releases with loop_status_release).  Re-reads the
  * contract and the tree, so it is current after edits by hand. */
@@ -250,6 +264,9 @@ int loop_verify_pump(struct loop *l, int timeout_ms, struct err *e);
 void loop_verify_cancel(struct loop *l);
 int loop_verify_end(struct loop *l, struct loop_measurement *m, struct err *e);
 const struct parse_result *loop_verify_result(const struct loop *l);
+/* The command line of the last verify begun (contract's validation command
+ * with --gate-k/--base appended), owned by l; NULL before any. */
+const char *loop_verify_command(const struct loop *l);
 
 /* The last recorded measurement of the current iteration (state MEASURED or
  * LOGGED); ERR_NOTFOUND when there is none. */
@@ -378,6 +395,7 @@ struct loop_run {
 	/* the GPU probe before and after the run, in words (NULL: none) */
 	char *probe[2];
 	bool probe_busy[2];
+	char *probe_command;       /* the probe command that ran, or NULL */
 };
 /* Run run_id; 0: the latest run with a verdict.  ERR_NOTFOUND when none
  * (*r then holds nothing to release). */

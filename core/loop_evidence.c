@@ -44,6 +44,7 @@ void loop_run_release(struct loop_run *r)
 	free(r->confirm_verdict);
 	free(r->probe[0]);
 	free(r->probe[1]);
+	free(r->probe_command);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -101,6 +102,8 @@ static void read_probes(struct store *s, int run_id, struct loop_run *r)
 			probe_describe(&pr, &d);
 			r->probe[ph] = sb_detach(&d);
 			r->probe_busy[ph] = pr.busy;
+			if (!r->probe_command && pr.command)
+				r->probe_command = xstrdup(pr.command);
 		}
 		probe_reading_release(&pr);
 	}

@@ -17,6 +17,7 @@
 #include "core/store.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <sys/stat.h>
 #include <stdio.h>
 #include <math.h>
@@ -24,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 /* ---- probe readings ---- */
 
@@ -65,11 +67,20 @@ static char *meta_or_env(struct store *s, const char *key, const char *env)
 	return NULL;
 }
 
+void measure_probe_commands(const char **cmd, const char **apps, bool *from_env)
+{
+	const char *c = getenv("OPTLOOP_PROBE"), *a = getenv("OPTLOOP_PROBE_APPS");
+	if (from_env)
+		*from_env = c || a;
+	*cmd = c ? c : PROBE_DEFAULT_COMMAND;
+	*apps = a ? a : PROBE_DEFAULT_APPS_COMMAND;
+}
+
 int measure_probe_take(struct store *s, int run_id, const char *phase, struct err *e)
 {
 	struct probe_reading r;
-	char *cmd = meta_or_env(s, "probe.command", "OPTLOOP_PROBE");
-	char *apps = meta_or_env(s, "probe.apps_command", "OPTLOOP_PROBE_APPS");
+	const char *cmd, *apps;
+	measure_probe_commands(&cmd, &apps, NULL);
 	char *util = meta_or_env(s, "probe.busy_util", "OPTLOOP_PROBE_BUSY_UTIL");
 	char *settle = meta_or_env(s, "probe.settle_s", "OPTLOOP_PROBE_SETTLE");
 	struct probe_opts o = {.command = cmd, .apps_command = apps,
@@ -79,8 +90,6 @@ int measure_probe_take(struct store *s, int run_id, const char *phase, struct er
 	if (!strcmp(phase, "before"))
 		o.settle_s = settle ? atof(settle) : PROBE_SETTLE_S;
 	int rc = probe_run(&o, &r, e);
-	free(cmd);
-	free(apps);
 	free(util);
 	free(settle);
 	if (rc < 0)
@@ -687,13 +696,16 @@ int measure_attach_check(struct store *s, int iter, const char *path, const char
 				       path, iter);
 	}
 	struct sb head = SB_INIT;
-	FILE *f = fopen(path, "rb");
-	if (f) {
-		char buf[65536];
-		size_t got = fread(buf, 1, sizeof(buf), f);
-		fclose(f);
-		sb_add(&head, buf, got);
-	}
+	int fd, rc = fsutil_open_read(path, FSUTIL_ANY_SIZE, &fd, e); /* its head */
+	if (rc < 0)
+		return rc;
+	char buf[65536];
+	ssize_t got;
+	while ((got = read(fd, buf, sizeof(buf))) < 0 && errno == EINTR)
+		;
+	close(fd);
+	if (got > 0)
+		sb_add(&head, buf, (size_t)got);
 	sb_addc(&head, '\0');
 	*kind = artifact_kind(path, head.buf);
 	sb_release(&head);

@@ -38,13 +38,19 @@ int measure_probe_put(struct store *s, int run_id, const char *phase,
 int measure_probe_get(struct store *s, int run_id, const char *phase, struct probe_reading *out,
 		      struct err *e);
 
-/* Run the configured probe now and store its reading for the run.  The
- * probe command comes from $OPTLOOP_PROBE, else the workspace setting
- * probe.command (store meta), else nvidia-smi; likewise OPTLOOP_PROBE_APPS /
- * probe.apps_command, OPTLOOP_PROBE_BUSY_UTIL / probe.busy_util and, for
- * the "before" phase, OPTLOOP_PROBE_SETTLE / probe.settle_s (default
- * PROBE_SETTLE_S; 0 turns the second look off).  A
- * missing probe is stored as "no probe"; errors only from the store. */
+/* The probe's two commands as they run through /bin/sh -c: $OPTLOOP_PROBE,
+ * else nvidia-smi's GPU query (PROBE_DEFAULT_COMMAND), and
+ * $OPTLOOP_PROBE_APPS, else its compute-process query ("" turns that off).
+ * Never from the database: what runs is what the user set and can see
+ * (status shows both).  *from_env (may be NULL) says whether either came
+ * from the environment.  Static or environment strings. */
+void measure_probe_commands(const char **cmd, const char **apps, bool *from_env);
+
+/* Run the probe now (measure_probe_commands) and store its reading for the
+ * run.  OPTLOOP_PROBE_BUSY_UTIL / probe.busy_util and, for the "before"
+ * phase, OPTLOOP_PROBE_SETTLE / probe.settle_s (default PROBE_SETTLE_S; 0
+ * turns the second look off) tune how it is read.  A missing probe is
+ * stored as "no probe"; errors only from the store. */
 int measure_probe_take(struct store *s, int run_id, const char *phase, struct err *e);
 
 /* ---- runs, sessions, sets ---- */

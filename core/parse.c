@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <poll.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1026,25 +1027,45 @@ int parse_file(const struct patset *ps, const char *path, int exit_status, bool 
 	struct parser *p;
 	ssize_t n;
 	bool is_stdin = !strcmp(path, "-");
-	int fd = is_stdin ? 0 : open(path, O_RDONLY | O_CLOEXEC);
+	const char *name = is_stdin ? "standard input" : path;
 	bool first = true, is_json = false;
 	struct sb json = SB_INIT; /* a file that opens with '{' is kept whole */
+	size_t total = 0;
+	int fd, rc;
 
 	parse_result_init(out);
-	if (fd < 0)
-		return err_set(e, errno == ENOENT ? ERR_NOTFOUND : ERR_IO,
-			       "cannot read %s: %s; check the path", path, strerror(errno));
+	/* a regular file (or standard input), never a FIFO or a device */
+	if ((rc = fsutil_open_read(path, FSUTIL_STDIN, &fd, e)) < 0)
+		return rc == ERR_NOTFOUND ? err_set(e, ERR_NOTFOUND,
+						    "cannot read %s: %s; check the path", path,
+						    strerror(ENOENT))
+					  : rc;
 	p = parser_new(ps, NULL, NULL);
 	while ((n = read(fd, buf, sizeof(buf))) != 0) {
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK) {
+				/* standard input handed over non-blocking */
+				struct pollfd pw = {.fd = fd, .events = POLLIN};
+				poll(&pw, 1, -1);
+				continue;
+			}
 			int en = errno;
-			if (!is_stdin)
-				close(fd);
+			close(fd);
 			parser_free(p);
-			return err_set(e, ERR_IO, "cannot read %s: %s", is_stdin ? "standard input" : path,
-				       strerror(en));
+			sb_release(&json);
+			return err_set(e, ERR_IO, "cannot read %s: %s", name, strerror(en));
+		}
+		total += (size_t)n;
+		if (total > FSUTIL_READ_MAX) {
+			close(fd);
+			parser_free(p);
+			sb_release(&json);
+			return err_set(e, ERR_NOTFILE,
+				       "%s holds more than the %zu MiB optloop reads from one file; is "
+				       "it a verify log? (save the run's output to a file and parse that)",
+				       name, FSUTIL_READ_MAX >> 20);
 		}
 		if (first) {
 			size_t k = 0;
@@ -1057,8 +1078,7 @@ int parse_file(const struct patset *ps, const char *path, int exit_status, bool 
 			sb_add(&json, buf, (size_t)n);
 		parser_feed(p, buf, (size_t)n);
 	}
-	if (!is_stdin)
-		close(fd);
+	close(fd);
 	if (is_json && json.len < PARSE_JSON_MAX &&
 	    parse_runpy_json(json.buf, json.len, out, NULL) == 0) {
 		sb_release(&json);

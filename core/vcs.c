@@ -39,6 +39,12 @@ struct klist {
 	size_t n, cap;
 };
 
+/* What to do about a lock another git left; lock is its path. */
+#define INDEX_LOCK_ADVICE                                                                   \
+	"another git command is running in this repository, or one was killed and left "   \
+	"the lock behind; when no git command is running, remove it (rm '%s') and run the " \
+	"optloop command again"
+
 static int git_fail(struct err *e, int code, const char *what)
 {
 	const git_error *ge = git_error_last();
@@ -152,6 +158,11 @@ const char *vcs_workdir(const struct vcs *v)
 	return v->workdir;
 }
 
+const char *vcs_gitdir(const struct vcs *v)
+{
+	return git_repository_path(v->repo);
+}
+
 struct git_repository *vcs_repo(struct vcs *v)
 {
 	return v->repo;
@@ -231,11 +242,26 @@ int vcs_identity_check(struct vcs *v, struct err *e)
 {
 	git_signature *sig = NULL;
 	if (git_signature_default(&sig, v->repo) < 0)
-		return err_set(e, ERR_FAIL,
-			       "git has no identity to commit with (set it: git config user.name "
-			       "\"Your Name\" && git config user.email you@example.com)");
+		return err_set(e, ERR_REFUSED,
+			       "commit refused: git has no identity to commit with (set it: git "
+			       "config user.name \"Your Name\" && git config user.email "
+			       "you@example.com)");
 	git_signature_free(sig);
 	return 0;
+}
+
+int vcs_commit_check(struct vcs *v, struct err *e)
+{
+	int rc = vcs_identity_check(v, e);
+	if (rc < 0)
+		return rc;
+	char *lock = fsutil_join(git_repository_path(v->repo), "index.lock");
+	if (fsutil_exists(lock))
+		rc = err_set(e, ERR_BUSY, "commit refused: git's index is locked (%s exists); "
+				INDEX_LOCK_ADVICE,
+			     lock, lock);
+	free(lock);
+	return rc;
 }
 
 /* ---- kernel listings ---------------------------------------------------- */
@@ -649,7 +675,8 @@ int vcs_commit_kernel(struct vcs *v, const char *const *paths, size_t n, const c
 	git_oid tree, commit;
 	int rc;
 
-	if ((rc = vcs_identity_check(v, e)) < 0)
+	/* before the commit: a locked index would fail the index update after it */
+	if ((rc = vcs_commit_check(v, e)) < 0)
 		return rc;
 	if ((rc = build_tree(v, paths, n, &tree, e)) < 0)
 		return rc;

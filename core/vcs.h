@@ -38,6 +38,8 @@ void vcs_set_exclude(struct vcs *v, const char *const *paths, size_t n);
 
 /* Absolute work tree path, without trailing slash (owned by v). */
 const char *vcs_workdir(const struct vcs *v);
+/* Absolute path of git's own directory (.git, or a worktree's), owned by v. */
+const char *vcs_gitdir(const struct vcs *v);
 struct git_repository *vcs_repo(struct vcs *v);
 
 /* HEAD commit id; ERR_NOTFOUND when the branch has no commit yet. */
@@ -50,9 +52,13 @@ int vcs_is_ignored(struct vcs *v, const char *rel, bool *ignored, struct err *e)
 /* Append one line to .git/info/exclude (creating it). */
 int vcs_exclude_add(struct vcs *v, const char *pattern, struct err *e);
 
-/* ERR_FAIL with a message saying how to set user.name / user.email when git
- * has no identity to commit with. */
+/* ERR_REFUSED with a message saying how to set user.name / user.email when
+ * git has no identity to commit with. */
 int vcs_identity_check(struct vcs *v, struct err *e);
+/* What a commit needs before anything is written: the identity, and git's
+ * index not locked (ERR_BUSY naming .git/index.lock: another git command is
+ * running, or one was killed and left it, and how to remove it). */
+int vcs_commit_check(struct vcs *v, struct err *e);
 
 /* Hash of the kernel paths' contents: in the work tree when treeish is NULL,
  * otherwise in that commit or tree ("HEAD", a sha).  Two states hash equal

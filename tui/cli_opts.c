@@ -147,6 +147,10 @@ bool cli_parse(struct cli_cmd *c, int argc, char **argv, int *exit)
 		}
 		c->pos[c->npos++] = a;
 	}
+	/* a command given --json answers its failures in JSON too */
+	for (const struct cli_opt *o = c->opts; o && o->name; o++)
+		if (o->kind == CO_FLAG && !strcmp(o->name, "--json") && *(bool *)o->dest)
+			cli_json_errors(true);
 	*exit = 0;
 	return true;
 }

@@ -10,14 +10,32 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The command speaks JSON; whether its JSON is already out on stdout. */
+static bool json_errors, json_printed;
+
+void cli_json_errors(bool on)
+{
+	json_errors = on;
+}
+
+/* A failure as the JSON object a script reads instead of the output. */
+static void json_error(int code, int status, const char *msg)
+{
+	if (!json_errors || json_printed)
+		return;
+	json_t *o = json_pack("{s:{s:s,s:i,s:s}}", "error", "code", err_code_name(code), "exit",
+			      status, "message", msg);
+	cli_print_json(o);
+}
+
 int cli_fail(const struct err *e)
 {
-	fprintf(stderr, "optloop: %s\n", e->msg[0] ? e->msg : "failed");
-	/* a file, repository or workspace that is not there: the command was
-	 * given the wrong place (2), not a failed gate or check (1) */
-	if (e->code == ERR_NOTFOUND)
-		return 2;
-	return err_exit_status(e->code ? e->code : ERR_FAIL);
+	const char *msg = e->msg[0] ? e->msg : "failed";
+	int code = e->code ? e->code : ERR_FAIL;
+	int status = err_exit_status(code);
+	fprintf(stderr, "optloop: %s\n", msg);
+	json_error(code, status, msg);
+	return status;
 }
 
 int cli_usage_error(const char *cmd, const char *fmt, ...)
@@ -32,6 +50,13 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
 	fputc('\n', stderr);
 	if (u)
 		fprintf(stderr, "usage: optloop %s\n", u);
+	if (json_errors) {
+		char msg[1024];
+		va_start(ap, fmt);
+		vsnprintf(msg, sizeof(msg), fmt, ap);
+		va_end(ap);
+		json_error(ERR_USAGE, 2, msg);
+	}
 	return 2;
 }
 
@@ -53,6 +78,7 @@ int cli_emit(const char *output, const char *text, json_t *json)
 	int rc = 0;
 	if (!output) {
 		fwrite(s.buf ? s.buf : "", 1, s.len, stdout);
+		json_printed = json_printed || json;
 	} else {
 		struct err e = {0};
 		if (fsutil_write_atomic(output, s.buf ? s.buf : "", s.len, &e) < 0)

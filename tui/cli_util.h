@@ -7,11 +7,18 @@
 
 #include <jansson.h>
 #include <signal.h>
+#include <stdbool.h>
 
 struct err;
 
-/* "optloop: <msg>" on stderr; returns the exit status for e->code. */
+/* "optloop: <msg>" on stderr; returns the exit status for e->code.  After
+ * a command was given --json (cli_json_errors), the failure is also one
+ * JSON object on stdout, {"error": {"code": "io", "exit": 4, "message":
+ * "..."}}, unless the command already printed its JSON there. */
 int cli_fail(const struct err *e);
+/* Whether the command's output is JSON (cli_parse sets it from a --json
+ * flag that was given). */
+void cli_json_errors(bool on);
 /* Usage error for one command: prints the message and the usage line; returns 2. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The output of a report: text, or json when not NULL (its reference is

@@ -44,6 +44,32 @@ int loop_cli_iteration(struct loop *l, int *iter)
 	return 0;
 }
 
+void loop_cli_print_commands(const struct loop_status *st, FILE *out)
+{
+	fprintf(out, "verify:    %s\n",
+		st->validation ? st->validation : "(none: optloop contract --set validation=CMD)");
+	fprintf(out, "probe:     %s (%s)\n", st->probe,
+		st->probe_env ? "from $OPTLOOP_PROBE / $OPTLOOP_PROBE_APPS"
+			      : "default; $OPTLOOP_PROBE sets another");
+	if (st->probe_apps[0])
+		fprintf(out, "           %s\n", st->probe_apps);
+	fprintf(out, "run by:    /bin/sh -c in the repository (noise and confirm: the verify "
+		     "command + --no-gate, or --cmd; the probe before and after every run)\n");
+}
+
+json_t *loop_cli_commands_json(const struct loop_status *st)
+{
+	json_t *c = json_object();
+	json_object_set_new(c, "validation",
+			    st->validation ? json_string(st->validation) : json_null());
+	json_object_set_new(c, "probe", json_string(st->probe));
+	json_object_set_new(c, "probe_apps", json_string(st->probe_apps));
+	json_object_set_new(c, "probe_source",
+			    json_string(st->probe_env ? "environment" : "default"));
+	json_object_set_new(c, "shell", json_string("/bin/sh -c"));
+	return c;
+}
+
 json_t *loop_cli_status_json(const struct loop_status *st)
 {
 	json_t *j = json_object();
@@ -74,6 +100,7 @@ json_t *loop_cli_status_json(const struct loop_status *st)
 	json_object_set_new(j, "problems", st->problems ? json_string(st->problems) : json_null());
 	json_object_set_new(j, "stall", json_pack("{s:i,s:i}", "count", st->stall, "limit",
 						   st->stall_limit));
+	json_object_set_new(j, "commands", loop_cli_commands_json(st));
 	json_object_set_new(j, "attempt",
 			    st->attempt_run ? json_pack("{s:i,s:s}", "run_id", st->attempt_run,
 							"why", st->attempt ? st->attempt : "")

@@ -7,6 +7,7 @@
 #define OPTLOOP_LOOP_CLI_H
 
 #include <jansson.h>
+#include <stdio.h>
 
 struct cli;
 struct loop;
@@ -24,6 +25,12 @@ int loop_cli_iteration(struct loop *l, int *iter);
 /* JSON of a status: state, iteration, next, best, kernel, frozen,
  * workspace, op, ... (caller owns the result). */
 json_t *loop_cli_status_json(const struct loop_status *st);
+
+/* What runs through /bin/sh -c (loop_status's validation and probe
+ * commands): as "verify:" / "probe:" lines for the text output, and as the
+ * "commands" object of the JSON ones (caller owns). */
+void loop_cli_print_commands(const struct loop_status *st, FILE *out);
+json_t *loop_cli_commands_json(const struct loop_status *st);
 
 /* JSON of a measurement, with the parsed result embedded (caller owns). */
 json_t *loop_cli_measurement_json(const struct loop_measurement *m);

@@ -121,9 +121,10 @@ static void print_overview(FILE *out)
 	for (size_t i = 0; i < NCOMMANDS; i++)
 		fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
 	fprintf(out, "\n%s", loop_rules);
-	fprintf(out, "\nexit status: 0 done, 1 gate or check failed, 2 usage error (or a\n"
-		     "repository, workspace or file that is not there), 3 refused by the\n"
-		     "protocol, 4 harness broke or run incomplete\n");
+	fprintf(out, "\nexit status: 0 done, 1 gate or check failed (only that), 2 usage error\n"
+		     "(or a repository, workspace or file that is not there or not a file),\n"
+		     "3 refused by the protocol or by another writer, 4 harness broke or run\n"
+		     "incomplete, or optloop's own I/O failed (disk, database, lock, git)\n");
 }
 
 int cmd_help(struct cli *cli, int argc, char **argv)

@@ -9,6 +9,7 @@
 #include "views/view.h"
 
 #include <curses.h>
+#include <term.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -67,14 +68,60 @@ static void replay_stderr(void)
 	parked = -1;
 }
 
-int term_start(struct err *e)
+/* What curses needs, checked before it starts: initscr() prints "Error
+ * opening terminal" and exits the process on an unknown TERM. */
+static int term_check(struct err *e)
 {
-	struct sigaction sa;
+	static const char scripts[] =
+		"use the subcommands (optloop status, verify, log, commit) in scripts";
+	const char *t = getenv("TERM");
+	int er = 0;
 
 	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))
 		return err_set(e, ERR_USAGE,
-			       "the workbench needs a terminal (stdin and stdout are not both terminals); "
-			       "use the subcommands (optloop status, verify, log, commit) in scripts");
+			       "the workbench needs a terminal (stdin and stdout are not both "
+			       "terminals); %s",
+			       scripts);
+	if (!t || !*t)
+		return err_set(e, ERR_USAGE,
+			       "the workbench needs to know the terminal's type, and TERM is not set; "
+			       "set it (export TERM=xterm-256color, or what your terminal is), or %s",
+			       scripts);
+	if (setupterm(t, STDOUT_FILENO, &er) != OK) {
+		if (er == 0)
+			return err_set(e, ERR_USAGE,
+				       "TERM=%s is a terminal type this machine's terminfo does not "
+				       "know; set TERM to one it knows (xterm-256color, screen-256color, "
+				       "tmux-256color) or install its entry (Debian: ncurses-term)",
+				       t);
+		if (er == 1)
+			return err_set(e, ERR_USAGE,
+				       "TERM=%s is a hard-copy terminal: the workbench needs a screen; "
+				       "%s",
+				       t, scripts);
+		return err_set(e, ERR_USAGE,
+			       "the terminfo database cannot be found (TERM=%s); install ncurses-base "
+			       "or set TERMINFO to where it is, or %s",
+			       t, scripts);
+	}
+	const char *cup = tigetstr("cup");
+	del_curterm(cur_term);
+	cur_term = NULL;
+	if (!cup || cup == (const char *)-1)
+		return err_set(e, ERR_USAGE,
+			       "TERM=%s cannot move the cursor, which the workbench needs; set TERM "
+			       "to your terminal's type (xterm-256color, screen-256color), or %s",
+			       t, scripts);
+	return 0;
+}
+
+int term_start(struct err *e)
+{
+	struct sigaction sa;
+	int rc;
+
+	if ((rc = term_check(e)) < 0)
+		return rc;
 	if (pipe(sig_pipe) == 0) {
 		for (int i = 0; i < 2; i++) {
 			fcntl(sig_pipe[i], F_SETFL, fcntl(sig_pipe[i], F_GETFL) | O_NONBLOCK);
@@ -89,9 +136,10 @@ int term_start(struct err *e)
 	signal(SIGPIPE, SIG_IGN);
 
 	park_stderr();
-	if (!initscr()) {
+	/* newterm, unlike initscr, returns NULL instead of exiting */
+	if (!newterm(NULL, stdout, stdin)) {
 		replay_stderr();
-		return err_set(e, ERR_IO, "cannot start the terminal (TERM=%s); set TERM to a known type",
+		return err_set(e, ERR_USAGE, "cannot start the terminal (TERM=%s); set TERM to a known type",
 			       getenv("TERM") ? getenv("TERM") : "");
 	}
 	active = true;

@@ -1094,6 +1094,8 @@ static int loop_detail(struct app *a, int i, struct err *e)
 		set_verdict(&run, -1, &a->data.sel);
 		if (run.why)
 			dline(a, R_DIM, "Verdict: %s", run.why);
+		if (run.probe_command)
+			dline(a, R_DIM, "Probe command: %s", run.probe_command);
 		static const char *const phases[] = {"before", "after"};
 		for (int ph = 0; ph < 2; ph++) {
 			if (!run.probe[ph])

@@ -73,6 +73,27 @@ out=$("$OPTLOOP" init --op chunk_rwkv3 --kernel fla/ops/rwkv/fused_recurrent.py 
 t_is "a kernel path inside the frozen scope is refused" "$rc" 2
 t_like "and named" "$out" 'kernel path fla/ops/rwkv/fused_recurrent.py is frozen'
 
+# the whole repository, or git's own directory, is no kernel: edits there are
+# never committed (or commit everything with the kernel), so it is refused
+for k in . ./ .git .git/hooks ./.git/info; do
+	out=$("$OPTLOOP" init --op chunk_rwkv4 --kernel "$k" --test-file tests/ops/test_rwkv.py \
+		--frozen fla/ops/rwkv/fused_recurrent.py --verify true 2>&1); rc=$?
+	t_is "--kernel $k is refused as a usage error (exit 2)" "$rc" 2
+	case $k in
+	*git*) t_like "and says it lies in git's own directory" "$out" \
+		"kernel path $k lies in git's own directory, which no commit holds" ;;
+	*) t_like "and says it is the whole repository" "$out" \
+		"kernel path $k is the whole repository" ;;
+	esac
+done
+ln -s . self
+out=$("$OPTLOOP" init --op chunk_rwkv4 --kernel self --test-file tests/ops/test_rwkv.py \
+	--frozen fla/ops/rwkv/fused_recurrent.py --verify true 2>&1); rc=$?
+t_is "a link to the top of the repository is refused too" "$rc" 2
+t_like "as the whole repository" "$out" 'kernel path self is the whole repository'
+rm self
+t_ok "nothing was created for the refused kernels" test ! -e profile/chunk_rwkv4-opt
+
 # contract --check holds the paths: a frozen file gone, a kernel path gone,
 # a kernel path made frozen by hand
 for op in chunk_delta chunk_gdn; do
@@ -95,6 +116,15 @@ mv fla/ops/gated fla/ops/gated.moved
 out=$("$OPTLOOP" --op chunk_gdn contract --check 2>&1)
 t_like "a kernel path that is gone fails the check" "$out" 'kernel path fla/ops/gated does not exist'
 mv fla/ops/gated.moved fla/ops/gated
+# a workspace made before init refused it, its kernel the whole repository
+db=profile/chunk_gdn-opt/optloop.db
+was=$(sqlite3 "$db" "SELECT value FROM meta WHERE key = 'kernel'")
+sqlite3 "$db" "UPDATE meta SET value = '.' WHERE key = 'kernel'"
+out=$("$OPTLOOP" --op chunk_gdn contract --check 2>&1); rc=$?
+t_is "a kernel that is the whole repository fails the check" "$rc" 1
+t_like "and says why" "$out" 'kernel path \. is the whole repository'
+t_exit "verify is refused meanwhile" 3 "$OPTLOOP" --op chunk_gdn verify
+sqlite3 "$db" "UPDATE meta SET value = '$was' WHERE key = 'kernel'"
 
 # several workspaces: status lists them instead of asking for --op
 out=$("$OPTLOOP" status 2>&1); rc=$?

@@ -83,7 +83,7 @@ git checkout -q tests/test_compute.sh
 git config --unset user.name && git config --unset user.email
 out=$(HOME="$T_TMP/nohome" GIT_CONFIG_NOSYSTEM=1 "$OPTLOOP" log --direction "back to times" \
 	--status keep --unconfirmed "one run only" --commit 2>&1); rc=$?
-t_is "no git identity refuses log --commit" "$rc" 1
+t_is "no git identity refuses log --commit (exit 3)" "$rc" 3
 t_like "saying how to set it" "$out" 'git config user.name'
 t_is "no row was written without an identity" "$(rows)" 3
 git config user.name "optloop test" && git config user.email test@optloop.invalid

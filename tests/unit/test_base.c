@@ -9,6 +9,7 @@
 #include "core/fsutil.h"
 #include "core/sb.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,7 +52,11 @@ static void err_exit_status_maps_codes(void **state)
 	assert_int_equal(err_exit_status(ERR_USAGE), 2);
 	assert_int_equal(err_exit_status(ERR_REFUSED), 3);
 	assert_int_equal(err_exit_status(ERR_HARNESS), 4);
-	assert_int_equal(err_exit_status(ERR_IO), 1);
+	assert_int_equal(err_exit_status(ERR_IO), 4);
+	assert_int_equal(err_exit_status(ERR_NOMEM), 4);
+	assert_int_equal(err_exit_status(ERR_NOTFOUND), 2);
+	assert_int_equal(err_exit_status(ERR_NOTFILE), 2);
+	assert_int_equal(err_exit_status(ERR_BUSY), 3);
 }
 
 static void sb_grows_and_formats(void **state)
@@ -131,6 +136,120 @@ static void read_missing_file_is_notfound(void **state)
 	sb_release(&s);
 }
 
+/* A FIFO with no writer would block open() and read() for ever; the
+ * checked reader refuses it at once, naming what it is. */
+static void read_refuses_fifo_without_blocking(void **state)
+{
+	struct err e = {0};
+	struct sb s = SB_INIT;
+	char *p = fsutil_join(tmpdir, "fifo.md");
+	int fd = -2;
+
+	assert_int_equal(mkfifo(p, 0644), 0);
+	alarm(10); /* a hang fails the test instead of the whole suite */
+	assert_int_equal(fsutil_read_file(p, &s, &e), ERR_NOTFILE);
+	alarm(0);
+	assert_non_null(strstr(e.msg, p));
+	assert_non_null(strstr(e.msg, "is a FIFO, not a regular file; replace it with a file"));
+	assert_int_equal(s.len, 0);
+	err_clear(&e);
+	assert_int_equal(fsutil_open_read(p, FSUTIL_STDIN, &fd, &e), ERR_NOTFILE);
+	assert_int_equal(fd, -1);
+	unlink(p);
+	free(p);
+	sb_release(&s);
+}
+
+/* Links to endless devices: refused before a byte is read, with the link's
+ * target in the message; a link to a regular file reads that file. */
+static void read_refuses_links_to_devices_follows_links_to_files(void **state)
+{
+	struct err e = {0};
+	struct sb s = SB_INIT;
+	char *z = fsutil_join(tmpdir, "zero.md"), *u = fsutil_join(tmpdir, "urandom.md");
+	char *f = fsutil_join(tmpdir, "real.md"), *l = fsutil_join(tmpdir, "link.md");
+
+	assert_int_equal(symlink("/dev/zero", z), 0);
+	assert_int_equal(symlink("/dev/urandom", u), 0);
+	assert_int_equal(fsutil_read_file(z, &s, &e), ERR_NOTFILE);
+	assert_non_null(strstr(e.msg, "is a symbolic link to /dev/zero, a character device, not a "
+				      "regular file"));
+	assert_int_equal(fsutil_read_file(u, &s, &e), ERR_NOTFILE);
+	assert_non_null(strstr(e.msg, "/dev/urandom"));
+	assert_int_equal(fsutil_read_file(tmpdir, &s, &e), ERR_NOTFILE);
+	assert_non_null(strstr(e.msg, "is a directory, not a file"));
+	assert_int_equal(s.len, 0);
+	assert_int_equal(fsutil_write_atomic(f, "rows\n", 5, &e), 0);
+	assert_int_equal(symlink(f, l), 0);
+	assert_int_equal(fsutil_read_file(l, &s, &e), 0);
+	assert_string_equal(s.buf, "rows\n");
+	unlink(z), unlink(u), unlink(l), unlink(f);
+	free(z), free(u), free(f), free(l);
+	sb_release(&s);
+}
+
+/* Over the cap: refused from its size (a sparse file: no disk used), and
+ * a stream that runs past the cap stops there. */
+static void read_refuses_more_than_the_cap(void **state)
+{
+	struct err e = {0};
+	struct sb s = SB_INIT;
+	char *p = fsutil_join(tmpdir, "big.md");
+	int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, (off_t)FSUTIL_READ_MAX + 1), 0);
+	close(fd);
+	assert_int_equal(fsutil_read_file(p, &s, &e), ERR_NOTFILE);
+	assert_non_null(strstr(e.msg, "is 64 MiB, more than the 64 MiB optloop reads"));
+	assert_int_equal(s.len, 0);
+	/* exactly at the cap is fine */
+	fd = open(p, O_WRONLY | O_TRUNC);
+	assert_int_equal(ftruncate(fd, (off_t)FSUTIL_READ_MAX), 0);
+	close(fd);
+	assert_int_equal(fsutil_read_file(p, &s, &e), 0);
+	assert_int_equal(s.len, FSUTIL_READ_MAX);
+	sb_release(&s);
+	/* /dev/zero as a stream (handed over as standard input) stops at the cap */
+	fd = open("/dev/zero", O_RDONLY);
+	assert_int_equal(fsutil_read_fd(fd, "standard input", &s, &e), ERR_NOTFILE);
+	close(fd);
+	assert_non_null(strstr(e.msg, "standard input holds more than the 64 MiB"));
+	assert_int_equal(s.len, 0);
+	unlink(p);
+	free(p);
+	sb_release(&s);
+}
+
+/* Standard input is read whatever it is ("-", or /dev/stdin opened again),
+ * but only when the caller asks for it. */
+static void read_input_takes_stdin_from_a_pipe(void **state)
+{
+	struct err e = {0};
+	struct sb s = SB_INIT;
+	int fds[2], saved = dup(0);
+
+	for (int round = 0; round < 2; round++) {
+		assert_int_equal(pipe(fds), 0);
+		assert_int_equal(write(fds[1], "piped\n", 6), 6);
+		close(fds[1]);
+		dup2(fds[0], 0);
+		close(fds[0]);
+		sb_reset(&s);
+		assert_int_equal(fsutil_read_input(round ? "/dev/stdin" : "-", &s, &e), 0);
+		assert_string_equal(sb_str(&s), "piped\n");
+	}
+	assert_int_equal(pipe(fds), 0);
+	close(fds[1]);
+	dup2(fds[0], 0);
+	close(fds[0]);
+	assert_int_equal(fsutil_read_file("/dev/stdin", &s, &e), ERR_NOTFILE);
+	assert_non_null(strstr(e.msg, "a FIFO, not a regular file"));
+	dup2(saved, 0);
+	close(saved);
+	sb_release(&s);
+}
+
 static void mkdir_p_and_copy_tree(void **state)
 {
 	struct err e = {0};
@@ -163,6 +282,10 @@ int main(void)
 		cmocka_unit_test(atomic_write_replaces_whole_file),
 		cmocka_unit_test(atomic_write_killed_before_rename_keeps_old),
 		cmocka_unit_test(read_missing_file_is_notfound),
+		cmocka_unit_test(read_refuses_fifo_without_blocking),
+		cmocka_unit_test(read_refuses_links_to_devices_follows_links_to_files),
+		cmocka_unit_test(read_refuses_more_than_the_cap),
+		cmocka_unit_test(read_input_takes_stdin_from_a_pipe),
 		cmocka_unit_test(mkdir_p_and_copy_tree),
 	};
 	return cmocka_run_group_tests_name("base", tests, setup, teardown);

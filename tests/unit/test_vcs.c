@@ -213,7 +213,7 @@ static void missing_identity_says_how_to_set_it(void **state)
 	sh("cd %s && git config --unset user.name && git config --unset user.email", repo);
 	write_file("fla/ops/gla/chunk.py", "changed\n");
 	assert_int_equal(vcs_open(repo, &v, &e), 0);
-	assert_int_equal(vcs_commit_kernel(v, kernel, 1, "x\n", sha, &e), ERR_FAIL);
+	assert_int_equal(vcs_commit_kernel(v, kernel, 1, "x\n", sha, &e), ERR_REFUSED);
 	assert_non_null(strstr(e.msg, "git config user.name"));
 	vcs_free(v);
 }

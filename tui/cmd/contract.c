@@ -104,8 +104,11 @@ int cmd_contract(struct cli *cli, int argc, char **argv)
 		}
 	} else {
 		struct sb text = SB_INIT;
-		if (fsutil_read_file(loop_contract_path(l), &text, &e) == 0)
+		int r = fsutil_read_file(loop_contract_path(l), &text, &e);
+		if (r == 0)
 			fputs(text.buf, stdout);
+		else if (r != ERR_NOTFOUND)
+			rc = cli_fail(&e);
 		if (st.missing)
 			printf("\n-- incomplete:\n%s\n", st.missing);
 		sb_release(&text);

@@ -265,29 +265,34 @@ static void print_text(const char *file, const struct optlog_doc *d,
 	sb_release(&c);
 }
 
-/* The whole file.  A regular file is mapped with its pages read in one
- * go (MAP_POPULATE): a 9 MB log is neither copied nor faulted in page by
- * page.  Anything else (a pipe, /dev/stdin) is read into buf.  *map_len is
- * what to munmap afterwards, 0 when buf holds the text. */
+/* The whole file, checked as every file optloop reads (fsutil_open_read:
+ * a regular file up to the size cap; standard input, "-" or /dev/stdin,
+ * whatever it is).  A regular file is mapped with its pages read in one go
+ * (MAP_POPULATE): a 9 MB log is neither copied nor faulted in page by page.
+ * Standard input is read into buf.  *map_len is what to munmap afterwards,
+ * 0 when buf holds the text. */
 static int load(const char *file, struct sb *buf, const char **text, size_t *len,
 		size_t *map_len, struct err *e)
 {
 	struct stat st;
-	int fd = open(file, O_RDONLY | O_CLOEXEC);
+	int fd, rc = fsutil_open_read(file, FSUTIL_STDIN, &fd, e);
 
 	*map_len = 0;
-	if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+	*text = "";
+	*len = 0;
+	if (rc < 0)
+		return rc;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
 		void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
-		close(fd);
 		if (p != MAP_FAILED) {
+			close(fd);
 			*text = p;
 			*len = *map_len = (size_t)st.st_size;
 			return 0;
 		}
-	} else if (fd >= 0) {
-		close(fd);
 	}
-	int rc = fsutil_read_file(file, buf, e);
+	rc = fsutil_read_fd(fd, strcmp(file, "-") ? file : "standard input", buf, e);
+	close(fd);
 	*text = sb_str(buf);
 	*len = buf->len;
 	return rc;
@@ -352,8 +357,6 @@ int cmd_import(struct cli *cli, int argc, char **argv)
 	if (rc < 0) {
 		sb_release(&text);
 		err_prefix(&e, "import: ");
-		if (e.code != ERR_NOTFOUND)
-			e.code = ERR_FAIL;
 		return cli_fail(&e);
 	}
 	heap_prefault(len * 2);

@@ -48,5 +48,6 @@ int report_nogo(struct cli *cli, int argc, char **argv)
 		fprintf(stderr, "optloop: %s\n", e.msg);
 	sb_release(&md);
 	loop_close(l);
-	return rc < 0 ? 1 : wrc;
+	/* 1 when the record lacks an item; 4 when the store could not be read */
+	return rc < 0 ? err_exit_status(rc) : wrc;
 }

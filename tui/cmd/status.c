@@ -147,6 +147,7 @@ int cmd_status(struct cli *cli, int argc, char **argv)
 		for (size_t i = 0; i < st.nfrozen; i++)
 			printf(" %s", st.frozen[i]);
 		printf("\n");
+		loop_cli_print_commands(&st, stdout);
 		if (st.missing)
 			printf("contract:  incomplete\n%s\n", st.missing);
 		if (st.problems)

@@ -87,6 +87,13 @@ int cmd_verify(struct cli *cli, int argc, char **argv)
 		loop_close(l);
 		return cli_fail(&e);
 	}
+	/* nothing runs unseen: the command and the probe around it */
+	const char *probe, *probe_apps;
+	loop_probe_commands(&probe, &probe_apps);
+	fprintf(o.ctx, "optloop: running %s (through /bin/sh -c; GPU probe before and after: "
+		       "%s)\n",
+		loop_verify_command(l), probe);
+	fflush(o.ctx);
 	bool cancelled = false;
 	while ((rc = loop_verify_pump(l, 200, NULL)) > 0) {
 		if (*interrupted && !cancelled) {
@@ -111,6 +118,8 @@ int cmd_verify(struct cli *cli, int argc, char **argv)
 		}
 		stats_cli_add_verdict(l, m.run_id, j);
 		json_object_set_new(j, "lint_findings", json_integer(m.nlints));
+		json_object_set_new(j, "probe_command", json_string(probe));
+		json_object_set_new(j, "probe_apps_command", json_string(probe_apps));
 		cli_print_json(j);
 	} else {
 		struct sb bench = SB_INIT, vs = SB_INIT, gate = SB_INIT;

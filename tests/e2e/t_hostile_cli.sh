@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# Nothing runs that the user cannot see, and nothing hostile is stored: the
+# probe command comes from the environment or the default, never from the
+# database, and status and verify show every command that runs through
+# /bin/sh -c; control characters in log's texts are refused.
+. "$(dirname "$0")/lib.sh"
+export DEMO_BENCH_REP_MS=${DEMO_BENCH_REP_MS:-40} DEMO_BENCH_WARMUP_MS=${DEMO_BENCH_WARMUP_MS:-10}
+
+d="$T_TMP/demo"
+"$OPTLOOP" demo "$d" >/dev/null 2>&1 || { t_fail "demo project"; t_done; exit 1; }
+cd "$d" || exit 1
+W=profile/chunk_linear_attn-opt
+jget() {
+	python3 -c 'import json,sys
+v=json.load(sys.stdin)
+for k in sys.argv[1].split("."):
+    v=v[int(k)] if isinstance(v,list) else v[k]
+print("null" if v is None else v)' "$1"
+}
+
+# --- the probe: never a command stored in optloop.db ------------------------
+planted="$T_TMP/planted-ran"
+sqlite3 "$W/optloop.db" "INSERT OR REPLACE INTO meta(key, value) VALUES
+	('probe.command', 'touch $planted'), ('probe.apps_command', 'touch $planted.apps')"
+out=$("$OPTLOOP" status 2>&1)
+t_like "status shows the validation command" "$out" '^verify: +\./verify --op chunk_linear_attn$'
+t_like "status shows the probe command (the default)" "$out" \
+	'^probe: +nvidia-smi --query-gpu=.* \(default; \$OPTLOOP_PROBE sets another\)$'
+t_like "and the compute-process query" "$out" '^ +nvidia-smi --query-compute-apps=pid'
+t_like "and that they run through /bin/sh -c" "$out" '^run by: +/bin/sh -c in the repository'
+t_unlike "the command stored in the database is not shown as the probe" "$out" 'touch'
+out=$("$OPTLOOP" verify 2>&1); rc=$?
+t_is "baseline verify passes" "$rc" 0
+t_like "verify says what it runs before the output" "$(printf '%s' "$out" | head -1)" \
+	'^optloop: running \./verify --op chunk_linear_attn \(through /bin/sh -c; GPU probe before and after: nvidia-smi'
+t_ok "the probe command planted in the database never ran" test ! -e "$planted"
+t_ok "nor the planted compute-process query" test ! -e "$planted.apps"
+t_ok "baseline logged and committed" "$OPTLOOP" log --direction baseline --commit
+
+# the environment sets the probe, and status and verify say so
+cat >"$T_TMP/smi" <<'EOF'
+#!/bin/sh
+echo "index, name, utilization.gpu [%]"
+echo "0, Test GPU, 0 %"
+EOF
+chmod +x "$T_TMP/smi"
+export OPTLOOP_PROBE="$T_TMP/smi" OPTLOOP_PROBE_APPS=""
+out=$("$OPTLOOP" status 2>&1)
+t_like "status names the probe from the environment" "$out" \
+	"^probe: +$T_TMP/smi \\(from \\\$OPTLOOP_PROBE / \\\$OPTLOOP_PROBE_APPS\\)$"
+t_unlike "an empty OPTLOOP_PROBE_APPS turns the process query off" "$out" 'query-compute-apps'
+json=$("$OPTLOOP" status --json)
+t_is "status --json: commands.probe" "$(printf '%s' "$json" | jget commands.probe)" "$T_TMP/smi"
+t_is "status --json: commands.probe_source" "$(printf '%s' "$json" | jget commands.probe_source)" environment
+t_is "status --json: commands.validation" "$(printf '%s' "$json" | jget commands.validation)" \
+	"./verify --op chunk_linear_attn"
+echo "/* one change */" >>ops/linear_attn/chunk.c
+json=$("$OPTLOOP" verify --json 2>"$T_TMP/verify.err"); rc=$?
+t_is "verify --json exits 0" "$rc" 0
+t_is "verify --json: probe_command" "$(printf '%s' "$json" | jget probe_command)" "$T_TMP/smi"
+t_like "verify --json says what it runs on stderr" "$(cat "$T_TMP/verify.err")" \
+	"^optloop: running \\./verify --op chunk_linear_attn \\(through /bin/sh -c; GPU probe before and after: $T_TMP/smi\\)"
+unset OPTLOOP_PROBE OPTLOOP_PROBE_APPS
+
+# --- control characters in log's texts ---------------------------------------
+esc=$(printf '\033')
+before=$(cat "$W/OPT_LOG.md")
+head_before=$(git rev-parse HEAD)
+out=$("$OPTLOOP" log --direction "tile ${esc}]0;owned${esc}\\ 64" --status drop 2>&1); rc=$?
+t_is "an ESC in --direction is a usage error (exit 2)" "$rc" 2
+t_like "and the message says what and where" "$out" \
+	'--direction holds a control character \(ESC, at byte 6\).*give plain text'
+out=$("$OPTLOOP" log --direction "tile 64" --axis "$(printf 'tiles\a')" --status drop 2>&1); rc=$?
+t_is "a BEL in --axis: exit 2" "$rc" 2
+t_like "named as a byte" "$out" '--axis holds a control character \(0x07, at byte 6\)'
+out=$("$OPTLOOP" log --direction "$(printf 'tile \302\233 2J')" --status drop 2>&1); rc=$?
+t_is "a C1 CSI (U+009B) in --direction: exit 2" "$rc" 2
+t_like "named by its code point" "$out" 'U\+009B'
+t_is "nothing was logged" "$(cat "$W/OPT_LOG.md")" "$before"
+t_is "nothing was committed" "$(git rev-parse HEAD)" "$head_before"
+t_ok "plain text, a tab and a newline folded into spaces, is logged" \
+	"$OPTLOOP" log --direction "$(printf 'tile\t64\nrows')" --status drop --commit
+t_like "as one line" "$(grep -E '^\| 1 \|' "$W/OPT_LOG.md")" '^\| 1 \| tile 64 rows \|'
+t_unlike "no ESC anywhere in OPT_LOG.md" "$(cat "$W/OPT_LOG.md")" "$esc"
+t_unlike "nor in the history" "$(git log --format=%B)" "$esc"
+
+t_done
