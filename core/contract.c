@@ -387,8 +387,9 @@ static char *value_of(const char *t, size_t a, size_t b)
 			in_fence = raw = true;
 		}
 		if (raw) {
-			sb_add(&s, t + l.s, l.e - l.s);
-			i = l.e;
+			for (; i < l.e; i++)
+				if (t[i]) /* a value is a C string: NUL bytes are dropped */
+					sb_addc(&s, t[i]);
 		}
 		while (i < l.e) {
 			if (in_comment) {
@@ -399,8 +400,8 @@ static char *value_of(const char *t, size_t a, size_t b)
 				   find_n(t + i + 4, b - i - 4, "-->")) {
 				in_comment = true;
 				i += 4;
-			} else {
-				sb_addc(&s, t[i++]);
+			} else if (t[i++]) {
+				sb_addc(&s, t[i - 1]);
 			}
 		}
 		if (l.next > l.e)

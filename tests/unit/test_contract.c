@@ -141,6 +141,23 @@ static void empty_sections_hints_and_placeholders_are_missing(void **state)
 	assert_int_equal(contract_missing(NULL, NULL), CF_NFIELDS);
 }
 
+/* Found by fuzz_contract: NUL bytes in a value made it a non-NULL empty
+ * (or cut) C string, counted as filled.  They are dropped: a value of NULs
+ * only is missing. */
+static void nul_bytes_in_values_are_dropped(void **state)
+{
+	static const char doc[] = "## Frozen scope\n\0\0\0\n"
+				  "## Validation command\n./ve\0rify --op x\n"
+				  "## Benchmark command\n```\n./bench\0\n```\n";
+	struct contract c;
+
+	assert_int_equal(contract_parse(doc, sizeof(doc) - 1, &c, NULL), 0);
+	assert_null(c.v[CF_FROZEN]);
+	assert_string_equal(c.v[CF_VALIDATION], "./verify --op x");
+	assert_string_equal(c.v[CF_BENCHMARK], "./bench");
+	contract_release(&c);
+}
+
 static void unreadable_cap_or_threshold_is_a_usage_error(void **state)
 {
 	static const char doc[] = "## Op\nx\n## Win threshold\nthree percent\n";
@@ -620,6 +637,7 @@ int main(void)
 		cmocka_unit_test(parses_every_section),
 		cmocka_unit_test(parses_key_value_lines_a_person_might_write),
 		cmocka_unit_test(empty_sections_hints_and_placeholders_are_missing),
+		cmocka_unit_test(nul_bytes_in_values_are_dropped),
 		cmocka_unit_test(unreadable_cap_or_threshold_is_a_usage_error),
 		cmocka_unit_test(set_replaces_a_value_and_keeps_everything_else),
 		cmocka_unit_test(set_fills_an_empty_section_after_its_hint),
