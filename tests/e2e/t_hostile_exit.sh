@@ -123,8 +123,13 @@ for t in "-u TERM" "TERM=" "TERM=no-such-terminal" "TERM=dumb"; do
 	rm -f "$TUI_STATUS"
 	: >"$TUI_STDERR"
 	tmux_ kill-server 2>/dev/null
-	tmux_ new-session -d -x 100 -y 30 \
-		"env $t $(printf '%q' "$OPTLOOP") tui 2>>$TUI_STDERR; echo \$? > $TUI_STATUS; sleep 600"
+	# a server still shutting down refuses the new session: try again
+	for _ in $(seq 50); do
+		tmux_ new-session -d -x 100 -y 30 \
+			"env $t $(printf '%q' "$OPTLOOP") tui 2>>$TUI_STDERR; echo \$? > $TUI_STATUS; sleep 600" \
+			2>/dev/null && break
+		sleep 0.1
+	done
 	t_is "optloop tui with $t: exit 2" "$(tui_exit_status 15)" 2
 	case $t in
 	*no-such*) want='TERM=no-such-terminal is a terminal type this machine.s terminfo does not know' ;;

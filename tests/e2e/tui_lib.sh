@@ -32,9 +32,15 @@ tui_start() {
 	local cmd
 	cmd=$(printf '%q ' "$@")
 	tmux_ kill-server 2>/dev/null
-	# The program's exit status is kept; the pane stays open to read the screen.
-	tmux_ new-session -d -x "$cols" -y "$rows" \
-		"env TERM=screen-256color ${envs[*]} $cmd 2>>$TUI_STDERR; echo \$? > $TUI_STATUS; sleep 600"
+	# The program's exit status is kept; the pane stays open to read the
+	# screen.  A server still shutting down refuses a new session: again.
+	local _
+	for _ in $(seq 50); do
+		tmux_ new-session -d -x "$cols" -y "$rows" \
+			"env TERM=screen-256color ${envs[*]} $cmd 2>>$TUI_STDERR; echo \$? > $TUI_STATUS; sleep 600" \
+			2>/dev/null && break
+		sleep 0.1
+	done
 	tmux_ set-option -g status off >/dev/null
 	tmux_ resize-window -x "$cols" -y "$rows" 2>/dev/null
 }
