@@ -413,11 +413,12 @@ struct loop_noise {
 	double sigma;        /* NAN when !have */
 	double lo_ms, hi_ms; /* best·e^(∓2σ) */
 	double half;         /* relative half-width: (hi − lo) / 2 / best */
-	bool assumed;
+	bool assumed;        /* no kernel measured twice yet: the default spread */
+	int runs;            /* runs (session centres) behind it; 0 when assumed */
 };
 int loop_noise_band(struct loop *l, struct loop_noise *out, struct err *e);
-/* The figure in the one wording both front-ends use: "±1.5%", "±4.0%
- * (assumed)", "none yet" (appended). */
+/* The figure in the one wording both front-ends use: "±1.5% (6 runs)",
+ * "±4.0% (assumed)", "none yet" (appended). */
 void loop_noise_words(const struct loop_noise *n, struct sb *out);
 
 /* The iteration promote --explain/--attach apply to by default: the current

@@ -181,6 +181,8 @@ static int tree_runs(struct store *s, const char *tree, int session_only, const 
 	for (size_t i = 0; i < nv; i++) {
 		if (session_only > 0 && v[i].session != session_only)
 			continue;
+		if (session_only < 0 && v[i].session == -session_only)
+			continue;
 		if (role && (!v[i].role || strcmp(v[i].role, role) != 0))
 			continue;
 		(*out)[*n].id = v[i].id;
@@ -306,7 +308,7 @@ int measure_best(struct store *s, struct measure_best *b, struct err *e)
 
 /* Trees of every other kernel state measured in env, as history groups. */
 static int history_sets(struct store *s, const char *env, const char *skip1, const char *skip2,
-			struct stats_set **out, size_t *n, struct err *e)
+			int session_only, struct stats_set **out, size_t *n, struct err *e)
 {
 	char **trees;
 	size_t nt;
@@ -319,7 +321,7 @@ static int history_sets(struct store *s, const char *env, const char *skip1, con
 	for (size_t i = 0; i < nt; i++) {
 		const char *t = trees[i];
 		if (rc == 0 && !(skip1 && !strcmp(t, skip1)) && !(skip2 && !strcmp(t, skip2))) {
-			rc = measure_tree_set(s, t, env, 0, NULL, &(*out)[*n], e);
+			rc = measure_tree_set(s, t, env, session_only, NULL, &(*out)[*n], e);
 			(*n)++;
 		}
 		free(trees[i]);
@@ -328,6 +330,46 @@ static int history_sets(struct store *s, const char *env, const char *skip1, con
 	return rc;
 }
 
+int measure_history(struct store *s, const char *env, int skip_session, struct stats_set **out,
+		    size_t *n, struct err *e)
+{
+	return history_sets(s, env, NULL, NULL, skip_session > 0 ? -skip_session : 0, out, n, e);
+}
+
+void measure_history_release(struct stats_set *h, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		stats_set_release(&h[i]);
+	free(h);
+}
+
+int measure_confirm_compare(struct store *s, const char *best_tree, const char *cand_tree,
+			    int session, double threshold, const char *target,
+			    struct stats_cmp *cmp, struct measure_target *mt, struct err *e)
+{
+	struct stats_set bs = {0}, cs = {0}, *hist = NULL;
+	size_t nh = 0;
+	int rc = measure_tree_set(s, best_tree, NULL, session, "best", &bs, e);
+	if (rc == 0)
+		rc = measure_tree_set(s, cand_tree, NULL, session, "cand", &cs, e);
+	if (rc == 0)
+		rc = measure_history(s, bs.env, session, &hist, &nh, e);
+	if (rc == 0) {
+		const struct stats_set **h = xcalloc(nh ? nh : 1, sizeof(*h));
+		for (size_t i = 0; i < nh; i++)
+			h[i] = &hist[i];
+		struct stats_opts so = {
+			.threshold = threshold, .history = h, .nhistory = nh, .sequential = true};
+		stats_compare(&bs, &cs, &so, cmp);
+		if (mt)
+			measure_target_compare(&bs, &cs, target, &so, mt);
+		free(h);
+	}
+	measure_history_release(hist, nh);
+	stats_set_release(&bs);
+	stats_set_release(&cs);
+	return rc;
+}
 
 static int verdict_put(struct store *s, int run_id, int iter, const struct stats_cmp *c,
 		       struct err *e)
@@ -366,7 +408,7 @@ int measure_judge_run(struct store *s, int run_id, double threshold, struct stat
 	if (rc == 0 && best.have && best.tree)
 		rc = measure_tree_set(s, best.tree, env, 0, NULL, &bset, e);
 	if (rc == 0)
-		rc = history_sets(s, env, best.tree, tree, &hist, &nh, e);
+		rc = history_sets(s, env, best.tree, tree, 0, &hist, &nh, e);
 	if (rc == 0) {
 		const struct stats_set **h = xcalloc(nh ? nh : 1, sizeof(*h));
 		for (size_t i = 0; i < nh; i++)
@@ -414,7 +456,7 @@ int measure_noise_band(struct store *s, const char *shape, double centre, struct
 	if (rc == 0 && best.have && best.tree && stats_time_ok(best.bench_ms))
 		rc = measure_tree_set(s, best.tree, NULL, 0, NULL, &bset, e);
 	if (rc == 0 && bset.nshapes)
-		rc = history_sets(s, bset.env, best.tree, NULL, &hist, &nh, e);
+		rc = history_sets(s, bset.env, best.tree, NULL, 0, &hist, &nh, e);
 	if (rc == 0 && bset.nshapes) {
 		/* the groups a verdict against the best pools, less the candidate */
 		const struct stats_set **g = xcalloc(nh + 1, sizeof(*g));
@@ -430,6 +472,8 @@ int measure_noise_band(struct store *s, const char *shape, double centre, struct
 				sum += nz.sigma;
 				n++;
 				out->assumed |= nz.assumed;
+				if (n == 1 || nz.runs < out->runs)
+					out->runs = nz.runs;
 			}
 		}
 		free(g);
@@ -457,7 +501,10 @@ void measure_noise_words(const struct loop_noise *n, struct sb *out)
 		sb_adds(out, "none yet");
 		return;
 	}
-	sb_addf(out, "\xc2\xb1%.1f%%%s", n->half * 100, n->assumed ? " (assumed)" : "");
+	if (n->assumed)
+		sb_addf(out, "\xc2\xb1%.1f%% (assumed)", n->half * 100);
+	else
+		sb_addf(out, "\xc2\xb1%.1f%% (%d runs)", n->half * 100, n->runs);
 }
 
 int measure_verdict_get(struct store *s, int run_id, char **verdict, unsigned *flags,
@@ -990,20 +1037,13 @@ static int check_targets(struct store *s, const struct contract *k, bool have_co
 		target_speedup_check(k, NULL, NULL, arr, out, all);
 		return 0;
 	}
-	struct stats_set bs, cs;
+	struct stats_cmp whole;
 	struct measure_target mt;
-	int rc = measure_tree_set(s, c->best_tree, NULL, c->session, "best", &bs, e);
-	if (rc == 0)
-		rc = measure_tree_set(s, c->cand_tree, NULL, c->session, "cand", &cs, e);
-	else
-		memset(&cs, 0, sizeof(cs));
-	if (rc < 0) {
-		stats_set_release(&bs);
-		stats_set_release(&cs);
+	int rc = measure_confirm_compare(s, c->best_tree, c->cand_tree, c->session,
+					 k ? k->threshold : 0, target, &whole, &mt, e);
+	if (rc < 0)
 		return rc;
-	}
-	struct stats_opts so = {.threshold = k ? k->threshold : 0};
-	measure_target_compare(&bs, &cs, target, &so, &mt);
+	stats_cmp_release(&whole);
 	const struct stats_cmp *m = &mt.cmp;
 	if (mt.ntargets == 0) {
 		check(arr, out, all, "target shapes", true,
@@ -1039,8 +1079,6 @@ static int check_targets(struct store *s, const struct contract *k, bool have_co
 	target_speedup_check(k, c, &mt, arr, out, all);
 	*tj = measure_target_json(&mt);
 	measure_target_release(&mt);
-	stats_set_release(&bs);
-	stats_set_release(&cs);
 	return 0;
 }
 

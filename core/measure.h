@@ -66,10 +66,29 @@ char *measure_shape_key(const struct parse_row *r);
 
 /* Every usable run of kernel state tree as a stats_set: runs in env (when
  * env is not NULL and some run matches it), else all its runs (the set's
- * env says which).  session_only > 0 keeps only that session's runs;
- * role, when not NULL, only runs of that role.  out caller-owned. */
+ * env says which).  session_only > 0 keeps only that session's runs,
+ * < 0 leaves out session −session_only's; role, when not NULL, only runs of that role.  out caller-owned. */
 int measure_tree_set(struct store *s, const char *tree, const char *env, int session_only,
 		     const char *role, struct stats_set *out, struct err *e);
+
+/* Every kernel state's runs in env (each a set, as measure_tree_set),
+ * leaving out the runs of session skip_session (> 0): the history a
+ * session's own comparison pools its noise with.  Release with
+ * measure_history_release. */
+int measure_history(struct store *s, const char *env, int skip_session, struct stats_set **out,
+		    size_t *n, struct err *e);
+void measure_history_release(struct stats_set *h, size_t n);
+
+/* The one comparison of a confirm session: best's and candidate's runs of
+ * that session, noise pooled with every other session's, the sequential
+ * test on; and the same over the Target's shapes (mt may be NULL).  The
+ * confirm itself, the promotion check and the reports all read it here,
+ * so a confirm has one number.  cmp (and mt) are filled when 0 is
+ * returned; release them with stats_cmp_release / measure_target_release. */
+struct measure_target;
+int measure_confirm_compare(struct store *s, const char *best_tree, const char *cand_tree,
+			    int session, double threshold, const char *target,
+			    struct stats_cmp *cmp, struct measure_target *mt, struct err *e);
 
 /* ---- the best ---- */
 

@@ -110,10 +110,10 @@ bool run_is_attempt(int iter, enum gate_verdict g, enum gate_scope scope, double
  * beyond noise (not kept --unconfirmed). */
 bool log_row_is_win(const struct log_row *r);
 
-/* A confirm measures best and candidate interleaved, CONFIRM_PAIRS pairs at
+/* A confirm measures best and candidate interleaved, CONFIRM_PAIRS pair at
  * a time, up to CONFIRM_MAX_PAIRS by default (core/stats.h has the rule). */
-#define CONFIRM_PAIRS 3
-#define CONFIRM_MAX_PAIRS 9
+#define CONFIRM_PAIRS 1
+#define CONFIRM_MAX_PAIRS 8
 
 /* ---- the bench-per-iteration chart ----
  *

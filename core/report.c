@@ -111,9 +111,20 @@ static int claim_load(struct store *s, const struct report_ctx *ctx, int cand_it
 	}
 	if (rc < 0)
 		return rc;
-	struct stats_opts o = {.threshold = ctx->threshold};
-	stats_compare(&c->base.set, &c->cand.set, &o, &c->cmp);
-	measure_target_compare(&c->base.set, &c->cand.set, ctx->target, &o, &c->tgt);
+	if (c->paired) {
+		/* the confirm's own comparison: one confirm, one number */
+		rc = measure_confirm_compare(s, c->base.tree, c->cand.tree, c->conf.session,
+					     ctx->threshold, ctx->target, &c->cmp, &c->tgt, e);
+		if (rc < 0) {
+			memset(&c->cmp, 0, sizeof(c->cmp));
+			c->cmp.worst = -1;
+			return rc;
+		}
+	} else {
+		struct stats_opts o = {.threshold = ctx->threshold};
+		stats_compare(&c->base.set, &c->cand.set, &o, &c->cmp);
+		measure_target_compare(&c->base.set, &c->cand.set, ctx->target, &o, &c->tgt);
+	}
 	c->have_tgt = true;
 	return 0;
 }

@@ -392,7 +392,6 @@ struct loop_confirm_run {
 	char snap[VCS_OID_HEX], cand[VCS_OID_HEX];
 	size_t max_pairs;
 	size_t pairs;          /* pairs in the comparisons so far */
-	int in_batch;          /* pairs finished in the batch going on */
 	int planned;           /* runs planned so far (2 per pair) */
 	bool best_turn;        /* the run going measures the best */
 	struct mrun m;
@@ -435,29 +434,20 @@ static void start_next(struct loop_confirm_run *s, bool best)
 static bool compare(struct loop_confirm_run *s)
 {
 	struct ctx *c = &s->c;
-	struct stats_set bs = {0}, cs = {0};
 	struct err e = {0};
-	int rc = measure_tree_set(c->st, s->b.tree, NULL, c->session, "best", &bs, &e);
-	if (rc == 0)
-		rc = measure_tree_set(c->st, s->cand, NULL, c->session, "cand", &cs, &e);
-	if (rc == 0) {
-		if (s->have_cmp) {
-			stats_cmp_release(&s->cmp);
-			measure_target_release(&s->target);
-		}
-		memset(&s->cmp, 0, sizeof(s->cmp));
-		s->cmp.worst = -1;
-		struct stats_opts so = {.threshold = c->contract->threshold};
-		stats_compare(&bs, &cs, &so, &s->cmp);
-		measure_target_compare(&bs, &cs, c->contract->v[CF_TARGET], &so, &s->target);
-		s->have_cmp = true;
+	if (s->have_cmp) {
+		stats_cmp_release(&s->cmp);
+		measure_target_release(&s->target);
+		s->have_cmp = false;
 	}
-	stats_set_release(&bs);
-	stats_set_release(&cs);
+	int rc = measure_confirm_compare(c->st, s->b.tree, s->cand, c->session,
+					 c->contract->threshold, c->contract->v[CF_TARGET], &s->cmp,
+					 &s->target, &e);
 	if (rc < 0) {
 		fail(s, rc, &e);
 		return false;
 	}
+	s->have_cmp = true;
 	return stats_confirm_more(&s->cmp, s->pairs, s->max_pairs);
 }
 
@@ -490,17 +480,12 @@ static void run_ended(struct loop_confirm_run *s)
 		start_next(s, false);
 		return;
 	}
-	if (++s->in_batch < STATS_CONFIRM_PAIRS) {
-		start_next(s, true);
-		return;
-	}
-	s->pairs += STATS_CONFIRM_PAIRS;
-	s->in_batch = 0;
+	s->pairs++;
 	if (!compare(s)) {
 		s->finished = true;
 		return;
 	}
-	s->planned += 2 * STATS_CONFIRM_PAIRS;
+	s->planned += 2;
 	start_next(s, true);
 }
 
@@ -643,7 +628,7 @@ begun:
 		confirm_run_free(s);
 		return rc;
 	}
-	s->planned = 2 * STATS_CONFIRM_PAIRS;
+	s->planned = 2;
 	start_next(s, true);
 	if (s->rc < 0) {
 		struct loop_session r;

@@ -252,7 +252,7 @@ static bool env_differs(const char *a, const char *b)
 	return a && b && strcmp(a, b) != 0;
 }
 
-static void noise_finish(double ss, int dof, struct stats_noise *out)
+static void noise_finish(double ss, int dof, int runs, struct stats_noise *out)
 {
 	memset(out, 0, sizeof(*out));
 	if (dof <= 0) {
@@ -263,25 +263,27 @@ static void noise_finish(double ss, int dof, struct stats_noise *out)
 		out->raw = sqrt(ss / dof);
 		out->sigma = out->raw > STATS_NOISE_FLOOR ? out->raw : STATS_NOISE_FLOOR;
 		out->dof = dof;
+		out->runs = runs;
 	}
 	/* A log-normal with this sigma has this coefficient of variation. */
 	out->cv = sqrt(expm1(out->sigma * out->sigma));
 	out->unstable = out->cv >= STATS_UNSTABLE_CV;
 }
 
-static void add_spread(const double *v, size_t n, double *ss, int *dof)
+static void add_spread(const double *v, size_t n, double *ss, int *dof, int *runs)
 {
 	if (n >= 2) {
 		double s = stats_spread(v, n);
 		*ss += (double)(n - 1) * s * s;
 		*dof += (int)(n - 1);
+		*runs += (int)n;
 	}
 }
 
 /* One group's contribution.  Across sessions: the spread of its session
  * centres.  Within sessions: the spread of the runs of each session. */
 static void pool_add(const struct stats_set *g, const char *env, const char *shape, bool within,
-		     double *ss, int *dof)
+		     double *ss, int *dof, int *runs)
 {
 	size_t n;
 	int *sess;
@@ -289,7 +291,7 @@ static void pool_add(const struct stats_set *g, const char *env, const char *sha
 		return;
 	double *v = log_values(stats_set_find(g, shape), !within, &n, NULL, &sess);
 	if (!within) {
-		add_spread(v, n, ss, dof);
+		add_spread(v, n, ss, dof, runs);
 	} else {
 		double *tmp = xmalloc((n ? n : 1) * sizeof(*tmp));
 		bool *done = xcalloc(n ? n : 1, sizeof(*done));
@@ -302,7 +304,7 @@ static void pool_add(const struct stats_set *g, const char *env, const char *sha
 					tmp[m++] = v[j];
 					done[j] = true;
 				}
-			add_spread(tmp, m, ss, dof);
+			add_spread(tmp, m, ss, dof, runs);
 		}
 		free(tmp);
 		free(done);
@@ -315,10 +317,21 @@ static void noise_pool(const struct stats_set *const *groups, size_t ngroups, co
 		       const char *shape, bool within, struct stats_noise *out)
 {
 	double ss = 0;
-	int dof = 0;
+	int dof = 0, runs = 0;
 	for (size_t i = 0; i < ngroups; i++)
-		pool_add(groups[i], env, shape, within, &ss, &dof);
-	noise_finish(ss, dof, out);
+		pool_add(groups[i], env, shape, within, &ss, &dof, &runs);
+	noise_finish(ss, dof, runs, out);
+	/* No session has repeated a kernel yet: the spread between sessions
+	 * holds the spread within one (shared GPU state only removes noise),
+	 * so it stands in until the first repeat inside a session. */
+	if (within && out->assumed) {
+		struct stats_noise across;
+		noise_pool(groups, ngroups, env, shape, false, &across);
+		if (!across.assumed) {
+			*out = across;
+			out->crossed = true;
+		}
+	}
 }
 
 void stats_noise_pool(const struct stats_set *const *groups, size_t ngroups, const char *env,
@@ -387,7 +400,8 @@ void stats_compare(const struct stats_set *best, const struct stats_set *cand,
 	memset(out, 0, sizeof(*out));
 	out->threshold = thr;
 	out->worst = -1;
-	out->speedup = out->gain = out->lo = out->hi = out->band = NAN;
+	out->speedup = out->gain = out->lo = out->hi = out->band = out->llr = NAN;
+	out->noise_runs = -1;
 
 	for (size_t i = 0; best && i < best->nshapes; i++)
 		add_shape_key(out, &cap, best->shapes[i].key);
@@ -440,6 +454,8 @@ void stats_compare(const struct stats_set *best, const struct stats_set *cand,
 			s->hi = gain_of(d + t * se);
 			sum_d += d;
 			sum_se += se;
+			if (out->noise_runs < 0 || s->noise.runs < out->noise_runs)
+				out->noise_runs = s->noise.runs;
 			if (s->noise.assumed)
 				any_assumed = true;
 			else if (min_dof < 0 || s->noise.dof < min_dof)
@@ -462,7 +478,7 @@ void stats_compare(const struct stats_set *best, const struct stats_set *cand,
 				noise_pool(refs, ng - 1, env, s->key, paired, &ref);
 				double sc = stats_spread(lc, nc);
 				ncollapse_checked++;
-				if ((!ref.assumed && sc < 0.1 * ref.raw) || sc == 0)
+				if ((!ref.assumed && !ref.crossed && sc < 0.1 * ref.raw) || sc == 0)
 					ncollapsed++;
 			}
 			out->ncommon++;
@@ -493,15 +509,29 @@ void stats_compare(const struct stats_set *best, const struct stats_set *cand,
 			out->flags |= SF_IMPLAUSIBLE_AGG;
 		if (out->ncommon >= 2 && d >= thr_win && nwin == 1)
 			out->flags |= SF_CONFINED;
-		if (d - out->band >= thr_win)
+		double se = sum_se / S;
+		if (o && o->sequential && se > 0) {
+			/* Wald's SPRT on D ~ N(δ, se²): H1 δ = 2·thr_win against
+			 * H0 δ = thr_win. */
+			double d0 = thr_win, d1 = 2 * thr_win;
+			out->llr = (d1 - d0) * (d - 0.5 * (d0 + d1)) / (se * se);
+		}
+		bool seq = o && o->sequential && isfinite(out->llr);
+		bool win_ok = !seq || out->llr >= log((1 - STATS_SEQ_BETA) / STATS_SEQ_ALPHA);
+		if (d - out->band >= thr_win && win_ok)
 			out->verdict = SV_FAST;
 		else if (d + out->band <= -thr_loss)
 			out->verdict = SV_SLOW;
-		else if (d - out->band > -thr_loss && d + out->band < thr_win)
+		else if (d > -thr_loss && d < thr_win)
 			out->verdict = SV_SAME;
 		else
 			out->verdict = SV_AMBIGUOUS;
+		if (seq)
+			out->decided = out->verdict == SV_FAST || out->verdict == SV_SLOW ||
+				       out->llr <= log(STATS_SEQ_BETA / (1 - STATS_SEQ_ALPHA));
 	}
+	if (out->noise_runs < 0)
+		out->noise_runs = 0;
 
 	bool no_best = !best || best->nshapes == 0;
 	if (no_best) {
@@ -526,8 +556,20 @@ void stats_compare(const struct stats_set *best, const struct stats_set *cand,
 			      "threshold %.1f%%",
 			100 * out->gain, out->ncommon, 100 * out->lo, 100 * out->hi, 100 * thr);
 		if (any_assumed)
-			sb_addf(&why, "; noise assumed %.0f%% (no repeated runs yet: run optloop noise)",
+			sb_addf(&why, "; noise assumed %.0f%% (no kernel measured twice yet: the first "
+				      "repeat, a confirm or optloop noise, measures it)",
 				100 * STATS_NOISE_DEFAULT);
+		else
+			sb_addf(&why, "; noise from %d run%s", out->noise_runs,
+				out->noise_runs == 1 ? "" : "s");
+		if (out->verdict == SV_SAME)
+			sb_adds(&why, "; the change is below the threshold: too small to matter, "
+				      "nothing to confirm");
+		if (isfinite(out->llr))
+			sb_addf(&why, "; sequential test %s",
+				out->verdict == SV_FAST ? "accepts the win"
+				: out->decided		? "rules out a win of the threshold"
+							: "undecided: another pair is needed");
 	}
 	out->why = sb_detach(&why);
 }
@@ -562,7 +604,19 @@ bool stats_confirm_more(const struct stats_cmp *c, size_t pairs, size_t max_pair
 {
 	if (!max_pairs)
 		max_pairs = STATS_CONFIRM_MAX_PAIRS;
-	return c->verdict == SV_AMBIGUOUS && pairs < max_pairs && c->hi >= c->threshold;
+	if (pairs >= max_pairs)
+		return false;
+	switch (c->verdict) {
+	case SV_FAST:
+	case SV_SLOW:
+	case SV_SAME:
+	case SV_AMBIGUOUS:
+		/* without the test (a plain comparison): while a win is possible */
+		return isfinite(c->llr) ? !c->decided
+					: c->verdict == SV_AMBIGUOUS && c->hi >= c->threshold;
+	default:
+		return false; /* missing shapes, another environment: more runs won't help */
+	}
 }
 
 int stats_stall_count(const struct stats_stall_row *rows, size_t n)
@@ -675,6 +729,16 @@ json_t *stats_cmp_json(const struct stats_cmp *c)
 	json_object_set_new(o, "worst_shape",
 			    c->worst >= 0 && (size_t)c->worst < c->nshapes ? json_string(c->shapes[c->worst].key) : json_null());
 	json_object_set_new(o, "why", json_string(c->why ? c->why : ""));
+	json_object_set_new(o, "paired", json_boolean(c->paired));
+	json_object_set_new(o, "noise_runs", json_integer(c->noise_runs));
+	if (isfinite(c->llr)) {
+		json_object_set_new(o, "sequential",
+				    json_pack("{s:s, s:f, s:b, s:f, s:f}", "test",
+					      "SPRT on the log speedup: H1 twice the threshold vs H0 "
+					      "the threshold",
+					      "llr", c->llr, "decided", c->decided, "alpha",
+					      STATS_SEQ_ALPHA, "beta", STATS_SEQ_BETA));
+	}
 	for (size_t i = 0; i < c->nshapes; i++) {
 		const struct stats_shape_cmp *s = &c->shapes[i];
 		json_t *j = json_object();
@@ -690,6 +754,7 @@ json_t *stats_cmp_json(const struct stats_cmp *c)
 		if (s->in_best && s->in_cand) {
 			json_object_set_new(j, "noise", json_real(s->noise.sigma));
 			json_object_set_new(j, "noise_assumed", json_boolean(s->noise.assumed));
+			json_object_set_new(j, "noise_runs", json_integer(s->noise.runs));
 		}
 		json_array_append_new(shapes, j);
 	}

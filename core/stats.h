@@ -15,11 +15,13 @@
  * of both sides; shapes measured in one run move together, so their errors
  * are not root-summed) and t the 95 % Student quantile:
  *
- *   FAST       the whole interval is a win of at least the threshold
+ *   FAST       the whole interval is a win of at least the threshold (and,
+ *              in a sequential comparison, the test below accepted a win)
  *   SLOW       the whole interval is a loss of at least the threshold
- *   SAME       the whole interval lies inside ± the threshold
- *   AMBIGUOUS  none of these: the interval reaches past the threshold and
- *              the noise hides which way the change went
+ *   SAME       the change itself is below the threshold (|D| under it): too
+ *              small to matter whatever the noise, so no confirm is offered
+ *   AMBIGUOUS  the change is big enough but the interval reaches back
+ *              inside the threshold: the noise hides whether it is real
  *   MISSING    the candidate lacks a shape the best measured
  *   NOT_COMPARABLE  different environment, or a changed shape set
  *
@@ -45,6 +47,12 @@ struct sb;
 #define STATS_UNSTABLE_CV 0.10    /* coefficient of variation that flags UNSTABLE */
 #define STATS_IMPLAUSIBLE_AGG 1.5 /* aggregate speedup above this is implausible */
 #define STATS_IMPLAUSIBLE_SHAPE 3.0
+/* The sequential confirm test (stats_compare with opts.sequential): Wald's
+ * sequential probability ratio test on the log speedup D, H0 "a change of
+ * exactly the threshold" against H1 "twice the threshold", with the error
+ * rates below at those two points (smaller beyond them). */
+#define STATS_SEQ_ALPHA 0.005 /* a promotion at a change of the threshold or less */
+#define STATS_SEQ_BETA 0.05   /* a stop as "no win" at twice the threshold */
 
 /* ---- estimators on plain arrays (NAN where undefined) ---- */
 
@@ -112,7 +120,10 @@ struct stats_noise {
 	double raw;    /* pooled spread before the floor; NAN when assumed */
 	double cv;     /* coefficient of variation implied by sigma */
 	int dof;       /* pooled degrees of freedom; 0 when assumed */
+	int runs;      /* runs (or session centres) behind the band; 0 when assumed */
 	bool assumed;  /* no repeated runs: STATS_NOISE_DEFAULT */
+	bool crossed;  /* within-session noise not yet measured: the spread
+			* between sessions stands in for it (never smaller) */
 	bool unstable; /* cv ≥ STATS_UNSTABLE_CV */
 };
 
@@ -162,6 +173,9 @@ struct stats_opts {
 	 * be NULL. */
 	const struct stats_set *const *history;
 	size_t nhistory;
+	/* A confirm looked at after every pair: add the sequential test
+	 * (stats_cmp.llr, .decided) to the verdict. */
+	bool sequential;
 };
 
 struct stats_shape_cmp {
@@ -186,6 +200,13 @@ struct stats_cmp {
 	double band;         /* half-width of the interval in log space */
 	int dof;             /* of the t quantile used */
 	bool paired;         /* best and candidate shared a session (confirm) */
+	/* The sequential test (opts.sequential): log likelihood ratio of "twice
+	 * the threshold" over "the threshold" given D and its standard error;
+	 * decided once it crossed a bound (win or no win) or the verdict is
+	 * SLOW.  NAN / false otherwise. */
+	double llr;
+	bool decided;
+	int noise_runs;      /* fewest runs behind any shape's noise band (0: assumed) */
 	long worst;          /* index in shapes of the worst common shape, -1 none */
 	struct stats_shape_cmp *shapes;
 	size_t nshapes;
@@ -209,11 +230,12 @@ bool stats_promotes(const struct stats_cmp *confirm);
  * user has explained them; a busy GPU or a subset gate always blocks. */
 bool stats_promotes_explained(enum stats_verdict v, unsigned flags, bool explained);
 
-/* The confirm rule: a confirm run measures best and candidate interleaved
- * (B C B C ...) in one session, STATS_CONFIRM_PAIRS pairs first; after each
- * look, measure STATS_CONFIRM_PAIRS more while the comparison is AMBIGUOUS
- * and a win of at least the threshold is still inside its interval, up to
- * max_pairs (0: STATS_CONFIRM_MAX_PAIRS). */
+/* The confirm rule: a confirm measures best and candidate interleaved
+ * (B C B C ...) in one session, one pair at a time, and looks after every
+ * pair with the sequential comparison (opts.sequential); it measures one
+ * more pair while the test has not decided, up to max_pairs (0:
+ * STATS_CONFIRM_MAX_PAIRS).  A run that measured both (the harness's own
+ * paired --base run) is a pair by itself. */
 #define STATS_CONFIRM_PAIRS CONFIRM_PAIRS
 #define STATS_CONFIRM_MAX_PAIRS CONFIRM_MAX_PAIRS
 bool stats_confirm_more(const struct stats_cmp *c, size_t pairs, size_t max_pairs);

@@ -73,7 +73,7 @@ static int teardown(void **state)
 }
 
 /* A tiny project whose baseline is logged and committed, and whose kernel
- * then got a change (20 % faster for the benchmark) that was verified: the
+ * then got a change (10 % faster for the benchmark) that was verified: the
  * workspace is MEASURED, a confirm is allowed. */
 static int measured(void **state)
 {
@@ -91,7 +91,7 @@ static int measured(void **state)
 	loop_measurement_release(&m);
 	assert_int_equal(loop_log(l, &lo, NULL, &e), 0);
 	assert_int_equal(loop_commit(l, sha, &e), 0);
-	sh("printf '# ms=0.800\\n' >>%s/kernel/compute.sh", repo);
+	sh("printf '# ms=0.900\\n' >>%s/kernel/compute.sh", repo);
 	assert_int_equal(loop_verify(l, NULL, &m, &e), 0);
 	loop_measurement_release(&m);
 	loop_close(l);
@@ -105,7 +105,7 @@ static bool kernel_is_candidate(void)
 	struct sb s = SB_INIT;
 	struct err e = {0};
 	assert_int_equal(fsutil_read_file(p, &s, &e), 0);
-	bool cand = strstr(s.buf, "# ms=0.800") != NULL;
+	bool cand = strstr(s.buf, "# ms=0.900") != NULL;
 	sb_release(&s);
 	free(p);
 	return cand;
@@ -170,7 +170,7 @@ static void stepwise_confirm_runs_best_and_candidate_interleaved(void **state)
 	assert_non_null(v.s);
 	loop_confirm_progress(v.s, &p);
 	assert_int_equal(p.run, 1);
-	assert_int_equal(p.nruns, 6);
+	assert_int_equal(p.nruns, 2); /* one pair at a time */
 	assert_string_equal(p.role, "best");
 	assert_true(p.running);
 	/* the best is in the work tree for the first run */
@@ -179,22 +179,31 @@ static void stepwise_confirm_runs_best_and_candidate_interleaved(void **state)
 		loop_confirm_progress(v.s, &p);
 		if (p.run != last_run) {
 			assert_int_equal(p.run, last_run + 1);
-			assert_true(p.run <= 6);
+			assert_true(p.run <= 4);
 			roles[p.run - 1] = p.role[0];
 			/* the tree holds what the run measures */
 			assert_int_equal(kernel_is_candidate(), p.role[0] == 'c');
 			last_run = p.run;
 		}
 	}
-	assert_string_equal(roles, "bcbcbc");
+	/* The first pair alone cannot tell (no kernel was measured twice in a
+	 * session yet: the assumed 2 % keeps the sequential test undecided);
+	 * the second measures the noise and decides. */
+	assert_string_equal(roles, "bcbc");
 	loop_confirm_progress(v.s, &p);
 	assert_false(p.running);
+	assert_int_equal(p.pairs, 2);
 	assert_int_equal(loop_confirm_end(v.s, &r, &e), 0);
 	assert_false(r.cancelled);
-	assert_int_equal(r.nruns, 6);
+	assert_int_equal(r.nruns, 4);
 	assert_string_equal(r.verdict, "fast");
 	assert_true(r.promoted);
-	assert_true(fabs(r.speedup - 1.25) < 0.01);
+	assert_true(fabs(r.speedup - 1 / 0.9) < 0.01);
+	json_t *seq = json_object_get(json_object_get(r.json, "comparison"), "sequential");
+	if (!seq)
+		seq = json_object_get(r.json, "sequential");
+	assert_non_null(seq);
+	assert_true(json_is_true(json_object_get(seq, "decided")));
 	assert_true(kernel_is_candidate());
 	/* the output of every run reached the caller, parsed as it came */
 	assert_non_null(strstr(v.out.buf, "Machine: tiny"));
@@ -225,7 +234,11 @@ static void blocking_confirm_gives_the_same_result(void **state)
 	while (loop_confirm_pump(s, -1) > 0)
 		;
 	assert_int_equal(loop_confirm_end(s, &a, &e), 0);
-	sh("rm -f %s/count", tmpdir); /* the same sequence of run factors */
+	loop_close(l);
+	/* The same confirm, blocking, on a second workspace in the same state
+	 * (on this one the first confirm's noise would make it shorter). */
+	measured(state);
+	assert_int_equal(loop_open(repo, NULL, 0, &l, &e), 0);
 	assert_int_equal(loop_confirm(l, &o, &b, &e), 0);
 	assert_string_equal(a.verdict, b.verdict);
 	assert_int_equal(a.promoted, b.promoted);
@@ -235,7 +248,6 @@ static void blocking_confirm_gives_the_same_result(void **state)
 	assert_true(a.speedup == b.speedup);
 	assert_true(a.target_speedup == b.target_speedup ||
 		    (isnan(a.target_speedup) && isnan(b.target_speedup)));
-	assert_int_not_equal(a.session, b.session);
 	assert_true(b.promoted);
 	/* the JSON the CLI prints has the same fields, sessions aside */
 	json_t *ja = json_deep_copy(a.json), *jb = json_deep_copy(b.json);

@@ -172,13 +172,32 @@ static void one_vs_one_with_assumed_noise(void **state)
 	assert_true(stats_promotes(&c));
 	stats_cmp_release(&c);
 
-	/* 2 % faster: big enough? no; inside ±3 %? the band says it could be
-	 * +7.5 %: ambiguous */
+	/* 2 % faster: below the 3 % threshold, so too small to matter however
+	 * wide the band: same, and no confirm is offered for it */
 	stats_set_release(&cand);
 	stats_set_add(&cand, "s", 0.98);
 	stats_compare(&best, &cand, NULL, &c);
+	assert_int_equal(c.verdict, SV_SAME);
+	assert_true(strstr(c.why, "below the threshold") != NULL);
+	assert_false(stats_wants_confirm(&c));
+	assert_false(stats_promotes(&c));
+	stats_cmp_release(&c);
+
+	/* 4 % faster: big enough, but the assumed band (±5.5 %) reaches back
+	 * inside the threshold: ambiguous, a confirm decides */
+	stats_set_release(&cand);
+	stats_set_add(&cand, "s", 0.96);
+	stats_compare(&best, &cand, NULL, &c);
 	assert_int_equal(c.verdict, SV_AMBIGUOUS);
 	assert_true(stats_wants_confirm(&c));
+	assert_false(stats_promotes(&c));
+	stats_cmp_release(&c);
+
+	/* the same 4 % slower is not a win either way */
+	stats_set_release(&cand);
+	stats_set_add(&cand, "s", 1.04);
+	stats_compare(&best, &cand, NULL, &c);
+	assert_int_equal(c.verdict, SV_AMBIGUOUS);
 	assert_false(stats_promotes(&c));
 	stats_cmp_release(&c);
 	stats_set_release(&best);
@@ -195,7 +214,7 @@ static void quiet_history(struct stats_set *h, const char *key)
 	}
 }
 
-static void same_and_slow_need_a_measured_band(void **state)
+static void same_below_threshold_slow_needs_the_band(void **state)
 {
 	struct stats_set best = {0}, cand = {0}, hist = {0};
 	struct stats_cmp c;
@@ -220,11 +239,16 @@ static void same_and_slow_need_a_measured_band(void **state)
 	assert_close(c.gain, -0.2, EPS);
 	stats_cmp_release(&c);
 
-	/* With no history the same 1.005 would not be provably the same. */
+	/* With no history (noise assumed 2 %) a 0.5 % change is still below
+	 * the threshold: same, with nothing to confirm. */
 	stats_set_release(&cand);
 	stats_set_add(&cand, "s", 1.005);
+	stats_set_release(&best);
+	stats_set_add(&best, "s", 1.0);
 	stats_compare(&best, &cand, NULL, &c);
-	assert_int_equal(c.verdict, SV_AMBIGUOUS);
+	assert_int_equal(c.verdict, SV_SAME);
+	assert_true(c.flags & SF_NOISE_ASSUMED);
+	assert_false(stats_wants_confirm(&c));
 	stats_cmp_release(&c);
 	stats_set_release(&best);
 	stats_set_release(&cand);
@@ -536,6 +560,114 @@ static void stall_counts_rows_since_the_last_confirmed_win(void **state)
 	assert_int_equal(stats_stall_count(NULL, 0), 0);
 }
 
+/* A history of earlier confirm sessions of another kernel state: within
+ * each, two runs 0.8 % apart; between sessions, 5 % apart. */
+static void session_history(struct stats_set *h, const char *key)
+{
+	for (int k = 0; k < 4; k++) {
+		double c = (k % 2) ? 1.05 : 1.0;
+		stats_set_add_run(h, key, c, 100 + k);
+		stats_set_add_run(h, key, c * exp(0.008 * 1.128), 100 + k);
+	}
+}
+
+static void sequential_test_decides_after_each_pair(void **state)
+{
+	struct stats_set best = {0}, cand = {0}, hist = {0};
+	struct stats_cmp c;
+	session_history(&hist, "s");
+	const struct stats_set *h[] = {&hist};
+	struct stats_opts o = {.history = h, .nhistory = 1, .sequential = true};
+
+	/* One pair, 10 % faster, within-session noise measured at 0.8 % over 8
+	 * runs: se = 0.008·√2, LLR = θ·(d − 1.5θ)/se² with θ = −ln 0.97. */
+	stats_set_add_run(&best, "s", 1.0, 7);
+	stats_set_add_run(&cand, "s", 0.9, 7);
+	stats_compare(&best, &cand, &o, &c);
+	double th = -log(0.97), d = log(1 / 0.9), se = 0.008 * sqrt(2);
+	assert_true(c.paired);
+	assert_int_equal(c.noise_runs, 8);
+	assert_close(c.llr, th * (d - 1.5 * th) / (se * se), 1e-3);
+	assert_int_equal(c.verdict, SV_FAST);
+	assert_true(c.decided);
+	assert_false(stats_confirm_more(&c, 1, 8));
+	assert_true(stats_promotes(&c));
+	assert_true(strstr(c.why, "sequential test accepts the win") != NULL);
+	assert_true(strstr(c.why, "noise from 8 runs") != NULL);
+	json_t *j = stats_cmp_json(&c);
+	assert_true(json_is_true(json_object_get(json_object_get(j, "sequential"), "decided")));
+	assert_int_equal(json_integer_value(json_object_get(j, "noise_runs")), 8);
+	json_decref(j);
+	stats_cmp_release(&c);
+
+	/* Unchanged: the ratio test rules a win of the threshold out at once. */
+	stats_set_release(&cand);
+	stats_set_add_run(&cand, "s", 1.001, 7);
+	stats_compare(&best, &cand, &o, &c);
+	assert_int_equal(c.verdict, SV_SAME);
+	assert_true(c.decided);
+	assert_true(c.llr <= log(STATS_SEQ_BETA / (1 - STATS_SEQ_ALPHA)));
+	assert_false(stats_confirm_more(&c, 1, 8));
+	assert_false(stats_promotes(&c));
+	stats_cmp_release(&c);
+
+	/* 4 % faster, right between the two hypotheses: undecided, so another
+	 * pair, until the cap. */
+	stats_set_release(&cand);
+	stats_set_add_run(&cand, "s", 0.96, 7);
+	stats_compare(&best, &cand, &o, &c);
+	assert_false(c.decided);
+	assert_int_not_equal(c.verdict, SV_FAST);
+	assert_true(strstr(c.why, "undecided") != NULL);
+	assert_true(stats_confirm_more(&c, 1, 8));
+	assert_false(stats_confirm_more(&c, 8, 8));
+	assert_true(stats_confirm_more(&c, 1, 0)); /* 0: the default cap */
+	assert_false(stats_confirm_more(&c, STATS_CONFIRM_MAX_PAIRS, 0));
+	stats_cmp_release(&c);
+
+	/* Without the sequential option the same data gives no ratio. */
+	o.sequential = false;
+	stats_compare(&best, &cand, &o, &c);
+	assert_true(isnan(c.llr));
+	assert_false(c.decided);
+	stats_cmp_release(&c);
+	stats_set_release(&best);
+	stats_set_release(&cand);
+	stats_set_release(&hist);
+}
+
+static void within_session_noise_falls_back_to_the_spread_between_sessions(void **state)
+{
+	struct stats_set best = {0}, cand = {0}, hist = {0};
+	struct stats_cmp c;
+	/* another kernel measured once in each of three sessions: only the
+	 * spread between sessions is known */
+	stats_set_add_run(&hist, "s", 1.00, 11);
+	stats_set_add_run(&hist, "s", 1.02, 12);
+	stats_set_add_run(&hist, "s", 0.99, 13);
+	const struct stats_set *h[] = {&hist};
+	struct stats_opts o = {.history = h, .nhistory = 1, .sequential = true};
+	stats_set_add_run(&best, "s", 1.0, 7);
+	stats_set_add_run(&cand, "s", 0.9, 7);
+	stats_compare(&best, &cand, &o, &c);
+	assert_int_equal(c.nshapes, 1);
+	assert_false(c.shapes[0].noise.assumed);
+	assert_true(c.shapes[0].noise.crossed);
+	assert_int_equal(c.shapes[0].noise.runs, 3);
+	assert_false(c.flags & SF_NOISE_ASSUMED);
+	stats_cmp_release(&c);
+
+	/* nothing repeated anywhere: assumed, and said so */
+	stats_compare(&best, &cand, NULL, &c);
+	assert_true(c.shapes[0].noise.assumed);
+	assert_int_equal(c.noise_runs, 0);
+	assert_true(strstr(c.why, "noise assumed 2%") != NULL);
+	stats_cmp_release(&c);
+	stats_set_release(&best);
+	stats_set_release(&cand);
+	stats_set_release(&hist);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -547,7 +679,7 @@ int main(void)
 		cmocka_unit_test(noise_pools_groups_per_environment),
 		cmocka_unit_test(noise_has_a_floor),
 		cmocka_unit_test(one_vs_one_with_assumed_noise),
-		cmocka_unit_test(same_and_slow_need_a_measured_band),
+		cmocka_unit_test(same_below_threshold_slow_needs_the_band),
 		cmocka_unit_test(geomean_of_ratios_over_common_shapes),
 		cmocka_unit_test(unequal_n_uses_medians_and_both_counts),
 		cmocka_unit_test(changed_environment_is_not_comparable),
@@ -558,6 +690,8 @@ int main(void)
 		cmocka_unit_test(unstable_noise_is_flagged),
 		cmocka_unit_test(no_best_and_no_candidate),
 		cmocka_unit_test(threshold_is_configurable),
+		cmocka_unit_test(sequential_test_decides_after_each_pair),
+		cmocka_unit_test(within_session_noise_falls_back_to_the_spread_between_sessions),
 		cmocka_unit_test(names_round_trip_and_json),
 		cmocka_unit_test(stall_counts_rows_since_the_last_confirmed_win),
 	};
