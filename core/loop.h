@@ -404,6 +404,33 @@ int loop_run_get(struct loop *l, int run_id, struct loop_run *r, struct err *e);
 int loop_iter_run_get(struct loop *l, int iter, struct loop_run *r, struct err *e);
 void loop_run_release(struct loop_run *r);
 
+/* What deciding cost: GPU runs and their wall seconds, per iteration and
+ * for the whole session.  A measurement is one kernel version measured
+ * once: a run counts one, a run of the harness's paired mode (old and new
+ * columns) two.  Every finished run counts, attempts included. */
+struct loop_cost_row {
+	int iter;
+	int runs;             /* runs of every kind */
+	int measurements;     /* kernel versions measured */
+	double gpu_s;         /* wall seconds of those runs */
+	int verify, confirm, noise, other; /* runs by kind */
+	double verify_s, confirm_s, noise_s, other_s;
+};
+struct loop_cost {
+	struct loop_cost_row *v; /* iterations with a run, in order */
+	size_t n;
+	struct loop_cost_row total; /* iter -1 */
+};
+int loop_cost(struct loop *l, struct loop_cost *out, struct err *e);
+/* The row of iteration iter, NULL when it ran nothing. */
+const struct loop_cost_row *loop_cost_of(const struct loop_cost *c, int iter);
+void loop_cost_release(struct loop_cost *c);
+/* "3 measurements in 3 runs, 116 s (verify 1 run 38 s, confirm 2 runs 78
+ * s)" (appended); "nothing run" for NULL. */
+void loop_cost_words(const struct loop_cost_row *r, struct sb *out);
+/* {"runs", "measurements", "gpu_s", "by_kind": {"verify": {"runs", "s"}, ...}} */
+json_t *loop_cost_json(const struct loop_cost_row *r);
+
 /* The noise band around the best that the workbench draws and status prints
  * (measure_noise_band): ±2σ of the per-run spread a verdict against the
  * best pools, σ in log space averaged over the best's shapes; assumed (the
@@ -478,6 +505,8 @@ struct loop_session {
 	int iter;
 	int session;          /* id of the session's first run */
 	int nruns;
+	size_t pairs;         /* confirm: best/candidate pairs measured */
+	double gpu_s;         /* wall seconds of the session's runs */
 	bool promoted;        /* confirm: the candidate becomes the best when kept */
 	bool cancelled;       /* confirm: cancelled before its verdict (nothing judged) */
 	/* confirm: best against candidate in this session */

@@ -298,3 +298,30 @@ const char *loop_assets_dir(struct err *e)
 {
 	return assets_dir(e);
 }
+
+/* ---- what deciding cost ---- */
+
+int loop_cost(struct loop *l, struct loop_cost *out, struct err *e)
+{
+	return measure_cost(loop_store(l), out, e);
+}
+
+const struct loop_cost_row *loop_cost_of(const struct loop_cost *c, int iter)
+{
+	return measure_cost_of(c, iter);
+}
+
+void loop_cost_release(struct loop_cost *c)
+{
+	measure_cost_release(c);
+}
+
+void loop_cost_words(const struct loop_cost_row *r, struct sb *out)
+{
+	measure_cost_words(r, out);
+}
+
+json_t *loop_cost_json(const struct loop_cost_row *r)
+{
+	return measure_cost_json(r);
+}

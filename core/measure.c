@@ -1204,3 +1204,129 @@ double measure_verdict_gain(struct store *s, int run_id, double threshold)
 	stats_cmp_release(&c);
 	return gain;
 }
+
+/* ---- what deciding cost ---- */
+
+
+static void cost_add(struct loop_cost_row *r, const char *kind, int runs, int paired, double s)
+{
+	r->runs += runs;
+	r->measurements += runs + paired;
+	r->gpu_s += s;
+	if (!strcmp(kind, "verify")) {
+		r->verify += runs;
+		r->verify_s += s;
+	} else if (!strcmp(kind, "confirm")) {
+		r->confirm += runs;
+		r->confirm_s += s;
+	} else if (!strcmp(kind, "noise")) {
+		r->noise += runs;
+		r->noise_s += s;
+	} else {
+		r->other += runs;
+		r->other_s += s;
+	}
+}
+
+static void cost_row(void *ctx, int iter, const char *kind, int runs, int paired, double s)
+{
+	struct loop_cost *c = ctx;
+	if (!c->n || c->v[c->n - 1].iter != iter) {
+		c->v = xrealloc(c->v, (c->n + 1) * sizeof(*c->v));
+		memset(&c->v[c->n], 0, sizeof(*c->v));
+		c->v[c->n++].iter = iter;
+	}
+	cost_add(&c->v[c->n - 1], kind, runs, paired, s);
+	cost_add(&c->total, kind, runs, paired, s);
+}
+
+int measure_cost(struct store *s, struct loop_cost *out, struct err *e)
+{
+	memset(out, 0, sizeof(*out));
+	out->total.iter = -1;
+	int rc = store_run_costs(s, cost_row, out, e);
+	if (rc < 0)
+		measure_cost_release(out);
+	return rc;
+}
+
+const struct loop_cost_row *measure_cost_of(const struct loop_cost *c, int iter)
+{
+	for (size_t i = 0; i < c->n; i++)
+		if (c->v[i].iter == iter)
+			return &c->v[i];
+	return NULL;
+}
+
+void measure_cost_release(struct loop_cost *c)
+{
+	free(c->v);
+	memset(c, 0, sizeof(*c));
+}
+
+static void secs_words(double s, struct sb *out)
+{
+	if (s < 10)
+		sb_addf(out, "%.1f s", s);
+	else if (s < 600)
+		sb_addf(out, "%.0f s", s);
+	else
+		sb_addf(out, "%.1f min", s / 60);
+}
+
+void measure_cost_words(const struct loop_cost_row *r, struct sb *out)
+{
+	if (!r || !r->runs) {
+		sb_adds(out, "nothing run");
+		return;
+	}
+	if (r->measurements != r->runs)
+		sb_addf(out, "%d measurements in ", r->measurements);
+	sb_addf(out, "%d run%s, ", r->runs, r->runs == 1 ? "" : "s");
+	secs_words(r->gpu_s, out);
+	const struct {
+		const char *name;
+		int n;
+		double s;
+	} k[] = {{"verify", r->verify, r->verify_s},
+		 {"confirm", r->confirm, r->confirm_s},
+		 {"noise", r->noise, r->noise_s},
+		 {"other", r->other, r->other_s}};
+	int kinds = 0;
+	for (size_t i = 0; i < sizeof(k) / sizeof(k[0]); i++)
+		kinds += k[i].n > 0;
+	if (kinds < 2)
+		return;
+	sb_adds(out, " (");
+	bool first = true;
+	for (size_t i = 0; i < sizeof(k) / sizeof(k[0]); i++) {
+		if (!k[i].n)
+			continue;
+		sb_addf(out, "%s%s %d, ", first ? "" : "; ", k[i].name, k[i].n);
+		secs_words(k[i].s, out);
+		first = false;
+	}
+	sb_adds(out, ")");
+}
+
+json_t *measure_cost_json(const struct loop_cost_row *r)
+{
+	static const struct loop_cost_row none = {0};
+	if (!r)
+		r = &none;
+	json_t *by = json_object();
+	const struct {
+		const char *name;
+		int n;
+		double s;
+	} k[] = {{"verify", r->verify, r->verify_s},
+		 {"confirm", r->confirm, r->confirm_s},
+		 {"noise", r->noise, r->noise_s},
+		 {"other", r->other, r->other_s}};
+	for (size_t i = 0; i < sizeof(k) / sizeof(k[0]); i++)
+		if (k[i].n)
+			json_object_set_new(by, k[i].name,
+					    json_pack("{s:i,s:f}", "runs", k[i].n, "s", k[i].s));
+	return json_pack("{s:i,s:i,s:f,s:o}", "runs", r->runs, "measurements", r->measurements,
+			 "gpu_s", r->gpu_s, "by_kind", by);
+}

@@ -229,4 +229,14 @@ int measure_promote_check(struct store *s, const char *workspace_dir, const stru
  * when it has none: the verify's one figure. */
 double measure_verdict_gain(struct store *s, int run_id, double threshold);
 
+/* ---- what deciding cost (loop.h's struct loop_cost) ---- */
+
+struct loop_cost;
+struct loop_cost_row;
+int measure_cost(struct store *s, struct loop_cost *out, struct err *e);
+const struct loop_cost_row *measure_cost_of(const struct loop_cost *c, int iter);
+void measure_cost_release(struct loop_cost *c);
+void measure_cost_words(const struct loop_cost_row *r, struct sb *out);
+json_t *measure_cost_json(const struct loop_cost_row *r);
+
 #endif

@@ -6,6 +6,7 @@
 #include "core/report.h"
 #include "core/chart.h"
 #include "core/err.h"
+#include "core/loop.h"
 #include "core/measure.h"
 #include "core/probe.h"
 #include "core/sb.h"
@@ -301,6 +302,37 @@ static json_t *device_json(struct store *s, int run_id, struct sb *md)
 	return json_null();
 }
 
+/* What the session's decisions cost in GPU runs: per iteration and in all. */
+static json_t *cost_section(struct store *s, struct sb *md)
+{
+	struct loop_cost c;
+	json_t *its = json_array();
+	sb_adds(md, "\n### Cost\n\n");
+	if (measure_cost(s, &c, NULL) < 0) {
+		sb_adds(md, "not available (the store could not be read)\n");
+		return json_null();
+	}
+	sb_adds(md, "| Iter | runs | measurements | GPU s | verify | confirm | noise |\n"
+		    "|---|---|---|---|---|---|---|\n");
+	for (size_t i = 0; i <= c.n; i++) {
+		const struct loop_cost_row *r = i < c.n ? &c.v[i] : &c.total;
+		if (i < c.n)
+			sb_addf(md, "| %d", r->iter);
+		else
+			sb_adds(md, "| **session**");
+		sb_addf(md, " | %d | %d | %.1f | %d | %d | %d |\n", r->runs, r->measurements,
+			r->gpu_s, r->verify, r->confirm, r->noise);
+		if (i < c.n) {
+			json_t *o = measure_cost_json(r);
+			json_object_set_new(o, "iter", json_integer(r->iter));
+			json_array_append_new(its, o);
+		}
+	}
+	json_t *j = json_pack("{s:o,s:o}", "iterations", its, "session", measure_cost_json(&c.total));
+	measure_cost_release(&c);
+	return j;
+}
+
 int report_final(struct store *s, const struct report_ctx *ctx, struct sb *md, json_t **json,
 		 struct err *e)
 {
@@ -394,6 +426,8 @@ int report_final(struct store *s, const struct report_ctx *ctx, struct sb *md, j
 		sb_addf(md, "- confirm runs (interleaved, %zu per side): `%s`\n",
 			c.cmp.shapes ? c.cmp.shapes[0].n_cand : 0, ccmd);
 
+	json_t *cost = cost_section(s, md);
+
 	sb_adds(md, "\n### GPU\n\n");
 	json_t *dev = device_json(s, c.cand.run_id, md);
 	sb_adds(md, "\nClock evidence per run (before the run, idle; after it):\n\n");
@@ -433,6 +467,7 @@ int report_final(struct store *s, const struct report_ctx *ctx, struct sb *md, j
 	json_object_set_new(j, "commands", cmds);
 	json_object_set_new(j, "device", dev);
 	json_object_set_new(j, "clocks", clocks);
+	json_object_set_new(j, "cost", cost);
 	free(vcmd);
 	free(bcmd);
 	free(ccmd);

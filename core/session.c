@@ -35,7 +35,8 @@ struct ctx {
 	const struct loop_session_opts *o;
 	int session;
 	int nruns;
-	bool busy; /* a probe before some run saw the GPU busy */
+	double secs; /* wall seconds of the session's finished runs */
+	bool busy;   /* a probe before some run saw the GPU busy */
 };
 
 /* One run of the measuring command while it goes (the run engine's). */
@@ -172,6 +173,8 @@ static int mrun_finish(struct ctx *c, struct mrun *m, struct err *e)
 							  : "printed no usable result table",
 			     run->log_path);
 	c->nruns++;
+	if (run->t_end > run->t_start)
+		c->secs += run->t_end - run->t_start;
 	if (rc == 0 && c->o && c->o->progress) {
 		char *line = xasprintf("%s run %d (%s): %.4g ms geomean over %zu shape(s)", m->kind,
 				       c->nruns, m->role, run->bench_ms, res->nrows);
@@ -710,6 +713,8 @@ int loop_confirm_end(struct loop_confirm_run *s, struct loop_session *r, struct 
 	r->iter = s->iter;
 	r->session = c->session;
 	r->nruns = c->nruns;
+	r->gpu_s = c->secs;
+	r->pairs = s->pairs;
 	if (rc == 0 && s->cancelled) {
 		/* No verdict from a cut-short session: closed, not promoted. */
 		r->cancelled = true;
@@ -741,6 +746,8 @@ int loop_confirm_end(struct loop_confirm_run *s, struct loop_session *r, struct 
 		json_object_set_new(j, "best_iter", json_integer(s->b.iter));
 		json_object_set_new(j, "pairs", json_integer((json_int_t)s->pairs));
 		json_object_set_new(j, "runs", json_integer(c->nruns));
+		json_object_set_new(j, "max_pairs", json_integer((json_int_t)s->max_pairs));
+		json_object_set_new(j, "gpu_s", json_real(c->secs));
 		json_object_set_new(j, "session", json_integer(c->session));
 		json_object_set_new(j, "promoted", json_boolean(r->promoted));
 		json_object_set_new(j, "paired", json_boolean(s->cmp.paired));

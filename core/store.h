@@ -249,6 +249,14 @@ int store_tree_runs(struct store *s, const char *tree, struct store_tree_run **o
 		    struct err *e);
 void store_tree_runs_release(struct store_tree_run *v, size_t n);
 /* Every kernel tree with a usable run (caller frees each and the array). */
+/* What the runs cost, per iteration and kind: finished runs (attempts
+ * included: they held the GPU too), how many of them measured two kernel
+ * versions (a result with a base column: the harness's own paired run),
+ * and their wall seconds.  In iteration order. */
+int store_run_costs(struct store *s,
+		    void (*fn)(void *ctx, int iter, const char *kind, int runs, int paired,
+			       double seconds),
+		    void *ctx, struct err *e);
 int store_usable_trees(struct store *s, char ***trees, size_t *n, struct err *e);
 /* Each sample of a run, in order, with its time (the new column, else the
  * base one); r's strings live only during the call. */

@@ -520,3 +520,25 @@ int store_notes(struct store *s, enum store_note kind, int iter, struct sb *out)
 	sqlite3_finalize(st);
 	return n;
 }
+
+int store_run_costs(struct store *s,
+		    void (*fn)(void *ctx, int iter, const char *kind, int runs, int paired,
+			       double seconds),
+		    void *ctx, struct err *e)
+{
+	sqlite3_stmt *st;
+	int rc = prep(s, "SELECT r.iter, r.kind, COUNT(*),"
+			 " SUM(EXISTS(SELECT 1 FROM samples x WHERE x.run_id = r.id"
+			 "            AND x.base_ms IS NOT NULL)),"
+			 " SUM(MAX(r.t_end - r.t_start, 0)) FROM runs r WHERE r.t_end > 0"
+			 " GROUP BY r.iter, r.kind ORDER BY r.iter, r.kind", &st, e);
+	if (rc < 0)
+		return rc;
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		const char *kind = (const char *)sqlite3_column_text(st, 1);
+		fn(ctx, sqlite3_column_int(st, 0), kind ? kind : "", sqlite3_column_int(st, 2),
+		   sqlite3_column_int(st, 3), sqlite3_column_double(st, 4));
+	}
+	sqlite3_finalize(st);
+	return 0;
+}

@@ -1091,6 +1091,17 @@ static int loop_detail(struct app *a, int i, struct err *e)
 		      run.timed_out ? " \xc2\xb7 timed out" : "");
 		if (run.log_path)
 			dline(a, R_DIM, "Raw output: %s", run.log_path);
+		struct loop_cost cost;
+		if (loop_cost(w->l, &cost, NULL) == 0) {
+			struct sb cw = SB_INIT;
+			sb_init(&cw);
+			loop_cost_words(loop_cost_of(&cost, r->iter), &cw);
+			sb_adds(&cw, " \xc2\xb7 session ");
+			loop_cost_words(&cost.total, &cw);
+			dline(a, R_NORMAL, "Cost: %s", cw.buf);
+			sb_release(&cw);
+			loop_cost_release(&cost);
+		}
 		set_verdict(&run, -1, &a->data.sel);
 		if (run.why)
 			dline(a, R_DIM, "Verdict: %s", run.why);

@@ -63,7 +63,7 @@ int cmd_confirm(struct cli *cli, int argc, char **argv)
 		CLI_FLAG("--baseline", &o.baseline,
 			 "the best against the baseline commit: the promotion verdict"),
 		CLI_INT("--max-pairs", &pairs, "N", CONFIRM_PAIRS, 60,
-			"stop after N best/candidate pairs at the most"),
+			"stop after N best/candidate pairs at the most (default 8)"),
 		CLI_TEXT("--cmd", &o.command, "CMD",
 			 "the measuring command (default: the contract's validation command with "
 			 "--no-gate)"),
@@ -75,8 +75,9 @@ int cmd_confirm(struct cli *cli, int argc, char **argv)
 		.name = "confirm",
 		.opts = opts,
 		.examples = examples,
-		.more = "Runs best and candidate interleaved in one session, in batches, until\n"
-			"the verdict is clear (fast, slow or same) or --max-pairs is reached.\n"
+		.more = "Runs best and candidate interleaved in one session, one pair at a time,\n"
+			"until a sequential ratio test decides (a win, or no win of the threshold)\n"
+			"or --max-pairs is reached; noise learned from earlier sessions counts.\n"
 			"Ctrl-C stops the run going, puts the candidate back and ends without a\n"
 			"verdict.  exit: 0 promoted, 1 not promoted, 4 stopped or a run broke.",
 	};
@@ -105,7 +106,8 @@ int cmd_confirm(struct cli *cli, int argc, char **argv)
 	if (json) {
 		cli_print_json(json_incref(r.json));
 	} else {
-		printf("confirm: %s after %d runs in session %d: %s\n", r.verdict, r.nruns, r.session,
+		printf("confirm: %s after %zu pair%s (%d runs, %.1f s) in session %d: %s\n",
+		       r.verdict, r.pairs, r.pairs == 1 ? "" : "s", r.nruns, r.gpu_s, r.session,
 		       r.why ? r.why : "");
 		if (r.flags_text)
 			printf("flags:   %s\n", r.flags_text);

@@ -115,6 +115,11 @@ int cmd_status(struct cli *cli, int argc, char **argv)
 	if (!st.has_best || loop_noise_band(l, &nz, NULL) < 0)
 		nz.have = false;
 	loop_noise_words(&nz, &nzw);
+	/* what deciding has cost: this iteration and the whole session */
+	struct loop_cost cost = {0};
+	if (loop_cost(l, &cost, NULL) < 0)
+		memset(&cost, 0, sizeof(cost));
+	const struct loop_cost_row *now = loop_cost_of(&cost, st.iteration);
 	if (json) {
 		json_t *j = loop_cli_status_json(&st);
 		json_object_set_new(
@@ -124,6 +129,17 @@ int cmd_status(struct cli *cli, int argc, char **argv)
 					    "lo_ms", loop_cli_real(nz.lo_ms), "hi_ms",
 					    loop_cli_real(nz.hi_ms), "assumed", nz.assumed)
 				: json_null());
+		json_object_set_new(j, "noise_runs", json_integer(nz.have ? nz.runs : 0));
+		json_t *its = json_array();
+		for (size_t i = 0; i < cost.n; i++) {
+			json_t *ci = loop_cost_json(&cost.v[i]);
+			json_object_set_new(ci, "iter", json_integer(cost.v[i].iter));
+			json_array_append_new(its, ci);
+		}
+		json_object_set_new(j, "cost",
+				    json_pack("{s:o,s:o,s:o}", "iteration", loop_cost_json(now),
+					      "session", loop_cost_json(&cost.total), "iterations",
+					      its));
 		stats_cli_add_verdict(l, last, j);
 		cli_print_json(j);
 	} else {
@@ -140,6 +156,13 @@ int cmd_status(struct cli *cli, int argc, char **argv)
 			printf("noise:     %s around the best (2 sigma of its run-to-run spread)\n",
 			       nzw.buf);
 		printf("stall:     %d/%d iterations without a win\n", st.stall, st.stall_limit);
+		struct sb cw = SB_INIT;
+		sb_init(&cw);
+		loop_cost_words(now, &cw);
+		sb_addf(&cw, " this iteration; session ");
+		loop_cost_words(&cost.total, &cw);
+		printf("cost:      %s\n", cw.buf);
+		sb_release(&cw);
 		printf("kernel:   ");
 		for (size_t i = 0; i < st.nkernel; i++)
 			printf(" %s", st.kernel[i]);
@@ -158,6 +181,7 @@ int cmd_status(struct cli *cli, int argc, char **argv)
 		printf("next:      %s\n", st.next);
 	}
 	sb_release(&nzw);
+	loop_cost_release(&cost);
 	loop_status_release(&st);
 	loop_close(l);
 	return 0;
