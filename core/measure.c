@@ -347,27 +347,58 @@ int measure_confirm_compare(struct store *s, const char *best_tree, const char *
 			    int session, double threshold, const char *target,
 			    struct stats_cmp *cmp, struct measure_target *mt, struct err *e)
 {
-	struct stats_set bs = {0}, cs = {0}, *hist = NULL;
-	size_t nh = 0;
+	struct stats_set bs = {0}, cs = {0}, bo = {0}, co = {0}, *hist = NULL, *others = NULL;
+	size_t nh = 0, no = 0;
 	int rc = measure_tree_set(s, best_tree, NULL, session, "best", &bs, e);
 	if (rc == 0)
 		rc = measure_tree_set(s, cand_tree, NULL, session, "cand", &cs, e);
 	if (rc == 0)
 		rc = measure_history(s, bs.env, session, &hist, &nh, e);
+	/* the same two kernels over their other sessions: the screen the
+	 * session must agree with while it is short */
+	if (rc == 0)
+		rc = measure_tree_set(s, best_tree, bs.env, -session, NULL, &bo, e);
+	if (rc == 0)
+		rc = measure_tree_set(s, cand_tree, bs.env, -session, NULL, &co, e);
+	/* its noise: every session of every kernel, this one's too (the spread
+	 * between sessions is what a screen meets) */
+	if (rc == 0)
+		rc = history_sets(s, bs.env, NULL, NULL, 0, &others, &no, e);
 	if (rc == 0) {
 		const struct stats_set **h = xcalloc(nh ? nh : 1, sizeof(*h));
+		const struct stats_set **ho = xcalloc(no ? no : 1, sizeof(*ho));
 		for (size_t i = 0; i < nh; i++)
 			h[i] = &hist[i];
-		struct stats_opts so = {
-			.threshold = threshold, .history = h, .nhistory = nh, .sequential = true};
+		for (size_t i = 0; i < no; i++)
+			ho[i] = &others[i];
+		struct stats_cmp screen;
+		struct stats_opts oo = {.threshold = threshold, .history = ho, .nhistory = no};
+		stats_compare(&bo, &co, &oo, &screen);
+		struct stats_opts so = {.threshold = threshold,
+					.history = h,
+					.nhistory = nh,
+					.sequential = true,
+					.screen = &screen,
+					.across = ho,
+					.nacross = no};
 		stats_compare(&bs, &cs, &so, cmp);
-		if (mt)
-			measure_target_compare(&bs, &cs, target, &so, mt);
+		if (mt) {
+			/* the screen is over every shape: the target subset is
+			 * judged on its own (the whole confirm must promote too) */
+			struct stats_opts to = so;
+			to.screen = NULL;
+			measure_target_compare(&bs, &cs, target, &to, mt);
+		}
+		stats_cmp_release(&screen);
 		free(h);
+		free(ho);
 	}
 	measure_history_release(hist, nh);
+	measure_history_release(others, no);
 	stats_set_release(&bs);
 	stats_set_release(&cs);
+	stats_set_release(&bo);
+	stats_set_release(&co);
 	return rc;
 }
 

@@ -451,7 +451,15 @@ static bool compare(struct loop_confirm_run *s)
 		return false;
 	}
 	s->have_cmp = true;
-	return stats_confirm_more(&s->cmp, s->pairs, s->max_pairs);
+	bool more = stats_confirm_more(&s->cmp, s->pairs, s->max_pairs);
+	if (c->o && c->o->progress) {
+		char *line = xasprintf("after pair %zu: %s%s (%s)", s->pairs,
+				       stats_verdict_name(s->cmp.verdict),
+				       more ? ", one more pair" : ", decided", s->cmp.why);
+		c->o->progress(c->o->ctx, line);
+		free(line);
+	}
+	return more;
 }
 
 /* The run going has ended: record it and start the next one, if any. */

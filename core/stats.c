@@ -7,6 +7,7 @@
 #include "core/sb.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -313,8 +314,11 @@ static void pool_add(const struct stats_set *g, const char *env, const char *sha
 	free(v);
 }
 
-static void noise_pool(const struct stats_set *const *groups, size_t ngroups, const char *env,
-		       const char *shape, bool within, struct stats_noise *out)
+/* across (may be NULL: groups) holds the groups whose spread between
+ * sessions stands in for the spread within one. */
+static void noise_pool_x(const struct stats_set *const *groups, size_t ngroups,
+			 const struct stats_set *const *across, size_t nacross, const char *env,
+			 const char *shape, bool within, struct stats_noise *out)
 {
 	double ss = 0;
 	int dof = 0, runs = 0;
@@ -325,13 +329,22 @@ static void noise_pool(const struct stats_set *const *groups, size_t ngroups, co
 	 * holds the spread within one (shared GPU state only removes noise),
 	 * so it stands in until the first repeat inside a session. */
 	if (within && out->assumed) {
-		struct stats_noise across;
-		noise_pool(groups, ngroups, env, shape, false, &across);
-		if (!across.assumed) {
-			*out = across;
+		struct stats_noise x;
+		if (across)
+			noise_pool_x(across, nacross, NULL, 0, env, shape, false, &x);
+		else
+			noise_pool_x(groups, ngroups, NULL, 0, env, shape, false, &x);
+		if (!x.assumed) {
+			*out = x;
 			out->crossed = true;
 		}
 	}
+}
+
+static void noise_pool(const struct stats_set *const *groups, size_t ngroups, const char *env,
+		       const char *shape, bool within, struct stats_noise *out)
+{
+	noise_pool_x(groups, ngroups, NULL, 0, env, shape, within, out);
 }
 
 void stats_noise_pool(const struct stats_set *const *groups, size_t ngroups, const char *env,
@@ -400,7 +413,7 @@ void stats_compare(const struct stats_set *best, const struct stats_set *cand,
 	memset(out, 0, sizeof(*out));
 	out->threshold = thr;
 	out->worst = -1;
-	out->speedup = out->gain = out->lo = out->hi = out->band = out->llr = NAN;
+	out->speedup = out->gain = out->lo = out->hi = out->band = out->llr = out->se = NAN;
 	out->noise_runs = -1;
 
 	for (size_t i = 0; best && i < best->nshapes; i++)
@@ -444,7 +457,8 @@ void stats_compare(const struct stats_set *best, const struct stats_set *cand,
 			nextra++;
 		if (s->in_best && s->in_cand) {
 			double d = stats_median(lb, nb) - stats_median(lc, nc);
-			noise_pool(groups, ng, env, s->key, paired, &s->noise);
+			noise_pool_x(groups, ng, o ? o->across : NULL, o ? o->nacross : 0, env,
+				     s->key, paired, &s->noise);
 			double eb = median_se(nb), ec = median_se(nc);
 			double se = s->noise.sigma * sqrt(eb * eb + ec * ec);
 			double t = stats_t975(s->noise.dof);
@@ -510,6 +524,7 @@ void stats_compare(const struct stats_set *best, const struct stats_set *cand,
 		if (out->ncommon >= 2 && d >= thr_win && nwin == 1)
 			out->flags |= SF_CONFINED;
 		double se = sum_se / S;
+		out->se = se;
 		if (o && o->sequential && se > 0) {
 			/* Wald's SPRT on D ~ N(δ, se²): H1 δ = 2·thr_win against
 			 * H0 δ = thr_win. */
@@ -529,6 +544,27 @@ void stats_compare(const struct stats_set *best, const struct stats_set *cand,
 		if (seq)
 			out->decided = out->verdict == SV_FAST || out->verdict == SV_SLOW ||
 				       out->llr <= log(STATS_SEQ_BETA / (1 - STATS_SEQ_ALPHA));
+		/* Too few runs for medians to outvote one disturbed run: decide
+		 * only when the other sessions tell the same story. */
+		size_t fewest = SIZE_MAX;
+		for (size_t i = 0; i < out->nshapes; i++) {
+			const struct stats_shape_cmp *sc = &out->shapes[i];
+			if (sc->in_best && sc->in_cand) {
+				size_t m = sc->n_best < sc->n_cand ? sc->n_best : sc->n_cand;
+				fewest = m < fewest ? m : fewest;
+			}
+		}
+		const struct stats_cmp *sc = o ? o->screen : NULL;
+		if (seq && out->decided && fewest < STATS_ROBUST_RUNS && sc && sc->ncommon &&
+		    isfinite(sc->speedup) && isfinite(sc->se)) {
+			double gap = fabs(d - log(sc->speedup));
+			if (gap > STATS_AGREE_Z * sqrt(se * se + sc->se * sc->se)) {
+				out->disagrees = true;
+				out->decided = false;
+				if (out->verdict == SV_FAST)
+					out->verdict = SV_AMBIGUOUS;
+			}
+		}
 	}
 	if (out->noise_runs < 0)
 		out->noise_runs = 0;
@@ -565,7 +601,12 @@ void stats_compare(const struct stats_set *best, const struct stats_set *cand,
 		if (out->verdict == SV_SAME)
 			sb_adds(&why, "; the change is below the threshold: too small to matter, "
 				      "nothing to confirm");
-		if (isfinite(out->llr))
+		if (out->disagrees)
+			sb_addf(&why, "; this session disagrees with the candidate's other runs "
+				      "(%+.1f%% there): one run may have met interference, another "
+				      "pair decides",
+				100 * o->screen->gain);
+		else if (isfinite(out->llr))
 			sb_addf(&why, "; sequential test %s",
 				out->verdict == SV_FAST ? "accepts the win"
 				: out->decided		? "rules out a win of the threshold"
@@ -738,6 +779,8 @@ json_t *stats_cmp_json(const struct stats_cmp *c)
 					      "the threshold",
 					      "llr", c->llr, "decided", c->decided, "alpha",
 					      STATS_SEQ_ALPHA, "beta", STATS_SEQ_BETA));
+		json_object_set_new(json_object_get(o, "sequential"), "disagrees",
+				    json_boolean(c->disagrees));
 	}
 	for (size_t i = 0; i < c->nshapes; i++) {
 		const struct stats_shape_cmp *s = &c->shapes[i];

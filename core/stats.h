@@ -176,7 +176,21 @@ struct stats_opts {
 	/* A confirm looked at after every pair: add the sequential test
 	 * (stats_cmp.llr, .decided) to the verdict. */
 	bool sequential;
+	/* With sequential: the same two kernels compared over their other
+	 * sessions (the candidate's verify against the best's history), or
+	 * NULL.  One run can meet interference (H200: one run in 46 read 8 %
+	 * slow at one shape); until the session holds STATS_ROBUST_RUNS runs a
+	 * side, so that its medians resist one such run, the test decides only
+	 * when the session agrees with this comparison. */
+	const struct stats_cmp *screen;
+	/* Groups whose spread between sessions stands in for the spread within
+	 * one while no session has repeated a kernel (each kernel's runs over
+	 * all its sessions, this one's too); NULL: the history and both sides. */
+	const struct stats_set *const *across;
+	size_t nacross;
 };
+#define STATS_ROBUST_RUNS 3
+#define STATS_AGREE_Z 2.576 /* the agreement check's two-sided 99 % quantile */
 
 struct stats_shape_cmp {
 	char *key;
@@ -206,6 +220,8 @@ struct stats_cmp {
 	 * SLOW.  NAN / false otherwise. */
 	double llr;
 	bool decided;
+	bool disagrees;      /* the session disagrees with opts.screen (not decided) */
+	double se;           /* standard error of the log speedup (band = t·se) */
 	int noise_runs;      /* fewest runs behind any shape's noise band (0: assumed) */
 	long worst;          /* index in shapes of the worst common shape, -1 none */
 	struct stats_shape_cmp *shapes;

@@ -636,6 +636,53 @@ static void sequential_test_decides_after_each_pair(void **state)
 	stats_set_release(&hist);
 }
 
+static void a_short_session_must_agree_with_the_other_sessions(void **state)
+{
+	struct stats_set best = {0}, cand = {0}, hist = {0}, sb_ = {0}, sc_ = {0};
+	struct stats_cmp screen, c;
+	session_history(&hist, "s");
+	const struct stats_set *h[] = {&hist};
+	/* the screen: the candidate's verify read the same as the best's
+	 * history, within 0.5 % */
+	for (int k = 0; k < 4; k++)
+		stats_set_add_run(&sb_, "s", 1.0 + 0.001 * k, 200 + k);
+	stats_set_add_run(&sc_, "s", 1.0, 210);
+	struct stats_opts so = {.history = h, .nhistory = 1};
+	stats_compare(&sb_, &sc_, &so, &screen);
+	assert_true(fabs(screen.gain) < 0.01);
+	/* one pair where the best's run met interference (10 % slow) */
+	struct stats_opts o = {.history = h, .nhistory = 1, .sequential = true, .screen = &screen};
+	stats_set_add_run(&best, "s", 1.1, 7);
+	stats_set_add_run(&cand, "s", 1.0, 7);
+	stats_compare(&best, &cand, &o, &c);
+	assert_true(c.disagrees);
+	assert_false(c.decided);
+	assert_int_equal(c.verdict, SV_AMBIGUOUS);
+	assert_false(stats_promotes(&c));
+	assert_true(stats_confirm_more(&c, 1, 8));
+	assert_true(strstr(c.why, "disagrees with the candidate's other runs") != NULL);
+	stats_cmp_release(&c);
+	/* two more pairs read what the screen said: the medians outvote the
+	 * disturbed run (the change reads +0.2 %: same), and no agreement is
+	 * asked of three runs a side */
+	stats_set_add_run(&best, "s", 1.0, 7);
+	stats_set_add_run(&cand, "s", 1.0, 7);
+	stats_set_add_run(&best, "s", 1.002, 7);
+	stats_set_add_run(&cand, "s", 1.001, 7);
+	stats_compare(&best, &cand, &o, &c);
+	assert_false(c.disagrees);
+	assert_close(c.gain, 1 - 1.0 / 1.002, 1e-9);
+	assert_int_equal(c.verdict, SV_SAME);
+	assert_false(stats_promotes(&c));
+	stats_cmp_release(&c);
+	stats_cmp_release(&screen);
+	stats_set_release(&best);
+	stats_set_release(&cand);
+	stats_set_release(&hist);
+	stats_set_release(&sb_);
+	stats_set_release(&sc_);
+}
+
 static void within_session_noise_falls_back_to_the_spread_between_sessions(void **state)
 {
 	struct stats_set best = {0}, cand = {0}, hist = {0};
@@ -692,6 +739,7 @@ int main(void)
 		cmocka_unit_test(threshold_is_configurable),
 		cmocka_unit_test(sequential_test_decides_after_each_pair),
 		cmocka_unit_test(within_session_noise_falls_back_to_the_spread_between_sessions),
+		cmocka_unit_test(a_short_session_must_agree_with_the_other_sessions),
 		cmocka_unit_test(names_round_trip_and_json),
 		cmocka_unit_test(stall_counts_rows_since_the_last_confirmed_win),
 	};
