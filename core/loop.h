@@ -485,6 +485,10 @@ struct loop_session_opts {
 	size_t max_pairs;    /* confirm: 0: STATS_CONFIRM_MAX_PAIRS */
 	bool baseline;       /* confirm: the best (in the tree, at rest) against the
 			      * baseline commit, the promotion verdict and final claim */
+	bool paired;         /* confirm: each run is a pair by itself: the command
+			      * gets --base <best's commit> (a harness such as FLA's
+			      * verify measures that ref beside the work tree); a
+			      * command holding {best} gets the commit there instead */
 	double timeout_s;    /* per run; 0: none */
 	/* One line per finished run, for the CLI (may be NULL). */
 	void (*progress)(void *ctx, const char *line);
@@ -572,7 +576,8 @@ struct loop_confirm_progress {
 	int iter;
 	int run;          /* 1-based: the run going, or the last one once over */
 	int nruns;        /* runs planned so far (grows when a look asks for more) */
-	const char *role; /* "best" or "cand": what the run measures (static) */
+	const char *role; /* "best", "cand" or "pair" (both, paired): what the run
+			   * measures (static) */
 	size_t pairs;     /* pairs compared so far */
 	bool running;
 };

@@ -164,6 +164,7 @@ char *measure_shape_key(const struct parse_row *r)
 struct run_ref {
 	int id, session;
 	char *env;
+	bool base; /* a paired run: this tree's times are its base column */
 };
 
 /* Runs of a tree: ids, sessions and environments. */
@@ -187,6 +188,7 @@ static int tree_runs(struct store *s, const char *tree, int session_only, const 
 			continue;
 		(*out)[*n].id = v[i].id;
 		(*out)[*n].session = v[i].session;
+		(*out)[*n].base = v[i].base;
 		(*out)[*n].env = NULL;
 		(*n)++;
 	}
@@ -224,6 +226,13 @@ static int add_run_samples(struct store *s, int run_id, int session, struct stat
 	return store_run_samples(s, run_id, add_sample, &k, e);
 }
 
+static int add_side_samples(struct store *s, const struct run_ref *r, struct stats_set *out,
+			    struct err *e)
+{
+	struct sample_sink k = {out, r->session};
+	return store_run_side_samples(s, r->id, r->base, add_sample, &k, e);
+}
+
 static bool same_env(const char *a, const char *b)
 {
 	return !a || !b || strcmp(a, b) == 0;
@@ -255,7 +264,7 @@ int measure_tree_set(struct store *s, const char *tree, const char *env, int ses
 		}
 		if (!out->env && runs[i].env)
 			stats_set_env(out, runs[i].env);
-		rc = add_run_samples(s, runs[i].id, runs[i].session, out, e);
+		rc = add_side_samples(s, &runs[i], out, e);
 	}
 	free_runs(runs, n);
 	return rc;

@@ -397,6 +397,8 @@ struct loop_confirm_run {
 	size_t pairs;          /* pairs in the comparisons so far */
 	int planned;           /* runs planned so far (2 per pair) */
 	bool best_turn;        /* the run going measures the best */
+	bool paired;           /* each run is a pair: the harness's base column is
+				* the best's commit, its new column the tree */
 	struct mrun m;
 	bool going;            /* m holds a started run */
 	struct stats_cmp cmp;
@@ -422,9 +424,15 @@ static void start_next(struct loop_confirm_run *s, bool best)
 {
 	struct ctx *c = &s->c;
 	struct err e = {0};
-	int rc = vcs_restore(c->vcs, best ? s->b.commit : s->snap, kpaths(c), c->status.nkernel, &e);
+	int rc = 0;
+	if (s->paired) /* the candidate stays; the harness measures the best itself */
+		best = false;
+	else
+		rc = vcs_restore(c->vcs, best ? s->b.commit : s->snap, kpaths(c),
+				 c->status.nkernel, &e);
 	if (rc == 0)
-		rc = mrun_start(c, &s->m, "confirm", best ? "best" : "cand", &e);
+		rc = mrun_start(c, &s->m, "confirm", s->paired ? "pair" : best ? "best" : "cand",
+				&e);
 	if (rc < 0) {
 		fail(s, rc, &e);
 		return;
@@ -433,11 +441,91 @@ static void start_next(struct loop_confirm_run *s, bool best)
 	s->going = true;
 }
 
+/* s with every "{best}" replaced by sha (caller frees). */
+static char *with_best(const char *s, const char *sha)
+{
+	struct sb out = SB_INIT;
+	sb_init(&out);
+	for (const char *p; (p = strstr(s, "{best}")); s = p + 6) {
+		sb_add(&out, s, (size_t)(p - s));
+		sb_adds(&out, sha);
+	}
+	sb_adds(&out, s);
+	return sb_detach(&out);
+}
+
+/* The first paired run of a confirm must have measured the best: a base
+ * value at every shape its new column has, and base values that agree with
+ * the best's own runs from other sessions (a base column that is really the
+ * work tree, or another commit, reads a change beyond the noise there).
+ * Checked once: every further look would be another chance of a false
+ * alarm, and a harness does not change its ref between runs. */
+static int paired_check(struct loop_confirm_run *s, struct err *e)
+{
+	struct ctx *c = &s->c;
+	struct stats_set bs = {0}, cs = {0}, bo = {0}, *all = NULL;
+	size_t na = 0;
+	int rc = measure_tree_set(c->st, s->b.tree, NULL, c->session, "best", &bs, e);
+	if (rc == 0)
+		rc = measure_tree_set(c->st, s->cand, NULL, c->session, "cand", &cs, e);
+	if (rc == 0)
+		rc = measure_tree_set(c->st, s->b.tree, bs.env, -c->session, NULL, &bo, e);
+	if (rc == 0)
+		rc = measure_history(c->st, bs.env, c->session, &all, &na, e);
+	for (size_t i = 0; rc == 0 && i < cs.nshapes; i++) {
+		const struct stats_shape *b = stats_set_find(&bs, cs.shapes[i].key);
+		bool ok = b && b->n == cs.shapes[i].n;
+		for (size_t k = 0; ok && k < b->n; k++)
+			ok = stats_time_ok(b->ms[k]);
+		if (!ok)
+			rc = err_set(e, ERR_HARNESS,
+				     "paired run %d printed no base time for %s: the harness did not "
+				     "measure the best's commit beside the candidate; confirm without "
+				     "--paired (or without {best} in the command)",
+				     c->nruns, cs.shapes[i].key);
+	}
+	if (rc == 0 && bo.nshapes) {
+		const struct stats_set **h = xcalloc(na ? na : 1, sizeof(*h));
+		for (size_t i = 0; i < na; i++)
+			h[i] = &all[i];
+		struct stats_opts o = {.threshold = c->contract->threshold, .history = h,
+				       .nhistory = na};
+		struct stats_cmp m;
+		stats_compare(&bo, &bs, &o, &m);
+		/* beyond the threshold and a 99 % band: a harness measuring
+		 * the right ref stops here about once in a hundred first runs */
+		double d = fabs(log(m.speedup)), wide = m.band * STATS_AGREE_Z / 1.959964;
+		if ((m.verdict == SV_FAST || m.verdict == SV_SLOW) && d - wide >= log1p(m.threshold))
+			rc = err_set(e, ERR_HARNESS,
+				     "paired run %d: its base column reads %.1f%% %s than the best's own "
+				     "runs (95%% interval %+.1f%% .. %+.1f%% time saved), beyond the "
+				     "noise: it did not measure the best's commit %.12s (a harness that "
+				     "benchmarks the installed package instead of the ref does this); "
+				     "confirm without --paired",
+				     c->nruns, 100 * fabs(m.gain), m.gain > 0 ? "faster" : "slower",
+				     100 * m.lo, 100 * m.hi, s->b.commit);
+		stats_cmp_release(&m);
+		free(h);
+	}
+	measure_history_release(all, na);
+	stats_set_release(&bs);
+	stats_set_release(&cs);
+	stats_set_release(&bo);
+	return rc;
+}
+
 /* The comparison over the pairs so far; false when no more are needed. */
 static bool compare(struct loop_confirm_run *s)
 {
 	struct ctx *c = &s->c;
 	struct err e = {0};
+	if (s->paired && s->pairs == 1) {
+		int rp = paired_check(s, &e);
+		if (rp < 0) {
+			fail(s, rp, &e);
+			return false;
+		}
+	}
 	if (s->have_cmp) {
 		stats_cmp_release(&s->cmp);
 		measure_target_release(&s->target);
@@ -453,9 +541,12 @@ static bool compare(struct loop_confirm_run *s)
 	s->have_cmp = true;
 	bool more = stats_confirm_more(&s->cmp, s->pairs, s->max_pairs);
 	if (c->o && c->o->progress) {
+		const char *next = more		       ? ", one more pair"
+				   : s->cmp.decided	       ? ", decided"
+				   : s->pairs >= s->max_pairs ? ", undecided at the cap of pairs"
+							       : "";
 		char *line = xasprintf("after pair %zu: %s%s (%s)", s->pairs,
-				       stats_verdict_name(s->cmp.verdict),
-				       more ? ", one more pair" : ", decided", s->cmp.why);
+				       stats_verdict_name(s->cmp.verdict), next, s->cmp.why);
 		c->o->progress(c->o->ctx, line);
 		free(line);
 	}
@@ -496,7 +587,7 @@ static void run_ended(struct loop_confirm_run *s)
 		s->finished = true;
 		return;
 	}
-	s->planned += 2;
+	s->planned += s->paired ? 1 : 2;
 	start_next(s, true);
 }
 
@@ -633,13 +724,29 @@ begun:
 	}
 	/* the swaps to come: recorded before the first file is written, so a
 	 * session cut off has its candidate put back by the next writer */
-	if (rc == 0)
+	/* the harness's own pair: {best} in the command, or --paired */
+	if (rc == 0 && (strstr(c->command, "{best}") || s->o.paired)) {
+		if (!s->b.commit) {
+			rc = err_set(e, ERR_REFUSED,
+				     "confirm refused: a paired run needs the best's commit, and "
+				     "iteration %d is not committed yet (optloop commit)",
+				     s->b.iter);
+		} else {
+			char *cmd = strstr(c->command, "{best}")
+					    ? with_best(c->command, s->b.commit)
+					    : xasprintf("%s --base %s", c->command, s->b.commit);
+			free(c->command);
+			c->command = cmd;
+			s->paired = true;
+		}
+	}
+	if (rc == 0 && !s->paired)
 		rc = store_intent_begin(c->st, "swap", s->iter, s->snap, s->b.commit, &s->intent, e);
 	if (rc < 0) {
 		confirm_run_free(s);
 		return rc;
 	}
-	s->planned = 2;
+	s->planned = s->paired ? 1 : 2;
 	start_next(s, true);
 	if (s->rc < 0) {
 		struct loop_session r;
@@ -689,7 +796,7 @@ void loop_confirm_progress(const struct loop_confirm_run *s, struct loop_confirm
 	p->iter = s->iter;
 	p->run = s->c.nruns + (s->going ? 1 : 0);
 	p->nruns = s->planned;
-	p->role = s->best_turn ? "best" : "cand";
+	p->role = s->paired ? "pair" : s->best_turn ? "best" : "cand";
 	p->pairs = s->pairs;
 	p->running = !s->finished;
 }

@@ -244,6 +244,7 @@ void store_env_release(struct store_env *v);
 struct store_tree_run {
 	int id, session;
 	char *role; /* NULL when none */
+	bool base;  /* a paired run: the tree's times are its base column */
 };
 int store_tree_runs(struct store *s, const char *tree, struct store_tree_run **out, size_t *n,
 		    struct err *e);
@@ -263,6 +264,11 @@ int store_usable_trees(struct store *s, char ***trees, size_t *n, struct err *e)
 int store_run_samples(struct store *s, int run_id,
 		      void (*fn)(void *ctx, const struct parse_row *r, double ms), void *ctx,
 		      struct err *e);
+/* The same for one side of a paired run: base_side reads the base (old)
+ * column, which may be NAN where the harness printed none. */
+int store_run_side_samples(struct store *s, int run_id, bool base_side,
+			   void (*fn)(void *ctx, const struct parse_row *r, double ms), void *ctx,
+			   struct err *e);
 /* A run's iteration, kernel tree (caller frees) and gate scope. */
 int store_run_info(struct store *s, int run_id, int *iter, char **tree, int *scope,
 		   struct err *e);

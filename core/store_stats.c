@@ -145,11 +145,19 @@ int store_tree_runs(struct store *s, const char *tree, struct store_tree_run **o
 	size_t cap = 0;
 	*out = NULL;
 	*n = 0;
-	int rc = prep(s, "SELECT r.id, COALESCE(sr.session, r.id), sr.role FROM runs r"
+	/* A paired run (role "pair": the harness measured the best's commit in
+	 * its base column and the work tree in its new one) is a candidate run
+	 * of its own tree and a best run of its confirm's best tree. */
+	int rc = prep(s, "SELECT r.id, COALESCE(sr.session, r.id),"
+			 " CASE sr.role WHEN 'pair' THEN 'cand' ELSE sr.role END, 0 FROM runs r"
 			 " LEFT JOIN stats_runs sr ON sr.run_id = r.id"
-			 " WHERE r.tree = ? AND" USABLE_RUN " ORDER BY r.id", &st, e);
+			 " WHERE r.tree = ?1 AND" USABLE_RUN
+			 " UNION ALL SELECT r.id, sr.session, 'best', 1 FROM runs r"
+			 " JOIN stats_runs sr ON sr.run_id = r.id AND sr.role = 'pair'"
+			 " JOIN stats_confirms c ON c.session = sr.session AND c.best_tree = ?1"
+			 " WHERE" USABLE_RUN " ORDER BY 1", &st, e);
 	if (rc == ERR_NOTFOUND) /* no stats_runs: every run is its own session */
-		rc = prep(s, "SELECT r.id, r.id, NULL FROM runs r WHERE r.tree = ? AND" USABLE_RUN
+		rc = prep(s, "SELECT r.id, r.id, NULL, 0 FROM runs r WHERE r.tree = ?1 AND" USABLE_RUN
 			     " ORDER BY r.id", &st, e);
 	if (rc < 0)
 		return rc;
@@ -163,6 +171,7 @@ int store_tree_runs(struct store *s, const char *tree, struct store_tree_run **o
 			.id = sqlite3_column_int(st, 0),
 			.session = sqlite3_column_int(st, 1),
 			.role = col_text(st, 2),
+			.base = sqlite3_column_int(st, 3) != 0,
 		};
 		(*n)++;
 	}
@@ -198,6 +207,13 @@ int store_run_samples(struct store *s, int run_id,
 		      void (*fn)(void *ctx, const struct parse_row *r, double ms), void *ctx,
 		      struct err *e)
 {
+	return store_run_side_samples(s, run_id, false, fn, ctx, e);
+}
+
+int store_run_side_samples(struct store *s, int run_id, bool base_side,
+			   void (*fn)(void *ctx, const struct parse_row *r, double ms), void *ctx,
+			   struct err *e)
+{
 	sqlite3_stmt *st;
 	int rc = prep(s, "SELECT mode, B, T, H, D, L, op, base_ms, new_ms FROM samples"
 			 " WHERE run_id = ? ORDER BY id", &st, e);
@@ -214,7 +230,10 @@ int store_run_samples(struct store *s, int run_id,
 					: (long)sqlite3_column_int64(st, 1 + i);
 		r.op = (char *)sqlite3_column_text(st, 6);
 		double base = col_real(st, 7), nw = col_real(st, 8);
-		fn(ctx, &r, isnan(nw) ? base : nw);
+		if (base_side)
+			fn(ctx, &r, base);
+		else
+			fn(ctx, &r, isnan(nw) ? base : nw);
 	}
 	sqlite3_finalize(st);
 	return 0;

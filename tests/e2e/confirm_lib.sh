@@ -65,7 +65,7 @@ confirm_setup() {
 		--naive ops/linear_attn/naive.c --verify "$verify" >/dev/null
 	"$OPTLOOP" contract --set "target=all three shapes, 1.2x" --set languages=C \
 		--set "promotion=full gate, confirmed win" >/dev/null
-	DEMO_BENCH_WARMUP_MS=1 DEMO_BENCH_REP_MS=1 "$OPTLOOP" verify >/dev/null 2>&1
+	DEMO_BENCH_WARMUP_MS=1 DEMO_BENCH_REP_MS=${SETUP_REP_MS:-1} "$OPTLOOP" verify >/dev/null 2>&1
 	"$OPTLOOP" log --direction baseline --status base >/dev/null && "$OPTLOOP" commit >/dev/null
 	t_is "baseline logged and committed" \
 		"$("$OPTLOOP" status --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["state"])')" ready

@@ -16,7 +16,7 @@ t_screen "the workbench opens on the demo" 'iter 1 · EDITING'
 tui_keys v
 t_screen "verify runs and finishes" 'finished .* gate pass' 120
 tui_keys C
-t_screen "the confirm's first run measures the best" 'confirm run 1/6 \(best\)' 30
+t_screen "the confirm's first run measures the best" 'confirm run 1/[0-9]+ \(best\)' 30
 t_screen "its benchmark is going" 'Warming up|Benchmarking|Machine:' 30
 t_unlike "the best is in the work tree for its run" "$(sha1sum "$kernel")" "^${cand%% *}"
 tui_keys x
@@ -37,7 +37,7 @@ t_is "the cancel is in the event log" \
 
 # q during a confirm asks, a second q cancels and quits.
 tui_keys C
-t_screen "a second confirm starts" 'confirm run 1/6 \(best\)' 30
+t_screen "a second confirm starts" 'confirm run 1/[0-9]+ \(best\)' 30
 tui_keys q
 t_screen "q during the confirm asks first" 'a confirm run is going: press q again to cancel it and quit'
 tui_keys q

@@ -64,13 +64,18 @@ int cmd_confirm(struct cli *cli, int argc, char **argv)
 			 "the best against the baseline commit: the promotion verdict"),
 		CLI_INT("--max-pairs", &pairs, "N", CONFIRM_PAIRS, 60,
 			"stop after N best/candidate pairs at the most (default 8)"),
+		CLI_FLAG("--paired", &o.paired,
+			 "one run is a pair: the command gets --base <the best's commit> and the "
+			 "harness measures that ref beside the work tree (FLA's verify, the demo's); "
+			 "{best} in the command puts the commit there instead"),
 		CLI_TEXT("--cmd", &o.command, "CMD",
 			 "the measuring command (default: the contract's validation command with "
 			 "--no-gate)"),
 		CLI_FLAG("--json", &json, "print the comparison as JSON"),
 		CLI_END,
 	};
-	static const char *const examples[] = {"confirm", "confirm --baseline", NULL};
+	static const char *const examples[] = {"confirm", "confirm --baseline", "confirm --paired",
+					       NULL};
 	struct cli_cmd c = {
 		.name = "confirm",
 		.opts = opts,

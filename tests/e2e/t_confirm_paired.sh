@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# The harness's own paired run (demo project, whose verify takes --base REF
+# as FLA's does): confirm --paired runs the candidate only, each run
+# measuring the best's commit in its base column beside the work tree, so
+# one run is one pair; the cost counts it as two measurements.  A base
+# column that did not measure the best (no column, or another kernel) is
+# refused, and nothing is judged from it.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/confirm_lib.sh"
+
+# every run with the same benchmark settings: the base column is checked
+# against the best's own runs
+SETUP_REP_MS=20 confirm_setup
+cand=$(sha1sum "$kernel")
+export DEMO_BENCH_WARMUP_MS=1 DEMO_BENCH_REP_MS=20
+"$OPTLOOP" verify >/dev/null 2>&1
+best=$(git rev-parse HEAD)
+jq_() { python3 -c 'import json,sys; j=json.load(sys.stdin); print(eval(sys.argv[1]))' "$1"; }
+
+out=$("$OPTLOOP" confirm --paired --json 2>"$T_TMP/err"); rc=$?
+sed 's/^/# /' "$T_TMP/err" | grep -E "after pair|optloop:"
+t_is "a paired confirm of a 1.33x win promotes (exit 0)" "$rc $(printf '%s' "$out" | jq_ 'j["verdict"]')" "0 fast"
+t_is "one run is one pair" "$(printf '%s' "$out" | jq_ 'j["runs"] == j["pairs"] >= 1')" True
+t_is "every run measured both kernels in its own session" \
+	"$(sqlite3 "$db" "SELECT group_concat(DISTINCT role) FROM stats_runs WHERE session = $(printf '%s' "$out" | jq_ 'j["session"]')")" pair
+t_like "the command carried the best's commit" \
+	"$(sqlite3 "$db" "SELECT command FROM runs WHERE kind = 'confirm' ORDER BY id DESC LIMIT 1")" \
+	"--no-gate --base $best\$"
+t_is "the candidate never left the work tree" "$(sha1sum "$kernel")" "$cand"
+t_is "no swap was recorded: nothing to put back" "$(sqlite3 "$db" "SELECT count(*) FROM tree_intents WHERE kind = 'swap'")" 0
+t_like "the base column is the best: the confirm reads the 4-to-3 win" \
+	"$(printf '%s' "$out" | jq_ 'round(j["speedup"], 2)')" '^1\.(2[5-9]|3[0-9]|4[0-1])$'
+cost=$("$OPTLOOP" status --json | jq_ 'j["cost"]["iteration"]')
+t_like "the cost counts a paired run as two measurements" "$cost" "'measurements': $(($(printf '%s' "$out" | jq_ 'j["runs"]') * 2 + 1)),"
+
+t_done
