@@ -169,7 +169,7 @@ struct run_ref {
 
 /* Runs of a tree: ids, sessions and environments. */
 static int tree_runs(struct store *s, const char *tree, int session_only, const char *role,
-		     struct run_ref **out, size_t *n, struct err *e)
+		     int upto, struct run_ref **out, size_t *n, struct err *e)
 {
 	struct store_tree_run *v;
 	size_t nv;
@@ -183,6 +183,8 @@ static int tree_runs(struct store *s, const char *tree, int session_only, const 
 		if (session_only > 0 && v[i].session != session_only)
 			continue;
 		if (session_only < 0 && v[i].session == -session_only)
+			continue;
+		if (upto > 0 && v[i].id > upto)
 			continue;
 		if (role && (!v[i].role || strcmp(v[i].role, role) != 0))
 			continue;
@@ -241,12 +243,18 @@ static bool same_env(const char *a, const char *b)
 int measure_tree_set(struct store *s, const char *tree, const char *env, int session_only,
 		     const char *role, struct stats_set *out, struct err *e)
 {
+	return measure_tree_set_upto(s, tree, env, session_only, role, 0, out, e);
+}
+
+int measure_tree_set_upto(struct store *s, const char *tree, const char *env, int session_only,
+			  const char *role, int upto, struct stats_set *out, struct err *e)
+{
 	struct run_ref *runs;
 	size_t n;
 	memset(out, 0, sizeof(*out));
 	if (!tree)
 		return 0;
-	int rc = tree_runs(s, tree, session_only, role, &runs, &n, e);
+	int rc = tree_runs(s, tree, session_only, role, upto, &runs, &n, e);
 	if (rc < 0)
 		return rc;
 	bool any_match = false;
@@ -317,7 +325,8 @@ int measure_best(struct store *s, struct measure_best *b, struct err *e)
 
 /* Trees of every other kernel state measured in env, as history groups. */
 static int history_sets(struct store *s, const char *env, const char *skip1, const char *skip2,
-			int session_only, struct stats_set **out, size_t *n, struct err *e)
+			int session_only, int upto, struct stats_set **out, size_t *n,
+			struct err *e)
 {
 	char **trees;
 	size_t nt;
@@ -330,7 +339,8 @@ static int history_sets(struct store *s, const char *env, const char *skip1, con
 	for (size_t i = 0; i < nt; i++) {
 		const char *t = trees[i];
 		if (rc == 0 && !(skip1 && !strcmp(t, skip1)) && !(skip2 && !strcmp(t, skip2))) {
-			rc = measure_tree_set(s, t, env, session_only, NULL, &(*out)[*n], e);
+			rc = measure_tree_set_upto(s, t, env, session_only, NULL, upto, &(*out)[*n],
+						   e);
 			(*n)++;
 		}
 		free(trees[i]);
@@ -339,10 +349,11 @@ static int history_sets(struct store *s, const char *env, const char *skip1, con
 	return rc;
 }
 
-int measure_history(struct store *s, const char *env, int skip_session, struct stats_set **out,
-		    size_t *n, struct err *e)
+int measure_history(struct store *s, const char *env, int skip_session, int upto,
+		    struct stats_set **out, size_t *n, struct err *e)
 {
-	return history_sets(s, env, NULL, NULL, skip_session > 0 ? -skip_session : 0, out, n, e);
+	return history_sets(s, env, NULL, NULL, skip_session > 0 ? -skip_session : 0, upto, out, n,
+			    e);
 }
 
 void measure_history_release(struct stats_set *h, size_t n)
@@ -358,21 +369,24 @@ int measure_confirm_compare(struct store *s, const char *best_tree, const char *
 {
 	struct stats_set bs = {0}, cs = {0}, bo = {0}, co = {0}, *hist = NULL, *others = NULL;
 	size_t nh = 0, no = 0;
+	/* what the store held when the session's last run ended: the same
+	 * numbers whenever it is read again, later sessions or not */
+	int upto = store_session_last_run(s, session);
 	int rc = measure_tree_set(s, best_tree, NULL, session, "best", &bs, e);
 	if (rc == 0)
 		rc = measure_tree_set(s, cand_tree, NULL, session, "cand", &cs, e);
 	if (rc == 0)
-		rc = measure_history(s, bs.env, session, &hist, &nh, e);
+		rc = measure_history(s, bs.env, session, upto, &hist, &nh, e);
 	/* the same two kernels over their other sessions: the screen the
 	 * session must agree with while it is short */
 	if (rc == 0)
-		rc = measure_tree_set(s, best_tree, bs.env, -session, NULL, &bo, e);
+		rc = measure_tree_set_upto(s, best_tree, bs.env, -session, NULL, upto, &bo, e);
 	if (rc == 0)
-		rc = measure_tree_set(s, cand_tree, bs.env, -session, NULL, &co, e);
+		rc = measure_tree_set_upto(s, cand_tree, bs.env, -session, NULL, upto, &co, e);
 	/* its noise: every session of every kernel, this one's too (the spread
 	 * between sessions is what a screen meets) */
 	if (rc == 0)
-		rc = history_sets(s, bs.env, NULL, NULL, 0, &others, &no, e);
+		rc = history_sets(s, bs.env, NULL, NULL, 0, upto, &others, &no, e);
 	if (rc == 0) {
 		const struct stats_set **h = xcalloc(nh ? nh : 1, sizeof(*h));
 		const struct stats_set **ho = xcalloc(no ? no : 1, sizeof(*ho));
@@ -448,7 +462,7 @@ int measure_judge_run(struct store *s, int run_id, double threshold, struct stat
 	if (rc == 0 && best.have && best.tree)
 		rc = measure_tree_set(s, best.tree, env, 0, NULL, &bset, e);
 	if (rc == 0)
-		rc = history_sets(s, env, best.tree, tree, 0, &hist, &nh, e);
+		rc = history_sets(s, env, best.tree, tree, 0, 0, &hist, &nh, e);
 	if (rc == 0) {
 		const struct stats_set **h = xcalloc(nh ? nh : 1, sizeof(*h));
 		for (size_t i = 0; i < nh; i++)
@@ -496,7 +510,7 @@ int measure_noise_band(struct store *s, const char *shape, double centre, struct
 	if (rc == 0 && best.have && best.tree && stats_time_ok(best.bench_ms))
 		rc = measure_tree_set(s, best.tree, NULL, 0, NULL, &bset, e);
 	if (rc == 0 && bset.nshapes)
-		rc = history_sets(s, bset.env, best.tree, NULL, 0, &hist, &nh, e);
+		rc = history_sets(s, bset.env, best.tree, NULL, 0, 0, &hist, &nh, e);
 	if (rc == 0 && bset.nshapes) {
 		/* the groups a verdict against the best pools, less the candidate */
 		const struct stats_set **g = xcalloc(nh + 1, sizeof(*g));

@@ -71,12 +71,16 @@ char *measure_shape_key(const struct parse_row *r);
 int measure_tree_set(struct store *s, const char *tree, const char *env, int session_only,
 		     const char *role, struct stats_set *out, struct err *e);
 
+/* measure_tree_set over the runs up to run id upto (0: all). */
+int measure_tree_set_upto(struct store *s, const char *tree, const char *env, int session_only,
+			  const char *role, int upto, struct stats_set *out, struct err *e);
 /* Every kernel state's runs in env (each a set, as measure_tree_set),
- * leaving out the runs of session skip_session (> 0): the history a
- * session's own comparison pools its noise with.  Release with
+ * leaving out the runs of session skip_session (> 0) and, with upto > 0,
+ * every run after run upto: the history a session's own comparison pools
+ * its noise with.  Release with
  * measure_history_release. */
-int measure_history(struct store *s, const char *env, int skip_session, struct stats_set **out,
-		    size_t *n, struct err *e);
+int measure_history(struct store *s, const char *env, int skip_session, int upto,
+		    struct stats_set **out, size_t *n, struct err *e);
 void measure_history_release(struct stats_set *h, size_t n);
 
 /* The one comparison of a confirm session: best's and candidate's runs of

@@ -471,7 +471,7 @@ static int paired_check(struct loop_confirm_run *s, struct err *e)
 	if (rc == 0)
 		rc = measure_tree_set(c->st, s->b.tree, bs.env, -c->session, NULL, &bo, e);
 	if (rc == 0)
-		rc = measure_history(c->st, bs.env, c->session, &all, &na, e);
+		rc = measure_history(c->st, bs.env, c->session, 0, &all, &na, e);
 	for (size_t i = 0; rc == 0 && i < cs.nshapes; i++) {
 		const struct stats_shape *b = stats_set_find(&bs, cs.shapes[i].key);
 		bool ok = b && b->n == cs.shapes[i].n;

@@ -258,6 +258,8 @@ int store_run_costs(struct store *s,
 		    void (*fn)(void *ctx, int iter, const char *kind, int runs, int paired,
 			       double seconds),
 		    void *ctx, struct err *e);
+/* The id of the last run of a measuring session (0: none, or unknown). */
+int store_session_last_run(struct store *s, int session);
 int store_usable_trees(struct store *s, char ***trees, size_t *n, struct err *e);
 /* Each sample of a run, in order, with its time (the new column, else the
  * base one); r's strings live only during the call. */

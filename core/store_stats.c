@@ -561,3 +561,17 @@ int store_run_costs(struct store *s,
 	sqlite3_finalize(st);
 	return 0;
 }
+
+int store_session_last_run(struct store *s, int session)
+{
+	sqlite3_stmt *st;
+	int last = 0;
+	if (session <= 0 || prep(s, "SELECT MAX(run_id) FROM stats_runs WHERE session = ?", &st,
+				 NULL) < 0)
+		return 0;
+	sqlite3_bind_int(st, 1, session);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		last = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	return last;
+}
