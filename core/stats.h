@@ -180,8 +180,8 @@ struct stats_opts {
 	 * sessions (the candidate's verify against the best's history), or
 	 * NULL.  One run can meet interference (H200: one run in 46 read 8 %
 	 * slow at one shape); until the session holds STATS_ROBUST_RUNS runs a
-	 * side, so that its medians resist one such run, the test decides only
-	 * when the session agrees with this comparison. */
+	 * side, so that its estimate resists one such run, the test decides
+	 * only when the session agrees with this comparison. */
 	const struct stats_cmp *screen;
 	/* Groups whose spread between sessions stands in for the spread within
 	 * one while no session has repeated a kernel (each kernel's runs over
@@ -189,7 +189,7 @@ struct stats_opts {
 	const struct stats_set *const *across;
 	size_t nacross;
 };
-#define STATS_ROBUST_RUNS 3
+#define STATS_ROBUST_RUNS 4 /* one disturbed pair in four: under half the Walsh averages */
 #define STATS_AGREE_Z 2.576 /* the agreement check's two-sided 99 % quantile */
 
 struct stats_shape_cmp {

@@ -381,6 +381,15 @@ static void run_once(const struct regime *r, double factor, double s, int sessio
 	}
 }
 
+static void set_copy(struct stats_set *to, const struct stats_set *from)
+{
+	stats_set_release(to);
+	for (size_t k = 0; k < from->nshapes; k++)
+		for (size_t i = 0; i < from->shapes[k].n; i++)
+			stats_set_add_run(to, from->shapes[k].key, from->shapes[k].ms[i],
+					  from->shapes[k].session[i]);
+}
+
 /* ---- the rule optloop had before: interval-only verdicts, batches of
  * three pairs up to nine, no history ---- */
 
@@ -480,15 +489,18 @@ static void one_workspace(const struct regime *r, double effect, struct loop_tal
 		 * measure_confirm_compare reads; its runs join the store */
 		t->now.runs += 1;
 		if (stats_wants_confirm(&screen)) {
-			struct stats_set bs = {0}, cs = {0}, bo = {0}, co = {0};
+			/* bs, cs: this session; bl, cl: every session of the two
+			 * kernels, this one's too */
+			struct stats_set bs = {0}, cs = {0}, bl = {0}, cl = {0};
 			struct stats_cmp c = {0};
 			double s = r->shift * normal();
 			int cs_id = session++;
 			t->now.confirms++;
-			stats_set_release(&bo);
+			set_copy(&bl, &best);
+			set_copy(&cl, cs_all);
 			for (size_t pairs = 1;; pairs++) {
-				run_once(r, 1.0, s, cs_id, &bs, NULL);
-				run_once(r, cand, s, cs_id, &cs, NULL);
+				run_once(r, 1.0, s, cs_id, &bs, &bl);
+				run_once(r, cand, s, cs_id, &cs, &cl);
 				t->now.runs += 2;
 				/* other sessions of the two kernels, and everything */
 				const struct stats_set *hist[DECISIONS + 2], *across[DECISIONS + 3];
@@ -497,15 +509,13 @@ static void one_workspace(const struct regime *r, double effect, struct loop_tal
 				hist[nh++] = cs_all;
 				for (int i = 0; i < d; i++)
 					hist[nh++] = &cands[i];
-				across[na++] = &best;
-				across[na++] = cs_all;
-				across[na++] = &bs;
-				across[na++] = &cs;
+				across[na++] = &bl;
+				across[na++] = &cl;
 				for (int i = 0; i < d; i++)
 					across[na++] = &cands[i];
 				struct stats_cmp scr;
 				struct stats_opts oo = {.history = across, .nhistory = na};
-				stats_compare(&best, cs_all, &oo, &scr);
+				stats_compare(&best, cs_all, &oo, &scr); /* other sessions */
 				struct stats_opts o = {.history = hist,
 						       .nhistory = nh,
 						       .sequential = true,
@@ -525,17 +535,12 @@ static void one_workspace(const struct regime *r, double effect, struct loop_tal
 					stats_verdict_name(c.verdict), c.llr, c.disagrees, c.se, c.why);
 			stats_cmp_release(&c);
 			/* the session's runs are in the store from now on */
-			for (int k = 0; k < r->nshapes; k++) {
-				const struct stats_shape *x = stats_set_find(&bs, r->keys[k]);
-				const struct stats_shape *y = stats_set_find(&cs, r->keys[k]);
-				for (size_t i = 0; x && i < x->n; i++)
-					stats_set_add_run(&best, r->keys[k], x->ms[i], cs_id);
-				for (size_t i = 0; y && i < y->n; i++)
-					stats_set_add_run(cs_all, r->keys[k], y->ms[i], cs_id);
-			}
+			set_copy(&best, &bl);
+			set_copy(cs_all, &cl);
 			stats_set_release(&bs);
 			stats_set_release(&cs);
-			stats_set_release(&co);
+			stats_set_release(&bl);
+			stats_set_release(&cl);
 		}
 		stats_cmp_release(&screen);
 	}
