@@ -114,6 +114,7 @@ bool log_row_is_win(const struct log_row *r);
  * a time, up to CONFIRM_MAX_PAIRS by default (core/stats.h has the rule). */
 #define CONFIRM_PAIRS 1
 #define CONFIRM_MAX_PAIRS 8
+#define CONFIRM_MAX_LOOKS 16 /* the most pairs a confirm may be asked for */
 
 /* ---- the bench-per-iteration chart ----
  *

@@ -455,23 +455,19 @@ static char *with_best(const char *s, const char *sha)
 }
 
 /* The first paired run of a confirm must have measured the best: a base
- * value at every shape its new column has, and base values that agree with
- * the best's own runs from other sessions (a base column that is really the
- * work tree, or another commit, reads a change beyond the noise there).
- * Checked once: every further look would be another chance of a false
- * alarm, and a harness does not change its ref between runs. */
+ * time at every shape its new column has; and its pair must tell the story
+ * the candidate's other runs tell (its verify against the best's history).
+ * A base column that is really the work tree reads no change where the
+ * screen read one (any shift of this session moves both columns alike, so
+ * it cancels); a gap past the threshold and a 99 % band is refused.
+ * Checked once: a harness does not change its ref between runs. */
 static int paired_check(struct loop_confirm_run *s, struct err *e)
 {
 	struct ctx *c = &s->c;
-	struct stats_set bs = {0}, cs = {0}, bo = {0}, *all = NULL;
-	size_t na = 0;
+	struct stats_set bs = {0}, cs = {0};
 	int rc = measure_tree_set(c->st, s->b.tree, NULL, c->session, "best", &bs, e);
 	if (rc == 0)
 		rc = measure_tree_set(c->st, s->cand, NULL, c->session, "cand", &cs, e);
-	if (rc == 0)
-		rc = measure_tree_set(c->st, s->b.tree, bs.env, -c->session, NULL, &bo, e);
-	if (rc == 0)
-		rc = measure_history(c->st, bs.env, c->session, 0, &all, &na, e);
 	for (size_t i = 0; rc == 0 && i < cs.nshapes; i++) {
 		const struct stats_shape *b = stats_set_find(&bs, cs.shapes[i].key);
 		bool ok = b && b->n == cs.shapes[i].n;
@@ -484,34 +480,24 @@ static int paired_check(struct loop_confirm_run *s, struct err *e)
 				     "--paired (or without {best} in the command)",
 				     c->nruns, cs.shapes[i].key);
 	}
-	if (rc == 0 && bo.nshapes) {
-		const struct stats_set **h = xcalloc(na ? na : 1, sizeof(*h));
-		for (size_t i = 0; i < na; i++)
-			h[i] = &all[i];
-		struct stats_opts o = {.threshold = c->contract->threshold, .history = h,
-				       .nhistory = na};
-		struct stats_cmp m;
-		stats_compare(&bo, &bs, &o, &m);
-		/* beyond the threshold and a 99 % band: a harness measuring
-		 * the right ref stops here about once in a hundred first runs */
-		double d = fabs(log(m.speedup)), wide = m.band * STATS_AGREE_Z / 1.959964;
-		if ((m.verdict == SV_FAST || m.verdict == SV_SLOW) && d - wide >= log1p(m.threshold))
-			rc = err_set(e, ERR_HARNESS,
-				     "paired run %d: its base column reads %.1f%% %s than the best's own "
-				     "runs (95%% interval %+.1f%% .. %+.1f%% time saved), beyond the "
-				     "noise: it did not measure the best's commit %.12s (a harness that "
-				     "benchmarks the installed package instead of the ref does this); "
-				     "confirm without --paired",
-				     c->nruns, 100 * fabs(m.gain), m.gain > 0 ? "faster" : "slower",
-				     100 * m.lo, 100 * m.hi, s->b.commit);
-		stats_cmp_release(&m);
-		free(h);
-	}
-	measure_history_release(all, na);
 	stats_set_release(&bs);
 	stats_set_release(&cs);
-	stats_set_release(&bo);
 	return rc;
+}
+
+static int paired_agrees(struct loop_confirm_run *s, struct err *e)
+{
+	const struct stats_cmp *m = &s->cmp;
+	if (!isfinite(m->screen_gap) || m->screen_gap - m->screen_tol < log1p(m->threshold))
+		return 0;
+	return err_set(e, ERR_HARNESS,
+		       "paired run %d reads %+.1f%% (its base column against the work tree), "
+		       "%.1f%% away from what the candidate's verify read against the best's own "
+		       "runs, beyond the threshold and the noise: its base column did not measure "
+		       "the best's commit %.12s (a harness that benchmarks the installed package "
+		       "instead of the ref does this), or the run met interference; confirm "
+		       "--paired again, or confirm without --paired",
+		       s->c.nruns, 100 * m->gain, 100 * expm1(m->screen_gap), s->b.commit);
 }
 
 /* The comparison over the pairs so far; false when no more are needed. */
@@ -539,6 +525,10 @@ static bool compare(struct loop_confirm_run *s)
 		return false;
 	}
 	s->have_cmp = true;
+	if (s->paired && s->pairs == 1 && (rc = paired_agrees(s, &e)) < 0) {
+		fail(s, rc, &e);
+		return false;
+	}
 	bool more = stats_confirm_more(&s->cmp, s->pairs, s->max_pairs);
 	if (c->o && c->o->progress) {
 		const char *next = more		       ? ", one more pair"

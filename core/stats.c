@@ -115,6 +115,50 @@ double stats_t975(int dof)
 	return z + (z3 + z) / (4 * v) + (5 * z5 + 16 * z3 + 3 * z) / (96 * v * v);
 }
 
+/* Standard normal quantile (Acklam's rational approximation, relative
+ * error under 1.2e-9). */
+static double normal_quantile(double p)
+{
+	static const double a[] = {-3.969683028665376e+01, 2.209460984245205e+02,
+				   -2.759285104469687e+02, 1.383577518672690e+02,
+				   -3.066479806614716e+01, 2.506628277459239e+00};
+	static const double b[] = {-5.447609879822406e+01, 1.615858368580409e+02,
+				   -1.556989798598866e+02, 6.680131188771972e+01,
+				   -1.328068155288572e+01};
+	static const double c[] = {-7.784894002430293e-03, -3.223964580411365e-01,
+				   -2.400758277161838e+00, -2.549732539343734e+00,
+				   4.374664141464968e+00,  2.938163982698783e+00};
+	static const double d[] = {7.784695709041462e-03, 3.224671290700398e-01,
+				   2.445134137142996e+00, 3.754408661907416e+00};
+	if (p <= 0 || p >= 1)
+		return p <= 0 ? -INFINITY : INFINITY;
+	if (p < 0.02425 || p > 1 - 0.02425) {
+		double q = sqrt(-2 * log(p < 0.5 ? p : 1 - p));
+		double x = (((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) /
+			   ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1);
+		return p < 0.5 ? x : -x;
+	}
+	double q = p - 0.5, r = q * q;
+	return (((((a[0] * r + a[1]) * r + a[2]) * r + a[3]) * r + a[4]) * r + a[5]) * q /
+	       (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1);
+}
+
+double stats_t_quantile(double p, int dof)
+{
+	double z = normal_quantile(p);
+	if (dof <= 0)
+		return z;
+	if (dof == 1)
+		return tan(M_PI * (p - 0.5));
+	if (dof == 2)
+		return (2 * p - 1) / sqrt(2 * p * (1 - p));
+	/* Cornish-Fisher to the fourth term (errs on the wide side for few
+	 * degrees of freedom and extreme p, which only makes it stricter) */
+	double v = dof, z2 = z * z, z3 = z2 * z, z5 = z3 * z2, z7 = z5 * z2;
+	return z + (z3 + z) / (4 * v) + (5 * z5 + 16 * z3 + 3 * z) / (96 * v * v) +
+	       (3 * z7 + 19 * z5 + 17 * z3 - 15 * z) / (384 * v * v * v);
+}
+
 bool stats_time_ok(double ms)
 {
 	return isfinite(ms) && ms > 0;
@@ -428,6 +472,7 @@ void stats_compare(const struct stats_set *best, const struct stats_set *cand,
 	out->threshold = thr;
 	out->worst = -1;
 	out->speedup = out->gain = out->lo = out->hi = out->band = out->llr = out->se = NAN;
+	out->screen_gap = out->screen_tol = NAN;
 	out->noise_runs = -1;
 
 	for (size_t i = 0; best && i < best->nshapes; i++)
@@ -554,7 +599,13 @@ void stats_compare(const struct stats_set *best, const struct stats_set *cand,
 			out->llr = (d1 - d0) * (d - 0.5 * (d0 + d1)) / (se * se);
 		}
 		bool seq = o && o->sequential && isfinite(out->llr);
-		bool win_ok = !seq || out->llr >= log((1 - STATS_SEQ_BETA) / STATS_SEQ_ALPHA);
+		/* A win is accepted by the ratio test, or by a lower bound that
+		 * holds under every look to the cap (Bonferroni over the looks):
+		 * the ratio test is quick near its two hypotheses, the bound when
+		 * the change is far past them. */
+		double tb = stats_t_quantile(1 - STATS_SEQ_ALPHA / STATS_SEQ_LOOKS, out->dof);
+		bool win_ok = !seq || out->llr >= log((1 - STATS_SEQ_BETA) / STATS_SEQ_ALPHA) ||
+			      d - tb * se >= thr_win;
 		if (d - out->band >= thr_win && win_ok)
 			out->verdict = SV_FAST;
 		else if (d + out->band <= -thr_loss)
@@ -577,15 +628,16 @@ void stats_compare(const struct stats_set *best, const struct stats_set *cand,
 			}
 		}
 		const struct stats_cmp *sc = o ? o->screen : NULL;
-		if (seq && out->decided && fewest < STATS_ROBUST_RUNS && sc && sc->ncommon &&
-		    isfinite(sc->speedup) && isfinite(sc->se)) {
-			double gap = fabs(d - log(sc->speedup));
-			if (gap > STATS_AGREE_Z * sqrt(se * se + sc->se * sc->se)) {
-				out->disagrees = true;
-				out->decided = false;
-				if (out->verdict == SV_FAST)
-					out->verdict = SV_AMBIGUOUS;
-			}
+		if (seq && sc && sc->ncommon && isfinite(sc->speedup) && isfinite(sc->se)) {
+			out->screen_gap = fabs(d - log(sc->speedup));
+			out->screen_tol = STATS_AGREE_Z * sqrt(se * se + sc->se * sc->se);
+		}
+		if (seq && out->decided && fewest < STATS_ROBUST_RUNS &&
+		    out->screen_gap > out->screen_tol) {
+			out->disagrees = true;
+			out->decided = false;
+			if (out->verdict == SV_FAST)
+				out->verdict = SV_AMBIGUOUS;
 		}
 	}
 	if (out->noise_runs < 0)
@@ -801,8 +853,10 @@ json_t *stats_cmp_json(const struct stats_cmp *c)
 					      "the threshold",
 					      "llr", c->llr, "decided", c->decided, "alpha",
 					      STATS_SEQ_ALPHA, "beta", STATS_SEQ_BETA));
-		json_object_set_new(json_object_get(o, "sequential"), "disagrees",
-				    json_boolean(c->disagrees));
+		json_t *sq = json_object_get(o, "sequential");
+		json_object_set_new(sq, "disagrees", json_boolean(c->disagrees));
+		json_object_set_new(sq, "screen_gap", num_or_null(c->screen_gap));
+		json_object_set_new(sq, "screen_tol", num_or_null(c->screen_tol));
 	}
 	for (size_t i = 0; i < c->nshapes; i++) {
 		const struct stats_shape_cmp *s = &c->shapes[i];

@@ -16,7 +16,9 @@
  * are not root-summed) and t the 95 % Student quantile:
  *
  *   FAST       the whole interval is a win of at least the threshold (and,
- *              in a sequential comparison, the test below accepted a win)
+ *              in a sequential comparison, the ratio test accepted the win
+ *              or a lower bound valid under every look to the cap clears
+ *              the threshold: α at each, 2α in all)
  *   SLOW       the whole interval is a loss of at least the threshold
  *   SAME       the change itself is below the threshold (|D| under it): too
  *              small to matter whatever the noise, so no confirm is offered
@@ -51,8 +53,9 @@ struct sb;
  * sequential probability ratio test on the log speedup D, H0 "a change of
  * exactly the threshold" against H1 "twice the threshold", with the error
  * rates below at those two points (smaller beyond them). */
-#define STATS_SEQ_ALPHA 0.005 /* a promotion at a change of the threshold or less */
+#define STATS_SEQ_ALPHA 0.005 /* a promotion at a change of the threshold or less, per stop */
 #define STATS_SEQ_BETA 0.05   /* a stop as "no win" at twice the threshold */
+#define STATS_SEQ_LOOKS CONFIRM_MAX_LOOKS /* the most pairs a confirm may look at */
 
 /* ---- estimators on plain arrays (NAN where undefined) ---- */
 
@@ -71,6 +74,9 @@ double stats_spread(const double *x, size_t n);
 /* Two-sided 95 % Student t quantile for dof degrees of freedom (dof ≤ 0:
  * the normal 1.96). */
 double stats_t975(int dof);
+/* The p quantile of Student's t with dof degrees of freedom (dof ≤ 0: the
+ * normal's), 0 < p < 1. */
+double stats_t_quantile(double p, int dof);
 
 struct stats_summary {
 	size_t n;
@@ -221,6 +227,9 @@ struct stats_cmp {
 	double llr;
 	bool decided;
 	bool disagrees;      /* the session disagrees with opts.screen (not decided) */
+	/* |D − D of opts.screen| and what agreement allows (99 %), in log
+	 * space; NAN without a screen */
+	double screen_gap, screen_tol;
 	double se;           /* standard error of the log speedup (band = t·se) */
 	int noise_runs;      /* fewest runs behind any shape's noise band (0: assumed) */
 	long worst;          /* index in shapes of the worst common shape, -1 none */

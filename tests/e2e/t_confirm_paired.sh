@@ -11,6 +11,9 @@
 # every run with the same benchmark settings: the base column is checked
 # against the best's own runs
 SETUP_REP_MS=20 confirm_setup
+# four times over to twice: a 2x win, clear of the demo's timing noise on a
+# loaded machine (and flagged implausible: held back, not promoted)
+python3 -c 'import sys; p=sys.argv[1]; s=open(p).read(); a="rep < 3;"; assert a in s; open(p,"w").write(s.replace(a,"rep < 2;",1))' "$kernel"
 cand=$(sha1sum "$kernel")
 export DEMO_BENCH_WARMUP_MS=1 DEMO_BENCH_REP_MS=20
 "$OPTLOOP" verify >/dev/null 2>&1
@@ -19,7 +22,8 @@ jq_() { python3 -c 'import json,sys; j=json.load(sys.stdin); print(eval(sys.argv
 
 out=$("$OPTLOOP" confirm --paired --json 2>"$T_TMP/err"); rc=$?
 sed 's/^/# /' "$T_TMP/err" | grep -E "after pair|optloop:"
-t_is "a paired confirm of a 1.33x win promotes (exit 0)" "$rc $(printf '%s' "$out" | jq_ 'j["verdict"]')" "0 fast"
+t_is "a paired confirm of a 2x win: fast, held back as implausible (exit 1)" \
+	"$rc $(printf '%s' "$out" | jq_ 'j["verdict"], j["promoted"], "implausible" in j["flags"]')" "1 ('fast', False, True)"
 t_is "one run is one pair" "$(printf '%s' "$out" | jq_ 'j["runs"] == j["pairs"] >= 1')" True
 t_is "every run measured both kernels in its own session" \
 	"$(sqlite3 "$db" "SELECT group_concat(DISTINCT role) FROM stats_runs WHERE session = $(printf '%s' "$out" | jq_ 'j["session"]')")" pair
@@ -28,8 +32,8 @@ t_like "the command carried the best's commit" \
 	"--no-gate --base $best\$"
 t_is "the candidate never left the work tree" "$(sha1sum "$kernel")" "$cand"
 t_is "no swap was recorded: nothing to put back" "$(sqlite3 "$db" "SELECT count(*) FROM tree_intents WHERE kind = 'swap'")" 0
-t_like "the base column is the best: the confirm reads the 4-to-3 win" \
-	"$(printf '%s' "$out" | jq_ 'round(j["speedup"], 2)')" '^1\.(2[5-9]|3[0-9]|4[0-1])$'
+t_like "the base column is the best: the confirm reads the 4-to-2 win" \
+	"$(printf '%s' "$out" | jq_ 'round(j["speedup"], 1)')" '^(1\.[6-9]|2\.[0-4])$'
 cost=$("$OPTLOOP" status --json | jq_ 'j["cost"]["iteration"]')
 t_like "the cost counts a paired run as two measurements" "$cost" "'measurements': $(($(printf '%s' "$out" | jq_ 'j["runs"]') * 2 + 1)),"
 

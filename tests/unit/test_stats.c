@@ -719,6 +719,41 @@ static void within_session_noise_falls_back_to_the_spread_between_sessions(void 
 	stats_set_release(&hist);
 }
 
+static void t_quantiles_and_the_bound_under_every_look(void **state)
+{
+	assert_close(stats_t_quantile(0.975, 0), 1.959964, 1e-5);
+	assert_close(stats_t_quantile(0.975, 1), 12.7062, 1e-3);
+	assert_close(stats_t_quantile(0.975, 2), 4.3027, 1e-3);
+	assert_close(stats_t_quantile(0.975, 5), 2.5706, 0.02);
+	assert_close(stats_t_quantile(0.975, 30), 2.0423, 0.002);
+	assert_close(stats_t_quantile(0.995, 0), 2.575829, 1e-5);
+	assert_close(stats_t_quantile(0.025, 0), -1.959964, 1e-5);
+	/* far tails: wide, never narrow */
+	assert_true(stats_t_quantile(1 - 0.005 / 16, 10) > 4.3);
+
+	/* A 2x win under 15 % run-to-run noise: the ratio test (built around
+	 * a change of 3 % against 6 %) is slow that far out; the bound that
+	 * holds under every look accepts it once it clears the threshold. */
+	struct stats_set best = {0}, cand = {0};
+	struct stats_cmp c;
+	const double f[] = {1.0, 1.22, 0.85, 1.08, 0.92, 1.18};
+	for (int i = 0; i < 6; i++) {
+		stats_set_add_run(&best, "s", 2.0 * f[i], 7);
+		stats_set_add_run(&cand, "s", 1.0 * f[(i + 1) % 6], 7);
+	}
+	struct stats_opts o = {.sequential = true};
+	stats_compare(&best, &cand, &o, &c);
+	double thr_win = -log(0.97);
+	assert_true(c.llr < log((1 - STATS_SEQ_BETA) / STATS_SEQ_ALPHA));
+	assert_true(log(c.speedup) - stats_t_quantile(1 - STATS_SEQ_ALPHA / STATS_SEQ_LOOKS, c.dof) * c.se >=
+		    thr_win);
+	assert_int_equal(c.verdict, SV_FAST);
+	assert_true(c.decided);
+	stats_cmp_release(&c);
+	stats_set_release(&best);
+	stats_set_release(&cand);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -744,6 +779,7 @@ int main(void)
 		cmocka_unit_test(sequential_test_decides_after_each_pair),
 		cmocka_unit_test(within_session_noise_falls_back_to_the_spread_between_sessions),
 		cmocka_unit_test(a_short_session_must_agree_with_the_other_sessions),
+		cmocka_unit_test(t_quantiles_and_the_bound_under_every_look),
 		cmocka_unit_test(names_round_trip_and_json),
 		cmocka_unit_test(stall_counts_rows_since_the_last_confirmed_win),
 	};

@@ -62,7 +62,7 @@ int cmd_confirm(struct cli *cli, int argc, char **argv)
 	const struct cli_opt opts[] = {
 		CLI_FLAG("--baseline", &o.baseline,
 			 "the best against the baseline commit: the promotion verdict"),
-		CLI_INT("--max-pairs", &pairs, "N", CONFIRM_PAIRS, 60,
+		CLI_INT("--max-pairs", &pairs, "N", CONFIRM_PAIRS, CONFIRM_MAX_LOOKS,
 			"stop after N best/candidate pairs at the most (default 8)"),
 		CLI_FLAG("--paired", &o.paired,
 			 "one run is a pair: the command gets --base <the best's commit> and the "
