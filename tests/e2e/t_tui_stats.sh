@@ -65,6 +65,8 @@ t_screen "the detail opens" 'Iteration 1 · keep · remove the double computatio
 t_screen "the detail shows the verdict on top" "│Verdict against the best: $want [+-][0-9]+"
 [ "$flag" = "?" ] || t_screen "and the flags under it" "│Flags: $flag"
 t_screen "and why, in the body" 'Verdict: [+-][0-9.]+% vs best over 3 shape'
+t_screen "and what the decision cost in GPU runs, beside the session's" \
+	'Cost: ([0-9]+ measurements in )?[0-9]+ runs?, [0-9.]+ s.* · session [0-9]+ runs, '
 tui_keys G
 t_screen "the verdict stays while the diff scrolls" '│Verdict against the best: '
 tui_keys Escape k Enter
