@@ -178,6 +178,8 @@ rep = json.load(open(sys.argv[1])); db = json.load(open(sys.argv[2]))["tables"]
 cand_sha, base_sha = sys.argv[3], sys.argv[4]
 bad = []
 def same(a, b, what):
+    if a is None and b is None:  # a std of one run: none on either side
+        return
     if a is None or b is None or not math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12):
         bad.append(f"{what}: report {a} != recomputed {b}")
 conf = [c for c in db["stats_confirms"] if c["iter"] == 1 and c["promoted"] == 1][-1]
