@@ -6,6 +6,7 @@
 #include "core/measure.h"
 #include "core/chart.h"
 #include "core/contract.h"
+#include "core/alloc.h"
 #include "core/err.h"
 #include "core/fault.h"
 #include "core/flaref.h"
@@ -73,6 +74,11 @@ struct loop {
 	struct run *vrun;
 	bool verifying;
 	char *vcmd; /* the command of the last verify started */
+
+	/* the Slurm allocation runs go through (Runner: slurm ...), and
+	 * whether a run of this process used it */
+	struct alloc *alloc;
+	bool alloc_used;
 };
 
 static double now(void)
@@ -1310,6 +1316,7 @@ void loop_close(struct loop *l)
 		return;
 	run_free(l->vrun);
 	free(l->vcmd);
+	alloc_free(l->alloc);
 	patset_free(l->patset);
 	store_close(l->store);
 	vcs_free(l->vcs);
@@ -1321,6 +1328,31 @@ void loop_close(struct loop *l)
 	free(l->init_head);
 	sb_release(&l->problems);
 	free(l);
+}
+
+struct alloc *loop_run_alloc(struct loop *l)
+{
+	struct slurm_runner r;
+	const char *v = l->contract ? l->contract->c.runner : NULL;
+	if (slurm_runner_parse(v, &r, NULL) < 0 || !r.slurm) {
+		slurm_runner_release(&r);
+		alloc_free(l->alloc);
+		l->alloc = NULL;
+		/* back to local: an allocation held for the old Runner is given back */
+		if (!l->readonly)
+			alloc_release_recorded(l->store, l->ws.dir, "the contract's Runner is local now",
+					       NULL, NULL);
+		return NULL;
+	}
+	l->alloc_used = true;
+	if (!l->alloc)
+		l->alloc = alloc_new(l->store, l->ws.dir, &r);
+	else if (strcmp(alloc_runner(l->alloc), r.canon)) {
+		alloc_free(l->alloc);
+		l->alloc = alloc_new(l->store, l->ws.dir, &r);
+	}
+	slurm_runner_release(&r);
+	return l->alloc;
 }
 
 bool loop_readonly(const struct loop *l)
@@ -1918,6 +1950,7 @@ int loop_verify_begin(struct loop *l, const struct loop_verify_opts *o, struct e
 		.scope = o && o->gate_k ? SCOPE_SUBSET : SCOPE_FULL,
 		.head = head[0] ? head : NULL,
 		.start_event = "verify.start",
+		.alloc = loop_run_alloc(l),
 		.ps = ps,
 		.output = o ? o->output : NULL,
 		.event = o ? o->event : NULL,

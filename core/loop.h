@@ -621,7 +621,7 @@ const char *loop_contract_path(const struct loop *l);
  * each with what a form asks with: its section heading and the hint
  * docs/draft.md gives for it (its comment, else the template's; NULL when
  * neither has one).  *out is the caller's: loop_contract_fields_free. */
-#define CONTRACT_NFIELDS 9 /* the seven required fields, the cap, the threshold */
+#define CONTRACT_NFIELDS 10 /* the seven required fields, the cap, the threshold, the runner */
 struct loop_contract_field {
 	int field;           /* its index: contract_field_name(field) == name */
 	const char *name;    /* "op", "target", ... (static): what --set takes */
