@@ -125,7 +125,7 @@ static const char idle_watch[] =
 	"  if squeue -h -s -j \"$job\" -o %i 2>/dev/null | grep -qv 'extern$'; then touch \"$f\"; fi\n"
 	"  last=$(stat -c %Y \"$f\" 2>/dev/null) || exit 0\n"
 	"  left=$((last + idle - $(date +%s)))\n"
-	"  if [ \"$left\" -le 0 ]; then scancel \"$job\"; rm -f \"$f\"; exit 0; fi\n"
+	"  if [ \"$left\" -le 0 ]; then scancel \"$job\"; echo idle >\"$f\"; exit 0; fi\n"
 	"  [ \"$left\" -gt 60 ] && left=60\n"
 	"  sleep \"$left\"\n"
 	"done\n";
@@ -188,6 +188,30 @@ static void idle_touch(const char *ws_dir, const char *job)
 	char *path = idle_path(ws_dir, job);
 	utimensat(AT_FDCWD, path, NULL, 0);
 	free(path);
+}
+
+/* Whether the idle watch cancelled the job (it leaves "idle" in its file). */
+static bool idle_released(const char *ws_dir, const char *job)
+{
+	char buf[8] = "";
+	char *path = idle_path(ws_dir, job);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	free(path);
+	if (fd < 0)
+		return false;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	return n >= 4 && !strncmp(buf, "idle", 4);
+}
+
+/* Why job is gone, in words (caller frees). */
+static char *gone_why(const char *ws_dir, const char *job, const struct slurm_job *j)
+{
+	if (idle_released(ws_dir, job))
+		return xasprintf("Slurm job %s was released after its idle time without a run "
+				 "(Runner idle=)",
+				 job);
+	return xasprintf("Slurm job %s is %s", job, j->state[0] ? j->state : "no longer in the queue");
 }
 
 static void idle_forget(const char *ws_dir, const char *job)
@@ -424,8 +448,7 @@ int alloc_begin(struct alloc *a, alloc_output_fn out, void *ctx, struct err *e)
 			     a->rec.job, j.reason);
 		break;
 	default: {
-		char *was = xasprintf("Slurm job %s is %s", a->rec.job,
-				      j.state[0] ? j.state : "no longer in the queue");
+		char *was = gone_why(a->ws_dir, a->rec.job, &j);
 		say(a, "optloop: %s; requesting a new allocation", was);
 		forget(a, was);
 		free(was);
@@ -555,7 +578,8 @@ void alloc_step_ended(struct alloc *a, enum slurm_cause cause, const char *why)
 
 /* ---- without a handle ---- */
 
-int alloc_check_recorded(struct store *st, bool write, struct slurm_job *job, struct err *e)
+int alloc_check_recorded(struct store *st, const char *ws_dir, bool write, struct slurm_job *job,
+			 struct err *e)
 {
 	struct store_alloc rec;
 	memset(job, 0, sizeof(*job));
@@ -568,9 +592,9 @@ int alloc_check_recorded(struct store *st, bool write, struct slurm_job *job, st
 			free(rec.state);
 			rec.state = xstrdup("released");
 			free(rec.why);
-			rec.why = xasprintf("Slurm job %s is %s", rec.job,
-					    job->state[0] ? job->state : "no longer in the queue");
+			rec.why = gone_why(ws_dir, rec.job, job);
 			rec.released = now();
+			idle_forget(ws_dir, rec.job);
 			store_alloc_update(st, &rec, NULL);
 		}
 	}

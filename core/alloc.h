@@ -78,6 +78,7 @@ int alloc_release_recorded(struct store *st, const char *ws_dir, const char *why
 /* Forget (mark released) the recorded allocation when squeue says it is
  * gone; keeps it otherwise.  Fills *job with squeue's view.  ERR_NOTFOUND
  * when none is recorded. */
-int alloc_check_recorded(struct store *st, bool write, struct slurm_job *job, struct err *e);
+int alloc_check_recorded(struct store *st, const char *ws_dir, bool write, struct slurm_job *job,
+			 struct err *e);
 
 #endif

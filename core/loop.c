@@ -422,7 +422,13 @@ static bool render_optlog(struct loop *l, const struct log_row *rows, size_t n,
 		json_t *j = r.result_json ? json_loads(r.result_json, 0, NULL) : NULL;
 		json_t *en = j ? json_object_get(j, "env") : NULL;
 		const char *raw = en ? json_string_value(json_object_get(en, "raw")) : NULL;
-		if (raw && *raw)
+		json_t *sl = j ? json_object_get(j, "slurm") : NULL;
+		const char *node = sl ? json_string_value(json_object_get(sl, "node")) : NULL;
+		if (raw && *raw && node && *node) /* where it ran, when not here */
+			env = xasprintf("%s | node %s, GPU %s (Slurm job %s)", raw, node,
+					json_string_value(json_object_get(sl, "gpus")),
+					json_string_value(json_object_get(sl, "job")));
+		else if (raw && *raw)
 			env = xstrdup(raw);
 		json_decref(j);
 		store_run_release(&r);
@@ -594,8 +600,17 @@ static char *attempt_words(struct loop *l, int run_id)
 		why = "its output had no gate verdict";
 		break;
 	}
-	char *s = xasprintf("%s (gate %s; raw output in %s)", why, gate_verdict_name(r.gate),
-			    r.log_path ? r.log_path : "trace/");
+	/* a Slurm step that Slurm ended, or no allocation: its cause says more */
+	struct store_step sp;
+	char *slurm = NULL;
+	if (store_step_get(l->store, run_id, &sp, NULL) == 0) {
+		if (sp.why && strcmp(sp.cause, "ok"))
+			slurm = xasprintf("%s: %s", why, sp.why);
+		store_step_release(&sp);
+	}
+	char *s = xasprintf("%s (gate %s; raw output in %s)", slurm ? slurm : why,
+			    gate_verdict_name(r.gate), r.log_path ? r.log_path : "trace/");
+	free(slurm);
 	store_run_release(&r);
 	return s;
 }
@@ -1353,6 +1368,11 @@ struct alloc *loop_run_alloc(struct loop *l)
 	}
 	slurm_runner_release(&r);
 	return l->alloc;
+}
+
+bool loop_allocation_used(const struct loop *l)
+{
+	return l->alloc_used;
 }
 
 bool loop_readonly(const struct loop *l)

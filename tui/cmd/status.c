@@ -1,4 +1,5 @@
 /* status — `optloop status [--json]`: where the loop stands. */
+#include "tui/alloc_cli.h"
 #include "tui/cli_opts.h"
 #include "tui/cli_util.h"
 #include "tui/commands.h"
@@ -125,6 +126,7 @@ int cmd_status(struct cli *cli, int argc, char **argv)
 					    loop_cli_real(nz.hi_ms), "assumed", nz.assumed)
 				: json_null());
 		stats_cli_add_verdict(l, last, j);
+		alloc_cli_add(l, j);
 		cli_print_json(j);
 	} else {
 		printf("op:        %s\n", st.op);
@@ -148,6 +150,7 @@ int cmd_status(struct cli *cli, int argc, char **argv)
 			printf(" %s", st.frozen[i]);
 		printf("\n");
 		loop_cli_print_commands(&st, stdout);
+		alloc_cli_print(l, stdout);
 		if (st.missing)
 			printf("contract:  incomplete\n%s\n", st.missing);
 		if (st.problems)
