@@ -148,10 +148,16 @@ int slurm_runner_parse(const char *value, struct slurm_runner *out, struct err *
 	sb_adds(&canon, "slurm");
 	out->slurm = true;
 	out->args = xcalloc(n, sizeof(char *));
+	bool value_may_follow = false; /* "-t 02:00:00", "--partition gpu" */
 	for (size_t i = 1; i < n && rc == 0; i++) {
 		const char *a = w[i];
 		const char *eq = strchr(a, '=');
-		if (a[0] == '-') {
+		bool was = value_may_follow;
+		value_may_follow = a[0] == '-' && !eq;
+		if (was && a[0] != '-' && !(eq && eq > a && !strncasecmp(a, "idle=", 5))) {
+			out->args[out->nargs++] = xstrdup(a);
+			value_may_follow = false;
+		} else if (a[0] == '-') {
 			if (!strcmp(a, "-") || !strcmp(a, "--"))
 				rc = err_set(e, ERR_USAGE,
 					     "Runner: '%s' is no salloc option (write options such as "
