@@ -248,7 +248,10 @@ int run_pump(struct run *r, int timeout_ms)
 		if (!r->io_rc) {
 			r->io_rc = rc;
 			r->io_err = le;
-			runner_cancel(r->r);
+			if (r->alloc)
+				cancel_step(r);
+			else
+				runner_cancel(r->r);
 		}
 		return 1;
 	}
