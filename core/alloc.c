@@ -223,6 +223,8 @@ static void idle_forget(const char *ws_dir, const char *job)
 
 /* ---- the handle ---- */
 
+static void forget(struct alloc *a, const char *why);
+
 struct alloc *alloc_new(struct store *st, const char *ws_dir, const struct slurm_runner *r)
 {
 	struct alloc *a = xcalloc(1, sizeof(*a));
@@ -243,8 +245,14 @@ void alloc_free(struct alloc *a)
 {
 	if (!a)
 		return;
-	if (a->child)
+	if (a->child) {
+		/* still waiting: the request goes with us (runner_free may kill
+		 * salloc before it withdraws the job itself) */
 		alloc_cancel_request(a);
+		if (a->rec.job)
+			scancel(a->rec.job);
+		forget(a, "the optloop waiting for it ended");
+	}
 	runner_free(a->child);
 	slurm_runner_release(&a->r);
 	store_alloc_release(&a->rec);
@@ -509,6 +517,9 @@ int alloc_pump(struct alloc *a, int timeout_ms, struct err *e)
 	else if (a->rec.job)
 		msg = xasprintf("Slurm job %s ended before a run could use it (%s)", a->rec.job,
 				j.state[0] ? j.state : "no longer in the queue");
+	else if (status == 127)
+		msg = xasprintf("salloc was not found (install Slurm's client commands here, or "
+				"set the contract's Runner to local)");
 	else
 		msg = xasprintf("salloc ended (exit %d) without granting an allocation", status);
 	forget(a, msg);

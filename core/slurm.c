@@ -78,6 +78,11 @@ static int split_words(const char *v, char ***out, size_t *n, struct err *e)
 				const char *close = strchr(p, q);
 				if (!close) {
 					sb_release(&w);
+					for (size_t i = 0; i < *n; i++)
+						free((*out)[i]);
+					free(*out);
+					*out = NULL;
+					*n = 0;
 					return err_set(e, ERR_USAGE,
 						       "Runner: a %c quote is never closed in '%s' "
 						       "(close it, or write the value without quotes)",
