@@ -242,7 +242,9 @@ static void step_options(const char *job, const char *node, struct sb *out)
 {
 	sb_adds(out, "srun --jobid=");
 	slurm_shell_quote(out, job);
-	sb_adds(out, " --nodes=1 --ntasks=1");
+	/* --overlap: a step starts while the one before it is still being
+	 * cleaned up ("step creation temporarily disabled"), never waits */
+	sb_adds(out, " --nodes=1 --ntasks=1 --overlap");
 	if (node && *node) {
 		sb_adds(out, " --nodelist=");
 		slurm_shell_quote(out, node);

@@ -131,14 +131,14 @@ static void step_command_shape(void **state)
 {
 	struct sb c = SB_INIT;
 	slurm_step_command("12", "gpu07", "./verify --op 'x y'", &c);
-	assert_non_null(strstr(c.buf, "exec srun --jobid='12' --nodes=1 --ntasks=1 "
+	assert_non_null(strstr(c.buf, "exec srun --jobid='12' --nodes=1 --ntasks=1 --overlap "
 				      "--nodelist='gpu07' --kill-on-bad-exit=1 --unbuffered"));
 	assert_non_null(strstr(c.buf, SLURM_MARK));
 	/* the command is the last word, quoted once */
 	assert_non_null(strstr(c.buf, " './verify --op '\\''x y'\\'''"));
 	sb_release(&c);
 	slurm_probe_prefix("12", NULL, &c);
-	assert_string_equal(c.buf, "srun --jobid='12' --nodes=1 --ntasks=1 --quiet "
+	assert_string_equal(c.buf, "srun --jobid='12' --nodes=1 --ntasks=1 --overlap --quiet "
 				   "--job-name=optloop-probe /bin/sh -c");
 	sb_release(&c);
 }
