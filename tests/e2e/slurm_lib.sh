@@ -161,6 +161,16 @@ slurm_down() {
 		kill -9 "$p" 2>/dev/null
 		wait "$p" 2>/dev/null
 	done
+	# a step daemon slurmd started outlives it: find ours by the
+	# configuration in its environment, end each by its pid
+	local e
+	for e in /proc/[0-9]*/environ; do
+		p=${e#/proc/}
+		p=${p%/environ}
+		[ "$(cat "/proc/$p/comm" 2>/dev/null)" = slurmstepd ] || continue
+		tr '\0' '\n' <"$e" 2>/dev/null | grep -qxF "SLURM_CONF=$SLURM_DIR/slurm.conf" || continue
+		kill -9 "$p" 2>/dev/null
+	done
 	SLURM_PIDS=()
 	SLURM_DIR=""
 }
