@@ -32,7 +32,12 @@ endif
 DEB_PKGS = gcc make pkg-config git tmux libc6-dev python3 \
 	libncurses-dev libgit2-dev libsqlite3-dev libpcre2-dev libjansson-dev \
 	libssh2-1-dev libmbedtls-dev libhttp-parser-dev libssl-dev zlib1g-dev \
-	libcmocka-dev strace sqlite3 man-db groff-base libcairo2-dev librsvg2-bin
+	libcmocka-dev strace sqlite3 man-db groff-base libcairo2-dev librsvg2-bin \
+	$(SLURM_PKGS)
+# Runs through Slurm are tested against a real single-node cluster the test
+# starts itself (tests/e2e/t_slurm.sh): the daemons, the client commands and
+# munge for its authentication.
+SLURM_PKGS = slurm-wlm munge
 PKGS      = ncursesw libgit2 sqlite3 libpcre2-8 jansson
 # cairo draws `optloop chart`: only its headers are used at build time; the
 # shared library is opened when a chart is drawn (see tui/chart_draw.c), so

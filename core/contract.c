@@ -8,6 +8,7 @@
  * stays as the person wrote it.
  */
 #include "core/contract.h"
+#include "core/slurm.h"
 #include "core/assets.h"
 #include "core/err.h"
 #include "core/fsutil.h"
@@ -41,6 +42,9 @@ static const struct {
 	[CF_CAP] = {"cap", "Iteration cap", "stop after this many iterations"},
 	[CF_THRESHOLD] = {"threshold", "Win threshold",
 			  "the smallest speedup that counts as a win (default 3%)"},
+	[CF_RUNNER] = {"runner", "Runner",
+		       "where runs go: local (default), or slurm with salloc's options and "
+		       "idle=DURATION"},
 };
 
 const char *contract_field_name(enum contract_field f)
@@ -105,6 +109,8 @@ static int field_of(const char *s, size_t n)
 	b[k] = '\0';
 	if (strstr(b, "threshold"))
 		return CF_THRESHOLD;
+	if (has_word(b, "runner") || has_word(b, "scheduler"))
+		return CF_RUNNER;
 	if (has_word(b, "cap") || strstr(b, "max iter") || strstr(b, "iteration limit") ||
 	    strstr(b, "iteration budget"))
 		return CF_CAP;
@@ -541,6 +547,7 @@ void contract_release(struct contract *c)
 		return;
 	for (int f = 0; f < CF_NFIELDS; f++)
 		free(c->v[f]);
+	free(c->runner);
 	memset(c, 0, sizeof(*c));
 	c->threshold = CONTRACT_DEFAULT_THRESHOLD;
 }
@@ -561,7 +568,17 @@ int contract_parse(const char *text, size_t len, struct contract *c, struct err 
 		cap = value_of(text, loc[CF_CAP].a, loc[CF_CAP].b);
 	if (loc[CF_THRESHOLD].form != F_ABSENT)
 		thr = value_of(text, loc[CF_THRESHOLD].a, loc[CF_THRESHOLD].b);
-	if (contract_parse_cap(cap, &c->cap) < 0)
+	if (loc[CF_RUNNER].form != F_ABSENT)
+		c->runner = value_of(text, loc[CF_RUNNER].a, loc[CF_RUNNER].b);
+	struct slurm_runner run;
+	struct err re = {0};
+	int rrc = slurm_runner_parse(c->runner, &run, &re);
+	slurm_runner_release(&run);
+	if (rrc < 0)
+		rc = err_set(e, ERR_USAGE, "contract: %s (or set it with optloop contract --set "
+					   "runner=...)",
+			     re.msg);
+	else if (contract_parse_cap(cap, &c->cap) < 0)
 		rc = err_set(e, ERR_USAGE,
 			     "contract: the iteration cap '%s' is not a whole number of iterations "
 			     "(write e.g. 20, or set it with optloop contract --set cap=20)",
@@ -687,9 +704,19 @@ int contract_set(const char *text, size_t len, const char *field, const char *va
 	if (f < 0)
 		return err_set(e, ERR_USAGE,
 			       "contract: no field '%s' (fields: op, target, languages, validation, "
-			       "benchmark, promotion, frozen, cap, threshold)",
+			       "benchmark, promotion, frozen, cap, threshold, runner)",
 			       field ? field : "");
 	normalise_value(f, value, &v);
+	if (f == CF_RUNNER && v.len) {
+		struct slurm_runner run;
+		int rc = slurm_runner_parse(v.buf, &run, e);
+		slurm_runner_release(&run);
+		if (rc < 0) {
+			err_prefix(e, "contract: ");
+			sb_release(&v);
+			return rc;
+		}
+	}
 	if (f == CF_CAP || f == CF_THRESHOLD) {
 		int cap;
 		double t;
@@ -941,6 +968,8 @@ int contract_template(const struct contract *c, struct sb *out, struct err *e)
 			v = c->v[f];
 		else if (f == CF_CAP && c->cap > 0)
 			v = (snprintf(num, sizeof(num), "%d", c->cap), num);
+		else if (f == CF_RUNNER)
+			v = c->runner;
 		else if (f == CF_THRESHOLD && c->threshold > 0 &&
 			 fabs(c->threshold - CONTRACT_DEFAULT_THRESHOLD) > 1e-12)
 			v = (snprintf(num, sizeof(num), "%lld.%lld%%", llround(c->threshold * 1000) / 10,

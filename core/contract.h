@@ -39,7 +39,7 @@ enum contract_field {
 };
 
 /* The optional fields, settable by name like the others. */
-enum { CF_CAP = CF_NFIELDS, CF_THRESHOLD, CF_ALL };
+enum { CF_CAP = CF_NFIELDS, CF_THRESHOLD, CF_RUNNER, CF_ALL };
 
 #define CONTRACT_DEFAULT_THRESHOLD 0.03
 
@@ -47,10 +47,12 @@ struct contract {
 	char *v[CF_NFIELDS]; /* NULL when empty */
 	int cap;             /* optional "Iteration cap", 0 when unset */
 	double threshold;    /* optional win threshold fraction, 0.03 default */
+	char *runner;        /* optional "Runner": where runs go (core/slurm.h);
+			      * NULL: local */
 };
 
 /* "op", "target", "languages", "validation", "benchmark", "promotion",
- * "frozen", "cap", "threshold" (static strings). */
+ * "frozen", "cap", "threshold", "runner" (static strings). */
 const char *contract_field_name(enum contract_field f);
 /* The section heading optloop writes: "Op and entry point", ... */
 const char *contract_field_heading(int f);
@@ -59,9 +61,9 @@ const char *contract_field_heading(int f);
 int contract_field_parse(const char *name);
 
 /* Read the contract.  *c is overwritten (release it afterwards, also on
- * error).  Returns 0, or ERR_USAGE with *e explaining when the iteration cap
- * or win threshold is written but unreadable (every other field is still
- * filled). */
+ * error).  Returns 0, or ERR_USAGE with *e explaining when the iteration cap,
+ * the win threshold or the Runner is written but unreadable (every other
+ * field is still filled). */
 int contract_parse(const char *text, size_t len, struct contract *c, struct err *e);
 
 /* Rewrite one field (name as for contract_field_parse) in text, keeping

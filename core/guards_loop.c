@@ -50,7 +50,11 @@ int loop_axes_summary(struct loop *l, struct sb *out, struct err *e)
 int loop_stop(struct loop *l, const char *reason, const char *bound, struct err *e)
 {
 	struct guards_ctx g = loop_guards(l);
-	return guards_stop(&g, reason, bound, e);
+	int rc = guards_stop(&g, reason, bound, e);
+	/* no run follows a stop: a Slurm allocation held for them goes back */
+	if (rc == 0)
+		loop_allocation_end(l, "the loop was stopped (optloop stop)", false, NULL, NULL);
+	return rc;
 }
 
 int loop_nogo(struct loop *l, struct sb *md, json_t **json, struct err *e)

@@ -6,6 +6,7 @@
 #include "core/measure.h"
 #include "core/chart.h"
 #include "core/contract.h"
+#include "core/alloc.h"
 #include "core/err.h"
 #include "core/fault.h"
 #include "core/flaref.h"
@@ -73,6 +74,11 @@ struct loop {
 	struct run *vrun;
 	bool verifying;
 	char *vcmd; /* the command of the last verify started */
+
+	/* the Slurm allocation runs go through (Runner: slurm ...), and
+	 * whether a run of this process used it */
+	struct alloc *alloc;
+	bool alloc_used;
 };
 
 static double now(void)
@@ -416,7 +422,13 @@ static bool render_optlog(struct loop *l, const struct log_row *rows, size_t n,
 		json_t *j = r.result_json ? json_loads(r.result_json, 0, NULL) : NULL;
 		json_t *en = j ? json_object_get(j, "env") : NULL;
 		const char *raw = en ? json_string_value(json_object_get(en, "raw")) : NULL;
-		if (raw && *raw)
+		json_t *sl = j ? json_object_get(j, "slurm") : NULL;
+		const char *node = sl ? json_string_value(json_object_get(sl, "node")) : NULL;
+		if (raw && *raw && node && *node) /* where it ran, when not here */
+			env = xasprintf("%s | node %s, GPU %s (Slurm job %s)", raw, node,
+					json_string_value(json_object_get(sl, "gpus")),
+					json_string_value(json_object_get(sl, "job")));
+		else if (raw && *raw)
 			env = xstrdup(raw);
 		json_decref(j);
 		store_run_release(&r);
@@ -588,8 +600,17 @@ static char *attempt_words(struct loop *l, int run_id)
 		why = "its output had no gate verdict";
 		break;
 	}
-	char *s = xasprintf("%s (gate %s; raw output in %s)", why, gate_verdict_name(r.gate),
-			    r.log_path ? r.log_path : "trace/");
+	/* a Slurm step that Slurm ended, or no allocation: its cause says more */
+	struct store_step sp;
+	char *slurm = NULL;
+	if (store_step_get(l->store, run_id, &sp, NULL) == 0) {
+		if (sp.why && strcmp(sp.cause, "ok"))
+			slurm = xasprintf("%s: %s", why, sp.why);
+		store_step_release(&sp);
+	}
+	char *s = xasprintf("%s (gate %s; raw output in %s)", slurm ? slurm : why,
+			    gate_verdict_name(r.gate), r.log_path ? r.log_path : "trace/");
+	free(slurm);
 	store_run_release(&r);
 	return s;
 }
@@ -1310,6 +1331,7 @@ void loop_close(struct loop *l)
 		return;
 	run_free(l->vrun);
 	free(l->vcmd);
+	alloc_free(l->alloc);
 	patset_free(l->patset);
 	store_close(l->store);
 	vcs_free(l->vcs);
@@ -1321,6 +1343,36 @@ void loop_close(struct loop *l)
 	free(l->init_head);
 	sb_release(&l->problems);
 	free(l);
+}
+
+struct alloc *loop_run_alloc(struct loop *l)
+{
+	struct slurm_runner r;
+	const char *v = l->contract ? l->contract->c.runner : NULL;
+	if (slurm_runner_parse(v, &r, NULL) < 0 || !r.slurm) {
+		slurm_runner_release(&r);
+		alloc_free(l->alloc);
+		l->alloc = NULL;
+		/* back to local: an allocation held for the old Runner is given back */
+		if (!l->readonly)
+			alloc_release_recorded(l->store, l->ws.dir, "the contract's Runner is local now",
+					       NULL, NULL);
+		return NULL;
+	}
+	l->alloc_used = true;
+	if (!l->alloc)
+		l->alloc = alloc_new(l->store, l->ws.dir, &r);
+	else if (strcmp(alloc_runner(l->alloc), r.canon)) {
+		alloc_free(l->alloc);
+		l->alloc = alloc_new(l->store, l->ws.dir, &r);
+	}
+	slurm_runner_release(&r);
+	return l->alloc;
+}
+
+bool loop_allocation_used(const struct loop *l)
+{
+	return l->alloc_used;
 }
 
 bool loop_readonly(const struct loop *l)
@@ -1918,6 +1970,7 @@ int loop_verify_begin(struct loop *l, const struct loop_verify_opts *o, struct e
 		.scope = o && o->gate_k ? SCOPE_SUBSET : SCOPE_FULL,
 		.head = head[0] ? head : NULL,
 		.start_event = "verify.start",
+		.alloc = loop_run_alloc(l),
 		.ps = ps,
 		.output = o ? o->output : NULL,
 		.event = o ? o->event : NULL,

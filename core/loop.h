@@ -396,6 +396,9 @@ struct loop_run {
 	char *probe[2];
 	bool probe_busy[2];
 	char *probe_command;       /* the probe command that ran, or NULL */
+	/* through Slurm: where its step ran and how it ended ("Slurm job 12
+	 * step 3 on node gpu07, GPU 0"); NULL for a local run */
+	char *slurm;
 };
 /* Run run_id; 0: the latest run with a verdict.  ERR_NOTFOUND when none
  * (*r then holds nothing to release). */
@@ -646,6 +649,40 @@ int loop_watch_fd(const struct loop_watch *w);
 int loop_watch_pump(struct loop_watch *w, struct err *e);
 void loop_watch_close(struct loop_watch *w);
 
+/* ---- runs through Slurm (core/loop_slurm.c) ------------------------------ */
+
+/* Where the workspace's runs go and, with Runner: slurm, the allocation
+ * they use: the recorded one as squeue sees it now (a pending job's queue
+ * reason included), or how the last one ended.  Strings owned by the
+ * struct (loop_allocation_release). */
+struct loop_allocation {
+	bool slurm;          /* the contract's Runner is slurm */
+	char *runner;        /* the Runner value, "local" by default */
+	double idle_s;       /* released after this long unused; 0: never */
+	bool held;           /* an allocation is recorded and not released */
+	char *job;           /* its job id; NULL until salloc names it */
+	char *state;         /* squeue's state ("PENDING", "RUNNING"), else the store's */
+	char *reason;        /* the queue reason while pending, or NULL */
+	char *node;          /* the node runs go to, or NULL */
+	double requested, granted, last_used; /* unix s, 0 when not yet */
+	char *last_job;      /* !held: the last allocation's job and why it ended */
+	char *last_why;
+};
+/* Fill *a (a read-only loop reads; a writer also forgets an allocation
+ * squeue no longer has).  0, or the store's error. */
+int loop_allocation(struct loop *l, struct loop_allocation *a, struct err *e);
+void loop_allocation_release(struct loop_allocation *a);
+/* The allocation in one line of words, for status and the workbench
+ * ("Slurm job 12 PENDING (Resources), requested 2 min ago"; "local"). */
+void loop_allocation_words(const struct loop_allocation *a, struct sb *out);
+/* Give the allocation back now (scancel), recording why.  only_used: only
+ * when a run of this process used it (the workbench quitting).  *had (may
+ * be NULL) says whether one was given back.  ERR_BUSY when read-only. */
+int loop_allocation_end(struct loop *l, const char *why, bool only_used, bool *had,
+			struct err *e);
+/* Whether a run of this process went through the Slurm allocation. */
+bool loop_allocation_used(const struct loop *l);
+
 /* ---- contract ------------------------------------------------------------ */
 
 /* Path of docs/draft.md (owned by the loop). */
@@ -656,7 +693,7 @@ const char *loop_contract_path(const struct loop *l);
  * each with what a form asks with: its section heading and the hint
  * docs/draft.md gives for it (its comment, else the template's; NULL when
  * neither has one).  *out is the caller's: loop_contract_fields_free. */
-#define CONTRACT_NFIELDS 9 /* the seven required fields, the cap, the threshold */
+#define CONTRACT_NFIELDS 10 /* the seven required fields, the cap, the threshold, the runner */
 struct loop_contract_field {
 	int field;           /* its index: contract_field_name(field) == name */
 	const char *name;    /* "op", "target", ... (static): what --set takes */

@@ -34,6 +34,12 @@ struct patset;
 int loop_patset(struct loop *l, const struct patset **ps, struct err *e);
 const struct workspace *loop_workspace(const struct loop *l);
 
+/* The Slurm allocation runs go through when the contract's Runner is slurm
+ * (made when first asked for, owned by the loop); NULL for local runs.
+ * Marks the allocation used by this process. */
+struct alloc;
+struct alloc *loop_run_alloc(struct loop *l);
+
 /* 0, or ERR_REFUSED (verb starts the message) while OPT_LOG.md holds rows
  * the database lost: every command that writes asks first. */
 int loop_writable(struct loop *l, const char *verb, struct err *e);

@@ -45,6 +45,7 @@ void loop_run_release(struct loop_run *r)
 	free(r->probe[0]);
 	free(r->probe[1]);
 	free(r->probe_command);
+	free(r->slurm);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -88,6 +89,24 @@ static void read_confirm(struct store *s, int iter, struct loop_run *r)
 				  !(c.flags & (SF_BUSY_GPU | SF_SUBSET_GATE));
 	}
 	store_confirm_release(&c);
+}
+
+static void read_step(struct store *s, int run_id, struct loop_run *r)
+{
+	struct store_step st;
+	if (store_step_get(s, run_id, &st, NULL) < 0)
+		return;
+	struct sb d = SB_INIT;
+	sb_init(&d);
+	sb_addf(&d, "Slurm job %s", st.job ? st.job : "?");
+	if (st.step)
+		sb_addf(&d, " step %s", st.step);
+	if (st.node)
+		sb_addf(&d, " on node %s, GPU %s", st.node, st.gpus ? st.gpus : "none");
+	if (st.why)
+		sb_addf(&d, "; %s", st.why);
+	r->slurm = sb_detach(&d);
+	store_step_release(&st);
 }
 
 static void read_probes(struct store *s, int run_id, struct loop_run *r)
@@ -143,6 +162,7 @@ int loop_run_get(struct loop *l, int run_id, struct loop_run *r, struct err *e)
 	read_verdict(s, r->id, r);
 	read_confirm(s, r->iter, r);
 	read_probes(s, r->id, r);
+	read_step(s, r->id, r);
 	return 0;
 }
 

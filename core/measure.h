@@ -50,8 +50,10 @@ void measure_probe_commands(const char **cmd, const char **apps, bool *from_env)
  * run.  OPTLOOP_PROBE_BUSY_UTIL / probe.busy_util and, for the "before"
  * phase, OPTLOOP_PROBE_SETTLE / probe.settle_s (default PROBE_SETTLE_S; 0
  * turns the second look off) tune how it is read.  A missing probe is
- * stored as "no probe"; errors only from the store. */
-int measure_probe_take(struct store *s, int run_id, const char *phase, struct err *e);
+ * stored as "no probe"; errors only from the store.  wrap and node (may be
+ * NULL): run it as a Slurm step on node (probe_opts). */
+int measure_probe_take(struct store *s, int run_id, const char *phase, const char *wrap,
+		       const char *node, struct err *e);
 
 /* ---- runs, sessions, sets ---- */
 

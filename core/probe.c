@@ -6,6 +6,7 @@
  * probe is a few lines and anything larger is a misconfiguration.
  */
 #include "core/probe.h"
+#include "core/slurm.h"
 #include "core/err.h"
 #include "core/sb.h"
 
@@ -337,6 +338,17 @@ static int probe_once(const struct probe_opts *o, struct probe_reading *out, str
 {
 	const char *cmd = o && o->command ? o->command : PROBE_DEFAULT_COMMAND;
 	const char *apps = o && o->apps_command ? o->apps_command : PROBE_DEFAULT_APPS_COMMAND;
+	struct sb wcmd = SB_INIT, wapps = SB_INIT;
+	if (o && o->wrap) {
+		sb_addf(&wcmd, "%s ", o->wrap);
+		slurm_shell_quote(&wcmd, cmd);
+		cmd = wcmd.buf;
+		if (apps[0]) {
+			sb_addf(&wapps, "%s ", o->wrap);
+			slurm_shell_quote(&wapps, apps);
+			apps = wapps.buf;
+		}
+	}
 	double timeout = o && o->timeout_s > 0 ? o->timeout_s : 10.0;
 	struct sb text = SB_INIT;
 	int status = 0, rc;
@@ -347,6 +359,8 @@ static int probe_once(const struct probe_opts *o, struct probe_reading *out, str
 	rc = run_capture(cmd, timeout, &text, &status, &timed_out, e);
 	if (rc < 0) {
 		sb_release(&text);
+		sb_release(&wcmd);
+		sb_release(&wapps);
 		return rc;
 	}
 	if (timed_out || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
@@ -369,6 +383,7 @@ static int probe_once(const struct probe_opts *o, struct probe_reading *out, str
 	}
 	sb_release(&text);
 	out->command = xstrdup(cmd);
+	out->node = o && o->node ? xstrdup(o->node) : NULL;
 	out->t = t;
 	if (out->available && apps[0]) {
 		struct sb a = SB_INIT;
@@ -378,6 +393,8 @@ static int probe_once(const struct probe_opts *o, struct probe_reading *out, str
 		sb_release(&a);
 	}
 	probe_judge(out, o ? o->busy_util : 0);
+	sb_release(&wcmd);
+	sb_release(&wapps);
 	return 0;
 }
 
@@ -415,6 +432,7 @@ void probe_reading_release(struct probe_reading *r)
 	free(r->gpus);
 	free(r->why);
 	free(r->command);
+	free(r->node);
 	free(r->raw);
 	free(r->busy_why);
 	free(r->settled_from);
@@ -440,6 +458,8 @@ json_t *probe_reading_json(const struct probe_reading *r)
 	json_object_set_new(o, "available", json_boolean(r->available));
 	json_object_set_new(o, "why", jstr(r->why));
 	json_object_set_new(o, "command", jstr(r->command));
+	if (r->node)
+		json_object_set_new(o, "node", jstr(r->node));
 	json_object_set_new(o, "t", jnum(r->t));
 	json_object_set_new(o, "compute_procs",
 			    r->compute_procs >= 0 ? json_integer(r->compute_procs) : json_null());
@@ -496,6 +516,7 @@ int probe_reading_from_json(const json_t *j, struct probe_reading *out, struct e
 	out->settled_s = isnan(st) ? 0 : st;
 	out->settled_from = get_str(j, "settled_from");
 	out->command = get_str(j, "command");
+	out->node = get_str(j, "node");
 	out->raw = get_str(j, "raw");
 	out->t = get_num(j, "t");
 	double cp = get_num(j, "compute_procs");
@@ -528,6 +549,8 @@ int probe_reading_from_json(const json_t *j, struct probe_reading *out, struct e
 
 void probe_describe(const struct probe_reading *r, struct sb *out)
 {
+	if (r->node)
+		sb_addf(out, "on node %s: ", r->node);
 	if (!r->available) {
 		sb_adds(out, r->why ? r->why : "no probe");
 		return;

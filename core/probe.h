@@ -37,6 +37,10 @@ struct probe_opts {
 	double timeout_s;         /* 0: 10 s */
 	double settle_s;          /* > 0: re-read a utilisation-only busy reading
 				     after this long (pre-run readings); 0: never */
+	const char *wrap;         /* run each command through this prefix (a Slurm
+				     step: "srun ... /bin/sh -c"), the command
+				     shell-quoted after it; NULL: run it here */
+	const char *node;         /* where the wrapped commands run (recorded) */
 };
 
 /* Numbers are NAN, strings NULL, where the probe did not report them. */
@@ -50,6 +54,7 @@ struct probe_reading {
 	bool available; /* false: "no probe" (why says so) */
 	char *why;      /* why not available, or NULL */
 	char *command;
+	char *node;     /* the node it was taken on, when not here (Slurm) */
 	char *raw;      /* the probe's output as printed */
 	double t;       /* unix seconds when taken */
 	struct probe_gpu *gpus;
@@ -86,7 +91,8 @@ void probe_reading_release(struct probe_reading *r);
 json_t *probe_reading_json(const struct probe_reading *r);
 int probe_reading_from_json(const json_t *j, struct probe_reading *out, struct err *e);
 
-/* One line per GPU of evidence ("GPU 0 NVIDIA H200 GPU-…: SM 345/1980 MHz,
+/* One line per GPU of evidence, after "on node N: " when taken on a
+ * Slurm node ("GPU 0 NVIDIA H200 GPU-…: SM 345/1980 MHz,
  * mem 3201 MHz, 38 C, 105.85 W, P0, util 0 %"), or "no probe: <why>". */
 void probe_describe(const struct probe_reading *r, struct sb *out);
 

@@ -3,15 +3,18 @@
  */
 #include "core/run.h"
 
+#include "core/alloc.h"
 #include "core/err.h"
 #include "core/fsutil.h"
 #include "core/measure.h"
 #include "core/parse.h"
 #include "core/runner.h"
 #include "core/sb.h"
+#include "core/slurm.h"
 #include "core/store.h"
 
 #include <math.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
@@ -28,6 +31,16 @@ struct run {
 	int io_rc; /* a raw-log write failure: the run was stopped */
 	struct err io_err;
 	bool ended;
+	/* through Slurm */
+	struct alloc *alloc;
+	bool waiting;          /* for the allocation; the command not started yet */
+	char *tag;
+	double timeout_s, deadline;
+	bool we_cancelled, we_timed_out;
+	struct slurm_scan scan;
+	int alloc_rc;          /* the allocation could not be had: why in alloc_err */
+	struct err alloc_err;
+	char *probe_wrap;
 };
 
 static double now(void)
@@ -45,6 +58,8 @@ static char *dup_or_null(const char *s)
 static void on_data(void *ctx, const char *buf, size_t len)
 {
 	struct run *r = ctx;
+	if (r->alloc)
+		slurm_scan_feed(&r->scan, buf, len);
 	parser_feed(r->p, buf, len);
 	if (r->output)
 		r->output(r->ctx, buf, len);
@@ -68,6 +83,50 @@ static int insert(struct run *r, const char *start_event, struct err *e)
 		rc = store_commit(r->st, e);
 	else
 		store_rollback(r->st);
+	return rc;
+}
+
+/* The probe, then the command: here, or as Slurm steps on the allocation's
+ * node. */
+static int start_command(struct run *r, struct err *e)
+{
+	struct store_run *rec = &r->rec;
+	struct sb cmd = SB_INIT, wrap = SB_INIT;
+	const char *node = NULL;
+	if (r->alloc) {
+		node = alloc_node(r->alloc);
+		slurm_probe_prefix(alloc_job(r->alloc), node, &wrap);
+		r->probe_wrap = sb_detach(&wrap);
+		slurm_step_command(alloc_job(r->alloc), node, rec->command, &cmd);
+		alloc_touch(r->alloc);
+	}
+	/* evidence, never a gate: a probe problem does not stop a run */
+	measure_probe_take(r->st, rec->id, "before", r->probe_wrap, node, NULL);
+	struct runner_spec spec = {
+		.command = r->alloc ? cmd.buf : rec->command,
+		.cwd = rec->cwd,
+		.log_path = rec->log_path,
+		/* through Slurm the timeout is ours: the step is cancelled with
+		 * scancel, not only srun stopped */
+		.timeout_s = r->alloc ? 0 : r->timeout_s,
+		.tag = r->tag,
+	};
+	int rc = runner_start(&spec, on_data, r, &r->r, e);
+	sb_release(&cmd);
+	sb_release(&wrap);
+	return rc;
+}
+
+/* It never started: a harness error, recorded as such; frees r. */
+static int never_started(struct run *r, int rc)
+{
+	struct store_run *rec = &r->rec;
+	rec->t_end = now();
+	rec->gate = GATE_ERROR;
+	rec->exit_status = -1;
+	store_run_update(r->st, rec, NULL);
+	r->ended = true;
+	run_free(r);
 	return rc;
 }
 
@@ -107,51 +166,92 @@ int run_start(struct store *st, const struct run_spec *s, struct run **out, stru
 					  s->kind, s->iter, rec->id);
 		store_run_update(st, rec, NULL);
 	}
-	/* evidence, never a gate: a probe problem does not stop a run */
-	measure_probe_take(st, rec->id, "before", NULL);
 	r->p = parser_new(s->ps, on_event, r);
 	/* the tag names the workspace and the run: a harness that outlives a
 	 * killed optloop is found by it (loop.c, reconcile_orphans) */
-	char *tag = xasprintf("%s#%d", s->trace_dir ? s->trace_dir : ".", rec->id);
-	struct runner_spec spec = {
-		.command = rec->command,
-		.cwd = rec->cwd,
-		.log_path = rec->log_path,
-		.timeout_s = s->timeout_s,
-		.tag = tag,
-	};
-	rc = runner_start(&spec, on_data, r, &r->r, e);
-	free(tag);
-	if (rc < 0) {
-		/* it never started: a harness error, recorded as such */
-		rec->t_end = now();
-		rec->gate = GATE_ERROR;
-		rec->exit_status = -1;
-		store_run_update(st, rec, NULL);
-		r->ended = true;
-		run_free(r);
-		return rc;
+	r->tag = xasprintf("%s#%d", s->trace_dir ? s->trace_dir : ".", rec->id);
+	r->timeout_s = s->timeout_s;
+	r->alloc = s->alloc;
+	if (r->alloc) {
+		slurm_scan_init(&r->scan);
+		if (s->timeout_s > 0)
+			r->deadline = now() + s->timeout_s;
+		rc = alloc_begin(r->alloc, r->output, r->ctx, e);
+		if (rc == 0) {
+			r->waiting = true;
+			*out = r;
+			return 0;
+		}
+		if (rc < 0)
+			return never_started(r, rc);
 	}
+	rc = start_command(r, e);
+	if (rc < 0)
+		return never_started(r, rc);
 	*out = r;
 	return 0;
 }
 
 int run_fds(const struct run *r, int fds[2])
 {
+	if (r && r->waiting && !r->ended)
+		return alloc_fds(r->alloc, fds);
 	return r && r->r && !r->ended ? runner_fds(r->r, fds) : 0;
+}
+
+/* Waiting for the allocation: 1 while it waits, 0 once the command is
+ * going or the wait failed (run_end records it). */
+static int pump_alloc(struct run *r, int timeout_ms)
+{
+	struct err e = {0};
+	if (r->deadline > 0 && now() > r->deadline && !r->we_timed_out) {
+		r->we_timed_out = true;
+		alloc_cancel_request(r->alloc);
+	}
+	int rc = alloc_pump(r->alloc, timeout_ms, &e);
+	if (rc > 0)
+		return 1;
+	r->waiting = false;
+	if (rc == 0)
+		rc = start_command(r, &e);
+	if (rc < 0) {
+		r->alloc_rc = rc;
+		r->alloc_err = e;
+		return 0;
+	}
+	return 1;
+}
+
+/* Stop the step: scancel it (the step named by its first line, or every
+ * step of the job before it named one), and srun with it. */
+static void cancel_step(struct run *r)
+{
+	if (r->alloc)
+		alloc_cancel_steps(r->alloc, r->scan.step);
+	runner_cancel(r->r);
 }
 
 int run_pump(struct run *r, int timeout_ms)
 {
+	if (r && r->waiting && !r->ended)
+		return pump_alloc(r, timeout_ms);
 	if (!r || !r->r || r->ended)
 		return 0;
+	if (r->alloc && r->deadline > 0 && !r->we_timed_out && !r->we_cancelled &&
+	    now() > r->deadline) {
+		r->we_timed_out = true;
+		cancel_step(r);
+	}
 	struct err le = {0};
 	int rc = runner_pump(r->r, timeout_ms, &le);
 	if (rc < 0) {
 		if (!r->io_rc) {
 			r->io_rc = rc;
 			r->io_err = le;
-			runner_cancel(r->r);
+			if (r->alloc)
+				cancel_step(r);
+			else
+				runner_cancel(r->r);
 		}
 		return 1;
 	}
@@ -160,13 +260,23 @@ int run_pump(struct run *r, int timeout_ms)
 
 void run_cancel(struct run *r)
 {
-	if (r && r->r && !r->ended)
+	if (!r || r->ended)
+		return;
+	if (r->waiting) {
+		r->we_cancelled = true;
+		alloc_cancel_request(r->alloc);
+	} else if (r->r && r->alloc) {
+		if (!r->we_cancelled && !r->we_timed_out)
+			cancel_step(r);
+		r->we_cancelled = true;
+	} else if (r->r) {
 		runner_cancel(r->r);
+	}
 }
 
 bool run_going(const struct run *r)
 {
-	return r && r->r && !r->ended;
+	return r && (r->r || r->waiting) && !r->ended;
 }
 
 const struct parse_result *run_result(const struct run *r)
@@ -197,9 +307,65 @@ static void settle(struct run *r, const struct runner_outcome *oc, const struct 
 		      rec->gate == GATE_UNVERIFIED;
 	rec->bench_ms = counts ? parse_bench_ms(res) : NAN;
 	json_t *j = parse_result_json(res);
+	if (j && r->scan.marked) {
+		/* where it ran, beside the environment the harness printed */
+		json_object_set_new(j, "slurm",
+				    json_pack("{s:s, s:s, s:s, s:s}", "job", r->scan.job, "step",
+					      r->scan.step, "node", r->scan.node, "gpus",
+					      r->scan.gpus));
+	}
 	free(rec->result_json);
 	rec->result_json = j ? json_dumps(j, JSON_COMPACT) : NULL;
 	json_decref(j);
+}
+
+/* How the Slurm step ended (or why it never started): the cause into
+ * step, the outcome made to say "stopped" when Slurm stopped it. */
+static void settle_step(struct run *r, struct runner_outcome *oc, struct store_step *step)
+{
+	struct sb why = SB_INIT;
+	enum slurm_cause c;
+	memset(step, 0, sizeof(*step));
+	step->run_id = r->rec.id;
+	if (!r->r) { /* no allocation: the request failed or was cancelled */
+		c = r->we_timed_out ? SC_TIMEOUT : r->we_cancelled ? SC_CANCELLED : SC_GONE;
+		sb_adds(&why, r->alloc_err.msg[0] ? r->alloc_err.msg : "no Slurm allocation");
+		oc->cancelled = r->we_cancelled;
+		oc->timed_out = r->we_timed_out;
+		oc->exit_status = -1;
+	} else {
+		struct slurm_job after;
+		slurm_scan_finish(&r->scan);
+		bool ask = oc->exit_status != 0 || oc->signal;
+		if (ask && alloc_job(r->alloc))
+			alloc_query(alloc_job(r->alloc), &after, NULL);
+		struct slurm_step_end in = {
+			.scan = &r->scan,
+			.exit_status = oc->exit_status,
+			.signal = oc->signal,
+			.we_cancelled = r->we_cancelled,
+			.we_timed_out = r->we_timed_out,
+			.job_after = ask && alloc_job(r->alloc) ? &after : NULL,
+		};
+		c = slurm_step_cause(&in, &why);
+		if (r->we_timed_out) {
+			oc->timed_out = true;
+			oc->cancelled = false;
+		} else if (c == SC_CANCELLED) {
+			oc->cancelled = true;
+		} else if (c != SC_OK && !runner_outcome_killed(oc)) {
+			oc->signal = oc->signal ? oc->signal : SIGKILL; /* stopped by Slurm */
+		}
+		alloc_step_ended(r->alloc, c, why.buf ? why.buf : "");
+	}
+	step->job = xstrdup(r->scan.job[0] ? r->scan.job
+			    : alloc_job(r->alloc) ? alloc_job(r->alloc) : "");
+	step->step = r->scan.step[0] ? xstrdup(r->scan.step) : NULL;
+	step->node = r->scan.node[0] ? xstrdup(r->scan.node) : NULL;
+	step->gpus = r->scan.gpus[0] ? xstrdup(r->scan.gpus) : NULL;
+	step->cause = xstrdup(slurm_cause_name(c));
+	step->why = why.len ? sb_detach(&why) : NULL;
+	sb_release(&why);
 }
 
 int run_end(struct run *r, const struct run_end_hooks *h, struct err *e)
@@ -209,19 +375,31 @@ int run_end(struct run *r, const struct run_end_hooks *h, struct err *e)
 			       r->rec.id);
 	while (run_pump(r, 200) > 0)
 		;
-	const struct runner_outcome *oc = runner_outcome(r->r);
-	bool killed = runner_outcome_killed(oc) || r->io_rc;
-	parser_finish(r->p, oc->exit_status, killed);
+	struct runner_outcome oc = {.exit_status = -1};
+	struct store_step step = {0};
+	if (r->r)
+		oc = *runner_outcome(r->r);
+	if (r->alloc)
+		settle_step(r, &oc, &step);
+	bool killed = runner_outcome_killed(&oc) || r->io_rc || (r->alloc && !r->r);
+	parser_finish(r->p, oc.exit_status, killed);
 	const struct parse_result *res = parser_result(r->p);
-	settle(r, oc, res);
+	settle(r, &oc, res);
+	if (r->alloc && !r->r)
+		r->rec.gate = GATE_INCOMPLETE;
 	r->ended = true;
-	measure_probe_take(r->st, r->rec.id, "after", NULL);
+	/* the after-probe on a node only while the allocation is still there */
+	if (!r->alloc || (r->r && alloc_job(r->alloc)))
+		measure_probe_take(r->st, r->rec.id, "after", r->probe_wrap,
+				   r->alloc ? alloc_node(r->alloc) : NULL, NULL);
 
 	int rc = h && h->fill ? h->fill(h->ctx, &r->rec, res, e) : 0;
 	if (rc == 0)
 		rc = store_begin(r->st, e);
 	if (rc == 0) {
 		rc = store_run_record(r->st, &r->rec, &res->env, res->rows, res->nrows, e);
+		if (rc == 0 && r->alloc)
+			rc = store_step_put(r->st, &step, e);
 		if (rc == 0 && h && h->in_tx)
 			rc = h->in_tx(h->ctx, r->st, &r->rec, e);
 		if (rc == 0)
@@ -229,10 +407,17 @@ int run_end(struct run *r, const struct run_end_hooks *h, struct err *e)
 		else
 			store_rollback(r->st);
 	}
+	store_step_release(&step);
 	if (rc == 0 && r->io_rc) {
 		if (e)
 			*e = r->io_err;
 		rc = r->io_rc;
+	}
+	if (rc == 0 && r->alloc_rc && !r->we_cancelled && !r->we_timed_out) {
+		/* recorded as an attempt; say why there was no run at all */
+		if (e)
+			*e = r->alloc_err;
+		rc = r->alloc_rc;
 	}
 	return rc;
 }
@@ -241,9 +426,13 @@ void run_free(struct run *r)
 {
 	if (!r)
 		return;
+	if (r->waiting && !r->ended)
+		alloc_cancel_request(r->alloc);
 	if (r->r && !r->ended)
-		runner_cancel(r->r);
+		run_cancel(r);
 	runner_free(r->r);
+	free(r->tag);
+	free(r->probe_wrap);
 	parser_free(r->p);
 	store_run_release(&r->rec);
 	free(r);

@@ -22,6 +22,14 @@
  *    so it is recorded incomplete and run_end returns the ERR_IO that says
  *    so;
  *  - a command that cannot be started is recorded as a harness error.
+ *
+ * Through Slurm (spec.alloc), the run first waits for the allocation (its
+ * request's output goes to the output callback, not the parser); the probe
+ * and the command then run as steps on the allocation's node.  A cancel or
+ * the timeout cancels the step with scancel; a step that Slurm ended (time
+ * limit, revoked allocation, failed node, a signal) is incomplete, its
+ * cause recorded with the run (store_step) and the allocation forgotten
+ * when it is gone.
  */
 #ifndef OPTLOOP_RUN_H
 #define OPTLOOP_RUN_H
@@ -31,6 +39,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+struct alloc;
 struct err;
 struct parse_event;
 struct parse_result;
@@ -54,6 +63,8 @@ struct run_spec {
 	const char *head, *tree; /* recorded with the run; may be NULL */
 	const char *start_event; /* an event logged with the insert ("verify.start"), or NULL */
 	const struct patset *ps;
+	struct alloc *alloc;     /* run as a step of this Slurm allocation (core/alloc.h),
+				  * requested first when it is not there; NULL: here */
 	run_output_fn output;    /* every byte of the child's output, may be NULL */
 	run_event_fn event;      /* parser events, may be NULL */
 	void *ctx;

@@ -123,6 +123,7 @@ static int mrun_start(struct ctx *c, struct mrun *m, const char *kind, const cha
 		.timeout_s = c->o ? c->o->timeout_s : 0,
 		.scope = SCOPE_UNKNOWN,
 		.tree = tree,
+		.alloc = loop_run_alloc(c->l),
 		.ps = ps,
 		.output = c->o ? c->o->output : NULL,
 		.event = c->o ? c->o->event : NULL,

@@ -127,6 +127,14 @@ static const char *const migrations[] = {
 	"CREATE TABLE IF NOT EXISTS tree_intents (id INTEGER PRIMARY KEY, kind TEXT NOT NULL,"
 	" iter INTEGER, from_tree TEXT NOT NULL, to_tree TEXT NOT NULL, pid INTEGER, t REAL,"
 	" done INTEGER NOT NULL DEFAULT 0);",
+	/* 6: runs through Slurm: each allocation the workspace requested (job
+	 * id once salloc names it; released set once it is given back or found
+	 * gone, with why), and where each run's step ran and how it ended */
+	"CREATE TABLE IF NOT EXISTS slurm_allocs (id INTEGER PRIMARY KEY, job TEXT, runner TEXT"
+	" NOT NULL, state TEXT NOT NULL, reason TEXT, node TEXT, requested REAL, granted REAL,"
+	" last_used REAL, released REAL, why TEXT, pid INTEGER);"
+	"CREATE TABLE IF NOT EXISTS slurm_steps (run_id INTEGER PRIMARY KEY, job TEXT, step TEXT,"
+	" node TEXT, gpus TEXT, cause TEXT NOT NULL, why TEXT);",
 };
 #define NMIGRATIONS (int)(sizeof(migrations) / sizeof(migrations[0]))
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == STORE_SCHEMA_VERSION,

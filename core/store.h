@@ -31,7 +31,7 @@ struct sb;
 struct store;
 struct sqlite3;
 
-#define STORE_SCHEMA_VERSION 5
+#define STORE_SCHEMA_VERSION 6
 
 enum store_flags {
 	STORE_READONLY = 1 << 0,
@@ -325,5 +325,37 @@ int store_note_add(struct store *s, enum store_note kind, int iter, const char *
 		   struct err *e);
 /* Appends each, one per line, to out (may be NULL); returns how many. */
 int store_notes(struct store *s, enum store_note kind, int iter, struct sb *out);
+
+/* ---- Slurm (core/store_slurm.c) ---- */
+
+/* One allocation the workspace asked Slurm for.  state: "requested" (salloc
+ * started, no job id yet), "pending", "running", "released". */
+struct store_alloc {
+	int id;
+	char *job;    /* NULL until salloc names it */
+	char *runner; /* the Runner value it was requested with (canonical) */
+	char *state, *reason, *node;
+	double requested, granted, last_used, released; /* unix s; 0: not yet */
+	char *why;    /* why it was released */
+	int pid;      /* the optloop that requested it */
+};
+void store_alloc_release(struct store_alloc *a);
+/* The newest allocation not yet released; ERR_NOTFOUND when none. */
+int store_alloc_current(struct store *s, struct store_alloc *a, struct err *e);
+/* The newest allocation, released or not; ERR_NOTFOUND when none. */
+int store_alloc_last(struct store *s, struct store_alloc *a, struct err *e);
+/* Insert (a->id is set) or update every field by a->id. */
+int store_alloc_insert(struct store *s, struct store_alloc *a, struct err *e);
+int store_alloc_update(struct store *s, const struct store_alloc *a, struct err *e);
+
+/* Where a run's step ran and how it ended (cause: slurm_cause_name). */
+struct store_step {
+	int run_id;
+	char *job, *step, *node, *gpus, *cause, *why;
+};
+void store_step_release(struct store_step *st);
+int store_step_put(struct store *s, const struct store_step *st, struct err *e);
+/* ERR_NOTFOUND when the run did not go through Slurm. */
+int store_step_get(struct store *s, int run_id, struct store_step *st, struct err *e);
 
 #endif

@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 enum { WZ_LOG = 1, WZ_CONTRACT, WZ_STALL, WZ_STOP };
@@ -52,7 +53,44 @@ struct ws_loop {
 	bool changed;
 	int ext_run;
 	char *driver;
+	/* Runner: slurm: the allocation in a few words, read at most every
+	 * ALLOC_REFRESH_S (squeue is asked), and whether it is still waiting */
+	char *alloc_text;
+	bool alloc_waiting;
+	time_t alloc_at;
 };
+
+#define ALLOC_REFRESH_S 5
+
+/* The allocation as squeue sees it now, for the status line. */
+static void alloc_refresh(struct ws_loop *w, bool force)
+{
+	time_t t = time(NULL);
+	if (!force && t - w->alloc_at < ALLOC_REFRESH_S)
+		return;
+	w->alloc_at = t;
+	struct loop_allocation al;
+	if (loop_allocation(w->l, &al, NULL) < 0)
+		return;
+	free(w->alloc_text);
+	w->alloc_text = NULL;
+	w->alloc_waiting = al.held && (!al.job || (al.state && (!strcmp(al.state, "PENDING") ||
+								  !strcmp(al.state, "pending"))));
+	if (al.held && al.job)
+		w->alloc_text = xasprintf("Slurm job %s %s%s%s%s%s", al.job, al.state,
+					  al.reason ? " (" : "", al.reason ? al.reason : "",
+					  al.reason ? ")" : "", al.node && !al.reason ? " on " : "");
+	else if (al.held)
+		w->alloc_text = xstrdup("Slurm allocation requested");
+	else if (al.slurm)
+		w->alloc_text = xstrdup("Slurm: no allocation held");
+	if (w->alloc_text && al.held && al.job && al.node && !al.reason) {
+		char *t2 = xasprintf("%s%s", w->alloc_text, al.node);
+		free(w->alloc_text);
+		w->alloc_text = t2;
+	}
+	loop_allocation_release(&al);
+}
 
 static struct ws_loop *W(struct app *a)
 {
@@ -213,6 +251,7 @@ static int loop_reload(struct app *a, struct err *e)
 	w->have_st = false;
 	if ((rc = loop_status(w->l, &w->st, e)) < 0)
 		return rc;
+	alloc_refresh(w, true);
 	w->have_st = true;
 	log_rows_put(w->rows);
 	w->rows = NULL;
@@ -369,6 +408,15 @@ static void status_words(struct app *a, int terse, bool extras, struct sb *out)
 			action_first_key(ACT_CANCEL));
 		return;
 	}
+	if (a->running && w->alloc_text) {
+		alloc_refresh(w, false);
+		if (w->alloc_waiting) {
+			sb_addf(out, "iter %d \xc2\xb7 VERIFYING \xc2\xb7 waiting for the allocation: %s (%s "
+				     "cancels)",
+				w->run_iter, w->alloc_text, action_first_key(ACT_CANCEL));
+			return;
+		}
+	}
 	if (a->running) {
 		sb_addf(out, brief ? "iter %d \xc2\xb7 VERIFYING \xc2\xb7 verify is running (%s cancels)"
 				   : "iter %d \xc2\xb7 VERIFYING \xc2\xb7 step 2/3: verify is running (%s cancels)",
@@ -388,6 +436,8 @@ static void status_words(struct app *a, int terse, bool extras, struct sb *out)
 		sb_addf(out, " \xc2\xb7 stall %d/%d", st->stall, st->stall_limit);
 	if (st->telescoped)
 		sb_adds(out, " \xc2\xb7 kernel changed since it was measured");
+	if (w->alloc_text)
+		sb_addf(out, " \xc2\xb7 %s", w->alloc_text);
 }
 
 /* The longest of: the full words, the brief ones with the stall count and
@@ -1105,6 +1155,8 @@ static int loop_detail(struct app *a, int i, struct err *e)
 		set_verdict(&run, -1, &a->data.sel);
 		if (run.why)
 			dline(a, R_DIM, "Verdict: %s", run.why);
+		if (run.slurm)
+			dline(a, R_NORMAL, "Ran on: %s", run.slurm);
 		if (run.probe_command)
 			dline(a, R_DIM, "Probe command: %s", run.probe_command);
 		static const char *const phases[] = {"before", "after"};
@@ -1242,8 +1294,17 @@ static void loop_close_be(struct app *a)
 	free_shapes(a);
 	live_free(a->data.live);
 	a->data.live = NULL;
+	/* a Slurm allocation this workbench's runs used goes back when it quits
+	 * (one an agent's runs use stays theirs) */
+	if (loop_allocation_used(w->l)) {
+		struct err le = {0};
+		if (loop_writer(w->l, true, &le) == 0)
+			loop_allocation_end(w->l, "the workbench that used it quit", true, NULL, NULL);
+		give_lock_of(w->l);
+	}
 	loop_watch_close(w->watch);
 	free(w->driver);
+	free(w->alloc_text);
 	ws_files_release(&w->files);
 	traps_doc_release(&w->traps);
 	lint_findings_release(&w->lint);

@@ -3,8 +3,8 @@
  * (docs/draft.md, a file a person edits) and everything that reads the
  * fields it returns.
  *
- * On any bytes: contract_parse never fails but for an unreadable cap or
- * threshold, and then says why; a field is NULL or a non-empty string;
+ * On any bytes: contract_parse never fails but for an unreadable cap,
+ * threshold or runner, and then says why; a field is NULL or a non-empty string;
  * contract_missing counts exactly the required fields that are NULL; the
  * list items of every field are non-empty single lines; the cap and the
  * threshold are in range; every target shape spelled back by

@@ -133,7 +133,9 @@ static void an_older_schema_is_upgraded_by_the_first_writer(void **state)
 	sqlite3_close(db);
 
 	assert_int_equal(store_open(dbpath, STORE_READONLY, &s, &e), ERR_BUSY);
-	assert_non_null(strstr(e.msg, "schema upgrade (version 1 to 5)"));
+	char *upgrade = xasprintf("schema upgrade (version 1 to %d)", STORE_SCHEMA_VERSION);
+	assert_non_null(strstr(e.msg, upgrade));
+	free(upgrade);
 	assert_int_equal(store_open(dbpath, 0, &s, &e), 0);
 	assert_int_equal(sqlite3_prepare_v2(store_db(s),
 					    "SELECT (SELECT user_version FROM pragma_user_version), "
@@ -520,7 +522,7 @@ static void every_table_comes_from_the_migrations(void **state)
 		"runs", "iterations", "guards_frozen", "guards_findings", "guards_acks",
 		"guards_trap_state", "guards_reassess", "guards_stop", "guards_dispatch",
 		"guards_restore", "stats_probes", "stats_runs", "stats_verdicts", "stats_confirms",
-		"stats_explained", "stats_artifacts", "tree_intents",
+		"stats_explained", "stats_artifacts", "tree_intents", "slurm_allocs", "slurm_steps",
 	};
 	char *old = xasprintf("%s/v3.db", tmpdir);
 	assert_int_equal(store_open(dbpath, STORE_CREATE, &s, &e), 0);
@@ -546,6 +548,58 @@ static void every_table_comes_from_the_migrations(void **state)
 	sqlite3_finalize(st);
 	store_close(s);
 	free(old);
+}
+
+/* A workspace's Slurm allocations: the newest not released is current;
+ * released ones are the last one's history.  A run's step round-trips. */
+static void slurm_allocations_and_steps(void **state)
+{
+	struct store *s;
+	struct err e = {0};
+	struct store_alloc a = {0}, b;
+	assert_int_equal(store_open(dbpath, STORE_CREATE, &s, &e), 0);
+	assert_int_equal(store_alloc_current(s, &b, &e), ERR_NOTFOUND);
+	a.runner = xstrdup("slurm --partition=gpu");
+	a.state = xstrdup("requested");
+	a.requested = 100;
+	assert_int_equal(store_alloc_insert(s, &a, &e), 0);
+	assert_true(a.id > 0);
+	assert_int_equal(store_alloc_current(s, &b, &e), 0);
+	assert_null(b.job); /* salloc has not named it yet */
+	assert_string_equal(b.state, "requested");
+	assert_true(b.granted == 0);
+	store_alloc_release(&b);
+	a.job = xstrdup("42");
+	free(a.state);
+	a.state = xstrdup("running");
+	a.node = xstrdup("gpu07");
+	a.granted = 101;
+	assert_int_equal(store_alloc_update(s, &a, &e), 0);
+	assert_int_equal(store_alloc_current(s, &b, &e), 0);
+	assert_string_equal(b.job, "42");
+	assert_string_equal(b.node, "gpu07");
+	assert_true(b.granted == 101);
+	store_alloc_release(&b);
+	a.released = 200;
+	a.why = xstrdup("Slurm job 42 is TIMEOUT");
+	assert_int_equal(store_alloc_update(s, &a, &e), 0);
+	assert_int_equal(store_alloc_current(s, &b, &e), ERR_NOTFOUND);
+	assert_int_equal(store_alloc_last(s, &b, &e), 0);
+	assert_string_equal(b.why, "Slurm job 42 is TIMEOUT");
+	store_alloc_release(&b);
+	store_alloc_release(&a);
+
+	struct store_step st = {.run_id = 7, .job = "42", .step = "3", .node = "gpu07",
+				.gpus = "0", .cause = "time_limit", .why = "DUE TO TIME LIMIT"};
+	struct store_step got;
+	assert_int_equal(store_step_get(s, 7, &got, &e), ERR_NOTFOUND);
+	assert_int_equal(store_step_put(s, &st, &e), 0);
+	assert_int_equal(store_step_get(s, 7, &got, &e), 0);
+	assert_string_equal(got.cause, "time_limit");
+	assert_string_equal(got.node, "gpu07");
+	assert_string_equal(got.step, "3");
+	store_step_release(&got);
+	store_close(s);
 }
 
 /* Queries are prepared once and reused: each use sees its own bindings and
@@ -607,6 +661,7 @@ int main(void)
 		cmocka_unit_test_setup(newer_schema_is_refused, fresh),
 		cmocka_unit_test_setup(every_table_comes_from_the_migrations, fresh),
 		cmocka_unit_test_setup(reused_queries_see_fresh_bindings_and_data, fresh),
+		cmocka_unit_test_setup(slurm_allocations_and_steps, fresh),
 	};
 	return cmocka_run_group_tests_name("store", tests, setup, teardown);
 }

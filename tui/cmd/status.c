@@ -1,4 +1,5 @@
 /* status — `optloop status [--json]`: where the loop stands. */
+#include "tui/alloc_cli.h"
 #include "tui/cli_opts.h"
 #include "tui/cli_util.h"
 #include "tui/commands.h"
@@ -141,6 +142,7 @@ int cmd_status(struct cli *cli, int argc, char **argv)
 					      "session", loop_cost_json(&cost.total), "iterations",
 					      its));
 		stats_cli_add_verdict(l, last, j);
+		alloc_cli_add(l, j);
 		cli_print_json(j);
 	} else {
 		printf("op:        %s\n", st.op);
@@ -171,6 +173,7 @@ int cmd_status(struct cli *cli, int argc, char **argv)
 			printf(" %s", st.frozen[i]);
 		printf("\n");
 		loop_cli_print_commands(&st, stdout);
+		alloc_cli_print(l, stdout);
 		if (st.missing)
 			printf("contract:  incomplete\n%s\n", st.missing);
 		if (st.problems)

@@ -1,0 +1,207 @@
+#!/usr/bin/env bash
+# Runs through Slurm, end to end against a real single-node cluster started
+# by the test (slurm_lib.sh): the demo loop with `Runner: slurm ...` — the
+# baseline, an iteration from a new process that reattaches to the same
+# allocation, a confirm whose runs all ran in one job on one node, a run
+# cancelled with SIGINT and one stopped by its timeout (both scancel'd, both
+# attempts), a pending allocation's queue reason in status, an allocation
+# revoked from outside, one that reaches its time limit mid-run, giving it
+# back with stop --release, and the idle release.  Skipped where the
+# cluster cannot run.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/confirm_lib.sh"
+. "$(dirname "$0")/slurm_lib.sh"
+
+if ! slurm_up "$T_TMP/slurm"; then
+	t_skip "runs through a private Slurm cluster" "$SLURM_WHY"
+	t_done
+	exit 0
+fi
+# the idle watches optloop leaves are ended with the cluster
+stop_watches() {
+	local f
+	for f in "$T_TMP"/demo/profile/*/slurm-*.idle "$T_TMP"/tl/profile/*/slurm-*.idle; do
+		[ -f "$f" ] && kill "$(cat "$f")" 2>/dev/null
+	done
+}
+trap 'stop_watches; slurm_down; rm -rf "$T_TMP"' EXIT
+
+export DEMO_BENCH_WARMUP_MS=1 DEMO_BENCH_REP_MS=1
+jget() {
+	python3 -c 'import json,sys
+v=json.load(sys.stdin)
+for k in sys.argv[1].split("."):
+    v=v[int(k)] if isinstance(v,list) else v[k]
+print("null" if v is None else v)' "$1"
+}
+q() { sqlite3 "$T_TMP/demo/profile/chunk_linear_attn-opt/optloop.db" "$1"; }
+# wait_until SECONDS COMMAND...: poll every 0.2 s
+wait_until() {
+	local n=$(($1 * 5))
+	shift
+	while [ "$n" -gt 0 ]; do
+		"$@" >/dev/null 2>&1 && return 0
+		sleep 0.2
+		n=$((n - 1))
+	done
+	return 1
+}
+has_step() { [ -n "$(squeue -h -s -j "$1" -o %i 2>/dev/null | grep -v extern)" ]; }
+job_gone() { ! squeue -h -j "$1" -o %T 2>/dev/null | grep -qE 'RUNNING|PENDING|CONFIGURING'; }
+runner="slurm --partition=test --gres=gpu:1 --time=10 idle=10m"
+
+# --- a second workspace whose allocation reaches its time limit mid-run ------
+# Started first: Slurm ends a job at its limit only on its next check (about
+# 90 s for --time=1), so this runs while the main loop goes on.  It takes
+# the node's other CPU and no GPU.
+"$OPTLOOP" demo "$T_TMP/tl" >/dev/null
+(cd "$T_TMP/tl" &&
+	"$OPTLOOP" contract --set "runner=slurm --partition=test --time=1 idle=off" \
+		--set "validation=echo started; sleep 300; ./verify --op chunk_linear_attn" >/dev/null)
+tl_rc_file=$T_TMP/tl.rc
+(cd "$T_TMP/tl" && "$OPTLOOP" verify >"$T_TMP/tl.out" 2>&1; echo $? >"$tl_rc_file") &
+
+# --- the Runner field --------------------------------------------------------
+demo_repeated 4
+"$OPTLOOP" init --op chunk_linear_attn --kernel "$kernel" --test-file tests/ops/test_linear_attn.c \
+	--naive ops/linear_attn/naive.c --verify "./verify --op chunk_linear_attn" >/dev/null
+"$OPTLOOP" contract --set "target=all three shapes, 1.2x" --set languages=C \
+	--set "promotion=full gate, confirmed win" >/dev/null
+out=$("$OPTLOOP" contract --set "runner=slurm partition=test" 2>&1); rc=$?
+t_is "a Runner word that is no salloc option is a usage error" "$rc" 2
+t_like "  and the message says what would be right" "$out" "salloc's options start with -|those start with -"
+t_exit "a Runner that is neither local nor slurm is a usage error" 2 \
+	"$OPTLOOP" contract --set "runner=pbs -q gpu"
+t_exit "a Runner idle= that is no duration is a usage error" 2 \
+	"$OPTLOOP" contract --set "runner=slurm idle=soon"
+t_ok "Runner: slurm with salloc's options is taken" "$OPTLOOP" contract --set "runner=$runner"
+t_like "status names the runner" "$("$OPTLOOP" status)" "runner: +$runner"
+
+# --- the baseline: one allocation, the run a step on its node ----------------
+out=$("$OPTLOOP" verify 2>&1); rc=$?
+t_is "the baseline verify through Slurm passes" "$rc" 0
+t_like "  salloc was asked once, and granted" "$out" "requesting a Slurm allocation: salloc --no-shell"
+job=$(q "SELECT job FROM slurm_allocs WHERE released IS NULL")
+t_like "  the job id is recorded in the store" "$job" '^[0-9]+$'
+t_is "  the run's step names the job and the node" \
+	"$(q "SELECT job || ' ' || node || ' ' || gpus || ' ' || cause FROM slurm_steps WHERE run_id = 1")" \
+	"$job $SLURM_NODE 0 ok"
+# (srun may say something of its own first)
+t_like "  the raw output starts with where it ran" \
+	"$(grep -v '^srun: ' profile/chunk_linear_attn-opt/trace/iter-0.log | head -n 1)" \
+	"^optloop-slurm: job $job step [0-9]+ node $SLURM_NODE gpus 0"
+t_like "  the probe ran as a step on that node" \
+	"$(q "SELECT json FROM stats_probes WHERE run_id = 1 AND phase = 'before'")" \
+	"\"node\": ?\"$SLURM_NODE\".*|srun --jobid='$job'"
+s=$("$OPTLOOP" status --json)
+t_is "status --json: the allocation is running" \
+	"$(printf '%s' "$s" | jget allocation.job) $(printf '%s' "$s" | jget allocation.state) $(printf '%s' "$s" | jget allocation.node)" \
+	"$job RUNNING $SLURM_NODE"
+"$OPTLOOP" log --direction baseline --status base --commit >/dev/null
+t_like "the OPT_LOG Env line names the node and the GPU" \
+	"$(grep '^Env' profile/chunk_linear_attn-opt/OPT_LOG.md)" "node $SLURM_NODE, GPU 0 \\(Slurm job $job\\)"
+
+# --- iteration 1 from a new process: reattach, then a confirm in one job ------
+python3 -c 'import sys; p=sys.argv[1]; s=open(p).read(); a="rep < 4;"; assert a in s; open(p,"w").write(s.replace(a,"rep < 3;",1))' "$kernel"
+out=$("$OPTLOOP" verify 2>&1); rc=$?
+t_is "iteration 1's verify passes" "$rc" 0
+t_like "  a new optloop reattaches to the live allocation" "$out" "reattaching to Slurm job $job"
+t_unlike "  and requests none" "$out" "requesting a Slurm allocation"
+out=$(DEMO_BENCH_WARMUP_MS=5 DEMO_BENCH_REP_MS=20 "$OPTLOOP" confirm --max-pairs 3 --json 2>/dev/null)
+t_like "the confirm through Slurm reaches a verdict" "$(printf '%s' "$out" | jget verdict)" '^(fast|ambiguous|same)$'
+t_is "  every confirm run ran in the one job, on the one node" \
+	"$(q "SELECT count(*) > 1, count(DISTINCT s.job || '/' || s.node), min(s.job), min(s.node) FROM slurm_steps s JOIN runs r ON r.id = s.run_id WHERE r.kind = 'confirm'")" \
+	"1|1|$job|$SLURM_NODE"
+t_is "  one allocation so far" "$(q "SELECT count(*) FROM slurm_allocs")" 1
+"$OPTLOOP" log --direction "three repetitions" --status keep --unconfirmed "slurm test" --commit >/dev/null ||
+	"$OPTLOOP" log --direction "three repetitions" --status keep --commit >/dev/null
+
+# --- a run cancelled with SIGINT: the step is scancel'd, the run an attempt --
+"$OPTLOOP" noise --runs 2 --cmd "echo waiting; sleep 120" >"$T_TMP/cancel.out" 2>&1 &
+pid=$!
+if wait_until 30 has_step "$job"; then t_pass "the noise run is a step of the job"; else t_fail "the noise run is a step of the job"; fi
+kill -INT "$pid"
+t0=$(date +%s)
+wait "$pid"
+t_is "  Ctrl-C ends the session (exit 4)" "$?" 4
+t_like "  promptly" "$(($(date +%s) - t0))" '^([0-9]|1[0-9])$'
+r=$(q "SELECT id FROM runs WHERE kind = 'noise' ORDER BY id DESC LIMIT 1")
+# gate 4: incomplete (core/model.h)
+t_is "  cancelled, incomplete, its step scancel'd" \
+	"$(q "SELECT r.cancelled || ' ' || r.gate || ' ' || s.cause FROM runs r JOIN slurm_steps s ON s.run_id = r.id WHERE r.id = $r")" \
+	"1 4 cancelled"
+if wait_until 10 sh -c "! squeue -h -s -j $job -o %i | grep -v extern | grep -q ."; then
+	t_pass "  no step is left running in the job"
+else
+	t_fail "  no step is left running in the job" "$(squeue -s)"
+fi
+t_is "  the allocation is kept" "$(squeue -h -j "$job" -o %T)" RUNNING
+
+# --- a run stopped by its timeout: scancel, an attempt with the cause --------
+echo "/* one more idea */" >>"$kernel"
+"$OPTLOOP" contract --set "validation=echo started; sleep 120; ./verify --op chunk_linear_attn" >/dev/null
+out=$("$OPTLOOP" verify --timeout 3 2>&1); rc=$?
+t_is "a verify past its timeout exits 4" "$rc" 4
+r=$(q "SELECT max(id) FROM runs WHERE kind = 'verify'")
+t_is "  timed out, its step cancelled with scancel" \
+	"$(q "SELECT r.timed_out || ' ' || s.cause FROM runs r JOIN slurm_steps s ON s.run_id = r.id WHERE r.id = $r")" \
+	"1 timeout"
+t_like "  status says why it was an attempt" "$("$OPTLOOP" status)" "attempt: +it ran past its timeout: Slurm step $job\\.[0-9]+ was cancelled with scancel"
+"$OPTLOOP" contract --set "validation=./verify --op chunk_linear_attn" >/dev/null
+
+# --- waiting is visible: a pending allocation shows its queue reason ---------
+# The test holds the node's GPU itself, so the next allocation must wait.
+"$OPTLOOP" stop --release >/dev/null
+t_ok "  stop --release gave the job back" wait_until 15 job_gone "$job"
+blocker=$(salloc --no-shell -p test --gres=gpu:1 --time=5 2>&1 | sed -n 's/.*Granted job allocation \([0-9]*\).*/\1/p')
+"$OPTLOOP" noise --runs 2 >"$T_TMP/pending.out" 2>&1 &
+pid=$!
+pend() { "$OPTLOOP" status --json | python3 -c 'import json,sys; a=json.load(sys.stdin)["allocation"]; sys.exit(0 if a["state"]=="PENDING" and a["reason"] else 1)'; }
+if wait_until 30 pend; then t_pass "status --json: the allocation is PENDING with its reason"; else t_fail "status --json: the allocation is PENDING with its reason" "$("$OPTLOOP" status --json)"; fi
+t_like "  status in words: queue reason" "$("$OPTLOOP" status)" "slurm: +Slurm job [0-9]+ PENDING \\((Resources|Priority)"
+scancel "$blocker"
+wait "$pid"
+t_is "  once the GPU is free the waiting runs go on (noise exits 0)" "$?" 0
+job2=$(q "SELECT job FROM slurm_allocs WHERE released IS NULL")
+t_like "  in a new allocation" "$job2" "^[0-9]+$"
+
+# --- an allocation revoked from outside mid-run --------------------------------
+"$OPTLOOP" noise --runs 2 --cmd "echo waiting; sleep 120" >"$T_TMP/revoke.out" 2>&1 &
+pid=$!
+wait_until 30 has_step "$job2"
+scancel "$job2"
+wait "$pid"
+t_is "a run whose allocation was revoked ends the session (exit 4)" "$?" 4
+r=$(q "SELECT max(id) FROM runs WHERE kind = 'noise'")
+t_is "  an incomplete attempt, cause revoked" \
+	"$(q "SELECT r.gate || ' ' || s.cause FROM runs r JOIN slurm_steps s ON s.run_id = r.id WHERE r.id = $r")" \
+	"4 revoked"
+t_like "  the message names the cause" "$(q "SELECT why FROM slurm_steps WHERE run_id = $r")" "revoked"
+t_like "  status: none held, and why" "$("$OPTLOOP" status)" "slurm: +none held.*Slurm job $job2"
+t_ok "  the next session runs" "$OPTLOOP" noise --runs 2
+job4=$(q "SELECT job FROM slurm_allocs WHERE released IS NULL")
+t_like "  in a new allocation, not the revoked one" "$job4" "^[0-9]+$"
+t_unlike "  (a job id other than $job2)" "$job4" "^$job2\$"
+
+# --- the idle release --------------------------------------------------------
+"$OPTLOOP" contract --set "runner=slurm --partition=test --gres=gpu:1 --time=10 idle=3s" >/dev/null
+"$OPTLOOP" noise --runs 2 >/dev/null 2>&1
+job3=$(q "SELECT job FROM slurm_allocs WHERE released IS NULL")
+t_like "a changed Runner gives the old allocation back" \
+	"$(q "SELECT why FROM slurm_allocs WHERE released IS NOT NULL ORDER BY id DESC LIMIT 1")" "Runner"
+if wait_until 40 job_gone "$job3"; then t_pass "idle=3s: the allocation is released when unused"; else t_fail "idle=3s: the allocation is released when unused" "$(squeue)"; fi
+t_like "  status says so" "$("$OPTLOOP" status)" "released after its idle time"
+
+# --- the time limit, mid-run (the second workspace) -------------------------
+wait_until 150 test -s "$tl_rc_file"
+t_is "a run past its allocation's time limit exits 4" "$(cat "$tl_rc_file" 2>/dev/null)" 4
+t_like "  srun reported the time limit" "$(cat "$T_TMP/tl.out")" "DUE TO TIME LIMIT"
+tdb=$T_TMP/tl/profile/chunk_linear_attn-opt/optloop.db
+t_is "  the run is an incomplete attempt, cause time_limit" \
+	"$(sqlite3 "$tdb" "SELECT r.gate || ' ' || s.cause FROM runs r JOIN slurm_steps s ON s.run_id = r.id ORDER BY r.id DESC LIMIT 1")" \
+	"4 time_limit"
+t_like "  status says why" "$(cd "$T_TMP/tl" && "$OPTLOOP" status)" "attempt: .*time limit"
+t_like "  the allocation is forgotten" "$(cd "$T_TMP/tl" && "$OPTLOOP" status)" "slurm: +none held"
+t_like "  nothing logged was lost: the started line is in the raw output" \
+	"$(cat "$T_TMP"/tl/profile/chunk_linear_attn-opt/trace/iter-0*.log)" "started"
+t_done
