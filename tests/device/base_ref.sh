@@ -23,8 +23,8 @@ left() { echo $((deadline - $(date +%s))); }
 t=$state/fla-pair
 if [ ! -d "$t/.git" ]; then
 	rm -rf "$t.tmp"
-	cp -a "$bundle/fla" "$t.tmp" || exit 1
-	rm -rf "$t.tmp/profile"
+	# from noise.sh's upstream tree: the session's clone has moved on by now
+	cp -a "$state/fla-base" "$t.tmp" || exit 1
 	git -C "$t.tmp" checkout -q -b norm
 	sed -i 's/denom = (q \* scale \* k_cum).sum(-1, keepdim=True) + 1e-10/denom = (q * k_cum).sum(-1, keepdim=True) * scale + 1e-10/' \
 		"$t.tmp/fla/ops/linear_attn/utils.py"

@@ -46,6 +46,7 @@ case $call in
    bash "$STATE/base_ref.sh"
    bash "$STATE/noise.sh" ;;
 *) SESSION_UNTIL=reports bash "$STATE/session2.sh"
+   bash "$STATE/base_ref.sh"
    bash "$STATE/noise.sh" ;;
 esac
 
