@@ -490,6 +490,7 @@ void stats_compare(const struct stats_set *best, const struct stats_set *cand,
 	groups[ng - 1] = cand;
 
 	size_t ncollapse_checked = 0, ncollapsed = 0;
+
 	bool paired = share_session(best, cand);
 	out->paired = paired;
 	double worst_d = INFINITY;
@@ -526,6 +527,7 @@ void stats_compare(const struct stats_set *best, const struct stats_set *cand,
 			 * as a mean, and any drift across the session cancels. */
 			if (paired && nb == nc && nb >= 2) {
 				d = hodges_lehmann(lb, lc, nb);
+
 				se = s->noise.sigma * sqrt(2.0 / (double)nb) * (nb <= 2 ? 1.0 : 1.05);
 			}
 			double t = stats_t975(s->noise.dof);
@@ -639,6 +641,15 @@ void stats_compare(const struct stats_set *best, const struct stats_set *cand,
 			if (out->verdict == SV_FAST)
 				out->verdict = SV_AMBIGUOUS;
 		}
+		/* One pair decides a win only when the candidate's other runs
+		 * can vouch for it: their agreement band is narrower than the
+		 * threshold, so a disturbed run in the pair would have shown. */
+		if (seq && out->verdict == SV_FAST && fewest < 2 &&
+		    !(isfinite(out->screen_tol) && out->screen_tol < thr_win)) {
+			out->lone_pair = true;
+			out->verdict = SV_AMBIGUOUS;
+			out->decided = false;
+		}
 	}
 	if (out->noise_runs < 0)
 		out->noise_runs = 0;
@@ -675,7 +686,10 @@ void stats_compare(const struct stats_set *best, const struct stats_set *cand,
 		if (out->verdict == SV_SAME)
 			sb_adds(&why, "; the change is below the threshold: too small to matter, "
 				      "nothing to confirm");
-		if (out->disagrees)
+		if (out->lone_pair)
+			sb_addf(&why, "; one pair cannot decide a win here: the candidate's other runs "
+				      "vary too much to vouch for it, another pair decides");
+		else if (out->disagrees)
 			sb_addf(&why, "; this session disagrees with the candidate's other runs "
 				      "(%+.1f%% there): one run may have met interference, another "
 				      "pair decides",

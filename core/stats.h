@@ -227,6 +227,8 @@ struct stats_cmp {
 	double llr;
 	bool decided;
 	bool disagrees;      /* the session disagrees with opts.screen (not decided) */
+	bool lone_pair;      /* a win on one pair that nothing else vouches for
+			      * (not decided) */
 	/* |D − D of opts.screen| and what agreement allows (99 %), in log
 	 * space; NAN without a screen */
 	double screen_gap, screen_tol;

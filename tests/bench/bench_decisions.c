@@ -9,17 +9,20 @@
  *    (runs.tsv: separate processes, one device call each);
  *  - launch-bound: B4-T2048-H16-D64 of fla-h200-noise.
  * A run's log time at a shape is
- *     log(centre·factor) + session shift + run jitter [+ a disturbance]
+ *     log(centre·factor) + session shift + drift + jitter [+ a disturbance]
  * where the session shift is shared by the runs of one optloop command (a
- * verify, a confirm), the jitter is each process's own, and a disturbance
- * (a run that met interference) makes one run-shape slower with the
- * probability and size seen in the data.  Fit (log space, robust):
- *  - jitter: 1.4826 · MAD of each run's deviation from the median of its
- *    (kernel, session, shape) group, over groups of two runs or more;
+ * verify, a confirm), the drift by the two adjacent runs of an interleaved
+ * pair, the jitter is each process's own, and a disturbance (a run that met
+ * interference) makes one run-shape slower with the probability and size
+ * seen in the data.  Fit (log space, robust):
+ *  - jitter: the interleaved pairs' log ratios (runs.tsv rounds holding both
+ *    kernels), centred per shape, 1.4826 · MAD / √2; without pairs, the
+ *    spread of runs of one (kernel, session, shape) group;
+ *  - drift: what that group spread holds beyond the jitter;
  *  - disturbances: deviations beyond max(6 · jitter, 2 %), their share and
  *    their sizes (drawn again by resampling);
  *  - session shift: the spread of session medians of one (kernel, shape)
- *    less what the jitter explains.
+ *    less what the spread within sessions explains.
  *
  * Each simulated loop starts a fresh workspace: the baseline verify (not
  * counted), then one candidate with a true effect (its time is the best's
@@ -87,6 +90,7 @@ static double normal(void)
 struct obs {
 	char kernel[48];
 	char session[48];
+	char pair[48];   /* "call round" of an interleaved pair, "" for none */
 	int shape;   /* index into the regime's shapes */
 	double lg;   /* log ms */
 };
@@ -99,7 +103,8 @@ struct regime {
 	size_t n;
 	/* the fit */
 	double centre[MAXS];  /* ms: median of every observation of the shape's first kernel */
-	double jitter, shift;
+	double jitter, drift, shift;
+	int npairs;
 	double p_dist;
 	double dist[64];      /* log slowdowns seen */
 	int ndist;
@@ -126,8 +131,8 @@ static int shape_of(const struct regime *r, const char *key)
 	return -1;
 }
 
-static void add_obs(struct regime *r, const char *kernel, const char *session, const char *key,
-		    double ms)
+static void add_obs(struct regime *r, const char *kernel, const char *session, const char *pair,
+		    const char *key, double ms)
 {
 	int k = shape_of(r, key);
 	if (k < 0 || !(ms > 0) || r->n >= MAXOBS)
@@ -135,6 +140,7 @@ static void add_obs(struct regime *r, const char *kernel, const char *session, c
 	struct obs *o = &r->o[r->n++];
 	snprintf(o->kernel, sizeof(o->kernel), "%s", kernel);
 	snprintf(o->session, sizeof(o->session), "%s", session);
+	snprintf(o->pair, sizeof(o->pair), "%s", pair);
 	o->shape = k;
 	o->lg = log(ms);
 }
@@ -175,7 +181,7 @@ static int load_export(const char *path, struct regime *r)
 			 json_string_value(json_object_get(s, "op")));
 		snprintf(sk, sizeof(sk), "session-%d", sess);
 		if (tree)
-			add_obs(r, tree, sk, key, json_real_value(json_object_get(s, "new_ms")));
+			add_obs(r, tree, sk, "", key, json_real_value(json_object_get(s, "new_ms")));
 	}
 	json_decref(root);
 	return 0;
@@ -187,7 +193,7 @@ static int load_tsv(const char *path, struct regime *r)
 {
 	FILE *f = fopen(path, "r");
 	char line[1024];
-	int c_call = -1, c_shape = -1, c_kernel = -1, c_ms = -1;
+	int c_call = -1, c_shape = -1, c_kernel = -1, c_ms = -1, c_round = -1;
 	if (!f) {
 		fprintf(stderr, "bench decisions: cannot read %s\n", path);
 		return -1;
@@ -203,6 +209,7 @@ static int load_tsv(const char *path, struct regime *r)
 		else if (!strcmp(p, "shape")) c_shape = col;
 		else if (!strcmp(p, "kernel")) c_kernel = col;
 		else if (!strcmp(p, "median_ms")) c_ms = col;
+		else if (!strcmp(p, "round")) c_round = col;
 	}
 	if (c_call < 0 || c_shape < 0 || c_kernel < 0 || c_ms < 0) {
 		fprintf(stderr, "bench decisions: %s lacks a call, shape, kernel or median_ms "
@@ -225,9 +232,11 @@ static int load_tsv(const char *path, struct regime *r)
 		need = need > c_ms ? need : c_ms;
 		if (n <= need)
 			continue;
-		char sk[48];
+		char sk[48], pk[48] = "";
 		snprintf(sk, sizeof(sk), "call-%s", cell[c_call]);
-		add_obs(r, cell[c_kernel], sk, cell[c_shape], strtod(cell[c_ms], NULL));
+		if (c_round >= 0 && c_round < n)
+			snprintf(pk, sizeof(pk), "%s %s", cell[c_call], cell[c_round]);
+		add_obs(r, cell[c_kernel], sk, pk, cell[c_shape], strtod(cell[c_ms], NULL));
 	}
 	fclose(f);
 	return 0;
@@ -277,7 +286,41 @@ static void fit(struct regime *r)
 		if (gsize[grp[i]] >= 2)
 			corr += sqrt((double)gsize[grp[i]] / (gsize[grp[i]] - 1));
 	corr = nd ? corr / nd : 1;
-	r->jitter = 1.4826 * mad * corr;
+	double within = 1.4826 * mad * corr; /* runs of a kernel in one sitting */
+	r->jitter = within;
+	/* Interleaved pairs (two kernels, adjacent processes, one round):
+	 * what a confirm sees.  Their log ratios, centred per shape, give the
+	 * jitter of one run (ratio spread / √2); what the sitting's runs
+	 * spread beyond it is drift that adjacent runs share. */
+	double ratio[256], rdev[256];
+	int np = 0, rshape[256];
+	for (size_t i = 0; i < n && np < 256; i++) {
+		if (!r->o[i].pair[0])
+			continue;
+		for (size_t j = i + 1; j < n; j++)
+			if (!strcmp(r->o[i].pair, r->o[j].pair) && r->o[i].shape == r->o[j].shape &&
+			    strcmp(r->o[i].kernel, r->o[j].kernel)) {
+				ratio[np] = r->o[j].lg - r->o[i].lg;
+				rshape[np++] = r->o[i].shape;
+			}
+	}
+	r->npairs = np;
+	if (np >= 3) {
+		for (int k = 0; k < r->nshapes; k++) {
+			size_t m = 0;
+			for (int i = 0; i < np; i++)
+				if (rshape[i] == k)
+					tmp[m++] = ratio[i];
+			double c = m ? median_of(tmp, m) : 0;
+			for (int i = 0; i < np; i++)
+				if (rshape[i] == k)
+					rdev[i] = ratio[i] - c;
+		}
+		for (int i = 0; i < np; i++)
+			tmp[i] = fabs(rdev[i]);
+		r->jitter = 1.4826 * median_of(tmp, (size_t)np) / sqrt(2.0);
+		r->drift = within > r->jitter ? sqrt(within * within - r->jitter * r->jitter) : 0;
+	}
 	double cut = fmax(6 * r->jitter, log(1.02));
 	int out = 0;
 	r->ndist = 0;
@@ -288,6 +331,16 @@ static void fit(struct regime *r)
 				r->dist[r->ndist++] = fabs(dev[i]);
 		}
 	r->p_dist = nd ? (double)out / nd : 0;
+	if (np >= 3) { /* disturbances as pairs show them: one run of two */
+		int pout = 0;
+		for (int i = 0; i < np; i++)
+			if (fabs(rdev[i]) > cut) {
+				pout++;
+				if (r->ndist < 64)
+					r->dist[r->ndist++] = fabs(rdev[i]);
+			}
+		r->p_dist = (double)(out + pout) / (double)(nd + 2 * np);
+	}
 	r->groups = ng;
 
 	/* session medians of one (kernel, shape), against their mean */
@@ -327,7 +380,7 @@ static void fit(struct regime *r)
 		}
 	}
 	double var = dof ? ss / dof : 0;
-	double explained = m_cnt ? r->jitter * r->jitter * m_inv / m_cnt : 0;
+	double explained = m_cnt ? within * within * m_inv / m_cnt : 0;
 	r->shift = var > explained ? sqrt(var - explained) : 0;
 	int sessions = 0, kernels = 0;
 	for (size_t i = 0; i < n; i++) {
@@ -369,7 +422,8 @@ static double draw_dist(const struct regime *r)
 	return r->dist[next_u64() % (uint64_t)r->ndist];
 }
 
-/* One run in a session with shift s: per shape a centre. */
+/* One run in a session with shift s (the session's, plus the drift this
+ * run shares with its pair partner): per shape a centre. */
 static void run_once(const struct regime *r, double factor, double s, int session,
 		     struct stats_set *a, struct stats_set *b)
 {
@@ -429,7 +483,7 @@ static void one_workspace(const struct regime *r, double effect, struct loop_tal
 	struct stats_set best = {0}, cands[DECISIONS] = {{0}};
 	double cand = 1 - effect;
 	int session = 1;
-	run_once(r, 1.0, r->shift * normal(), session++, &best, NULL);
+	run_once(r, 1.0, r->shift * normal() + r->drift * normal(), session++, &best, NULL);
 	double base0[MAXS];
 	for (int k = 0; k < r->nshapes; k++)
 		base0[k] = stats_set_find(&best, r->keys[k])->ms[0];
@@ -437,7 +491,7 @@ static void one_workspace(const struct regime *r, double effect, struct loop_tal
 	for (int d = 0; d < DECISIONS; d++) {
 		struct stats_set *cs_all = &cands[d];
 		int vs = session++;
-		run_once(r, cand, r->shift * normal(), vs, cs_all, NULL);
+		run_once(r, cand, r->shift * normal() + r->drift * normal(), vs, cs_all, NULL);
 		/* the screen: measure_judge_run's sets */
 		const struct stats_set *prev[DECISIONS + 2];
 		for (int i = 0; i < d; i++)
@@ -467,8 +521,9 @@ static void one_workspace(const struct regime *r, double effect, struct loop_tal
 			t->before.confirms++;
 			for (;;) {
 				for (int i = 0; i < 3; i++) {
-					run_once(r, 1.0, s, os, &cb, NULL);
-					run_once(r, cand, s, os, &cc, NULL);
+					double dr = r->drift * normal();
+					run_once(r, 1.0, s + dr, os, &cb, NULL);
+					run_once(r, cand, s + dr, os, &cc, NULL);
 				}
 				pairs += 3;
 				t->before.runs += 6;
@@ -499,8 +554,9 @@ static void one_workspace(const struct regime *r, double effect, struct loop_tal
 			set_copy(&bl, &best);
 			set_copy(&cl, cs_all);
 			for (size_t pairs = 1;; pairs++) {
-				run_once(r, 1.0, s, cs_id, &bs, &bl);
-				run_once(r, cand, s, cs_id, &cs, &cl);
+				double dr = r->drift * normal();
+				run_once(r, 1.0, s + dr, cs_id, &bs, &bl);
+				run_once(r, cand, s + dr, cs_id, &cs, &cl);
 				t->now.runs += 2;
 				/* other sessions of the two kernels, and everything */
 				const struct stats_set *hist[DECISIONS + 2], *across[DECISIONS + 3];
@@ -530,9 +586,6 @@ static void one_workspace(const struct regime *r, double effect, struct loop_tal
 			}
 			if (stats_promotes(&c))
 				t->now.promoted++;
-			if (getenv("SIM_DEBUG") && effect > 0.05 && !stats_promotes(&c))
-				fprintf(stderr, "d%d: %s llr %.2f dis %d se %.4f why %s\n", d,
-					stats_verdict_name(c.verdict), c.llr, c.disagrees, c.se, c.why);
 			stats_cmp_release(&c);
 			/* the session's runs are in the store from now on */
 			set_copy(&best, &bl);
@@ -601,16 +654,26 @@ static int report(const struct regime *r, double max_runs0, double max_runs10)
 	printf("bench decisions-%s-runs-2: optloop %.2f measurements per decision at +2%% "
 	       "(before %.2f)\n",
 	       r->name, per(t2.now.runs), per(t2.before.runs));
+	/* The information floor: how many pairs a fixed-size test of the pair
+	 * differences (Hodges-Lehmann, jitter of both runs) needs to tell a
+	 * +10 % win from a change of the threshold at 1 % / 5 % errors, with
+	 * no disturbed run at all. */
+	double sd = sqrt(2.0) * r->jitter * 1.05, gap = log(1 / 0.9) + log(0.97);
+	double nfix = pow((2.326 + 1.645) * sd / gap, 2);
+	printf("bench decisions-%s-floor: a fixed-size paired test needs %.1f pairs (%.1f "
+	       "measurements with the screen) to tell +10%% from the threshold at 1%% / 5%% "
+	       "errors, before disturbed runs\n",
+	       r->name, nfix, 1 + 2 * ceil(nfix));
 	return miss;
 }
 
 static void describe(const struct regime *r)
 {
-	printf("bench decisions-%s-model: fitted from %zu run-shapes, %d sessions, %d kernel "
-	       "states: run jitter %.3f%%, session shift %.3f%%, disturbed run-shapes %.2f%% "
-	       "(slower by %s",
-	       r->name, r->n, r->sessions, r->kernels, 100 * r->jitter, 100 * r->shift,
-	       100 * r->p_dist, r->ndist ? "" : "nothing seen");
+	printf("bench decisions-%s-model: fitted from %zu run-shapes (%d interleaved pairs), %d "
+	       "sessions, %d kernel states: run jitter %.3f%%, drift shared by a pair %.3f%%, "
+	       "session shift %.3f%%, disturbed run-shapes %.2f%% (slower by %s",
+	       r->name, r->n, r->npairs, r->sessions, r->kernels, 100 * r->jitter, 100 * r->drift,
+	       100 * r->shift, 100 * r->p_dist, r->ndist ? "" : "nothing seen");
 	for (int i = 0; i < r->ndist && i < 6; i++)
 		printf("%s%.1f%%", i ? ", " : "", 100 * expm1(r->dist[i]));
 	printf(")\n");

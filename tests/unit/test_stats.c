@@ -562,29 +562,40 @@ static void stall_counts_rows_since_the_last_confirmed_win(void **state)
 
 /* A history of earlier confirm sessions of another kernel state: within
  * each, two runs 0.8 % apart; between sessions, 5 % apart. */
-static void session_history(struct stats_set *h, const char *key)
+static void session_history_at(struct stats_set *h, const char *key, double sigma)
 {
 	for (int k = 0; k < 4; k++) {
 		double c = (k % 2) ? 1.05 : 1.0;
 		stats_set_add_run(h, key, c, 100 + k);
-		stats_set_add_run(h, key, c * exp(0.008 * 1.128), 100 + k);
+		stats_set_add_run(h, key, c * exp(sigma * 1.128), 100 + k);
 	}
+}
+
+static void session_history(struct stats_set *h, const char *key)
+{
+	session_history_at(h, key, 0.008);
 }
 
 static void sequential_test_decides_after_each_pair(void **state)
 {
-	struct stats_set best = {0}, cand = {0}, hist = {0};
-	struct stats_cmp c;
-	session_history(&hist, "s");
+	struct stats_set best = {0}, cand = {0}, hist = {0}, sb_ = {0}, sc_ = {0};
+	struct stats_cmp c, screen;
+	session_history_at(&hist, "s", 0.005);
 	const struct stats_set *h[] = {&hist};
-	struct stats_opts o = {.history = h, .nhistory = 1, .sequential = true};
+	/* the screen: the best over four sessions within 0.3 %, the
+	 * candidate's verify 10 % faster: it vouches for a one-pair decision */
+	for (int k = 0; k < 4; k++)
+		stats_set_add_run(&sb_, "s", 1.0 + 0.001 * k, 200 + k);
+	stats_set_add_run(&sc_, "s", 0.9, 210);
+	stats_compare(&sb_, &sc_, NULL, &screen);
+	struct stats_opts o = {.history = h, .nhistory = 1, .sequential = true, .screen = &screen};
 
-	/* One pair, 10 % faster, within-session noise measured at 0.8 % over 8
-	 * runs: se = 0.008·√2, LLR = θ·(d − 1.5θ)/se² with θ = −ln 0.97. */
+	/* One pair, 10 % faster, within-session noise measured at 0.5 % over 8
+	 * runs: se = 0.005·√2, LLR = θ·(d − 1.5θ)/se² with θ = −ln 0.97. */
 	stats_set_add_run(&best, "s", 1.0, 7);
 	stats_set_add_run(&cand, "s", 0.9, 7);
 	stats_compare(&best, &cand, &o, &c);
-	double th = -log(0.97), d = log(1 / 0.9), se = 0.008 * sqrt(2);
+	double th = -log(0.97), d = log(1 / 0.9), se = 0.005 * sqrt(2);
 	assert_true(c.paired);
 	assert_int_equal(c.noise_runs, 8);
 	assert_close(c.llr, th * (d - 1.5 * th) / (se * se), 1e-3);
@@ -600,7 +611,29 @@ static void sequential_test_decides_after_each_pair(void **state)
 	json_decref(j);
 	stats_cmp_release(&c);
 
-	/* Unchanged: the ratio test rules a win of the threshold out at once. */
+	/* With nothing to vouch for it (no screen) one pair decides no win. */
+	o.screen = NULL;
+	stats_compare(&best, &cand, &o, &c);
+	assert_true(c.lone_pair);
+	assert_int_equal(c.verdict, SV_AMBIGUOUS);
+	assert_false(c.decided);
+	assert_true(strstr(c.why, "one pair cannot decide a win here") != NULL);
+	stats_cmp_release(&c);
+	/* a second pair that shows the win too decides it */
+	stats_set_add_run(&best, "s", 1.0, 7);
+	stats_set_add_run(&cand, "s", 0.9, 7);
+	stats_compare(&best, &cand, &o, &c);
+	assert_false(c.lone_pair);
+	assert_int_equal(c.verdict, SV_FAST);
+	assert_true(c.decided);
+	stats_cmp_release(&c);
+	stats_set_release(&best);
+	stats_set_release(&cand);
+	stats_set_add_run(&best, "s", 1.0, 7);
+	stats_set_add_run(&cand, "s", 0.9, 7);
+
+	/* Unchanged (and no screen saying otherwise): the ratio test rules a
+	 * win of the threshold out at once. */
 	stats_set_release(&cand);
 	stats_set_add_run(&cand, "s", 1.001, 7);
 	stats_compare(&best, &cand, &o, &c);
@@ -634,6 +667,9 @@ static void sequential_test_decides_after_each_pair(void **state)
 	stats_set_release(&best);
 	stats_set_release(&cand);
 	stats_set_release(&hist);
+	stats_set_release(&sb_);
+	stats_set_release(&sc_);
+	stats_cmp_release(&screen);
 }
 
 static void a_short_session_must_agree_with_the_other_sessions(void **state)
