@@ -422,11 +422,14 @@ int measure_confirm_compare(struct store *s, const char *best_tree, const char *
 					.nacross = no};
 		stats_compare(&bs, &cs, &so, cmp);
 		if (mt) {
-			/* the screen is over every shape: the target subset is
-			 * judged on its own (the whole confirm must promote too) */
+			/* the target's shapes against the same screen over those
+			 * shapes (the whole confirm must promote too) */
+			struct measure_target ts;
+			measure_target_compare(&bo, &co, target, &oo, &ts);
 			struct stats_opts to = so;
-			to.screen = NULL;
+			to.screen = &ts.cmp;
 			measure_target_compare(&bs, &cs, target, &to, mt);
+			measure_target_release(&ts);
 		}
 		stats_cmp_release(&screen);
 		free(h);
