@@ -1349,6 +1349,21 @@ static void secs_words(double s, struct sb *out)
 		sb_addf(out, "%.1f min", s / 60);
 }
 
+/* A row's runs by kind, in a fixed order. */
+#define COST_KINDS 4
+struct cost_kind {
+	const char *name;
+	int n;
+	double s;
+};
+static void cost_kinds(const struct loop_cost_row *r, struct cost_kind k[COST_KINDS])
+{
+	k[0] = (struct cost_kind){"verify", r->verify, r->verify_s};
+	k[1] = (struct cost_kind){"confirm", r->confirm, r->confirm_s};
+	k[2] = (struct cost_kind){"noise", r->noise, r->noise_s};
+	k[3] = (struct cost_kind){"other", r->other, r->other_s};
+}
+
 void measure_cost_words(const struct loop_cost_row *r, struct sb *out)
 {
 	if (!r || !r->runs) {
@@ -1359,22 +1374,16 @@ void measure_cost_words(const struct loop_cost_row *r, struct sb *out)
 		sb_addf(out, "%d measurements in ", r->measurements);
 	sb_addf(out, "%d run%s, ", r->runs, r->runs == 1 ? "" : "s");
 	secs_words(r->gpu_s, out);
-	const struct {
-		const char *name;
-		int n;
-		double s;
-	} k[] = {{"verify", r->verify, r->verify_s},
-		 {"confirm", r->confirm, r->confirm_s},
-		 {"noise", r->noise, r->noise_s},
-		 {"other", r->other, r->other_s}};
+	struct cost_kind k[COST_KINDS];
+	cost_kinds(r, k);
 	int kinds = 0;
-	for (size_t i = 0; i < sizeof(k) / sizeof(k[0]); i++)
+	for (size_t i = 0; i < COST_KINDS; i++)
 		kinds += k[i].n > 0;
 	if (kinds < 2)
 		return;
 	sb_adds(out, " (");
 	bool first = true;
-	for (size_t i = 0; i < sizeof(k) / sizeof(k[0]); i++) {
+	for (size_t i = 0; i < COST_KINDS; i++) {
 		if (!k[i].n)
 			continue;
 		sb_addf(out, "%s%s %d, ", first ? "" : "; ", k[i].name, k[i].n);
@@ -1390,15 +1399,9 @@ json_t *measure_cost_json(const struct loop_cost_row *r)
 	if (!r)
 		r = &none;
 	json_t *by = json_object();
-	const struct {
-		const char *name;
-		int n;
-		double s;
-	} k[] = {{"verify", r->verify, r->verify_s},
-		 {"confirm", r->confirm, r->confirm_s},
-		 {"noise", r->noise, r->noise_s},
-		 {"other", r->other, r->other_s}};
-	for (size_t i = 0; i < sizeof(k) / sizeof(k[0]); i++)
+	struct cost_kind k[COST_KINDS];
+	cost_kinds(r, k);
+	for (size_t i = 0; i < COST_KINDS; i++)
 		if (k[i].n)
 			json_object_set_new(by, k[i].name,
 					    json_pack("{s:i,s:f}", "runs", k[i].n, "s", k[i].s));
