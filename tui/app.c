@@ -312,6 +312,18 @@ static void backend_action(struct app *a, enum action act)
 		relayout(a);
 }
 
+/* Reload, and keep the newest row in view: a timeline resting on its last
+ * row follows the rows another client (or this one) appends. */
+static int reload_following(struct app *a, struct err *e)
+{
+	struct view *t = &a->views[P_TIMELINE];
+	bool at_end = a->data.nrows == 0 || t->sel >= (int)a->data.nrows - 1;
+	int rc = a->be->reload(a, e);
+	if (rc == 0 && at_end && a->data.nrows)
+		t->sel = (int)a->data.nrows - 1;
+	return rc;
+}
+
 static void finish_run(struct app *a)
 {
 	struct err e = {0};
@@ -325,7 +337,7 @@ static void finish_run(struct app *a)
 	if (a->be->run_end(a, &e) < 0)
 		app_message(a, true, "%s", e.msg);
 	err_clear(&e);
-	if (a->be->reload(a, &e) < 0)
+	if (reload_following(a, &e) < 0)
 		app_message(a, true, "%s", e.msg);
 	a->dirty = true;
 }
@@ -744,7 +756,7 @@ int app_run(struct app *a, struct err *e)
 			int r = a->be->watch_pump(a, &we);
 			if (r < 0)
 				app_message(a, true, "%s", we.msg);
-			else if (r > 0 && a->be->reload(a, &we) < 0)
+			else if (r > 0 && reload_following(a, &we) < 0)
 				app_message(a, true, "%s", we.msg);
 			if (r != 0)
 				a->dirty = true;

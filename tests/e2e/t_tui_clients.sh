@@ -99,6 +99,21 @@ t_exit "and the CLI writes right after (the lock was given back)" 0 \
 	"$OPTLOOP" log --direction "add instead" --status drop --commit
 tui_wait 'add instead' 5
 
+# More rows than the timeline has lines: resting on its newest row, it
+# follows each row the CLI appends (an agent's loop stays in view).
+for i in 1 2 3 4 5 6 7 8 9 10 11 12; do
+	printf '# more %s\n' "$i" >>kernel/compute.sh
+	"$OPTLOOP" verify >/dev/null 2>&1
+	"$OPTLOOP" log --direction "more rows $i" --status drop --commit >/dev/null 2>&1
+	if "$OPTLOOP" status --json | grep -q '"state": "stalled"'; then
+		sleep 1.1
+		echo profile >"profile/tiny-opt/trace/profile-$i.txt"
+		"$OPTLOOP" reassess --profile "trace/profile-$i.txt" --axes comments --techniques none \
+			--next "row $((i + 1))" >/dev/null 2>&1
+	fi
+done
+t_screen "the timeline follows the newest row past its height" 'more rows 12 ' 10
+t_no_screen "the oldest rows scrolled away" '│\*   0 baseline'
 
 kill -TERM $wpid
 wait $wpid
