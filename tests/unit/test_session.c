@@ -201,6 +201,8 @@ static void stepwise_confirm_runs_best_and_candidate_interleaved(void **state)
 	assert_true(p.running);
 	/* the best is in the work tree for the first run */
 	assert_false(kernel_is_candidate());
+	roles[0] = 'b';
+	last_run = 1;
 	while (pump_polled(v.s) > 0) {
 		loop_confirm_progress(v.s, &p);
 		if (p.run != last_run) {
