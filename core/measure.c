@@ -369,8 +369,7 @@ int measure_confirm_compare(struct store *s, const char *best_tree, const char *
 			    struct stats_cmp *cmp, struct measure_target *mt, struct err *e)
 {
 	struct stats_set bs = {0}, cs = {0}, bo = {0}, co = {0}, *hist = NULL, *others = NULL;
-	struct stats_set *others_x = NULL;
-	size_t nh = 0, no = 0, nx = 0;
+	size_t nh = 0, no = 0;
 	/* what the store held when the session's last run ended: the same
 	 * numbers whenever it is read again, later sessions or not */
 	int upto = store_session_last_run(s, session);
@@ -389,23 +388,19 @@ int measure_confirm_compare(struct store *s, const char *best_tree, const char *
 	 * between sessions is what a screen meets) */
 	if (rc == 0)
 		rc = history_sets(s, bs.env, NULL, NULL, 0, upto, &others, &no, e);
-	if (rc == 0)
-		rc = history_sets(s, bs.env, NULL, NULL, -session, upto, &others_x, &nx, e);
 	if (rc == 0) {
 		const struct stats_set **h = xcalloc(nh ? nh : 1, sizeof(*h));
 		const struct stats_set **ho = xcalloc(no ? no : 1, sizeof(*ho));
-		const struct stats_set **hx = xcalloc(nx ? nx : 1, sizeof(*hx));
 		for (size_t i = 0; i < nh; i++)
 			h[i] = &hist[i];
 		for (size_t i = 0; i < no; i++)
 			ho[i] = &others[i];
-		for (size_t i = 0; i < nx; i++)
-			hx[i] = &others_x[i];
-		/* the screen's noise from the other sessions, so a session that
-		 * went wrong cannot widen the band it is checked against; from
-		 * all of them only while the others alone have repeated nothing */
+		/* the screen's noise from the other sessions (the history), so a
+		 * session that went wrong cannot widen the band it is checked
+		 * against; from all of them only while the others alone have
+		 * repeated nothing */
 		struct stats_cmp screen;
-		struct stats_opts oo = {.threshold = threshold, .history = hx, .nhistory = nx};
+		struct stats_opts oo = {.threshold = threshold, .history = h, .nhistory = nh};
 		stats_compare(&bo, &co, &oo, &screen);
 		if (screen.flags & SF_NOISE_ASSUMED) {
 			stats_cmp_release(&screen);
@@ -434,11 +429,9 @@ int measure_confirm_compare(struct store *s, const char *best_tree, const char *
 		stats_cmp_release(&screen);
 		free(h);
 		free(ho);
-		free(hx);
 	}
 	measure_history_release(hist, nh);
 	measure_history_release(others, no);
-	measure_history_release(others_x, nx);
 	stats_set_release(&bs);
 	stats_set_release(&cs);
 	stats_set_release(&bo);
