@@ -364,6 +364,15 @@ void measure_history_release(struct stats_set *h, size_t n)
 	free(h);
 }
 
+/* Pointers to n sets, as stats_opts takes its groups (caller frees). */
+static const struct stats_set **set_ptrs(const struct stats_set *v, size_t n)
+{
+	const struct stats_set **p = xcalloc(n ? n : 1, sizeof(*p));
+	for (size_t i = 0; i < n; i++)
+		p[i] = &v[i];
+	return p;
+}
+
 int measure_confirm_compare(struct store *s, const char *best_tree, const char *cand_tree,
 			    int session, double threshold, const char *target,
 			    struct stats_cmp *cmp, struct measure_target *mt, struct err *e)
@@ -389,12 +398,7 @@ int measure_confirm_compare(struct store *s, const char *best_tree, const char *
 	if (rc == 0)
 		rc = history_sets(s, bs.env, NULL, NULL, 0, upto, &others, &no, e);
 	if (rc == 0) {
-		const struct stats_set **h = xcalloc(nh ? nh : 1, sizeof(*h));
-		const struct stats_set **ho = xcalloc(no ? no : 1, sizeof(*ho));
-		for (size_t i = 0; i < nh; i++)
-			h[i] = &hist[i];
-		for (size_t i = 0; i < no; i++)
-			ho[i] = &others[i];
+		const struct stats_set **h = set_ptrs(hist, nh), **ho = set_ptrs(others, no);
 		/* the screen's noise from the other sessions (the history), so a
 		 * session that went wrong cannot widen the band it is checked
 		 * against; from all of them only while the others alone have
@@ -478,9 +482,7 @@ int measure_judge_run(struct store *s, int run_id, double threshold, struct stat
 	if (rc == 0)
 		rc = history_sets(s, env, best.tree, tree, 0, 0, &hist, &nh, e);
 	if (rc == 0) {
-		const struct stats_set **h = xcalloc(nh ? nh : 1, sizeof(*h));
-		for (size_t i = 0; i < nh; i++)
-			h[i] = &hist[i];
+		const struct stats_set **h = set_ptrs(hist, nh);
 		struct stats_opts o = {.threshold = threshold, .history = h, .nhistory = nh};
 		stats_compare(best.have ? &bset : NULL, &cset, &o, &c);
 		free(h);
