@@ -6,6 +6,7 @@
 #   make bench      benchmarks (figures on stdout)
 #   make demo       build and open optloop on a fresh copy of the demo project
 #   make fuzz       build the libFuzzer targets (clang) and run each briefly
+#   make config     print what this machine's build decided (LINK, BUILD)
 #   make install PREFIX=/usr/local   (also the bash, zsh and fish completions)
 #   make V=1        print whole compiler commands instead of one line per step
 
@@ -114,10 +115,18 @@ BENCH_HELPERS := $(BUILD)/bench/loop_engine
 LIBCORE  := $(BUILD)/libcore.a
 LIBVIEWS := $(BUILD)/libviews.a
 
-.PHONY: all deps test sanitize bench demo fuzz faults docs install uninstall clean check-deps-quiet
+.PHONY: all deps test sanitize bench demo fuzz faults docs install uninstall clean config \
+	_build _test _bench _demo _config _fuzz
 
+# The public targets install what is missing first and then hand the work to
+# a sub-make.  Everything that depends on installed libraries (LINK, BUILD,
+# the flags from pkg-config) is worked out when a makefile is read, so the
+# make that ran `deps` must not name a build file itself: on a fresh machine
+# it read this file before libgit2.a existed.  The sub-make reads it again
+# after `deps` and decides once; the private targets below (_build, _test,
+# _bench, _demo) name the files.
 all: deps
-	@$(MAKE) --no-print-directory $(BIN)
+	@$(MAKE) --no-print-directory _build
 
 # Idempotent: quiet when everything is present; apt-get update first when not;
 # sudo only when not root.  Non-Debian systems are left alone with a note.
@@ -177,7 +186,11 @@ $(BUILD)/bench/%: tests/bench/%.c $(LIBVIEWS) $(LIBCORE)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIBVIEWS) $(LIBCORE) $(LDLIBS)
 
 test: deps
-	@$(MAKE) --no-print-directory $(BIN) $(UNIT_BIN)
+	@$(MAKE) --no-print-directory _test
+
+_build: $(BIN)
+
+_test: $(BIN) $(UNIT_BIN)
 	@BUILD=$(BUILD) OPTLOOP=$(abspath $(BIN)) LIBCORE=$(abspath $(LIBCORE)) \
 		tests/run.sh $(UNIT_BIN)
 
@@ -185,12 +198,24 @@ sanitize:
 	@$(MAKE) --no-print-directory test SANITIZE=1
 
 bench: deps
-	@$(MAKE) --no-print-directory $(BIN) $(BENCH_BIN) $(BENCH_HELPERS)
+	@$(MAKE) --no-print-directory _bench
+
+_bench: $(BIN) $(BENCH_BIN) $(BENCH_HELPERS)
 	@BUILD=$(BUILD) OPTLOOP=$(abspath $(BIN)) tests/bench/run.sh $(BENCH_BIN)
+
+# What this machine's build decides: how ./optloop is linked and where the
+# objects go (after `deps`, as every target sees it).
+config: deps
+	@$(MAKE) --no-print-directory _config
+
+_config:
+	@printf 'LINK=%s\nBUILD=%s\nBIN=%s\n' '$(LINK)' '$(BUILD)' '$(BIN)'
 
 # make demo DIR=~/demo makes it there (default: a new folder under $TMPDIR).
 demo: deps
-	@$(MAKE) --no-print-directory $(BIN)
+	@$(MAKE) --no-print-directory _demo
+
+_demo: $(BIN)
 	@./$(BIN) demo $(DIR)
 
 # The man page from its one source of each part: the README's command
@@ -208,7 +233,10 @@ faults: deps
 # The committed corpus only seeds a run: libFuzzer writes new inputs to its
 # first corpus folder, so that one is build/fuzz/<target>.new.
 FUZZ_CC ?= clang
-fuzz:
+fuzz: deps
+	@$(MAKE) --no-print-directory _fuzz
+
+_fuzz:
 	@mkdir -p build/fuzz
 	@for f in $(FUZZ_SRC); do \
 		n=$$(basename $$f .c); \
