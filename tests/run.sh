@@ -22,9 +22,10 @@ for t in "$root"/tests/e2e/t_*.sh; do
 done
 
 run_one() {
-	local s=$1 name log rc
+	local s=$1 name log rc t0
 	name=$(basename "$s")
 	log="$logdir/$name.log"
+	t0=$(date +%s%N)
 	if [[ "$s" == *.sh ]]; then
 		(cd "$root" && timeout "${TEST_TIMEOUT:-900}" bash "$s") >"$log" 2>&1
 	else
@@ -32,6 +33,7 @@ run_one() {
 	fi
 	rc=$?
 	echo "$rc" >"$log.rc"
+	echo $((($(date +%s%N) - t0) / 1000000)) >"$log.ms"
 }
 
 filtered=()
@@ -70,7 +72,9 @@ for s in "${filtered[@]}"; do
 		status="crashed (exit $rc)"
 	fi
 	[ "$f" -gt 0 ] && [ "$status" = ok ] && status="FAILED"
-	printf '%-32s %4d passed %3d failed %3d skipped  %s\n' "$name" "$p" "$f" "$sk" "$status"
+	ms=$(cat "$log.ms" 2>/dev/null || echo 0)
+	printf '%-32s %4d passed %3d failed %3d skipped %6.1fs  %s\n' "$name" "$p" "$f" "$sk" \
+		"$((ms / 1000)).$((ms % 1000 / 100))" "$status"
 	if [ "$f" -gt 0 ]; then
 		echo "---- $name (log: $log) ----"
 		grep -vE '^ok [0-9]+' "$log" | tail -n 60

@@ -55,7 +55,8 @@ EOF
 chmod +x "$fake"/*
 mkdir -p "$state/lib" && : >"$state/lib/libgit2.a"
 
-fmake() { PATH="$fake:$PATH" make --no-print-directory -C "$tree" CC="$fake/cc" "$@"; }
+# (the suite runs under make: its BUILD, MAKEFLAGS and MAKELEVEL must not leak in)
+fmake() { env -u BUILD -u LINK -u SANITIZE -u MAKEFLAGS -u MFLAGS -u MAKELEVEL PATH="$fake:$PATH" make --no-print-directory -C "$tree" CC="$fake/cc" "$@"; }
 
 # Before anything is installed the outer make would pick the shared link.
 t_is "with no packages the compiler finds no libgit2.a" "$("$fake/cc" -print-file-name=libgit2.a)" "libgit2.a"
