@@ -422,11 +422,15 @@ int measure_confirm_compare(struct store *s, const char *best_tree, const char *
 		stats_compare(&bs, &cs, &so, cmp);
 		if (mt) {
 			/* the target's shapes against the same screen over those
-			 * shapes (the whole confirm must promote too) */
+			 * shapes (the whole confirm must promote too).  The whole
+			 * comparison decides when the confirm stops; once it has,
+			 * the target shapes are read at that stop by their 95 %
+			 * interval (the looks are the whole's, not theirs). */
 			struct measure_target ts;
 			measure_target_compare(&bo, &co, target, &oo, &ts);
 			struct stats_opts to = so;
 			to.screen = &ts.cmp;
+			to.sequential = !cmp->decided;
 			measure_target_compare(&bs, &cs, target, &to, mt);
 			measure_target_release(&ts);
 		}

@@ -13,6 +13,12 @@ export CMOCKA_MESSAGE_OUTPUT=TAP
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 logdir="$root/${BUILD:-build/rel}/test-logs"
+# Longest suites first, by the last run's times (a suite not timed yet counts
+# as long): the run ends when its longest suite does, not after it.
+declare -A last_ms=()
+for f in "$logdir"/*.log.ms; do
+	[ -f "$f" ] && last_ms[$(basename "$f" .log.ms)]=$(cat "$f")
+done
 rm -rf "$logdir"
 mkdir -p "$logdir"
 
@@ -44,9 +50,16 @@ for s in "${suites[@]}"; do
 	filtered+=("$s")
 done
 
+ordered=()
+while IFS=$'\t' read -r _ s; do
+	ordered+=("$s")
+done < <(for s in "${filtered[@]}"; do
+	printf '%s\t%s\n' "${last_ms[$(basename "$s")]:-999999}" "$s"
+done | sort -t$'\t' -k1,1nr)
+
 jobs=${TESTS_JOBS:-2}
 running=0
-for s in "${filtered[@]}"; do
+for s in "${ordered[@]}"; do
 	run_one "$s" &
 	running=$((running + 1))
 	if [ "$running" -ge "$jobs" ]; then

@@ -5,6 +5,10 @@
 #   tui_keys KEYS...                  tmux send-keys (names like Enter, Escape, Tab)
 #   tui_wait REGEX [SECONDS]          poll the screen until REGEX matches (default 20 s)
 #   tui_gone REGEX [SECONDS]          poll until REGEX no longer matches
+#
+# Every limit is a bound for a failing test, never a timing check: it is
+# multiplied by T_SLACK (default 3) so a loaded machine only makes the wait
+# longer, and a wait ends as soon as the screen shows what it waits for.
 #   tui_screen                        the screen as text
 #   tui_resize COLS ROWS
 #   tui_alive                         the program is still running
@@ -49,8 +53,9 @@ tui_screen() { tmux_ capture-pane -p; }
 tui_keys() { tmux_ send-keys "$@"; }
 tui_resize() { tmux_ resize-window -x "$1" -y "$2"; }
 
+T_SLACK=${T_SLACK:-3}
 tui_wait() {
-	local re=$1 limit=${2:-20} end
+	local re=$1 limit=$((${2:-20} * T_SLACK)) end
 	end=$(($(date +%s) + limit))
 	while [ "$(date +%s)" -le "$end" ]; do
 		tui_screen | grep -qE -- "$re" && return 0
@@ -60,7 +65,7 @@ tui_wait() {
 }
 
 tui_gone() {
-	local re=$1 limit=${2:-20} end
+	local re=$1 limit=$((${2:-20} * T_SLACK)) end
 	end=$(($(date +%s) + limit))
 	while [ "$(date +%s)" -le "$end" ]; do
 		tui_screen | grep -qE -- "$re" || return 0
@@ -71,7 +76,7 @@ tui_gone() {
 
 # Wait for the program to exit; prints its status.
 tui_exit_status() {
-	local limit=${1:-20} end
+	local limit=$((${1:-20} * T_SLACK)) end
 	end=$(($(date +%s) + limit))
 	while [ "$(date +%s)" -le "$end" ]; do
 		[ -s "$TUI_STATUS" ] && { cat "$TUI_STATUS"; return 0; }
