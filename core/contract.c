@@ -8,6 +8,7 @@
  * stays as the person wrote it.
  */
 #include "core/contract.h"
+#include "core/rules.h"
 #include "core/slurm.h"
 #include "core/assets.h"
 #include "core/err.h"
@@ -511,7 +512,7 @@ int contract_parse_threshold(const char *s, double *frac)
 	double v = 0, scale = 1;
 	bool digits = false, pct;
 
-	*frac = CONTRACT_DEFAULT_THRESHOLD;
+	*frac = RULES_THRESHOLD;
 	if (!s)
 		return 0;
 	while (*p == ' ')
@@ -549,7 +550,7 @@ void contract_release(struct contract *c)
 		free(c->v[f]);
 	free(c->runner);
 	memset(c, 0, sizeof(*c));
-	c->threshold = CONTRACT_DEFAULT_THRESHOLD;
+	c->threshold = RULES_THRESHOLD;
 }
 
 int contract_parse(const char *text, size_t len, struct contract *c, struct err *e)
@@ -559,7 +560,7 @@ int contract_parse(const char *text, size_t len, struct contract *c, struct err 
 	int rc = 0;
 
 	memset(c, 0, sizeof(*c));
-	c->threshold = CONTRACT_DEFAULT_THRESHOLD;
+	c->threshold = RULES_THRESHOLD;
 	scan(text, len, loc, NULL);
 	for (int f = 0; f < CF_NFIELDS; f++)
 		if (loc[f].form != F_ABSENT)
@@ -971,7 +972,7 @@ int contract_template(const struct contract *c, struct sb *out, struct err *e)
 		else if (f == CF_RUNNER)
 			v = c->runner;
 		else if (f == CF_THRESHOLD && c->threshold > 0 &&
-			 fabs(c->threshold - CONTRACT_DEFAULT_THRESHOLD) > 1e-12)
+			 fabs(c->threshold - RULES_THRESHOLD) > 1e-12)
 			v = (snprintf(num, sizeof(num), "%lld.%lld%%", llround(c->threshold * 1000) / 10,
 				      llround(c->threshold * 1000) % 10), num);
 		if (!v)

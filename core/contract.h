@@ -41,8 +41,6 @@ enum contract_field {
 /* The optional fields, settable by name like the others. */
 enum { CF_CAP = CF_NFIELDS, CF_THRESHOLD, CF_RUNNER, CF_ALL };
 
-#define CONTRACT_DEFAULT_THRESHOLD 0.03
-
 struct contract {
 	char *v[CF_NFIELDS]; /* NULL when empty */
 	int cap;             /* optional "Iteration cap", 0 when unset */

@@ -16,6 +16,7 @@
 #include "core/optlog.h"
 #include "core/parse.h"
 #include "core/patset.h"
+#include "core/rules.h"
 #include "core/run.h"
 #include "core/runner.h"
 #include "core/sb.h"
@@ -626,7 +627,7 @@ static char *measured_step(struct loop *l, const struct where *w, struct due *d)
 				 "keep|revert|drop|floor",
 				 w->iter);
 	char *s;
-	if (r.gate != GATE_PASS || !isfinite(r.bench_ms)) {
+	if (!rules_run_measured(r.gate, r.bench_ms)) {
 		d->suggest = RS_DROP;
 		d->why = xasprintf("the gate is %s%s: a row that did not pass cannot be kept; drop "
 				   "(or revert) puts the best kernel back",
@@ -641,13 +642,14 @@ static char *measured_step(struct loop *l, const struct where *w, struct due *d)
 			      "keep|revert|drop|floor",
 			      w->iter);
 	} else {
-		if (win.win) {
+		enum rules_keep k = rules_keep(r.gate, r.bench_ms, win.win, win.verdict, false);
+		if (k == RULES_KEEP_WIN) {
 			d->suggest = RS_KEEP;
 			d->why = xasprintf("a win beyond noise, by its %s", win.source);
 			s = xasprintf("log iteration %d: optloop log --direction TEXT --status keep "
 				      "(a win beyond noise, by its %s)",
 				      w->iter, win.source);
-		} else if (!strcmp(win.verdict, "fast") || !strcmp(win.verdict, "ambiguous")) {
+		} else if (k == RULES_KEEP_CONFIRM) {
 			d->due = DUE_CONFIRM;
 			d->suggest = RS_REVERT;
 			d->why = xasprintf("%s: no win beyond noise yet, so not keep (a confirm can show "
@@ -1682,7 +1684,7 @@ int loop_init(const char *cwd, const struct loop_init_opts *o, struct sb *notes,
 	c.v[CF_BENCHMARK] = (char *)bench;
 	c.v[CF_PROMOTION] = (char *)o->promotion;
 	c.v[CF_FROZEN] = frozen_text;
-	c.threshold = 0.03;
+	c.threshold = RULES_THRESHOLD;
 	rc = contract_template(&c, &draft, e);
 	free(bench_default);
 	if (rc < 0)
@@ -2277,17 +2279,18 @@ static int keep_check(struct loop *l, const struct store_run *r, const struct me
 	char restore[64] = "";
 	if (best >= 0)
 		snprintf(restore, sizeof(restore), " (iteration %d)", best);
-	if (r->gate != GATE_PASS || !isfinite(r->bench_ms) || r->bench_ms <= 0)
+	enum rules_keep k = rules_keep(r->gate, r->bench_ms, win->win, win->verdict,
+				       o->unconfirmed && *o->unconfirmed);
+	if (k == RULES_KEEP_NOT_MEASURED)
 		return err_set(e, ERR_REFUSED,
 			       "keep refused: iteration %d's gate is %s%s; a kept row needs a "
 			       "passing gate and a bench number. Log it as drop (or revert): the "
 			       "row records what happened and the kernel goes back to the best%s",
 			       r->iter, gate_verdict_name(r->gate),
 			       r->gate == GATE_PASS ? " but it has no bench number" : "", restore);
-	if (win->win || (o->unconfirmed && *o->unconfirmed))
+	if (rules_keep_allowed(k))
 		return 0;
-	/* a confirm can still turn these into a win; slow or same ones it cannot */
-	bool worth = !strcmp(win->verdict, "fast") || !strcmp(win->verdict, "ambiguous");
+	bool worth = k == RULES_KEEP_CONFIRM;
 	return err_set(e, ERR_REFUSED,
 		       "keep refused: iteration %d is not a win beyond noise: %s. %s; or keep it "
 		       "anyway with --unconfirmed \"why\" (recorded, and shown as unconfirmed "
@@ -2574,6 +2577,17 @@ int loop_commit(struct loop *l, char sha[41], struct err *e)
  * into the database, in order, each linked to the commit that carries its
  * iteration with the same direction (Optloop-Iter and Optloop-Direction:
  * after a new init the history can hold two commits of one iteration). */
+/* The commit that carries row r (the oldest: the log's own), or NULL. */
+static const struct vcs_iter_commit *row_commit(const struct vcs_iter_commit *cs, size_t nc,
+						const struct log_row *r)
+{
+	for (size_t k = nc; k-- > 0;)
+		if (cs[k].iter == r->iter &&
+		    (!cs[k].direction || !r->direction || !strcmp(cs[k].direction, r->direction)))
+			return &cs[k];
+	return NULL;
+}
+
 static int rebuild_rows(struct loop *l, struct sb *done, int *fixed, struct err *e)
 {
 	struct sb text = SB_INIT;
@@ -2601,6 +2615,21 @@ static int rebuild_rows(struct loop *l, struct sb *done, int *fixed, struct err 
 		goto out;
 	int next = (int)n;
 	const char *first = n ? rows[0].commit : NULL;
+	/* A base or keep row whose run the database does not hold and that no
+	 * commit carries has nothing behind its number: taken back it would be
+	 * the best.  Refuse before anything is written. */
+	for (size_t i = 0; rc == 0 && i < d.nrows; i++) {
+		const struct log_row *r = &d.rows[i];
+		if (r->iter >= next && (r->status == RS_BASE || r->status == RS_KEEP) &&
+		    !row_commit(cs, nc, r))
+			rc = err_set(e, ERR_REFUSED,
+				     "repair --rebuild refused: OPT_LOG.md row %d (line %d, %s) has no "
+				     "run in the database and no commit carries it, so nothing backs its "
+				     "number and it cannot be the best. Set its Status to drop (or "
+				     "remove the row) and run optloop repair --rebuild again; to keep "
+				     "that kernel, verify it after the rebuild",
+				     r->iter, r->lineno, row_status_name(r->status));
+	}
 	for (size_t i = 0; rc == 0 && i < d.nrows; i++) {
 		struct log_row *r = &d.rows[i];
 		if (r->iter < next)
@@ -2613,11 +2642,7 @@ static int rebuild_rows(struct loop *l, struct sb *done, int *fixed, struct err 
 				     next - 1, r->iter, r->lineno);
 			break;
 		}
-		const struct vcs_iter_commit *c = NULL;
-		for (size_t k = nc; k-- > 0 && !c;) /* oldest first: the log's own commit */
-			if (cs[k].iter == r->iter &&
-			    (!cs[k].direction || !r->direction || !strcmp(cs[k].direction, r->direction)))
-				c = &cs[k];
+		const struct vcs_iter_commit *c = row_commit(cs, nc, r);
 		free(r->commit);
 		r->commit = c ? xstrdup(c->sha) : NULL;
 		if (r->status == RS_KEEP && c && c->unconfirmed && !r->unconfirmed)

@@ -380,6 +380,8 @@ struct loop_run {
 	struct parse_result result;
 	/* its verdict against the best; verdict NULL when it has none */
 	char *verdict;             /* "fast", "same", "ambiguous", ... */
+	bool confirm_can_win;      /* a confirm could still make it a win (fast or
+				    * ambiguous: rules_confirm_can_win) */
 	char *why;                 /* the comparison in words, may be NULL */
 	double gain;               /* vs best as a fraction; NAN when none */
 	unsigned flags;

@@ -18,6 +18,7 @@
 #include "core/patset.h"
 #include "core/probe.h"
 #include "core/report.h"
+#include "core/rules.h"
 #include "core/runner.h"
 #include "core/sb.h"
 #include "core/stats.h"
@@ -56,6 +57,7 @@ static void read_verdict(struct store *s, int run_id, struct loop_run *r)
 	if (measure_verdict_get(s, run_id, &v, &r->flags, &d, NULL) < 0)
 		return;
 	r->verdict = v;
+	r->confirm_can_win = rules_confirm_can_win(stats_verdict_parse(v));
 	r->detail = d;
 	const char *why = json_string_value(json_object_get(d, "why"));
 	r->why = why && *why ? xstrdup(why) : NULL;
@@ -84,9 +86,10 @@ static void read_confirm(struct store *s, int iter, struct loop_run *r)
 		r->confirm = LOOP_CONFIRM_DONE;
 		r->confirm_verdict = xstrdup(c.verdict);
 		r->confirm_promoted = c.promoted;
-		r->confirm_held = !strcmp(c.verdict, "fast") && !c.promoted &&
-				  (c.flags & SF_IMPLAUSIBLE_MASK) &&
-				  !(c.flags & (SF_BUSY_GPU | SF_SUBSET_GATE));
+		/* it would promote once its flags are explained, not before */
+		enum stats_verdict v = stats_verdict_parse(c.verdict);
+		r->confirm_held = !c.promoted && stats_promotes_explained(v, c.flags, true) &&
+				  !stats_promotes_explained(v, c.flags, false);
 	}
 	store_confirm_release(&c);
 }

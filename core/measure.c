@@ -629,9 +629,9 @@ int measure_win(struct store *s, int iter, int run_id, struct measure_win *w, st
 		if (c.done && c.verdict) {
 			json_t *j = c.json ? json_loads(c.json, 0, NULL) : NULL;
 			w->source = "confirm";
-			snprintf(w->verdict, sizeof(w->verdict), "%s", c.verdict);
+			w->verdict = stats_verdict_parse(c.verdict);
 			w->vs_best = json_num(j, "vs_best");
-			w->win = !strcmp(c.verdict, "fast") && !(c.flags & SF_BUSY_GPU);
+			w->win = w->verdict == SV_FAST && !(c.flags & SF_BUSY_GPU);
 			if (!w->win)
 				w->why = xasprintf("the confirm of iteration %d says %s%s", iter,
 						   c.verdict,
@@ -642,9 +642,9 @@ int measure_win(struct store *s, int iter, int run_id, struct measure_win *w, st
 	}
 	if (!w->source && have_v) {
 		w->source = "verify";
-		snprintf(w->verdict, sizeof(w->verdict), "%s", v);
+		w->verdict = stats_verdict_parse(v);
 		w->vs_best = json_num(d, "vs_best");
-		bool fast = !strcmp(v, "fast");
+		bool fast = w->verdict == SV_FAST;
 		w->win = fast && !(flags & (SF_NOISE_ASSUMED | SF_BUSY_GPU));
 		if (!w->win)
 			w->why = fast && (flags & SF_NOISE_ASSUMED)

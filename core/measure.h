@@ -126,7 +126,7 @@ struct measure_win {
 	bool win;
 	double vs_best;
 	const char *source; /* "confirm", "verify", or NULL when there is no verdict */
-	char verdict[24];   /* that verdict's name ("fast", "ambiguous", ...), "" when none */
+	enum stats_verdict verdict; /* that verdict, SV_NONE when there is none */
 	char *why;          /* when not a win: what the evidence says, in words */
 };
 int measure_win(struct store *s, int iter, int run_id, struct measure_win *w, struct err *e);

@@ -16,6 +16,7 @@
 #include "core/patset.h"
 #include "core/run.h"
 #include "core/sb.h"
+#include "core/rules.h"
 #include "core/store.h"
 #include "core/vcs.h"
 #include "core/workspace.h"
@@ -650,7 +651,7 @@ static int gate_passed(struct ctx *c, struct err *e)
 	int rc = loop_measurement(c->l, &m, e);
 	if (rc < 0)
 		return rc;
-	if (m.gate != GATE_PASS || !isfinite(m.bench_ms))
+	if (!rules_run_measured(m.gate, m.bench_ms))
 		rc = err_set(e, ERR_REFUSED,
 			     "confirm refused: iteration %d's gate is %s%s; only a candidate that "
 			     "passed its gate with a bench number can be a win (log it as drop or "

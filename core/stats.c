@@ -4,6 +4,7 @@
  * the reports, the TUI and the decision-quality simulator agree.
  */
 #include "core/stats.h"
+#include "core/rules.h"
 #include "core/sb.h"
 
 #include <math.h>
@@ -462,7 +463,7 @@ void stats_compare(const struct stats_set *best, const struct stats_set *cand,
 {
 	struct sb why = SB_INIT;
 	size_t cap = 0, nmissing = 0, nextra = 0;
-	double thr = o && o->threshold > 0 ? o->threshold : STATS_THRESHOLD;
+	double thr = o && o->threshold > 0 ? o->threshold : RULES_THRESHOLD;
 	double thr_win = -log1p(-thr), thr_loss = log1p(thr);
 	double sum_d = 0, sum_se = 0;
 	int min_dof = -1;

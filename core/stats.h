@@ -43,7 +43,6 @@
 struct err;
 struct sb;
 
-#define STATS_THRESHOLD 0.03      /* practical threshold, fraction of the best time */
 #define STATS_NOISE_FLOOR 0.005   /* no band is narrower than 0.5 % per run */
 #define STATS_NOISE_DEFAULT 0.02  /* assumed per-run spread with no history */
 #define STATS_UNSTABLE_CV 0.10    /* coefficient of variation that flags UNSTABLE */
@@ -174,7 +173,7 @@ enum {
 	(SF_IMPLAUSIBLE_AGG | SF_IMPLAUSIBLE_SHAPE | SF_CONFINED | SF_COLLAPSED | SF_BAD_TIME)
 
 struct stats_opts {
-	double threshold; /* 0 means STATS_THRESHOLD */
+	double threshold; /* 0 means RULES_THRESHOLD (core/rules.h) */
 	/* Prior runs for the noise band (pooled with best and candidate); may
 	 * be NULL. */
 	const struct stats_set *const *history;

@@ -189,7 +189,7 @@ static void set_verdict(const struct loop_run *r, int offer_iter, struct wb_verd
 	out->verdict = xstrdup(r->verdict);
 	out->gain = r->gain;
 	out->flags = r->flags_text ? xstrdup(r->flags_text) : NULL;
-	bool wants = !strcmp(r->verdict, "fast") || !strcmp(r->verdict, "ambiguous");
+	bool wants = r->confirm_can_win;
 	switch (r->confirm) {
 	case LOOP_CONFIRM_UNFINISHED:
 		out->confirm = xstrdup("confirm unfinished: still running, or cut off");

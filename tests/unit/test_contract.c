@@ -7,6 +7,7 @@
 #include <cmocka.h>
 
 #include "core/contract.h"
+#include "core/rules.h"
 #include "core/err.h"
 #include "core/fsutil.h"
 #include "core/sb.h"
@@ -107,7 +108,7 @@ static void parses_key_value_lines_a_person_might_write(void **state)
 	assert_string_equal(c.v[CF_PROMOTION], "full gate + confirm run");
 	assert_string_equal(c.v[CF_FROZEN], "tests/ops/test_gdn.py, fla/ops/gated_delta_rule/naive.py");
 	assert_int_equal(c.cap, 12);
-	assert_float_equal(c.threshold, CONTRACT_DEFAULT_THRESHOLD, 0);
+	assert_float_equal(c.threshold, RULES_THRESHOLD, 0);
 	contract_release(&c);
 }
 
@@ -563,7 +564,7 @@ static void template_fills_the_given_fields(void **state)
 	assert_int_equal(contract_parse(out.buf, out.len, &back, &e), 0);
 	assert_int_equal(contract_missing(&back, NULL), CF_NFIELDS);
 	assert_int_equal(back.cap, 0);
-	assert_float_equal(back.threshold, CONTRACT_DEFAULT_THRESHOLD, 0);
+	assert_float_equal(back.threshold, RULES_THRESHOLD, 0);
 	contract_release(&back);
 	sb_release(&out);
 }
