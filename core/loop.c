@@ -1107,6 +1107,59 @@ static int reconcile_optlog(struct loop *l, struct err *e)
 
 /* A change set aside during an iteration comes back once that iteration is
  * committed; after a crash this finishes the job. */
+/* The tree iteration iter measured (its logged run's snapshot), or NULL. */
+static char *measured_tree(struct loop *l, int iter)
+{
+	int run_id = 0;
+	char *tree = NULL, *snap = NULL;
+	struct store_run r;
+	if (store_iter_run(l->store, iter, &run_id, &tree, NULL) == 0 && run_id &&
+	    store_run_get(l->store, run_id, &r, NULL) == 0) {
+		snap = r.snapshot ? xstrdup(r.snapshot) : NULL;
+		store_run_release(&r);
+	}
+	free(tree);
+	return snap;
+}
+
+/* Bring back the edit set aside during iter: only the edit, the change from
+ * what iter measured to the aside state, onto the kernel as it is now (the
+ * best, after a drop or revert).  With intent, the move is recorded first so
+ * a bring-back cut off is finished by the next writer.  When the edit
+ * overlaps what changed since, nothing is written, the aside is settled
+ * with its ref kept, and ERR_REFUSED says how to apply it by hand. */
+static int bring_back(struct loop *l, int iter, const char *sha, const char *ref, bool intent,
+		      struct err *e)
+{
+	char *measured = measured_tree(l, iter);
+	char merged[VCS_OID_HEX], head[VCS_OID_HEX];
+	int id = 0, rc = 0;
+	if (measured)
+		rc = vcs_aside_merge(l->vcs, measured, sha, kpaths(l), l->nkernel, merged, e);
+	else
+		snprintf(merged, sizeof(merged), "%s", sha);
+	if (rc == ERR_FAIL) {
+		store_aside_done(l->store, sha, NULL);
+		rc = err_set(e, ERR_REFUSED,
+			     "the edit set aside during iteration %d overlaps the change that was "
+			     "measured, so optloop did not bring it back onto the kernel; it is kept "
+			     "as commit %.12s (ref %s): apply it by hand with git diff %.12s %.12s -- "
+			     "<kernel paths> | git apply -3",
+			     iter, sha, ref ? ref : "none", measured, sha);
+	}
+	if (rc == 0 && intent && (rc = vcs_head(l->vcs, head, e)) == 0)
+		rc = store_intent_begin(l->store, "back", iter, head, merged, &id, e);
+	if (rc == 0)
+		rc = vcs_bring_back(l->vcs, merged, ref, kpaths(l), l->nkernel, e);
+	fault_point("commit.after_restore");
+	if (rc == 0)
+		rc = store_aside_done(l->store, sha, e);
+	if (rc == 0 && id)
+		rc = store_intent_end(l->store, id, e);
+	free(measured);
+	return rc;
+}
+
 static int reconcile_aside(struct loop *l, struct err *e)
 {
 	int iter = 0, rc;
@@ -1130,13 +1183,17 @@ static int reconcile_aside(struct loop *l, struct err *e)
 		if (!strcmp(work, aside)) {
 			rc = store_aside_done(l->store, sha, e);
 		} else if (!strcmp(work, head)) {
-			rc = vcs_bring_back(l->vcs, sha, ref, kpaths(l), l->nkernel, e);
-			if (rc == 0)
-				rc = store_aside_done(l->store, sha, e);
+			struct err be = {0};
+			rc = bring_back(l, iter, sha, ref, false, &be);
 			if (rc == 0)
 				problem(l, "the change set aside during iteration %d is back in the "
 					   "work tree",
 					iter);
+			else if (rc == ERR_REFUSED) {
+				problem(l, "%s", be.msg);
+				rc = 0;
+			} else if (e)
+				*e = be;
 		} else {
 			problem(l,
 				"a change set aside during iteration %d (commit %.12s) is still waiting; "
@@ -2547,19 +2604,14 @@ int loop_commit(struct loop *l, char sha[41], struct err *e)
 				  iter, sha);
 	/* bring back a change set aside during this iteration, recorded first
 	 * so that a bring-back cut off is finished by the next writer */
-	int aiter, intent = 0;
+	int aiter;
 	char *asha, *aref;
 	if (store_aside_pending(l->store, &aiter, &asha, &aref, NULL) == 0) {
 		if (aiter == iter) {
-			rc = store_intent_begin(l->store, "back", iter, sha, asha, &intent, e);
-			if (rc == 0)
-				rc = vcs_bring_back(l->vcs, asha, aref, kpaths(l), l->nkernel, e);
-			fault_point("commit.after_restore");
-			if (rc == 0)
-				rc = store_aside_done(l->store, asha, e);
-			if (rc == 0)
-				rc = store_intent_end(l->store, intent, e);
-			if (rc < 0)
+			rc = bring_back(l, iter, asha, aref, true, e);
+			if (rc == ERR_REFUSED)
+				err_prefix(e, "iteration %d is committed (%.12s), but ", iter, sha);
+			else if (rc < 0)
 				err_prefix(e, "iteration %d is committed (%.12s), but bringing back the "
 					      "change set aside failed (the next optloop command brings it "
 					      "back): ",

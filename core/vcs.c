@@ -923,11 +923,89 @@ int vcs_aside_save(struct vcs *v, const char *const *paths, size_t n, const char
 	return 0;
 }
 
-int vcs_bring_back(struct vcs *v, const char *aside_sha, const char *refname,
+/* A tree holding only tree's kernel files (the rest of the repository is
+ * not the set-aside's business), written to the object store. */
+static int kernel_tree(struct vcs *v, git_tree *tree, const char *const *paths, size_t n,
+		       git_tree **out, struct err *e)
+{
+	struct klist l = {0};
+	git_index *idx = NULL;
+	git_oid oid;
+	int rc = list_tree(v, tree, paths, n, &l, e);
+	if (rc == 0 && git_index_new(&idx) < 0)
+		rc = git_fail(e, ERR_IO, "cannot make an index");
+	for (size_t i = 0; rc == 0 && i < l.n; i++) {
+		git_index_entry ent;
+		memset(&ent, 0, sizeof(ent));
+		ent.id = l.v[i].oid;
+		ent.mode = l.v[i].mode;
+		ent.path = l.v[i].path;
+		if (git_index_add(idx, &ent) < 0)
+			rc = git_fail(e, ERR_IO, "cannot stage a kernel file");
+	}
+	if (rc == 0 && git_index_write_tree_to(&oid, idx, v->repo) < 0)
+		rc = git_fail(e, ERR_IO, "cannot write the tree");
+	if (rc == 0 && git_tree_lookup(out, v->repo, &oid) < 0)
+		rc = git_fail(e, ERR_IO, "cannot read the tree just written");
+	git_index_free(idx);
+	klist_release(&l);
+	return rc;
+}
+
+/* The kernel the set-aside edit gives on top of the work tree's kernel: the
+ * change from measured to aside, merged three-way onto the work tree (the
+ * best, after a drop or revert).  ERR_FAIL when the edit overlaps what
+ * changed since the measurement. */
+static int merge_aside(struct vcs *v, const char *measured, const char *aside_sha,
+		       const char *const *paths, size_t n, char merged[VCS_OID_HEX],
+		       struct err *e)
+{
+	git_tree *tb = NULL, *ta = NULL, *kb = NULL, *ka = NULL, *kw = NULL, *tw = NULL;
+	git_index *idx = NULL;
+	git_oid wt, mt;
+	int rc = lookup_tree(v, measured, &tb, e);
+	if (rc == 0)
+		rc = lookup_tree(v, aside_sha, &ta, e);
+	if (rc == 0)
+		rc = build_tree(v, paths, n, &wt, e);
+	if (rc == 0 && git_tree_lookup(&tw, v->repo, &wt) < 0)
+		rc = git_fail(e, ERR_IO, "cannot read the work tree's kernel");
+	if (rc == 0)
+		rc = kernel_tree(v, tb, paths, n, &kb, e);
+	if (rc == 0)
+		rc = kernel_tree(v, ta, paths, n, &ka, e);
+	if (rc == 0)
+		rc = kernel_tree(v, tw, paths, n, &kw, e);
+	if (rc == 0 && git_merge_trees(&idx, v->repo, kb, kw, ka, NULL) < 0)
+		rc = git_fail(e, ERR_IO, "cannot merge the set-aside change");
+	if (rc == 0 && git_index_has_conflicts(idx))
+		rc = err_set(e, ERR_FAIL, "the change set aside overlaps what changed in the kernel "
+					  "since the measurement");
+	if (rc == 0 && git_index_write_tree_to(&mt, idx, v->repo) < 0)
+		rc = git_fail(e, ERR_IO, "cannot write the merged kernel");
+	if (rc == 0)
+		git_oid_tostr(merged, VCS_OID_HEX, &mt);
+	git_index_free(idx);
+	git_tree_free(tb);
+	git_tree_free(ta);
+	git_tree_free(tw);
+	git_tree_free(kb);
+	git_tree_free(ka);
+	git_tree_free(kw);
+	return rc;
+}
+
+int vcs_aside_merge(struct vcs *v, const char *measured, const char *aside_sha,
+		    const char *const *paths, size_t n, char merged[VCS_OID_HEX], struct err *e)
+{
+	return merge_aside(v, measured, aside_sha, paths, n, merged, e);
+}
+
+int vcs_bring_back(struct vcs *v, const char *treeish, const char *refname,
 		   const char *const *paths, size_t n, struct err *e)
 {
 	git_reference *ref = NULL;
-	int rc = vcs_restore(v, aside_sha, paths, n, e);
+	int rc = vcs_restore(v, treeish, paths, n, e);
 	if (rc < 0)
 		return rc;
 	if (refname && git_reference_lookup(&ref, v->repo, refname) == 0) {

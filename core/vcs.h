@@ -110,9 +110,17 @@ int vcs_kernel_between(struct vcs *v, const char *const *paths, size_t n, const 
  * set-aside cut off before the restore), otherwise ERR_REFUSED names it. */
 int vcs_aside_save(struct vcs *v, const char *const *paths, size_t n, const char *refname,
 		   const char *message, char sha[VCS_OID_HEX], struct err *e);
-/* Bring a set-aside state back into the work tree's kernel paths and drop
- * its ref. */
-int vcs_bring_back(struct vcs *v, const char *aside_sha, const char *refname,
+/* The kernel a set-aside edit gives on top of the work tree's kernel, as a
+ * tree id in merged: the change from measured (the tree the iteration
+ * measured, the state the edit was made on) to aside_sha, merged three-way
+ * onto the work tree's kernel, so after a drop or revert the dropped change
+ * stays dropped.  Writes only objects.  ERR_FAIL when the edit overlaps
+ * what changed since the measurement. */
+int vcs_aside_merge(struct vcs *v, const char *measured, const char *aside_sha,
+		    const char *const *paths, size_t n, char merged[VCS_OID_HEX], struct err *e);
+/* Put treeish's kernel files in the work tree (vcs_restore) and drop the
+ * set-aside ref refname (may be NULL). */
+int vcs_bring_back(struct vcs *v, const char *treeish, const char *refname,
 		   const char *const *paths, size_t n, struct err *e);
 
 /* Unified diff of the kernel paths from treeish (NULL: HEAD) to the work

@@ -38,5 +38,37 @@ out=$("$OPTLOOP" repair --rebuild 2>&1); rc=$?
 t_is "as a drop row it is taken back" "$rc" 0
 t_is "  and the best is still the baseline's number" "$("$OPTLOOP" status --json | jget best.bench_ms)" \
 	"$base_ms"
+t_ok "  and committed, as the next step says" "$OPTLOOP" commit
+
+# ---- a set-aside edit comes back without the dropped change ---------------
+# (log --status drop --set-aside --commit: only the edit made after the
+# measurement may return)
+best_kernel=$(cat "$kernel")
+sed -i '1i /* change A: measured, then dropped */' "$kernel"
+"$OPTLOOP" verify >/dev/null 2>&1
+printf '/* change B: made after the measurement */\n' >>"$kernel"
+out=$("$OPTLOOP" log --direction "change A" --status drop --set-aside --commit 2>&1); rc=$?
+t_is "drop with --set-aside and --commit succeeds" "$rc" 0
+t_unlike "  the dropped change A is not back in the kernel" "$(cat "$kernel")" 'change A'
+t_like "  the set-aside edit B is back" "$(cat "$kernel")" 'change B: made after the measurement'
+t_is "  the kernel is the best plus B, nothing else" "$(sed '$d' "$kernel")" "$best_kernel"
+t_unlike "  HEAD's kernel is the best's (the restore commit)" "$(git show HEAD:"$kernel")" 'change A|change B'
+t_like "  the iteration's own commit holds change A" "$(git show HEAD~1:"$kernel")" 'change A'
+t_is "  the state is editing: B is the next change" "$("$OPTLOOP" status --json | jget state)" editing
+t_is "  no set-aside ref is left" "$(git for-each-ref refs/optloop/ --format='%(refname)' | grep -c aside)" 0
+
+# the edit overlaps the dropped change: nothing is written, and it says how
+git checkout -q -- "$kernel"
+sed -i '1i /* change C */' "$kernel"
+"$OPTLOOP" verify >/dev/null 2>&1
+sed -i '1s|.*|/* change C, edited again */|' "$kernel"
+out=$("$OPTLOOP" log --direction "change C" --status drop --set-aside --commit 2>&1); rc=$?
+t_is "an overlapping set-aside edit: exit 3" "$rc" 3
+t_like "  says the edit overlaps and how to apply it by hand" "$out" \
+	'iteration 3 is committed .*overlaps the change that was measured.*git apply -3'
+t_unlike "  the kernel is the best's, nothing of C" "$(cat "$kernel")" 'change C'
+t_is "  the edit is kept under its ref" "$(git for-each-ref refs/optloop/ --format='%(refname)' | grep -c aside)" 1
+t_like "  the iteration is committed and the loop goes on (three drops: stalled)" \
+	"$("$OPTLOOP" status --json | jget state)" '^stalled$'
 
 t_done

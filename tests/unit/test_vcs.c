@@ -274,6 +274,61 @@ static void snapshot_restore_set_aside_and_bring_back(void **state)
 	vcs_free(v);
 }
 
+/* After a drop the kernel is the best's again; only the edit made after the
+ * measurement comes back, not the dropped change under it. */
+static void aside_merge_brings_back_only_the_later_edit(void **state)
+{
+	struct vcs *v;
+	struct err e = {0};
+	char measured[VCS_OID_HEX], aside[VCS_OID_HEX], merged[VCS_OID_HEX];
+	struct sb s = SB_INIT;
+	const char *best = "def chunk():\n    return 1\n\n\n\n\ndef tail():\n    return 0\n";
+
+	write_file("fla/ops/gla/chunk.py", best);
+	sh("cd %s && git add -A && git commit -q -m best", repo);
+	assert_int_equal(vcs_open(repo, &v, &e), 0);
+	/* the measured change: the head of chunk.py */
+	write_file("fla/ops/gla/chunk.py",
+		   "def chunk():\n    return 2  # dropped\n\n\n\n\ndef tail():\n    return 0\n");
+	assert_int_equal(vcs_snapshot(v, kernel, 1, measured, &e), 0);
+	/* the edit after it: the tail of chunk.py and a new file */
+	write_file("fla/ops/gla/chunk.py",
+		   "def chunk():\n    return 2  # dropped\n\n\n\n\ndef tail():\n    return 9  # later\n");
+	write_file("fla/ops/gla/later.py", "later = True\n");
+	assert_int_equal(vcs_aside_save(v, kernel, 1, "refs/optloop/aside", "aside\n", aside, &e), 0);
+	/* the drop: the kernel goes back to the best */
+	assert_int_equal(vcs_restore(v, "HEAD", kernel, 1, &e), 0);
+
+	assert_int_equal(vcs_aside_merge(v, measured, aside, kernel, 1, merged, &e), 0);
+	assert_int_equal(vcs_bring_back(v, merged, "refs/optloop/aside", kernel, 1, &e), 0);
+	char *path = xasprintf("%s/fla/ops/gla/chunk.py", repo);
+	assert_int_equal(fsutil_read_file(path, &s, &e), 0);
+	assert_null(strstr(s.buf, "dropped"));
+	assert_non_null(strstr(s.buf, "return 1\n"));
+	assert_non_null(strstr(s.buf, "return 9  # later"));
+	char *later = xasprintf("%s/fla/ops/gla/later.py", repo);
+	assert_true(fsutil_exists(later));
+
+	/* an edit on the very lines the dropped change made: refused, nothing written */
+	sb_release(&s);
+	assert_int_equal(vcs_restore(v, "HEAD", kernel, 1, &e), 0);
+	write_file("fla/ops/gla/chunk.py",
+		   "def chunk():\n    return 2  # dropped\n\n\n\n\ndef tail():\n    return 0\n");
+	assert_int_equal(vcs_snapshot(v, kernel, 1, measured, &e), 0);
+	write_file("fla/ops/gla/chunk.py",
+		   "def chunk():\n    return 3  # on top\n\n\n\n\ndef tail():\n    return 0\n");
+	assert_int_equal(vcs_aside_save(v, kernel, 1, "refs/optloop/aside2", "aside\n", aside, &e), 0);
+	assert_int_equal(vcs_restore(v, "HEAD", kernel, 1, &e), 0);
+	assert_int_equal(vcs_aside_merge(v, measured, aside, kernel, 1, merged, &e), ERR_FAIL);
+	assert_non_null(strstr(e.msg, "overlaps"));
+	assert_int_equal(fsutil_read_file(path, &s, &e), 0);
+	assert_string_equal(s.buf, best);
+	sb_release(&s);
+	free(path);
+	free(later);
+	vcs_free(v);
+}
+
 static void diff_shows_added_and_removed_lines(void **state)
 {
 	struct vcs *v;
@@ -581,6 +636,7 @@ int main(void)
 		cmocka_unit_test_setup(deleted_kernel_file_is_committed_as_deletion, fresh_repo),
 		cmocka_unit_test_setup(missing_identity_says_how_to_set_it, fresh_repo),
 		cmocka_unit_test_setup(snapshot_restore_set_aside_and_bring_back, fresh_repo),
+		cmocka_unit_test_setup(aside_merge_brings_back_only_the_later_edit, fresh_repo),
 		cmocka_unit_test_setup(diff_shows_added_and_removed_lines, fresh_repo),
 		cmocka_unit_test_setup(exclude_and_ignore, fresh_repo),
 		cmocka_unit_test_setup(frozen_files_inside_the_kernel_are_left_alone, fresh_repo),
