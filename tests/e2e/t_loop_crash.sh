@@ -137,6 +137,20 @@ t_is "after restart: editing iteration 2" "$(state)" editing
 t_unlike "the committed kernel does not hold the extra change" "$(git show HEAD:kernel/compute.sh)" 'next idea'
 t_is "no pending set-aside left" "$(git for-each-ref refs/optloop | wc -l)" 0
 
+# The same after a drop: the kernel goes back to the best and only the edit
+# returns, also when the commit is killed right after bringing it back.
+d="$T_TMP/aside-drop"
+setup "$d" 2>&1
+best=$(git show HEAD:kernel/compute.sh)
+sed -i '1a # next idea' kernel/compute.sh
+t_ok "log --set-aside as drop" "$OPTLOOP" log --direction "shift" --status drop --set-aside
+OPTLOOP_FAULT=commit.after_restore "$OPTLOOP" commit >/dev/null 2>&1
+t_is "drop: commit killed after bringing the edit back" "$?" 137
+t_is "drop: the kernel is the best plus the edit" "$(sed '2d' kernel/compute.sh)" "$best"
+t_like "drop: the edit is there" "$(sed -n 2p kernel/compute.sh)" '^# next idea$'
+t_is "drop: after restart, editing iteration 2" "$(state)" editing
+t_is "drop: no pending set-aside left" "$(git for-each-ref refs/optloop | wc -l)" 0
+
 # log --set-aside killed while it puts the measured kernel back: the edit is
 # already saved under its ref and the move recorded, so the next command
 # finishes the set-aside, and running --set-aside again never overwrites

@@ -111,11 +111,14 @@ fi
 # telescoping: --set-aside with --commit
 sed -i 's/\* 2/+ $1 + 0/' kernel/compute.sh
 "$OPTLOOP" verify >/dev/null 2>&1
-echo "# next idea" >>kernel/compute.sh
+# (the edit away from the measured line: one that touches it or its
+# neighbours overlaps the dropped change, see t_one_judgment)
+sed -i '1a # next idea' kernel/compute.sh
 t_exit "a telescoped change refuses log --commit" 3 "$OPTLOOP" log --direction add --status drop --commit
 t_ok "log --set-aside --commit" "$OPTLOOP" log --direction add --status drop --set-aside --commit
 t_unlike "the commit does not hold the extra change" "$(git show HEAD~1:kernel/compute.sh)" 'next idea'
 t_like "the drop is followed by the restore commit" "$(git log -1 --format=%B)" '^Optloop-Restore: 4$'
 t_like "the extra change is back in the work tree" "$(cat kernel/compute.sh)" 'next idea'
+t_unlike "without the dropped change under it" "$(cat kernel/compute.sh)" '\+ 0'
 t_is "no pending set-aside left" "$(git for-each-ref refs/optloop | wc -l)" 0
 t_done
