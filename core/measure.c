@@ -322,6 +322,74 @@ int measure_best(struct store *s, struct measure_best *b, struct err *e)
 	return rc;
 }
 
+static bool full_pass(const struct store_run *r)
+{
+	return r->gate == GATE_PASS && r->scope == SCOPE_FULL && isfinite(r->bench_ms) &&
+	       r->bench_ms > 0;
+}
+
+int measure_best_full_gate(struct store *s, const struct measure_best *b)
+{
+	struct store_run r;
+	int found = 0;
+	if (!b->have)
+		return 0;
+	if (b->run_id && store_run_get(s, b->run_id, &r, NULL) == 0) {
+		if (full_pass(&r))
+			found = b->run_id;
+		store_run_release(&r);
+	}
+	if (found || !b->tree)
+		return found;
+	/* the same kernel verified again, with the full gate */
+	int *ids;
+	char **kinds;
+	size_t n;
+	store_runs_of_tree(s, b->tree, &ids, &kinds, &n);
+	for (size_t i = n; i-- > 0;) {
+		if (!found && !strcmp(kinds[i], "verify") && store_run_get(s, ids[i], &r, NULL) == 0) {
+			if (full_pass(&r))
+				found = ids[i];
+			store_run_release(&r);
+		}
+		free(kinds[i]);
+	}
+	free(ids);
+	free(kinds);
+	return found;
+}
+
+int measure_best_claimable(struct store *s, const char *what, int *iter, int *gate_run,
+			   struct err *e)
+{
+	struct measure_best b;
+	int rc = measure_best(s, &b, e);
+	if (rc < 0)
+		return rc;
+	int full = measure_best_full_gate(s, &b);
+	if (!b.have || !b.confirmed)
+		rc = err_set(e, ERR_REFUSED,
+			     "%s refused: there is no confirmed win (the best is %s); confirm a "
+			     "faster candidate with optloop confirm, or write a no-go",
+			     what,
+			     !b.have		? "not measured yet"
+			     : b.iter == 0	? "the baseline"
+			     : b.unconfirmed	? "a keep logged --unconfirmed, with no win beyond noise"
+						: "a keep whose confirm did not promote it");
+	else if (!full)
+		rc = err_set(e, ERR_REFUSED,
+			     "%s refused: the best (iteration %d) passed only a -k subset of the "
+			     "gate; verify the same kernel with the full gate (optloop verify with "
+			     "no --gate-k): that run counts for it",
+			     what, b.iter);
+	if (iter)
+		*iter = b.iter;
+	if (gate_run)
+		*gate_run = full;
+	measure_best_release(&b);
+	return rc;
+}
+
 /* ---- verdicts ---- */
 
 /* Trees of every other kernel state measured in env, as history groups. */
@@ -1177,12 +1245,19 @@ int measure_promote_check(struct store *s, const char *workspace_dir, const stru
 		      "the best (iteration %d) was kept unconfirmed, without a win beyond noise: "
 		      "promote a kernel whose confirm is fast (optloop confirm before log)",
 		      b.iter);
-	} else if (!b.have || !b.confirmed) {
+	} else if (!b.have || b.iter == 0 || (!b.confirmed && !(have_conf && c.done))) {
 		check(arr, out, &all, "confirmed win", false,
 		      "no confirmed win yet: the best is %s (run optloop confirm on a measured "
 		      "candidate whose verdict is fast or ambiguous)",
 		      !b.have ? "not measured" : b.iter == 0 ? "the baseline" : "a keep with no "
 										  "confirm");
+	} else if (!b.confirmed) {
+		check(arr, out, &all, "confirmed win", false,
+		      "iteration %d's confirm says %s and did not promote it%s", b.iter,
+		      c.verdict ? c.verdict : "nothing (no verdict)",
+		      c.verdict && !strcmp(c.verdict, "fast")
+			      ? ": explain its flags (optloop promote --explain TEXT)"
+			      : ": confirm it again, or keep looking for a win");
 	} else {
 		check(arr, out, &all, "confirmed win", have_conf && c.promoted,
 		      "iteration %d: confirm verdict %s (%s)", b.iter,
@@ -1196,13 +1271,19 @@ int measure_promote_check(struct store *s, const char *workspace_dir, const stru
 		json_decref(arr);
 		goto out;
 	}
-	bool gate_ok = have_run && run.gate == GATE_PASS && run.scope == SCOPE_FULL;
-	check(arr, out, &all, "full gate", gate_ok && b.confirmed,
-	      "%s", !have_run        ? "no verify run for the best"
-		    : gate_ok        ? "the best's verify passed the full gate"
-		    : run.scope == SCOPE_SUBSET
-				     ? "the best's verify ran a -k subset: re-verify with the full gate"
-				     : "the best's verify did not pass the gate");
+	int full = measure_best_full_gate(s, &b);
+	if (full && full == b.run_id)
+		check(arr, out, &all, "full gate", true, "the best's verify passed the full gate");
+	else if (full)
+		check(arr, out, &all, "full gate", true,
+		      "the best's kernel passed the full gate when verified again (run %d)", full);
+	else
+		check(arr, out, &all, "full gate", false, "%s",
+		      !have_run ? "no verify run for the best"
+		      : run.scope == SCOPE_SUBSET
+			      ? "the best's verify ran a -k subset: verify the same kernel with the "
+				"full gate (optloop verify with no --gate-k; that run counts for it)"
+			      : "the best's verify did not pass the gate");
 	/* Implausible flags on the screen verdict or the confirm must be explained. */
 	unsigned flags = have_conf ? c.flags : 0;
 	unsigned vflags = 0;
@@ -1215,10 +1296,16 @@ int measure_promote_check(struct store *s, const char *workspace_dir, const stru
 	if (!(flags & SF_IMPLAUSIBLE_MASK))
 		check(arr, out, &all, "implausible flags", true, "none raised");
 	else
-		check(arr, out, &all, "implausible flags", nexp > 0,
-		      "%s raised; %s", names.buf,
-		      nexp ? "explained (see the report)"
-			   : "explain them first (optloop promote --explain TEXT)");
+	{
+		struct sb why = SB_INIT;
+		sb_init(&why);
+		measure_explanations(s, b.iter, &why);
+		sb_trim(&why);
+		check(arr, out, &all, "implausible flags", nexp > 0, "%s raised; %s%s%s", names.buf,
+		      nexp ? "explained: \"" : "explain them first (optloop promote --explain TEXT)",
+		      nexp ? why.buf : "", nexp ? "\" (in report final's Evidence)" : "");
+		sb_release(&why);
+	}
 	sb_release(&names);
 	check(arr, out, &all, "busy GPU", !(flags & SF_BUSY_GPU),
 	      "%s", flags & SF_BUSY_GPU ? "a run was measured on a busy GPU: re-measure on an idle one"

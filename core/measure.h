@@ -113,6 +113,16 @@ struct measure_best {
 };
 int measure_best(struct store *s, struct measure_best *b, struct err *e);
 void measure_best_release(struct measure_best *b);
+/* The run that shows the best's kernel passed the full gate with a bench
+ * number: its own verify's, else the newest verify of the same kernel tree
+ * that did (a -k keep verified again with the full gate); 0 when none. */
+int measure_best_full_gate(struct store *s, const struct measure_best *b);
+/* Can a claim be made for the best (report final, report pr)?  A keep whose
+ * confirm promoted it and whose kernel passed the full gate.  0 with *iter
+ * and *gate_run (the full-gate run) set; else ERR_REFUSED saying, for what
+ * ("report final"), what the best is and what would make it claimable. */
+int measure_best_claimable(struct store *s, const char *what, int *iter, int *gate_run,
+			   struct err *e);
 
 /* ---- verdicts ---- */
 

@@ -333,23 +333,58 @@ static json_t *cost_section(struct store *s, struct sb *md)
 	return j;
 }
 
+/* One line per entry of a list the measure module gives (one per line). */
+static json_t *list_lines(const char *text, struct sb *md, const char *none)
+{
+	json_t *arr = json_array();
+	const char *p = text ? text : "";
+	while (*p) {
+		const char *nl = strchr(p, '\n');
+		int len = (int)(nl ? nl - p : (long)strlen(p));
+		if (len) {
+			sb_addf(md, "- %.*s\n", len, p);
+			json_array_append_new(arr, json_stringn(p, (size_t)len));
+		}
+		p = nl ? nl + 1 : p + strlen(p);
+	}
+	if (!json_array_size(arr))
+		sb_addf(md, "- %s\n", none);
+	return arr;
+}
+
+/* What promotion rested on besides the numbers: the full-gate run, the
+ * explanations of flagged speedups, the attached profiler evidence. */
+static json_t *evidence_section(struct store *s, int iter, int gate_run, struct sb *md)
+{
+	struct sb notes = SB_INIT, arts = SB_INIT;
+	sb_init(&notes);
+	sb_init(&arts);
+	measure_explanations(s, iter, &notes);
+	measure_artifacts(s, iter, &arts);
+	char *gcmd = run_command(s, gate_run);
+	sb_adds(md, "\n### Evidence\n\n");
+	sb_addf(md, "Full correctness gate: run %d, `%s`.\n\n", gate_run, gcmd ? gcmd : "");
+	sb_adds(md, "Explanations of flagged speedups:\n\n");
+	json_t *ex = list_lines(notes.buf, md, "none recorded");
+	sb_adds(md, "\nProfiler or roofline evidence attached:\n\n");
+	json_t *at = list_lines(arts.buf, md, "none attached");
+	json_t *j = json_pack("{s:i,s:o,s:o,s:o}", "gate_run", gate_run, "gate_command",
+			      gcmd ? json_string(gcmd) : json_null(), "explanations", ex,
+			      "artifacts", at);
+	free(gcmd);
+	sb_release(&notes);
+	sb_release(&arts);
+	return j;
+}
+
 int report_final(struct store *s, const struct report_ctx *ctx, struct sb *md, json_t **json,
 		 struct err *e)
 {
-	struct measure_best b;
 	struct claim c;
-	int rc = measure_best(s, &b, e);
+	int best_iter, gate_run;
+	int rc = measure_best_claimable(s, "report final", &best_iter, &gate_run, e);
 	if (rc < 0)
 		return rc;
-	if (!b.have || !b.confirmed) {
-		measure_best_release(&b);
-		return err_set(e, ERR_REFUSED,
-			       "report final refused: there is no confirmed win to claim (the best is "
-			       "%s; confirm a faster candidate with optloop confirm, or write a no-go)",
-			       b.have ? "the baseline" : "not measured yet");
-	}
-	int best_iter = b.iter;
-	measure_best_release(&b);
 	rc = claim_load(s, ctx, best_iter, 0, &c, e);
 	if (rc < 0) {
 		claim_release(&c);
@@ -413,6 +448,8 @@ int report_final(struct store *s, const struct report_ctx *ctx, struct sb *md, j
 	json_t *chart;
 	chart_section(s, ctx, "###", md, &chart);
 
+	json_t *evidence = evidence_section(s, best_iter, gate_run, md);
+
 	char *vcmd = run_command(s, c.cand.run_id);
 	char *bcmd = run_command(s, c.base.run_id);
 	char *ccmd = c.paired ? run_command(s, c.conf.session) : NULL;
@@ -457,6 +494,7 @@ int report_final(struct store *s, const struct report_ctx *ctx, struct sb *md, j
 	json_object_set_new(j, "interval_method",
 			    json_string(c.paired ? METHOD_PAIRED : METHOD_ACROSS));
 	json_object_set_new(j, "chart", chart);
+	json_object_set_new(j, "evidence", evidence);
 	json_t *cmds = json_object();
 	json_object_set_new(cmds, "validation", json_string(ctx->validation ? ctx->validation : ""));
 	json_object_set_new(cmds, "benchmark", ctx->benchmark ? json_string(ctx->benchmark)
@@ -511,13 +549,25 @@ int report_header(struct store *s, const struct report_ctx *ctx, int iter, struc
 {
 	struct claim c;
 	int parent = 0;
-	/* The parent: the confirm's best when there is one, else the baseline. */
-	struct store_confirm conf;
-	if (store_confirm_last(s, iter, &conf, NULL) == 0) {
-		parent = conf.best_iter;
-		store_confirm_release(&conf);
-	}
-	int rc = claim_load(s, ctx, iter, parent, &c, e);
+	/* The parent: the best when iter was logged, the baseline or the last
+	 * keep before it (log_rows_best over the rows before iter). */
+	struct log_rows *rs;
+	int rc = store_rows_get(s, &rs, e);
+	if (rc < 0)
+		return rc;
+	size_t k = 0;
+	while (k < rs->n && rs->v[k].iter < iter)
+		k++;
+	enum row_status st = k < rs->n && rs->v[k].iter == iter ? rs->v[k].status : RS_NONE;
+	const struct log_row *pb = log_rows_best(rs->v, k);
+	parent = pb ? pb->iter : 0;
+	log_rows_put(rs);
+	if (st != RS_KEEP)
+		return err_set(e, ERR_REFUSED,
+			       "report header refused: iteration %d is %s; the header describes a "
+			       "kept candidate (a keep row)",
+			       iter, st == RS_NONE ? "not logged" : row_status_name(st));
+	rc = claim_load(s, ctx, iter, parent, &c, e);
 	if (rc < 0) {
 		claim_release(&c);
 		return rc;
@@ -602,19 +652,11 @@ int report_header(struct store *s, const struct report_ctx *ctx, int iter, struc
 int report_pr(struct store *s, const struct report_ctx *ctx, struct sb *md, json_t **json,
 	      struct err *e)
 {
-	struct measure_best b;
 	struct claim c;
-	int rc = measure_best(s, &b, e);
+	int iter, gate_run;
+	int rc = measure_best_claimable(s, "report pr", &iter, &gate_run, e);
 	if (rc < 0)
 		return rc;
-	if (!b.have || !b.confirmed) {
-		measure_best_release(&b);
-		return err_set(e, ERR_REFUSED,
-			       "report pr refused: there is no confirmed win to propose (optloop "
-			       "confirm a faster candidate first)");
-	}
-	int iter = b.iter;
-	measure_best_release(&b);
 	rc = claim_load(s, ctx, iter, 0, &c, e);
 	if (rc < 0) {
 		claim_release(&c);
@@ -628,8 +670,9 @@ int report_pr(struct store *s, const struct report_ctx *ctx, struct sb *md, json
 		ctx->op ? ctx->op : "", c.cand.direction ? c.cand.direction : "", c.cmp.speedup,
 		c.cmp.ncommon, sp(c.cmp.lo), sp(c.cmp.hi));
 	sb_adds(md, "\n## Test plan\n\n");
-	sb_addf(md, "- [x] full correctness gate passed: `%s`\n",
-		ctx->validation ? ctx->validation : "");
+	char *gcmd = run_command(s, gate_run);
+	sb_addf(md, "- [x] full correctness gate passed: `%s`\n", gcmd ? gcmd : "");
+	free(gcmd);
 	sb_addf(md, "- [x] win confirmed with best and candidate interleaved in one session "
 		    "(iteration %d)\n", iter);
 	sb_adds(md, "\n## Benchmark\n\n");

@@ -174,6 +174,26 @@ cp "$fx/trace/profile-after-iter3.txt" profile/chunk_linear_attn-opt/trace/
 out=$("$OPTLOOP" promote --check 2>&1)
 t_like "promote --check: the confirmed win is there" "$out" 'ok +confirmed win'
 t_like "promote --check: still needs the full gate" "$out" 'MISSING +full gate'
+t_like "  saying how to make it right" "$out" 'verify the same kernel with the full gate'
+# the device kept a -k candidate: no claim is made for it
+t_exit "report final refuses a best that passed only a -k subset" 3 "$OPTLOOP" report final
+t_like "  and says what would make it right" "$("$OPTLOOP" report final 2>&1)" \
+	'passed only a -k subset of the gate; verify the same kernel with the full gate'
+t_exit "report pr refuses it too (it used to tick the full gate)" 3 "$OPTLOOP" report pr
+# The same kernel verified again with the full gate counts for it (the
+# device's iteration-3 output with the full gate's banner).
+sed 's/^  Correctness gate: \(.*\) (-k .*)$/  Correctness gate: \1 (full)/' "$fx/trace/iter-3.log" >"$T_TMP/iter-3-full.log"
+REPLAY_LOG="$T_TMP/iter-3-full.log" REPLAY_EXIT=0 "$OPTLOOP" verify --json >/dev/null 2>&1
+out=$("$OPTLOOP" promote --check 2>&1)
+t_like "promote --check: the kernel verified again passed the full gate" "$out" \
+	'ok +full gate: the best.s kernel passed the full gate when verified again \(run [0-9]+\)'
+out=$("$OPTLOOP" report pr 2>&1)
+t_like "report pr ticks the full gate with the command optloop ran" "$out" \
+	'- \[x\] full correctness gate passed: `cat "\$REPLAY_LOG"'
+out=$("$OPTLOOP" report final 2>&1)
+t_like "report final: the evidence names the full-gate run" "$out" \
+	'^Full correctness gate: run [0-9]+, `cat "\$REPLAY_LOG"'
+t_like "  and the attached profile" "$out" '^- .*trace/profile-after-iter3\.txt$'
 out=$("$OPTLOOP" report final 2>&1)
 t_like "report final: the H200 and the commands" "$out" 'NVIDIA H200'
 t_like "report final: the claim on the contract's two target shapes" "$out" \

@@ -71,4 +71,47 @@ t_is "  the edit is kept under its ref" "$(git for-each-ref refs/optloop/ --form
 t_like "  the iteration is committed and the loop goes on (three drops: stalled)" \
 	"$("$OPTLOOP" status --json | jget state)" '^stalled$'
 
+# ---- a -k keep: promotion needs the full gate, and a re-verify counts -------
+# (the confirm's numbers come from confirm_lib's benchmark, which follows the
+# kernel in the work tree, not the machine's load)
+. "$(dirname "$0")/confirm_lib.sh"
+cd "$T_TMP" && rm -rf demo
+confirm_bench
+confirm_setup "$T_TMP/bench --op chunk_linear_attn"
+"$OPTLOOP" verify --gate-k T63 >/dev/null 2>&1
+t_is "iteration 1 verified on a -k subset" "$("$OPTLOOP" status --json | jget state)" measured
+out=$("$OPTLOOP" confirm --max-pairs 8 --json 2>/dev/null)
+t_is "  its confirm is fast" "$(printf '%s' "$out" | jget verdict)" fast
+"$OPTLOOP" log --direction "three repetitions" --status keep --commit >/dev/null
+t_is "  kept: it is the best" "$("$OPTLOOP" status --json | jget best.iter)" 1
+out=$("$OPTLOOP" promote --check 2>&1)
+t_like "promote --check: MISSING full gate for the -k best" "$out" \
+	'MISSING +full gate: the best.s verify ran a -k subset: verify the same kernel with the full gate'
+t_unlike "  no MISSING line says the gate passed" "$out" 'MISSING +full gate: .*passed the full gate'
+t_like "  the confirmed win is there" "$out" 'ok +confirmed win: iteration 1'
+t_exit "report final refuses the -k best (exit 3)" 3 "$OPTLOOP" report final
+t_like "  naming the -k subset and what to do" "$("$OPTLOOP" report final 2>&1)" \
+	'the best \(iteration 1\) passed only a -k subset of the gate; verify the same kernel'
+t_unlike "  not 'not measured yet'" "$("$OPTLOOP" report final 2>&1)" 'not measured yet'
+t_exit "report pr refuses it too (it ticked the full gate)" 3 "$OPTLOOP" report pr
+# the same kernel verified again with the full gate
+"$OPTLOOP" verify >/dev/null 2>&1
+out=$("$OPTLOOP" promote --check 2>&1)
+t_like "after a full-gate verify of the same kernel the gate counts" "$out" \
+	'ok +full gate: the best.s kernel passed the full gate when verified again'
+"$OPTLOOP" log --direction "the best verified with the full gate" --status revert --commit >/dev/null
+t_is "  the best is still iteration 1" "$("$OPTLOOP" status --json | jget best.iter)" 1
+out=$("$OPTLOOP" report pr 2>&1); rc=$?
+t_is "report pr now works" "$rc" 0
+t_like "  ticking the full gate with the command optloop ran" "$out" \
+	'- \[x\] full correctness gate passed: `.*/bench --op chunk_linear_attn`'
+t_unlike "  not a --base command it never ran" "$out" 'full correctness gate passed: .*--base'
+out=$("$OPTLOOP" report final 2>&1); rc=$?
+t_is "report final now works" "$rc" 0
+t_like "  its evidence names the full-gate run" "$out" '^Full correctness gate: run [0-9]+, `'
+out=$("$OPTLOOP" report header 1 2>&1)
+t_like "report header 1: the parent is the baseline, the best before it" "$out" \
+	'^- parent: iteration 0, commit'
+t_exit "report header of a revert row is refused" 3 "$OPTLOOP" report header 2
+
 t_done
