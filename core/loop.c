@@ -1844,6 +1844,7 @@ int loop_status(struct loop *l, struct loop_status *st, struct err *e)
 	if (best) {
 		st->best_iter = best->iter;
 		st->best_ms = best->bench_ms;
+		st->best_vs_best = best->vs_best;
 		st->best_unconfirmed = best->unconfirmed != NULL;
 	}
 	log_rows_put(sr);
@@ -2098,25 +2099,15 @@ static void fill_measurement(const struct store_run *r, struct loop_measurement 
 
 /* What only the loop knows of a verify run, filled before it is recorded:
  * the kernel tree it measured, the snapshot of it, whether it changed
- * anything, and vs best by the bench rule (replaced by the verdict's figure
- * once the samples are in). */
+ * anything (vs best is the verdict's: verify_in_tx). */
 static int verify_fill(void *ctx, struct store_run *r, const struct parse_result *res,
 		       struct err *e)
 {
 	struct loop *l = ctx;
 	char work[VCS_OID_HEX], head[VCS_OID_HEX], snap[VCS_OID_HEX];
-	struct log_rows *sr;
-	const struct log_row *rows;
-	size_t n;
 	(void)res;
-	int rc = rows_get(l->store, &sr, &rows, &n, e);
-	if (rc == 0) {
-		const struct log_row *best = log_rows_best(rows, n);
-		r->vs_best = best ? optlog_vs_best(best->bench_ms, r->bench_ms) : NAN;
-		log_rows_put(sr);
-	}
-	if (rc == 0)
-		rc = vcs_kernel_hash(l->vcs, kpaths(l), l->nkernel, NULL, work, e);
+	r->vs_best = NAN; /* the verdict's, set inside the run's transaction */
+	int rc = vcs_kernel_hash(l->vcs, kpaths(l), l->nkernel, NULL, work, e);
 	if (rc == 0)
 		rc = vcs_kernel_hash(l->vcs, kpaths(l), l->nkernel, "HEAD", head, e);
 	if (rc == 0)
@@ -2131,9 +2122,21 @@ static int verify_fill(void *ctx, struct store_run *r, const struct parse_result
 	return rc;
 }
 
-static int verify_in_tx(void *ctx, struct store *st, const struct store_run *r, struct err *e)
+/* Inside the run's transaction: its verdict against the best, and with it
+ * the run's one "vs best" figure, so no reader ever sees another. */
+static int verify_in_tx(void *ctx, struct store *st, struct store_run *r, struct err *e)
 {
-	(void)ctx;
+	struct loop *l = ctx;
+	struct stats_cmp c;
+	if (measure_judge_run(st, r->id, l->contract->c.threshold, &c, NULL) == 0) {
+		r->vs_best = c.gain;
+		stats_cmp_release(&c);
+		if (isfinite(r->vs_best)) {
+			int rc = store_run_update(st, r, e);
+			if (rc < 0)
+				return rc;
+		}
+	}
 	return store_event(st, r->iter, "verify.end", gate_verdict_name(r->gate), e);
 }
 
@@ -2147,12 +2150,6 @@ int loop_verify_end(struct loop *l, struct loop_measurement *m, struct err *e)
 	struct store_run *r = run_record(l->vrun);
 	if (rc < 0)
 		return rc;
-	/* the verify's one "vs best" figure is its verdict's */
-	double gain = measure_verdict_gain(l->store, r->id, l->contract->c.threshold);
-	if (isfinite(gain) && gain != r->vs_best) {
-		r->vs_best = gain;
-		store_run_update(l->store, r, NULL);
-	}
 	/* the trap lints over the measured diff, at verify: evidence beside the
 	 * verdict, not a gate (log asks for the acknowledgement) */
 	struct guards_ctx g = loop_guards(l);
@@ -2197,6 +2194,14 @@ int loop_measurement(struct loop *l, struct loop_measurement *m, struct err *e)
 	if (rc < 0)
 		return rc;
 	fill_measurement(&r, m);
+	/* the iteration's one "vs best" figure, the one its row carries: the
+	 * confirm's when one ran (measure_win) */
+	struct measure_win win;
+	if (measure_win(l->store, w.iter, r.id, &win, NULL) == 0) {
+		if (isfinite(win.vs_best))
+			m->vs_best = win.vs_best;
+		measure_win_release(&win);
+	}
 	store_run_release(&r);
 	return 0;
 }

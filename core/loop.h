@@ -151,6 +151,7 @@ struct loop_status {
 	bool has_best;      /* the one best (log_rows_best): the baseline or the last keep */
 	int best_iter;
 	double best_ms;
+	double best_vs_best;   /* the best row's own "vs best" figure (NAN: none) */
 	bool best_unconfirmed; /* the best was kept --unconfirmed */
 	char *op;
 	char *workspace;    /* absolute path of profile/<op>-opt */
@@ -369,6 +370,20 @@ int loop_dispatch_rows(struct loop *l, struct dispatch_doc *d, struct err *e);
 
 /* ---- evidence: runs, verdicts, the noise band, promotion, reports -------- */
 
+/* The best against the baseline on one shape: the comparison report final
+ * makes, so every front-end shows the same speedup. */
+struct loop_shape_speedup {
+	char *key;                /* loop_shape_key's */
+	double base_ms, best_ms;  /* centres of each side's runs */
+	double speedup, lo, hi;   /* base / best with its 95 % interval */
+};
+/* Per shape, the best against the baseline (caller frees with
+ * loop_shape_speedups_free); *n = 0 while the best is the baseline. */
+int loop_best_shapes(struct loop *l, struct loop_shape_speedup **out, size_t *n, struct err *e);
+void loop_shape_speedups_free(struct loop_shape_speedup *v, size_t n);
+/* The key a shape of a parsed table is compared under (caller frees). */
+char *loop_shape_key(const struct parse_row *r);
+
 /* A recorded verify run with what was judged of it (core/loop_evidence.c).
  * Strings and JSON owned by the struct (loop_run_release). */
 struct loop_run {
@@ -394,6 +409,10 @@ struct loop_run {
 	char *confirm_verdict;     /* LOOP_CONFIRM_DONE: its verdict */
 	bool confirm_promoted;
 	bool confirm_held;         /* fast, but held back until its flags are explained */
+	/* the iteration's judgment, the one its row carries (measure_win): the
+	 * confirm's when one ran, else this run's verdict */
+	const char *judged;        /* that verdict's name (static); NULL when none */
+	double vs_best;            /* its one "vs best" figure; NAN when none */
 	/* the GPU probe before and after the run, in words (NULL: none) */
 	char *probe[2];
 	bool probe_busy[2];

@@ -164,6 +164,13 @@ int loop_run_get(struct loop *l, int run_id, struct loop_run *r, struct err *e)
 	store_run_release(&run);
 	read_verdict(s, r->id, r);
 	read_confirm(s, r->iter, r);
+	struct measure_win w;
+	r->vs_best = NAN;
+	if (measure_win(s, r->iter, r->id, &w, NULL) == 0) {
+		r->judged = w.source ? stats_verdict_name(w.verdict) : NULL;
+		r->vs_best = w.vs_best;
+		measure_win_release(&w);
+	}
 	read_probes(s, r->id, r);
 	read_step(s, r->id, r);
 	return 0;
@@ -254,6 +261,55 @@ int loop_promote_check(struct loop *l, struct sb *out, json_t **json, struct err
 	int rc = measure_promote_check(loop_store(l), loop_dir(l), c, out, json, e);
 	loop_contract_put(c);
 	return rc;
+}
+
+static double speedup_of(double gain)
+{
+	return isfinite(gain) ? 1.0 / (1.0 - gain) : NAN;
+}
+
+int loop_best_shapes(struct loop *l, struct loop_shape_speedup **out, size_t *n, struct err *e)
+{
+	struct report_ctx ctx;
+	struct stats_cmp cmp;
+	*out = NULL;
+	*n = 0;
+	const struct contract *c = report_ctx_of(l, &ctx);
+	int rc = report_best_vs_baseline(loop_store(l), &ctx, &cmp, e);
+	loop_contract_put(c);
+	if (rc == ERR_NOTFOUND) {
+		err_clear(e);
+		return 0;
+	}
+	if (rc < 0)
+		return rc;
+	*out = xcalloc(cmp.nshapes ? cmp.nshapes : 1, sizeof(**out));
+	for (size_t i = 0; i < cmp.nshapes; i++) {
+		const struct stats_shape_cmp *sc = &cmp.shapes[i];
+		if (!sc->in_best || !sc->in_cand)
+			continue;
+		struct loop_shape_speedup *o = &(*out)[(*n)++];
+		o->key = xstrdup(sc->key);
+		o->base_ms = sc->best_ms;
+		o->best_ms = sc->cand_ms;
+		o->speedup = sc->speedup;
+		o->lo = speedup_of(sc->lo);
+		o->hi = speedup_of(sc->hi);
+	}
+	stats_cmp_release(&cmp);
+	return 0;
+}
+
+void loop_shape_speedups_free(struct loop_shape_speedup *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i].key);
+	free(v);
+}
+
+char *loop_shape_key(const struct parse_row *r)
+{
+	return measure_shape_key(r);
 }
 
 int loop_report(struct loop *l, enum loop_report kind, int iter, struct sb *md, json_t **json,

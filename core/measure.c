@@ -1356,16 +1356,6 @@ out:
 
 /* ---- hooks the loop calls ---- */
 
-double measure_verdict_gain(struct store *s, int run_id, double threshold)
-{
-	struct stats_cmp c;
-	if (measure_judge_run(s, run_id, threshold, &c, NULL) < 0)
-		return NAN;
-	double gain = c.gain;
-	stats_cmp_release(&c);
-	return gain;
-}
-
 /* ---- what deciding cost ---- */
 
 

@@ -240,11 +240,6 @@ struct contract;
 int measure_promote_check(struct store *s, const char *workspace_dir, const struct contract *c,
 			  struct sb *out, json_t **json, struct err *e);
 
-/* The verdict of a recorded run against the best (failures are ignored:
- * evidence never blocks the protocol).  Returns its vs-best fraction, NAN
- * when it has none: the verify's one figure. */
-double measure_verdict_gain(struct store *s, int run_id, double threshold);
-
 /* ---- what deciding cost (loop.h's struct loop_cost) ---- */
 
 struct loop_cost;

@@ -333,6 +333,30 @@ static json_t *cost_section(struct store *s, struct sb *md)
 	return j;
 }
 
+int report_best_vs_baseline(struct store *s, const struct report_ctx *ctx, struct stats_cmp *out,
+			    struct err *e)
+{
+	struct measure_best b;
+	struct claim c;
+	memset(out, 0, sizeof(*out));
+	out->worst = -1;
+	int rc = measure_best(s, &b, e);
+	if (rc < 0)
+		return rc;
+	int iter = b.iter;
+	bool have = b.have && b.iter > 0;
+	measure_best_release(&b);
+	if (!have)
+		return err_set(e, ERR_NOTFOUND, "the best is the baseline");
+	rc = claim_load(s, ctx, iter, 0, &c, e);
+	if (rc == 0) {
+		*out = c.cmp;
+		memset(&c.cmp, 0, sizeof(c.cmp));
+	}
+	claim_release(&c);
+	return rc;
+}
+
 /* One line per entry of a list the measure module gives (one per line). */
 static json_t *list_lines(const char *text, struct sb *md, const char *none)
 {

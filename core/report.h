@@ -15,6 +15,7 @@
 struct err;
 struct sb;
 struct store;
+struct stats_cmp;
 
 struct report_ctx {
 	const char *op;
@@ -34,5 +35,12 @@ int report_header(struct store *s, const struct report_ctx *c, int iter, struct 
 		  json_t **json, struct err *e);
 int report_pr(struct store *s, const struct report_ctx *c, struct sb *md, json_t **json,
 	      struct err *e);
+
+/* The best against the baseline, per shape and overall: the one comparison
+ * report final makes (the confirm session when it measured both, else every
+ * run of each).  out is caller-owned (stats_cmp_release); its shape keys
+ * are measure_shape_key's.  ERR_NOTFOUND while the best is the baseline. */
+int report_best_vs_baseline(struct store *s, const struct report_ctx *c, struct stats_cmp *out,
+			    struct err *e);
 
 #endif

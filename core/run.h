@@ -92,13 +92,14 @@ struct store_run *run_record(struct run *r);
 
 /* Called by run_end once the outcome is settled: fill fills fields only the
  * caller knows (the kernel tree at the end, vs best) before the record is
- * written; in_tx adds the caller's rows inside the recording transaction.
+ * written; in_tx adds the caller's rows inside the recording transaction
+ * (and may update the record there: store_run_update).
  * Either may be NULL; a failure of either is returned and nothing of the
  * transaction is kept (the run stays incomplete). */
 struct run_end_hooks {
 	int (*fill)(void *ctx, struct store_run *rec, const struct parse_result *res,
 		    struct err *e);
-	int (*in_tx)(void *ctx, struct store *st, const struct store_run *rec, struct err *e);
+	int (*in_tx)(void *ctx, struct store *st, struct store_run *rec, struct err *e);
 	void *ctx;
 };
 

@@ -149,7 +149,7 @@ static int mrun_pump(struct mrun *m, int timeout_ms)
 	return run_pump(m->r, timeout_ms);
 }
 
-static int session_in_tx(void *ctx, struct store *st, const struct store_run *r, struct err *e)
+static int session_in_tx(void *ctx, struct store *st, struct store_run *r, struct err *e)
 {
 	struct mrun *m = ctx;
 	return store_session_put(st, r->id, m->c->session, m->role, e);

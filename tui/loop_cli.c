@@ -84,6 +84,7 @@ json_t *loop_cli_status_json(const struct loop_status *st)
 		json_t *b = json_object();
 		json_object_set_new(b, "iter", json_integer(st->best_iter));
 		json_object_set_new(b, "bench_ms", loop_cli_real(st->best_ms));
+		json_object_set_new(b, "vs_best", loop_cli_real(st->best_vs_best));
 		json_object_set_new(b, "unconfirmed", json_boolean(st->best_unconfirmed));
 		json_object_set_new(j, "best", b);
 	} else {

@@ -186,8 +186,10 @@ static void set_verdict(const struct loop_run *r, int offer_iter, struct wb_verd
 		return;
 	out->have = true;
 	out->iter = r->iter;
-	out->verdict = xstrdup(r->verdict);
-	out->gain = r->gain;
+	/* the iteration's one judgment and figure (the confirm's once one ran),
+	 * as its row, the timeline and watch --json carry them */
+	out->verdict = xstrdup(r->judged ? r->judged : r->verdict);
+	out->gain = r->vs_best;
 	out->flags = r->flags_text ? xstrdup(r->flags_text) : NULL;
 	bool wants = r->confirm_can_win;
 	switch (r->confirm) {
@@ -1239,6 +1241,7 @@ static int loop_shapes(struct app *a, struct err *e)
 {
 	struct ws_loop *w = W(a);
 	struct sb key = SB_INIT;
+	char **keys = NULL; /* each shape's comparison key */
 
 	free_shapes(a);
 	sb_init(&key);
@@ -1256,10 +1259,14 @@ static int loop_shapes(struct app *a, struct err *e)
 					s++;
 				if (s == a->data.nshapes) {
 					a->data.shapes = xrealloc(a->data.shapes, (s + 1) * sizeof(*a->data.shapes));
-					a->data.shapes[s].name = xstrdup(key.buf);
-					a->data.shapes[s].ms = xmalloc(a->data.nrows * sizeof(double));
+					keys = xrealloc(keys, (s + 1) * sizeof(*keys));
+					struct wb_shape *sh = &a->data.shapes[s];
+					sh->name = xstrdup(key.buf);
+					sh->base_ms = sh->best_ms = sh->speedup = NAN;
+					keys[s] = loop_shape_key(&res.rows[k]);
+					sh->ms = xmalloc(a->data.nrows * sizeof(double));
 					for (size_t z = 0; z < a->data.nrows; z++)
-						a->data.shapes[s].ms[z] = NAN;
+						sh->ms[z] = NAN;
 					a->data.nshapes++;
 				}
 				double v = res.rows[k].new_ms;
@@ -1269,6 +1276,23 @@ static int loop_shapes(struct app *a, struct err *e)
 		loop_run_release(&run);
 	}
 	sb_release(&key);
+	/* the speedups: the one comparison report final makes, not a division
+	 * of two single runs */
+	struct loop_shape_speedup *sp;
+	size_t nsp;
+	if (loop_best_shapes(w->l, &sp, &nsp, NULL) == 0) {
+		for (size_t s = 0; s < a->data.nshapes; s++)
+			for (size_t k = 0; k < nsp; k++)
+				if (keys[s] && !strcmp(keys[s], sp[k].key)) {
+					a->data.shapes[s].base_ms = sp[k].base_ms;
+					a->data.shapes[s].best_ms = sp[k].best_ms;
+					a->data.shapes[s].speedup = sp[k].speedup;
+				}
+		loop_shape_speedups_free(sp, nsp);
+	}
+	for (size_t s = 0; s < a->data.nshapes; s++)
+		free(keys[s]);
+	free(keys);
 	a->shapes_loaded = true;
 	return 0;
 }

@@ -257,6 +257,14 @@ static void draw_shapes(struct view *v, WINDOW *w, int inner, int h)
 			if (d->has_best && d->rows[k].iter == d->best_iter)
 				best = m;
 		}
+		/* the workspace's one comparison when there is one (the speedup
+		 * report final claims); a plain log's own times otherwise */
+		double speedup = base / best;
+		if (sh->speedup > 0) {
+			base = sh->base_ms;
+			best = sh->best_ms;
+			speedup = sh->speedup;
+		}
 		char num[32];
 		sb_reset(&s);
 		sanitize_cell(sh->name, name_w, false, &s);
@@ -268,10 +276,10 @@ static void draw_shapes(struct view *v, WINDOW *w, int inner, int h)
 				snprintf(num, sizeof(num), "%.3f", vals[k]);
 			sanitize_cell(num, 9, true, &s);
 		}
-		if (isnan(base) || isnan(best) || best <= 0)
+		if (isnan(base) || isnan(best) || best <= 0 || !isfinite(speedup))
 			snprintf(num, sizeof(num), "\xe2\x80\x94");
 		else
-			snprintf(num, sizeof(num), "%.2fx", base / best);
+			snprintf(num, sizeof(num), "%.2fx", speedup);
 		sanitize_cell(num, 8, true, &s);
 		attr_t a = (v->focused && (int)i == v->sel) ? theme_attr(R_SELECTED) : A_NORMAL;
 		draw_text(w, 2 + y, 1, inner, s.buf, a);

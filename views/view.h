@@ -91,6 +91,10 @@ const char *glyph(enum glyph_id g);
 struct wb_shape {
 	char *name; /* "fwd B=1 T=4096 H=16 D=128" */
 	double *ms; /* nrows entries */
+	/* the best against the baseline, the comparison report final makes
+	 * (loop_best_shapes); speedup 0 or NAN where there is none (a plain
+	 * log: the rows' own times are divided) */
+	double base_ms, best_ms, speedup;
 };
 
 /* One line of the detail pane (or any pre-built text). */

@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# One iteration, one "vs best" figure, one speedup per shape, everywhere: a
+# scripted demo loop (a confirmed keep, a drop with a set-aside edit, an
+# unconfirmed keep) checked row by row in OPT_LOG.md, the commit trailers,
+# watch --json, status --json, the workbench (tmux) and report final.  The
+# confirm's numbers come from confirm_lib's benchmark, which follows the
+# kernel in the work tree, not the machine's load.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/tui_lib.sh"
+. "$(dirname "$0")/confirm_lib.sh"
+export DEMO_BENCH_WARMUP_MS=1 DEMO_BENCH_REP_MS=5
+
+jget() {
+	python3 -c 'import json,sys
+v=json.load(sys.stdin)
+for k in sys.argv[1].split("."):
+    v=v[int(k)] if isinstance(v,list) else v[k]
+print("null" if v is None else v)' "$1"
+}
+# "+25%" as optloop writes a fraction (whole percents from 10 %, one decimal below)
+pct() {
+	python3 -c 'import sys
+v=sys.argv[1]
+if v in ("null","None",""): print("\u2014"); sys.exit()
+p=100*float(v)
+s=("%+.0f%%" % p) if abs(p) >= 9.95 else ("%+.1f%%" % p).replace(".0%","%")
+print(s)' "$1"
+}
+optlog=profile/chunk_linear_attn-opt/OPT_LOG.md
+row_vs() { awk -F'|' -v i="$1" '$2+0 == i && $2 ~ /[0-9]/ { gsub(/ /, "", $6); print $6 }' "$optlog"; }
+trailer_vs() {
+	git log --format=%B | awk -v i="$1" '/^Optloop-Iter: / { it = $2 } /^Optloop-Vs-Best: / && it == i { print $2; exit }'
+}
+
+confirm_bench
+confirm_setup "$T_TMP/bench --op chunk_linear_attn"
+"$OPTLOOP" watch --json >"$T_TMP/watch.jsonl" 2>/dev/null &
+watcher=$!
+sleep 1
+
+# 1: a confirmed win (the kernel computes everything three times, not four)
+"$OPTLOOP" verify >/dev/null 2>&1
+out=$("$OPTLOOP" confirm --max-pairs 8 --json 2>/dev/null)
+t_is "iteration 1's confirm is fast" "$(printf '%s' "$out" | jget verdict)" fast
+confirm_vs=$(pct "$(printf '%s' "$out" | jget vs_best)")
+"$OPTLOOP" log --direction "three repetitions" --status keep --commit >/dev/null
+
+# 2: a drop, with an edit set aside for the next iteration
+sed -i '1i /* dropped */' "$kernel"
+"$OPTLOOP" verify >/dev/null 2>&1
+printf '/* next */\n' >>"$kernel"
+"$OPTLOOP" log --direction "a comment" --status drop --set-aside --commit >/dev/null
+
+for i in 1 2; do
+	rv=$(row_vs $i)
+	t_like "row $i has a vs-best figure" "$rv" '^[+-][0-9.]+%$'
+	t_is "  its commit trailer carries the same" "$(trailer_vs $i)" "$rv"
+done
+t_is "row 1 carries the confirm's figure" "$(row_vs 1)" "$confirm_vs"
+s=$("$OPTLOOP" status --json)
+t_is "status --json: the best is iteration 1" "$(printf '%s' "$s" | jget best.iter)" 1
+t_is "status --json: the best's vs-best is its row's" "$(pct "$(printf '%s' "$s" | jget best.vs_best)")" "$(row_vs 1)"
+
+# report final and the workbench: one speedup per shape
+rep=$("$OPTLOOP" report final --json 2>/dev/null)
+t_like "report final claims iteration 1" "$(printf '%s' "$rep" | jget candidate.iter)" '^1$'
+geo=$(printf '%s' "$rep" | jget geomean.speedup)
+t_is "report final's geomean is the row's figure (1 / (1 - vs best))" \
+	"$(python3 -c "import sys; print(round(float(sys.argv[1]), 2))" "$geo")" \
+	"$(python3 -c "import sys; v=float(sys.argv[1]); print(round(1/(1-v), 2))" \
+		"$(printf '%s' "$s" | jget best.vs_best)")"
+tui_start 140 40 LANG=C.UTF-8 -- "$OPTLOOP" tui
+tui_wait 'iter 3'
+scr=$(tui_screen)
+for i in 1 2; do
+	t_like "the timeline shows row $i's figure" "$scr" "│[* ] +$i .* $(printf '%s' "$(row_vs $i)" | sed 's/[+.]/\\&/g')"
+done
+t_like "the best pane's last verdict carries row 2's figure" "$scr" \
+	"last iter 2: [a-z]+ $(printf '%s' "$(row_vs 2)" | sed 's/[+.]/\\&/g')"
+tui_keys s
+tui_wait 'speedup'
+scr=$(tui_screen)
+n=$(printf '%s' "$rep" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["shapes"]))')
+t_is "report final has three shapes" "$n" 3
+for k in 0 1 2; do
+	sp=$(printf '%s' "$rep" | python3 -c 'import json,sys; print("%.2fx" % json.load(sys.stdin)["shapes"][int(sys.argv[1])]["speedup"])' $k)
+	t_like "the workbench's per-shape speedup $k is report final's ($sp)" "$scr" "$sp"
+done
+tui_stop
+
+# 3: an unconfirmed keep: it becomes the best, shown as such everywhere
+"$OPTLOOP" verify >/dev/null 2>&1
+"$OPTLOOP" log --direction "the next comment" --status keep --unconfirmed "a comment only" --commit >/dev/null
+t_is "row 3's trailer carries its figure" "$(trailer_vs 3)" "$(row_vs 3)"
+s=$("$OPTLOOP" status --json)
+t_is "status --json: the unconfirmed keep is the best" \
+	"$(printf '%s' "$s" | jget best.iter) $(printf '%s' "$s" | jget best.unconfirmed)" "3 True"
+t_like "report final refuses it, naming it" "$("$OPTLOOP" report final 2>&1)" \
+	'a keep logged --unconfirmed, with no win beyond noise'
+sleep 1
+kill "$watcher" 2>/dev/null
+wait "$watcher" 2>/dev/null
+for i in 1 2 3; do
+	w=$(python3 -c 'import json,sys
+for line in open(sys.argv[1]):
+    e=json.loads(line)
+    if e["event"]=="row" and e["iteration"]==int(sys.argv[2]): print(e.get("vs_best"))' "$T_TMP/watch.jsonl" "$i")
+	t_is "watch --json: row $i's event carries its figure" "$(pct "$w")" "$(row_vs $i)"
+done
+ends=$(python3 -c 'import json,sys
+print(sorted({e["run"] for e in map(json.loads, open(sys.argv[1])) if e["event"]=="run.end"}))' "$T_TMP/watch.jsonl")
+t_like "watch --json: a run.end for every verify" "$ends" '^\[.*,.*,.*\]$'
+t_done
