@@ -8,6 +8,11 @@
 void fault_point(const char *name)
 {
 	const char *want = getenv("OPTLOOP_FAULT");
-	if (want && *want && strcmp(want, name) == 0)
+	size_t n = strlen(name);
+	if (!want || strncmp(want, name, n) != 0)
+		return;
+	if (want[n] == '\0')
 		raise(SIGKILL);
+	else if (!strcmp(want + n, ":stop"))
+		raise(SIGSTOP); /* a writer paused mid-way, alive, for a test to look at */
 }

@@ -1269,10 +1269,14 @@ int loop_open(const char *cwd, const char *op, int flags, struct loop **out, str
 		if ((rc = reconcile_optlog(l, e)) < 0)
 			goto fail;
 		if (store_intent_pending(l->store, &in, NULL) == 0) {
-			problem(l,
-				"a %s of the kernel during iteration %d was cut off; the next optloop "
-				"command that writes (verify, log, commit, confirm) finishes it",
-				!strcmp(in.kind, "swap") ? "confirm or noise swap" : in.kind, in.iter);
+			/* a move a live writer is making is not cut off */
+			if (!store_writer_busy(l->store))
+				problem(l,
+					"a %s of the kernel during iteration %d was cut off; the next "
+					"optloop command that writes (verify, log, commit, confirm) "
+					"finishes it",
+					!strcmp(in.kind, "swap") ? "confirm or noise swap" : in.kind,
+					in.iter);
 			store_intent_release(&in);
 		}
 	} else if ((rc = reconcile_writer(l, e)) < 0) {

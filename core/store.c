@@ -222,6 +222,20 @@ static int take_lock(struct store *s, bool wait, struct err *e)
 	return 0;
 }
 
+bool store_writer_busy(struct store *s)
+{
+	if (s->lock_fd >= 0)
+		return false; /* the writer is this process */
+	char *lp = xasprintf("%s.lock", s->path);
+	int fd = open(lp, O_RDONLY | O_CLOEXEC);
+	free(lp);
+	if (fd < 0)
+		return false;
+	bool busy = flock(fd, LOCK_EX | LOCK_NB) < 0 && errno == EWOULDBLOCK;
+	close(fd); /* releases it at once when this took it */
+	return busy;
+}
+
 static int migrate(struct store *s, struct err *e)
 {
 	sqlite3_stmt *st;

@@ -44,6 +44,10 @@ enum store_flags {
 int store_open(const char *path, int flags, struct store **out, struct err *e);
 void store_close(struct store *s);
 bool store_readonly(const struct store *s);
+/* Does another process hold the writer lock right now?  (A read-only
+ * reader asks before it calls a half-done move "cut off": the writer may be
+ * in the middle of it.)  Takes and drops the lock when it is free. */
+bool store_writer_busy(struct store *s);
 /* The database handle, for tests that inspect the schema. */
 struct sqlite3 *store_db(struct store *s);
 
@@ -276,6 +280,10 @@ int store_run_info(struct store *s, int run_id, int *iter, char **tree, int *sco
 		   struct err *e);
 /* The finished runs of a tree with their kinds (caller frees all). */
 int store_runs_of_tree(struct store *s, const char *tree, int **ids, char ***kinds, size_t *n);
+/* The ids of the finished runs after id after, oldest first (caller frees). */
+int store_runs_ended_after(struct store *s, int after, int **ids, size_t *n);
+/* The id of the newest finished run, 0 when none. */
+int store_last_ended_run(struct store *s);
 
 /* A run's verdict against the best: its name, flags (stats SF_*) and the
  * comparison as JSON.  get: caller frees; ERR_NOTFOUND when none. */

@@ -279,6 +279,34 @@ int store_runs_of_tree(struct store *s, const char *tree, int **ids, char ***kin
 	return 0;
 }
 
+int store_runs_ended_after(struct store *s, int after, int **ids, size_t *n)
+{
+	sqlite3_stmt *st;
+	*ids = NULL;
+	*n = 0;
+	if (prep(s, "SELECT id FROM runs WHERE id > ? AND t_end > 0 ORDER BY id", &st, NULL) < 0)
+		return 0;
+	sqlite3_bind_int(st, 1, after);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		*ids = xrealloc(*ids, (*n + 1) * sizeof(**ids));
+		(*ids)[(*n)++] = sqlite3_column_int(st, 0);
+	}
+	sqlite3_finalize(st);
+	return 0;
+}
+
+int store_last_ended_run(struct store *s)
+{
+	sqlite3_stmt *st;
+	int id = 0;
+	if (prep(s, "SELECT coalesce(max(id), 0) FROM runs WHERE t_end > 0", &st, NULL) < 0)
+		return 0;
+	if (sqlite3_step(st) == SQLITE_ROW)
+		id = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	return id;
+}
+
 /* ---- verdicts ---- */
 
 int store_verdict_put(struct store *s, int run_id, int iter, const char *verdict,

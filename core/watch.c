@@ -77,6 +77,7 @@ struct loop_watch {
 	void *ctx;
 	unsigned flags;
 	int iter_for_events;
+	int last_start; /* the newest run whose run.start was told */
 };
 
 static double now(void)
@@ -271,10 +272,55 @@ static int read_once(struct loop_watch *w, struct err *e)
 	s.problems = st.problems ? xstrdup(st.problems) : NULL;
 	struct store *store = loop_store(l);
 	struct store_run run;
+	/* the rest of the followed run's output first, then the runs that
+	 * ended, then the one going: events in the order they happened */
+	if (w->tail_run)
+		tail_read(w);
+	/* the run that was going has ended, and any that began and ended
+	 * between two looks (a short run on a busy machine) */
+	int *ended = NULL;
+	size_t nended = 0;
+	if (w->s.have) {
+		s.last_run_end = w->s.last_run_end;
+		store_runs_ended_after(store, s.last_run_end, &ended, &nended);
+	} else { /* the first look: only what happens from now on */
+		s.last_run_end = w->last_start = store_last_ended_run(store);
+	}
+	for (size_t i = 0; i < nended; i++) {
+		if (ended[i] > s.last_run_end)
+			s.last_run_end = ended[i];
+		if (store_run_get(store, ended[i], &run, NULL) == 0) {
+			if (run.id > w->last_start) { /* begun and ended between two looks */
+				struct loop_watch_event st_ev = {.kind = LOOP_WATCH_RUN_START,
+								 .iteration = run.iter,
+								 .run_id = run.id,
+								 .run_kind = run.kind,
+								 .pid = run.pid,
+								 .text = run.command,
+								 .log_path = run.log_path};
+				emit(w, &st_ev);
+				w->last_start = run.id;
+			}
+			struct loop_watch_event ev = {.kind = LOOP_WATCH_RUN_END,
+						      .iteration = run.iter,
+						      .run_id = run.id,
+						      .run_kind = run.kind,
+						      .gate = gate_verdict_name(run.gate),
+						      .bench_ms = run.bench_ms,
+						      .vs_best = run.vs_best,
+						      .log_path = run.log_path};
+			emit(w, &ev);
+			store_run_release(&run);
+		}
+		if (ended[i] == w->tail_run)
+			tail_stop(w);
+	}
+	free(ended);
 	if (store_run_unfinished(store, &run, NULL) == 0) {
 		s.run_id = run.id;
 		if (run.id != w->tail_run) {
 			w->iter_for_events = run.iter;
+			w->last_start = run.id;
 			struct loop_watch_event ev = {.kind = LOOP_WATCH_RUN_START,
 						      .iteration = run.iter,
 						      .run_id = run.id,
@@ -294,26 +340,12 @@ static int read_once(struct loop_watch *w, struct err *e)
 		}
 		store_run_release(&run);
 	}
+	if (w->tail_run && s.run_id != w->tail_run)
+		tail_stop(w); /* gone without an end: a writer settles it */
 	if (s.run_id && s.run_id != w->pidfd_run)
 		follow_driver(w, s.run_id, store);
 	if (w->tail_run)
 		tail_read(w);
-	/* the run that was going has ended */
-	if (w->tail_run && s.run_id != w->tail_run) {
-		if (store_run_get(store, w->tail_run, &run, NULL) == 0) {
-			struct loop_watch_event ev = {.kind = LOOP_WATCH_RUN_END,
-						      .iteration = run.iter,
-						      .run_id = run.id,
-						      .run_kind = run.kind,
-						      .gate = gate_verdict_name(run.gate),
-						      .bench_ms = run.bench_ms,
-						      .vs_best = run.vs_best,
-						      .log_path = run.log_path};
-			emit(w, &ev);
-			store_run_release(&run);
-		}
-		tail_stop(w);
-	}
 	/* events in the order they happen in a loop */
 	if (w->s.have && s.nrows > w->s.nrows) {
 		for (size_t i = (size_t)w->s.nrows; rows && i < rows->n; i++) {

@@ -127,4 +127,44 @@ kill -INT $wpid
 wait $wpid
 t_is "SIGINT ends it with exit 0" "$?" 0
 pkill -KILL -f 'KERNEL_SLEEP' 2>/dev/null
+
+# A watcher that could not look while runs came and went (stopped here, as a
+# busy machine would delay it) still tells each run's start and end, in order.
+"$OPTLOOP" watch --json >"$T_TMP/late.jsonl" 2>&1 &
+wpid=$!
+wait_for "$T_TMP/late.jsonl" '"event":"state"'
+kill -STOP $wpid
+db=profile/tiny-opt/optloop.db
+first=$(sqlite3 "$db" "SELECT coalesce(max(id), 0) FROM runs")
+"$OPTLOOP" noise --runs 3 >/dev/null 2>&1
+kill -CONT $wpid
+wait_for "$T_TMP/late.jsonl" "\"event\":\"run.end\".*\"run\":$((first + 3))"
+t_is "every run that ended while the watcher was stopped has a start and an end, in order" \
+	"$(python3 -c 'import json,sys
+ev=[(e["event"], e["run"]) for e in map(json.loads, open(sys.argv[1])) if e["event"] in ("run.start","run.end")]
+print(" ".join("%s:%d" % (k.split(".")[1], r - int(sys.argv[2])) for k, r in ev))' "$T_TMP/late.jsonl" "$first")" \
+	"start:1 end:1 start:2 end:2 start:3 end:3"
+kill -INT $wpid
+wait $wpid 2>/dev/null
+
+# A writer in the middle of a move (stopped there, alive) is not a cut-off
+# move to readers: status and watch say nothing of it; once it goes on,
+# nothing is left to finish.
+echo "# slower" >>kernel/compute.sh
+"$OPTLOOP" verify >/dev/null 2>&1
+OPTLOOP_FAULT=restore.after_checkout:stop "$OPTLOOP" log --direction slower --status drop --commit \
+	>/dev/null 2>&1 &
+lpid=$!
+for _ in $(seq 200); do
+	[ "$(ps -o stat= -p $lpid 2>/dev/null | cut -c1)" = T ] && break
+	sleep 0.05
+done
+t_is "the writer is stopped in the middle of its restore" "$(ps -o stat= -p $lpid | cut -c1)" T
+t_unlike "status (a reader) does not call the live writer's move cut off" \
+	"$("$OPTLOOP" status --json 2>&1)" 'cut off'
+kill -CONT $lpid
+wait $lpid
+t_is "the writer went on and finished" "$?" 0
+t_unlike "and nothing is left to finish" "$("$OPTLOOP" status --json 2>&1)" 'cut off'
+
 t_done
