@@ -289,7 +289,7 @@ static int fill_tree(void *ctx, struct store_run *rec, const struct parse_result
 	return 0;
 }
 
-static int refuse_in_tx(void *ctx, struct store *s, const struct store_run *rec, struct err *e)
+static int refuse_in_tx(void *ctx, struct store *s, struct store_run *rec, struct err *e)
 {
 	return err_set(e, ERR_IO, "no room for run %d", rec->id);
 }
