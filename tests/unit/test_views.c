@@ -259,8 +259,8 @@ static void chart_per_shape_mode_lists_shapes(void **state)
 	struct view v = {.ops = &best_view, .d = &data};
 
 	fill_rows();
-	shapes[0] = (struct wb_shape){"fwd B=1 T=4096 H=16", sh_a};
-	shapes[1] = (struct wb_shape){"fwdbwd B=1 T=4096 H=16", sh_b};
+	shapes[0] = (struct wb_shape){.name = "fwd B=1 T=4096 H=16", .ms = sh_a};
+	shapes[1] = (struct wb_shape){.name = "fwdbwd B=1 T=4096 H=16", .ms = sh_b};
 	data.shapes = shapes;
 	data.nshapes = 2;
 	assert_int_equal(v.ops->action(&v, ACT_MODE), HANDLED | REDRAW);
@@ -275,6 +275,33 @@ static void chart_per_shape_mode_lists_shapes(void **state)
 	data.nshapes = 0;
 	v.ops->draw(&v, w);
 	assert_non_null(strstr(text_of(w), "no per-shape numbers"));
+	delwin(w);
+}
+
+/* In a workspace the per-shape table shows the one comparison of the best
+ * with the baseline (what report final claims), not the two rows' single
+ * runs divided. */
+static void per_shape_shows_the_workspace_comparison(void **state)
+{
+	WINDOW *w = newwin(6, 60, 0, 0);
+	struct view v = {.ops = &best_view, .d = &data, .mode = 1};
+
+	fill_rows();
+	shapes[0] = (struct wb_shape){.name = "fwd B=1 T=4096 H=16", .ms = sh_a, .base_ms = 1.25,
+				      .best_ms = 0.5, .speedup = 2.5};
+	shapes[1] = (struct wb_shape){.name = "fwdbwd B=1 T=4096 H=16", .ms = sh_b,
+				      .speedup = NAN};
+	data.shapes = shapes;
+	data.nshapes = 2;
+	v.ops->draw(&v, w);
+	expect_screen(w,
+		"+- Best · per shape (s: chart) ----------------------------+\n"
+		"|Shape                                base     best speedup|\n"
+		"|fwd B=1 T=4096 H=16                 1.250    0.500   2.50x|\n"
+		"|fwdbwd B=1 T=4096 H=16              0.800    0.740   1.08x|\n"
+		"|                                                          |\n"
+		"+----------------------------------------------------------+\n");
+	data.nshapes = 0;
 	delwin(w);
 }
 
@@ -293,7 +320,7 @@ static void per_shape_uses_only_rows_that_may_be_the_best(void **state)
 		row(4, "slower, reverted", GATE_PASS, SCOPE_FULL, 0.95, -0.05, RS_REVERT),
 	};
 	double ms[5] = {1.0, 0.3, 0.9, 0.5, 0.95};
-	struct wb_shape one = {"fwd B=1 T=4096", ms};
+	struct wb_shape one = {.name = "fwd B=1 T=4096", .ms = ms};
 
 	memset(&data, 0, sizeof(data));
 	data.rows = r;
@@ -835,8 +862,8 @@ static void per_shape_mode_keeps_the_verdict_at_the_foot(void **state)
 	struct view v = {.ops = &best_view, .d = &data, .mode = 1};
 
 	fill_rows();
-	shapes[0] = (struct wb_shape){"fwd B=1 T=4096 H=16", sh_a};
-	shapes[1] = (struct wb_shape){"fwdbwd B=1 T=4096 H=16", sh_b};
+	shapes[0] = (struct wb_shape){.name = "fwd B=1 T=4096 H=16", .ms = sh_a};
+	shapes[1] = (struct wb_shape){.name = "fwdbwd B=1 T=4096 H=16", .ms = sh_b};
 	data.shapes = shapes;
 	data.nshapes = 2;
 	set_verdict(&data.last, 5, "not_comparable", NAN, "env_changed, busy_gpu", NULL);
@@ -1067,6 +1094,7 @@ int main(void)
 		cmocka_unit_test(chart_draws_points_best_line_and_band),
 		cmocka_unit_test(chart_puts_the_noise_under_the_best_when_narrow),
 		cmocka_unit_test(chart_per_shape_mode_lists_shapes),
+		cmocka_unit_test(per_shape_shows_the_workspace_comparison),
 		cmocka_unit_test(per_shape_uses_only_rows_that_may_be_the_best),
 		cmocka_unit_test(traps_show_states_and_explain_selection),
 		cmocka_unit_test(dispatch_table_renders),
