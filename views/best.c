@@ -86,6 +86,19 @@ static void draw_last_verdict(const struct wb_data *d, WINDOW *w, int y, int inn
 	}
 }
 
+/* One y label, right-aligned in the label column, as fmt_bench writes it. */
+static void y_label(WINDOW *w, int y, int ylab, double ms, enum role role)
+{
+	struct sb s = SB_INIT;
+	sb_init(&s);
+	fmt_bench(ms, &s);
+	char lab[64];
+	snprintf(lab, sizeof(lab), "%*s", ylab, s.buf);
+	if ((int)s.len <= ylab) /* a cut label would read as another number */
+		draw_text(w, y, 1, ylab, lab, theme_attr(role));
+	sb_release(&s);
+}
+
 static void draw_chart(struct view *v, WINDOW *w, int inner, int h)
 {
 	const struct wb_data *d = v->d;
@@ -117,7 +130,22 @@ static void draw_chart(struct view *v, WINDOW *w, int inner, int h)
 	draw_text(w, 1, 1, inner, s.buf, theme_attr(d->has_best ? R_BEST : R_DIM));
 	if (br)
 		draw_text(w, 2, 1, inner, d->band_text, theme_attr(R_BAND));
-	int ch = h - 4 - vr - br, pw = inner - YLAB - 1;
+	/* the y labels are written as the bench is everywhere (fmt_bench), in a
+	 * column as wide as the widest of them: a label is never cut to
+	 * another number */
+	int ylab = YLAB;
+	for (size_t i = 0; i < n + 3; i++) {
+		double b = i < n	  ? d->rows[i].bench_ms
+			   : i == n	  ? (d->has_best ? d->best_ms : NAN)
+			   : i == n + 1 ? d->band_lo
+					  : d->band_hi;
+		if (!isfinite(b))
+			continue;
+		sb_reset(&s);
+		fmt_bench(b, &s);
+		ylab = (int)s.len > ylab ? (int)s.len : ylab;
+	}
+	int ch = h - 4 - vr - br, pw = inner - ylab - 1;
 	if (vr && h - 2 >= 1 + br + vr)
 		draw_last_verdict(d, w, 2 + br, inner, vr);
 	if (ch < 2 || pw < 4)
@@ -149,7 +177,7 @@ static void draw_chart(struct view *v, WINDOW *w, int inner, int h)
 		hi += 0.05 * (hi > 0 ? hi : 1);
 	}
 
-	int top = 2 + br + vr, x0 = 1 + YLAB + 1;
+	int top = 2 + br + vr, x0 = 1 + ylab + 1;
 	const char *bandc = glyph(GL_BAND);
 	const char *linec = glyph(GL_BEST_LINE);
 
@@ -185,15 +213,10 @@ static void draw_chart(struct view *v, WINDOW *w, int inner, int h)
 	wattrset(w, A_NORMAL);
 
 	/* Y labels: top, best, bottom. */
-	char lab[32];
-	snprintf(lab, sizeof(lab), "%*.3f", YLAB, hi);
-	draw_text(w, top, 1, YLAB, lab, theme_attr(R_DIM));
-	snprintf(lab, sizeof(lab), "%*.3f", YLAB, lo);
-	draw_text(w, top + ch - 1, 1, YLAB, lab, theme_attr(R_DIM));
-	if (ybest > 0 && ybest < ch - 1) {
-		snprintf(lab, sizeof(lab), "%*.3f", YLAB, d->best_ms);
-		draw_text(w, top + ybest, 1, YLAB, lab, theme_attr(R_BEST));
-	}
+	y_label(w, top, ylab, hi, R_DIM);
+	y_label(w, top + ch - 1, ylab, lo, R_DIM);
+	if (ybest > 0 && ybest < ch - 1)
+		y_label(w, top + ybest, ylab, d->best_ms, R_BEST);
 	/* X axis: first and last iteration shown. */
 	if (n > 0) {
 		sb_reset(&s);

@@ -224,6 +224,35 @@ static void chart_draws_points_best_line_and_band(void **state)
 	delwin(w);
 }
 
+/* The label on the best line is the best as written everywhere else: a
+ * 12.3 us kernel reads 0.0123, not 0.012. */
+static void chart_best_label_is_the_best(void **state)
+{
+	WINDOW *w = newwin(8, 40, 0, 0);
+	struct view v = {.ops = &best_view, .d = &data};
+	struct log_row r[3] = {
+		row(0, "baseline", GATE_PASS, SCOPE_FULL, 0.0145, NAN, RS_BASE),
+		row(1, "a", GATE_PASS, SCOPE_FULL, 0.0123, 0.15, RS_KEEP),
+		row(2, "b", GATE_PASS, SCOPE_FULL, 0.0101, 0.18, RS_DROP),
+	};
+	memset(&data, 0, sizeof(data));
+	data.rows = r;
+	data.nrows = 3;
+	data.has_best = true;
+	data.best_iter = 1;
+	data.best_ms = 0.0123;
+	data.band_lo = data.band_hi = NAN;
+	v.ops->draw(&v, w);
+	const char *t = text_of(w);
+	assert_non_null(strstr(t, "best 0.0123 ms @ iter 1"));
+	assert_non_null(strstr(t, " 0.0123 ─"));
+	assert_null(strstr(t, "0.012 "));
+	assert_non_null(strstr(t, " 0.0145 "));
+	assert_non_null(strstr(t, " 0.0101 "));
+	delwin(w);
+	memset(&data, 0, sizeof(data));
+}
+
 /* In a narrow pane the noise figure takes the line under the best rather
  * than being cut. */
 static void chart_puts_the_noise_under_the_best_when_narrow(void **state)
@@ -1092,6 +1121,7 @@ int main(void)
 		cmocka_unit_test(timeline_marks_failures_without_colour),
 		cmocka_unit_test(timeline_scrolls_to_keep_selection_visible),
 		cmocka_unit_test(chart_draws_points_best_line_and_band),
+		cmocka_unit_test(chart_best_label_is_the_best),
 		cmocka_unit_test(chart_puts_the_noise_under_the_best_when_narrow),
 		cmocka_unit_test(chart_per_shape_mode_lists_shapes),
 		cmocka_unit_test(per_shape_shows_the_workspace_comparison),
