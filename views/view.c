@@ -6,6 +6,7 @@
 #include "views/view.h"
 
 #include "core/sb.h"
+#include "core/stats.h"
 #include "views/sanitize.h"
 
 #include <math.h>
@@ -399,17 +400,19 @@ void wb_verdict_clear(struct wb_verdict *v)
 
 enum role theme_verdict_role(const char *verdict)
 {
-	if (!verdict)
-		return R_NORMAL;
-	if (!strcmp(verdict, "fast"))
+	switch (verdict ? stats_verdict_parse(verdict) : SV_NONE) {
+	case SV_FAST:
 		return R_KEEP;
-	if (!strcmp(verdict, "slow"))
+	case SV_SLOW:
 		return R_REVERT;
-	if (!strcmp(verdict, "ambiguous"))
+	case SV_AMBIGUOUS:
 		return R_SUBSET;
-	if (!strcmp(verdict, "missing") || !strcmp(verdict, "not_comparable"))
+	case SV_MISSING:
+	case SV_NOT_COMPARABLE:
 		return R_INCOMPLETE;
-	return R_NORMAL;
+	default:
+		return R_NORMAL;
+	}
 }
 
 int draw_verdict(WINDOW *w, int y, int x, int cells, const char *label,

@@ -398,8 +398,30 @@ void wizard_draw(struct wizard *wz, WINDOW *w)
 		sb_addf(&t, " \xc2\xb7 step %d/%zu", wz->cur + 1, wz->nf);
 	draw_frame(w, t.buf, true);
 	sb_release(&t);
-	for (size_t i = 0; i < wz->ninfo && y < h - 5; i++) {
-		int n = draw_wrapped(w, y, 1, inner, h - 5 - y, wz->info[i].text,
+	/* The fields come first: the context above them gets what they leave
+	 * (a long list of past directions must not push the input off). */
+	int frows = 0, lw = label_width(inner);
+	for (size_t i = 0; i < wz->nf; i++) {
+		if (wz->one_per_page && (int)i != wz->cur)
+			continue;
+		frows += 2;
+		if ((int)i == wz->cur) {
+			int n = help_rows(&wz->f[i], inner - lw - 1) - 1;
+			frows += n > 0 ? n : 0;
+		}
+	}
+	int info_end = h - 4 - frows - (wz->ninfo ? 1 : 0);
+	if (info_end < 2)
+		info_end = 2; /* a tiny window: one context line at least */
+	for (size_t i = 0; i < wz->ninfo && y < info_end; i++) {
+		if (y == info_end - 1 && i + 1 < wz->ninfo) {
+			char more[64];
+			snprintf(more, sizeof(more), "\xe2\x80\xa6 %zu more line%s not shown",
+				 wz->ninfo - i, wz->ninfo - i == 1 ? "" : "s");
+			draw_text(w, y++, 1, inner, more, theme_attr(R_DIM));
+			break;
+		}
+		int n = draw_wrapped(w, y, 1, inner, info_end - y, wz->info[i].text,
 				     theme_attr(wz->info[i].role));
 		y += n > 0 ? n : 1;
 	}

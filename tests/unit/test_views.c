@@ -1043,6 +1043,37 @@ static void wizard_step_mode_shows_one_prompt(void **state)
 	delwin(w);
 }
 
+/* At 80x24 a long list of past directions must not hide the input: the
+ * field is drawn, and the list says how much of it is not shown. */
+static void wizard_field_stays_visible_under_a_long_context(void **state)
+{
+	WINDOW *w = newwin(16, 78, 0, 0);
+	struct wizard *wz = wizard_new("Stall re-assessment", 2);
+
+	wz->one_per_page = true;
+	wizard_info(wz, R_REVERT, "3 rows in a row without a win: re-assess");
+	wizard_info(wz, R_HEADER, "directions tried so far, by axis:");
+	for (int i = 0; i < 20; i++)
+		wizard_info(wz, R_NORMAL, "  tiling: direction %d", i);
+	wizard_text(wz, "Re-profile", "a profiler file under trace/", true, NULL);
+	wizard_text(wz, "New direction", "an axis not tried yet", true, NULL);
+	for (const char *p = "trace/ncu.txt"; *p; p++)
+		wizard_key(wz, (wint_t)*p, false);
+	wizard_draw(wz, w);
+	const char *t = text_of(w);
+	const char *field = strstr(t, "|Re-profile ");
+	assert_non_null(field);
+	const char *eol = strchr(field, '\n');
+	const char *val = strstr(field, "trace/ncu.txt");
+	assert_true(val && eol && val < eol); /* the value on the field's own line */
+	assert_non_null(strstr(t, "a profiler file under trace/"));
+	assert_non_null(strstr(t, "more lines not shown"));
+	assert_non_null(strstr(t, "direction 0"));
+	assert_null(strstr(t, "direction 19"));
+	wizard_free(wz);
+	delwin(w);
+}
+
 static int profile_exists(void *ctx, const char *value, struct sb *why)
 {
 	if (!strcmp(value, "trace/ncu.txt"))
@@ -1144,6 +1175,7 @@ int main(void)
 		cmocka_unit_test(detail_pins_the_rows_verdict_above_the_pages),
 		cmocka_unit_test(wizard_collects_and_validates),
 		cmocka_unit_test(wizard_step_mode_shows_one_prompt),
+		cmocka_unit_test(wizard_field_stays_visible_under_a_long_context),
 		cmocka_unit_test(wizard_checks_a_field_at_its_step),
 		cmocka_unit_test(ascii_locale_draws_ascii_only),
 	};
