@@ -326,10 +326,24 @@ static void add_spread(const double *v, size_t n, double *ss, int *dof, int *run
 	}
 }
 
+/* One session's spread of one kernel's runs, as pooled. */
+struct spread_part {
+	int session;
+	double ss; /* (n − 1)·s² */
+	int dof, runs;
+};
+
+static int part_newest_first(const void *a, const void *b)
+{
+	int x = ((const struct spread_part *)a)->session, y = ((const struct spread_part *)b)->session;
+	return (x < y) - (x > y);
+}
+
 /* One group's contribution.  Across sessions: the spread of its session
- * centres.  Within sessions: the spread of the runs of each session. */
+ * centres, added to the sums at once.  Within sessions: the spread of the
+ * runs of each session, appended to parts for noise_pool_x to choose. */
 static void pool_add(const struct stats_set *g, const char *env, const char *shape, bool within,
-		     double *ss, int *dof, int *runs)
+		     double *ss, int *dof, int *runs, struct spread_part **parts, size_t *nparts)
 {
 	size_t n;
 	int *sess;
@@ -350,7 +364,12 @@ static void pool_add(const struct stats_set *g, const char *env, const char *sha
 					tmp[m++] = v[j];
 					done[j] = true;
 				}
-			add_spread(tmp, m, ss, dof, runs);
+			struct spread_part p = {.session = sess[i]};
+			add_spread(tmp, m, &p.ss, &p.dof, &p.runs);
+			if (p.dof) {
+				*parts = xrealloc(*parts, (*nparts + 1) * sizeof(**parts));
+				(*parts)[(*nparts)++] = p;
+			}
 		}
 		free(tmp);
 		free(done);
@@ -360,15 +379,33 @@ static void pool_add(const struct stats_set *g, const char *env, const char *sha
 }
 
 /* across (may be NULL: groups) holds the groups whose spread between
- * sessions stands in for the spread within one. */
+ * sessions stands in for the spread within one.
+ *
+ * Within sessions the newest sessions speak for the noise: sessions are
+ * taken newest first, whole, until they hold STATS_NOISE_RECENT_DOF degrees
+ * of freedom; older ones are left out.  A loaded period measured earlier
+ * must not outvote quiet measurements made since (the machine's state is
+ * what a new run meets), and the t quantile of the interval accounts for
+ * the fewer degrees of freedom. */
 static void noise_pool_x(const struct stats_set *const *groups, size_t ngroups,
 			 const struct stats_set *const *across, size_t nacross, const char *env,
 			 const char *shape, bool within, struct stats_noise *out)
 {
 	double ss = 0;
 	int dof = 0, runs = 0;
+	struct spread_part *parts = NULL;
+	size_t nparts = 0;
 	for (size_t i = 0; i < ngroups; i++)
-		pool_add(groups[i], env, shape, within, &ss, &dof, &runs);
+		pool_add(groups[i], env, shape, within, &ss, &dof, &runs, &parts, &nparts);
+	qsort(parts, nparts, sizeof(*parts), part_newest_first);
+	for (size_t i = 0; i < nparts; i++) {
+		if (dof >= STATS_NOISE_RECENT_DOF && parts[i].session != parts[i - 1].session)
+			break;
+		ss += parts[i].ss;
+		dof += parts[i].dof;
+		runs += parts[i].runs;
+	}
+	free(parts);
 	noise_finish(ss, dof, runs, out);
 	/* No session has repeated a kernel yet: the spread between sessions
 	 * holds the spread within one (shared GPU state only removes noise),

@@ -45,6 +45,9 @@ struct sb;
 
 #define STATS_NOISE_FLOOR 0.005   /* no band is narrower than 0.5 % per run */
 #define STATS_NOISE_DEFAULT 0.02  /* assumed per-run spread with no history */
+#define STATS_NOISE_RECENT_DOF 4  /* the newest sessions holding this many degrees of
+				   * freedom give the noise within a session (one
+				   * optloop noise of 5 runs); older ones are left out */
 #define STATS_UNSTABLE_CV 0.10    /* coefficient of variation that flags UNSTABLE */
 #define STATS_IMPLAUSIBLE_AGG 1.5 /* aggregate speedup above this is implausible */
 #define STATS_IMPLAUSIBLE_SHAPE 3.0

@@ -755,6 +755,49 @@ static void within_session_noise_falls_back_to_the_spread_between_sessions(void 
 	stats_set_release(&hist);
 }
 
+/* Noise measured under load must not outvote quiet measurements made
+ * since: the newest sessions speak for the spread within a session. */
+static void newer_quiet_sessions_outvote_an_older_loaded_one(void **state)
+{
+	struct stats_set best = {0}, cand = {0}, loaded = {0}, quiet = {0};
+	struct stats_cmp c;
+	/* a loaded period: eight runs of the best in one session, ±30 % */
+	static const double lv[8] = {1.0, 1.4, 0.8, 1.3, 0.9, 1.6, 1.1, 0.75};
+	for (int k = 0; k < 8; k++)
+		stats_set_add_run(&loaded, "s", lv[k], 20);
+	/* later, a quiet optloop noise: five runs within 0.7 % */
+	static const double qv[5] = {1.000, 1.007, 0.996, 1.004, 0.993};
+	for (int k = 0; k < 5; k++)
+		stats_set_add_run(&quiet, "s", qv[k], 30);
+	const struct stats_set *h[] = {&loaded, &quiet};
+	struct stats_opts o = {.history = h, .nhistory = 2, .sequential = true};
+	/* a confirm's first pair: 25 % faster */
+	stats_set_add_run(&best, "s", 1.0, 40);
+	stats_set_add_run(&cand, "s", 0.75, 40);
+	stats_compare(&best, &cand, &o, &c);
+	assert_true(c.paired);
+	assert_int_equal(c.shapes[0].noise.runs, 5); /* the quiet session alone */
+	assert_true(c.shapes[0].noise.sigma < 0.01);
+	assert_true(c.lo > c.threshold); /* the interval is decided */
+	stats_cmp_release(&c);
+
+	/* the same sessions the other way round: the loaded one is the newer */
+	struct stats_set loaded2 = {0};
+	for (int k = 0; k < 8; k++)
+		stats_set_add_run(&loaded2, "s", lv[k], 35);
+	const struct stats_set *h2[] = {&quiet, &loaded2};
+	o.history = h2;
+	stats_compare(&best, &cand, &o, &c);
+	assert_int_equal(c.shapes[0].noise.runs, 8);
+	assert_true(c.shapes[0].noise.sigma > 0.1);
+	stats_cmp_release(&c);
+	stats_set_release(&best);
+	stats_set_release(&cand);
+	stats_set_release(&loaded);
+	stats_set_release(&loaded2);
+	stats_set_release(&quiet);
+}
+
 static void t_quantiles_and_the_bound_under_every_look(void **state)
 {
 	assert_close(stats_t_quantile(0.975, 0), 1.959964, 1e-5);
@@ -814,6 +857,7 @@ int main(void)
 		cmocka_unit_test(threshold_is_configurable),
 		cmocka_unit_test(sequential_test_decides_after_each_pair),
 		cmocka_unit_test(within_session_noise_falls_back_to_the_spread_between_sessions),
+		cmocka_unit_test(newer_quiet_sessions_outvote_an_older_loaded_one),
 		cmocka_unit_test(a_short_session_must_agree_with_the_other_sessions),
 		cmocka_unit_test(t_quantiles_and_the_bound_under_every_look),
 		cmocka_unit_test(names_round_trip_and_json),
