@@ -1208,9 +1208,10 @@ static int check_targets(struct store *s, const struct contract *k, bool have_co
 		if (!ok)
 			sb_addf(&d, "the confirm of iteration %d shows %s: ", c->iter,
 				stats_verdict_name(m->verdict));
-		sb_addf(&d, "%+.1f%% over %zu target shape%s (95%% interval %+.1f%% .. %+.1f%%, "
-			    "threshold %.1f%%)",
-			100 * m->gain, m->ncommon, m->ncommon == 1 ? "" : "s", 100 * m->lo,
+		sb_addf(&d, "%+.1f%% over %zu target shape%s (", 100 * m->gain, m->ncommon,
+			m->ncommon == 1 ? "" : "s");
+		stats_level_text(m, &d);
+		sb_addf(&d, " interval %+.1f%% .. %+.1f%%, threshold %.1f%%)", 100 * m->lo,
 			100 * m->hi, 100 * m->threshold);
 		sb_adds(&d, ok ? ", a win beyond the threshold and the noise band"
 			       : "; a win must clear the threshold and the noise band on the target "

@@ -18,11 +18,20 @@
 #include <string.h>
 
 #define METHOD_PAIRED                                                                      \
-	"log-normal t interval (95 %) on per-run medians; baseline and candidate measured "   \
-	"interleaved in one session, noise within that session"
-#define METHOD_ACROSS                                                                      \
-	"log-normal t interval (95 %) on per-run medians; each session counts once, noise "   \
-	"between sessions"
+	"on per-run medians; baseline and candidate measured interleaved in one session, "    \
+	"noise within that session"
+#define METHOD_ACROSS "on per-run medians; each session counts once, noise between sessions"
+
+/* "log-normal t interval (95%) on per-run medians; ..." for a comparison. */
+static char *method_text(const struct stats_cmp *c, bool paired)
+{
+	struct sb m = SB_INIT;
+	sb_init(&m);
+	sb_adds(&m, "log-normal t interval (");
+	stats_level_text(c, &m);
+	sb_addf(&m, ") %s", paired ? METHOD_PAIRED : METHOD_ACROSS);
+	return sb_detach(&m);
+}
 
 struct side {
 	int iter, run_id;
@@ -456,7 +465,9 @@ int report_final(struct store *s, const struct report_ctx *ctx, struct sb *md, j
 		json_array_append_new(shapes, sj);
 	}
 
-	sb_adds(md, "\n### Speedup vs baseline\n\n| Shape | speedup | 95 % interval |\n|---|---|---|\n");
+	sb_adds(md, "\n### Speedup vs baseline\n\n| Shape | speedup | ");
+	stats_level_text(&c.cmp, md);
+	sb_adds(md, " interval |\n|---|---|---|\n");
 	for (size_t i = 0; i < c.cmp.nshapes; i++) {
 		const struct stats_shape_cmp *sc = &c.cmp.shapes[i];
 		sb_addf(md, "| %s | %.3f× | %.3f× – %.3f× |\n", sc->key, sc->speedup, sp(sc->lo),
@@ -468,7 +479,8 @@ int report_final(struct store *s, const struct report_ctx *ctx, struct sb *md, j
 	if (worst)
 		sb_addf(md, "\nWorst shape: %s (%.3f×).\n", worst, c.cmp.shapes[c.cmp.worst].speedup);
 	target_line(md, &c.tgt);
-	sb_addf(md, "Interval method: %s.\n", c.paired ? METHOD_PAIRED : METHOD_ACROSS);
+	char *method = method_text(&c.cmp, c.paired);
+	sb_addf(md, "Interval method: %s.\n", method);
 	json_t *chart;
 	chart_section(s, ctx, "###", md, &chart);
 
@@ -516,7 +528,8 @@ int report_final(struct store *s, const struct report_ctx *ctx, struct sb *md, j
 	json_object_set_new(j, "worst_shape", worst ? json_string(worst) : json_null());
 	json_object_set_new(j, "target", measure_target_json(&c.tgt));
 	json_object_set_new(j, "interval_method",
-			    json_string(c.paired ? METHOD_PAIRED : METHOD_ACROSS));
+			    json_string(method));
+	free(method);
 	json_object_set_new(j, "chart", chart);
 	json_object_set_new(j, "evidence", evidence);
 	json_t *cmds = json_object();
@@ -609,8 +622,10 @@ int report_header(struct store *s, const struct report_ctx *ctx, int iter, struc
 		store_confirm_promoted(s, iter) ? "yes (promoted by a confirm run)" : "no");
 	sb_adds(md, "\n### Delta\n\n");
 	if (c.cmp.ncommon) {
-		sb_addf(md, "- %.3f× geomean vs the parent (95 %% interval %.3f× – %.3f×), verdict %s\n",
-			c.cmp.speedup, sp(c.cmp.lo), sp(c.cmp.hi), stats_verdict_name(c.cmp.verdict));
+		sb_addf(md, "- %.3f× geomean vs the parent (", c.cmp.speedup);
+		stats_level_text(&c.cmp, md);
+		sb_addf(md, " interval %.3f× – %.3f×), verdict %s\n", sp(c.cmp.lo), sp(c.cmp.hi),
+			stats_verdict_name(c.cmp.verdict));
 		if (c.cmp.worst >= 0)
 			sb_addf(md, "- worst shape: %s (%.3f×)\n", c.cmp.shapes[c.cmp.worst].key,
 				c.cmp.shapes[c.cmp.worst].speedup);
@@ -689,10 +704,11 @@ int report_pr(struct store *s, const struct report_ctx *ctx, struct sb *md, json
 	struct sb dev = SB_INIT;
 	json_t *devj = device_json(s, c.cand.run_id, &dev);
 	sb_trim(&dev);
-	sb_addf(md, "## Summary\n\n%s: %s — %.2f× geomean over %zu shape(s) (95 %% interval "
-		    "%.2f×–%.2f×).\n",
+	sb_addf(md, "## Summary\n\n%s: %s — %.2f× geomean over %zu shape(s) (",
 		ctx->op ? ctx->op : "", c.cand.direction ? c.cand.direction : "", c.cmp.speedup,
-		c.cmp.ncommon, sp(c.cmp.lo), sp(c.cmp.hi));
+		c.cmp.ncommon);
+	stats_level_text(&c.cmp, md);
+	sb_addf(md, " interval %.2f×–%.2f×).\n", sp(c.cmp.lo), sp(c.cmp.hi));
 	sb_adds(md, "\n## Test plan\n\n");
 	char *gcmd = run_command(s, gate_run);
 	sb_addf(md, "- [x] full correctness gate passed: `%s`\n", gcmd ? gcmd : "");

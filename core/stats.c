@@ -531,6 +531,13 @@ void stats_compare(const struct stats_set *best, const struct stats_set *cand,
 
 	bool paired = share_session(best, cand);
 	out->paired = paired;
+	/* The interval a comparison reports is the one its decision uses: 95 %
+	 * for a single look; for a confirm looked at after every pair, the
+	 * bound that holds under every look to the cap (Bonferroni over the
+	 * looks), so an interval shown wholly past the threshold has decided. */
+	bool looks = o && o->sequential;
+	double q = looks ? 1 - STATS_SEQ_ALPHA / STATS_SEQ_LOOKS : 0.975;
+	out->level = 2 * q - 1;
 	double worst_d = INFINITY;
 	size_t nwin = 0;
 	for (size_t i = 0; i < out->nshapes; i++) {
@@ -568,7 +575,7 @@ void stats_compare(const struct stats_set *best, const struct stats_set *cand,
 
 				se = s->noise.sigma * sqrt(2.0 / (double)nb) * (nb <= 2 ? 1.0 : 1.05);
 			}
-			double t = stats_t975(s->noise.dof);
+			double t = looks ? stats_t_quantile(q, s->noise.dof) : stats_t975(s->noise.dof);
 			s->speedup = exp(d);
 			s->gain = gain_of(d);
 			s->lo = gain_of(d - t * se);
@@ -621,7 +628,8 @@ void stats_compare(const struct stats_set *best, const struct stats_set *cand,
 		out->dof = any_assumed || min_dof < 0 ? 0 : min_dof;
 		/* Shapes of one run share its GPU state, so their errors move
 		 * together: add the standard errors instead of root-summing. */
-		out->band = stats_t975(out->dof) * sum_se / S;
+		double t95 = stats_t975(out->dof);
+		out->band = (looks ? stats_t_quantile(q, out->dof) : t95) * sum_se / S;
 		out->speedup = exp(d);
 		out->gain = gain_of(d);
 		out->lo = gain_of(d - out->band);
@@ -639,16 +647,16 @@ void stats_compare(const struct stats_set *best, const struct stats_set *cand,
 			out->llr = (d1 - d0) * (d - 0.5 * (d0 + d1)) / (se * se);
 		}
 		bool seq = o && o->sequential && isfinite(out->llr);
-		/* A win is accepted by the ratio test, or by a lower bound that
-		 * holds under every look to the cap (Bonferroni over the looks):
-		 * the ratio test is quick near its two hypotheses, the bound when
-		 * the change is far past them. */
-		double tb = stats_t_quantile(1 - STATS_SEQ_ALPHA / STATS_SEQ_LOOKS, out->dof);
-		bool win_ok = !seq || out->llr >= log((1 - STATS_SEQ_BETA) / STATS_SEQ_ALPHA) ||
-			      d - tb * se >= thr_win;
-		if (d - out->band >= thr_win && win_ok)
+		/* A win is accepted by its interval (the bound under every look
+		 * when the comparison is sequential), or by the ratio test once
+		 * the 95 % interval clears the threshold: the ratio test is quick
+		 * near its two hypotheses, the bound when the change is far past
+		 * them. */
+		bool sprt_win = seq && out->llr >= log((1 - STATS_SEQ_BETA) / STATS_SEQ_ALPHA) &&
+				d - t95 * se >= thr_win;
+		if (d - out->band >= thr_win || sprt_win)
 			out->verdict = SV_FAST;
-		else if (d + out->band <= -thr_loss)
+		else if (d + t95 * se <= -thr_loss)
 			out->verdict = SV_SLOW;
 		else if (d > -thr_loss && d < thr_win)
 			out->verdict = SV_SAME;
@@ -711,9 +719,10 @@ void stats_compare(const struct stats_set *best, const struct stats_set *cand,
 		sb_addf(&why, "%zu shape(s) of the best were not measured (or had no usable time)",
 			nmissing ? nmissing : out->nshapes);
 	} else {
-		sb_addf(&why, "%+.1f%% vs best over %zu shape(s), 95%% interval %+.1f%% .. %+.1f%%, "
-			      "threshold %.1f%%",
-			100 * out->gain, out->ncommon, 100 * out->lo, 100 * out->hi, 100 * thr);
+		sb_addf(&why, "%+.1f%% vs best over %zu shape(s), ", 100 * out->gain, out->ncommon);
+		stats_level_text(out, &why);
+		sb_addf(&why, " interval %+.1f%% .. %+.1f%%, threshold %.1f%%", 100 * out->lo,
+			100 * out->hi, 100 * thr);
 		if (any_assumed)
 			sb_addf(&why, "; noise assumed %.0f%% (no kernel measured twice yet: the first "
 				      "repeat, a confirm or optloop noise, measures it)",
@@ -748,6 +757,15 @@ void stats_cmp_release(struct stats_cmp *c)
 	free(c->shapes);
 	free(c->why);
 	memset(c, 0, sizeof(*c));
+}
+
+void stats_level_text(const struct stats_cmp *c, struct sb *out)
+{
+	if (c->level > 0.951)
+		sb_addf(out, "%.2f%% (under every look to %d pairs)", 100 * c->level,
+			STATS_SEQ_LOOKS);
+	else
+		sb_adds(out, "95%");
 }
 
 bool stats_wants_confirm(const struct stats_cmp *screen)
@@ -891,8 +909,14 @@ json_t *stats_cmp_json(const struct stats_cmp *c)
 	json_object_set_new(o, "speedup", num_or_null(c->speedup));
 	json_object_set_new(o, "vs_best", num_or_null(c->gain));
 	json_object_set_new(o, "interval", json_pack("[oo]", num_or_null(c->lo), num_or_null(c->hi)));
-	json_object_set_new(o, "interval_method",
-			    json_string("log-normal t interval, 95 %, pooled per-run noise"));
+	struct sb m = SB_INIT;
+	sb_init(&m);
+	sb_adds(&m, "log-normal t interval, ");
+	stats_level_text(c, &m);
+	sb_adds(&m, ", pooled per-run noise");
+	json_object_set_new(o, "interval_method", json_string(m.buf));
+	sb_release(&m);
+	json_object_set_new(o, "level", json_real(c->level));
 	json_object_set_new(o, "worst_shape",
 			    c->worst >= 0 && (size_t)c->worst < c->nshapes ? json_string(c->shapes[c->worst].key) : json_null());
 	json_object_set_new(o, "why", json_string(c->why ? c->why : ""));

@@ -218,7 +218,9 @@ struct stats_cmp {
 	size_t ncommon;      /* shapes both sides measured */
 	double speedup;      /* equal-weight geomean of per-shape speedups */
 	double gain;         /* 1 − 1/speedup: the "vs best" fraction */
-	double lo, hi;       /* 95 % interval of gain (log-normal t interval) */
+	double lo, hi;       /* interval of gain (log-normal t interval) at level */
+	double level;        /* its confidence: 0.95, or for a sequential comparison
+			      * the bound that holds under every look */
 	double band;         /* half-width of the interval in log space */
 	int dof;             /* of the t quantile used */
 	bool paired;         /* best and candidate shared a session (confirm) */
@@ -281,6 +283,9 @@ struct stats_stall_row {
 #define STATS_STALL_LIMIT 3
 int stats_stall_count(const struct stats_stall_row *rows, size_t n);
 
+/* The interval's confidence in words: "95%", or "99.97% (under every look to
+ * 16 pairs)" for a sequential comparison; appended to out. */
+void stats_level_text(const struct stats_cmp *c, struct sb *out);
 const char *stats_verdict_name(enum stats_verdict v); /* "fast", "not_comparable", ... */
 enum stats_verdict stats_verdict_parse(const char *name); /* SV_NONE when unknown */
 /* Flag names, in a fixed order; "implausible" first when any implausible

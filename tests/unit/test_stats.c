@@ -798,6 +798,51 @@ static void newer_quiet_sessions_outvote_an_older_loaded_one(void **state)
 	stats_set_release(&quiet);
 }
 
+/* The interval a confirm reports is the one it decides by: whenever it lies
+ * wholly past the threshold the verdict is fast (the guards against a lone
+ * or disagreeing pair aside), and it is the bound under every look. */
+static void a_decided_interval_decides(void **state)
+{
+	uint64_t x = 0x2545F4914F6CDD1Dull;
+	int decided_by_interval = 0;
+	for (int trial = 0; trial < 400; trial++) {
+		struct stats_set best = {0}, cand = {0}, hist = {0};
+		struct stats_cmp c;
+		double effect = 0.02 + 0.003 * (trial % 100), sigma = 0.01 + 0.002 * (trial / 100 * 10);
+		session_history_at(&hist, "s", sigma);
+		const struct stats_set *h[] = {&hist};
+		struct stats_opts o = {.history = h, .nhistory = 1, .sequential = true};
+		for (int k = 0; k < 6; k++) {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			double u = (double)(x >> 11) / 9007199254740992.0 - 0.5;
+			stats_set_add_run(&best, "s", exp(sigma * u), 50);
+			stats_set_add_run(&cand, "s", (1 - effect) * exp(-sigma * u * 0.5), 50);
+		}
+		stats_compare(&best, &cand, &o, &c);
+		assert_true(c.level > 0.99); /* under every look, not 95 % */
+		if (c.lo >= c.threshold && !c.lone_pair && !c.disagrees) {
+			assert_int_equal(c.verdict, SV_FAST);
+			decided_by_interval++;
+		}
+		stats_cmp_release(&c);
+		stats_set_release(&best);
+		stats_set_release(&cand);
+		stats_set_release(&hist);
+	}
+	assert_true(decided_by_interval > 10); /* the property was exercised */
+	/* a single look reports 95 % */
+	struct stats_set b = {0}, k = {0};
+	struct stats_cmp c;
+	stats_set_add_run(&b, "s", 1.0, 1);
+	stats_set_add_run(&k, "s", 0.8, 2);
+	stats_compare(&b, &k, NULL, &c);
+	assert_true(fabs(c.level - 0.95) < 1e-9);
+	assert_non_null(strstr(c.why, "95% interval"));
+	stats_cmp_release(&c);
+	stats_set_release(&b);
+	stats_set_release(&k);
+}
+
 static void t_quantiles_and_the_bound_under_every_look(void **state)
 {
 	assert_close(stats_t_quantile(0.975, 0), 1.959964, 1e-5);
@@ -858,6 +903,7 @@ int main(void)
 		cmocka_unit_test(sequential_test_decides_after_each_pair),
 		cmocka_unit_test(within_session_noise_falls_back_to_the_spread_between_sessions),
 		cmocka_unit_test(newer_quiet_sessions_outvote_an_older_loaded_one),
+		cmocka_unit_test(a_decided_interval_decides),
 		cmocka_unit_test(a_short_session_must_agree_with_the_other_sessions),
 		cmocka_unit_test(t_quantiles_and_the_bound_under_every_look),
 		cmocka_unit_test(names_round_trip_and_json),
