@@ -125,8 +125,12 @@ LIBVIEWS := $(BUILD)/libviews.a
 # it read this file before libgit2.a existed.  The sub-make reads it again
 # after `deps` and decides once; the private targets below (_build, _test,
 # _bench, _demo) name the files.
+# The sub-make builds with one job per core unless make was already given -j.
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+PAR   = $(if $(findstring jobserver,$(MAKEFLAGS))$(filter -j,$(MAKEFLAGS)),,-j$(JOBS))
+
 all: deps
-	@$(MAKE) --no-print-directory _build
+	@$(MAKE) $(PAR) --no-print-directory _build
 
 # Idempotent: quiet when everything is present; apt-get update first when not;
 # sudo only when not root.  Non-Debian systems are left alone with a note.
@@ -186,7 +190,7 @@ $(BUILD)/bench/%: tests/bench/%.c $(LIBVIEWS) $(LIBCORE)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIBVIEWS) $(LIBCORE) $(LDLIBS)
 
 test: deps
-	@$(MAKE) --no-print-directory _test
+	@$(MAKE) $(PAR) --no-print-directory _test
 
 _build: $(BIN)
 
@@ -198,7 +202,7 @@ sanitize:
 	@$(MAKE) --no-print-directory test SANITIZE=1
 
 bench: deps
-	@$(MAKE) --no-print-directory _bench
+	@$(MAKE) $(PAR) --no-print-directory _bench
 
 _bench: $(BIN) $(BENCH_BIN) $(BENCH_HELPERS)
 	@BUILD=$(BUILD) OPTLOOP=$(abspath $(BIN)) tests/bench/run.sh $(BENCH_BIN)
@@ -213,7 +217,7 @@ _config:
 
 # make demo DIR=~/demo makes it there (default: a new folder under $TMPDIR).
 demo: deps
-	@$(MAKE) --no-print-directory _demo
+	@$(MAKE) $(PAR) --no-print-directory _demo
 
 _demo: $(BIN)
 	@./$(BIN) demo $(DIR)
