@@ -43,6 +43,17 @@ sleep 1
 out=$("$OPTLOOP" confirm --max-pairs 8 --json 2>/dev/null)
 t_is "iteration 1's confirm is fast" "$(printf '%s' "$out" | jget verdict)" fast
 confirm_vs=$(pct "$(printf '%s' "$out" | jget vs_best)")
+# the log wizard shows the figure the row will carry: the confirm's
+tui_start 140 40 LANG=C.UTF-8 -- "$OPTLOOP" tui
+tui_wait 'MEASURED'
+tui_keys l
+tui_wait 'Log the iteration'
+t_like "the log wizard shows the confirm's figure" "$(tui_screen)" \
+	"vs best $(printf '%s' "$confirm_vs" | sed 's/[+.]/\\&/g')"
+t_like "  and the best pane the same" "$(tui_screen)" \
+	"last iter 1: fast $(printf '%s' "$confirm_vs" | sed 's/[+.]/\\&/g')"
+tui_keys Escape
+tui_stop
 "$OPTLOOP" log --direction "three repetitions" --status keep --commit >/dev/null
 
 # 2: a drop, with an edit set aside for the next iteration
