@@ -9,6 +9,7 @@
 #include "core/measure.h"
 #include "core/sb.h"
 #include "core/store.h"
+#include "core/rules.h"
 
 #include <math.h>
 #include <stdlib.h>

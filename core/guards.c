@@ -19,6 +19,7 @@
 #include "core/traps.h"
 #include "core/vcs.h"
 #include "core/workspace.h"
+#include "core/rules.h"
 
 #include <ctype.h>
 #include <dirent.h>

@@ -15,6 +15,7 @@
 #include "core/probe.h"
 #include "core/sb.h"
 #include "core/store.h"
+#include "core/rules.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -17,33 +17,6 @@ void log_row_release(struct log_row *r)
 	r->direction = r->gate = r->axis = r->commit = r->unconfirmed = r->notes = NULL;
 }
 
-bool log_row_can_be_best(const struct log_row *r)
-{
-	return (r->status == RS_BASE || r->status == RS_KEEP) && isfinite(r->bench_ms) &&
-	       r->bench_ms > 0 && (r->gate_v == GATE_PASS || r->gate_v == GATE_NONE);
-}
-
-const struct log_row *log_rows_best(const struct log_row *rows, size_t n)
-{
-	for (size_t i = n; i-- > 0;)
-		if (log_row_can_be_best(&rows[i]))
-			return &rows[i];
-	return NULL;
-}
-
-bool run_is_attempt(int iter, enum gate_verdict g, enum gate_scope scope, double bench_ms)
-{
-	if (g == GATE_ERROR || g == GATE_INCOMPLETE)
-		return true;
-	return iter == 0 && !(g == GATE_PASS && scope != SCOPE_SUBSET && isfinite(bench_ms) &&
-			      bench_ms > 0);
-}
-
-bool log_row_is_win(const struct log_row *r)
-{
-	return r->status == RS_KEEP && !r->unconfirmed && log_row_can_be_best(r);
-}
-
 void trap_release(struct trap *t)
 {
 	free(t->id);

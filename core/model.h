@@ -75,15 +75,6 @@ struct log_row {
 
 void log_row_release(struct log_row *r);
 
-/* Can this row be the best?  A base or keep row with a bench number whose
- * gate passed (or, in a hand-written log, is not known). */
-bool log_row_can_be_best(const struct log_row *r);
-
-/* The one best (DESIGN §2): the baseline or the last keep, what every later
- * row is compared with and what revert/drop restore.  The last row of
- * rows[0..n) that log_row_can_be_best; NULL when there is none.  Every
- * module asks this function; none keeps a best of its own. */
-const struct log_row *log_rows_best(const struct log_row *rows, size_t n);
 
 /* The rows of a workspace's log as one immutable snapshot, shared by every
  * reader (store_rows_get hands it out, loop_rows too): the holder drops
@@ -98,17 +89,6 @@ struct log_rows {
 };
 void log_rows_put(struct log_rows *r);
 
-/* Is a verify run of iteration iter an attempt rather than an iteration of
- * the kernel (DESIGN §2)?  A run whose harness broke (error) or that was
- * killed, timed out or cancelled (incomplete) is an attempt; so is any
- * baseline run (iter 0) that is not a full-gate pass with a bench number.
- * An attempt stays in the store and trace/ as evidence; it gets no row and
- * verify may run again. */
-bool run_is_attempt(int iter, enum gate_verdict g, enum gate_scope scope, double bench_ms);
-
-/* Is this row a win that resets the stall count: a keep backed by a win
- * beyond noise (not kept --unconfirmed). */
-bool log_row_is_win(const struct log_row *r);
 
 /* A confirm measures best and candidate interleaved, CONFIRM_PAIRS pair at
  * a time, up to CONFIRM_MAX_PAIRS by default (core/stats.h has the rule). */

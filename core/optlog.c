@@ -11,6 +11,7 @@
 #include "core/mdtable.h"
 #include "core/err.h"
 #include "core/sb.h"
+#include "core/rules.h"
 
 #include <ctype.h>
 #include <math.h>

@@ -12,6 +12,7 @@
 #include "core/sb.h"
 #include "core/stats.h"
 #include "core/store.h"
+#include "core/rules.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -4,7 +4,7 @@
  * a measured iteration may be kept, whether a confirm can still turn a
  * verdict into a win.  Pure functions over plain values: the engine, the
  * statistics and the front-ends ask here and word the answer; none of them
- * decides again.
+ * decides again.  (The rows and runs they judge are core/model.h's.)
  */
 #ifndef OPTLOOP_RULES_H
 #define OPTLOOP_RULES_H
@@ -17,6 +17,28 @@
 /* The practical threshold of a win, as a fraction of the best's time, when
  * the contract sets none (contracts, verdicts and the simulator use it). */
 #define RULES_THRESHOLD 0.03
+
+/* Can this row be the best?  A base or keep row with a bench number whose
+ * gate passed (or, in a hand-written log, is not known). */
+bool log_row_can_be_best(const struct log_row *r);
+
+/* The one best (DESIGN §2): the baseline or the last keep, what every later
+ * row is compared with and what revert/drop restore.  The last row of
+ * rows[0..n) that log_row_can_be_best; NULL when there is none.  Every
+ * module asks this function; none keeps a best of its own. */
+const struct log_row *log_rows_best(const struct log_row *rows, size_t n);
+
+/* Is a verify run of iteration iter an attempt rather than an iteration of
+ * the kernel (DESIGN §2)?  A run whose harness broke (error) or that was
+ * killed, timed out or cancelled (incomplete) is an attempt; so is any
+ * baseline run (iter 0) that is not a full-gate pass with a bench number.
+ * An attempt stays in the store and trace/ as evidence; it gets no row and
+ * verify may run again. */
+bool run_is_attempt(int iter, enum gate_verdict g, enum gate_scope scope, double bench_ms);
+
+/* Is this row a win that resets the stall count: a keep backed by a win
+ * beyond noise (not kept --unconfirmed). */
+bool log_row_is_win(const struct log_row *r);
 
 /* A run measured something that can stand as a result: its gate passed and
  * it has a positive bench number.  Only such a run may be kept or be the

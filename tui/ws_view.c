@@ -12,6 +12,7 @@
 #include "core/model.h"
 #include "core/fsutil.h"
 #include "core/sb.h"
+#include "core/rules.h"
 #include "tui/app.h"
 #include "tui/ws_files.h"
 #include "views/sanitize.h"

@@ -8,6 +8,7 @@
 #include "views/view.h"
 
 #include "core/sb.h"
+#include "core/rules.h"
 #include "views/sanitize.h"
 
 #include <math.h>

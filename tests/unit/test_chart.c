@@ -10,6 +10,7 @@
 
 #include "core/chart.h"
 #include "core/sb.h"
+#include "core/rules.h"
 
 #include <math.h>
 #include <regex.h>

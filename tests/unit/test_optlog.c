@@ -10,6 +10,7 @@
 #include "core/fsutil.h"
 #include "core/optlog.h"
 #include "core/sb.h"
+#include "core/rules.h"
 
 #include <locale.h>
 #include <math.h>
