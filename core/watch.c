@@ -242,6 +242,19 @@ static bool driver_gone(int pid)
 
 /* ---- reading the workspace ------------------------------------------------ */
 
+static void emit_run_start(struct loop_watch *w, const struct store_run *run)
+{
+	struct loop_watch_event ev = {.kind = LOOP_WATCH_RUN_START,
+				      .iteration = run->iter,
+				      .run_id = run->id,
+				      .run_kind = run->kind,
+				      .pid = run->pid,
+				      .text = run->command,
+				      .log_path = run->log_path};
+	emit(w, &ev);
+	w->last_start = run->id;
+}
+
 /* Read the workspace into *s; events for what changed since w->s. */
 static int read_once(struct loop_watch *w, struct err *e)
 {
@@ -290,17 +303,8 @@ static int read_once(struct loop_watch *w, struct err *e)
 		if (ended[i] > s.last_run_end)
 			s.last_run_end = ended[i];
 		if (store_run_get(store, ended[i], &run, NULL) == 0) {
-			if (run.id > w->last_start) { /* begun and ended between two looks */
-				struct loop_watch_event st_ev = {.kind = LOOP_WATCH_RUN_START,
-								 .iteration = run.iter,
-								 .run_id = run.id,
-								 .run_kind = run.kind,
-								 .pid = run.pid,
-								 .text = run.command,
-								 .log_path = run.log_path};
-				emit(w, &st_ev);
-				w->last_start = run.id;
-			}
+			if (run.id > w->last_start) /* begun and ended between two looks */
+				emit_run_start(w, &run);
 			struct loop_watch_event ev = {.kind = LOOP_WATCH_RUN_END,
 						      .iteration = run.iter,
 						      .run_id = run.id,
@@ -320,15 +324,7 @@ static int read_once(struct loop_watch *w, struct err *e)
 		s.run_id = run.id;
 		if (run.id != w->tail_run) {
 			w->iter_for_events = run.iter;
-			w->last_start = run.id;
-			struct loop_watch_event ev = {.kind = LOOP_WATCH_RUN_START,
-						      .iteration = run.iter,
-						      .run_id = run.id,
-						      .run_kind = run.kind,
-						      .pid = run.pid,
-						      .text = run.command,
-						      .log_path = run.log_path};
-			emit(w, &ev);
+			emit_run_start(w, &run);
 			if (!w->own_ps) { /* the workspace's own patterns first, as runs do */
 				char *extra = xasprintf("%s/patterns", loop_dir(l));
 				patset_load(NULL, fsutil_is_dir(extra) ? extra : NULL, &w->own_ps, NULL);

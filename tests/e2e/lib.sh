@@ -6,6 +6,7 @@
 #   t_like "name" "$text" REGEX      passes when grep -E REGEX matches
 #   t_exit "name" WANT command...    passes when the command exits WANT
 #   t_skip "name" "why"
+#   jget KEY.PATH                    a value of the JSON on stdin
 #   t_done                           prints the plan; exit status 1 on failure
 #
 # Each test runs in a fresh scratch directory ($T_TMP), removed at exit.
@@ -50,6 +51,15 @@ t_like() {
 }
 t_unlike() {
 	if printf '%s' "$2" | grep -qE -- "$3"; then t_fail "$1" "unexpected match for /$3/ in:" "$(printf '%s' "$2" | tail -n 20)"; else t_pass "$1"; fi
+}
+# jget KEY.PATH: a value of the JSON document on stdin ("null" when absent,
+# a list joined by spaces); list items by index: "shapes.0.speedup".
+jget() {
+	python3 -c 'import json,sys
+v=json.load(sys.stdin)
+for k in sys.argv[1].split("."):
+    v=v[int(k)] if isinstance(v,list) else (v or {}).get(k)
+print(" ".join(map(str,v)) if isinstance(v,list) else ("null" if v is None else v))' "$1"
 }
 t_skip() { T_N=$((T_N + 1)); echo "ok $T_N - $1 # SKIP $2"; }
 t_done() {

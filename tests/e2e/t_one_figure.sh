@@ -10,13 +10,6 @@
 . "$(dirname "$0")/confirm_lib.sh"
 export DEMO_BENCH_WARMUP_MS=1 DEMO_BENCH_REP_MS=5
 
-jget() {
-	python3 -c 'import json,sys
-v=json.load(sys.stdin)
-for k in sys.argv[1].split("."):
-    v=v[int(k)] if isinstance(v,list) else v[k]
-print("null" if v is None else v)' "$1"
-}
 # "+25%" as optloop writes a fraction (whole percents from 10 %, one decimal below)
 pct() {
 	python3 -c 'import sys

@@ -10,13 +10,6 @@ d="$T_TMP/demo"
 cd "$d" || exit 1
 ws=profile/chunk_linear_attn-opt
 kernel=ops/linear_attn/chunk.c
-jget() {
-	python3 -c 'import json,sys
-v=json.load(sys.stdin)
-for k in sys.argv[1].split("."):
-    v=v[int(k)] if isinstance(v,list) else v[k]
-print("null" if v is None else v)' "$1"
-}
 "$OPTLOOP" verify >/dev/null 2>&1 && "$OPTLOOP" log --direction baseline --commit >/dev/null ||
 	t_fail "baseline"
 base_ms=$("$OPTLOOP" status --json | jget best.bench_ms)
