@@ -15,9 +15,12 @@ pct() {
 	python3 -c 'import sys
 v=sys.argv[1]
 if v in ("null","None",""): print("\u2014"); sys.exit()
+import math
+r=lambda x: int(math.copysign(math.floor(abs(x) + 0.5), x))  # C llround
 p=100*float(v)
-s=("%+.0f%%" % p) if abs(p) >= 9.95 else ("%+.1f%%" % p).replace(".0%","%")
-print(s)' "$1"
+if abs(p) >= 9.95: print("%+d%%" % r(p)); sys.exit()
+t=r(p*10)
+print("0%" if t == 0 else ("%+.1f%%" % (t/10)).replace(".0%","%"))' "$1"
 }
 optlog=profile/chunk_linear_attn-opt/OPT_LOG.md
 row_vs() { awk -F'|' -v i="$1" '$2+0 == i && $2 ~ /[0-9]/ { gsub(/ /, "", $6); print $6 }' "$optlog"; }
@@ -57,7 +60,7 @@ printf '/* next */\n' >>"$kernel"
 
 for i in 1 2; do
 	rv=$(row_vs $i)
-	t_like "row $i has a vs-best figure" "$rv" '^[+-][0-9.]+%$'
+	t_like "row $i has a vs-best figure" "$rv" '^([+-][0-9.]+|0)%$'
 	t_is "  its commit trailer carries the same" "$(trailer_vs $i)" "$rv"
 done
 t_is "row 1 carries the confirm's figure" "$(row_vs 1)" "$confirm_vs"
