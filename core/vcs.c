@@ -225,10 +225,14 @@ int vcs_exclude_add(struct vcs *v, const char *pattern, struct err *e)
 	int rc = 0;
 
 	mkdir(dir, 0755);
-	f = fopen(path, "a");
+	f = fopen(path, "a+");
 	if (!f)
 		rc = err_set(e, ERR_IO, "cannot append to %s: %s", path, strerror(errno));
 	else {
+		/* a file whose last line has no newline would swallow the pattern
+		 * into that line (both then mean nothing to git) */
+		if (fseek(f, -1, SEEK_END) == 0 && fgetc(f) != '\n')
+			fputc('\n', f);
 		fprintf(f, "%s\n", pattern);
 		if (fclose(f) != 0)
 			rc = err_set(e, ERR_IO, "cannot write %s: %s", path, strerror(errno));

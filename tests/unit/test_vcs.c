@@ -375,6 +375,31 @@ static void exclude_and_ignore(void **state)
 	vcs_free(v);
 }
 
+/* An exclude file whose last line has no newline keeps that line, and the
+ * pattern gets a line of its own (it used to be glued to the last one). */
+static void exclude_without_a_final_newline(void **state)
+{
+	struct vcs *v;
+	struct err e = {0};
+	struct sb notes = SB_INIT;
+	bool ign;
+
+	sh("mkdir -p %s/.git/info && printf '*.tmp' >%s/.git/info/exclude", repo, repo);
+	assert_int_equal(vcs_open(repo, &v, &e), 0);
+	assert_int_equal(workspace_ensure_ignored(v, &notes, &e), 0);
+	vcs_free(v);
+	char *ex = sh_out("cat %s/.git/info/exclude | tr '\\n' '|'", repo);
+	assert_string_equal(ex, "*.tmp|/profile/|");
+	free(ex);
+	assert_int_equal(vcs_open(repo, &v, &e), 0);
+	assert_int_equal(vcs_is_ignored(v, "profile/x-opt/OPT_LOG.md", &ign, &e), 0);
+	assert_true(ign);
+	assert_int_equal(vcs_is_ignored(v, "a.tmp", &ign, &e), 0);
+	assert_true(ign);
+	sb_release(&notes);
+	vcs_free(v);
+}
+
 static void frozen_files_inside_the_kernel_are_left_alone(void **state)
 {
 	struct vcs *v;
@@ -639,6 +664,7 @@ int main(void)
 		cmocka_unit_test_setup(aside_merge_brings_back_only_the_later_edit, fresh_repo),
 		cmocka_unit_test_setup(diff_shows_added_and_removed_lines, fresh_repo),
 		cmocka_unit_test_setup(exclude_and_ignore, fresh_repo),
+		cmocka_unit_test_setup(exclude_without_a_final_newline, fresh_repo),
 		cmocka_unit_test_setup(frozen_files_inside_the_kernel_are_left_alone, fresh_repo),
 		cmocka_unit_test_setup(commit_tree_is_the_one_git_would_stage, fresh_repo),
 		cmocka_unit_test_setup(kernel_file_that_became_a_directory_is_committed, fresh_repo),
