@@ -553,6 +553,24 @@ void contract_release(struct contract *c)
 	c->threshold = RULES_THRESHOLD;
 }
 
+/* A command optloop runs must read as what runs: a carriage return, an
+ * escape or another control character can make a terminal show one command
+ * while the shell runs another.  Line breaks (a multi-line script) and tabs
+ * stay; ERR_USAGE names the character and where it is. */
+static int command_check(int f, const char *cmd, const char *where, struct err *e)
+{
+	for (size_t i = 0; cmd && cmd[i]; i++) {
+		unsigned char ch = (unsigned char)cmd[i];
+		if ((ch < 0x20 && ch != '\n' && ch != '\t') || ch == 0x7f)
+			return err_set(e, ERR_USAGE,
+				       "contract: the %s command %s holds a control character (0x%02x "
+				       "at byte %zu), which a terminal would not show as it runs; write "
+				       "the command without it (optloop contract --set %s=...)",
+				       fields[f].name, where, ch, i + 1, fields[f].name);
+	}
+	return 0;
+}
+
 int contract_parse(const char *text, size_t len, struct contract *c, struct err *e)
 {
 	struct loc loc[CF_ALL];
@@ -589,6 +607,12 @@ int contract_parse(const char *text, size_t len, struct contract *c, struct err 
 			     "contract: the win threshold '%s' is not a percentage between 0 and 100 "
 			     "(write e.g. 3%%, or set it with optloop contract --set threshold=3%%)",
 			     thr);
+	else
+		rc = command_check(CF_VALIDATION, c->v[CF_VALIDATION], "in docs/draft.md", e) < 0 ||
+				     command_check(CF_BENCHMARK, c->v[CF_BENCHMARK], "in docs/draft.md",
+						   e) < 0
+			     ? ERR_USAGE
+			     : 0;
 	free(cap);
 	free(thr);
 	return rc;
@@ -708,6 +732,10 @@ int contract_set(const char *text, size_t len, const char *field, const char *va
 			       "benchmark, promotion, frozen, cap, threshold, runner)",
 			       field ? field : "");
 	normalise_value(f, value, &v);
+	if ((f == CF_VALIDATION || f == CF_BENCHMARK) && command_check(f, v.buf, "given", e) < 0) {
+		sb_release(&v);
+		return ERR_USAGE;
+	}
 	if (f == CF_RUNNER && v.len) {
 		struct slurm_runner run;
 		int rc = slurm_runner_parse(v.buf, &run, e);

@@ -84,4 +84,31 @@ t_like "as one line" "$(grep -E '^\| 1 \|' "$W/OPT_LOG.md")" '^\| 1 \| tile 64 r
 t_unlike "no ESC anywhere in OPT_LOG.md" "$(cat "$W/OPT_LOG.md")" "$esc"
 t_unlike "nor in the history" "$(git log --format=%B)" "$esc"
 
+# --- control characters in the commands optloop runs ----------------------------
+# A CR or ESC would let the terminal show "./verify" while the shell runs
+# something else: refused on --set, and in a hand-edited docs/draft.md.
+hidden="$T_TMP/hidden-ran"
+out=$("$OPTLOOP" contract --set "validation=touch $hidden"$'\r\033[2K'"./verify --op chunk_linear_attn" 2>&1); rc=$?
+t_is "contract --set refuses a validation command with CR and ESC (exit 2)" "$rc" 2
+t_like "  naming the character and where" "$out" 'validation command given holds a control character \(0x0d at byte [0-9]+\)'
+t_like "  the contract is unchanged" "$("$OPTLOOP" status 2>&1)" '^verify: +\./verify --op chunk_linear_attn$'
+t_exit "contract --set refuses an ESC in the benchmark command too" 2 \
+	"$OPTLOOP" contract --set "benchmark=./bench"$'\033[8m'" --quiet"
+cp "$W/docs/draft.md" "$T_TMP/draft.keep"
+python3 - "$W/docs/draft.md" "$hidden" <<'PY'
+import sys
+p, hidden = sys.argv[1], sys.argv[2]
+s = open(p).read()
+a = "./verify --op chunk_linear_attn"
+assert a in s
+open(p, "w").write(s.replace(a, "touch " + hidden + "\r\x1b[2K" + a, 1))
+PY
+out=$("$OPTLOOP" verify 2>&1); rc=$?
+t_is "a hand-written draft.md with a hidden command: verify refuses (exit 2)" "$rc" 2
+t_like "  saying where and what to do" "$out" \
+	'validation command in docs/draft.md holds a control character \(0x0d.*optloop contract --set validation='
+t_ok "  and nothing ran" test ! -e "$hidden"
+cp "$T_TMP/draft.keep" "$W/docs/draft.md"
+t_like "with the draft put back, status works again" "$("$OPTLOOP" status 2>&1)" '^verify: +\./verify'
+
 t_done
