@@ -76,11 +76,22 @@ t_like "named as a byte" "$out" '--axis holds a control character \(0x07, at byt
 out=$("$OPTLOOP" log --direction "$(printf 'tile \302\233 2J')" --status drop 2>&1); rc=$?
 t_is "a C1 CSI (U+009B) in --direction: exit 2" "$rc" 2
 t_like "named by its code point" "$out" 'U\+009B'
+out=$("$OPTLOOP" log --direction "$(printf 'tile \342\200\256 46 elit')" --status drop 2>&1); rc=$?
+t_is "a bidi override (U+202E) in --direction: exit 2" "$rc" 2
+t_like "  named as one" "$out" '--direction holds a bidirectional control character \(at byte 6\)'
+out=$("$OPTLOOP" log --direction "$(printf 'tile \377\376 64')" --status drop 2>&1); rc=$?
+t_is "bytes that are not UTF-8 in --direction: exit 2" "$rc" 2
+t_like "  named with the byte" "$out" '--direction is not valid UTF-8 \(byte 0xff at byte 6\)'
+out=$("$OPTLOOP" log --direction "$(printf 'tile \300\257')" --status drop 2>&1); rc=$?
+t_is "an overlong UTF-8 form: exit 2" "$rc" 2
+out=$("$OPTLOOP" log --direction "   " --status drop 2>&1); rc=$?
+t_is "a blank --direction: exit 2" "$rc" 2
+t_like "  saying a blank one says nothing" "$out" 'a blank one says nothing'
 t_is "nothing was logged" "$(cat "$W/OPT_LOG.md")" "$before"
 t_is "nothing was committed" "$(git rev-parse HEAD)" "$head_before"
-t_ok "plain text, a tab and a newline folded into spaces, is logged" \
-	"$OPTLOOP" log --direction "$(printf 'tile\t64\nrows')" --status drop --commit
-t_like "as one line" "$(grep -E '^\| 1 \|' "$W/OPT_LOG.md")" '^\| 1 \| tile 64 rows \|'
+t_ok "plain text, a tab and a newline folded into spaces, other scripts kept, is logged" \
+	"$OPTLOOP" log --direction "$(printf 'tile\t64\nrows \303\251 \342\206\222')" --status drop --commit
+t_like "as one line" "$(grep -E '^\| 1 \|' "$W/OPT_LOG.md")" '^\| 1 \| tile 64 rows é → \|'
 t_unlike "no ESC anywhere in OPT_LOG.md" "$(cat "$W/OPT_LOG.md")" "$esc"
 t_unlike "nor in the history" "$(git log --format=%B)" "$esc"
 
