@@ -68,19 +68,32 @@ static int view_reload(struct app *a, struct err *e)
 	struct sb text = SB_INIT;
 	int rc;
 
-	clear_data(a);
-	optlog_doc_release(&w->doc);
-	problems_release(&w->probs);
-	ws_files_release(&w->files);
+	/* Read and parse into new storage first: the panes keep drawing the
+	 * rows they have until the new ones are whole (a log removed, cut to
+	 * nothing or replaced by something else leaves the last good one on
+	 * screen, and the error says why). */
+	struct optlog_doc doc;
+	struct problems probs;
+	memset(&doc, 0, sizeof(doc));
+	memset(&probs, 0, sizeof(probs));
 	sb_init(&text);
 	if ((rc = fsutil_read_file(w->path, &text, e)) < 0) {
 		sb_release(&text);
 		return err_prefix(e, "view: ");
 	}
-	rc = optlog_parse(text.buf, text.len, &w->doc, &w->probs, e);
+	rc = optlog_parse(text.buf, text.len, &doc, &probs, e);
 	sb_release(&text);
-	if (rc < 0)
+	if (rc < 0) {
+		optlog_doc_release(&doc);
+		problems_release(&probs);
 		return err_prefix(e, "view %s: ", w->path);
+	}
+	clear_data(a);
+	optlog_doc_release(&w->doc);
+	problems_release(&w->probs);
+	ws_files_release(&w->files);
+	w->doc = doc;
+	w->probs = probs;
 	a->data.title = w->title;
 	a->data.readonly = true;
 	a->data.rows = w->doc.rows;

@@ -165,4 +165,33 @@ t_no_screen "a snapshot does not follow" 'later'
 tui_stop
 tui_check_stderr
 t_exit "a folder without an OPT_LOG.md is a usage error" 2 "$OPTLOOP" view "$T_TMP"
+# The followed log removed, cut to nothing, replaced by a file with no table,
+# a link to /dev/zero or a FIFO: the view stays up with the last good rows
+# and says what is wrong; the log put back is shown again.
+cp "$T_TMP/ws/OPT_LOG.md" "$T_TMP/good.md"
+tui_start 120 30 -- "$OPTLOOP" view "$T_TMP/ws/OPT_LOG.md"
+t_screen "the view follows the log" 'read-only view of .* rows?'
+rows_shown=$(tui_screen | grep -c '│[* !?] *[0-9]')
+: >"$T_TMP/ws/OPT_LOG.md"
+sleep 1
+t_ok "  cut to 0 bytes: still running" tui_alive
+printf 'no table here\n' >"$T_TMP/ws/OPT_LOG.md"
+sleep 1
+t_ok "  a file with no table: still running" tui_alive
+rm -f "$T_TMP/ws/OPT_LOG.md"
+sleep 1
+t_ok "  removed: still running" tui_alive
+ln -s /dev/zero "$T_TMP/ws/OPT_LOG.md"
+sleep 1
+t_ok "  a link to /dev/zero: still running" tui_alive
+rm -f "$T_TMP/ws/OPT_LOG.md" && mkfifo "$T_TMP/ws/OPT_LOG.md"
+sleep 1
+t_ok "  a FIFO: still running" tui_alive
+t_screen "  and it says what is wrong" 'is a FIFO, not a regular file'
+t_is "  the last good rows stay on screen" "$(tui_screen | grep -c '│[* !?] *[0-9]')" "$rows_shown"
+rm -f "$T_TMP/ws/OPT_LOG.md" && cp "$T_TMP/good.md" "$T_TMP/ws/OPT_LOG.md"
+t_screen "the log put back is shown again" 'read-only view of .* rows?'
+tui_keys q
+t_is "q quits with status 0" "$(tui_exit_status)" "0"
+tui_check_stderr
 t_done

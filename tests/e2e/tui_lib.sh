@@ -50,6 +50,8 @@ tui_start() {
 }
 
 tui_screen() { tmux_ capture-pane -p; }
+# the program has not exited (its exit status is written when it does)
+tui_alive() { [ ! -s "$TUI_STATUS" ]; }
 tui_keys() { tmux_ send-keys "$@"; }
 tui_resize() { tmux_ resize-window -x "$1" -y "$2"; }
 
