@@ -697,6 +697,37 @@ int vcs_commit_kernel(struct vcs *v, const char *const *paths, size_t n, const c
  * over it: a kill at any moment leaves the old file or the new one, never a
  * truncated one (libgit2's checkout rewrites files in place).  The blob's
  * bytes as they are: no filter of the repository's configuration runs. */
+/* The directories from the work tree down to dir (a path under it) as real
+ * directories: a link or a file where the tree has a directory is removed,
+ * the link itself and never what it points to, so a restore never writes
+ * through a link to somewhere else (a candidate that replaced a kernel
+ * directory by a link or a file is in its own commit or snapshot). */
+static int real_dirs(struct vcs *v, const char *dir, struct err *e)
+{
+	size_t root = strlen(v->workdir);
+	if (strncmp(dir, v->workdir, root) != 0 || dir[root] != '/')
+		return 0; /* the work tree itself */
+	char *p = xstrdup(dir);
+	int rc = 0;
+	for (char *s = p + root + 1; rc == 0;) {
+		char *slash = strchr(s, '/');
+		if (slash)
+			*slash = '\0';
+		struct stat st;
+		if (lstat(p, &st) == 0 && !S_ISDIR(st.st_mode) && unlink(p) < 0)
+			rc = err_set(e, ERR_IO, "cannot remove %s, which stands where the kernel has a "
+						"directory: %s", p, strerror(errno));
+		if (rc == 0 && mkdir(p, 0755) < 0 && errno != EEXIST)
+			rc = err_set(e, ERR_IO, "cannot make the directory %s: %s", p, strerror(errno));
+		if (!slash)
+			break;
+		*slash = '/';
+		s = slash + 1;
+	}
+	free(p);
+	return rc;
+}
+
 static int write_blob(struct vcs *v, const struct kfile *f, struct err *e)
 {
 	git_blob *blob = NULL;
@@ -709,7 +740,7 @@ static int write_blob(struct vcs *v, const struct kfile *f, struct err *e)
 	if (git_blob_lookup(&blob, v->repo, &f->oid) < 0)
 		rc = git_fail(e, ERR_IO, "cannot read a kernel file from git");
 	if (rc == 0 && slash)
-		rc = fsutil_mkdir_p(dir, e);
+		rc = real_dirs(v, dir, e);
 	if (rc == 0 && f->mode == GIT_FILEMODE_LINK) {
 		char *target = xstrndup(git_blob_rawcontent(blob), (size_t)git_blob_rawsize(blob));
 		char *tmp = xasprintf("%s.tmp.%ld", full, (long)getpid());

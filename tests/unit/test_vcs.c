@@ -274,6 +274,53 @@ static void snapshot_restore_set_aside_and_bring_back(void **state)
 	vcs_free(v);
 }
 
+/* A candidate that replaced a kernel subdirectory with a link to a folder
+ * outside the repository, or with a file: the restore puts the directory
+ * back and never writes through the link. */
+static void restore_never_writes_through_a_link(void **state)
+{
+	struct vcs *v;
+	struct err e = {0};
+	struct sb s = SB_INIT;
+
+	write_file("fla/ops/gla/sub/a.py", "best = 1\n");
+	sh("cd %s && git add -A && git commit -q -m sub", repo);
+	char *outside = xasprintf("%s-outside", repo);
+	sh("mkdir -p %s && printf 'outside = 1\\n' >%s/a.py", outside, outside);
+	sh("cd %s && rm -rf fla/ops/gla/sub && ln -s %s fla/ops/gla/sub", repo, outside);
+	assert_int_equal(vcs_open(repo, &v, &e), 0);
+	assert_int_equal(vcs_restore(v, "HEAD", kernel, 1, &e), 0);
+	char *o = xasprintf("%s/a.py", outside);
+	assert_int_equal(fsutil_read_file(o, &s, &e), 0);
+	assert_string_equal(s.buf, "outside = 1\n"); /* untouched */
+	sb_release(&s);
+	char *in = xasprintf("%s/fla/ops/gla/sub/a.py", repo);
+	struct stat st;
+	char *subdir = xasprintf("%s/fla/ops/gla/sub", repo);
+	assert_int_equal(lstat(subdir, &st), 0);
+	assert_true(S_ISDIR(st.st_mode)); /* a real directory again */
+	assert_int_equal(fsutil_read_file(in, &s, &e), 0);
+	assert_string_equal(s.buf, "best = 1\n");
+	sb_release(&s);
+
+	/* the directory turned into a file */
+	sh("cd %s && rm -rf fla/ops/gla/sub && printf 'x\\n' >fla/ops/gla/sub", repo);
+	assert_int_equal(vcs_restore(v, "HEAD", kernel, 1, &e), 0);
+	assert_int_equal(lstat(subdir, &st), 0);
+	assert_true(S_ISDIR(st.st_mode));
+	assert_int_equal(fsutil_read_file(in, &s, &e), 0);
+	assert_string_equal(s.buf, "best = 1\n");
+	sb_release(&s);
+	char *status = sh_out("cd %s && git status --porcelain", repo);
+	assert_string_equal(status, "");
+	free(status);
+	free(subdir);
+	free(in);
+	free(o);
+	free(outside);
+	vcs_free(v);
+}
+
 /* After a drop the kernel is the best's again; only the edit made after the
  * measurement comes back, not the dropped change under it. */
 static void aside_merge_brings_back_only_the_later_edit(void **state)
@@ -662,6 +709,7 @@ int main(void)
 		cmocka_unit_test_setup(missing_identity_says_how_to_set_it, fresh_repo),
 		cmocka_unit_test_setup(snapshot_restore_set_aside_and_bring_back, fresh_repo),
 		cmocka_unit_test_setup(aside_merge_brings_back_only_the_later_edit, fresh_repo),
+		cmocka_unit_test_setup(restore_never_writes_through_a_link, fresh_repo),
 		cmocka_unit_test_setup(diff_shows_added_and_removed_lines, fresh_repo),
 		cmocka_unit_test_setup(exclude_and_ignore, fresh_repo),
 		cmocka_unit_test_setup(exclude_without_a_final_newline, fresh_repo),
