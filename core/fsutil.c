@@ -297,6 +297,25 @@ int fsutil_mkdir_p(const char *path, struct err *e)
 	return 0;
 }
 
+int fsutil_own_dir(const char *path, struct err *e)
+{
+	struct stat st;
+	if (lstat(path, &st) < 0 || S_ISDIR(st.st_mode))
+		return 0;
+	if (S_ISLNK(st.st_mode)) {
+		char to[4096];
+		ssize_t n = readlink(path, to, sizeof(to) - 1);
+		to[n > 0 ? n : 0] = '\0';
+		return err_set(e, ERR_REFUSED,
+			       "%s is a link (to %s), so what optloop writes there would land "
+			       "elsewhere; replace it with a folder of its own (mv it aside, then "
+			       "mkdir it)",
+			       path, to);
+	}
+	return err_set(e, ERR_REFUSED,
+		       "%s is not a folder; optloop writes its files there: move it aside", path);
+}
+
 bool fsutil_exists(const char *path)
 {
 	struct stat st;

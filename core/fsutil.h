@@ -64,6 +64,10 @@ int fsutil_write_atomic_via(const char *path, const char *tmp, const void *data,
 
 /* mkdir -p with mode 0755. */
 int fsutil_mkdir_p(const char *path, struct err *e);
+/* A folder optloop writes into must be a folder of its own, not a link that
+ * sends the writes elsewhere: 0 when path is a directory (or absent),
+ * ERR_REFUSED naming it and where the link points otherwise. */
+int fsutil_own_dir(const char *path, struct err *e);
 
 bool fsutil_exists(const char *path);
 bool fsutil_is_dir(const char *path);

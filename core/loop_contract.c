@@ -12,6 +12,9 @@
 #include "core/fsutil.h"
 #include "core/sb.h"
 
+#include <stdlib.h>
+#include <string.h>
+
 _Static_assert(CONTRACT_NFIELDS == CF_ALL, "loop.h counts every contract field");
 
 bool loop_contract_field_known(const char *name)
@@ -24,7 +27,14 @@ int loop_contract_set(struct loop *l, const char *const *names, const char *cons
 {
 	struct sb text = SB_INIT, next = SB_INIT;
 	const char *path = loop_contract_path(l);
-	int rc = fsutil_read_file(path, &text, e);
+	char *docs = xstrdup(path), *slash = strrchr(docs, '/');
+	if (slash)
+		*slash = '\0';
+	int rc = fsutil_own_dir(docs, e);
+	free(docs);
+	if (rc < 0)
+		return rc;
+	rc = fsutil_read_file(path, &text, e);
 
 	if (rc == ERR_NOTFOUND)
 		rc = 0; /* set into an empty contract */

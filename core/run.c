@@ -134,7 +134,9 @@ int run_start(struct store *st, const struct run_spec *s, struct run **out, stru
 {
 	*out = NULL;
 	if (s->trace_dir) {
-		int rc = fsutil_mkdir_p(s->trace_dir, e);
+		int rc = fsutil_own_dir(s->trace_dir, e);
+		if (rc == 0)
+			rc = fsutil_mkdir_p(s->trace_dir, e);
 		if (rc < 0)
 			return rc;
 	}

@@ -155,4 +155,24 @@ t_like "saying what the file is" "$(cat "$TUI_STDERR")" 'OPT_LOG.fifo.md is a FI
 tui_stop
 tui_check_stderr
 
+# trace/ and docs/ as links to a folder outside: nothing is written through
+# them; the command says which folder and what to do.
+out_dir="$T_TMP/elsewhere"
+mkdir -p "$out_dir/trace" "$out_dir/docs"
+mv "$W/trace" "$W/trace.orig" && ln -s "$out_dir/trace" "$W/trace"
+out=$(ol verify 2>&1); rc=$?
+t_is "verify with trace/ a link to a folder outside: exit 3" "$rc" 3
+t_like "  naming the link and what to do" "$out" 'trace is a link \(to .*elsewhere/trace\).*replace it with a folder of its own'
+t_is "  nothing was written through it" "$(ls -A "$out_dir/trace")" ""
+rm "$W/trace" && mv "$W/trace.orig" "$W/trace"
+cp "$W/docs/draft.md" "$out_dir/docs/draft.md"
+mv "$W/docs" "$W/docs.orig" && ln -s "$out_dir/docs" "$W/docs"
+before=$(cat "$out_dir/docs/draft.md")
+out=$(ol contract --set "languages=C99" 2>&1); rc=$?
+t_is "contract --set with docs/ a link to a folder outside: exit 3" "$rc" 3
+t_like "  naming the link" "$out" 'docs is a link \(to .*elsewhere/docs\)'
+t_is "  the draft outside is untouched" "$(cat "$out_dir/docs/draft.md")" "$before"
+rm "$W/docs" && mv "$W/docs.orig" "$W/docs"
+t_ok "with the folders back, contract --set works" ol contract --set "languages=C99"
+
 t_done
