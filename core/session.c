@@ -61,6 +61,29 @@ static const char *const *kpaths(const struct ctx *c)
 	return (const char *const *)c->status.kernel;
 }
 
+/* Where an unquoted shell comment starts in cmd ("# ..." at the start of a
+ * word, outside quotes), or NULL.  Words appended after it would be part of
+ * the comment. */
+static const char *shell_comment(const char *cmd)
+{
+	char q = 0;
+	for (const char *p = cmd; *p; p++) {
+		if (q) {
+			if (*p == q)
+				q = 0;
+			else if (q == '"' && *p == '\\' && p[1])
+				p++;
+		} else if (*p == '\'' || *p == '"') {
+			q = *p;
+		} else if (*p == '\\' && p[1]) {
+			p++;
+		} else if (*p == '#' && (p == cmd || strchr(" \t\n;&|(", p[-1]))) {
+			return p;
+		}
+	}
+	return NULL;
+}
+
 static int ctx_init(struct ctx *c, struct loop *l, const struct loop_session_opts *o, const char *what,
 		    struct err *e)
 {
@@ -88,6 +111,13 @@ static int ctx_init(struct ctx *c, struct loop *l, const struct loop_session_opt
 				       "%s refused: the contract has no validation command (optloop "
 				       "contract --set validation=CMD)",
 				       what);
+		if (!strstr(v, "--no-gate") && shell_comment(v))
+			return err_set(e, ERR_REFUSED,
+				       "%s refused: the validation command ends in a shell comment "
+				       "(from '%.40s'), which would swallow the --no-gate optloop "
+				       "appends for a benchmark-only run; remove the comment (optloop "
+				       "contract --set validation=CMD) or give the command with --cmd",
+				       what, shell_comment(v));
 		c->command = strstr(v, "--no-gate") ? xstrdup(v) : xasprintf("%s --no-gate", v);
 	}
 	return 0;

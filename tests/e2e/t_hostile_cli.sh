@@ -122,4 +122,20 @@ t_ok "  and nothing ran" test ! -e "$hidden"
 cp "$T_TMP/draft.keep" "$W/docs/draft.md"
 t_like "with the draft put back, status works again" "$("$OPTLOOP" status 2>&1)" '^verify: +\./verify'
 
+# --- a shell comment at the end of the validation command ----------------------
+# noise and confirm append --no-gate; a comment would swallow it and the
+# gate would run as a benchmark.
+"$OPTLOOP" contract --set "validation=./verify --op chunk_linear_attn # the gate, then the bench" >/dev/null
+out=$("$OPTLOOP" noise --runs 2 2>&1); rc=$?
+t_is "noise with a validation command ending in a comment: exit 3" "$rc" 3
+t_like "  saying the comment would swallow --no-gate" "$out" \
+	"ends in a shell comment \(from '# the gate.*would swallow the --no-gate"
+"$OPTLOOP" contract --set "validation=./verify --op chunk_linear_attn --json 'x#y.json'" >/dev/null
+out=$("$OPTLOOP" noise --runs 2 2>&1); rc=$?
+t_is "a # inside quotes is no comment: noise runs" "$rc" 0
+t_like "  with --no-gate after the quoted word" \
+	"$(sqlite3 "$W/optloop.db" "SELECT command FROM runs WHERE kind = 'noise' ORDER BY id DESC LIMIT 1")" \
+	"'x#y\\.json' --no-gate\$"
+"$OPTLOOP" contract --set "validation=./verify --op chunk_linear_attn" >/dev/null
+
 t_done
