@@ -853,7 +853,7 @@ static int reconcile_intents(struct loop *l, struct err *e)
 	int rc = 0;
 
 	while (rc == 0 && store_intent_pending(l->store, &in, NULL) == 0) {
-		enum vcs_between at;
+		enum vcs_between at = VCS_ELSEWHERE;
 		bool swap = !strcmp(in.kind, "swap");
 		/* a swap goes back to where it came from; the others go forward */
 		const char *target = swap ? in.from : in.to;
@@ -884,6 +884,11 @@ static int reconcile_intents(struct loop *l, struct err *e)
 		/* a restore that reached the best is committed by guards_after_commit */
 		if (rc == 0)
 			rc = store_intent_end(l->store, in.id, e);
+		if (rc == 0 && swap && at != VCS_ELSEWHERE) { /* the candidate is back */
+			char *ref = xasprintf("refs/optloop/swap/%s", l->ws.op);
+			vcs_unkeep(l->vcs, ref);
+			free(ref);
+		}
 		store_intent_release(&in);
 	}
 	return rc;

@@ -235,6 +235,34 @@ static int measure_once(struct ctx *c, const char *kind, const char *role, struc
 }
 
 /* Finish a confirm that a crash cut off: put its candidate back. */
+/* A swap puts the best in the tree while the candidate waits as a snapshot
+ * tree that nothing in git refers to: a ref keeps it from git gc until the
+ * candidate is back (loop.c's reconcile drops it after a crash). */
+static char *swap_ref(struct ctx *c)
+{
+	return xasprintf("refs/optloop/swap/%s", loop_workspace(c->l)->op);
+}
+
+static int swap_begin(struct ctx *c, int iter, const char *snap, const char *best_commit,
+		      int *intent, struct err *e)
+{
+	char *ref = swap_ref(c);
+	int rc = vcs_keep(c->vcs, ref, snap, e);
+	free(ref);
+	return rc < 0 ? rc : store_intent_begin(c->st, "swap", iter, snap, best_commit, intent, e);
+}
+
+static int swap_end(struct ctx *c, int intent, struct err *e)
+{
+	int rc = intent ? store_intent_end(c->st, intent, e) : 0;
+	if (rc == 0) {
+		char *ref = swap_ref(c);
+		vcs_unkeep(c->vcs, ref);
+		free(ref);
+	}
+	return rc;
+}
+
 static int recover(struct ctx *c, struct err *e)
 {
 	struct store_confirm u;
@@ -248,6 +276,11 @@ static int recover(struct ctx *c, struct err *e)
 	bool restore = u.cand_snapshot && u.best_tree && strcmp(now, u.best_tree) == 0;
 	if (rc == 0 && restore)
 		rc = vcs_restore(c->vcs, u.cand_snapshot, kpaths(c), c->status.nkernel, e);
+	if (rc == 0 && restore) {
+		char *ref = swap_ref(c);
+		vcs_unkeep(c->vcs, ref);
+		free(ref);
+	}
 	if (rc == 0)
 		rc = measure_confirm_end(c->st, u.id, NULL, false, e);
 	if (rc == 0 && restore)
@@ -346,7 +379,7 @@ int loop_noise(struct loop *l, const struct loop_session_opts *o, struct loop_se
 	bool swapped = false;
 	int intent = 0;
 	if (rc == 0 && strcmp(cur, b.tree ? b.tree : "") != 0) {
-		rc = store_intent_begin(c.st, "swap", c.status.iteration, snap, b.commit, &intent, e);
+		rc = swap_begin(&c, c.status.iteration, snap, b.commit, &intent, e);
 		if (rc == 0)
 			rc = vcs_restore(c.vcs, b.commit, kpaths(&c), c.status.nkernel, e);
 		swapped = intent != 0;
@@ -363,7 +396,7 @@ int loop_noise(struct loop *l, const struct loop_session_opts *o, struct loop_se
 		struct err e2 = {0};
 		int rc2 = vcs_restore(c.vcs, snap, kpaths(&c), c.status.nkernel, &e2);
 		if (rc2 == 0)
-			rc2 = store_intent_end(c.st, intent, &e2);
+			rc2 = swap_end(&c, intent, &e2);
 		if (rc == 0 && rc2 < 0) {
 			*e = e2;
 			rc = rc2;
@@ -763,7 +796,7 @@ begun:
 		}
 	}
 	if (rc == 0 && !s->paired)
-		rc = store_intent_begin(c->st, "swap", s->iter, s->snap, s->b.commit, &s->intent, e);
+		rc = swap_begin(c, s->iter, s->snap, s->b.commit, &s->intent, e);
 	if (rc < 0) {
 		confirm_run_free(s);
 		return rc;
@@ -841,7 +874,7 @@ int loop_confirm_end(struct loop_confirm_run *s, struct loop_session *r, struct 
 	if (rc2 == 0 && strcmp(now, s->cand) != 0)
 		rc2 = vcs_restore(c->vcs, s->snap, kpaths(c), c->status.nkernel, &e2);
 	if (rc2 == 0 && s->intent)
-		rc2 = store_intent_end(c->st, s->intent, &e2);
+		rc2 = swap_end(c, s->intent, &e2);
 	if (rc == 0 && rc2 < 0) {
 		if (e)
 			*e = e2;

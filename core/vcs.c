@@ -1030,6 +1030,27 @@ static int merge_aside(struct vcs *v, const char *measured, const char *aside_sh
 	return rc;
 }
 
+int vcs_keep(struct vcs *v, const char *refname, const char *sha, struct err *e)
+{
+	git_oid oid;
+	git_reference *ref = NULL;
+	if (git_oid_fromstr(&oid, sha) < 0)
+		return err_set(e, ERR_USAGE, "'%s' is not an object id", sha);
+	if (git_reference_create(&ref, v->repo, refname, &oid, 1, "optloop: keep") < 0)
+		return git_fail(e, ERR_IO, "cannot keep the candidate's snapshot under a ref");
+	git_reference_free(ref);
+	return 0;
+}
+
+void vcs_unkeep(struct vcs *v, const char *refname)
+{
+	git_reference *ref = NULL;
+	if (git_reference_lookup(&ref, v->repo, refname) == 0) {
+		git_reference_delete(ref);
+		git_reference_free(ref);
+	}
+}
+
 int vcs_aside_merge(struct vcs *v, const char *measured, const char *aside_sha,
 		    const char *const *paths, size_t n, char merged[VCS_OID_HEX], struct err *e)
 {

@@ -118,6 +118,13 @@ int vcs_aside_save(struct vcs *v, const char *const *paths, size_t n, const char
  * what changed since the measurement. */
 int vcs_aside_merge(struct vcs *v, const char *measured, const char *aside_sha,
 		    const char *const *paths, size_t n, char merged[VCS_OID_HEX], struct err *e);
+/* Keep object sha (a commit or a tree) reachable under refname, so git gc
+ * never prunes it while optloop still needs it (a candidate's snapshot
+ * during a confirm or noise swap); vcs_unkeep drops the ref (no error when
+ * it is not there). */
+int vcs_keep(struct vcs *v, const char *refname, const char *sha, struct err *e);
+void vcs_unkeep(struct vcs *v, const char *refname);
+
 /* Put treeish's kernel files in the work tree (vcs_restore) and drop the
  * set-aside ref refname (may be NULL). */
 int vcs_bring_back(struct vcs *v, const char *treeish, const char *refname,

@@ -93,10 +93,16 @@ sleep 0.3
 kill -KILL "$pid"
 wait "$pid" 2>/dev/null
 t_ok "SIGKILL on confirm leaves the harness running" harness_running
+t_like "while the swap is cut off, a ref keeps the candidate's snapshot" \
+	"$(git for-each-ref refs/optloop/swap/ --format='%(objecttype)')" '^tree$'
+# git gc --prune=now while the best is in the tree: the candidate survives
+git gc -q --prune=now 2>/dev/null
 out=$("$OPTLOOP" status 2>&1)
 t_like "the next command stops the harness left running" "$out" 'harness left running .* was stopped'
 sleep 0.2
 t_ok "and it is gone" harness_gone
 t_is "and the candidate is back" "$(sha1sum kernel/compute.sh)" "$cand"
+t_unlike "  even after git gc --prune=now; no extra change is blamed" "$out" 'extra change'
+t_is "  and the ref is dropped once it is back" "$(git for-each-ref refs/optloop/swap/ | wc -l)" 0
 t_ok "log is not refused as telescoped" "$OPTLOOP" log --direction "one comment more" --status drop
 t_done
