@@ -420,6 +420,26 @@ int guards_trap_add(const struct guards_ctx *g, const char *title, const char *f
 
 /* ---- revert / drop ------------------------------------------------------------ */
 
+bool guards_restore_pending(const struct guards_ctx *g, int *iter)
+{
+	struct log_rows *rs;
+	const struct log_row *rows;
+	size_t n;
+	bool pending = false;
+	if (rows_load(g, &rs, &rows, &n, NULL) < 0)
+		return false;
+	const struct log_row *last = n ? &rows[n - 1] : NULL;
+	const struct log_row *best = log_rows_best(rows, n);
+	if (last && last->commit && (last->status == RS_REVERT || last->status == RS_DROP) &&
+	    best && best->commit && !store_restore_done(g->store, last->iter)) {
+		pending = true;
+		if (iter)
+			*iter = last->iter;
+	}
+	log_rows_put(rs);
+	return pending;
+}
+
 int guards_after_commit(const struct guards_ctx *g, char sha[41], struct err *e)
 {
 	struct log_rows *rs;

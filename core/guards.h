@@ -124,6 +124,10 @@ int guards_trap_add(const struct guards_ctx *g, const char *title, const char *f
  * call again (after a crash): it does nothing once done.  sha (may be NULL)
  * receives the restore commit, "" when none was needed. */
 int guards_after_commit(const struct guards_ctx *g, char sha[41], struct err *e);
+/* Is the restore after the last row (a committed revert or drop) still to
+ * be done?  Then the kernel in the tree is not the next iteration's change
+ * and nothing may measure it; *iter (may be NULL) is that row's. */
+bool guards_restore_pending(const struct guards_ctx *g, int *iter);
 
 /* ---- stall re-assessment ---------------------------------------------------- */
 

@@ -2011,6 +2011,17 @@ int loop_verify_begin(struct loop *l, const struct loop_verify_opts *o, struct e
 	}
 	/* the frozen scope (hashed at the baseline), then stall and stop */
 	struct guards_ctx g = loop_guards(l);
+	int pending;
+	if (guards_restore_pending(&g, &pending))
+		return err_set(e, ERR_REFUSED,
+			       "verify refused: iteration %d's drop or revert is committed but the "
+			       "restore of the best kernel after it is not%s, so the tree is not "
+			       "the next iteration's change; %s, then run optloop status (it "
+			       "commits the restore)",
+			       pending, vcs_index_locked(l->vcs) ? " (git's index is locked)" : "",
+			       vcs_index_locked(l->vcs)
+				       ? "when no git command is running, remove .git/index.lock"
+				       : "see optloop status for what stopped it");
 	if ((rc = guards_verify_check(&g, e)) < 0)
 		return rc;
 	sb_adds(&cmd, l->contract->c.v[CF_VALIDATION]);

@@ -230,4 +230,24 @@ for point in restore.before_rename restore.after_checkout; do
 	t_is "$point: the loop is ready for the next change" "$(state)" ready
 	t_is "$point: no temp file is left" "$(git status --porcelain)" ""
 done
+# A drop committed, its restore cut off, and git's index left locked: the
+# tree holds the best again but HEAD the dropped change, and verify must not
+# measure that as the next iteration; once the lock is gone the next command
+# commits the restore.
+d="$T_TMP/restore-locked"
+setup "$d" 2>&1
+"$OPTLOOP" log --direction "shift" --status drop >/dev/null
+OPTLOOP_FAULT=restore.after_checkout "$OPTLOOP" commit >/dev/null 2>&1
+t_is "commit killed between the restore and its commit" "$?" 137
+touch .git/index.lock
+out=$("$OPTLOOP" verify 2>&1); rc=$?
+t_is "verify refuses while the restore is not committed (exit 3)" "$rc" 3
+t_like "  saying why and what to do" "$out" \
+	"restore of the best kernel after it is not \(git's index is locked\).*remove \.git/index\.lock"
+t_is "  no run was recorded for iteration 2" \
+	"$(sqlite3 profile/tiny-opt/optloop.db "SELECT count(*) FROM runs WHERE iter = 2")" 0
+rm -f .git/index.lock
+t_is "with the lock gone the restore is committed: ready" "$(state)" ready
+t_like "  by its own commit" "$(git log -1 --format=%B)" '^Optloop-Restore: 1$'
+
 t_done
