@@ -1978,6 +1978,38 @@ static int keep_attempt_log(struct loop *l, int run_id, struct err *e)
 	return rc;
 }
 
+/* A kernel change committed by hand since the last row: HEAD's kernel is not
+ * the one optloop left (the last row's, or the best's after a drop or
+ * revert).  Measured now, it would count as no change, and a drop's restore
+ * would quietly undo it: refused, with the two ways on. */
+static int hand_commit_check(struct loop *l, struct err *e)
+{
+	struct log_rows *sr;
+	const struct log_row *rows;
+	size_t n;
+	int rc = rows_get(l->store, &sr, &rows, &n, e);
+	if (rc < 0)
+		return rc;
+	const struct log_row *last = n ? &rows[n - 1] : NULL, *best = log_rows_best(rows, n);
+	bool back = last && (last->status == RS_DROP || last->status == RS_REVERT);
+	const char *expect = !last || !last->commit ? NULL : back ? (best ? best->commit : NULL)
+								 : last->commit;
+	char want[VCS_OID_HEX], head[VCS_OID_HEX];
+	if (expect && vcs_kernel_hash(l->vcs, kpaths(l), l->nkernel, expect, want, NULL) == 0 &&
+	    vcs_kernel_hash(l->vcs, kpaths(l), l->nkernel, "HEAD", head, NULL) == 0 &&
+	    strcmp(want, head))
+		rc = err_set(e, ERR_REFUSED,
+			     "verify refused: a commit made since iteration %d changed the kernel "
+			     "(HEAD's kernel is not the one optloop left: %s commit %.12s), so a verify "
+			     "would see no change and a drop would quietly undo it; make it this "
+			     "iteration's change (git reset --soft to optloop's last commit: the "
+			     "change stays in the tree, uncommitted, then optloop verify), or undo "
+			     "it (git revert)",
+			     last->iter, back ? "the best's" : "that iteration's", expect);
+	log_rows_put(sr);
+	return rc;
+}
+
 int loop_verify_begin(struct loop *l, const struct loop_verify_opts *o, struct err *e)
 {
 	struct where w;
@@ -2022,7 +2054,7 @@ int loop_verify_begin(struct loop *l, const struct loop_verify_opts *o, struct e
 			       vcs_index_locked(l->vcs)
 				       ? "when no git command is running, remove .git/index.lock"
 				       : "see optloop status for what stopped it");
-	if ((rc = guards_verify_check(&g, e)) < 0)
+	if ((rc = hand_commit_check(l, e)) < 0 || (rc = guards_verify_check(&g, e)) < 0)
 		return rc;
 	sb_adds(&cmd, l->contract->c.v[CF_VALIDATION]);
 	if (o && o->gate_k) {

@@ -250,4 +250,19 @@ rm -f .git/index.lock
 t_is "with the lock gone the restore is committed: ready" "$(state)" ready
 t_like "  by its own commit" "$(git log -1 --format=%B)" '^Optloop-Restore: 1$'
 
+# A kernel change committed by hand between iterations: verify refuses (it
+# would read as no change, and a drop's restore would quietly undo it).
+d="$T_TMP/hand-commit"
+setup "$d" 2>&1
+"$OPTLOOP" log --direction "shift" --status drop --commit >/dev/null
+echo "# by hand" >>kernel/compute.sh
+git commit -qam "tweak the kernel by hand"
+out=$("$OPTLOOP" verify 2>&1); rc=$?
+t_is "verify after a hand commit of the kernel: exit 3" "$rc" 3
+t_like "  saying what happened and the two ways on" "$out" \
+	"a commit made since iteration 1 changed the kernel.*git reset --soft.*git revert"
+git reset -q --soft HEAD~1
+t_is "after git reset --soft the change is this iteration's: editing" "$(state)" editing
+t_ok "  and verify measures it" "$OPTLOOP" verify
+
 t_done
