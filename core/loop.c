@@ -1213,6 +1213,32 @@ static int reconcile_aside(struct loop *l, struct err *e)
 	return rc;
 }
 
+/* A drop or revert's commit killed while git wrote its index leaves the
+ * dropped kernel staged: the restore commit is HEAD, but the next git
+ * commit of the user's would put the dropped change back.  Once the lock
+ * is gone, the kernel's index entries go back to HEAD. */
+static void reconcile_index(struct loop *l)
+{
+	struct log_rows *sr;
+	const struct log_row *rows;
+	size_t n;
+	if (vcs_index_locked(l->vcs) || rows_get(l->store, &sr, &rows, &n, NULL) < 0)
+		return;
+	const struct log_row *last = n ? &rows[n - 1] : NULL;
+	char idx[VCS_OID_HEX], dropped[VCS_OID_HEX], head[VCS_OID_HEX];
+	if (last && last->commit && (last->status == RS_DROP || last->status == RS_REVERT) &&
+	    vcs_index_kernel_hash(l->vcs, kpaths(l), l->nkernel, idx, NULL) == 0 &&
+	    vcs_kernel_hash(l->vcs, kpaths(l), l->nkernel, last->commit, dropped, NULL) == 0 &&
+	    vcs_kernel_hash(l->vcs, kpaths(l), l->nkernel, "HEAD", head, NULL) == 0 &&
+	    !strcmp(idx, dropped) && strcmp(idx, head) &&
+	    vcs_index_reset(l->vcs, kpaths(l), l->nkernel, NULL) == 0)
+		problem(l, "git's index held iteration %d's dropped kernel (a commit cut off while "
+			   "writing the index); its kernel entries are back to HEAD, so a git commit "
+			   "cannot bring the dropped change back",
+			last->iter);
+	log_rows_put(sr);
+}
+
 /* ---- open / close ---------------------------------------------------------------- */
 
 /* What a writer does first: stop what a killed optloop left running, settle
@@ -1237,6 +1263,8 @@ static int reconcile_writer(struct loop *l, struct err *e)
 	struct err ge = {0};
 	if (guards_after_commit(&g, NULL, &ge) < 0)
 		problem(l, "%s", ge.msg);
+	else
+		reconcile_index(l);
 	return 0;
 }
 

@@ -632,6 +632,27 @@ static void free_pathspec(git_strarray *sa)
 	free(sa->strings);
 }
 
+int vcs_index_kernel_hash(struct vcs *v, const char *const *paths, size_t n,
+			  char out[VCS_OID_HEX], struct err *e)
+{
+	git_index *idx = NULL;
+	git_oid tree;
+	char hex[VCS_OID_HEX];
+	int rc = 0;
+	if (git_repository_index(&idx, v->repo) < 0 || git_index_read(idx, 0) < 0)
+		rc = git_fail(e, ERR_IO, "cannot read git's index");
+	else if (git_index_has_conflicts(idx))
+		rc = err_set(e, ERR_REFUSED, "git's index has unmerged entries");
+	else if (git_index_write_tree(&tree, idx) < 0)
+		rc = git_fail(e, ERR_IO, "cannot read the index as a tree");
+	git_index_free(idx);
+	if (rc == 0) {
+		git_oid_tostr(hex, sizeof(hex), &tree);
+		rc = vcs_kernel_hash(v, paths, n, hex, out, e);
+	}
+	return rc;
+}
+
 int vcs_index_reset(struct vcs *v, const char *const *paths, size_t n, struct err *e)
 {
 	git_commit *head = NULL;

@@ -78,6 +78,9 @@ int vcs_snapshot(struct vcs *v, const char *const *paths, size_t n, char tree[VC
 int vcs_commit_kernel(struct vcs *v, const char *const *paths, size_t n, const char *message,
 		      char sha[VCS_OID_HEX], struct err *e);
 
+/* The kernel hash (as vcs_kernel_hash) of what git's index holds. */
+int vcs_index_kernel_hash(struct vcs *v, const char *const *paths, size_t n,
+			  char out[VCS_OID_HEX], struct err *e);
 /* Make the index entries under the kernel paths equal to HEAD (unstage). */
 int vcs_index_reset(struct vcs *v, const char *const *paths, size_t n, struct err *e);
 

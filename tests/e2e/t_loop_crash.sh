@@ -265,4 +265,28 @@ git reset -q --soft HEAD~1
 t_is "after git reset --soft the change is this iteration's: editing" "$(state)" editing
 t_ok "  and verify measures it" "$OPTLOOP" verify
 
+# A drop's commit killed while git wrote its index, as the lock file shows:
+# the dropped kernel is left staged.  Once the lock is removed, the next
+# command puts the kernel's index entries back to HEAD, and a plain git
+# commit cannot bring the dropped change back.
+d="$T_TMP/index-staged"
+setup "$d" 2>&1
+"$OPTLOOP" log --direction "shift" --status drop --commit >/dev/null
+iter1=$(git log --format=%H --grep='^Optloop-Iter: 1$' -1)
+git restore --source="$iter1" --staged kernel/compute.sh
+touch .git/index.lock
+out=$("$OPTLOOP" status 2>&1)
+t_like "with the lock there, status says so" "$out" 'index.lock is there'
+t_like "  and the dropped kernel is still staged (nothing touched under the lock)" \
+	"$(rm -f .git/index.lock; git diff --cached --stat; touch .git/index.lock)" 'compute.sh'
+rm -f .git/index.lock
+out=$("$OPTLOOP" status 2>&1)
+t_like "with the lock removed the next command resets the kernel's index entries" "$out" \
+	"git's index held iteration 1's dropped kernel"
+t_is "  nothing of the kernel is staged" "$(git diff --cached --name-only)" ""
+t_is "  the work tree keeps the best" "$(git status --porcelain -- kernel)" ""
+git commit -qm "a commit by hand" 2>/dev/null
+t_unlike "  a git commit by hand does not bring the dropped change back" \
+	"$(git show HEAD:kernel/compute.sh)" '<< 1'
+
 t_done
