@@ -297,6 +297,27 @@ int fsutil_mkdir_p(const char *path, struct err *e)
 	return 0;
 }
 
+int fsutil_clear_atomic_temps(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	int n = 0;
+	if (!d)
+		return 0;
+	while ((de = readdir(d))) {
+		const char *t = strstr(de->d_name, ".tmp.");
+		if (!t || t == de->d_name || !t[5] || strspn(t + 5, "0123456789") != strlen(t + 5))
+			continue;
+		char *p = fsutil_join(dir, de->d_name);
+		struct stat st;
+		if (lstat(p, &st) == 0 && S_ISREG(st.st_mode) && unlink(p) == 0)
+			n++;
+		free(p);
+	}
+	closedir(d);
+	return n;
+}
+
 int fsutil_own_dir(const char *path, struct err *e)
 {
 	struct stat st;

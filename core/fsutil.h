@@ -62,6 +62,11 @@ int fsutil_commit_temp(const char *tmp, const char *path, struct err *e);
 int fsutil_write_atomic_via(const char *path, const char *tmp, const void *data, size_t len,
 			    unsigned mode, struct err *e);
 
+/* Remove the temp files fsutil_write_atomic leaves when it is killed before
+ * its rename ("NAME.tmp.PID") in folder dir; only for a caller that holds
+ * the lock of whatever writes there.  Returns how many went. */
+int fsutil_clear_atomic_temps(const char *dir);
+
 /* mkdir -p with mode 0755. */
 int fsutil_mkdir_p(const char *path, struct err *e);
 /* A folder optloop writes into must be a folder of its own, not a link that

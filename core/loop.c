@@ -1253,6 +1253,14 @@ static int reconcile_writer(struct loop *l, struct err *e)
 			   "one that was killed left it behind; when no git command is running, "
 			   "remove it (rm .git/index.lock, in the repository) so that git status "
 			   "and git commit work again");
+	/* a write killed before its rename left NAME.tmp.PID beside the file */
+	char *docs = xasprintf("%s/docs", l->ws.dir);
+	int ntemps = fsutil_clear_atomic_temps(l->ws.dir) + fsutil_clear_atomic_temps(docs);
+	free(docs);
+	if (ntemps)
+		problem(l, "%d temp file%s of a write cut off before its rename %s removed (the "
+			   "files themselves are whole: the old or the new)",
+			ntemps, ntemps == 1 ? "" : "s", ntemps == 1 ? "was" : "were");
 	if ((rc = settle_interrupted_runs(l, e)) < 0 || (rc = reconcile_intents(l, e)) < 0 ||
 	    (rc = vcs_clear_temps(l->vcs, kpaths(l), l->nkernel, e)) < 0 ||
 	    (rc = reconcile_git(l, e)) < 0 || (rc = reconcile_aside(l, e)) < 0 ||

@@ -289,4 +289,15 @@ git commit -qm "a commit by hand" 2>/dev/null
 t_unlike "  a git commit by hand does not bring the dropped change back" \
 	"$(git show HEAD:kernel/compute.sh)" '<< 1'
 
+# A write killed before its rename leaves NAME.tmp.PID: the next writer
+# removes it (the file itself is whole).
+: >profile/tiny-opt/OPT_LOG.md.tmp.4242
+: >profile/tiny-opt/docs/draft.md.tmp.77
+: >profile/tiny-opt/notes.tmp.x
+out=$("$OPTLOOP" status 2>&1)
+t_like "the next command removes the leftover temp files" "$out" '2 temp files of a write cut off'
+t_ok "  OPT_LOG.md's is gone" test ! -e profile/tiny-opt/OPT_LOG.md.tmp.4242
+t_ok "  docs/draft.md's is gone" test ! -e profile/tiny-opt/docs/draft.md.tmp.77
+t_ok "  a file that only looks alike stays" test -e profile/tiny-opt/notes.tmp.x
+
 t_done
