@@ -265,6 +265,16 @@ int vcs_commit_check(struct vcs *v, struct err *e)
 				INDEX_LOCK_ADVICE,
 			     lock, lock);
 	free(lock);
+	if (rc == 0 && git_repository_head_detached(v->repo) == 1) {
+		char head[VCS_OID_HEX] = "";
+		vcs_head(v, head, NULL);
+		rc = err_set(e, ERR_REFUSED,
+			     "commit refused: HEAD is detached (at %.12s), so optloop's commits would "
+			     "be on no branch, and git gc drops them once another branch is checked "
+			     "out; create a branch here first (git switch -c opt-work), then run the "
+			     "command again",
+			     head);
+	}
 	return rc;
 }
 

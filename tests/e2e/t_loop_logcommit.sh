@@ -121,4 +121,17 @@ t_like "the drop is followed by the restore commit" "$(git log -1 --format=%B)" 
 t_like "the extra change is back in the work tree" "$(cat kernel/compute.sh)" 'next idea'
 t_unlike "without the dropped change under it" "$(cat kernel/compute.sh)" '\+ 0'
 t_is "no pending set-aside left" "$(git for-each-ref refs/optloop | wc -l)" 0
+# A detached HEAD: optloop's commits would be on no branch (and lost to git
+# gc after the next checkout): log --commit refuses before writing the row.
+echo "# detached" >>kernel/compute.sh
+"$OPTLOOP" verify >/dev/null 2>&1
+git checkout -q --detach
+rows_before=$(rows)
+out=$("$OPTLOOP" log --direction "on a detached HEAD" --status drop --commit 2>&1); rc=$?
+t_is "log --commit on a detached HEAD: exit 3" "$rc" 3
+t_like "  saying why and to create a branch" "$out" 'HEAD is detached .*git switch -c'
+t_is "  no row was written" "$(rows)" "$rows_before"
+git switch -qc opt-work
+t_ok "on a branch it goes on" "$OPTLOOP" log --direction "on a branch" --status drop --commit
+
 t_done
