@@ -348,6 +348,16 @@ static int walk_workdir(struct vcs *v, const char *rel, struct klist *l, struct 
 		return 0; /* absent or excluded: contributes nothing */
 	}
 	if (S_ISDIR(st.st_mode)) {
+		/* a nested repository (a submodule) is its own repository's: git
+		 * records it as a commit id, never its files, and so does optloop */
+		char *dotgit = xasprintf("%s/.git", full);
+		struct stat gs;
+		bool nested = lstat(dotgit, &gs) == 0;
+		free(dotgit);
+		if (nested) {
+			free(full);
+			return 0;
+		}
 		DIR *d = opendir(full);
 		struct dirent *de;
 		if (!d) {

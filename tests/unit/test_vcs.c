@@ -321,6 +321,35 @@ static void restore_never_writes_through_a_link(void **state)
 	vcs_free(v);
 }
 
+/* A submodule inside the kernel directory is its own repository's: git
+ * records a commit id for it, and the kernel hash of the work tree equals
+ * HEAD's with it there (it blocked the baseline as "a change"). */
+static void a_submodule_in_the_kernel_is_not_kernel_content(void **state)
+{
+	struct vcs *v;
+	struct err e = {0};
+	char work[VCS_OID_HEX], head[VCS_OID_HEX];
+
+	sh("cd %s/fla/ops/gla && mkdir vendored && cd vendored && git init -q -b main . && "
+	   "git config user.name T && git config user.email t@example.invalid && "
+	   "echo x >x.py && git add -A && git commit -qm v", repo);
+	sh("cd %s && git add fla/ops/gla/vendored && git commit -qm 'a submodule in the kernel'",
+	   repo);
+	char *kind = sh_out("cd %s && git ls-tree HEAD fla/ops/gla/vendored | cut -c1-6", repo);
+	assert_string_equal(kind, "160000"); /* a gitlink */
+	free(kind);
+	assert_int_equal(vcs_open(repo, &v, &e), 0);
+	assert_int_equal(vcs_kernel_hash(v, kernel, 1, NULL, work, &e), 0);
+	assert_int_equal(vcs_kernel_hash(v, kernel, 1, "HEAD", head, &e), 0);
+	assert_string_equal(work, head);
+	/* a restore leaves it alone */
+	assert_int_equal(vcs_restore(v, "HEAD", kernel, 1, &e), 0);
+	char *x = xasprintf("%s/fla/ops/gla/vendored/x.py", repo);
+	assert_true(fsutil_exists(x));
+	free(x);
+	vcs_free(v);
+}
+
 /* After a drop the kernel is the best's again; only the edit made after the
  * measurement comes back, not the dropped change under it. */
 static void aside_merge_brings_back_only_the_later_edit(void **state)
@@ -710,6 +739,7 @@ int main(void)
 		cmocka_unit_test_setup(snapshot_restore_set_aside_and_bring_back, fresh_repo),
 		cmocka_unit_test_setup(aside_merge_brings_back_only_the_later_edit, fresh_repo),
 		cmocka_unit_test_setup(restore_never_writes_through_a_link, fresh_repo),
+		cmocka_unit_test_setup(a_submodule_in_the_kernel_is_not_kernel_content, fresh_repo),
 		cmocka_unit_test_setup(diff_shows_added_and_removed_lines, fresh_repo),
 		cmocka_unit_test_setup(exclude_and_ignore, fresh_repo),
 		cmocka_unit_test_setup(exclude_without_a_final_newline, fresh_repo),
