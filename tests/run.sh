@@ -13,9 +13,13 @@ export CMOCKA_MESSAGE_OUTPUT=TAP
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 logdir="$root/${BUILD:-build/rel}/test-logs"
-# Longest suites first, by the last run's times (a suite not timed yet counts
-# as long): the run ends when its longest suite does, not after it.
+# Longest suites first, by the last run's times, else by tests/timings.tsv
+# (a suite not timed either way counts as long): the run ends when its
+# longest suite does, not after it.
 declare -A last_ms=()
+while IFS=$'\t' read -r name ms; do
+	[ -n "$name" ] && last_ms[$name]=$ms
+done <"$root/tests/timings.tsv" 2>/dev/null
 for f in "$logdir"/*.log.ms; do
 	[ -f "$f" ] && last_ms[$(basename "$f" .log.ms)]=$(cat "$f")
 done
@@ -57,7 +61,9 @@ done < <(for s in "${filtered[@]}"; do
 	printf '%s\t%s\n' "${last_ms[$(basename "$s")]:-999999}" "$s"
 done | sort -t$'\t' -k1,1nr)
 
-jobs=${TESTS_JOBS:-2}
+# One more suite than cores: many suites spend their time waiting (a tmux
+# screen, the Slurm daemons, a child's sleep), so the cores stay busy.
+jobs=${TESTS_JOBS:-$(($(nproc 2>/dev/null || echo 2) + 1))}
 running=0
 for s in "${ordered[@]}"; do
 	run_one "$s" &
