@@ -482,6 +482,8 @@ struct where {
 	bool kernel_changed; /* work tree differs from HEAD */
 	int attempt_run;     /* the iteration's last run was an attempt (run_is_attempt) */
 	int stall;           /* the stall count when guards_state computed it, else -1 */
+	char session[16];    /* "confirm" or "noise" while one is going (another
+			      * process's: the best may be in the tree on purpose) */
 };
 
 static int kernel_changed(struct loop *l, bool *changed, char work[VCS_OID_HEX], struct err *e)
@@ -548,6 +550,15 @@ static int where_now(struct loop *l, struct where *w, struct err *e)
 			w->run_id = r.id;
 			w->state = ST_MEASURED;
 			w->telescoped = r.tree && strcmp(r.tree, work) != 0;
+			/* a confirm going has swapped the best in: not a second change */
+			struct store_run u;
+			if (store_run_unfinished(l->store, &u, NULL) == 0) {
+				if (u.kind && (!strcmp(u.kind, "confirm") || !strcmp(u.kind, "noise"))) {
+					snprintf(w->session, sizeof(w->session), "%s", u.kind);
+					w->telescoped = false;
+				}
+				store_run_release(&u);
+			}
 		}
 		store_run_release(&r);
 		if (!attempt)
@@ -724,6 +735,11 @@ static char *next_step(struct loop *l, const struct where *w, struct due *d)
 		return xasprintf("wait for the verify run of iteration %d to finish (or cancel it)",
 				 w->iter);
 	case ST_MEASURED:
+		if (w->session[0]) {
+			d->due = DUE_WAIT;
+			return xasprintf("wait for the %s of iteration %d to finish (or cancel it)",
+					 w->session, w->iter);
+		}
 		if (w->telescoped)
 			d->due = DUE_SET_ASIDE;
 		if (w->telescoped)

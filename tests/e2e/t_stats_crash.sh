@@ -63,6 +63,13 @@ for sig in INT TERM; do
 	pid=$!
 	for _ in $(seq 100); do harness_running && break; sleep 0.1; done
 	sleep 0.3
+	if [ "$sig" = INT ]; then
+		# another process looking meanwhile: the best swapped in is the
+		# confirm's doing, not a second change to set aside
+		nx=$("$OPTLOOP" status --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["next"])')
+		t_like "during a confirm, status says to wait for it" "$nx" '^wait for the confirm of iteration 1 to finish'
+		t_unlike "  not that the kernel changed after the measurement" "$nx" 'kernel changed'
+	fi
 	kill -s "$sig" "$pid"
 	wait "$pid"
 	t_is "SIG$sig on confirm: exit 4 (stopped, no verdict)" "$?" 4
