@@ -411,19 +411,28 @@ static json_t *evidence_section(struct store *s, int iter, int gate_run, struct 
 	return j;
 }
 
+/* The claim for the best against the baseline, when one can be made
+ * (measure_best_claimable); *c is released on failure. */
+static int best_claim(struct store *s, const struct report_ctx *ctx, const char *what,
+		      struct claim *c, int *iter, int *gate_run, struct err *e)
+{
+	int rc = measure_best_claimable(s, what, iter, gate_run, e);
+	if (rc < 0)
+		return rc;
+	rc = claim_load(s, ctx, *iter, 0, c, e);
+	if (rc < 0)
+		claim_release(c);
+	return rc;
+}
+
 int report_final(struct store *s, const struct report_ctx *ctx, struct sb *md, json_t **json,
 		 struct err *e)
 {
 	struct claim c;
 	int best_iter, gate_run;
-	int rc = measure_best_claimable(s, "report final", &best_iter, &gate_run, e);
+	int rc = best_claim(s, ctx, "report final", &c, &best_iter, &gate_run, e);
 	if (rc < 0)
 		return rc;
-	rc = claim_load(s, ctx, best_iter, 0, &c, e);
-	if (rc < 0) {
-		claim_release(&c);
-		return rc;
-	}
 	json_t *j = json_object(), *shapes = json_array();
 
 	sb_addf(md, "## Final claim — %s\n\n", ctx->op ? ctx->op : "");
@@ -694,14 +703,9 @@ int report_pr(struct store *s, const struct report_ctx *ctx, struct sb *md, json
 {
 	struct claim c;
 	int iter, gate_run;
-	int rc = measure_best_claimable(s, "report pr", &iter, &gate_run, e);
+	int rc = best_claim(s, ctx, "report pr", &c, &iter, &gate_run, e);
 	if (rc < 0)
 		return rc;
-	rc = claim_load(s, ctx, iter, 0, &c, e);
-	if (rc < 0) {
-		claim_release(&c);
-		return rc;
-	}
 	struct sb dev = SB_INIT;
 	json_t *devj = device_json(s, c.cand.run_id, &dev);
 	sb_trim(&dev);
