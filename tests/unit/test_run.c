@@ -334,10 +334,16 @@ static void freeing_a_going_run_stops_it(void **state)
 	assert_int_equal(run_start(st, &s, &r, &e), 0);
 	int id = run_record(r)->id;
 	char *pidfile = xasprintf("%s/pidfile", tmpdir);
-	for (int i = 0; i < 100 && !fsutil_exists(pidfile); i++)
-		run_pump(r, 20);
 	struct sb pid = SB_INIT;
-	assert_int_equal(fsutil_read_file(pidfile, &pid, &e), 0);
+	/* the shell creates the file before it writes the pid: wait for the
+	 * whole line (read early, an empty file gave pid 0, this process) */
+	for (int i = 0; i < 500; i++) {
+		sb_reset(&pid);
+		if (fsutil_read_file(pidfile, &pid, NULL) == 0 && pid.len && pid.buf[pid.len - 1] == '\n')
+			break;
+		run_pump(r, 20);
+	}
+	assert_true(pid.len > 1 && atoi(pid.buf) > 0);
 	run_free(r);
 	assert_int_not_equal(kill(atoi(pid.buf), 0), 0);
 	struct store_run got;
