@@ -397,7 +397,8 @@ static void noise_pool_x(const struct stats_set *const *groups, size_t ngroups,
 	size_t nparts = 0;
 	for (size_t i = 0; i < ngroups; i++)
 		pool_add(groups[i], env, shape, within, &ss, &dof, &runs, &parts, &nparts);
-	qsort(parts, nparts, sizeof(*parts), part_newest_first);
+	if (nparts > 1)
+		qsort(parts, nparts, sizeof(*parts), part_newest_first);
 	for (size_t i = 0; i < nparts; i++) {
 		if (dof >= STATS_NOISE_RECENT_DOF && parts[i].session != parts[i - 1].session)
 			break;
