@@ -397,6 +397,13 @@ static int walk_workdir(struct vcs *v, const char *rel, struct klist *l, struct 
 			if (n < 0 || git_odb_hash(&oid, target, (size_t)n, GIT_OBJECT_BLOB) < 0)
 				rc = err_set(e, ERR_IO, "cannot read link %s", full);
 		} else if (git_repository_hashfile(&oid, v->repo, rel, GIT_OBJECT_BLOB, NULL) < 0) {
+			if (lstat(full, &st) < 0 && errno == ENOENT) {
+				/* gone since it was listed (an editor's or sed's temp
+				 * file): it is not part of the kernel now */
+				git_error_clear();
+				free(full);
+				return 0;
+			}
 			rc = git_fail(e, ERR_IO, "cannot hash a kernel file");
 		}
 		if (rc == 0)
