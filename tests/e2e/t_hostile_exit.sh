@@ -126,7 +126,7 @@ for t in "-u TERM" "TERM=" "TERM=no-such-terminal" "TERM=dumb"; do
 	# a server still shutting down refuses the new session: try again
 	for _ in $(seq 50); do
 		tmux_ new-session -d -x 100 -y 30 \
-			"env $t $(printf '%q' "$OPTLOOP") tui 2>>$TUI_STDERR; echo \$? > $TUI_STATUS; sleep 600" \
+			"$TUI_RUN $TUI_STATUS $TUI_STDERR env $t $(printf '%q' "$OPTLOOP") tui" \
 			2>/dev/null && break
 		sleep 0.1
 	done

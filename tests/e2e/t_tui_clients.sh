@@ -19,7 +19,7 @@ cd "$d" || exit 1
 tui_start 120 32 LANG=C.UTF-8 -- "$OPTLOOP" tui
 t_screen "the workbench opens" 'iter 1 . READY'
 # a second workbench and a watch consumer on the same workspace
-tmux_ new-session -d -s second -x 120 -y 32 "env TERM=screen-256color LANG=C.UTF-8 $OPTLOOP tui; sleep 600"
+tmux_ new-session -d -s second -x 120 -y 32 "$TUI_RUN $T_TMP/second-exit $TUI_STDERR env TERM=screen-256color LANG=C.UTF-8 $OPTLOOP tui"
 second() { tmux_ capture-pane -p -t second; }
 "$OPTLOOP" watch --json >"$T_TMP/w.jsonl" 2>&1 &
 wpid=$!

@@ -170,15 +170,15 @@ t_like "status --json names it" \
 	"$("$OPTLOOP" status --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["attempt"]["why"])')" \
 	'^it was (cancelled|killed before a gate verdict) \(gate incomplete'
 t_exit "verify runs again" 0 "$OPTLOOP" verify
-"$OPTLOOP" log --direction "terminal closed" --status drop >/dev/null 2>&1
+t_exit "its row is logged" 0 "$OPTLOOP" log --direction "terminal closed" --status drop
 t_like "and the row is the measured run's, never the cut-off one's" "$(cat profile/tiny-opt/OPT_LOG.md)" \
 	'\| terminal closed \| pass \|'
-"$OPTLOOP" commit >/dev/null 2>&1
+t_exit "and committed" 0 "$OPTLOOP" commit
 printf '# fourth\n' >>kernel/compute.sh
-"$OPTLOOP" verify >/dev/null 2>&1
-"$OPTLOOP" log --direction "a fourth comment" --status drop >/dev/null 2>&1
+t_exit "a third change is verified" 0 "$OPTLOOP" verify
+t_exit "logged" 0 "$OPTLOOP" log --direction "a fourth comment" --status drop
 # Three rows without a win: STALLED, and the re-assessment wizard.
-"$OPTLOOP" commit >/dev/null 2>&1
+t_exit "and committed" 0 "$OPTLOOP" commit
 t_is "three rows without a win stall the loop" "$(state)" stalled
 sleep 1.1
 printf 'profile after the stall: time goes to sh start-up\n' >profile/tiny-opt/trace/profile-2.txt

@@ -12,7 +12,8 @@
 #   tui_screen                        the screen as text
 #   tui_resize COLS ROWS
 #   tui_alive                         the program is still running
-#   tui_stop                          kill the server (a closed terminal)
+#   tui_stop                          kill the server (a closed terminal) and wait
+#                                     for the program to exit
 #
 # Each test file gets its own socket, so parallel suites never meet.
 TUI_SOCK="optloop-e2e-$$-${RANDOM}"
@@ -22,6 +23,9 @@ TUI_STATUS="$T_TMP/tui-exit"
 TUI_STDERR="$T_TMP/tui-stderr"
 : >"$TUI_STDERR"
 tmux_() { tmux -L "$TUI_SOCK" -f /dev/null "$@"; }
+# What a pane runs: see tui_run.sh.
+TUI_RUN=$(printf '%q' "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/tui_run.sh")
+TUI_STARTED=
 
 tui_start() {
 	local cols=$1 rows=$2
@@ -41,10 +45,11 @@ tui_start() {
 	local _
 	for _ in $(seq 50); do
 		tmux_ new-session -d -x "$cols" -y "$rows" \
-			"env TERM=screen-256color ${envs[*]} $cmd 2>>$TUI_STDERR; echo \$? > $TUI_STATUS; sleep 600" \
+			"$TUI_RUN $TUI_STATUS $TUI_STDERR env TERM=screen-256color ${envs[*]} $cmd" \
 			2>/dev/null && break
 		sleep 0.1
 	done
+	TUI_STARTED=1
 	tmux_ set-option -g status off >/dev/null
 	tmux_ resize-window -x "$cols" -y "$rows" 2>/dev/null
 }
@@ -87,7 +92,18 @@ tui_exit_status() {
 	echo timeout
 }
 
-tui_stop() { tmux_ kill-server 2>/dev/null; }
+# tui_stop: close the terminal (the program gets SIGHUP, as from a closed
+# window) and wait for the program to be gone, so that what runs next finds
+# it exited (its locks released, its sanitizer report written).
+tui_stop() {
+	tmux_ kill-server 2>/dev/null
+	[ -n "$TUI_STARTED" ] || return 0
+	TUI_STARTED=
+	local end=$(($(date +%s) + 20 * T_SLACK))
+	while [ ! -s "$TUI_STATUS" ] && [ "$(date +%s)" -le "$end" ]; do
+		sleep 0.05
+	done
+}
 
 tui_check_stderr() {
 	local bad
