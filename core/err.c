@@ -93,6 +93,8 @@ const char *err_code_name(int code)
 		return "busy";
 	case ERR_NOTFILE:
 		return "not_a_file";
+	case ERR_READONLY:
+		return "read_only";
 	default:
 		return "error";
 	}

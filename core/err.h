@@ -21,6 +21,8 @@ enum err_code {
 	ERR_BUSY = -8, /* another writer holds the workspace */
 	ERR_NOTFILE = -9, /* a path that is there but is no file to read: a FIFO, a
 			   * device, a directory, too big (fsutil_open_read) */
+	ERR_READONLY = -10, /* the workspace cannot be written: a read-only file
+			     * system, or files this user may not write */
 };
 
 #define ERR_MSG_MAX 1024
@@ -45,7 +47,8 @@ void err_clear(struct err *e);
  * there or is no file (ERR_USAGE, ERR_NOTFOUND, ERR_NOTFILE); 3 refused by
  * the protocol or by another writer (ERR_REFUSED, ERR_BUSY); 4 the harness
  * broke or the run was incomplete, or optloop's own I/O failed: disk,
- * database, git, a lock (ERR_HARNESS, ERR_IO, ERR_NOMEM, anything else). */
+ * database, git, a lock, a workspace it may not write (ERR_HARNESS, ERR_IO,
+ * ERR_NOMEM, ERR_READONLY, anything else). */
 int err_exit_status(int code);
 
 /* The code's name for scripts ("io", "usage", "refused", "not_found", ...;

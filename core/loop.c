@@ -56,6 +56,7 @@ struct loop {
 	struct store *store;
 	struct workspace ws;
 	bool readonly;
+	const char *readonly_why; /* static; see loop_status */
 	char **kernel;
 	size_t nkernel;
 	char **frozen;
@@ -904,6 +905,7 @@ static int reconcile_intents(struct loop *l, struct err *e)
 			char *ref = xasprintf("refs/optloop/swap/%s", l->ws.op);
 			vcs_unkeep(l->vcs, ref);
 			free(ref);
+			vcs_clear_keeps(l->vcs, kpaths(l), l->nkernel, NULL);
 		}
 		store_intent_release(&in);
 	}
@@ -1309,8 +1311,10 @@ int loop_open(const char *cwd, const char *op, int flags, struct loop **out, str
 			: (flags & LOOP_TRY_WRITE) ? STORE_NOWAIT
 						   : 0,
 			&l->store, e);
-	if (rc == ERR_BUSY && (flags & LOOP_TRY_WRITE)) {
+	if ((rc == ERR_BUSY || rc == ERR_READONLY) && (flags & LOOP_TRY_WRITE)) {
 		l->readonly = true;
+		l->readonly_why = rc == ERR_BUSY ? "another optloop is writing"
+						 : "this user may not write the workspace";
 		rc = store_open(l->ws.db_path, STORE_READONLY, &l->store, e);
 	}
 	if (rc < 0)
@@ -1920,6 +1924,7 @@ int loop_status(struct loop *l, struct loop_status *st, struct err *e)
 	st->problems = l->problems.len ? xstrdup(l->problems.buf) : NULL;
 	st->telescoped = w.telescoped;
 	st->readonly = l->readonly;
+	st->readonly_why = l->readonly_why;
 	st->last_run = w.run_id;
 	st->attempt_run = w.attempt_run;
 	struct guards_ctx g = loop_guards(l);

@@ -164,6 +164,7 @@ struct loop_status {
 	char *problems;     /* reconciliation findings with the repair offered, or NULL */
 	bool telescoped;    /* kernel changed since it was measured */
 	bool readonly;
+	const char *readonly_why; /* when readonly: why ("another optloop is writing"; static) */
 	int last_run;       /* id of the iteration's verify run (MEASURED, LOGGED), 0 when none */
 	int attempt_run;    /* the iteration's last run was an attempt: its id, else 0 */
 	int stall;          /* rows in a row without a win since the baseline or the last

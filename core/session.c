@@ -259,6 +259,7 @@ static int swap_end(struct ctx *c, int intent, struct err *e)
 		char *ref = swap_ref(c);
 		vcs_unkeep(c->vcs, ref);
 		free(ref);
+		vcs_clear_keeps(c->vcs, kpaths(c), c->status.nkernel, NULL);
 	}
 	return rc;
 }
@@ -280,6 +281,7 @@ static int recover(struct ctx *c, struct err *e)
 		char *ref = swap_ref(c);
 		vcs_unkeep(c->vcs, ref);
 		free(ref);
+		vcs_clear_keeps(c->vcs, kpaths(c), c->status.nkernel, NULL);
 	}
 	if (rc == 0)
 		rc = measure_confirm_end(c->st, u.id, NULL, false, e);
@@ -381,7 +383,7 @@ int loop_noise(struct loop *l, const struct loop_session_opts *o, struct loop_se
 	if (rc == 0 && strcmp(cur, b.tree ? b.tree : "") != 0) {
 		rc = swap_begin(&c, c.status.iteration, snap, b.commit, &intent, e);
 		if (rc == 0)
-			rc = vcs_restore(c.vcs, b.commit, kpaths(&c), c.status.nkernel, e);
+			rc = vcs_swap(c.vcs, b.commit, kpaths(&c), c.status.nkernel, e);
 		swapped = intent != 0;
 	}
 	for (int i = 0; rc == 0 && i < runs; i++) {
@@ -493,8 +495,8 @@ static void start_next(struct loop_confirm_run *s, bool best)
 	if (s->paired) /* the candidate stays; the harness measures the best itself */
 		best = false;
 	else
-		rc = vcs_restore(c->vcs, best ? s->b.commit : s->snap, kpaths(c),
-				 c->status.nkernel, &e);
+		rc = vcs_swap(c->vcs, best ? s->b.commit : s->snap, kpaths(c), c->status.nkernel,
+			      &e);
 	if (rc == 0)
 		rc = mrun_start(c, &s->m, "confirm", s->paired ? "pair" : best ? "best" : "cand",
 				&e);

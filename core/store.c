@@ -140,21 +140,38 @@ static const char *const migrations[] = {
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == STORE_SCHEMA_VERSION,
 	       "STORE_SCHEMA_VERSION is the number of migrations");
 
+int store_fail(struct store *s, const char *what, struct err *e)
+{
+	int code = s->db ? sqlite3_errcode(s->db) : SQLITE_CANTOPEN;
+	int sys = s->db ? sqlite3_system_errno(s->db) : errno;
+	const char *msg = s->db ? sqlite3_errmsg(s->db) : strerror(sys);
+	const char *at = what ? ", at: " : "";
+
+	if (!what)
+		what = "";
+	/* sqlite reports ENOSPC as SQLITE_FULL; a quota is the same to the user */
+	if (code == SQLITE_FULL || sys == ENOSPC || sys == EDQUOT)
+		return err_set(e, ERR_IO,
+			       "the disk that holds %s is full (%s%s%s); free space there and run "
+			       "the command again (what was saved before this command is kept)",
+			       s->path, msg, at, what);
+	if (code == SQLITE_READONLY || sys == EROFS || sys == EACCES || sys == EPERM)
+		return err_set(e, ERR_READONLY, "the database %s cannot be written (%s%s%s); %s",
+			       s->path, msg, at, what, STORE_READONLY_HINT);
+	if (!*what)
+		return err_set(e, ERR_IO, "database error: %s (database %s)", msg, s->path);
+	return err_set(e, ERR_IO, "%s: %s (database %s)", what, msg, s->path);
+}
+
 static int db_fail(struct store *s, struct err *e, const char *what)
 {
-	return err_set(e, ERR_IO, "%s: %s (database %s)", what,
-		       s->db ? sqlite3_errmsg(s->db) : "no database", s->path);
+	return store_fail(s, what, e);
 }
 
 int store_exec(struct store *s, const char *sql, struct err *e)
 {
-	char *msg = NULL;
-	if (sqlite3_exec(s->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
-		int rc = err_set(e, ERR_IO, "database error: %s (database %s)",
-				 msg ? msg : "unknown", s->path);
-		sqlite3_free(msg);
-		return rc;
-	}
+	if (sqlite3_exec(s->db, sql, NULL, NULL, NULL) != SQLITE_OK)
+		return store_fail(s, NULL, e);
 	return 0;
 }
 
@@ -184,7 +201,12 @@ static int take_lock(struct store *s, bool wait, struct err *e)
 	char *lp = xasprintf("%s.lock", s->path);
 	int fd = open(lp, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
 	if (fd < 0) {
-		int rc = err_set(e, ERR_IO, "cannot open the lock %s: %s", lp, strerror(errno));
+		int err = errno, rc;
+		if (err == EACCES || err == EPERM || err == EROFS)
+			rc = err_set(e, ERR_READONLY, "the workspace cannot be written: %s: %s; %s", lp,
+				     strerror(err), STORE_READONLY_HINT);
+		else
+			rc = err_set(e, ERR_IO, "cannot open the lock %s: %s", lp, strerror(err));
 		free(lp);
 		return rc;
 	}
@@ -243,9 +265,12 @@ static int migrate(struct store *s, struct err *e)
 
 	if (sqlite3_prepare_v2(s->db, "PRAGMA user_version", -1, &st, NULL) != SQLITE_OK)
 		return db_fail(s, e, "cannot read the schema version");
-	if (sqlite3_step(st) == SQLITE_ROW)
+	int step = sqlite3_step(st);
+	if (step == SQLITE_ROW)
 		ver = sqlite3_column_int(st, 0);
 	sqlite3_finalize(st);
+	if (step != SQLITE_ROW)
+		return db_fail(s, e, "cannot read the schema version");
 	if (ver > NMIGRATIONS)
 		return err_set(e, ERR_IO,
 			       "%s has schema version %d, newer than this optloop understands (%d); "
@@ -275,6 +300,29 @@ static int migrate(struct store *s, struct err *e)
 	return 0;
 }
 
+/* Can this read-only connection read the database as it is?  (A WAL
+ * database needs its -shm, which sqlite creates on the first read.) */
+static bool readable_here(struct store *s)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db, "PRAGMA user_version", -1, &st, NULL) != SQLITE_OK)
+		return false;
+	bool ok = sqlite3_step(st) == SQLITE_ROW;
+	sqlite3_finalize(st);
+	return ok;
+}
+
+static bool writable_dir(const char *path)
+{
+	char *dir = xstrdup(path);
+	char *slash = strrchr(dir, '/');
+	if (slash)
+		*slash = '\0';
+	bool ok = access(slash ? (*dir ? dir : "/") : ".", W_OK) == 0;
+	free(dir);
+	return ok;
+}
+
 int store_open(const char *path, int flags, struct store **out, struct err *e)
 {
 	struct store *s = xcalloc(1, sizeof(*s));
@@ -301,6 +349,28 @@ int store_open(const char *path, int flags, struct store **out, struct err *e)
 		rc = db_fail(s, e, "cannot open the database");
 		store_close(s);
 		return rc;
+	}
+	if (s->readonly && !readable_here(s)) {
+		/* A reader that may not write the folder cannot create the WAL's
+		 * index beside a database its last writer left checkpointed (no
+		 * -wal): read it as a file nobody is changing, which it is, as
+		 * long as this user may not write it and no WAL is there. */
+		char *wal = xasprintf("%s-wal", path);
+		bool nowal = access(wal, F_OK) != 0;
+		free(wal);
+		if (nowal && !writable_dir(path)) {
+			sqlite3_close(s->db);
+			s->db = NULL;
+			char *uri = sqlite3_mprintf("file:%q?immutable=1", path);
+			int orc = uri ? sqlite3_open_v2(uri, &s->db, oflags | SQLITE_OPEN_URI, NULL)
+				      : SQLITE_NOMEM;
+			sqlite3_free(uri);
+			if (orc != SQLITE_OK) {
+				rc = db_fail(s, e, "cannot open the database");
+				store_close(s);
+				return rc;
+			}
+		}
 	}
 	sqlite3_busy_timeout(s->db, 5000);
 	/* WAL + NORMAL: a committed transaction survives a killed process;

@@ -33,11 +33,19 @@ struct sqlite3;
 
 #define STORE_SCHEMA_VERSION 6
 
+/* What to do about a workspace that cannot be written (ERR_READONLY). */
+#define STORE_READONLY_HINT                                                                     \
+	"make it writable (chmod -R u+w on the workspace, or ask its owner; on a read-only " \
+	"mount, work on a copy), or use a command that only reads (status, view, "                   \
+	"report)"
+
 enum store_flags {
 	STORE_READONLY = 1 << 0,
 	STORE_CREATE = 1 << 1, /* create the database when missing */
 	STORE_NOWAIT = 1 << 2, /* refuse at once when another writer holds the lock
-				* (by default a writer waits up to 2 s for it) */
+				* (by default a writer waits up to 2 s for it);
+				* ERR_BUSY then, ERR_READONLY when the workspace
+				* cannot be written at all */
 };
 
 /* Open (and migrate) the database at path.  Caller closes with store_close. */

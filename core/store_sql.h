@@ -53,10 +53,14 @@ static inline double col_real(sqlite3_stmt *st, int i)
 	return sqlite3_column_type(st, i) == SQLITE_NULL ? NAN : sqlite3_column_double(st, i);
 }
 
-/* ERR_IO: what, and the database's message. */
+/* What, and the database's last error: ERR_IO, saying so and what to do
+ * when the disk is full; ERR_READONLY when the files cannot be written
+ * (store.c). */
+int store_fail(struct store *s, const char *what, struct err *e);
+
 static inline int sql_fail(struct store *s, const char *what, struct err *e)
 {
-	return err_set(e, ERR_IO, "%s: %s", what, sqlite3_errmsg(store_db(s)));
+	return store_fail(s, what, e);
 }
 
 /* A one-off statement (store.c keeps a cache of its own); NULL when it

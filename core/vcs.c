@@ -27,6 +27,11 @@ struct vcs {
 /* Temp files of a restore start with this: never taken for kernel files
  * (a kill between write and rename leaves one behind, harmlessly). */
 #define VCS_TMP_PREFIX ".optloop-restore."
+/* A kernel file a swap replaced, kept as a second link to the same inode
+ * and named by its blob id: swapping back renames it into place, which
+ * needs no free space (a full disk cannot strand the best in the tree) and
+ * writes nothing.  Removed when the swap ends (vcs_clear_keeps). */
+#define VCS_KEEP_PREFIX ".optloop-keep."
 
 struct kfile {
 	char *path;
@@ -100,7 +105,28 @@ int vcs_open(const char *cwd, struct vcs **out, struct err *e)
 			       cwd);
 	}
 	v = xcalloc(1, sizeof(*v));
-	if (git_repository_open(&v->repo, root.ptr) < 0) {
+	int grc = git_repository_open(&v->repo, root.ptr);
+	const git_error *ge = grc < 0 ? git_error_last() : NULL;
+	/* (libgit2 1.5 answers ENOTFOUND for "config value 'safe.directory' was
+	 * not found" when no config names one) */
+	if (grc == GIT_EOWNER ||
+	    (ge && ge->message &&
+	     (strstr(ge->message, "safe.directory") || strstr(ge->message, "not owned")))) {
+		/* git's own check (CVE-2022-24765): a repository another user owns;
+		 * safe.directory names the work tree, not its .git */
+		size_t n = strlen(root.ptr);
+		if (n > 6 && !strcmp(root.ptr + n - 6, "/.git/"))
+			n -= 6;
+		int rc = err_set(e, ERR_READONLY,
+				 "the repository %.*s belongs to another user, and git refuses to "
+				 "work in it; run optloop as its owner, or if you trust it, mark it "
+				 "safe: git config --global --add safe.directory %.*s",
+				 (int)n, root.ptr, (int)n, root.ptr);
+		git_buf_dispose(&root);
+		free(v);
+		return rc;
+	}
+	if (grc < 0) {
 		int rc = git_fail(e, ERR_IO, "cannot open the git repository");
 		git_buf_dispose(&root);
 		free(v);
@@ -367,9 +393,10 @@ static int walk_workdir(struct vcs *v, const char *rel, struct klist *l, struct 
 		}
 		while (rc == 0 && (de = readdir(d))) {
 			if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
-			    !strcmp(de->d_name, ".git") || !strncmp(de->d_name, VCS_TMP_PREFIX,
-								   strlen(VCS_TMP_PREFIX)))
-				continue; /* a restore's temp file is never kernel content */
+			    !strcmp(de->d_name, ".git") ||
+			    !strncmp(de->d_name, VCS_TMP_PREFIX, strlen(VCS_TMP_PREFIX)) ||
+			    !strncmp(de->d_name, VCS_KEEP_PREFIX, strlen(VCS_KEEP_PREFIX)))
+				continue; /* a restore's temp or kept file is never kernel content */
 			char *child = xasprintf("%s/%s", rel, de->d_name);
 			char *probe = xasprintf("%s/", child);
 			int ign = 0;
@@ -836,8 +863,9 @@ static void remove_file(struct vcs *v, const char *rel)
 	free(full);
 }
 
-/* Temp files a killed restore left in the directory of rel. */
-static void clear_temps(struct vcs *v, const char *rel)
+/* Files named prefix* in the directory of rel: the temp files a killed
+ * restore left, or a swap's kept files. */
+static void clear_prefixed(struct vcs *v, const char *rel, const char *prefix)
 {
 	char *full = fsutil_join(v->workdir, rel);
 	char *slash = strrchr(full, '/');
@@ -846,7 +874,7 @@ static void clear_temps(struct vcs *v, const char *rel)
 	DIR *d = opendir(full);
 	struct dirent *de;
 	while (d && (de = readdir(d)))
-		if (!strncmp(de->d_name, VCS_TMP_PREFIX, strlen(VCS_TMP_PREFIX))) {
+		if (!strncmp(de->d_name, prefix, strlen(prefix))) {
 			char *t = xasprintf("%s/%s", full, de->d_name);
 			unlink(t);
 			free(t);
@@ -856,20 +884,91 @@ static void clear_temps(struct vcs *v, const char *rel)
 	free(full);
 }
 
-int vcs_clear_temps(struct vcs *v, const char *const *paths, size_t n, struct err *e)
+static void clear_temps(struct vcs *v, const char *rel)
+{
+	clear_prefixed(v, rel, VCS_TMP_PREFIX);
+}
+
+static int clear_all(struct vcs *v, const char *const *paths, size_t n, const char *prefix,
+		     struct err *e)
 {
 	struct klist have = {0};
 	int rc = list_workdir(v, paths, n, &have, e);
 	for (size_t i = 0; rc == 0 && i < have.n; i++)
-		clear_temps(v, have.v[i].path); /* the file's own directory */
+		clear_prefixed(v, have.v[i].path, prefix); /* the file's own directory */
 	for (size_t i = 0; rc == 0 && i < n; i++) {
 		char *p = norm_path(paths[i]), *probe = xasprintf("%s/x", p);
-		clear_temps(v, probe); /* a kernel directory itself */
+		clear_prefixed(v, probe, prefix); /* a kernel directory itself */
 		free(probe);
 		free(p);
 	}
 	klist_release(&have);
 	return rc;
+}
+
+int vcs_clear_temps(struct vcs *v, const char *const *paths, size_t n, struct err *e)
+{
+	return clear_all(v, paths, n, VCS_TMP_PREFIX, e);
+}
+
+int vcs_clear_keeps(struct vcs *v, const char *const *paths, size_t n, struct err *e)
+{
+	return clear_all(v, paths, n, VCS_KEEP_PREFIX, e);
+}
+
+/* Where the kept copy of rel with blob id oid lives. */
+static char *keep_path(struct vcs *v, const char *rel, const git_oid *oid)
+{
+	char hex[GIT_OID_HEXSZ + 1];
+	git_oid_tostr(hex, sizeof(hex), oid);
+	char *full = fsutil_join(v->workdir, rel);
+	char *slash = strrchr(full, '/');
+	*slash = '\0';
+	char *k = xasprintf("%s/%s%s.%s", full, VCS_KEEP_PREFIX, slash + 1, hex);
+	free(full);
+	return k;
+}
+
+/* Keep the work tree's file f (a regular file) before it is replaced: a
+ * second link, best effort (without one, swapping back writes the file). */
+static void keep_file(struct vcs *v, const struct kfile *f)
+{
+	if (f->mode == GIT_FILEMODE_LINK)
+		return;
+	char *full = fsutil_join(v->workdir, f->path), *k = keep_path(v, f->path, &f->oid);
+	if (link(full, k) < 0 && errno != EEXIST) {
+		/* no second link here (a file system without hard links) */
+	}
+	free(k);
+	free(full);
+}
+
+/* Put f in place from a kept copy when there is one that still holds
+ * exactly f's bytes: 1 done, 0 none. */
+static int adopt_kept(struct vcs *v, const struct kfile *f)
+{
+	if (f->mode == GIT_FILEMODE_LINK)
+		return 0;
+	char *k = keep_path(v, f->path, &f->oid), *full = fsutil_join(v->workdir, f->path);
+	char *dir = xstrdup(full);
+	*strrchr(dir, '/') = '\0';
+	struct stat st;
+	git_oid got;
+	int done = 0;
+	/* never through a link that replaced a kernel directory */
+	if (real_dirs(v, dir, NULL) == 0 && lstat(k, &st) == 0 && S_ISREG(st.st_mode) &&
+	    git_odb_hashfile(&got, k, GIT_OBJECT_BLOB) == 0 && git_oid_equal(&got, &f->oid)) {
+		mode_t want = f->mode == GIT_FILEMODE_BLOB_EXECUTABLE ? 0755 : 0644;
+		if ((st.st_mode & 0777) != want)
+			chmod(k, want);
+		/* the kept link is renamed over the file: the other link to the
+		 * replaced inode (the kept copy of what is there now) stays */
+		done = rename(k, full) == 0;
+	}
+	free(dir);
+	free(full);
+	free(k);
+	return done;
 }
 
 bool vcs_index_locked(struct vcs *v)
@@ -880,8 +979,8 @@ bool vcs_index_locked(struct vcs *v)
 	return yes;
 }
 
-int vcs_restore(struct vcs *v, const char *treeish, const char *const *paths, size_t n,
-		struct err *e)
+static int restore(struct vcs *v, const char *treeish, const char *const *paths, size_t n,
+		   bool keep, struct err *e)
 {
 	git_tree *tree = NULL;
 	int rc = lookup_tree(v, treeish, &tree, e);
@@ -900,16 +999,23 @@ int vcs_restore(struct vcs *v, const char *treeish, const char *const *paths, si
 		bool same = j < have.n && !strcmp(have.v[j].path, want.v[i].path) &&
 			    have.v[j].mode == want.v[i].mode && git_oid_equal(&have.v[j].oid, &want.v[i].oid);
 		if (!same) {
+			bool there = j < have.n && !strcmp(have.v[j].path, want.v[i].path);
+			if (keep && there)
+				keep_file(v, &have.v[j]);
 			clear_temps(v, want.v[i].path);
-			rc = write_blob(v, &want.v[i], e);
+			if (!adopt_kept(v, &want.v[i]))
+				rc = write_blob(v, &want.v[i], e);
 		}
 	}
 	/* what the tree does not hold goes */
 	for (size_t i = 0, k = 0; rc == 0 && i < have.n; i++) {
 		while (k < want.n && strcmp(want.v[k].path, have.v[i].path) < 0)
 			k++;
-		if (k >= want.n || strcmp(want.v[k].path, have.v[i].path))
+		if (k >= want.n || strcmp(want.v[k].path, have.v[i].path)) {
+			if (keep)
+				keep_file(v, &have.v[i]);
 			remove_file(v, have.v[i].path);
+		}
 	}
 	klist_release(&want);
 	klist_release(&have);
@@ -917,6 +1023,18 @@ int vcs_restore(struct vcs *v, const char *treeish, const char *const *paths, si
 	if (rc == 0) /* the files are in place; the index is best effort, as above */
 		vcs_index_reset(v, paths, n, NULL);
 	return rc;
+}
+
+int vcs_restore(struct vcs *v, const char *treeish, const char *const *paths, size_t n,
+		struct err *e)
+{
+	return restore(v, treeish, paths, n, false, e);
+}
+
+int vcs_swap(struct vcs *v, const char *treeish, const char *const *paths, size_t n,
+	     struct err *e)
+{
+	return restore(v, treeish, paths, n, true, e);
 }
 
 /* The entry of path in l (sorted), or NULL. */

@@ -90,6 +90,16 @@ int vcs_index_reset(struct vcs *v, const char *const *paths, size_t n, struct er
 int vcs_restore(struct vcs *v, const char *treeish, const char *const *paths, size_t n,
 		struct err *e);
 
+/* vcs_restore for a swap that will be undone (confirm and noise put the
+ * best in the tree and the candidate back): each file it replaces or
+ * removes is kept beside it as a second link, so the way back renames
+ * instead of writing and cannot fail on a full disk.  Every restore uses
+ * such a kept copy when it holds the bytes it wants; vcs_clear_keeps
+ * removes them once the swap is over. */
+int vcs_swap(struct vcs *v, const char *treeish, const char *const *paths, size_t n,
+	     struct err *e);
+int vcs_clear_keeps(struct vcs *v, const char *const *paths, size_t n, struct err *e);
+
 /* Is .git/index.lock there (a git command running, or a killed one's)? */
 bool vcs_index_locked(struct vcs *v);
 

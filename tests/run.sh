@@ -4,7 +4,7 @@
 # one line "N passed, N failed, N skipped".  Exits 1 on any failure.
 #
 # Environment: OPTLOOP (the binary under test), BUILD (build dir),
-# TESTS_FILTER (substring; run only matching suites), TESTS_JOBS (parallel suites).
+# TESTS_FILTER (substrings, space-separated; run only suites matching one), TESTS_JOBS (parallel suites).
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 export OPTLOOP="${OPTLOOP:-$root/optloop}"
@@ -46,12 +46,19 @@ run_one() {
 	echo $((($(date +%s%N) - t0) / 1000000)) >"$log.ms"
 }
 
+# TESTS_FILTER: one or more substrings, separated by spaces; a suite runs
+# when its name holds any of them.
+wanted() {
+	local f
+	[ -n "${TESTS_FILTER:-}" ] || return 0
+	for f in $TESTS_FILTER; do
+		[[ "$(basename "$1")" == *"$f"* ]] && return 0
+	done
+	return 1
+}
 filtered=()
 for s in "${suites[@]}"; do
-	if [ -n "${TESTS_FILTER:-}" ] && [[ "$(basename "$s")" != *"$TESTS_FILTER"* ]]; then
-		continue
-	fi
-	filtered+=("$s")
+	wanted "$s" && filtered+=("$s")
 done
 
 ordered=()

@@ -204,6 +204,64 @@ static void deleted_kernel_file_is_committed_as_deletion(void **state)
 	vcs_free(v);
 }
 
+static ino_t inode_of(const char *rel)
+{
+	char *p = xasprintf("%s/%s", repo, rel);
+	struct stat st;
+	assert_int_equal(lstat(p, &st), 0);
+	free(p);
+	return st.st_ino;
+}
+
+/* A swap keeps what it replaces: swapping back renames the kept link into
+ * place (the very inode, no byte written), the kept copies never count as
+ * kernel content, and vcs_clear_keeps removes them. */
+static void swap_keeps_what_it_replaces_and_swaps_back_by_rename(void **state)
+{
+	struct vcs *v;
+	struct err e = {0};
+	char cand[VCS_OID_HEX], chash[VCS_OID_HEX], h[VCS_OID_HEX];
+
+	assert_int_equal(vcs_open(repo, &v, &e), 0);
+	write_file("fla/ops/gla/chunk.py", "def chunk():\n    return 2  # candidate\n");
+	write_file("fla/ops/gla/extra.py", "extra = 1\n");
+	assert_int_equal(vcs_snapshot(v, kernel, 1, cand, &e), 0);
+	assert_int_equal(vcs_kernel_hash(v, kernel, 1, NULL, chash, &e), 0);
+	ino_t chunk = inode_of("fla/ops/gla/chunk.py"), extra = inode_of("fla/ops/gla/extra.py");
+
+	/* the best in: the candidate's files are kept (extra.py, which the best
+	 * lacks, too), and hashing the tree sees only the best */
+	assert_int_equal(vcs_swap(v, "HEAD", kernel, 1, &e), 0);
+	char *kept = sh_out("cd %s/fla/ops/gla && ls -A | grep -c '^\\.optloop-keep\\.'", repo);
+	assert_string_equal(kept, "2");
+	free(kept);
+	assert_int_equal(vcs_kernel_hash(v, kernel, 1, NULL, h, &e), 0);
+	char head[VCS_OID_HEX];
+	assert_int_equal(vcs_kernel_hash(v, kernel, 1, "HEAD", head, &e), 0);
+	assert_string_equal(h, head);
+
+	/* back: the same inodes, and the best's file kept in turn */
+	assert_int_equal(vcs_swap(v, cand, kernel, 1, &e), 0);
+	assert_int_equal(vcs_kernel_hash(v, kernel, 1, NULL, h, &e), 0);
+	assert_string_equal(h, chash);
+	assert_true(inode_of("fla/ops/gla/chunk.py") == chunk);
+	assert_true(inode_of("fla/ops/gla/extra.py") == extra);
+
+	/* a kept copy edited since is not used: the bytes come from git */
+	char *edit = sh_out("cd %s/fla/ops/gla && for f in .optloop-keep.chunk.py.*; do "
+			    "echo tampered >>$f; done; echo done", repo);
+	free(edit);
+	assert_int_equal(vcs_restore(v, "HEAD", kernel, 1, &e), 0);
+	assert_int_equal(vcs_kernel_hash(v, kernel, 1, NULL, h, &e), 0);
+	assert_string_equal(h, head);
+
+	assert_int_equal(vcs_clear_keeps(v, kernel, 1, &e), 0);
+	char *st = sh_out("cd %s && git status --porcelain --untracked-files=all", repo);
+	assert_string_equal(st, "");
+	free(st);
+	vcs_free(v);
+}
+
 static void missing_identity_says_how_to_set_it(void **state)
 {
 	struct vcs *v;
@@ -736,6 +794,7 @@ int main(void)
 		cmocka_unit_test_setup(commit_holds_only_the_kernel_change_with_trailers, fresh_repo),
 		cmocka_unit_test_setup(deleted_kernel_file_is_committed_as_deletion, fresh_repo),
 		cmocka_unit_test_setup(missing_identity_says_how_to_set_it, fresh_repo),
+		cmocka_unit_test_setup(swap_keeps_what_it_replaces_and_swaps_back_by_rename, fresh_repo),
 		cmocka_unit_test_setup(snapshot_restore_set_aside_and_bring_back, fresh_repo),
 		cmocka_unit_test_setup(aside_merge_brings_back_only_the_later_edit, fresh_repo),
 		cmocka_unit_test_setup(restore_never_writes_through_a_link, fresh_repo),

@@ -147,8 +147,10 @@ int cmd_status(struct cli *cli, int argc, char **argv)
 	} else {
 		printf("op:        %s\n", st.op);
 		printf("workspace: %s\n", st.workspace);
-		printf("state:     %s (iteration %d)%s\n", loop_state_name(st.state), st.iteration,
-		       st.readonly ? " [read-only: another optloop is writing]" : "");
+		printf("state:     %s (iteration %d)", loop_state_name(st.state), st.iteration);
+		if (st.readonly)
+			printf(" [read-only: %s]", st.readonly_why ? st.readonly_why : "opened so");
+		printf("\n");
 		if (st.has_best)
 			printf("best:      %.4g ms (iteration %d%s)\n", st.best_ms, st.best_iter,
 			       st.best_unconfirmed ? ", kept unconfirmed" : "");
