@@ -906,6 +906,73 @@ static enum gate_verdict decide(const struct parse_result *r)
 	return x > 0 ? GATE_ERROR : GATE_NONE;
 }
 
+/* Rows without a shape (one result after another, as KernelBench prints
+ * them) are results of their own, never repeats. */
+static bool same_shape(const struct parse_row *a, const struct parse_row *b)
+{
+	bool shaped = (a->op && *a->op) || (a->mode && *a->mode) || a->B > 0 || a->T > 0 ||
+		      a->H > 0 || a->D > 0;
+	return shaped && a->B == b->B && a->T == b->T && a->H == b->H && a->D == b->D && a->L == b->L &&
+	       !strcmp(a->mode ? a->mode : "", b->mode ? b->mode : "") &&
+	       !strcmp(a->op ? a->op : "", b->op ? b->op : "");
+}
+
+static bool same_time(double a, double b)
+{
+	return a == b || (isnan(a) && isnan(b));
+}
+
+/* A shape the last table lists more than once.  The same times again are
+ * the same row printed twice: it counts once.  Different times leave the
+ * run without a table: which one the harness meant cannot be known, and a
+ * bench made of both would count the shape twice. */
+static void settle_repeats(struct parser *p)
+{
+	struct parse_result *r = &p->r;
+	size_t kept = 0;
+	bool conflict = false;
+	char what[256] = "";
+	for (size_t i = 0; i < r->nrows && !conflict; i++) {
+		struct parse_row *row = &r->rows[i];
+		size_t j = 0;
+		while (j < kept && !same_shape(&r->rows[j], row))
+			j++;
+		if (j == kept) {
+			r->rows[kept++] = *row;
+			continue;
+		}
+		const struct parse_row *first = &r->rows[j];
+		snprintf(what, sizeof(what), "%s B=%ld T=%ld H=%ld D=%ld %s", row->mode ? row->mode : "",
+			 row->B, row->T, row->H, row->D, row->op ? row->op : "");
+		if (!same_time(first->base_ms, row->base_ms) || !same_time(first->new_ms, row->new_ms)) {
+			char msg[PARSE_WARNING_MAX];
+			snprintf(msg, sizeof(msg),
+				 "the result table lists %s more than once with different times "
+				 "(%.4g and %.4g ms): this run has no bench, since which one is meant "
+				 "cannot be known; make the benchmark print each shape once",
+				 what, isnan(first->new_ms) ? first->base_ms : first->new_ms,
+				 isnan(row->new_ms) ? row->base_ms : row->new_ms);
+			add_warning(p, msg, strlen(msg));
+			conflict = true;
+			/* the rows not yet moved are released below */
+			r->rows[kept++] = *row;
+			for (size_t k = i + 1; k < r->nrows; k++)
+				r->rows[kept++] = r->rows[k];
+			break;
+		}
+		char msg[PARSE_WARNING_MAX];
+		snprintf(msg, sizeof(msg),
+			 "the result table lists %s more than once with the same times; it counts once",
+			 what);
+		add_warning(p, msg, strlen(msg));
+		free(row->mode);
+		free(row->op);
+	}
+	r->nrows = kept;
+	if (conflict)
+		rows_clear(r);
+}
+
 void parser_finish(struct parser *p, int exit_status, bool killed)
 {
 	struct parse_result *r = &p->r;
@@ -915,6 +982,7 @@ void parser_finish(struct parser *p, int exit_status, bool killed)
 			r->truncated = true;
 			flush_line(p);
 		}
+		settle_repeats(p);
 		p->finished = true;
 	}
 	r->exit_status = exit_status;

@@ -85,4 +85,12 @@ for f in "$fix/nvidia-smi-idle.csv" /dev/null; do
 done
 printf '{"results": 3}' >"$T_TMP/other.json"
 t_exit "other JSON is not a run either" 2 "$OPTLOOP" parse "$T_TMP/other.json"
+# the final table of the captured run with its first shape printed twice,
+# once with a different time: no bench from it, and the warning says why
+awk '/opt-a\[35f8256\]\(ms\)/ { t = 1 } { print } t && /^ +4 +2048/ { sub(/0\.450/, "0.500"); print; t = 0 }' \
+	"$fix/runpy-base-main.txt" >"$T_TMP/twice.txt"
+out=$("$OPTLOOP" parse "$T_TMP/twice.txt")
+t_like "a shape listed twice with different times: no result table" "$out" 'results: +no result table'
+t_like "  and the warning says which shape and what to do" "$out" \
+	'warning: +the result table lists fwd B=4 T=2048 H=16 D=64 chunk_linear_attn more than once with different times .*print each shape once'
 t_done

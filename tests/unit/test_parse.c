@@ -222,6 +222,57 @@ static void fwdbwd_groups_and_blank_shape_cells(void **state)
 	parse_result_release(&r);
 }
 
+/* A shape the table lists twice: the same times count once; different
+ * times leave the run without a table (no bench made of both). */
+static void a_shape_listed_twice(void **state)
+{
+	static const char head[] =
+		"  Machine: tiny | CPU sh 1\n"
+		"================================================================================\n"
+		"  fwd        B      T    H    D  op                            main[f3dad60](ms)\n"
+		"          ----------------------------------------------------------------------\n";
+	static const char row64[] =
+		"             1     64    1   16  compute                                  2.099\n";
+	static const char row64b[] =
+		"             1     64    1   16  compute                                  9.000\n";
+	static const char row128[] =
+		"             1    128    1   16  compute                                  4.000\n";
+	static const char foot[] =
+		"================================================================================\n";
+	struct parse_result r;
+	char *same = xasprintf("%s%s%s%s%s", head, row64, row128, row64, foot);
+	parse_text(fla, same, strlen(same), 5, 0, false, &r);
+	assert_int_equal(r.nrows, 2);
+	assert_int_equal(r.rows[0].T, 64);
+	assert_int_equal(r.rows[1].T, 128);
+	assert_float_equal(parse_bench_ms(&r), sqrt(2.099 * 4.0), 1e-9);
+	assert_int_equal(r.nwarnings, 1);
+	assert_non_null(strstr(r.warnings[0], "fwd B=1 T=64 H=1 D=16 compute more than once with "
+					      "the same times; it counts once"));
+	parse_result_release(&r);
+
+	char *differ = xasprintf("%s%s%s%s%s", head, row64, row128, row64b, foot);
+	parse_text(fla, differ, strlen(differ), 0, 0, false, &r);
+	assert_int_equal(r.nrows, 0);
+	assert_true(isnan(parse_bench_ms(&r)));
+	assert_int_equal(r.nwarnings, 1);
+	assert_non_null(strstr(r.warnings[0], "more than once with different times (2.099 and 9 "
+					      "ms): this run has no bench"));
+	parse_result_release(&r);
+
+	/* a table printed again whole (run.py prints the baseline's first):
+	 * the last one is the result, nothing is repeated within it */
+	char *again = xasprintf("%s%s%s%s%s%s", head, row64, foot, head, row64b, foot);
+	parse_text(fla, again, strlen(again), 3, 0, false, &r);
+	assert_int_equal(r.nrows, 1);
+	assert_float_equal(r.rows[0].new_ms, 9.0, 1e-9);
+	assert_int_equal(r.nwarnings, 0);
+	parse_result_release(&r);
+	free(same);
+	free(differ);
+	free(again);
+}
+
 static void l_column_and_dash_cells(void **state)
 {
 	struct parse_result r;
@@ -857,6 +908,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(every_captured_fixture_with_its_exit_status),
 		cmocka_unit_test(fwdbwd_groups_and_blank_shape_cells),
+		cmocka_unit_test(a_shape_listed_twice),
 		cmocka_unit_test(l_column_and_dash_cells),
 		cmocka_unit_test(no_gate_is_unverified_with_warnings),
 		cmocka_unit_test(npu_environment_line),

@@ -132,6 +132,15 @@ int cmd_verify(struct cli *cli, int argc, char **argv)
 		       gate.buf, bench.buf, vs.buf, m.no_change ? ", no kernel change" : "",
 		       m.timed_out ? ", timed out" : m.cancelled ? ", cancelled" : "", m.seconds,
 		       m.log_path);
+		/* what the parser found wrong with the output (a shape listed
+		 * twice, the harness's own warnings) */
+		json_t *res = m.result_json ? json_loads(m.result_json, 0, NULL) : NULL;
+		size_t wi;
+		json_t *w;
+		json_array_foreach(json_object_get(res, "warnings"), wi, w)
+			if (json_is_string(w))
+				printf("warning: %s\n", json_string_value(w));
+		json_decref(res);
 		if (!m.attempt)
 			stats_cli_print_verdict(l, m.run_id, stdout);
 		if (m.nlints)
