@@ -2,6 +2,7 @@
  * commit with their refusals, start-up reconciliation of OPT_LOG.md, the
  * database and git history, and the telescoping set-aside. */
 #include "core/loop.h"
+#include "core/vis.h"
 #include "core/loop_core.h"
 #include "core/measure.h"
 #include "core/chart.h"
@@ -2398,51 +2399,18 @@ static char *one_line(const char *s)
  * (one_line); any other C0 control, DEL, or C1 control in its UTF-8
  * spelling (U+0080..U+009F; U+009B is a CSI), a bidirectional control and
  * bytes that are not UTF-8 are refused (ERR_USAGE). */
-/* The length of the valid UTF-8 sequence at p (1..4), 0 when there is none
- * (a stray continuation byte, an overlong form, a surrogate, past U+10FFFF,
- * or a sequence cut short). */
-static size_t utf8_len(const unsigned char *p)
-{
-	unsigned c = p[0];
-	size_t n = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 ? 4 : 0;
-	if (n <= 1)
-		return n;
-	unsigned cp = c & (0x7f >> n);
-	for (size_t k = 1; k < n; k++) {
-		if ((p[k] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (p[k] & 0x3f);
-	}
-	static const unsigned min[] = {0, 0, 0x80, 0x800, 0x10000};
-	if (cp < min[n] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return n;
-}
-
-/* Bidirectional controls reorder what a terminal shows (a direction could
- * read as another): U+061C, U+200E/F, U+202A..U+202E, U+2066..U+2069. */
-static bool is_bidi(const unsigned char *p, size_t n)
-{
-	if (n == 2)
-		return p[0] == 0xd8 && p[1] == 0x9c;
-	if (n != 3 || p[0] != 0xe2)
-		return false;
-	return (p[1] == 0x80 && (p[2] == 0x8e || p[2] == 0x8f || (p[2] >= 0xaa && p[2] <= 0xae))) ||
-	       (p[1] == 0x81 && p[2] >= 0xa6 && p[2] <= 0xa9);
-}
-
 static int row_text_check(const char *opt, const char *s, struct err *e)
 {
 	const unsigned char *p = (const unsigned char *)s;
 	for (size_t i = 0; s && p[i]; i++) {
 		unsigned c = p[i];
-		size_t n = utf8_len(p + i);
+		size_t n = vis_utf8_len(p + i);
 		if (n == 0)
 			return err_set(e, ERR_USAGE,
 				       "%s is not valid UTF-8 (byte 0x%02x at byte %zu); give the text in "
 				       "UTF-8",
 				       opt, c, i + 1);
-		if (is_bidi(p + i, n))
+		if (vis_is_bidi(p + i, n))
 			return err_set(e, ERR_USAGE,
 				       "%s holds a bidirectional control character (at byte %zu), which "
 				       "makes a terminal show the text in another order than it is "

@@ -3,6 +3,7 @@
 #include "tui/commands.h"
 #include "core/err.h"
 #include "core/sb.h"
+#include "core/vis.h"
 #include "core/fsutil.h"
 
 #include <stdarg.h>
@@ -112,4 +113,11 @@ const volatile sig_atomic_t *cli_stop_on_signals(void)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 	return &stop_flag;
+}
+
+const char *cli_vis(const char *s, struct sb *tmp)
+{
+	sb_reset(tmp);
+	vis_escape(s, tmp);
+	return tmp->buf ? tmp->buf : "";
 }

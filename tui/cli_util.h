@@ -28,6 +28,12 @@ int cli_emit(const char *output, const char *text, json_t *json);
 /* Print a JSON value on stdout (indented, one trailing newline) and take its reference. */
 void cli_print_json(json_t *v);
 
+/* s with every byte a terminal would act on spelled out (vis_escape), for
+ * printing a command the user is asked to trust; the text lives in *tmp
+ * (caller releases it with sb_release). */
+struct sb;
+const char *cli_vis(const char *s, struct sb *tmp);
+
 /* From now on SIGINT, SIGTERM and SIGHUP only set the flag returned (a run
  * going is then stopped by its owner, recorded, and the kernel put back);
  * a second signal of the same kind is handled the same way. */

@@ -5,6 +5,7 @@
 #include "core/err.h"
 #include "core/loop.h"
 #include "core/model.h"
+#include "core/sb.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -46,13 +47,16 @@ int loop_cli_iteration(struct loop *l, int *iter)
 
 void loop_cli_print_commands(const struct loop_status *st, FILE *out)
 {
+	struct sb v = SB_INIT;
 	fprintf(out, "verify:    %s\n",
-		st->validation ? st->validation : "(none: optloop contract --set validation=CMD)");
-	fprintf(out, "probe:     %s (%s)\n", st->probe,
+		st->validation ? cli_vis(st->validation, &v)
+			       : "(none: optloop contract --set validation=CMD)");
+	fprintf(out, "probe:     %s (%s)\n", cli_vis(st->probe, &v),
 		st->probe_env ? "from $OPTLOOP_PROBE / $OPTLOOP_PROBE_APPS"
 			      : "default; $OPTLOOP_PROBE sets another");
 	if (st->probe_apps[0])
-		fprintf(out, "           %s\n", st->probe_apps);
+		fprintf(out, "           %s\n", cli_vis(st->probe_apps, &v));
+	sb_release(&v);
 	fprintf(out, "run by:    /bin/sh -c in the repository (noise and confirm: the verify "
 		     "command + --no-gate, or --cmd; the probe before and after every run)\n");
 }

@@ -121,6 +121,12 @@ t_like "  saying where and what to do" "$out" \
 t_ok "  and nothing ran" test ! -e "$hidden"
 cp "$T_TMP/draft.keep" "$W/docs/draft.md"
 t_like "with the draft put back, status works again" "$("$OPTLOOP" status 2>&1)" '^verify: +\./verify'
+# The probe comes from the environment, where nothing refuses it: what
+# status and verify print of it spells every control out.
+out=$(OPTLOOP_PROBE="nvidia-smi"$'\r\033[2K'"touch $hidden" "$OPTLOOP" status 2>&1)
+t_like "a probe with CR and ESC: status spells them out" "$out" \
+	"^probe: +nvidia-smi\\\\r\\\\e\\[2Ktouch $hidden \\(from"
+t_unlike "  and prints no control byte" "$out" $'[\r\033]'
 
 # --- a shell comment at the end of the validation command ----------------------
 # noise and confirm append --no-gate; a comment would swallow it and the

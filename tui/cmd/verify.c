@@ -90,9 +90,12 @@ int cmd_verify(struct cli *cli, int argc, char **argv)
 	/* nothing runs unseen: the command and the probe around it */
 	const char *probe, *probe_apps;
 	loop_probe_commands(&probe, &probe_apps);
+	struct sb v1 = SB_INIT, v2 = SB_INIT;
 	fprintf(o.ctx, "optloop: running %s (through /bin/sh -c; GPU probe before and after: "
 		       "%s)\n",
-		loop_verify_command(l), probe);
+		cli_vis(loop_verify_command(l), &v1), cli_vis(probe, &v2));
+	sb_release(&v1);
+	sb_release(&v2);
 	fflush(o.ctx);
 	bool cancelled = false;
 	while ((rc = loop_verify_pump(l, 200, NULL)) > 0) {
