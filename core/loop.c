@@ -1232,10 +1232,13 @@ static int reconcile_aside(struct loop *l, struct err *e)
 	return rc;
 }
 
-/* A drop or revert's commit killed while git wrote its index leaves the
- * dropped kernel staged: the restore commit is HEAD, but the next git
- * commit of the user's would put the dropped change back.  Once the lock
- * is gone, the kernel's index entries go back to HEAD. */
+/* An optloop commit killed while git wrote its index leaves the kernel's
+ * index entries as they were before it: a drop's or revert's left the
+ * dropped kernel staged (the next git commit of the user's would put the
+ * dropped change back), a keep's left the kernel before it (the next git
+ * commit would undo the kept change).  Once the lock is gone, and only
+ * while the index holds one of those two kernels exactly (never what the
+ * user staged), the kernel's index entries go back to HEAD's. */
 static void reconcile_index(struct loop *l)
 {
 	struct log_rows *sr;
@@ -1244,17 +1247,28 @@ static void reconcile_index(struct loop *l)
 	if (vcs_index_locked(l->vcs) || rows_get(l->store, &sr, &rows, &n, NULL) < 0)
 		return;
 	const struct log_row *last = n ? &rows[n - 1] : NULL;
-	char idx[VCS_OID_HEX], dropped[VCS_OID_HEX], head[VCS_OID_HEX];
-	if (last && last->commit && (last->status == RS_DROP || last->status == RS_REVERT) &&
+	char idx[VCS_OID_HEX], row[VCS_OID_HEX], head[VCS_OID_HEX], before[VCS_OID_HEX];
+	if (last && last->commit &&
 	    vcs_index_kernel_hash(l->vcs, kpaths(l), l->nkernel, idx, NULL) == 0 &&
-	    vcs_kernel_hash(l->vcs, kpaths(l), l->nkernel, last->commit, dropped, NULL) == 0 &&
 	    vcs_kernel_hash(l->vcs, kpaths(l), l->nkernel, "HEAD", head, NULL) == 0 &&
-	    !strcmp(idx, dropped) && strcmp(idx, head) &&
-	    vcs_index_reset(l->vcs, kpaths(l), l->nkernel, NULL) == 0)
-		problem(l, "git's index held iteration %d's dropped kernel (a commit cut off while "
-			   "writing the index); its kernel entries are back to HEAD, so a git commit "
-			   "cannot bring the dropped change back",
-			last->iter);
+	    strcmp(idx, head) != 0) {
+		bool dropped = (last->status == RS_DROP || last->status == RS_REVERT) &&
+			       vcs_kernel_hash(l->vcs, kpaths(l), l->nkernel, last->commit, row,
+					       NULL) == 0 &&
+			       !strcmp(idx, row);
+		char *parent = xasprintf("%s~1", last->commit);
+		bool stale = !dropped &&
+			     vcs_kernel_hash(l->vcs, kpaths(l), l->nkernel, parent, before, NULL) == 0 &&
+			     !strcmp(idx, before);
+		free(parent);
+		if ((dropped || stale) && vcs_index_reset(l->vcs, kpaths(l), l->nkernel, NULL) == 0)
+			problem(l,
+				"git's index held iteration %d's %s (a commit cut off while writing "
+				"the index); its kernel entries are back to HEAD, so a git commit "
+				"cannot %s",
+				last->iter, dropped ? "dropped kernel" : "kernel from before its commit",
+				dropped ? "bring the dropped change back" : "undo that commit's change");
+	}
 	log_rows_put(sr);
 }
 

@@ -816,9 +816,12 @@ static int write_blob(struct vcs *v, const struct kfile *f, struct err *e)
 		rc = git_fail(e, ERR_IO, "cannot read a kernel file from git");
 	if (rc == 0 && slash)
 		rc = real_dirs(v, dir, e);
+	/* the temp file is hidden from the kernel (walk_workdir skips it) */
+	const char *base = slash ? full + (slash - dir) + 1 : full;
 	if (rc == 0 && f->mode == GIT_FILEMODE_LINK) {
 		char *target = xstrndup(git_blob_rawcontent(blob), (size_t)git_blob_rawsize(blob));
-		char *tmp = xasprintf("%s.tmp.%ld", full, (long)getpid());
+		char *tmp = xasprintf("%s/%s%s.%ld", slash ? dir : v->workdir, VCS_TMP_PREFIX, base,
+				      (long)getpid());
 		unlink(tmp);
 		if (symlink(target, tmp) < 0 || rename(tmp, full) < 0) {
 			rc = err_set(e, ERR_IO, "cannot restore the link %s: %s", f->path,
@@ -828,8 +831,6 @@ static int write_blob(struct vcs *v, const struct kfile *f, struct err *e)
 		free(tmp);
 		free(target);
 	} else if (rc == 0) {
-		/* the temp file is hidden from the kernel (walk_workdir skips it) */
-		const char *base = slash ? full + (slash - dir) + 1 : full;
 		char *tmp = xasprintf("%s/%s%s.%ld", slash ? dir : v->workdir, VCS_TMP_PREFIX, base,
 				      (long)getpid());
 		rc = fsutil_write_temp(tmp, git_blob_rawcontent(blob),
@@ -846,10 +847,60 @@ static int write_blob(struct vcs *v, const struct kfile *f, struct err *e)
 	return rc;
 }
 
+/* Is every directory between the work tree and rel a real directory (no
+ * link on the way)?  What a link now stands over is not the kernel's to
+ * remove or keep. */
+static bool path_is_real(struct vcs *v, const char *rel)
+{
+	char *p = fsutil_join(v->workdir, rel);
+	size_t root = strlen(v->workdir);
+	bool real = true;
+	for (char *s = p + root + 1; real;) {
+		char *slash = strchr(s, '/');
+		if (!slash)
+			break;
+		*slash = '\0';
+		struct stat st;
+		real = lstat(p, &st) == 0 && S_ISDIR(st.st_mode);
+		*slash = '/';
+		s = slash + 1;
+	}
+	free(p);
+	return real;
+}
+
+/* A directory where the tree now has a link, once its kernel files are
+ * gone: optloop's own temp and kept files in it go too, then every
+ * directory left empty. */
+static void prune_dir(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	while (d && (de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		char *p = xasprintf("%s/%s", dir, de->d_name);
+		struct stat st;
+		if (lstat(p, &st) == 0) {
+			if (S_ISDIR(st.st_mode))
+				prune_dir(p);
+			else if (!strncmp(de->d_name, VCS_TMP_PREFIX, strlen(VCS_TMP_PREFIX)) ||
+				 !strncmp(de->d_name, VCS_KEEP_PREFIX, strlen(VCS_KEEP_PREFIX)))
+				unlink(p);
+		}
+		free(p);
+	}
+	if (d)
+		closedir(d);
+	rmdir(dir);
+}
+
 /* A kernel file the tree does not have: removed, and the directories it
  * leaves empty, up to the kernel path it lies in. */
 static void remove_file(struct vcs *v, const char *rel)
 {
+	if (!path_is_real(v, rel))
+		return; /* a link replaced its directory: nothing of ours is there */
 	char *full = fsutil_join(v->workdir, rel);
 	if (unlink(full) == 0) {
 		char *slash;
@@ -933,7 +984,7 @@ static char *keep_path(struct vcs *v, const char *rel, const git_oid *oid)
  * second link, best effort (without one, swapping back writes the file). */
 static void keep_file(struct vcs *v, const struct kfile *f)
 {
-	if (f->mode == GIT_FILEMODE_LINK)
+	if (f->mode == GIT_FILEMODE_LINK || !path_is_real(v, f->path))
 		return;
 	char *full = fsutil_join(v->workdir, f->path), *k = keep_path(v, f->path, &f->oid);
 	if (link(full, k) < 0 && errno != EEXIST) {
@@ -992,6 +1043,32 @@ static int restore(struct vcs *v, const char *treeish, const char *const *paths,
 	rc = list_tree(v, tree, paths, n, &want, e);
 	if (rc == 0)
 		rc = list_workdir(v, paths, n, &have, e);
+	/* a link the tree has where a directory stands (a candidate that
+	 * replaced a kernel directory by a link): the directory's kernel files
+	 * go first, since a rename cannot put a link over a directory */
+	for (size_t i = 0; rc == 0 && i < want.n; i++) {
+		const char *lp = want.v[i].path;
+		char *full = fsutil_join(v->workdir, lp);
+		struct stat st;
+		if (want.v[i].mode == GIT_FILEMODE_LINK && path_is_real(v, lp) &&
+		    lstat(full, &st) == 0 && S_ISDIR(st.st_mode)) {
+			size_t len = strlen(lp);
+			for (size_t k = 0; k < have.n; k++)
+				if (!strncmp(have.v[k].path, lp, len) && have.v[k].path[len] == '/') {
+					char *hf = fsutil_join(v->workdir, have.v[k].path);
+					unlink(hf);
+					free(hf);
+				}
+			prune_dir(full);
+			if (lstat(full, &st) == 0 && S_ISDIR(st.st_mode))
+				rc = err_set(e, ERR_REFUSED,
+					     "cannot put the link %s back: the directory there holds "
+					     "files that are not the kernel's (untracked or ignored); "
+					     "move them away and run the command again",
+					     lp);
+		}
+		free(full);
+	}
 	size_t j = 0;
 	for (size_t i = 0; rc == 0 && i < want.n; i++) {
 		while (j < have.n && strcmp(have.v[j].path, want.v[i].path) < 0)
