@@ -25,7 +25,7 @@ enum err_code {
 			     * system, or files this user may not write */
 };
 
-#define ERR_MSG_MAX 1024
+#define ERR_MSG_MAX 4096
 
 struct err {
 	int code;

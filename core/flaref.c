@@ -23,6 +23,12 @@ void fla_scope_release(struct fla_scope *s)
 		free(s->refs[i].file);
 	}
 	free(s->refs);
+	for (size_t i = 0; i < s->nothers; i++) {
+		free(s->others[i].name);
+		free(s->others[i].module);
+		free(s->others[i].file);
+	}
+	free(s->others);
 	free(s->op_file);
 	memset(s, 0, sizeof(*s));
 }
@@ -153,6 +159,27 @@ static void read_imports(const char *text, struct imports *im)
 				nl = strchr(q, '\n');
 			}
 			free(mod);
+		} else if (starts(q, "import ")) {
+			/* "import a.b as c, d": modules, no names */
+			q += 7;
+			for (;;) {
+				q = skip_sp(q);
+				char *mod = word(&q);
+				if (!mod)
+					break;
+				char *alias = NULL;
+				q = skip_sp(q);
+				if (starts(q, "as ")) {
+					q = skip_sp(q + 3);
+					alias = word(&q);
+					q = skip_sp(q);
+				}
+				im->v = xrealloc(im->v, (im->n + 1) * sizeof(*im->v));
+				im->v[im->n++] = (struct import_item){mod, NULL, alias};
+				if (*q != ',')
+					break;
+				q++;
+			}
 		}
 		p = nl ? nl + 1 : NULL;
 	}
@@ -171,6 +198,14 @@ static bool defines(const char *text, const char *name)
 		    (starts(q, "class ") && !strncmp(q + 6, name, n) &&
 		     (q[6 + n] == '(' || q[6 + n] == ':')))
 			return true;
+		/* a module-level assignment: "NAME = ..." or "NAME: type = ..." */
+		if (q == p && !strncmp(p, name, n)) {
+			const char *r = p + n;
+			while (*r == ' ' || *r == '\t')
+				r++;
+			if ((*r == '=' && r[1] != '=') || *r == ':')
+				return true;
+		}
 		p = strchr(p, '\n');
 		if (p)
 			p++;
@@ -227,7 +262,7 @@ static char *resolve_in(const char *repo, const char *rel, const char *package, 
 			read_imports(text.buf ? text.buf : "", &im);
 			for (size_t i = 0; !found && i < im.n; i++) {
 				const char *as = im.v[i].alias ? im.v[i].alias : im.v[i].name;
-				if (strcmp(as, name))
+				if (!im.v[i].name || strcmp(as, name))
 					continue;
 				char *m = absolute(package, im.v[i].module);
 				found = resolve(repo, m, im.v[i].name, depth + 1);
@@ -324,7 +359,7 @@ int fla_scope_read(const char *repo, const char *test_file, const char *import_p
 	read_imports(text.buf ? text.buf : "", &im);
 	for (size_t i = 0; i < im.n; i++) {
 		const struct import_item *it = &im.v[i];
-		if (!starts(it->module, "fla.") && strcmp(it->module, "fla"))
+		if (!it->name || (!starts(it->module, "fla.") && strcmp(it->module, "fla")))
 			continue;
 		const char *used = it->alias ? it->alias : it->name;
 		if (op_func && !strcmp(it->name, op_func)) {
@@ -333,8 +368,15 @@ int fla_scope_read(const char *repo, const char *test_file, const char *import_p
 				out->op_file = resolve(repo, it->module, it->name, 0);
 			continue;
 		}
-		if (!fla_is_reference(it->name, op_func) && !fla_is_reference(used, op_func))
+		if (!fla_is_reference(it->name, op_func) && !fla_is_reference(used, op_func)) {
+			out->others = xrealloc(out->others, (out->nothers + 1) * sizeof(*out->others));
+			out->others[out->nothers++] = (struct fla_ref){
+				.name = xstrdup(it->name),
+				.module = xstrdup(it->module),
+				.file = resolve(repo, it->module, it->name, 0),
+			};
 			continue;
+		}
 		bool dup = false;
 		for (size_t k = 0; k < out->nrefs; k++)
 			dup |= !strcmp(out->refs[k].name, it->name) &&
@@ -353,4 +395,161 @@ int fla_scope_read(const char *repo, const char *test_file, const char *import_p
 	imports_release(&im);
 	sb_release(&text);
 	return 0;
+}
+
+/* ---- the files code reaches: following imports --------------------------- */
+
+void fla_files_release(struct fla_files *f)
+{
+	for (size_t i = 0; i < f->n; i++) {
+		free(f->v[i].path);
+		free(f->v[i].via);
+	}
+	free(f->v);
+	memset(f, 0, sizeof(*f));
+}
+
+int fla_files_find(const struct fla_files *f, const char *path)
+{
+	for (size_t i = 0; i < f->n; i++)
+		if (!strcmp(f->v[i].path, path))
+			return (int)i;
+	return -1;
+}
+
+static void files_add(struct fla_files *f, const char *path, int from, const char *via)
+{
+	if (fla_files_find(f, path) >= 0)
+		return;
+	f->v = xrealloc(f->v, (f->n + 1) * sizeof(*f->v));
+	f->v[f->n++] = (struct fla_file){xstrdup(path), from, via ? xstrdup(via) : NULL};
+}
+
+/* The repository file of a dotted module: a/b.py, else the package's
+ * a/b/__init__.py; NULL when the repository has neither (torch, triton). */
+static char *module_file(const char *repo, const char *module)
+{
+	char *p = path_of(module);
+	char *rel = xasprintf("%s.py", p), *full = fsutil_join(repo, rel);
+	if (!fsutil_exists(full) || fsutil_is_dir(full)) {
+		free(rel);
+		free(full);
+		rel = xasprintf("%s/__init__.py", p);
+		full = fsutil_join(repo, rel);
+		if (!fsutil_exists(full)) {
+			free(rel);
+			rel = NULL;
+		}
+	}
+	free(full);
+	free(p);
+	return rel;
+}
+
+static bool is_init(const char *path)
+{
+	return ends(path, "/__init__.py") || !strcmp(path, "__init__.py");
+}
+
+/* The dotted package a file's relative imports start from. */
+static char *package_of(const char *path)
+{
+	char *m = xstrdup(path);
+	if (ends(m, ".py"))
+		m[strlen(m) - 3] = '\0';
+	for (char *c = m; *c; c++)
+		if (*c == '/')
+			*c = '.';
+	/* a module's package is the module minus its last part; an
+	 * __init__.py's is the package itself */
+	char *dot = strrchr(m, '.');
+	if (dot)
+		*dot = '\0';
+	else
+		*m = '\0';
+	return m;
+}
+
+/* What one import of file brings in: a submodule, the file defining the
+ * name, or the module itself; a script's "from registry import x" is its
+ * own directory's registry.py.  NULL: not the repository's. */
+static char *import_target(const char *repo, const char *file, const char *package,
+			   const struct import_item *it)
+{
+	char *abs = absolute(package, it->module);
+	char *target = NULL;
+	if (it->name) {
+		char *sub = xasprintf("%s.%s", abs, it->name);
+		target = module_file(repo, sub);
+		free(sub);
+		if (!target)
+			target = resolve(repo, abs, it->name, 0);
+	}
+	if (!target)
+		target = module_file(repo, abs);
+	if (!target && it->module[0] != '.') {
+		/* a script beside its modules (sys.path holds its directory) */
+		char *dir = xstrdup(file), *slash = strrchr(dir, '/');
+		if (slash) {
+			*slash = '\0';
+			char *p = path_of(it->module);
+			char *rel = xasprintf("%s/%s.py", dir, p), *full = fsutil_join(repo, rel);
+			if (fsutil_exists(full) && !fsutil_is_dir(full))
+				target = xstrdup(rel);
+			free(full);
+			free(rel);
+			free(p);
+		}
+		free(dir);
+	}
+	free(abs);
+	return target;
+}
+
+void fla_walk(const char *repo, const char *seed, const char *why, struct fla_files *out)
+{
+	char *full = fsutil_join(repo, seed);
+	bool there = fsutil_exists(full) && !fsutil_is_dir(full);
+	free(full);
+	if (!there || fla_files_find(out, seed) >= 0)
+		return;
+	size_t first = out->n;
+	files_add(out, seed, -1, why);
+	for (size_t i = first; i < out->n; i++) {
+		/* a package's __init__ re-exports its whole package: reached for
+		 * one name, it is not followed (the name's own file is) */
+		if (i != first && is_init(out->v[i].path))
+			continue;
+		struct sb text = SB_INIT;
+		char *f = fsutil_join(repo, out->v[i].path);
+		if (fsutil_read_file(f, &text, NULL) == 0) {
+			struct imports im = {0};
+			char *package = package_of(out->v[i].path);
+			read_imports(text.buf ? text.buf : "", &im);
+			for (size_t k = 0; k < im.n; k++) {
+				char *t = import_target(repo, out->v[i].path, package, &im.v[k]);
+				if (t)
+					files_add(out, t, (int)i, im.v[k].name ? im.v[k].name : im.v[k].module);
+				free(t);
+			}
+			free(package);
+			imports_release(&im);
+		}
+		sb_release(&text);
+		free(f);
+	}
+}
+
+void fla_files_why(const struct fla_files *f, size_t i, struct sb *out)
+{
+	for (int k = (int)i, hops = 0; k >= 0 && hops < 64; hops++) {
+		const struct fla_file *x = &f->v[k];
+		if (x->from < 0) {
+			sb_addf(out, "%s%s%s%s", hops ? " <- " : "", x->path, x->via ? ": " : "",
+				x->via ? x->via : "");
+			break;
+		}
+		sb_addf(out, "%s%s (%s)", hops ? " <- " : "", x->path, x->via ? x->via : "");
+		k = x->from;
+	}
 }

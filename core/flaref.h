@@ -19,6 +19,7 @@
 #include <stddef.h>
 
 struct err;
+struct sb;
 
 struct fla_ref {
 	char *name;   /* the imported name */
@@ -31,6 +32,8 @@ struct fla_scope {
 	size_t nrefs;
 	char *op_file;        /* the file defining the op's function, NULL when not found */
 	bool op_imported;     /* the test imports the op's function */
+	struct fla_ref *others; /* the test's other fla.* imports (other ops, its helpers) */
+	size_t nothers;
 };
 void fla_scope_release(struct fla_scope *s);
 
@@ -50,5 +53,33 @@ int fla_scope_read(const char *repo, const char *test_file, const char *import_p
 
 /* The file defining name as imported from module (dotted), or NULL. */
 char *fla_resolve(const char *repo, const char *module, const char *name);
+
+/*
+ * The files code reaches, by following imports without Python: from a
+ * seed file, each "from M import N" to the file that defines N (or the
+ * submodule M.N), each "import M" to M's file, relative imports from the
+ * file's package, and a script's "from registry import x" to the
+ * registry.py beside it; then those files' imports, and so on.  Modules
+ * the repository does not hold (torch, triton) end the walk there.  A
+ * package's __init__.py reached for one name is kept but not followed
+ * (it re-exports the whole package; the name's own file is followed).
+ */
+struct fla_file {
+	char *path; /* repository-relative */
+	int from;   /* the file whose import reached it; -1 for a seed */
+	char *via;  /* the name or module imported (a seed: why it is one) */
+};
+struct fla_files {
+	struct fla_file *v;
+	size_t n;
+};
+void fla_files_release(struct fla_files *f);
+/* Index of path in f, -1 when absent. */
+int fla_files_find(const struct fla_files *f, const char *path);
+/* Add seed (labelled why) and everything it reaches, if it is a file of
+ * the repository and not already in out. */
+void fla_walk(const char *repo, const char *seed, const char *why, struct fla_files *out);
+/* How file i was reached: "c.py (name) <- b.py (name) <- seed.py: why". */
+void fla_files_why(const struct fla_files *f, size_t i, struct sb *out);
 
 #endif

@@ -27,6 +27,7 @@
 
 #include <jansson.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -1597,13 +1598,264 @@ static void pathlist_release(struct pathlist *l)
 	memset(l, 0, sizeof(*l));
 }
 
-/* The frozen scope: the gate test, what it compares against (the files
- * defining the references its imports name, in an FLA checkout), and what
- * the user named (--naive, --frozen).  Every path must exist; an op that is
- * its own reference is refused. */
+static bool pathlist_has(const struct pathlist *l, const char *p)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (!strcmp(l->v[i], p))
+			return true;
+	return false;
+}
+
+/* Does path lie in (or is it) one of the user's --kernel paths? */
+static bool user_kernel_has(const struct loop_init_opts *o, const char *path)
+{
+	for (size_t i = 0; i < o->nkernel; i++)
+		if (fsutil_path_under(path, o->kernel[i]))
+			return true;
+	return false;
+}
+
+static bool is_init_py(const char *path)
+{
+	size_t n = strlen(path);
+	return n >= 11 && !strcmp(path + n - 11, "__init__.py");
+}
+
+/* An FLA op's scopes from its call graph (fla_walk):
+ *   frozen  the gate test; what its references reach (the reference's real
+ *           kernel, through its thin wrapper); the gate's support code:
+ *           conftest.py files, the test's helper imports (assert_close),
+ *           the benchmark harness (the .py files of benchmarks/ops) and what they reach;
+ *   kernel  what the op's function reaches, less the frozen files and
+ *           package __init__.py files.
+ * A file both the op and a reference reach is asked about, never guessed:
+ * --frozen freezes it, a --kernel path holding it optimizes it.  A
+ * reference the op itself runs (the op wraps it) is refused. */
+static int fla_graph_scopes(const char *repo, const struct loop_init_opts *o,
+			    const struct workspace_defaults *d, const char *test_file,
+			    struct pathlist *frozen, struct pathlist *kernel, struct sb *decided,
+			    struct err *e)
+{
+	struct fla_scope sc;
+	int rc = fla_scope_read(repo, test_file, d->import_path, d->func_name, &sc, e);
+	if (rc < 0)
+		return rc;
+	struct fla_files ref = {0}, sup = {0}, op = {0};
+	struct sb unfound = SB_INIT, why = SB_INIT, ask = SB_INIT, askflags = SB_INIT;
+
+	if (fla_is_naive(d->func_name)) {
+		rc = err_set(e, ERR_REFUSED,
+			     "init refused: the op's function %s is itself a reference (the gate test "
+			     "%s compares other kernels against it), so nothing independent checks "
+			     "a change to it; optimize one of the kernels the test checks against it "
+			     "instead",
+			     d->func_name, test_file);
+		goto out;
+	}
+	if (!sc.op_file) {
+		rc = err_set(e, ERR_USAGE,
+			     "cannot find the file that defines the op's function %s (imported from "
+			     "%s); name the kernel with --kernel PATH",
+			     d->func_name, d->import_path);
+		goto out;
+	}
+	for (size_t i = 0; i < sc.nrefs; i++) {
+		const struct fla_ref *r = &sc.refs[i];
+		if (!r->file) {
+			sb_addf(&unfound, "%s%s (from %s)", unfound.len ? ", " : "", r->name, r->module);
+			continue;
+		}
+		char *label = xasprintf("reference %s", r->name);
+		fla_walk(repo, r->file, label, &ref);
+		free(label);
+	}
+	if (unfound.len && !o->nfrozen && !o->naive) {
+		rc = err_set(e, ERR_USAGE,
+			     "the gate test %s compares against %s, but optloop cannot find the file "
+			     "that defines it; name it with --frozen PATH",
+			     test_file, unfound.buf);
+		goto out;
+	}
+	if (!sc.nrefs && !o->nfrozen && !o->naive) {
+		rc = err_set(e, ERR_USAGE,
+			     "the imports of the gate test %s name no reference (naive_*, "
+			     "fused_recurrent_*, *_ref, *_torch) to compare %s against; name the "
+			     "file that defines what it compares against with --frozen PATH",
+			     test_file, d->func_name);
+		goto out;
+	}
+	char *oplabel = xasprintf("the op's function %s", d->func_name);
+	fla_walk(repo, sc.op_file, oplabel, &op);
+	free(oplabel);
+	sb_addf(decided, "op function %s: defined in %s\n", d->func_name, sc.op_file);
+
+	/* a reference in the op's own file, or another registered op that the
+	 * op wraps and the test also runs (chunk_rwkv7 and the
+	 * chunk_dplr_delta_rule it calls): the gate compares the op with itself.
+	 * (A kernel the test checks on its own, not a registered op, is no
+	 * reference.) */
+	char **rnames = NULL;
+	struct workspace_defaults *rops = NULL;
+	size_t nreg = workspace_fla_registry(repo, &rnames, &rops);
+	for (size_t i = 0; rc == 0 && i < sc.nrefs + sc.nothers; i++) {
+		const struct fla_ref *r = i < sc.nrefs ? &sc.refs[i] : &sc.others[i - sc.nrefs];
+		bool registered = false;
+		for (size_t k = 0; i >= sc.nrefs && k < nreg; k++)
+			registered |= !strcmp(rops[k].func_name, r->name) &&
+				      strcmp(rops[k].func_name, d->func_name) != 0;
+		int at = r->file ? fla_files_find(&op, r->file) : -1;
+		if (at < 0 || (i < sc.nrefs && at != 0) || (i >= sc.nrefs && !registered))
+			continue;
+		if (at == 0) {
+			rc = err_set(e, ERR_REFUSED,
+				     "init refused: the op's function %s and the reference %s the gate "
+				     "test %s compares it against are defined in the same file %s, so "
+				     "a change to the op changes what it is checked against; move the "
+				     "reference into a file of its own first",
+				     d->func_name, r->name, test_file, r->file);
+			break;
+		}
+		fla_files_why(&op, (size_t)at, &why);
+		rc = err_set(e, ERR_REFUSED,
+			     "init refused: the gate test %s checks %s against %s, which %s itself "
+			     "runs (%s): the reference is the op's own implementation, so a change "
+			     "to it moves both sides and the gate proves nothing; pick an op whose "
+			     "test compares against an independent reference",
+			     test_file, d->func_name, r->name, d->func_name, why.buf);
+	}
+	workspace_fla_registry_release(rnames, rops, nreg);
+	if (rc < 0)
+		goto out;
+
+	/* the gate's support code */
+	char *tdir = xstrdup(test_file);
+	for (char *slash; (slash = strrchr(tdir, '/'));) {
+		*slash = '\0';
+		char *conf = xasprintf("%s/conftest.py", tdir);
+		fla_walk(repo, conf, "the gate test's conftest", &sup);
+		free(conf);
+	}
+	free(tdir);
+	fla_walk(repo, "conftest.py", "the gate test's conftest", &sup);
+	for (size_t i = 0; i < sc.nothers; i++)
+		if (sc.others[i].file && strncmp(sc.others[i].module, "fla.ops", 7) != 0) {
+			char *label = xasprintf("the gate test's helper %s", sc.others[i].name);
+			fla_walk(repo, sc.others[i].file, label, &sup);
+			free(label);
+		}
+	char *bdir = fsutil_join(repo, "benchmarks/ops");
+	DIR *dh = opendir(bdir);
+	struct dirent *de;
+	char **bench = NULL;
+	size_t nbench = 0;
+	while (dh && (de = readdir(dh)))
+		if (strlen(de->d_name) > 3 && !strcmp(de->d_name + strlen(de->d_name) - 3, ".py")) {
+			bench = xrealloc(bench, (nbench + 1) * sizeof(*bench));
+			bench[nbench++] = xasprintf("benchmarks/ops/%s", de->d_name);
+		}
+	if (dh)
+		closedir(dh);
+	free(bdir);
+	qsort(bench, nbench, sizeof(*bench), cmp_sha_ptr);
+	for (size_t i = 0; i < nbench; i++) {
+		fla_walk(repo, bench[i], "the benchmark harness", &sup);
+		free(bench[i]);
+	}
+	free(bench);
+
+	/* every file both the op and a reference reach: asked about */
+	for (size_t i = 0; i < op.n; i++) {
+		const char *f = op.v[i].path;
+		int r = fla_files_find(&ref, f);
+		if (r < 0 || is_init_py(f) || fla_files_find(&sup, f) >= 0 ||
+		    pathlist_has(frozen, f) || user_kernel_has(o, f))
+			continue;
+		/* the reference and the file that imports it: enough to find it */
+		int seed = r;
+		while (ref.v[seed].from >= 0)
+			seed = ref.v[seed].from;
+		int by = ref.v[r].from;
+		sb_addf(&ask, "\n  %s (%s%s%s)", f, ref.v[seed].via ? ref.v[seed].via : "the reference",
+			by >= 0 ? ", through " : "", by >= 0 ? ref.v[by].path : "");
+		sb_addf(&askflags, " --frozen %s", f);
+	}
+	if (ask.len) {
+		struct sb kflags = SB_INIT;
+		for (size_t i = 0; i < op.n; i++) {
+			const char *f = op.v[i].path;
+			if (!is_init_py(f) && fla_files_find(&sup, f) < 0 && !pathlist_has(frozen, f))
+				sb_addf(&kflags, " --kernel %s", f);
+		}
+		rc = err_set(e, ERR_REFUSED,
+			     "init refused: the op %s and the reference the gate test %s compares it "
+			     "against both run these files, so a change there moves both sides:%s\n"
+			     "freeze them (the safe choice: they stay as they are):\n"
+			     "  optloop init --op %s%s\n"
+			     "or optimize one knowing the gate cannot catch an error there: name the "
+			     "kernel files yourself, keeping it and leaving out the others above:\n"
+			     "  optloop init --op %s%s",
+			     d->func_name, test_file, ask.buf, o->op, askflags.buf, o->op, kflags.buf);
+		sb_release(&kflags);
+		goto out;
+	}
+
+	/* frozen: the references' reach, then the support code */
+	const struct fla_files *sets[] = {&ref, &sup};
+	for (int k = 0; k < 2; k++)
+		for (size_t i = 0; i < sets[k]->n; i++) {
+			const char *f = sets[k]->v[i].path;
+			if (pathlist_has(frozen, f))
+				continue;
+			if (user_kernel_has(o, f) && fla_files_find(&op, f) >= 0) {
+				sb_addf(decided, "%s: a kernel file by --kernel, though the %s reaches it "
+						 "too (the gate cannot catch an error there)\n",
+					f, k ? "gate's support code" : "reference");
+				continue;
+			}
+			pathlist_add(frozen, f, true);
+			const struct fla_ref *seed = NULL;
+			for (size_t r = 0; k == 0 && sets[k]->v[i].from < 0 && r < sc.nrefs; r++)
+				if (sc.refs[r].file && !strcmp(sc.refs[r].file, f))
+					seed = &sc.refs[r];
+			if (seed) {
+				sb_addf(decided, "reference %s (imported from %s, defined in %s): frozen\n",
+					seed->name, seed->module, f);
+				continue;
+			}
+			sb_reset(&why);
+			fla_files_why(sets[k], i, &why);
+			sb_addf(decided, "frozen: %s\n", why.buf);
+		}
+	/* kernel: what the op reaches and nothing freezes */
+	for (size_t i = 0; kernel && i < op.n; i++) {
+		const char *f = op.v[i].path;
+		if (is_init_py(f) || pathlist_has(frozen, f))
+			continue;
+		pathlist_add(kernel, f, true);
+		sb_reset(&why);
+		fla_files_why(&op, i, &why);
+		sb_addf(decided, "kernel: %s\n", why.buf);
+	}
+out:
+	sb_release(&unfound);
+	sb_release(&why);
+	sb_release(&ask);
+	sb_release(&askflags);
+	fla_files_release(&ref);
+	fla_files_release(&sup);
+	fla_files_release(&op);
+	fla_scope_release(&sc);
+	return rc;
+}
+
+/* The frozen scope: the gate test, what it compares against and what the
+ * user named (--naive, --frozen); in an FLA checkout, from the op's call
+ * graph (fla_graph_scopes), which also gives the kernel when the user named
+ * none.  Every path must exist. */
 static int frozen_scope(const char *repo, const struct loop_init_opts *o,
 			const struct workspace_defaults *d, const char *test_file,
-			struct pathlist *out, struct sb *decided, struct err *e)
+			struct pathlist *out, struct pathlist *kernel, struct sb *decided,
+			struct err *e)
 {
 	pathlist_add(out, test_file, false);
 	if (o->naive)
@@ -1622,64 +1874,11 @@ static int frozen_scope(const char *repo, const struct loop_init_opts *o,
 				       out->v[i], repo);
 	}
 	sb_addf(decided, "gate test: %s (frozen)\n", test_file);
+	for (size_t i = 1; i < out->n; i++)
+		sb_addf(decided, "frozen: %s (named by you)\n", out->v[i]);
 	if (!d)
 		return 0;
-	struct fla_scope sc;
-	int rc = fla_scope_read(repo, test_file, d->import_path, d->func_name, &sc, e);
-	if (rc < 0)
-		return rc;
-	struct sb unfound = SB_INIT;
-	for (size_t i = 0; i < sc.nrefs; i++) {
-		const struct fla_ref *r = &sc.refs[i];
-		if (!r->file) {
-			sb_addf(&unfound, "%s%s (from %s)", unfound.len ? ", " : "", r->name,
-				r->module);
-			continue;
-		}
-		if (sc.op_file && !strcmp(sc.op_file, r->file)) {
-			rc = err_set(e, ERR_REFUSED,
-				     "init refused: the op's function %s and the reference %s the gate "
-				     "test %s compares it against are defined in the same file %s, so "
-				     "a change to the op changes what it is checked against; move the "
-				     "reference into a file of its own first",
-				     d->func_name, r->name, test_file, r->file);
-			goto out;
-		}
-		pathlist_add(out, r->file, true);
-		sb_addf(decided, "reference %s (imported from %s, defined in %s): frozen\n", r->name,
-			r->module, r->file);
-	}
-	if (fla_is_naive(d->func_name)) {
-		rc = err_set(e, ERR_REFUSED,
-			     "init refused: the op's function %s is itself a reference (the gate test "
-			     "%s compares other kernels against it), so nothing independent checks "
-			     "a change to it; optimize one of the kernels the test checks against it "
-			     "instead",
-			     d->func_name, test_file);
-		goto out;
-	}
-	if (unfound.len && !o->nfrozen && !o->naive) {
-		rc = err_set(e, ERR_USAGE,
-			     "the gate test %s compares against %s, but optloop cannot find the file "
-			     "that defines it; name it with --frozen PATH (and the kernel with "
-			     "--kernel PATH if it is not %s)",
-			     test_file, unfound.buf, d->kernel);
-		goto out;
-	}
-	if (!sc.nrefs && !o->nfrozen && !o->naive) {
-		rc = err_set(e, ERR_USAGE,
-			     "the imports of the gate test %s name no reference (naive_*, "
-			     "fused_recurrent_*, *_ref, *_torch) to compare %s against; name the "
-			     "file that defines what it compares against with --frozen PATH",
-			     test_file, d->func_name);
-		goto out;
-	}
-	if (sc.op_file)
-		sb_addf(decided, "op function %s: defined in %s\n", d->func_name, sc.op_file);
-out:
-	sb_release(&unfound);
-	fla_scope_release(&sc);
-	return rc;
+	return fla_graph_scopes(repo, o, d, test_file, out, o->nkernel ? NULL : kernel, decided, e);
 }
 
 /* A kernel path may hold frozen files (they are left out of every kernel
@@ -1701,7 +1900,8 @@ static int kernel_outside_frozen(const char **kernel, size_t nk, const struct pa
 			if (fsutil_path_under(frozen->v[j], kernel[i]))
 				sb_addf(&inside, "%s%s", inside.len ? ", " : "", frozen->v[j]);
 		}
-		sb_addf(decided, "kernel: %s%s%s%s\n", kernel[i],
+		if (decided)
+			sb_addf(decided, "kernel: %s%s%s%s\n", kernel[i],
 			inside.len ? " (without the frozen " : "", inside.len ? inside.buf : "",
 			inside.len ? ")" : "");
 		sb_release(&inside);
@@ -1722,6 +1922,7 @@ int loop_init(const char *cwd, const struct loop_init_opts *o, struct sb *notes,
 	const char **kernel = NULL;
 	size_t nkernel = 0;
 	struct pathlist frozen = {0};
+	struct pathlist graph_kernel = {0}; /* the kernel from the op's call graph (FLA) */
 	struct sb decided = SB_INIT; /* why each path is frozen, for the notes */
 	char *kernel_text = NULL, *frozen_text = NULL, *op_text = NULL, *kernel_list = NULL;
 	int rc;
@@ -1772,11 +1973,22 @@ int loop_init(const char *cwd, const struct loop_init_opts *o, struct sb *notes,
 	const char *bench = o->bench_cmd ? o->bench_cmd
 			    : d.bench_cmd ? d.bench_cmd
 					  : (bench_default = xasprintf("%s --base main", verify));
+	if ((rc = frozen_scope(repo, o, fla ? &d : NULL, test_file, &frozen, &graph_kernel,
+			       &decided, e)) < 0) {
+		free(bench_default);
+		goto out;
+	}
 	if (o->nkernel) {
 		kernel = xcalloc(o->nkernel, sizeof(char *));
 		for (size_t i = 0; i < o->nkernel; i++)
 			kernel[i] = o->kernel[i];
 		nkernel = o->nkernel;
+	} else if (graph_kernel.n) {
+		/* the strings stay owned by graph_kernel until the end */
+		kernel = xcalloc(graph_kernel.n, sizeof(char *));
+		for (size_t i = 0; i < graph_kernel.n; i++)
+			kernel[i] = graph_kernel.v[i];
+		nkernel = graph_kernel.n;
 	} else {
 		kernel = xcalloc(1, sizeof(char *));
 		kernel[0] = d.kernel;
@@ -1804,8 +2016,8 @@ int loop_init(const char *cwd, const struct loop_init_opts *o, struct sb *notes,
 			goto out;
 		}
 	}
-	if ((rc = frozen_scope(repo, o, fla ? &d : NULL, test_file, &frozen, &decided, e)) < 0 ||
-	    (rc = kernel_outside_frozen(kernel, nkernel, &frozen, &decided, e)) < 0) {
+	if ((rc = kernel_outside_frozen(kernel, nkernel, &frozen, graph_kernel.n ? NULL : &decided,
+					e)) < 0) {
 		free(bench_default);
 		goto out;
 	}
@@ -1866,6 +2078,7 @@ int loop_init(const char *cwd, const struct loop_init_opts *o, struct sb *notes,
 	}
 out:
 	pathlist_release(&frozen);
+	pathlist_release(&graph_kernel);
 	sb_release(&decided);
 	free(kernel_list);
 	store_close(s);

@@ -431,6 +431,55 @@ int workspace_fla_defaults(const char *repo, const char *op, struct workspace_de
 	return rc;
 }
 
+size_t workspace_fla_registry(const char *repo, char ***names, struct workspace_defaults **ops)
+{
+	static const char call[] = "register_op(";
+	char *path = xasprintf("%s/benchmarks/ops/registry.py", repo);
+	struct sb text = SB_INIT;
+	size_t n = 0;
+	*names = NULL;
+	*ops = NULL;
+	if (fsutil_read_file(path, &text, NULL) == 0) {
+		const char *t = text.buf ? text.buf : "";
+		for (size_t i = 0; i + sizeof(call) - 1 <= text.len;) {
+			const char *hit = find_bytes(t + i, text.len - i, call, sizeof(call) - 1);
+			if (!hit)
+				break;
+			size_t p = (size_t)(hit - t);
+			struct kwarg kw[64];
+			size_t nkw;
+			size_t end = scan_call(t, text.len, p + sizeof(call) - 2, kw, &nkw, 64);
+			i = end > p ? end : p + 1;
+			const struct kwarg *name = kw_find(kw, nkw, "name");
+			if (!name || !name->val || !name->vlen)
+				continue;
+			char *nm = xstrndup(name->val, name->vlen);
+			struct workspace_defaults d;
+			if (workspace_registry_lookup(t, text.len, nm, &d, NULL) == 0) {
+				*names = xrealloc(*names, (n + 1) * sizeof(**names));
+				*ops = xrealloc(*ops, (n + 1) * sizeof(**ops));
+				(*names)[n] = nm;
+				(*ops)[n++] = d;
+			} else {
+				free(nm);
+			}
+		}
+	}
+	sb_release(&text);
+	free(path);
+	return n;
+}
+
+void workspace_fla_registry_release(char **names, struct workspace_defaults *ops, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(names[i]);
+		workspace_defaults_release(&ops[i]);
+	}
+	free(names);
+	free(ops);
+}
+
 int workspace_ensure_ignored(struct vcs *v, struct sb *notes, struct err *e)
 {
 	bool ign = false;

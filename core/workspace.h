@@ -59,6 +59,12 @@ struct workspace_defaults {
 };
 void workspace_defaults_release(struct workspace_defaults *d);
 
+/* Every op benchmarks/ops/registry.py registers, as workspace_fla_defaults
+ * gives it, with its name in names[i]; 0 and none when the repository is
+ * not FLA-shaped.  Release with workspace_fla_registry_release. */
+size_t workspace_fla_registry(const char *repo, char ***names, struct workspace_defaults **ops);
+void workspace_fla_registry_release(char **names, struct workspace_defaults *ops, size_t n);
+
 /* Find op's register_op(OpConfig(name='op', import_path='...', ...,
  * test_file='...')) entry in the text of registry.py and derive the
  * defaults.  ERR_NOTFOUND when op is not registered. */

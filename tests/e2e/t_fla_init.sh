@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# init in an FLA-shaped tree freezes what the gate test really compares
-# against (read from its imports), never a path that does not exist, and
-# refuses what cannot be decided; contract --check holds the paths to it.
+# init in an FLA-shaped tree decides both scopes from the call graph (the
+# imports, followed file to file): frozen is what the gate test's
+# references reach, and the gate's support code; the kernel is what the
+# op's function reaches.  A file both reach is asked about, an op whose
+# reference is its own code is refused, nothing that does not exist is
+# frozen; contract --check holds the paths to it.
 # The tree is written by tests/fixtures/make_fla_tree.sh; the shapes are
 # those of upstream FLA: chunk_delta_rule, chunk_retention and
 # chunk_lightning_attn compare against fused_recurrent_* re-exported by the
@@ -20,23 +23,68 @@ out=$("$OPTLOOP" init --op chunk_delta 2>&1); rc=$?
 t_is "chunk_* against fused_recurrent_*: init succeeds" "$rc" 0
 t_like "it says which reference it found and where" "$out" \
 	'reference fused_recurrent_delta \(imported from fla.ops.delta, defined in fla/ops/delta/fused_recurrent.py\): frozen'
-t_like "and the kernel without the frozen file" "$out" \
-	'kernel: fla/ops/delta \(without the frozen fla/ops/delta/fused_recurrent.py\)'
-t_is "the frozen scope is the test and the reference" "$(frozen chunk_delta)" \
-	"tests/ops/test_delta.py fla/ops/delta/fused_recurrent.py"
+t_like "the kernel is the file of the op's function" "$out" \
+	"kernel: fla/ops/delta/chunk.py: the op's function chunk_delta"
+t_is "the frozen scope: the test, the reference, the conftest, the test's helper and the harness" \
+	"$(frozen chunk_delta)" \
+	"tests/ops/test_delta.py fla/ops/delta/fused_recurrent.py tests/conftest.py fla/utils/_device.py fla/utils/_testing.py benchmarks/ops/registry.py"
+t_like "  each with why" "$out" 'frozen: fla/utils/_device.py \(device\) <- tests/conftest.py: the gate test.s conftest'
+t_like "  the helper too" "$out" 'frozen: fla/utils/_testing.py: the gate test.s helper assert_close'
+t_unlike "the package's other files are neither" "$out" 'fla/ops/delta/utils.py'
 t_unlike "a naive.py that does not exist is not frozen" "$(frozen chunk_delta)" 'naive.py'
 
 # func_name, gate.py and naive.py references, a multi-line import
 out=$("$OPTLOOP" init --op chunk_gdn 2>&1); rc=$?
 t_is "func_name and gate references: init succeeds" "$rc" 0
 t_is "gate.py and naive.py are frozen, the fused gate kernel is not named" "$(frozen chunk_gdn)" \
-	"tests/ops/test_gated.py fla/ops/gated/gate.py fla/ops/gated/naive.py"
+	"tests/ops/test_gated.py fla/ops/gated/gate.py fla/ops/gated/naive.py tests/conftest.py fla/utils/_device.py benchmarks/ops/registry.py"
 t_like "the op's function is found by func_name" "$out" 'op function chunk_gated: defined in fla/ops/gated/chunk.py'
 
 # an aliased import from the reference's module
 "$OPTLOOP" init --op chunk_rwkv >/dev/null 2>&1
-t_is "an aliased reference is followed to its module" "$(frozen chunk_rwkv)" \
-	"tests/ops/test_rwkv.py fla/ops/rwkv/fused_recurrent.py"
+t_like "an aliased reference is followed to its module" "$(frozen chunk_rwkv)" \
+	"^tests/ops/test_rwkv.py fla/ops/rwkv/fused_recurrent.py "
+
+# the reference's real kernel lies in fla/ops/common, behind a thin wrapper,
+# and the op's kernels are another op's chunk code and the common kernels
+out=$("$OPTLOOP" init --op chunk_ret 2>&1); rc=$?
+t_is "a reference through fla/ops/common: init succeeds" "$rc" 0
+t_like "  the wrapped common kernel is frozen, with the path to it" "$out" \
+	'frozen: fla/ops/common/fused_recurrent.py \(fused_recurrent\) <- fla/ops/ret/fused_recurrent.py: reference fused_recurrent_ret'
+t_like "  the kernel is every file the op reaches" "$out" \
+	'kernel: fla/ops/ret/chunk.py, fla/ops/sgla/chunk.py, fla/ops/common/chunk_h.py, fla/ops/common/chunk_o.py;'
+t_like "  each with the tree of why" "$out" \
+	"kernel: fla/ops/common/chunk_h.py \\(chunk_fwd_h\\) <- fla/ops/sgla/chunk.py \\(chunk_sgla\\) <- fla/ops/ret/chunk.py: the op's function chunk_ret"
+t_is "  status lists the kernel files" \
+	"$("$OPTLOOP" --op chunk_ret status --json | python3 -c 'import json,sys; print(" ".join(json.load(sys.stdin)["kernel"]))')" \
+	"fla/ops/ret/chunk.py fla/ops/sgla/chunk.py fla/ops/common/chunk_h.py fla/ops/common/chunk_o.py"
+
+# a helper both the op and its reference run: asked, never guessed
+out=$("$OPTLOOP" init --op chunk_l2 2>&1); rc=$?
+t_is "a helper shared with the reference: init refuses (exit 3)" "$rc" 3
+t_like "  naming it and the reference that reaches it" "$out" \
+	'fla/modules/l2norm.py \(reference fused_recurrent_l2, through fla/ops/l2/fused_recurrent.py\)'
+t_like "  with the command that freezes it" "$out" 'optloop init --op chunk_l2 --frozen fla/modules/l2norm.py'
+t_like "  and the one that optimizes it" "$out" \
+	'optloop init --op chunk_l2 --kernel fla/ops/l2/chunk.py --kernel fla/modules/l2norm.py'
+t_ok "  nothing was created" test ! -e profile/chunk_l2-opt
+out=$("$OPTLOOP" init --op chunk_l2 --frozen fla/modules/l2norm.py 2>&1); rc=$?
+t_is "  frozen as told: init succeeds" "$rc" 0
+t_like "  the helper is frozen" "$(frozen chunk_l2)" 'fla/modules/l2norm.py'
+t_like "  the kernel is the op's file alone" "$out" 'kernel: fla/ops/l2/chunk.py;'
+rm -rf profile/chunk_l2-opt
+out=$("$OPTLOOP" init --op chunk_l2 --kernel fla/ops/l2/chunk.py --kernel fla/modules/l2norm.py 2>&1); rc=$?
+t_is "  optimized as told: init succeeds" "$rc" 0
+t_like "  saying the gate cannot catch an error there" "$out" \
+	'fla/modules/l2norm.py: a kernel file by --kernel, though the reference reaches it too \(the gate cannot catch an error there\)'
+t_unlike "  and it is not frozen" "$(frozen chunk_l2)" 'l2norm'
+rm -rf profile/chunk_l2-opt
+
+# the op wraps another registered op, and the test compares it with that
+out=$("$OPTLOOP" init --op chunk_wrap 2>&1); rc=$?
+t_is "a test comparing the op with the op it wraps: refused (exit 3)" "$rc" 3
+t_like "  saying the reference is the op's own implementation" "$out" \
+	"checks chunk_wrap against chunk_inner, which chunk_wrap itself runs \\(fla/ops/inner/chunk.py \\(chunk_inner\\) <- fla/ops/wrap/chunk.py.*the reference is the op's own implementation"
 
 # a reference no file defines: said, with the option that fixes it
 out=$("$OPTLOOP" init --op chunk_ghost 2>&1); rc=$?
@@ -111,10 +159,10 @@ t_exit "restored, the contract is complete again" 0 "$OPTLOOP" --op chunk_delta 
 "$OPTLOOP" --op chunk_delta contract --set "frozen=tests/ops/test_delta.py, fla/ops/delta" >/dev/null
 out=$("$OPTLOOP" --op chunk_delta contract --check 2>&1); rc=$?
 t_is "a kernel path inside the frozen scope fails the check" "$rc" 1
-t_like "and says why" "$out" 'kernel path fla/ops/delta is frozen'
+t_like "and says why" "$out" 'kernel path fla/ops/delta/chunk.py is frozen'
 mv fla/ops/gated fla/ops/gated.moved
 out=$("$OPTLOOP" --op chunk_gdn contract --check 2>&1)
-t_like "a kernel path that is gone fails the check" "$out" 'kernel path fla/ops/gated does not exist'
+t_like "a kernel path that is gone fails the check" "$out" 'kernel path fla/ops/gated/chunk.py does not exist'
 mv fla/ops/gated.moved fla/ops/gated
 # a workspace made before init refused it, its kernel the whole repository
 db=profile/chunk_gdn-opt/optloop.db
@@ -134,7 +182,7 @@ t_like "and says how to pick one" "$out" 'next: pick one with --op OP'
 j=$("$OPTLOOP" status --json)
 t_is "status --json lists them" \
 	"$(printf '%s' "$j" | python3 -c 'import json,sys; print(" ".join(w["op"] for w in json.load(sys.stdin)["workspaces"]))')" \
-	"chunk_bare chunk_delta chunk_gdn chunk_ghost chunk_rwkv"
+	"chunk_bare chunk_delta chunk_gdn chunk_ghost chunk_ret chunk_rwkv"
 t_like "--op after the command picks one" "$("$OPTLOOP" status --op chunk_gdn)" '^op: +chunk_gdn'
 t_like "--op=OP after the command too" "$("$OPTLOOP" status --json --op=chunk_rwkv)" '"op": "chunk_rwkv"'
 out=$("$OPTLOOP" status --op chunk_delt 2>&1)
