@@ -2295,6 +2295,144 @@ static int hand_commit_check(struct loop *l, struct err *e)
 	return rc;
 }
 
+/* A change outside the kernel and the frozen scope would be measured with
+ * the kernel, but never committed, and left in the tree by a drop: shown
+ * and refused, or made part of the kernel with the user's consent
+ * (--include PATH, for each of them). */
+static int outside_check(struct loop *l, const struct loop_verify_opts *o, struct err *e)
+{
+	size_t nkeep = l->nkernel + l->nfrozen + (o ? o->ninclude : 0);
+	const char **keep = xcalloc(nkeep + 1, sizeof(*keep));
+	size_t k = 0;
+	for (size_t i = 0; i < l->nkernel; i++)
+		keep[k++] = l->kernel[i];
+	for (size_t i = 0; i < l->nfrozen; i++)
+		keep[k++] = l->frozen[i];
+	for (size_t i = 0; o && i < o->ninclude; i++)
+		keep[k++] = o->include[i];
+	struct sb out = SB_INIT, flags = SB_INIT;
+	size_t n = 0;
+	int rc = vcs_changes_outside(l->vcs, keep, k, &out, &n, e);
+	free(keep);
+	if (rc == 0 && n) {
+		/* "modified a\nnew b\n" -> "a (modified), b (new)" and the flags */
+		struct sb list = SB_INIT;
+		for (char *line = out.buf, *nl; line && *line; line = nl ? nl + 1 : NULL) {
+			nl = strchr(line, '\n');
+			if (nl)
+				*nl = '\0';
+			char *sp = strchr(line, ' ');
+			if (!sp)
+				continue;
+			*sp = '\0';
+			sb_addf(&list, "%s%s (%s)", list.len ? ", " : "", sp + 1, line);
+			sb_addf(&flags, " --include %s", sp + 1);
+		}
+		rc = err_set(e, ERR_REFUSED,
+			     "verify refused: %zu file%s outside the kernel and the frozen scope "
+			     "changed: %s. The run would measure %s with the kernel, but %s no "
+			     "kernel change: never committed, and left in the tree by a drop. Undo "
+			     "%s (git checkout -- PATH, or remove a new file); git-ignore %s if %s "
+			     "no code the run uses (notes, scratch: .git/info/exclude); or make "
+			     "%s part of the kernel: optloop verify%s",
+			     n, n == 1 ? "" : "s", list.buf, n == 1 ? "it" : "them",
+			     n == 1 ? "it is" : "they are", n == 1 ? "it" : "them",
+			     n == 1 ? "it" : "them", n == 1 ? "it is" : "they are",
+			     n == 1 ? "it" : "them", flags.buf);
+		sb_release(&list);
+	}
+	sb_release(&out);
+	sb_release(&flags);
+	return rc;
+}
+
+/* The user's --include paths: not frozen, a path of the repository, and
+ * as the best has it in HEAD (a drop puts back the best's version: one
+ * committed after the best would be lost). */
+static int include_check(struct loop *l, const struct loop_verify_opts *o, struct err *e)
+{
+	if (!o || !o->ninclude)
+		return 0;
+	struct log_rows *sr;
+	const struct log_row *rows;
+	size_t n;
+	int rc = rows_get(l->store, &sr, &rows, &n, e);
+	if (rc < 0)
+		return rc;
+	const struct log_row *best = log_rows_best(rows, n);
+	for (size_t i = 0; rc == 0 && i < o->ninclude; i++) {
+		const char *p = o->include[i];
+		for (size_t j = 0; j < l->nfrozen; j++)
+			if (fsutil_path_under(p, l->frozen[j]))
+				return err_set(e, ERR_REFUSED,
+					       "verify refused: --include %s is frozen (it is or lies in "
+					       "%s): a change there is undone before any run, never "
+					       "measured",
+					       p, l->frozen[j]);
+		if (!*p || strstr(p, "..") || p[0] == '/')
+			return err_set(e, ERR_USAGE,
+				       "--include %s: give a path of the repository, relative to its "
+				       "root",
+				       p);
+		const char *one[] = {p};
+		char at_best[VCS_OID_HEX], at_head[VCS_OID_HEX];
+		if (best && best->commit &&
+		    vcs_kernel_hash(l->vcs, one, 1, best->commit, at_best, NULL) == 0 &&
+		    vcs_kernel_hash(l->vcs, one, 1, "HEAD", at_head, NULL) == 0 &&
+		    strcmp(at_best, at_head) != 0)
+			rc = err_set(e, ERR_REFUSED,
+				     "verify refused: --include %s: a commit after the best (iteration "
+				     "%d, %.12s) changed it, so a drop would put back the best's "
+				     "version and lose that commit's; include it in a workspace made "
+				     "after that commit, or undo this iteration's edit to it",
+				     p, best->iter, best->commit);
+	}
+	log_rows_put(sr);
+	return rc;
+}
+
+/* The --include paths join the kernel (the workspace's kernel list), said
+ * in an event. */
+static int include_in_kernel(struct loop *l, const struct loop_verify_opts *o, struct err *e)
+{
+	if (!o || !o->ninclude)
+		return 0;
+	struct sb list = SB_INIT, added = SB_INIT;
+	for (size_t i = 0; i < l->nkernel; i++)
+		sb_addf(&list, "%s%s", i ? "\n" : "", l->kernel[i]);
+	for (size_t i = 0; i < o->ninclude; i++) {
+		bool have = false;
+		for (size_t j = 0; j < l->nkernel; j++)
+			have |= fsutil_path_under(o->include[i], l->kernel[j]);
+		if (have)
+			continue;
+		sb_addf(&list, "%s%s", list.len ? "\n" : "", o->include[i]);
+		sb_addf(&added, "%s%s", added.len ? ", " : "", o->include[i]);
+	}
+	int rc = 0;
+	if (added.len) {
+		rc = store_begin(l->store, e);
+		if (rc == 0)
+			rc = store_meta_set(l->store, "kernel", list.buf, e);
+		if (rc == 0) {
+			char *d = xasprintf("made part of the kernel by --include: %s", added.buf);
+			rc = store_event(l->store, -1, "kernel.include", d, e);
+			free(d);
+		}
+		if (rc == 0)
+			rc = store_commit(l->store, e);
+		else
+			store_rollback(l->store);
+		if (rc == 0) {
+			free_list(l->kernel, l->nkernel);
+			split_lines(list.buf, &l->kernel, &l->nkernel);
+		}
+	}
+	sb_release(&list);
+	sb_release(&added);
+	return rc;
+}
+
 int loop_verify_begin(struct loop *l, const struct loop_verify_opts *o, struct err *e)
 {
 	struct where w;
@@ -2339,7 +2477,9 @@ int loop_verify_begin(struct loop *l, const struct loop_verify_opts *o, struct e
 			       vcs_index_locked(l->vcs)
 				       ? "when no git command is running, remove .git/index.lock"
 				       : "see optloop status for what stopped it");
-	if ((rc = hand_commit_check(l, e)) < 0 || (rc = guards_verify_check(&g, e)) < 0)
+	if ((rc = hand_commit_check(l, e)) < 0 || (rc = guards_verify_check(&g, e)) < 0 ||
+	    (rc = include_check(l, o, e)) < 0 || (rc = outside_check(l, o, e)) < 0 ||
+	    (rc = include_in_kernel(l, o, e)) < 0)
 		return rc;
 	sb_adds(&cmd, l->contract->c.v[CF_VALIDATION]);
 	if (o && o->gate_k) {

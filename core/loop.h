@@ -220,6 +220,11 @@ struct loop_verify_opts {
 	const char *gate_k;     /* --gate-k EXPR: a subset run, a signal only */
 	const char *base;       /* --base REF */
 	double timeout_s;       /* 0: none */
+	/* files outside the kernel and frozen scope that changed, made kernel
+	 * files with the user's consent (--include); without them such a
+	 * change refuses the run */
+	const char *const *include;
+	size_t ninclude;
 	loop_output_fn output;  /* every byte of the child's output, may be NULL */
 	loop_event_fn event;    /* parser events (progress, gate, ...), may be NULL */
 	void *ctx;

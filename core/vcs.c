@@ -1022,6 +1022,45 @@ static int adopt_kept(struct vcs *v, const struct kfile *f)
 	return done;
 }
 
+int vcs_changes_outside(struct vcs *v, const char *const *keep, size_t nkeep, struct sb *out,
+			size_t *n, struct err *e)
+{
+	git_status_options so;
+	git_status_options_init(&so, GIT_STATUS_OPTIONS_VERSION);
+	git_status_list *sl = NULL;
+	so.show = GIT_STATUS_SHOW_INDEX_AND_WORKDIR;
+	so.flags = GIT_STATUS_OPT_INCLUDE_UNTRACKED | GIT_STATUS_OPT_RECURSE_UNTRACKED_DIRS |
+		   GIT_STATUS_OPT_EXCLUDE_SUBMODULES;
+	*n = 0;
+	if (git_status_list_new(&sl, v->repo, &so) < 0)
+		return git_fail(e, ERR_IO, "cannot list the changes in the work tree");
+	for (size_t i = 0; i < git_status_list_entrycount(sl); i++) {
+		const git_status_entry *se = git_status_byindex(sl, i);
+		const git_diff_delta *d = se->index_to_workdir ? se->index_to_workdir
+								: se->head_to_index;
+		if (!d)
+			continue;
+		const char *path = d->new_file.path ? d->new_file.path : d->old_file.path;
+		bool kept = !path;
+		for (size_t k = 0; !kept && k < nkeep; k++)
+			kept = fsutil_path_under(path, keep[k]);
+		/* a restore's own temp or kept file is optloop's, not a change */
+		const char *base = path ? strrchr(path, '/') : NULL;
+		base = base ? base + 1 : path;
+		if (kept || !strncmp(base, VCS_TMP_PREFIX, strlen(VCS_TMP_PREFIX)) ||
+		    !strncmp(base, VCS_KEEP_PREFIX, strlen(VCS_KEEP_PREFIX)))
+			continue;
+		unsigned st = se->status;
+		const char *what = st & (GIT_STATUS_WT_NEW | GIT_STATUS_INDEX_NEW)	      ? "new"
+				   : st & (GIT_STATUS_WT_DELETED | GIT_STATUS_INDEX_DELETED) ? "deleted"
+											     : "modified";
+		sb_addf(out, "%s %s\n", what, path);
+		(*n)++;
+	}
+	git_status_list_free(sl);
+	return 0;
+}
+
 bool vcs_index_locked(struct vcs *v)
 {
 	char *lock = fsutil_join(git_repository_path(v->repo), "index.lock");

@@ -100,6 +100,13 @@ int vcs_swap(struct vcs *v, const char *treeish, const char *const *paths, size_
 	     struct err *e);
 int vcs_clear_keeps(struct vcs *v, const char *const *paths, size_t n, struct err *e);
 
+/* The files of the work tree that differ from HEAD (modified, deleted, or
+ * new and not ignored) and lie in none of the paths keep, as lines
+ * "modified PATH", "deleted PATH", "new PATH" in out; their number in *n.
+ * Submodules are not looked into. */
+int vcs_changes_outside(struct vcs *v, const char *const *keep, size_t nkeep, struct sb *out,
+			size_t *n, struct err *e);
+
 /* Is .git/index.lock there (a git command running, or a killed one's)? */
 bool vcs_index_locked(struct vcs *v);
 

@@ -321,6 +321,12 @@ static int reload_following(struct app *a, struct err *e)
 	int rc = a->be->reload(a, e);
 	if (rc == 0 && at_end && a->data.nrows)
 		t->sel = (int)a->data.nrows - 1;
+	/* a reload drops the per-shape numbers: the pane showing them gets
+	 * them again at once, never "no per-shape numbers" */
+	if (rc == 0 && a->views[P_BEST].mode && !a->shapes_loaded && a->be->shapes) {
+		rc = a->be->shapes(a, e);
+		a->shapes_loaded = true;
+	}
 	return rc;
 }
 
@@ -360,7 +366,7 @@ static void handle_wizard_key(struct app *a, wint_t ch, bool fkey)
 			wizard_free(a->wz);
 			a->wz = NULL;
 			err_clear(&e);
-			if (a->be->reload(a, &e) < 0)
+			if (reload_following(a, &e) < 0)
 				app_message(a, true, "%s", e.msg);
 			relayout(a);
 		}

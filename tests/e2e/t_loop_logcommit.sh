@@ -45,6 +45,7 @@ t_like "the commit carries the row" "$(git log -1 --format=%B)" '^Optloop-Iter: 
 # an iteration in one call, text output
 sed -i 's/\$(( \$1 \* 2 ))/$(( $1 << 1 ))/' kernel/compute.sh
 echo "scratch" >notes.txt
+echo notes.txt >>.git/info/exclude
 "$OPTLOOP" verify >/dev/null 2>&1
 out=$("$OPTLOOP" log --direction "shift instead of multiply" --status keep --unconfirmed "one run only" --commit); rc=$?
 t_is "log --commit iteration 1" "$rc" 0
@@ -52,7 +53,7 @@ t_like "says what it logged" "$out" '^logged: \| 1 \| shift instead of multiply 
 t_like "and what it committed" "$out" "committed iteration 1 as $(git rev-parse --short=12 HEAD)"
 t_like "and the next step" "$out" 'next: make one change to the kernel, then run optloop verify \(iteration 2\)'
 t_is "the commit holds only the kernel" "$(git show --format= --name-only HEAD)" kernel/compute.sh
-t_like "the other edit stays in the work tree" "$(git status --porcelain)" 'notes.txt'
+t_like "the other (ignored) file stays in the work tree" "$(git status --porcelain --ignored)" 'notes.txt'
 rm -f notes.txt
 t_is "one row per iteration" "$(rows)" 2
 t_is "one commit per iteration" "$(git log --format=%B | grep -c '^Optloop-Iter:')" 2
@@ -133,5 +134,38 @@ t_like "  saying why and to create a branch" "$out" 'HEAD is detached .*git swit
 t_is "  no row was written" "$(rows)" "$rows_before"
 git switch -qc opt-work
 t_ok "on a branch it goes on" "$OPTLOOP" log --direction "on a branch" --status drop --commit
+
+# A file outside the kernel and the frozen scope edited with the kernel:
+# refused, then made part of the kernel with consent (--include): committed
+# with the kernel, and put back by a drop's restore.  One a commit changed
+# after the best is refused (the drop would put back the best's version).
+mkdir -p lib && printf 'echo helper\n' >lib/helper.sh && git add lib && git commit -qm "a helper"
+printf '# measured with the harness edit\n' >>kernel/compute.sh
+printf '# the harness, edited\n' >>verify
+printf 'echo new\n' >lib/new.sh
+printf 'echo faster helper\n' >lib/helper.sh
+out=$("$OPTLOOP" verify 2>&1); rc=$?
+t_is "edits outside the kernel: verify refuses (exit 3)" "$rc" 3
+t_like "  naming each, modified or new" "$out" \
+	'3 files outside the kernel and the frozen scope changed: .*lib/helper.sh \(modified\).*lib/new.sh \(new\).*verify \(modified\)'
+out=$("$OPTLOOP" verify --include tests/test_compute.sh 2>&1); rc=$?
+t_is "  --include of a frozen file is refused" "$rc" 3
+t_like "  saying it is frozen" "$out" '--include tests/test_compute.sh is frozen'
+out=$("$OPTLOOP" verify --include lib/helper.sh --include lib/new.sh --include verify 2>&1); rc=$?
+t_is "  --include of a file a commit changed after the best is refused" "$rc" 3
+t_like "  saying a drop would lose that commit's version" "$out" \
+	'--include lib/helper.sh: a commit after the best .* changed it, so a drop would put back the best'
+git checkout -q -- lib/helper.sh
+t_exit "  with the others included it runs" 0 "$OPTLOOP" verify --include lib/new.sh --include verify
+t_is "  and they are kernel files from now on" \
+	"$("$OPTLOOP" status --json | python3 -c 'import json,sys; print(" ".join(json.load(sys.stdin)["kernel"]))')" \
+	'kernel lib/new.sh verify'
+t_ok "  the consent is an event" sh -c "'$OPTLOOP' export --json | grep -q 'made part of the kernel by --include: lib/new.sh, verify'"
+t_ok "  dropped and committed" "$OPTLOOP" log --direction "the harness and the kernel" --status drop --commit
+t_is "  the iteration's commit holds all three" "$(git show --format= --name-only HEAD~1 | sort | tr '\n' ' ')" \
+	"kernel/compute.sh lib/new.sh verify "
+t_unlike "  the drop put the harness back" "$(cat verify)" 'the harness, edited'
+t_ok "  and removed the new file" test ! -e lib/new.sh
+t_is "  nothing is left changed" "$(git status --porcelain)" ""
 
 t_done

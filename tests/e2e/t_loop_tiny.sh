@@ -104,6 +104,15 @@ t_is "iteration 1's commit is empty" "$(git show --format= --name-only HEAD)" ""
 sed -i 's/\* 2/* 3/' kernel/compute.sh
 echo "scratch" >notes.txt
 t_is "state editing" "$(state)" editing
+# a change outside the kernel and the frozen scope: measured with the kernel,
+# never committed, left behind by a drop; refused until it is undone,
+# ignored, or made part of the kernel
+out=$("$OPTLOOP" verify 2>&1); rc=$?
+t_is "a file outside the kernel and the frozen scope: verify refuses (exit 3)" "$rc" 3
+t_like "  naming it and the ways on" "$out" \
+	'1 file outside the kernel and the frozen scope changed: notes.txt \(new\)\..*git-ignore it.*optloop verify --include notes.txt'
+t_is "  nothing ran" "$(state)" editing
+echo notes.txt >>.git/info/exclude
 "$OPTLOOP" verify >/dev/null 2>&1
 t_is "verify exits 1 on a failed gate" "$?" 1
 t_ok "the failed gate is logged" "$OPTLOOP" log --direction "times three" --status revert
@@ -111,7 +120,7 @@ t_like "as FAIL with no bench" "$(cat profile/tiny-opt/OPT_LOG.md)" '\| 2 \| tim
 t_ok "and committed" "$OPTLOOP" commit
 # a revert row: the iteration's commit, then a commit restoring the best kernel
 t_is "the commit holds only the kernel, not the other edit" "$(git show --format= --name-only HEAD~1)" "kernel/compute.sh"
-t_like "the other edit is still in the work tree" "$(git status --porcelain)" 'notes.txt'
+t_like "the ignored file is still in the work tree" "$(git status --porcelain --ignored)" 'notes.txt'
 rm -f notes.txt
 t_like "the revert is followed by a restore commit" "$(git log -1 --format=%B)" '^Optloop-Restore: 2$'
 t_like "which puts the best (baseline) kernel back" "$(cat kernel/compute.sh)" '\$1 \* 2'

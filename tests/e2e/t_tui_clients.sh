@@ -45,10 +45,16 @@ tui_wait 'iter 1 . MEASURED' 8
 t_screen "the run's end shows: MEASURED" 'iter 1 . MEASURED'
 t_screen "with the gate and bench" 'gate pass, bench'
 
-# 3. the driver logs and commits: the row is on both screens
+# 3. the driver logs and commits: the row is on both screens (and the
+# workbench showing the per-shape numbers keeps showing them)
+tui_keys s
+t_screen "the per-shape pane shows its table" 'Shape +base +best +speedup'
 "$OPTLOOP" log --direction "shift instead" --status keep --unconfirmed "one run" --commit >/dev/null
 tui_wait 'shift instead' 5
 t_screen "the row logged by the CLI shows" 'shift instead'
+t_screen "the reload keeps the per-shape table" 'Shape +base +best +speedup'
+t_unlike "  never 'no per-shape numbers'" "$(tui_screen)" 'no per-shape numbers'
+tui_keys s
 tui_wait 'iter 2 . READY' 5
 t_screen "and the commit: READY for iteration 2" 'iter 2 . READY'
 for _ in $(seq 50); do second | grep -q 'shift instead' && break; sleep 0.1; done

@@ -44,6 +44,7 @@ int cmd_verify(struct cli *cli, int argc, char **argv)
 	struct loop *l;
 	struct err e = {0};
 	bool json = false, quiet = false;
+	struct cli_list include = {0};
 	int rc;
 
 	const struct cli_opt opts[] = {
@@ -53,6 +54,10 @@ int cmd_verify(struct cli *cli, int argc, char **argv)
 		CLI_TEXT("--base", &o.base, "REF",
 			 "benchmark against REF too (the harness's --base), for the verdict's "
 			 "comparison in one session"),
+		CLI_LIST("--include", &include, "PATH",
+			 "a changed file outside the kernel and the frozen scope becomes a kernel "
+			 "file (repeatable): measured, committed and restored with the kernel "
+			 "(without it such a change refuses the run)"),
 		CLI_NUM("--timeout", &o.timeout_s, "SEC", 0, 1e7,
 			"stop the run after SEC seconds (recorded as incomplete: an attempt)"),
 		CLI_FLAG("--quiet", &quiet, "do not stream the harness output (it is in the raw log); "
@@ -74,6 +79,8 @@ int cmd_verify(struct cli *cli, int argc, char **argv)
 	};
 	if (!cli_parse(&c, argc, argv, &rc))
 		return rc;
+	o.include = include.v;
+	o.ninclude = (size_t)include.n;
 	if ((rc = loop_cli_open(cli, 0, &l)) != 0)
 		return rc;
 	/* with --json, stdout carries only the JSON object; with --quiet the
