@@ -1078,11 +1078,20 @@ static bool word_char(char ch)
 
 /* A dimension starting at p: "B=8", "b = 8" or "B8".  *eq says which
  * spelling; *end is set past the number. */
+/* The registry's spelling joins dimensions with underscores
+ * (B4_T4096_H64_D128): an underscore between a number and a dimension
+ * letter separates, as a dash does. */
+static bool underscore_sep(const char *text, const char *u)
+{
+	return *u == '_' && u > text && isdigit((unsigned char)u[-1]) &&
+	       strchr(dim_letters, u[1]) && u[1] && isdigit((unsigned char)u[2]);
+}
+
 static bool read_dim(const char *text, const char *p, int *idx, long *val, bool *eq,
 		     const char **end)
 {
 	const char *l;
-	if (!*p || (p > text && word_char(p[-1])) ||
+	if (!*p || (p > text && word_char(p[-1]) && !underscore_sep(text, p - 1)) ||
 	    !(l = strchr(dim_letters, toupper((unsigned char)*p))))
 		return false;
 	const char *q = p + 1, *r = q;
@@ -1101,7 +1110,8 @@ static bool read_dim(const char *text, const char *p, int *idx, long *val, bool 
 	char *e;
 	errno = 0;
 	long v = strtol(q, &e, 10);
-	if (errno || v <= 0 || word_char(*e) || (*e == '.' && isdigit((unsigned char)e[1])))
+	if (errno || v <= 0 || (word_char(*e) && !underscore_sep(text, e)) ||
+	    (*e == '.' && isdigit((unsigned char)e[1])))
 		return false;
 	*idx = (int)(l - dim_letters);
 	*val = v;
@@ -1188,7 +1198,7 @@ size_t contract_target_shapes(const char *target, struct contract_shape **out)
 		const char *end;
 		if (read_dim(text, p, &idx, &val, &eq, &end)) {
 			struct shape_group *cur = ng ? &g[ng - 1] : NULL;
-			if (!cur || cur->d[idx] >= 0 || !only_chars(cur->end, p, " \t,-")) {
+			if (!cur || cur->d[idx] >= 0 || !only_chars(cur->end, p, " \t,-_")) {
 				if (ng == gcap)
 					g = xrealloc(g, (gcap = gcap ? 2 * gcap : 4) * sizeof(*g));
 				cur = &g[ng++];
@@ -1244,6 +1254,35 @@ size_t contract_target_shapes(const char *target, struct contract_shape **out)
 	if (!n) {
 		free(*out);
 		*out = NULL;
+	}
+	return n;
+}
+
+size_t contract_registry_names(const char *target, char ***out)
+{
+	size_t n = 0;
+	*out = NULL;
+	for (const char *p = target ? target : ""; *p; p++) {
+		if (*p != 'B' || (p > target && word_char(p[-1])))
+			continue;
+		/* B<n>_T<n>_H<n>_D<n>[_L<n>], nothing word-like after it */
+		const char *q = p;
+		static const char order[] = "BTHDL";
+		int k = 0;
+		while (order[k] && *q == order[k] && isdigit((unsigned char)q[1])) {
+			q++;
+			while (isdigit((unsigned char)*q))
+				q++;
+			k++;
+			if (*q != '_' || !order[k] || q[1] != order[k])
+				break;
+			q++;
+		}
+		if (k < 4 || word_char(*q))
+			continue;
+		*out = xrealloc(*out, (n + 1) * sizeof(**out));
+		(*out)[n++] = xstrndup(p, (size_t)(q - p));
+		p = q - 1;
 	}
 	return n;
 }

@@ -267,10 +267,44 @@ static const char *kernel_path_unusable(const char *repo, const char *gitdir, co
 	return why;
 }
 
+/* A Target shape named the registry's way that the registry does not have:
+ * the benchmark never runs it, so the target could never be judged. */
+static void target_shapes_unknown(struct loop *l, struct sb *why)
+{
+	const char *target = l->contract ? l->contract->c.v[CF_TARGET] : NULL;
+	char **named = NULL, **known = NULL;
+	size_t nn = contract_registry_names(target, &named);
+	long nk = nn ? workspace_fla_shape_names(l->ws.repo, &known) : -1;
+	for (size_t i = 0; nk >= 0 && i < nn; i++) {
+		bool have = false;
+		for (long k = 0; k < nk; k++)
+			have |= !strcmp(named[i], known[k]);
+		if (have)
+			continue;
+		struct sb list = SB_INIT;
+		for (long k = 0; k < nk; k++)
+			sb_addf(&list, "%s%s", k ? ", " : "", known[k]);
+		sb_addf(why,
+			"Target: %s is no shape of benchmarks/ops/registry.py (it has: %s), so the "
+			"benchmark never runs it; name one of those, or add it to SHAPE_CONFIGS "
+			"first\n",
+			named[i], nk ? list.buf : "none");
+		sb_release(&list);
+	}
+	for (size_t i = 0; i < nn; i++)
+		free(named[i]);
+	free(named);
+	for (long k = 0; k < nk; k++)
+		free(known[k]);
+	free(known);
+}
+
 /* What the frozen and kernel paths lack on disk, one line each: a path
- * that does not exist, a kernel path inside the frozen scope. */
+ * that does not exist, a kernel path inside the frozen scope; and a
+ * Target shape the registry does not have. */
 static void paths_missing(struct loop *l, struct sb *why)
 {
+	target_shapes_unknown(l, why);
 	for (size_t i = 0; i < l->nfrozen; i++) {
 		char *full = fsutil_join(l->ws.repo, l->frozen[i]);
 		if (!fsutil_exists(full))

@@ -471,6 +471,27 @@ static void target_shapes_split_on_a_repeated_dimension_and_dedupe(void **state)
 		       "T=1024\n");
 }
 
+static void target_shapes_registry_spelling(void **state)
+{
+	/* FLA's SHAPE_CONFIGS keys, as written in registry.py */
+	expect_targets("fwd B4_T4096_H64_D128 and B8_T1024_H8_D64, 1.2x geomean",
+		       "fwd B=4 T=4096 H=64 D=128\n"
+		       "B=8 T=1024 H=8 D=64\n");
+	expect_targets("B1_T8192_H96_D128_L2", "B=1 T=8192 H=96 D=128 L=2\n");
+	/* snake_case words with digits are no shapes */
+	expect_targets("see run_B2_notes and attn_T4 tests", "");
+	char **v;
+	size_t n = contract_registry_names("fwd B4_T4096_H64_D128, B8-T1024-H8-D64 and "
+					   "B1_T8192_H96_D128_L2; not xB4_T4_H4_D4 or B4_T4",
+					   &v);
+	assert_int_equal(n, 2);
+	assert_string_equal(v[0], "B4_T4096_H64_D128");
+	assert_string_equal(v[1], "B1_T8192_H96_D128_L2");
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
 static void target_without_shapes_names_none(void **state)
 {
 	/* GPU names and numbers are not shapes: compact spellings need three
@@ -657,6 +678,7 @@ int main(void)
 		cmocka_unit_test(target_shapes_key_value_spelling_times_each_mode),
 		cmocka_unit_test(target_shapes_read_the_measured_shape_keys),
 		cmocka_unit_test(target_shapes_split_on_a_repeated_dimension_and_dedupe),
+		cmocka_unit_test(target_shapes_registry_spelling),
 		cmocka_unit_test(target_without_shapes_names_none),
 		cmocka_unit_test(shape_matches_measured_keys),
 		cmocka_unit_test(target_speedup_reads_the_factor_and_its_scope),
