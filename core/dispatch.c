@@ -8,6 +8,7 @@
  */
 #include "core/dispatch.h"
 #include "core/mdtable.h"
+#include "core/contract.h"
 
 #include "core/err.h"
 #include "core/sb.h"
@@ -463,3 +464,115 @@ void dispatch_doc_release(struct dispatch_doc *d)
 	memset(d, 0, sizeof(*d));
 }
 
+/* ---- buckets as tests on shapes ---- */
+
+static const char bucket_dims[] = "BTHDL";
+
+/* One comparison at p ("T <= 1024", "T≥4096"); its end, or NULL. */
+static const char *read_cmp(const char *text, const char *p, int *dim, int *op, long *v)
+{
+	const char *d = strchr(bucket_dims, *p);
+	if (!*p || !d || (p > text && (isalnum((unsigned char)p[-1]) || p[-1] == '_')))
+		return NULL;
+	const char *q = p + 1;
+	while (*q == ' ')
+		q++;
+	if (!strncmp(q, "<=", 2) || !strncmp(q, "\xe2\x89\xa4", 3)) {
+		*op = 'l';
+		q += *q == '<' ? 2 : 3;
+	} else if (!strncmp(q, ">=", 2) || !strncmp(q, "\xe2\x89\xa5", 3)) {
+		*op = 'g';
+		q += *q == '>' ? 2 : 3;
+	} else if (*q == '<' || *q == '>') {
+		*op = *q++;
+	} else if (*q == '=') {
+		*op = '=';
+		q += q[1] == '=' ? 2 : 1;
+	} else {
+		return NULL;
+	}
+	while (*q == ' ')
+		q++;
+	if (!isdigit((unsigned char)*q))
+		return NULL;
+	char *end;
+	*v = strtol(q, &end, 10);
+	*dim = (int)(d - bucket_dims);
+	return end;
+}
+
+int dispatch_bucket_parse(const char *text, struct dispatch_bucket *b, struct err *e)
+{
+	memset(b, 0, sizeof(*b));
+	const char *t = text ? text : "";
+	bool ordered = false;
+	for (const char *p = t; *p;) {
+		int dim, op;
+		long v;
+		const char *end = read_cmp(t, p, &dim, &op, &v);
+		if (!end) {
+			p++;
+			continue;
+		}
+		if (b->ncmp == DISPATCH_CMP_MAX)
+			return err_set(e, ERR_USAGE, "the bucket '%s' holds more than %d conditions",
+				       t, DISPATCH_CMP_MAX);
+		b->cmp[b->ncmp].dim = dim;
+		b->cmp[b->ncmp].op = op;
+		b->cmp[b->ncmp].v = v;
+		b->ncmp++;
+		ordered |= op != '=';
+		p = end;
+	}
+	/* only equalities: the shapes it names ("T=2048 H=16" is one shape) */
+	if (!ordered) {
+		b->ncmp = 0;
+		b->nshapes = contract_target_shapes(t, &b->shapes);
+	}
+	if (!b->ncmp && !b->nshapes)
+		return err_set(e, ERR_USAGE,
+			       "cannot read the bucket '%s' as shapes: write it as conditions "
+			       "(T <= 1024, D = 64 and T > 512) or shapes (B4_T2048_H16_D128, "
+			       "T=2048 H=16), or give its times with --base-ms and --cand-ms",
+			       t);
+	return 0;
+}
+
+static long row_dim(const struct parse_row *r, int dim)
+{
+	const long v[] = {r->B, r->T, r->H, r->D, r->L};
+	return v[dim];
+}
+
+bool dispatch_bucket_matches(const struct dispatch_bucket *b, const struct parse_row *r)
+{
+	if (b->ncmp) {
+		for (size_t i = 0; i < b->ncmp; i++) {
+			long x = row_dim(r, b->cmp[i].dim), v = b->cmp[i].v;
+			bool ok = x >= 0 && (b->cmp[i].op == '<'   ? x < v
+					     : b->cmp[i].op == '>' ? x > v
+					     : b->cmp[i].op == 'l' ? x <= v
+					     : b->cmp[i].op == 'g' ? x >= v
+								   : x == v);
+			if (!ok)
+				return false;
+		}
+		return true;
+	}
+	for (size_t i = 0; i < b->nshapes; i++) {
+		const struct contract_shape *s = &b->shapes[i];
+		const long want[] = {s->B, s->T, s->H, s->D, s->L};
+		bool ok = !s->mode || (r->mode && !strcasecmp(s->mode, r->mode));
+		for (int d = 0; ok && d < 5; d++)
+			ok = want[d] < 0 || want[d] == row_dim(r, d);
+		if (ok)
+			return true;
+	}
+	return false;
+}
+
+void dispatch_bucket_release(struct dispatch_bucket *b)
+{
+	contract_shapes_free(b->shapes, b->nshapes);
+	memset(b, 0, sizeof(*b));
+}

@@ -1010,6 +1010,49 @@ out:
 	return rc;
 }
 
+/* The bucket's equal-weight geomean in one iteration's measured run, over
+ * the samples whose shape it takes in; which shapes, in *shapes. */
+struct bucket_acc {
+	const struct dispatch_bucket *b;
+	double logsum;
+	size_t n;
+	struct sb shapes;
+};
+
+static void bucket_sample(void *ctx, const struct parse_row *r, double ms)
+{
+	struct bucket_acc *a = ctx;
+	if (!dispatch_bucket_matches(a->b, r) || !isfinite(ms) || ms <= 0)
+		return;
+	a->logsum += log(ms);
+	a->n++;
+	char *key = measure_shape_key(r);
+	sb_addf(&a->shapes, "%s%s", a->shapes.len ? "; " : "", key);
+	free(key);
+}
+
+static double bucket_ms(struct store *s, int iter, const struct dispatch_bucket *b, char **shapes)
+{
+	int run_id = 0;
+	char *tree = NULL;
+	struct bucket_acc a = {.b = b, .shapes = SB_INIT};
+	*shapes = NULL;
+	if (store_iter_run(s, iter, &run_id, &tree, NULL) == 0 && run_id > 0)
+		store_run_samples(s, run_id, bucket_sample, &a, NULL);
+	free(tree);
+	*shapes = sb_detach(&a.shapes);
+	return a.n ? exp(a.logsum / (double)a.n) : NAN;
+}
+
+/* What iteration iter measured, for a bucket that took in none of it. */
+static char *all_shapes(struct store *s, int iter)
+{
+	static const struct dispatch_bucket any = {.ncmp = 1, .cmp = {{0, 'g', 0}}};
+	char *shapes;
+	bucket_ms(s, iter, &any, &shapes);
+	return shapes;
+}
+
 int guards_dispatch_add(const struct guards_ctx *g, const struct dispatch_row *r, struct err *e)
 {
 	/* dispatch.md is rewritten with the row: one that cannot be read (a
@@ -1040,13 +1083,29 @@ int guards_dispatch_add(const struct guards_ctx *g, const struct dispatch_row *r
 		return rc;
 	}
 	const struct log_row *base = n && rows[0].status == RS_BASE ? &rows[0] : NULL;
-	char *base_env = NULL;
-	double cand_best = NAN;
+	char *base_env = NULL, *base_shapes = NULL;
+	double cand_best = NAN, base_bucket = NAN;
+	/* the default times are the bucket's own: the geomean of its shapes,
+	 * never the whole run's */
+	struct dispatch_bucket bk = {0};
+	bool defaults = isnan(r->base_ms) || isnan(r->cand_ms);
 	if (!base)
 		rc = err_set(e, ERR_REFUSED,
 			     "dispatch row refused: there is no baseline row to measure against yet");
 	else
 		rc = run_env(g->store, 0, &base_env, e);
+	if (rc == 0 && defaults && (rc = dispatch_bucket_parse(r->bucket, &bk, e)) == 0) {
+		base_bucket = bucket_ms(g->store, 0, &bk, &base_shapes);
+		if (isnan(base_bucket)) {
+			char *all = all_shapes(g->store, 0);
+			rc = err_set(e, ERR_REFUSED,
+				     "dispatch row refused: the bucket '%s' takes in none of the "
+				     "shapes the baseline measured (%s); name the bucket by those "
+				     "shapes, or give its times with --base-ms and --cand-ms",
+				     r->bucket, all && *all ? all : "none");
+			free(all);
+		}
+	}
 	for (size_t k = 0; rc == 0 && k < ni; k++) {
 		const struct log_row *row = NULL;
 		for (size_t i = 0; i < n; i++)
@@ -1081,11 +1140,22 @@ int guards_dispatch_add(const struct guards_ctx *g, const struct dispatch_row *r
 				     "changed), so it is not against the same baseline; re-measure "
 				     "the bucket",
 				     row->iter);
-		} else if (rc == 0 && log_row_can_be_best(row) &&
-			   (isnan(cand_best) || row->bench_ms < cand_best)) {
-			/* the default candidate time: a row that may be a best, never
-			 * a dropped or reverted run's */
-			cand_best = row->bench_ms;
+		} else if (rc == 0 && log_row_can_be_best(row) && defaults) {
+			/* the default candidate time: the bucket's, in a row that may
+			 * be a best, never a dropped or reverted run's */
+			char *shapes = NULL;
+			double ms = bucket_ms(g->store, row->iter, &bk, &shapes);
+			if (!shapes || !base_shapes || strcmp(shapes, base_shapes))
+				rc = err_set(e, ERR_REFUSED,
+					     "dispatch row refused: iteration %d measured other shapes "
+					     "of the bucket '%s' (%s) than the baseline (%s), so the two "
+					     "times would not compare; cite iterations that ran the "
+					     "baseline's shapes",
+					     row->iter, r->bucket, shapes && *shapes ? shapes : "none",
+					     base_shapes ? base_shapes : "none");
+			else if (isnan(cand_best) || ms < cand_best)
+				cand_best = ms;
+			free(shapes);
 		}
 		free(env);
 	}
@@ -1097,9 +1167,11 @@ int guards_dispatch_add(const struct guards_ctx *g, const struct dispatch_row *r
 			     "(a keep whose gate passed with a bench number), so there is no candidate "
 			     "time to default to; cite a kept iteration, or give --cand-ms",
 			     r->evidence);
+	free(base_shapes);
+	dispatch_bucket_release(&bk);
 	if (rc == 0) {
 		if (isnan(c.base_ms))
-			c.base_ms = base->bench_ms;
+			c.base_ms = base_bucket;
 		if (isnan(c.cand_ms))
 			c.cand_ms = cand_best;
 		if (isnan(c.speedup) && c.cand_ms > 0)

@@ -74,8 +74,21 @@ t_is "dispatch row without evidence refused (exit 3)" "$rc" 3
 t_like "saying why" "$out" 'no evidence cited'
 t_exit "evidence citing an iteration with no row refused" 3 "$OPTLOOP" dispatch add --bucket "T <= 64" --entry f --evidence 7
 t_exit "evidence that is not iterations is a usage error" 2 "$OPTLOOP" dispatch add --bucket "T <= 64" --entry f --evidence "trust me"
-t_ok "a row citing a measured iteration is kept" "$OPTLOOP" dispatch add --bucket "T <= 64" --entry chunk_linear_attn_fwd --evidence 1 --why "one chunk covers it"
-t_like "dispatch.md carries it with its evidence" "$(cat $ws/dispatch.md)" '^\| T <= 64 \| chunk_linear_attn_fwd \| [0-9.]+ \| [0-9.]+ \| [0-9.]+x \| one chunk covers it \(iter 1\) \|$'
+out=$("$OPTLOOP" dispatch add --bucket "T <= 64" --entry chunk_linear_attn_fwd --evidence 1 2>&1); rc=$?
+t_is "a bucket that takes in none of the measured shapes is refused (exit 3)" "$rc" 3
+t_like "  naming the shapes there are" "$out" "the bucket 'T <= 64' takes in none of the shapes the baseline measured \\(fwd B=2 T=512"
+t_exit "a bucket that is no condition nor shape is a usage error" 2 \
+	"$OPTLOOP" dispatch add --bucket "short ones" --entry f --evidence 1
+t_ok "a row citing a measured iteration is kept" "$OPTLOOP" dispatch add --bucket "T <= 512" --entry chunk_linear_attn_fwd --evidence 1 --why "one chunk covers it"
+t_like "dispatch.md carries it with its evidence" "$(cat $ws/dispatch.md)" '^\| T <= 512 \| chunk_linear_attn_fwd \| [0-9.]+ \| [0-9.]+ \| [0-9.]+x \| one chunk covers it \(iter 1\) \|$'
+# its times are the bucket's: the geomean of the T=512 shapes, not the run's
+want=$("$OPTLOOP" export --json | python3 -c '
+import json, math, sys
+d = json.load(sys.stdin)["tables"]
+run = [r for r in d["runs"] if r["iter"] == 0 and r["kind"] == "verify"][-1]["id"]
+ms = [s["new_ms"] for s in d["samples"] if s["run_id"] == run and s["T"] <= 512]
+print("%.3f" % math.exp(sum(map(math.log, ms)) / len(ms)))')
+t_like "  the baseline time is the bucket's geomean ($want)" "$(grep '^| T <= 512' $ws/dispatch.md)" "^\\| T <= 512 \\| chunk_linear_attn_fwd \\| $want \\|"
 t_like "dispatch list --json" "$("$OPTLOOP" dispatch list --json)" '"evidence": "1"'
 
 # ---- stop reasons refused before they hold ------------------------------------

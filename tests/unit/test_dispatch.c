@@ -174,6 +174,45 @@ static void row_check_refuses_rows_without_evidence(void **state)
 	dispatch_doc_release(&d);
 }
 
+static struct parse_row shape(const char *mode, long B, long T, long H, long D)
+{
+	return (struct parse_row){.mode = (char *)mode, .B = B, .T = T, .H = H, .D = D, .L = -1,
+				  .op = "chunk_gla"};
+}
+
+static void buckets_are_tests_on_shapes(void **state)
+{
+	(void)state;
+	struct dispatch_bucket b;
+	struct err e = {0};
+	struct parse_row short_one = shape("fwd", 4, 512, 16, 64), long_one = shape("fwd", 4, 4096, 16, 128);
+
+	assert_int_equal(dispatch_bucket_parse("T <= 1024", &b, &e), 0);
+	assert_true(dispatch_bucket_matches(&b, &short_one));
+	assert_false(dispatch_bucket_matches(&b, &long_one));
+	dispatch_bucket_release(&b);
+	/* all conditions hold; unicode comparisons read too */
+	assert_int_equal(dispatch_bucket_parse("T \xe2\x89\xa5 2048 and D = 128", &b, &e), 0);
+	assert_false(dispatch_bucket_matches(&b, &short_one));
+	assert_true(dispatch_bucket_matches(&b, &long_one));
+	dispatch_bucket_release(&b);
+	assert_int_equal(dispatch_bucket_parse("D=64 and T<1024", &b, &e), 0);
+	assert_true(dispatch_bucket_matches(&b, &short_one));
+	dispatch_bucket_release(&b);
+	/* only equalities: the shapes named, any of which */
+	assert_int_equal(dispatch_bucket_parse("B4_T4096_H16_D128 or T=512", &b, &e), 0);
+	assert_int_equal(b.nshapes, 2);
+	assert_true(dispatch_bucket_matches(&b, &short_one));
+	assert_true(dispatch_bucket_matches(&b, &long_one));
+	struct parse_row other = shape("fwd", 8, 2048, 16, 64);
+	assert_false(dispatch_bucket_matches(&b, &other));
+	dispatch_bucket_release(&b);
+	/* words are no bucket */
+	assert_int_equal(dispatch_bucket_parse("the short ones", &b, &e), ERR_USAGE);
+	assert_non_null(strstr(e.msg, "cannot read the bucket 'the short ones' as shapes"));
+	dispatch_bucket_release(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -184,6 +223,7 @@ int main(void)
 		cmocka_unit_test(bad_numbers_are_reported),
 		cmocka_unit_test(evidence_lists_are_normalised),
 		cmocka_unit_test(row_check_refuses_rows_without_evidence),
+		cmocka_unit_test(buckets_are_tests_on_shapes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -47,12 +47,18 @@ static int dispatch_add_cmd(struct cli *cli, int argc, char **argv)
 
 	const char *base = NULL, *cand = NULL;
 	const struct cli_opt opts[] = {
-		CLI_TEXT("--bucket", &r.bucket, "TEXT", "the shapes the row covers (e.g. 'T <= 1024')"),
+		CLI_TEXT("--bucket", &r.bucket, "TEXT",
+			 "the shapes the row covers: conditions ('T <= 1024', 'D = 64 and T > 512') "
+			 "or shapes ('B4_T2048_H16_D128', 'T=2048 H=16')"),
 		CLI_TEXT("--entry", &r.entry, "NAME", "the kernel entry those shapes dispatch to"),
 		CLI_TEXT("--evidence", &r.evidence, "ITERS",
 			 "the logged iterations that back it (e.g. '3,5')"),
-		CLI_STR("--base-ms", &base, "X", "the bucket's time before, in ms (default: the baseline row)"),
-		CLI_STR("--cand-ms", &cand, "Y", "the bucket's time with the entry, in ms (default: the fastest cited keep)"),
+		CLI_STR("--base-ms", &base, "X",
+			"the bucket's time before, in ms (default: the geomean of the bucket's shapes "
+			"in the baseline's run)"),
+		CLI_STR("--cand-ms", &cand, "Y",
+			"the bucket's time with the entry, in ms (default: the same in the fastest "
+			"cited keep)"),
 		CLI_STR("--why", &r.why, "TEXT", "why this entry wins for the bucket"),
 		CLI_FLAG("--json", &json, "print the new row as JSON"),
 		CLI_END,
@@ -67,8 +73,11 @@ static int dispatch_add_cmd(struct cli *cli, int argc, char **argv)
 			    .summary = "add a bucket row to dispatch.md, backed by logged iterations",
 			    .more = "Every cited iteration needs a logged bench number from a gate that did\n"
 				    "not fail, in the baseline's environment.  --base-ms and --cand-ms\n"
-				    "default to the baseline row and the fastest cited row that may be a\n"
-				    "best (a keep whose gate passed): never a dropped or reverted run's."};
+				    "default to the bucket's own times: the equal-weight geomean of the\n"
+				    "shapes the bucket takes in, in the baseline's run and in the fastest\n"
+				    "cited row that may be a best (a keep whose gate passed), never a\n"
+				    "dropped or reverted run's; a bucket that takes in none of them, or\n"
+				    "other shapes in the two runs, is refused."};
 	if (!cli_parse(&c, argc - 1, argv + 1, &rc))
 		return rc;
 	if (base && ms_arg(base, &r.base_ms) < 0)
