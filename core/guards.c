@@ -1094,18 +1094,10 @@ int guards_dispatch_add(const struct guards_ctx *g, const struct dispatch_row *r
 			     "dispatch row refused: there is no baseline row to measure against yet");
 	else
 		rc = run_env(g->store, 0, &base_env, e);
-	if (rc == 0 && defaults && (rc = dispatch_bucket_parse(r->bucket, &bk, e)) == 0) {
-		base_bucket = bucket_ms(g->store, 0, &bk, &base_shapes);
-		if (isnan(base_bucket)) {
-			char *all = all_shapes(g->store, 0);
-			rc = err_set(e, ERR_REFUSED,
-				     "dispatch row refused: the bucket '%s' takes in none of the "
-				     "shapes the baseline measured (%s); name the bucket by those "
-				     "shapes, or give its times with --base-ms and --cand-ms",
-				     r->bucket, all && *all ? all : "none");
-			free(all);
-		}
-	}
+	if (rc == 0 && defaults)
+		rc = dispatch_bucket_parse(r->bucket, &bk, e);
+	int *cands = xcalloc(ni ? ni : 1, sizeof(int));
+	size_t ncand = 0;
 	for (size_t k = 0; rc == 0 && k < ni; k++) {
 		const struct log_row *row = NULL;
 		for (size_t i = 0; i < n; i++)
@@ -1140,26 +1132,43 @@ int guards_dispatch_add(const struct guards_ctx *g, const struct dispatch_row *r
 				     "changed), so it is not against the same baseline; re-measure "
 				     "the bucket",
 				     row->iter);
-		} else if (rc == 0 && log_row_can_be_best(row) && defaults) {
-			/* the default candidate time: the bucket's, in a row that may
-			 * be a best, never a dropped or reverted run's */
-			char *shapes = NULL;
-			double ms = bucket_ms(g->store, row->iter, &bk, &shapes);
-			if (!shapes || !base_shapes || strcmp(shapes, base_shapes))
-				rc = err_set(e, ERR_REFUSED,
-					     "dispatch row refused: iteration %d measured other shapes "
-					     "of the bucket '%s' (%s) than the baseline (%s), so the two "
-					     "times would not compare; cite iterations that ran the "
-					     "baseline's shapes",
-					     row->iter, r->bucket, shapes && *shapes ? shapes : "none",
-					     base_shapes ? base_shapes : "none");
-			else if (isnan(cand_best) || ms < cand_best)
-				cand_best = ms;
-			free(shapes);
+		} else if (rc == 0 && log_row_can_be_best(row)) {
+			/* a default candidate: a row that may be a best, never a
+			 * dropped or reverted run's */
+			cands[ncand++] = row->iter;
 		}
 		free(env);
 	}
 	free(base_env);
+	/* the default times are the bucket's own: the geomean of the shapes it
+	 * takes in, in the baseline's run and in the fastest cited candidate's */
+	if (rc == 0 && defaults) {
+		base_bucket = bucket_ms(g->store, 0, &bk, &base_shapes);
+		if (isnan(base_bucket)) {
+			char *all = all_shapes(g->store, 0);
+			rc = err_set(e, ERR_REFUSED,
+				     "dispatch row refused: the bucket '%s' takes in none of the "
+				     "shapes the baseline measured (%s); name the bucket by those "
+				     "shapes, or give its times with --base-ms and --cand-ms",
+				     r->bucket, all && *all ? all : "none");
+			free(all);
+		}
+	}
+	for (size_t k = 0; rc == 0 && defaults && k < ncand; k++) {
+		char *shapes = NULL;
+		double ms = bucket_ms(g->store, cands[k], &bk, &shapes);
+		if (!shapes || !base_shapes || strcmp(shapes, base_shapes))
+			rc = err_set(e, ERR_REFUSED,
+				     "dispatch row refused: iteration %d measured other shapes of the "
+				     "bucket '%s' (%s) than the baseline (%s), so the two times would "
+				     "not compare; cite iterations that ran the baseline's shapes",
+				     cands[k], r->bucket, shapes && *shapes ? shapes : "none",
+				     base_shapes ? base_shapes : "none");
+		else if (isnan(cand_best) || ms < cand_best)
+			cand_best = ms;
+		free(shapes);
+	}
+	free(cands);
 	struct dispatch_row c = *r;
 	if (rc == 0 && isnan(c.cand_ms) && isnan(cand_best))
 		rc = err_set(e, ERR_REFUSED,

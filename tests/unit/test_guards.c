@@ -114,6 +114,14 @@ static void add_row(struct fx *f, int iter, enum row_status st, enum gate_verdic
 			      .t_end = 2, .gate = gate, .scope = SCOPE_FULL, .bench_ms = ms,
 			      .vs_best = NAN, .env_id = env_id};
 	assert_int_equal(store_run_insert(f->store, &r, &e), 0);
+	/* two shapes: one short (the row's time), one long (twice it) */
+	struct parse_row shapes[2] = {
+		{.mode = "fwd", .B = 1, .T = 64, .H = 4, .D = 64, .L = -1, .op = "demo",
+		 .base_ms = NAN, .new_ms = ms, .speedup = NAN},
+		{.mode = "fwd", .B = 1, .T = 4096, .H = 4, .D = 64, .L = -1, .op = "demo",
+		 .base_ms = NAN, .new_ms = 2 * ms, .speedup = NAN},
+	};
+	assert_int_equal(store_samples_add(f->store, r.id, env_id, shapes, 2, &e), 0);
 	char dir[32];
 	snprintf(dir, sizeof(dir), "direction %d", iter);
 	struct log_row row = {.iter = iter, .direction = dir, .gate = "pass", .gate_v = gate,
