@@ -1957,6 +1957,7 @@ int loop_init(const char *cwd, const struct loop_init_opts *o, struct sb *notes,
 	size_t nkernel = 0;
 	struct pathlist frozen = {0};
 	struct pathlist graph_kernel = {0}; /* the kernel from the op's call graph (FLA) */
+	char *verify_par = NULL;            /* the validation command with the gate's workers */
 	struct sb decided = SB_INIT; /* why each path is frozen, for the notes */
 	char *kernel_text = NULL, *frozen_text = NULL, *op_text = NULL, *kernel_list = NULL;
 	int rc;
@@ -2003,6 +2004,11 @@ int loop_init(const char *cwd, const struct loop_init_opts *o, struct sb *notes,
 	}
 	const char *test_file = o->test_file ? o->test_file : d.test_file;
 	const char *verify = o->verify_cmd ? o->verify_cmd : d.verify_cmd;
+	if (verify && o->gate_workers > 1) {
+		/* pytest reads PYTEST_ADDOPTS wherever the harness starts it */
+		verify_par = xasprintf("PYTEST_ADDOPTS='-n %d' %s", o->gate_workers, verify);
+		verify = verify_par;
+	}
 	char *bench_default = NULL;
 	const char *bench = o->bench_cmd ? o->bench_cmd
 			    : d.bench_cmd ? d.bench_cmd
@@ -2119,6 +2125,7 @@ out:
 	workspace_release(&ws);
 	workspace_defaults_release(&d);
 	free(kernel);
+	free(verify_par);
 	free(kernel_text);
 	free(frozen_text);
 	free(op_text);

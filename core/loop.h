@@ -93,6 +93,8 @@ struct loop_init_opts {
 	const char **kernel;    /* kernel paths (repository-relative); NULL/0: op package dir */
 	size_t nkernel;
 	const char *verify_cmd; /* validation command; NULL: FLA's verify */
+	int gate_workers;       /* >1: the gate's pytest on that many workers (xdist's
+				 * -n through PYTEST_ADDOPTS before the command) */
 	const char *bench_cmd;  /* benchmark command; NULL: verify cmd + --base main */
 	const char *target;     /* optional contract fields filled at once */
 	const char *languages;

@@ -59,6 +59,14 @@ t_is "  status lists the kernel files" \
 	"$("$OPTLOOP" --op chunk_ret status --json | python3 -c 'import json,sys; print(" ".join(json.load(sys.stdin)["kernel"]))')" \
 	"fla/ops/ret/chunk.py fla/ops/sgla/chunk.py fla/ops/common/chunk_h.py fla/ops/common/chunk_o.py"
 
+# a parallel gate: pytest-xdist's workers through PYTEST_ADDOPTS, which the
+# harness's pytest reads wherever it starts it
+rm -rf profile/chunk_ret-opt
+"$OPTLOOP" init --op chunk_ret --gate-workers 8 >/dev/null 2>&1
+t_like "--gate-workers puts the gate's pytest on that many workers" \
+	"$("$OPTLOOP" --op chunk_ret status 2>&1)" "^verify: +PYTEST_ADDOPTS='-n 8' python -m benchmarks.ops.verify --op chunk_ret\$"
+t_exit "--gate-workers 0 is a usage error" 2 "$OPTLOOP" init --op chunk_delta --gate-workers 0
+
 # a helper both the op and its reference run: asked, never guessed
 out=$("$OPTLOOP" init --op chunk_l2 2>&1); rc=$?
 t_is "a helper shared with the reference: init refuses (exit 3)" "$rc" 3

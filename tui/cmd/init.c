@@ -19,6 +19,7 @@ int cmd_init(struct cli *cli, int argc, char **argv)
 	int rc = 0;
 
 	struct cli_list kernel = {0}, frozen = {0};
+	long workers = 0;
 	const struct cli_opt opts[] = {
 		CLI_TEXT("--op", &o.op, "OP", "the op's name (FLA registry name; also the global --op)"),
 		CLI_TEXT("--test-file", &o.test_file, "PATH",
@@ -28,9 +29,13 @@ int cmd_init(struct cli *cli, int argc, char **argv)
 		CLI_LIST("--frozen", &frozen, "PATH",
 			 "a further frozen file, repeatable: what the gate test compares against"),
 		CLI_LIST("--kernel", &kernel, "PATH",
-			 "a kernel path, repeatable (default: the op's package directory)"),
+			 "a kernel path, repeatable (default: in an FLA tree, every file the op's "
+			 "function reaches that nothing freezes; else required)"),
 		CLI_TEXT("--verify", &o.verify_cmd, "CMD",
 			 "the validation command (default: FLA's verify for the op)"),
+		CLI_INT("--gate-workers", &workers, "N", 1, 512,
+			"run the gate's pytest on N workers (pytest-xdist's -n, through "
+			"PYTEST_ADDOPTS in the validation command; its verdict is read the same way)"),
 		CLI_TEXT("--bench", &o.bench_cmd, "CMD",
 			 "the benchmark command (default: the validation command with --base main)"),
 		CLI_TEXT("--target", &o.target, "TEXT", "the contract's Target, e.g. 'every shape >= 1.2x'"),
@@ -57,6 +62,7 @@ int cmd_init(struct cli *cli, int argc, char **argv)
 		rc = cli_usage_error("init", "--op OP is required (the op's registry name)");
 		goto out;
 	}
+	o.gate_workers = (int)workers;
 	o.kernel = kernel.v;
 	o.nkernel = (size_t)kernel.n;
 	o.frozen = frozen.v;
