@@ -2531,6 +2531,8 @@ int loop_verify_begin(struct loop *l, const struct loop_verify_opts *o, struct e
 		sb_adds(&cmd, " --base ");
 		shell_quote(&cmd, o->base);
 	}
+	if (o && o->profile)
+		sb_adds(&cmd, " --profile");
 	if (w.attempt_run && (rc = keep_attempt_log(l, w.attempt_run, e)) < 0)
 		goto out;
 	if ((rc = loop_patset(l, &ps, e)) < 0)

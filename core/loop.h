@@ -227,6 +227,7 @@ struct loop_verify_opts {
 	 * change refuses the run */
 	const char *const *include;
 	size_t ninclude;
+	bool profile;           /* --profile: the harness's profiler after the bench */
 	loop_output_fn output;  /* every byte of the child's output, may be NULL */
 	loop_event_fn event;    /* parser events (progress, gate, ...), may be NULL */
 	void *ctx;
@@ -492,6 +493,10 @@ int loop_attach(struct loop *l, int iter, const char *path, char **real, const c
 /* Record why iter's flagged speedup is real; *promoted when that lets its
  * confirm promote. */
 int loop_explain(struct loop *l, int iter, const char *note, bool *promoted, struct err *e);
+/* After verify --profile: attach the trace the harness wrote into the
+ * workspace during iteration iter's run run_id (<op>_trace.json); *path: which
+ * (caller frees).  ERR_NOTFOUND when the run wrote none. */
+int loop_attach_run_trace(struct loop *l, int iter, int run_id, char **path, struct err *e);
 /* The promotion check (full gate, a confirm of the best against the
  * baseline, the contract's Target, flags, lints): text appended to out,
  * JSON in *json.  0 when it passes, ERR_FAIL when not. */

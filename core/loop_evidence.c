@@ -234,6 +234,18 @@ int loop_attach(struct loop *l, int iter, const char *path, char **real, const c
 	return rc < 0 ? rc : measure_attach(s, iter, *real, e);
 }
 
+int loop_attach_run_trace(struct loop *l, int iter, int run_id, char **path, struct err *e)
+{
+	char *want = xasprintf("%s/%s_trace.json", loop_dir(l), loop_workspace(l)->op);
+	int rc = measure_attach_run_trace(loop_store(l), iter, run_id, want, loop_dir(l), path, e);
+	free(want);
+	if (rc < 0) {
+		free(*path);
+		*path = NULL;
+	}
+	return rc;
+}
+
 int loop_explain(struct loop *l, int iter, const char *note, bool *promoted, struct err *e)
 {
 	return measure_explain(loop_store(l), iter, note, promoted, e);

@@ -832,6 +832,11 @@ static const char *artifact_kind(const char *path, const char *text)
 		return "Nsight Systems export";
 	if (strstr(text, "Self CUDA") && strstr(text, "# of Calls"))
 		return "torch.profiler table";
+	/* export_chrome_trace's JSON (what FLA's verify --profile writes) */
+	if (strstr(text, "\"traceEvents\"") &&
+	    (strstr(text, "\"deviceProperties\"") || strstr(text, "\"schemaVersion\"") ||
+	     strstr(text, "\"cuda_runtime\"") || strstr(text, "\"kernel\"")))
+		return "torch.profiler trace";
 	if (strstr(text, "# Samples:") && strstr(text, "# Overhead"))
 		return "perf report";
 	static const char *const units[] = {"GB/s", "TB/s", "GFLOP/s", "TFLOP/s", "FLOP/byte",
@@ -909,6 +914,45 @@ int measure_attach_check(struct store *s, int iter, const char *path, const char
 			       "TB/s\")",
 			       path);
 	return 0;
+}
+
+int measure_attach_run_trace(struct store *s, int iter, int run_id, const char *path,
+			     const char *workspace_dir, char **real, struct err *e)
+{
+	struct stat sb;
+	*real = NULL;
+	if (fsutil_file_under(path, workspace_dir, workspace_dir, real) != 0 ||
+	    stat(*real, &sb) != 0)
+		return err_set(e, ERR_NOTFOUND, "no profiler trace at %s", path);
+	double mt = (double)sb.st_mtim.tv_sec + sb.st_mtim.tv_nsec / 1e9;
+	struct store_run r;
+	if (store_run_get(s, run_id, &r, NULL) < 0)
+		return err_set(e, ERR_NOTFOUND, "iteration %d has no run %d", iter, run_id);
+	/* written by this run, not left by an earlier one */
+	bool during = mt >= r.t_start - 1 && mt <= r.t_end + 1;
+	store_run_release(&r);
+	if (!during)
+		return err_set(e, ERR_REFUSED,
+			       "%s was not written during iteration %d's verify (an earlier "
+			       "run's trace): not attached",
+			       *real, iter);
+	struct sb head = SB_INIT;
+	int fd, rc = fsutil_open_read(*real, FSUTIL_ANY_SIZE, &fd, e);
+	if (rc < 0)
+		return rc;
+	char buf[65536];
+	ssize_t got;
+	while ((got = read(fd, buf, sizeof(buf))) < 0 && errno == EINTR)
+		;
+	close(fd);
+	if (got > 0)
+		sb_add(&head, buf, (size_t)got);
+	sb_addc(&head, '\0');
+	const char *kind = artifact_kind(*real, head.buf);
+	sb_release(&head);
+	if (!kind)
+		return err_set(e, ERR_USAGE, "%s is not a profiler trace: not attached", *real);
+	return measure_attach(s, iter, *real, e);
 }
 
 int measure_artifacts(struct store *s, int iter, struct sb *out)

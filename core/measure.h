@@ -196,6 +196,12 @@ int measure_attach(struct store *s, int iter, const char *path, struct err *e);
 int measure_attach_check(struct store *s, int iter, const char *path, const char *workspace_dir,
 			 char **real, const char **kind, struct err *e);
 /* Attached artifact paths of an iteration, one per line; count returned. */
+/* Attach the profiler trace the iteration's own verify wrote (FLA's
+ * verify --profile writes <op>_trace.json into the workspace): it must lie
+ * in the workspace, be written during run run_id, and read as a profiler
+ * trace.  *real: its resolved path (caller frees). */
+int measure_attach_run_trace(struct store *s, int iter, int run_id, const char *path,
+			     const char *workspace_dir, char **real, struct err *e);
 int measure_artifacts(struct store *s, int iter, struct sb *out);
 
 /* ---- target shapes ---- */

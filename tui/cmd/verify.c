@@ -54,6 +54,10 @@ int cmd_verify(struct cli *cli, int argc, char **argv)
 		CLI_TEXT("--base", &o.base, "REF",
 			 "benchmark against REF too (the harness's --base), for the verdict's "
 			 "comparison in one session"),
+		CLI_FLAG("--profile", &o.profile,
+			 "the harness's profiler after the bench (FLA's verify --profile); the "
+			 "trace it writes into the workspace is attached as the iteration's "
+			 "profiler evidence"),
 		CLI_LIST("--include", &include, "PATH",
 			 "a changed file outside the kernel and the frozen scope becomes a kernel "
 			 "file (repeatable): measured, committed and restored with the kernel "
@@ -115,6 +119,11 @@ int cmd_verify(struct cli *cli, int argc, char **argv)
 		loop_close(l);
 		return cli_fail(&e);
 	}
+	char *trace = NULL;
+	struct err te = {0};
+	if (o.profile && !m.attempt && loop_attach_run_trace(l, m.iter, m.run_id, &trace, &te) < 0 &&
+	    te.code != ERR_NOTFOUND)
+		fprintf(stderr, "optloop: %s\n", te.msg);
 	rc = exit_for(m.gate);
 	if (m.attempt && rc == 0)
 		rc = 4; /* a baseline without a bench number or a gate: the harness fell short */
@@ -129,6 +138,7 @@ int cmd_verify(struct cli *cli, int argc, char **argv)
 		stats_cli_add_verdict(l, m.run_id, j);
 		json_object_set_new(j, "lint_findings", json_integer(m.nlints));
 		json_object_set_new(j, "probe_command", json_string(probe));
+		json_object_set_new(j, "profile_trace", trace ? json_string(trace) : json_null());
 		json_object_set_new(j, "probe_apps_command", json_string(probe_apps));
 		cli_print_json(j);
 	} else {
@@ -157,6 +167,12 @@ int cmd_verify(struct cli *cli, int argc, char **argv)
 			printf("lint:    %d trap-lint finding%s on this diff (optloop lint lists them; "
 			       "log needs --ack, promote --check lists any left unacknowledged)\n",
 			       m.nlints, m.nlints == 1 ? "" : "s");
+		if (trace)
+			printf("profile: %s attached as iteration %d's profiler evidence\n", trace,
+			       m.iter);
+		else if (o.profile && !m.attempt)
+			printf("profile: the run wrote no profiler trace into the workspace "
+			       "(does the harness take --profile?)\n");
 		if (have_st)
 			printf("next: %s\n", st.next);
 		sb_release(&bench);
@@ -165,6 +181,7 @@ int cmd_verify(struct cli *cli, int argc, char **argv)
 	}
 	if (have_st)
 		loop_status_release(&st);
+	free(trace);
 	loop_measurement_release(&m);
 	loop_close(l);
 	return rc;
