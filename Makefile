@@ -34,7 +34,7 @@ DEB_PKGS = gcc make pkg-config git tmux libc6-dev python3 \
 	libncurses-dev libgit2-dev libsqlite3-dev libpcre2-dev libjansson-dev \
 	libssh2-1-dev libmbedtls-dev libhttp-parser-dev libssl-dev zlib1g-dev \
 	libcmocka-dev strace sqlite3 man-db groff-base libcairo2-dev librsvg2-bin \
-	$(SLURM_PKGS)
+	python3-pytest $(SLURM_PKGS)
 # Runs through Slurm are tested against a real single-node cluster the test
 # starts itself (tests/e2e/t_slurm.sh): the daemons, the client commands and
 # munge for its authentication.

@@ -754,6 +754,37 @@ int loop_contract_set(struct loop *l, const char *const *names, const char *cons
  * would; ERR_REFUSED (ERR_USAGE for an empty path) with the reason in e. */
 int loop_reassess_profile_check(struct loop *l, const char *path, struct err *e);
 
+/* ---- who else runs the changed files (core/loop_deps.c) ------------------- */
+
+/* The kernel files the best (or, with work, the work tree) changed since
+ * the baseline, and who else runs them: the FLA registry's other ops and
+ * the test files (the op's own gate test aside) whose imports reach one. */
+struct loop_dependent {
+	char *name;   /* "op chunk_simple_gla", or the test file's path */
+	bool test;    /* a test file: its gate can be run */
+	char *file;   /* the changed file it reaches */
+	char *why;    /* the import path to it */
+};
+struct loop_dependents {
+	char **changed; /* the changed kernel files */
+	size_t nchanged;
+	struct loop_dependent *v;
+	size_t n;
+	char *tree;     /* the compared kernel's tree hash */
+	char *from;     /* the baseline's commit */
+};
+int loop_dependents(struct loop *l, bool work, struct loop_dependents *d, struct err *e);
+void loop_dependents_release(struct loop_dependents *d);
+/* Run each dependent test file's gate (python3 -m pytest FILE -q, in the
+ * repository, output to this process's) on the work tree, which must hold
+ * the compared kernel; each run is recorded (event dependents.gate). */
+int loop_dependents_run(struct loop *l, const struct loop_dependents *d,
+			void (*done)(void *ctx, const char *file, int exit_status, double secs),
+			void *ctx, struct err *e);
+/* The newest recorded gate of file on kernel tree: 1 and its exit status,
+ * or 0 when it never ran there. */
+int loop_dependent_gate(struct loop *l, const char *tree, const char *file, int *exit_status);
+
 /* ---- for the front-ends' own words ---------------------------------------- */
 
 /* The did-you-mean the engine uses for ops (core/closest.c): the name in

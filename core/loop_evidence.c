@@ -266,12 +266,71 @@ static const struct contract *report_ctx_of(struct loop *l, struct report_ctx *c
 	return c;
 }
 
+/* The bar's last line: every test file that runs a kernel file the best
+ * changed (its dependents) passed its gate on the best's kernel. */
+static bool dependents_check(struct loop *l, struct sb *out, json_t *json)
+{
+	struct loop_dependents d;
+	struct err de = {0};
+	if (loop_dependents(l, false, &d, &de) < 0)
+		return true; /* no best or no baseline yet: the lines above say so */
+	struct sb missing = SB_INIT, failed = SB_INIT;
+	size_t nt = 0;
+	for (size_t i = 0; i < d.n; i++) {
+		int ex;
+		if (!d.v[i].test)
+			continue;
+		nt++;
+		if (!loop_dependent_gate(l, d.tree, d.v[i].name, &ex))
+			sb_addf(&missing, "%s%s", missing.len ? ", " : "", d.v[i].name);
+		else if (ex != 0)
+			sb_addf(&failed, "%s%s (exit %d)", failed.len ? ", " : "", d.v[i].name, ex);
+	}
+	bool ok = !missing.len && !failed.len;
+	struct sb detail = SB_INIT;
+	if (!nt)
+		sb_addf(&detail, "no other test file imports the %zu changed kernel file%s",
+			d.nchanged, d.nchanged == 1 ? "" : "s");
+	else if (ok)
+		sb_addf(&detail, "the %zu test file%s that run the changed kernel files passed on "
+				 "the best's kernel",
+			nt, nt == 1 ? "" : "s");
+	else
+		sb_addf(&detail, "%s%s%s%s%s; run them: optloop dependents --run", failed.len ? "failed: " : "",
+			failed.len ? failed.buf : "", failed.len && missing.len ? "; " : "",
+			missing.len ? "not run on the best's kernel: " : "",
+			missing.len ? missing.buf : "");
+	sb_addf(out, "%-8s %s: %s\n", ok ? "ok" : "MISSING", "dependent gates", detail.buf);
+	if (json) {
+		json_t *checks = json_object_get(json, "checks");
+		json_t *j = json_object();
+		json_object_set_new(j, "name", json_string("dependent gates"));
+		json_object_set_new(j, "ok", json_boolean(ok));
+		json_object_set_new(j, "detail", json_string(detail.buf));
+		json_array_append_new(checks, j);
+		if (!ok)
+			json_object_set_new(json, "ok", json_false());
+	}
+	sb_release(&detail);
+	sb_release(&missing);
+	sb_release(&failed);
+	loop_dependents_release(&d);
+	return ok;
+}
+
 int loop_promote_check(struct loop *l, struct sb *out, json_t **json, struct err *e)
 {
 	struct report_ctx ctx;
 	const struct contract *c = report_ctx_of(l, &ctx);
+	if (json)
+		*json = NULL;
 	int rc = measure_promote_check(loop_store(l), loop_dir(l), c, out, json, e);
 	loop_contract_put(c);
+	if (rc < 0 && rc != ERR_FAIL)
+		return rc;
+	if (!dependents_check(l, out, json ? *json : NULL) && rc == 0)
+		rc = err_set(e, ERR_FAIL, "promotion check failed: %s",
+			     "see the MISSING lines for what to do");
 	return rc;
 }
 

@@ -508,6 +508,20 @@ int store_workspace_add(struct store *s, const char *op, struct err *e)
 	return step_done(s, st, e, "cannot record the workspace");
 }
 
+int store_events_of(struct store *s, const char *kind, void (*fn)(void *ctx, const char *detail),
+		    void *ctx, struct err *e)
+{
+	sqlite3_stmt *st = sql_stmt(s, "SELECT detail FROM events WHERE kind = ? ORDER BY id");
+	if (!st)
+		return sql_fail(s, "cannot read the events", e);
+	bind_text(st, 1, kind);
+	int r;
+	while ((r = sqlite3_step(st)) == SQLITE_ROW)
+		fn(ctx, (const char *)sqlite3_column_text(st, 0));
+	sqlite3_finalize(st);
+	return r == SQLITE_DONE ? 0 : sql_fail(s, "cannot read the events", e);
+}
+
 int store_event(struct store *s, int iter, const char *kind, const char *detail, struct err *e)
 {
 	sqlite3_stmt *st;

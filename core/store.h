@@ -75,6 +75,9 @@ int store_workspace_add(struct store *s, const char *op, struct err *e);
 
 /* Append-only event log. iter < 0 when not tied to an iteration. */
 int store_event(struct store *s, int iter, const char *kind, const char *detail, struct err *e);
+/* Each event of a kind, oldest first: fn gets its detail (NULL when none). */
+int store_events_of(struct store *s, const char *kind, void (*fn)(void *ctx, const char *detail),
+		    void *ctx, struct err *e);
 
 /* One verify run.  Strings owned by the struct (store_run_release). */
 struct store_run {

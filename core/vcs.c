@@ -1167,6 +1167,45 @@ static bool same_entry(const struct kfile *a, const struct kfile *b)
 	return a->mode == b->mode && git_oid_equal(&a->oid, &b->oid);
 }
 
+static int cmp_str_ptr(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int vcs_kernel_changed(struct vcs *v, const char *const *paths, size_t n, const char *from,
+		       const char *to, char ***out, size_t *nout, struct err *e)
+{
+	git_tree *tf = NULL, *tt = NULL;
+	struct klist lf = {0}, lt = {0};
+	*out = NULL;
+	*nout = 0;
+	int rc = lookup_tree(v, from, &tf, e);
+	if (rc == 0)
+		rc = list_tree(v, tf, paths, n, &lf, e);
+	if (rc == 0 && to)
+		rc = lookup_tree(v, to, &tt, e);
+	if (rc == 0)
+		rc = to ? list_tree(v, tt, paths, n, &lt, e) : list_workdir(v, paths, n, &lt, e);
+	for (int side = 0; rc == 0 && side < 2; side++) {
+		const struct klist *a = side ? &lt : &lf, *b = side ? &lf : &lt;
+		for (size_t i = 0; i < a->n; i++) {
+			const struct kfile *o = entry_of(b, a->v[i].path);
+			if ((side && o) || same_entry(&a->v[i], o))
+				continue; /* the other side's pass reports a changed file */
+			*out = xrealloc(*out, (*nout + 1) * sizeof(**out));
+			(*out)[(*nout)++] = xstrdup(a->v[i].path);
+		}
+	}
+	if (*nout > 1)
+		qsort(*out, *nout, sizeof(**out), cmp_str_ptr);
+	klist_release(&lf);
+	klist_release(&lt);
+	git_tree_free(tf);
+	git_tree_free(tt);
+	return rc;
+}
+
+
 int vcs_kernel_between(struct vcs *v, const char *const *paths, size_t n, const char *from,
 		       const char *to, enum vcs_between *out, struct err *e)
 {

@@ -107,6 +107,12 @@ int vcs_clear_keeps(struct vcs *v, const char *const *paths, size_t n, struct er
 int vcs_changes_outside(struct vcs *v, const char *const *keep, size_t nkeep, struct sb *out,
 			size_t *n, struct err *e);
 
+/* The kernel files that differ between two treeishes (to NULL: the work
+ * tree): added, removed or changed, sorted; *out malloc'd (free each and
+ * it). */
+int vcs_kernel_changed(struct vcs *v, const char *const *paths, size_t n, const char *from,
+		       const char *to, char ***out, size_t *nout, struct err *e);
+
 /* Is .git/index.lock there (a git command running, or a killed one's)? */
 bool vcs_index_locked(struct vcs *v);
 

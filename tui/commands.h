@@ -23,11 +23,11 @@ struct cli {
 	X(help, "help [COMMAND]", "show the commands, or one command's usage")                \
 	X(version, "version", "print the version")                                           \
 	X(demo, "demo [DIR] [--json]", "make a fresh git repository holding the demo kernel project") \
-	X(init, "init --op OP [--test-file P] [--naive P] [--frozen P]... [--kernel P]... [--verify CMD] [--bench CMD]", \
+	X(init, "init --op OP [--test-file P] [--naive P] [--frozen P]... [--kernel P]... [--verify CMD] [--gate-workers N] [--bench CMD]", \
 	  "create the workspace profile/<op>-opt/ for an op")                                 \
 	X(status, "status [--json]", "where the loop stands and the next required step")      \
 	X(contract, "contract [--check] [--set FIELD=VALUE]...", "show, check or set the task contract") \
-	X(verify, "verify [--gate-k EXPR] [--base REF] [--timeout SEC] [--quiet] [--json]",             \
+	X(verify, "verify [--gate-k EXPR] [--base REF] [--profile] [--include PATH]... [--timeout SEC] [--quiet] [--json]", \
 	  "run the gated verify-and-bench command and record the run")                        \
 	X(log, "log --direction TEXT --status keep|revert|drop|floor [--axis TEXT] [--unconfirmed WHY] [--ack] [--set-aside] [--commit] [--json]", \
 	  "append the measured iteration's row to OPT_LOG.md (--commit: and commit it)")                               \
@@ -52,6 +52,8 @@ struct cli {
 	  "measure the current best K times in one session to seed the noise band")           \
 	X(confirm, "confirm [--baseline] [--max-pairs N] [--cmd CMD] [--json]",                \
 	  "measure best and candidate interleaved in one session (--baseline: the best against the baseline)") \
+	X(dependents, "dependents [--work] [--run] [--json]",                                  \
+	  "who else runs the changed kernel files: other ops, test files; --run: their gates") \
 	X(promote, "promote --check | --explain TEXT | --attach FILE [--iter N] [--json]",     \
 	  "check the promotion bar, or record the evidence it asks for")                      \
 	X(report, "report final|header ITER|pr|nogo [--output FILE] [--json]",                                 \

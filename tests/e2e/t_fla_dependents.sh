@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Shared kernels: a change to a file other ops and test files also run
+# (fla/ops/common/chunk_h.py) lists them (`optloop dependents`); promote
+# --check asks for their gates on the best's kernel, and `dependents --run`
+# runs them (pytest, for real) and records what they said.
+. "$(dirname "$0")/lib.sh"
+d="$T_TMP/fla"
+"$OPTLOOP_ROOT/tests/fixtures/make_fla_tree.sh" "$d" >/dev/null
+cd "$d" || exit 1
+git config user.name "optloop test" && git config user.email "test@optloop.invalid"
+# a stand-in for FLA's verify that needs no GPU: its gate and table as FLA
+# prints them, the time from how long the op's Python takes
+cat >verify-sh <<'SH'
+#!/bin/sh
+eq=$(printf '%78s' '' | tr ' ' '=')
+printf '\n%s\n  Correctness gate: tests/ops/test_ret.py (full)\n%s\n\n' "$eq" "$eq"
+printf '%s\n' "============================== 4 passed in 0.01s ==============================="
+printf '\n  GATE PASSED.\n'
+sha=$(git rev-parse --short=7 HEAD)
+printf '\n  Machine: tiny | CPU sh 1 | main[%s]\n\n' "$sha"
+a=$(date +%s%N); cat fla/ops/common/chunk_h.py fla/ops/sgla/chunk.py >/dev/null; b=$(date +%s%N)
+ms=$(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.3f", (b - a) / 1e6 + 1 }')
+printf '%s\n  Machine: tiny | CPU sh 1\n%s\n' "$eq" "$eq"
+printf '  fwd        B      T    H    D  op                            main[%s](ms)\n' "$sha"
+printf '          ----------------------------------------------------------------------\n'
+printf '             4   2048   16  128  chunk_ret                                %s\n' "$ms"
+printf '%s\n' "$eq"
+SH
+chmod +x verify-sh && git add verify-sh && git commit -qm "a stand-in harness"
+"$OPTLOOP" init --op chunk_ret --verify ./verify-sh --target "1.1x geomean" --languages Triton \
+	--promotion "full gate" >/dev/null
+"$OPTLOOP" verify >/dev/null 2>&1 && "$OPTLOOP" log --direction baseline --commit >/dev/null
+t_is "the baseline is logged" "$("$OPTLOOP" status --json | jget state)" ready
+
+printf '\n\ndef chunk_fwd_h_fast(k, v):\n    return k\n' >>fla/ops/common/chunk_h.py
+"$OPTLOOP" verify >/dev/null 2>&1
+"$OPTLOOP" log --direction "a faster chunk_h" --status keep --unconfirmed "one run" --commit >/dev/null
+t_is "a change to a common kernel is kept" "$("$OPTLOOP" status --json | jget best.iter)" 1
+
+out=$("$OPTLOOP" dependents 2>&1); rc=$?
+t_is "dependents: exit 0" "$rc" 0
+t_like "  names the changed kernel file" "$out" '^  fla/ops/common/chunk_h.py$'
+t_like "  the other op that runs it, and how" "$out" \
+	'^  op chunk_sgla$'
+t_like "  the test file that runs it, its gate not run" "$out" '^  tests/ops/test_sgla.py  \[gate not run\]$'
+t_like "  with the import path" "$out" 'fla/ops/common/chunk_h.py \(chunk_fwd_h\) <- fla/ops/sgla/chunk.py \(chunk_sgla\) <- tests/ops/test_sgla.py'
+t_unlike "  the op's own gate test is not a dependent" "$out" '^  tests/ops/test_ret.py'
+t_unlike "  nor a test that does not reach it" "$out" 'test_l2.py|test_delta.py'
+j=$("$OPTLOOP" dependents --json)
+t_is "  --json: the dependents and their gates" \
+	"$(printf '%s' "$j" | python3 -c 'import json,sys; print(" ".join("%s=%s" % (x["name"], x["gate"]) for x in json.load(sys.stdin)["dependents"]))')" \
+	"op chunk_sgla=None tests/ops/test_sgla.py=not run"
+out=$("$OPTLOOP" promote --check 2>&1)
+t_like "promote --check asks for the dependent gates" "$out" \
+	'MISSING +dependent gates: not run on the best.s kernel: tests/ops/test_sgla.py; run them: optloop dependents --run'
+
+py=""
+for p in python3 /usr/bin/python3; do
+	"$p" -m pytest --version >/dev/null 2>&1 && { py=$p; break; }
+done
+if [ -n "$py" ]; then
+	out=$(OPTLOOP_PYTHON=$py "$OPTLOOP" dependents --run 2>&1); rc=$?
+	t_is "dependents --run: exit 0 when they pass" "$rc" 0
+	t_like "  pytest ran the file" "$out" '1 passed'
+	t_like "  and the gate is said" "$out" 'gate: tests/ops/test_sgla.py passed \(exit 0'
+	t_like "promote --check counts it" "$("$OPTLOOP" promote --check 2>&1)" \
+		'ok +dependent gates: the 1 test file that run the changed kernel files passed'
+	# the test broken: the gate fails, and the bar says so
+	printf '\n\ndef test_broken():\n    assert False\n' >>tests/ops/test_sgla.py
+	git commit -qam "a broken dependent test"
+	out=$(OPTLOOP_PYTHON=$py "$OPTLOOP" dependents --run 2>&1); rc=$?
+	t_is "a failing dependent gate: exit 1" "$rc" 1
+	t_like "  said" "$out" 'gate: tests/ops/test_sgla.py FAILED \(exit 1'
+	t_like "  and promote --check names it" "$("$OPTLOOP" promote --check 2>&1)" \
+		'MISSING +dependent gates: failed: tests/ops/test_sgla.py \(exit 1\)'
+else
+	t_skip "dependents --run" "no Python with pytest here"
+fi
+# the gates run on the kernel compared: another kernel in the tree is refused
+printf '# mid-edit\n' >>fla/ops/common/chunk_o.py
+t_exit "dependents --run with another kernel in the tree is refused (exit 3)" 3 "$OPTLOOP" dependents --run
+out=$("$OPTLOOP" dependents --work 2>&1)
+t_like "dependents --work compares the work tree" "$out" 'fla/ops/common/chunk_o.py'
+t_done

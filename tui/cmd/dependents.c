@@ -1,0 +1,129 @@
+/* dependents — `optloop dependents`: who else runs the kernel files the
+ * candidate changed (the FLA registry's other ops, the test files whose
+ * imports reach them), and --run: their gates, recorded for promote
+ * --check. */
+#include "tui/cli_opts.h"
+#include "tui/cli_util.h"
+#include "tui/commands.h"
+#include "tui/loop_cli.h"
+#include "core/err.h"
+#include "core/loop.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static void gate_done(void *ctx, const char *file, int exit_status, double secs)
+{
+	json_t *arr = ctx;
+	if (arr) {
+		json_t *j = json_object();
+		json_object_set_new(j, "file", json_string(file));
+		json_object_set_new(j, "exit", json_integer(exit_status));
+		json_object_set_new(j, "seconds", json_real(secs));
+		json_array_append_new(arr, j);
+	}
+	fprintf(arr ? stderr : stdout, "gate: %s %s (exit %d, %.1f s)\n", file,
+		exit_status == 0 ? "passed" : "FAILED", exit_status, secs);
+}
+
+int cmd_dependents(struct cli *cli, int argc, char **argv)
+{
+	struct loop *l;
+	struct loop_dependents d;
+	struct err e = {0};
+	bool json = false, run = false, work = false;
+	int rc;
+	const struct cli_opt opts[] = {
+		CLI_FLAG("--work", &work, "compare the work tree's kernel with the baseline (default: "
+					  "the best's, the candidate for promotion)"),
+		CLI_FLAG("--run", &run, "run each dependent test file's gate (python3 -m pytest FILE "
+					"-q) and record it for promote --check"),
+		CLI_FLAG("--json", &json, "print the result as JSON"),
+		CLI_END,
+	};
+	static const char *const examples[] = {"dependents", "dependents --run", NULL};
+	struct cli_cmd c = {
+		.name = "dependents",
+		.opts = opts,
+		.examples = examples,
+		.more = "The kernel files changed since the baseline, and who else runs them:\n"
+			"the FLA registry's other ops and the test files whose imports reach\n"
+			"one (the op's own gate test aside).  promote --check asks for each such\n"
+			"test file's gate on the best's kernel; --run runs them.  exit: 0, or 1\n"
+			"when a gate --run ran failed.",
+	};
+	if (!cli_parse(&c, argc, argv, &rc))
+		return rc;
+	if ((rc = loop_cli_open(cli, run ? 0 : LOOP_TRY_WRITE, &l)) != 0)
+		return rc;
+	if (loop_dependents(l, work, &d, &e) < 0) {
+		loop_close(l);
+		return cli_fail(&e);
+	}
+	json_t *gates = json ? json_array() : NULL;
+	bool failed = false;
+	if (!json) {
+		printf("changed since the baseline (%.12s): %zu kernel file%s\n", d.from, d.nchanged,
+		       d.nchanged == 1 ? "" : "s");
+		for (size_t i = 0; i < d.nchanged; i++)
+			printf("  %s\n", d.changed[i]);
+		size_t nt = 0;
+		for (size_t i = 0; i < d.n; i++)
+			nt += d.v[i].test;
+		printf("run by %zu other op%s and %zu test file%s\n", d.n - nt, d.n - nt == 1 ? "" : "s",
+		       nt, nt == 1 ? "" : "s");
+		for (size_t i = 0; i < d.n; i++) {
+			int ex;
+			const char *gate = "";
+			if (d.v[i].test)
+				gate = loop_dependent_gate(l, d.tree, d.v[i].name, &ex)
+					       ? (ex == 0 ? "  [gate passed]" : "  [gate FAILED]")
+					       : "  [gate not run]";
+			printf("  %s%s\n    %s\n", d.v[i].name, gate, d.v[i].why);
+		}
+	}
+	if (run && loop_dependents_run(l, &d, gate_done, gates, &e) < 0) {
+		json_decref(gates);
+		loop_dependents_release(&d);
+		loop_close(l);
+		return cli_fail(&e);
+	}
+	for (size_t i = 0; i < d.n; i++) {
+		int ex;
+		if (d.v[i].test && loop_dependent_gate(l, d.tree, d.v[i].name, &ex) && ex != 0)
+			failed |= run;
+	}
+	if (json) {
+		json_t *j = json_object();
+		json_t *ch = json_array(), *dv = json_array();
+		for (size_t i = 0; i < d.nchanged; i++)
+			json_array_append_new(ch, json_string(d.changed[i]));
+		for (size_t i = 0; i < d.n; i++) {
+			int ex = -1;
+			bool ran = d.v[i].test && loop_dependent_gate(l, d.tree, d.v[i].name, &ex);
+			json_array_append_new(
+				dv, json_pack("{s:s,s:s,s:s,s:s,s:o}", "name", d.v[i].name, "kind",
+					      d.v[i].test ? "test" : "op", "file", d.v[i].file, "why",
+					      d.v[i].why, "gate",
+					      !d.v[i].test ? json_null()
+					      : ran	   ? json_string(ex == 0 ? "passed" : "failed")
+							   : json_string("not run")));
+		}
+		json_object_set_new(j, "baseline", json_string(d.from));
+		json_object_set_new(j, "tree", json_string(d.tree));
+		json_object_set_new(j, "changed", ch);
+		json_object_set_new(j, "dependents", dv);
+		json_object_set_new(j, "gates_run", gates ? gates : json_array());
+		cli_print_json(j);
+	} else if (!run) {
+		size_t nt = 0;
+		for (size_t i = 0; i < d.n; i++)
+			nt += d.v[i].test;
+		if (nt)
+			printf("next: optloop dependents --run (their gates; promote --check asks "
+			       "for them)\n");
+	}
+	loop_dependents_release(&d);
+	loop_close(l);
+	return failed ? 1 : 0;
+}
