@@ -781,6 +781,11 @@ void loop_dependents_release(struct loop_dependents *d);
 int loop_dependents_run(struct loop *l, const struct loop_dependents *d,
 			void (*done)(void *ctx, const char *file, int exit_status, double secs),
 			void *ctx, struct err *e);
+/* The gate test run once outside the loop, to fill the compile caches
+ * (Triton's) before timed work: python -m pytest TEST -q on `workers`
+ * pytest-xdist workers (1: serially), output to this process's; not a
+ * run of the loop, recorded as an event.  Its exit status and seconds. */
+int loop_warmup(struct loop *l, int workers, int *exit_status, double *secs, struct err *e);
 /* The newest recorded gate of file on kernel tree: 1 and its exit status,
  * or 0 when it never ran there. */
 int loop_dependent_gate(struct loop *l, const char *tree, const char *file, int *exit_status);

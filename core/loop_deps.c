@@ -233,6 +233,56 @@ int loop_dependent_gate(struct loop *l, const char *tree, const char *file, int 
 	return g.seen ? 1 : 0;
 }
 
+/* python -m pytest ARGS in the repository, output to this process's: the
+ * exit status (128 + N for a signal, 127 when it cannot start) and the
+ * seconds it took. */
+static int run_pytest(struct loop *l, const char *args, double *secs)
+{
+	/* $OPTLOOP_PYTHON: the Python the project's tests run with */
+	const char *py = getenv("OPTLOOP_PYTHON");
+	char *cmd = xasprintf("%s -m pytest %s", py && *py ? py : "python3", args);
+	char *argv[] = {"/bin/sh", "-c", cmd, NULL};
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	fflush(stdout);
+	fflush(stderr);
+	pid_t pid = fork();
+	if (pid == 0) {
+		if (chdir(loop_repo_dir(l)) == 0)
+			execve("/bin/sh", argv, environ);
+		_exit(127);
+	}
+	int status = 0, code = 127;
+	if (pid > 0) {
+		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+			;
+		code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	*secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	free(cmd);
+	return code;
+}
+
+int loop_warmup(struct loop *l, int workers, int *exit_status, double *secs, struct err *e)
+{
+	char *test = NULL;
+	store_meta_get(loop_store(l), "test_file", &test, NULL);
+	if (!test || !*test) {
+		free(test);
+		return err_set(e, ERR_NOTFOUND, "warmup: the workspace names no gate test");
+	}
+	char *args = workers > 1 ? xasprintf("%s -q -p no:cacheprovider -n %d", test, workers)
+				 : xasprintf("%s -q -p no:cacheprovider", test);
+	*exit_status = run_pytest(l, args, secs);
+	char *det = xasprintf("%d %.1f %d %s", *exit_status, *secs, workers, test);
+	int rc = loop_event(l, "warmup", det, e);
+	free(det);
+	free(args);
+	free(test);
+	return rc;
+}
+
 int loop_dependents_run(struct loop *l, const struct loop_dependents *d,
 			void (*done)(void *ctx, const char *file, int exit_status, double secs),
 			void *ctx, struct err *e)
@@ -257,29 +307,10 @@ int loop_dependents_run(struct loop *l, const struct loop_dependents *d,
 		if (!d->v[i].test)
 			continue;
 		const char *file = d->v[i].name;
-		/* $OPTLOOP_PYTHON: the Python the project's tests run with */
-		const char *py = getenv("OPTLOOP_PYTHON");
-		char *cmd = xasprintf("%s -m pytest %s -q", py && *py ? py : "python3", file);
-		char *argv[] = {"/bin/sh", "-c", cmd, NULL};
-		struct timespec t0, t1;
-		clock_gettime(CLOCK_MONOTONIC, &t0);
-		fflush(stdout);
-		fflush(stderr);
-		pid_t pid = fork();
-		if (pid == 0) {
-			if (chdir(loop_repo_dir(l)) == 0)
-				execve("/bin/sh", argv, environ);
-			_exit(127);
-		}
-		int status = 0, code = 127;
-		if (pid > 0) {
-			while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-				;
-			code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-		}
-		clock_gettime(CLOCK_MONOTONIC, &t1);
-		double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
-		free(cmd);
+		char *args = xasprintf("%s -q", file);
+		double secs;
+		int code = run_pytest(l, args, &secs);
+		free(args);
 		char *det = xasprintf("%s %d %.1f %s", d->tree, code, secs, file);
 		rc = loop_event(l, "dependents.gate", det, e);
 		free(det);

@@ -52,6 +52,8 @@ struct cli {
 	  "measure the current best K times in one session to seed the noise band")           \
 	X(confirm, "confirm [--baseline] [--max-pairs N] [--cmd CMD] [--json]",                \
 	  "measure best and candidate interleaved in one session (--baseline: the best against the baseline)") \
+	X(warmup, "warmup [--workers N] [--json]",                                             \
+	  "run the gate test once outside the loop to fill the compile caches")               \
 	X(dependents, "dependents [--work] [--run] [--json]",                                  \
 	  "who else runs the changed kernel files: other ops, test files; --run: their gates") \
 	X(promote, "promote --check | --explain TEXT | --attach FILE [--iter N] [--json]",     \

@@ -59,6 +59,14 @@ for p in python3 /usr/bin/python3; do
 	"$p" -m pytest --version >/dev/null 2>&1 && { py=$p; break; }
 done
 if [ -n "$py" ]; then
+	# the gate test once outside the loop, for the caches: no run recorded
+	runs=$(sqlite3 profile/chunk_ret-opt/optloop.db "SELECT count(*) FROM runs")
+	out=$(OPTLOOP_PYTHON=$py "$OPTLOOP" warmup 2>&1); rc=$?
+	t_is "warmup: exit 0 when the gate test passes" "$rc" 0
+	t_like "  pytest ran the gate test" "$out" '1 passed'
+	t_like "  and it says so, with its time" "$out" 'warmup: the gate test passed in [0-9.]+ s on 1 worker \(exit 0\)'
+	t_is "  no run of the loop was recorded" "$(sqlite3 profile/chunk_ret-opt/optloop.db "SELECT count(*) FROM runs")" "$runs"
+	t_like "  an event was" "$("$OPTLOOP" export --json)" '"kind": "warmup"'
 	out=$(OPTLOOP_PYTHON=$py "$OPTLOOP" dependents --run 2>&1); rc=$?
 	t_is "dependents --run: exit 0 when they pass" "$rc" 0
 	t_like "  pytest ran the file" "$out" '1 passed'
