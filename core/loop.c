@@ -2403,18 +2403,22 @@ static int include_check(struct loop *l, const struct loop_verify_opts *o, struc
 	const struct log_row *best = log_rows_best(rows, n);
 	for (size_t i = 0; rc == 0 && i < o->ninclude; i++) {
 		const char *p = o->include[i];
-		for (size_t j = 0; j < l->nfrozen; j++)
+		for (size_t j = 0; rc == 0 && j < l->nfrozen; j++)
 			if (fsutil_path_under(p, l->frozen[j]))
-				return err_set(e, ERR_REFUSED,
-					       "verify refused: --include %s is frozen (it is or lies in "
-					       "%s): a change there is undone before any run, never "
-					       "measured",
-					       p, l->frozen[j]);
-		if (!*p || strstr(p, "..") || p[0] == '/')
-			return err_set(e, ERR_USAGE,
-				       "--include %s: give a path of the repository, relative to its "
-				       "root",
-				       p);
+				rc = err_set(e, ERR_REFUSED,
+					     "verify refused: --include %s is frozen (it is or lies in "
+					     "%s): a change there is undone before any run, never "
+					     "measured",
+					     p, l->frozen[j]);
+		if (rc < 0)
+			break;
+		if (!*p || strstr(p, "..") || p[0] == '/') {
+			rc = err_set(e, ERR_USAGE,
+				     "--include %s: give a path of the repository, relative to its "
+				     "root",
+				     p);
+			break;
+		}
 		const char *one[] = {p};
 		char at_best[VCS_OID_HEX], at_head[VCS_OID_HEX];
 		if (best && best->commit &&

@@ -1434,6 +1434,9 @@ int vcs_diff(struct vcs *v, const char *treeish, const char *const *paths, size_
 	qsort(p, np, sizeof(char *), path_cmp);
 	o.flags = GIT_DIFF_INCLUDE_UNTRACKED | GIT_DIFF_RECURSE_UNTRACKED_DIRS |
 		  GIT_DIFF_SHOW_UNTRACKED_CONTENT;
+	/* a submodule in a kernel path is no kernel content (walk_workdir
+	 * skips it too), and looking into one leaks in libgit2 1.5 */
+	o.ignore_submodules = GIT_SUBMODULE_IGNORE_ALL;
 	o.pathspec.count = 1;
 	for (size_t i = 0; rc == 0 && i < np; i++) {
 		git_diff *diff = NULL;
