@@ -38,6 +38,8 @@ nogate       ^\s*\*+\s*(?<msg>WARNING:\s*--no-gate\b.*?)\s*\**\s*$
 # -q dots, and the closing summary.
 case         ^(?<name>[^\s:]+::\S+)\s+(?<outcome>PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)\b(?:.*\[\s*(?<pct>\d+)%\])?
 case         ^(?<outcome>PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)\s+\[\s*(?<pct>\d+)%\]\s*$
+# pytest-xdist's workers (-n N): "[gw3] [ 42%] PASSED tests/ops/test_x.py::test_y[...]"
+case         ^\[gw\d+\]\s+\[\s*(?<pct>\d+)%\]\s+(?<outcome>PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)\s+(?<name>[^\s:]+::\S+)
 dots         ^(?:\S+\.py\s+)?(?<dots>[.FEsxX]+)\s+\[\s*(?<pct>\d+)%\]\s*$
 summary      ^=*\s*(?<counts>(?:\d+ [a-z]+)(?:, \d+ [a-z]+)*|no tests ran) in [\d.]+s\b
 

@@ -85,6 +85,23 @@ for f in "$fix/nvidia-smi-idle.csv" /dev/null; do
 done
 printf '{"results": 3}' >"$T_TMP/other.json"
 t_exit "other JSON is not a run either" 2 "$OPTLOOP" parse "$T_TMP/other.json"
+# the full gate on 16 pytest-xdist workers, captured on an H200 and cut by a
+# timeout (tests/fixtures/fla-h200-gate): each worker's line counts
+x="$OPTLOOP_ROOT/tests/fixtures/fla-h200-gate"
+j=$("$OPTLOOP" parse "$x/gate-chunk_retention-w16-warm.log" --killed --json)
+t_is "xdist's lines count: 28 passed, at 96 %" \
+	"$(printf '%s' "$j" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["cases"]["passed"], d["progress"], d["gate"])')" \
+	"28 96 incomplete"
+j=$("$OPTLOOP" parse "$x/gate-chunk_retention-w16-cold.log" --killed --json)
+t_is "  the cold run: 7 passed, at 24 %" \
+	"$(printf '%s' "$j" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["cases"]["passed"], d["progress"])')" \
+	"7 24"
+# a worker's failure stands though the run was then cut off
+{ head -40 "$x/gate-chunk_retention-w16-warm.log"
+  printf '[gw4] [ 97%%] FAILED tests/ops/test_retention.py::test_chunk[B4-T2048-H4-K64-torch.float16]\n'; } >"$T_TMP/xfail.log"
+t_like "  an xdist FAILED line fails the gate of a cut-off run" \
+	"$("$OPTLOOP" parse "$T_TMP/xfail.log" --killed)" '^gate: +fail'
+
 # the final table of the captured run with its first shape printed twice,
 # once with a different time: no bench from it, and the warning says why
 awk '/opt-a\[35f8256\]\(ms\)/ { t = 1 } { print } t && /^ +4 +2048/ { sub(/0\.450/, "0.500"); print; t = 0 }' \
