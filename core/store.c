@@ -195,6 +195,11 @@ void store_rollback(struct store *s)
 /* How long a writer waits for a short-lived one (status, log, commit) to
  * finish before it is refused. */
 #define LOCK_WAIT_MS 2000
+/* How long even a writer that does not wait (STORE_NOWAIT) tries: a
+ * reader's store_writer_busy holds the lock for an instant, which a loaded
+ * machine can stretch; without this grace, status found it held and stayed
+ * read-only, leaving a cut-off run unsettled. */
+#define LOCK_GRACE_MS 200
 
 static int take_lock(struct store *s, bool wait, struct err *e)
 {
@@ -210,8 +215,8 @@ static int take_lock(struct store *s, bool wait, struct err *e)
 		free(lp);
 		return rc;
 	}
-	int waited = 0, locked;
-	while (!(locked = flock(fd, LOCK_EX | LOCK_NB) == 0) && wait && waited < LOCK_WAIT_MS) {
+	int waited = 0, locked, limit = wait ? LOCK_WAIT_MS : LOCK_GRACE_MS;
+	while (!(locked = flock(fd, LOCK_EX | LOCK_NB) == 0) && waited < limit) {
 		usleep(20 * 1000);
 		waited += 20;
 	}

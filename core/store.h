@@ -42,8 +42,9 @@ struct sqlite3;
 enum store_flags {
 	STORE_READONLY = 1 << 0,
 	STORE_CREATE = 1 << 1, /* create the database when missing */
-	STORE_NOWAIT = 1 << 2, /* refuse at once when another writer holds the lock
-				* (by default a writer waits up to 2 s for it);
+	STORE_NOWAIT = 1 << 2, /* refuse when another writer holds the lock, after
+				* 0.2 s (past a reader's instant check of it; by
+				* default a writer waits up to 2 s);
 				* ERR_BUSY then, ERR_READONLY when the workspace
 				* cannot be written at all */
 };
