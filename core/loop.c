@@ -2351,23 +2351,15 @@ static int outside_check(struct loop *l, const struct loop_verify_opts *o, struc
 		keep[k++] = l->frozen[i];
 	for (size_t i = 0; o && i < o->ninclude; i++)
 		keep[k++] = o->include[i];
-	struct sb out = SB_INIT, flags = SB_INIT;
+	struct vcs_change *ch = NULL;
 	size_t n = 0;
-	int rc = vcs_changes_outside(l->vcs, keep, k, &out, &n, e);
+	int rc = vcs_changes_outside(l->vcs, keep, k, &ch, &n, e);
 	free(keep);
 	if (rc == 0 && n) {
-		/* "modified a\nnew b\n" -> "a (modified), b (new)" and the flags */
-		struct sb list = SB_INIT;
-		for (char *line = out.buf, *nl; line && *line; line = nl ? nl + 1 : NULL) {
-			nl = strchr(line, '\n');
-			if (nl)
-				*nl = '\0';
-			char *sp = strchr(line, ' ');
-			if (!sp)
-				continue;
-			*sp = '\0';
-			sb_addf(&list, "%s%s (%s)", list.len ? ", " : "", sp + 1, line);
-			sb_addf(&flags, " --include %s", sp + 1);
+		struct sb list = SB_INIT, flags = SB_INIT;
+		for (size_t i = 0; i < n; i++) {
+			sb_addf(&list, "%s%s (%s)", i ? ", " : "", ch[i].path, ch[i].what);
+			sb_addf(&flags, " --include %s", ch[i].path);
 		}
 		rc = err_set(e, ERR_REFUSED,
 			     "verify refused: %zu file%s outside the kernel and the frozen scope "
@@ -2381,9 +2373,9 @@ static int outside_check(struct loop *l, const struct loop_verify_opts *o, struc
 			     n == 1 ? "it" : "them", n == 1 ? "it is" : "they are",
 			     n == 1 ? "it" : "them", flags.buf);
 		sb_release(&list);
+		sb_release(&flags);
 	}
-	sb_release(&out);
-	sb_release(&flags);
+	vcs_changes_free(ch, n);
 	return rc;
 }
 

@@ -81,13 +81,13 @@ static void test_files(const char *repo, const char *dir, int depth, char ***out
 		char *abs = fsutil_join(repo, rel);
 		struct stat st;
 		size_t len = strlen(de->d_name);
-		if (lstat(abs, &st) == 0 && S_ISDIR(st.st_mode) && depth < 4) {
+		bool there = lstat(abs, &st) == 0;
+		if (there && S_ISDIR(st.st_mode) && depth < 4) {
 			sub = xrealloc(sub, (nsub + 1) * sizeof(*sub));
 			sub[nsub++] = rel;
 			rel = NULL;
-		} else if (lstat(abs, &st) == 0 && S_ISREG(st.st_mode) &&
-			   !strncmp(de->d_name, "test_", 5) && len > 3 &&
-			   !strcmp(de->d_name + len - 3, ".py")) {
+		} else if (there && S_ISREG(st.st_mode) && !strncmp(de->d_name, "test_", 5) &&
+			   len > 3 && !strcmp(de->d_name + len - 3, ".py")) {
 			*out = xrealloc(*out, (*n + 1) * sizeof(**out));
 			(*out)[(*n)++] = rel;
 			rel = NULL;

@@ -856,6 +856,27 @@ static const char *artifact_kind(const char *path, const char *text)
 	return NULL;
 }
 
+/* What kind of profiler or roofline file path is (artifact_kind over its
+ * name and first 64 KiB); *kind NULL when none. */
+static int file_kind(const char *path, const char **kind, struct err *e)
+{
+	struct sb head = SB_INIT;
+	int fd, rc = fsutil_open_read(path, FSUTIL_ANY_SIZE, &fd, e);
+	if (rc < 0)
+		return rc;
+	char buf[65536];
+	ssize_t got;
+	while ((got = read(fd, buf, sizeof(buf))) < 0 && errno == EINTR)
+		;
+	close(fd);
+	if (got > 0)
+		sb_add(&head, buf, (size_t)got);
+	sb_addc(&head, '\0');
+	*kind = artifact_kind(path, head.buf);
+	sb_release(&head);
+	return 0;
+}
+
 int measure_attach_check(struct store *s, int iter, const char *path, const char *workspace_dir,
 			 char **real, const char **kind, struct err *e)
 {
@@ -890,20 +911,9 @@ int measure_attach_check(struct store *s, int iter, const char *path, const char
 				       "the candidate now and attach the new file",
 				       path, iter);
 	}
-	struct sb head = SB_INIT;
-	int fd, rc = fsutil_open_read(path, FSUTIL_ANY_SIZE, &fd, e); /* its head */
+	int rc = file_kind(path, kind, e);
 	if (rc < 0)
 		return rc;
-	char buf[65536];
-	ssize_t got;
-	while ((got = read(fd, buf, sizeof(buf))) < 0 && errno == EINTR)
-		;
-	close(fd);
-	if (got > 0)
-		sb_add(&head, buf, (size_t)got);
-	sb_addc(&head, '\0');
-	*kind = artifact_kind(path, head.buf);
-	sb_release(&head);
 	if (!*kind)
 		return err_set(e, ERR_USAGE,
 			       "promote --attach: %s is not recognised as a profiler or roofline "
@@ -936,20 +946,10 @@ int measure_attach_run_trace(struct store *s, int iter, int run_id, const char *
 			       "%s was not written during iteration %d's verify (an earlier "
 			       "run's trace): not attached",
 			       *real, iter);
-	struct sb head = SB_INIT;
-	int fd, rc = fsutil_open_read(*real, FSUTIL_ANY_SIZE, &fd, e);
+	const char *kind;
+	int rc = file_kind(*real, &kind, e);
 	if (rc < 0)
 		return rc;
-	char buf[65536];
-	ssize_t got;
-	while ((got = read(fd, buf, sizeof(buf))) < 0 && errno == EINTR)
-		;
-	close(fd);
-	if (got > 0)
-		sb_add(&head, buf, (size_t)got);
-	sb_addc(&head, '\0');
-	const char *kind = artifact_kind(*real, head.buf);
-	sb_release(&head);
 	if (!kind)
 		return err_set(e, ERR_USAGE, "%s is not a profiler trace: not attached", *real);
 	return measure_attach(s, iter, *real, e);

@@ -163,11 +163,6 @@ int store_fail(struct store *s, const char *what, struct err *e)
 	return err_set(e, ERR_IO, "%s: %s (database %s)", what, msg, s->path);
 }
 
-static int db_fail(struct store *s, struct err *e, const char *what)
-{
-	return store_fail(s, what, e);
-}
-
 int store_exec(struct store *s, const char *sql, struct err *e)
 {
 	if (sqlite3_exec(s->db, sql, NULL, NULL, NULL) != SQLITE_OK)
@@ -269,13 +264,13 @@ static int migrate(struct store *s, struct err *e)
 	int ver = 0;
 
 	if (sqlite3_prepare_v2(s->db, "PRAGMA user_version", -1, &st, NULL) != SQLITE_OK)
-		return db_fail(s, e, "cannot read the schema version");
+		return store_fail(s, "cannot read the schema version", e);
 	int step = sqlite3_step(st);
 	if (step == SQLITE_ROW)
 		ver = sqlite3_column_int(st, 0);
 	sqlite3_finalize(st);
 	if (step != SQLITE_ROW)
-		return db_fail(s, e, "cannot read the schema version");
+		return store_fail(s, "cannot read the schema version", e);
 	if (ver > NMIGRATIONS)
 		return err_set(e, ERR_IO,
 			       "%s has schema version %d, newer than this optloop understands (%d); "
@@ -351,7 +346,7 @@ int store_open(const char *path, int flags, struct store **out, struct err *e)
 	 * (reading 10,000 rows took 40,000 lock/unlock pairs). */
 	oflags |= SQLITE_OPEN_NOMUTEX;
 	if (sqlite3_open_v2(path, &s->db, oflags, NULL) != SQLITE_OK) {
-		rc = db_fail(s, e, "cannot open the database");
+		rc = store_fail(s, "cannot open the database", e);
 		store_close(s);
 		return rc;
 	}
@@ -371,7 +366,7 @@ int store_open(const char *path, int flags, struct store **out, struct err *e)
 				      : SQLITE_NOMEM;
 			sqlite3_free(uri);
 			if (orc != SQLITE_OK) {
-				rc = db_fail(s, e, "cannot open the database");
+				rc = store_fail(s, "cannot open the database", e);
 				store_close(s);
 				return rc;
 			}
@@ -445,7 +440,7 @@ static int prep(struct store *s, const char *sql, sqlite3_stmt **st, struct err 
 		}
 	}
 	if (sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT, st, NULL) != SQLITE_OK)
-		return db_fail(s, e, "cannot prepare a query");
+		return store_fail(s, "cannot prepare a query", e);
 	if (s->nstmts < STORE_NSTMT)
 		s->stmts[s->nstmts++] = (struct cached_stmt){sql, *st, true};
 	return 0;
@@ -471,7 +466,7 @@ static int step_done(struct store *s, sqlite3_stmt *st, struct err *e, const cha
 	int rc = sqlite3_step(st);
 	unprep(s, st);
 	if (rc != SQLITE_DONE)
-		return db_fail(s, e, what);
+		return store_fail(s, what, e);
 	return 0;
 }
 
@@ -667,7 +662,7 @@ static int run_query(struct store *s, sqlite3_stmt *st, struct store_run *r, str
 	unprep(s, st);
 	if (rc == SQLITE_DONE)
 		return err_set(e, ERR_NOTFOUND, "no such verify run");
-	return db_fail(s, e, "cannot read a run");
+	return store_fail(s, "cannot read a run", e);
 }
 
 int store_run_get(struct store *s, int id, struct store_run *r, struct err *e)
@@ -987,7 +982,7 @@ static int rows_read(struct store *s, struct log_rows **out, struct err *e)
 	sr->refs = 1;
 	if (rc != SQLITE_DONE) {
 		log_rows_put(sr);
-		return db_fail(s, e, "cannot read the rows");
+		return store_fail(s, "cannot read the rows", e);
 	}
 	*out = sr;
 	return 0;
@@ -1119,7 +1114,7 @@ int store_export_json(struct store *s, json_t **out, struct err *e)
 			sqlite3_free(q);
 			q = sqlite3_mprintf("SELECT * FROM \"%w\"", name);
 			if (sqlite3_prepare_v2(s->db, q, -1, &st, NULL) != SQLITE_OK)
-				rc = db_fail(s, e, "cannot export a table");
+				rc = store_fail(s, "cannot export a table", e);
 		}
 		sqlite3_free(q);
 		while (rc == 0 && sqlite3_step(st) == SQLITE_ROW) {

@@ -1022,8 +1022,15 @@ static int adopt_kept(struct vcs *v, const struct kfile *f)
 	return done;
 }
 
-int vcs_changes_outside(struct vcs *v, const char *const *keep, size_t nkeep, struct sb *out,
-			size_t *n, struct err *e)
+void vcs_changes_free(struct vcs_change *c, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(c[i].path);
+	free(c);
+}
+
+int vcs_changes_outside(struct vcs *v, const char *const *keep, size_t nkeep,
+			struct vcs_change **out, size_t *n, struct err *e)
 {
 	git_status_options so;
 	git_status_options_init(&so, GIT_STATUS_OPTIONS_VERSION);
@@ -1031,6 +1038,7 @@ int vcs_changes_outside(struct vcs *v, const char *const *keep, size_t nkeep, st
 	so.show = GIT_STATUS_SHOW_INDEX_AND_WORKDIR;
 	so.flags = GIT_STATUS_OPT_INCLUDE_UNTRACKED | GIT_STATUS_OPT_RECURSE_UNTRACKED_DIRS |
 		   GIT_STATUS_OPT_EXCLUDE_SUBMODULES;
+	*out = NULL;
 	*n = 0;
 	if (git_status_list_new(&sl, v->repo, &so) < 0)
 		return git_fail(e, ERR_IO, "cannot list the changes in the work tree");
@@ -1054,8 +1062,8 @@ int vcs_changes_outside(struct vcs *v, const char *const *keep, size_t nkeep, st
 		const char *what = st & (GIT_STATUS_WT_NEW | GIT_STATUS_INDEX_NEW)	      ? "new"
 				   : st & (GIT_STATUS_WT_DELETED | GIT_STATUS_INDEX_DELETED) ? "deleted"
 											     : "modified";
-		sb_addf(out, "%s %s\n", what, path);
-		(*n)++;
+		*out = xrealloc(*out, (*n + 1) * sizeof(**out));
+		(*out)[(*n)++] = (struct vcs_change){xstrdup(path), what};
 	}
 	git_status_list_free(sl);
 	return 0;

@@ -101,11 +101,15 @@ int vcs_swap(struct vcs *v, const char *treeish, const char *const *paths, size_
 int vcs_clear_keeps(struct vcs *v, const char *const *paths, size_t n, struct err *e);
 
 /* The files of the work tree that differ from HEAD (modified, deleted, or
- * new and not ignored) and lie in none of the paths keep, as lines
- * "modified PATH", "deleted PATH", "new PATH" in out; their number in *n.
- * Submodules are not looked into. */
-int vcs_changes_outside(struct vcs *v, const char *const *keep, size_t nkeep, struct sb *out,
-			size_t *n, struct err *e);
+ * new and not ignored) and lie in none of the paths keep; *out malloc'd
+ * (free with vcs_changes_free).  Submodules are not looked into. */
+struct vcs_change {
+	char *path;
+	const char *what; /* "modified", "deleted", "new" (static) */
+};
+int vcs_changes_outside(struct vcs *v, const char *const *keep, size_t nkeep,
+			struct vcs_change **out, size_t *n, struct err *e);
+void vcs_changes_free(struct vcs_change *c, size_t n);
 
 /* The kernel files that differ between two treeishes (to NULL: the work
  * tree): added, removed or changed, sorted; *out malloc'd (free each and

@@ -26,6 +26,18 @@ static void gate_done(void *ctx, const char *file, int exit_status, double secs)
 		exit_status == 0 ? "passed" : "FAILED", exit_status, secs);
 }
 
+/* Dependent i's gate on the compared kernel: "passed", "failed", "not
+ * run", or NULL for an op (only test files have gates). */
+static const char *gate_state(struct loop *l, const struct loop_dependents *d, size_t i)
+{
+	int ex;
+	if (!d->v[i].test)
+		return NULL;
+	if (!loop_dependent_gate(l, d->tree, d->v[i].name, &ex))
+		return "not run";
+	return ex == 0 ? "passed" : "failed";
+}
+
 int cmd_dependents(struct cli *cli, int argc, char **argv)
 {
 	struct loop *l;
@@ -61,25 +73,20 @@ int cmd_dependents(struct cli *cli, int argc, char **argv)
 		return cli_fail(&e);
 	}
 	json_t *gates = json ? json_array() : NULL;
-	bool failed = false;
+	size_t nt = 0;
+	for (size_t i = 0; i < d.n; i++)
+		nt += d.v[i].test;
 	if (!json) {
 		printf("changed since the baseline (%.12s): %zu kernel file%s\n", d.from, d.nchanged,
 		       d.nchanged == 1 ? "" : "s");
 		for (size_t i = 0; i < d.nchanged; i++)
 			printf("  %s\n", d.changed[i]);
-		size_t nt = 0;
-		for (size_t i = 0; i < d.n; i++)
-			nt += d.v[i].test;
 		printf("run by %zu other op%s and %zu test file%s\n", d.n - nt, d.n - nt == 1 ? "" : "s",
 		       nt, nt == 1 ? "" : "s");
 		for (size_t i = 0; i < d.n; i++) {
-			int ex;
-			const char *gate = "";
-			if (d.v[i].test)
-				gate = loop_dependent_gate(l, d.tree, d.v[i].name, &ex)
-					       ? (ex == 0 ? "  [gate passed]" : "  [gate FAILED]")
-					       : "  [gate not run]";
-			printf("  %s%s\n    %s\n", d.v[i].name, gate, d.v[i].why);
+			const char *g = gate_state(l, &d, i);
+			printf("  %s%s%s%s\n    %s\n", d.v[i].name, g ? "  [gate " : "",
+			       !g ? "" : !strcmp(g, "failed") ? "FAILED" : g, g ? "]" : "", d.v[i].why);
 		}
 	}
 	if (run && loop_dependents_run(l, &d, gate_done, gates, &e) < 0) {
@@ -88,38 +95,31 @@ int cmd_dependents(struct cli *cli, int argc, char **argv)
 		loop_close(l);
 		return cli_fail(&e);
 	}
+	/* the gates as they stand now, once each */
+	bool failed = false;
+	json_t *dv = json ? json_array() : NULL;
 	for (size_t i = 0; i < d.n; i++) {
-		int ex;
-		if (d.v[i].test && loop_dependent_gate(l, d.tree, d.v[i].name, &ex) && ex != 0)
-			failed |= run;
+		const char *g = gate_state(l, &d, i);
+		failed |= run && g && !strcmp(g, "failed");
+		if (dv)
+			json_array_append_new(dv, json_pack("{s:s,s:s,s:s,s:s,s:o}", "name", d.v[i].name,
+						    "kind", d.v[i].test ? "test" : "op", "file",
+						    d.v[i].file, "why", d.v[i].why, "gate",
+						    g ? json_string(g) : json_null()));
 	}
 	if (json) {
 		json_t *j = json_object();
-		json_t *ch = json_array(), *dv = json_array();
+		json_t *ch = json_array();
 		for (size_t i = 0; i < d.nchanged; i++)
 			json_array_append_new(ch, json_string(d.changed[i]));
-		for (size_t i = 0; i < d.n; i++) {
-			int ex = -1;
-			bool ran = d.v[i].test && loop_dependent_gate(l, d.tree, d.v[i].name, &ex);
-			json_array_append_new(
-				dv, json_pack("{s:s,s:s,s:s,s:s,s:o}", "name", d.v[i].name, "kind",
-					      d.v[i].test ? "test" : "op", "file", d.v[i].file, "why",
-					      d.v[i].why, "gate",
-					      !d.v[i].test ? json_null()
-					      : ran	   ? json_string(ex == 0 ? "passed" : "failed")
-							   : json_string("not run")));
-		}
 		json_object_set_new(j, "baseline", json_string(d.from));
 		json_object_set_new(j, "tree", json_string(d.tree));
 		json_object_set_new(j, "changed", ch);
 		json_object_set_new(j, "dependents", dv);
 		json_object_set_new(j, "gates_run", gates ? gates : json_array());
 		cli_print_json(j);
-	} else if (!run) {
-		size_t nt = 0;
-		for (size_t i = 0; i < d.n; i++)
-			nt += d.v[i].test;
-		if (nt)
+	} else {
+		if (!run && nt)
 			printf("next: optloop dependents --run (their gates; promote --check asks "
 			       "for them)\n");
 	}
