@@ -442,11 +442,63 @@ static const struct stats_set **set_ptrs(const struct stats_set *v, size_t n)
 	return p;
 }
 
+struct pair_sink {
+	struct stats_set base, nw;
+};
+
+static void add_base(void *ctx, const struct parse_row *r, double ms)
+{
+	char *key = measure_shape_key(r);
+	stats_set_add(&((struct pair_sink *)ctx)->base, key, ms);
+	free(key);
+}
+
+static void add_new(void *ctx, const struct parse_row *r, double ms)
+{
+	char *key = measure_shape_key(r);
+	stats_set_add(&((struct pair_sink *)ctx)->nw, key, ms);
+	free(key);
+}
+
+int measure_pair_set(struct store *s, const char *env, int upto, struct stats_set *out,
+		     struct err *e)
+{
+	int *ids, *sess;
+	size_t n;
+	memset(out, 0, sizeof(*out));
+	if (env)
+		stats_set_env(out, env);
+	int rc = store_pair_runs(s, upto, &ids, &sess, &n, e);
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		char *renv = NULL;
+		struct pair_sink k = {{0}, {0}};
+		rc = measure_env_key(s, ids[i], &renv, e);
+		bool same = rc == 0 && (!env || !renv || strcmp(env, renv) == 0);
+		free(renv);
+		if (rc == 0 && same)
+			rc = store_run_side_samples(s, ids[i], true, add_base, &k, e);
+		if (rc == 0 && same)
+			rc = store_run_side_samples(s, ids[i], false, add_new, &k, e);
+		for (size_t j = 0; rc == 0 && same && j < k.nw.nshapes; j++) {
+			const struct stats_shape *nw = &k.nw.shapes[j];
+			const struct stats_shape *b = stats_set_find(&k.base, nw->key);
+			if (b && b->n && nw->n && stats_time_ok(b->ms[0]) && stats_time_ok(nw->ms[0]))
+				stats_set_add_run(out, nw->key, b->ms[0] / nw->ms[0], sess[i]);
+		}
+		stats_set_release(&k.base);
+		stats_set_release(&k.nw);
+	}
+	free(ids);
+	free(sess);
+	return rc;
+}
+
 int measure_confirm_compare(struct store *s, const char *best_tree, const char *cand_tree,
 			    int session, double threshold, const char *target,
 			    struct stats_cmp *cmp, struct measure_target *mt, struct err *e)
 {
-	struct stats_set bs = {0}, cs = {0}, bo = {0}, co = {0}, *hist = NULL, *others = NULL;
+	struct stats_set bs = {0}, cs = {0}, bo = {0}, co = {0}, pairs = {0}, *hist = NULL,
+			 *others = NULL;
 	size_t nh = 0, no = 0;
 	/* what the store held when the session's last run ended: the same
 	 * numbers whenever it is read again, later sessions or not */
@@ -466,6 +518,10 @@ int measure_confirm_compare(struct store *s, const char *best_tree, const char *
 	 * between sessions is what a screen meets) */
 	if (rc == 0)
 		rc = history_sets(s, bs.env, NULL, NULL, 0, upto, &others, &no, e);
+	/* a session of in-process pairs: their noise is what pairs spread */
+	bool inproc = rc == 0 && store_session_paired(s, session);
+	if (inproc)
+		rc = measure_pair_set(s, bs.env, upto, &pairs, e);
 	if (rc == 0) {
 		const struct stats_set **h = set_ptrs(hist, nh), **ho = set_ptrs(others, no);
 		/* the screen's noise from the other sessions (the history), so a
@@ -487,7 +543,8 @@ int measure_confirm_compare(struct store *s, const char *best_tree, const char *
 					.sequential = true,
 					.screen = &screen,
 					.across = ho,
-					.nacross = no};
+					.nacross = no,
+					.pairs = inproc ? &pairs : NULL};
 		stats_compare(&bs, &cs, &so, cmp);
 		if (mt) {
 			/* the target's shapes against the same screen over those
@@ -513,6 +570,7 @@ int measure_confirm_compare(struct store *s, const char *best_tree, const char *
 	stats_set_release(&cs);
 	stats_set_release(&bo);
 	stats_set_release(&co);
+	stats_set_release(&pairs);
 	return rc;
 }
 

@@ -85,6 +85,12 @@ int measure_history(struct store *s, const char *env, int skip_session, int upto
 		    struct stats_set **out, size_t *n, struct err *e);
 void measure_history_release(struct stats_set *h, size_t n);
 
+/* Every in-process pair measured in env (store_pair_runs; env NULL: any),
+ * up to run upto (0: all): per shape each run's base / new time ratio with
+ * the run's session, the set stats_opts.pairs reads. */
+int measure_pair_set(struct store *s, const char *env, int upto, struct stats_set *out,
+		     struct err *e);
+
 /* The one comparison of a confirm session: best's and candidate's runs of
  * that session, noise pooled with every other session's, the sequential
  * test on; and the same over the Target's shapes (mt may be NULL).  The

@@ -217,6 +217,19 @@ static int mrun_finish(struct ctx *c, struct mrun *m, struct err *e)
 	return rc;
 }
 
+/* s with every "{best}" replaced by sha (caller frees). */
+static char *with_best(const char *s, const char *sha)
+{
+	struct sb out = SB_INIT;
+	sb_init(&out);
+	for (const char *p; (p = strstr(s, "{best}")); s = p + 6) {
+		sb_add(&out, s, (size_t)(p - s));
+		sb_adds(&out, sha);
+	}
+	sb_adds(&out, s);
+	return sb_detach(&out);
+}
+
 /* One whole run, blocking (noise). */
 static int measure_once(struct ctx *c, const char *kind, const char *role, struct err *e)
 {
@@ -378,6 +391,17 @@ int loop_noise(struct loop *l, const struct loop_session_opts *o, struct loop_se
 		rc = vcs_kernel_hash(c.vcs, kpaths(&c), c.status.nkernel, NULL, cur, e);
 	if (rc == 0)
 		rc = vcs_snapshot(c.vcs, kpaths(&c), c.status.nkernel, snap, e);
+	/* A/A: the harness measures the best's commit beside the work tree,
+	 * which holds the best too; each run's ratio is what one pair spreads */
+	bool paired = o && (o->paired || (o->command && strstr(o->command, "{best}")));
+	if (rc == 0 && !paired && strstr(c.command, "{best}"))
+		paired = true;
+	if (rc == 0 && paired) {
+		char *cmd = strstr(c.command, "{best}") ? with_best(c.command, b.commit)
+							  : xasprintf("%s --base %s", c.command, b.commit);
+		free(c.command);
+		c.command = cmd;
+	}
 	bool swapped = false;
 	int intent = 0;
 	if (rc == 0 && strcmp(cur, b.tree ? b.tree : "") != 0) {
@@ -392,7 +416,7 @@ int loop_noise(struct loop *l, const struct loop_session_opts *o, struct loop_se
 						     "is back as it was",
 				     i, runs);
 		else
-			rc = measure_once(&c, "noise", "noise", e);
+			rc = measure_once(&c, "noise", paired ? "pair" : "noise", e);
 	}
 	if (swapped) {
 		struct err e2 = {0};
@@ -410,7 +434,11 @@ int loop_noise(struct loop *l, const struct loop_session_opts *o, struct loop_se
 		r->session = c.session;
 		r->nruns = c.nruns;
 		rc = measure_tree_set(c.st, b.tree, NULL, c.session, NULL, &set, e);
+		struct stats_set pairs = {0};
+		if (rc == 0 && paired)
+			rc = measure_pair_set(c.st, set.env, 0, &pairs, e);
 		json_t *j = json_object(), *shapes = json_array();
+		json_object_set_new(j, "paired", json_boolean(paired));
 		json_object_set_new(j, "best_iter", json_integer(b.iter));
 		json_object_set_new(j, "runs", json_integer(c.nruns));
 		json_object_set_new(j, "session", json_integer(c.session));
@@ -437,13 +465,29 @@ int loop_noise(struct loop *l, const struct loop_session_opts *o, struct loop_se
 			json_object_set_new(s, "noise_raw", isfinite(nz.raw) ? json_real(nz.raw)
 									    : json_null());
 			json_object_set_new(s, "unstable", json_boolean(nz.unstable));
+			/* the A/A ratios of this session: the noise of one pair */
+			const struct stats_shape *pr = stats_set_find(&pairs, sh->key);
+			double *lr = xmalloc((pr && pr->n ? pr->n : 1) * sizeof(*lr));
+			size_t m = 0;
+			for (size_t k = 0; pr && k < pr->n; k++)
+				if (pr->session[k] == c.session)
+					lr[m++] = log(pr->ms[k]);
+			double ps = m >= 2 ? stats_spread(lr, m) : NAN;
+			json_object_set_new(s, "pair_noise", isfinite(ps) ? json_real(ps) : json_null());
+			json_object_set_new(s, "pair_median",
+					    m ? json_real(stats_median(lr, m)) : json_null());
+			free(lr);
 			json_array_append_new(shapes, s);
 			stats_set_release(&one);
 		}
 		json_object_set_new(j, "shapes", shapes);
 		r->json = j;
 		stats_set_release(&set);
-		store_event(c.st, c.status.iteration, "noise", "best measured in one session", NULL);
+		stats_set_release(&pairs);
+		store_event(c.st, c.status.iteration, "noise",
+			    paired ? "best against itself, in-process pairs (A/A)"
+				   : "best measured in one session",
+			    NULL);
 	}
 	measure_best_release(&b);
 	ctx_release(&c);
@@ -506,19 +550,6 @@ static void start_next(struct loop_confirm_run *s, bool best)
 	}
 	s->best_turn = best;
 	s->going = true;
-}
-
-/* s with every "{best}" replaced by sha (caller frees). */
-static char *with_best(const char *s, const char *sha)
-{
-	struct sb out = SB_INIT;
-	sb_init(&out);
-	for (const char *p; (p = strstr(s, "{best}")); s = p + 6) {
-		sb_add(&out, s, (size_t)(p - s));
-		sb_adds(&out, sha);
-	}
-	sb_adds(&out, s);
-	return sb_detach(&out);
 }
 
 /* The first paired run of a confirm must have measured the best: a base

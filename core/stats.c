@@ -529,6 +529,7 @@ void stats_compare(const struct stats_set *best, const struct stats_set *cand,
 	groups[ng - 1] = cand;
 
 	size_t ncollapse_checked = 0, ncollapsed = 0;
+	bool out_pairs = false; /* some shape's noise is the pairs' own spread */
 
 	bool paired = share_session(best, cand);
 	out->paired = paired;
@@ -575,6 +576,19 @@ void stats_compare(const struct stats_set *best, const struct stats_set *cand,
 				d = hodges_lehmann(lb, lc, nb);
 
 				se = s->noise.sigma * sqrt(2.0 / (double)nb) * (nb <= 2 ? 1.0 : 1.05);
+			}
+			/* In-process pairs: the spread of their own log ratios
+			 * (A/A runs, other pairs of a session) is the noise of one
+			 * pair, once some session has two of them. */
+			struct stats_noise pn;
+			if (paired && nb == nc && o && o->pairs) {
+				noise_pool_x(&o->pairs, 1, NULL, 0, env, s->key, true, &pn);
+				if (!pn.assumed && !pn.crossed) {
+					pn.pairs = true;
+					s->noise = pn;
+					out_pairs = true;
+					se = pn.sigma / sqrt((double)nb) * (nb <= 2 ? 1.0 : 1.05);
+				}
 			}
 			double t = looks ? stats_t_quantile(q, s->noise.dof) : stats_t975(s->noise.dof);
 			s->speedup = exp(d);
@@ -729,8 +743,8 @@ void stats_compare(const struct stats_set *best, const struct stats_set *cand,
 				      "repeat, a confirm or optloop noise, measures it)",
 				100 * STATS_NOISE_DEFAULT);
 		else
-			sb_addf(&why, "; noise from %d run%s", out->noise_runs,
-				out->noise_runs == 1 ? "" : "s");
+			sb_addf(&why, "; noise from %d %s%s", out->noise_runs,
+				out_pairs ? "in-process pair" : "run", out->noise_runs == 1 ? "" : "s");
 		if (out->verdict == SV_SAME)
 			sb_adds(&why, "; the change is below the threshold: too small to matter, "
 				      "nothing to confirm");
@@ -951,6 +965,10 @@ json_t *stats_cmp_json(const struct stats_cmp *c)
 			json_object_set_new(j, "noise", json_real(s->noise.sigma));
 			json_object_set_new(j, "noise_assumed", json_boolean(s->noise.assumed));
 			json_object_set_new(j, "noise_runs", json_integer(s->noise.runs));
+			json_object_set_new(j, "noise_from",
+					    json_string(s->noise.assumed ? "assumed"
+							: s->noise.pairs ? "pairs"
+									 : "runs"));
 		}
 		json_array_append_new(shapes, j);
 	}

@@ -133,6 +133,7 @@ struct stats_noise {
 	bool crossed;  /* within-session noise not yet measured: the spread
 			* between sessions stands in for it (never smaller) */
 	bool unstable; /* cv ≥ STATS_UNSTABLE_CV */
+	bool pairs;    /* the spread of in-process pairs' ratios (stats_opts.pairs) */
 };
 
 /* Noise of one shape, pooled over groups of repeated runs.  Each group is
@@ -196,6 +197,14 @@ struct stats_opts {
 	 * all its sessions, this one's too); NULL: the history and both sides. */
 	const struct stats_set *const *across;
 	size_t nacross;
+	/* Runs that timed both kernels in one process (a benchmark helper's
+	 * A B B A blocks): each run's log(base / new) per shape, by session,
+	 * as times exp(d) (A/A runs of `noise --paired`, paired confirm runs),
+	 * or NULL.  When best and candidate are such pairs, the spread of d
+	 * within these sessions is the noise of one pair: the process's own
+	 * state (its slow mode, its launch path) moves both sides alike and
+	 * cancels, so it is far below what two runs of either side spread. */
+	const struct stats_set *pairs;
 };
 #define STATS_ROBUST_RUNS 4 /* one disturbed pair in four: under half the Walsh averages */
 #define STATS_AGREE_Z 2.576 /* the agreement check's two-sided 99 % quantile */

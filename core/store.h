@@ -276,6 +276,13 @@ int store_run_costs(struct store *s,
 		    void *ctx, struct err *e);
 /* The id of the last run of a measuring session (0: none, or unknown). */
 int store_session_last_run(struct store *s, int session);
+/* The usable runs that measured two versions in one process (role "pair":
+ * a paired confirm's runs and `noise --paired`'s A/A runs), oldest first,
+ * with their sessions; up to run upto (0: all).  Caller frees both. */
+int store_pair_runs(struct store *s, int upto, int **ids, int **sessions, size_t *n,
+		    struct err *e);
+/* Whether a measuring session's runs were such pairs. */
+bool store_session_paired(struct store *s, int session);
 int store_usable_trees(struct store *s, char ***trees, size_t *n, struct err *e);
 /* Each sample of a run, in order, with its time (the new column, else the
  * base one); r's strings live only during the call. */

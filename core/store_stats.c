@@ -590,6 +590,48 @@ int store_run_costs(struct store *s,
 	return 0;
 }
 
+int store_pair_runs(struct store *s, int upto, int **ids, int **sessions, size_t *n,
+		    struct err *e)
+{
+	sqlite3_stmt *st;
+	size_t cap = 0;
+	*ids = *sessions = NULL;
+	*n = 0;
+	int rc = prep(s, "SELECT r.id, sr.session FROM runs r JOIN stats_runs sr ON sr.run_id = r.id"
+			 " WHERE sr.role = 'pair' AND (?1 = 0 OR r.id <= ?1) AND" USABLE_RUN
+			 " ORDER BY r.id", &st, e);
+	if (rc == ERR_NOTFOUND) /* no stats_runs yet */
+		return 0;
+	if (rc < 0)
+		return rc;
+	sqlite3_bind_int(st, 1, upto);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		if (*n == cap) {
+			cap = cap ? 2 * cap : 8;
+			*ids = xrealloc(*ids, cap * sizeof(**ids));
+			*sessions = xrealloc(*sessions, cap * sizeof(**sessions));
+		}
+		(*ids)[*n] = sqlite3_column_int(st, 0);
+		(*sessions)[(*n)++] = sqlite3_column_int(st, 1);
+	}
+	sqlite3_finalize(st);
+	return 0;
+}
+
+bool store_session_paired(struct store *s, int session)
+{
+	sqlite3_stmt *st;
+	bool yes = false;
+	if (session <= 0 ||
+	    prep(s, "SELECT 1 FROM stats_runs WHERE session = ? AND role = 'pair' LIMIT 1", &st,
+		 NULL) < 0)
+		return false;
+	sqlite3_bind_int(st, 1, session);
+	yes = sqlite3_step(st) == SQLITE_ROW;
+	sqlite3_finalize(st);
+	return yes;
+}
+
 int store_session_last_run(struct store *s, int session)
 {
 	sqlite3_stmt *st;

@@ -1,5 +1,7 @@
-/* noise — `optloop noise [--runs K] [--cmd CMD] [--json]`: measure the
- * current best K times in one session (benchmark only) to seed the band. */
+/* noise — `optloop noise [--runs K] [--paired] [--cmd CMD] [--json]`:
+ * measure the current best K times in one session (benchmark only) to seed
+ * the band; --paired: each run the best against itself in one process
+ * (A/A), the noise of one in-process pair. */
 #include "tui/cli_opts.h"
 #include "tui/cli_util.h"
 #include "tui/commands.h"
@@ -28,19 +30,27 @@ int cmd_noise(struct cli *cli, int argc, char **argv)
 	long runs = 5;
 	const struct cli_opt opts[] = {
 		CLI_INT("--runs", &runs, "K", 2, 100, "how many runs of the best (default 5)"),
+		CLI_FLAG("--paired", &o.paired,
+			 "A/A: each run times the best against itself in one process (the command "
+			 "gets --base <the best's commit>, or it at {best}); their ratios are the "
+			 "noise a paired confirm decides by"),
 		CLI_TEXT("--cmd", &o.command, "CMD",
 			 "the measuring command (default: the contract's validation command with "
 			 "--no-gate)"),
 		CLI_FLAG("--json", &json, "print the per-shape spread as JSON"),
 		CLI_END,
 	};
-	static const char *const examples[] = {"noise", "noise --runs 8", NULL};
+	static const char *const examples[] = {
+		"noise", "noise --runs 8",
+		"noise --paired --cmd 'python3 optloop_ab.py --op chunk_linear_attn --no-gate'", NULL};
 	struct cli_cmd c = {
 		.name = "noise",
 		.opts = opts,
 		.examples = examples,
 		.more = "The best's commit is put in the work tree for the runs and the kernel\n"
-			"comes back afterwards; the spread seeds the noise band every verdict uses.",
+			"comes back afterwards; the spread seeds the noise band every verdict uses.\n"
+			"With --paired each run is an A/A pair (assets/bench/optloop_ab.py): the\n"
+			"spread of their ratios is the noise of one pair of confirm --paired.",
 	};
 	if (!cli_parse(&c, argc, argv, &rc))
 		return rc;
@@ -68,6 +78,15 @@ int cmd_noise(struct cli *cli, int argc, char **argv)
 			       json_real_value(json_object_get(s, "median_ms")),
 			       100 * json_real_value(json_object_get(s, "noise")),
 			       json_is_true(json_object_get(s, "unstable")) ? " UNSTABLE" : "");
+			json_t *pn = json_object_get(s, "pair_noise"), *pm = json_object_get(s, "pair_median");
+			if (json_is_true(json_object_get(r.json, "paired")) && json_is_number(pm)) {
+				printf("  %-40s A/A: median ratio %+.2f%%, ", "",
+				       100 * json_number_value(pm));
+				if (json_is_number(pn))
+					printf("spread of one pair %.2f%%\n", 100 * json_number_value(pn));
+				else
+					printf("spread of one pair unknown (fewer than two pairs)\n");
+			}
 		}
 	}
 	loop_session_release(&r);
