@@ -78,6 +78,7 @@ struct loop {
 	struct run *vrun;
 	bool verifying;
 	char *vcmd; /* the command of the last verify started */
+	bool vpaired; /* it named {best}: one process times the best beside the tree */
 
 	/* the Slurm allocation runs go through (Runner: slurm ...), and
 	 * whether a run of this process used it */
@@ -2518,7 +2519,40 @@ int loop_verify_begin(struct loop *l, const struct loop_verify_opts *o, struct e
 	    (rc = include_check(l, o, e)) < 0 || (rc = outside_check(l, o, e)) < 0 ||
 	    (rc = include_in_kernel(l, o, e)) < 0)
 		return rc;
-	sb_adds(&cmd, l->contract->c.v[CF_VALIDATION]);
+	/* {best} in the validation command: the harness times the best's
+	 * commit beside the work tree in one process (assets/bench/
+	 * optloop_ab.py), and the verdict reads that pair; before a best
+	 * exists (the baseline) the commit is HEAD, the tree itself */
+	const char *val = l->contract->c.v[CF_VALIDATION];
+	l->vpaired = strstr(val, "{best}") != NULL;
+	if (l->vpaired) {
+		struct measure_best b;
+		char sha[VCS_OID_HEX] = "";
+		if ((rc = measure_best(l->store, &b, e)) < 0)
+			goto out;
+		if (b.have && !b.commit)
+			rc = err_set(e, ERR_REFUSED,
+				     "verify refused: the validation command times the best at "
+				     "{best}, and the best (iteration %d) is not committed yet (run "
+				     "optloop commit)",
+				     b.iter);
+		else if (!b.have && (rc = vcs_head(l->vcs, sha, e)) < 0)
+			;
+		else
+			for (const char *p = val, *q; *p; p = q + 6) {
+				if (!(q = strstr(p, "{best}"))) {
+					sb_adds(&cmd, p);
+					break;
+				}
+				sb_add(&cmd, p, (size_t)(q - p));
+				sb_adds(&cmd, b.have ? b.commit : sha);
+			}
+		measure_best_release(&b);
+		if (rc < 0)
+			goto out;
+	} else {
+		sb_adds(&cmd, val);
+	}
 	if (o && o->gate_k) {
 		sb_adds(&cmd, " --gate-k ");
 		shell_quote(&cmd, o->gate_k);
@@ -2644,6 +2678,12 @@ static int verify_in_tx(void *ctx, struct store *st, struct store_run *r, struct
 {
 	struct loop *l = ctx;
 	struct stats_cmp c;
+	/* a pair in one process: the run is its own session, role "pair" */
+	if (l->vpaired && r->gate != GATE_FAIL) {
+		int rc = store_session_put(st, r->id, r->id, "pair", e);
+		if (rc < 0)
+			return rc;
+	}
 	if (measure_judge_run(st, r->id, l->contract->c.threshold, &c, NULL) == 0) {
 		r->vs_best = c.gain;
 		stats_cmp_release(&c);

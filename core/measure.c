@@ -608,13 +608,30 @@ int measure_judge_run(struct store *s, int run_id, double threshold, struct stat
 			stats_set_env(&cset, env);
 		rc = add_run_samples(s, run_id, sess, &cset, e);
 	}
-	if (rc == 0 && best.have && best.tree)
+	/* A run that timed the best beside the tree in one process (the
+	 * validation command's {best}): the verdict is that pair, its base
+	 * column the best, judged by the noise of such pairs. */
+	int rsess = store_run_session(s, run_id);
+	bool inproc = rc == 0 && best.have && best.tree && store_session_paired(s, rsess);
+	struct stats_set pairs = {0};
+	if (inproc) {
+		struct run_ref me = {.id = run_id, .session = rsess, .base = true};
+		if (env)
+			stats_set_env(&bset, env);
+		rc = add_side_samples(s, &me, &bset, e);
+		if (rc == 0)
+			rc = measure_pair_set(s, env, 0, &pairs, e);
+	} else if (rc == 0 && best.have && best.tree) {
 		rc = measure_tree_set(s, best.tree, env, 0, NULL, &bset, e);
+	}
 	if (rc == 0)
 		rc = history_sets(s, env, best.tree, tree, 0, 0, &hist, &nh, e);
 	if (rc == 0) {
 		const struct stats_set **h = set_ptrs(hist, nh);
-		struct stats_opts o = {.threshold = threshold, .history = h, .nhistory = nh};
+		struct stats_opts o = {.threshold = threshold,
+				       .history = h,
+				       .nhistory = nh,
+				       .pairs = inproc ? &pairs : NULL};
 		stats_compare(best.have ? &bset : NULL, &cset, &o, &c);
 		free(h);
 		if (scope == SCOPE_SUBSET)
@@ -636,6 +653,7 @@ int measure_judge_run(struct store *s, int run_id, double threshold, struct stat
 	free(hist);
 	stats_set_release(&bset);
 	stats_set_release(&cset);
+	stats_set_release(&pairs);
 	measure_best_release(&best);
 	free(tree);
 	free(env);

@@ -530,6 +530,7 @@ void stats_compare(const struct stats_set *best, const struct stats_set *cand,
 
 	size_t ncollapse_checked = 0, ncollapsed = 0;
 	bool out_pairs = false; /* some shape's noise is the pairs' own spread */
+	size_t npairs_noise = 0; /* common shapes whose noise it is */
 
 	bool paired = share_session(best, cand);
 	out->paired = paired;
@@ -587,6 +588,7 @@ void stats_compare(const struct stats_set *best, const struct stats_set *cand,
 					pn.pairs = true;
 					s->noise = pn;
 					out_pairs = true;
+					npairs_noise++;
 					se = pn.sigma / sqrt((double)nb) * (nb <= 2 ? 1.0 : 1.05);
 				}
 			}
@@ -695,7 +697,13 @@ void stats_compare(const struct stats_set *best, const struct stats_set *cand,
 			out->screen_gap = fabs(d - log(sc->speedup));
 			out->screen_tol = STATS_AGREE_Z * sqrt(se * se + sc->se * sc->se);
 		}
-		if (seq && out->decided && fewest < STATS_ROBUST_RUNS &&
+		/* In-process pairs (every shape's noise their own spread): a
+		 * disturbance of the process moves both sides alike, in blocks
+		 * of 25 ms taken in turn, so one pair is not one fresh process
+		 * that may have met interference; the A/A runs measured what
+		 * remains.  The two guards below are for fresh processes. */
+		bool inproc = npairs_noise && npairs_noise == out->ncommon;
+		if (seq && !inproc && out->decided && fewest < STATS_ROBUST_RUNS &&
 		    out->screen_gap > out->screen_tol) {
 			out->disagrees = true;
 			out->decided = false;
@@ -705,7 +713,7 @@ void stats_compare(const struct stats_set *best, const struct stats_set *cand,
 		/* One pair decides a win only when the candidate's other runs
 		 * can vouch for it: their agreement band is narrower than the
 		 * threshold, so a disturbed run in the pair would have shown. */
-		if (seq && out->verdict == SV_FAST && fewest < 2 &&
+		if (seq && !inproc && out->verdict == SV_FAST && fewest < 2 &&
 		    !(isfinite(out->screen_tol) && out->screen_tol < thr_win)) {
 			out->lone_pair = true;
 			out->verdict = SV_AMBIGUOUS;
