@@ -177,4 +177,20 @@ t_is "  the noise it decided by is the pairs' own spread (A/A sessions and its o
 	"$(printf '%s' "$out" | python3 -c 'import json,sys; j=json.load(sys.stdin); print([(x["noise_from"], x["noise_runs"] >= 2) for x in j["shapes"]])')" \
 	"[('pairs', True), ('pairs', True)]"
 t_like "  and says so" "$(printf '%s' "$out" | jget why)" 'noise from [0-9]+ in-process pairs'
+
+# the verify itself a pair: {best} in the validation command
+"$OPTLOOP" log --direction "three quarters of the passes" --status keep --commit >/dev/null 2>&1
+t_is "the win logged and committed: the new best" "$?" 0
+best=$(git rev-parse HEAD)
+"$OPTLOOP" contract --set "validation=$verify --base {best}" >/dev/null
+sed -i 's/reps \* 3 \/\/ 4/reps \/\/ 2/' kern/ops.py
+j=$("$OPTLOOP" verify --json 2>/dev/null); rc=$?
+t_is "verify with {best}: exit 0" "$rc" 0
+run=$(sqlite3 "$db" "SELECT max(id) FROM runs WHERE kind = 'verify'")
+t_like "  the command carried the best's commit" "$(sqlite3 "$db" "SELECT command FROM runs WHERE id = $run")" "--base $best\$"
+t_is "  the run is an in-process pair of its own" "$(sqlite3 "$db" "SELECT session = run_id, role FROM stats_runs WHERE run_id = $run")" "1|pair"
+v=$(sqlite3 "$db" "SELECT json FROM stats_verdicts WHERE run_id = $run")
+t_is "  its verdict is that pair, judged by the pairs' spread" \
+	"$(printf '%s' "$v" | python3 -c 'import json,sys; j=json.load(sys.stdin); print(j["verdict"], j["paired"], [x["noise_from"] for x in j["shapes"]])')" \
+	"fast True ['pairs', 'pairs']"
 t_done

@@ -878,6 +878,54 @@ static void t_quantiles_and_the_bound_under_every_look(void **state)
 	stats_set_release(&cand);
 }
 
+/* In-process pairs: the noise of one pair is the spread of the pairs' own
+ * log ratios within sessions (A/A), not what two runs of a side spread; one
+ * pair then decides without the fresh-process guards. */
+static void in_process_pairs_use_their_own_spread(void **state)
+{
+	(void)state;
+	struct stats_set best = {0}, cand = {0}, pairs = {0}, hist = {0};
+	struct stats_cmp c;
+	/* the sides' own runs spread by 10 % between processes (a slow mode) */
+	for (int k = 0; k < 4; k++)
+		stats_set_add_run(&hist, "s", k % 2 ? 1.0 : 1.1, 30);
+	/* five A/A pairs in session 40: ratios 1 ± 0.2 % */
+	static const double aa[] = {1.002, 0.998, 1.001, 0.999, 1.0};
+	for (int k = 0; k < 5; k++)
+		stats_set_add_run(&pairs, "s", aa[k], 40);
+	const struct stats_set *h[] = {&hist};
+	struct stats_opts o = {.history = h, .nhistory = 1, .sequential = true, .pairs = &pairs};
+	stats_set_add_run(&best, "s", 1.6, 7); /* this process is slow: both sides */
+	stats_set_add_run(&cand, "s", 1.6 / 1.1, 7);
+	stats_set_add_run(&pairs, "s", 1.1, 7);
+	stats_compare(&best, &cand, &o, &c);
+	assert_true(c.paired);
+	assert_true(c.shapes[0].noise.pairs);
+	assert_int_equal(c.noise_runs, 5);
+	/* the floor, 0.5 %, over the A/A spread */
+	assert_close(c.se, 0.005, 1e-9);
+	assert_int_equal(c.verdict, SV_FAST);
+	assert_true(c.decided);
+	assert_false(c.lone_pair);
+	assert_true(strstr(c.why, "noise from 5 in-process pairs") != NULL);
+	json_t *j = stats_cmp_json(&c);
+	json_t *s0 = json_array_get(json_object_get(j, "shapes"), 0);
+	assert_string_equal(json_string_value(json_object_get(s0, "noise_from")), "pairs");
+	json_decref(j);
+	stats_cmp_release(&c);
+	/* without the pairs' spread the same pair is judged by the sides'
+	 * 10 % and decides nothing */
+	o.pairs = NULL;
+	stats_compare(&best, &cand, &o, &c);
+	assert_false(c.shapes[0].noise.pairs);
+	assert_false(c.decided);
+	stats_cmp_release(&c);
+	stats_set_release(&best);
+	stats_set_release(&cand);
+	stats_set_release(&pairs);
+	stats_set_release(&hist);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -908,6 +956,7 @@ int main(void)
 		cmocka_unit_test(t_quantiles_and_the_bound_under_every_look),
 		cmocka_unit_test(names_round_trip_and_json),
 		cmocka_unit_test(stall_counts_rows_since_the_last_confirmed_win),
+		cmocka_unit_test(in_process_pairs_use_their_own_spread),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
