@@ -426,6 +426,14 @@ def main(argv=None):
 
     modname, attr, make, shapes, extra, out_tuple = (
         fla_setup(args, work, torch_mod) if args.op else generic_setup(args, work))
+    # what the registry or the inputs module imported from the work tree
+    # (the kernel's package, say) must not stand in for the best's side
+    root = os.path.realpath(work)
+    for k, m in list(sys.modules.items()):
+        f = module_root_file(m)
+        if f and under(f, root) and k not in ("benchmarks.ops.registry", args.inputs and
+                                              args.inputs.partition(":")[0]):
+            del sys.modules[k]
     head = git(work, "rev-parse", "--short", "HEAD")
     tmp = None
     try:

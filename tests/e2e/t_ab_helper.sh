@@ -113,6 +113,15 @@ t_is "  both columns are the best, twice" \
 	"$("$OPTLOOP" parse "$T_TMP/aa.log" --patterns fla --json | python3 -c 'import json,sys; j=json.load(sys.stdin); print(j["columns"]["base"][:5], j["columns"]["new"][:5], all(0.75 <= r["base_ms"] / r["new_ms"] <= 1.33 for r in j["rows"]))')" \
 	"aa-1[ aa-2[ True"
 
+# an inputs module that imports the kernel's package does not make the
+# work tree's copy stand in for the best's
+printf 'from kern.util import twice\n\n\ndef make(N, R):\n    return ([twice(0)] * 0 + list(range(N)), R)\n' >bench/inputs2.py
+out=$("$py" "$AB" --callable kern.ops:op --inputs bench.inputs2:make --shapes "$shapes" --side-ms 200 --base HEAD 2>&1); rc=$?
+printf '%s\n' "$out" >"$T_TMP/i2.log"
+t_is "an inputs module importing the kernel's package: both sides still their own" \
+	"$rc $("$OPTLOOP" parse "$T_TMP/i2.log" --patterns fla --json | rows)" "0 op/N64_R8:True op/N32_R8:True"
+rm -f bench/inputs2.py
+
 t_exit "an unknown --base is a usage error" 2 ab --base no-such-ref
 t_like "  that says what to give" "$(ab --base no-such-ref 2>&1)" "no commit 'no-such-ref' in the repository"
 t_exit "shapes that are not JSON: usage error" 2 "$py" "$AB" --callable kern.ops:op --inputs bench.inputs:make --shapes '{N64' --base HEAD
