@@ -2528,25 +2528,19 @@ int loop_verify_begin(struct loop *l, const struct loop_verify_opts *o, struct e
 	if (l->vpaired) {
 		struct measure_best b;
 		char sha[VCS_OID_HEX] = "";
-		if ((rc = measure_best(l->store, &b, e)) < 0)
-			goto out;
-		if (b.have && !b.commit)
+		if ((rc = measure_best(l->store, &b, e)) == 0 && b.have && !b.commit)
 			rc = err_set(e, ERR_REFUSED,
 				     "verify refused: the validation command times the best at "
 				     "{best}, and the best (iteration %d) is not committed yet (run "
 				     "optloop commit)",
 				     b.iter);
-		else if (!b.have && (rc = vcs_head(l->vcs, sha, e)) < 0)
-			;
-		else
-			for (const char *p = val, *q; *p; p = q + 6) {
-				if (!(q = strstr(p, "{best}"))) {
-					sb_adds(&cmd, p);
-					break;
-				}
-				sb_add(&cmd, p, (size_t)(q - p));
-				sb_adds(&cmd, b.have ? b.commit : sha);
-			}
+		if (rc == 0 && !b.have)
+			rc = vcs_head(l->vcs, sha, e);
+		if (rc == 0) {
+			char *v = loop_with_best(val, b.have ? b.commit : sha);
+			sb_adds(&cmd, v);
+			free(v);
+		}
 		measure_best_release(&b);
 		if (rc < 0)
 			goto out;

@@ -34,6 +34,10 @@ struct patset;
 int loop_patset(struct loop *l, const struct patset **ps, struct err *e);
 const struct workspace *loop_workspace(const struct loop *l);
 
+/* cmd with every "{best}" replaced by sha, the best's commit (caller
+ * frees): a harness that times that commit beside the work tree. */
+char *loop_with_best(const char *cmd, const char *sha);
+
 /* The Slurm allocation runs go through when the contract's Runner is slurm
  * (made when first asked for, owned by the loop); NULL for local runs.
  * Marks the allocation used by this process. */

@@ -442,24 +442,6 @@ static const struct stats_set **set_ptrs(const struct stats_set *v, size_t n)
 	return p;
 }
 
-struct pair_sink {
-	struct stats_set base, nw;
-};
-
-static void add_base(void *ctx, const struct parse_row *r, double ms)
-{
-	char *key = measure_shape_key(r);
-	stats_set_add(&((struct pair_sink *)ctx)->base, key, ms);
-	free(key);
-}
-
-static void add_new(void *ctx, const struct parse_row *r, double ms)
-{
-	char *key = measure_shape_key(r);
-	stats_set_add(&((struct pair_sink *)ctx)->nw, key, ms);
-	free(key);
-}
-
 int measure_pair_set(struct store *s, const char *env, int upto, struct stats_set *out,
 		     struct err *e)
 {
@@ -471,22 +453,23 @@ int measure_pair_set(struct store *s, const char *env, int upto, struct stats_se
 	int rc = store_pair_runs(s, upto, &ids, &sess, &n, e);
 	for (size_t i = 0; rc == 0 && i < n; i++) {
 		char *renv = NULL;
-		struct pair_sink k = {{0}, {0}};
+		struct stats_set base = {0}, nw = {0};
+		struct run_ref side = {.id = ids[i], .base = true};
 		rc = measure_env_key(s, ids[i], &renv, e);
 		bool same = rc == 0 && (!env || !renv || strcmp(env, renv) == 0);
 		free(renv);
 		if (rc == 0 && same)
-			rc = store_run_side_samples(s, ids[i], true, add_base, &k, e);
+			rc = add_side_samples(s, &side, &base, e);
 		if (rc == 0 && same)
-			rc = store_run_side_samples(s, ids[i], false, add_new, &k, e);
-		for (size_t j = 0; rc == 0 && same && j < k.nw.nshapes; j++) {
-			const struct stats_shape *nw = &k.nw.shapes[j];
-			const struct stats_shape *b = stats_set_find(&k.base, nw->key);
-			if (b && b->n && nw->n && stats_time_ok(b->ms[0]) && stats_time_ok(nw->ms[0]))
-				stats_set_add_run(out, nw->key, b->ms[0] / nw->ms[0], sess[i]);
+			rc = add_run_samples(s, ids[i], 0, &nw, e);
+		for (size_t j = 0; rc == 0 && same && j < nw.nshapes; j++) {
+			const struct stats_shape *c = &nw.shapes[j];
+			const struct stats_shape *b = stats_set_find(&base, c->key);
+			if (b && b->n && c->n && stats_time_ok(b->ms[0]) && stats_time_ok(c->ms[0]))
+				stats_set_add_run(out, c->key, b->ms[0] / c->ms[0], sess[i]);
 		}
-		stats_set_release(&k.base);
-		stats_set_release(&k.nw);
+		stats_set_release(&base);
+		stats_set_release(&nw);
 	}
 	free(ids);
 	free(sess);

@@ -217,8 +217,7 @@ static int mrun_finish(struct ctx *c, struct mrun *m, struct err *e)
 	return rc;
 }
 
-/* s with every "{best}" replaced by sha (caller frees). */
-static char *with_best(const char *s, const char *sha)
+char *loop_with_best(const char *s, const char *sha)
 {
 	struct sb out = SB_INIT;
 	sb_init(&out);
@@ -228,6 +227,15 @@ static char *with_best(const char *s, const char *sha)
 	}
 	sb_adds(&out, s);
 	return sb_detach(&out);
+}
+
+/* The command of a run that times the best's commit beside the work tree:
+ * the commit at {best}, else appended as --base (FLA's verify, the demo's,
+ * optloop_ab.py). */
+static char *paired_command(const char *cmd, const char *sha)
+{
+	return strstr(cmd, "{best}") ? loop_with_best(cmd, sha)
+				     : xasprintf("%s --base %s", cmd, sha);
 }
 
 /* One whole run, blocking (noise). */
@@ -393,12 +401,9 @@ int loop_noise(struct loop *l, const struct loop_session_opts *o, struct loop_se
 		rc = vcs_snapshot(c.vcs, kpaths(&c), c.status.nkernel, snap, e);
 	/* A/A: the harness measures the best's commit beside the work tree,
 	 * which holds the best too; each run's ratio is what one pair spreads */
-	bool paired = o && (o->paired || (o->command && strstr(o->command, "{best}")));
-	if (rc == 0 && !paired && strstr(c.command, "{best}"))
-		paired = true;
-	if (rc == 0 && paired) {
-		char *cmd = strstr(c.command, "{best}") ? with_best(c.command, b.commit)
-							  : xasprintf("%s --base %s", c.command, b.commit);
+	bool paired = rc == 0 && ((o && o->paired) || strstr(c.command, "{best}"));
+	if (paired) {
+		char *cmd = paired_command(c.command, b.commit);
 		free(c.command);
 		c.command = cmd;
 	}
@@ -820,9 +825,7 @@ begun:
 				     "iteration %d is not committed yet (optloop commit)",
 				     s->b.iter);
 		} else {
-			char *cmd = strstr(c->command, "{best}")
-					    ? with_best(c->command, s->b.commit)
-					    : xasprintf("%s --base %s", c->command, s->b.commit);
+			char *cmd = paired_command(c->command, s->b.commit);
 			free(c->command);
 			c->command = cmd;
 			s->paired = true;

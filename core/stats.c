@@ -529,8 +529,7 @@ void stats_compare(const struct stats_set *best, const struct stats_set *cand,
 	groups[ng - 1] = cand;
 
 	size_t ncollapse_checked = 0, ncollapsed = 0;
-	bool out_pairs = false; /* some shape's noise is the pairs' own spread */
-	size_t npairs_noise = 0; /* common shapes whose noise it is */
+	size_t npairs_noise = 0; /* common shapes whose noise is the pairs' own spread */
 
 	bool paired = share_session(best, cand);
 	out->paired = paired;
@@ -587,7 +586,6 @@ void stats_compare(const struct stats_set *best, const struct stats_set *cand,
 				if (!pn.assumed && !pn.crossed) {
 					pn.pairs = true;
 					s->noise = pn;
-					out_pairs = true;
 					npairs_noise++;
 					se = pn.sigma / sqrt((double)nb) * (nb <= 2 ? 1.0 : 1.05);
 				}
@@ -752,7 +750,7 @@ void stats_compare(const struct stats_set *best, const struct stats_set *cand,
 				100 * STATS_NOISE_DEFAULT);
 		else
 			sb_addf(&why, "; noise from %d %s%s", out->noise_runs,
-				out_pairs ? "in-process pair" : "run", out->noise_runs == 1 ? "" : "s");
+				npairs_noise ? "in-process pair" : "run", out->noise_runs == 1 ? "" : "s");
 		if (out->verdict == SV_SAME)
 			sb_adds(&why, "; the change is below the threshold: too small to matter, "
 				      "nothing to confirm");

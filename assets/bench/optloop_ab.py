@@ -109,6 +109,12 @@ def under(path, root):
     return real == root or real.startswith(root + os.sep)
 
 
+def modules_under(root):
+    """The loaded modules whose file lies in the tree at root."""
+    return {k: m for k, m in list(sys.modules.items())
+            if (f := module_root_file(m)) and under(f, root)}
+
+
 def module_root_file(m):
     f = getattr(m, "__file__", None)
     if f:
@@ -124,10 +130,6 @@ class Side:
     def __init__(self, name, root, label):
         self.name, self.root, self.label = name, os.path.realpath(root), label
         self.modules = {}
-
-    def _mine(self):
-        return {k: m for k, m in list(sys.modules.items())
-                if (f := module_root_file(m)) and under(f, self.root)}
 
     def load(self, modnames):
         sys.path.insert(0, self.root)
@@ -150,7 +152,7 @@ class Side:
         sys.modules.update(self.modules)
 
     def leave(self):
-        mine = self._mine()
+        mine = modules_under(self.root)
         self.modules.update(mine)
         for k in mine:
             del sys.modules[k]
@@ -428,11 +430,9 @@ def main(argv=None):
         fla_setup(args, work, torch_mod) if args.op else generic_setup(args, work))
     # what the registry or the inputs module imported from the work tree
     # (the kernel's package, say) must not stand in for the best's side
-    root = os.path.realpath(work)
-    for k, m in list(sys.modules.items()):
-        f = module_root_file(m)
-        if f and under(f, root) and k not in ("benchmarks.ops.registry", args.inputs and
-                                              args.inputs.partition(":")[0]):
+    keep = ("benchmarks.ops.registry", args.inputs and args.inputs.partition(":")[0])
+    for k in modules_under(work):
+        if k not in keep:
             del sys.modules[k]
     head = git(work, "rev-parse", "--short", "HEAD")
     tmp = None

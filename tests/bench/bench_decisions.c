@@ -502,7 +502,9 @@ static void run_once(const struct model *m, double factor, double s, int session
 
 /* One in-process pair: best and candidate in one process share its state
  * (s: session, lease, drift, and a slow mode of the process, which moves
- * both sides alike); their ratio spreads by m->pair. */
+ * both sides alike); their ratio spreads by m->pair.  The two sides go to
+ * the session's sets bs and cs and the store's bl and cl (either NULL: not
+ * kept), the ratio to pairs. */
 static void pair_once(const struct model *m, double factor, double s, int session,
 		      struct stats_set *bs, struct stats_set *cs, struct stats_set *bl,
 		      struct stats_set *cl, struct stats_set *pairs)
@@ -514,10 +516,10 @@ static void pair_once(const struct model *m, double factor, double s, int sessio
 		double e = m->pair * normal() / sqrt(2.0), f = m->pair * normal() / sqrt(2.0);
 		double p = s + m->fresh->jitter * normal() + draw_dist(m->fresh);
 		double b = k->centre[i] * exp(p + e), c = k->centre[i] * factor * exp(p + f);
-		stats_set_add_run(bs, k->keys[i], b, session);
-		stats_set_add_run(cs, k->keys[i], c, session);
-		stats_set_add_run(bl, k->keys[i], b, session);
-		stats_set_add_run(cl, k->keys[i], c, session);
+		struct stats_set *to[] = {bs, cs, bl, cl};
+		for (int j = 0; j < 4; j++)
+			if (to[j])
+				stats_set_add_run(to[j], k->keys[i], j % 2 ? c : b, session);
 		stats_set_add_run(pairs, k->keys[i], b / c, session);
 	}
 }
@@ -647,27 +649,20 @@ static void one_workspace(const struct model *m, double effect, struct loop_tall
 		base0[i] = stats_set_find(&best, k->keys[i])->ms[0];
 	/* the helper's A/A calibration: noise --paired, the best against
 	 * itself in AA_RUNS processes (counted apart, once a workspace) */
-	{
-		struct stats_set a = {0}, b = {0}, al = {0}, bl = {0};
-		double s = m->fresh->shift * normal() + m->lease * normal();
-		int aa = session++;
-		for (int i = 0; i < AA_RUNS; i++)
-			pair_once(m, 1.0 / (m->masked ? 1.0 : 1.0), s + m->fresh->drift * normal(), aa,
-				  &a, &b, &al, &bl, &pairs);
-		stats_set_release(&a);
-		stats_set_release(&b);
-		stats_set_release(&al);
-		stats_set_release(&bl);
-	}
+	double aa_shift = m->fresh->shift * normal() + m->lease * normal();
+	int aa = session++;
+	for (int i = 0; i < AA_RUNS; i++)
+		pair_once(m, 1.0, aa_shift + m->fresh->drift * normal(), aa, NULL, NULL, NULL, NULL,
+			  &pairs);
 
 	for (int d = 0; d < DECISIONS; d++) {
 		int vs = session++;
 		double lease = m->lease * normal(); /* this decision's lease */
 		double vshift = m->fresh->shift * normal() + lease + m->fresh->drift * normal();
 		run_once(m, cand, vshift, vs, &cands[d], NULL);
-		struct stats_set hb = {0}, hbl = {0}, hcl = {0};
+		struct stats_set hb = {0};
 		if (m->paired_screen) /* base column: the best, in this run's process */
-			pair_once(m, cand, vshift, vs, &hb, &hcands[d], &hbl, &hcl, &pairs);
+			pair_once(m, cand, vshift, vs, &hb, &hcands[d], NULL, NULL, &pairs);
 		else
 			set_copy(&hcands[d], &cands[d]);
 		/* the screen: measure_judge_run's sets */
@@ -688,8 +683,6 @@ static void one_workspace(const struct model *m, double effect, struct loop_tall
 			stats_compare(&hbest, &hcands[d], &hso, &hscreen);
 		}
 		stats_set_release(&hb);
-		stats_set_release(&hbl);
-		stats_set_release(&hcl);
 
 		/* naive: one run against the baseline's */
 		double lg = 0;
