@@ -202,4 +202,11 @@ v=$(sqlite3 "$db" "SELECT json FROM stats_verdicts WHERE run_id = $run")
 t_is "  its verdict is that pair, judged by the pairs' spread" \
 	"$(printf '%s' "$v" | python3 -c 'import json,sys; j=json.load(sys.stdin); print(j["verdict"], j["paired"], [x["noise_from"] for x in j["shapes"]])')" \
 	"fast True ['pairs', 'pairs']"
+
+# a measuring command that names {best} is paired without --paired
+j=$("$OPTLOOP" noise --runs 2 --json 2>/dev/null); rc=$?
+t_is "noise with {best} in the command: A/A pairs without --paired" \
+	"$rc $(printf '%s' "$j" | jget paired) $(sqlite3 "$db" "SELECT group_concat(DISTINCT role) FROM stats_runs WHERE session = $(printf '%s' "$j" | jget session)")" \
+	"0 True pair"
+t_like "  {best} became the best's commit" "$(sqlite3 "$db" "SELECT command FROM runs WHERE kind = 'noise' ORDER BY id DESC LIMIT 1")" "--base $best --no-gate\$"
 t_done
