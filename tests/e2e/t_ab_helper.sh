@@ -193,7 +193,7 @@ t_is "the win logged and committed: the new best" "$?" 0
 best=$(git rev-parse HEAD)
 "$OPTLOOP" contract --set "validation=$verify --base {best}" >/dev/null
 sed -i 's/reps \* 3 \/\/ 4/reps \/\/ 2/' kern/ops.py
-j=$("$OPTLOOP" verify --json 2>/dev/null); rc=$?
+j_verify=$("$OPTLOOP" verify --json 2>/dev/null); rc=$?
 t_is "verify with {best}: exit 0" "$rc" 0
 run=$(sqlite3 "$db" "SELECT max(id) FROM runs WHERE kind = 'verify'")
 t_like "  the command carried the best's commit" "$(sqlite3 "$db" "SELECT command FROM runs WHERE id = $run")" "--base $best\$"
@@ -209,4 +209,24 @@ t_is "noise with {best} in the command: A/A pairs without --paired" \
 	"$rc $(printf '%s' "$j" | jget paired) $(sqlite3 "$db" "SELECT group_concat(DISTINCT role) FROM stats_runs WHERE session = $(printf '%s' "$j" | jget session)")" \
 	"0 True pair"
 t_like "  {best} became the best's commit" "$(sqlite3 "$db" "SELECT command FROM runs WHERE kind = 'noise' ORDER BY id DESC LIMIT 1")" "--base $best --no-gate\$"
+
+# the pair verify's figure is the one the row, its commit and status carry
+pct() {
+	python3 -c 'import sys, math
+r=lambda x: int(math.copysign(math.floor(abs(x) + 0.5), x))
+p=100*float(sys.argv[1])
+if abs(p) >= 9.95: print("%+d%%" % r(p)); sys.exit()
+t=r(p*10)
+print("0%" if t == 0 else ("%+.1f%%" % (t/10)).replace(".0%","%"))' "$1"
+}
+vs=$(pct "$(printf '%s' "$j_verify" | jget vs_best)")
+t_is "  the pair verify's vs best is its verdict's" "$vs" \
+	"$(pct "$(printf '%s' "$v" | python3 -c 'import json,sys; print(json.load(sys.stdin)["vs_best"])')")"
+"$OPTLOOP" log --direction "half the passes" --status keep --unconfirmed "the pair decides here" \
+	--commit >/dev/null 2>&1
+t_is "  logged, committed" "$?" 0
+row=$(awk -F'|' '$2 ~ /[0-9]/ { r = $6 } END { gsub(/ /, "", r); print r }' profile/kern-opt/OPT_LOG.md)
+t_is "  the row carries that figure" "$row" "$vs"
+t_is "  the commit's trailer too" "$(git log -1 --format=%B | sed -n 's/^Optloop-Vs-Best: //p')" "$vs"
+t_is "  and status --json's best" "$(pct "$("$OPTLOOP" status --json | jget best.vs_best)")" "$vs"
 t_done
