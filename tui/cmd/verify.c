@@ -79,7 +79,10 @@ int cmd_verify(struct cli *cli, int argc, char **argv)
 		.more = "Runs the contract's validation command, streams its output, writes\n"
 			"trace/iter-N.log and records the run.  Ctrl-C stops it (recorded as\n"
 			"incomplete, never as a pass).  exit: 0 gate passed, 1 gate failed,\n"
-			"4 the harness broke or the run was incomplete (an attempt: verify again).",
+			"4 the harness broke or the run was incomplete (an attempt: verify again).\n"
+			"{best} in the validation command is replaced by the best's commit (HEAD\n"
+			"for the baseline): a harness such as assets/bench/optloop_ab.py then times\n"
+			"the best beside the candidate in one process, and the verdict is that pair.",
 	};
 	if (!cli_parse(&c, argc, argv, &rc))
 		return rc;
