@@ -496,6 +496,22 @@ static void add_shape_key(struct stats_cmp *c, size_t *cap, const char *key)
 	s->best_ms = s->cand_ms = s->speedup = s->gain = s->lo = s->hi = NAN;
 }
 
+/* A sequential win accepted by the ratio test while the bound under every
+ * look still reaches below the threshold (noise measured by few runs). */
+static bool by_ratio_test(const struct stats_cmp *c)
+{
+	return isfinite(c->llr) && c->verdict == SV_FAST &&
+	       log(c->speedup) - c->band < -log1p(-c->threshold);
+}
+
+/* The comparison's 95 % interval of gain at this look. */
+static void interval95(const struct stats_cmp *c, double *lo, double *hi)
+{
+	double d = log(c->speedup), t95 = stats_t975(c->dof);
+	*lo = gain_of(d - t95 * c->se);
+	*hi = gain_of(d + t95 * c->se);
+}
+
 void stats_compare(const struct stats_set *best, const struct stats_set *cand,
 		   const struct stats_opts *o, struct stats_cmp *out)
 {
@@ -762,7 +778,16 @@ void stats_compare(const struct stats_set *best, const struct stats_set *cand,
 				      "(%+.1f%% there): one run may have met interference, another "
 				      "pair decides",
 				100 * o->screen->gain);
-		else if (isfinite(out->llr))
+		else if (by_ratio_test(out)) {
+			/* Say which interval cleared the threshold, so a decided
+			 * win never reads as one whose only interval spans zero. */
+			double lo, hi;
+			interval95(out, &lo, &hi);
+			sb_addf(&why, "; sequential test accepts the win (its ratio test, with the 95%% "
+				      "interval at this look %+.1f%% .. %+.1f%% past the threshold; the "
+				      "bound under every look narrows as more runs measure the noise)",
+				100 * lo, 100 * hi);
+		} else if (isfinite(out->llr))
 			sb_addf(&why, "; sequential test %s",
 				out->verdict == SV_FAST ? "accepts the win"
 				: out->decided		? "rules out a win of the threshold"
@@ -954,6 +979,14 @@ json_t *stats_cmp_json(const struct stats_cmp *c)
 		json_object_set_new(sq, "disagrees", json_boolean(c->disagrees));
 		json_object_set_new(sq, "screen_gap", num_or_null(c->screen_gap));
 		json_object_set_new(sq, "screen_tol", num_or_null(c->screen_tol));
+		bool ratio = by_ratio_test(c);
+		json_object_set_new(sq, "accepted_by", c->verdict != SV_FAST ? json_null()
+							: json_string(ratio ? "ratio test" : "interval"));
+		if (ratio) {
+			double lo, hi;
+			interval95(c, &lo, &hi);
+			json_object_set_new(sq, "interval95", json_pack("[ff]", lo, hi));
+		}
 	}
 	for (size_t i = 0; i < c->nshapes; i++) {
 		const struct stats_shape_cmp *s = &c->shapes[i];

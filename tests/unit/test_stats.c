@@ -672,6 +672,61 @@ static void sequential_test_decides_after_each_pair(void **state)
 	stats_cmp_release(&screen);
 }
 
+/* A win the ratio test accepts while the bound under every look, wide
+ * with the noise measured by few runs, still reaches below the threshold:
+ * the verdict names the 95 % interval that decided it, so a decided win
+ * never reads as one whose only interval spans zero. */
+static void a_ratio_test_win_names_the_interval_that_decided(void **state)
+{
+	struct stats_set best = {0}, cand = {0}, hist = {0};
+	struct stats_cmp c;
+	/* one earlier session, two runs 1.5 % apart: noise on one degree of
+	 * freedom of history */
+	stats_set_add_run(&hist, "s", 1.0, 100);
+	stats_set_add_run(&hist, "s", 1.015, 100);
+	const struct stats_set *h[] = {&hist};
+	struct stats_opts o = {.history = h, .nhistory = 1, .sequential = true};
+	for (int k = 0; k < 2; k++) {
+		stats_set_add_run(&best, "s", 1.0 + 0.004 * k, 7);
+		stats_set_add_run(&cand, "s", 0.9 + 0.004 * k, 7);
+	}
+	stats_compare(&best, &cand, &o, &c);
+	assert_int_equal(c.verdict, SV_FAST);
+	assert_true(c.decided);
+	assert_true(c.lo < 0); /* the bound under every look spans zero */
+	double d = log(1 / 0.9), t95 = stats_t975(c.dof);
+	char want[160];
+	snprintf(want, sizeof(want), "95%% interval at this look %+.1f%% .. %+.1f%% past the threshold",
+		 100 * -expm1(-(d - t95 * c.se)), 100 * -expm1(-(d + t95 * c.se)));
+	assert_non_null(strstr(c.why, "sequential test accepts the win (its ratio test"));
+	assert_non_null(strstr(c.why, want));
+	json_t *j = stats_cmp_json(&c), *sq = json_object_get(j, "sequential");
+	assert_string_equal(json_string_value(json_object_get(sq, "accepted_by")), "ratio test");
+	assert_true(json_real_value(json_array_get(json_object_get(sq, "interval95"), 0)) > 0.03);
+	json_decref(j);
+	stats_cmp_release(&c);
+
+	/* A win far past the threshold clears the bound itself: accepted by
+	 * the interval, and the verdict says nothing more. */
+	stats_set_release(&cand);
+	for (int k = 0; k < 2; k++)
+		stats_set_add_run(&cand, "s", 0.5 + 0.002 * k, 7);
+	stats_compare(&best, &cand, &o, &c);
+	assert_int_equal(c.verdict, SV_FAST);
+	assert_true(c.lo > 0.03);
+	assert_null(strstr(c.why, "its ratio test"));
+	j = stats_cmp_json(&c);
+	sq = json_object_get(j, "sequential");
+	assert_string_equal(json_string_value(json_object_get(sq, "accepted_by")), "interval");
+	assert_null(json_object_get(sq, "interval95"));
+	json_decref(j);
+	stats_cmp_release(&c);
+	stats_set_release(&best);
+	stats_set_release(&cand);
+	stats_set_release(&hist);
+	(void)state;
+}
+
 static void a_short_session_must_agree_with_the_other_sessions(void **state)
 {
 	struct stats_set best = {0}, cand = {0}, hist = {0}, sb_ = {0}, sc_ = {0};
@@ -952,7 +1007,8 @@ int main(void)
 		cmocka_unit_test(within_session_noise_falls_back_to_the_spread_between_sessions),
 		cmocka_unit_test(newer_quiet_sessions_outvote_an_older_loaded_one),
 		cmocka_unit_test(a_decided_interval_decides),
-		cmocka_unit_test(a_short_session_must_agree_with_the_other_sessions),
+		cmocka_unit_test(a_ratio_test_win_names_the_interval_that_decided),
+	    cmocka_unit_test(a_short_session_must_agree_with_the_other_sessions),
 		cmocka_unit_test(t_quantiles_and_the_bound_under_every_look),
 		cmocka_unit_test(names_round_trip_and_json),
 		cmocka_unit_test(stall_counts_rows_since_the_last_confirmed_win),
