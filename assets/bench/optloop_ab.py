@@ -162,9 +162,16 @@ class Side:
 
 
 class Clock:
-    def __init__(self, torch_mod):
+    """Wall time (perf_counter, with a CUDA sync around each block), or with
+    --clock cpu the process's CPU time: for code that runs on the CPU alone,
+    on a machine shared with other work, where a block that lost the CPU to
+    another process would read slow on wall time."""
+
+    def __init__(self, torch_mod, kind="wall"):
         self.torch = torch_mod
         self.cuda = bool(torch_mod and torch_mod.cuda.is_available())
+        self.kind = kind
+        self.now = time.process_time if kind == "cpu" else time.perf_counter
 
     def sync(self):
         if self.cuda:
@@ -173,11 +180,11 @@ class Clock:
     def eager_block(self, fn, k):
         """ms per call of k back-to-back calls."""
         self.sync()
-        t0 = time.perf_counter()
+        t0 = self.now()
         for _ in range(k):
             fn()
         self.sync()
-        return (time.perf_counter() - t0) * 1e3 / k
+        return (self.now() - t0) * 1e3 / k
 
 
 class Graph:
@@ -384,6 +391,9 @@ def main(argv=None):
     ap.add_argument("--modes", nargs="+", default=["fwd"], choices=["fwd", "fwdbwd"])
     ap.add_argument("--dtype", default="bf16", choices=["bf16", "fp16", "fp32"])
     ap.add_argument("--timing", default="auto", choices=["auto", "eager", "graph"])
+    ap.add_argument("--clock", default="wall", choices=["wall", "cpu"],
+                    help="eager time by the wall clock (default), or by the process's CPU "
+                    "time for CPU-only code on a shared machine")
     ap.add_argument("--block-ms", type=float, default=25.0)
     ap.add_argument("--side-ms", type=float, default=1000.0)
     ap.add_argument("--warmup-ms", type=float, default=200.0)
@@ -414,7 +424,10 @@ def main(argv=None):
         torch_mod = None
     if args.op and torch_mod is None:
         die(2, "--op needs PyTorch, and this Python has none")
-    clock = Clock(torch_mod)
+    clock = Clock(torch_mod, args.clock)
+    if clock.kind == "cpu" and clock.cuda:
+        die(2, "--clock cpu counts the CPU's time only, and with a CUDA device the GPU's work "
+               "is what is timed: leave --clock out (wall time)")
     if args.no_gate or not args.gate:
         if args.gate:
             print("\n  *** WARNING: --no-gate set. Correctness is NOT verified; any "
@@ -435,6 +448,8 @@ def main(argv=None):
         if k not in keep:
             del sys.modules[k]
     head = git(work, "rev-parse", "--short", "HEAD")
+    if git(work, "status", "--porcelain", "--untracked-files=no"):
+        head += "-dirty"  # the work tree is not HEAD: say so, as git describe does
     tmp = None
     try:
         if args.base:
@@ -500,7 +515,7 @@ def run(args, clock, torch_mod, sides, fns, make, shapes, extra, out_tuple, work
                 continue
             fa = calls.get("A", calls["B"])
             one = sides if paired else {"A": sides["B"], "B": sides["B"]}
-            res = {"shape": name, "mode": mode, **shape}
+            res = {"shape": name, "mode": mode, **shape, "clock": clock.kind}
             eager = time_pair(clock, fa, calls["B"], one, args, None)
             res["eager"] = summarize(eager["A"], eager["B"])
             graph_why = None
@@ -558,7 +573,8 @@ def fmt(ms):
 def note(r, paired):
     def part(kind):
         a, b, d, se, nq = r[kind]
-        s = f"{kind} {fmt(a)}" + (f" / {fmt(b)} ms, {100 * -math.expm1(-d):+.2f}% "
+        name = "eager (CPU time)" if kind == "eager" and r["clock"] == "cpu" else kind
+        s = f"{name} {fmt(a)}" + (f" / {fmt(b)} ms, {100 * -math.expm1(-d):+.2f}% "
                                   f"(± {100 * se:.2f}%, {nq} ABBA quads)" if paired else " ms")
         return s
     parts = [part("eager")]

@@ -66,7 +66,10 @@ base=$(git rev-parse HEAD)
 sed -i 's/for _ in range(reps):/for _ in range(max(1, reps \/\/ 2)):/' kern/ops.py
 echo 'VERSION = "work"' >kern/late.py
 shapes='{"N64_R8": {"N": 64, "R": 8}, "N32_R8": {"N": 32, "R": 8}}'
-ab() { "$py" "$AB" --callable kern.ops:op --inputs bench.inputs:make --shapes "$shapes" --side-ms 200 "$@"; }
+# The checks that read times use the process's CPU time (--clock cpu): the
+# suite shares the machine, and a block that lost the CPU would read slow on
+# the wall clock.  The default, wall time, is run once below.
+ab() { "$py" "$AB" --callable kern.ops:op --inputs bench.inputs:make --shapes "$shapes" --side-ms 200 --clock cpu "$@"; }
 
 out=$(ab --base HEAD --json "$T_TMP/ab.json" 2>&1); rc=$?
 t_is "A/B: exit 0" "$rc" 0
@@ -77,14 +80,37 @@ t_is "optloop parse reads one row per shape, both columns, the 2x win" "$(printf
 	"op/N64_R8:True op/N32_R8:True"
 t_like "  the columns name the best's commit and the work tree" \
 	"$(printf '%s' "$p" | jget columns.base) $(printf '%s' "$p" | jget columns.new)" "^base\[${base:0:7}\] work\["
-t_like "each shape says what was timed, with its block error" "$out" \
-	'\[optloop-ab\] N64_R8 fwd: eager [0-9.]+ / [0-9.]+ ms, \+[0-9.]+% \(± [0-9.]+%, [0-9]+ ABBA quads\)'
+t_like "each shape says what was timed, by which clock, with its block error" "$out" \
+	'\[optloop-ab\] N64_R8 fwd: eager \(CPU time\) [0-9.]+ / [0-9.]+ ms, \+[0-9.]+% \(± [0-9.]+%, [0-9]+ ABBA quads\)'
+t_like "the work tree's column says it is not HEAD" "$out" "work\[$(git rev-parse --short HEAD)-dirty\]\(ms\)"
+out=$("$py" "$AB" --callable kern.ops:op --inputs bench.inputs:make --shapes "$shapes" --side-ms 100 --base HEAD 2>&1); rc=$?
+t_is "by default the wall clock (exit 0)" "$rc" 0
+t_like "  and the note says eager time, no more" "$out" \
+	'\[optloop-ab\] N64_R8 fwd: eager [0-9.]+ / [0-9.]+ ms, [-+][0-9.]+% \(± [0-9.]+%, [0-9]+ ABBA quads\)'
 t_like "  and that graph replay needs CUDA: the verdict reads eager time" "$out" \
 	'graph: none, no CUDA device: graph replay needs one; the verdict reads eager time'
 t_is "--json: per shape eager time of both sides, the basis, no graph" \
 	"$(python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print([(r["shape"], r["basis"], r["class"], "graph" in r, r["eager"]["quads"] >= 2) for r in j["results"]])' "$T_TMP/ab.json")" \
 	"[('N64_R8', 'eager', 'unknown', False, True), ('N32_R8', 'eager', 'unknown', False, True)]"
 t_is "the best's tree was taken out of git and removed again" "$(ls "$TMPDIR" | grep -c '^optloop-ab-' || true)" 0
+
+# a torch callable, forward and forward+backward (where this Python has
+# torch; on CPU: graph replay needs CUDA)
+if "$py" -c 'import torch' 2>/dev/null; then
+	mkdir -p tk && : >tk/__init__.py
+	printf 'import torch\n\n\ndef op(q, k, v):\n    return torch.tril(q @ k.transpose(-1, -2)) @ v\n' >tk/ops.py
+	printf 'import torch\n\n\ndef make(B, T, H, D):\n    torch.manual_seed(0)\n    return tuple(torch.randn(B, H, T, D, requires_grad=True) for _ in range(3))\n' >bench/tin.py
+	out=$("$py" "$AB" --callable tk.ops:op --inputs bench.tin:make --modes fwd fwdbwd --clock cpu \
+		--shapes '{"B1_T128_H2_D32": {"B": 1, "T": 128, "H": 2, "D": 32}}' --side-ms 100 2>&1); rc=$?
+	printf '%s\n' "$out" >"$T_TMP/torch.log"
+	t_is "torch: forward and forward+backward timed (exit 0)" "$rc" 0
+	t_is "  optloop reads one row per mode, the machine line names PyTorch" \
+		"$("$OPTLOOP" parse "$T_TMP/torch.log" --patterns fla --json | python3 -c 'import json,sys; j=json.load(sys.stdin); print([(r["mode"], r["T"], r["new_ms"] > 0) for r in j["rows"]], j["env"]["pytorch"] is not None)')" \
+		"[('fwd', 128, True), ('fwdbwd', 128, True)] True"
+	rm -rf tk bench/tin.py
+else
+	t_skip "torch callable" "no Python here has torch"
+fi
 
 # each side runs its own modules, late imports too
 iso=$("$py" - "$AB" "$base" <<'PY'
@@ -116,7 +142,7 @@ t_is "  both columns are the best, twice" \
 # an inputs module that imports the kernel's package does not make the
 # work tree's copy stand in for the best's
 printf 'from kern.util import twice\n\n\ndef make(N, R):\n    return ([twice(0)] * 0 + list(range(N)), R)\n' >bench/inputs2.py
-out=$("$py" "$AB" --callable kern.ops:op --inputs bench.inputs2:make --shapes "$shapes" --side-ms 200 --base HEAD 2>&1); rc=$?
+out=$("$py" "$AB" --callable kern.ops:op --inputs bench.inputs2:make --shapes "$shapes" --side-ms 200 --clock cpu --base HEAD 2>&1); rc=$?
 printf '%s\n' "$out" >"$T_TMP/i2.log"
 t_is "an inputs module importing the kernel's package: both sides still their own" \
 	"$rc $("$OPTLOOP" parse "$T_TMP/i2.log" --patterns fla --json | rows)" "0 op/N64_R8:True op/N32_R8:True"
@@ -153,7 +179,7 @@ fi
 
 # ---- the loop through the helper ----
 git reset -q --hard "$base"
-verify="$py $AB --callable kern.ops:op --inputs bench.inputs:make --shapes '$shapes' --side-ms 200 --gate tests/test_kern.py"
+verify="$py $AB --callable kern.ops:op --inputs bench.inputs:make --shapes '$shapes' --side-ms 200 --clock cpu --gate tests/test_kern.py"
 "$OPTLOOP" init --op kern --kernel kern --test-file tests/test_kern.py --naive ref/naive.py \
 	--verify "$verify" >/dev/null 2>&1
 t_is "init on the helper" "$?" 0
