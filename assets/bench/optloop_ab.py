@@ -318,6 +318,15 @@ def generic_setup(args, work):
     sys.path.insert(0, work)
     try:
         maker = getattr(importlib.import_module(imod), ifn)
+    except ModuleNotFoundError as e:
+        die(2, f"--inputs {args.inputs}: no module {e.name} from the work tree {work} "
+               "(give MODULE:FUNCTION as imported from the tree's root, e.g. bench.inputs:make)")
+    except AttributeError:
+        die(2, f"--inputs {args.inputs}: module {imod} has no {ifn} (the function takes the "
+               "shape's sizes and returns the arguments: a tuple, or a dict of keywords)")
+    except Exception:
+        traceback.print_exc()
+        die(2, f"--inputs {args.inputs}: module {imod} failed to import (above)")
     finally:
         sys.path.remove(work)
 
@@ -562,8 +571,10 @@ def run(args, clock, torch_mod, sides, fns, make, shapes, extra, out_tuple, work
                        "work": sides["B"].label, "aa": args.aa,
                        "block_ms": args.block_ms, "side_ms": args.side_ms,
                        "results": [json_row(r) for r in rows]}, f, indent=1)
-    if failed or not rows:
-        sys.exit(1)
+    if not rows:
+        die(1, "no shape was timed (the warnings above say why)")
+    if failed:
+        die(1, "a shape failed to run (the warnings above say which); the table lacks it")
 
 
 def fmt(ms):

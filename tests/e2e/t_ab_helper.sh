@@ -152,6 +152,18 @@ t_exit "an unknown --base is a usage error" 2 ab --base no-such-ref
 t_like "  that says what to give" "$(ab --base no-such-ref 2>&1)" "no commit 'no-such-ref' in the repository"
 t_exit "shapes that are not JSON: usage error" 2 "$py" "$AB" --callable kern.ops:op --inputs bench.inputs:make --shapes '{N64' --base HEAD
 t_exit "--aa without --base: usage error" 2 ab --aa
+out=$("$py" "$AB" --callable kern.ops:op --inputs bench.nope:make --shapes "$shapes" 2>&1); rc=$?
+t_is "an inputs module the tree lacks: usage error, one line naming it" \
+	"$rc $(printf '%s\n' "$out" | wc -l)" "2 1"
+t_like "  what to give" "$out" '^optloop_ab: --inputs bench.nope:make: no module bench.nope from the work tree .*e\.g\. bench\.inputs:make'
+out=$("$py" "$AB" --callable kern.ops:op --inputs bench.inputs:nope --shapes "$shapes" 2>&1); rc=$?
+t_is "an inputs function the module lacks: usage error" "$rc" 2
+t_like "  that says so" "$out" '^optloop_ab: --inputs bench.inputs:nope: module bench.inputs has no nope '
+out=$(ab --shapes '{"N64": {"N": 64}}' 2>&1); rc=$?
+t_is "a shape its inputs cannot be made for: nothing timed, exit 1" "$rc" 1
+t_like "  the warning names the shape" "$out" "Input generation failed for op @ N64: .*'R'"
+t_like "  the last line says nothing was timed" "$(printf '%s\n' "$out" | tail -1)" \
+	'^optloop_ab: no shape was timed \(the warnings above say why\)$'
 # a best whose module does not import (a commit made beside the work tree)
 blob=$(printf 'def op(:\n' | git hash-object -w --stdin)
 GIT_INDEX_FILE="$T_TMP/idx" git read-tree HEAD
