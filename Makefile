@@ -194,7 +194,7 @@ test: deps
 
 _build: $(BIN)
 
-_test: $(BIN) $(UNIT_BIN)
+_test: $(BIN) $(UNIT_BIN) $(BENCH_HELPERS)
 	@BUILD=$(BUILD) OPTLOOP=$(abspath $(BIN)) LIBCORE=$(abspath $(LIBCORE)) \
 		tests/run.sh $(UNIT_BIN)
 

@@ -64,7 +64,7 @@ next_change() {
 			--techniques none --next more >>"$log" 2>&1 || die reassess
 	fi
 	echo "# change $1" >>kernel/compute.sh
-	"$OPTLOOP" verify >>"$log" 2>&1
+	"$OPTLOOP" verify >>"$log" 2>&1 || die "verify of change $1"
 }
 # timed CMD...: appends "<wall ms> <cpu ms>" to $tmp/$form
 TIMEFORMAT='%3U %3S'
@@ -87,7 +87,7 @@ for r in $(seq "$rounds"); do
 	next_change "p$r" && timed cli_pair pair "cli pair $r"
 	# the engine helper makes its own change and verify (not timed)
 	OPTLOOP_ASSETS="$root/assets" "$engine" 1 >>"$tmp/engine" 2>>"$log" || die engine
-	echo "# git change $r" >>kernel/compute.sh
+	echo "# git change $r" >>src/m00/f00.py  # not the kernel: a kernel change committed outside optloop stops the loop
 	timed git gitcommit "git change $r"
 	# the floor under any process on this machine: fork, exec and exit of
 	# a program that does nothing (the machine's speed drifts; this says by
