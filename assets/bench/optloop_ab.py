@@ -402,7 +402,7 @@ def main(argv=None):
     ap.add_argument("--timing", default="auto", choices=["auto", "eager", "graph"])
     ap.add_argument("--clock", default="wall", choices=["wall", "cpu"],
                     help="eager time by the wall clock (default), or by the process's CPU "
-                    "time for CPU-only code on a shared machine")
+                    "time (all threads) for CPU-only code on a shared machine")
     ap.add_argument("--block-ms", type=float, default=25.0)
     ap.add_argument("--side-ms", type=float, default=1000.0)
     ap.add_argument("--warmup-ms", type=float, default=200.0)
