@@ -143,9 +143,18 @@ deps:
 	done; \
 	if [ -n "$$missing" ]; then \
 		sudo=""; [ "$$(id -u)" = 0 ] || sudo=sudo; \
+		err=$$(mktemp); trap 'rm -f "$$err"' EXIT; \
+		apt_wait() { \
+			for i in $$(seq 60); do \
+				$$sudo env DEBIAN_FRONTEND=noninteractive apt-get "$$@" >/dev/null 2>"$$err" && return 0; \
+				grep -q 'Could not get lock' "$$err" || { cat "$$err" >&2; return 1; }; \
+				[ "$$i" = 1 ] && echo "make deps: another package manager holds apt's lock (on a fresh machine, often its automatic upgrades); waiting for it, up to 5 minutes" >&2; \
+				sleep 5; \
+			done; \
+			cat "$$err" >&2; return 1; \
+		}; \
 		echo "make deps: installing$$missing"; \
-		$$sudo apt-get update -qq && \
-		DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq --no-install-recommends $$missing >/dev/null || \
+		apt_wait update -qq && apt_wait install -y -qq --no-install-recommends $$missing || \
 		{ echo "make deps: apt-get failed; install by hand:$$missing" >&2; exit 1; }; \
 	fi
 
