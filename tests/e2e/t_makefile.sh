@@ -22,8 +22,19 @@ cat >"$fake/dpkg-query" <<EOF
 [ -e "$state/installed" ] && printf 'install ok installed'
 exit 0
 EOF
+# apt-get: $state/locked holds how many calls meet apt's lock held by
+# another package manager (a fresh machine's automatic upgrades);
+# $state/broken makes every call fail as a missing package does.
 cat >"$fake/apt-get" <<EOF
 #!/bin/sh
+n=\$(cat "$state/locked" 2>/dev/null || echo 0)
+if [ "\$n" -gt 0 ]; then
+	echo \$((n - 1)) >"$state/locked"
+	echo "apt-get locked \$*" >>"$state/apt.log"
+	echo "E: Could not get lock /var/lib/dpkg/lock-frontend. It is held by process 4242 (unattended-upgr)" >&2
+	exit 100
+fi
+[ -e "$state/broken" ] && { echo "E: Unable to locate package libgit2-dev" >&2; exit 100; }
 echo "apt-get \$*" >>"$state/apt.log"
 case "\$*" in *install*) touch "$state/installed" ;; esac
 exit 0
@@ -82,6 +93,26 @@ t_like "make demo installed the missing packages first" "$(cat "$state/apt.log" 
 rm -rf "$tree/build" "$tree/optloop" "$state/installed" "$state/apt.log"
 out=$(fmake config 2>&1)
 t_like "make config reports the decision taken after deps" "$out" $'LINK=static\nBUILD=build/rel'
+
+# apt's lock held by another package manager: make deps says so and waits
+rm -f "$state/installed" "$state/apt.log"
+echo 1 >"$state/locked"
+out=$(fmake deps 2>&1); rc=$?
+t_is "make deps waits out a package manager that holds apt's lock" "$rc" 0
+t_like "  and says what it waits for" "$out" "another package manager holds apt's lock .*waiting for it"
+t_is "  the locked call was tried again, then the install ran" \
+	"$(awk '{ printf "%s%s", (NR > 1 ? " " : ""), ($2 == "locked" ? $2 " " $3 : $2) }' "$state/apt.log")" \
+	"locked update update install"
+# any other failure is reported at once
+rm -f "$state/installed" "$state/apt.log"
+touch "$state/broken"
+out=$(fmake deps 2>&1); rc=$?
+t_is "an apt failure that is not the lock: make deps fails" "$rc" 2
+t_like "  with apt's words and what to install by hand" "$out" 'Unable to locate package'
+t_like "  at once, with no wait" "$(printf '%s\n' "$out" | grep -c 'waiting for it')" '^0$'
+t_like "  naming the packages" "$out" 'make deps: apt-get failed; install by hand: .*libgit2-dev'
+rm -f "$state/broken"
+fmake deps >/dev/null 2>&1
 
 # With no static archive at all (the packages installed but libgit2.a absent)
 # the build is shared and goes to build/rel-shared, consistently.
