@@ -27,7 +27,8 @@ reps() { sed -i "s/rep < [0-9]*;/rep < $1;/" "$kernel"; }
 
 h=$("$OPTLOOP" help)
 t_like "optloop help describes keep and what it needs" "$h" 'keep +the change stays and becomes the best; needs a passing gate'
-t_like "what restores the kernel" "$h" 'revert +the change is undone: after its commit the kernel is restored to'
+t_like "what restores the kernel: revert and drop alike" "$(printf '%s\n' "$h" | grep -A1 '^  revert,' | tr '\n' '|')" \
+	"^  revert, +the change is undone: after the row's own commit optloop commits\|  drop +the kernel restored to the best"
 t_like "the one best" "$h" 'the best is the baseline or the last keep'
 t_like "and the attempt rule" "$h" 'is an attempt, not an iteration: no row, verify runs again'
 t_like "optloop help log names --unconfirmed" "$("$OPTLOOP" help log)" '\[--unconfirmed WHY\]'
