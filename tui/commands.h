@@ -20,10 +20,10 @@ struct cli {
 
 /* X(name, usage, summary) */
 #define OPTLOOP_COMMANDS(X)                                                                   \
-	X(help, "help [COMMAND]", "show the commands, or one command's usage")                \
-	X(version, "version", "print the version")                                           \
+	X(help, "help [COMMAND] | help --man [--readme FILE] [--template FILE]", "show the commands, or one command's usage")                \
+	X(version, "version [--json]", "print the version")                                           \
 	X(demo, "demo [DIR] [--json]", "make a fresh git repository holding the demo kernel project") \
-	X(init, "init --op OP [--test-file P] [--naive P] [--frozen P]... [--kernel P]... [--verify CMD] [--gate-workers N] [--bench CMD]", \
+	X(init, "init --op OP [--test-file P] [--naive P] [--frozen P]... [--kernel P]... [--verify CMD] [--gate-workers N] [--bench CMD] [--target TEXT] [--languages TEXT] [--promotion TEXT]", \
 	  "create the workspace profile/<op>-opt/ for an op")                                 \
 	X(status, "status [--json]", "where the loop stands and the next required step")      \
 	X(contract, "contract [--check] [--set FIELD=VALUE]...", "show, check or set the task contract") \
@@ -33,12 +33,12 @@ struct cli {
 	  "append the measured iteration's row to OPT_LOG.md (--commit: and commit it)")                               \
 	X(commit, "commit [--set-aside] [--json]", "commit the logged iteration (kernel change only)") \
 	X(export, "export --json", "the whole workspace database as JSON") \
-	X(repair, "repair", "apply the repairs start-up reconciliation offers (rows and commits)") \
+	X(repair, "repair [--rebuild]", "apply the repairs start-up reconciliation offers (rows and commits)") \
 	X(import, "import FILE [--json] [--strict]", "read an OPT_LOG.md and show its rows and what could not be read") \
 	X(parse, "parse FILE [--exit-status N | --killed] [--patterns NAME] [--json]",       \
 	  "read a saved verify log (- for stdin): gate verdict, pytest counts, env, result table")          \
 	X(tui, "tui", "open the workbench on this workspace (also: optloop with no command)")  \
-	X(view, "view PATH/OPT_LOG.md", "open the workbench panes read-only on any OPT_LOG.md") \
+	X(view, "view PATH/OPT_LOG.md [--no-follow]", "open the workbench panes read-only on any OPT_LOG.md") \
 	X(lint, "lint [--json]", "the trap lints over the current kernel diff (exit 1 on findings)") \
 	X(trap, "trap list [--iter N] [--json] | trap add --title T --fact F --why W --how H | trap mark ID checked|hit|unchecked [--iter N]", \
 	  "the TRAPS.md catalogue and the iteration's trap checklist")                        \
@@ -46,11 +46,11 @@ struct cli {
 	  "dispatch.md bucket rows, each backed by logged iterations")                         \
 	X(reassess, "reassess --profile PATH --axes TEXT --techniques TEXT --next TEXT | reassess --show", \
 	  "record the re-assessment that lifts a STALLED loop")                               \
-	X(stop, "stop --reason cap|floor|directions [--bound TEXT] [--json]",                  \
+	X(stop, "stop --reason cap|floor|directions [--bound TEXT] [--release] [--json]",                  \
 	  "stop the loop when a stop condition holds")                                       \
-	X(noise, "noise [--runs K] [--cmd CMD] [--json]",                                      \
+	X(noise, "noise [--runs K] [--paired] [--cmd CMD] [--json]",                                      \
 	  "measure the current best K times in one session to seed the noise band")           \
-	X(confirm, "confirm [--baseline] [--max-pairs N] [--cmd CMD] [--json]",                \
+	X(confirm, "confirm [--baseline] [--max-pairs N] [--paired] [--cmd CMD] [--json]",                \
 	  "measure best and candidate interleaved in one session (--baseline: the best against the baseline)") \
 	X(warmup, "warmup [--workers N] [--json]",                                             \
 	  "run the gate test once outside the loop to fill the compile caches")               \

@@ -39,6 +39,17 @@ if command -v man >/dev/null 2>&1; then
 		done
 	done
 	t_is "every command and every option is in it" "$missing" ""
+	# each command's usage line (optloop help COMMAND, the first line)
+	# names every option it takes
+	unnamed=""
+	for c in $("$OPTLOOP" completion --list commands); do
+		u=$("$OPTLOOP" help "$c" | head -1)
+		for o in $("$OPTLOOP" "$c" --list-options 2>/dev/null); do
+			[ "$o" = --help ] && continue
+			printf '%s' "$u" | grep -qF -- "$o" || unnamed="$unnamed $c:$o"
+		done
+	done
+	t_is "every usage line names every option of its command" "$unnamed" ""
 	t_like "the statuses" "$out" 'keep.*revert.*drop.*floor|floor'
 	t_like "the one best" "$out" '[Tt]he one best'
 	t_like "attempts" "$out" '[Aa]ttempt'

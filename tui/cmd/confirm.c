@@ -1,4 +1,4 @@
-/* confirm — `optloop confirm [--baseline] [--max-pairs N] [--cmd CMD] [--json]`:
+/* confirm — `optloop confirm [--baseline] [--max-pairs N] [--paired] [--cmd CMD] [--json]`:
  * best and candidate measured interleaved in one session (with --baseline:
  * the best against the baseline commit); exit 0 on a win beyond noise, 1
  * when the confirm shows none. */
