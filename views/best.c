@@ -213,10 +213,13 @@ static void draw_chart(struct view *v, WINDOW *w, int inner, int h)
 	}
 	wattrset(w, A_NORMAL);
 
-	/* Y labels: top, best, bottom. */
-	y_label(w, top, ylab, hi, R_DIM);
-	y_label(w, top + ch - 1, ylab, lo, R_DIM);
-	if (ybest > 0 && ybest < ch - 1)
+	/* Y labels: top, best, bottom; where the best line falls on the top
+	 * or bottom row, that row is labelled the best. */
+	if (ybest != 0)
+		y_label(w, top, ylab, hi, R_DIM);
+	if (ybest != ch - 1)
+		y_label(w, top + ch - 1, ylab, lo, R_DIM);
+	if (ybest >= 0)
 		y_label(w, top + ybest, ylab, d->best_ms, R_BEST);
 	/* X axis: first and last iteration shown. */
 	if (n > 0) {

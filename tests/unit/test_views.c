@@ -253,6 +253,34 @@ static void chart_best_label_is_the_best(void **state)
 	memset(&data, 0, sizeof(data));
 }
 
+/* In a short pane the best line can fall on the bottom (or top) row: that
+ * row's label is then the best, not the edge of the band below it, which
+ * read as if the best were the band's edge. */
+static void chart_best_on_an_edge_row_is_labelled_the_best(void **state)
+{
+	WINDOW *w = newwin(7, 40, 0, 0);
+	struct view v = {.ops = &best_view, .d = &data};
+	struct log_row r[2] = {
+		row(0, "baseline", GATE_PASS, SCOPE_FULL, 26.639, NAN, RS_BASE),
+		row(1, "chunk 32", GATE_PASS, SCOPE_FULL, 18.039, 0.33, RS_KEEP),
+	};
+	memset(&data, 0, sizeof(data));
+	data.rows = r;
+	data.nrows = 2;
+	data.has_best = true;
+	data.best_iter = 1;
+	data.best_ms = 18.039;
+	data.band_lo = 17.704;
+	data.band_hi = 18.374;
+	v.ops->draw(&v, w);
+	const char *t = text_of(w);
+	assert_non_null(strstr(t, " 18.039 ─"));
+	assert_null(strstr(t, "17.704"));
+	assert_non_null(strstr(t, " 26.639 o"));
+	delwin(w);
+	memset(&data, 0, sizeof(data));
+}
+
 /* In a narrow pane the noise figure takes the line under the best rather
  * than being cut. */
 static void chart_puts_the_noise_under_the_best_when_narrow(void **state)
@@ -852,7 +880,7 @@ static void chart_shows_the_last_verdict_and_its_flags(void **state)
 		"|  0.973 o                                     |\n"
 		"|                                              |\n"
 		"|        ·······o······························|\n"
-		"|  0.870 ────────────────────────────*─────────|\n"
+		"|  0.883 ────────────────────────────*─────────|\n"
 		"|        iter 0                          iter 4|\n"
 		"+----------------------------------------------+\n");
 	/* Each verdict in its role: attributes survive without colour. */
@@ -1153,6 +1181,7 @@ int main(void)
 		cmocka_unit_test(timeline_scrolls_to_keep_selection_visible),
 		cmocka_unit_test(chart_draws_points_best_line_and_band),
 		cmocka_unit_test(chart_best_label_is_the_best),
+		cmocka_unit_test(chart_best_on_an_edge_row_is_labelled_the_best),
 		cmocka_unit_test(chart_puts_the_noise_under_the_best_when_narrow),
 		cmocka_unit_test(chart_per_shape_mode_lists_shapes),
 		cmocka_unit_test(per_shape_shows_the_workspace_comparison),
