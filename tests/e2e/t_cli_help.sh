@@ -45,6 +45,12 @@ t_like "a mistyped option gets a did-you-mean" "$err" 'unknown option --jsn \(di
 t_like "and the usage line" "$err" '^usage: optloop status'
 err=$("$OPTLOOP" log --direction=x --stauts keep 2>&1)
 t_like "did-you-mean among the command's own options" "$err" 'did you mean --status'
+err=$("$OPTLOOP" log --direction x --status kep 2>&1); rc=$?
+t_is "a mistyped status is a usage error" "$rc" 2
+t_like "  that names the statuses and guesses the one meant" "$err" \
+	"--status must be keep, revert, drop or floor \(base for the baseline\), got 'kep' \(did you mean keep\?\)"
+err=$("$OPTLOOP" log --direction x --status sideways 2>&1)
+t_unlike "  nothing close: no guess" "$err" 'did you mean'
 
 # values are checked by the table
 err=$("$OPTLOOP" noise --runs 1 2>&1); rc=$?

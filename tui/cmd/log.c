@@ -59,10 +59,15 @@ int cmd_log(struct cli *cli, int argc, char **argv)
 		return cli_usage_error("log", "--direction TEXT is required (one line: what changed)");
 	if (status) {
 		o.status = row_status_parse(status);
-		if (o.status == RS_NONE)
+		if (o.status == RS_NONE) {
+			static const char *const statuses[] = {"keep", "revert", "drop", "floor",
+							       "base", NULL};
+			const char *near = loop_closest_word(status, statuses);
 			return cli_usage_error("log", "--status must be keep, revert, drop or floor "
-						      "(base for the baseline), got '%s'",
-					       status);
+						      "(base for the baseline), got '%s'%s%s%s",
+					       status, near ? " (did you mean " : "", near ? near : "",
+					       near ? "?)" : "");
+		}
 	}
 	o.commit_next = commit;
 	if ((rc = loop_cli_open(cli, 0, &l)) != 0)
