@@ -60,9 +60,12 @@ int cmd_log(struct cli *cli, int argc, char **argv)
 	if (status) {
 		o.status = row_status_parse(status);
 		if (o.status == RS_NONE) {
-			static const char *const statuses[] = {"keep", "revert", "drop", "floor",
-							       "base", NULL};
-			const char *near = loop_closest_word(status, statuses);
+			const char *names[RS_FLOOR - RS_BASE + 2];
+			size_t k = 0;
+			for (int s = RS_BASE; s <= RS_FLOOR; s++)
+				names[k++] = row_status_name(s);
+			names[k] = NULL;
+			const char *near = loop_closest_word(status, names);
 			return cli_usage_error("log", "--status must be keep, revert, drop or floor "
 						      "(base for the baseline), got '%s'%s%s%s",
 					       status, near ? " (did you mean " : "", near ? near : "",
