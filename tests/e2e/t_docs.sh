@@ -30,25 +30,19 @@ if command -v man >/dev/null 2>&1; then
 		ENVIRONMENT EXAMPLES "SEE ALSO"; do
 		t_like "section $s" "$out" "^$s\$"
 	done
-	missing=""
+	# every command and option in the page, and in the command's usage
+	# line (optloop help COMMAND, the first line)
+	missing="" unnamed=""
 	for c in $("$OPTLOOP" completion --list commands 2>/dev/null || "$OPTLOOP" help | sed -n 's/^  \([a-z]*\) .*/\1/p'); do
 		printf '%s' "$out" | grep -qE "^   optloop $c( |\$)" || missing="$missing $c"
-		for o in $("$OPTLOOP" "$c" --list-options 2>/dev/null); do
-			[ "$o" = --help ] && continue
-			printf '%s' "$out" | grep -qF -- "$o" || missing="$missing $c:$o"
-		done
-	done
-	t_is "every command and every option is in it" "$missing" ""
-	# each command's usage line (optloop help COMMAND, the first line)
-	# names every option it takes
-	unnamed=""
-	for c in $("$OPTLOOP" completion --list commands); do
 		u=$("$OPTLOOP" help "$c" | head -1)
 		for o in $("$OPTLOOP" "$c" --list-options 2>/dev/null); do
 			[ "$o" = --help ] && continue
+			printf '%s' "$out" | grep -qF -- "$o" || missing="$missing $c:$o"
 			printf '%s' "$u" | grep -qF -- "$o" || unnamed="$unnamed $c:$o"
 		done
 	done
+	t_is "every command and every option is in it" "$missing" ""
 	t_is "every usage line names every option of its command" "$unnamed" ""
 	t_like "the statuses" "$out" 'keep.*revert.*drop.*floor|floor'
 	t_like "the one best" "$out" '[Tt]he one best'

@@ -119,6 +119,18 @@ static struct log_row row(int iter, const char *dir, enum gate_verdict g, enum g
 static struct log_row rows5[5];
 static struct wb_data data;
 
+/* data holds rows r[0..n) with the best at best_iter (best_ms), no band. */
+static void set_rows(struct log_row *r, size_t n, int best_iter, double best_ms)
+{
+	memset(&data, 0, sizeof(data));
+	data.rows = r;
+	data.nrows = n;
+	data.has_best = true;
+	data.best_iter = best_iter;
+	data.best_ms = best_ms;
+	data.band_lo = data.band_hi = NAN;
+}
+
 static void fill_rows(void)
 {
 	rows5[0] = row(0, "baseline", GATE_PASS, SCOPE_FULL, 0.973, NAN, RS_BASE);
@@ -128,13 +140,7 @@ static void fill_rows(void)
 	rows5[3] = row(3, "BT=128 tiles", GATE_INCOMPLETE, SCOPE_UNKNOWN, NAN, NAN, RS_DROP);
 	rows5[4] = row(4, "num_warps 8 \x1b[31mred\x1b[0m", GATE_PASS, SCOPE_SUBSET, 0.883, 0.021,
 		       RS_KEEP);
-	memset(&data, 0, sizeof(data));
-	data.rows = rows5;
-	data.nrows = 5;
-	data.has_best = true;
-	data.best_iter = 4;
-	data.best_ms = 0.883;
-	data.band_lo = data.band_hi = NAN;
+	set_rows(rows5, 5, 4, 0.883);
 }
 
 static void timeline_renders_every_column(void **state)
@@ -235,13 +241,7 @@ static void chart_best_label_is_the_best(void **state)
 		row(1, "a", GATE_PASS, SCOPE_FULL, 0.0123, 0.15, RS_KEEP),
 		row(2, "b", GATE_PASS, SCOPE_FULL, 0.0101, 0.18, RS_DROP),
 	};
-	memset(&data, 0, sizeof(data));
-	data.rows = r;
-	data.nrows = 3;
-	data.has_best = true;
-	data.best_iter = 1;
-	data.best_ms = 0.0123;
-	data.band_lo = data.band_hi = NAN;
+	set_rows(r, 3, 1, 0.0123);
 	v.ops->draw(&v, w);
 	const char *t = text_of(w);
 	assert_non_null(strstr(t, "best 0.0123 ms @ iter 1"));
@@ -264,12 +264,7 @@ static void chart_best_on_an_edge_row_is_labelled_the_best(void **state)
 		row(0, "baseline", GATE_PASS, SCOPE_FULL, 26.639, NAN, RS_BASE),
 		row(1, "chunk 32", GATE_PASS, SCOPE_FULL, 18.039, 0.33, RS_KEEP),
 	};
-	memset(&data, 0, sizeof(data));
-	data.rows = r;
-	data.nrows = 2;
-	data.has_best = true;
-	data.best_iter = 1;
-	data.best_ms = 18.039;
+	set_rows(r, 2, 1, 18.039);
 	data.band_lo = 17.704;
 	data.band_hi = 18.374;
 	v.ops->draw(&v, w);
@@ -379,13 +374,7 @@ static void per_shape_uses_only_rows_that_may_be_the_best(void **state)
 	double ms[5] = {1.0, 0.3, 0.9, 0.5, 0.95};
 	struct wb_shape one = {.name = "fwd B=1 T=4096", .ms = ms};
 
-	memset(&data, 0, sizeof(data));
-	data.rows = r;
-	data.nrows = 5;
-	data.has_best = true;
-	data.best_iter = 2;
-	data.best_ms = 0.9;
-	data.band_lo = data.band_hi = NAN;
+	set_rows(r, 5, 2, 0.9);
 	data.shapes = &one;
 	data.nshapes = 1;
 	v.ops->draw(&v, w);
