@@ -3,7 +3,6 @@
  * times from the store, and the Mermaid block of the reports.  See chart.h.
  */
 #include "core/chart.h"
-#include "core/loop.h"
 #include "core/contract.h"
 #include "core/err.h"
 #include "core/measure.h"

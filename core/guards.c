@@ -320,16 +320,6 @@ int guards_lint(const struct guards_ctx *g, int iter, struct lint_findings *out,
 	return rc;
 }
 
-int guards_findings(struct store *s, int iter, struct lint_findings *out, bool *acked,
-		    struct err *e)
-{
-	if (acked)
-		*acked = store_findings_acked(s, iter);
-	store_findings(s, iter, out);
-	(void)e;
-	return 0;
-}
-
 int guards_log_check(const struct guards_ctx *g, int iter, bool ack, struct err *e)
 {
 	struct lint_findings f = {0};

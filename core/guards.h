@@ -100,10 +100,6 @@ int guards_lint(const struct guards_ctx *g, int iter, struct lint_findings *out,
  * ERR_REFUSED listing them; with ack, record the acknowledgement. */
 int guards_log_check(const struct guards_ctx *g, int iter, bool ack, struct err *e);
 
-/* Stored findings of iter; *acked tells whether they were acknowledged. */
-int guards_findings(struct store *s, int iter, struct lint_findings *out, bool *acked,
-		    struct err *e);
-
 /* Set the checklist state of one trap for one iteration. */
 int guards_trap_mark(struct store *s, int iter, const char *trap, enum trap_state st,
 		     const char *source, struct err *e);

@@ -273,7 +273,6 @@ int loop_verify_fds(const struct loop *l, int fds[2]);
 int loop_verify_pump(struct loop *l, int timeout_ms, struct err *e);
 void loop_verify_cancel(struct loop *l);
 int loop_verify_end(struct loop *l, struct loop_measurement *m, struct err *e);
-const struct parse_result *loop_verify_result(const struct loop *l);
 /* The command line of the last verify begun (contract's validation command
  * with --gate-k/--base appended), owned by l; NULL before any. */
 const char *loop_verify_command(const struct loop *l);
@@ -437,23 +436,6 @@ int loop_run_get(struct loop *l, int run_id, struct loop_run *r, struct err *e);
 int loop_iter_run_get(struct loop *l, int iter, struct loop_run *r, struct err *e);
 void loop_run_release(struct loop_run *r);
 
-/* What deciding cost: GPU runs and their wall seconds, per iteration and
- * for the whole session.  A measurement is one kernel version measured
- * once: a run counts one, a run of the harness's paired mode (old and new
- * columns) two.  Every finished run counts, attempts included. */
-struct loop_cost_row {
-	int iter;
-	int runs;             /* runs of every kind */
-	int measurements;     /* kernel versions measured */
-	double gpu_s;         /* wall seconds of those runs */
-	int verify, confirm, noise, other; /* runs by kind */
-	double verify_s, confirm_s, noise_s, other_s;
-};
-struct loop_cost {
-	struct loop_cost_row *v; /* iterations with a run, in order */
-	size_t n;
-	struct loop_cost_row total; /* iter -1 */
-};
 int loop_cost(struct loop *l, struct loop_cost *out, struct err *e);
 /* The row of iteration iter, NULL when it ran nothing. */
 const struct loop_cost_row *loop_cost_of(const struct loop_cost *c, int iter);
@@ -464,18 +446,6 @@ void loop_cost_words(const struct loop_cost_row *r, struct sb *out);
 /* {"runs", "measurements", "gpu_s", "by_kind": {"verify": {"runs", "s"}, ...}} */
 json_t *loop_cost_json(const struct loop_cost_row *r);
 
-/* The noise band around the best that the workbench draws and status prints
- * (measure_noise_band): ±2σ of the per-run spread a verdict against the
- * best pools, σ in log space averaged over the best's shapes; assumed (the
- * default spread) until some kernel state has repeated runs. */
-struct loop_noise {
-	bool have;           /* false without a best with per-shape runs */
-	double sigma;        /* NAN when !have */
-	double lo_ms, hi_ms; /* best·e^(∓2σ) */
-	double half;         /* relative half-width: (hi − lo) / 2 / best */
-	bool assumed;        /* no kernel measured twice yet: the default spread */
-	int runs;            /* runs (session centres) behind it; 0 when assumed */
-};
 int loop_noise_band(struct loop *l, struct loop_noise *out, struct err *e);
 /* The figure in the one wording both front-ends use: "±1.5% (6 runs)",
  * "±4.0% (assumed)", "none yet" (appended). */

@@ -5,9 +5,7 @@
  * behaves as if they were empty.
  */
 #include "core/measure.h"
-#include "core/loop.h"
 #include "core/lint.h"
-#include "core/guards.h"
 #include "core/contract.h"
 #include "core/err.h"
 #include "core/fsutil.h"
@@ -1189,8 +1187,10 @@ static void lint_check(struct store *s, json_t *arr, struct sb *out, bool *all)
 		const struct log_row *r = &rs->v[i];
 		struct lint_findings f;
 		bool acked;
-		if (r->status != RS_KEEP || guards_findings(s, r->iter, &f, &acked, NULL) < 0)
+		if (r->status != RS_KEEP)
 			continue;
+		store_findings(s, r->iter, &f);
+		acked = store_findings_acked(s, r->iter);
 		for (size_t k = 0; k < f.n; k++) {
 			if (acked)
 				nack++;

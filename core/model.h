@@ -377,4 +377,48 @@ const char *row_status_name(enum row_status s);        /* "base", "keep", ... ; 
 enum row_status row_status_parse(const char *word);
 const char *trap_state_name(enum trap_state s);
 
+/* Verdict of a comparison with the best (DESIGN §6; core/stats.c decides
+ * it, core/rules.c judges what it allows).  Names are interface:
+ * stats_verdict_name. */
+enum stats_verdict {
+	SV_NONE, /* nothing to compare yet (no best) */
+	SV_FAST,
+	SV_SAME,
+	SV_SLOW,
+	SV_AMBIGUOUS,
+	SV_MISSING,
+	SV_NOT_COMPARABLE,
+};
+
+/* What deciding cost: GPU runs and their wall seconds, per iteration and
+ * for the whole session.  A measurement is one kernel version measured
+ * once: a run counts one, a run of the harness's paired mode (old and new
+ * columns) two.  Every finished run counts, attempts included. */
+struct loop_cost_row {
+	int iter;
+	int runs;             /* runs of every kind */
+	int measurements;     /* kernel versions measured */
+	double gpu_s;         /* wall seconds of those runs */
+	int verify, confirm, noise, other; /* runs by kind */
+	double verify_s, confirm_s, noise_s, other_s;
+};
+struct loop_cost {
+	struct loop_cost_row *v; /* iterations with a run, in order */
+	size_t n;
+	struct loop_cost_row total; /* iter -1 */
+};
+
+/* The noise band around the best that the workbench draws and status prints
+ * (measure_noise_band): ±2σ of the per-run spread a verdict against the
+ * best pools, σ in log space averaged over the best's shapes; assumed (the
+ * default spread) until some kernel state has repeated runs. */
+struct loop_noise {
+	bool have;           /* false without a best with per-shape runs */
+	double sigma;        /* NAN when !have */
+	double lo_ms, hi_ms; /* best·e^(∓2σ) */
+	double half;         /* relative half-width: (hi − lo) / 2 / best */
+	bool assumed;        /* no kernel measured twice yet: the default spread */
+	int runs;            /* runs (session centres) behind it; 0 when assumed */
+};
+
 #endif

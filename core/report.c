@@ -6,7 +6,6 @@
 #include "core/report.h"
 #include "core/chart.h"
 #include "core/err.h"
-#include "core/loop.h"
 #include "core/measure.h"
 #include "core/probe.h"
 #include "core/sb.h"

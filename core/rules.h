@@ -10,7 +10,6 @@
 #define OPTLOOP_RULES_H
 
 #include "core/model.h"
-#include "core/stats.h"
 
 #include <stdbool.h>
 

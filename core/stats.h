@@ -147,15 +147,6 @@ void stats_noise_pool(const struct stats_set *const *groups, size_t ngroups, con
 
 /* ---- comparison ---- */
 
-enum stats_verdict {
-	SV_NONE, /* nothing to compare yet (no best) */
-	SV_FAST,
-	SV_SAME,
-	SV_SLOW,
-	SV_AMBIGUOUS,
-	SV_MISSING,
-	SV_NOT_COMPARABLE,
-};
 
 /* Flags; the first six are the implausible group that blocks promotion. */
 enum {
