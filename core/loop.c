@@ -2615,11 +2615,6 @@ const char *loop_verify_command(const struct loop *l)
 	return l->vcmd;
 }
 
-const struct parse_result *loop_verify_result(const struct loop *l)
-{
-	return run_result(l->vrun);
-}
-
 static void fill_measurement(const struct store_run *r, struct loop_measurement *m)
 {
 	memset(m, 0, sizeof(*m));

@@ -53,16 +53,6 @@ static const char *const group_names[G_N] = {
 	[G_SPEEDUP] = "speedup",   [G_STAGE] = "stage",
 };
 
-const char *patset_role_name(enum pat_role r)
-{
-	return (r >= 0 && r < ROLE_N) ? role_names[r] : "?";
-}
-
-const char *patset_group_name(enum pat_group g)
-{
-	return (g >= 0 && g < G_N) ? group_names[g] : "?";
-}
-
 static int role_parse(const char *w, size_t n)
 {
 	for (int r = 0; r < ROLE_N; r++)
@@ -480,9 +470,4 @@ const char *patset_name(const struct patset *ps)
 size_t patset_count(const struct patset *ps)
 {
 	return ps->nline;
-}
-
-bool patset_jit(const struct patset *ps)
-{
-	return ps->all_jit;
 }

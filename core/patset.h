@@ -36,6 +36,5 @@ void patset_free(struct patset *ps);
 const char *patset_name(const struct patset *ps);
 /* Number of line patterns, and whether all of them got JIT code. */
 size_t patset_count(const struct patset *ps);
-bool patset_jit(const struct patset *ps);
 
 #endif

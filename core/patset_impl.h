@@ -111,7 +111,4 @@ struct patset {
 	struct patcombo combo[2];   /* [0] outside a table, [1] inside */
 };
 
-const char *patset_role_name(enum pat_role r);
-const char *patset_group_name(enum pat_group g);
-
 #endif

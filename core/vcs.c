@@ -189,11 +189,6 @@ const char *vcs_gitdir(const struct vcs *v)
 	return git_repository_path(v->repo);
 }
 
-struct git_repository *vcs_repo(struct vcs *v)
-{
-	return v->repo;
-}
-
 static int head_commit(struct vcs *v, git_commit **c, struct err *e)
 {
 	git_oid oid;

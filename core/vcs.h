@@ -40,7 +40,6 @@ void vcs_set_exclude(struct vcs *v, const char *const *paths, size_t n);
 const char *vcs_workdir(const struct vcs *v);
 /* Absolute path of git's own directory (.git, or a worktree's), owned by v. */
 const char *vcs_gitdir(const struct vcs *v);
-struct git_repository *vcs_repo(struct vcs *v);
 
 /* HEAD commit id; ERR_NOTFOUND when the branch has no commit yet. */
 int vcs_head(struct vcs *v, char sha[VCS_OID_HEX], struct err *e);

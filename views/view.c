@@ -90,11 +90,6 @@ void theme_init(bool colour)
 	}
 }
 
-bool theme_colour(void)
-{
-	return colour_on;
-}
-
 attr_t theme_attr(enum role r)
 {
 	return (unsigned)r < R_NROLES ? roles[r] : A_NORMAL;

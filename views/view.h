@@ -49,7 +49,6 @@ enum role {
 /* Set up the roles.  colour=false (NO_COLOR, or a terminal without
  * colours) gives attributes only; must run after initscr/newterm. */
 void theme_init(bool colour);
-bool theme_colour(void);
 attr_t theme_attr(enum role r);
 /* Role of a timeline row: failures and incomplete runs win over status. */
 enum role theme_row_role(const struct log_row *r);
