@@ -4,6 +4,7 @@
 #include "core/loop.h"
 #include "core/vis.h"
 #include "core/loop_core.h"
+#include "core/loop_impl.h"
 #include "core/measure.h"
 #include "core/chart.h"
 #include "core/contract.h"
@@ -37,54 +38,6 @@
 #include <string.h>
 #include <sys/time.h>
 #include <unistd.h>
-
-#define ASIDE_REF "refs/optloop/aside"
-
-/* The contract is shared by reference: the loop holds the one it read last
- * and lends it out (loop_contract_get); a re-read makes a new one, so what a
- * borrower holds stays whole. */
-struct shared_contract {
-	struct contract c; /* first: a borrower's pointer is this one */
-	int refs;
-	bool missing;      /* docs/draft.md was not there */
-	char *text;        /* what was read, to skip parsing it again */
-	size_t len;
-	int rc;            /* contract_parse's */
-	struct err err;
-};
-
-struct loop {
-	struct vcs *vcs;
-	struct store *store;
-	struct workspace ws;
-	bool readonly;
-	const char *readonly_why; /* static; see loop_status */
-	char **kernel;
-	size_t nkernel;
-	char **frozen;
-	size_t nfrozen;
-	struct shared_contract *contract; /* never NULL once open */
-	char *missing; /* NULL when the contract is complete */
-	/* OPT_LOG.md holds rows the database does not (it was replaced, emptied
-	 * or cut short): how many, 0 when none.  Nothing is written until
-	 * repair --rebuild takes them back (loop_writable). */
-	int lost_rows;
-	struct sb problems;
-	char *init_head;
-
-	struct patset *patset; /* loaded at the first run */
-
-	/* the last verify run: going while verifying */
-	struct run *vrun;
-	bool verifying;
-	char *vcmd; /* the command of the last verify started */
-	bool vpaired; /* it named {best}: one process times the best beside the tree */
-
-	/* the Slurm allocation runs go through (Runner: slurm ...), and
-	 * whether a run of this process used it */
-	struct alloc *alloc;
-	bool alloc_used;
-};
 
 static double now(void)
 {
@@ -228,7 +181,7 @@ static bool same_text(const struct shared_contract *a, const struct shared_contr
  * profile/ with it), or it lies in git's own directory gitdir, which no
  * commit holds, so an edit there goes unseen and every commit is empty.
  * Read from the text and from the real path (a link to either). */
-static const char *kernel_path_unusable(const char *repo, const char *gitdir, const char *p)
+const char *loop_kernel_path_unusable(const char *repo, const char *gitdir, const char *p)
 {
 	static const char whole[] =
 		"is the whole repository (it holds the gate test, what the test compares "
@@ -321,7 +274,7 @@ static void paths_missing(struct loop *l, struct sb *why)
 				     "workspace with the right --kernel)\n",
 				l->kernel[i]);
 		free(full);
-		const char *bad = kernel_path_unusable(l->ws.repo, vcs_gitdir(l->vcs), l->kernel[i]);
+		const char *bad = loop_kernel_path_unusable(l->ws.repo, vcs_gitdir(l->vcs), l->kernel[i]);
 		if (bad)
 			sb_addf(why, "kernel path %s %s; make a new workspace with --kernel naming "
 				     "the kernel's own files\n",
@@ -511,19 +464,6 @@ static int write_optlog(struct loop *l, struct err *e)
 
 /* ---- state ------------------------------------------------------------------------- */
 
-struct where {
-	enum loop_state state;
-	int iter;
-	bool telescoped;
-	int run_id;
-	int nrows;
-	bool kernel_changed; /* work tree differs from HEAD */
-	int attempt_run;     /* the iteration's last run was an attempt (run_is_attempt) */
-	int stall;           /* the stall count when guards_state computed it, else -1 */
-	char session[16];    /* "confirm" or "noise" while one is going (another
-			      * process's: the best may be in the tree on purpose) */
-};
-
 static int kernel_changed(struct loop *l, bool *changed, char work[VCS_OID_HEX], struct err *e)
 {
 	char head[VCS_OID_HEX];
@@ -610,13 +550,6 @@ static int where_now(struct loop *l, struct where *w, struct err *e)
 	struct guards_ctx g = loop_guards(l);
 	return guards_state(&g, &w->state, &w->stall, e);
 }
-
-/* The due step and the status the evidence supports, beside its words. */
-struct due {
-	enum loop_due due;
-	enum row_status suggest;
-	char *why; /* the evidence behind suggest, in words (owned), or NULL */
-};
 
 /* Why run_id was an attempt and where its raw output is, in words. */
 static char *attempt_words(struct loop *l, int run_id)
@@ -949,11 +882,6 @@ static int reconcile_intents(struct loop *l, struct err *e)
 	return rc;
 }
 
-static int cmp_sha_ptr(const void *a, const void *b)
-{
-	return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
 static int cmp_int(const void *a, const void *b)
 {
 	int x = *(const int *)a, y = *(const int *)b;
@@ -1023,7 +951,7 @@ static int reconcile_git(struct loop *l, struct err *e)
 	int *iters = xmalloc((n ? n : 1) * sizeof(*iters));
 	for (size_t k = 0; k < nc; k++)
 		shas[k] = cs[k].sha;
-	qsort(shas, nc, sizeof(*shas), cmp_sha_ptr);
+	qsort(shas, nc, sizeof(*shas), strp_cmp);
 	for (size_t i = 0; i < n; i++)
 		iters[i] = rows[i].iter;
 	qsort(iters, n, sizeof(*iters), cmp_int);
@@ -1044,7 +972,7 @@ static int reconcile_git(struct loop *l, struct err *e)
 				}
 				break;
 			}
-		} else if (!bsearch(&r->commit, shas, nc, sizeof(*shas), cmp_sha_ptr) &&
+		} else if (!bsearch(&r->commit, shas, nc, sizeof(*shas), strp_cmp) &&
 			   !vcs_commit_in_history(l->vcs, r->commit)) {
 			problem(l,
 				"row %d cites commit %.12s, which is not in the history of HEAD "
@@ -1592,550 +1520,7 @@ int loop_event(struct loop *l, const char *kind, const char *detail, struct err 
 
 /* ---- init ---------------------------------------------------------------------- */
 
-static char *join_list(const char *const *v, size_t n, const char *sep)
-{
-	struct sb s = SB_INIT;
-	for (size_t i = 0; i < n; i++)
-		sb_addf(&s, "%s%s", i ? sep : "", v[i]);
-	return sb_detach(&s);
-}
-
 /* ---- init: the frozen scope ------------------------------------------------ */
-
-struct pathlist {
-	const char **v;
-	size_t n;
-	char **own; /* strings this list allocated */
-	size_t nown;
-};
-
-static void pathlist_add(struct pathlist *l, const char *p, bool own)
-{
-	for (size_t i = 0; i < l->n; i++)
-		if (!strcmp(l->v[i], p))
-			return;
-	l->v = xrealloc(l->v, (l->n + 1) * sizeof(*l->v));
-	if (own) {
-		char *c = xstrdup(p);
-		l->own = xrealloc(l->own, (l->nown + 1) * sizeof(*l->own));
-		l->own[l->nown++] = c;
-		p = c;
-	}
-	l->v[l->n++] = p;
-}
-
-static void pathlist_release(struct pathlist *l)
-{
-	for (size_t i = 0; i < l->nown; i++)
-		free(l->own[i]);
-	free(l->own);
-	free(l->v);
-	memset(l, 0, sizeof(*l));
-}
-
-static bool pathlist_has(const struct pathlist *l, const char *p)
-{
-	for (size_t i = 0; i < l->n; i++)
-		if (!strcmp(l->v[i], p))
-			return true;
-	return false;
-}
-
-/* Does path lie in (or is it) one of the user's --kernel paths? */
-static bool user_kernel_has(const struct loop_init_opts *o, const char *path)
-{
-	for (size_t i = 0; i < o->nkernel; i++)
-		if (fsutil_path_under(path, o->kernel[i]))
-			return true;
-	return false;
-}
-
-static bool is_init_py(const char *path)
-{
-	size_t n = strlen(path);
-	return n >= 11 && !strcmp(path + n - 11, "__init__.py");
-}
-
-/* An FLA op's scopes from its call graph (fla_walk):
- *   frozen  the gate test; what its references reach (the reference's real
- *           kernel, through its thin wrapper); the gate's support code:
- *           conftest.py files, the test's helper imports (assert_close),
- *           the benchmark harness (the .py files of benchmarks/ops) and what they reach;
- *   kernel  what the op's function reaches, less the frozen files and
- *           package __init__.py files.
- * A file both the op and a reference reach is asked about, never guessed:
- * --frozen freezes it, a --kernel path holding it optimizes it.  A
- * reference the op itself runs (the op wraps it) is refused. */
-static int fla_graph_scopes(const char *repo, const struct loop_init_opts *o,
-			    const struct workspace_defaults *d, const char *test_file,
-			    struct pathlist *frozen, struct pathlist *kernel, struct sb *decided,
-			    struct err *e)
-{
-	struct fla_scope sc;
-	int rc = fla_scope_read(repo, test_file, d->import_path, d->func_name, &sc, e);
-	if (rc < 0)
-		return rc;
-	struct fla_files ref = {0}, sup = {0}, op = {0};
-	struct sb unfound = SB_INIT, why = SB_INIT, ask = SB_INIT, askflags = SB_INIT;
-
-	if (fla_is_naive(d->func_name)) {
-		rc = err_set(e, ERR_REFUSED,
-			     "init refused: the op's function %s is itself a reference (the gate test "
-			     "%s compares other kernels against it), so nothing independent checks "
-			     "a change to it; optimize one of the kernels the test checks against it "
-			     "instead",
-			     d->func_name, test_file);
-		goto out;
-	}
-	if (!sc.op_file) {
-		rc = err_set(e, ERR_USAGE,
-			     "cannot find the file that defines the op's function %s (imported from "
-			     "%s); name the kernel with --kernel PATH",
-			     d->func_name, d->import_path);
-		goto out;
-	}
-	for (size_t i = 0; i < sc.nrefs; i++) {
-		const struct fla_ref *r = &sc.refs[i];
-		if (!r->file) {
-			sb_addf(&unfound, "%s%s (from %s)", unfound.len ? ", " : "", r->name, r->module);
-			continue;
-		}
-		char *label = xasprintf("reference %s", r->name);
-		fla_walk(repo, r->file, label, &ref);
-		free(label);
-	}
-	if (unfound.len && !o->nfrozen && !o->naive) {
-		rc = err_set(e, ERR_USAGE,
-			     "the gate test %s compares against %s, but optloop cannot find the file "
-			     "that defines it; name it with --frozen PATH",
-			     test_file, unfound.buf);
-		goto out;
-	}
-	if (!sc.nrefs && !o->nfrozen && !o->naive) {
-		rc = err_set(e, ERR_USAGE,
-			     "the imports of the gate test %s name no reference (naive_*, "
-			     "fused_recurrent_*, *_ref, *_torch) to compare %s against; name the "
-			     "file that defines what it compares against with --frozen PATH",
-			     test_file, d->func_name);
-		goto out;
-	}
-	char *oplabel = xasprintf("the op's function %s", d->func_name);
-	fla_walk(repo, sc.op_file, oplabel, &op);
-	free(oplabel);
-	sb_addf(decided, "op function %s: defined in %s\n", d->func_name, sc.op_file);
-
-	/* a reference in the op's own file, or another registered op that the
-	 * op wraps and the test also runs (chunk_rwkv7 and the
-	 * chunk_dplr_delta_rule it calls): the gate compares the op with itself.
-	 * (A kernel the test checks on its own, not a registered op, is no
-	 * reference.) */
-	char **rnames = NULL;
-	struct workspace_defaults *rops = NULL;
-	size_t nreg = workspace_fla_registry(repo, &rnames, &rops);
-	for (size_t i = 0; rc == 0 && i < sc.nrefs + sc.nothers; i++) {
-		const struct fla_ref *r = i < sc.nrefs ? &sc.refs[i] : &sc.others[i - sc.nrefs];
-		bool registered = false;
-		for (size_t k = 0; i >= sc.nrefs && k < nreg; k++)
-			registered |= !strcmp(rops[k].func_name, r->name) &&
-				      strcmp(rops[k].func_name, d->func_name) != 0;
-		int at = r->file ? fla_files_find(&op, r->file) : -1;
-		if (at < 0 || (i < sc.nrefs && at != 0) || (i >= sc.nrefs && !registered))
-			continue;
-		if (at == 0) {
-			rc = err_set(e, ERR_REFUSED,
-				     "init refused: the op's function %s and the reference %s the gate "
-				     "test %s compares it against are defined in the same file %s, so "
-				     "a change to the op changes what it is checked against; move the "
-				     "reference into a file of its own first",
-				     d->func_name, r->name, test_file, r->file);
-			break;
-		}
-		fla_files_why(&op, (size_t)at, &why);
-		rc = err_set(e, ERR_REFUSED,
-			     "init refused: the gate test %s checks %s against %s, which %s itself "
-			     "runs (%s): the reference is the op's own implementation, so a change "
-			     "to it moves both sides and the gate proves nothing; pick an op whose "
-			     "test compares against an independent reference",
-			     test_file, d->func_name, r->name, d->func_name, why.buf);
-	}
-	workspace_fla_registry_release(rnames, rops, nreg);
-	if (rc < 0)
-		goto out;
-
-	/* the gate's support code */
-	char *tdir = xstrdup(test_file);
-	for (char *slash; (slash = strrchr(tdir, '/'));) {
-		*slash = '\0';
-		char *conf = xasprintf("%s/conftest.py", tdir);
-		fla_walk(repo, conf, "the gate test's conftest", &sup);
-		free(conf);
-	}
-	free(tdir);
-	fla_walk(repo, "conftest.py", "the gate test's conftest", &sup);
-	for (size_t i = 0; i < sc.nothers; i++)
-		if (sc.others[i].file && strncmp(sc.others[i].module, "fla.ops", 7) != 0) {
-			char *label = xasprintf("the gate test's helper %s", sc.others[i].name);
-			fla_walk(repo, sc.others[i].file, label, &sup);
-			free(label);
-		}
-	char *bdir = fsutil_join(repo, "benchmarks/ops");
-	DIR *dh = opendir(bdir);
-	struct dirent *de;
-	char **bench = NULL;
-	size_t nbench = 0;
-	while (dh && (de = readdir(dh)))
-		if (strlen(de->d_name) > 3 && !strcmp(de->d_name + strlen(de->d_name) - 3, ".py")) {
-			bench = xrealloc(bench, (nbench + 1) * sizeof(*bench));
-			bench[nbench++] = xasprintf("benchmarks/ops/%s", de->d_name);
-		}
-	if (dh)
-		closedir(dh);
-	free(bdir);
-	qsort(bench, nbench, sizeof(*bench), cmp_sha_ptr);
-	for (size_t i = 0; i < nbench; i++) {
-		fla_walk(repo, bench[i], "the benchmark harness", &sup);
-		free(bench[i]);
-	}
-	free(bench);
-
-	/* every file both the op and a reference reach: asked about */
-	for (size_t i = 0; i < op.n; i++) {
-		const char *f = op.v[i].path;
-		int r = fla_files_find(&ref, f);
-		if (r < 0 || is_init_py(f) || fla_files_find(&sup, f) >= 0 ||
-		    pathlist_has(frozen, f) || user_kernel_has(o, f))
-			continue;
-		/* the reference and the file that imports it: enough to find it */
-		int seed = r;
-		while (ref.v[seed].from >= 0)
-			seed = ref.v[seed].from;
-		int by = ref.v[r].from;
-		sb_addf(&ask, "\n  %s (%s%s%s)", f, ref.v[seed].via ? ref.v[seed].via : "the reference",
-			by >= 0 ? ", through " : "", by >= 0 ? ref.v[by].path : "");
-		sb_addf(&askflags, " --frozen %s", f);
-	}
-	if (ask.len) {
-		struct sb kflags = SB_INIT;
-		for (size_t i = 0; i < op.n; i++) {
-			const char *f = op.v[i].path;
-			if (!is_init_py(f) && fla_files_find(&sup, f) < 0 && !pathlist_has(frozen, f))
-				sb_addf(&kflags, " --kernel %s", f);
-		}
-		rc = err_set(e, ERR_REFUSED,
-			     "init refused: the op %s and the reference the gate test %s compares it "
-			     "against both run these files, so a change there moves both sides:%s\n"
-			     "freeze them (the safe choice: they stay as they are):\n"
-			     "  optloop init --op %s%s\n"
-			     "or optimize one knowing the gate cannot catch an error there: name the "
-			     "kernel files yourself, keeping it and leaving out the others above:\n"
-			     "  optloop init --op %s%s",
-			     d->func_name, test_file, ask.buf, o->op, askflags.buf, o->op, kflags.buf);
-		sb_release(&kflags);
-		goto out;
-	}
-
-	/* frozen: the references' reach, then the support code */
-	const struct fla_files *sets[] = {&ref, &sup};
-	for (int k = 0; k < 2; k++)
-		for (size_t i = 0; i < sets[k]->n; i++) {
-			const char *f = sets[k]->v[i].path;
-			if (pathlist_has(frozen, f))
-				continue;
-			if (user_kernel_has(o, f) && fla_files_find(&op, f) >= 0) {
-				sb_addf(decided, "%s: a kernel file by --kernel, though the %s reaches it "
-						 "too (the gate cannot catch an error there)\n",
-					f, k ? "gate's support code" : "reference");
-				continue;
-			}
-			pathlist_add(frozen, f, true);
-			const struct fla_ref *seed = NULL;
-			for (size_t r = 0; k == 0 && sets[k]->v[i].from < 0 && r < sc.nrefs; r++)
-				if (sc.refs[r].file && !strcmp(sc.refs[r].file, f))
-					seed = &sc.refs[r];
-			if (seed) {
-				sb_addf(decided, "reference %s (imported from %s, defined in %s): frozen\n",
-					seed->name, seed->module, f);
-				continue;
-			}
-			sb_reset(&why);
-			fla_files_why(sets[k], i, &why);
-			sb_addf(decided, "frozen: %s\n", why.buf);
-		}
-	/* kernel: what the op reaches and nothing freezes */
-	for (size_t i = 0; kernel && i < op.n; i++) {
-		const char *f = op.v[i].path;
-		if (is_init_py(f) || pathlist_has(frozen, f))
-			continue;
-		pathlist_add(kernel, f, true);
-		sb_reset(&why);
-		fla_files_why(&op, i, &why);
-		sb_addf(decided, "kernel: %s\n", why.buf);
-	}
-out:
-	sb_release(&unfound);
-	sb_release(&why);
-	sb_release(&ask);
-	sb_release(&askflags);
-	fla_files_release(&ref);
-	fla_files_release(&sup);
-	fla_files_release(&op);
-	fla_scope_release(&sc);
-	return rc;
-}
-
-/* The frozen scope: the gate test, what it compares against and what the
- * user named (--naive, --frozen); in an FLA checkout, from the op's call
- * graph (fla_graph_scopes), which also gives the kernel when the user named
- * none.  Every path must exist. */
-static int frozen_scope(const char *repo, const struct loop_init_opts *o,
-			const struct workspace_defaults *d, const char *test_file,
-			struct pathlist *out, struct pathlist *kernel, struct sb *decided,
-			struct err *e)
-{
-	pathlist_add(out, test_file, false);
-	if (o->naive)
-		pathlist_add(out, o->naive, false);
-	for (size_t i = 0; i < o->nfrozen; i++)
-		pathlist_add(out, o->frozen[i], false);
-	for (size_t i = 0; i < out->n; i++) {
-		char *full = fsutil_join(repo, out->v[i]);
-		bool ok = fsutil_exists(full);
-		free(full);
-		if (!ok || strstr(out->v[i], ".."))
-			return err_set(e, ERR_USAGE,
-				       "frozen path %s does not exist in %s (a frozen path is a file "
-				       "of the repository, relative to its root: check --test-file, "
-				       "--naive and --frozen)",
-				       out->v[i], repo);
-	}
-	sb_addf(decided, "gate test: %s (frozen)\n", test_file);
-	for (size_t i = 1; i < out->n; i++)
-		sb_addf(decided, "frozen: %s (named by you)\n", out->v[i]);
-	if (!d)
-		return 0;
-	return fla_graph_scopes(repo, o, d, test_file, out, o->nkernel ? NULL : kernel, decided, e);
-}
-
-/* A kernel path may hold frozen files (they are left out of every kernel
- * commit and hash) but may not be one, nor lie inside one. */
-static int kernel_outside_frozen(const char **kernel, size_t nk, const struct pathlist *frozen,
-				 struct sb *decided, struct err *e)
-{
-	for (size_t i = 0; i < nk; i++) {
-		struct sb inside = SB_INIT;
-		for (size_t j = 0; j < frozen->n; j++) {
-			if (fsutil_path_under(kernel[i], frozen->v[j])) {
-				sb_release(&inside);
-				return err_set(e, ERR_USAGE,
-					       "kernel path %s is frozen (it is or lies in %s, the gate "
-					       "test or what it compares against); name the kernel files "
-					       "with --kernel PATH",
-					       kernel[i], frozen->v[j]);
-			}
-			if (fsutil_path_under(frozen->v[j], kernel[i]))
-				sb_addf(&inside, "%s%s", inside.len ? ", " : "", frozen->v[j]);
-		}
-		if (decided)
-			sb_addf(decided, "kernel: %s%s%s%s\n", kernel[i],
-			inside.len ? " (without the frozen " : "", inside.len ? inside.buf : "",
-			inside.len ? ")" : "");
-		sb_release(&inside);
-	}
-	return 0;
-}
-
-int loop_init(const char *cwd, const struct loop_init_opts *o, struct sb *notes, struct err *e)
-{
-	struct vcs *v = NULL;
-	struct workspace ws;
-	struct workspace_defaults d;
-	struct contract c;
-	struct store *s = NULL;
-	struct sb draft = SB_INIT, logtext = SB_INIT, missing = SB_INIT;
-	struct optlog_doc doc;
-	char head[VCS_OID_HEX] = "";
-	const char **kernel = NULL;
-	size_t nkernel = 0;
-	struct pathlist frozen = {0};
-	struct pathlist graph_kernel = {0}; /* the kernel from the op's call graph (FLA) */
-	char *verify_par = NULL;            /* the validation command with the gate's workers */
-	struct sb decided = SB_INIT; /* why each path is frozen, for the notes */
-	char *kernel_text = NULL, *frozen_text = NULL, *op_text = NULL, *kernel_list = NULL;
-	int rc;
-
-	memset(&ws, 0, sizeof(ws));
-	memset(&d, 0, sizeof(d));
-	memset(&c, 0, sizeof(c));
-	if ((rc = workspace_op_valid(o->op, e)) < 0)
-		return rc;
-	if ((rc = vcs_open(cwd, &v, e)) < 0)
-		return rc;
-	const char *repo = vcs_workdir(v);
-	struct err fe = {0};
-	bool fla = workspace_fla_defaults(repo, o->op, &d, &fe) == 0;
-	char *registry = fsutil_join(repo, "benchmarks/ops/registry.py");
-	bool fla_shaped = fsutil_exists(registry);
-	free(registry);
-	bool named_ref = o->naive || o->nfrozen; /* the user named what is frozen */
-	if (!fla) {
-		struct sb need = SB_INIT;
-		if (!o->test_file)
-			sb_adds(&need, " --test-file PATH");
-		if (!named_ref)
-			sb_adds(&need, " --naive PATH (or --frozen PATH)");
-		if (!o->nkernel)
-			sb_adds(&need, " --kernel PATH");
-		if (!o->verify_cmd)
-			sb_adds(&need, " --verify CMD");
-		if (need.len && fla_shaped) {
-			rc = err_set(e, ERR_USAGE, "%s; or pass:%s", fe.msg, need.buf);
-			sb_release(&need);
-			goto out;
-		}
-		if (need.len) {
-			rc = err_set(e, ERR_USAGE,
-				     "this repository is not FLA-shaped (no register_op entry for '%s' "
-				     "in benchmarks/ops/registry.py), so optloop cannot find the "
-				     "defaults; pass:%s",
-				     o->op, need.buf);
-			sb_release(&need);
-			goto out;
-		}
-		sb_release(&need);
-	}
-	const char *test_file = o->test_file ? o->test_file : d.test_file;
-	const char *verify = o->verify_cmd ? o->verify_cmd : d.verify_cmd;
-	if (verify && o->gate_workers > 1) {
-		/* pytest reads PYTEST_ADDOPTS wherever the harness starts it */
-		verify_par = xasprintf("PYTEST_ADDOPTS='-n %d' %s", o->gate_workers, verify);
-		verify = verify_par;
-	}
-	char *bench_default = NULL;
-	const char *bench = o->bench_cmd ? o->bench_cmd
-			    : d.bench_cmd ? d.bench_cmd
-					  : (bench_default = xasprintf("%s --base main", verify));
-	if ((rc = frozen_scope(repo, o, fla ? &d : NULL, test_file, &frozen, &graph_kernel,
-			       &decided, e)) < 0) {
-		free(bench_default);
-		goto out;
-	}
-	if (o->nkernel) {
-		kernel = xcalloc(o->nkernel, sizeof(char *));
-		for (size_t i = 0; i < o->nkernel; i++)
-			kernel[i] = o->kernel[i];
-		nkernel = o->nkernel;
-	} else if (graph_kernel.n) {
-		/* the strings stay owned by graph_kernel until the end */
-		kernel = xcalloc(graph_kernel.n, sizeof(char *));
-		for (size_t i = 0; i < graph_kernel.n; i++)
-			kernel[i] = graph_kernel.v[i];
-		nkernel = graph_kernel.n;
-	} else {
-		kernel = xcalloc(1, sizeof(char *));
-		kernel[0] = d.kernel;
-		nkernel = 1;
-	}
-	for (size_t i = 0; i < nkernel; i++) {
-		char *full = xasprintf("%s/%s", repo, kernel[i]);
-		bool ok = fsutil_exists(full);
-		free(full);
-		if (!ok || !strncmp(kernel[i], "profile", 7) || strstr(kernel[i], "..")) {
-			rc = err_set(e, ERR_USAGE,
-				     "kernel path %s does not exist in %s (pass --kernel PATH, "
-				     "relative to the repository root)",
-				     kernel[i], repo);
-			free(bench_default);
-			goto out;
-		}
-		const char *bad = kernel_path_unusable(repo, vcs_gitdir(v), kernel[i]);
-		if (bad) {
-			rc = err_set(e, ERR_USAGE,
-				     "kernel path %s %s; name the kernel's own files or directory "
-				     "with --kernel PATH (e.g. --kernel ops/my_op/kernel.py)",
-				     kernel[i], bad);
-			free(bench_default);
-			goto out;
-		}
-	}
-	if ((rc = kernel_outside_frozen(kernel, nkernel, &frozen, graph_kernel.n ? NULL : &decided,
-					e)) < 0) {
-		free(bench_default);
-		goto out;
-	}
-	const char *naive = frozen.n > 1 ? frozen.v[1] : "";
-	kernel_text = join_list(kernel, nkernel, "\n");
-	frozen_text = join_list(frozen.v, frozen.n, "\n");
-	kernel_list = join_list(kernel, nkernel, ", ");
-	op_text = xasprintf("%s — kernel: %s", o->op, kernel_list);
-	c.v[CF_OP] = op_text;
-	c.v[CF_TARGET] = (char *)o->target;
-	c.v[CF_LANGUAGES] = (char *)o->languages;
-	c.v[CF_VALIDATION] = (char *)verify;
-	c.v[CF_BENCHMARK] = (char *)bench;
-	c.v[CF_PROMOTION] = (char *)o->promotion;
-	c.v[CF_FROZEN] = frozen_text;
-	c.threshold = RULES_THRESHOLD;
-	rc = contract_template(&c, &draft, e);
-	free(bench_default);
-	if (rc < 0)
-		goto out;
-
-	workspace_paths(repo, o->op, &ws);
-	memset(&doc, 0, sizeof(doc));
-	doc.op = ws.op;
-	doc.target = (char *)o->target;
-	optlog_render(&doc, &logtext);
-	if ((rc = workspace_ensure_ignored(v, notes, e)) < 0)
-		goto out;
-	if ((rc = workspace_create(&ws, draft.buf, logtext.buf, notes, e)) < 0)
-		goto out;
-	if ((rc = store_open(ws.db_path, STORE_CREATE, &s, e)) < 0)
-		goto out;
-	vcs_head(v, head, NULL);
-	rc = store_begin(s, e);
-	if (rc == 0)
-		rc = store_meta_set(s, "op", o->op, e);
-	if (rc == 0)
-		rc = store_meta_set(s, "kernel", kernel_text, e);
-	if (rc == 0)
-		rc = store_meta_set(s, "test_file", test_file, e);
-	if (rc == 0)
-		rc = store_meta_set(s, "naive", naive, e);
-	if (rc == 0 && head[0])
-		rc = store_meta_set(s, "init_head", head, e);
-	if (rc == 0)
-		rc = store_workspace_add(s, o->op, e);
-	if (rc == 0)
-		rc = store_event(s, -1, "init", kernel_text, e);
-	if (rc == 0)
-		rc = store_commit(s, e);
-	else
-		store_rollback(s);
-	if (rc == 0 && notes) {
-		char *fl = join_list(frozen.v, frozen.n, ", ");
-		sb_addf(notes, "created %s (kernel: %s; frozen: %s)\n", ws.rel, kernel_list, fl);
-		free(fl);
-		sb_add(notes, decided.buf ? decided.buf : "", decided.len);
-	}
-out:
-	pathlist_release(&frozen);
-	pathlist_release(&graph_kernel);
-	sb_release(&decided);
-	free(kernel_list);
-	store_close(s);
-	workspace_release(&ws);
-	workspace_defaults_release(&d);
-	free(kernel);
-	free(verify_par);
-	free(kernel_text);
-	free(frozen_text);
-	free(op_text);
-	sb_release(&draft);
-	sb_release(&logtext);
-	sb_release(&missing);
-	vcs_free(v);
-	return rc;
-}
 
 /* ---- status -------------------------------------------------------------------- */
 

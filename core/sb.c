@@ -165,3 +165,8 @@ const char *sb_str(const struct sb *s)
 {
 	return s->buf ? s->buf : "";
 }
+
+int strp_cmp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}

@@ -33,6 +33,9 @@ void sb_trim(struct sb *s); /* strip leading and trailing white space */
 char *sb_detach(struct sb *s);
 const char *sb_str(const struct sb *s); /* "" for an untouched SB_INIT */
 
+/* qsort / bsearch comparator for an array of strings (char *). */
+int strp_cmp(const void *a, const void *b);
+
 /* strdup that aborts on allocation failure; NULL in, NULL out. */
 char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
