@@ -92,4 +92,57 @@ struct due {
  * real path.  loop_init refuses such a path; loop_open reports it. */
 const char *loop_kernel_path_unusable(const char *repo, const char *gitdir, const char *p);
 
+/* ---- shared by the phases (loop.c unless said) ---------------------------- */
+
+struct log_rows;
+struct log_row;
+struct store;
+
+/* Seconds since the epoch, to the microsecond. */
+double loop_now(void);
+/* The kernel paths as the vcs calls take them (borrowed from l). */
+const char *const *loop_kpaths(const struct loop *l);
+/* Split newline-separated text into a list (empty lines dropped); free with
+ * loop_free_list. */
+void loop_split_lines(const char *text, char ***out, size_t *n);
+void loop_free_list(char **v, size_t n);
+/* Read docs/draft.md again; parsed again only when its text changed.  What
+ * is missing is worked out every time. */
+int loop_load_contract(struct loop *l, struct err *e);
+/* The rows, shared with the store (read-only): put back with
+ * log_rows_put(*sr).  On error *sr is NULL and there are no rows. */
+int loop_rows_get(struct store *s, struct log_rows **sr, const struct log_row **rows, size_t *n,
+		  struct err *e);
+/* OPT_LOG.md as the database has it, into out; unless have is given and
+ * already says exactly that: then true, and out is left alone. */
+bool loop_render_optlog(struct loop *l, const struct log_row *rows, size_t n, const struct sb *have,
+			struct sb *out);
+/* Write OPT_LOG.md from the database (crash-safe). */
+int loop_write_optlog(struct loop *l, struct err *e);
+/* Where the loop stands now: the state, the iteration, the run being
+ * logged, whether the kernel changed. */
+int loop_where(struct loop *l, struct where *w, struct err *e);
+/* ERR_REFUSED, worded for verb, when w's state allows no verify, log or
+ * commit (an incomplete contract, a row or commit due, a run going). */
+int loop_refuse_unless(struct loop *l, const char *verb, const struct where *w, struct err *e);
+/* Why run_id was an attempt and where its raw output is, in words (caller
+ * frees). */
+char *loop_attempt_words(struct loop *l, int run_id);
+
+/* loop_reconcile.c: a finding for the status's problems (one line). */
+void loop_problem(struct loop *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* loop_reconcile.c: what a writer does first (see the file). */
+int loop_reconcile_writer(struct loop *l, struct err *e);
+/* loop_reconcile.c: OPT_LOG.md against the database (rows it lost, a file
+ * that says less). */
+int loop_reconcile_optlog(struct loop *l, struct err *e);
+/* loop_reconcile.c: the database against the iteration commits. */
+int loop_reconcile_git(struct loop *l, struct err *e);
+/* loop_reconcile.c: bring back the edit set aside during iter onto the
+ * kernel as it is now (only the edit); with intent, recorded first so a
+ * bring-back cut off is finished by the next writer.  ERR_REFUSED, with
+ * how to apply it by hand, when the edit overlaps what changed since. */
+int loop_bring_back(struct loop *l, int iter, const char *sha, const char *ref, bool intent,
+		    struct err *e);
+
 #endif

@@ -1,0 +1,559 @@
+/* loop_reconcile — the start-up check of a writer: harnesses left running,
+ * runs cut off, moves of the kernel cut off (intents), OPT_LOG.md, the
+ * database and git history compared, set-aside changes brought back, and
+ * what it finds written to the problems the status shows. */
+#include "core/loop_impl.h"
+#include "core/loop_core.h"
+#include "core/alloc.h"
+#include "core/fault.h"
+#include "core/fsutil.h"
+#include "core/guards.h"
+#include "core/lint.h"
+#include "core/measure.h"
+#include "core/optlog.h"
+#include "core/parse.h"
+#include "core/patset.h"
+#include "core/rules.h"
+#include "core/run.h"
+#include "core/runner.h"
+#include "core/store.h"
+#include "core/vcs.h"
+
+#include <jansson.h>
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ---- reconciliation ----------------------------------------------------------------- */
+
+void loop_problem(struct loop *l, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	sb_vaddf(&l->problems, fmt, ap);
+	va_end(ap);
+	sb_addc(&l->problems, '\n');
+}
+
+/* A verify run without an end was cut off (optloop killed mid-run). */
+/* A harness whose optloop was killed keeps running in its own process
+ * group, measuring on the GPU and writing its raw log: every process
+ * tagged with this workspace's runs (run.c) is stopped before anything else
+ * is reconciled.  Only a writer gets here, so no live optloop owns one. */
+static void reconcile_orphans(struct loop *l)
+{
+	char *prefix = xasprintf("%s#", l->ws.trace_dir);
+	int pid = 0, n = runner_kill_tagged(prefix, 5.0, &pid);
+	free(prefix);
+	if (n > 0) {
+		char *d = xasprintf("%d process(es), the first pid %d", n, pid);
+		store_event(l->store, -1, "harness.orphan", d, NULL);
+		free(d);
+		loop_problem(l,
+			"a harness left running by an optloop that was killed (pid %d%s) was "
+			"stopped",
+			pid, n > 1 ? " and its children" : "");
+	}
+}
+
+/* Runs whose optloop was killed never ended: each is recorded incomplete
+ * (an attempt; a confirm or noise session with it has no verdict). */
+static int settle_interrupted_runs(struct loop *l, struct err *e)
+{
+	struct store_run r;
+	int rc = 0;
+
+	while (rc == 0 && store_run_unfinished(l->store, &r, NULL) == 0) {
+		char work[VCS_OID_HEX], snap[VCS_OID_HEX];
+		bool verify = !r.kind || !strcmp(r.kind, "verify");
+		r.t_end = loop_now();
+		r.gate = GATE_INCOMPLETE;
+		r.exit_status = -1;
+		if (verify && vcs_kernel_hash(l->vcs, loop_kpaths(l), l->nkernel, NULL, work, NULL) == 0) {
+			free(r.tree);
+			r.tree = xstrdup(work);
+		}
+		if (verify && vcs_snapshot(l->vcs, loop_kpaths(l), l->nkernel, snap, NULL) == 0) {
+			free(r.snapshot);
+			r.snapshot = xstrdup(snap);
+		}
+		char *what = xasprintf("%s run cut off; recorded as incomplete", verify ? "verify" : r.kind);
+		rc = store_begin(l->store, e);
+		if (rc == 0)
+			rc = store_run_update(l->store, &r, e);
+		if (rc == 0)
+			rc = store_event(l->store, r.iter, verify ? "verify.interrupted" : "run.interrupted",
+					 what, e);
+		if (rc == 0)
+			rc = store_commit(l->store, e);
+		else
+			store_rollback(l->store);
+		free(what);
+		if (rc == 0 && verify)
+			loop_problem(l,
+				"the verify run of iteration %d was cut off before it finished; it is "
+				"recorded as an incomplete attempt, not an iteration (run optloop "
+				"verify again)",
+				r.iter);
+		else if (rc == 0)
+			loop_problem(l, "a %s run of iteration %d was cut off; it is recorded as incomplete",
+				r.kind, r.iter);
+		store_run_release(&r);
+	}
+	return rc;
+}
+
+/* A move of the kernel in the work tree that optloop recorded (a
+ * revert/drop restore, a confirm or noise swap, a set-aside) and did not
+ * finish: a crash cut it off.  Where the files stand decides:
+ *   a swap (confirm, noise)        the candidate comes back unless it is
+ *                                  there;
+ *   a restore                      one cut off half-way is finished; one
+ *                                  not begun or done is left to
+ *                                  guards_after_commit, which commits it;
+ *   a set-aside                    the measured kernel is put in place;
+ *   a bring-back ("back")          the set-aside change is put back after
+ *                                  its iteration's commit;
+ *   a file neither's               edited by hand since: left alone, and
+ *                                  said, with the command to finish by hand. */
+static int reconcile_intents(struct loop *l, struct err *e)
+{
+	struct store_intent in;
+	int rc = 0;
+
+	while (rc == 0 && store_intent_pending(l->store, &in, NULL) == 0) {
+		enum vcs_between at = VCS_ELSEWHERE;
+		bool swap = !strcmp(in.kind, "swap");
+		/* a swap goes back to where it came from; the others go forward */
+		const char *target = swap ? in.from : in.to;
+		rc = vcs_kernel_between(l->vcs, loop_kpaths(l), l->nkernel, in.from, in.to, &at, e);
+		if (rc < 0) {
+			/* a tree that is gone (gc, a rewritten history): nothing to finish */
+			loop_problem(l, "an unfinished %s of the kernel (iteration %d) cannot be checked: %s",
+				in.kind, in.iter, e->msg);
+			err_clear(e);
+			rc = 0;
+		} else if (at == VCS_ELSEWHERE) {
+			loop_problem(l,
+				"a %s of the kernel during iteration %d was cut off, and the kernel was "
+				"edited since, so optloop left it alone; to finish it by hand: git "
+				"checkout %.12s -- <kernel paths>",
+				swap ? "confirm or noise swap" : in.kind, in.iter, target);
+		} else if (swap ? at != VCS_AT_FROM
+			   : !strcmp(in.kind, "restore") ? at == VCS_BETWEEN
+							 : at != VCS_AT_TO) {
+			if ((rc = vcs_restore(l->vcs, target, loop_kpaths(l), l->nkernel, e)) == 0) {
+				char *d = xasprintf("a %s cut off by a crash was %s", in.kind,
+						    swap ? "undone: the candidate is back" : "finished");
+				store_event(l->store, in.iter, "intent.recovered", d, NULL);
+				loop_problem(l, "%s (iteration %d)", d, in.iter);
+				free(d);
+			}
+		}
+		/* a restore that reached the best is committed by guards_after_commit */
+		if (rc == 0)
+			rc = store_intent_end(l->store, in.id, e);
+		if (rc == 0 && swap && at != VCS_ELSEWHERE) { /* the candidate is back */
+			char *ref = xasprintf("refs/optloop/swap/%s", l->ws.op);
+			vcs_unkeep(l->vcs, ref);
+			free(ref);
+			vcs_clear_keeps(l->vcs, loop_kpaths(l), l->nkernel, NULL);
+		}
+		store_intent_release(&in);
+	}
+	return rc;
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* What the history check below depends on: HEAD, where the walk stops and
+ * every row's commit.  Commits never change, so while this key stays the
+ * same a walk that found nothing to report would find nothing again. */
+static char *git_key(struct loop *l, const struct log_row *rows, size_t n)
+{
+	char head[VCS_OID_HEX];
+	unsigned long long h = 14695981039346656037ULL;
+
+	if (vcs_head(l->vcs, head, NULL) < 0)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		/* the bytes of "%d:", written without printf (once per row) */
+		char it[24], *q = it + sizeof(it);
+		long long v = rows[i].iter;
+		unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+		*--q = ':';
+		do
+			*--q = (char)('0' + u % 10);
+		while (u /= 10);
+		if (v < 0)
+			*--q = '-';
+		for (const char *p = q; p < it + sizeof(it); p++)
+			h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+		for (const char *p = rows[i].commit ? rows[i].commit : "-"; *p; p++)
+			h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+		h = (h ^ ';') * 1099511628211ULL;
+	}
+	return xasprintf("%s %s %zu %016llx", head, l->init_head ? l->init_head : "-", n, h);
+}
+
+int loop_reconcile_git(struct loop *l, struct err *e)
+{
+	struct log_rows *sr;
+	const struct log_row *rows;
+	size_t n, nc;
+	struct vcs_iter_commit *cs;
+	char *key, *seen = NULL;
+	int rc = loop_rows_get(l->store, &sr, &rows, &n, e);
+	if (rc < 0)
+		return rc;
+	key = git_key(l, rows, n);
+	if (key && store_meta_get(l->store, "reconciled_git", &seen, NULL) == 0 && seen &&
+	    !strcmp(seen, key)) {
+		free(seen);
+		free(key);
+		log_rows_put(sr);
+		return 0;
+	}
+	free(seen);
+	size_t problems_before = l->problems.len;
+	bool adopted = false;
+	rc = vcs_iter_commits(l->vcs, l->ws.op, l->init_head, 0, &cs, &nc, e);
+	if (rc < 0) {
+		free(key);
+		log_rows_put(sr);
+		return rc;
+	}
+	/* Sorted indexes: one history walk answers for every row, where a
+	 * reachability query per row walked the history n times. */
+	const char **shas = xmalloc((nc ? nc : 1) * sizeof(*shas));
+	int *iters = xmalloc((n ? n : 1) * sizeof(*iters));
+	for (size_t k = 0; k < nc; k++)
+		shas[k] = cs[k].sha;
+	qsort(shas, nc, sizeof(*shas), strp_cmp);
+	for (size_t i = 0; i < n; i++)
+		iters[i] = rows[i].iter;
+	qsort(iters, n, sizeof(*iters), cmp_int);
+	for (size_t i = 0; i < n; i++) {
+		const struct log_row *r = &rows[i];
+		if (!r->commit) {
+			/* committed but the database missed it (killed between the two) */
+			for (size_t k = 0; k < nc; k++) {
+				if (cs[k].iter != r->iter ||
+				    (cs[k].direction && r->direction &&
+				     strcmp(cs[k].direction, r->direction)))
+					continue;
+				if (!l->readonly &&
+				    store_iter_set_commit(l->store, r->iter, cs[k].sha, e) == 0) {
+					vcs_index_reset(l->vcs, loop_kpaths(l), l->nkernel, NULL);
+					store_event(l->store, r->iter, "reconcile.adopt", cs[k].sha, NULL);
+					adopted = true;
+				}
+				break;
+			}
+		} else if (!bsearch(&r->commit, shas, nc, sizeof(*shas), strp_cmp) &&
+			   !vcs_commit_in_history(l->vcs, r->commit)) {
+			loop_problem(l,
+				"row %d cites commit %.12s, which is not in the history of HEAD "
+				"(reset or rebased?); repair: run optloop repair to re-link it to the "
+				"commit that carries Optloop-Iter: %d, or restore the branch (git "
+				"reset --hard %.12s)",
+				r->iter, r->commit, r->iter, r->commit);
+		}
+	}
+	for (size_t k = 0; k < nc; k++) {
+		if (!bsearch(&cs[k].iter, iters, n, sizeof(*iters), cmp_int))
+			loop_problem(l,
+				"commit %.12s carries iteration %d, but OPT_LOG.md and the database have "
+				"no row for it; repair: run optloop repair to rebuild the row from the "
+				"commit's trailers (rows must follow in order; later rows are kept)",
+				cs[k].sha, cs[k].iter);
+	}
+	free(shas);
+	free(iters);
+	/* Remember a clean answer (an adoption changed the rows: walk again). */
+	if (key && !adopted && l->problems.len == problems_before)
+		store_meta_set(l->store, "reconciled_git", key, NULL);
+	free(key);
+	vcs_iter_commits_free(cs, nc);
+	log_rows_put(sr);
+	return 0;
+}
+
+/* OPT_LOG.md has rows the database lacks: a database replaced, emptied or
+ * cut short (or rows added by hand).  Re-rendering would drop them, so the
+ * workspace is held until repair --rebuild takes them back. */
+static void lost_rows_found(struct loop *l, const struct log_row *rows, size_t n,
+			    const struct sb *have)
+{
+	struct optlog_doc d;
+	memset(&d, 0, sizeof(d));
+	if (optlog_parse(have->buf, have->len, &d, NULL, NULL) == 0) {
+		int extra = 0;
+		for (size_t i = 0; i < d.nrows; i++) {
+			bool known = false;
+			for (size_t k = 0; k < n && !known; k++)
+				known = rows[k].iter == d.rows[i].iter;
+			extra += !known;
+		}
+		l->lost_rows = extra;
+	}
+	optlog_doc_release(&d);
+	if (l->lost_rows > 0)
+		loop_problem(l,
+			"OPT_LOG.md holds %d row%s the database does not (optloop.db was replaced, "
+			"emptied or cut short, or rows were added by hand); nothing is written until "
+			"they are taken back: optloop repair --rebuild rebuilds the database from "
+			"OPT_LOG.md and the commits' Optloop trailers",
+			l->lost_rows, l->lost_rows == 1 ? "" : "s");
+	else
+		loop_problem(l, "OPT_LOG.md differs from the database (edited by hand?); the database is "
+			   "the record: the next optloop log re-renders OPT_LOG.md from it");
+}
+
+int loop_writable(struct loop *l, const char *verb, struct err *e)
+{
+	if (l->lost_rows > 0)
+		return err_set(e, ERR_REFUSED,
+			       "%s refused: OPT_LOG.md holds %d row%s that optloop.db does not; "
+			       "writing now would drop them.  Rebuild the database first: optloop "
+			       "repair --rebuild",
+			       verb, l->lost_rows, l->lost_rows == 1 ? "" : "s");
+	return 0;
+}
+
+int loop_reconcile_optlog(struct loop *l, struct err *e)
+{
+	struct log_rows *sr;
+	const struct log_row *rows;
+	size_t n;
+	struct sb want = SB_INIT, have = SB_INIT;
+	int rc = loop_rows_get(l->store, &sr, &rows, &n, e);
+	if (rc < 0)
+		return rc;
+	struct err re = {0};
+	rc = fsutil_read_file(l->ws.optlog_path, &have, &re);
+	if (rc < 0 && rc != ERR_NOTFOUND) {
+		/* not a file optloop may read (a FIFO, a device, too big): said,
+		 * and left alone until it is replaced */
+		loop_problem(l,
+			"%s; the database keeps every row: move it aside and the next optloop "
+			"command renders OPT_LOG.md again",
+			re.msg);
+		rc = 0;
+	} else if (loop_render_optlog(l, rows, n, rc == 0 ? &have : NULL, &want)) {
+		rc = 0;
+	} else {
+		struct optlog_doc d;
+		bool behind = rc == ERR_NOTFOUND;
+		rc = 0;
+		if (!behind) {
+			memset(&d, 0, sizeof(d));
+			if (optlog_parse(have.buf, have.len, &d, NULL, NULL) == 0 && d.nrows <= n) {
+				behind = true;
+				for (size_t i = 0; i < d.nrows && behind; i++)
+					behind = d.rows[i].iter == rows[i].iter;
+			} else if (d.nrows == 0) {
+				behind = true;
+			}
+			optlog_doc_release(&d);
+		}
+		if (behind && !l->readonly) {
+			rc = fsutil_write_atomic(l->ws.optlog_path, want.buf, want.len, e);
+			if (rc == 0)
+				store_event(l->store, -1, "reconcile.optlog", "re-rendered", NULL);
+		} else if (!behind) {
+			lost_rows_found(l, rows, n, &have);
+		}
+	}
+	sb_release(&want);
+	sb_release(&have);
+	log_rows_put(sr);
+	return rc;
+}
+
+/* A change set aside during an iteration comes back once that iteration is
+ * committed; after a crash this finishes the job. */
+/* The tree iteration iter measured (its logged run's snapshot), or NULL. */
+static char *measured_tree(struct loop *l, int iter)
+{
+	int run_id = 0;
+	char *tree = NULL, *snap = NULL;
+	struct store_run r;
+	if (store_iter_run(l->store, iter, &run_id, &tree, NULL) == 0 && run_id &&
+	    store_run_get(l->store, run_id, &r, NULL) == 0) {
+		snap = r.snapshot ? xstrdup(r.snapshot) : NULL;
+		store_run_release(&r);
+	}
+	free(tree);
+	return snap;
+}
+
+/* Bring back the edit set aside during iter: only the edit, the change from
+ * what iter measured to the aside state, onto the kernel as it is now (the
+ * best, after a drop or revert).  With intent, the move is recorded first so
+ * a bring-back cut off is finished by the next writer.  When the edit
+ * overlaps what changed since, nothing is written, the aside is settled
+ * with its ref kept, and ERR_REFUSED says how to apply it by hand. */
+int loop_bring_back(struct loop *l, int iter, const char *sha, const char *ref, bool intent,
+		      struct err *e)
+{
+	char *measured = measured_tree(l, iter);
+	char merged[VCS_OID_HEX], head[VCS_OID_HEX];
+	int id = 0, rc = 0;
+	if (measured)
+		rc = vcs_aside_merge(l->vcs, measured, sha, loop_kpaths(l), l->nkernel, merged, e);
+	else
+		snprintf(merged, sizeof(merged), "%s", sha);
+	if (rc == ERR_FAIL) {
+		store_aside_done(l->store, sha, NULL);
+		rc = err_set(e, ERR_REFUSED,
+			     "the edit set aside during iteration %d overlaps the change that was "
+			     "measured, so optloop did not bring it back onto the kernel; it is kept "
+			     "as commit %.12s (ref %s): apply it by hand with git diff %.12s %.12s -- "
+			     "<kernel paths> | git apply -3",
+			     iter, sha, ref ? ref : "none", measured, sha);
+	}
+	if (rc == 0 && intent && (rc = vcs_head(l->vcs, head, e)) == 0)
+		rc = store_intent_begin(l->store, "back", iter, head, merged, &id, e);
+	if (rc == 0)
+		rc = vcs_bring_back(l->vcs, merged, ref, loop_kpaths(l), l->nkernel, e);
+	fault_point("commit.after_restore");
+	if (rc == 0)
+		rc = store_aside_done(l->store, sha, e);
+	if (rc == 0 && id)
+		rc = store_intent_end(l->store, id, e);
+	free(measured);
+	return rc;
+}
+
+static int reconcile_aside(struct loop *l, struct err *e)
+{
+	int iter = 0, rc;
+	char *sha, *ref;
+	struct log_rows *sr;
+	const struct log_row *rows;
+	size_t n;
+
+	if (store_aside_pending(l->store, &iter, &sha, &ref, NULL) != 0)
+		return 0;
+	rc = loop_rows_get(l->store, &sr, &rows, &n, e);
+	bool committed = false;
+	for (size_t i = 0; rc == 0 && i < n; i++)
+		if (rows[i].iter == iter && rows[i].commit)
+			committed = true;
+	if (rc == 0 && committed) {
+		char work[VCS_OID_HEX], aside[VCS_OID_HEX], head[VCS_OID_HEX];
+		vcs_kernel_hash(l->vcs, loop_kpaths(l), l->nkernel, NULL, work, NULL);
+		vcs_kernel_hash(l->vcs, loop_kpaths(l), l->nkernel, sha, aside, NULL);
+		vcs_kernel_hash(l->vcs, loop_kpaths(l), l->nkernel, "HEAD", head, NULL);
+		if (!strcmp(work, aside)) {
+			rc = store_aside_done(l->store, sha, e);
+		} else if (!strcmp(work, head)) {
+			struct err be = {0};
+			rc = loop_bring_back(l, iter, sha, ref, false, &be);
+			if (rc == 0)
+				loop_problem(l, "the change set aside during iteration %d is back in the "
+					   "work tree",
+					iter);
+			else if (rc == ERR_REFUSED) {
+				loop_problem(l, "%s", be.msg);
+				rc = 0;
+			} else if (e)
+				*e = be;
+		} else {
+			loop_problem(l,
+				"a change set aside during iteration %d (commit %.12s) is still waiting; "
+				"the kernel has other edits now, so optloop left it: bring it back with "
+				"git checkout %.12s -- <kernel paths>",
+				iter, sha, sha);
+		}
+	}
+	log_rows_put(sr);
+	free(sha);
+	free(ref);
+	return rc;
+}
+
+/* An optloop commit killed while git wrote its index leaves the kernel's
+ * index entries as they were before it: a drop's or revert's left the
+ * dropped kernel staged (the next git commit of the user's would put the
+ * dropped change back), a keep's left the kernel before it (the next git
+ * commit would undo the kept change).  Once the lock is gone, and only
+ * while the index holds one of those two kernels exactly (never what the
+ * user staged), the kernel's index entries go back to HEAD's. */
+static void reconcile_index(struct loop *l)
+{
+	struct log_rows *sr;
+	const struct log_row *rows;
+	size_t n;
+	if (vcs_index_locked(l->vcs) || loop_rows_get(l->store, &sr, &rows, &n, NULL) < 0)
+		return;
+	const struct log_row *last = n ? &rows[n - 1] : NULL;
+	char idx[VCS_OID_HEX], row[VCS_OID_HEX], head[VCS_OID_HEX], before[VCS_OID_HEX];
+	if (last && last->commit &&
+	    vcs_index_kernel_hash(l->vcs, loop_kpaths(l), l->nkernel, idx, NULL) == 0 &&
+	    vcs_kernel_hash(l->vcs, loop_kpaths(l), l->nkernel, "HEAD", head, NULL) == 0 &&
+	    strcmp(idx, head) != 0) {
+		bool dropped = (last->status == RS_DROP || last->status == RS_REVERT) &&
+			       vcs_kernel_hash(l->vcs, loop_kpaths(l), l->nkernel, last->commit, row,
+					       NULL) == 0 &&
+			       !strcmp(idx, row);
+		char *parent = xasprintf("%s~1", last->commit);
+		bool stale = !dropped &&
+			     vcs_kernel_hash(l->vcs, loop_kpaths(l), l->nkernel, parent, before, NULL) == 0 &&
+			     !strcmp(idx, before);
+		free(parent);
+		if ((dropped || stale) && vcs_index_reset(l->vcs, loop_kpaths(l), l->nkernel, NULL) == 0)
+			loop_problem(l,
+				"git's index held iteration %d's %s (a commit cut off while writing "
+				"the index); its kernel entries are back to HEAD, so a git commit "
+				"cannot %s",
+				last->iter, dropped ? "dropped kernel" : "kernel from before its commit",
+				dropped ? "bring the dropped change back" : "undo that commit's change");
+	}
+	log_rows_put(sr);
+}
+
+/* What a writer does first: stop what a killed optloop left running, settle
+ * its runs, finish or undo its kernel moves, and bring the database, git
+ * and OPT_LOG.md into step. */
+int loop_reconcile_writer(struct loop *l, struct err *e)
+{
+	int rc;
+	reconcile_orphans(l);
+	if (vcs_index_locked(l->vcs))
+		loop_problem(l, "git's lock file .git/index.lock is there: a git command is running, or "
+			   "one that was killed left it behind; when no git command is running, "
+			   "remove it (rm .git/index.lock, in the repository) so that git status "
+			   "and git commit work again");
+	/* a write killed before its rename left NAME.tmp.PID beside the file */
+	char *docs = xasprintf("%s/docs", l->ws.dir);
+	int ntemps = fsutil_clear_atomic_temps(l->ws.dir) + fsutil_clear_atomic_temps(docs);
+	free(docs);
+	if (ntemps)
+		loop_problem(l, "%d temp file%s of a write cut off before its rename %s removed (the "
+			   "files themselves are whole: the old or the new)",
+			ntemps, ntemps == 1 ? "" : "s", ntemps == 1 ? "was" : "were");
+	if ((rc = settle_interrupted_runs(l, e)) < 0 || (rc = reconcile_intents(l, e)) < 0 ||
+	    (rc = vcs_clear_temps(l->vcs, loop_kpaths(l), l->nkernel, e)) < 0 ||
+	    (rc = loop_reconcile_git(l, e)) < 0 || (rc = reconcile_aside(l, e)) < 0 ||
+	    (rc = loop_reconcile_optlog(l, e)) < 0)
+		return rc;
+	/* finish a revert/drop restore cut off by a crash */
+	struct guards_ctx g = loop_guards(l);
+	struct err ge = {0};
+	if (guards_after_commit(&g, NULL, &ge) < 0)
+		loop_problem(l, "%s", ge.msg);
+	else
+		reconcile_index(l);
+	return 0;
+}

@@ -1,0 +1,470 @@
+/* loop_record — what a measured iteration becomes: the set-aside of an edit
+ * made after the measurement, the row (loop_log, with its checks of the
+ * text and the status) and the commit that carries it (loop_commit). */
+#include "core/loop_impl.h"
+#include "core/loop_core.h"
+#include "core/alloc.h"
+#include "core/fault.h"
+#include "core/fsutil.h"
+#include "core/guards.h"
+#include "core/lint.h"
+#include "core/measure.h"
+#include "core/optlog.h"
+#include "core/parse.h"
+#include "core/patset.h"
+#include "core/rules.h"
+#include "core/run.h"
+#include "core/runner.h"
+#include "core/store.h"
+#include "core/vcs.h"
+#include "core/vis.h"
+
+#include <jansson.h>
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ---- set aside (telescoping) ------------------------------------------------------- */
+
+int loop_set_aside(struct loop *l, struct err *e)
+{
+	struct where w;
+	struct store_run r;
+	char sha[VCS_OID_HEX];
+	int rc;
+
+	if (loop_writable(l, "set-aside", e) < 0)
+		return ERR_REFUSED;
+
+	if (l->readonly)
+		return err_set(e, ERR_BUSY, "set-aside refused: the workspace is open read-only");
+	if ((rc = loop_where(l, &w, e)) < 0)
+		return rc;
+	if (!(w.state == ST_MEASURED || w.state == ST_LOGGED) || !w.telescoped)
+		return err_set(e, ERR_REFUSED,
+			       "nothing to set aside: the kernel is as it was measured");
+	rc = w.state == ST_LOGGED && w.run_id ? store_run_get(l->store, w.run_id, &r, e)
+					       : store_run_last(l->store, w.iter, "verify", &r, e);
+	if (rc < 0)
+		return rc;
+	if (!r.snapshot) {
+		store_run_release(&r);
+		return err_set(e, ERR_REFUSED,
+			       "set-aside refused: iteration %d's run has no snapshot of the measured "
+			       "kernel; undo the extra change by hand",
+			       w.iter);
+	}
+	char *msg = xasprintf("optloop(%s): change set aside during iteration %d\n\nThe kernel "
+			      "changed after iteration %d was measured; optloop keeps the change "
+			      "here and brings it back after the iteration's commit.\n",
+			      l->ws.op, w.iter, w.iter);
+	char *ref = xasprintf("%s/%s/%d", ASIDE_REF, l->ws.op, w.iter);
+	/* the change is saved and the move recorded before any file is written:
+	 * a set-aside cut off is finished by the next writer (reconcile_intents) */
+	int intent = 0;
+	rc = vcs_aside_save(l->vcs, loop_kpaths(l), l->nkernel, ref, msg, sha, e);
+	if (rc == 0) {
+		rc = store_begin(l->store, e);
+		if (rc == 0)
+			rc = store_aside_add(l->store, w.iter, sha, ref, e);
+		if (rc == 0)
+			rc = store_intent_begin(l->store, "aside", w.iter, sha, r.snapshot, &intent, e);
+		if (rc == 0)
+			rc = store_event(l->store, w.iter, "aside", sha, e);
+		if (rc == 0)
+			rc = store_commit(l->store, e);
+		else
+			store_rollback(l->store);
+	}
+	if (rc == 0)
+		rc = vcs_restore(l->vcs, r.snapshot, loop_kpaths(l), l->nkernel, e);
+	if (rc == 0)
+		rc = store_intent_end(l->store, intent, e);
+	free(msg);
+	free(ref);
+	store_run_release(&r);
+	return rc;
+}
+
+/* ---- log --------------------------------------------------------------------------- */
+
+static char *one_line(const char *s)
+{
+	char *t = xstrdup(s);
+	for (char *p = t; *p; p++)
+		if (*p == '\n' || *p == '\r' || *p == '\t')
+			*p = ' ';
+	struct sb b = SB_INIT;
+	sb_adds(&b, t);
+	sb_trim(&b);
+	free(t);
+	return sb_detach(&b);
+}
+
+/* Text a row stores goes into OPT_LOG.md, the commit message and the
+ * database, and from there onto every terminal that shows them: ESC would
+ * start an escape sequence there.  Tab, CR and LF are folded into spaces
+ * (one_line); any other C0 control, DEL, or C1 control in its UTF-8
+ * spelling (U+0080..U+009F; U+009B is a CSI), a bidirectional control and
+ * bytes that are not UTF-8 are refused (ERR_USAGE). */
+static int row_text_check(const char *opt, const char *s, struct err *e)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	for (size_t i = 0; s && p[i]; i++) {
+		unsigned c = p[i];
+		size_t n = vis_utf8_len(p + i);
+		if (n == 0)
+			return err_set(e, ERR_USAGE,
+				       "%s is not valid UTF-8 (byte 0x%02x at byte %zu); give the text in "
+				       "UTF-8",
+				       opt, c, i + 1);
+		if (vis_is_bidi(p + i, n))
+			return err_set(e, ERR_USAGE,
+				       "%s holds a bidirectional control character (at byte %zu), which "
+				       "makes a terminal show the text in another order than it is "
+				       "stored; give plain text",
+				       opt, i + 1);
+		if (n > 1 && !(c == 0xc2 && p[i + 1] >= 0x80 && p[i + 1] <= 0x9f)) {
+			i += n - 1;
+			continue;
+		}
+		bool c1 = c == 0xc2 && p[i + 1] >= 0x80 && p[i + 1] <= 0x9f;
+		if (!c1 && ((c >= 0x20 && c != 0x7f) || c == '\t' || c == '\n' || c == '\r'))
+			continue;
+		char what[32];
+		if (c1)
+			snprintf(what, sizeof(what), "U+%04X", p[i + 1]);
+		else if (c == 0x1b)
+			snprintf(what, sizeof(what), "ESC");
+		else if (c == 0x7f)
+			snprintf(what, sizeof(what), "DEL");
+		else
+			snprintf(what, sizeof(what), "0x%02x", c);
+		return err_set(e, ERR_USAGE,
+			       "%s holds a control character (%s, at byte %zu), which would be "
+			       "written as it is into OPT_LOG.md and the commit message, where a "
+			       "terminal acts on it; give plain text",
+			       opt, what, i + 1);
+	}
+	return 0;
+}
+
+static int telescoped_refusal(const char *verb, int iter, struct err *e)
+{
+	return err_set(e, ERR_REFUSED,
+		       "%s refused: the kernel changed after iteration %d was measured (a second "
+		       "change telescoped into this iteration); undo it, or run optloop %s "
+		       "--set-aside to keep it aside until the commit (nothing is lost: it "
+		       "comes back as the next iteration's change)",
+		       verb, iter, verb);
+}
+
+/* keep needs a passing gate with a bench number, and a win beyond noise
+ * (measure_win) or an explicit, recorded --unconfirmed reason. */
+static int keep_check(struct loop *l, const struct store_run *r, const struct measure_win *win,
+		      const struct loop_log_opts *o, struct err *e)
+{
+	struct log_rows *sr;
+	const struct log_row *rows;
+	size_t n;
+	int best = -1;
+	if (loop_rows_get(l->store, &sr, &rows, &n, NULL) == 0) {
+		const struct log_row *b = log_rows_best(rows, n);
+		best = b ? b->iter : -1;
+		log_rows_put(sr);
+	}
+	char restore[64] = "";
+	if (best >= 0)
+		snprintf(restore, sizeof(restore), " (iteration %d)", best);
+	enum rules_keep k = rules_keep(r->gate, r->bench_ms, win->win, win->verdict,
+				       o->unconfirmed && *o->unconfirmed);
+	if (k == RULES_KEEP_NOT_MEASURED)
+		return err_set(e, ERR_REFUSED,
+			       "keep refused: iteration %d's gate is %s%s; a kept row needs a "
+			       "passing gate and a bench number. Log it as drop (or revert): the "
+			       "row records what happened and the kernel goes back to the best%s",
+			       r->iter, gate_verdict_name(r->gate),
+			       r->gate == GATE_PASS ? " but it has no bench number" : "", restore);
+	if (rules_keep_allowed(k))
+		return 0;
+	bool worth = k == RULES_KEEP_CONFIRM;
+	return err_set(e, ERR_REFUSED,
+		       "keep refused: iteration %d is not a win beyond noise: %s. %s; or keep it "
+		       "anyway with --unconfirmed \"why\" (recorded, and shown as unconfirmed "
+		       "everywhere)",
+		       r->iter, win->why ? win->why : "no verdict",
+		       worth ? "Run optloop confirm (best and candidate interleaved in one "
+			       "session) and log again, or log it as revert/drop"
+			     : "Log it as revert or drop: the kernel goes back to the best");
+}
+
+int loop_log(struct loop *l, const struct loop_log_opts *o, struct log_row *out, struct err *e)
+{
+	struct where w;
+	struct store_run r;
+	struct log_row row;
+	struct sb gate = SB_INIT;
+	int rc;
+
+	if (loop_writable(l, "log", e) < 0)
+		return ERR_REFUSED;
+
+	if (l->readonly)
+		return err_set(e, ERR_BUSY, "log refused: the workspace is open read-only");
+	if ((rc = loop_load_contract(l, e)) < 0 || (rc = loop_where(l, &w, e)) < 0)
+		return rc;
+	switch (w.state) {
+	case ST_MEASURED:
+		break;
+	case ST_LOGGED:
+		return err_set(e, ERR_REFUSED,
+			       "log refused: iteration %d is already logged; commit it (run optloop "
+			       "commit)",
+			       w.iter);
+	case ST_NO_CONTRACT:
+	case ST_VERIFYING:
+		return loop_refuse_unless(l, "log", &w, e);
+	case ST_NEED_BASELINE:
+		if (!w.attempt_run)
+			return err_set(e, ERR_REFUSED,
+				       "log refused: the baseline has not been measured yet (run "
+				       "optloop verify on the unmodified kernel)");
+		/* fall through */
+	default: {
+		char *why = loop_attempt_words(l, w.attempt_run);
+		if (why) {
+			rc = err_set(e, ERR_REFUSED,
+				     "log refused: the last run of iteration %d was an attempt, not "
+				     "an iteration: %s; an attempt gets no row (fix what stopped it, "
+				     "then run optloop verify again)",
+				     w.iter, why);
+			free(why);
+			return rc;
+		}
+		return err_set(e, ERR_REFUSED,
+			       "log refused: iteration %d has not been measured yet (run optloop "
+			       "verify)",
+			       w.iter);
+	}
+	}
+	if (w.telescoped)
+		return telescoped_refusal("log", w.iter, e);
+	if (!o->direction || !o->direction[strspn(o->direction, " \t\r\n")])
+		return err_set(e, ERR_USAGE, "log needs --direction TEXT (one line: what changed)%s",
+			       o->direction && *o->direction ? "; a blank one says nothing" : "");
+	if ((rc = row_text_check("--direction", o->direction, e)) < 0 ||
+	    (rc = row_text_check("--axis", o->axis, e)) < 0 ||
+	    (rc = row_text_check("--unconfirmed", o->unconfirmed, e)) < 0)
+		return rc;
+	enum row_status status = o->status;
+	if (w.iter == 0) {
+		if (status != RS_NONE && status != RS_BASE)
+			return err_set(e, ERR_USAGE,
+				       "iteration 0 is the baseline: its status is base (leave out "
+				       "--status)");
+		status = RS_BASE;
+	} else if (status == RS_NONE) {
+		return err_set(e, ERR_USAGE,
+			       "log needs --status keep|revert|drop|floor for iteration %d", w.iter);
+	} else if (status == RS_BASE) {
+		return err_set(e, ERR_USAGE,
+			       "status base is only for the baseline (iteration 0); use "
+			       "keep|revert|drop|floor");
+	}
+	struct guards_ctx g = loop_guards(l);
+	if (o->commit_next && ((rc = vcs_commit_check(l->vcs, e)) < 0 ||
+			       (rc = guards_frozen_check(&g, "log --commit", e)) < 0))
+		return rc;
+	if (o->unconfirmed && status != RS_KEEP)
+		return err_set(e, ERR_USAGE,
+			       "--unconfirmed is the reason for keeping a row without a win beyond "
+			       "noise; it goes with --status keep only");
+	if ((rc = store_run_last(l->store, w.iter, "verify", &r, e)) < 0)
+		return rc;
+	struct measure_win win;
+	if ((rc = measure_win(l->store, w.iter, r.id, &win, e)) < 0) {
+		store_run_release(&r);
+		return rc;
+	}
+	if (status == RS_KEEP && (rc = keep_check(l, &r, &win, o, e)) < 0)
+		goto refused;
+	/* lint the measured diff; findings need an acknowledgement (recorded) */
+	if ((rc = guards_log_check(&g, w.iter, o->ack_lints, e)) < 0)
+		goto refused;
+	memset(&row, 0, sizeof(row));
+	row.iter = w.iter;
+	row.direction = one_line(o->direction);
+	optlog_fmt_gate(r.gate, r.scope, &gate);
+	row.gate = sb_detach(&gate);
+	row.gate_v = r.gate;
+	row.scope = r.scope;
+	row.bench_ms = r.bench_ms;
+	/* one number per comparison: the confirm's when one ran, else the verify's */
+	row.vs_best = isfinite(win.vs_best) ? win.vs_best : r.vs_best;
+	row.status = status;
+	row.axis = o->axis ? one_line(o->axis) : NULL;
+	if (status == RS_KEEP && !win.win)
+		row.unconfirmed = one_line(o->unconfirmed);
+	measure_win_release(&win);
+
+	fault_point("log.begin");
+	rc = store_begin(l->store, e);
+	if (rc == 0)
+		rc = store_iter_add(l->store, &row, r.id, r.tree, e);
+	if (rc == 0)
+		rc = store_event(l->store, w.iter, "log", row.direction, e);
+	if (rc == 0)
+		rc = store_commit(l->store, e);
+	else
+		store_rollback(l->store);
+	store_run_release(&r);
+	if (rc < 0) {
+		log_row_release(&row);
+		return rc;
+	}
+	fault_point("log.after_db");
+	rc = loop_write_optlog(l, e);
+	fault_point("log.after_render");
+	if (rc == 0 && out)
+		*out = row;
+	else
+		log_row_release(&row);
+	sb_release(&gate);
+	return rc;
+refused:
+	measure_win_release(&win);
+	store_run_release(&r);
+	return rc;
+}
+
+/* ---- commit ------------------------------------------------------------------------ */
+
+static void add_trailer(struct sb *m, const char *key, const char *val)
+{
+	sb_addf(m, "Optloop-%s: ", key);
+	for (const char *p = val; *p; p++)
+		sb_addc(m, *p == '\n' ? ' ' : *p);
+	sb_addc(m, '\n');
+}
+
+static char *commit_message(const char *op, const struct log_row *r)
+{
+	struct sb m = SB_INIT, bench = SB_INIT, vs = SB_INIT, gate = SB_INIT;
+	char iter[16];
+
+	optlog_fmt_bench(r->bench_ms, &bench);
+	optlog_fmt_vs_best(r->vs_best, &vs);
+	optlog_fmt_gate(r->gate_v, r->scope, &gate);
+	snprintf(iter, sizeof(iter), "%d", r->iter);
+	sb_addf(&m, "optloop(%s): iter %d %s%s: %.60s\n\n", op, r->iter, row_status_name(r->status),
+		r->status == RS_KEEP && r->unconfirmed ? " (unconfirmed)" : "", r->direction);
+	sb_addf(&m, "Gate %s, bench %s ms, vs best %s.\n\n", gate.buf, bench.buf, vs.buf);
+	add_trailer(&m, "Op", op);
+	add_trailer(&m, "Iter", iter);
+	add_trailer(&m, "Direction", r->direction);
+	add_trailer(&m, "Gate", gate.buf);
+	add_trailer(&m, "Bench", bench.buf);
+	add_trailer(&m, "Vs-Best", vs.buf);
+	add_trailer(&m, "Status", row_status_name(r->status));
+	if (r->status == RS_KEEP && r->unconfirmed)
+		add_trailer(&m, "Unconfirmed", r->unconfirmed);
+	if (r->axis)
+		add_trailer(&m, "Axis", r->axis);
+	sb_release(&bench);
+	sb_release(&vs);
+	sb_release(&gate);
+	return sb_detach(&m);
+}
+
+int loop_commit(struct loop *l, char sha[41], struct err *e)
+{
+	struct where w;
+	struct log_rows *sr;
+	const struct log_row *rows;
+	size_t n;
+	int rc;
+
+	if (loop_writable(l, "commit", e) < 0)
+		return ERR_REFUSED;
+
+	if (l->readonly)
+		return err_set(e, ERR_BUSY, "commit refused: the workspace is open read-only");
+	if ((rc = loop_load_contract(l, e)) < 0 || (rc = loop_where(l, &w, e)) < 0)
+		return rc;
+	if (w.state != ST_LOGGED) {
+		if (w.state == ST_MEASURED)
+			return err_set(e, ERR_REFUSED,
+				       "commit refused: iteration %d is measured but OPT_LOG.md has "
+				       "no row for it yet (run optloop log first)",
+				       w.iter);
+		if (w.state == ST_NO_CONTRACT)
+			return loop_refuse_unless(l, "commit", &w, e);
+		return err_set(e, ERR_REFUSED,
+			       "commit refused: nothing is logged to commit (iteration %d: %s)",
+			       w.iter, loop_state_name(w.state));
+	}
+	if (w.telescoped)
+		return telescoped_refusal("commit", w.iter, e);
+	if ((rc = vcs_commit_check(l->vcs, e)) < 0)
+		return rc;
+	struct guards_ctx g = loop_guards(l);
+	if ((rc = guards_frozen_check(&g, "commit", e)) < 0)
+		return rc;
+	if ((rc = loop_rows_get(l->store, &sr, &rows, &n, e)) < 0)
+		return rc;
+	char *msg = commit_message(l->ws.op, &rows[n - 1]);
+	int iter = rows[n - 1].iter;
+	log_rows_put(sr);
+
+	fault_point("commit.begin");
+	rc = vcs_commit_kernel(l->vcs, loop_kpaths(l), l->nkernel, msg, sha, e);
+	free(msg);
+	if (rc < 0)
+		return rc;
+	fault_point("commit.after_git");
+	rc = store_begin(l->store, e);
+	if (rc == 0)
+		rc = store_iter_set_commit(l->store, iter, sha, e);
+	if (rc == 0)
+		rc = store_event(l->store, iter, "commit", sha, e);
+	if (rc == 0)
+		rc = store_commit(l->store, e);
+	else
+		store_rollback(l->store);
+	if (rc < 0)
+		return rc;
+	fault_point("commit.after_db");
+	/* the commit sha appears in the Baseline line of OPT_LOG.md */
+	if (iter == 0 && (rc = loop_write_optlog(l, e)) < 0)
+		return rc;
+	fault_point("commit.after_render");
+	/* revert/drop: the kernel goes back to the best, in a commit of its own */
+	if ((rc = guards_after_commit(&g, NULL, e)) < 0)
+		return err_prefix(e, "iteration %d is committed (%.12s), but the restore of the best "
+				     "kernel that follows failed (the next optloop command finishes it): ",
+				  iter, sha);
+	/* bring back a change set aside during this iteration, recorded first
+	 * so that a bring-back cut off is finished by the next writer */
+	int aiter;
+	char *asha, *aref;
+	if (store_aside_pending(l->store, &aiter, &asha, &aref, NULL) == 0) {
+		if (aiter == iter) {
+			rc = loop_bring_back(l, iter, asha, aref, true, e);
+			if (rc == ERR_REFUSED)
+				err_prefix(e, "iteration %d is committed (%.12s), but ", iter, sha);
+			else if (rc < 0)
+				err_prefix(e, "iteration %d is committed (%.12s), but bringing back the "
+					      "change set aside failed (the next optloop command brings it "
+					      "back): ",
+					   iter, sha);
+		}
+		free(asha);
+		free(aref);
+	}
+	return rc;
+}

@@ -1,0 +1,243 @@
+/* loop_repair — taking back what the database lost: repair --rebuild puts
+ * the rows OPT_LOG.md holds back into the store, each linked to the commit
+ * whose trailers carry it; the repairs loop_open offered. */
+#include "core/loop_impl.h"
+#include "core/loop_core.h"
+#include "core/alloc.h"
+#include "core/fault.h"
+#include "core/fsutil.h"
+#include "core/guards.h"
+#include "core/lint.h"
+#include "core/measure.h"
+#include "core/optlog.h"
+#include "core/parse.h"
+#include "core/patset.h"
+#include "core/rules.h"
+#include "core/run.h"
+#include "core/runner.h"
+#include "core/store.h"
+#include "core/vcs.h"
+
+#include <jansson.h>
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ---- repair ---------------------------------------------------------------------- */
+
+/* repair --rebuild: the rows OPT_LOG.md holds and the database lost go back
+ * into the database, in order, each linked to the commit that carries its
+ * iteration with the same direction (Optloop-Iter and Optloop-Direction:
+ * after a new init the history can hold two commits of one iteration). */
+/* The commit that carries row r (the oldest: the log's own), or NULL. */
+static const struct vcs_iter_commit *row_commit(const struct vcs_iter_commit *cs, size_t nc,
+						const struct log_row *r)
+{
+	for (size_t k = nc; k-- > 0;)
+		if (cs[k].iter == r->iter &&
+		    (!cs[k].direction || !r->direction || !strcmp(cs[k].direction, r->direction)))
+			return &cs[k];
+	return NULL;
+}
+
+static int rebuild_rows(struct loop *l, struct sb *done, int *fixed, struct err *e)
+{
+	struct sb text = SB_INIT;
+	struct optlog_doc d;
+	struct log_rows *sr = NULL;
+	const struct log_row *rows;
+	struct vcs_iter_commit *cs = NULL;
+	size_t n = 0, nc = 0;
+	int rc;
+
+	if (l->nkernel == 0)
+		return err_set(e, ERR_REFUSED,
+			       "repair --rebuild refused: the database lost the workspace's settings "
+			       "too (its kernel paths, which only it holds); move %s aside, run "
+			       "optloop init --op %s --kernel PATH ... again with the options it was "
+			       "made with, then optloop repair --rebuild",
+			       l->ws.db_path, l->ws.op);
+	memset(&d, 0, sizeof(d));
+	if ((rc = fsutil_read_file(l->ws.optlog_path, &text, e)) < 0)
+		return rc;
+	if ((rc = optlog_parse(text.buf, text.len, &d, NULL, e)) < 0)
+		goto out;
+	if ((rc = loop_rows_get(l->store, &sr, &rows, &n, e)) < 0 ||
+	    (rc = vcs_iter_commits(l->vcs, l->ws.op, NULL, 0, &cs, &nc, e)) < 0)
+		goto out;
+	int next = (int)n;
+	const char *first = n ? rows[0].commit : NULL;
+	/* A base or keep row whose run the database does not hold and that no
+	 * commit carries has nothing behind its number: taken back it would be
+	 * the best.  Refuse before anything is written. */
+	for (size_t i = 0; rc == 0 && i < d.nrows; i++) {
+		const struct log_row *r = &d.rows[i];
+		if (r->iter >= next && (r->status == RS_BASE || r->status == RS_KEEP) &&
+		    !row_commit(cs, nc, r))
+			rc = err_set(e, ERR_REFUSED,
+				     "repair --rebuild refused: OPT_LOG.md row %d (line %d, %s) has no "
+				     "run in the database and no commit carries it, so nothing backs its "
+				     "number and it cannot be the best. Set its Status to drop (or "
+				     "remove the row) and run optloop repair --rebuild again; to keep "
+				     "that kernel, verify it after the rebuild",
+				     r->iter, r->lineno, row_status_name(r->status));
+	}
+	for (size_t i = 0; rc == 0 && i < d.nrows; i++) {
+		struct log_row *r = &d.rows[i];
+		if (r->iter < next)
+			continue; /* the database has it */
+		if (r->iter != next) {
+			rc = err_set(e, ERR_REFUSED,
+				     "repair --rebuild stopped: OPT_LOG.md jumps from iteration %d to %d "
+				     "(line %d); fix the table so rows follow in order, then run it "
+				     "again",
+				     next - 1, r->iter, r->lineno);
+			break;
+		}
+		const struct vcs_iter_commit *c = row_commit(cs, nc, r);
+		free(r->commit);
+		r->commit = c ? xstrdup(c->sha) : NULL;
+		if (r->status == RS_KEEP && c && c->unconfirmed && !r->unconfirmed)
+			r->unconfirmed = xstrdup(c->unconfirmed);
+		rc = store_iter_add(l->store, r, 0, NULL, e);
+		if (rc == 0)
+			rc = store_event(l->store, r->iter, "repair.rebuild", c ? c->sha : NULL, e);
+		if (rc == 0 && done)
+			sb_addf(done, "row %d taken back from OPT_LOG.md%s%.12s\n", r->iter,
+				c ? ", commit " : " (no commit carries it yet)", c ? c->sha : "");
+		if (r->iter == 0)
+			first = r->commit;
+		(*fixed)++;
+		next++;
+	}
+	/* the commits before the baseline are not the workspace's */
+	char parent[VCS_OID_HEX];
+	if (rc == 0 && first && vcs_parent(l->vcs, first, parent, NULL) == 0 && parent[0]) {
+		rc = store_meta_set(l->store, "init_head", parent, e);
+		if (rc == 0) {
+			free(l->init_head);
+			l->init_head = xstrdup(parent);
+		}
+	}
+	if (rc == 0)
+		l->lost_rows = 0;
+out:
+	vcs_iter_commits_free(cs, nc);
+	log_rows_put(sr);
+	optlog_doc_release(&d);
+	sb_release(&text);
+	return rc;
+}
+
+int loop_repair(struct loop *l, bool rebuild, struct sb *done, struct err *e)
+{
+	struct log_rows *sr;
+	const struct log_row *rows;
+	size_t n, nc;
+	struct vcs_iter_commit *cs;
+	int rc, fixed = 0;
+
+	if (l->readonly)
+		return err_set(e, ERR_BUSY, "repair refused: the workspace is open read-only");
+	if (rebuild && l->lost_rows == 0)
+		return err_set(e, ERR_REFUSED,
+			       "repair --rebuild refused: the database holds every row OPT_LOG.md "
+			       "does; there is nothing to take back (optloop repair fixes the rest)");
+	if (!rebuild && l->lost_rows > 0)
+		return err_set(e, ERR_REFUSED,
+			       "repair refused: OPT_LOG.md holds %d row%s the database lost; take "
+			       "them back first with optloop repair --rebuild",
+			       l->lost_rows, l->lost_rows == 1 ? "" : "s");
+	if (rebuild) {
+		rc = store_begin(l->store, e);
+		if (rc == 0)
+			rc = rebuild_rows(l, done, &fixed, e);
+		if (rc == 0)
+			rc = store_commit(l->store, e);
+		else
+			store_rollback(l->store);
+		if (rc < 0)
+			return rc;
+	}
+	if ((rc = loop_rows_get(l->store, &sr, &rows, &n, e)) < 0)
+		return rc;
+	if ((rc = vcs_iter_commits(l->vcs, l->ws.op, l->init_head, 0, &cs, &nc, e)) < 0) {
+		log_rows_put(sr);
+		return rc;
+	}
+	rc = store_begin(l->store, e);
+	/* rows whose commit left the history: re-link to the commit that now
+	 * carries their iteration */
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		if (!rows[i].commit || vcs_commit_in_history(l->vcs, rows[i].commit))
+			continue;
+		for (size_t k = 0; k < nc; k++) {
+			/* the iteration and its direction: after a new init the
+			 * history may hold another commit of the same number */
+			if (cs[k].iter != rows[i].iter ||
+			    (cs[k].direction && rows[i].direction &&
+			     strcmp(cs[k].direction, rows[i].direction)))
+				continue;
+			rc = store_iter_set_commit(l->store, rows[i].iter, cs[k].sha, e);
+			if (rc == 0)
+				rc = store_event(l->store, rows[i].iter, "repair.relink", cs[k].sha, e);
+			if (rc == 0 && done)
+				sb_addf(done, "row %d now cites commit %.12s\n", rows[i].iter, cs[k].sha);
+			fixed++;
+			break;
+		}
+	}
+	/* commits without a row: rebuilt from their trailers, in iteration
+	 * order, when they continue the log */
+	for (int next = (int)n; rc == 0;) {
+		size_t k;
+		for (k = 0; k < nc && cs[k].iter != next; k++)
+			;
+		if (k == nc)
+			break;
+		struct log_row r;
+		memset(&r, 0, sizeof(r));
+		r.iter = next;
+		r.direction = xstrdup(cs[k].direction ? cs[k].direction : "(rebuilt from the commit)");
+		r.gate = xstrdup(cs[k].gate ? cs[k].gate : "");
+		if (!cs[k].gate || optlog_parse_gate(cs[k].gate, &r.gate_v, &r.scope) < 0)
+			r.gate_v = GATE_NONE;
+		if (!cs[k].bench || optlog_parse_bench(cs[k].bench, &r.bench_ms) < 0)
+			r.bench_ms = NAN;
+		if (!cs[k].vs_best || optlog_parse_vs_best(cs[k].vs_best, &r.vs_best) < 0)
+			r.vs_best = NAN;
+		if (!cs[k].status || optlog_parse_status(cs[k].status, &r.status) < 0)
+			r.status = next == 0 ? RS_BASE : RS_DROP;
+		if (r.status == RS_KEEP && cs[k].unconfirmed)
+			r.unconfirmed = xstrdup(cs[k].unconfirmed);
+		r.commit = xstrdup(cs[k].sha);
+		rc = store_iter_add(l->store, &r, 0, NULL, e);
+		if (rc == 0)
+			rc = store_event(l->store, next, "repair.row", cs[k].sha, e);
+		if (rc == 0 && done)
+			sb_addf(done, "row %d rebuilt from commit %.12s\n", next, cs[k].sha);
+		log_row_release(&r);
+		fixed++;
+		next++;
+	}
+	if (rc == 0)
+		rc = store_commit(l->store, e);
+	else
+		store_rollback(l->store);
+	vcs_iter_commits_free(cs, nc);
+	log_rows_put(sr);
+	if (rc == 0 && fixed)
+		rc = loop_write_optlog(l, e);
+	if (rc == 0 && !fixed && done)
+		sb_adds(done, "nothing optloop can repair by itself\n");
+	if (rc == 0) {
+		sb_reset(&l->problems);
+		rc = loop_reconcile_git(l, e);
+	}
+	return rc;
+}

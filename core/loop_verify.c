@@ -1,0 +1,524 @@
+/* loop_verify — the verify step: what it refuses before a run starts (a
+ * hand-made commit, changes outside the kernel, --include), the run itself
+ * (begin, fds, pump, cancel, end) and the measurement it leaves. */
+#include "core/loop_impl.h"
+#include "core/loop_core.h"
+#include "core/alloc.h"
+#include "core/fault.h"
+#include "core/fsutil.h"
+#include "core/guards.h"
+#include "core/lint.h"
+#include "core/measure.h"
+#include "core/optlog.h"
+#include "core/parse.h"
+#include "core/patset.h"
+#include "core/rules.h"
+#include "core/run.h"
+#include "core/runner.h"
+#include "core/store.h"
+#include "core/vcs.h"
+
+#include <jansson.h>
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ---- verify -------------------------------------------------------------------- */
+
+void loop_measurement_release(struct loop_measurement *m)
+{
+	free(m->command);
+	free(m->log_path);
+	free(m->tree);
+	free(m->result_json);
+	memset(m, 0, sizeof(*m));
+}
+
+static void shell_quote(struct sb *s, const char *arg)
+{
+	sb_addc(s, '\'');
+	for (const char *p = arg; *p; p++) {
+		if (*p == '\'')
+			sb_adds(s, "'\\''");
+		else
+			sb_addc(s, *p);
+	}
+	sb_addc(s, '\'');
+}
+
+/* An attempt's raw output stays in trace/ as evidence: it moves from
+ * iter-N.log (which the next run of the iteration writes) to
+ * iter-N.attempt-<run>.log, and the store follows it. */
+static int keep_attempt_log(struct loop *l, int run_id, struct err *e)
+{
+	struct store_run r;
+	int rc = store_run_get(l->store, run_id, &r, e);
+	if (rc < 0)
+		return rc;
+	char *to = xasprintf("%s/iter-%d.attempt-%d.log", l->ws.trace_dir, r.iter, r.id);
+	if (r.log_path && strcmp(r.log_path, to) && fsutil_exists(r.log_path)) {
+		if (rename(r.log_path, to) < 0)
+			rc = err_set(e, ERR_IO, "cannot keep the attempt's raw output %s as %s: %s",
+				     r.log_path, to, strerror(errno));
+		else {
+			free(r.log_path);
+			r.log_path = to;
+			to = NULL;
+			rc = store_run_update(l->store, &r, e);
+		}
+	}
+	free(to);
+	store_run_release(&r);
+	return rc;
+}
+
+/* A kernel change committed by hand since the last row: HEAD's kernel is not
+ * the one optloop left (the last row's, or the best's after a drop or
+ * revert).  Measured now, it would count as no change, and a drop's restore
+ * would quietly undo it: refused, with the two ways on. */
+static int hand_commit_check(struct loop *l, struct err *e)
+{
+	struct log_rows *sr;
+	const struct log_row *rows;
+	size_t n;
+	int rc = loop_rows_get(l->store, &sr, &rows, &n, e);
+	if (rc < 0)
+		return rc;
+	const struct log_row *last = n ? &rows[n - 1] : NULL, *best = log_rows_best(rows, n);
+	bool back = last && (last->status == RS_DROP || last->status == RS_REVERT);
+	const char *expect = !last || !last->commit ? NULL : back ? (best ? best->commit : NULL)
+								 : last->commit;
+	char want[VCS_OID_HEX], head[VCS_OID_HEX];
+	if (expect && vcs_kernel_hash(l->vcs, loop_kpaths(l), l->nkernel, expect, want, NULL) == 0 &&
+	    vcs_kernel_hash(l->vcs, loop_kpaths(l), l->nkernel, "HEAD", head, NULL) == 0 &&
+	    strcmp(want, head))
+		rc = err_set(e, ERR_REFUSED,
+			     "verify refused: a commit made since iteration %d changed the kernel "
+			     "(HEAD's kernel is not the one optloop left: %s commit %.12s), so a verify "
+			     "would see no change and a drop would quietly undo it; make it this "
+			     "iteration's change (git reset --soft to optloop's last commit: the "
+			     "change stays in the tree, uncommitted, then optloop verify), or undo "
+			     "it (git revert)",
+			     last->iter, back ? "the best's" : "that iteration's", expect);
+	log_rows_put(sr);
+	return rc;
+}
+
+/* A change outside the kernel and the frozen scope would be measured with
+ * the kernel, but never committed, and left in the tree by a drop: shown
+ * and refused, or made part of the kernel with the user's consent
+ * (--include PATH, for each of them). */
+static int outside_check(struct loop *l, const struct loop_verify_opts *o, struct err *e)
+{
+	size_t nkeep = l->nkernel + l->nfrozen + (o ? o->ninclude : 0);
+	const char **keep = xcalloc(nkeep + 1, sizeof(*keep));
+	size_t k = 0;
+	for (size_t i = 0; i < l->nkernel; i++)
+		keep[k++] = l->kernel[i];
+	for (size_t i = 0; i < l->nfrozen; i++)
+		keep[k++] = l->frozen[i];
+	for (size_t i = 0; o && i < o->ninclude; i++)
+		keep[k++] = o->include[i];
+	struct vcs_change *ch = NULL;
+	size_t n = 0;
+	int rc = vcs_changes_outside(l->vcs, keep, k, &ch, &n, e);
+	free(keep);
+	if (rc == 0 && n) {
+		struct sb list = SB_INIT, flags = SB_INIT;
+		for (size_t i = 0; i < n; i++) {
+			sb_addf(&list, "%s%s (%s)", i ? ", " : "", ch[i].path, ch[i].what);
+			sb_addf(&flags, " --include %s", ch[i].path);
+		}
+		rc = err_set(e, ERR_REFUSED,
+			     "verify refused: %zu file%s outside the kernel and the frozen scope "
+			     "changed: %s. The run would measure %s with the kernel, but %s no "
+			     "kernel change: never committed, and left in the tree by a drop. Undo "
+			     "%s (git checkout -- PATH, or remove a new file); git-ignore %s if %s "
+			     "no code the run uses (notes, scratch: .git/info/exclude); or make "
+			     "%s part of the kernel: optloop verify%s",
+			     n, n == 1 ? "" : "s", list.buf, n == 1 ? "it" : "them",
+			     n == 1 ? "it is" : "they are", n == 1 ? "it" : "them",
+			     n == 1 ? "it" : "them", n == 1 ? "it is" : "they are",
+			     n == 1 ? "it" : "them", flags.buf);
+		sb_release(&list);
+		sb_release(&flags);
+	}
+	vcs_changes_free(ch, n);
+	return rc;
+}
+
+/* The user's --include paths: not frozen, a path of the repository, and
+ * as the best has it in HEAD (a drop puts back the best's version: one
+ * committed after the best would be lost). */
+static int include_check(struct loop *l, const struct loop_verify_opts *o, struct err *e)
+{
+	if (!o || !o->ninclude)
+		return 0;
+	struct log_rows *sr;
+	const struct log_row *rows;
+	size_t n;
+	int rc = loop_rows_get(l->store, &sr, &rows, &n, e);
+	if (rc < 0)
+		return rc;
+	const struct log_row *best = log_rows_best(rows, n);
+	for (size_t i = 0; rc == 0 && i < o->ninclude; i++) {
+		const char *p = o->include[i];
+		for (size_t j = 0; rc == 0 && j < l->nfrozen; j++)
+			if (fsutil_path_under(p, l->frozen[j]))
+				rc = err_set(e, ERR_REFUSED,
+					     "verify refused: --include %s is frozen (it is or lies in "
+					     "%s): a change there is undone before any run, never "
+					     "measured",
+					     p, l->frozen[j]);
+		if (rc < 0)
+			break;
+		if (!*p || strstr(p, "..") || p[0] == '/') {
+			rc = err_set(e, ERR_USAGE,
+				     "--include %s: give a path of the repository, relative to its "
+				     "root",
+				     p);
+			break;
+		}
+		const char *one[] = {p};
+		char at_best[VCS_OID_HEX], at_head[VCS_OID_HEX];
+		if (best && best->commit &&
+		    vcs_kernel_hash(l->vcs, one, 1, best->commit, at_best, NULL) == 0 &&
+		    vcs_kernel_hash(l->vcs, one, 1, "HEAD", at_head, NULL) == 0 &&
+		    strcmp(at_best, at_head) != 0)
+			rc = err_set(e, ERR_REFUSED,
+				     "verify refused: --include %s: a commit after the best (iteration "
+				     "%d, %.12s) changed it, so a drop would put back the best's "
+				     "version and lose that commit's; include it in a workspace made "
+				     "after that commit, or undo this iteration's edit to it",
+				     p, best->iter, best->commit);
+	}
+	log_rows_put(sr);
+	return rc;
+}
+
+/* The --include paths join the kernel (the workspace's kernel list), said
+ * in an event. */
+static int include_in_kernel(struct loop *l, const struct loop_verify_opts *o, struct err *e)
+{
+	if (!o || !o->ninclude)
+		return 0;
+	struct sb list = SB_INIT, added = SB_INIT;
+	for (size_t i = 0; i < l->nkernel; i++)
+		sb_addf(&list, "%s%s", i ? "\n" : "", l->kernel[i]);
+	for (size_t i = 0; i < o->ninclude; i++) {
+		bool have = false;
+		for (size_t j = 0; j < l->nkernel; j++)
+			have |= fsutil_path_under(o->include[i], l->kernel[j]);
+		if (have)
+			continue;
+		sb_addf(&list, "%s%s", list.len ? "\n" : "", o->include[i]);
+		sb_addf(&added, "%s%s", added.len ? ", " : "", o->include[i]);
+	}
+	int rc = 0;
+	if (added.len) {
+		rc = store_begin(l->store, e);
+		if (rc == 0)
+			rc = store_meta_set(l->store, "kernel", list.buf, e);
+		if (rc == 0) {
+			char *d = xasprintf("made part of the kernel by --include: %s", added.buf);
+			rc = store_event(l->store, -1, "kernel.include", d, e);
+			free(d);
+		}
+		if (rc == 0)
+			rc = store_commit(l->store, e);
+		else
+			store_rollback(l->store);
+		if (rc == 0) {
+			loop_free_list(l->kernel, l->nkernel);
+			loop_split_lines(list.buf, &l->kernel, &l->nkernel);
+		}
+	}
+	sb_release(&list);
+	sb_release(&added);
+	return rc;
+}
+
+int loop_verify_begin(struct loop *l, const struct loop_verify_opts *o, struct err *e)
+{
+	struct where w;
+	struct sb cmd = SB_INIT;
+	char head[VCS_OID_HEX] = "";
+	char *log_path = NULL;
+	const struct patset *ps;
+	int rc;
+
+	if (loop_writable(l, "verify", e) < 0)
+		return ERR_REFUSED;
+
+	if (l->readonly)
+		return err_set(e, ERR_BUSY,
+			       "verify refused: this optloop opened the workspace read-only "
+			       "(another one is writing to it)");
+	if ((rc = loop_load_contract(l, e)) < 0 || (rc = loop_where(l, &w, e)) < 0)
+		return rc;
+	if ((rc = loop_refuse_unless(l, "verify", &w, e)) < 0)
+		return rc;
+	if (w.state == ST_NEED_BASELINE) {
+		if (o && o->gate_k)
+			return err_set(e, ERR_REFUSED,
+				       "verify refused: the baseline (iteration 0) needs the full "
+				       "gate; run optloop verify without --gate-k");
+		if (w.kernel_changed)
+			return err_set(e, ERR_REFUSED,
+				       "verify refused: the baseline must be measured on the "
+				       "unmodified kernel, but the kernel differs from HEAD (commit "
+				       "or stash the change first, then run optloop verify)");
+	}
+	/* the frozen scope (hashed at the baseline), then stall and stop */
+	struct guards_ctx g = loop_guards(l);
+	int pending;
+	if (guards_restore_pending(&g, &pending))
+		return err_set(e, ERR_REFUSED,
+			       "verify refused: iteration %d's drop or revert is committed but the "
+			       "restore of the best kernel after it is not%s, so the tree is not "
+			       "the next iteration's change; %s, then run optloop status (it "
+			       "commits the restore)",
+			       pending, vcs_index_locked(l->vcs) ? " (git's index is locked)" : "",
+			       vcs_index_locked(l->vcs)
+				       ? "when no git command is running, remove .git/index.lock"
+				       : "see optloop status for what stopped it");
+	if ((rc = hand_commit_check(l, e)) < 0 || (rc = guards_verify_check(&g, e)) < 0 ||
+	    (rc = include_check(l, o, e)) < 0 || (rc = outside_check(l, o, e)) < 0 ||
+	    (rc = include_in_kernel(l, o, e)) < 0)
+		return rc;
+	/* {best} in the validation command: the harness times the best's
+	 * commit beside the work tree in one process (assets/bench/
+	 * optloop_ab.py), and the verdict reads that pair; before a best
+	 * exists (the baseline) the commit is HEAD, the tree itself */
+	const char *val = l->contract->c.v[CF_VALIDATION];
+	l->vpaired = strstr(val, "{best}") != NULL;
+	if (l->vpaired) {
+		struct measure_best b;
+		char sha[VCS_OID_HEX] = "";
+		if ((rc = measure_best(l->store, &b, e)) == 0 && b.have && !b.commit)
+			rc = err_set(e, ERR_REFUSED,
+				     "verify refused: the validation command times the best at "
+				     "{best}, and the best (iteration %d) is not committed yet (run "
+				     "optloop commit)",
+				     b.iter);
+		if (rc == 0 && !b.have)
+			rc = vcs_head(l->vcs, sha, e);
+		if (rc == 0) {
+			char *v = loop_with_best(val, b.have ? b.commit : sha);
+			sb_adds(&cmd, v);
+			free(v);
+		}
+		measure_best_release(&b);
+		if (rc < 0)
+			goto out;
+	} else {
+		sb_adds(&cmd, val);
+	}
+	if (o && o->gate_k) {
+		sb_adds(&cmd, " --gate-k ");
+		shell_quote(&cmd, o->gate_k);
+	}
+	if (o && o->base) {
+		sb_adds(&cmd, " --base ");
+		shell_quote(&cmd, o->base);
+	}
+	if (o && o->profile)
+		sb_adds(&cmd, " --profile");
+	if (w.attempt_run && (rc = keep_attempt_log(l, w.attempt_run, e)) < 0)
+		goto out;
+	if ((rc = loop_patset(l, &ps, e)) < 0)
+		goto out;
+	vcs_head(l->vcs, head, NULL);
+	log_path = xasprintf("%s/iter-%d.log", l->ws.trace_dir, w.iter);
+	struct run_spec spec = {
+		.kind = "verify",
+		.iter = w.iter,
+		.command = cmd.buf,
+		.cwd = l->ws.repo,
+		.log_path = log_path,
+		.trace_dir = l->ws.trace_dir,
+		.timeout_s = o ? o->timeout_s : 0,
+		.scope = o && o->gate_k ? SCOPE_SUBSET : SCOPE_FULL,
+		.head = head[0] ? head : NULL,
+		.start_event = "verify.start",
+		.alloc = loop_run_alloc(l),
+		.ps = ps,
+		.output = o ? o->output : NULL,
+		.event = o ? o->event : NULL,
+		.ctx = o ? o->ctx : NULL,
+	};
+	run_free(l->vrun);
+	l->vrun = NULL;
+	if ((rc = run_start(l->store, &spec, &l->vrun, e)) == 0) {
+		l->verifying = true;
+		free(l->vcmd);
+		l->vcmd = xstrdup(cmd.buf);
+	}
+out:
+	free(log_path);
+	sb_release(&cmd);
+	return rc;
+}
+
+int loop_verify_fds(const struct loop *l, int fds[2])
+{
+	return l->verifying ? run_fds(l->vrun, fds) : 0;
+}
+
+int loop_verify_pump(struct loop *l, int timeout_ms, struct err *e)
+{
+	(void)e; /* a raw-log write failure stops the run; loop_verify_end reports it */
+	return l->verifying ? run_pump(l->vrun, timeout_ms) : 0;
+}
+
+void loop_verify_cancel(struct loop *l)
+{
+	if (l->verifying)
+		run_cancel(l->vrun);
+}
+
+const char *loop_verify_command(const struct loop *l)
+{
+	return l->vcmd;
+}
+
+static void fill_measurement(const struct store_run *r, struct loop_measurement *m)
+{
+	memset(m, 0, sizeof(*m));
+	m->iter = r->iter;
+	m->run_id = r->id;
+	m->gate = r->gate;
+	m->scope = r->scope;
+	m->bench_ms = r->bench_ms;
+	m->vs_best = r->vs_best;
+	m->exit_status = r->exit_status;
+	m->timed_out = r->timed_out;
+	m->cancelled = r->cancelled;
+	m->no_change = r->no_change;
+	m->attempt = run_is_attempt(r->iter, r->gate, r->scope, r->bench_ms);
+	m->seconds = r->t_end > r->t_start ? r->t_end - r->t_start : 0;
+	m->command = r->command ? xstrdup(r->command) : NULL;
+	m->log_path = r->log_path ? xstrdup(r->log_path) : NULL;
+	m->tree = r->tree ? xstrdup(r->tree) : NULL;
+	m->result_json = r->result_json ? xstrdup(r->result_json) : NULL;
+}
+
+/* What only the loop knows of a verify run, filled before it is recorded:
+ * the kernel tree it measured, the snapshot of it, whether it changed
+ * anything (vs best is the verdict's: verify_in_tx). */
+static int verify_fill(void *ctx, struct store_run *r, const struct parse_result *res,
+		       struct err *e)
+{
+	struct loop *l = ctx;
+	char work[VCS_OID_HEX], head[VCS_OID_HEX], snap[VCS_OID_HEX];
+	(void)res;
+	r->vs_best = NAN; /* the verdict's, set inside the run's transaction */
+	int rc = vcs_kernel_hash(l->vcs, loop_kpaths(l), l->nkernel, NULL, work, e);
+	if (rc == 0)
+		rc = vcs_kernel_hash(l->vcs, loop_kpaths(l), l->nkernel, "HEAD", head, e);
+	if (rc == 0)
+		rc = vcs_snapshot(l->vcs, loop_kpaths(l), l->nkernel, snap, e);
+	if (rc == 0) {
+		free(r->tree);
+		r->tree = xstrdup(work);
+		free(r->snapshot);
+		r->snapshot = xstrdup(snap);
+		r->no_change = !strcmp(work, head);
+	}
+	return rc;
+}
+
+/* Inside the run's transaction: its verdict against the best, and with it
+ * the run's one "vs best" figure, so no reader ever sees another. */
+static int verify_in_tx(void *ctx, struct store *st, struct store_run *r, struct err *e)
+{
+	struct loop *l = ctx;
+	struct stats_cmp c;
+	/* a pair in one process: the run is its own session, role "pair" */
+	if (l->vpaired && r->gate != GATE_FAIL) {
+		int rc = store_session_put(st, r->id, r->id, "pair", e);
+		if (rc < 0)
+			return rc;
+	}
+	if (measure_judge_run(st, r->id, l->contract->c.threshold, &c, NULL) == 0) {
+		r->vs_best = c.gain;
+		stats_cmp_release(&c);
+		if (isfinite(r->vs_best)) {
+			int rc = store_run_update(st, r, e);
+			if (rc < 0)
+				return rc;
+		}
+	}
+	return store_event(st, r->iter, "verify.end", gate_verdict_name(r->gate), e);
+}
+
+int loop_verify_end(struct loop *l, struct loop_measurement *m, struct err *e)
+{
+	if (!l->verifying)
+		return err_set(e, ERR_REFUSED, "no verify run is going");
+	struct run_end_hooks h = {.fill = verify_fill, .in_tx = verify_in_tx, .ctx = l};
+	int rc = run_end(l->vrun, &h, e);
+	l->verifying = false;
+	struct store_run *r = run_record(l->vrun);
+	if (rc < 0)
+		return rc;
+	/* the trap lints over the measured diff, at verify: evidence beside the
+	 * verdict, not a gate (log asks for the acknowledgement) */
+	struct guards_ctx g = loop_guards(l);
+	struct lint_findings lf = {0};
+	int nlints = 0;
+	if (!run_is_attempt(r->iter, r->gate, r->scope, r->bench_ms) &&
+	    guards_lint(&g, r->iter, &lf, NULL) == 0)
+		nlints = (int)lf.n;
+	lint_findings_release(&lf);
+	if (m) {
+		fill_measurement(r, m);
+		m->nlints = nlints;
+	}
+	return 0;
+}
+
+int loop_verify(struct loop *l, const struct loop_verify_opts *o, struct loop_measurement *m,
+		struct err *e)
+{
+	int rc = loop_verify_begin(l, o, e);
+	if (rc < 0)
+		return rc;
+	while ((rc = loop_verify_pump(l, -1, NULL)) > 0)
+		;
+	return loop_verify_end(l, m, e);
+}
+
+int loop_measurement(struct loop *l, struct loop_measurement *m, struct err *e)
+{
+	struct where w;
+	struct store_run r;
+	int rc = loop_where(l, &w, e);
+	if (rc < 0)
+		return rc;
+	if (w.state != ST_MEASURED && w.state != ST_LOGGED)
+		return err_set(e, ERR_NOTFOUND, "iteration %d has no measurement yet", w.iter);
+	if (w.state == ST_LOGGED)
+		rc = w.run_id ? store_run_get(l->store, w.run_id, &r, e)
+			      : err_set(e, ERR_NOTFOUND, "no run");
+	else
+		rc = store_run_last(l->store, w.iter, "verify", &r, e);
+	if (rc < 0)
+		return rc;
+	fill_measurement(&r, m);
+	/* the iteration's one "vs best" figure, the one its row carries: the
+	 * confirm's when one ran (measure_win) */
+	struct measure_win win;
+	if (measure_win(l->store, w.iter, r.id, &win, NULL) == 0) {
+		if (isfinite(win.vs_best))
+			m->vs_best = win.vs_best;
+		measure_win_release(&win);
+	}
+	store_run_release(&r);
+	return 0;
+}
