@@ -1,17 +1,24 @@
 /*
- * loop_contract — loop.h's contract calls that need no more than the file:
- * the field names --set takes, and setting fields in docs/draft.md (the
- * grammar is core/contract.c's; what the contract lacks, with draft.md's
- * hints, is loop.c's loop_contract_missing, which reads the loop's copy).
+ * loop_contract — the loop's copy of the task contract: read again when
+ * docs/draft.md changes, shared by reference with its borrowers, what it
+ * lacks worked out every time (paths that went, Target shapes the registry
+ * does not have, kernel paths that cannot be one); the field names --set
+ * takes, and setting fields in docs/draft.md (the grammar is
+ * core/contract.c's).
  */
-#include "core/loop.h"
+#include "core/loop_impl.h"
 #include "core/loop_core.h"
 
 #include "core/contract.h"
 #include "core/err.h"
 #include "core/fsutil.h"
+#include "core/guards.h"
 #include "core/sb.h"
+#include "core/store.h"
+#include "core/vcs.h"
+#include "core/workspace.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -51,4 +58,248 @@ int loop_contract_set(struct loop *l, const char *const *names, const char *cons
 	sb_release(&text);
 	sb_release(&next);
 	return rc;
+}
+
+/* ---- contract --------------------------------------------------------------- */
+
+static void contract_put_shared(struct shared_contract *sc)
+{
+	if (sc && --sc->refs == 0) {
+		contract_release(&sc->c);
+		free(sc->text);
+		free(sc);
+	}
+}
+
+const struct contract *loop_contract_get(struct loop *l)
+{
+	l->contract->refs++;
+	return &l->contract->c;
+}
+
+void loop_contract_put(const struct contract *c)
+{
+	/* c is the first member of the shared_contract loop_contract_get lent */
+	contract_put_shared((struct shared_contract *)(uintptr_t)c);
+}
+
+int loop_reassess_profile_check(struct loop *l, const char *path, struct err *e)
+{
+	struct guards_ctx g = loop_guards(l);
+	return guards_profile_check(&g, path, NULL, e);
+}
+
+int loop_contract_missing(struct loop *l, struct loop_contract_field **out, size_t *n,
+			  struct err *e)
+{
+	const struct shared_contract *sc = l->contract;
+
+	*out = NULL;
+	*n = 0;
+	for (int f = 0; f < CF_NFIELDS; f++) {
+		if (sc->c.v[f])
+			continue;
+		*out = xrealloc(*out, (*n + 1) * sizeof(**out));
+		(*out)[(*n)++] = (struct loop_contract_field){
+			.field = f,
+			.name = contract_field_name(f),
+			.heading = contract_field_heading(f),
+			.hint = contract_hint(sc->text, sc->text ? sc->len : 0, f),
+		};
+	}
+	return 0;
+}
+
+void loop_contract_fields_free(struct loop_contract_field *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i].hint);
+	free(v);
+}
+
+static struct shared_contract *read_contract(const char *path)
+{
+	struct sb text = SB_INIT;
+	struct shared_contract *sc = xcalloc(1, sizeof(*sc));
+	sc->refs = 1;
+	contract_parse("", 0, &sc->c, NULL);
+	int rc = fsutil_read_file(path, &text, &sc->err);
+	if (rc == ERR_NOTFOUND)
+		sc->missing = true;
+	else if (rc < 0)
+		sc->rc = rc;
+	else {
+		sc->rc = contract_parse(text.buf, text.len, &sc->c, &sc->err);
+		sc->len = text.len;
+		sc->text = sb_detach(&text);
+	}
+	sb_release(&text);
+	return sc;
+}
+
+static bool same_text(const struct shared_contract *a, const struct shared_contract *b)
+{
+	return a->missing == b->missing && a->rc == 0 && b->rc == 0 && a->len == b->len &&
+	       (a->len == 0 || !memcmp(a->text, b->text, a->len));
+}
+
+/* Why kernel path p (relative to the work tree repo) can hold no kernel,
+ * or NULL: it is the whole work tree (the gate test, its reference and
+ * profile/ with it), or it lies in git's own directory gitdir, which no
+ * commit holds, so an edit there goes unseen and every commit is empty.
+ * Read from the text and from the real path (a link to either). */
+const char *loop_kernel_path_unusable(const char *repo, const char *gitdir, const char *p)
+{
+	static const char whole[] =
+		"is the whole repository (it holds the gate test, what the test compares "
+		"against and optloop's own profile/)";
+	static const char git[] =
+		"lies in git's own directory, which no commit holds (kernel edits there would "
+		"go unseen and every commit would be empty)";
+	const char *q = p, *why = NULL;
+	while (q[0] == '.' && q[1] == '/')
+		q += 2;
+	size_t n = strlen(q);
+	while (n && q[n - 1] == '/')
+		n--;
+	if (n == 0 || (n == 1 && q[0] == '.'))
+		return whole;
+	for (size_t i = 0; i < n;) {
+		size_t k = strcspn(q + i, "/");
+		if (k > n - i)
+			k = n - i;
+		if (k == 4 && !strncmp(q + i, ".git", 4))
+			return git;
+		i += k;
+		while (i < n && q[i] == '/')
+			i++;
+	}
+	char *full = fsutil_join(repo, p);
+	char *real = realpath(full, NULL), *top = realpath(repo, NULL);
+	char *gd = gitdir ? realpath(gitdir, NULL) : NULL;
+	if (real && top && !strcmp(real, top))
+		why = whole;
+	else if (real && gd && (fsutil_path_under(real, gd) || !strcmp(real, gd)))
+		why = git;
+	free(full);
+	free(real);
+	free(top);
+	free(gd);
+	return why;
+}
+
+/* A Target shape named the registry's way that the registry does not have:
+ * the benchmark never runs it, so the target could never be judged. */
+static void target_shapes_unknown(struct loop *l, struct sb *why)
+{
+	const char *target = l->contract ? l->contract->c.v[CF_TARGET] : NULL;
+	char **named = NULL, **known = NULL;
+	size_t nn = contract_registry_names(target, &named);
+	long nk = nn ? workspace_fla_shape_names(l->ws.repo, &known) : -1;
+	for (size_t i = 0; nk >= 0 && i < nn; i++) {
+		bool have = false;
+		for (long k = 0; k < nk; k++)
+			have |= !strcmp(named[i], known[k]);
+		if (have)
+			continue;
+		struct sb list = SB_INIT;
+		for (long k = 0; k < nk; k++)
+			sb_addf(&list, "%s%s", k ? ", " : "", known[k]);
+		sb_addf(why,
+			"Target: %s is no shape of benchmarks/ops/registry.py (it has: %s), so the "
+			"benchmark never runs it; name one of those, or add it to SHAPE_CONFIGS "
+			"first\n",
+			named[i], nk ? list.buf : "none");
+		sb_release(&list);
+	}
+	for (size_t i = 0; i < nn; i++)
+		free(named[i]);
+	free(named);
+	for (long k = 0; k < nk; k++)
+		free(known[k]);
+	free(known);
+}
+
+/* What the frozen and kernel paths lack on disk, one line each: a path
+ * that does not exist, a kernel path inside the frozen scope; and a
+ * Target shape the registry does not have. */
+static void paths_missing(struct loop *l, struct sb *why)
+{
+	target_shapes_unknown(l, why);
+	for (size_t i = 0; i < l->nfrozen; i++) {
+		char *full = fsutil_join(l->ws.repo, l->frozen[i]);
+		if (!fsutil_exists(full))
+			sb_addf(why, "Frozen: %s does not exist (restore it, or correct the list: "
+				     "optloop contract --set frozen=PATHS)\n",
+				l->frozen[i]);
+		free(full);
+	}
+	for (size_t i = 0; i < l->nkernel; i++) {
+		char *full = fsutil_join(l->ws.repo, l->kernel[i]);
+		if (!fsutil_exists(full))
+			sb_addf(why, "kernel path %s does not exist (restore it, or make a new "
+				     "workspace with the right --kernel)\n",
+				l->kernel[i]);
+		free(full);
+		const char *bad = loop_kernel_path_unusable(l->ws.repo, vcs_gitdir(l->vcs), l->kernel[i]);
+		if (bad)
+			sb_addf(why, "kernel path %s %s; make a new workspace with --kernel naming "
+				     "the kernel's own files\n",
+				l->kernel[i], bad);
+		for (size_t j = 0; j < l->nfrozen; j++)
+			if (fsutil_path_under(l->kernel[i], l->frozen[j]))
+				sb_addf(why, "kernel path %s is frozen (it is or lies in %s): the "
+					     "gate would check a change against itself\n",
+					l->kernel[i], l->frozen[j]);
+	}
+}
+
+/* Read docs/draft.md again; parsed again only when its text changed.  What
+ * is missing is worked out every time (a path can go without the text
+ * changing). */
+int loop_load_contract(struct loop *l, struct err *e)
+{
+	struct sb why = SB_INIT;
+	struct shared_contract *sc = read_contract(l->ws.contract_path);
+
+	if (l->contract && same_text(l->contract, sc)) {
+		contract_put_shared(sc);
+	} else {
+		contract_put_shared(l->contract);
+		l->contract = sc;
+		loop_free_list(l->frozen, l->nfrozen);
+		l->frozen = NULL;
+		l->nfrozen = 0;
+		if (sc->c.v[CF_FROZEN])
+			l->nfrozen = contract_list_items(sc->c.v[CF_FROZEN], &l->frozen);
+		/* profile/ and the frozen files are never part of a kernel commit */
+		size_t nx = l->nfrozen + 1;
+		const char **x = xcalloc(nx, sizeof(char *));
+		x[0] = "profile";
+		for (size_t i = 0; i < l->nfrozen; i++)
+			x[i + 1] = l->frozen[i];
+		vcs_set_exclude(l->vcs, x, nx);
+		free(x);
+	}
+	sc = l->contract;
+	free(l->missing);
+	l->missing = NULL;
+	if (sc->missing) {
+		l->missing = xasprintf("docs/draft.md is missing (run optloop contract to see the "
+				       "fields, or restore the file)");
+		return 0;
+	}
+	if (sc->rc < 0) {
+		if (e)
+			*e = sc->err;
+		return sc->rc;
+	}
+	contract_missing(&sc->c, &why);
+	paths_missing(l, &why);
+	if (why.len) {
+		sb_trim(&why);
+		l->missing = sb_detach(&why);
+	}
+	sb_release(&why);
+	return 0;
 }
