@@ -242,11 +242,6 @@ static char *path_of(const char *module)
 
 static char *resolve(const char *repo, const char *module, const char *name, int depth);
 
-static int cmp_name(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /* name in a file's text: defined there, or imported from elsewhere. */
 static char *resolve_in(const char *repo, const char *rel, const char *package, const char *name,
 			int depth)
@@ -311,7 +306,7 @@ static char *resolve(const char *repo, const char *module, const char *name, int
 				closedir(d);
 			/* in a fixed order, so the answer does not depend on the directory */
 			if (nn > 1)
-				qsort(names, nn, sizeof(*names), cmp_name);
+				qsort(names, nn, sizeof(*names), strp_cmp);
 			for (size_t i = 0; i < nn; i++) {
 				if (!found) {
 					char *rel = xasprintf("%s/%s", p, names[i]);

@@ -46,11 +46,6 @@ static int rows_load(const struct guards_ctx *g, struct log_rows **sr,
 
 /* ---- frozen scope ---------------------------------------------------------- */
 
-static int cmp_name(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /* Content hash of a frozen path: a file's git blob id; for a directory, the
  * blob id of its sorted "path hash" listing; "absent" when missing.  The
  * kernel hash cannot be used: it leaves the frozen paths out on purpose. */
@@ -79,7 +74,7 @@ static void content_hash(const char *full, int depth, char out[VCS_OID_HEX])
 		if (d)
 			closedir(d);
 		if (n)
-			qsort(names, n, sizeof(*names), cmp_name);
+			qsort(names, n, sizeof(*names), strp_cmp);
 		for (size_t i = 0; i < n; i++) {
 			char *sub = fsutil_join(full, names[i]);
 			char h[VCS_OID_HEX];

@@ -417,11 +417,6 @@ int lint_set_add_text(struct lint_set *ls, const char *text, size_t len, const c
 	return rc;
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 static int load_dir(struct lint_set *ls, const char *dir, struct err *e)
 {
 	DIR *d = opendir(dir);
@@ -442,7 +437,7 @@ static int load_dir(struct lint_set *ls, const char *dir, struct err *e)
 	}
 	closedir(d);
 	if (n)
-		qsort(names, n, sizeof(*names), cmp_str);
+		qsort(names, n, sizeof(*names), strp_cmp);
 	int rc = 0;
 	for (size_t i = 0; i < n; i++) {
 		char *path = fsutil_join(dir, names[i]);

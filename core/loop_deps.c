@@ -104,11 +104,6 @@ static void test_files(const char *repo, const char *dir, int depth, char ***out
 	free(sub);
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 int loop_dependents(struct loop *l, bool work, struct loop_dependents *d, struct err *e)
 {
 	memset(d, 0, sizeof(*d));
@@ -181,7 +176,7 @@ int loop_dependents(struct loop *l, bool work, struct loop_dependents *d, struct
 	size_t nt = 0;
 	test_files(repo, "tests", 0, &tests, &nt);
 	if (nt > 1)
-		qsort(tests, nt, sizeof(*tests), cmp_str);
+		qsort(tests, nt, sizeof(*tests), strp_cmp);
 	for (size_t i = 0; i < nt; i++) {
 		if (!own_test || strcmp(own_test, tests[i]) != 0) {
 			struct fla_files f = {0};

@@ -1170,11 +1170,6 @@ static bool same_entry(const struct kfile *a, const struct kfile *b)
 	return a->mode == b->mode && git_oid_equal(&a->oid, &b->oid);
 }
 
-static int cmp_str_ptr(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 int vcs_kernel_changed(struct vcs *v, const char *const *paths, size_t n, const char *from,
 		       const char *to, char ***out, size_t *nout, struct err *e)
 {
@@ -1200,7 +1195,7 @@ int vcs_kernel_changed(struct vcs *v, const char *const *paths, size_t n, const 
 		}
 	}
 	if (*nout > 1)
-		qsort(*out, *nout, sizeof(**out), cmp_str_ptr);
+		qsort(*out, *nout, sizeof(**out), strp_cmp);
 	klist_release(&lf);
 	klist_release(&lt);
 	git_tree_free(tf);
@@ -1408,11 +1403,6 @@ static int diff_line_cb(const git_diff_delta *d, const git_diff_hunk *h, const g
 	return 0;
 }
 
-static int path_cmp(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /* One diff per path: with paths in different directories a single pathspec
  * has no common prefix, and libgit2 would walk the whole tree and work tree
  * (every file of a big repository) to find the few that match. */
@@ -1434,7 +1424,7 @@ int vcs_diff(struct vcs *v, const char *treeish, const char *const *paths, size_
 	rc = 0;
 	for (size_t i = 0; i < n; i++)
 		p[np++] = norm_path(paths[i]);
-	qsort(p, np, sizeof(char *), path_cmp);
+	qsort(p, np, sizeof(char *), strp_cmp);
 	o.flags = GIT_DIFF_INCLUDE_UNTRACKED | GIT_DIFF_RECURSE_UNTRACKED_DIRS |
 		  GIT_DIFF_SHOW_UNTRACKED_CONTENT;
 	/* a submodule in a kernel path is no kernel content (walk_workdir

@@ -74,11 +74,6 @@ void workspace_paths(const char *repo, const char *op, struct workspace *ws)
 	ws->trace_dir = xasprintf("%s/trace", ws->dir);
 }
 
-static int str_cmp(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 int workspace_list(const char *repo, char ***ops, size_t *n, struct err *e)
 {
 	char *prof = xasprintf("%s/profile", repo);
@@ -110,7 +105,7 @@ int workspace_list(const char *repo, char ***ops, size_t *n, struct err *e)
 	closedir(d);
 	free(prof);
 	if (*n)
-		qsort(*ops, *n, sizeof(char *), str_cmp);
+		qsort(*ops, *n, sizeof(char *), strp_cmp);
 	return 0;
 }
 
