@@ -35,10 +35,10 @@
 
 /* The rows, shared with the store (read-only): put back with
  * log_rows_put(*sr).  On error *sr is NULL and there are no rows. */
-static int rows_load(const struct guards_ctx *g, struct log_rows **sr,
+static int rows_load(const struct workspace *ws, struct log_rows **sr,
 		     const struct log_row **rows, size_t *n, struct err *e)
 {
-	int rc = store_rows_get(g->store, sr, e);
+	int rc = store_rows_get(ws->store, sr, e);
 	*rows = rc < 0 ? NULL : (*sr)->v;
 	*n = rc < 0 ? 0 : (*sr)->n;
 	return rc;
@@ -109,26 +109,26 @@ static void content_hash(const char *full, int depth, char out[VCS_OID_HEX])
 	sb_release(&data);
 }
 
-int guards_frozen_check(const struct guards_ctx *g, const char *verb, struct err *e)
+int guards_frozen_check(const struct workspace *ws, const char *verb, struct err *e)
 {
 	struct sb changed = SB_INIT;
 	int rc = 0, nchanged = 0;
 	const char *first = NULL;
 
-	for (size_t i = 0; i < g->nfrozen && rc == 0; i++) {
-		const char *path = g->frozen[i];
+	for (size_t i = 0; i < ws->nfrozen && rc == 0; i++) {
+		const char *path = ws->frozen[i];
 		char hash[VCS_OID_HEX];
-		char *full = fsutil_join(g->ws->repo, path);
+		char *full = fsutil_join(ws->repo, path);
 		content_hash(full, 0, hash);
 		free(full);
-		char *was = store_frozen_hash(g->store, path);
+		char *was = store_frozen_hash(ws->store, path);
 		if (!was) {
 			/* first sight of this path: this is its baseline */
-			if (store_readonly(g->store))
+			if (store_readonly(ws->store))
 				continue;
-			rc = store_frozen_put(g->store, path, hash, e);
+			rc = store_frozen_put(ws->store, path, hash, e);
 			if (rc == 0)
-				store_event(g->store, -1, "frozen.record", path, NULL);
+				store_event(ws->store, -1, "frozen.record", path, NULL);
 			continue;
 		}
 		if (strcmp(was, hash)) {
@@ -156,10 +156,10 @@ int guards_frozen_check(const struct guards_ctx *g, const char *verb, struct err
 
 /* The stall count of the workspace: the statistics module's rule (only a
  * win beyond noise resets it; not-comparable runs do not count). */
-int guards_stall(const struct guards_ctx *g)
+int guards_stall(const struct workspace *ws)
 {
 	int c = 0;
-	measure_stall_count(g->store, store_reassess_last(g->store), &c, NULL);
+	measure_stall_count(ws->store, store_reassess_last(ws->store), &c, NULL);
 	return c;
 }
 
@@ -170,20 +170,20 @@ static void stall_iters(const struct log_row *rows, size_t n, int count, struct 
 		sb_addf(out, "%s%d", i > n - (size_t)count ? ", " : "", rows[i].iter);
 }
 
-int guards_state(const struct guards_ctx *g, enum loop_state *st, int *stall, struct err *e)
+int guards_state(const struct workspace *ws, enum loop_state *st, int *stall, struct err *e)
 {
 	if (stall)
 		*stall = -1;
 	if (*st != ST_READY && *st != ST_EDITING)
 		return 0;
 	struct store_stop sr;
-	bool stopped = store_stop_last(g->store, &sr);
+	bool stopped = store_stop_last(ws->store, &sr);
 	store_stop_release(&sr);
 	if (stopped) {
 		*st = ST_STOPPING;
 		return 0;
 	}
-	int c = guards_stall(g);
+	int c = guards_stall(ws);
 	if (stall)
 		*stall = c;
 	if (c >= GUARDS_STALL_AFTER)
@@ -191,11 +191,11 @@ int guards_state(const struct guards_ctx *g, enum loop_state *st, int *stall, st
 	return 0;
 }
 
-char *guards_next_step(const struct guards_ctx *g, enum loop_state st)
+char *guards_next_step(const struct workspace *ws, enum loop_state st)
 {
 	if (st == ST_STOPPING) {
 		struct store_stop sr;
-		store_stop_last(g->store, &sr);
+		store_stop_last(ws->store, &sr);
 		char *s = xasprintf("the loop is stopping (reason: %s%s%s): promote the best "
 				    "candidate, or record the no-go with optloop report nogo",
 				    sr.reason ? sr.reason : "?", sr.bound ? "; bound: " : "",
@@ -208,10 +208,10 @@ char *guards_next_step(const struct guards_ctx *g, enum loop_state st)
 	struct log_rows *rs;
 	const struct log_row *rows;
 	size_t n;
-	if (rows_load(g, &rs, &rows, &n, NULL) < 0)
+	if (rows_load(ws, &rs, &rows, &n, NULL) < 0)
 		return NULL;
 	struct sb it = SB_INIT;
-	int c = guards_stall(g);
+	int c = guards_stall(ws);
 	if (c > 0)
 		stall_iters(rows, n, c, &it);
 	char *s = xasprintf("re-assess before the next iteration: %d iterations in a row without a "
@@ -223,13 +223,13 @@ char *guards_next_step(const struct guards_ctx *g, enum loop_state st)
 	return s;
 }
 
-int guards_verify_check(const struct guards_ctx *g, struct err *e)
+int guards_verify_check(const struct workspace *ws, struct err *e)
 {
-	int rc = guards_frozen_check(g, "verify", e);
+	int rc = guards_frozen_check(ws, "verify", e);
 	if (rc < 0)
 		return rc;
 	struct store_stop sr;
-	if (store_stop_last(g->store, &sr)) {
+	if (store_stop_last(ws->store, &sr)) {
 		rc = err_set(e, ERR_REFUSED,
 			     "verify refused: the loop was stopped (reason: %s%s%s); promote the best "
 			     "candidate or record the no-go (optloop report nogo)",
@@ -240,9 +240,9 @@ int guards_verify_check(const struct guards_ctx *g, struct err *e)
 	struct log_rows *rs;
 	const struct log_row *rows;
 	size_t n;
-	if ((rc = rows_load(g, &rs, &rows, &n, e)) < 0)
+	if ((rc = rows_load(ws, &rs, &rows, &n, e)) < 0)
 		return rc;
-	int c = guards_stall(g);
+	int c = guards_stall(ws);
 	if (c >= GUARDS_STALL_AFTER) {
 		struct sb it = SB_INIT;
 		stall_iters(rows, n, c, &it);
@@ -266,42 +266,42 @@ int guards_trap_mark(struct store *s, int iter, const char *trap, enum trap_stat
 	return store_trap_state_put(s, iter, trap, (int)state, source, e);
 }
 
-int guards_lint(const struct guards_ctx *g, int iter, struct lint_findings *out, struct err *e)
+int guards_lint(const struct workspace *ws, int iter, struct lint_findings *out, struct err *e)
 {
 	struct lint_set *ls = NULL;
 	struct lint_findings f = {0};
 	struct sb diff = SB_INIT;
-	char *extra = fsutil_join(g->ws->dir, "lints");
-	const char **paths = xcalloc(g->nkernel + g->nfrozen + 1, sizeof(char *));
+	char *extra = fsutil_join(ws->dir, "lints");
+	const char **paths = xcalloc(ws->nkernel + ws->nfrozen + 1, sizeof(char *));
 	size_t np = 0;
 	int rc;
 
-	for (size_t i = 0; i < g->nkernel; i++)
-		paths[np++] = g->kernel[i];
-	for (size_t i = 0; i < g->nfrozen; i++)
-		paths[np++] = g->frozen[i];
+	for (size_t i = 0; i < ws->nkernel; i++)
+		paths[np++] = ws->kernel[i];
+	for (size_t i = 0; i < ws->nfrozen; i++)
+		paths[np++] = ws->frozen[i];
 	rc = lint_load(extra, &ls, e);
 	if (rc == 0)
-		rc = vcs_diff(g->vcs, NULL, paths, np, &diff, e);
+		rc = vcs_diff(ws->vcs, NULL, paths, np, &diff, e);
 	if (rc == 0)
 		rc = lint_diff(ls, diff.buf ? diff.buf : "", diff.len, &f, e);
-	if (rc == 0 && !store_readonly(g->store)) {
-		rc = store_begin(g->store, e);
+	if (rc == 0 && !store_readonly(ws->store)) {
+		rc = store_begin(ws->store, e);
 		if (rc == 0)
-			rc = store_findings_clear(g->store, iter, e);
+			rc = store_findings_clear(ws->store, iter, e);
 		for (size_t i = 0; rc == 0 && i < f.n; i++) {
 			const struct lint_finding *x = &f.v[i];
-			rc = store_finding_add(g->store, iter, x, e);
+			rc = store_finding_add(ws->store, iter, x, e);
 			if (rc == 0) {
 				char *src = xasprintf("lint:%s", x->lint);
-				rc = guards_trap_mark(g->store, iter, x->trap, TRAP_HIT, src, e);
+				rc = guards_trap_mark(ws->store, iter, x->trap, TRAP_HIT, src, e);
 				free(src);
 			}
 		}
 		if (rc == 0)
-			rc = store_commit(g->store, e);
+			rc = store_commit(ws->store, e);
 		else
-			store_rollback(g->store);
+			store_rollback(ws->store);
 	}
 	if (rc == 0 && out) {
 		*out = f;
@@ -315,10 +315,10 @@ int guards_lint(const struct guards_ctx *g, int iter, struct lint_findings *out,
 	return rc;
 }
 
-int guards_log_check(const struct guards_ctx *g, int iter, bool ack, struct err *e)
+int guards_log_check(const struct workspace *ws, int iter, bool ack, struct err *e)
 {
 	struct lint_findings f = {0};
-	int rc = guards_lint(g, iter, &f, e);
+	int rc = guards_lint(ws, iter, &f, e);
 	if (rc < 0)
 		return rc;
 	if (f.n && !ack) {
@@ -334,11 +334,11 @@ int guards_log_check(const struct guards_ctx *g, int iter, bool ack, struct err 
 			     iter, f.n, f.n == 1 ? "" : "s", list.buf);
 		sb_release(&list);
 	} else if (f.n) {
-		rc = store_findings_ack(g->store, iter, (int)f.n, e);
+		rc = store_findings_ack(ws->store, iter, (int)f.n, e);
 		if (rc == 0) {
 			char d[64];
 			snprintf(d, sizeof(d), "%zu finding%s acknowledged", f.n, f.n == 1 ? "" : "s");
-			rc = store_event(g->store, iter, "lint.ack", d, e);
+			rc = store_event(ws->store, iter, "lint.ack", d, e);
 		}
 	}
 	lint_findings_release(&f);
@@ -352,11 +352,11 @@ static void set_trap_state(void *ctx, const char *trap, int state)
 		t->state = (enum trap_state)state;
 }
 
-int guards_traps(const struct guards_ctx *g, int iter, struct traps_doc *d,
+int guards_traps(const struct workspace *ws, int iter, struct traps_doc *d,
 		 struct problems *probs, struct err *e)
 {
 	struct sb text = SB_INIT;
-	int rc = fsutil_read_file(g->ws->traps_path, &text, e);
+	int rc = fsutil_read_file(ws->traps_path, &text, e);
 	if (rc == 0) {
 		rc = traps_parse(text.buf, text.len, d, probs, e);
 	} else if (rc == ERR_NOTFOUND) {
@@ -374,27 +374,27 @@ int guards_traps(const struct guards_ctx *g, int iter, struct traps_doc *d,
 	sb_release(&text);
 	if (rc < 0)
 		return rc;
-	store_trap_states(g->store, iter, set_trap_state, d);
+	store_trap_states(ws->store, iter, set_trap_state, d);
 	return 0;
 }
 
-int guards_trap_add(const struct guards_ctx *g, const char *title, const char *fact,
+int guards_trap_add(const struct workspace *ws, const char *title, const char *fact,
 		    const char *why, const char *how, char **id_out, struct err *e)
 {
 	struct traps_doc d;
 	struct sb out = SB_INIT;
 	const char *id = NULL;
-	int rc = guards_traps(g, -1, &d, NULL, e);
+	int rc = guards_traps(ws, -1, &d, NULL, e);
 	if (rc < 0)
 		return rc;
 	rc = traps_add(&d, title, fact, why, how, &id, e);
 	if (rc == 0) {
 		traps_render(&d, &out);
 		sb_addc(&out, '\n');
-		rc = fsutil_write_atomic(g->ws->traps_path, out.buf, out.len, e);
+		rc = fsutil_write_atomic(ws->traps_path, out.buf, out.len, e);
 	}
 	if (rc == 0) {
-		store_event(g->store, -1, "trap.add", id, NULL);
+		store_event(ws->store, -1, "trap.add", id, NULL);
 		if (id_out)
 			*id_out = xstrdup(id);
 	}
@@ -405,18 +405,18 @@ int guards_trap_add(const struct guards_ctx *g, const char *title, const char *f
 
 /* ---- revert / drop ------------------------------------------------------------ */
 
-bool guards_restore_pending(const struct guards_ctx *g, int *iter)
+bool guards_restore_pending(const struct workspace *ws, int *iter)
 {
 	struct log_rows *rs;
 	const struct log_row *rows;
 	size_t n;
 	bool pending = false;
-	if (rows_load(g, &rs, &rows, &n, NULL) < 0)
+	if (rows_load(ws, &rs, &rows, &n, NULL) < 0)
 		return false;
 	const struct log_row *last = n ? &rows[n - 1] : NULL;
 	const struct log_row *best = log_rows_best(rows, n);
 	if (last && last->commit && (last->status == RS_REVERT || last->status == RS_DROP) &&
-	    best && best->commit && !store_restore_done(g->store, last->iter)) {
+	    best && best->commit && !store_restore_done(ws->store, last->iter)) {
 		pending = true;
 		if (iter)
 			*iter = last->iter;
@@ -425,7 +425,7 @@ bool guards_restore_pending(const struct guards_ctx *g, int *iter)
 	return pending;
 }
 
-int guards_after_commit(const struct guards_ctx *g, char sha[41], struct err *e)
+int guards_after_commit(const struct workspace *ws, char sha[41], struct err *e)
 {
 	struct log_rows *rs;
 	const struct log_row *rows;
@@ -434,20 +434,20 @@ int guards_after_commit(const struct guards_ctx *g, char sha[41], struct err *e)
 
 	if (sha)
 		sha[0] = '\0';
-	if ((rc = rows_load(g, &rs, &rows, &n, e)) < 0)
+	if ((rc = rows_load(ws, &rs, &rows, &n, e)) < 0)
 		return rc;
 	const struct log_row *last = n ? &rows[n - 1] : NULL;
 	if (!last || !last->commit || (last->status != RS_REVERT && last->status != RS_DROP))
 		goto out;
-	bool done = store_restore_done(g->store, last->iter);
+	bool done = store_restore_done(ws->store, last->iter);
 	int intent = 0;
 	const struct log_row *best = log_rows_best(rows, n);
 	if (done || !best || !best->commit)
 		goto out;
 	char head[VCS_OID_HEX], work[VCS_OID_HEX], want[VCS_OID_HEX];
-	if ((rc = vcs_kernel_hash(g->vcs, g->kernel, g->nkernel, "HEAD", head, e)) < 0 ||
-	    (rc = vcs_kernel_hash(g->vcs, g->kernel, g->nkernel, NULL, work, e)) < 0 ||
-	    (rc = vcs_kernel_hash(g->vcs, g->kernel, g->nkernel, best->commit, want, e)) < 0)
+	if ((rc = vcs_kernel_hash(ws->vcs, (const char *const *)ws->kernel, ws->nkernel, "HEAD", head, e)) < 0 ||
+	    (rc = vcs_kernel_hash(ws->vcs, (const char *const *)ws->kernel, ws->nkernel, NULL, work, e)) < 0 ||
+	    (rc = vcs_kernel_hash(ws->vcs, (const char *const *)ws->kernel, ws->nkernel, best->commit, want, e)) < 0)
 		goto out;
 	if (strcmp(head, work) && strcmp(work, want)) {
 		/* edited since the commit: leave the user's work alone (a restore cut
@@ -471,27 +471,27 @@ int guards_after_commit(const struct guards_ctx *g, char sha[41], struct err *e)
 		/* recorded before the first file is written: a restore cut off is
 		 * finished the next time the workspace is opened */
 		char hsha[VCS_OID_HEX];
-		rc = vcs_head(g->vcs, hsha, e);
+		rc = vcs_head(ws->vcs, hsha, e);
 		if (rc == 0)
-			rc = store_intent_begin(g->store, "restore", last->iter, hsha, best->commit,
+			rc = store_intent_begin(ws->store, "restore", last->iter, hsha, best->commit,
 						&intent, e);
 		if (rc == 0 && strcmp(work, want))
-			rc = vcs_restore(g->vcs, best->commit, g->kernel, g->nkernel, e);
+			rc = vcs_restore(ws->vcs, best->commit, (const char *const *)ws->kernel, ws->nkernel, e);
 		fault_point("restore.after_checkout");
 		if (rc == 0)
-			rc = vcs_commit_kernel(g->vcs, g->kernel, g->nkernel, msg, made, e);
+			rc = vcs_commit_kernel(ws->vcs, (const char *const *)ws->kernel, ws->nkernel, msg, made, e);
 		free(msg);
 		if (rc < 0)
 			goto out;
 		fault_point("restore.after_commit");
 	}
-	rc = store_restore_put(g->store, last->iter, best->iter, made, e);
+	rc = store_restore_put(ws->store, last->iter, best->iter, made, e);
 	if (rc == 0 && intent)
-		rc = store_intent_end(g->store, intent, e);
+		rc = store_intent_end(ws->store, intent, e);
 	if (rc == 0 && made[0]) {
 		char *d = xasprintf("iteration %d back to iteration %d: %s", last->iter, best->iter,
 				    made);
-		store_event(g->store, last->iter, "restore", d, NULL);
+		store_event(ws->store, last->iter, "restore", d, NULL);
 		free(d);
 		if (sha)
 			memcpy(sha, made, VCS_OID_HEX);
@@ -521,42 +521,42 @@ static void fmt_time(double t, char *buf, size_t n)
 
 /* Resolve the profile path (absolute, relative to the cwd, or relative to
  * the workspace) and check that it lies under trace/. */
-static int profile_path(const struct guards_ctx *g, const char *p, char **out, struct err *e)
+static int profile_path(const struct workspace *ws, const char *p, char **out, struct err *e)
 {
-	switch (fsutil_file_under(p, g->ws->dir, g->ws->trace_dir, out)) {
+	switch (fsutil_file_under(p, ws->dir, ws->trace_dir, out)) {
 	case 0:
 		return 0;
 	case ERR_NOTFOUND:
 		return err_set(e, ERR_REFUSED,
 			       "the profile %s does not exist (save the profiler's output under "
 			       "%s/trace/ and name that file)",
-			       p, g->ws->rel);
+			       p, ws->rel);
 	case ERR_REFUSED:
 		return err_set(e, ERR_REFUSED,
 			       "the profile %s is not under %s/trace/ (copy it there so it stays "
 			       "with the workspace)",
-			       p, g->ws->rel);
+			       p, ws->rel);
 	default:
 		return err_set(e, ERR_REFUSED, "the profile %s is not a file", p);
 	}
 }
 
 /* The stall's last row, and when it was logged. */
-static int stall_began(const struct guards_ctx *g, int *after, double *t, struct err *e)
+static int stall_began(const struct workspace *ws, int *after, double *t, struct err *e)
 {
 	struct log_rows *rs;
 	const struct log_row *rows;
 	size_t n;
-	int rc = rows_load(g, &rs, &rows, &n, e);
+	int rc = rows_load(ws, &rs, &rows, &n, e);
 	if (rc < 0)
 		return rc;
 	*after = n ? rows[n - 1].iter : 0;
 	log_rows_put(rs);
-	*t = store_iter_logged_at(g->store, *after);
+	*t = store_iter_logged_at(ws->store, *after);
 	return 0;
 }
 
-int guards_profile_check(const struct guards_ctx *g, const char *profile, char **real,
+int guards_profile_check(const struct workspace *ws, const char *profile, char **real,
 			 struct err *e)
 {
 	char *path = NULL;
@@ -567,9 +567,9 @@ int guards_profile_check(const struct guards_ctx *g, const char *profile, char *
 		*real = NULL;
 	if (blank(profile))
 		return err_set(e, ERR_USAGE, "a profile is needed: a file under %s/trace/",
-			       g->ws->rel);
-	if ((rc = stall_began(g, &after, &stall_t, e)) < 0 ||
-	    (rc = profile_path(g, profile, &path, e)) < 0)
+			       ws->rel);
+	if ((rc = stall_began(ws, &after, &stall_t, e)) < 0 ||
+	    (rc = profile_path(ws, profile, &path, e)) < 0)
 		return rc;
 	struct stat sb;
 	stat(path, &sb);
@@ -593,7 +593,7 @@ int guards_profile_check(const struct guards_ctx *g, const char *profile, char *
 	return 0;
 }
 
-int guards_reassess(const struct guards_ctx *g, const struct loop_reassess *r, struct err *e)
+int guards_reassess(const struct workspace *ws, const struct loop_reassess *r, struct err *e)
 {
 	struct sb miss = SB_INIT;
 	if (blank(r->profile))
@@ -615,10 +615,10 @@ int guards_reassess(const struct guards_ctx *g, const struct loop_reassess *r, s
 	struct log_rows *rs;
 	const struct log_row *rows;
 	size_t n;
-	int rc = rows_load(g, &rs, &rows, &n, e);
+	int rc = rows_load(ws, &rs, &rows, &n, e);
 	if (rc < 0)
 		return rc;
-	int c = guards_stall(g);
+	int c = guards_stall(ws);
 	if (c < GUARDS_STALL_AFTER) {
 		rc = err_set(e, ERR_REFUSED,
 			     "reassess refused: the loop is not stalled (%d iteration%s without a win "
@@ -639,25 +639,25 @@ int guards_reassess(const struct guards_ctx *g, const struct loop_reassess *r, s
 	log_rows_put(rs);
 
 	char *real = NULL;
-	if ((rc = guards_profile_check(g, r->profile, &real, e)) < 0) {
+	if ((rc = guards_profile_check(ws, r->profile, &real, e)) < 0) {
 		err_prefix(e, "reassess refused: ");
 		return rc;
 	}
-	size_t rl = strlen(g->ws->repo);
-	const char *rel = !strncmp(real, g->ws->repo, rl) && real[rl] == '/' ? real + rl + 1 : real;
-	rc = store_reassess_add(g->store, after, rel, r->axes, r->techniques, r->next, e);
+	size_t rl = strlen(ws->repo);
+	const char *rel = !strncmp(real, ws->repo, rl) && real[rl] == '/' ? real + rl + 1 : real;
+	rc = store_reassess_add(ws->store, after, rel, r->axes, r->techniques, r->next, e);
 	if (rc == 0)
-		rc = store_event(g->store, after, "reassess", r->next, e);
+		rc = store_event(ws->store, after, "reassess", r->next, e);
 	free(real);
 	return rc;
 }
 
-int guards_axes_summary(const struct guards_ctx *g, struct sb *out, struct err *e)
+int guards_axes_summary(const struct workspace *ws, struct sb *out, struct err *e)
 {
 	struct log_rows *rs;
 	const struct log_row *rows;
 	size_t n;
-	int rc = rows_load(g, &rs, &rows, &n, e);
+	int rc = rows_load(ws, &rs, &rows, &n, e);
 	if (rc < 0)
 		return rc;
 	bool *done = xcalloc(n ? n : 1, sizeof(bool));
@@ -747,7 +747,7 @@ static int distinct_directions(const struct log_row *rows, size_t n)
 	return nk;
 }
 
-int guards_stop(const struct guards_ctx *g, const char *reason, const char *bound, struct err *e)
+int guards_stop(const struct workspace *ws, const char *reason, const char *bound, struct err *e)
 {
 	struct log_rows *rs;
 	const struct log_row *rows;
@@ -757,7 +757,7 @@ int guards_stop(const struct guards_ctx *g, const char *reason, const char *boun
 	if (!reason || (strcmp(reason, "cap") && strcmp(reason, "floor") &&
 			strcmp(reason, "directions")))
 		return err_set(e, ERR_USAGE, "stop needs --reason cap, floor or directions");
-	if ((rc = rows_load(g, &rs, &rows, &n, e)) < 0)
+	if ((rc = rows_load(ws, &rs, &rows, &n, e)) < 0)
 		return rc;
 	int cands = 0;
 	for (size_t i = 0; i < n; i++)
@@ -770,7 +770,7 @@ int guards_stop(const struct guards_ctx *g, const char *reason, const char *boun
 			     "commit first)",
 			     rows[n - 1].iter);
 	} else if (!strcmp(reason, "cap")) {
-		int cap = g->contract ? g->contract->cap : 0;
+		int cap = ws->contract ? ws->contract->cap : 0;
 		if (cap <= 0)
 			rc = err_set(e, ERR_REFUSED,
 				     "stop refused: the contract sets no iteration cap (add one with "
@@ -803,22 +803,22 @@ int guards_stop(const struct guards_ctx *g, const char *reason, const char *boun
 	log_rows_put(rs);
 	if (rc < 0)
 		return rc;
-	rc = store_stop_add(g->store, last, reason, bound && !blank(bound) ? bound : NULL, e);
+	rc = store_stop_add(ws->store, last, reason, bound && !blank(bound) ? bound : NULL, e);
 	if (rc == 0)
-		rc = store_event(g->store, last, "stop", reason, e);
+		rc = store_event(ws->store, last, "stop", reason, e);
 	return rc;
 }
 
-int guards_nogo(const struct guards_ctx *g, struct sb *md, json_t **json, struct err *e)
+int guards_nogo(const struct workspace *ws, struct sb *md, json_t **json, struct err *e)
 {
 	struct log_rows *rs;
 	const struct log_row *rows;
 	size_t n;
-	int rc = rows_load(g, &rs, &rows, &n, e);
+	int rc = rows_load(ws, &rs, &rows, &n, e);
 	if (rc < 0)
 		return rc;
 	struct store_stop sr;
-	bool have_stop = store_stop_last(g->store, &sr);
+	bool have_stop = store_stop_last(ws->store, &sr);
 
 	enum { I_BASE, I_CAND, I_GATE, I_BENCH, I_BOUND, NI };
 	static const char *const key[NI] = {"baseline", "candidate", "gate", "bench", "bound"};
@@ -878,7 +878,7 @@ int guards_nogo(const struct guards_ctx *g, struct sb *md, json_t **json, struct
 	int missing = 0;
 	for (int i = 0; i < NI; i++)
 		missing += !val[i];
-	const char *op = g->ws->op ? g->ws->op : "?";
+	const char *op = ws->op ? ws->op : "?";
 	if (md) {
 		if (!missing)
 			sb_addf(md, "## No-go record: %s\n\n", op);
@@ -916,8 +916,8 @@ int guards_nogo(const struct guards_ctx *g, struct sb *md, json_t **json, struct
 				sb_addf(&m, "%s%s", m.len ? ", " : "", key[i]);
 		rc = err_set(e, ERR_FAIL, "no-go record incomplete: missing %s", m.buf);
 		sb_release(&m);
-	} else if (!store_readonly(g->store)) {
-		store_event(g->store, -1, "nogo", sr.bound, NULL);
+	} else if (!store_readonly(ws->store)) {
+		store_event(ws->store, -1, "nogo", sr.bound, NULL);
 	}
 	for (int i = 0; i < NI; i++)
 		free(val[i]);
@@ -951,41 +951,41 @@ static int run_env(struct store *s, int iter, char **key, struct err *e)
 	return 0;
 }
 
-int guards_dispatch_rows(const struct guards_ctx *g, struct dispatch_doc *d, struct err *e)
+int guards_dispatch_rows(const struct workspace *ws, struct dispatch_doc *d, struct err *e)
 {
 	memset(d, 0, sizeof(*d));
-	store_dispatch_rows(g->store, &d->v, &d->n);
+	store_dispatch_rows(ws->store, &d->v, &d->n);
 	(void)e;
 	return 0;
 }
 
-static int dispatch_write(const struct guards_ctx *g, struct err *e)
+static int dispatch_write(const struct workspace *ws, struct err *e)
 {
 	struct dispatch_doc file, db;
 	struct sb text = SB_INIT, out = SB_INIT;
 	memset(&file, 0, sizeof(file));
 	memset(&db, 0, sizeof(db));
-	int rc = fsutil_read_file(g->ws->dispatch_path, &text, e);
+	int rc = fsutil_read_file(ws->dispatch_path, &text, e);
 	if (rc == 0)
 		dispatch_parse(text.buf, text.len, &file, NULL, NULL);
 	else if (rc != ERR_NOTFOUND)
 		goto out; /* what is there is not overwritten unread */
 	err_clear(e);
-	rc = guards_dispatch_rows(g, &db, e);
+	rc = guards_dispatch_rows(ws, &db, e);
 	if (rc == 0) {
 		/* the template's placeholder, filled once */
 		struct sb pre = SB_INIT;
 		const char *p = file.preamble ? file.preamble : "", *q;
 		while ((q = strstr(p, "{{op}}"))) {
 			sb_add(&pre, p, (size_t)(q - p));
-			sb_adds(&pre, g->ws->op ? g->ws->op : "");
+			sb_adds(&pre, ws->op ? ws->op : "");
 			p = q + 6;
 		}
 		sb_adds(&pre, p);
 		db.preamble = sb_detach(&pre);
 		db.after = file.after ? xstrdup(file.after) : NULL;
 		dispatch_render(&db, &out);
-		rc = fsutil_write_atomic(g->ws->dispatch_path, out.buf, out.len, e);
+		rc = fsutil_write_atomic(ws->dispatch_path, out.buf, out.len, e);
 	}
 out:
 	dispatch_doc_release(&db);
@@ -1038,11 +1038,11 @@ static char *all_shapes(struct store *s, int iter)
 	return shapes;
 }
 
-int guards_dispatch_add(const struct guards_ctx *g, const struct dispatch_row *r, struct err *e)
+int guards_dispatch_add(const struct workspace *ws, const struct dispatch_row *r, struct err *e)
 {
 	/* dispatch.md is rewritten with the row: one that cannot be read (a
 	 * FIFO, a device) refuses the row before anything is stored */
-	int fd, frc = fsutil_open_read(g->ws->dispatch_path, 0, &fd, e);
+	int fd, frc = fsutil_open_read(ws->dispatch_path, 0, &fd, e);
 	if (frc == 0)
 		close(fd);
 	else if (frc != ERR_NOTFOUND)
@@ -1063,7 +1063,7 @@ int guards_dispatch_add(const struct guards_ctx *g, const struct dispatch_row *r
 	struct log_rows *rs;
 	const struct log_row *rows;
 	size_t n;
-	if ((rc = rows_load(g, &rs, &rows, &n, e)) < 0) {
+	if ((rc = rows_load(ws, &rs, &rows, &n, e)) < 0) {
 		free(iters);
 		return rc;
 	}
@@ -1078,7 +1078,7 @@ int guards_dispatch_add(const struct guards_ctx *g, const struct dispatch_row *r
 		rc = err_set(e, ERR_REFUSED,
 			     "dispatch row refused: there is no baseline row to measure against yet");
 	else
-		rc = run_env(g->store, 0, &base_env, e);
+		rc = run_env(ws->store, 0, &base_env, e);
 	if (rc == 0 && defaults)
 		rc = dispatch_bucket_parse(r->bucket, &bk, e);
 	int *cands = xcalloc(ni ? ni : 1, sizeof(int));
@@ -1109,7 +1109,7 @@ int guards_dispatch_add(const struct guards_ctx *g, const struct dispatch_row *r
 				     "dispatch row refused: iteration %d's gate is %s; a measurement "
 				     "from a failed or incomplete run is not evidence",
 				     row->iter, gate_verdict_name(row->gate_v));
-		} else if ((rc = run_env(g->store, row->iter, &env, e)) == 0 && base_env && env &&
+		} else if ((rc = run_env(ws->store, row->iter, &env, e)) == 0 && base_env && env &&
 			   strcmp(env, base_env)) {
 			rc = err_set(e, ERR_REFUSED,
 				     "dispatch row refused: iteration %d was measured in another "
@@ -1128,9 +1128,9 @@ int guards_dispatch_add(const struct guards_ctx *g, const struct dispatch_row *r
 	/* the default times are the bucket's own: the geomean of the shapes it
 	 * takes in, in the baseline's run and in the fastest cited candidate's */
 	if (rc == 0 && defaults) {
-		base_bucket = bucket_ms(g->store, 0, &bk, &base_shapes);
+		base_bucket = bucket_ms(ws->store, 0, &bk, &base_shapes);
 		if (isnan(base_bucket)) {
-			char *all = all_shapes(g->store, 0);
+			char *all = all_shapes(ws->store, 0);
 			rc = err_set(e, ERR_REFUSED,
 				     "dispatch row refused: the bucket '%s' takes in none of the "
 				     "shapes the baseline measured (%s); name the bucket by those "
@@ -1141,7 +1141,7 @@ int guards_dispatch_add(const struct guards_ctx *g, const struct dispatch_row *r
 	}
 	for (size_t k = 0; rc == 0 && defaults && k < ncand; k++) {
 		char *shapes = NULL;
-		double ms = bucket_ms(g->store, cands[k], &bk, &shapes);
+		double ms = bucket_ms(ws->store, cands[k], &bk, &shapes);
 		if (!shapes || !base_shapes || strcmp(shapes, base_shapes))
 			rc = err_set(e, ERR_REFUSED,
 				     "dispatch row refused: iteration %d measured other shapes of the "
@@ -1182,11 +1182,11 @@ int guards_dispatch_add(const struct guards_ctx *g, const struct dispatch_row *r
 	}
 	struct dispatch_row put = c;
 	put.evidence = ev.buf;
-	rc = store_dispatch_add(g->store, &put, e);
+	rc = store_dispatch_add(ws->store, &put, e);
 	if (rc == 0)
-		rc = store_event(g->store, -1, "dispatch.add", c.bucket, e);
+		rc = store_event(ws->store, -1, "dispatch.add", c.bucket, e);
 	sb_release(&ev);
 	if (rc == 0)
-		rc = dispatch_write(g, e);
+		rc = dispatch_write(ws, e);
 	return rc;
 }

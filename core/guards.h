@@ -42,23 +42,6 @@ struct workspace;
 /* Consecutive iterations without a win that stall the loop. */
 #define GUARDS_STALL_AFTER 3
 
-/* What guards needs to see of a workspace.  Pointers are borrowed. */
-struct guards_ctx {
-	struct store *store;
-	struct vcs *vcs;
-	const struct workspace *ws;
-	const char *const *kernel;
-	size_t nkernel;
-	const char *const *frozen;
-	size_t nfrozen;
-	const struct contract *contract; /* may be NULL (no cap) */
-};
-
-/* The context of an open loop: its store, repository handle, paths and
- * contract, borrowed (valid until the loop next reads its contract or is
- * closed).  The loop.h calls of this module (loop_traps, loop_stop, ...)
- * are built on it; core/guards_loop.c. */
-struct guards_ctx loop_guards(struct loop *l);
 
 /* ---- frozen scope --------------------------------------------------------- */
 
@@ -66,27 +49,27 @@ struct guards_ctx loop_guards(struct loop *l);
  * compare with the recorded hash.  ERR_REFUSED naming the changed file and
  * saying that a test change belongs in a separate change; verb ("verify",
  * "commit") starts the message. */
-int guards_frozen_check(const struct guards_ctx *g, const char *verb, struct err *e);
+int guards_frozen_check(const struct workspace *ws, const char *verb, struct err *e);
 
 /* ---- state ---------------------------------------------------------------- */
 
 /* The stall count: rows in a row without a win (log_row_is_win) since the
  * baseline or the last re-assessment; not-comparable runs do not count. */
-int guards_stall(const struct guards_ctx *g);
+int guards_stall(const struct workspace *ws);
 
 /* Where guards move the engine's state: READY or EDITING become STOPPING
  * after a recorded stop, or STALLED after GUARDS_STALL_AFTER rows without a
  * win since the last re-assessment.  Other states are left alone.  *stall
  * (may be NULL) receives the stall count when it was computed, else -1. */
-int guards_state(const struct guards_ctx *g, enum loop_state *st, int *stall, struct err *e);
+int guards_state(const struct workspace *ws, enum loop_state *st, int *stall, struct err *e);
 
 /* The next step in words for STALLED and STOPPING (caller frees); NULL for
  * other states. */
-char *guards_next_step(const struct guards_ctx *g, enum loop_state st);
+char *guards_next_step(const struct workspace *ws, enum loop_state st);
 
 /* Before a verify: the frozen scope, then the stall and stop rules.
  * ERR_REFUSED with the reason and what to do. */
-int guards_verify_check(const struct guards_ctx *g, struct err *e);
+int guards_verify_check(const struct workspace *ws, struct err *e);
 
 /* ---- lints and the trap checklist ----------------------------------------- */
 
@@ -94,11 +77,11 @@ int guards_verify_check(const struct guards_ctx *g, struct err *e);
  * with the shipped rules and the workspace's lints/; store the findings for
  * iter (replacing earlier ones) and mark their traps hit.  out (may be
  * NULL) receives them (caller releases). */
-int guards_lint(const struct guards_ctx *g, int iter, struct lint_findings *out, struct err *e);
+int guards_lint(const struct workspace *ws, int iter, struct lint_findings *out, struct err *e);
 
 /* The log step: lint iter's diff; when there are findings and ack is false,
  * ERR_REFUSED listing them; with ack, record the acknowledgement. */
-int guards_log_check(const struct guards_ctx *g, int iter, bool ack, struct err *e);
+int guards_log_check(const struct workspace *ws, int iter, bool ack, struct err *e);
 
 /* Set the checklist state of one trap for one iteration. */
 int guards_trap_mark(struct store *s, int iter, const char *trap, enum trap_state st,
@@ -106,11 +89,11 @@ int guards_trap_mark(struct store *s, int iter, const char *trap, enum trap_stat
 
 /* The workspace's TRAPS.md (the shipped seed when it has none), with each
  * entry's state for iter.  Caller releases d (and probs when given). */
-int guards_traps(const struct guards_ctx *g, int iter, struct traps_doc *d,
+int guards_traps(const struct workspace *ws, int iter, struct traps_doc *d,
 		 struct problems *probs, struct err *e);
 
 /* Add a trap to TRAPS.md (all of title, fact, why, how required). */
-int guards_trap_add(const struct guards_ctx *g, const char *title, const char *fact,
+int guards_trap_add(const struct workspace *ws, const char *title, const char *fact,
 		    const char *why, const char *how, char **id_out, struct err *e);
 
 /* ---- revert / drop ---------------------------------------------------------- */
@@ -119,33 +102,33 @@ int guards_trap_add(const struct guards_ctx *g, const char *title, const char *f
  * the best row's, restore it and commit the restoration on its own.  Safe to
  * call again (after a crash): it does nothing once done.  sha (may be NULL)
  * receives the restore commit, "" when none was needed. */
-int guards_after_commit(const struct guards_ctx *g, char sha[41], struct err *e);
+int guards_after_commit(const struct workspace *ws, char sha[41], struct err *e);
 /* Is the restore after the last row (a committed revert or drop) still to
  * be done?  Then the kernel in the tree is not the next iteration's change
  * and nothing may measure it; *iter (may be NULL) is that row's. */
-bool guards_restore_pending(const struct guards_ctx *g, int *iter);
+bool guards_restore_pending(const struct workspace *ws, int *iter);
 
 /* ---- stall re-assessment ---------------------------------------------------- */
 
-int guards_reassess(const struct guards_ctx *g, const struct loop_reassess *r, struct err *e);
+int guards_reassess(const struct workspace *ws, const struct loop_reassess *r, struct err *e);
 
 /* The re-assessment's profile rule, on its own (guards_reassess applies
  * it): a file under the workspace's trace/ (the path absolute, relative to
  * the cwd or to the workspace), written after the stall began.  0 with its
  * real path in *real (caller frees; real may be NULL); ERR_REFUSED, or
  * ERR_USAGE for an empty path, saying why. */
-int guards_profile_check(const struct guards_ctx *g, const char *profile, char **real,
+int guards_profile_check(const struct workspace *ws, const char *profile, char **real,
 			 struct err *e);
 
 /* The directions of the log grouped by axis ("(no axis)" last), one line
  * each, appended to out: what the re-assessment's axes prompt starts from. */
-int guards_axes_summary(const struct guards_ctx *g, struct sb *out, struct err *e);
+int guards_axes_summary(const struct workspace *ws, struct sb *out, struct err *e);
 
 /* ---- stop and no-go ------------------------------------------------------- */
 
 /* reason: "cap", "floor" or "directions"; bound: the named bound with its
  * number (required for floor).  ERR_REFUSED saying what is missing. */
-int guards_stop(const struct guards_ctx *g, const char *reason, const char *bound,
+int guards_stop(const struct workspace *ws, const char *reason, const char *bound,
 		struct err *e);
 
 /* Does a bound text name a bound and give its number?  ("HBM bandwidth:
@@ -155,7 +138,7 @@ bool guards_bound_ok(const char *bound);
 /* The no-go record: Markdown appended to md, the same as JSON in *json
  * (caller owns; may be NULL).  ERR_FAIL when an item is missing (the
  * record then lists what is missing and how to get it). */
-int guards_nogo(const struct guards_ctx *g, struct sb *md, json_t **json, struct err *e);
+int guards_nogo(const struct workspace *ws, struct sb *md, json_t **json, struct err *e);
 
 /* ---- dispatch ------------------------------------------------------------- */
 
@@ -164,9 +147,9 @@ int guards_nogo(const struct guards_ctx *g, struct sb *md, json_t **json, struct
  * fail, measured in the same environment as the baseline.  Baseline and
  * candidate ms default to the baseline row and the best cited row.  The
  * row goes into the database and dispatch.md is rewritten from it. */
-int guards_dispatch_add(const struct guards_ctx *g, const struct dispatch_row *r, struct err *e);
+int guards_dispatch_add(const struct workspace *ws, const struct dispatch_row *r, struct err *e);
 
 /* The dispatch rows kept in the database (caller releases d). */
-int guards_dispatch_rows(const struct guards_ctx *g, struct dispatch_doc *d, struct err *e);
+int guards_dispatch_rows(const struct workspace *ws, struct dispatch_doc *d, struct err *e);
 
 #endif

@@ -1,19 +1,17 @@
 /*
- * guards_loop — the guards' part of loop.h: each call takes the open loop's
- * context (loop_guards: its store, repository handle, paths and contract,
- * borrowed) and applies the rule in core/guards.c.
+ * loop_guards — the guards' part of loop.h: each call lends the open loop's
+ * workspace to the rule in core/guards.c.
  */
 #include "core/guards.h"
 
 #include "core/err.h"
-#include "core/loop.h"
+#include "core/loop_impl.h"
 #include "core/loop_core.h"
 
 int loop_traps(struct loop *l, int iter, struct traps_doc *d, struct problems *probs,
 	       struct err *e)
 {
-	struct guards_ctx g = loop_guards(l);
-	return guards_traps(&g, iter, d, probs, e);
+	return guards_traps(&l->ws, iter, d, probs, e);
 }
 
 int loop_trap_mark(struct loop *l, int iter, const char *trap, enum trap_state st,
@@ -25,32 +23,27 @@ int loop_trap_mark(struct loop *l, int iter, const char *trap, enum trap_state s
 int loop_trap_add(struct loop *l, const char *title, const char *fact, const char *why,
 		  const char *how, char **id, struct err *e)
 {
-	struct guards_ctx g = loop_guards(l);
-	return guards_trap_add(&g, title, fact, why, how, id, e);
+	return guards_trap_add(&l->ws, title, fact, why, how, id, e);
 }
 
 int loop_lint(struct loop *l, int iter, struct lint_findings *out, struct err *e)
 {
-	struct guards_ctx g = loop_guards(l);
-	return guards_lint(&g, iter, out, e);
+	return guards_lint(&l->ws, iter, out, e);
 }
 
 int loop_reassess(struct loop *l, const struct loop_reassess *r, struct err *e)
 {
-	struct guards_ctx g = loop_guards(l);
-	return guards_reassess(&g, r, e);
+	return guards_reassess(&l->ws, r, e);
 }
 
 int loop_axes_summary(struct loop *l, struct sb *out, struct err *e)
 {
-	struct guards_ctx g = loop_guards(l);
-	return guards_axes_summary(&g, out, e);
+	return guards_axes_summary(&l->ws, out, e);
 }
 
 int loop_stop(struct loop *l, const char *reason, const char *bound, struct err *e)
 {
-	struct guards_ctx g = loop_guards(l);
-	int rc = guards_stop(&g, reason, bound, e);
+	int rc = guards_stop(&l->ws, reason, bound, e);
 	/* no run follows a stop: a Slurm allocation held for them goes back */
 	if (rc == 0)
 		loop_allocation_end(l, "the loop was stopped (optloop stop)", false, NULL, NULL);
@@ -59,18 +52,15 @@ int loop_stop(struct loop *l, const char *reason, const char *bound, struct err 
 
 int loop_nogo(struct loop *l, struct sb *md, json_t **json, struct err *e)
 {
-	struct guards_ctx g = loop_guards(l);
-	return guards_nogo(&g, md, json, e);
+	return guards_nogo(&l->ws, md, json, e);
 }
 
 int loop_dispatch_add(struct loop *l, const struct dispatch_row *r, struct err *e)
 {
-	struct guards_ctx g = loop_guards(l);
-	return guards_dispatch_add(&g, r, e);
+	return guards_dispatch_add(&l->ws, r, e);
 }
 
 int loop_dispatch_rows(struct loop *l, struct dispatch_doc *d, struct err *e)
 {
-	struct guards_ctx g = loop_guards(l);
-	return guards_dispatch_rows(&g, d, e);
+	return guards_dispatch_rows(&l->ws, d, e);
 }

@@ -48,22 +48,7 @@ double loop_now(void)
 
 const char *const *loop_kpaths(const struct loop *l)
 {
-	return (const char *const *)l->kernel;
-}
-
-/* What the guards see of this workspace (borrowed pointers). */
-struct guards_ctx loop_guards(struct loop *l)
-{
-	return (struct guards_ctx){
-		.store = l->store,
-		.vcs = l->vcs,
-		.ws = &l->ws,
-		.kernel = loop_kpaths(l),
-		.nkernel = l->nkernel,
-		.frozen = (const char *const *)l->frozen,
-		.nfrozen = l->nfrozen,
-		.contract = &l->contract->c,
-	};
+	return (const char *const *)l->ws.kernel;
 }
 
 void loop_free_list(char **v, size_t n)
@@ -97,14 +82,14 @@ void loop_split_lines(const char *text, char ***out, size_t *n)
  * workspace's patterns/ folder, loaded once. */
 int loop_patset(struct loop *l, const struct patset **ps, struct err *e)
 {
-	if (!l->patset) {
+	if (!l->ws.patset) {
 		char *extra = xasprintf("%s/patterns", l->ws.dir);
-		int rc = patset_load(NULL, fsutil_is_dir(extra) ? extra : NULL, &l->patset, e);
+		int rc = patset_load(NULL, fsutil_is_dir(extra) ? extra : NULL, &l->ws.patset, e);
 		free(extra);
 		if (rc < 0)
 			return rc;
 	}
-	*ps = l->patset;
+	*ps = l->ws.patset;
 	return 0;
 }
 
@@ -123,12 +108,12 @@ int loop_rows_get(struct store *s, struct log_rows **sr, const struct log_row **
 
 int loop_rows(struct loop *l, struct log_rows **rows, struct err *e)
 {
-	return store_rows_get(l->store, rows, e);
+	return store_rows_get(l->ws.store, rows, e);
 }
 
 int loop_chart(struct loop *l, const char *shape, struct chart *c, struct err *e)
 {
-	int rc = chart_load(l->store, shape, c, e);
+	int rc = chart_load(l->ws.store, shape, c, e);
 	c->op = xstrdup(loop_workspace(l)->op);
 	return rc;
 }
@@ -164,8 +149,8 @@ bool loop_render_optlog(struct loop *l, const struct log_row *rows, size_t n,
 	for (size_t i = n; i-- > 0 && !env;) {
 		struct store_run r;
 		int run_id = 0;
-		if (store_iter_run(l->store, rows[i].iter, &run_id, NULL, NULL) != 0 || !run_id ||
-		    store_run_get(l->store, run_id, &r, NULL) != 0)
+		if (store_iter_run(l->ws.store, rows[i].iter, &run_id, NULL, NULL) != 0 || !run_id ||
+		    store_run_get(l->ws.store, run_id, &r, NULL) != 0)
 			continue;
 		json_t *j = r.result_json ? json_loads(r.result_json, 0, NULL) : NULL;
 		json_t *en = j ? json_object_get(j, "env") : NULL;
@@ -208,7 +193,7 @@ int loop_write_optlog(struct loop *l, struct err *e)
 	const struct log_row *rows;
 	size_t n;
 	struct sb text = SB_INIT;
-	int rc = loop_rows_get(l->store, &sr, &rows, &n, e);
+	int rc = loop_rows_get(l->ws.store, &sr, &rows, &n, e);
 	if (rc < 0)
 		return rc;
 	loop_render_optlog(l, rows, n, NULL, &text);
@@ -223,9 +208,9 @@ int loop_write_optlog(struct loop *l, struct err *e)
 static int kernel_changed(struct loop *l, bool *changed, char work[VCS_OID_HEX], struct err *e)
 {
 	char head[VCS_OID_HEX];
-	int rc = vcs_kernel_hash(l->vcs, loop_kpaths(l), l->nkernel, "HEAD", head, e);
+	int rc = vcs_kernel_hash(l->ws.vcs, loop_kpaths(l), l->ws.nkernel, "HEAD", head, e);
 	if (rc == 0)
-		rc = vcs_kernel_hash(l->vcs, loop_kpaths(l), l->nkernel, NULL, work, e);
+		rc = vcs_kernel_hash(l->ws.vcs, loop_kpaths(l), l->ws.nkernel, NULL, work, e);
 	if (rc == 0)
 		*changed = strcmp(head, work) != 0;
 	return rc;
@@ -241,7 +226,7 @@ int loop_where(struct loop *l, struct where *w, struct err *e)
 
 	memset(w, 0, sizeof(*w));
 	w->stall = -1;
-	if ((rc = loop_rows_get(l->store, &sr, &rows, &n, e)) < 0)
+	if ((rc = loop_rows_get(l->ws.store, &sr, &rows, &n, e)) < 0)
 		return rc;
 	w->nrows = (int)n;
 	if ((rc = kernel_changed(l, &w->kernel_changed, work, e)) < 0) {
@@ -252,7 +237,7 @@ int loop_where(struct loop *l, struct where *w, struct err *e)
 		char *tree = NULL;
 		w->state = ST_LOGGED;
 		w->iter = rows[n - 1].iter;
-		if (store_iter_run(l->store, w->iter, &w->run_id, &tree, NULL) == 0 && tree)
+		if (store_iter_run(l->ws.store, w->iter, &w->run_id, &tree, NULL) == 0 && tree)
 			w->telescoped = strcmp(tree, work) != 0;
 		free(tree);
 		log_rows_put(sr);
@@ -271,7 +256,7 @@ int loop_where(struct loop *l, struct where *w, struct err *e)
 		return 0;
 	}
 	struct store_run r;
-	if (store_run_last(l->store, w->iter, "verify", &r, NULL) == 0) {
+	if (store_run_last(l->ws.store, w->iter, "verify", &r, NULL) == 0) {
 		bool attempt = r.t_end > 0 && run_is_attempt(r.iter, r.gate, r.scope, r.bench_ms);
 		if (attempt) {
 			w->attempt_run = r.id;
@@ -286,7 +271,7 @@ int loop_where(struct loop *l, struct where *w, struct err *e)
 			w->telescoped = r.tree && strcmp(r.tree, work) != 0;
 			/* a confirm going has swapped the best in: not a second change */
 			struct store_run u;
-			if (store_run_unfinished(l->store, &u, NULL) == 0) {
+			if (store_run_unfinished(l->ws.store, &u, NULL) == 0) {
 				if (u.kind && (!strcmp(u.kind, "confirm") || !strcmp(u.kind, "noise"))) {
 					snprintf(w->session, sizeof(w->session), "%s", u.kind);
 					w->telescoped = false;
@@ -303,15 +288,14 @@ int loop_where(struct loop *l, struct where *w, struct err *e)
 	else
 		w->state = w->kernel_changed ? ST_EDITING : ST_READY;
 	/* a recorded stop, or a stall, overrides READY/EDITING */
-	struct guards_ctx g = loop_guards(l);
-	return guards_state(&g, &w->state, &w->stall, e);
+	return guards_state(&l->ws, &w->state, &w->stall, e);
 }
 
 /* Why run_id was an attempt and where its raw output is, in words. */
 char *loop_attempt_words(struct loop *l, int run_id)
 {
 	struct store_run r;
-	if (!run_id || store_run_get(l->store, run_id, &r, NULL) != 0)
+	if (!run_id || store_run_get(l->ws.store, run_id, &r, NULL) != 0)
 		return NULL;
 	const char *why;
 	switch (r.gate) {
@@ -342,7 +326,7 @@ char *loop_attempt_words(struct loop *l, int run_id)
 	/* a Slurm step that Slurm ended, or no allocation: its cause says more */
 	struct store_step sp;
 	char *slurm = NULL;
-	if (store_step_get(l->store, run_id, &sp, NULL) == 0) {
+	if (store_step_get(l->ws.store, run_id, &sp, NULL) == 0) {
 		if (sp.why && strcmp(sp.cause, "ok"))
 			slurm = xasprintf("%s: %s", why, sp.why);
 		store_step_release(&sp);
@@ -360,7 +344,7 @@ static char *measured_step(struct loop *l, const struct where *w, struct due *d)
 	struct store_run r;
 	struct measure_win win;
 	d->due = DUE_LOG;
-	if (store_run_get(l->store, w->run_id, &r, NULL) != 0)
+	if (store_run_get(l->ws.store, w->run_id, &r, NULL) != 0)
 		return xasprintf("log iteration %d: optloop log --direction TEXT --status "
 				 "keep|revert|drop|floor",
 				 w->iter);
@@ -375,7 +359,7 @@ static char *measured_step(struct loop *l, const struct where *w, struct due *d)
 			      "the best)",
 			      w->iter, gate_verdict_name(r.gate),
 			      r.gate == GATE_PASS ? ", no bench number" : "");
-	} else if (measure_win(l->store, w->iter, r.id, &win, NULL) < 0) {
+	} else if (measure_win(l->ws.store, w->iter, r.id, &win, NULL) < 0) {
 		s = xasprintf("log iteration %d: optloop log --direction TEXT --status "
 			      "keep|revert|drop|floor",
 			      w->iter);
@@ -489,9 +473,8 @@ static char *next_step(struct loop *l, const struct where *w, struct due *d)
 					 w->iter);
 		return xasprintf("commit iteration %d: optloop commit", w->iter);
 	default: {
-		struct guards_ctx g = loop_guards(l);
 		d->due = w->state == ST_STALLED ? DUE_REASSESS : DUE_STOP;
-		char *s = guards_next_step(&g, w->state);
+		char *s = guards_next_step(&l->ws, w->state);
 		return s ? s : xstrdup("see optloop status");
 	}
 	}
@@ -502,41 +485,44 @@ static char *next_step(struct loop *l, const struct where *w, struct due *d)
 int loop_open(const char *cwd, const char *op, int flags, struct loop **out, struct err *e)
 {
 	struct loop *l = xcalloc(1, sizeof(*l));
+	struct vcs *v;
 	char *kernel = NULL;
 	int rc;
 
 	sb_init(&l->problems);
-	if ((rc = vcs_open(cwd, &l->vcs, e)) < 0)
+	if ((rc = vcs_open(cwd, &v, e)) < 0)
 		goto fail;
-	if ((rc = workspace_find(vcs_workdir(l->vcs), op, &l->ws, e)) < 0)
+	rc = workspace_find(vcs_workdir(v), op, &l->ws, e);
+	l->ws.vcs = v; /* workspace_find fills in the paths only */
+	if (rc < 0)
 		goto fail;
-	l->readonly = flags & LOOP_READONLY;
+	l->ws.readonly = flags & LOOP_READONLY;
 	rc = store_open(l->ws.db_path,
-			l->readonly		       ? STORE_READONLY
+			l->ws.readonly		       ? STORE_READONLY
 			: (flags & LOOP_TRY_WRITE) ? STORE_NOWAIT
 						   : 0,
-			&l->store, e);
+			&l->ws.store, e);
 	if ((rc == ERR_BUSY || rc == ERR_READONLY) && (flags & LOOP_TRY_WRITE)) {
-		l->readonly = true;
-		l->readonly_why = rc == ERR_BUSY ? "another optloop is writing"
+		l->ws.readonly = true;
+		l->ws.readonly_why = rc == ERR_BUSY ? "another optloop is writing"
 						 : "this user may not write the workspace";
-		rc = store_open(l->ws.db_path, STORE_READONLY, &l->store, e);
+		rc = store_open(l->ws.db_path, STORE_READONLY, &l->ws.store, e);
 	}
 	if (rc < 0)
 		goto fail;
-	store_meta_get(l->store, "kernel", &kernel, NULL);
-	loop_split_lines(kernel, &l->kernel, &l->nkernel);
+	store_meta_get(l->ws.store, "kernel", &kernel, NULL);
+	loop_split_lines(kernel, &l->ws.kernel, &l->ws.nkernel);
 	free(kernel);
-	store_meta_get(l->store, "init_head", &l->init_head, NULL);
+	store_meta_get(l->ws.store, "init_head", &l->init_head, NULL);
 	if ((rc = loop_load_contract(l, e)) < 0)
 		goto fail;
-	if (l->readonly) {
+	if (l->ws.readonly) {
 		struct store_intent in;
 		if ((rc = loop_reconcile_optlog(l, e)) < 0)
 			goto fail;
-		if (store_intent_pending(l->store, &in, NULL) == 0) {
+		if (store_intent_pending(l->ws.store, &in, NULL) == 0) {
 			/* a move a live writer is making is not cut off */
-			if (!store_writer_busy(l->store))
+			if (!store_writer_busy(l->ws.store))
 				loop_problem(l,
 					"a %s of the kernel during iteration %d was cut off; the next "
 					"optloop command that writes (verify, log, commit, confirm) "
@@ -560,27 +546,27 @@ int loop_writer(struct loop *l, bool on, struct err *e)
 	struct store *st;
 	int rc;
 
-	if (on != l->readonly)
+	if (on != l->ws.readonly)
 		return 0; /* already so */
 	if (!on && l->verifying)
 		return 0; /* the run going keeps it */
 	rc = store_open(l->ws.db_path, on ? STORE_NOWAIT : STORE_READONLY, &st, e);
 	if (rc < 0)
 		return rc; /* ERR_BUSY names the writer; the loop stays as it was */
-	store_close(l->store);
-	l->store = st;
-	l->readonly = !on;
+	store_close(l->ws.store);
+	l->ws.store = st;
+	l->ws.readonly = !on;
 	if (!on)
 		return 0;
 	/* what another writer did meanwhile, and what a crashed one left */
 	char *kernel = NULL;
-	loop_free_list(l->kernel, l->nkernel);
-	store_meta_get(l->store, "kernel", &kernel, NULL);
-	loop_split_lines(kernel, &l->kernel, &l->nkernel);
+	loop_free_list(l->ws.kernel, l->ws.nkernel);
+	store_meta_get(l->ws.store, "kernel", &kernel, NULL);
+	loop_split_lines(kernel, &l->ws.kernel, &l->ws.nkernel);
 	free(kernel);
 	free(l->init_head);
 	l->init_head = NULL;
-	store_meta_get(l->store, "init_head", &l->init_head, NULL);
+	store_meta_get(l->ws.store, "init_head", &l->init_head, NULL);
 	sb_reset(&l->problems);
 	l->lost_rows = 0;
 	if ((rc = loop_load_contract(l, e)) == 0)
@@ -633,7 +619,7 @@ int loop_workspaces(const char *cwd, struct loop_summary **out, size_t *n, struc
 			s->error = xstrdup(le.msg);
 		}
 		struct log_rows *rs;
-		if (store_rows_get(l->store, &rs, NULL) == 0) {
+		if (store_rows_get(l->ws.store, &rs, NULL) == 0) {
 			if (rs->n && rs->v[0].status == RS_BASE)
 				s->base_ms = rs->v[0].bench_ms;
 			log_rows_put(rs);
@@ -660,13 +646,7 @@ void loop_close(struct loop *l)
 		return;
 	run_free(l->vrun);
 	free(l->vcmd);
-	alloc_free(l->alloc);
-	patset_free(l->patset);
-	store_close(l->store);
-	vcs_free(l->vcs);
 	workspace_release(&l->ws);
-	loop_free_list(l->kernel, l->nkernel);
-	loop_free_list(l->frozen, l->nfrozen);
 	if (l->contract)
 		loop_contract_put(&l->contract->c);
 	free(l->missing);
@@ -681,23 +661,23 @@ struct alloc *loop_run_alloc(struct loop *l)
 	const char *v = l->contract ? l->contract->c.runner : NULL;
 	if (slurm_runner_parse(v, &r, NULL) < 0 || !r.slurm) {
 		slurm_runner_release(&r);
-		alloc_free(l->alloc);
-		l->alloc = NULL;
+		alloc_free(l->ws.alloc);
+		l->ws.alloc = NULL;
 		/* back to local: an allocation held for the old Runner is given back */
-		if (!l->readonly)
-			alloc_release_recorded(l->store, l->ws.dir, "the contract's Runner is local now",
+		if (!l->ws.readonly)
+			alloc_release_recorded(l->ws.store, l->ws.dir, "the contract's Runner is local now",
 					       NULL, NULL);
 		return NULL;
 	}
 	l->alloc_used = true;
-	if (!l->alloc)
-		l->alloc = alloc_new(l->store, l->ws.dir, &r);
-	else if (strcmp(alloc_runner(l->alloc), r.canon)) {
-		alloc_free(l->alloc);
-		l->alloc = alloc_new(l->store, l->ws.dir, &r);
+	if (!l->ws.alloc)
+		l->ws.alloc = alloc_new(l->ws.store, l->ws.dir, &r);
+	else if (strcmp(alloc_runner(l->ws.alloc), r.canon)) {
+		alloc_free(l->ws.alloc);
+		l->ws.alloc = alloc_new(l->ws.store, l->ws.dir, &r);
 	}
 	slurm_runner_release(&r);
-	return l->alloc;
+	return l->ws.alloc;
 }
 
 bool loop_allocation_used(const struct loop *l)
@@ -707,17 +687,17 @@ bool loop_allocation_used(const struct loop *l)
 
 bool loop_readonly(const struct loop *l)
 {
-	return l->readonly;
+	return l->ws.readonly;
 }
 
 struct vcs *loop_vcs(struct loop *l)
 {
-	return l->vcs;
+	return l->ws.vcs;
 }
 
 struct store *loop_store(struct loop *l)
 {
-	return l->store;
+	return l->ws.store;
 }
 
 const struct workspace *loop_workspace(const struct loop *l)
@@ -742,7 +722,7 @@ const char *loop_contract_path(const struct loop *l)
 
 int loop_event(struct loop *l, const char *kind, const char *detail, struct err *e)
 {
-	return store_event(l->store, -1, kind, detail, e);
+	return store_event(l->ws.store, -1, kind, detail, e);
 }
 
 /* ---- init ---------------------------------------------------------------------- */
@@ -777,7 +757,7 @@ int loop_status(struct loop *l, struct loop_status *st, struct err *e)
 		return rc;
 	if ((rc = loop_where(l, &w, e)) < 0)
 		return rc;
-	if ((rc = loop_rows_get(l->store, &sr, &rows, &n, e)) < 0)
+	if ((rc = loop_rows_get(l->ws.store, &sr, &rows, &n, e)) < 0)
 		return rc;
 	st->state = w.state;
 	st->iteration = w.iter;
@@ -798,19 +778,18 @@ int loop_status(struct loop *l, struct loop_status *st, struct err *e)
 	st->op = xstrdup(l->ws.op);
 	st->workspace = xstrdup(l->ws.dir);
 	st->repo = xstrdup(l->ws.repo);
-	st->kernel = dup_list(l->kernel, l->nkernel);
-	st->nkernel = l->nkernel;
-	st->frozen = dup_list(l->frozen, l->nfrozen);
-	st->nfrozen = l->nfrozen;
+	st->kernel = dup_list(l->ws.kernel, l->ws.nkernel);
+	st->nkernel = l->ws.nkernel;
+	st->frozen = dup_list(l->ws.frozen, l->ws.nfrozen);
+	st->nfrozen = l->ws.nfrozen;
 	st->missing = l->missing ? xstrdup(l->missing) : NULL;
 	st->problems = l->problems.len ? xstrdup(l->problems.buf) : NULL;
 	st->telescoped = w.telescoped;
-	st->readonly = l->readonly;
-	st->readonly_why = l->readonly_why;
+	st->readonly = l->ws.readonly;
+	st->readonly_why = l->ws.readonly_why;
 	st->last_run = w.run_id;
 	st->attempt_run = w.attempt_run;
-	struct guards_ctx g = loop_guards(l);
-	st->stall = w.stall >= 0 ? w.stall : guards_stall(&g);
+	st->stall = w.stall >= 0 ? w.stall : guards_stall(&l->ws);
 	st->stall_limit = GUARDS_STALL_AFTER;
 	st->attempt = loop_attempt_words(l, w.attempt_run);
 	const char *pc, *pa;

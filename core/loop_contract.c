@@ -85,8 +85,7 @@ void loop_contract_put(const struct contract *c)
 
 int loop_reassess_profile_check(struct loop *l, const char *path, struct err *e)
 {
-	struct guards_ctx g = loop_guards(l);
-	return guards_profile_check(&g, path, NULL, e);
+	return guards_profile_check(&l->ws, path, NULL, e);
 }
 
 int loop_contract_missing(struct loop *l, struct loop_contract_field **out, size_t *n,
@@ -226,31 +225,31 @@ static void target_shapes_unknown(struct loop *l, struct sb *why)
 static void paths_missing(struct loop *l, struct sb *why)
 {
 	target_shapes_unknown(l, why);
-	for (size_t i = 0; i < l->nfrozen; i++) {
-		char *full = fsutil_join(l->ws.repo, l->frozen[i]);
+	for (size_t i = 0; i < l->ws.nfrozen; i++) {
+		char *full = fsutil_join(l->ws.repo, l->ws.frozen[i]);
 		if (!fsutil_exists(full))
 			sb_addf(why, "Frozen: %s does not exist (restore it, or correct the list: "
 				     "optloop contract --set frozen=PATHS)\n",
-				l->frozen[i]);
+				l->ws.frozen[i]);
 		free(full);
 	}
-	for (size_t i = 0; i < l->nkernel; i++) {
-		char *full = fsutil_join(l->ws.repo, l->kernel[i]);
+	for (size_t i = 0; i < l->ws.nkernel; i++) {
+		char *full = fsutil_join(l->ws.repo, l->ws.kernel[i]);
 		if (!fsutil_exists(full))
 			sb_addf(why, "kernel path %s does not exist (restore it, or make a new "
 				     "workspace with the right --kernel)\n",
-				l->kernel[i]);
+				l->ws.kernel[i]);
 		free(full);
-		const char *bad = loop_kernel_path_unusable(l->ws.repo, vcs_gitdir(l->vcs), l->kernel[i]);
+		const char *bad = loop_kernel_path_unusable(l->ws.repo, vcs_gitdir(l->ws.vcs), l->ws.kernel[i]);
 		if (bad)
 			sb_addf(why, "kernel path %s %s; make a new workspace with --kernel naming "
 				     "the kernel's own files\n",
-				l->kernel[i], bad);
-		for (size_t j = 0; j < l->nfrozen; j++)
-			if (fsutil_path_under(l->kernel[i], l->frozen[j]))
+				l->ws.kernel[i], bad);
+		for (size_t j = 0; j < l->ws.nfrozen; j++)
+			if (fsutil_path_under(l->ws.kernel[i], l->ws.frozen[j]))
 				sb_addf(why, "kernel path %s is frozen (it is or lies in %s): the "
 					     "gate would check a change against itself\n",
-					l->kernel[i], l->frozen[j]);
+					l->ws.kernel[i], l->ws.frozen[j]);
 	}
 }
 
@@ -267,18 +266,19 @@ int loop_load_contract(struct loop *l, struct err *e)
 	} else {
 		contract_put_shared(l->contract);
 		l->contract = sc;
-		loop_free_list(l->frozen, l->nfrozen);
-		l->frozen = NULL;
-		l->nfrozen = 0;
+		l->ws.contract = &sc->c;
+		loop_free_list(l->ws.frozen, l->ws.nfrozen);
+		l->ws.frozen = NULL;
+		l->ws.nfrozen = 0;
 		if (sc->c.v[CF_FROZEN])
-			l->nfrozen = contract_list_items(sc->c.v[CF_FROZEN], &l->frozen);
+			l->ws.nfrozen = contract_list_items(sc->c.v[CF_FROZEN], &l->ws.frozen);
 		/* profile/ and the frozen files are never part of a kernel commit */
-		size_t nx = l->nfrozen + 1;
+		size_t nx = l->ws.nfrozen + 1;
 		const char **x = xcalloc(nx, sizeof(char *));
 		x[0] = "profile";
-		for (size_t i = 0; i < l->nfrozen; i++)
-			x[i + 1] = l->frozen[i];
-		vcs_set_exclude(l->vcs, x, nx);
+		for (size_t i = 0; i < l->ws.nfrozen; i++)
+			x[i + 1] = l->ws.frozen[i];
+		vcs_set_exclude(l->ws.vcs, x, nx);
 		free(x);
 	}
 	sc = l->contract;

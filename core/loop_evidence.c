@@ -251,21 +251,6 @@ int loop_explain(struct loop *l, int iter, const char *note, bool *promoted, str
 	return measure_explain(loop_store(l), iter, note, promoted, e);
 }
 
-/* The report context from the contract the loop read: its strings belong
- * to the contract returned, which the caller lets go (loop_contract_put). */
-static const struct contract *report_ctx_of(struct loop *l, struct report_ctx *ctx)
-{
-	const struct contract *c = loop_contract_get(l);
-	memset(ctx, 0, sizeof(*ctx));
-	ctx->op = loop_workspace(l)->op;
-	ctx->validation = c->v[CF_VALIDATION];
-	ctx->benchmark = c->v[CF_BENCHMARK];
-	ctx->target = c->v[CF_TARGET];
-	ctx->threshold = c->threshold;
-	ctx->workspace_dir = loop_dir(l);
-	return c;
-}
-
 /* The bar's last line: every test file that runs a kernel file the best
  * changed (its dependents) passed its gate on the best's kernel. */
 static bool dependents_check(struct loop *l, struct sb *out, json_t *json)
@@ -320,8 +305,7 @@ static bool dependents_check(struct loop *l, struct sb *out, json_t *json)
 
 int loop_promote_check(struct loop *l, struct sb *out, json_t **json, struct err *e)
 {
-	struct report_ctx ctx;
-	const struct contract *c = report_ctx_of(l, &ctx);
+	const struct contract *c = loop_contract_get(l);
 	if (json)
 		*json = NULL;
 	int rc = measure_promote_check(loop_store(l), loop_dir(l), c, out, json, e);
@@ -341,13 +325,10 @@ static double speedup_of(double gain)
 
 int loop_best_shapes(struct loop *l, struct loop_shape_speedup **out, size_t *n, struct err *e)
 {
-	struct report_ctx ctx;
 	struct stats_cmp cmp;
 	*out = NULL;
 	*n = 0;
-	const struct contract *c = report_ctx_of(l, &ctx);
-	int rc = report_best_vs_baseline(loop_store(l), &ctx, &cmp, e);
-	loop_contract_put(c);
+	int rc = report_best_vs_baseline(loop_workspace(l), &cmp, e);
 	if (rc == ERR_NOTFOUND) {
 		err_clear(e);
 		return 0;
@@ -386,14 +367,10 @@ char *loop_shape_key(const struct parse_row *r)
 int loop_report(struct loop *l, enum loop_report kind, int iter, struct sb *md, json_t **json,
 		struct err *e)
 {
-	struct report_ctx ctx;
-	const struct contract *c = report_ctx_of(l, &ctx);
-	struct store *s = loop_store(l);
-	int rc = kind == LOOP_REPORT_FINAL    ? report_final(s, &ctx, md, json, e)
-		 : kind == LOOP_REPORT_HEADER ? report_header(s, &ctx, iter, md, json, e)
-					      : report_pr(s, &ctx, md, json, e);
-	loop_contract_put(c);
-	return rc;
+	const struct workspace *ws = loop_workspace(l);
+	return kind == LOOP_REPORT_FINAL    ? report_final(ws, md, json, e)
+	       : kind == LOOP_REPORT_HEADER ? report_header(ws, iter, md, json, e)
+					    : report_pr(ws, md, json, e);
 }
 
 int loop_export_json(struct loop *l, json_t **out, struct err *e)

@@ -34,15 +34,8 @@ struct shared_contract {
 };
 
 struct loop {
-	struct vcs *vcs;
-	struct store *store;
+	/* paths, store, repository, scopes, pattern set, allocation */
 	struct workspace ws;
-	bool readonly;
-	const char *readonly_why; /* static; see loop_status */
-	char **kernel;
-	size_t nkernel;
-	char **frozen;
-	size_t nfrozen;
 	struct shared_contract *contract; /* never NULL once open */
 	char *missing; /* NULL when the contract is complete */
 	/* OPT_LOG.md holds rows the database does not (it was replaced, emptied
@@ -52,17 +45,13 @@ struct loop {
 	struct sb problems;
 	char *init_head;
 
-	struct patset *patset; /* loaded at the first run */
-
 	/* the last verify run: going while verifying */
 	struct run *vrun;
 	bool verifying;
 	char *vcmd; /* the command of the last verify started */
 	bool vpaired; /* it named {best}: one process times the best beside the tree */
 
-	/* the Slurm allocation runs go through (Runner: slurm ...), and
-	 * whether a run of this process used it */
-	struct alloc *alloc;
+	/* whether a run of this process used the Slurm allocation */
 	bool alloc_used;
 };
 

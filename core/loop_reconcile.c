@@ -52,7 +52,7 @@ static void reconcile_orphans(struct loop *l)
 	free(prefix);
 	if (n > 0) {
 		char *d = xasprintf("%d process(es), the first pid %d", n, pid);
-		store_event(l->store, -1, "harness.orphan", d, NULL);
+		store_event(l->ws.store, -1, "harness.orphan", d, NULL);
 		free(d);
 		loop_problem(l,
 			"a harness left running by an optloop that was killed (pid %d%s) was "
@@ -68,31 +68,31 @@ static int settle_interrupted_runs(struct loop *l, struct err *e)
 	struct store_run r;
 	int rc = 0;
 
-	while (rc == 0 && store_run_unfinished(l->store, &r, NULL) == 0) {
+	while (rc == 0 && store_run_unfinished(l->ws.store, &r, NULL) == 0) {
 		char work[VCS_OID_HEX], snap[VCS_OID_HEX];
 		bool verify = !r.kind || !strcmp(r.kind, "verify");
 		r.t_end = loop_now();
 		r.gate = GATE_INCOMPLETE;
 		r.exit_status = -1;
-		if (verify && vcs_kernel_hash(l->vcs, loop_kpaths(l), l->nkernel, NULL, work, NULL) == 0) {
+		if (verify && vcs_kernel_hash(l->ws.vcs, loop_kpaths(l), l->ws.nkernel, NULL, work, NULL) == 0) {
 			free(r.tree);
 			r.tree = xstrdup(work);
 		}
-		if (verify && vcs_snapshot(l->vcs, loop_kpaths(l), l->nkernel, snap, NULL) == 0) {
+		if (verify && vcs_snapshot(l->ws.vcs, loop_kpaths(l), l->ws.nkernel, snap, NULL) == 0) {
 			free(r.snapshot);
 			r.snapshot = xstrdup(snap);
 		}
 		char *what = xasprintf("%s run cut off; recorded as incomplete", verify ? "verify" : r.kind);
-		rc = store_begin(l->store, e);
+		rc = store_begin(l->ws.store, e);
 		if (rc == 0)
-			rc = store_run_update(l->store, &r, e);
+			rc = store_run_update(l->ws.store, &r, e);
 		if (rc == 0)
-			rc = store_event(l->store, r.iter, verify ? "verify.interrupted" : "run.interrupted",
+			rc = store_event(l->ws.store, r.iter, verify ? "verify.interrupted" : "run.interrupted",
 					 what, e);
 		if (rc == 0)
-			rc = store_commit(l->store, e);
+			rc = store_commit(l->ws.store, e);
 		else
-			store_rollback(l->store);
+			store_rollback(l->ws.store);
 		free(what);
 		if (rc == 0 && verify)
 			loop_problem(l,
@@ -126,12 +126,12 @@ static int reconcile_intents(struct loop *l, struct err *e)
 	struct store_intent in;
 	int rc = 0;
 
-	while (rc == 0 && store_intent_pending(l->store, &in, NULL) == 0) {
+	while (rc == 0 && store_intent_pending(l->ws.store, &in, NULL) == 0) {
 		enum vcs_between at = VCS_ELSEWHERE;
 		bool swap = !strcmp(in.kind, "swap");
 		/* a swap goes back to where it came from; the others go forward */
 		const char *target = swap ? in.from : in.to;
-		rc = vcs_kernel_between(l->vcs, loop_kpaths(l), l->nkernel, in.from, in.to, &at, e);
+		rc = vcs_kernel_between(l->ws.vcs, loop_kpaths(l), l->ws.nkernel, in.from, in.to, &at, e);
 		if (rc < 0) {
 			/* a tree that is gone (gc, a rewritten history): nothing to finish */
 			loop_problem(l, "an unfinished %s of the kernel (iteration %d) cannot be checked: %s",
@@ -147,22 +147,22 @@ static int reconcile_intents(struct loop *l, struct err *e)
 		} else if (swap ? at != VCS_AT_FROM
 			   : !strcmp(in.kind, "restore") ? at == VCS_BETWEEN
 							 : at != VCS_AT_TO) {
-			if ((rc = vcs_restore(l->vcs, target, loop_kpaths(l), l->nkernel, e)) == 0) {
+			if ((rc = vcs_restore(l->ws.vcs, target, loop_kpaths(l), l->ws.nkernel, e)) == 0) {
 				char *d = xasprintf("a %s cut off by a crash was %s", in.kind,
 						    swap ? "undone: the candidate is back" : "finished");
-				store_event(l->store, in.iter, "intent.recovered", d, NULL);
+				store_event(l->ws.store, in.iter, "intent.recovered", d, NULL);
 				loop_problem(l, "%s (iteration %d)", d, in.iter);
 				free(d);
 			}
 		}
 		/* a restore that reached the best is committed by guards_after_commit */
 		if (rc == 0)
-			rc = store_intent_end(l->store, in.id, e);
+			rc = store_intent_end(l->ws.store, in.id, e);
 		if (rc == 0 && swap && at != VCS_ELSEWHERE) { /* the candidate is back */
 			char *ref = xasprintf("refs/optloop/swap/%s", l->ws.op);
-			vcs_unkeep(l->vcs, ref);
+			vcs_unkeep(l->ws.vcs, ref);
 			free(ref);
-			vcs_clear_keeps(l->vcs, loop_kpaths(l), l->nkernel, NULL);
+			vcs_clear_keeps(l->ws.vcs, loop_kpaths(l), l->ws.nkernel, NULL);
 		}
 		store_intent_release(&in);
 	}
@@ -183,7 +183,7 @@ static char *git_key(struct loop *l, const struct log_row *rows, size_t n)
 	char head[VCS_OID_HEX];
 	unsigned long long h = 14695981039346656037ULL;
 
-	if (vcs_head(l->vcs, head, NULL) < 0)
+	if (vcs_head(l->ws.vcs, head, NULL) < 0)
 		return NULL;
 	for (size_t i = 0; i < n; i++) {
 		/* the bytes of "%d:", written without printf (once per row) */
@@ -212,11 +212,11 @@ int loop_reconcile_git(struct loop *l, struct err *e)
 	size_t n, nc;
 	struct vcs_iter_commit *cs;
 	char *key, *seen = NULL;
-	int rc = loop_rows_get(l->store, &sr, &rows, &n, e);
+	int rc = loop_rows_get(l->ws.store, &sr, &rows, &n, e);
 	if (rc < 0)
 		return rc;
 	key = git_key(l, rows, n);
-	if (key && store_meta_get(l->store, "reconciled_git", &seen, NULL) == 0 && seen &&
+	if (key && store_meta_get(l->ws.store, "reconciled_git", &seen, NULL) == 0 && seen &&
 	    !strcmp(seen, key)) {
 		free(seen);
 		free(key);
@@ -226,7 +226,7 @@ int loop_reconcile_git(struct loop *l, struct err *e)
 	free(seen);
 	size_t problems_before = l->problems.len;
 	bool adopted = false;
-	rc = vcs_iter_commits(l->vcs, l->ws.op, l->init_head, 0, &cs, &nc, e);
+	rc = vcs_iter_commits(l->ws.vcs, l->ws.op, l->init_head, 0, &cs, &nc, e);
 	if (rc < 0) {
 		free(key);
 		log_rows_put(sr);
@@ -251,16 +251,16 @@ int loop_reconcile_git(struct loop *l, struct err *e)
 				    (cs[k].direction && r->direction &&
 				     strcmp(cs[k].direction, r->direction)))
 					continue;
-				if (!l->readonly &&
-				    store_iter_set_commit(l->store, r->iter, cs[k].sha, e) == 0) {
-					vcs_index_reset(l->vcs, loop_kpaths(l), l->nkernel, NULL);
-					store_event(l->store, r->iter, "reconcile.adopt", cs[k].sha, NULL);
+				if (!l->ws.readonly &&
+				    store_iter_set_commit(l->ws.store, r->iter, cs[k].sha, e) == 0) {
+					vcs_index_reset(l->ws.vcs, loop_kpaths(l), l->ws.nkernel, NULL);
+					store_event(l->ws.store, r->iter, "reconcile.adopt", cs[k].sha, NULL);
 					adopted = true;
 				}
 				break;
 			}
 		} else if (!bsearch(&r->commit, shas, nc, sizeof(*shas), strp_cmp) &&
-			   !vcs_commit_in_history(l->vcs, r->commit)) {
+			   !vcs_commit_in_history(l->ws.vcs, r->commit)) {
 			loop_problem(l,
 				"row %d cites commit %.12s, which is not in the history of HEAD "
 				"(reset or rebased?); repair: run optloop repair to re-link it to the "
@@ -281,7 +281,7 @@ int loop_reconcile_git(struct loop *l, struct err *e)
 	free(iters);
 	/* Remember a clean answer (an adoption changed the rows: walk again). */
 	if (key && !adopted && l->problems.len == problems_before)
-		store_meta_set(l->store, "reconciled_git", key, NULL);
+		store_meta_set(l->ws.store, "reconciled_git", key, NULL);
 	free(key);
 	vcs_iter_commits_free(cs, nc);
 	log_rows_put(sr);
@@ -336,7 +336,7 @@ int loop_reconcile_optlog(struct loop *l, struct err *e)
 	const struct log_row *rows;
 	size_t n;
 	struct sb want = SB_INIT, have = SB_INIT;
-	int rc = loop_rows_get(l->store, &sr, &rows, &n, e);
+	int rc = loop_rows_get(l->ws.store, &sr, &rows, &n, e);
 	if (rc < 0)
 		return rc;
 	struct err re = {0};
@@ -366,10 +366,10 @@ int loop_reconcile_optlog(struct loop *l, struct err *e)
 			}
 			optlog_doc_release(&d);
 		}
-		if (behind && !l->readonly) {
+		if (behind && !l->ws.readonly) {
 			rc = fsutil_write_atomic(l->ws.optlog_path, want.buf, want.len, e);
 			if (rc == 0)
-				store_event(l->store, -1, "reconcile.optlog", "re-rendered", NULL);
+				store_event(l->ws.store, -1, "reconcile.optlog", "re-rendered", NULL);
 		} else if (!behind) {
 			lost_rows_found(l, rows, n, &have);
 		}
@@ -388,8 +388,8 @@ static char *measured_tree(struct loop *l, int iter)
 	int run_id = 0;
 	char *tree = NULL, *snap = NULL;
 	struct store_run r;
-	if (store_iter_run(l->store, iter, &run_id, &tree, NULL) == 0 && run_id &&
-	    store_run_get(l->store, run_id, &r, NULL) == 0) {
+	if (store_iter_run(l->ws.store, iter, &run_id, &tree, NULL) == 0 && run_id &&
+	    store_run_get(l->ws.store, run_id, &r, NULL) == 0) {
 		snap = r.snapshot ? xstrdup(r.snapshot) : NULL;
 		store_run_release(&r);
 	}
@@ -410,11 +410,11 @@ int loop_bring_back(struct loop *l, int iter, const char *sha, const char *ref, 
 	char merged[VCS_OID_HEX], head[VCS_OID_HEX];
 	int id = 0, rc = 0;
 	if (measured)
-		rc = vcs_aside_merge(l->vcs, measured, sha, loop_kpaths(l), l->nkernel, merged, e);
+		rc = vcs_aside_merge(l->ws.vcs, measured, sha, loop_kpaths(l), l->ws.nkernel, merged, e);
 	else
 		snprintf(merged, sizeof(merged), "%s", sha);
 	if (rc == ERR_FAIL) {
-		store_aside_done(l->store, sha, NULL);
+		store_aside_done(l->ws.store, sha, NULL);
 		rc = err_set(e, ERR_REFUSED,
 			     "the edit set aside during iteration %d overlaps the change that was "
 			     "measured, so optloop did not bring it back onto the kernel; it is kept "
@@ -422,15 +422,15 @@ int loop_bring_back(struct loop *l, int iter, const char *sha, const char *ref, 
 			     "<kernel paths> | git apply -3",
 			     iter, sha, ref ? ref : "none", measured, sha);
 	}
-	if (rc == 0 && intent && (rc = vcs_head(l->vcs, head, e)) == 0)
-		rc = store_intent_begin(l->store, "back", iter, head, merged, &id, e);
+	if (rc == 0 && intent && (rc = vcs_head(l->ws.vcs, head, e)) == 0)
+		rc = store_intent_begin(l->ws.store, "back", iter, head, merged, &id, e);
 	if (rc == 0)
-		rc = vcs_bring_back(l->vcs, merged, ref, loop_kpaths(l), l->nkernel, e);
+		rc = vcs_bring_back(l->ws.vcs, merged, ref, loop_kpaths(l), l->ws.nkernel, e);
 	fault_point("commit.after_restore");
 	if (rc == 0)
-		rc = store_aside_done(l->store, sha, e);
+		rc = store_aside_done(l->ws.store, sha, e);
 	if (rc == 0 && id)
-		rc = store_intent_end(l->store, id, e);
+		rc = store_intent_end(l->ws.store, id, e);
 	free(measured);
 	return rc;
 }
@@ -443,20 +443,20 @@ static int reconcile_aside(struct loop *l, struct err *e)
 	const struct log_row *rows;
 	size_t n;
 
-	if (store_aside_pending(l->store, &iter, &sha, &ref, NULL) != 0)
+	if (store_aside_pending(l->ws.store, &iter, &sha, &ref, NULL) != 0)
 		return 0;
-	rc = loop_rows_get(l->store, &sr, &rows, &n, e);
+	rc = loop_rows_get(l->ws.store, &sr, &rows, &n, e);
 	bool committed = false;
 	for (size_t i = 0; rc == 0 && i < n; i++)
 		if (rows[i].iter == iter && rows[i].commit)
 			committed = true;
 	if (rc == 0 && committed) {
 		char work[VCS_OID_HEX], aside[VCS_OID_HEX], head[VCS_OID_HEX];
-		vcs_kernel_hash(l->vcs, loop_kpaths(l), l->nkernel, NULL, work, NULL);
-		vcs_kernel_hash(l->vcs, loop_kpaths(l), l->nkernel, sha, aside, NULL);
-		vcs_kernel_hash(l->vcs, loop_kpaths(l), l->nkernel, "HEAD", head, NULL);
+		vcs_kernel_hash(l->ws.vcs, loop_kpaths(l), l->ws.nkernel, NULL, work, NULL);
+		vcs_kernel_hash(l->ws.vcs, loop_kpaths(l), l->ws.nkernel, sha, aside, NULL);
+		vcs_kernel_hash(l->ws.vcs, loop_kpaths(l), l->ws.nkernel, "HEAD", head, NULL);
 		if (!strcmp(work, aside)) {
-			rc = store_aside_done(l->store, sha, e);
+			rc = store_aside_done(l->ws.store, sha, e);
 		} else if (!strcmp(work, head)) {
 			struct err be = {0};
 			rc = loop_bring_back(l, iter, sha, ref, false, &be);
@@ -495,24 +495,24 @@ static void reconcile_index(struct loop *l)
 	struct log_rows *sr;
 	const struct log_row *rows;
 	size_t n;
-	if (vcs_index_locked(l->vcs) || loop_rows_get(l->store, &sr, &rows, &n, NULL) < 0)
+	if (vcs_index_locked(l->ws.vcs) || loop_rows_get(l->ws.store, &sr, &rows, &n, NULL) < 0)
 		return;
 	const struct log_row *last = n ? &rows[n - 1] : NULL;
 	char idx[VCS_OID_HEX], row[VCS_OID_HEX], head[VCS_OID_HEX], before[VCS_OID_HEX];
 	if (last && last->commit &&
-	    vcs_index_kernel_hash(l->vcs, loop_kpaths(l), l->nkernel, idx, NULL) == 0 &&
-	    vcs_kernel_hash(l->vcs, loop_kpaths(l), l->nkernel, "HEAD", head, NULL) == 0 &&
+	    vcs_index_kernel_hash(l->ws.vcs, loop_kpaths(l), l->ws.nkernel, idx, NULL) == 0 &&
+	    vcs_kernel_hash(l->ws.vcs, loop_kpaths(l), l->ws.nkernel, "HEAD", head, NULL) == 0 &&
 	    strcmp(idx, head) != 0) {
 		bool dropped = (last->status == RS_DROP || last->status == RS_REVERT) &&
-			       vcs_kernel_hash(l->vcs, loop_kpaths(l), l->nkernel, last->commit, row,
+			       vcs_kernel_hash(l->ws.vcs, loop_kpaths(l), l->ws.nkernel, last->commit, row,
 					       NULL) == 0 &&
 			       !strcmp(idx, row);
 		char *parent = xasprintf("%s~1", last->commit);
 		bool stale = !dropped &&
-			     vcs_kernel_hash(l->vcs, loop_kpaths(l), l->nkernel, parent, before, NULL) == 0 &&
+			     vcs_kernel_hash(l->ws.vcs, loop_kpaths(l), l->ws.nkernel, parent, before, NULL) == 0 &&
 			     !strcmp(idx, before);
 		free(parent);
-		if ((dropped || stale) && vcs_index_reset(l->vcs, loop_kpaths(l), l->nkernel, NULL) == 0)
+		if ((dropped || stale) && vcs_index_reset(l->ws.vcs, loop_kpaths(l), l->ws.nkernel, NULL) == 0)
 			loop_problem(l,
 				"git's index held iteration %d's %s (a commit cut off while writing "
 				"the index); its kernel entries are back to HEAD, so a git commit "
@@ -530,7 +530,7 @@ int loop_reconcile_writer(struct loop *l, struct err *e)
 {
 	int rc;
 	reconcile_orphans(l);
-	if (vcs_index_locked(l->vcs))
+	if (vcs_index_locked(l->ws.vcs))
 		loop_problem(l, "git's lock file .git/index.lock is there: a git command is running, or "
 			   "one that was killed left it behind; when no git command is running, "
 			   "remove it (rm .git/index.lock, in the repository) so that git status "
@@ -544,14 +544,13 @@ int loop_reconcile_writer(struct loop *l, struct err *e)
 			   "files themselves are whole: the old or the new)",
 			ntemps, ntemps == 1 ? "" : "s", ntemps == 1 ? "was" : "were");
 	if ((rc = settle_interrupted_runs(l, e)) < 0 || (rc = reconcile_intents(l, e)) < 0 ||
-	    (rc = vcs_clear_temps(l->vcs, loop_kpaths(l), l->nkernel, e)) < 0 ||
+	    (rc = vcs_clear_temps(l->ws.vcs, loop_kpaths(l), l->ws.nkernel, e)) < 0 ||
 	    (rc = loop_reconcile_git(l, e)) < 0 || (rc = reconcile_aside(l, e)) < 0 ||
 	    (rc = loop_reconcile_optlog(l, e)) < 0)
 		return rc;
 	/* finish a revert/drop restore cut off by a crash */
-	struct guards_ctx g = loop_guards(l);
 	struct err ge = {0};
-	if (guards_after_commit(&g, NULL, &ge) < 0)
+	if (guards_after_commit(&l->ws, NULL, &ge) < 0)
 		loop_problem(l, "%s", ge.msg);
 	else
 		reconcile_index(l);

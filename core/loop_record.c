@@ -41,15 +41,15 @@ int loop_set_aside(struct loop *l, struct err *e)
 	if (loop_writable(l, "set-aside", e) < 0)
 		return ERR_REFUSED;
 
-	if (l->readonly)
+	if (l->ws.readonly)
 		return err_set(e, ERR_BUSY, "set-aside refused: the workspace is open read-only");
 	if ((rc = loop_where(l, &w, e)) < 0)
 		return rc;
 	if (!(w.state == ST_MEASURED || w.state == ST_LOGGED) || !w.telescoped)
 		return err_set(e, ERR_REFUSED,
 			       "nothing to set aside: the kernel is as it was measured");
-	rc = w.state == ST_LOGGED && w.run_id ? store_run_get(l->store, w.run_id, &r, e)
-					       : store_run_last(l->store, w.iter, "verify", &r, e);
+	rc = w.state == ST_LOGGED && w.run_id ? store_run_get(l->ws.store, w.run_id, &r, e)
+					       : store_run_last(l->ws.store, w.iter, "verify", &r, e);
 	if (rc < 0)
 		return rc;
 	if (!r.snapshot) {
@@ -67,24 +67,24 @@ int loop_set_aside(struct loop *l, struct err *e)
 	/* the change is saved and the move recorded before any file is written:
 	 * a set-aside cut off is finished by the next writer (reconcile_intents) */
 	int intent = 0;
-	rc = vcs_aside_save(l->vcs, loop_kpaths(l), l->nkernel, ref, msg, sha, e);
+	rc = vcs_aside_save(l->ws.vcs, loop_kpaths(l), l->ws.nkernel, ref, msg, sha, e);
 	if (rc == 0) {
-		rc = store_begin(l->store, e);
+		rc = store_begin(l->ws.store, e);
 		if (rc == 0)
-			rc = store_aside_add(l->store, w.iter, sha, ref, e);
+			rc = store_aside_add(l->ws.store, w.iter, sha, ref, e);
 		if (rc == 0)
-			rc = store_intent_begin(l->store, "aside", w.iter, sha, r.snapshot, &intent, e);
+			rc = store_intent_begin(l->ws.store, "aside", w.iter, sha, r.snapshot, &intent, e);
 		if (rc == 0)
-			rc = store_event(l->store, w.iter, "aside", sha, e);
+			rc = store_event(l->ws.store, w.iter, "aside", sha, e);
 		if (rc == 0)
-			rc = store_commit(l->store, e);
+			rc = store_commit(l->ws.store, e);
 		else
-			store_rollback(l->store);
+			store_rollback(l->ws.store);
 	}
 	if (rc == 0)
-		rc = vcs_restore(l->vcs, r.snapshot, loop_kpaths(l), l->nkernel, e);
+		rc = vcs_restore(l->ws.vcs, r.snapshot, loop_kpaths(l), l->ws.nkernel, e);
 	if (rc == 0)
-		rc = store_intent_end(l->store, intent, e);
+		rc = store_intent_end(l->ws.store, intent, e);
 	free(msg);
 	free(ref);
 	store_run_release(&r);
@@ -173,7 +173,7 @@ static int keep_check(struct loop *l, const struct store_run *r, const struct me
 	const struct log_row *rows;
 	size_t n;
 	int best = -1;
-	if (loop_rows_get(l->store, &sr, &rows, &n, NULL) == 0) {
+	if (loop_rows_get(l->ws.store, &sr, &rows, &n, NULL) == 0) {
 		const struct log_row *b = log_rows_best(rows, n);
 		best = b ? b->iter : -1;
 		log_rows_put(sr);
@@ -214,7 +214,7 @@ int loop_log(struct loop *l, const struct loop_log_opts *o, struct log_row *out,
 	if (loop_writable(l, "log", e) < 0)
 		return ERR_REFUSED;
 
-	if (l->readonly)
+	if (l->ws.readonly)
 		return err_set(e, ERR_BUSY, "log refused: the workspace is open read-only");
 	if ((rc = loop_load_contract(l, e)) < 0 || (rc = loop_where(l, &w, e)) < 0)
 		return rc;
@@ -276,25 +276,24 @@ int loop_log(struct loop *l, const struct loop_log_opts *o, struct log_row *out,
 			       "status base is only for the baseline (iteration 0); use "
 			       "keep|revert|drop|floor");
 	}
-	struct guards_ctx g = loop_guards(l);
-	if (o->commit_next && ((rc = vcs_commit_check(l->vcs, e)) < 0 ||
-			       (rc = guards_frozen_check(&g, "log --commit", e)) < 0))
+	if (o->commit_next && ((rc = vcs_commit_check(l->ws.vcs, e)) < 0 ||
+			       (rc = guards_frozen_check(&l->ws, "log --commit", e)) < 0))
 		return rc;
 	if (o->unconfirmed && status != RS_KEEP)
 		return err_set(e, ERR_USAGE,
 			       "--unconfirmed is the reason for keeping a row without a win beyond "
 			       "noise; it goes with --status keep only");
-	if ((rc = store_run_last(l->store, w.iter, "verify", &r, e)) < 0)
+	if ((rc = store_run_last(l->ws.store, w.iter, "verify", &r, e)) < 0)
 		return rc;
 	struct measure_win win;
-	if ((rc = measure_win(l->store, w.iter, r.id, &win, e)) < 0) {
+	if ((rc = measure_win(l->ws.store, w.iter, r.id, &win, e)) < 0) {
 		store_run_release(&r);
 		return rc;
 	}
 	if (status == RS_KEEP && (rc = keep_check(l, &r, &win, o, e)) < 0)
 		goto refused;
 	/* lint the measured diff; findings need an acknowledgement (recorded) */
-	if ((rc = guards_log_check(&g, w.iter, o->ack_lints, e)) < 0)
+	if ((rc = guards_log_check(&l->ws, w.iter, o->ack_lints, e)) < 0)
 		goto refused;
 	memset(&row, 0, sizeof(row));
 	row.iter = w.iter;
@@ -313,15 +312,15 @@ int loop_log(struct loop *l, const struct loop_log_opts *o, struct log_row *out,
 	measure_win_release(&win);
 
 	fault_point("log.begin");
-	rc = store_begin(l->store, e);
+	rc = store_begin(l->ws.store, e);
 	if (rc == 0)
-		rc = store_iter_add(l->store, &row, r.id, r.tree, e);
+		rc = store_iter_add(l->ws.store, &row, r.id, r.tree, e);
 	if (rc == 0)
-		rc = store_event(l->store, w.iter, "log", row.direction, e);
+		rc = store_event(l->ws.store, w.iter, "log", row.direction, e);
 	if (rc == 0)
-		rc = store_commit(l->store, e);
+		rc = store_commit(l->ws.store, e);
 	else
-		store_rollback(l->store);
+		store_rollback(l->ws.store);
 	store_run_release(&r);
 	if (rc < 0) {
 		log_row_release(&row);
@@ -392,7 +391,7 @@ int loop_commit(struct loop *l, char sha[41], struct err *e)
 	if (loop_writable(l, "commit", e) < 0)
 		return ERR_REFUSED;
 
-	if (l->readonly)
+	if (l->ws.readonly)
 		return err_set(e, ERR_BUSY, "commit refused: the workspace is open read-only");
 	if ((rc = loop_load_contract(l, e)) < 0 || (rc = loop_where(l, &w, e)) < 0)
 		return rc;
@@ -410,32 +409,31 @@ int loop_commit(struct loop *l, char sha[41], struct err *e)
 	}
 	if (w.telescoped)
 		return telescoped_refusal("commit", w.iter, e);
-	if ((rc = vcs_commit_check(l->vcs, e)) < 0)
+	if ((rc = vcs_commit_check(l->ws.vcs, e)) < 0)
 		return rc;
-	struct guards_ctx g = loop_guards(l);
-	if ((rc = guards_frozen_check(&g, "commit", e)) < 0)
+	if ((rc = guards_frozen_check(&l->ws, "commit", e)) < 0)
 		return rc;
-	if ((rc = loop_rows_get(l->store, &sr, &rows, &n, e)) < 0)
+	if ((rc = loop_rows_get(l->ws.store, &sr, &rows, &n, e)) < 0)
 		return rc;
 	char *msg = commit_message(l->ws.op, &rows[n - 1]);
 	int iter = rows[n - 1].iter;
 	log_rows_put(sr);
 
 	fault_point("commit.begin");
-	rc = vcs_commit_kernel(l->vcs, loop_kpaths(l), l->nkernel, msg, sha, e);
+	rc = vcs_commit_kernel(l->ws.vcs, loop_kpaths(l), l->ws.nkernel, msg, sha, e);
 	free(msg);
 	if (rc < 0)
 		return rc;
 	fault_point("commit.after_git");
-	rc = store_begin(l->store, e);
+	rc = store_begin(l->ws.store, e);
 	if (rc == 0)
-		rc = store_iter_set_commit(l->store, iter, sha, e);
+		rc = store_iter_set_commit(l->ws.store, iter, sha, e);
 	if (rc == 0)
-		rc = store_event(l->store, iter, "commit", sha, e);
+		rc = store_event(l->ws.store, iter, "commit", sha, e);
 	if (rc == 0)
-		rc = store_commit(l->store, e);
+		rc = store_commit(l->ws.store, e);
 	else
-		store_rollback(l->store);
+		store_rollback(l->ws.store);
 	if (rc < 0)
 		return rc;
 	fault_point("commit.after_db");
@@ -444,7 +442,7 @@ int loop_commit(struct loop *l, char sha[41], struct err *e)
 		return rc;
 	fault_point("commit.after_render");
 	/* revert/drop: the kernel goes back to the best, in a commit of its own */
-	if ((rc = guards_after_commit(&g, NULL, e)) < 0)
+	if ((rc = guards_after_commit(&l->ws, NULL, e)) < 0)
 		return err_prefix(e, "iteration %d is committed (%.12s), but the restore of the best "
 				     "kernel that follows failed (the next optloop command finishes it): ",
 				  iter, sha);
@@ -452,7 +450,7 @@ int loop_commit(struct loop *l, char sha[41], struct err *e)
 	 * so that a bring-back cut off is finished by the next writer */
 	int aiter;
 	char *asha, *aref;
-	if (store_aside_pending(l->store, &aiter, &asha, &aref, NULL) == 0) {
+	if (store_aside_pending(l->ws.store, &aiter, &asha, &aref, NULL) == 0) {
 		if (aiter == iter) {
 			rc = loop_bring_back(l, iter, asha, aref, true, e);
 			if (rc == ERR_REFUSED)

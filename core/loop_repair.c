@@ -55,7 +55,7 @@ static int rebuild_rows(struct loop *l, struct sb *done, int *fixed, struct err 
 	size_t n = 0, nc = 0;
 	int rc;
 
-	if (l->nkernel == 0)
+	if (l->ws.nkernel == 0)
 		return err_set(e, ERR_REFUSED,
 			       "repair --rebuild refused: the database lost the workspace's settings "
 			       "too (its kernel paths, which only it holds); move %s aside, run "
@@ -67,8 +67,8 @@ static int rebuild_rows(struct loop *l, struct sb *done, int *fixed, struct err 
 		return rc;
 	if ((rc = optlog_parse(text.buf, text.len, &d, NULL, e)) < 0)
 		goto out;
-	if ((rc = loop_rows_get(l->store, &sr, &rows, &n, e)) < 0 ||
-	    (rc = vcs_iter_commits(l->vcs, l->ws.op, NULL, 0, &cs, &nc, e)) < 0)
+	if ((rc = loop_rows_get(l->ws.store, &sr, &rows, &n, e)) < 0 ||
+	    (rc = vcs_iter_commits(l->ws.vcs, l->ws.op, NULL, 0, &cs, &nc, e)) < 0)
 		goto out;
 	int next = (int)n;
 	const char *first = n ? rows[0].commit : NULL;
@@ -104,9 +104,9 @@ static int rebuild_rows(struct loop *l, struct sb *done, int *fixed, struct err 
 		r->commit = c ? xstrdup(c->sha) : NULL;
 		if (r->status == RS_KEEP && c && c->unconfirmed && !r->unconfirmed)
 			r->unconfirmed = xstrdup(c->unconfirmed);
-		rc = store_iter_add(l->store, r, 0, NULL, e);
+		rc = store_iter_add(l->ws.store, r, 0, NULL, e);
 		if (rc == 0)
-			rc = store_event(l->store, r->iter, "repair.rebuild", c ? c->sha : NULL, e);
+			rc = store_event(l->ws.store, r->iter, "repair.rebuild", c ? c->sha : NULL, e);
 		if (rc == 0 && done)
 			sb_addf(done, "row %d taken back from OPT_LOG.md%s%.12s\n", r->iter,
 				c ? ", commit " : " (no commit carries it yet)", c ? c->sha : "");
@@ -117,8 +117,8 @@ static int rebuild_rows(struct loop *l, struct sb *done, int *fixed, struct err 
 	}
 	/* the commits before the baseline are not the workspace's */
 	char parent[VCS_OID_HEX];
-	if (rc == 0 && first && vcs_parent(l->vcs, first, parent, NULL) == 0 && parent[0]) {
-		rc = store_meta_set(l->store, "init_head", parent, e);
+	if (rc == 0 && first && vcs_parent(l->ws.vcs, first, parent, NULL) == 0 && parent[0]) {
+		rc = store_meta_set(l->ws.store, "init_head", parent, e);
 		if (rc == 0) {
 			free(l->init_head);
 			l->init_head = xstrdup(parent);
@@ -142,7 +142,7 @@ int loop_repair(struct loop *l, bool rebuild, struct sb *done, struct err *e)
 	struct vcs_iter_commit *cs;
 	int rc, fixed = 0;
 
-	if (l->readonly)
+	if (l->ws.readonly)
 		return err_set(e, ERR_BUSY, "repair refused: the workspace is open read-only");
 	if (rebuild && l->lost_rows == 0)
 		return err_set(e, ERR_REFUSED,
@@ -154,27 +154,27 @@ int loop_repair(struct loop *l, bool rebuild, struct sb *done, struct err *e)
 			       "them back first with optloop repair --rebuild",
 			       l->lost_rows, l->lost_rows == 1 ? "" : "s");
 	if (rebuild) {
-		rc = store_begin(l->store, e);
+		rc = store_begin(l->ws.store, e);
 		if (rc == 0)
 			rc = rebuild_rows(l, done, &fixed, e);
 		if (rc == 0)
-			rc = store_commit(l->store, e);
+			rc = store_commit(l->ws.store, e);
 		else
-			store_rollback(l->store);
+			store_rollback(l->ws.store);
 		if (rc < 0)
 			return rc;
 	}
-	if ((rc = loop_rows_get(l->store, &sr, &rows, &n, e)) < 0)
+	if ((rc = loop_rows_get(l->ws.store, &sr, &rows, &n, e)) < 0)
 		return rc;
-	if ((rc = vcs_iter_commits(l->vcs, l->ws.op, l->init_head, 0, &cs, &nc, e)) < 0) {
+	if ((rc = vcs_iter_commits(l->ws.vcs, l->ws.op, l->init_head, 0, &cs, &nc, e)) < 0) {
 		log_rows_put(sr);
 		return rc;
 	}
-	rc = store_begin(l->store, e);
+	rc = store_begin(l->ws.store, e);
 	/* rows whose commit left the history: re-link to the commit that now
 	 * carries their iteration */
 	for (size_t i = 0; rc == 0 && i < n; i++) {
-		if (!rows[i].commit || vcs_commit_in_history(l->vcs, rows[i].commit))
+		if (!rows[i].commit || vcs_commit_in_history(l->ws.vcs, rows[i].commit))
 			continue;
 		for (size_t k = 0; k < nc; k++) {
 			/* the iteration and its direction: after a new init the
@@ -183,9 +183,9 @@ int loop_repair(struct loop *l, bool rebuild, struct sb *done, struct err *e)
 			    (cs[k].direction && rows[i].direction &&
 			     strcmp(cs[k].direction, rows[i].direction)))
 				continue;
-			rc = store_iter_set_commit(l->store, rows[i].iter, cs[k].sha, e);
+			rc = store_iter_set_commit(l->ws.store, rows[i].iter, cs[k].sha, e);
 			if (rc == 0)
-				rc = store_event(l->store, rows[i].iter, "repair.relink", cs[k].sha, e);
+				rc = store_event(l->ws.store, rows[i].iter, "repair.relink", cs[k].sha, e);
 			if (rc == 0 && done)
 				sb_addf(done, "row %d now cites commit %.12s\n", rows[i].iter, cs[k].sha);
 			fixed++;
@@ -216,9 +216,9 @@ int loop_repair(struct loop *l, bool rebuild, struct sb *done, struct err *e)
 		if (r.status == RS_KEEP && cs[k].unconfirmed)
 			r.unconfirmed = xstrdup(cs[k].unconfirmed);
 		r.commit = xstrdup(cs[k].sha);
-		rc = store_iter_add(l->store, &r, 0, NULL, e);
+		rc = store_iter_add(l->ws.store, &r, 0, NULL, e);
 		if (rc == 0)
-			rc = store_event(l->store, next, "repair.row", cs[k].sha, e);
+			rc = store_event(l->ws.store, next, "repair.row", cs[k].sha, e);
 		if (rc == 0 && done)
 			sb_addf(done, "row %d rebuilt from commit %.12s\n", next, cs[k].sha);
 		log_row_release(&r);
@@ -226,9 +226,9 @@ int loop_repair(struct loop *l, bool rebuild, struct sb *done, struct err *e)
 		next++;
 	}
 	if (rc == 0)
-		rc = store_commit(l->store, e);
+		rc = store_commit(l->ws.store, e);
 	else
-		store_rollback(l->store);
+		store_rollback(l->ws.store);
 	vcs_iter_commits_free(cs, nc);
 	log_rows_put(sr);
 	if (rc == 0 && fixed)

@@ -57,7 +57,7 @@ static void shell_quote(struct sb *s, const char *arg)
 static int keep_attempt_log(struct loop *l, int run_id, struct err *e)
 {
 	struct store_run r;
-	int rc = store_run_get(l->store, run_id, &r, e);
+	int rc = store_run_get(l->ws.store, run_id, &r, e);
 	if (rc < 0)
 		return rc;
 	char *to = xasprintf("%s/iter-%d.attempt-%d.log", l->ws.trace_dir, r.iter, r.id);
@@ -69,7 +69,7 @@ static int keep_attempt_log(struct loop *l, int run_id, struct err *e)
 			free(r.log_path);
 			r.log_path = to;
 			to = NULL;
-			rc = store_run_update(l->store, &r, e);
+			rc = store_run_update(l->ws.store, &r, e);
 		}
 	}
 	free(to);
@@ -86,7 +86,7 @@ static int hand_commit_check(struct loop *l, struct err *e)
 	struct log_rows *sr;
 	const struct log_row *rows;
 	size_t n;
-	int rc = loop_rows_get(l->store, &sr, &rows, &n, e);
+	int rc = loop_rows_get(l->ws.store, &sr, &rows, &n, e);
 	if (rc < 0)
 		return rc;
 	const struct log_row *last = n ? &rows[n - 1] : NULL, *best = log_rows_best(rows, n);
@@ -94,8 +94,8 @@ static int hand_commit_check(struct loop *l, struct err *e)
 	const char *expect = !last || !last->commit ? NULL : back ? (best ? best->commit : NULL)
 								 : last->commit;
 	char want[VCS_OID_HEX], head[VCS_OID_HEX];
-	if (expect && vcs_kernel_hash(l->vcs, loop_kpaths(l), l->nkernel, expect, want, NULL) == 0 &&
-	    vcs_kernel_hash(l->vcs, loop_kpaths(l), l->nkernel, "HEAD", head, NULL) == 0 &&
+	if (expect && vcs_kernel_hash(l->ws.vcs, loop_kpaths(l), l->ws.nkernel, expect, want, NULL) == 0 &&
+	    vcs_kernel_hash(l->ws.vcs, loop_kpaths(l), l->ws.nkernel, "HEAD", head, NULL) == 0 &&
 	    strcmp(want, head))
 		rc = err_set(e, ERR_REFUSED,
 			     "verify refused: a commit made since iteration %d changed the kernel "
@@ -115,18 +115,18 @@ static int hand_commit_check(struct loop *l, struct err *e)
  * (--include PATH, for each of them). */
 static int outside_check(struct loop *l, const struct loop_verify_opts *o, struct err *e)
 {
-	size_t nkeep = l->nkernel + l->nfrozen + (o ? o->ninclude : 0);
+	size_t nkeep = l->ws.nkernel + l->ws.nfrozen + (o ? o->ninclude : 0);
 	const char **keep = xcalloc(nkeep + 1, sizeof(*keep));
 	size_t k = 0;
-	for (size_t i = 0; i < l->nkernel; i++)
-		keep[k++] = l->kernel[i];
-	for (size_t i = 0; i < l->nfrozen; i++)
-		keep[k++] = l->frozen[i];
+	for (size_t i = 0; i < l->ws.nkernel; i++)
+		keep[k++] = l->ws.kernel[i];
+	for (size_t i = 0; i < l->ws.nfrozen; i++)
+		keep[k++] = l->ws.frozen[i];
 	for (size_t i = 0; o && i < o->ninclude; i++)
 		keep[k++] = o->include[i];
 	struct vcs_change *ch = NULL;
 	size_t n = 0;
-	int rc = vcs_changes_outside(l->vcs, keep, k, &ch, &n, e);
+	int rc = vcs_changes_outside(l->ws.vcs, keep, k, &ch, &n, e);
 	free(keep);
 	if (rc == 0 && n) {
 		struct sb list = SB_INIT, flags = SB_INIT;
@@ -162,19 +162,19 @@ static int include_check(struct loop *l, const struct loop_verify_opts *o, struc
 	struct log_rows *sr;
 	const struct log_row *rows;
 	size_t n;
-	int rc = loop_rows_get(l->store, &sr, &rows, &n, e);
+	int rc = loop_rows_get(l->ws.store, &sr, &rows, &n, e);
 	if (rc < 0)
 		return rc;
 	const struct log_row *best = log_rows_best(rows, n);
 	for (size_t i = 0; rc == 0 && i < o->ninclude; i++) {
 		const char *p = o->include[i];
-		for (size_t j = 0; rc == 0 && j < l->nfrozen; j++)
-			if (fsutil_path_under(p, l->frozen[j]))
+		for (size_t j = 0; rc == 0 && j < l->ws.nfrozen; j++)
+			if (fsutil_path_under(p, l->ws.frozen[j]))
 				rc = err_set(e, ERR_REFUSED,
 					     "verify refused: --include %s is frozen (it is or lies in "
 					     "%s): a change there is undone before any run, never "
 					     "measured",
-					     p, l->frozen[j]);
+					     p, l->ws.frozen[j]);
 		if (rc < 0)
 			break;
 		if (!*p || strstr(p, "..") || p[0] == '/') {
@@ -187,8 +187,8 @@ static int include_check(struct loop *l, const struct loop_verify_opts *o, struc
 		const char *one[] = {p};
 		char at_best[VCS_OID_HEX], at_head[VCS_OID_HEX];
 		if (best && best->commit &&
-		    vcs_kernel_hash(l->vcs, one, 1, best->commit, at_best, NULL) == 0 &&
-		    vcs_kernel_hash(l->vcs, one, 1, "HEAD", at_head, NULL) == 0 &&
+		    vcs_kernel_hash(l->ws.vcs, one, 1, best->commit, at_best, NULL) == 0 &&
+		    vcs_kernel_hash(l->ws.vcs, one, 1, "HEAD", at_head, NULL) == 0 &&
 		    strcmp(at_best, at_head) != 0)
 			rc = err_set(e, ERR_REFUSED,
 				     "verify refused: --include %s: a commit after the best (iteration "
@@ -208,12 +208,12 @@ static int include_in_kernel(struct loop *l, const struct loop_verify_opts *o, s
 	if (!o || !o->ninclude)
 		return 0;
 	struct sb list = SB_INIT, added = SB_INIT;
-	for (size_t i = 0; i < l->nkernel; i++)
-		sb_addf(&list, "%s%s", i ? "\n" : "", l->kernel[i]);
+	for (size_t i = 0; i < l->ws.nkernel; i++)
+		sb_addf(&list, "%s%s", i ? "\n" : "", l->ws.kernel[i]);
 	for (size_t i = 0; i < o->ninclude; i++) {
 		bool have = false;
-		for (size_t j = 0; j < l->nkernel; j++)
-			have |= fsutil_path_under(o->include[i], l->kernel[j]);
+		for (size_t j = 0; j < l->ws.nkernel; j++)
+			have |= fsutil_path_under(o->include[i], l->ws.kernel[j]);
 		if (have)
 			continue;
 		sb_addf(&list, "%s%s", list.len ? "\n" : "", o->include[i]);
@@ -221,21 +221,21 @@ static int include_in_kernel(struct loop *l, const struct loop_verify_opts *o, s
 	}
 	int rc = 0;
 	if (added.len) {
-		rc = store_begin(l->store, e);
+		rc = store_begin(l->ws.store, e);
 		if (rc == 0)
-			rc = store_meta_set(l->store, "kernel", list.buf, e);
+			rc = store_meta_set(l->ws.store, "kernel", list.buf, e);
 		if (rc == 0) {
 			char *d = xasprintf("made part of the kernel by --include: %s", added.buf);
-			rc = store_event(l->store, -1, "kernel.include", d, e);
+			rc = store_event(l->ws.store, -1, "kernel.include", d, e);
 			free(d);
 		}
 		if (rc == 0)
-			rc = store_commit(l->store, e);
+			rc = store_commit(l->ws.store, e);
 		else
-			store_rollback(l->store);
+			store_rollback(l->ws.store);
 		if (rc == 0) {
-			loop_free_list(l->kernel, l->nkernel);
-			loop_split_lines(list.buf, &l->kernel, &l->nkernel);
+			loop_free_list(l->ws.kernel, l->ws.nkernel);
+			loop_split_lines(list.buf, &l->ws.kernel, &l->ws.nkernel);
 		}
 	}
 	sb_release(&list);
@@ -255,7 +255,7 @@ int loop_verify_begin(struct loop *l, const struct loop_verify_opts *o, struct e
 	if (loop_writable(l, "verify", e) < 0)
 		return ERR_REFUSED;
 
-	if (l->readonly)
+	if (l->ws.readonly)
 		return err_set(e, ERR_BUSY,
 			       "verify refused: this optloop opened the workspace read-only "
 			       "(another one is writing to it)");
@@ -275,19 +275,18 @@ int loop_verify_begin(struct loop *l, const struct loop_verify_opts *o, struct e
 				       "or stash the change first, then run optloop verify)");
 	}
 	/* the frozen scope (hashed at the baseline), then stall and stop */
-	struct guards_ctx g = loop_guards(l);
 	int pending;
-	if (guards_restore_pending(&g, &pending))
+	if (guards_restore_pending(&l->ws, &pending))
 		return err_set(e, ERR_REFUSED,
 			       "verify refused: iteration %d's drop or revert is committed but the "
 			       "restore of the best kernel after it is not%s, so the tree is not "
 			       "the next iteration's change; %s, then run optloop status (it "
 			       "commits the restore)",
-			       pending, vcs_index_locked(l->vcs) ? " (git's index is locked)" : "",
-			       vcs_index_locked(l->vcs)
+			       pending, vcs_index_locked(l->ws.vcs) ? " (git's index is locked)" : "",
+			       vcs_index_locked(l->ws.vcs)
 				       ? "when no git command is running, remove .git/index.lock"
 				       : "see optloop status for what stopped it");
-	if ((rc = hand_commit_check(l, e)) < 0 || (rc = guards_verify_check(&g, e)) < 0 ||
+	if ((rc = hand_commit_check(l, e)) < 0 || (rc = guards_verify_check(&l->ws, e)) < 0 ||
 	    (rc = include_check(l, o, e)) < 0 || (rc = outside_check(l, o, e)) < 0 ||
 	    (rc = include_in_kernel(l, o, e)) < 0)
 		return rc;
@@ -300,14 +299,14 @@ int loop_verify_begin(struct loop *l, const struct loop_verify_opts *o, struct e
 	if (l->vpaired) {
 		struct measure_best b;
 		char sha[VCS_OID_HEX] = "";
-		if ((rc = measure_best(l->store, &b, e)) == 0 && b.have && !b.commit)
+		if ((rc = measure_best(l->ws.store, &b, e)) == 0 && b.have && !b.commit)
 			rc = err_set(e, ERR_REFUSED,
 				     "verify refused: the validation command times the best at "
 				     "{best}, and the best (iteration %d) is not committed yet (run "
 				     "optloop commit)",
 				     b.iter);
 		if (rc == 0 && !b.have)
-			rc = vcs_head(l->vcs, sha, e);
+			rc = vcs_head(l->ws.vcs, sha, e);
 		if (rc == 0) {
 			char *v = loop_with_best(val, b.have ? b.commit : sha);
 			sb_adds(&cmd, v);
@@ -333,7 +332,7 @@ int loop_verify_begin(struct loop *l, const struct loop_verify_opts *o, struct e
 		goto out;
 	if ((rc = loop_patset(l, &ps, e)) < 0)
 		goto out;
-	vcs_head(l->vcs, head, NULL);
+	vcs_head(l->ws.vcs, head, NULL);
 	log_path = xasprintf("%s/iter-%d.log", l->ws.trace_dir, w.iter);
 	struct run_spec spec = {
 		.kind = "verify",
@@ -354,7 +353,7 @@ int loop_verify_begin(struct loop *l, const struct loop_verify_opts *o, struct e
 	};
 	run_free(l->vrun);
 	l->vrun = NULL;
-	if ((rc = run_start(l->store, &spec, &l->vrun, e)) == 0) {
+	if ((rc = run_start(l->ws.store, &spec, &l->vrun, e)) == 0) {
 		l->verifying = true;
 		free(l->vcmd);
 		l->vcmd = xstrdup(cmd.buf);
@@ -418,11 +417,11 @@ static int verify_fill(void *ctx, struct store_run *r, const struct parse_result
 	char work[VCS_OID_HEX], head[VCS_OID_HEX], snap[VCS_OID_HEX];
 	(void)res;
 	r->vs_best = NAN; /* the verdict's, set inside the run's transaction */
-	int rc = vcs_kernel_hash(l->vcs, loop_kpaths(l), l->nkernel, NULL, work, e);
+	int rc = vcs_kernel_hash(l->ws.vcs, loop_kpaths(l), l->ws.nkernel, NULL, work, e);
 	if (rc == 0)
-		rc = vcs_kernel_hash(l->vcs, loop_kpaths(l), l->nkernel, "HEAD", head, e);
+		rc = vcs_kernel_hash(l->ws.vcs, loop_kpaths(l), l->ws.nkernel, "HEAD", head, e);
 	if (rc == 0)
-		rc = vcs_snapshot(l->vcs, loop_kpaths(l), l->nkernel, snap, e);
+		rc = vcs_snapshot(l->ws.vcs, loop_kpaths(l), l->ws.nkernel, snap, e);
 	if (rc == 0) {
 		free(r->tree);
 		r->tree = xstrdup(work);
@@ -469,11 +468,10 @@ int loop_verify_end(struct loop *l, struct loop_measurement *m, struct err *e)
 		return rc;
 	/* the trap lints over the measured diff, at verify: evidence beside the
 	 * verdict, not a gate (log asks for the acknowledgement) */
-	struct guards_ctx g = loop_guards(l);
 	struct lint_findings lf = {0};
 	int nlints = 0;
 	if (!run_is_attempt(r->iter, r->gate, r->scope, r->bench_ms) &&
-	    guards_lint(&g, r->iter, &lf, NULL) == 0)
+	    guards_lint(&l->ws, r->iter, &lf, NULL) == 0)
 		nlints = (int)lf.n;
 	lint_findings_release(&lf);
 	if (m) {
@@ -504,17 +502,17 @@ int loop_measurement(struct loop *l, struct loop_measurement *m, struct err *e)
 	if (w.state != ST_MEASURED && w.state != ST_LOGGED)
 		return err_set(e, ERR_NOTFOUND, "iteration %d has no measurement yet", w.iter);
 	if (w.state == ST_LOGGED)
-		rc = w.run_id ? store_run_get(l->store, w.run_id, &r, e)
+		rc = w.run_id ? store_run_get(l->ws.store, w.run_id, &r, e)
 			      : err_set(e, ERR_NOTFOUND, "no run");
 	else
-		rc = store_run_last(l->store, w.iter, "verify", &r, e);
+		rc = store_run_last(l->ws.store, w.iter, "verify", &r, e);
 	if (rc < 0)
 		return rc;
 	fill_measurement(&r, m);
 	/* the iteration's one "vs best" figure, the one its row carries: the
 	 * confirm's when one ran (measure_win) */
 	struct measure_win win;
-	if (measure_win(l->store, w.iter, r.id, &win, NULL) == 0) {
+	if (measure_win(l->ws.store, w.iter, r.id, &win, NULL) == 0) {
 		if (isfinite(win.vs_best))
 			m->vs_best = win.vs_best;
 		measure_win_release(&win);

@@ -5,6 +5,7 @@
  */
 #include "core/report.h"
 #include "core/chart.h"
+#include "core/contract.h"
 #include "core/err.h"
 #include "core/measure.h"
 #include "core/probe.h"
@@ -12,6 +13,7 @@
 #include "core/stats.h"
 #include "core/store.h"
 #include "core/rules.h"
+#include "core/workspace.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -23,6 +25,19 @@
 #define METHOD_ACROSS "on per-run medians; each session counts once, noise between sessions"
 
 /* "log-normal t interval (95%) on per-run medians; ..." for a comparison. */
+
+/* A field of the contract the workspace's owner read, or NULL. */
+static const char *report_field(const struct workspace *ws, enum contract_field f)
+{
+	return ws->contract ? ws->contract->v[f] : NULL;
+}
+
+/* The contract's win threshold; 0 (the default) without one. */
+static double report_threshold(const struct workspace *ws)
+{
+	return ws->contract ? ws->contract->threshold : 0;
+}
+
 static char *method_text(const struct stats_cmp *c, bool paired)
 {
 	struct sb m = SB_INIT;
@@ -95,9 +110,10 @@ static int row_of(struct store *s, int iter, struct side *out, struct err *e)
 
 /* Baseline vs the current best, with the most direct numbers there are: a
  * confirm session that measured both, else every run of each. */
-static int claim_load(struct store *s, const struct report_ctx *ctx, int cand_iter,
+static int claim_load(const struct workspace *ws, int cand_iter,
 		      int against_iter, struct claim *c, struct err *e)
 {
+	struct store *s = ws->store;
 	memset(c, 0, sizeof(*c));
 	c->cmp.worst = -1;
 	int rc = row_of(s, against_iter, &c->base, e);
@@ -124,16 +140,16 @@ static int claim_load(struct store *s, const struct report_ctx *ctx, int cand_it
 	if (c->paired) {
 		/* the confirm's own comparison: one confirm, one number */
 		rc = measure_confirm_compare(s, c->base.tree, c->cand.tree, c->conf.session,
-					     ctx->threshold, ctx->target, &c->cmp, &c->tgt, e);
+					     report_threshold(ws), report_field(ws, CF_TARGET), &c->cmp, &c->tgt, e);
 		if (rc < 0) {
 			memset(&c->cmp, 0, sizeof(c->cmp));
 			c->cmp.worst = -1;
 			return rc;
 		}
 	} else {
-		struct stats_opts o = {.threshold = ctx->threshold};
+		struct stats_opts o = {.threshold = report_threshold(ws)};
 		stats_compare(&c->base.set, &c->cand.set, &o, &c->cmp);
-		measure_target_compare(&c->base.set, &c->cand.set, ctx->target, &o, &c->tgt);
+		measure_target_compare(&c->base.set, &c->cand.set, report_field(ws, CF_TARGET), &o, &c->tgt);
 	}
 	c->have_tgt = true;
 	return 0;
@@ -281,9 +297,10 @@ static void probe_lines(struct store *s, const char *tree, struct sb *md, json_t
 /* The bench per iteration as a Mermaid chart under its own heading; the
  * series into *json when not NULL.  A chart that cannot be read is left
  * out with a line saying why: the rest of the report stands without it. */
-static void chart_section(struct store *s, const struct report_ctx *ctx, const char *heading,
+static void chart_section(const struct workspace *ws, const char *heading,
 			  struct sb *md, json_t **json)
 {
+	struct store *s = ws->store;
 	struct chart c;
 	struct err e = {0};
 	sb_addf(md, "\n%s Bench per iteration\n\n", heading);
@@ -291,7 +308,7 @@ static void chart_section(struct store *s, const struct report_ctx *ctx, const c
 		sb_addf(md, "(no chart: %s)\n", e.msg);
 		*json = json_null();
 	} else {
-		chart_mermaid(&c, ctx->op, md);
+		chart_mermaid(&c, ws->op, md);
 		*json = chart_json(&c);
 	}
 	chart_release(&c);
@@ -342,9 +359,10 @@ static json_t *cost_section(struct store *s, struct sb *md)
 	return j;
 }
 
-int report_best_vs_baseline(struct store *s, const struct report_ctx *ctx, struct stats_cmp *out,
+int report_best_vs_baseline(const struct workspace *ws, struct stats_cmp *out,
 			    struct err *e)
 {
+	struct store *s = ws->store;
 	struct measure_best b;
 	struct claim c;
 	memset(out, 0, sizeof(*out));
@@ -357,7 +375,7 @@ int report_best_vs_baseline(struct store *s, const struct report_ctx *ctx, struc
 	measure_best_release(&b);
 	if (!have)
 		return err_set(e, ERR_NOTFOUND, "the best is the baseline");
-	rc = claim_load(s, ctx, iter, 0, &c, e);
+	rc = claim_load(ws, iter, 0, &c, e);
 	if (rc == 0) {
 		*out = c.cmp;
 		memset(&c.cmp, 0, sizeof(c.cmp));
@@ -412,29 +430,31 @@ static json_t *evidence_section(struct store *s, int iter, int gate_run, struct 
 
 /* The claim for the best against the baseline, when one can be made
  * (measure_best_claimable); *c is released on failure. */
-static int best_claim(struct store *s, const struct report_ctx *ctx, const char *what,
+static int best_claim(const struct workspace *ws, const char *what,
 		      struct claim *c, int *iter, int *gate_run, struct err *e)
 {
+	struct store *s = ws->store;
 	int rc = measure_best_claimable(s, what, iter, gate_run, e);
 	if (rc < 0)
 		return rc;
-	rc = claim_load(s, ctx, *iter, 0, c, e);
+	rc = claim_load(ws, *iter, 0, c, e);
 	if (rc < 0)
 		claim_release(c);
 	return rc;
 }
 
-int report_final(struct store *s, const struct report_ctx *ctx, struct sb *md, json_t **json,
+int report_final(const struct workspace *ws, struct sb *md, json_t **json,
 		 struct err *e)
 {
+	struct store *s = ws->store;
 	struct claim c;
 	int best_iter, gate_run;
-	int rc = best_claim(s, ctx, "report final", &c, &best_iter, &gate_run, e);
+	int rc = best_claim(ws, "report final", &c, &best_iter, &gate_run, e);
 	if (rc < 0)
 		return rc;
 	json_t *j = json_object(), *shapes = json_array();
 
-	sb_addf(md, "## Final claim — %s\n\n", ctx->op ? ctx->op : "");
+	sb_addf(md, "## Final claim — %s\n\n", ws->op ? ws->op : "");
 	sb_addf(md, "- Candidate: iteration %d, commit ", c.cand.iter);
 	short_sha(md, c.cand.commit);
 	sb_addf(md, " — %s\n", c.cand.direction ? c.cand.direction : "");
@@ -442,8 +462,8 @@ int report_final(struct store *s, const struct report_ctx *ctx, struct sb *md, j
 	short_sha(md, c.base.commit);
 	sb_addc(md, '\n');
 	sb_addf(md, "- Environment: %s\n", c.env ? c.env : "(no Machine line)");
-	if (ctx->target)
-		sb_addf(md, "- Target: %s\n", ctx->target);
+	if (report_field(ws, CF_TARGET))
+		sb_addf(md, "- Target: %s\n", report_field(ws, CF_TARGET));
 	sb_addf(md, "- Verdict vs baseline: %s", stats_verdict_name(c.cmp.verdict));
 	if (c.cmp.flags) {
 		struct sb f = SB_INIT;
@@ -491,7 +511,7 @@ int report_final(struct store *s, const struct report_ctx *ctx, struct sb *md, j
 	char *method = method_text(&c.cmp, c.paired);
 	sb_addf(md, "Interval method: %s.\n", method);
 	json_t *chart;
-	chart_section(s, ctx, "###", md, &chart);
+	chart_section(ws, "###", md, &chart);
 
 	json_t *evidence = evidence_section(s, best_iter, gate_run, md);
 
@@ -499,9 +519,9 @@ int report_final(struct store *s, const struct report_ctx *ctx, struct sb *md, j
 	char *bcmd = run_command(s, c.base.run_id);
 	char *ccmd = c.paired ? run_command(s, c.conf.session) : NULL;
 	sb_adds(md, "\n### Commands\n\n");
-	sb_addf(md, "- validation (contract): `%s`\n", ctx->validation ? ctx->validation : "");
-	if (ctx->benchmark)
-		sb_addf(md, "- benchmark (contract): `%s`\n", ctx->benchmark);
+	sb_addf(md, "- validation (contract): `%s`\n", report_field(ws, CF_VALIDATION) ? report_field(ws, CF_VALIDATION) : "");
+	if (report_field(ws, CF_BENCHMARK))
+		sb_addf(md, "- benchmark (contract): `%s`\n", report_field(ws, CF_BENCHMARK));
 	sb_addf(md, "- baseline verify: `%s`\n", bcmd ? bcmd : "");
 	sb_addf(md, "- candidate verify: `%s`\n", vcmd ? vcmd : "");
 	if (ccmd)
@@ -516,7 +536,7 @@ int report_final(struct store *s, const struct report_ctx *ctx, struct sb *md, j
 	json_t *clocks = json_array();
 	probe_lines(s, c.cand.tree, md, clocks);
 
-	json_object_set_new(j, "op", json_string(ctx->op ? ctx->op : ""));
+	json_object_set_new(j, "op", json_string(ws->op ? ws->op : ""));
 	json_object_set_new(j, "candidate",
 			    json_pack("{s:i,s:o,s:o,s:o}", "iter", c.cand.iter, "commit",
 				      c.cand.commit ? json_string(c.cand.commit) : json_null(),
@@ -542,8 +562,8 @@ int report_final(struct store *s, const struct report_ctx *ctx, struct sb *md, j
 	json_object_set_new(j, "chart", chart);
 	json_object_set_new(j, "evidence", evidence);
 	json_t *cmds = json_object();
-	json_object_set_new(cmds, "validation", json_string(ctx->validation ? ctx->validation : ""));
-	json_object_set_new(cmds, "benchmark", ctx->benchmark ? json_string(ctx->benchmark)
+	json_object_set_new(cmds, "validation", json_string(report_field(ws, CF_VALIDATION) ? report_field(ws, CF_VALIDATION) : ""));
+	json_object_set_new(cmds, "benchmark", report_field(ws, CF_BENCHMARK) ? json_string(report_field(ws, CF_BENCHMARK))
 							       : json_null());
 	json_object_set_new(cmds, "baseline_verify", bcmd ? json_string(bcmd) : json_null());
 	json_object_set_new(cmds, "candidate_verify", vcmd ? json_string(vcmd) : json_null());
@@ -590,9 +610,10 @@ static void dead_ends(struct store *s, int from, int to, struct sb *md, json_t *
 		sb_adds(md, "- none recorded between the parent and this iteration\n");
 }
 
-int report_header(struct store *s, const struct report_ctx *ctx, int iter, struct sb *md,
+int report_header(const struct workspace *ws, int iter, struct sb *md,
 		  json_t **json, struct err *e)
 {
+	struct store *s = ws->store;
 	struct claim c;
 	int parent = 0;
 	/* The parent: the best when iter was logged, the baseline or the last
@@ -613,7 +634,7 @@ int report_header(struct store *s, const struct report_ctx *ctx, int iter, struc
 			       "report header refused: iteration %d is %s; the header describes a "
 			       "kept candidate (a keep row)",
 			       iter, st == RS_NONE ? "not logged" : row_status_name(st));
-	rc = claim_load(s, ctx, iter, parent, &c, e);
+	rc = claim_load(ws, iter, parent, &c, e);
 	if (rc < 0) {
 		claim_release(&c);
 		return rc;
@@ -622,7 +643,7 @@ int report_header(struct store *s, const struct report_ctx *ctx, int iter, struc
 	struct sb notes = SB_INIT;
 	sb_addf(md, "## Kept candidate — iteration %d\n\n", iter);
 	sb_adds(md, "### Identity\n\n");
-	sb_addf(md, "- op: %s\n- iteration: %d, commit ", ctx->op ? ctx->op : "", iter);
+	sb_addf(md, "- op: %s\n- iteration: %d, commit ", ws->op ? ws->op : "", iter);
 	short_sha(md, c.cand.commit);
 	sb_addf(md, "\n- parent: iteration %d, commit ", parent);
 	short_sha(md, c.base.commit);
@@ -697,19 +718,20 @@ int report_header(struct store *s, const struct report_ctx *ctx, int iter, struc
 	return 0;
 }
 
-int report_pr(struct store *s, const struct report_ctx *ctx, struct sb *md, json_t **json,
+int report_pr(const struct workspace *ws, struct sb *md, json_t **json,
 	      struct err *e)
 {
+	struct store *s = ws->store;
 	struct claim c;
 	int iter, gate_run;
-	int rc = best_claim(s, ctx, "report pr", &c, &iter, &gate_run, e);
+	int rc = best_claim(ws, "report pr", &c, &iter, &gate_run, e);
 	if (rc < 0)
 		return rc;
 	struct sb dev = SB_INIT;
 	json_t *devj = device_json(s, c.cand.run_id, &dev);
 	sb_trim(&dev);
 	sb_addf(md, "## Summary\n\n%s: %s — %.2f× geomean over %zu shape(s) (",
-		ctx->op ? ctx->op : "", c.cand.direction ? c.cand.direction : "", c.cmp.speedup,
+		ws->op ? ws->op : "", c.cand.direction ? c.cand.direction : "", c.cmp.speedup,
 		c.cmp.ncommon);
 	stats_level_text(&c.cmp, md);
 	sb_addf(md, " interval %.2f×–%.2f×).\n", sp(c.cmp.lo), sp(c.cmp.hi));
@@ -723,8 +745,8 @@ int report_pr(struct store *s, const struct report_ctx *ctx, struct sb *md, json
 	sb_addf(md, "- Hardware: %s\n", dev.len ? dev.buf : "unknown");
 	sb_addf(md, "- Environment: %s\n", c.env ? c.env : "unknown");
 	sb_addf(md, "- Workload: %zu shape(s)", c.cmp.nshapes);
-	if (ctx->benchmark)
-		sb_addf(md, ", `%s`", ctx->benchmark);
+	if (report_field(ws, CF_BENCHMARK))
+		sb_addf(md, ", `%s`", report_field(ws, CF_BENCHMARK));
 	sb_adds(md, "\n\n| Shape | before (ms) | after (ms) | speedup |\n|---|---|---|---|\n");
 	for (size_t i = 0; i < c.cmp.nshapes; i++) {
 		const struct stats_shape_cmp *sc = &c.cmp.shapes[i];
@@ -736,7 +758,7 @@ int report_pr(struct store *s, const struct report_ctx *ctx, struct sb *md, json
 		c.cmp.worst >= 0 ? c.cmp.shapes[c.cmp.worst].key : "—");
 	target_line(md, &c.tgt);
 	json_t *chart;
-	chart_section(s, ctx, "###", md, &chart);
+	chart_section(ws, "###", md, &chart);
 	sb_adds(md, "\n## Breaking changes\n\nNone: only the kernel changed; the frozen test and "
 		    "reference are untouched.\n");
 	if (json) {

@@ -14,33 +14,23 @@
 
 struct err;
 struct sb;
-struct store;
 struct stats_cmp;
+struct workspace;
 
-struct report_ctx {
-	const char *op;
-	const char *validation; /* the contract's validation command */
-	const char *benchmark;  /* the contract's benchmark command, may be NULL */
-	const char *target;     /* the contract's target, may be NULL */
-	const char *workspace_dir;
-	double threshold;       /* 0: 3 % */
-};
-
-/* Each appends Markdown to md and, when json is not NULL, sets *json to a
- * new object (caller owns).  ERR_REFUSED with what is missing when the
- * store does not hold what the report needs yet. */
-int report_final(struct store *s, const struct report_ctx *c, struct sb *md, json_t **json,
-		 struct err *e);
-int report_header(struct store *s, const struct report_ctx *c, int iter, struct sb *md,
-		  json_t **json, struct err *e);
-int report_pr(struct store *s, const struct report_ctx *c, struct sb *md, json_t **json,
-	      struct err *e);
+/* Each reads the workspace's store and the contract its owner read (the op,
+ * the validation and benchmark commands, the Target, the threshold); each
+ * appends Markdown to md and, when json is not NULL, sets *json to a new
+ * object (caller owns).  ERR_REFUSED with what is missing when the store
+ * does not hold what the report needs yet. */
+int report_final(const struct workspace *ws, struct sb *md, json_t **json, struct err *e);
+int report_header(const struct workspace *ws, int iter, struct sb *md, json_t **json,
+		  struct err *e);
+int report_pr(const struct workspace *ws, struct sb *md, json_t **json, struct err *e);
 
 /* The best against the baseline, per shape and overall: the one comparison
  * report final makes (the confirm session when it measured both, else every
  * run of each).  out is caller-owned (stats_cmp_release); its shape keys
  * are measure_shape_key's.  ERR_NOTFOUND while the best is the baseline. */
-int report_best_vs_baseline(struct store *s, const struct report_ctx *c, struct stats_cmp *out,
-			    struct err *e);
+int report_best_vs_baseline(const struct workspace *ws, struct stats_cmp *out, struct err *e);
 
 #endif

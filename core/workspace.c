@@ -1,7 +1,10 @@
 /* workspace — locating and laying out profile/<op>-opt/, and FLA registry
  * defaults for a new one. */
 #include "core/workspace.h"
+#include "core/alloc.h"
 #include "core/contract.h"
+#include "core/patset.h"
+#include "core/store.h"
 #include "core/assets.h"
 #include "core/closest.h"
 #include "core/err.h"
@@ -16,6 +19,16 @@
 
 void workspace_release(struct workspace *ws)
 {
+	alloc_free(ws->alloc);
+	patset_free(ws->patset);
+	store_close(ws->store);
+	vcs_free(ws->vcs);
+	for (size_t i = 0; i < ws->nkernel; i++)
+		free(ws->kernel[i]);
+	free(ws->kernel);
+	for (size_t i = 0; i < ws->nfrozen; i++)
+		free(ws->frozen[i]);
+	free(ws->frozen);
 	free(ws->repo);
 	free(ws->op);
 	free(ws->dir);

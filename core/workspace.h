@@ -12,10 +12,18 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+struct alloc;
+struct contract;
 struct err;
+struct patset;
 struct sb;
+struct store;
 struct vcs;
 
+/* One open workspace, the object every module of the engine borrows (as
+ * const struct workspace *): its paths, and once the loop opened it, its
+ * store, repository handle, contract snapshot and scopes.  The loop owns
+ * it and is its only writer. */
 struct workspace {
 	char *repo;          /* absolute work tree, no trailing slash */
 	char *op;
@@ -27,8 +35,26 @@ struct workspace {
 	char *dispatch_path; /* dir/dispatch.md */
 	char *traps_path;    /* dir/TRAPS.md */
 	char *trace_dir;     /* dir/trace */
+
+	/* Open resources: NULL / empty in a workspace only found
+	 * (workspace_find); owned, and released by workspace_release. */
+	struct store *store;
+	struct vcs *vcs;      /* profile/ and the frozen files excluded from the kernel */
+	char **kernel;        /* kernel paths, relative to repo */
+	size_t nkernel;
+	char **frozen;        /* frozen paths, relative to repo */
+	size_t nfrozen;
+	bool readonly;        /* opened without the writer's lock */
+	const char *readonly_why; /* static text, or NULL */
+	struct patset *patset;    /* made at the first run (loop_patset) */
+	struct alloc *alloc;      /* the Slurm allocation runs go through, or NULL */
+	/* The contract as the owner read it last (borrowed from the owner's
+	 * shared copy; a re-read replaces it); NULL before it is read. */
+	const struct contract *contract;
 };
 
+/* Free the paths and close what the workspace holds open (the allocation,
+ * the pattern set, the store, the repository); ws is left empty. */
 void workspace_release(struct workspace *ws);
 
 /* Op names become directory names: letters, digits, '_', '-', '.', not

@@ -34,10 +34,8 @@ struct fx {
 	char dir[64];
 	struct vcs *vcs;
 	struct store *store;
-	struct workspace ws;
+	struct workspace ws; /* owns the store, the vcs and the scopes */
 	struct contract c;
-	const char *kernel[1], *frozen[1];
-	struct guards_ctx g;
 };
 
 static void sh(const char *dir, const char *cmd)
@@ -74,13 +72,15 @@ static int setup(void **state)
 	struct err e = {0};
 	if (store_open(f->ws.db_path, STORE_CREATE, &f->store, &e) < 0)
 		fail_msg("%s", e.msg);
-	f->kernel[0] = "src/kernel.c";
-	f->frozen[0] = "tests/test_kernel.c";
-	f->g = (struct guards_ctx){
-		.store = f->store, .vcs = f->vcs, .ws = &f->ws,
-		.kernel = f->kernel, .nkernel = 1, .frozen = f->frozen, .nfrozen = 1,
-		.contract = &f->c,
-	};
+	f->ws.store = f->store;
+	f->ws.vcs = f->vcs;
+	f->ws.kernel = xcalloc(1, sizeof(char *));
+	f->ws.kernel[0] = xstrdup("src/kernel.c");
+	f->ws.nkernel = 1;
+	f->ws.frozen = xcalloc(1, sizeof(char *));
+	f->ws.frozen[0] = xstrdup("tests/test_kernel.c");
+	f->ws.nfrozen = 1;
+	f->ws.contract = &f->c;
 	*state = f;
 	return 0;
 }
@@ -88,8 +88,6 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	struct fx *f = *state;
-	store_close(f->store);
-	vcs_free(f->vcs);
 	workspace_release(&f->ws);
 	char cmd[128];
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", f->dir);
@@ -132,7 +130,7 @@ static void add_row(struct fx *f, int iter, enum row_status st, enum gate_verdic
 	assert_int_equal(store_iter_add(f->store, &row, r.id, NULL, &e), 0);
 	char sha[VCS_OID_HEX];
 	char *msg = xasprintf("iter %d\n\nOptloop-Op: demo\nOptloop-Iter: %d\n", iter, iter);
-	if (vcs_commit_kernel(f->vcs, f->kernel, 1, msg, sha, &e) < 0)
+	if (vcs_commit_kernel(f->vcs, (const char *const *)f->ws.kernel, 1, msg, sha, &e) < 0)
 		fail_msg("%s", e.msg);
 	free(msg);
 	assert_int_equal(store_iter_set_commit(f->store, iter, sha, &e), 0);
@@ -151,16 +149,16 @@ static void frozen_edit_is_refused_naming_the_file(void **state)
 {
 	struct fx *f = *state;
 	struct err e = {0};
-	assert_int_equal(guards_frozen_check(&f->g, "verify", &e), 0); /* baseline hashed */
-	assert_int_equal(guards_frozen_check(&f->g, "verify", &e), 0);
+	assert_int_equal(guards_frozen_check(&f->ws, "verify", &e), 0); /* baseline hashed */
+	assert_int_equal(guards_frozen_check(&f->ws, "verify", &e), 0);
 	put(f, "tests/test_kernel.c", "#define TOL 1e-3\n");
-	assert_int_equal(guards_frozen_check(&f->g, "commit", &e), ERR_REFUSED);
+	assert_int_equal(guards_frozen_check(&f->ws, "commit", &e), ERR_REFUSED);
 	assert_non_null(strstr(e.msg, "commit refused: frozen file tests/test_kernel.c changed"));
 	assert_non_null(strstr(e.msg, "A test change belongs in a separate change"));
 	/* verify goes through the same check */
-	assert_int_equal(guards_verify_check(&f->g, &e), ERR_REFUSED);
+	assert_int_equal(guards_verify_check(&f->ws, &e), ERR_REFUSED);
 	put(f, "tests/test_kernel.c", "#define TOL 1e-9\n");
-	assert_int_equal(guards_verify_check(&f->g, &e), 0);
+	assert_int_equal(guards_verify_check(&f->ws, &e), 0);
 }
 
 static void three_rows_without_a_win_stall_until_reassessed(void **state)
@@ -173,41 +171,41 @@ static void three_rows_without_a_win_stall_until_reassessed(void **state)
 	/* a keep resets the stall count only as a confirmed win */
 	struct store_confirm mc = {.iter = 1, .session = 1, .best_iter = 0};
 	struct stats_cmp fast = {.verdict = SV_FAST, .worst = -1};
-	assert_int_equal(store_confirm_begin(f->g.store, &mc, &e), 0);
-	assert_int_equal(measure_confirm_end(f->g.store, mc.id, &fast, true, &e), 0);
+	assert_int_equal(store_confirm_begin(f->store, &mc, &e), 0);
+	assert_int_equal(measure_confirm_end(f->store, mc.id, &fast, true, &e), 0);
 	add_row(f, 2, RS_REVERT, GATE_PASS, 0.95, "Machine: A", NULL, "tiling");
 	add_row(f, 3, RS_DROP, GATE_FAIL, NAN, "Machine: A", NULL, "tiling");
 	st = ST_READY;
-	assert_int_equal(guards_state(&f->g, &st, NULL, &e), 0);
+	assert_int_equal(guards_state(&f->ws, &st, NULL, &e), 0);
 	assert_int_equal(st, ST_READY);
-	assert_int_equal(guards_reassess(&f->g, &(struct loop_reassess){"trace/p", "a", "t", "n"},
+	assert_int_equal(guards_reassess(&f->ws, &(struct loop_reassess){"trace/p", "a", "t", "n"},
 					 &e),
 			 ERR_REFUSED);
 	assert_non_null(strstr(e.msg, "not stalled (2 iterations"));
 	add_row(f, 4, RS_FLOOR, GATE_PASS, 0.91, "Machine: A", NULL, NULL);
 	st = ST_EDITING;
-	assert_int_equal(guards_state(&f->g, &st, NULL, &e), 0);
+	assert_int_equal(guards_state(&f->ws, &st, NULL, &e), 0);
 	assert_int_equal(st, ST_STALLED);
-	char *next = guards_next_step(&f->g, st);
+	char *next = guards_next_step(&f->ws, st);
 	assert_non_null(strstr(next, "without a win (2, 3, 4)"));
 	free(next);
-	assert_int_equal(guards_verify_check(&f->g, &e), ERR_REFUSED);
+	assert_int_equal(guards_verify_check(&f->ws, &e), ERR_REFUSED);
 	assert_non_null(strstr(e.msg, "STALLED: 3 iterations in a row without a win (2, 3, 4)"));
 
 	/* all four prompts are required */
-	assert_int_equal(guards_reassess(&f->g, &(struct loop_reassess){"trace/p", "", NULL, "n"},
+	assert_int_equal(guards_reassess(&f->ws, &(struct loop_reassess){"trace/p", "", NULL, "n"},
 					 &e),
 			 ERR_USAGE);
 	assert_non_null(strstr(e.msg, "--axes"));
 	assert_non_null(strstr(e.msg, "--techniques"));
 	/* the profile must exist, live under trace/, and be newer than the stall */
 	struct loop_reassess r = {"trace/none.prof", "tiling, fusion", "split-K", "vectorize"};
-	assert_int_equal(guards_reassess(&f->g, &r, &e), ERR_REFUSED);
+	assert_int_equal(guards_reassess(&f->ws, &r, &e), ERR_REFUSED);
 	assert_non_null(strstr(e.msg, "does not exist"));
 	put(f, "src/outside.prof", "x");
 	char *outside = fsutil_join(f->dir, "src/outside.prof");
 	r.profile = outside;
-	assert_int_equal(guards_reassess(&f->g, &r, &e), ERR_REFUSED);
+	assert_int_equal(guards_reassess(&f->ws, &r, &e), ERR_REFUSED);
 	assert_non_null(strstr(e.msg, "is not under profile/demo-opt/trace/"));
 	free(outside);
 	put(f, "profile/demo-opt/trace/old.prof", "x");
@@ -215,30 +213,30 @@ static void three_rows_without_a_win_stall_until_reassessed(void **state)
 	struct timeval tv[2] = {{1000, 0}, {1000, 0}};
 	assert_int_equal(utimes(old, tv), 0);
 	r.profile = "trace/old.prof";
-	assert_int_equal(guards_reassess(&f->g, &r, &e), ERR_REFUSED);
+	assert_int_equal(guards_reassess(&f->ws, &r, &e), ERR_REFUSED);
 	assert_non_null(strstr(e.msg, "reassess refused: the profile trace/old.prof is older than the stall"));
 	free(old);
 	/* the same rule on its own, for a form checking the path as it is typed */
-	assert_int_equal(guards_profile_check(&f->g, "trace/old.prof", NULL, &e), ERR_REFUSED);
+	assert_int_equal(guards_profile_check(&f->ws, "trace/old.prof", NULL, &e), ERR_REFUSED);
 	assert_non_null(strstr(e.msg, "the profile trace/old.prof is older than the stall"));
-	assert_int_equal(guards_profile_check(&f->g, "trace/none.prof", NULL, &e), ERR_REFUSED);
+	assert_int_equal(guards_profile_check(&f->ws, "trace/none.prof", NULL, &e), ERR_REFUSED);
 	assert_non_null(strstr(e.msg, "the profile trace/none.prof does not exist"));
-	assert_int_equal(guards_profile_check(&f->g, " ", NULL, &e), ERR_USAGE);
+	assert_int_equal(guards_profile_check(&f->ws, " ", NULL, &e), ERR_USAGE);
 	put(f, "profile/demo-opt/trace/new.prof", "samples");
 	char *real = NULL;
-	assert_int_equal(guards_profile_check(&f->g, "trace/new.prof", &real, &e), 0);
+	assert_int_equal(guards_profile_check(&f->ws, "trace/new.prof", &real, &e), 0);
 	assert_non_null(strstr(real, "/profile/demo-opt/trace/new.prof"));
 	free(real);
 	r.profile = "trace/new.prof";
-	if (guards_reassess(&f->g, &r, &e) < 0)
+	if (guards_reassess(&f->ws, &r, &e) < 0)
 		fail_msg("%s", e.msg);
 	st = ST_READY;
-	assert_int_equal(guards_state(&f->g, &st, NULL, &e), 0);
+	assert_int_equal(guards_state(&f->ws, &st, NULL, &e), 0);
 	assert_int_equal(st, ST_READY);
-	assert_int_equal(guards_verify_check(&f->g, &e), 0);
+	assert_int_equal(guards_verify_check(&f->ws, &e), 0);
 
 	struct sb axes = SB_INIT;
-	assert_int_equal(guards_axes_summary(&f->g, &axes, &e), 0);
+	assert_int_equal(guards_axes_summary(&f->ws, &axes, &e), 0);
 	assert_non_null(strstr(axes.buf, "fusion:\n  iter 1 keep: direction 1\n"));
 	assert_non_null(strstr(axes.buf, "tiling:\n  iter 2 revert: direction 2\n  iter 3 drop: "
 					 "direction 3\n"));
@@ -254,9 +252,9 @@ static void stop_reasons_are_checked_and_nogo_needs_five_items(void **state)
 	struct sb md = SB_INIT;
 	json_t *j = NULL;
 
-	assert_int_equal(guards_stop(&f->g, "cap", NULL, &e), ERR_REFUSED);
+	assert_int_equal(guards_stop(&f->ws, "cap", NULL, &e), ERR_REFUSED);
 	assert_non_null(strstr(e.msg, "baseline has not been measured"));
-	assert_int_equal(guards_nogo(&f->g, &md, &j, &e), ERR_FAIL);
+	assert_int_equal(guards_nogo(&f->ws, &md, &j, &e), ERR_FAIL);
 	assert_non_null(strstr(e.msg, "missing baseline, candidate, gate, bench, bound"));
 	json_decref(j);
 	sb_reset(&md);
@@ -264,20 +262,20 @@ static void stop_reasons_are_checked_and_nogo_needs_five_items(void **state)
 	add_row(f, 0, RS_BASE, GATE_PASS, 1.0, "Machine: A", NULL, NULL);
 	add_row(f, 1, RS_REVERT, GATE_PASS, 1.1, "Machine: A", NULL, "tiling");
 	add_row(f, 2, RS_REVERT, GATE_PASS, 1.05, "Machine: A", NULL, "Tiling ");
-	assert_int_equal(guards_stop(&f->g, "cap", NULL, &e), ERR_REFUSED);
+	assert_int_equal(guards_stop(&f->ws, "cap", NULL, &e), ERR_REFUSED);
 	assert_non_null(strstr(e.msg, "sets no iteration cap"));
 	f->c.cap = 3;
-	assert_int_equal(guards_stop(&f->g, "cap", NULL, &e), ERR_REFUSED);
+	assert_int_equal(guards_stop(&f->ws, "cap", NULL, &e), ERR_REFUSED);
 	assert_non_null(strstr(e.msg, "not reached (2 of 3"));
-	assert_int_equal(guards_stop(&f->g, "directions", NULL, &e), ERR_REFUSED);
+	assert_int_equal(guards_stop(&f->ws, "directions", NULL, &e), ERR_REFUSED);
 	assert_non_null(strstr(e.msg, "1 distinct direction with logged evidence"));
-	assert_int_equal(guards_stop(&f->g, "floor", NULL, &e), ERR_REFUSED);
-	assert_int_equal(guards_stop(&f->g, "floor", "bandwidth", &e), ERR_REFUSED);
+	assert_int_equal(guards_stop(&f->ws, "floor", NULL, &e), ERR_REFUSED);
+	assert_int_equal(guards_stop(&f->ws, "floor", "bandwidth", &e), ERR_REFUSED);
 	assert_non_null(strstr(e.msg, "named bound and its number"));
-	assert_int_equal(guards_stop(&f->g, "sideways", NULL, &e), ERR_USAGE);
+	assert_int_equal(guards_stop(&f->ws, "sideways", NULL, &e), ERR_USAGE);
 
 	/* no-go without a bound lists exactly that */
-	assert_int_equal(guards_nogo(&f->g, &md, &j, &e), ERR_FAIL);
+	assert_int_equal(guards_nogo(&f->ws, &md, &j, &e), ERR_FAIL);
 	assert_non_null(strstr(e.msg, "missing bound"));
 	assert_non_null(strstr(md.buf, "incomplete (1 of 5 items missing)"));
 	assert_false(json_is_true(json_object_get(j, "complete")));
@@ -285,14 +283,14 @@ static void stop_reasons_are_checked_and_nogo_needs_five_items(void **state)
 	sb_reset(&md);
 
 	add_row(f, 3, RS_DROP, GATE_FAIL, 1.2, "Machine: A", NULL, "vectorize");
-	assert_int_equal(guards_stop(&f->g, "cap", NULL, &e), 0);
+	assert_int_equal(guards_stop(&f->ws, "cap", NULL, &e), 0);
 	enum loop_state st = ST_READY;
-	assert_int_equal(guards_state(&f->g, &st, NULL, &e), 0);
+	assert_int_equal(guards_state(&f->ws, &st, NULL, &e), 0);
 	assert_int_equal(st, ST_STOPPING);
-	assert_int_equal(guards_verify_check(&f->g, &e), ERR_REFUSED);
+	assert_int_equal(guards_verify_check(&f->ws, &e), ERR_REFUSED);
 	assert_non_null(strstr(e.msg, "loop was stopped (reason: cap)"));
-	assert_int_equal(guards_stop(&f->g, "floor", "HBM bandwidth: 4.1 of 4.8 TB/s", &e), 0);
-	assert_int_equal(guards_nogo(&f->g, &md, &j, &e), 0);
+	assert_int_equal(guards_stop(&f->ws, "floor", "HBM bandwidth: 4.1 of 4.8 TB/s", &e), 0);
+	assert_int_equal(guards_nogo(&f->ws, &md, &j, &e), 0);
 	assert_non_null(strstr(md.buf, "## No-go record: demo\n"));
 	assert_non_null(strstr(md.buf, "- **Baseline:** 1.000 ms (iteration 0, "));
 	assert_non_null(strstr(md.buf, "- **Reasoned candidate:** iteration 2 (revert): direction 2"));
@@ -316,25 +314,25 @@ static void dispatch_rows_need_evidence_from_the_same_baseline(void **state)
 	add_row(f, 4, RS_DROP, GATE_PASS, 0.3, "Machine: A", NULL, NULL);
 	struct dispatch_row r = {.bucket = "T <= 64", .entry = "fused_fwd", .base_ms = NAN,
 				 .cand_ms = NAN, .speedup = NAN, .why = "one launch"};
-	assert_int_equal(guards_dispatch_add(&f->g, &r, &e), ERR_REFUSED);
+	assert_int_equal(guards_dispatch_add(&f->ws, &r, &e), ERR_REFUSED);
 	assert_non_null(strstr(e.msg, "no evidence cited"));
 	r.evidence = "9";
-	assert_int_equal(guards_dispatch_add(&f->g, &r, &e), ERR_REFUSED);
+	assert_int_equal(guards_dispatch_add(&f->ws, &r, &e), ERR_REFUSED);
 	assert_non_null(strstr(e.msg, "iteration 9 has no row"));
 	r.evidence = "1,2";
-	assert_int_equal(guards_dispatch_add(&f->g, &r, &e), ERR_REFUSED);
+	assert_int_equal(guards_dispatch_add(&f->ws, &r, &e), ERR_REFUSED);
 	assert_non_null(strstr(e.msg, "iteration 2's gate is fail"));
 	r.evidence = "3";
-	assert_int_equal(guards_dispatch_add(&f->g, &r, &e), ERR_REFUSED);
+	assert_int_equal(guards_dispatch_add(&f->ws, &r, &e), ERR_REFUSED);
 	assert_non_null(strstr(e.msg, "another environment than the baseline"));
 	r.evidence = "4";
-	assert_int_equal(guards_dispatch_add(&f->g, &r, &e), ERR_REFUSED);
+	assert_int_equal(guards_dispatch_add(&f->ws, &r, &e), ERR_REFUSED);
 	assert_non_null(strstr(e.msg, "none of the cited iterations (4) may be a best"));
 	r.evidence = "iter 1, 4";
-	if (guards_dispatch_add(&f->g, &r, &e) < 0)
+	if (guards_dispatch_add(&f->ws, &r, &e) < 0)
 		fail_msg("%s", e.msg);
 	struct dispatch_doc d;
-	assert_int_equal(guards_dispatch_rows(&f->g, &d, &e), 0);
+	assert_int_equal(guards_dispatch_rows(&f->ws, &d, &e), 0);
 	assert_int_equal(d.n, 1);
 	assert_true(fabs(d.v[0].speedup - 2.0) < 1e-9);
 	assert_string_equal(d.v[0].evidence, "1,4");
@@ -352,10 +350,10 @@ static void revert_restores_the_best_kernel_in_its_own_commit(void **state)
 	const char *best = "double kern(double x) { return x + x; }\n";
 	add_row(f, 0, RS_BASE, GATE_PASS, 1.0, "Machine: A", NULL, NULL);
 	add_row(f, 1, RS_KEEP, GATE_PASS, 0.8, "Machine: A", best, NULL);
-	assert_int_equal(guards_after_commit(&f->g, sha, &e), 0); /* keep: nothing to do */
+	assert_int_equal(guards_after_commit(&f->ws, sha, &e), 0); /* keep: nothing to do */
 	assert_string_equal(sha, "");
 	add_row(f, 2, RS_REVERT, GATE_PASS, 0.9, "Machine: A", "double kern(double x) { return 2*x; }\n", NULL);
-	if (guards_after_commit(&f->g, sha, &e) < 0)
+	if (guards_after_commit(&f->ws, sha, &e) < 0)
 		fail_msg("%s", e.msg);
 	assert_int_equal(strlen(sha), 40);
 	char *k = slurp(f, "src/kernel.c");
@@ -367,7 +365,7 @@ static void revert_restores_the_best_kernel_in_its_own_commit(void **state)
 		 f->dir);
 	assert_int_equal(system(cmd), 0);
 	/* again: already done */
-	assert_int_equal(guards_after_commit(&f->g, sha, &e), 0);
+	assert_int_equal(guards_after_commit(&f->ws, sha, &e), 0);
 	assert_string_equal(sha, "");
 }
 
@@ -380,7 +378,7 @@ static void lint_findings_must_be_acknowledged_and_mark_traps(void **state)
 	setenv("OPTLOOP_ASSETS", assets, 1);
 	free(assets);
 	put(f, "src/kernel.c", "double kern(double x) { float acc = 0; return x * 2 + acc; }\n");
-	assert_int_equal(guards_log_check(&f->g, 1, false, &e), ERR_REFUSED);
+	assert_int_equal(guards_log_check(&f->ws, 1, false, &e), ERR_REFUSED);
 	assert_non_null(strstr(e.msg, "log refused: the diff of iteration 1 has 1 lint finding; "
 				      "src/kernel.c:1 c-accumulator-lowered [trap symmetric-flags]"));
 	assert_non_null(strstr(e.msg, "--ack"));
@@ -391,33 +389,33 @@ static void lint_findings_must_be_acknowledged_and_mark_traps(void **state)
 	assert_int_equal(lf.n, 1);
 	assert_false(acked);
 	lint_findings_release(&lf);
-	assert_int_equal(guards_log_check(&f->g, 1, true, &e), 0);
+	assert_int_equal(guards_log_check(&f->ws, 1, true, &e), 0);
 	store_findings(f->store, 1, &lf);
 	acked = store_findings_acked(f->store, 1);
 	assert_true(acked);
 	lint_findings_release(&lf);
 
 	struct traps_doc d;
-	assert_int_equal(guards_traps(&f->g, 1, &d, NULL, &e), 0);
+	assert_int_equal(guards_traps(&f->ws, 1, &d, NULL, &e), 0);
 	assert_int_equal(traps_find(&d, "symmetric-flags")->state, TRAP_HIT);
 	assert_int_equal(traps_find(&d, "clock-drift")->state, TRAP_UNCHECKED);
 	traps_doc_release(&d);
 	assert_int_equal(guards_trap_mark(f->store, 1, "clock-drift", TRAP_CHECKED, "user", &e), 0);
-	assert_int_equal(guards_traps(&f->g, 1, &d, NULL, &e), 0);
+	assert_int_equal(guards_traps(&f->ws, 1, &d, NULL, &e), 0);
 	assert_int_equal(traps_find(&d, "clock-drift")->state, TRAP_CHECKED);
 	traps_doc_release(&d);
-	assert_int_equal(guards_traps(&f->g, 2, &d, NULL, &e), 0);
+	assert_int_equal(guards_traps(&f->ws, 2, &d, NULL, &e), 0);
 	assert_int_equal(traps_find(&d, "symmetric-flags")->state, TRAP_UNCHECKED);
 	traps_doc_release(&d);
 
 	/* a clean diff needs no acknowledgement */
 	put(f, "src/kernel.c", "double kern(double x) { return x * 2; }\n");
-	assert_int_equal(guards_log_check(&f->g, 2, false, &e), 0);
+	assert_int_equal(guards_log_check(&f->ws, 2, false, &e), 0);
 
 	/* trap add writes TRAPS.md, and a missing part is refused */
 	char *id = NULL;
-	assert_int_equal(guards_trap_add(&f->g, "Denormal inputs", "f", "", "h", &id, &e), ERR_USAGE);
-	assert_int_equal(guards_trap_add(&f->g, "Denormal inputs", "Subnormals are slow.",
+	assert_int_equal(guards_trap_add(&f->ws, "Denormal inputs", "f", "", "h", &id, &e), ERR_USAGE);
+	assert_int_equal(guards_trap_add(&f->ws, "Denormal inputs", "Subnormals are slow.",
 					 "Flush-to-zero differs.", "Test with normal data.", &id, &e),
 			 0);
 	assert_string_equal(id, "denormal-inputs");

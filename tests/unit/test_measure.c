@@ -15,6 +15,7 @@
 #include "core/report.h"
 #include "core/sb.h"
 #include "core/store.h"
+#include "core/workspace.h"
 
 #include <math.h>
 #include <sqlite3.h>
@@ -545,11 +546,12 @@ static void report_final_uses_the_confirm_session(void **state)
 	struct err e = {0};
 	struct sb md = SB_INIT;
 	json_t *j = NULL;
-	struct report_ctx ctx = {.op = "op", .validation = "./verify --op op",
-				 .workspace_dir = tmpdir};
+	struct contract contract = {0};
+	contract.v[CF_VALIDATION] = (char *)"./verify --op op";
+	struct workspace ctx = {.op = (char *)"op", .dir = tmpdir, .store = st, .contract = &contract};
 	int r0 = add_run(0, "verify", "T0", "GPU", GATE_PASS, SCOPE_FULL, 1.0, 2.0);
 	add_row(0, RS_BASE, r0, "T0");
-	assert_int_equal(report_final(st, &ctx, &md, &j, &e), ERR_REFUSED);
+	assert_int_equal(report_final(&ctx, &md, &j, &e), ERR_REFUSED);
 	assert_non_null(strstr(e.msg, "no confirmed win"));
 	int r1 = add_run(1, "verify", "T1", "GPU", GATE_PASS, SCOPE_FULL, 0.7, 1.4);
 	add_row(1, RS_KEEP, r1, "T1");
@@ -569,7 +571,7 @@ static void report_final_uses_the_confirm_session(void **state)
 	struct stats_cmp cmp = {.verdict = SV_FAST, .worst = -1};
 	assert_int_equal(measure_confirm_end(st, c.id, &cmp, true, NULL), 0);
 
-	assert_int_equal(report_final(st, &ctx, &md, &j, &e), 0);
+	assert_int_equal(report_final(&ctx, &md, &j, &e), 0);
 	json_t *a = json_array_get(json_object_get(j, "shapes"), 0);
 	json_t *base = json_object_get(a, "baseline");
 	/* the confirm session's three runs, not the verify runs (1.0 and 0.7) */
@@ -589,13 +591,13 @@ static void report_final_uses_the_confirm_session(void **state)
 	json_decref(j);
 	sb_reset(&md);
 
-	assert_int_equal(report_header(st, &ctx, 1, &md, &j, &e), 0);
+	assert_int_equal(report_header(&ctx, 1, &md, &j, &e), 0);
 	assert_non_null(strstr(md.buf, "### Identity"));
 	assert_non_null(strstr(md.buf, "### Dead-ends"));
 	assert_int_equal(json_integer_value(json_object_get(j, "parent")), 0);
 	json_decref(j);
 	sb_reset(&md);
-	assert_int_equal(report_pr(st, &ctx, &md, NULL, &e), 0);
+	assert_int_equal(report_pr(&ctx, &md, NULL, &e), 0);
 	assert_non_null(strstr(md.buf, "## Breaking changes"));
 	assert_non_null(strstr(md.buf, "1.25×"));
 	sb_release(&md);
