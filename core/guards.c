@@ -12,7 +12,6 @@
 #include "core/fault.h"
 #include "core/fsutil.h"
 #include "core/lint.h"
-#include "core/loop.h"
 #include "core/optlog.h"
 #include "core/sb.h"
 #include "core/store.h"

@@ -349,15 +349,9 @@ int loop_trap_add(struct loop *l, const char *title, const char *fact, const cha
  * be NULL) receives them (lint_findings_release). */
 int loop_lint(struct loop *l, int iter, struct lint_findings *out, struct err *e);
 
-/* The stall re-assessment (due in STALLED): all four required; ERR_USAGE
- * naming what is missing, ERR_REFUSED when the profile is not a file under
- * trace/ newer than the stall. */
-struct loop_reassess {
-	const char *profile;    /* a file under trace/, newer than the stall */
-	const char *axes;       /* the axes already tried */
-	const char *techniques; /* known techniques searched for this op family */
-	const char *next;       /* the next direction and its expected effect */
-};
+/* The stall re-assessment (due in STALLED): all four answers required;
+ * ERR_USAGE naming what is missing, ERR_REFUSED when the profile is not a
+ * file under trace/ newer than the stall. */
 int loop_reassess(struct loop *l, const struct loop_reassess *r, struct err *e);
 /* The log's directions grouped by axis, one line each, appended to out. */
 int loop_axes_summary(struct loop *l, struct sb *out, struct err *e);

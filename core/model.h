@@ -421,4 +421,12 @@ struct loop_noise {
 	int runs;            /* runs (session centres) behind it; 0 when assumed */
 };
 
+/* The four answers of the stall re-assessment (loop_reassess). */
+struct loop_reassess {
+	const char *profile;    /* a file under trace/, newer than the stall */
+	const char *axes;       /* the axes already tried */
+	const char *techniques; /* known techniques searched for this op family */
+	const char *next;       /* the next direction and its expected effect */
+};
+
 #endif
