@@ -1,9 +1,23 @@
 /*
- * session — optloop noise and optloop confirm: real benchmark runs of the
- * best and the candidate, swapped in and out of the work tree through git
- * trees, recorded with their samples, probes and session.  See session.h.
+ * loop_session — benchmark-only measuring sessions outside verify:
+ * `optloop noise` (the current best K times, to seed the noise band) and
+ * `optloop confirm` (best and candidate interleaved in one session; only
+ * these numbers size a win, and only a FAST confirm promotes).
+ *
+ * Both swap kernel states in the work tree: the candidate is saved as a git
+ * tree first (and recorded in the store), the best is checked out from its
+ * commit for its runs, and the candidate is restored afterwards, also when
+ * a run fails.  A confirm cut off by a crash is noticed by the next confirm
+ * or noise, which restores the candidate before anything else.
+ *
+ * Each run is a real run of the measuring command (the contract's validation
+ * command with --no-gate, or the command given), parsed with the
+ * workspace's pattern set, stored as a run of kind "noise" or "confirm"
+ * with its samples, a probe reading before and after, and its session.
  */
-#include "core/session.h"
+#include "core/loop.h"
+#include "core/measure.h"
+#include "core/stats.h"
 #include "core/contract.h"
 #include "core/err.h"
 #include "core/fault.h"
