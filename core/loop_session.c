@@ -22,7 +22,6 @@
 #include "core/err.h"
 #include "core/fault.h"
 #include "core/fsutil.h"
-#include "core/loop.h"
 #include "core/loop_core.h"
 #include "core/measure.h"
 #include "core/parse.h"

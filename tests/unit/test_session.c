@@ -17,7 +17,6 @@
 #include "core/measure.h"
 #include "core/parse.h"
 #include "core/sb.h"
-#include "core/loop.h"
 #include "core/measure.h"
 #include "core/stats.h"
 #include "core/stats.h"
