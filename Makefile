@@ -41,7 +41,7 @@ DEB_PKGS = gcc make pkg-config git tmux libc6-dev python3 \
 SLURM_PKGS = slurm-wlm munge
 PKGS      = ncursesw libgit2 sqlite3 libpcre2-8 jansson
 # cairo draws `optloop chart`: only its headers are used at build time; the
-# shared library is opened when a chart is drawn (see tui/chart_draw.c), so
+# shared library is opened when a chart is drawn (see tui/cli/chart_draw.c), so
 # the other commands do not map its 19 shared objects at every start.
 DLOPEN_PKGS = cairo
 TEST_PKGS = cmocka
@@ -99,7 +99,7 @@ endif
 
 CORE_SRC  := $(sort $(wildcard core/*.c))
 VIEWS_SRC := $(sort $(wildcard views/*.c))
-TUI_SRC   := $(sort $(wildcard tui/*.c tui/cmd/*.c))
+TUI_SRC   := $(sort $(wildcard tui/*.c tui/cli/*.c tui/workbench/*.c tui/cmd/*.c))
 UNIT_SRC  := $(sort $(wildcard tests/unit/test_*.c))
 BENCH_SRC := $(sort $(wildcard tests/bench/bench_*.c))
 FUZZ_SRC  := $(sort $(wildcard tests/fuzz/fuzz_*.c))

@@ -2,10 +2,10 @@
  * main — optloop's entry point: global options, then one subcommand from
  * the table in commands.h.
  */
-#include "tui/commands.h"
-#include "tui/cli_opts.h"
-#include "tui/cli_util.h"
-#include "tui/manpage.h"
+#include "tui/cli/commands.h"
+#include "tui/cli/opts.h"
+#include "tui/cli/util.h"
+#include "tui/cli/manpage.h"
 #include "core/err.h"
 #include "core/loop.h"
 #include "core/sb.h"

@@ -1,11 +1,11 @@
 /* chart — `optloop chart [--svg FILE] [--png FILE] [--shape SHAPE] [--json]`:
  * the bench-per-iteration chart of the workbench as a standalone picture,
  * or its series as JSON. */
-#include "tui/chart_draw.h"
-#include "tui/cli_opts.h"
-#include "tui/cli_util.h"
-#include "tui/commands.h"
-#include "tui/loop_cli.h"
+#include "tui/cli/chart_draw.h"
+#include "tui/cli/opts.h"
+#include "tui/cli/util.h"
+#include "tui/cli/commands.h"
+#include "tui/cli/loop_cli.h"
 #include "core/err.h"
 #include "core/fsutil.h"
 #include "core/loop.h"

@@ -1,9 +1,9 @@
 /* commit — `optloop commit`: one commit holding only the kernel change,
  * its message carrying the logged row. */
-#include "tui/cli_opts.h"
-#include "tui/cli_util.h"
-#include "tui/commands.h"
-#include "tui/loop_cli.h"
+#include "tui/cli/opts.h"
+#include "tui/cli/util.h"
+#include "tui/cli/commands.h"
+#include "tui/cli/loop_cli.h"
 #include "core/err.h"
 #include "core/loop.h"
 

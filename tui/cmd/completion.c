@@ -3,9 +3,9 @@
  * of the words typed after "optloop", one per line (what the scripts ask).
  * The candidates come from the command table and each command's own option
  * table (--list-options), so completion offers exactly what is accepted. */
-#include "tui/cli_opts.h"
-#include "tui/cli_util.h"
-#include "tui/commands.h"
+#include "tui/cli/opts.h"
+#include "tui/cli/util.h"
+#include "tui/cli/commands.h"
 #include "core/err.h"
 #include "core/loop.h"
 

@@ -2,10 +2,10 @@
  * best and candidate measured interleaved in one session (with --baseline:
  * the best against the baseline commit); exit 0 on a win beyond noise, 1
  * when the confirm shows none. */
-#include "tui/cli_opts.h"
-#include "tui/cli_util.h"
-#include "tui/commands.h"
-#include "tui/loop_cli.h"
+#include "tui/cli/opts.h"
+#include "tui/cli/util.h"
+#include "tui/cli/commands.h"
+#include "tui/cli/loop_cli.h"
 #include "core/err.h"
 #include "core/loop.h"
 #include "core/sb.h"

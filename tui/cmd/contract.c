@@ -1,9 +1,9 @@
 /* contract — `optloop contract [--check] [--set FIELD=VALUE]...`: show,
  * check or set the task contract in docs/draft.md. */
-#include "tui/cli_opts.h"
-#include "tui/cli_util.h"
-#include "tui/commands.h"
-#include "tui/loop_cli.h"
+#include "tui/cli/opts.h"
+#include "tui/cli/util.h"
+#include "tui/cli/commands.h"
+#include "tui/cli/loop_cli.h"
 #include "core/err.h"
 #include "core/fsutil.h"
 #include "core/loop.h"

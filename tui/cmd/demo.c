@@ -9,9 +9,9 @@
  * Off a terminal nothing interactive is opened: it prints what it made and
  * the next step and exits 0, so scripts and tests can use it.
  */
-#include "tui/cli_opts.h"
-#include "tui/cli_util.h"
-#include "tui/commands.h"
+#include "tui/cli/opts.h"
+#include "tui/cli/util.h"
+#include "tui/cli/commands.h"
 #include "core/err.h"
 #include "core/loop.h"
 #include "core/sb.h"

@@ -2,10 +2,10 @@
  * candidate changed (the FLA registry's other ops, the test files whose
  * imports reach them), and --run: their gates, recorded for promote
  * --check. */
-#include "tui/cli_opts.h"
-#include "tui/cli_util.h"
-#include "tui/commands.h"
-#include "tui/loop_cli.h"
+#include "tui/cli/opts.h"
+#include "tui/cli/util.h"
+#include "tui/cli/commands.h"
+#include "tui/cli/loop_cli.h"
 #include "core/err.h"
 #include "core/loop.h"
 

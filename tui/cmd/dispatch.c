@@ -1,10 +1,10 @@
 /* dispatch — `optloop dispatch add|list`: bucket rows of dispatch.md,
  * kept in the database; a row without evidence from the log is refused. */
-#include "tui/cli_opts.h"
-#include "tui/cli_util.h"
-#include "tui/commands.h"
-#include "tui/guards_cli.h"
-#include "tui/loop_cli.h"
+#include "tui/cli/opts.h"
+#include "tui/cli/util.h"
+#include "tui/cli/commands.h"
+#include "tui/cli/guards_cli.h"
+#include "tui/cli/loop_cli.h"
 #include "core/err.h"
 #include "core/loop.h"
 #include "core/sb.h"

@@ -1,8 +1,8 @@
 /* export — `optloop export --json`: the whole database as JSON. */
-#include "tui/cli_opts.h"
-#include "tui/cli_util.h"
-#include "tui/commands.h"
-#include "tui/loop_cli.h"
+#include "tui/cli/opts.h"
+#include "tui/cli/util.h"
+#include "tui/cli/commands.h"
+#include "tui/cli/loop_cli.h"
 #include "core/err.h"
 #include "core/loop.h"
 

@@ -8,9 +8,9 @@
  * listed); 1 when the file has no summary table or cannot be read, and with
  * --strict also when any problem was found; 2 usage, or no such file.
  */
-#include "tui/cli_opts.h"
-#include "tui/cli_util.h"
-#include "tui/commands.h"
+#include "tui/cli/opts.h"
+#include "tui/cli/util.h"
+#include "tui/cli/commands.h"
 #include "core/err.h"
 #include "core/model.h"
 #include "core/fsutil.h"

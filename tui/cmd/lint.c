@@ -1,11 +1,11 @@
 /* lint — `optloop lint`: the trap lints over the current kernel diff
  * (kernel and frozen paths against HEAD), recorded for the iteration in
  * progress; the log step asks for their acknowledgement. */
-#include "tui/cli_opts.h"
-#include "tui/cli_util.h"
-#include "tui/commands.h"
-#include "tui/loop_cli.h"
-#include "tui/guards_cli.h"
+#include "tui/cli/opts.h"
+#include "tui/cli/util.h"
+#include "tui/cli/commands.h"
+#include "tui/cli/loop_cli.h"
+#include "tui/cli/guards_cli.h"
 #include "core/err.h"
 #include "core/loop.h"
 

@@ -1,10 +1,10 @@
 /* log — `optloop log`: append the measured iteration's row to
  * OPT_LOG.md (gate and bench come from the measurement); with --commit,
  * commit it in the same process, as `optloop commit` would. */
-#include "tui/cli_opts.h"
-#include "tui/cli_util.h"
-#include "tui/commands.h"
-#include "tui/loop_cli.h"
+#include "tui/cli/opts.h"
+#include "tui/cli/util.h"
+#include "tui/cli/commands.h"
+#include "tui/cli/loop_cli.h"
 #include "core/err.h"
 #include "core/loop.h"
 #include "core/sb.h"

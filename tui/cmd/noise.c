@@ -2,10 +2,10 @@
  * measure the current best K times in one session (benchmark only) to seed
  * the band; --paired: each run the best against itself in one process
  * (A/A), the noise of one in-process pair. */
-#include "tui/cli_opts.h"
-#include "tui/cli_util.h"
-#include "tui/commands.h"
-#include "tui/loop_cli.h"
+#include "tui/cli/opts.h"
+#include "tui/cli/util.h"
+#include "tui/cli/commands.h"
+#include "tui/cli/loop_cli.h"
 #include "core/err.h"
 #include "core/loop.h"
 

@@ -2,9 +2,9 @@
  * parse — `optloop parse FILE`: read a saved verify log with a pattern
  * set and print what optloop makes of it (the same reading the loop uses).
  */
-#include "tui/commands.h"
-#include "tui/cli_opts.h"
-#include "tui/cli_util.h"
+#include "tui/cli/commands.h"
+#include "tui/cli/opts.h"
+#include "tui/cli/util.h"
 #include "core/err.h"
 #include "core/loop.h"
 #include "core/sb.h"

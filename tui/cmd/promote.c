@@ -3,11 +3,11 @@
  * `--attach FILE` (a profiler or roofline reading).  Evidence goes to
  * `--iter N`, else to the iteration of the latest confirm run (the candidate
  * being judged), else to the best. */
-#include "tui/cli_opts.h"
-#include "tui/cli_util.h"
-#include "tui/commands.h"
-#include "tui/loop_cli.h"
-#include "tui/stats_cli.h"
+#include "tui/cli/opts.h"
+#include "tui/cli/util.h"
+#include "tui/cli/commands.h"
+#include "tui/cli/loop_cli.h"
+#include "tui/cli/stats_cli.h"
 #include "core/err.h"
 #include "core/loop.h"
 #include "core/sb.h"

@@ -1,11 +1,11 @@
 /* reassess — `optloop reassess`: the four prompts that lift a STALLED
  * loop (new profile under trace/, axes tried, techniques searched, next
  * direction); with --show, the stall and the log's directions by axis. */
-#include "tui/cli_opts.h"
-#include "tui/cli_util.h"
-#include "tui/commands.h"
-#include "tui/guards_cli.h"
-#include "tui/loop_cli.h"
+#include "tui/cli/opts.h"
+#include "tui/cli/util.h"
+#include "tui/cli/commands.h"
+#include "tui/cli/guards_cli.h"
+#include "tui/cli/loop_cli.h"
 #include "core/err.h"
 #include "core/loop.h"
 #include "core/sb.h"

@@ -1,10 +1,10 @@
 /* repair — `optloop repair`: apply the repairs the start-up
  * reconciliation offers (re-link rows to their commits, rebuild rows from
  * optloop commits, and with --rebuild the rows a lost database dropped). */
-#include "tui/cli_opts.h"
-#include "tui/cli_util.h"
-#include "tui/commands.h"
-#include "tui/loop_cli.h"
+#include "tui/cli/opts.h"
+#include "tui/cli/util.h"
+#include "tui/cli/commands.h"
+#include "tui/cli/loop_cli.h"
 #include "core/err.h"
 #include "core/loop.h"
 #include "core/sb.h"

@@ -1,11 +1,11 @@
 /* report — `optloop report final|header ITER|pr [--json]`: Markdown on
  * stdout (or one JSON object) assembled from the loop's evidence. */
-#include "tui/cli_opts.h"
-#include "tui/cli_util.h"
-#include "tui/commands.h"
-#include "tui/guards_cli.h"
-#include "tui/loop_cli.h"
-#include "tui/stats_cli.h"
+#include "tui/cli/opts.h"
+#include "tui/cli/util.h"
+#include "tui/cli/commands.h"
+#include "tui/cli/guards_cli.h"
+#include "tui/cli/loop_cli.h"
+#include "tui/cli/stats_cli.h"
 #include "core/err.h"
 #include "core/loop.h"
 #include "core/sb.h"

@@ -2,11 +2,11 @@
  * with all five items (baseline number, reasoned candidate, gate status,
  * bench evidence, named bound with its number); otherwise the missing
  * items, exit 1.  cmd_report hands "nogo" here. */
-#include "tui/cli_opts.h"
-#include "tui/cli_util.h"
-#include "tui/commands.h"
-#include "tui/loop_cli.h"
-#include "tui/guards_cli.h"
+#include "tui/cli/opts.h"
+#include "tui/cli/util.h"
+#include "tui/cli/commands.h"
+#include "tui/cli/loop_cli.h"
+#include "tui/cli/guards_cli.h"
 #include "core/err.h"
 #include "core/loop.h"
 #include "core/sb.h"

@@ -2,11 +2,11 @@
  * record a stop condition after checking that it holds (a Slurm allocation
  * held for the runs is given back with it); `optloop stop --release` gives
  * back only the allocation. */
-#include "tui/cli_opts.h"
-#include "tui/cli_util.h"
-#include "tui/commands.h"
-#include "tui/guards_cli.h"
-#include "tui/loop_cli.h"
+#include "tui/cli/opts.h"
+#include "tui/cli/util.h"
+#include "tui/cli/commands.h"
+#include "tui/cli/guards_cli.h"
+#include "tui/cli/loop_cli.h"
 #include "core/err.h"
 #include "core/loop.h"
 

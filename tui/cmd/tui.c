@@ -4,11 +4,11 @@
  * command opens it too when run on a terminal inside a workspace.
  */
 #include "core/err.h"
-#include "tui/app.h"
-#include "tui/cli_opts.h"
-#include "tui/cli_util.h"
-#include "tui/commands.h"
-#include "tui/ws_loop.h"
+#include "tui/workbench/app.h"
+#include "tui/cli/opts.h"
+#include "tui/cli/util.h"
+#include "tui/cli/commands.h"
+#include "tui/workbench/live.h"
 #include "views/sanitize.h"
 
 #include <stdio.h>

@@ -1,11 +1,11 @@
 /* verify — `optloop verify`: run the contract's validation command,
  * stream its output, record the run.  Ctrl-C cancels the run (recorded as
  * incomplete, never as a pass). */
-#include "tui/cli_opts.h"
-#include "tui/cli_util.h"
-#include "tui/commands.h"
-#include "tui/loop_cli.h"
-#include "tui/stats_cli.h"
+#include "tui/cli/opts.h"
+#include "tui/cli/util.h"
+#include "tui/cli/commands.h"
+#include "tui/cli/loop_cli.h"
+#include "tui/cli/stats_cli.h"
 #include "core/err.h"
 #include "core/loop.h"
 #include "core/sb.h"

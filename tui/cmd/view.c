@@ -4,11 +4,11 @@
  * listed.  Needs a terminal; `optloop import` is the scriptable reader.
  */
 #include "core/err.h"
-#include "tui/app.h"
-#include "tui/cli_opts.h"
-#include "tui/cli_util.h"
-#include "tui/commands.h"
-#include "tui/ws_view.h"
+#include "tui/workbench/app.h"
+#include "tui/cli/opts.h"
+#include "tui/cli/util.h"
+#include "tui/cli/commands.h"
+#include "tui/workbench/readonly.h"
 #include "views/sanitize.h"
 
 #include <string.h>

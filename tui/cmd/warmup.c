@@ -2,10 +2,10 @@
  * the compile caches (Triton's) are full before the first timed gate: a
  * cold full gate of an FLA op can take longer than the iteration it
  * gates. */
-#include "tui/cli_opts.h"
-#include "tui/cli_util.h"
-#include "tui/commands.h"
-#include "tui/loop_cli.h"
+#include "tui/cli/opts.h"
+#include "tui/cli/util.h"
+#include "tui/cli/commands.h"
+#include "tui/cli/loop_cli.h"
 #include "core/err.h"
 #include "core/loop.h"
 

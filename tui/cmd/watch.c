@@ -4,9 +4,9 @@
  * watching).  Exits 0 on SIGINT or SIGTERM, and once the state is reached
  * with --until.
  */
-#include "tui/cli_opts.h"
-#include "tui/cli_util.h"
-#include "tui/commands.h"
+#include "tui/cli/opts.h"
+#include "tui/cli/util.h"
+#include "tui/cli/commands.h"
 #include "core/err.h"
 #include "core/loop.h"
 #include "core/sb.h"

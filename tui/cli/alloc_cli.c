@@ -1,8 +1,8 @@
 /*
  * alloc_cli — the Slurm allocation for status.  See alloc_cli.h.
  */
-#include "tui/alloc_cli.h"
-#include "tui/loop_cli.h"
+#include "tui/cli/alloc_cli.h"
+#include "tui/cli/loop_cli.h"
 
 #include "core/loop.h"
 #include "core/sb.h"

@@ -5,7 +5,7 @@
  * keep without a number), each kind with its own shape as well as its own
  * colour, so they stay apart in grey print.
  */
-#include "tui/chart_draw.h"
+#include "tui/cli/chart_draw.h"
 
 #include "core/err.h"
 #include "core/model.h"

@@ -1,5 +1,5 @@
 /* stats_cli — a run's verdict as JSON fields and as text, for the subcommands. */
-#include "tui/stats_cli.h"
+#include "tui/cli/stats_cli.h"
 #include "core/loop.h"
 
 void stats_cli_add_verdict(struct loop *l, int run_id, json_t *j)

@@ -4,7 +4,7 @@
  * top.  While verify output is shown it takes the lower half, full width,
  * because output lines are long.
  */
-#include "tui/layout.h"
+#include "tui/workbench/layout.h"
 
 #include <string.h>
 

@@ -1,5 +1,5 @@
 /* guards_cli — shared plumbing of the guard subcommands. */
-#include "tui/guards_cli.h"
+#include "tui/cli/guards_cli.h"
 
 #include "core/model.h"
 

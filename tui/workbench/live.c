@@ -5,14 +5,14 @@
  * holds) comes from loop_* calls; this file turns it into pane data, the
  * status line, wizards and messages, and passes the user's answers back.
  */
-#include "tui/ws_loop.h"
+#include "tui/workbench/live.h"
 
 #include "core/err.h"
 #include "core/fsutil.h"
 #include "core/loop.h"
 #include "core/sb.h"
-#include "tui/app.h"
-#include "tui/ws_files.h"
+#include "tui/workbench/app.h"
+#include "tui/workbench/files.h"
 #include "views/live.h"
 #include "views/sanitize.h"
 #include "views/wizard.h"

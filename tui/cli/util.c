@@ -1,6 +1,6 @@
 /* cli_util — uniform CLI messages and JSON output. */
-#include "tui/cli_util.h"
-#include "tui/commands.h"
+#include "tui/cli/util.h"
+#include "tui/cli/commands.h"
 #include "core/err.h"
 #include "core/sb.h"
 #include "core/vis.h"

@@ -14,10 +14,10 @@
  * `make docs` writes assets/man/optloop.1 with it; a test checks that the
  * committed page is what it makes.
  */
-#include "tui/manpage.h"
+#include "tui/cli/manpage.h"
 
-#include "tui/cli_opts.h"
-#include "tui/commands.h"
+#include "tui/cli/opts.h"
+#include "tui/cli/commands.h"
 #include "core/err.h"
 #include "core/fsutil.h"
 #include "core/sb.h"

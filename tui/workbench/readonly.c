@@ -6,15 +6,15 @@
  * snapshot (--no-follow), the panes follow the files as they change: an
  * inotify watch on their folder wakes the workbench, nothing polls.
  */
-#include "tui/ws_view.h"
+#include "tui/workbench/readonly.h"
 
 #include "core/err.h"
 #include "core/model.h"
 #include "core/fsutil.h"
 #include "core/sb.h"
 #include "core/rules.h"
-#include "tui/app.h"
-#include "tui/ws_files.h"
+#include "tui/workbench/app.h"
+#include "tui/workbench/files.h"
 #include "views/sanitize.h"
 
 #include <libgen.h>

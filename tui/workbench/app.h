@@ -13,7 +13,7 @@
 #define OPTLOOP_APP_H
 
 #include "core/sb.h"
-#include "tui/layout.h"
+#include "tui/workbench/layout.h"
 #include "views/actions.h"
 #include "views/view.h"
 

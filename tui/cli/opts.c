@@ -1,9 +1,9 @@
 /*
  * cli_opts — the one option parser of the subcommands.  See cli_opts.h.
  */
-#include "tui/cli_opts.h"
-#include "tui/cli_util.h"
-#include "tui/commands.h"
+#include "tui/cli/opts.h"
+#include "tui/cli/util.h"
+#include "tui/cli/commands.h"
 #include "core/loop.h"
 
 #include <errno.h>

@@ -2,7 +2,7 @@
  * term — see term.h.  Everything that must be undone on exit is recorded
  * here, so term_stop() (also run from atexit) leaves a usable shell.
  */
-#include "tui/term.h"
+#include "tui/workbench/term.h"
 
 #include "core/err.h"
 #include "views/sanitize.h"

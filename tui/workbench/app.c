@@ -9,10 +9,10 @@
  * keyboard.  OPTLOOP_PASS_LOG=FILE writes each pass's duration (for the
  * benchmarks).
  */
-#include "tui/app.h"
+#include "tui/workbench/app.h"
 
 #include "core/err.h"
-#include "tui/term.h"
+#include "tui/workbench/term.h"
 #include "views/live.h"
 #include "views/sanitize.h"
 #include "views/wizard.h"

@@ -1,5 +1,5 @@
 /* ws_files — see ws_files.h. */
-#include "tui/ws_files.h"
+#include "tui/workbench/files.h"
 
 #include "core/err.h"
 #include "core/fsutil.h"
