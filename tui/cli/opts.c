@@ -1,5 +1,5 @@
 /*
- * cli_opts — the one option parser of the subcommands.  See cli_opts.h.
+ * opts — the one option parser of the subcommands.  See opts.h.
  */
 #include "tui/cli/opts.h"
 #include "tui/cli/util.h"

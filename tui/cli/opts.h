@@ -1,5 +1,5 @@
 /*
- * cli_opts — the one option parser of the subcommands.
+ * opts — the one option parser of the subcommands.
  *
  * Each command describes its options in a table (name, kind, where the
  * value goes, the value's name, one line of help) and its positional

@@ -1,4 +1,4 @@
-/* cli_util — uniform CLI messages and JSON output. */
+/* util — uniform CLI messages and JSON output. */
 #include "tui/cli/util.h"
 #include "tui/cli/commands.h"
 #include "core/err.h"

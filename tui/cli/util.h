@@ -1,5 +1,5 @@
 /*
- * cli_util — helpers shared by the subcommands: messages in one format,
+ * util — helpers shared by the subcommands: messages in one format,
  * JSON output, and mapping engine errors to exit statuses.
  */
 #ifndef OPTLOOP_CLI_UTIL_H

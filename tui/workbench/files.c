@@ -1,4 +1,4 @@
-/* ws_files — see ws_files.h. */
+/* files — see files.h. */
 #include "tui/workbench/files.h"
 
 #include "core/err.h"

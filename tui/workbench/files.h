@@ -1,10 +1,10 @@
 /*
- * ws_files — TRAPS.md and dispatch.md read from a directory for the panes,
+ * files — TRAPS.md and dispatch.md read from a directory for the panes,
  * shared by the read-only viewer and the live workspace.  What cannot be
  * read is added to the notes with file and line.
  */
-#ifndef OPTLOOP_WS_FILES_H
-#define OPTLOOP_WS_FILES_H
+#ifndef OPTLOOP_WORKBENCH_FILES_H
+#define OPTLOOP_WORKBENCH_FILES_H
 
 #include "core/dispatch.h"
 #include "core/traps.h"

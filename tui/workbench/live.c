@@ -1,5 +1,5 @@
 /*
- * ws_loop — the live backend: the workspace through the engine (core/loop.h).
+ * live — the live backend: the workspace through the engine (core/loop.h).
  *
  * Everything the loop decides (what is allowed, what is due, what a row
  * holds) comes from loop_* calls; this file turns it into pane data, the

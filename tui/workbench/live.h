@@ -1,9 +1,9 @@
 /*
- * ws_loop — the live backend: the workspace found from the current
+ * live — the live backend: the workspace found from the current
  * directory, through the engine (optloop tui).
  */
-#ifndef OPTLOOP_WS_LOOP_H
-#define OPTLOOP_WS_LOOP_H
+#ifndef OPTLOOP_WORKBENCH_LIVE_H
+#define OPTLOOP_WORKBENCH_LIVE_H
 
 struct app;
 struct err;

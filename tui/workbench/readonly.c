@@ -1,5 +1,5 @@
 /*
- * ws_view — the read-only backend: the panes over any OPT_LOG.md (and the
+ * readonly — the read-only backend: the panes over any OPT_LOG.md (and the
  * TRAPS.md and dispatch.md beside it when present), hand-written ones
  * included.  What the importer could not read is listed as problems with
  * line numbers.  Loop actions are refused with the reason.  Unless it is a

@@ -1,8 +1,8 @@
 /*
- * ws_view — the read-only backend over an OPT_LOG.md file (optloop view).
+ * readonly — the read-only backend over an OPT_LOG.md file (optloop view).
  */
-#ifndef OPTLOOP_WS_VIEW_H
-#define OPTLOOP_WS_VIEW_H
+#ifndef OPTLOOP_WORKBENCH_READONLY_H
+#define OPTLOOP_WORKBENCH_READONLY_H
 
 #include <stdbool.h>
 
