@@ -6,8 +6,7 @@
 #ifndef OPTLOOP_WORKBENCH_FILES_H
 #define OPTLOOP_WORKBENCH_FILES_H
 
-#include "core/dispatch.h"
-#include "core/traps.h"
+#include "core/model.h"
 
 struct wb_data;
 
