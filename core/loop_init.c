@@ -96,90 +96,99 @@ static bool is_init_py(const char *path)
 	return n >= 11 && !strcmp(path + n - 11, "__init__.py");
 }
 
-/* An FLA op's scopes from its call graph (fla_walk):
- *   frozen  the gate test; what its references reach (the reference's real
- *           kernel, through its thin wrapper); the gate's support code:
- *           conftest.py files, the test's helper imports (assert_close),
- *           the benchmark harness (the .py files of benchmarks/ops) and what they reach;
- *   kernel  what the op's function reaches, less the frozen files and
- *           package __init__.py files.
- * A file both the op and a reference reach is asked about, never guessed:
- * --frozen freezes it, a --kernel path holding it optimizes it.  A
- * reference the op itself runs (the op wraps it) is refused. */
-static int fla_graph_scopes(const char *repo, const struct loop_init_opts *o,
-			    const struct workspace_defaults *d, const char *test_file,
-			    struct pathlist *frozen, struct pathlist *kernel, struct sb *decided,
-			    struct err *e)
-{
+/* The files an FLA op's gate rests on, walked through its call graph
+ * (fla_walk): ref what the test's references reach, op what the op's
+ * function reaches, sup the gate's support code. */
+struct fla_reach {
 	struct fla_scope sc;
-	int rc = fla_scope_read(repo, test_file, d->import_path, d->func_name, &sc, e);
-	if (rc < 0)
-		return rc;
-	struct fla_files ref = {0}, sup = {0}, op = {0};
-	struct sb unfound = SB_INIT, why = SB_INIT, ask = SB_INIT, askflags = SB_INIT;
+	struct fla_files ref, sup, op;
+};
 
-	if (fla_is_naive(d->func_name)) {
-		rc = err_set(e, ERR_REFUSED,
-			     "init refused: the op's function %s is itself a reference (the gate test "
-			     "%s compares other kernels against it), so nothing independent checks "
-			     "a change to it; optimize one of the kernels the test checks against it "
-			     "instead",
-			     d->func_name, test_file);
-		goto out;
-	}
-	if (!sc.op_file) {
-		rc = err_set(e, ERR_USAGE,
-			     "cannot find the file that defines the op's function %s (imported from "
-			     "%s); name the kernel with --kernel PATH",
-			     d->func_name, d->import_path);
-		goto out;
-	}
-	for (size_t i = 0; i < sc.nrefs; i++) {
-		const struct fla_ref *r = &sc.refs[i];
+static void fla_reach_release(struct fla_reach *r)
+{
+	fla_files_release(&r->ref);
+	fla_files_release(&r->sup);
+	fla_files_release(&r->op);
+	fla_scope_release(&r->sc);
+}
+
+/* Walk what the references and the op's function reach; refused when the
+ * op is itself a reference, and a usage error when its file or what the
+ * test compares against cannot be found. */
+static int fla_walk_op_and_refs(const char *repo, const struct loop_init_opts *o,
+				const struct workspace_defaults *d, const char *test_file,
+				struct fla_reach *x, struct sb *decided, struct err *e)
+{
+	struct fla_scope *sc = &x->sc;
+	struct sb unfound = SB_INIT;
+	int rc = 0;
+
+	if (fla_is_naive(d->func_name))
+		return err_set(e, ERR_REFUSED,
+			       "init refused: the op's function %s is itself a reference (the gate "
+			       "test %s compares other kernels against it), so nothing independent "
+			       "checks a change to it; optimize one of the kernels the test checks "
+			       "against it instead",
+			       d->func_name, test_file);
+	if (!sc->op_file)
+		return err_set(e, ERR_USAGE,
+			       "cannot find the file that defines the op's function %s (imported "
+			       "from %s); name the kernel with --kernel PATH",
+			       d->func_name, d->import_path);
+	for (size_t i = 0; i < sc->nrefs; i++) {
+		const struct fla_ref *r = &sc->refs[i];
 		if (!r->file) {
 			sb_addf(&unfound, "%s%s (from %s)", unfound.len ? ", " : "", r->name, r->module);
 			continue;
 		}
 		char *label = xasprintf("reference %s", r->name);
-		fla_walk(repo, r->file, label, &ref);
+		fla_walk(repo, r->file, label, &x->ref);
 		free(label);
 	}
-	if (unfound.len && !o->nfrozen && !o->naive) {
+	if (unfound.len && !o->nfrozen && !o->naive)
 		rc = err_set(e, ERR_USAGE,
 			     "the gate test %s compares against %s, but optloop cannot find the file "
 			     "that defines it; name it with --frozen PATH",
 			     test_file, unfound.buf);
-		goto out;
-	}
-	if (!sc.nrefs && !o->nfrozen && !o->naive) {
+	else if (!sc->nrefs && !o->nfrozen && !o->naive)
 		rc = err_set(e, ERR_USAGE,
 			     "the imports of the gate test %s name no reference (naive_*, "
 			     "fused_recurrent_*, *_ref, *_torch) to compare %s against; name the "
 			     "file that defines what it compares against with --frozen PATH",
 			     test_file, d->func_name);
-		goto out;
-	}
+	sb_release(&unfound);
+	if (rc < 0)
+		return rc;
 	char *oplabel = xasprintf("the op's function %s", d->func_name);
-	fla_walk(repo, sc.op_file, oplabel, &op);
+	fla_walk(repo, sc->op_file, oplabel, &x->op);
 	free(oplabel);
-	sb_addf(decided, "op function %s: defined in %s\n", d->func_name, sc.op_file);
+	sb_addf(decided, "op function %s: defined in %s\n", d->func_name, sc->op_file);
+	return 0;
+}
 
-	/* a reference in the op's own file, or another registered op that the
-	 * op wraps and the test also runs (chunk_rwkv7 and the
-	 * chunk_dplr_delta_rule it calls): the gate compares the op with itself.
-	 * (A kernel the test checks on its own, not a registered op, is no
-	 * reference.) */
+/* A reference in the op's own file, or another registered op that the op
+ * wraps and the test also runs (chunk_rwkv7 and the chunk_dplr_delta_rule
+ * it calls): the gate compares the op with itself, and init is refused.
+ * (A kernel the test checks on its own, not a registered op, is no
+ * reference.) */
+static int fla_refuse_self_reference(const char *repo, const struct workspace_defaults *d,
+				     const char *test_file, const struct fla_reach *x,
+				     struct err *e)
+{
+	const struct fla_scope *sc = &x->sc;
+	struct sb why = SB_INIT;
 	char **rnames = NULL;
 	struct workspace_defaults *rops = NULL;
 	size_t nreg = workspace_fla_registry(repo, &rnames, &rops);
-	for (size_t i = 0; rc == 0 && i < sc.nrefs + sc.nothers; i++) {
-		const struct fla_ref *r = i < sc.nrefs ? &sc.refs[i] : &sc.others[i - sc.nrefs];
+	int rc = 0;
+	for (size_t i = 0; rc == 0 && i < sc->nrefs + sc->nothers; i++) {
+		const struct fla_ref *r = i < sc->nrefs ? &sc->refs[i] : &sc->others[i - sc->nrefs];
 		bool registered = false;
-		for (size_t k = 0; i >= sc.nrefs && k < nreg; k++)
+		for (size_t k = 0; i >= sc->nrefs && k < nreg; k++)
 			registered |= !strcmp(rops[k].func_name, r->name) &&
 				      strcmp(rops[k].func_name, d->func_name) != 0;
-		int at = r->file ? fla_files_find(&op, r->file) : -1;
-		if (at < 0 || (i < sc.nrefs && at != 0) || (i >= sc.nrefs && !registered))
+		int at = r->file ? fla_files_find(&x->op, r->file) : -1;
+		if (at < 0 || (i < sc->nrefs && at != 0) || (i >= sc->nrefs && !registered))
 			continue;
 		if (at == 0) {
 			rc = err_set(e, ERR_REFUSED,
@@ -190,7 +199,7 @@ static int fla_graph_scopes(const char *repo, const struct loop_init_opts *o,
 				     d->func_name, r->name, test_file, r->file);
 			break;
 		}
-		fla_files_why(&op, (size_t)at, &why);
+		fla_files_why(&x->op, (size_t)at, &why);
 		rc = err_set(e, ERR_REFUSED,
 			     "init refused: the gate test %s checks %s against %s, which %s itself "
 			     "runs (%s): the reference is the op's own implementation, so a change "
@@ -199,23 +208,27 @@ static int fla_graph_scopes(const char *repo, const struct loop_init_opts *o,
 			     test_file, d->func_name, r->name, d->func_name, why.buf);
 	}
 	workspace_fla_registry_release(rnames, rops, nreg);
-	if (rc < 0)
-		goto out;
+	sb_release(&why);
+	return rc;
+}
 
-	/* the gate's support code */
+/* The gate's support code: conftest.py files up from the test, the test's
+ * helper imports outside fla.ops, and the benchmark harness. */
+static void fla_walk_support(const char *repo, const char *test_file, struct fla_reach *x)
+{
 	char *tdir = xstrdup(test_file);
 	for (char *slash; (slash = strrchr(tdir, '/'));) {
 		*slash = '\0';
 		char *conf = xasprintf("%s/conftest.py", tdir);
-		fla_walk(repo, conf, "the gate test's conftest", &sup);
+		fla_walk(repo, conf, "the gate test's conftest", &x->sup);
 		free(conf);
 	}
 	free(tdir);
-	fla_walk(repo, "conftest.py", "the gate test's conftest", &sup);
-	for (size_t i = 0; i < sc.nothers; i++)
-		if (sc.others[i].file && strncmp(sc.others[i].module, "fla.ops", 7) != 0) {
-			char *label = xasprintf("the gate test's helper %s", sc.others[i].name);
-			fla_walk(repo, sc.others[i].file, label, &sup);
+	fla_walk(repo, "conftest.py", "the gate test's conftest", &x->sup);
+	for (size_t i = 0; i < x->sc.nothers; i++)
+		if (x->sc.others[i].file && strncmp(x->sc.others[i].module, "fla.ops", 7) != 0) {
+			char *label = xasprintf("the gate test's helper %s", x->sc.others[i].name);
+			fla_walk(repo, x->sc.others[i].file, label, &x->sup);
 			free(label);
 		}
 	char *bdir = fsutil_join(repo, "benchmarks/ops");
@@ -233,32 +246,42 @@ static int fla_graph_scopes(const char *repo, const struct loop_init_opts *o,
 	free(bdir);
 	qsort(bench, nbench, sizeof(*bench), strp_cmp);
 	for (size_t i = 0; i < nbench; i++) {
-		fla_walk(repo, bench[i], "the benchmark harness", &sup);
+		fla_walk(repo, bench[i], "the benchmark harness", &x->sup);
 		free(bench[i]);
 	}
 	free(bench);
+}
 
-	/* every file both the op and a reference reach: asked about */
-	for (size_t i = 0; i < op.n; i++) {
-		const char *f = op.v[i].path;
-		int r = fla_files_find(&ref, f);
-		if (r < 0 || is_init_py(f) || fla_files_find(&sup, f) >= 0 ||
+/* Every file both the op and a reference reach is asked about, never
+ * guessed: ERR_REFUSED listing them with the two init commands that settle
+ * it (freeze them, or name the kernel files). */
+static int fla_refuse_shared(const struct loop_init_opts *o, const struct workspace_defaults *d,
+			     const char *test_file, const struct pathlist *frozen,
+			     const struct fla_reach *x, struct err *e)
+{
+	struct sb ask = SB_INIT, askflags = SB_INIT;
+	int rc = 0;
+	for (size_t i = 0; i < x->op.n; i++) {
+		const char *f = x->op.v[i].path;
+		int r = fla_files_find(&x->ref, f);
+		if (r < 0 || is_init_py(f) || fla_files_find(&x->sup, f) >= 0 ||
 		    pathlist_has(frozen, f) || user_kernel_has(o, f))
 			continue;
 		/* the reference and the file that imports it: enough to find it */
 		int seed = r;
-		while (ref.v[seed].from >= 0)
-			seed = ref.v[seed].from;
-		int by = ref.v[r].from;
-		sb_addf(&ask, "\n  %s (%s%s%s)", f, ref.v[seed].via ? ref.v[seed].via : "the reference",
-			by >= 0 ? ", through " : "", by >= 0 ? ref.v[by].path : "");
+		while (x->ref.v[seed].from >= 0)
+			seed = x->ref.v[seed].from;
+		int by = x->ref.v[r].from;
+		sb_addf(&ask, "\n  %s (%s%s%s)", f,
+			x->ref.v[seed].via ? x->ref.v[seed].via : "the reference",
+			by >= 0 ? ", through " : "", by >= 0 ? x->ref.v[by].path : "");
 		sb_addf(&askflags, " --frozen %s", f);
 	}
 	if (ask.len) {
 		struct sb kflags = SB_INIT;
-		for (size_t i = 0; i < op.n; i++) {
-			const char *f = op.v[i].path;
-			if (!is_init_py(f) && fla_files_find(&sup, f) < 0 && !pathlist_has(frozen, f))
+		for (size_t i = 0; i < x->op.n; i++) {
+			const char *f = x->op.v[i].path;
+			if (!is_init_py(f) && fla_files_find(&x->sup, f) < 0 && !pathlist_has(frozen, f))
 				sb_addf(&kflags, " --kernel %s", f);
 		}
 		rc = err_set(e, ERR_REFUSED,
@@ -271,17 +294,26 @@ static int fla_graph_scopes(const char *repo, const struct loop_init_opts *o,
 			     "  optloop init --op %s%s",
 			     d->func_name, test_file, ask.buf, o->op, askflags.buf, o->op, kflags.buf);
 		sb_release(&kflags);
-		goto out;
 	}
+	sb_release(&ask);
+	sb_release(&askflags);
+	return rc;
+}
 
-	/* frozen: the references' reach, then the support code */
-	const struct fla_files *sets[] = {&ref, &sup};
+/* The decided scopes: frozen gets the references' reach, then the support
+ * code; kernel (when not NULL) what the op reaches and nothing freezes;
+ * each decision is a line of decided. */
+static void fla_emit_scopes(const struct loop_init_opts *o, const struct fla_reach *x,
+			    struct pathlist *frozen, struct pathlist *kernel, struct sb *decided)
+{
+	struct sb why = SB_INIT;
+	const struct fla_files *sets[] = {&x->ref, &x->sup};
 	for (int k = 0; k < 2; k++)
 		for (size_t i = 0; i < sets[k]->n; i++) {
 			const char *f = sets[k]->v[i].path;
 			if (pathlist_has(frozen, f))
 				continue;
-			if (user_kernel_has(o, f) && fla_files_find(&op, f) >= 0) {
+			if (user_kernel_has(o, f) && fla_files_find(&x->op, f) >= 0) {
 				sb_addf(decided, "%s: a kernel file by --kernel, though the %s reaches it "
 						 "too (the gate cannot catch an error there)\n",
 					f, k ? "gate's support code" : "reference");
@@ -289,9 +321,9 @@ static int fla_graph_scopes(const char *repo, const struct loop_init_opts *o,
 			}
 			pathlist_add(frozen, f, true);
 			const struct fla_ref *seed = NULL;
-			for (size_t r = 0; k == 0 && sets[k]->v[i].from < 0 && r < sc.nrefs; r++)
-				if (sc.refs[r].file && !strcmp(sc.refs[r].file, f))
-					seed = &sc.refs[r];
+			for (size_t r = 0; k == 0 && sets[k]->v[i].from < 0 && r < x->sc.nrefs; r++)
+				if (x->sc.refs[r].file && !strcmp(x->sc.refs[r].file, f))
+					seed = &x->sc.refs[r];
 			if (seed) {
 				sb_addf(decided, "reference %s (imported from %s, defined in %s): frozen\n",
 					seed->name, seed->module, f);
@@ -301,25 +333,44 @@ static int fla_graph_scopes(const char *repo, const struct loop_init_opts *o,
 			fla_files_why(sets[k], i, &why);
 			sb_addf(decided, "frozen: %s\n", why.buf);
 		}
-	/* kernel: what the op reaches and nothing freezes */
-	for (size_t i = 0; kernel && i < op.n; i++) {
-		const char *f = op.v[i].path;
+	for (size_t i = 0; kernel && i < x->op.n; i++) {
+		const char *f = x->op.v[i].path;
 		if (is_init_py(f) || pathlist_has(frozen, f))
 			continue;
 		pathlist_add(kernel, f, true);
 		sb_reset(&why);
-		fla_files_why(&op, i, &why);
+		fla_files_why(&x->op, i, &why);
 		sb_addf(decided, "kernel: %s\n", why.buf);
 	}
-out:
-	sb_release(&unfound);
 	sb_release(&why);
-	sb_release(&ask);
-	sb_release(&askflags);
-	fla_files_release(&ref);
-	fla_files_release(&sup);
-	fla_files_release(&op);
-	fla_scope_release(&sc);
+}
+
+/* An FLA op's scopes from its call graph (fla_walk):
+ *   frozen  the gate test; what its references reach (the reference's real
+ *           kernel, through its thin wrapper); the gate's support code:
+ *           conftest.py files, the test's helper imports (assert_close),
+ *           the benchmark harness (the .py files of benchmarks/ops) and what they reach;
+ *   kernel  what the op's function reaches, less the frozen files and
+ *           package __init__.py files.
+ * A file both the op and a reference reach is asked about, never guessed:
+ * --frozen freezes it, a --kernel path holding it optimizes it.  A
+ * reference the op itself runs (the op wraps it) is refused. */
+static int fla_graph_scopes(const char *repo, const struct loop_init_opts *o,
+			    const struct workspace_defaults *d, const char *test_file,
+			    struct pathlist *frozen, struct pathlist *kernel, struct sb *decided,
+			    struct err *e)
+{
+	struct fla_reach x = {0};
+	int rc = fla_scope_read(repo, test_file, d->import_path, d->func_name, &x.sc, e);
+	if (rc < 0)
+		return rc;
+	if ((rc = fla_walk_op_and_refs(repo, o, d, test_file, &x, decided, e)) == 0 &&
+	    (rc = fla_refuse_self_reference(repo, d, test_file, &x, e)) == 0) {
+		fla_walk_support(repo, test_file, &x);
+		if ((rc = fla_refuse_shared(o, d, test_file, frozen, &x, e)) == 0)
+			fla_emit_scopes(o, &x, frozen, kernel, decided);
+	}
+	fla_reach_release(&x);
 	return rc;
 }
 
