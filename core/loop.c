@@ -819,31 +819,26 @@ void loop_status_release(struct loop_status *st)
 	memset(st, 0, sizeof(*st));
 }
 
-int loop_refuse_unless(struct loop *l, const char *verb, const struct where *w, struct err *e)
+int loop_may(struct loop *l, enum rules_step step, struct err *e)
 {
-	switch (w->state) {
-	case ST_NO_CONTRACT:
-		return err_set(e, ERR_REFUSED,
-			       "%s refused: the task contract is incomplete: %s (only contract "
-			       "editing is allowed until it is complete)",
-			       verb, l->missing ? l->missing : "fields missing");
-	case ST_MEASURED:
-		return err_set(e, ERR_REFUSED,
-			       "%s refused: iteration %d is measured but OPT_LOG.md has no row for it "
-			       "yet (run optloop log)",
-			       verb, w->iter);
-	case ST_LOGGED:
-		return err_set(e, ERR_REFUSED,
-			       "%s refused: iteration %d is logged but not committed (run optloop "
-			       "commit)",
-			       verb, w->iter);
-	case ST_VERIFYING:
-		return err_set(e, ERR_REFUSED,
-			       "%s refused: the verify run of iteration %d is still going (wait for "
-			       "it or cancel it)",
-			       verb, w->iter);
-	default:
+	struct where w;
+	int rc = loop_load_contract(l, e);
+	if (rc == 0)
+		rc = loop_where(l, &w, e);
+	return rc < 0 ? rc : loop_step_check(l, step, &w, e);
+}
+
+int loop_step_check(struct loop *l, enum rules_step step, const struct where *w, struct err *e)
+{
+	enum rules_refusal r = rules_step_refusal(w->state, step);
+	if (r == REFUSE_NONE)
 		return 0;
-	}
+	char *attempt = (r == REFUSE_NOT_MEASURED || r == REFUSE_NO_BASELINE) && w->attempt_run
+				? loop_attempt_words(l, w->attempt_run)
+				: NULL;
+	struct rules_facts f = {.iter = w->iter, .missing = l->missing, .attempt = attempt};
+	int rc = rules_step_check(w->state, step, &f, e);
+	free(attempt);
+	return rc;
 }
 

@@ -26,6 +26,7 @@
 #define OPTLOOP_LOOP_H
 
 #include "core/model.h"
+#include "core/rules.h"
 
 #include <jansson.h>
 #include <signal.h>
@@ -188,6 +189,11 @@ struct loop_status {
 /* The GPU probe's two commands as every run takes them (loop_status's
  * probe and probe_apps); static or environment strings. */
 void loop_probe_commands(const char **probe, const char **apps);
+
+/* May step (STEP_VERIFY, STEP_LOG, STEP_COMMIT) run now?  0, or
+ * ERR_REFUSED with the protocol table's words (core/rules.c): the one
+ * answer the CLI and the workbench both print. */
+int loop_may(struct loop *l, enum rules_step step, struct err *e);
 
 /* Fill *st (caller releases with loop_status_release).  Re-reads the
  * contract and the tree, so it is current after edits by hand. */

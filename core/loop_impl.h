@@ -11,6 +11,7 @@
 #include "core/loop.h"
 #include "core/contract.h"
 #include "core/err.h"
+#include "core/rules.h"
 #include "core/sb.h"
 #include "core/workspace.h"
 
@@ -111,9 +112,9 @@ int loop_write_optlog(struct loop *l, struct err *e);
 /* Where the loop stands now: the state, the iteration, the run being
  * logged, whether the kernel changed. */
 int loop_where(struct loop *l, struct where *w, struct err *e);
-/* ERR_REFUSED, worded for verb, when w's state allows no verify, log or
- * commit (an incomplete contract, a row or commit due, a run going). */
-int loop_refuse_unless(struct loop *l, const char *verb, const struct where *w, struct err *e);
+/* 0, or ERR_REFUSED when w's state does not allow step: the protocol
+ * table's answer (rules_step_check), with the facts its words need. */
+int loop_step_check(struct loop *l, enum rules_step step, const struct where *w, struct err *e);
 /* Why run_id was an attempt and where its raw output is, in words (caller
  * frees). */
 char *loop_attempt_words(struct loop *l, int run_id);

@@ -218,40 +218,8 @@ int loop_log(struct loop *l, const struct loop_log_opts *o, struct log_row *out,
 		return err_set(e, ERR_BUSY, "log refused: the workspace is open read-only");
 	if ((rc = loop_load_contract(l, e)) < 0 || (rc = loop_where(l, &w, e)) < 0)
 		return rc;
-	switch (w.state) {
-	case ST_MEASURED:
-		break;
-	case ST_LOGGED:
-		return err_set(e, ERR_REFUSED,
-			       "log refused: iteration %d is already logged; commit it (run optloop "
-			       "commit)",
-			       w.iter);
-	case ST_NO_CONTRACT:
-	case ST_VERIFYING:
-		return loop_refuse_unless(l, "log", &w, e);
-	case ST_NEED_BASELINE:
-		if (!w.attempt_run)
-			return err_set(e, ERR_REFUSED,
-				       "log refused: the baseline has not been measured yet (run "
-				       "optloop verify on the unmodified kernel)");
-		/* fall through */
-	default: {
-		char *why = loop_attempt_words(l, w.attempt_run);
-		if (why) {
-			rc = err_set(e, ERR_REFUSED,
-				     "log refused: the last run of iteration %d was an attempt, not "
-				     "an iteration: %s; an attempt gets no row (fix what stopped it, "
-				     "then run optloop verify again)",
-				     w.iter, why);
-			free(why);
-			return rc;
-		}
-		return err_set(e, ERR_REFUSED,
-			       "log refused: iteration %d has not been measured yet (run optloop "
-			       "verify)",
-			       w.iter);
-	}
-	}
+	if ((rc = loop_step_check(l, STEP_LOG, &w, e)) < 0)
+		return rc;
 	if (w.telescoped)
 		return telescoped_refusal("log", w.iter, e);
 	if (!o->direction || !o->direction[strspn(o->direction, " \t\r\n")])
@@ -395,18 +363,8 @@ int loop_commit(struct loop *l, char sha[41], struct err *e)
 		return err_set(e, ERR_BUSY, "commit refused: the workspace is open read-only");
 	if ((rc = loop_load_contract(l, e)) < 0 || (rc = loop_where(l, &w, e)) < 0)
 		return rc;
-	if (w.state != ST_LOGGED) {
-		if (w.state == ST_MEASURED)
-			return err_set(e, ERR_REFUSED,
-				       "commit refused: iteration %d is measured but OPT_LOG.md has "
-				       "no row for it yet (run optloop log first)",
-				       w.iter);
-		if (w.state == ST_NO_CONTRACT)
-			return loop_refuse_unless(l, "commit", &w, e);
-		return err_set(e, ERR_REFUSED,
-			       "commit refused: nothing is logged to commit (iteration %d: %s)",
-			       w.iter, loop_state_name(w.state));
-	}
+	if ((rc = loop_step_check(l, STEP_COMMIT, &w, e)) < 0)
+		return rc;
 	if (w.telescoped)
 		return telescoped_refusal("commit", w.iter, e);
 	if ((rc = vcs_commit_check(l->ws.vcs, e)) < 0)

@@ -261,7 +261,7 @@ int loop_verify_begin(struct loop *l, const struct loop_verify_opts *o, struct e
 			       "(another one is writing to it)");
 	if ((rc = loop_load_contract(l, e)) < 0 || (rc = loop_where(l, &w, e)) < 0)
 		return rc;
-	if ((rc = loop_refuse_unless(l, "verify", &w, e)) < 0)
+	if ((rc = loop_step_check(l, STEP_VERIFY, &w, e)) < 0)
 		return rc;
 	if (w.state == ST_NEED_BASELINE) {
 		if (o && o->gate_k)

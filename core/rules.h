@@ -1,8 +1,9 @@
 /*
  * rules — the loop's judgments, each in one function named for its purpose
- * (DESIGN §2): the default win threshold, which row may be the best, whether
- * a measured iteration may be kept, whether a confirm can still turn a
- * verdict into a win.  Pure functions over plain values: the engine, the
+ * (DESIGN §2): the protocol table (which step each state allows, and the
+ * words of each refusal), the default win threshold, which row may be the
+ * best, whether a measured iteration may be kept, whether a confirm can
+ * still turn a verdict into a win.  Pure functions over plain values: the engine, the
  * statistics and the front-ends ask here and word the answer; none of them
  * decides again.  (The rows and runs they judge are core/model.h's.)
  */
@@ -12,6 +13,8 @@
 #include "core/model.h"
 
 #include <stdbool.h>
+
+struct err;
 
 /* The practical threshold of a win, as a fraction of the best's time, when
  * the contract sets none (contracts, verdicts and the simulator use it). */
@@ -64,5 +67,45 @@ enum rules_keep rules_keep(enum gate_verdict gate, double bench_ms, bool win,
 			   enum stats_verdict verdict, bool unconfirmed);
 /* RULES_KEEP_WIN and RULES_KEEP_UNCONFIRMED. */
 bool rules_keep_allowed(enum rules_keep k);
+
+/* ---- the protocol: which step each state allows (DESIGN §2) -------------- */
+
+/* The steps of one iteration that the protocol gates by state. */
+enum rules_step {
+	STEP_VERIFY,
+	STEP_LOG,
+	STEP_COMMIT,
+	STEP_N,
+};
+
+/* Why a state refuses a step: the cells of the protocol table. */
+enum rules_refusal {
+	REFUSE_NONE,           /* the step may run */
+	REFUSE_NO_CONTRACT,    /* the task contract is incomplete */
+	REFUSE_ROW_DUE,        /* measured: the row is due first */
+	REFUSE_COMMIT_DUE,     /* logged: the commit is due first */
+	REFUSE_RUN_GOING,      /* the verify run is still going */
+	REFUSE_NOT_MEASURED,   /* nothing measured to log (or the last run was an attempt) */
+	REFUSE_NO_BASELINE,    /* the baseline has not been measured */
+	REFUSE_ALREADY_LOGGED, /* logged already: commit it */
+	REFUSE_NOTHING_LOGGED, /* no row waits for a commit */
+};
+
+/* What a refusal's words need to know beyond the state and the step. */
+struct rules_facts {
+	int iter;            /* the iteration the loop is at */
+	const char *missing; /* what the contract lacks, or NULL */
+	const char *attempt; /* why the iteration's last run was an attempt, or NULL */
+};
+
+/* The table's cell: may step run in state st?  REFUSE_NONE when it may.
+ * Every refusal of verify, log and commit by state is decided here. */
+enum rules_refusal rules_step_refusal(enum loop_state st, enum rules_step step);
+/* The same, worded once for every front end: 0, or ERR_REFUSED with the
+ * message that says which step is due ("log refused: iteration 4 is ..."). */
+int rules_step_check(enum loop_state st, enum rules_step step, const struct rules_facts *f,
+		     struct err *e);
+/* "verify", "log", "commit". */
+const char *rules_step_name(enum rules_step step);
 
 #endif

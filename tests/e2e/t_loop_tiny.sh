@@ -69,7 +69,7 @@ t_ok "raw output in trace/iter-0.log" grep -q 'GATE PASSED' profile/tiny-opt/tra
 # MEASURED
 t_is "state measured" "$(state)" measured
 t_exit "verify refused while measured-not-logged" 3 "$OPTLOOP" verify
-t_like "naming the step due" "$("$OPTLOOP" verify 2>&1)" 'iteration 0 is measured but OPT_LOG.md has no row for it yet \(run optloop log\)'
+t_like "naming the step due" "$("$OPTLOOP" verify 2>&1)" 'iteration 0 is measured but OPT_LOG.md has no row for it yet \(run optloop log first\)'
 t_exit "commit refused before log" 3 "$OPTLOOP" commit
 t_exit "log without --direction is a usage error" 2 "$OPTLOOP" log
 t_exit "a bad status word is a usage error" 2 "$OPTLOOP" log --direction x --status maybe

@@ -99,7 +99,7 @@ t_like "one commit for the iteration" "$(git log --oneline -1)" 'iter 0 base: ba
 # Iteration 1: an edit (outside optloop), verify, log with a status, commit.
 printf '# a comment\n' >>kernel/compute.sh
 tui_keys l
-t_screen "log before verify is refused with the step" 'log refused: iteration 1 is (EDITING|READY)'
+t_screen "log before verify is refused with the step, in the engine's words" 'log refused: iteration 1 has not been measured yet'
 tui_keys v
 t_screen "second verify runs" 'Verify · iter 1'
 t_screen "and finishes" 'finished .* gate pass'
@@ -153,7 +153,7 @@ t_is "a cancelled run is an attempt, not an iteration: the change is still being
 t_screen "the status line says the run was an attempt" 'EDITING · the last run was an attempt: it was cancelled; verify again \(v\)'
 tui_keys l
 t_screen "and log is refused: an attempt gets no row" \
-	"log refused: iteration 2 is EDITING, not measured \\(iteration 2's last run was an attempt, not an iteration"
+	"log refused: the last run of iteration 2 was an attempt, not an iteration: it was cancelled"
 tui_keys q
 t_is "quit" "$(tui_exit_status)" "0"
 tui_stop

@@ -6,6 +6,7 @@
 #include <cmocka.h>
 
 #include "core/contract.h"
+#include "core/err.h"
 #include "core/rules.h"
 #include "core/stats.h"
 
@@ -79,6 +80,58 @@ static void one_default_threshold(void **state)
 	stats_set_release(&b);
 }
 
+/* DESIGN §2's table: exactly one step is open in each state of the loop, and
+ * the contract gates all three. */
+static void the_protocol_opens_one_step_per_state(void **state)
+{
+	static const struct {
+		enum loop_state st;
+		bool verify, log, commit;
+	} want[] = {
+		{ST_NO_CONTRACT, false, false, false}, {ST_NEED_BASELINE, true, false, false},
+		{ST_READY, true, false, false},        {ST_EDITING, true, false, false},
+		{ST_VERIFYING, false, false, false},   {ST_MEASURED, false, true, false},
+		{ST_LOGGED, false, false, true},       {ST_STALLED, true, false, false},
+		{ST_STOPPING, true, false, false},
+	};
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		assert_int_equal(rules_step_refusal(want[i].st, STEP_VERIFY) == REFUSE_NONE,
+				 want[i].verify);
+		assert_int_equal(rules_step_refusal(want[i].st, STEP_LOG) == REFUSE_NONE, want[i].log);
+		assert_int_equal(rules_step_refusal(want[i].st, STEP_COMMIT) == REFUSE_NONE,
+				 want[i].commit);
+	}
+}
+
+/* One wording per refusal, whichever step is refused: the step due is named. */
+static void a_refusal_names_the_step_that_is_due(void **state)
+{
+	struct err e = {0};
+	struct rules_facts f = {.iter = 4, .missing = "Target"};
+	assert_int_equal(rules_step_check(ST_MEASURED, STEP_LOG, &f, &e), 0);
+	assert_int_equal(rules_step_check(ST_MEASURED, STEP_VERIFY, &f, &e), ERR_REFUSED);
+	assert_string_equal(e.msg, "verify refused: iteration 4 is measured but OPT_LOG.md has no "
+				   "row for it yet (run optloop log first)");
+	err_clear(&e);
+	assert_int_equal(rules_step_check(ST_MEASURED, STEP_COMMIT, &f, &e), ERR_REFUSED);
+	assert_non_null(strstr(e.msg, "commit refused: iteration 4 is measured"));
+	err_clear(&e);
+	assert_int_equal(rules_step_check(ST_NO_CONTRACT, STEP_COMMIT, &f, &e), ERR_REFUSED);
+	assert_non_null(strstr(e.msg, "contract is incomplete: Target"));
+	err_clear(&e);
+	assert_int_equal(rules_step_check(ST_READY, STEP_COMMIT, &f, &e), ERR_REFUSED);
+	assert_string_equal(e.msg, "commit refused: nothing is logged to commit (iteration 4: ready)");
+	err_clear(&e);
+	/* an attempt is named as one, in place of "not measured" */
+	f.attempt = "the harness broke";
+	assert_int_equal(rules_step_check(ST_EDITING, STEP_LOG, &f, &e), ERR_REFUSED);
+	assert_non_null(strstr(e.msg, "was an attempt, not an iteration: the harness broke"));
+	err_clear(&e);
+	assert_int_equal(rules_step_check(ST_LOGGED, STEP_LOG, &f, &e), ERR_REFUSED);
+	assert_non_null(strstr(e.msg, "already logged; commit it"));
+	err_clear(&e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -86,6 +139,8 @@ int main(void)
 		cmocka_unit_test(only_fast_or_ambiguous_can_still_win),
 		cmocka_unit_test(the_keep_rule),
 		cmocka_unit_test(one_default_threshold),
+		cmocka_unit_test(the_protocol_opens_one_step_per_state),
+		cmocka_unit_test(a_refusal_names_the_step_that_is_due),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

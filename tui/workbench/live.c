@@ -991,9 +991,8 @@ static int act_locked(struct app *a, enum action act, struct err *e)
 	case ACT_CONFIRM:
 		return start_confirm(a, e);
 	case ACT_LOG:
-		if (w->st.state != ST_MEASURED)
-			return err_set(e, ERR_REFUSED, "log refused: iteration %d is %s, not measured (%s)",
-				       w->st.iteration, state_upper(w->st.state), w->st.next ? w->st.next : "");
+		if ((rc = loop_may(w->l, STEP_LOG, e)) < 0)
+			return rc;
 		return open_log_wizard(a, e);
 	case ACT_COMMIT:
 		if ((rc = loop_commit(w->l, sha, e)) < 0)
