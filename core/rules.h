@@ -3,9 +3,9 @@
  * (DESIGN §2): the protocol table (which step each state allows, and the
  * words of each refusal), the default win threshold, which row may be the
  * best, whether a measured iteration may be kept, whether a confirm can
- * still turn a verdict into a win.  Pure functions over plain values: the engine, the
- * statistics and the front-ends ask here and word the answer; none of them
- * decides again.  (The rows and runs they judge are core/model.h's.)
+ * still turn a verdict into a win.  Pure functions over plain values: the
+ * engine, the statistics and the front-ends ask here and word the answer;
+ * none of them decides again.  (The rows and runs they judge are core/model.h's.)
  */
 #ifndef OPTLOOP_RULES_H
 #define OPTLOOP_RULES_H
