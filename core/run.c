@@ -349,6 +349,17 @@ static void settle_step(struct run *r, struct runner_outcome *oc, struct store_s
 			.we_timed_out = r->we_timed_out,
 			.job_after = ask && alloc_job(r->alloc) ? &after : NULL,
 		};
+		c = slurm_step_cause(&in, NULL);
+		/* A job scancel'd from outside ends its steps before squeue stops
+		 * showing it RUNNING (seconds, on a loaded controller), and srun may
+		 * die before it says why: a step killed while its job still runs is
+		 * looked at again for up to 3 s before it is taken for a signal to
+		 * the step alone. */
+		for (int i = 0; c == SC_SIGNAL && in.job_after && i < 15; i++) {
+			usleep(200 * 1000);
+			alloc_query(alloc_job(r->alloc), &after, NULL);
+			c = slurm_step_cause(&in, NULL);
+		}
 		c = slurm_step_cause(&in, &why);
 		if (r->we_timed_out) {
 			oc->timed_out = true;
