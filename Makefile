@@ -231,8 +231,8 @@ demo: deps
 _demo: $(BIN)
 	@./$(BIN) demo $(DIR)
 
-# The man page from its one source of each part: the README's command
-# reference, the commands' option tables, the key table, the prose of
+# The man page from its one source of each part: the command reference
+# (assets/man/commands.md), the commands' option tables, the key table, the prose of
 # assets/man/optloop.1.in (a test checks the committed page is this).
 docs: all
 	@./$(BIN) help --man > assets/man/optloop.1.new && mv assets/man/optloop.1.new assets/man/optloop.1

@@ -7,6 +7,7 @@
 #include "tui/cli/util.h"
 #include "tui/cli/manpage.h"
 #include "core/err.h"
+#include "core/fsutil.h"
 #include "core/loop.h"
 #include "core/sb.h"
 
@@ -127,47 +128,100 @@ static void print_overview(FILE *out)
 		     "incomplete, or optloop's own I/O failed (disk, database, lock, git)\n");
 }
 
+/* The reference topics of assets/man/ (TOPIC.md), as optloop help TOPIC
+ * prints them. */
+static const char *const help_topics[] = {"commands",   "workbench", "statistics", "slurm",
+					  "gpu",        "patterns",  "building",   NULL};
+
+static bool is_topic(const char *word)
+{
+	for (const char *const *t = help_topics; *t; t++)
+		if (!strcmp(*t, word))
+			return true;
+	return false;
+}
+
+/* Print assets/man/TOPIC.md of the assets folder in use. */
+static int print_topic(const char *topic, struct err *e)
+{
+	const char *dir = loop_assets_dir(e);
+	if (!dir)
+		return e->code;
+	char *path = xasprintf("%s/man/%s.md", dir, topic);
+	struct sb text = SB_INIT;
+	int rc = fsutil_read_file(path, &text, e);
+	if (rc == 0)
+		fwrite(text.buf, 1, text.len, stdout);
+	sb_release(&text);
+	free(path);
+	return rc;
+}
+
+/* assets/man/NAME in the assets folder in use (caller frees), or NULL with e. */
+static char *man_asset(const char *name, struct err *e)
+{
+	const char *dir = loop_assets_dir(e);
+	return dir ? xasprintf("%s/man/%s", dir, name) : NULL;
+}
+
 int cmd_help(struct cli *cli, int argc, char **argv)
 {
 	int rc;
 	bool man = false;
-	const char *readme = "README.md", *tmpl = "assets/man/optloop.1.in";
+	const char *reference = NULL, *tmpl = NULL;
 	const struct cli_opt opts[] = {
 		CLI_FLAG("--man", &man,
-			 "print the man page, made from the README's command reference, each "
-			 "command's option table and the key table (make docs writes it)"),
-		CLI_STR("--readme", &readme, "FILE", "the README to read (default README.md)"),
+			 "print the man page, made from the command reference "
+			 "(assets/man/commands.md), each command's option table and the key table "
+			 "(make docs writes it)"),
+		CLI_STR("--reference", &reference, "FILE",
+			"the command reference to read (default: assets/man/commands.md in the "
+			"assets folder)"),
 		CLI_STR("--template", &tmpl, "FILE",
-			"the man page's prose (default assets/man/optloop.1.in)"),
+			"the man page's prose (default: assets/man/optloop.1.in in the assets folder)"),
 		CLI_END,
 	};
-	static const char *const examples[] = {"help", "help confirm", "confirm --help",
-					       "help --man > assets/man/optloop.1", NULL};
+	static const char *const examples[] = {"help",        "help confirm", "confirm --help",
+					       "help statistics", "help --man > assets/man/optloop.1",
+					       NULL};
 	struct cli_cmd c = {.name = "help", .opts = opts, .max_pos = 1, .examples = examples,
-			    .pos_help = "  COMMAND  one command: its options and examples"};
+			    .pos_help = "  COMMAND  one command: its options and examples\n"
+					"  TOPIC    a reference topic: commands, workbench, statistics, "
+					"slurm, gpu, patterns, building"};
 	if (!cli_parse(&c, argc, argv, &rc))
 		return rc;
 	if (man) {
 		struct err e = {0};
 		struct sb missing = SB_INIT;
+		char *ref = reference ? xstrdup(reference) : man_asset("commands.md", &e);
+		char *tp = tmpl ? xstrdup(tmpl) : ref ? man_asset("optloop.1.in", &e) : NULL;
 		sb_init(&missing);
-		rc = manpage_print(stdout, readme, tmpl, &missing, &e);
+		rc = tp ? manpage_print(stdout, ref, tp, &missing, &e) : e.code;
 		if (rc == 0 && missing.len)
 			fprintf(stderr, "optloop help --man: %s has no row for: %s(their lines come "
 					"from the command table)\n",
-				readme, missing.buf);
+				ref, missing.buf);
 		sb_release(&missing);
+		free(ref);
+		free(tp);
 		return rc < 0 ? cli_fail(&e) : 0;
 	}
 	if (c.npos == 0) {
 		print_overview(stdout);
 		printf("\n'optloop help COMMAND' or 'optloop COMMAND --help' describes one "
-		       "command.\n");
+		       "command;\n'optloop help TOPIC' prints a reference topic:");
+		for (const char *const *t = help_topics; *t; t++)
+			printf(" %s", *t);
+		printf(".\n");
 		return 0;
 	}
 	const struct command *cmd = find_command(c.pos[0]);
-	if (!cmd)
-		return not_a_command("optloop help", c.pos[0]);
+	if (!cmd) {
+		struct err e = {0};
+		if (!is_topic(c.pos[0]))
+			return not_a_command("optloop help", c.pos[0]);
+		return print_topic(c.pos[0], &e) < 0 ? cli_fail(&e) : 0;
+	}
 	/* the command's own help, from its option table */
 	char help[] = "--help";
 	char *hargv[] = {(char *)c.pos[0], help, NULL};

@@ -78,4 +78,18 @@ t_like "-V prints the version" "$("$OPTLOOP" -V)" '^optloop [0-9]+\.[0-9]+'
 j=$("$OPTLOOP" version --json)
 t_like "version --json" "$j" '"version": "[0-9]+\.[0-9]+\.[0-9]+"'
 
+# the reference topics of assets/man/, from anywhere
+for topic in commands workbench statistics slurm gpu patterns building; do
+	out=$(cd "$T_TMP" && "$OPTLOOP" help "$topic" 2>&1); rc=$?
+	t_is "help $topic prints its reference (exit 0)" "$rc" 0
+	t_is "  the file of assets/man/ itself" "$out" "$(cat "$OPTLOOP_ROOT/assets/man/$topic.md")"
+done
+t_like "help lists the topics" "$("$OPTLOOP" help)" "help TOPIC.*statistics slurm gpu"
+out=$("$OPTLOOP" help statistcs 2>&1); rc=$?
+t_is "a word that is no command nor topic is a usage error" "$rc" 2
+t_like "  and names it" "$out" "'statistcs' is not a command"
+man=$(cd "$T_TMP" && "$OPTLOOP" help --man 2>&1); rc=$?
+t_is "help --man works outside the source tree (the assets folder's reference)" "$rc" 0
+t_like "  and is the page" "$man" '^\.TH OPTLOOP 1'
+
 t_done

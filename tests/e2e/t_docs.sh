@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The man page comes from one source per part (the README's command
-# reference, each command's option table, the workbench's key table, the
+# The man page comes from one source per part (the command reference
+# assets/man/commands.md, each command's option table, the workbench's key table, the
 # prose of assets/man/optloop.1.in): the committed page is what `make docs`
 # makes, groff reads it without a warning, man renders it, and it documents
 # every command, every option, the keys, FILES, EXIT STATUS, ENVIRONMENT,
@@ -11,7 +11,7 @@ page="$root/assets/man/optloop.1"
 gen="$T_TMP/optloop.1"
 (cd "$root" && "$OPTLOOP" help --man >"$gen" 2>"$T_TMP/gen.err")
 t_is "the generator runs" "$?" 0
-t_is "every command has a row in the README's reference" "$(cat "$T_TMP/gen.err")" ""
+t_is "every command has a row in the command reference" "$(cat "$T_TMP/gen.err")" ""
 if cmp -s "$gen" "$page"; then
 	t_pass "the committed man page is what make docs makes"
 else

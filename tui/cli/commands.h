@@ -20,7 +20,7 @@ struct cli {
 
 /* X(name, usage, summary) */
 #define OPTLOOP_COMMANDS(X)                                                                   \
-	X(help, "help [COMMAND] | help --man [--readme FILE] [--template FILE]", "show the commands, or one command's usage")                \
+	X(help, "help [COMMAND | TOPIC] | help --man [--reference FILE] [--template FILE]", "show the commands, one command's usage, or a reference topic")                \
 	X(version, "version [--json]", "print the version")                                           \
 	X(demo, "demo [DIR] [--json]", "make a fresh git repository holding the demo kernel project") \
 	X(init, "init --op OP [--test-file P] [--naive P] [--frozen P]... [--kernel P]... [--verify CMD] [--gate-workers N] [--bench CMD] [--target TEXT] [--languages TEXT] [--promotion TEXT]", \

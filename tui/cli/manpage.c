@@ -1,8 +1,8 @@
 /*
  * manpage — optloop(1), made from the one source of each of its parts:
  *
- *   COMMANDS        each row of the README's command reference (the table
- *                   under "## Subcommands"): its usage and what it does,
+ *   COMMANDS        each row of the command reference (assets/man/commands.md,
+ *                   the table under "## Subcommands"): its usage and what it does,
  *                   then the command's own --help, printed from the option
  *                   table it parses with;
  *   WORKBENCH KEYS  the workbench's key table (views/actions.h);
@@ -175,19 +175,19 @@ static size_t cells(const char *line, const char **start, size_t *len, size_t ma
 	return n;
 }
 
-/* The README's rows for the commands section; commands it lacks get their
- * line from commands.h, and are said in *missing. */
-static int commands_section(const char *readme, struct sb *out, struct sb *missing,
+/* The reference's rows for the commands section; commands it lacks get
+ * their line from commands.h, and are said in *missing. */
+static int commands_section(const char *reference, struct sb *out, struct sb *missing,
 			    struct err *e)
 {
 	struct sb md = SB_INIT;
-	int rc = fsutil_read_file(readme, &md, e);
+	int rc = fsutil_read_file(reference, &md, e);
 	if (rc < 0)
 		return rc;
 	const char *sec = strstr(md.buf, "\n## Subcommands\n");
 	if (!sec) {
 		sb_release(&md);
-		return err_set(e, ERR_USAGE, "%s has no \"## Subcommands\" section", readme);
+		return err_set(e, ERR_USAGE, "%s has no \"## Subcommands\" section", reference);
 	}
 	const char *end = strstr(sec + 1, "\n## ");
 	char seen[64][24];
@@ -216,7 +216,7 @@ static int commands_section(const char *readme, struct sb *out, struct sb *missi
 		}
 		p += n + (nl ? 1 : 0);
 	}
-	/* every command, the README's or not */
+	/* every command, the reference's or not */
 	for (const char *const *c = cli_command_names(); *c; c++) {
 		bool have = false;
 		for (size_t i = 0; i < nseen && !have; i++)
@@ -253,7 +253,7 @@ static void keys_section(struct sb *out)
 	}
 }
 
-int manpage_print(FILE *f, const char *readme, const char *tmpl, struct sb *missing,
+int manpage_print(FILE *f, const char *reference, const char *tmpl, struct sb *missing,
 		  struct err *e)
 {
 	struct sb in = SB_INIT, out = SB_INIT;
@@ -269,7 +269,7 @@ int manpage_print(FILE *f, const char *readme, const char *tmpl, struct sb *miss
 			       tmpl);
 	}
 	sb_add(&out, in.buf, (size_t)(cmd - in.buf));
-	if ((rc = commands_section(readme, &out, missing, e)) == 0) {
+	if ((rc = commands_section(reference, &out, missing, e)) == 0) {
 		const char *mid = cmd + strlen(".\\\" @COMMANDS@\n");
 		sb_add(&out, mid, (size_t)(keys - mid));
 		keys_section(&out);
