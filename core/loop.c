@@ -3,7 +3,6 @@
  * database and git history, and the telescoping set-aside. */
 #include "core/loop.h"
 #include "core/vis.h"
-#include "core/loop_core.h"
 #include "core/loop_impl.h"
 #include "core/measure.h"
 #include "core/chart.h"
@@ -114,7 +113,7 @@ int loop_rows(struct loop *l, struct log_rows **rows, struct err *e)
 int loop_chart(struct loop *l, const char *shape, struct chart *c, struct err *e)
 {
 	int rc = chart_load(l->ws.store, shape, c, e);
-	c->op = xstrdup(loop_workspace(l)->op);
+	c->op = xstrdup(l->ws.op);
 	return rc;
 }
 
@@ -688,16 +687,6 @@ bool loop_allocation_used(const struct loop *l)
 bool loop_readonly(const struct loop *l)
 {
 	return l->ws.readonly;
-}
-
-struct vcs *loop_vcs(struct loop *l)
-{
-	return l->ws.vcs;
-}
-
-struct store *loop_store(struct loop *l)
-{
-	return l->ws.store;
 }
 
 const struct workspace *loop_workspace(const struct loop *l)

@@ -7,7 +7,6 @@
  * core/contract.c's).
  */
 #include "core/loop_impl.h"
-#include "core/loop_core.h"
 
 #include "core/contract.h"
 #include "core/err.h"

@@ -5,7 +5,7 @@
  * here (loop_dependents_run) and the promotion bar asks for them.
  */
 #include "core/loop.h"
-#include "core/loop_core.h"
+#include "core/loop_impl.h"
 
 #include "core/err.h"
 #include "core/flaref.h"
@@ -112,18 +112,18 @@ int loop_dependents(struct loop *l, bool work, struct loop_dependents *d, struct
 	if (rc < 0)
 		return rc;
 	struct log_rows *sr = NULL;
-	if ((rc = store_rows_get(loop_store(l), &sr, e)) < 0) {
+	if ((rc = store_rows_get(l->ws.store, &sr, e)) < 0) {
 		loop_status_release(&st);
 		return rc;
 	}
 	const struct log_row *rows = sr->v;
 	size_t n = sr->n;
 	char *own_test = NULL;
-	store_meta_get(loop_store(l), "test_file", &own_test, NULL);
+	store_meta_get(l->ws.store, "test_file", &own_test, NULL);
 	const struct log_row *base = n && rows[0].commit ? &rows[0] : NULL;
 	const struct log_row *best = log_rows_best(rows, n);
 	const char *to = work ? NULL : best && best->commit ? best->commit : NULL;
-	struct vcs *v = loop_vcs(l);
+	struct vcs *v = l->ws.vcs;
 	const char *repo = loop_repo_dir(l);
 	if (!base) {
 		rc = err_set(e, ERR_REFUSED,
@@ -151,7 +151,7 @@ int loop_dependents(struct loop *l, bool work, struct loop_dependents *d, struct
 	struct workspace_defaults *ops = NULL;
 	size_t nops = workspace_fla_registry(repo, &names, &ops);
 	for (size_t i = 0; i < nops; i++) {
-		if (!strcmp(names[i], loop_workspace(l)->op))
+		if (!strcmp(names[i], (&l->ws)->op))
 			continue;
 		char *file = fla_resolve(repo, ops[i].import_path, ops[i].func_name);
 		if (!file)
@@ -223,7 +223,7 @@ static void gate_event(void *ctx, const char *detail)
 int loop_dependent_gate(struct loop *l, const char *tree, const char *file, int *exit_status)
 {
 	struct gate_seen g = {.tree = tree, .file = file, .exit = -1};
-	store_events_of(loop_store(l), "dependents.gate", gate_event, &g, NULL);
+	store_events_of(l->ws.store, "dependents.gate", gate_event, &g, NULL);
 	*exit_status = g.exit;
 	return g.seen ? 1 : 0;
 }
@@ -262,7 +262,7 @@ static int run_pytest(struct loop *l, const char *args, double *secs)
 int loop_warmup(struct loop *l, int workers, int *exit_status, double *secs, struct err *e)
 {
 	char *test = NULL;
-	store_meta_get(loop_store(l), "test_file", &test, NULL);
+	store_meta_get(l->ws.store, "test_file", &test, NULL);
 	if (!test || !*test) {
 		free(test);
 		return err_set(e, ERR_NOTFOUND, "warmup: the workspace names no gate test");
@@ -288,7 +288,7 @@ int loop_dependents_run(struct loop *l, const struct loop_dependents *d,
 	if (rc < 0)
 		return rc;
 	/* the gates run on the work tree: it must hold what was compared */
-	rc = vcs_kernel_hash(loop_vcs(l), (const char *const *)st.kernel, st.nkernel, NULL, tree,
+	rc = vcs_kernel_hash(l->ws.vcs, (const char *const *)st.kernel, st.nkernel, NULL, tree,
 			     e);
 	loop_status_release(&st);
 	if (rc < 0)

@@ -5,7 +5,7 @@
  * only reads them for an open loop.
  */
 #include "core/loop.h"
-#include "core/loop_core.h"
+#include "core/loop_impl.h"
 
 #include "core/contract.h"
 #include "core/assets.h"
@@ -133,7 +133,7 @@ static void read_probes(struct store *s, int run_id, struct loop_run *r)
 
 int loop_run_get(struct loop *l, int run_id, struct loop_run *r, struct err *e)
 {
-	struct store *s = loop_store(l);
+	struct store *s = l->ws.store;
 	struct store_run run;
 	int rc;
 
@@ -182,7 +182,7 @@ int loop_iter_run_get(struct loop *l, int iter, struct loop_run *r, struct err *
 	char *tree = NULL;
 
 	memset(r, 0, sizeof(*r));
-	if ((rc = store_iter_run(loop_store(l), iter, &run_id, &tree, e)) < 0)
+	if ((rc = store_iter_run(l->ws.store, iter, &run_id, &tree, e)) < 0)
 		return rc;
 	free(tree);
 	if (run_id <= 0)
@@ -192,7 +192,7 @@ int loop_iter_run_get(struct loop *l, int iter, struct loop_run *r, struct err *
 
 int loop_noise_band(struct loop *l, struct loop_noise *out, struct err *e)
 {
-	return measure_noise_band(loop_store(l), NULL, NAN, out, e);
+	return measure_noise_band(l->ws.store, NULL, NAN, out, e);
 }
 
 void loop_noise_words(const struct loop_noise *n, struct sb *out)
@@ -202,7 +202,7 @@ void loop_noise_words(const struct loop_noise *n, struct sb *out)
 
 int loop_promote_iter(struct loop *l, int *iter, struct err *e)
 {
-	struct store *s = loop_store(l);
+	struct store *s = l->ws.store;
 	struct measure_best b;
 	struct loop_status st;
 	int rc;
@@ -229,15 +229,15 @@ int loop_promote_iter(struct loop *l, int *iter, struct err *e)
 int loop_attach(struct loop *l, int iter, const char *path, char **real, const char **kind,
 		struct err *e)
 {
-	struct store *s = loop_store(l);
+	struct store *s = l->ws.store;
 	int rc = measure_attach_check(s, iter, path, loop_dir(l), real, kind, e);
 	return rc < 0 ? rc : measure_attach(s, iter, *real, e);
 }
 
 int loop_attach_run_trace(struct loop *l, int iter, int run_id, char **path, struct err *e)
 {
-	char *want = xasprintf("%s/%s_trace.json", loop_dir(l), loop_workspace(l)->op);
-	int rc = measure_attach_run_trace(loop_store(l), iter, run_id, want, loop_dir(l), path, e);
+	char *want = xasprintf("%s/%s_trace.json", loop_dir(l), (&l->ws)->op);
+	int rc = measure_attach_run_trace(l->ws.store, iter, run_id, want, loop_dir(l), path, e);
 	free(want);
 	if (rc < 0) {
 		free(*path);
@@ -248,7 +248,7 @@ int loop_attach_run_trace(struct loop *l, int iter, int run_id, char **path, str
 
 int loop_explain(struct loop *l, int iter, const char *note, bool *promoted, struct err *e)
 {
-	return measure_explain(loop_store(l), iter, note, promoted, e);
+	return measure_explain(l->ws.store, iter, note, promoted, e);
 }
 
 /* The bar's last line: every test file that runs a kernel file the best
@@ -308,7 +308,7 @@ int loop_promote_check(struct loop *l, struct sb *out, json_t **json, struct err
 	const struct contract *c = loop_contract_get(l);
 	if (json)
 		*json = NULL;
-	int rc = measure_promote_check(loop_store(l), loop_dir(l), c, out, json, e);
+	int rc = measure_promote_check(l->ws.store, loop_dir(l), c, out, json, e);
 	loop_contract_put(c);
 	if (rc < 0 && rc != ERR_FAIL)
 		return rc;
@@ -328,7 +328,7 @@ int loop_best_shapes(struct loop *l, struct loop_shape_speedup **out, size_t *n,
 	struct stats_cmp cmp;
 	*out = NULL;
 	*n = 0;
-	int rc = report_best_vs_baseline(loop_workspace(l), &cmp, e);
+	int rc = report_best_vs_baseline((&l->ws), &cmp, e);
 	if (rc == ERR_NOTFOUND) {
 		err_clear(e);
 		return 0;
@@ -367,7 +367,7 @@ char *loop_shape_key(const struct parse_row *r)
 int loop_report(struct loop *l, enum loop_report kind, int iter, struct sb *md, json_t **json,
 		struct err *e)
 {
-	const struct workspace *ws = loop_workspace(l);
+	const struct workspace *ws = (&l->ws);
 	return kind == LOOP_REPORT_FINAL    ? report_final(ws, md, json, e)
 	       : kind == LOOP_REPORT_HEADER ? report_header(ws, iter, md, json, e)
 					    : report_pr(ws, md, json, e);
@@ -375,9 +375,9 @@ int loop_report(struct loop *l, enum loop_report kind, int iter, struct sb *md, 
 
 int loop_export_json(struct loop *l, json_t **out, struct err *e)
 {
-	int rc = store_export_json(loop_store(l), out, e);
+	int rc = store_export_json(l->ws.store, out, e);
 	if (rc == 0)
-		json_object_set_new(*out, "op", json_string(loop_workspace(l)->op));
+		json_object_set_new(*out, "op", json_string((&l->ws)->op));
 	return rc;
 }
 
@@ -430,7 +430,7 @@ const char *loop_assets_dir(struct err *e)
 
 int loop_cost(struct loop *l, struct loop_cost *out, struct err *e)
 {
-	return measure_cost(loop_store(l), out, e);
+	return measure_cost(l->ws.store, out, e);
 }
 
 const struct loop_cost_row *loop_cost_of(const struct loop_cost *c, int iter)

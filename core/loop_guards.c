@@ -6,7 +6,6 @@
 
 #include "core/err.h"
 #include "core/loop_impl.h"
-#include "core/loop_core.h"
 
 int loop_traps(struct loop *l, int iter, struct traps_doc *d, struct problems *probs,
 	       struct err *e)
@@ -17,7 +16,7 @@ int loop_traps(struct loop *l, int iter, struct traps_doc *d, struct problems *p
 int loop_trap_mark(struct loop *l, int iter, const char *trap, enum trap_state st,
 		   const char *source, struct err *e)
 {
-	return guards_trap_mark(loop_store(l), iter, trap, st, source, e);
+	return guards_trap_mark(l->ws.store, iter, trap, st, source, e);
 }
 
 int loop_trap_add(struct loop *l, const char *title, const char *fact, const char *why,

@@ -135,4 +135,38 @@ int loop_reconcile_git(struct loop *l, struct err *e);
 int loop_bring_back(struct loop *l, int iter, const char *sha, const char *ref, bool intent,
 		    struct err *e);
 
+/* ---- the loop's resources, lent to its own files ------------------------- */
+
+/* The contract as the workspace last read it (loop_open, loop_status,
+ * verify, log and commit read docs/draft.md again, and parse it again only
+ * when its text changed).  The caller holds a reference: it stays whole
+ * when the loop reads a changed file; let go with loop_contract_put.  An
+ * empty contract when docs/draft.md is missing; never NULL. */
+struct contract;
+const struct contract *loop_contract_get(struct loop *l);
+void loop_contract_put(const struct contract *c);
+
+/* The pattern set runs are parsed with (built-in plus the workspace's
+ * patterns/), loaded at the first call and owned by the loop. */
+struct patset;
+int loop_patset(struct loop *l, const struct patset **ps, struct err *e);
+
+/* cmd with every "{best}" replaced by sha, the best's commit (caller
+ * frees): a harness that times that commit beside the work tree. */
+char *loop_with_best(const char *cmd, const char *sha);
+
+/* The Slurm allocation runs go through when the contract's Runner is slurm
+ * (made when first asked for, owned by the loop); NULL for local runs.
+ * Marks the allocation used by this process. */
+struct alloc;
+struct alloc *loop_run_alloc(struct loop *l);
+
+/* 0, or ERR_REFUSED (verb starts the message) while OPT_LOG.md holds rows
+ * the database lost: every command that writes asks first. */
+int loop_writable(struct loop *l, const char *verb, struct err *e);
+
+/* Append an event to the store's append-only event log (kind: short word,
+ * detail: free text, may be NULL). */
+int loop_event(struct loop *l, const char *kind, const char *detail, struct err *e);
+
 #endif

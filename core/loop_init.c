@@ -2,7 +2,6 @@
  * and the registry, the frozen scope and the kernel scope (for an FLA op,
  * from the gate test's call graph: fla_graph_scopes), the first files. */
 #include "core/loop_impl.h"
-#include "core/loop_core.h"
 #include "core/alloc.h"
 #include "core/chart.h"
 #include "core/fault.h"

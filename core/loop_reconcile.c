@@ -3,7 +3,6 @@
  * database and git history compared, set-aside changes brought back, and
  * what it finds written to the problems the status shows. */
 #include "core/loop_impl.h"
-#include "core/loop_core.h"
 #include "core/alloc.h"
 #include "core/fault.h"
 #include "core/fsutil.h"

@@ -2,7 +2,6 @@
  * made after the measurement, the row (loop_log, with its checks of the
  * text and the status) and the commit that carries it (loop_commit). */
 #include "core/loop_impl.h"
-#include "core/loop_core.h"
 #include "core/alloc.h"
 #include "core/fault.h"
 #include "core/fsutil.h"

@@ -2,7 +2,6 @@
  * the rows OPT_LOG.md holds back into the store, each linked to the commit
  * whose trailers carry it; the repairs loop_open offered. */
 #include "core/loop_impl.h"
-#include "core/loop_core.h"
 #include "core/alloc.h"
 #include "core/fault.h"
 #include "core/fsutil.h"

@@ -22,7 +22,7 @@
 #include "core/err.h"
 #include "core/fault.h"
 #include "core/fsutil.h"
-#include "core/loop_core.h"
+#include "core/loop_impl.h"
 #include "core/measure.h"
 #include "core/parse.h"
 #include "core/probe.h"
@@ -103,7 +103,7 @@ static int ctx_init(struct ctx *c, struct loop *l, const struct loop_session_opt
 	memset(c, 0, sizeof(*c));
 	c->l = l;
 	c->o = o;
-	c->st = loop_store(l);
+	c->st = l->ws.store;
 	if (loop_readonly(l))
 		return err_set(e, ERR_BUSY, "%s refused: the workspace is open read-only", what);
 	int rc = loop_writable(l, what, e);
@@ -114,7 +114,7 @@ static int ctx_init(struct ctx *c, struct loop *l, const struct loop_session_opt
 	if (!c->status.nkernel)
 		return err_set(e, ERR_REFUSED, "%s refused: the workspace names no kernel paths", what);
 	c->contract = loop_contract_get(l);
-	c->vcs = loop_vcs(l);
+	c->vcs = l->ws.vcs;
 	if (o && o->command) {
 		c->command = xstrdup(o->command);
 	} else {
@@ -163,7 +163,7 @@ static int mrun_start(struct ctx *c, struct mrun *m, const char *kind, const cha
 		.iter = c->status.iteration,
 		.command = c->command,
 		.cwd = loop_repo_dir(c->l),
-		.trace_dir = loop_workspace(c->l)->trace_dir,
+		.trace_dir = c->l->ws.trace_dir,
 		.timeout_s = c->o ? c->o->timeout_s : 0,
 		.scope = SCOPE_UNKNOWN,
 		.tree = tree,
@@ -274,7 +274,7 @@ static int measure_once(struct ctx *c, const char *kind, const char *role, struc
  * candidate is back (loop.c's reconcile drops it after a crash). */
 static char *swap_ref(struct ctx *c)
 {
-	return xasprintf("refs/optloop/swap/%s", loop_workspace(c->l)->op);
+	return xasprintf("refs/optloop/swap/%s", c->l->ws.op);
 }
 
 static int swap_begin(struct ctx *c, int iter, const char *snap, const char *best_commit,

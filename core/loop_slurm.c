@@ -4,7 +4,7 @@
  * itself is core/alloc.c; the loop owns the handle (loop_run_alloc).
  */
 #include "core/loop.h"
-#include "core/loop_core.h"
+#include "core/loop_impl.h"
 
 #include "core/alloc.h"
 #include "core/contract.h"
@@ -45,7 +45,7 @@ int loop_allocation(struct loop *l, struct loop_allocation *a, struct err *e)
 {
 	struct slurm_runner r;
 	struct store_alloc rec;
-	struct store *st = loop_store(l);
+	struct store *st = l->ws.store;
 	memset(a, 0, sizeof(*a));
 	const struct contract *c = loop_contract_get(l);
 	if (slurm_runner_parse(c->runner, &r, NULL) == 0) {
@@ -152,5 +152,5 @@ int loop_allocation_end(struct loop *l, const char *why, bool only_used, bool *h
 			       "workspace read-only (another one is writing to it)");
 	if (only_used && !loop_allocation_used(l))
 		return 0;
-	return alloc_release_recorded(loop_store(l), loop_dir(l), why, had, e);
+	return alloc_release_recorded(l->ws.store, loop_dir(l), why, had, e);
 }

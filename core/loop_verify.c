@@ -2,7 +2,6 @@
  * hand-made commit, changes outside the kernel, --include), the run itself
  * (begin, fds, pump, cancel, end) and the measurement it leaves. */
 #include "core/loop_impl.h"
-#include "core/loop_core.h"
 #include "core/alloc.h"
 #include "core/fault.h"
 #include "core/fsutil.h"

@@ -283,7 +283,7 @@ static int read_once(struct loop_watch *w, struct err *e)
 	s.stall = st.stall;
 	s.stopping = st.state == ST_STOPPING;
 	s.problems = st.problems ? xstrdup(st.problems) : NULL;
-	struct store *store = loop_store(l);
+	struct store *store = loop_workspace(l)->store;
 	struct store_run run;
 	/* the rest of the followed run's output first, then the runs that
 	 * ended, then the one going: events in the order they happened */

@@ -14,6 +14,7 @@
 #include "core/fsutil.h"
 #include "core/loop.h"
 #include "core/loop_core.h"
+#include "core/workspace.h"
 #include "core/measure.h"
 #include "core/parse.h"
 #include "core/sb.h"
@@ -240,7 +241,7 @@ static void stepwise_confirm_runs_best_and_candidate_interleaved(void **state)
 	assert_true(v.events > 0);
 	/* the store has the decision */
 	struct store_confirm c;
-	assert_int_equal(store_confirm_last(loop_store(l), r.iter, &c, &e), 0);
+	assert_int_equal(store_confirm_last(loop_workspace(l)->store, r.iter, &c, &e), 0);
 	assert_true(c.done);
 	assert_true(c.promoted);
 	assert_string_equal(c.verdict, "fast");
@@ -325,17 +326,17 @@ static void cancel_in_the_middle_puts_the_candidate_back(void **state)
 
 	/* closed without a verdict, nothing promoted, nothing left unfinished */
 	struct store_confirm c;
-	assert_int_equal(store_confirm_last(loop_store(l), r.iter, &c, &e), 0);
+	assert_int_equal(store_confirm_last(loop_workspace(l)->store, r.iter, &c, &e), 0);
 	assert_true(c.done);
 	assert_false(c.promoted);
 	assert_null(c.verdict);
 	assert_int_equal(c.session, r.session);
 	store_confirm_release(&c);
-	assert_int_equal(store_confirm_unfinished(loop_store(l), &c, NULL), ERR_NOTFOUND);
-	assert_false(store_confirm_promoted(loop_store(l), r.iter));
+	assert_int_equal(store_confirm_unfinished(loop_workspace(l)->store, &c, NULL), ERR_NOTFOUND);
+	assert_false(store_confirm_promoted(loop_workspace(l)->store, r.iter));
 	/* every run so far is kept; the cut one as cancelled and incomplete */
 	struct store_run run;
-	assert_int_equal(store_run_get(loop_store(l), r.session, &run, &e), 0);
+	assert_int_equal(store_run_get(loop_workspace(l)->store, r.session, &run, &e), 0);
 	assert_string_equal(run.kind, "confirm");
 	assert_true(run.cancelled);
 	assert_int_equal(run.gate, GATE_INCOMPLETE);
@@ -368,7 +369,7 @@ static void a_broken_run_ends_the_session_with_the_candidate_back(void **state)
 	assert_non_null(strstr(e.msg, "ended in a harness error"));
 	assert_true(kernel_is_candidate());
 	struct store_confirm c;
-	assert_int_equal(store_confirm_last(loop_store(l), 1, &c, &e), 0);
+	assert_int_equal(store_confirm_last(loop_workspace(l)->store, 1, &c, &e), 0);
 	assert_true(c.done);
 	assert_false(c.promoted);
 	store_confirm_release(&c);
