@@ -512,10 +512,174 @@ static void interval95(const struct stats_cmp *c, double *lo, double *hi)
 	*hi = gain_of(d + t95 * c->se);
 }
 
+/* What stats_compare's pass over the shapes gathers for the aggregate and
+ * its words. */
+struct cmp_acc {
+	double thr, thr_win, thr_loss; /* the threshold, and as log gain and loss */
+	double q;                      /* the quantile of the reported interval */
+	bool looks;                    /* sequential: looked at after every pair */
+	double sum_d, sum_se;          /* over the common shapes */
+	int min_dof;
+	bool any_assumed;
+	size_t nwin, nmissing, nextra, npairs_noise;
+};
+
+/* The aggregate over the common shapes: the geomean speedup, its band, the
+ * verdict, the sequential test and the guards of a fresh-process session. */
+static void cmp_aggregate(struct stats_cmp *out, const struct stats_opts *o,
+			  const struct cmp_acc *a)
+{
+	double S = (double)out->ncommon;
+	double d = a->sum_d / S;
+	/* With any shape's noise assumed, use the normal quantile. */
+	out->dof = a->any_assumed || a->min_dof < 0 ? 0 : a->min_dof;
+	/* Shapes of one run share its GPU state, so their errors move
+	 * together: add the standard errors instead of root-summing. */
+	double t95 = stats_t975(out->dof);
+	out->band = (a->looks ? stats_t_quantile(a->q, out->dof) : t95) * a->sum_se / S;
+	out->speedup = exp(d);
+	out->gain = gain_of(d);
+	out->lo = gain_of(d - out->band);
+	out->hi = gain_of(d + out->band);
+	if (out->speedup > STATS_IMPLAUSIBLE_AGG)
+		out->flags |= SF_IMPLAUSIBLE_AGG;
+	if (out->ncommon >= 2 && d >= a->thr_win && a->nwin == 1)
+		out->flags |= SF_CONFINED;
+	double se = a->sum_se / S;
+	out->se = se;
+	if (o && o->sequential && se > 0) {
+		/* Wald's SPRT on D ~ N(δ, se²): H1 δ = 2·thr_win against
+		 * H0 δ = thr_win. */
+		double d0 = a->thr_win, d1 = 2 * a->thr_win;
+		out->llr = (d1 - d0) * (d - 0.5 * (d0 + d1)) / (se * se);
+	}
+	bool seq = o && o->sequential && isfinite(out->llr);
+	/* A win is accepted by its interval (the bound under every look
+	 * when the comparison is sequential), or by the ratio test once
+	 * the 95 % interval clears the threshold: the ratio test is quick
+	 * near its two hypotheses, the bound when the change is far past
+	 * them. */
+	bool sprt_win = seq && out->llr >= log((1 - STATS_SEQ_BETA) / STATS_SEQ_ALPHA) &&
+			d - t95 * se >= a->thr_win;
+	if (d - out->band >= a->thr_win || sprt_win)
+		out->verdict = SV_FAST;
+	else if (d + t95 * se <= -a->thr_loss)
+		out->verdict = SV_SLOW;
+	else if (d > -a->thr_loss && d < a->thr_win)
+		out->verdict = SV_SAME;
+	else
+		out->verdict = SV_AMBIGUOUS;
+	if (seq)
+		out->decided = out->verdict == SV_FAST || out->verdict == SV_SLOW ||
+			       out->llr <= log(STATS_SEQ_BETA / (1 - STATS_SEQ_ALPHA));
+	/* Too few runs for medians to outvote one disturbed run: decide
+	 * only when the other sessions tell the same story. */
+	size_t fewest = SIZE_MAX;
+	for (size_t i = 0; i < out->nshapes; i++) {
+		const struct stats_shape_cmp *sc = &out->shapes[i];
+		if (sc->in_best && sc->in_cand) {
+			size_t m = sc->n_best < sc->n_cand ? sc->n_best : sc->n_cand;
+			fewest = m < fewest ? m : fewest;
+		}
+	}
+	const struct stats_cmp *sc = o ? o->screen : NULL;
+	if (seq && sc && sc->ncommon && isfinite(sc->speedup) && isfinite(sc->se)) {
+		out->screen_gap = fabs(d - log(sc->speedup));
+		out->screen_tol = STATS_AGREE_Z * sqrt(se * se + sc->se * sc->se);
+	}
+	/* In-process pairs (every shape's noise their own spread): a
+	 * disturbance of the process moves both sides alike, in blocks
+	 * of 25 ms taken in turn, so one pair is not one fresh process
+	 * that may have met interference; the A/A runs measured what
+	 * remains.  The two guards below are for fresh processes. */
+	bool inproc = a->npairs_noise && a->npairs_noise == out->ncommon;
+	if (seq && !inproc && out->decided && fewest < STATS_ROBUST_RUNS &&
+	    out->screen_gap > out->screen_tol) {
+		out->disagrees = true;
+		out->decided = false;
+		if (out->verdict == SV_FAST)
+			out->verdict = SV_AMBIGUOUS;
+	}
+	/* One pair decides a win only when the candidate's other runs
+	 * can vouch for it: their agreement band is narrower than the
+	 * threshold, so a disturbed run in the pair would have shown. */
+	if (seq && !inproc && out->verdict == SV_FAST && fewest < 2 &&
+	    !(isfinite(out->screen_tol) && out->screen_tol < a->thr_win)) {
+		out->lone_pair = true;
+		out->verdict = SV_AMBIGUOUS;
+		out->decided = false;
+	}
+}
+
+/* Verdicts no comparison can give (no best, another environment, other
+ * shapes, shapes missing), and out->why in words. */
+static void cmp_word(struct stats_cmp *out, const struct stats_set *best,
+		     const struct stats_set *cand, const struct stats_opts *o,
+		     const struct cmp_acc *a)
+{
+	struct sb why = SB_INIT;
+	bool no_best = !best || best->nshapes == 0;
+	if (no_best) {
+		out->verdict = SV_NONE;
+		sb_adds(&why, "no best to compare with yet");
+	} else if (env_differs(best->env, cand ? cand->env : NULL)) {
+		out->verdict = SV_NOT_COMPARABLE;
+		out->flags |= SF_ENV_CHANGED;
+		sb_addf(&why, "environment changed (best: %s; now: %s): re-measure the best first",
+			best->env, cand->env);
+	} else if (a->nextra) {
+		out->verdict = SV_NOT_COMPARABLE;
+		out->flags |= SF_SHAPES_CHANGED;
+		sb_addf(&why, "shape set changed (%zu shape(s) the best never measured): re-measure "
+			      "the best on the new shapes first", a->nextra);
+	} else if (a->nmissing || out->ncommon == 0) {
+		out->verdict = SV_MISSING;
+		sb_addf(&why, "%zu shape(s) of the best were not measured (or had no usable time)",
+			a->nmissing ? a->nmissing : out->nshapes);
+	} else {
+		sb_addf(&why, "%+.1f%% vs best over %zu shape(s), ", 100 * out->gain, out->ncommon);
+		stats_level_text(out, &why);
+		sb_addf(&why, " interval %+.1f%% .. %+.1f%%, threshold %.1f%%", 100 * out->lo,
+			100 * out->hi, 100 * a->thr);
+		if (a->any_assumed)
+			sb_addf(&why, "; noise assumed %.0f%% (no kernel measured twice yet: the first "
+				      "repeat, a confirm or optloop noise, measures it)",
+				100 * STATS_NOISE_DEFAULT);
+		else
+			sb_addf(&why, "; noise from %d %s%s", out->noise_runs,
+				a->npairs_noise ? "in-process pair" : "run", out->noise_runs == 1 ? "" : "s");
+		if (out->verdict == SV_SAME)
+			sb_adds(&why, "; the change is below the threshold: too small to matter, "
+				      "nothing to confirm");
+		if (out->lone_pair)
+			sb_addf(&why, "; one pair cannot decide a win here: the candidate's other runs "
+				      "vary too much to vouch for it, another pair decides");
+		else if (out->disagrees)
+			sb_addf(&why, "; this session disagrees with the candidate's other runs "
+				      "(%+.1f%% there): one run may have met interference, another "
+				      "pair decides",
+				100 * o->screen->gain);
+		else if (by_ratio_test(out)) {
+			/* Say which interval cleared the threshold, so a decided
+			 * win never reads as one whose only interval spans zero. */
+			double lo, hi;
+			interval95(out, &lo, &hi);
+			sb_addf(&why, "; sequential test accepts the win (its ratio test, with the 95%% "
+				      "interval at this look %+.1f%% .. %+.1f%% past the threshold; the "
+				      "bound under every look narrows as more runs measure the noise)",
+				100 * lo, 100 * hi);
+		} else if (isfinite(out->llr))
+			sb_addf(&why, "; sequential test %s",
+				out->verdict == SV_FAST ? "accepts the win"
+				: out->decided		? "rules out a win of the threshold"
+							: "undecided: another pair is needed");
+	}
+	out->why = sb_detach(&why);
+}
+
 void stats_compare(const struct stats_set *best, const struct stats_set *cand,
 		   const struct stats_opts *o, struct stats_cmp *out)
 {
-	struct sb why = SB_INIT;
 	size_t cap = 0, nmissing = 0, nextra = 0;
 	double thr = o && o->threshold > 0 ? o->threshold : RULES_THRESHOLD;
 	double thr_win = -log1p(-thr), thr_loss = log1p(thr);
@@ -652,148 +816,16 @@ void stats_compare(const struct stats_set *best, const struct stats_set *cand,
 	if (ncollapse_checked && ncollapsed == ncollapse_checked)
 		out->flags |= SF_COLLAPSED;
 
-	if (out->ncommon) {
-		double S = (double)out->ncommon;
-		double d = sum_d / S;
-		/* With any shape's noise assumed, use the normal quantile. */
-		out->dof = any_assumed || min_dof < 0 ? 0 : min_dof;
-		/* Shapes of one run share its GPU state, so their errors move
-		 * together: add the standard errors instead of root-summing. */
-		double t95 = stats_t975(out->dof);
-		out->band = (looks ? stats_t_quantile(q, out->dof) : t95) * sum_se / S;
-		out->speedup = exp(d);
-		out->gain = gain_of(d);
-		out->lo = gain_of(d - out->band);
-		out->hi = gain_of(d + out->band);
-		if (out->speedup > STATS_IMPLAUSIBLE_AGG)
-			out->flags |= SF_IMPLAUSIBLE_AGG;
-		if (out->ncommon >= 2 && d >= thr_win && nwin == 1)
-			out->flags |= SF_CONFINED;
-		double se = sum_se / S;
-		out->se = se;
-		if (o && o->sequential && se > 0) {
-			/* Wald's SPRT on D ~ N(δ, se²): H1 δ = 2·thr_win against
-			 * H0 δ = thr_win. */
-			double d0 = thr_win, d1 = 2 * thr_win;
-			out->llr = (d1 - d0) * (d - 0.5 * (d0 + d1)) / (se * se);
-		}
-		bool seq = o && o->sequential && isfinite(out->llr);
-		/* A win is accepted by its interval (the bound under every look
-		 * when the comparison is sequential), or by the ratio test once
-		 * the 95 % interval clears the threshold: the ratio test is quick
-		 * near its two hypotheses, the bound when the change is far past
-		 * them. */
-		bool sprt_win = seq && out->llr >= log((1 - STATS_SEQ_BETA) / STATS_SEQ_ALPHA) &&
-				d - t95 * se >= thr_win;
-		if (d - out->band >= thr_win || sprt_win)
-			out->verdict = SV_FAST;
-		else if (d + t95 * se <= -thr_loss)
-			out->verdict = SV_SLOW;
-		else if (d > -thr_loss && d < thr_win)
-			out->verdict = SV_SAME;
-		else
-			out->verdict = SV_AMBIGUOUS;
-		if (seq)
-			out->decided = out->verdict == SV_FAST || out->verdict == SV_SLOW ||
-				       out->llr <= log(STATS_SEQ_BETA / (1 - STATS_SEQ_ALPHA));
-		/* Too few runs for medians to outvote one disturbed run: decide
-		 * only when the other sessions tell the same story. */
-		size_t fewest = SIZE_MAX;
-		for (size_t i = 0; i < out->nshapes; i++) {
-			const struct stats_shape_cmp *sc = &out->shapes[i];
-			if (sc->in_best && sc->in_cand) {
-				size_t m = sc->n_best < sc->n_cand ? sc->n_best : sc->n_cand;
-				fewest = m < fewest ? m : fewest;
-			}
-		}
-		const struct stats_cmp *sc = o ? o->screen : NULL;
-		if (seq && sc && sc->ncommon && isfinite(sc->speedup) && isfinite(sc->se)) {
-			out->screen_gap = fabs(d - log(sc->speedup));
-			out->screen_tol = STATS_AGREE_Z * sqrt(se * se + sc->se * sc->se);
-		}
-		/* In-process pairs (every shape's noise their own spread): a
-		 * disturbance of the process moves both sides alike, in blocks
-		 * of 25 ms taken in turn, so one pair is not one fresh process
-		 * that may have met interference; the A/A runs measured what
-		 * remains.  The two guards below are for fresh processes. */
-		bool inproc = npairs_noise && npairs_noise == out->ncommon;
-		if (seq && !inproc && out->decided && fewest < STATS_ROBUST_RUNS &&
-		    out->screen_gap > out->screen_tol) {
-			out->disagrees = true;
-			out->decided = false;
-			if (out->verdict == SV_FAST)
-				out->verdict = SV_AMBIGUOUS;
-		}
-		/* One pair decides a win only when the candidate's other runs
-		 * can vouch for it: their agreement band is narrower than the
-		 * threshold, so a disturbed run in the pair would have shown. */
-		if (seq && !inproc && out->verdict == SV_FAST && fewest < 2 &&
-		    !(isfinite(out->screen_tol) && out->screen_tol < thr_win)) {
-			out->lone_pair = true;
-			out->verdict = SV_AMBIGUOUS;
-			out->decided = false;
-		}
-	}
+	struct cmp_acc acc = {.thr = thr, .thr_win = thr_win, .thr_loss = thr_loss, .q = q,
+			      .looks = looks, .sum_d = sum_d, .sum_se = sum_se, .min_dof = min_dof,
+			      .any_assumed = any_assumed, .nwin = nwin, .nmissing = nmissing,
+			      .nextra = nextra, .npairs_noise = npairs_noise};
+	if (out->ncommon)
+		cmp_aggregate(out, o, &acc);
 	if (out->noise_runs < 0)
 		out->noise_runs = 0;
 
-	bool no_best = !best || best->nshapes == 0;
-	if (no_best) {
-		out->verdict = SV_NONE;
-		sb_adds(&why, "no best to compare with yet");
-	} else if (env_differs(best->env, cand ? cand->env : NULL)) {
-		out->verdict = SV_NOT_COMPARABLE;
-		out->flags |= SF_ENV_CHANGED;
-		sb_addf(&why, "environment changed (best: %s; now: %s): re-measure the best first",
-			best->env, cand->env);
-	} else if (nextra) {
-		out->verdict = SV_NOT_COMPARABLE;
-		out->flags |= SF_SHAPES_CHANGED;
-		sb_addf(&why, "shape set changed (%zu shape(s) the best never measured): re-measure "
-			      "the best on the new shapes first", nextra);
-	} else if (nmissing || out->ncommon == 0) {
-		out->verdict = SV_MISSING;
-		sb_addf(&why, "%zu shape(s) of the best were not measured (or had no usable time)",
-			nmissing ? nmissing : out->nshapes);
-	} else {
-		sb_addf(&why, "%+.1f%% vs best over %zu shape(s), ", 100 * out->gain, out->ncommon);
-		stats_level_text(out, &why);
-		sb_addf(&why, " interval %+.1f%% .. %+.1f%%, threshold %.1f%%", 100 * out->lo,
-			100 * out->hi, 100 * thr);
-		if (any_assumed)
-			sb_addf(&why, "; noise assumed %.0f%% (no kernel measured twice yet: the first "
-				      "repeat, a confirm or optloop noise, measures it)",
-				100 * STATS_NOISE_DEFAULT);
-		else
-			sb_addf(&why, "; noise from %d %s%s", out->noise_runs,
-				npairs_noise ? "in-process pair" : "run", out->noise_runs == 1 ? "" : "s");
-		if (out->verdict == SV_SAME)
-			sb_adds(&why, "; the change is below the threshold: too small to matter, "
-				      "nothing to confirm");
-		if (out->lone_pair)
-			sb_addf(&why, "; one pair cannot decide a win here: the candidate's other runs "
-				      "vary too much to vouch for it, another pair decides");
-		else if (out->disagrees)
-			sb_addf(&why, "; this session disagrees with the candidate's other runs "
-				      "(%+.1f%% there): one run may have met interference, another "
-				      "pair decides",
-				100 * o->screen->gain);
-		else if (by_ratio_test(out)) {
-			/* Say which interval cleared the threshold, so a decided
-			 * win never reads as one whose only interval spans zero. */
-			double lo, hi;
-			interval95(out, &lo, &hi);
-			sb_addf(&why, "; sequential test accepts the win (its ratio test, with the 95%% "
-				      "interval at this look %+.1f%% .. %+.1f%% past the threshold; the "
-				      "bound under every look narrows as more runs measure the noise)",
-				100 * lo, 100 * hi);
-		} else if (isfinite(out->llr))
-			sb_addf(&why, "; sequential test %s",
-				out->verdict == SV_FAST ? "accepts the win"
-				: out->decided		? "rules out a win of the threshold"
-							: "undecided: another pair is needed");
-	}
-	out->why = sb_detach(&why);
+	cmp_word(out, best, cand, o, &acc);
 }
 
 void stats_cmp_release(struct stats_cmp *c)
