@@ -434,6 +434,104 @@ static int kernel_outside_frozen(const char **kernel, size_t nk, const struct pa
 	return 0;
 }
 
+/* Outside an FLA registry entry optloop has no defaults: ERR_USAGE naming
+ * every option the user must pass (fe: why the registry had none). */
+static int init_options_needed(const struct loop_init_opts *o, bool fla_shaped,
+			       const struct err *fe, struct err *e)
+{
+	bool named_ref = o->naive || o->nfrozen; /* the user named what is frozen */
+	struct sb need = SB_INIT;
+	int rc = 0;
+	if (!o->test_file)
+		sb_adds(&need, " --test-file PATH");
+	if (!named_ref)
+		sb_adds(&need, " --naive PATH (or --frozen PATH)");
+	if (!o->nkernel)
+		sb_adds(&need, " --kernel PATH");
+	if (!o->verify_cmd)
+		sb_adds(&need, " --verify CMD");
+	if (need.len && fla_shaped)
+		rc = err_set(e, ERR_USAGE, "%s; or pass:%s", fe->msg, need.buf);
+	else if (need.len)
+		rc = err_set(e, ERR_USAGE,
+			     "this repository is not FLA-shaped (no register_op entry for '%s' in "
+			     "benchmarks/ops/registry.py), so optloop cannot find the defaults; "
+			     "pass:%s",
+			     o->op, need.buf);
+	sb_release(&need);
+	return rc;
+}
+
+/* The kernel paths: the user's (--kernel), else the op's call graph's,
+ * else the registry's package; each must exist in repo, lie outside
+ * profile/ and be usable as a kernel path.  *kernel is caller-freed (its
+ * strings are borrowed from o, graph and d). */
+static int init_kernel_paths(const char *repo, const char *gitdir, const struct loop_init_opts *o,
+			     const struct workspace_defaults *d, const struct pathlist *graph,
+			     const char ***kernel, size_t *nkernel, struct err *e)
+{
+	if (o->nkernel) {
+		*kernel = xcalloc(o->nkernel, sizeof(char *));
+		for (size_t i = 0; i < o->nkernel; i++)
+			(*kernel)[i] = o->kernel[i];
+		*nkernel = o->nkernel;
+	} else if (graph->n) {
+		*kernel = xcalloc(graph->n, sizeof(char *));
+		for (size_t i = 0; i < graph->n; i++)
+			(*kernel)[i] = graph->v[i];
+		*nkernel = graph->n;
+	} else {
+		*kernel = xcalloc(1, sizeof(char *));
+		(*kernel)[0] = d->kernel;
+		*nkernel = 1;
+	}
+	for (size_t i = 0; i < *nkernel; i++) {
+		const char *k = (*kernel)[i];
+		char *full = xasprintf("%s/%s", repo, k);
+		bool ok = fsutil_exists(full);
+		free(full);
+		if (!ok || !strncmp(k, "profile", 7) || strstr(k, ".."))
+			return err_set(e, ERR_USAGE,
+				       "kernel path %s does not exist in %s (pass --kernel PATH, "
+				       "relative to the repository root)",
+				       k, repo);
+		const char *bad = loop_kernel_path_unusable(repo, gitdir, k);
+		if (bad)
+			return err_set(e, ERR_USAGE,
+				       "kernel path %s %s; name the kernel's own files or directory "
+				       "with --kernel PATH (e.g. --kernel ops/my_op/kernel.py)",
+				       k, bad);
+	}
+	return 0;
+}
+
+/* The new workspace's facts in its store, in one transaction: the op, the
+ * kernel, the gate test, the reference, HEAD at init and the init event. */
+static int init_record(struct store *s, const char *op, const char *kernel_text,
+		       const char *test_file, const char *naive, const char *head, struct err *e)
+{
+	int rc = store_begin(s, e);
+	if (rc == 0)
+		rc = store_meta_set(s, "op", op, e);
+	if (rc == 0)
+		rc = store_meta_set(s, "kernel", kernel_text, e);
+	if (rc == 0)
+		rc = store_meta_set(s, "test_file", test_file, e);
+	if (rc == 0)
+		rc = store_meta_set(s, "naive", naive, e);
+	if (rc == 0 && head[0])
+		rc = store_meta_set(s, "init_head", head, e);
+	if (rc == 0)
+		rc = store_workspace_add(s, op, e);
+	if (rc == 0)
+		rc = store_event(s, -1, "init", kernel_text, e);
+	if (rc == 0)
+		rc = store_commit(s, e);
+	else
+		store_rollback(s);
+	return rc;
+}
+
 int loop_init(const char *cwd, const struct loop_init_opts *o, struct sb *notes, struct err *e)
 {
 	struct vcs *v = NULL;
@@ -466,33 +564,8 @@ int loop_init(const char *cwd, const struct loop_init_opts *o, struct sb *notes,
 	char *registry = fsutil_join(repo, "benchmarks/ops/registry.py");
 	bool fla_shaped = fsutil_exists(registry);
 	free(registry);
-	bool named_ref = o->naive || o->nfrozen; /* the user named what is frozen */
-	if (!fla) {
-		struct sb need = SB_INIT;
-		if (!o->test_file)
-			sb_adds(&need, " --test-file PATH");
-		if (!named_ref)
-			sb_adds(&need, " --naive PATH (or --frozen PATH)");
-		if (!o->nkernel)
-			sb_adds(&need, " --kernel PATH");
-		if (!o->verify_cmd)
-			sb_adds(&need, " --verify CMD");
-		if (need.len && fla_shaped) {
-			rc = err_set(e, ERR_USAGE, "%s; or pass:%s", fe.msg, need.buf);
-			sb_release(&need);
-			goto out;
-		}
-		if (need.len) {
-			rc = err_set(e, ERR_USAGE,
-				     "this repository is not FLA-shaped (no register_op entry for '%s' "
-				     "in benchmarks/ops/registry.py), so optloop cannot find the "
-				     "defaults; pass:%s",
-				     o->op, need.buf);
-			sb_release(&need);
-			goto out;
-		}
-		sb_release(&need);
-	}
+	if (!fla && (rc = init_options_needed(o, fla_shaped, &fe, e)) < 0)
+		goto out;
 	const char *test_file = o->test_file ? o->test_file : d.test_file;
 	const char *verify = o->verify_cmd ? o->verify_cmd : d.verify_cmd;
 	if (verify && o->gate_workers > 1) {
@@ -509,43 +582,10 @@ int loop_init(const char *cwd, const struct loop_init_opts *o, struct sb *notes,
 		free(bench_default);
 		goto out;
 	}
-	if (o->nkernel) {
-		kernel = xcalloc(o->nkernel, sizeof(char *));
-		for (size_t i = 0; i < o->nkernel; i++)
-			kernel[i] = o->kernel[i];
-		nkernel = o->nkernel;
-	} else if (graph_kernel.n) {
-		/* the strings stay owned by graph_kernel until the end */
-		kernel = xcalloc(graph_kernel.n, sizeof(char *));
-		for (size_t i = 0; i < graph_kernel.n; i++)
-			kernel[i] = graph_kernel.v[i];
-		nkernel = graph_kernel.n;
-	} else {
-		kernel = xcalloc(1, sizeof(char *));
-		kernel[0] = d.kernel;
-		nkernel = 1;
-	}
-	for (size_t i = 0; i < nkernel; i++) {
-		char *full = xasprintf("%s/%s", repo, kernel[i]);
-		bool ok = fsutil_exists(full);
-		free(full);
-		if (!ok || !strncmp(kernel[i], "profile", 7) || strstr(kernel[i], "..")) {
-			rc = err_set(e, ERR_USAGE,
-				     "kernel path %s does not exist in %s (pass --kernel PATH, "
-				     "relative to the repository root)",
-				     kernel[i], repo);
-			free(bench_default);
-			goto out;
-		}
-		const char *bad = loop_kernel_path_unusable(repo, vcs_gitdir(v), kernel[i]);
-		if (bad) {
-			rc = err_set(e, ERR_USAGE,
-				     "kernel path %s %s; name the kernel's own files or directory "
-				     "with --kernel PATH (e.g. --kernel ops/my_op/kernel.py)",
-				     kernel[i], bad);
-			free(bench_default);
-			goto out;
-		}
+	if ((rc = init_kernel_paths(repo, vcs_gitdir(v), o, &d, &graph_kernel, &kernel, &nkernel,
+				    e)) < 0) {
+		free(bench_default);
+		goto out;
 	}
 	if ((rc = kernel_outside_frozen(kernel, nkernel, &frozen, graph_kernel.n ? NULL : &decided,
 					e)) < 0) {
@@ -582,25 +622,7 @@ int loop_init(const char *cwd, const struct loop_init_opts *o, struct sb *notes,
 	if ((rc = store_open(ws.db_path, STORE_CREATE, &s, e)) < 0)
 		goto out;
 	vcs_head(v, head, NULL);
-	rc = store_begin(s, e);
-	if (rc == 0)
-		rc = store_meta_set(s, "op", o->op, e);
-	if (rc == 0)
-		rc = store_meta_set(s, "kernel", kernel_text, e);
-	if (rc == 0)
-		rc = store_meta_set(s, "test_file", test_file, e);
-	if (rc == 0)
-		rc = store_meta_set(s, "naive", naive, e);
-	if (rc == 0 && head[0])
-		rc = store_meta_set(s, "init_head", head, e);
-	if (rc == 0)
-		rc = store_workspace_add(s, o->op, e);
-	if (rc == 0)
-		rc = store_event(s, -1, "init", kernel_text, e);
-	if (rc == 0)
-		rc = store_commit(s, e);
-	else
-		store_rollback(s);
+	rc = init_record(s, o->op, kernel_text, test_file, naive, head, e);
 	if (rc == 0 && notes) {
 		char *fl = join_list(frozen.v, frozen.n, ", ");
 		sb_addf(notes, "created %s (kernel: %s; frozen: %s)\n", ws.rel, kernel_list, fl);
