@@ -634,6 +634,7 @@ struct loop_watch_event {
 	const char *op;
 	int iteration;
 	const char *state, *run_kind, *gate, *status, *commit, *verdict, *text, *log_path;
+	enum gate_verdict gate_v; /* the gate as a value, where gate is set */
 	int run_id, pid, progress, stall, stall_limit;
 	size_t len; /* LOOP_WATCH_OUTPUT */
 	double bench_ms, vs_best; /* 0 when not set; NAN when the run had none */

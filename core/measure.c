@@ -1360,7 +1360,7 @@ int measure_promote_check(struct store *s, const char *workspace_dir, const stru
 		check(arr, out, &all, "confirmed win", false,
 		      "iteration %d's confirm says %s and did not promote it%s", b.iter,
 		      c.verdict ? c.verdict : "nothing (no verdict)",
-		      c.verdict && !strcmp(c.verdict, "fast")
+		      stats_verdict_parse(c.verdict) == SV_FAST
 			      ? ": explain its flags (optloop promote --explain TEXT)"
 			      : ": confirm it again, or keep looking for a win");
 	} else {

@@ -143,7 +143,8 @@ static void on_parse_event(void *ctx, const struct parse_event *pe)
 			struct loop_watch_event ev = {.kind = LOOP_WATCH_GATE,
 						      .iteration = w->iter_for_events,
 						      .run_id = w->tail_run,
-						      .gate = gate_verdict_name(g)};
+						      .gate = gate_verdict_name(g),
+						      .gate_v = g};
 			emit(w, &ev);
 		}
 	}
@@ -310,6 +311,7 @@ static int read_once(struct loop_watch *w, struct err *e)
 						      .run_id = run.id,
 						      .run_kind = run.kind,
 						      .gate = gate_verdict_name(run.gate),
+						      .gate_v = run.gate,
 						      .bench_ms = run.bench_ms,
 						      .vs_best = run.vs_best,
 						      .log_path = run.log_path};
@@ -351,6 +353,7 @@ static int read_once(struct loop_watch *w, struct err *e)
 						      .status = row_status_name(r->status),
 						      .text = r->direction,
 						      .gate = r->gate,
+						      .gate_v = r->gate_v,
 						      .bench_ms = r->bench_ms,
 						      .vs_best = r->vs_best};
 			emit(w, &ev);

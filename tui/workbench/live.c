@@ -1382,7 +1382,7 @@ static void on_watch(void *ctx, const struct loop_watch_event *ev)
 	case LOOP_WATCH_GATE:
 		if (w->ext_run == ev->run_id && a->data.live) {
 			char *t = xasprintf("gate %s (as printed)", ev->gate);
-			live_set_verdict(a->data.live, t, ev->gate && strcmp(ev->gate, "pass"));
+			live_set_verdict(a->data.live, t, ev->gate && ev->gate_v != GATE_PASS);
 			free(t);
 		}
 		return;
@@ -1395,7 +1395,7 @@ static void on_watch(void *ctx, const struct loop_watch_event *ev)
 			sb_adds(&t, " ms");
 			if (a->data.live) {
 				live_flush(a->data.live);
-				live_set_verdict(a->data.live, t.buf, ev->gate && strcmp(ev->gate, "pass"));
+				live_set_verdict(a->data.live, t.buf, ev->gate && ev->gate_v != GATE_PASS);
 				a->data.live->running = false;
 				a->data.live->t_end = app_now();
 			}
