@@ -207,33 +207,59 @@ static int load_export(const char *path, struct regime *r)
 	return 0;
 }
 
+/* Open a tab-separated file and read its header line: cols[i] is the
+ * column named names[i], -1 when there is none.  NULL, said on stderr, when
+ * the file cannot be read. */
+static FILE *tsv_open(const char *path, const char *const *names, int n, int *cols)
+{
+	char line[1024];
+	FILE *f = fopen(path, "r");
+	if (!f) {
+		fprintf(stderr, "bench decisions: cannot read %s\n", path);
+		return NULL;
+	}
+	if (!fgets(line, sizeof(line), f)) {
+		fclose(f);
+		return NULL;
+	}
+	line[strcspn(line, "\r\n")] = 0;
+	for (int i = 0; i < n; i++)
+		cols[i] = -1;
+	int col = 0;
+	for (char *p = strtok(line, "\t"); p; p = strtok(NULL, "\t"), col++)
+		for (int i = 0; i < n; i++)
+			if (!strcmp(p, names[i]))
+				cols[i] = col;
+	return f;
+}
+
+/* Split a row (its line end dropped) into at most max cells; their count. */
+static int tsv_cells(char *line, char **cell, int max)
+{
+	int n = 0;
+	line[strcspn(line, "\r\n")] = 0;
+	for (char *p = line, *q; p && n < max; p = q) {
+		q = strchr(p, '\t');
+		if (q)
+			*q++ = 0;
+		cell[n++] = p;
+	}
+	return n;
+}
+
 /* fla-h200-noise/runs.tsv: a header line naming the columns; each row one
  * process.  A device call is one sitting of the GPU: the session. */
 static int load_tsv(const char *path, struct regime *r)
 {
-	FILE *f = fopen(path, "r");
+	static const char *const names[] = {"call",  "shape",  "kernel", "median_ms",
+					    "round", "p20_ms", "p80_ms"};
+	int cols[7];
 	char line[1024];
-	int c_call = -1, c_shape = -1, c_kernel = -1, c_ms = -1, c_round = -1, c_p20 = -1,
-	    c_p80 = -1;
-	if (!f) {
-		fprintf(stderr, "bench decisions: cannot read %s\n", path);
+	FILE *f = tsv_open(path, names, 7, cols);
+	if (!f)
 		return -1;
-	}
-	if (!fgets(line, sizeof(line), f)) {
-		fclose(f);
-		return -1;
-	}
-	line[strcspn(line, "\r\n")] = 0;
-	int col = 0;
-	for (char *p = strtok(line, "\t"); p; p = strtok(NULL, "\t"), col++) {
-		if (!strcmp(p, "call")) c_call = col;
-		else if (!strcmp(p, "shape")) c_shape = col;
-		else if (!strcmp(p, "kernel")) c_kernel = col;
-		else if (!strcmp(p, "median_ms")) c_ms = col;
-		else if (!strcmp(p, "round")) c_round = col;
-		else if (!strcmp(p, "p20_ms")) c_p20 = col;
-		else if (!strcmp(p, "p80_ms")) c_p80 = col;
-	}
+	int c_call = cols[0], c_shape = cols[1], c_kernel = cols[2], c_ms = cols[3],
+	    c_round = cols[4], c_p20 = cols[5], c_p80 = cols[6];
 	if (c_call < 0 || c_shape < 0 || c_kernel < 0 || c_ms < 0) {
 		fprintf(stderr, "bench decisions: %s lacks a call, shape, kernel or median_ms "
 				"column\n", path);
@@ -241,15 +267,8 @@ static int load_tsv(const char *path, struct regime *r)
 		return -1;
 	}
 	while (fgets(line, sizeof(line), f)) {
-		line[strcspn(line, "\r\n")] = 0;
 		char *cell[32] = {0};
-		int n = 0;
-		for (char *p = line, *q; p && n < 32; p = q) {
-			q = strchr(p, '\t');
-			if (q)
-				*q++ = 0;
-			cell[n++] = p;
-		}
+		int n = tsv_cells(line, cell, 32);
 		int need = c_call > c_shape ? c_call : c_shape;
 		need = need > c_kernel ? need : c_kernel;
 		need = need > c_ms ? need : c_ms;
@@ -469,26 +488,14 @@ struct aa_fit {
 
 static int load_aa(const char *path, struct aa_fit *a)
 {
-	FILE *f = fopen(path, "r");
+	static const char *const names[] = {"kind", "timing", "exit", "log_ratio", "class"};
+	int cols[5];
 	char line[1024];
-	int c_kind = -1, c_timing = -1, c_exit = -1, c_lr = -1, c_class = -1;
-	if (!f) {
-		fprintf(stderr, "bench decisions: cannot read %s\n", path);
+	FILE *f = tsv_open(path, names, 5, cols);
+	if (!f)
 		return -1;
-	}
-	if (!fgets(line, sizeof(line), f)) {
-		fclose(f);
-		return -1;
-	}
-	line[strcspn(line, "\r\n")] = 0;
-	int col = 0;
-	for (char *p = strtok(line, "\t"); p; p = strtok(NULL, "\t"), col++) {
-		if (!strcmp(p, "kind")) c_kind = col;
-		else if (!strcmp(p, "timing")) c_timing = col;
-		else if (!strcmp(p, "exit")) c_exit = col;
-		else if (!strcmp(p, "log_ratio")) c_lr = col;
-		else if (!strcmp(p, "class")) c_class = col;
-	}
+	int c_kind = cols[0], c_timing = cols[1], c_exit = cols[2], c_lr = cols[3],
+	    c_class = cols[4];
 	if (c_kind < 0 || c_timing < 0 || c_exit < 0 || c_lr < 0 || c_class < 0) {
 		fprintf(stderr, "bench decisions: %s lacks a kind, timing, exit, log_ratio or class "
 				"column\n", path);
@@ -496,15 +503,8 @@ static int load_aa(const char *path, struct aa_fit *a)
 		return -1;
 	}
 	while (fgets(line, sizeof(line), f)) {
-		line[strcspn(line, "\r\n")] = 0;
 		char *cell[32] = {0};
-		int n = 0;
-		for (char *p = line, *q; p && n < 32; p = q) {
-			q = strchr(p, '\t');
-			if (q)
-				*q++ = 0;
-			cell[n++] = p;
-		}
+		int n = tsv_cells(line, cell, 32);
 		if (n <= c_kind || n <= c_timing || n <= c_exit || n <= c_lr || n <= c_class ||
 		    strcmp(cell[c_kind], "aa") || strcmp(cell[c_exit], "0"))
 			continue;
