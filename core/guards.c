@@ -1037,6 +1037,54 @@ static char *all_shapes(struct store *s, int iter)
 	return shapes;
 }
 
+/* Is iteration iter evidence for a dispatch row: logged, not the baseline,
+ * with a bench number, its gate not failed, measured in the baseline's
+ * environment?  ERR_REFUSED saying which it is not; *candidate when its
+ * time may be the row's default (a row that may be a best, never a dropped
+ * or reverted run's). */
+static int dispatch_evidence_check(const struct workspace *ws, const struct log_row *rows,
+				   size_t n, int iter, const char *base_env, bool *candidate,
+				   struct err *e)
+{
+	const struct log_row *row = NULL;
+	char *env = NULL;
+	int rc = 0;
+	for (size_t i = 0; i < n; i++)
+		if (rows[i].iter == iter)
+			row = &rows[i];
+	if (!row)
+		return err_set(e, ERR_REFUSED,
+			       "dispatch row refused: iteration %d has no row in the log (cite "
+			       "iterations that were measured and logged)",
+			       iter);
+	if (row->iter == 0)
+		return err_set(e, ERR_REFUSED,
+			       "dispatch row refused: iteration 0 is the baseline itself; cite the "
+			       "candidate iterations that measured the bucket");
+	if (!isfinite(row->bench_ms))
+		return err_set(e, ERR_REFUSED,
+			       "dispatch row refused: iteration %d has no bench number, so it "
+			       "measured nothing for this bucket",
+			       row->iter);
+	if (row->gate_v == GATE_FAIL || row->gate_v == GATE_ERROR || row->gate_v == GATE_INCOMPLETE)
+		return err_set(e, ERR_REFUSED,
+			       "dispatch row refused: iteration %d's gate is %s; a measurement "
+			       "from a failed or incomplete run is not evidence",
+			       row->iter, gate_verdict_name(row->gate_v));
+	if ((rc = run_env(ws->store, row->iter, &env, e)) == 0 && base_env && env &&
+	    strcmp(env, base_env))
+		rc = err_set(e, ERR_REFUSED,
+			     "dispatch row refused: iteration %d was measured in another "
+			     "environment than the baseline (GPU, driver or library versions "
+			     "changed), so it is not against the same baseline; re-measure "
+			     "the bucket",
+			     row->iter);
+	else if (rc == 0)
+		*candidate = log_row_can_be_best(row);
+	free(env);
+	return rc;
+}
+
 int guards_dispatch_add(const struct workspace *ws, const struct dispatch_row *r, struct err *e)
 {
 	/* dispatch.md is rewritten with the row: one that cannot be read (a
@@ -1083,45 +1131,10 @@ int guards_dispatch_add(const struct workspace *ws, const struct dispatch_row *r
 	int *cands = xcalloc(ni ? ni : 1, sizeof(int));
 	size_t ncand = 0;
 	for (size_t k = 0; rc == 0 && k < ni; k++) {
-		const struct log_row *row = NULL;
-		for (size_t i = 0; i < n; i++)
-			if (rows[i].iter == iters[k])
-				row = &rows[i];
-		char *env = NULL;
-		if (!row) {
-			rc = err_set(e, ERR_REFUSED,
-				     "dispatch row refused: iteration %d has no row in the log (cite "
-				     "iterations that were measured and logged)",
-				     iters[k]);
-		} else if (row->iter == 0) {
-			rc = err_set(e, ERR_REFUSED,
-				     "dispatch row refused: iteration 0 is the baseline itself; cite the "
-				     "candidate iterations that measured the bucket");
-		} else if (!isfinite(row->bench_ms)) {
-			rc = err_set(e, ERR_REFUSED,
-				     "dispatch row refused: iteration %d has no bench number, so it "
-				     "measured nothing for this bucket",
-				     row->iter);
-		} else if (row->gate_v == GATE_FAIL || row->gate_v == GATE_ERROR ||
-			   row->gate_v == GATE_INCOMPLETE) {
-			rc = err_set(e, ERR_REFUSED,
-				     "dispatch row refused: iteration %d's gate is %s; a measurement "
-				     "from a failed or incomplete run is not evidence",
-				     row->iter, gate_verdict_name(row->gate_v));
-		} else if ((rc = run_env(ws->store, row->iter, &env, e)) == 0 && base_env && env &&
-			   strcmp(env, base_env)) {
-			rc = err_set(e, ERR_REFUSED,
-				     "dispatch row refused: iteration %d was measured in another "
-				     "environment than the baseline (GPU, driver or library versions "
-				     "changed), so it is not against the same baseline; re-measure "
-				     "the bucket",
-				     row->iter);
-		} else if (rc == 0 && log_row_can_be_best(row)) {
-			/* a default candidate: a row that may be a best, never a
-			 * dropped or reverted run's */
-			cands[ncand++] = row->iter;
-		}
-		free(env);
+		bool cand = false;
+		rc = dispatch_evidence_check(ws, rows, n, iters[k], base_env, &cand, e);
+		if (rc == 0 && cand)
+			cands[ncand++] = iters[k];
 	}
 	free(base_env);
 	/* the default times are the bucket's own: the geomean of the shapes it
