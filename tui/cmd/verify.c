@@ -37,6 +37,50 @@ static int exit_for(enum gate_verdict g)
 	}
 }
 
+/* The run's summary in words: the iteration, gate, bench and vs best, the
+ * parser's warnings, the verdict, lint findings, the profiler trace and the
+ * next step (st may be NULL). */
+static void print_summary(struct loop *l, const struct loop_measurement *m, bool profile,
+			  const char *trace, const struct loop_status *st)
+{
+	struct sb bench = SB_INIT, vs = SB_INIT, gate = SB_INIT;
+	optlog_fmt_bench(m->bench_ms, &bench);
+	optlog_fmt_vs_best(m->vs_best, &vs);
+	optlog_fmt_gate(m->gate, m->scope, &gate);
+	printf("\noptloop: iteration %d %s: gate %s, bench %s ms, vs best %s%s%s "
+	       "(%.1f s; raw output in %s)\n",
+	       m->iter, m->attempt ? "attempt (not an iteration: it gets no row)" : "measured",
+	       gate.buf, bench.buf, vs.buf, m->no_change ? ", no kernel change" : "",
+	       m->timed_out ? ", timed out" : m->cancelled ? ", cancelled" : "", m->seconds,
+	       m->log_path);
+	/* what the parser found wrong with the output (a shape listed
+	 * twice, the harness's own warnings) */
+	json_t *res = m->result_json ? json_loads(m->result_json, 0, NULL) : NULL;
+	size_t wi;
+	json_t *w;
+	json_array_foreach(json_object_get(res, "warnings"), wi, w)
+		if (json_is_string(w))
+			printf("warning: %s\n", json_string_value(w));
+	json_decref(res);
+	if (!m->attempt)
+		stats_cli_print_verdict(l, m->run_id, stdout);
+	if (m->nlints)
+		printf("lint:    %d trap-lint finding%s on this diff (optloop lint lists them; "
+		       "log needs --ack, promote --check lists any left unacknowledged)\n",
+		       m->nlints, m->nlints == 1 ? "" : "s");
+	if (trace)
+		printf("profile: %s attached as iteration %d's profiler evidence\n", trace,
+		       m->iter);
+	else if (profile && !m->attempt)
+		printf("profile: the run wrote no profiler trace into the workspace "
+		       "(does the harness take --profile?)\n");
+	if (st)
+		printf("next: %s\n", st->next);
+	sb_release(&bench);
+	sb_release(&vs);
+	sb_release(&gate);
+}
+
 int cmd_verify(struct cli *cli, int argc, char **argv)
 {
 	struct loop_verify_opts o = {0};
@@ -145,42 +189,7 @@ int cmd_verify(struct cli *cli, int argc, char **argv)
 		json_object_set_new(j, "probe_apps_command", json_string(probe_apps));
 		cli_print_json(j);
 	} else {
-		struct sb bench = SB_INIT, vs = SB_INIT, gate = SB_INIT;
-		optlog_fmt_bench(m.bench_ms, &bench);
-		optlog_fmt_vs_best(m.vs_best, &vs);
-		optlog_fmt_gate(m.gate, m.scope, &gate);
-		printf("\noptloop: iteration %d %s: gate %s, bench %s ms, vs best %s%s%s "
-		       "(%.1f s; raw output in %s)\n",
-		       m.iter, m.attempt ? "attempt (not an iteration: it gets no row)" : "measured",
-		       gate.buf, bench.buf, vs.buf, m.no_change ? ", no kernel change" : "",
-		       m.timed_out ? ", timed out" : m.cancelled ? ", cancelled" : "", m.seconds,
-		       m.log_path);
-		/* what the parser found wrong with the output (a shape listed
-		 * twice, the harness's own warnings) */
-		json_t *res = m.result_json ? json_loads(m.result_json, 0, NULL) : NULL;
-		size_t wi;
-		json_t *w;
-		json_array_foreach(json_object_get(res, "warnings"), wi, w)
-			if (json_is_string(w))
-				printf("warning: %s\n", json_string_value(w));
-		json_decref(res);
-		if (!m.attempt)
-			stats_cli_print_verdict(l, m.run_id, stdout);
-		if (m.nlints)
-			printf("lint:    %d trap-lint finding%s on this diff (optloop lint lists them; "
-			       "log needs --ack, promote --check lists any left unacknowledged)\n",
-			       m.nlints, m.nlints == 1 ? "" : "s");
-		if (trace)
-			printf("profile: %s attached as iteration %d's profiler evidence\n", trace,
-			       m.iter);
-		else if (o.profile && !m.attempt)
-			printf("profile: the run wrote no profiler trace into the workspace "
-			       "(does the harness take --profile?)\n");
-		if (have_st)
-			printf("next: %s\n", st.next);
-		sb_release(&bench);
-		sb_release(&vs);
-		sb_release(&gate);
+		print_summary(l, &m, o.profile, trace, have_st ? &st : NULL);
 	}
 	if (have_st)
 		loop_status_release(&st);
