@@ -141,27 +141,25 @@ static bool is_topic(const char *word)
 	return false;
 }
 
-/* Print assets/man/TOPIC.md of the assets folder in use. */
-static int print_topic(const char *topic, struct err *e)
-{
-	const char *dir = loop_assets_dir(e);
-	if (!dir)
-		return e->code;
-	char *path = xasprintf("%s/man/%s.md", dir, topic);
-	struct sb text = SB_INIT;
-	int rc = fsutil_read_file(path, &text, e);
-	if (rc == 0)
-		fwrite(text.buf, 1, text.len, stdout);
-	sb_release(&text);
-	free(path);
-	return rc;
-}
-
 /* assets/man/NAME in the assets folder in use (caller frees), or NULL with e. */
 static char *man_asset(const char *name, struct err *e)
 {
 	const char *dir = loop_assets_dir(e);
 	return dir ? xasprintf("%s/man/%s", dir, name) : NULL;
+}
+
+/* Print assets/man/TOPIC.md of the assets folder in use. */
+static int print_topic(const char *topic, struct err *e)
+{
+	char *name = xasprintf("%s.md", topic), *path = man_asset(name, e);
+	struct sb text = SB_INIT;
+	int rc = path ? fsutil_read_file(path, &text, e) : e->code;
+	if (rc == 0)
+		fwrite(text.buf, 1, text.len, stdout);
+	sb_release(&text);
+	free(path);
+	free(name);
+	return rc;
 }
 
 int cmd_help(struct cli *cli, int argc, char **argv)
