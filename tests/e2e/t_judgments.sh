@@ -160,6 +160,9 @@ t_like "a torch.profiler table is recognised" "$("$OPTLOOP" promote --attach tra
 cp "$T_TMP/roofline.txt" $tr/roofline.txt
 t_like "so is a roofline text with its numbers" "$("$OPTLOOP" promote --attach trace/roofline.txt 2>&1)" \
 	'\(recognised: roofline reading\)'
+j=$("$OPTLOOP" promote --attach trace/roofline.txt --json 2>&1)
+t_is "promote --attach --json says what it attached" \
+	"$(printf '%s' "$j" | jget attached.iteration) $(printf '%s' "$j" | jget attached.kind)" "3 roofline reading"
 out=$("$OPTLOOP" promote --check 2>&1)
 t_like "now the Target's speedup is read from that session" "$out" \
 	'ok       target speedup: worst shape .* at 1\.3[0-9]+x against the baseline; the Target asks 1.3x of every shape'

@@ -113,7 +113,9 @@ out=$("$OPTLOOP" confirm --max-pairs 8 --json 2>/dev/null)
 t_is "iteration 4 (a -k gate) confirms fast" "$(printf '%s' "$out" | jget verdict)" fast
 k_vs=$(pct "$(printf '%s' "$out" | jget vs_best)")
 # a third of the work gone reads 1.5x: flagged implausible until explained
-"$OPTLOOP" promote --explain "the kernel computes everything twice instead of three times" >/dev/null
+t_like "explaining the flags releases the confirmed win, in words" \
+	"$("$OPTLOOP" promote --explain "the kernel computes everything twice instead of three times" 2>&1)" \
+	'explanation recorded for iteration 4; its confirmed win is no longer held back'
 "$OPTLOOP" log --direction "two repetitions" --status keep --commit >/dev/null
 t_is "row 4 carries its confirm's figure" "$(row_vs 4)" "$k_vs"
 t_exit "report final refuses the -k best" 3 "$OPTLOOP" report final

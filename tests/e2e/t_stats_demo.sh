@@ -93,8 +93,9 @@ t_is "and held back (exit 1, not promoted)" "$rc $(printf '%s' "$out" | jget pro
 t_like "confirm alternated best and candidate, whole pairs" \
 	"$(sqlite3 "$db" "SELECT group_concat(role, ' ') FROM (SELECT role FROM stats_runs WHERE role IN ('best','cand') ORDER BY run_id)")" \
 	'^best cand( best cand)*$'
-out=$("$OPTLOOP" promote --explain "the baseline computed everything twice; the fix removes the repetition" 2>&1)
-t_like "explaining the flags releases the confirmed win" "$out" 'no longer held back'
+out=$("$OPTLOOP" promote --explain "the baseline computed everything twice; the fix removes the repetition" --json 2>&1)
+t_is "explaining the flags releases the confirmed win (--json: explained, promoted)" \
+	"$(printf '%s' "$out" | jget explained.iteration) $(printf '%s' "$out" | jget explained.promoted)" "1 True"
 iteration "remove the double computation" keep
 s=$("$OPTLOOP" status --json)
 t_is "the confirmed keep is the best" \

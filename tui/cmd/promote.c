@@ -62,6 +62,8 @@ int cmd_promote(struct cli *cli, int argc, char **argv)
 		loop_close(l);
 		return cli_fail(&e);
 	}
+	/* what --attach and --explain recorded, for --json */
+	json_t *done = json ? json_object() : NULL;
 	if (attach) {
 		/* a relative path: from the current directory, else from the workspace */
 		const char *kind = NULL;
@@ -69,8 +71,13 @@ int cmd_promote(struct cli *cli, int argc, char **argv)
 		rc = loop_attach(l, iter, attach, &real, &kind, &e);
 		if (rc == 0 && !json)
 			printf("attached to iteration %d: %s (recognised: %s)\n", iter, real, kind);
+		else if (rc == 0)
+			json_object_set_new(done, "attached",
+					    json_pack("{s:i, s:s, s:s}", "iteration", iter, "path", real,
+						      "kind", kind));
 		free(real);
 		if (rc < 0) {
+			json_decref(done);
 			loop_close(l);
 			return cli_fail(&e);
 		}
@@ -78,9 +85,13 @@ int cmd_promote(struct cli *cli, int argc, char **argv)
 	if (explain) {
 		bool promoted;
 		if ((rc = loop_explain(l, iter, explain, &promoted, &e)) < 0) {
+			json_decref(done);
 			loop_close(l);
 			return cli_fail(&e);
 		}
+		if (json)
+			json_object_set_new(done, "explained",
+					    json_pack("{s:i, s:b}", "iteration", iter, "promoted", promoted));
 		if (!json)
 			printf("explanation recorded for iteration %d%s\n", iter,
 			       promoted ? "; its confirmed win is no longer held back: log it as "
@@ -94,12 +105,14 @@ int cmd_promote(struct cli *cli, int argc, char **argv)
 		int r = loop_promote_check(l, &out, &j, &e);
 		if (r < 0 && !j) {
 			sb_release(&out);
+			json_decref(done);
 			loop_close(l);
 			return cli_fail(&e);
 		}
-		if (json)
+		if (json) {
+			json_object_update(j, done); /* the check, beside what was recorded */
 			cli_print_json(j);
-		else {
+		} else {
 			fputs(out.buf, stdout);
 			printf("%s\n", r == 0 ? "promotion check passed"
 					      : "promotion check failed: do what the MISSING lines say");
@@ -107,7 +120,10 @@ int cmd_promote(struct cli *cli, int argc, char **argv)
 		}
 		sb_release(&out);
 		rc = r == 0 ? 0 : 1;
+	} else if (json) {
+		cli_print_json(json_incref(done));
 	}
+	json_decref(done);
 	loop_close(l);
 	return rc;
 }
