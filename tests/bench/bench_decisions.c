@@ -209,8 +209,8 @@ static int load_export(const char *path, struct regime *r)
 
 /* Open a tab-separated file and read its header line: cols[i] is the
  * column named names[i], -1 when there is none.  NULL, said on stderr, when
- * the file cannot be read. */
-static FILE *tsv_open(const char *path, const char *const *names, int n, int *cols)
+ * the file cannot be read or lacks one of the first nreq columns. */
+static FILE *tsv_open(const char *path, const char *const *names, int n, int nreq, int *cols)
 {
 	char line[1024];
 	FILE *f = fopen(path, "r");
@@ -230,6 +230,16 @@ static FILE *tsv_open(const char *path, const char *const *names, int n, int *co
 		for (int i = 0; i < n; i++)
 			if (!strcmp(p, names[i]))
 				cols[i] = col;
+	for (int i = 0; i < nreq; i++) {
+		if (cols[i] >= 0)
+			continue;
+		fprintf(stderr, "bench decisions: %s lacks a", path);
+		for (int k = 0; k < nreq; k++)
+			fprintf(stderr, "%s%s", k == 0 ? " " : k == nreq - 1 ? " or " : ", ", names[k]);
+		fprintf(stderr, " column\n");
+		fclose(f);
+		return NULL;
+	}
 	return f;
 }
 
@@ -255,17 +265,11 @@ static int load_tsv(const char *path, struct regime *r)
 					    "round", "p20_ms", "p80_ms"};
 	int cols[7];
 	char line[1024];
-	FILE *f = tsv_open(path, names, 7, cols);
+	FILE *f = tsv_open(path, names, 7, 4, cols);
 	if (!f)
 		return -1;
 	int c_call = cols[0], c_shape = cols[1], c_kernel = cols[2], c_ms = cols[3],
 	    c_round = cols[4], c_p20 = cols[5], c_p80 = cols[6];
-	if (c_call < 0 || c_shape < 0 || c_kernel < 0 || c_ms < 0) {
-		fprintf(stderr, "bench decisions: %s lacks a call, shape, kernel or median_ms "
-				"column\n", path);
-		fclose(f);
-		return -1;
-	}
 	while (fgets(line, sizeof(line), f)) {
 		char *cell[32] = {0};
 		int n = tsv_cells(line, cell, 32);
@@ -491,17 +495,11 @@ static int load_aa(const char *path, struct aa_fit *a)
 	static const char *const names[] = {"kind", "timing", "exit", "log_ratio", "class"};
 	int cols[5];
 	char line[1024];
-	FILE *f = tsv_open(path, names, 5, cols);
+	FILE *f = tsv_open(path, names, 5, 5, cols);
 	if (!f)
 		return -1;
 	int c_kind = cols[0], c_timing = cols[1], c_exit = cols[2], c_lr = cols[3],
 	    c_class = cols[4];
-	if (c_kind < 0 || c_timing < 0 || c_exit < 0 || c_lr < 0 || c_class < 0) {
-		fprintf(stderr, "bench decisions: %s lacks a kind, timing, exit, log_ratio or class "
-				"column\n", path);
-		fclose(f);
-		return -1;
-	}
 	while (fgets(line, sizeof(line), f)) {
 		char *cell[32] = {0};
 		int n = tsv_cells(line, cell, 32);
