@@ -353,9 +353,10 @@ static void settle_step(struct run *r, struct runner_outcome *oc, struct store_s
 		/* A job scancel'd from outside ends its steps before squeue stops
 		 * showing it RUNNING (seconds, on a loaded controller), and srun may
 		 * die before it says why: a step killed while its job still runs is
-		 * looked at again for up to 3 s before it is taken for a signal to
+		 * looked at again for up to 6 s before it is taken for a signal to
 		 * the step alone. */
-		for (int i = 0; c == SC_SIGNAL && in.job_after && i < 15; i++) {
+		for (int i = 0; c == SC_SIGNAL && in.job_after && after.phase == SJ_RUNNING && i < 30;
+		     i++) {
 			usleep(200 * 1000);
 			alloc_query(alloc_job(r->alloc), &after, NULL);
 			c = slurm_step_cause(&in, NULL);

@@ -427,6 +427,7 @@ static void scan_line(struct slurm_scan *s, const char *line)
 	if (strstr(line, "CANCELLED"))
 		s->cancelled = true;
 	if (strstr(line, "Invalid job id") || strstr(line, "Job has expired") ||
+	    strstr(line, "Expired or invalid job") ||
 	    strstr(line, "Unable to confirm allocation") || strstr(line, "already completing") ||
 	    strstr(line, "Job/step already completing or completed"))
 		s->no_job = true;
@@ -516,7 +517,7 @@ enum slurm_cause slurm_step_cause(const struct slurm_step_end *in, struct sb *wh
 	else if (!s->marked && (s->launch_failed || (st != 0 && s->last[0])))
 		c = SC_LAUNCH;
 	else if (s->cancelled || s->aborted || s->no_job || state_is(j, "CANCELLED") ||
-		 (j && j->phase == SJ_GONE && (sig_status || in->signal)))
+		 (j && (j->phase == SJ_GONE || j->phase == SJ_ENDING) && (sig_status || in->signal)))
 		c = j && j->phase == SJ_RUNNING ? SC_SIGNAL : SC_REVOKED;
 	else if (in->signal || sig_status)
 		c = SC_SIGNAL;

@@ -310,6 +310,11 @@ static void step_causes(void **state)
 	sb_reset(&why);
 	assert_int_equal(cause_of(cancelled_out, 143, false, false, "CANCELLED|None|vm", NULL),
 			 SC_REVOKED);
+	/* the job ending (COMPLETING) while srun had not yet said why */
+	assert_int_equal(cause_of(done, 143, false, false, "COMPLETING|None|vm", &why),
+			 SC_REVOKED);
+	assert_non_null(strstr(why.buf, "revoked"));
+	sb_reset(&why);
 	/* only the step scancel'd from outside: the allocation lives on */
 	assert_int_equal(cause_of(cancelled_out, 137, false, false, "RUNNING|None|vm", &why),
 			 SC_SIGNAL);
@@ -326,6 +331,12 @@ static void step_causes(void **state)
 	assert_int_equal(cause_of("srun: error: Unable to confirm allocation for job 5: Invalid job "
 				  "id specified\nsrun: Check SLURM_JOB_ID environment variable. "
 				  "Expired or invalid job 5\n",
+				  1, false, false, "", &why),
+			 SC_GONE);
+	sb_reset(&why);
+	/* srun's second line alone (the first went to a log it did not print) */
+	assert_int_equal(cause_of("srun: Check SLURM_JOB_ID environment variable. Expired or "
+				  "invalid job 4\n",
 				  1, false, false, "", &why),
 			 SC_GONE);
 	sb_reset(&why);
