@@ -414,7 +414,7 @@ bool guards_restore_pending(const struct workspace *ws, int *iter)
 		return false;
 	const struct log_row *last = n ? &rows[n - 1] : NULL;
 	const struct log_row *best = log_rows_best(rows, n);
-	if (last && last->commit && (last->status == RS_REVERT || last->status == RS_DROP) &&
+	if (last && last->commit && rules_row_restores(last->status) &&
 	    best && best->commit && !store_restore_done(ws->store, last->iter)) {
 		pending = true;
 		if (iter)
@@ -436,7 +436,7 @@ int guards_after_commit(const struct workspace *ws, char sha[41], struct err *e)
 	if ((rc = rows_load(ws, &rs, &rows, &n, e)) < 0)
 		return rc;
 	const struct log_row *last = n ? &rows[n - 1] : NULL;
-	if (!last || !last->commit || (last->status != RS_REVERT && last->status != RS_DROP))
+	if (!last || !last->commit || !rules_row_restores(last->status))
 		goto out;
 	bool done = store_restore_done(ws->store, last->iter);
 	int intent = 0;

@@ -297,6 +297,15 @@ char *loop_attempt_words(struct loop *l, int run_id)
 	if (!run_id || store_run_get(l->ws.store, run_id, &r, NULL) != 0)
 		return NULL;
 	const char *why;
+	/* the kernel changed while it ran (verify_fill) */
+	char *changed = NULL;
+	json_t *rj = r.result_json ? json_loads(r.result_json, 0, NULL) : NULL;
+	const char *tc = json_string_value(json_object_get(rj, "tree_changed"));
+	if (tc)
+		changed = xasprintf("the kernel changed while it ran (%s), so which version was "
+				    "measured is not known",
+				    tc);
+	json_decref(rj);
 	switch (r.gate) {
 	case GATE_ERROR:
 		why = r.exit_status == 2 ? "the gate test was not found (exit 2)"
@@ -307,7 +316,8 @@ char *loop_attempt_words(struct loop *l, int run_id)
 					  : "the harness broke before a gate verdict";
 		break;
 	case GATE_INCOMPLETE:
-		why = r.timed_out ? "it ran past its timeout"
+		why = changed ? changed
+		      : r.timed_out ? "it ran past its timeout"
 		      : r.cancelled ? "it was cancelled"
 				    : "it was killed before a gate verdict";
 		break;
@@ -333,6 +343,7 @@ char *loop_attempt_words(struct loop *l, int run_id)
 	char *s = xasprintf("%s (gate %s; raw output in %s)", slurm ? slurm : why,
 			    gate_verdict_name(r.gate), r.log_path ? r.log_path : "trace/");
 	free(slurm);
+	free(changed);
 	store_run_release(&r);
 	return s;
 }
@@ -363,8 +374,16 @@ static char *measured_step(struct loop *l, const struct where *w, struct due *d)
 			      "keep|revert|drop|floor",
 			      w->iter);
 	} else {
-		enum rules_keep k = rules_keep(r.gate, r.bench_ms, win.win, win.verdict, false);
-		if (k == RULES_KEEP_WIN) {
+		enum rules_keep k = rules_keep(r.gate, r.bench_ms, win.win, win.verdict,
+					       win.implausible != 0, false);
+		if (k == RULES_KEEP_IMPLAUSIBLE) {
+			d->suggest = RS_DROP;
+			d->why = xasprintf("%s: not keep until it is explained", win.why);
+			s = xasprintf("%s: if the speedup is real, record why with optloop promote "
+				      "--explain TEXT, then log it; else log it: optloop log --direction "
+				      "TEXT --status drop",
+				      win.why);
+		} else if (k == RULES_KEEP_WIN) {
 			d->suggest = RS_KEEP;
 			d->why = xasprintf("a win beyond noise, by its %s", win.source);
 			s = xasprintf("log iteration %d: optloop log --direction TEXT --status keep "

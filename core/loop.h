@@ -293,6 +293,7 @@ struct loop_log_opts {
 	const char *direction; /* one line; required */
 	enum row_status status;/* RS_NONE for the baseline (becomes base) */
 	const char *axis;      /* may be NULL */
+	const char *bound;     /* floor: the named bound and its number, recorded with the row */
 	const char *unconfirmed; /* keep without a win beyond noise: the reason, recorded
 				  * with the row; NULL: keep needs the win */
 	bool ack_lints;        /* the user reviewed the diff's lint findings */
@@ -312,8 +313,8 @@ int loop_log(struct loop *l, const struct loop_log_opts *o, struct log_row *row,
  * row (trailers Optloop-Iter, -Direction, -Gate, -Bench, -Vs-Best, -Status).
  * sha (41 bytes) receives the commit id.  Refused unless LOGGED.  A change
  * set aside during the iteration comes back into the work tree afterwards.
- * A revert/drop row is then followed by a second commit that restores the
- * kernel to the best row's (guards_after_commit). */
+ * A revert/drop/floor row is then followed by a second commit that restores
+ * the kernel to the best row's (guards_after_commit, rules_row_restores). */
 int loop_commit(struct loop *l, char sha[41], struct err *e);
 
 /* Telescoping: set aside the kernel changes made since the measurement (a
@@ -452,7 +453,7 @@ int loop_noise_band(struct loop *l, struct loop_noise *out, struct err *e);
 void loop_noise_words(const struct loop_noise *n, struct sb *out);
 
 /* The iteration promote --explain/--attach apply to by default: the current
- * one when it has a confirm, else the best.  ERR_REFUSED when there is no
+ * one when it is measured and not yet logged or has a confirm, else the best.  ERR_REFUSED when there is no
  * best yet. */
 int loop_promote_iter(struct loop *l, int *iter, struct err *e);
 /* Attach a profiler or roofline reading to iter (see measure_attach_check

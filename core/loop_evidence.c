@@ -217,7 +217,9 @@ int loop_promote_iter(struct loop *l, int *iter, struct err *e)
 					       "baseline first)");
 	if (loop_status(l, &st, NULL) == 0) {
 		struct store_confirm c;
-		if (store_confirm_last(s, st.iteration, &c, NULL) == 0) {
+		if (st.state == ST_MEASURED && st.iteration > 0) {
+			*iter = st.iteration; /* measured, not logged: its flags block keep */
+		} else if (store_confirm_last(s, st.iteration, &c, NULL) == 0) {
 			*iter = st.iteration;
 			store_confirm_release(&c);
 		}

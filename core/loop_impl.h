@@ -13,6 +13,7 @@
 #include "core/err.h"
 #include "core/rules.h"
 #include "core/sb.h"
+#include "core/vcs.h"
 #include "core/workspace.h"
 
 #include <stdbool.h>
@@ -51,6 +52,11 @@ struct loop {
 	bool verifying;
 	char *vcmd; /* the command of the last verify started */
 	bool vpaired; /* it named {best}: one process times the best beside the tree */
+	/* the kernel as the run started: its hash, a snapshot of it, and
+	 * whether it equalled HEAD; what the run measured, unless the kernel
+	 * changed while it ran (then the run is an attempt) */
+	char vtree[VCS_OID_HEX], vsnap[VCS_OID_HEX];
+	bool vno_change;
 
 	/* whether a run of this process used the Slurm allocation */
 	bool alloc_used;

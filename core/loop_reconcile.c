@@ -502,7 +502,7 @@ static void reconcile_index(struct loop *l)
 	    vcs_index_kernel_hash(l->ws.vcs, loop_kpaths(l), l->ws.nkernel, idx, NULL) == 0 &&
 	    vcs_kernel_hash(l->ws.vcs, loop_kpaths(l), l->ws.nkernel, "HEAD", head, NULL) == 0 &&
 	    strcmp(idx, head) != 0) {
-		bool dropped = (last->status == RS_DROP || last->status == RS_REVERT) &&
+		bool dropped = rules_row_restores(last->status) &&
 			       vcs_kernel_hash(l->ws.vcs, loop_kpaths(l), l->ws.nkernel, last->commit, row,
 					       NULL) == 0 &&
 			       !strcmp(idx, row);

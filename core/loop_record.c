@@ -181,7 +181,7 @@ static int keep_check(struct loop *l, const struct store_run *r, const struct me
 	if (best >= 0)
 		snprintf(restore, sizeof(restore), " (iteration %d)", best);
 	enum rules_keep k = rules_keep(r->gate, r->bench_ms, win->win, win->verdict,
-				       o->unconfirmed && *o->unconfirmed);
+				       win->implausible != 0, o->unconfirmed && *o->unconfirmed);
 	if (k == RULES_KEEP_NOT_MEASURED)
 		return err_set(e, ERR_REFUSED,
 			       "keep refused: iteration %d's gate is %s%s; a kept row needs a "
@@ -189,6 +189,14 @@ static int keep_check(struct loop *l, const struct store_run *r, const struct me
 			       "row records what happened and the kernel goes back to the best%s",
 			       r->iter, gate_verdict_name(r->gate),
 			       r->gate == GATE_PASS ? " but it has no bench number" : "", restore);
+	if (k == RULES_KEEP_IMPLAUSIBLE)
+		return err_set(e, ERR_REFUSED,
+			       "keep refused: %s. Check that every shape still does all its work; "
+			       "if the speedup is real, record why with optloop promote --explain "
+			       "TEXT --iter %d and log keep again; otherwise log it as drop (the "
+			       "kernel goes back to the best%s). --unconfirmed does not apply to an "
+			       "unexplained implausible speedup",
+			       win->why, r->iter, restore);
 	if (rules_keep_allowed(k))
 		return 0;
 	bool worth = k == RULES_KEEP_CONFIRM;
@@ -246,6 +254,18 @@ int loop_log(struct loop *l, const struct loop_log_opts *o, struct log_row *out,
 	if (o->commit_next && ((rc = vcs_commit_check(l->ws.vcs, e)) < 0 ||
 			       (rc = guards_frozen_check(&l->ws, "log --commit", e)) < 0))
 		return rc;
+	if (status == RS_FLOOR && !guards_bound_ok(o->bound))
+		return err_set(e, ERR_USAGE,
+			       "a floor row needs the named bound and its number: --bound 'HBM "
+			       "bandwidth: 4.1 of 4.8 TB/s' (or launch overhead, or timer resolution, "
+			       "with the measured figure)");
+	if (o->bound && *o->bound && status != RS_FLOOR)
+		return err_set(e, ERR_USAGE,
+			       "--bound names the bound a floor row reached; it goes with --status "
+			       "floor only (to stop the loop at a bound: optloop stop --reason floor "
+			       "--bound TEXT)");
+	if (o->bound && (rc = row_text_check("--bound", o->bound, e)) < 0)
+		return rc;
 	if (o->unconfirmed && status != RS_KEEP)
 		return err_set(e, ERR_USAGE,
 			       "--unconfirmed is the reason for keeping a row without a win beyond "
@@ -259,12 +279,31 @@ int loop_log(struct loop *l, const struct loop_log_opts *o, struct log_row *out,
 	}
 	if (status == RS_KEEP && (rc = keep_check(l, &r, &win, o, e)) < 0)
 		goto refused;
+	if (status == RS_FLOOR && !rules_floor_allowed(r.gate, r.bench_ms)) {
+		rc = err_set(e, ERR_REFUSED,
+			     "floor refused: iteration %d's gate is %s%s; a floor row records a "
+			     "kernel measured at a bound, and a run that did not pass shows none. "
+			     "Log it as drop (the kernel goes back to the best); to stop at a bound "
+			     "the best reached, run optloop stop --reason floor --bound TEXT",
+			     r.iter, gate_verdict_name(r.gate),
+			     r.gate == GATE_PASS ? " but it has no bench number" : "");
+		goto refused;
+	}
 	/* lint the measured diff; findings need an acknowledgement (recorded) */
 	if ((rc = guards_log_check(&l->ws, w.iter, o->ack_lints, e)) < 0)
 		goto refused;
 	memset(&row, 0, sizeof(row));
 	row.iter = w.iter;
-	row.direction = one_line(o->direction);
+	if (status == RS_FLOOR) {
+		/* the bound in the row itself: OPT_LOG.md, the commit and its
+		 * trailers say what was reached */
+		char *d = one_line(o->direction), *b = one_line(o->bound);
+		row.direction = xasprintf("%s (floor: %s)", d, b);
+		free(d);
+		free(b);
+	} else {
+		row.direction = one_line(o->direction);
+	}
 	optlog_fmt_gate(r.gate, r.scope, &gate);
 	row.gate = sb_detach(&gate);
 	row.gate_v = r.gate;

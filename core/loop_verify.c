@@ -89,7 +89,7 @@ static int hand_commit_check(struct loop *l, struct err *e)
 	if (rc < 0)
 		return rc;
 	const struct log_row *last = n ? &rows[n - 1] : NULL, *best = log_rows_best(rows, n);
-	bool back = last && (last->status == RS_DROP || last->status == RS_REVERT);
+	bool back = last && rules_row_restores(last->status);
 	const char *expect = !last || !last->commit ? NULL : back ? (best ? best->commit : NULL)
 								 : last->commit;
 	char want[VCS_OID_HEX], head[VCS_OID_HEX];
@@ -332,6 +332,15 @@ int loop_verify_begin(struct loop *l, const struct loop_verify_opts *o, struct e
 	if ((rc = loop_patset(l, &ps, e)) < 0)
 		goto out;
 	vcs_head(l->ws.vcs, head, NULL);
+	/* what is measured is the kernel as the run starts: an edit made while
+	 * it runs is not part of it */
+	char at_head[VCS_OID_HEX];
+	if ((rc = vcs_kernel_hash(l->ws.vcs, loop_kpaths(l), l->ws.nkernel, NULL, l->vtree, e)) <
+		    0 ||
+	    (rc = vcs_kernel_hash(l->ws.vcs, loop_kpaths(l), l->ws.nkernel, "HEAD", at_head, e)) < 0 ||
+	    (rc = vcs_snapshot(l->ws.vcs, loop_kpaths(l), l->ws.nkernel, l->vsnap, e)) < 0)
+		goto out;
+	l->vno_change = !strcmp(l->vtree, at_head);
 	log_path = xasprintf("%s/iter-%d.log", l->ws.trace_dir, w.iter);
 	struct run_spec spec = {
 		.kind = "verify",
@@ -406,29 +415,62 @@ static void fill_measurement(const struct store_run *r, struct loop_measurement 
 	m->result_json = r->result_json ? xstrdup(r->result_json) : NULL;
 }
 
+/* The kernel files that differ between the snapshot snap and the work
+ * tree, ", "-joined into out (from the diff's "diff --git a/X b/X" lines). */
+static void changed_files(struct loop *l, const char *snap, struct sb *out)
+{
+	struct sb d = SB_INIT;
+	if (vcs_diff(l->ws.vcs, snap, loop_kpaths(l), l->ws.nkernel, &d, NULL) == 0 && d.buf) {
+		for (const char *p = d.buf; (p = strstr(p, "diff --git a/")) != NULL;) {
+			p += strlen("diff --git a/");
+			const char *sp = strstr(p, " b/"), *nl = strchr(p, '\n');
+			if (!sp || (nl && sp > nl))
+				continue;
+			sb_addf(out, "%s%.*s", out->len ? ", " : "", (int)(sp - p), p);
+		}
+	}
+	sb_release(&d);
+	if (!out->len)
+		sb_adds(out, "the kernel files");
+}
+
 /* What only the loop knows of a verify run, filled before it is recorded:
- * the kernel tree it measured, the snapshot of it, whether it changed
- * anything (vs best is the verdict's: verify_in_tx). */
+ * the kernel tree it measured (as the run started), the snapshot of it,
+ * whether it changed anything (vs best is the verdict's: verify_in_tx).  A
+ * kernel that changed while the run went makes it an attempt: which
+ * version was measured is not known, and a row would commit the later
+ * one as measured. */
 static int verify_fill(void *ctx, struct store_run *r, const struct parse_result *res,
 		       struct err *e)
 {
 	struct loop *l = ctx;
-	char work[VCS_OID_HEX], head[VCS_OID_HEX], snap[VCS_OID_HEX];
+	char work[VCS_OID_HEX];
 	(void)res;
 	r->vs_best = NAN; /* the verdict's, set inside the run's transaction */
 	int rc = vcs_kernel_hash(l->ws.vcs, loop_kpaths(l), l->ws.nkernel, NULL, work, e);
-	if (rc == 0)
-		rc = vcs_kernel_hash(l->ws.vcs, loop_kpaths(l), l->ws.nkernel, "HEAD", head, e);
-	if (rc == 0)
-		rc = vcs_snapshot(l->ws.vcs, loop_kpaths(l), l->ws.nkernel, snap, e);
-	if (rc == 0) {
-		free(r->tree);
-		r->tree = xstrdup(work);
-		free(r->snapshot);
-		r->snapshot = xstrdup(snap);
-		r->no_change = !strcmp(work, head);
+	if (rc < 0)
+		return rc;
+	free(r->tree);
+	r->tree = xstrdup(l->vtree);
+	free(r->snapshot);
+	r->snapshot = xstrdup(l->vsnap);
+	r->no_change = l->vno_change;
+	if (strcmp(work, l->vtree) != 0) {
+		struct sb files = SB_INIT;
+		changed_files(l, l->vsnap, &files);
+		json_t *j = r->result_json ? json_loads(r->result_json, 0, NULL) : NULL;
+		if (!j)
+			j = json_object();
+		json_object_set_new(j, "tree_changed", json_string(files.buf));
+		free(r->result_json);
+		r->result_json = json_dumps(j, JSON_COMPACT);
+		json_decref(j);
+		sb_release(&files);
+		if (r->gate != GATE_ERROR)
+			r->gate = GATE_INCOMPLETE;
+		r->bench_ms = NAN;
 	}
-	return rc;
+	return 0;
 }
 
 /* Inside the run's transaction: its verdict against the best, and with it

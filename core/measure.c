@@ -751,8 +751,10 @@ int measure_win(struct store *s, int iter, int run_id, struct measure_win *w, st
 	if (rc < 0 && rc != ERR_NOTFOUND)
 		return rc;
 	bool have_v = rc == 0;
+	unsigned conf_flags = 0;
 	if (store_confirm_last(s, iter, &c, NULL) == 0) {
 		if (c.done && c.verdict) {
+			conf_flags = c.flags;
 			json_t *j = c.json ? json_loads(c.json, 0, NULL) : NULL;
 			w->source = "confirm";
 			w->verdict = stats_verdict_parse(c.verdict);
@@ -784,6 +786,20 @@ int measure_win(struct store *s, int iter, int run_id, struct measure_win *w, st
 	}
 	if (!w->source)
 		w->why = xasprintf("iteration %d has no verdict against the best", iter);
+	unsigned odd = (have_v ? flags : 0) | conf_flags;
+	if ((odd & SF_IMPLAUSIBLE_MASK) && measure_explanations(s, iter, NULL) == 0) {
+		struct sb f = SB_INIT;
+		w->implausible = odd & SF_IMPLAUSIBLE_MASK;
+		w->win = false;
+		stats_flags_text(w->implausible, &f);
+		/* "implausible, implausible_aggregate, ...": the group's name once */
+		const char *detail = !strncmp(f.buf, "implausible, ", 13) ? f.buf + 13 : f.buf;
+		free(w->why);
+		w->why = xasprintf("iteration %d's speedup is flagged implausible (%s) and not "
+				   "explained (a result that skipped work reads fast)",
+				   iter, detail);
+		sb_release(&f);
+	}
 	json_decref(d);
 	free(v);
 	return 0;

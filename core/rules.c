@@ -15,10 +15,12 @@ bool rules_confirm_can_win(enum stats_verdict v)
 }
 
 enum rules_keep rules_keep(enum gate_verdict gate, double bench_ms, bool win,
-			   enum stats_verdict verdict, bool unconfirmed)
+			   enum stats_verdict verdict, bool implausible, bool unconfirmed)
 {
 	if (!rules_run_measured(gate, bench_ms))
 		return RULES_KEEP_NOT_MEASURED;
+	if (implausible)
+		return RULES_KEEP_IMPLAUSIBLE;
 	if (win)
 		return RULES_KEEP_WIN;
 	if (unconfirmed)
@@ -50,6 +52,16 @@ bool run_is_attempt(int iter, enum gate_verdict g, enum gate_scope scope, double
 	if (g == GATE_ERROR || g == GATE_INCOMPLETE)
 		return true;
 	return iter == 0 && !(rules_run_measured(g, bench_ms) && scope != SCOPE_SUBSET);
+}
+
+bool rules_row_restores(enum row_status s)
+{
+	return s == RS_REVERT || s == RS_DROP || s == RS_FLOOR;
+}
+
+bool rules_floor_allowed(enum gate_verdict gate, double bench_ms)
+{
+	return rules_run_measured(gate, bench_ms);
 }
 
 bool log_row_is_win(const struct log_row *r)

@@ -38,6 +38,16 @@ const struct log_row *log_rows_best(const struct log_row *rows, size_t n);
  * verify may run again. */
 bool run_is_attempt(int iter, enum gate_verdict g, enum gate_scope scope, double bench_ms);
 
+/* Does the row's commit give the kernel back to the best (a second commit,
+ * Optloop-Restore)?  revert, drop and floor: only base and keep rows leave
+ * their kernel in the tree. */
+bool rules_row_restores(enum row_status s);
+
+/* A floor row: the iteration measured the kernel at a named bound.  It
+ * needs a measured run (a failed gate shows nothing about a bound) and the
+ * bound with its number; its kernel goes back to the best like a drop. */
+bool rules_floor_allowed(enum gate_verdict gate, double bench_ms);
+
 /* Is this row a win that resets the stall count: a keep backed by a win
  * beyond noise (not kept --unconfirmed). */
 bool log_row_is_win(const struct log_row *r);
@@ -59,12 +69,16 @@ enum rules_keep {
 	RULES_KEEP_NOT_MEASURED,/* the gate did not pass, or no bench number */
 	RULES_KEEP_CONFIRM,     /* no win yet; a confirm can still show one */
 	RULES_KEEP_NO_WIN,      /* not a win, and a confirm cannot make it one */
+	RULES_KEEP_IMPLAUSIBLE, /* flagged implausible and not explained: never kept */
 };
-/* The keep rule: a passing gate with a bench number, and a win beyond noise
+/* The keep rule: a passing gate with a bench number, no implausible flag
+ * left unexplained (implausible: measure_win's), and a win beyond noise
  * (win: measure_win's answer) or an explicit --unconfirmed reason.  verdict
- * is the evidence's verdict (the confirm's when one ran). */
+ * is the evidence's verdict (the confirm's when one ran).  An unexplained
+ * implausible speedup is not kept, not even --unconfirmed: the reason it
+ * reads fast may be work it skipped. */
 enum rules_keep rules_keep(enum gate_verdict gate, double bench_ms, bool win,
-			   enum stats_verdict verdict, bool unconfirmed);
+			   enum stats_verdict verdict, bool implausible, bool unconfirmed);
 /* RULES_KEEP_WIN and RULES_KEEP_UNCONFIRMED. */
 bool rules_keep_allowed(enum rules_keep k);
 

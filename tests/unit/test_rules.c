@@ -39,20 +39,27 @@ static void only_fast_or_ambiguous_can_still_win(void **state)
 static void the_keep_rule(void **state)
 {
 	/* no measurement: never, whatever else is said */
-	assert_int_equal(rules_keep(GATE_PASS, 0, true, SV_FAST, true), RULES_KEEP_NOT_MEASURED);
-	assert_int_equal(rules_keep(GATE_FAIL, 2.0, true, SV_FAST, true), RULES_KEEP_NOT_MEASURED);
-	assert_int_equal(rules_keep(GATE_PASS, NAN, false, SV_NONE, true),
+	assert_int_equal(rules_keep(GATE_PASS, 0, true, SV_FAST, false, true), RULES_KEEP_NOT_MEASURED);
+	assert_int_equal(rules_keep(GATE_FAIL, 2.0, true, SV_FAST, false, true), RULES_KEEP_NOT_MEASURED);
+	assert_int_equal(rules_keep(GATE_PASS, NAN, false, SV_NONE, false, true),
 			 RULES_KEEP_NOT_MEASURED);
 	/* a win beyond noise */
-	assert_int_equal(rules_keep(GATE_PASS, 2.0, true, SV_FAST, false), RULES_KEEP_WIN);
+	assert_int_equal(rules_keep(GATE_PASS, 2.0, true, SV_FAST, false, false), RULES_KEEP_WIN);
 	/* no win: a confirm may still show one, or cannot */
-	assert_int_equal(rules_keep(GATE_PASS, 2.0, false, SV_AMBIGUOUS, false),
+	assert_int_equal(rules_keep(GATE_PASS, 2.0, false, SV_AMBIGUOUS, false, false),
 			 RULES_KEEP_CONFIRM);
-	assert_int_equal(rules_keep(GATE_PASS, 2.0, false, SV_FAST, false), RULES_KEEP_CONFIRM);
-	assert_int_equal(rules_keep(GATE_PASS, 2.0, false, SV_SAME, false), RULES_KEEP_NO_WIN);
-	assert_int_equal(rules_keep(GATE_PASS, 2.0, false, SV_SLOW, false), RULES_KEEP_NO_WIN);
+	assert_int_equal(rules_keep(GATE_PASS, 2.0, false, SV_FAST, false, false), RULES_KEEP_CONFIRM);
+	assert_int_equal(rules_keep(GATE_PASS, 2.0, false, SV_SAME, false, false), RULES_KEEP_NO_WIN);
+	assert_int_equal(rules_keep(GATE_PASS, 2.0, false, SV_SLOW, false, false), RULES_KEEP_NO_WIN);
+	/* an unexplained implausible speedup: not even --unconfirmed, never a win */
+	assert_int_equal(rules_keep(GATE_PASS, 0.01, false, SV_FAST, true, true),
+			 RULES_KEEP_IMPLAUSIBLE);
+	assert_false(rules_keep_allowed(RULES_KEEP_IMPLAUSIBLE));
+	/* but a failed gate is said first */
+	assert_int_equal(rules_keep(GATE_FAIL, 0.01, false, SV_FAST, true, false),
+			 RULES_KEEP_NOT_MEASURED);
 	/* the recorded exception */
-	assert_int_equal(rules_keep(GATE_PASS, 2.0, false, SV_SLOW, true),
+	assert_int_equal(rules_keep(GATE_PASS, 2.0, false, SV_SLOW, false, true),
 			 RULES_KEEP_UNCONFIRMED);
 	assert_true(rules_keep_allowed(RULES_KEEP_WIN));
 	assert_true(rules_keep_allowed(RULES_KEEP_UNCONFIRMED));

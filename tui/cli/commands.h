@@ -29,7 +29,7 @@ struct cli {
 	X(contract, "contract [--check] [--set FIELD=VALUE]...", "show, check or set the task contract") \
 	X(verify, "verify [--gate-k EXPR] [--base REF] [--profile] [--include PATH]... [--timeout SEC] [--quiet] [--json]", \
 	  "run the gated verify-and-bench command and record the run")                        \
-	X(log, "log --direction TEXT --status keep|revert|drop|floor [--axis TEXT] [--unconfirmed WHY] [--ack] [--set-aside] [--commit] [--json]", \
+	X(log, "log --direction TEXT --status keep|revert|drop|floor [--axis TEXT] [--bound TEXT] [--unconfirmed WHY] [--ack] [--set-aside] [--commit] [--json]", \
 	  "append the measured iteration's row to OPT_LOG.md (--commit: and commit it)")                               \
 	X(commit, "commit [--set-aside] [--json]", "commit the logged iteration (kernel change only)") \
 	X(export, "export --json", "the whole workspace database as JSON") \

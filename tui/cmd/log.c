@@ -29,6 +29,8 @@ int cmd_log(struct cli *cli, int argc, char **argv)
 		CLI_TEXT("--status", &status, "STATUS",
 			 "keep, revert, drop or floor (the baseline is logged as base without it)"),
 		CLI_STR("--axis", &o.axis, "TEXT", "the optimization axis the change belongs to"),
+		CLI_TEXT("--bound", &o.bound, "TEXT",
+			 "with --status floor: the named bound and its number (HBM: 4.1 of 4.8 TB/s)"),
 		CLI_TEXT("--unconfirmed", &o.unconfirmed, "WHY",
 			 "keep without a win beyond noise; the reason is recorded and shown"),
 		CLI_FLAG("--ack", &ack, "acknowledge the diff's lint findings (you reviewed them)"),
@@ -50,7 +52,8 @@ int cmd_log(struct cli *cli, int argc, char **argv)
 		.examples = examples,
 		.more = "keep needs a passing gate, a bench number and a win beyond noise (a\n"
 			"fast confirm, or a fast verdict against measured noise), or --unconfirmed.\n"
-			"revert and drop restore the best kernel after the commit.",
+			"revert and drop restore the best kernel after the commit; so does floor,\n"
+			"which needs a passing gate and --bound (the bound reached, with its number).",
 	};
 	if (!cli_parse(&c, argc, argv, &rc))
 		return rc;

@@ -36,7 +36,7 @@ int cmd_promote(struct cli *cli, int argc, char **argv)
 			 "record a profiler or roofline reading of the candidate, under the "
 			 "workspace, written after its verify"),
 		CLI_INT("--iter", &it, "N", 0, INT_MAX,
-			"the iteration --explain or --attach is for (default: the current one when it has a confirm, else the best)"),
+			"the iteration --explain or --attach is for (default: the current one when it is measured or has a confirm, else the best)"),
 		CLI_FLAG("--json", &json, "print the check as JSON"),
 		CLI_END,
 	};

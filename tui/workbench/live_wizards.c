@@ -6,6 +6,7 @@
 #include "core/err.h"
 #include "core/fsutil.h"
 #include "core/loop.h"
+#include "core/rules.h"
 #include "core/sb.h"
 #include "tui/workbench/app.h"
 #include "views/live.h"
@@ -24,6 +25,19 @@
 /* ---- wizards ------------------------------------------------------------- */
 
 static const char *const status_choices[] = {"keep", "revert", "drop", "floor", NULL};
+/* A run that did not measure (failed gate, no bench number): neither keep nor
+ * floor may be logged for it (rules_keep, rules_floor_allowed). */
+static const char *const unmeasured_choices[] = {"revert", "drop", NULL};
+
+/* The value of the wizard's text field labelled label; NULL when it is
+ * absent or empty. */
+static const char *field_text(const struct wizard *wz, const char *label)
+{
+	for (size_t i = 0; i < wz->nf; i++)
+		if (wz->f[i].kind == WZ_TEXT && !strcmp(wz->f[i].label, label))
+			return wz->f[i].value.len ? wz->f[i].value.buf : NULL;
+	return NULL;
+}
 
 int live_open_log_wizard(struct app *a, struct err *e)
 {
@@ -59,15 +73,24 @@ int live_open_log_wizard(struct app *a, struct err *e)
 	if (m.iter != 0) {
 		/* preselect the status the evidence supports (the engine's due
 		 * step), revert when it names none: never one it would refuse */
-		int pick = 1;
-		for (int k = 0; status_choices[k]; k++)
-			if (row_status_parse(status_choices[k]) == w->st.suggest)
+		bool measured = rules_run_measured(m.gate, m.bench_ms);
+		const char *const *choices = measured ? status_choices : unmeasured_choices;
+		int pick = measured ? 1 : 0;
+		for (int k = 0; choices[k]; k++)
+			if (row_status_parse(choices[k]) == w->st.suggest)
 				pick = k;
-		wizard_choice(wz, "Status", "keep = new best (needs a win beyond noise); revert / drop = "
-					    "undo; floor = a bound",
-			      status_choices, pick);
+		wizard_choice(wz, "Status",
+			      measured ? "keep = new best (needs a win beyond noise); revert / drop = "
+					 "undo; floor = at a bound (undone too, the bound recorded)"
+				       : "the gate did not pass: revert / drop undo it (no keep, no "
+					 "floor)",
+			      choices, pick);
 	}
 	wizard_text(wz, "Axis", "optional: the axis of this direction (tiling, fusion, ...)", false, NULL);
+	if (m.iter != 0 && rules_run_measured(m.gate, m.bench_ms))
+		wizard_text(wz, "Bound",
+			    "only for floor: the named bound and its number (HBM: 4.1 of 4.8 TB/s)",
+			    false, NULL);
 	if (m.iter != 0 && w->st.suggest != RS_KEEP)
 		wizard_text(wz, "Keep unconfirmed",
 			    "only to keep it without a win beyond noise: why (recorded, shown as unconfirmed)",
@@ -107,15 +130,13 @@ int live_submit_log(struct app *a, struct wizard *wz, struct err *e)
 	memset(&row, 0, sizeof(row));
 	o.direction = wz->f[0].value.buf;
 	o.status = RS_NONE;
-	size_t k = 1;
-	if (wz->f[1].kind == WZ_CHOICE) {
+	if (wz->f[1].kind == WZ_CHOICE)
 		o.status = row_status_parse(wz->f[1].choices[wz->f[1].choice]);
-		k = 2;
-	}
-	o.axis = wz->f[k].value.len ? wz->f[k].value.buf : NULL;
-	if (wz->nf > k + 1 && wz->f[k + 1].kind == WZ_TEXT && wz->f[k + 1].value.len &&
-	    o.status == RS_KEEP)
-		o.unconfirmed = wz->f[k + 1].value.buf;
+	o.axis = field_text(wz, "Axis");
+	if (o.status == RS_FLOOR)
+		o.bound = field_text(wz, "Bound");
+	if (o.status == RS_KEEP)
+		o.unconfirmed = field_text(wz, "Keep unconfirmed");
 	/* Every finding's box is ticked (the wizard requires it): the engine
 	 * records the acknowledgement with the row, and only then. */
 	o.ack_lints = w->lint.n > 0;

@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# The rows the protocol never records, on the demo: a floor row needs a
+# passing gate and the named bound with its number, and its kernel goes back
+# to the best like a drop (a failed kernel is never left in HEAD); a
+# work-skipping "win" (8x, flagged implausible) is neither suggested nor kept,
+# not even --unconfirmed, until its flags are explained; an edit made while
+# verify runs makes the run an attempt that names the file, never a row that
+# commits the edit as measured.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/confirm_lib.sh"
+
+export DEMO_BENCH_WARMUP_MS=1 DEMO_BENCH_REP_MS=1
+state() { "$OPTLOOP" status --json | jget state; }
+reps() { sed -i "s/rep < [0-9]*;/rep < $1;/" "$kernel"; }
+lastrow() { grep -E '^\| [0-9]+ \|' profile/chunk_linear_attn-opt/OPT_LOG.md | tail -n 1; }
+
+demo_repeated 8
+confirm_bench
+"$OPTLOOP" init --op chunk_linear_attn --kernel "$kernel" --test-file tests/ops/test_linear_attn.c \
+	--naive ops/linear_attn/naive.c --verify "$T_TMP/bench --op chunk_linear_attn" >/dev/null
+"$OPTLOOP" contract --set "target=every shape at least 1.3x" --set languages=C \
+	--set "promotion=full gate, confirmed win" >/dev/null
+"$OPTLOOP" verify >/dev/null 2>&1
+"$OPTLOOP" noise --runs 2 >/dev/null 2>&1
+"$OPTLOOP" log --direction baseline --commit >/dev/null
+t_is "baseline logged and committed" "$(state)" ready
+base_head=$(git rev-parse HEAD)
+
+# ---- 1. floor: a passing gate and a named bound; the kernel goes back ------
+sed -i 's/ot\[j\] += a \* vs\[j\];/ot[j] += 2 * a * vs[j];/' "$kernel"
+t_exit "a broken kernel fails the gate (exit 1)" 1 "$OPTLOOP" verify
+out=$("$OPTLOOP" log --direction "double the term" --status floor 2>&1); rc=$?
+t_is "floor without --bound is a usage error (exit 2)" "$rc" 2
+t_like "  saying what a floor row needs" "$out" "a floor row needs the named bound and its number"
+out=$("$OPTLOOP" log --direction "double the term" --status floor --bound "HBM bandwidth: 3.1 of 4.8 TB/s" 2>&1); rc=$?
+t_is "floor on a failed gate is refused (exit 3)" "$rc" 3
+t_like "  saying to drop it" "$out" "floor refused: iteration 1's gate is fail.*Log it as drop"
+t_is "  nothing was written" "$(state) $(git rev-parse HEAD)" "measured $base_head"
+t_exit "--bound with another status is a usage error" 2 \
+	"$OPTLOOP" log --direction x --status drop --bound "HBM: 3 TB/s"
+"$OPTLOOP" log --direction "double the term" --status drop --commit >/dev/null
+t_is "dropped: the kernel is the best again" "$(git diff "$base_head" -- "$kernel")" ""
+
+reps 7
+t_exit "a real 1.14x change passes" 0 "$OPTLOOP" verify
+t_exit "floor --bound without a number is refused" 2 \
+	"$OPTLOOP" log --direction "one fewer repetition" --status floor --bound "HBM bandwidth"
+out=$("$OPTLOOP" log --direction "one fewer repetition" --status floor \
+	--bound "launch overhead: 4.1 us of 4.3 us" --commit --json 2>&1); rc=$?
+t_is "floor with a passing gate and a bound is logged and committed" "$rc" 0
+t_like "  the row names the bound" "$(lastrow)" '^\| 2 \| one fewer repetition \(floor: launch overhead: 4\.1 us of 4\.3 us\) \|.*\| floor \|$'
+t_like "  and the commit's trailers do" "$(git log -n 1 --format=%B HEAD~1)" \
+	'Optloop-Direction: one fewer repetition \(floor: launch overhead: 4\.1 us of 4\.3 us\)'
+t_like "  its kernel goes back to the best in a commit of its own" "$(git log -n 1 --format=%B HEAD)" \
+	'restore the best kernel \(iteration 0\) after iteration 2'
+t_is "  the tree is the best's" "$(git diff "$base_head" -- "$kernel")" ""
+t_is "  and the best is still the baseline" "$("$OPTLOOP" status --json | jget best.iter)" 0
+
+# ---- 2. an implausible "win" is not suggested, not kept ---------------------
+reps 1
+out=$("$OPTLOOP" verify --json 2>/dev/null); rc=$?
+t_is "8x: the work-skipping kernel passes its gate" "$rc" 0
+t_like "verify flagged it implausible" "$(printf '%s' "$out" | jget flags)" 'implausible'
+s=$("$OPTLOOP" status --json)
+t_is "status does not suggest keep: it suggests drop" "$(printf '%s' "$s" | jget suggest)" drop
+t_like "  and says the flags are unexplained" "$(printf '%s' "$s" | jget next)" \
+	'flagged implausible.*not explained.*promote --explain'
+out=$("$OPTLOOP" log --direction "skip the repetition" --status keep 2>&1); rc=$?
+t_is "keep is refused (exit 3)" "$rc" 3
+t_like "  saying why and what would make it right" "$out" \
+	"keep refused: iteration 3's speedup is flagged implausible.*promote --explain TEXT --iter 3"
+out=$("$OPTLOOP" log --direction "skip the repetition" --status keep --unconfirmed "looks fine" 2>&1); rc=$?
+t_is "keep --unconfirmed is refused too (exit 3)" "$rc" 3
+t_like "  --unconfirmed does not apply" "$out" "--unconfirmed does not apply to an unexplained implausible speedup"
+"$OPTLOOP" confirm --max-pairs 2 >/dev/null 2>&1
+t_is "after a confirm held it back, status still suggests drop" "$("$OPTLOOP" status --json | jget suggest)" drop
+t_exit "  and keep is still refused" 3 "$OPTLOOP" log --direction "skip the repetition" --status keep
+out=$("$OPTLOOP" promote --explain "the repetition was redundant: every shape still computes its output once" --json 2>&1)
+t_is "promote --explain applies to the measured iteration by default" "$(printf '%s' "$out" | jget explained.iteration)" 3
+t_unlike "once explained, status no longer says implausible" "$("$OPTLOOP" status --json | jget next)" 'implausible'
+t_exit "  and the explained win may be kept" 0 "$OPTLOOP" log --direction "skip the repetition" --status keep --commit
+t_is "  it is the best" "$("$OPTLOOP" status --json | jget best.iter)" 3
+
+# ---- 5. an edit made while verify runs --------------------------------------
+cat >"$T_TMP/slow" <<SH
+#!/bin/sh
+touch "$T_TMP/started"
+sleep 3
+exec "$T_TMP/bench" "\$@"
+SH
+chmod +x "$T_TMP/slow"
+"$OPTLOOP" contract --set "validation=$T_TMP/slow --op chunk_linear_attn" >/dev/null
+sed -i 's|/\* Tokens per chunk|/* Tokens per chunk (measured)|' "$kernel"
+measured=$(sha1sum <"$kernel")
+"$OPTLOOP" verify >"$T_TMP/v.out" 2>&1 &
+pid=$!
+for _ in $(seq 50); do [ -e "$T_TMP/started" ] && break; sleep 0.1; done
+printf '/* typed while the verify ran */\n' >>"$kernel"
+wait "$pid"
+t_is "verify with an edit during the run exits 4 (an attempt)" "$?" 4
+t_like "  it says the kernel changed and which file" "$(cat "$T_TMP/v.out")" \
+	'the kernel changed while it ran \(ops/linear_attn/chunk\.c\)'
+s=$("$OPTLOOP" status --json)
+t_is "  no row is due: the change is to be verified again" "$(printf '%s' "$s" | jget state)" editing
+t_like "  status says why" "$(printf '%s' "$s" | jget next)" "last run was an attempt.*changed while it ran"
+out=$("$OPTLOOP" log --direction "comment" --status revert 2>&1); rc=$?
+t_is "  log is refused (exit 3)" "$rc" 3
+t_like "  as an attempt" "$out" 'was an attempt, not an iteration: the kernel changed while it ran'
+t_unlike "  nothing was committed" "$(git log -n 1 --format=%s)" 'iter 4'
+t_exit "verify again measures the tree as it is" 0 "$OPTLOOP" verify
+t_ok "  now it is logged" "$OPTLOOP" log --direction "comment on the chunk size" --status revert --commit
+t_like "  the row's commit holds the edit that was measured" "$(git show HEAD~1:"$kernel" | tail -n 1)" \
+	'typed while the verify ran'
+t_is "  (the version before the edit was never recorded as measured)" \
+	"$(git log --format=%H -- "$kernel" | while read -r c; do git show "$c:$kernel" | sha1sum; done | grep -c "^${measured%% *}")" 0
+
+t_done
