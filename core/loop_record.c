@@ -289,8 +289,10 @@ int loop_log(struct loop *l, const struct loop_log_opts *o, struct log_row *out,
 			     r.gate == GATE_PASS ? " but it has no bench number" : "");
 		goto refused;
 	}
-	/* lint the measured diff; findings need an acknowledgement (recorded) */
-	if ((rc = guards_log_check(&l->ws, w.iter, o->ack_lints, e)) < 0)
+	/* lint the measured diff; findings need an acknowledgement (recorded)
+	 * where the kernel stays: a revert, drop or floor gives it back */
+	if (!rules_row_restores(status) &&
+	    (rc = guards_log_check(&l->ws, w.iter, o->ack_lints, e)) < 0)
 		goto refused;
 	memset(&row, 0, sizeof(row));
 	row.iter = w.iter;

@@ -786,7 +786,11 @@ int measure_win(struct store *s, int iter, int run_id, struct measure_win *w, st
 	}
 	if (!w->source)
 		w->why = xasprintf("iteration %d has no verdict against the best", iter);
-	unsigned odd = (have_v ? flags : 0) | conf_flags;
+	/* the flags of the evidence judged: the confirm's when one ran (it
+	 * measured best and candidate interleaved), else the verify's */
+	unsigned odd = w->source && !strcmp(w->source, "confirm") ? conf_flags
+		       : have_v				       ? flags
+								       : 0;
 	if ((odd & SF_IMPLAUSIBLE_MASK) && measure_explanations(s, iter, NULL) == 0) {
 		struct sb f = SB_INIT;
 		w->implausible = odd & SF_IMPLAUSIBLE_MASK;
@@ -1046,7 +1050,7 @@ int measure_stall_count(struct store *s, int after_iter, int *count, struct err 
 		return rc;
 	const struct log_row *rows = rs->v;
 	size_t n = rs->n;
-	if ((rc = store_not_comparable_iters(s, &nc, &nnc, e)) < 0)
+	if ((rc = store_uncounted_iters(s, &nc, &nnc, e)) < 0)
 		goto out;
 	struct stats_stall_row *sr = xcalloc(n ? n : 1, sizeof(*sr));
 	for (size_t i = 0; i < n; i++) {

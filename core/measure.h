@@ -144,8 +144,9 @@ struct measure_win {
 	const char *source; /* "confirm", "verify", or NULL when there is no verdict */
 	enum stats_verdict verdict; /* that verdict, SV_NONE when there is none */
 	char *why;          /* when not a win: what the evidence says, in words */
-	/* The implausible flags (SF_IMPLAUSIBLE_MASK) of the verify run and the
-	 * confirm together, while no explanation of iteration iter is recorded:
+	/* The implausible flags (SF_IMPLAUSIBLE_MASK) of the evidence (the
+	 * confirm's when one ran), while no explanation of iteration iter is
+	 * recorded:
 	 * such a speedup is no win, and not keepable even --unconfirmed (a
 	 * result that skipped work reads fast); 0 once explained. */
 	unsigned implausible;

@@ -71,6 +71,8 @@ struct log_row {
 	char *notes;          /* an imported log's Notes cell (per-shape numbers,
 			       * remarks; line breaks kept), NULL otherwise */
 	int lineno;           /* line in the source file when imported, else 0 */
+	bool full_gate_failed;/* a -k subset-gate row whose kernel the full gate has
+			       * failed since: never the best (log_row_can_be_best) */
 };
 
 void log_row_release(struct log_row *r);

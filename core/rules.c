@@ -36,7 +36,8 @@ bool rules_keep_allowed(enum rules_keep k)
 bool log_row_can_be_best(const struct log_row *r)
 {
 	return (r->status == RS_BASE || r->status == RS_KEEP) && isfinite(r->bench_ms) &&
-	       r->bench_ms > 0 && (r->gate_v == GATE_PASS || r->gate_v == GATE_NONE);
+	       r->bench_ms > 0 && (r->gate_v == GATE_PASS || r->gate_v == GATE_NONE) &&
+	       !r->full_gate_failed;
 }
 
 const struct log_row *log_rows_best(const struct log_row *rows, size_t n)

@@ -21,7 +21,9 @@ struct err;
 #define RULES_THRESHOLD 0.03
 
 /* Can this row be the best?  A base or keep row with a bench number whose
- * gate passed (or, in a hand-written log, is not known). */
+ * gate passed (or, in a hand-written log, is not known), unless it passed a
+ * -k subset only and the full gate has failed its kernel since: then the
+ * best is the row before it again, and a drop restores that one. */
 bool log_row_can_be_best(const struct log_row *r);
 
 /* The one best (DESIGN §2): the baseline or the last keep, what every later

@@ -273,12 +273,14 @@ bool stats_confirm_more(const struct stats_cmp *c, size_t pairs, size_t max_pair
 
 /* The stall rule.  One entry per logged row, oldest first.  Counting back
  * from the newest row to the baseline: a confirmed win ends the count; a row
- * whose run was NOT COMPARABLE is not counted; every other row counts (a
- * keep that was never confirmed does not reset the count). */
+ * whose run was NOT COMPARABLE, or that changed nothing in the kernel, is
+ * not counted (it tried no direction); every other row counts (a keep that
+ * was never confirmed does not reset the count). */
 struct stats_stall_row {
 	bool base;           /* the baseline row */
 	bool win;            /* a keep backed by a win beyond noise (log_row_is_win) */
-	bool not_comparable; /* its run's verdict was NOT_COMPARABLE */
+	bool not_comparable; /* not counted: its run's verdict was NOT_COMPARABLE, or
+			      * its run changed nothing (the kernel was HEAD's) */
 };
 #define STATS_STALL_LIMIT 3
 int stats_stall_count(const struct stats_stall_row *rows, size_t n);

@@ -938,11 +938,19 @@ static int rows_read(struct store *s, struct log_rows **out, struct err *e)
 	sqlite3_stmt *st;
 	int rc = prep(s,
 		      "SELECT iter, direction, gate, gate_v, scope, bench_ms, vs_best, status, axis,"
-		      " commit_sha, unconfirmed FROM iterations ORDER BY iter",
+		      " commit_sha, unconfirmed,"
+		      /* a subset-gate row whose kernel a full gate failed since */
+		      " CASE WHEN scope = ?1 AND tree IS NOT NULL THEN EXISTS(SELECT 1 FROM runs f"
+		      "  WHERE f.tree = iterations.tree AND f.kind = 'verify' AND f.scope = ?2"
+		      "  AND f.gate = ?3) ELSE 0 END"
+		      " FROM iterations ORDER BY iter",
 		      &st, e);
 	*out = NULL;
 	if (rc < 0)
 		return rc;
+	sqlite3_bind_int(st, 1, SCOPE_SUBSET);
+	sqlite3_bind_int(st, 2, SCOPE_FULL);
+	sqlite3_bind_int(st, 3, GATE_FAIL);
 	sb_init(&text);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		if (n == cap) {
@@ -964,6 +972,7 @@ static int rows_read(struct store *s, struct log_rows **out, struct err *e)
 		off[n][2] = text_put(st, 8, &text);
 		off[n][3] = text_put(st, 9, &text);
 		off[n][4] = text_put(st, 10, &text);
+		r->full_gate_failed = sqlite3_column_int(st, 11) != 0;
 		n++;
 	}
 	unprep(s, st);

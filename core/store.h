@@ -312,8 +312,9 @@ int store_verdict_get(struct store *s, int run_id, char **verdict, unsigned *fla
 		      struct err *e);
 /* The latest verify run with a verdict; ERR_NOTFOUND when none. */
 int store_last_judged_run(struct store *s, int *run_id, struct err *e);
-/* The logged iterations whose verdict was not comparable, sorted. */
-int store_not_comparable_iters(struct store *s, int **out, size_t *n, struct err *e);
+/* The logged iterations the stall does not count, sorted: their verdict was
+ * not comparable, or their run changed nothing in the kernel (no_change). */
+int store_uncounted_iters(struct store *s, int **out, size_t *n, struct err *e);
 
 /* A confirm session's record. */
 struct store_confirm {

@@ -370,7 +370,7 @@ static int cmp_int(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-int store_not_comparable_iters(struct store *s, int **out, size_t *n, struct err *e)
+int store_uncounted_iters(struct store *s, int **out, size_t *n, struct err *e)
 {
 	sqlite3_stmt *st;
 	size_t cap = 0;
@@ -380,7 +380,9 @@ int store_not_comparable_iters(struct store *s, int **out, size_t *n, struct err
 	/* One query for the whole log: a query per row made opening a long log
 	 * cost seconds. */
 	int rc = prep(s, "SELECT i.iter FROM iterations i JOIN stats_verdicts v ON "
-			 "v.run_id = i.run_id WHERE v.verdict = 'not_comparable'", &st, e);
+			 "v.run_id = i.run_id WHERE v.verdict = 'not_comparable' UNION "
+			 "SELECT i.iter FROM iterations i JOIN runs r ON r.id = i.run_id "
+			 "WHERE r.no_change = 1 AND i.iter > 0", &st, e);
 	if (rc == ERR_NOTFOUND)
 		return 0;
 	if (rc < 0)

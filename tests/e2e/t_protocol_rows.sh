@@ -72,7 +72,8 @@ t_like "  saying why and what would make it right" "$out" \
 out=$("$OPTLOOP" log --direction "skip the repetition" --status keep --unconfirmed "looks fine" 2>&1); rc=$?
 t_is "keep --unconfirmed is refused too (exit 3)" "$rc" 3
 t_like "  --unconfirmed does not apply" "$out" "--unconfirmed does not apply to an unexplained implausible speedup"
-"$OPTLOOP" confirm --max-pairs 2 >/dev/null 2>&1
+"$OPTLOOP" confirm --max-pairs 8 >"$T_TMP/confirm.out" 2>&1
+t_like "the confirm says fast, held back by the flags" "$(cat "$T_TMP/confirm.out")" "^confirm: fast"
 t_is "after a confirm held it back, status still suggests drop" "$("$OPTLOOP" status --json | jget suggest)" drop
 t_exit "  and keep is still refused" 3 "$OPTLOOP" log --direction "skip the repetition" --status keep
 out=$("$OPTLOOP" promote --explain "the repetition was redundant: every shape still computes its output once" --json 2>&1)
@@ -113,5 +114,42 @@ t_like "  the row's commit holds the edit that was measured" "$(git show HEAD~1:
 	'typed while the verify ran'
 t_is "  (the version before the edit was never recorded as measured)" \
 	"$(git log --format=%H -- "$kernel" | while read -r c; do git show "$c:$kernel" | sha1sum; done | grep -c "^${measured%% *}")" 0
+
+# ---- 4. a -k keep that the full gate then fails is not the best ------------
+"$OPTLOOP" contract --set "validation=$T_TMP/bench --op chunk_linear_attn" >/dev/null
+"$OPTLOOP" report final >/dev/null 2>&1
+final_rc=$?
+best_before=$("$OPTLOOP" status --json | jget best.iter)
+best_kernel=$(git show HEAD:"$kernel" | sha1sum)
+next=$("$OPTLOOP" status --json | jget iteration)
+# the state is no longer carried across chunks: wrong from the third chunk on
+sed -i 's/S\[(size_t)i \* D + j\] += acc;/S[(size_t)i * D + j] = acc;/' "$kernel"
+t_exit "the -k subset (one chunk) passes" 0 "$OPTLOOP" verify --gate-k T63
+# (its screen verdict may raise a flag on this loaded machine: explained)
+"$OPTLOOP" promote --explain "the state is set, not added: no faster, no slower" >/dev/null
+t_ok "  kept on the subset, unconfirmed" "$OPTLOOP" log --direction "set the state, do not add" \
+	--status keep --unconfirmed "subset gate only so far" --commit
+kept=$("$OPTLOOP" status --json | jget best.iter)
+t_is "  it is the best for now" "$kept" "$next"
+t_exit "the full gate on the same kernel fails" 1 "$OPTLOOP" verify
+t_is "  the -k keep is no longer the best: the full-gate best is back" \
+	"$("$OPTLOOP" status --json | jget best.iter)" "$best_before"
+t_like "  status proposes drop" "$("$OPTLOOP" status --json | jget suggest)" '^(drop|revert)$'
+t_ok "  drop" "$OPTLOOP" log --direction "the full gate on the -k keep" --status drop --commit
+t_is "  the drop restored the full-gate best's kernel, not the failed one" \
+	"$(sha1sum <"$kernel")" "$best_kernel"
+t_is "  report final answers as it did before the -k keep (exit $final_rc)" \
+	"$("$OPTLOOP" report final >/dev/null 2>&1; echo $?)" "$final_rc"
+
+# ---- 9. smaller slips: a no-change row, a lint on a revert -----------------
+stall=$("$OPTLOOP" status --json | jget stall.count)
+t_exit "verify with no kernel change" 0 "$OPTLOOP" verify
+t_ok "  logged as revert" "$OPTLOOP" log --direction "the same kernel again" --status revert --commit
+t_is "  it tried no direction: the stall count stays $stall" "$("$OPTLOOP" status --json | jget stall.count)" "$stall"
+sed -i '1i #pragma GCC optimize ("Ofast")' "$kernel"
+out=$("$OPTLOOP" verify 2>&1)
+t_like "a lint finding on the diff" "$out" 'lint: +1 trap-lint finding'
+t_ok "  a revert needs no --ack (the kernel goes back)" "$OPTLOOP" log --direction "fast math" --status revert --commit
+t_unlike "  and the kernel went back" "$(head -n 1 "$kernel")" 'Ofast'
 
 t_done
