@@ -496,7 +496,11 @@ struct loop_session_opts {
 	bool paired;         /* confirm: each run is a pair by itself: the command
 			      * gets --base <best's commit> (a harness such as FLA's
 			      * verify measures that ref beside the work tree); a
-			      * command holding {best} gets the commit there instead */
+			      * command holding {best} gets the commit there instead.
+			      * Chosen by itself where a paired confirm of the same
+			      * command reached a verdict before (store_paired_proven) */
+	bool unpaired;       /* confirm: measure best and candidate in turns, even
+			      * where the harness is known to pair */
 	double timeout_s;    /* per run; 0: none */
 	/* One line per finished run, for the CLI (may be NULL). */
 	void (*progress)(void *ctx, const char *line);

@@ -359,7 +359,7 @@ static void add_trailer(struct sb *m, const char *key, const char *val)
 	sb_addc(m, '\n');
 }
 
-static char *commit_message(const char *op, const struct log_row *r)
+static char *commit_message(const char *op, const struct log_row *r, int confirms)
 {
 	struct sb m = SB_INIT, bench = SB_INIT, vs = SB_INIT, gate = SB_INIT;
 	char iter[16];
@@ -382,6 +382,11 @@ static char *commit_message(const char *op, const struct log_row *r)
 		add_trailer(&m, "Unconfirmed", r->unconfirmed);
 	if (r->axis)
 		add_trailer(&m, "Axis", r->axis);
+	if (confirms > 0) {
+		char n[16];
+		snprintf(n, sizeof(n), "%d", confirms);
+		add_trailer(&m, "Confirms", n); /* every confirm of the iteration counted */
+	}
 	sb_release(&bench);
 	sb_release(&vs);
 	sb_release(&gate);
@@ -413,7 +418,8 @@ int loop_commit(struct loop *l, char sha[41], struct err *e)
 		return rc;
 	if ((rc = loop_rows_get(l->ws.store, &sr, &rows, &n, e)) < 0)
 		return rc;
-	char *msg = commit_message(l->ws.op, &rows[n - 1]);
+	char *msg = commit_message(l->ws.op, &rows[n - 1],
+				   store_confirm_count(l->ws.store, rows[n - 1].iter));
 	int iter = rows[n - 1].iter;
 	log_rows_put(sr);
 

@@ -528,6 +528,7 @@ struct loop_confirm_run {
 	bool best_turn;        /* the run going measures the best */
 	bool paired;           /* each run is a pair: the harness's base column is
 				* the best's commit, its new column the tree */
+	bool paired_by_itself; /* chosen without --paired (store_paired_proven) */
 	struct mrun m;
 	bool going;            /* m holds a started run */
 	struct stats_cmp cmp;
@@ -830,8 +831,14 @@ begun:
 	}
 	/* the swaps to come: recorded before the first file is written, so a
 	 * session cut off has its candidate put back by the next writer */
-	/* the harness's own pair: {best} in the command, or --paired */
-	if (rc == 0 && (strstr(c->command, "{best}") || s->o.paired)) {
+	/* the harness's own pair: {best} in the command, or --paired, or by
+	 * itself where an earlier paired confirm of this command reached a
+	 * verdict (the harness is known to measure the best's commit beside
+	 * the tree: a pair cancels what a fresh process shifts, which turns
+	 * alternating runs would need many pairs to see through) */
+	bool by_itself = rc == 0 && !s->o.paired && !s->o.unpaired && !strstr(c->command, "{best}") &&
+			 s->b.commit && store_paired_proven(c->st, c->command);
+	if (rc == 0 && (strstr(c->command, "{best}") || s->o.paired || by_itself)) {
 		if (!s->b.commit) {
 			rc = err_set(e, ERR_REFUSED,
 				     "confirm refused: a paired run needs the best's commit, and "
@@ -842,6 +849,13 @@ begun:
 			free(c->command);
 			c->command = cmd;
 			s->paired = true;
+			s->paired_by_itself = by_itself;
+			if (by_itself && c->o && c->o->progress)
+				c->o->progress(c->o->ctx,
+					       "paired by itself: an earlier paired confirm of this "
+					       "command reached a verdict, so each run times the best's "
+					       "commit beside the candidate (--no-paired measures them "
+					       "in turns)");
 		}
 	}
 	if (rc == 0 && !s->paired)
@@ -970,6 +984,8 @@ int loop_confirm_end(struct loop_confirm_run *s, struct loop_session *r, struct 
 		json_object_set_new(j, "session", json_integer(c->session));
 		json_object_set_new(j, "promoted", json_boolean(r->promoted));
 		json_object_set_new(j, "paired", json_boolean(s->cmp.paired));
+		json_object_set_new(j, "paired_by_itself", json_boolean(s->paired_by_itself));
+		json_object_set_new(j, "confirms", json_integer(s->cmp.spent + 1));
 		json_object_set_new(j, "target", measure_target_json(&s->target));
 		r->json = j;
 		session_fill(r, &s->cmp, &s->target);

@@ -522,6 +522,8 @@ int measure_confirm_compare(struct store *s, const char *best_tree, const char *
 					.history = h,
 					.nhistory = nh,
 					.sequential = true,
+					.spent = (unsigned)store_confirms_before(s, best_tree,
+										cand_tree, session),
 					.screen = &screen,
 					.across = ho,
 					.nacross = no,

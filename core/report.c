@@ -462,6 +462,13 @@ int report_final(const struct workspace *ws, struct sb *md, json_t **json,
 	short_sha(md, c.base.commit);
 	sb_addc(md, '\n');
 	sb_addf(md, "- Environment: %s\n", c.env ? c.env : "(no Machine line)");
+	/* every confirm of the candidate counts: the k-th decides at alpha/2^(k-1) */
+	int nconf = store_confirm_count(s, best_iter);
+	sb_addf(md, "- Confirm runs of the candidate: %d (all counted: the k-th of the same two "
+		    "kernels decides at %.2g%% / 2^(k-1), so confirming again until one reads "
+		    "fast gains nothing)\n",
+		nconf, 100 * STATS_SEQ_ALPHA);
+	json_object_set_new(j, "confirms", json_integer(nconf));
 	if (report_field(ws, CF_TARGET))
 		sb_addf(md, "- Target: %s\n", report_field(ws, CF_TARGET));
 	sb_addf(md, "- Verdict vs baseline: %s", stats_verdict_name(c.cmp.verdict));

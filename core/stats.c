@@ -559,7 +559,7 @@ static void cmp_aggregate(struct stats_cmp *out, const struct stats_opts *o,
 	 * the 95 % interval clears the threshold: the ratio test is quick
 	 * near its two hypotheses, the bound when the change is far past
 	 * them. */
-	bool sprt_win = seq && out->llr >= log((1 - STATS_SEQ_BETA) / STATS_SEQ_ALPHA) &&
+	bool sprt_win = seq && out->llr >= log((1 - STATS_SEQ_BETA) / out->alpha) &&
 			d - t95 * se >= a->thr_win;
 	if (d - out->band >= a->thr_win || sprt_win)
 		out->verdict = SV_FAST;
@@ -571,7 +571,7 @@ static void cmp_aggregate(struct stats_cmp *out, const struct stats_opts *o,
 		out->verdict = SV_AMBIGUOUS;
 	if (seq)
 		out->decided = out->verdict == SV_FAST || out->verdict == SV_SLOW ||
-			       out->llr <= log(STATS_SEQ_BETA / (1 - STATS_SEQ_ALPHA));
+			       out->llr <= log(STATS_SEQ_BETA / (1 - out->alpha));
 	/* Too few runs for medians to outvote one disturbed run: decide
 	 * only when the other sessions tell the same story. */
 	size_t fewest = SIZE_MAX;
@@ -718,7 +718,9 @@ void stats_compare(const struct stats_set *best, const struct stats_set *cand,
 	 * bound that holds under every look to the cap (Bonferroni over the
 	 * looks), so an interval shown wholly past the threshold has decided. */
 	bool looks = o && o->sequential;
-	double q = looks ? 1 - STATS_SEQ_ALPHA / STATS_SEQ_LOOKS : 0.975;
+	out->spent = looks ? o->spent : 0;
+	out->alpha = looks ? stats_alpha(o->spent) : NAN;
+	double q = looks ? 1 - out->alpha / STATS_SEQ_LOOKS : 0.975;
 	out->level = 2 * q - 1;
 	double worst_d = INFINITY;
 	size_t nwin = 0;
@@ -837,11 +839,19 @@ void stats_cmp_release(struct stats_cmp *c)
 	memset(c, 0, sizeof(*c));
 }
 
+double stats_alpha(unsigned spent)
+{
+	return ldexp(STATS_SEQ_ALPHA, -(int)(spent > 60 ? 60 : spent));
+}
+
 void stats_level_text(const struct stats_cmp *c, struct sb *out)
 {
 	if (c->level > 0.951)
-		sb_addf(out, "%.2f%% (under every look to %d pairs)", 100 * c->level,
-			STATS_SEQ_LOOKS);
+		sb_addf(out, "%.*f%% (under every look to %d pairs%s)", c->spent ? 3 : 2,
+			100 * c->level, STATS_SEQ_LOOKS,
+			c->spent == 0	  ? ""
+			: c->spent == 1 ? "; the candidate's second confirm"
+					: "; a later confirm of the candidate");
 	else
 		sb_adds(out, "95%");
 }
@@ -1006,8 +1016,9 @@ json_t *stats_cmp_json(const struct stats_cmp *c)
 					      "SPRT on the log speedup: H1 twice the threshold vs H0 "
 					      "the threshold",
 					      "llr", c->llr, "decided", c->decided, "alpha",
-					      STATS_SEQ_ALPHA, "beta", STATS_SEQ_BETA));
+					      c->alpha, "beta", STATS_SEQ_BETA));
 		json_t *sq = json_object_get(o, "sequential");
+		json_object_set_new(sq, "confirms_before", json_integer(c->spent));
 		json_object_set_new(sq, "disagrees", json_boolean(c->disagrees));
 		json_object_set_new(sq, "screen_gap", num_or_null(c->screen_gap));
 		json_object_set_new(sq, "screen_tol", num_or_null(c->screen_tol));

@@ -196,7 +196,16 @@ struct stats_opts {
 	 * state (its slow mode, its launch path) moves both sides alike and
 	 * cancels, so it is far below what two runs of either side spread. */
 	const struct stats_set *pairs;
+	/* With sequential: how many confirms of the same two kernels came
+	 * before this one.  All confirms of one candidate share one error
+	 * budget: the k-th decides at STATS_SEQ_ALPHA / 2^(k-1) (stats_alpha),
+	 * so confirming again until one says fast cannot push the chance of a
+	 * false win past 2 x STATS_SEQ_ALPHA over any number of them. */
+	unsigned spent;
 };
+/* The sequential test's alpha for a confirm that spent confirms of the same
+ * two kernels came before. */
+double stats_alpha(unsigned spent);
 #define STATS_ROBUST_RUNS 4 /* one disturbed pair in four: under half the Walsh averages */
 #define STATS_AGREE_Z 2.576 /* the agreement check's two-sided 99 % quantile */
 
@@ -221,6 +230,8 @@ struct stats_cmp {
 	double lo, hi;       /* interval of gain (log-normal t interval) at level */
 	double level;        /* its confidence: 0.95, or for a sequential comparison
 			      * the bound that holds under every look */
+	unsigned spent;      /* sequential: confirms of the same kernels before it */
+	double alpha;        /* sequential: the alpha it decided at (stats_alpha) */
 	double band;         /* half-width of the interval in log space */
 	int dof;             /* of the t quantile used */
 	bool paired;         /* best and candidate shared a session (confirm) */

@@ -331,6 +331,16 @@ struct store_confirm {
 };
 void store_confirm_release(struct store_confirm *c);
 /* Start a record (done = 0); c->id is set. */
+/* How many confirms of the same two kernels (best and candidate trees)
+ * measured anything before the confirm of session. */
+int store_confirms_before(struct store *s, const char *best_tree, const char *cand_tree,
+			  int session);
+/* How many confirms of iteration iter measured anything. */
+int store_confirm_count(struct store *s, int iter);
+/* Has a paired confirm of this measuring command (the runs' command began
+ * with it, then " --base ..." or the {best} form) reached a verdict?  Then
+ * the harness is known to time the best's commit beside the tree. */
+bool store_paired_proven(struct store *s, const char *command);
 int store_confirm_begin(struct store *s, struct store_confirm *c, struct err *e);
 /* The session id once the first run exists. */
 int store_confirm_session(struct store *s, int id, int session, struct err *e);

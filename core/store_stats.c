@@ -433,6 +433,40 @@ int store_confirm_begin(struct store *s, struct store_confirm *c, struct err *e)
 	return rc;
 }
 
+int store_confirms_before(struct store *s, const char *best_tree, const char *cand_tree,
+			  int session)
+{
+	sqlite3_stmt *st;
+	int n = 0;
+	if (!best_tree || !cand_tree ||
+	    prep(s, "SELECT COUNT(*) FROM stats_confirms WHERE best_tree = ?1 AND cand_tree = ?2"
+		    " AND session > 0 AND id < (SELECT COALESCE(MIN(id), 1 << 62) FROM"
+		    " stats_confirms WHERE session = ?3)",
+		 &st, NULL) < 0)
+		return 0;
+	bind_text(st, 1, best_tree);
+	bind_text(st, 2, cand_tree);
+	sqlite3_bind_int(st, 3, session);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		n = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	return n;
+}
+
+int store_confirm_count(struct store *s, int iter)
+{
+	sqlite3_stmt *st;
+	int n = 0;
+	if (prep(s, "SELECT COUNT(*) FROM stats_confirms WHERE iter = ? AND session > 0", &st,
+		 NULL) < 0)
+		return 0;
+	sqlite3_bind_int(st, 1, iter);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		n = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	return n;
+}
+
 int store_confirm_session(struct store *s, int id, int session, struct err *e)
 {
 	sqlite3_stmt *st;
@@ -618,6 +652,23 @@ int store_pair_runs(struct store *s, int upto, int **ids, int **sessions, size_t
 	}
 	sqlite3_finalize(st);
 	return 0;
+}
+
+bool store_paired_proven(struct store *s, const char *command)
+{
+	sqlite3_stmt *st;
+	bool yes = false;
+	if (!command ||
+	    prep(s, "SELECT 1 FROM runs r JOIN stats_runs sr ON sr.run_id = r.id AND sr.role = 'pair'"
+		    " JOIN stats_confirms c ON c.session = sr.session AND c.verdict IS NOT NULL"
+		    " WHERE r.kind = 'confirm' AND substr(r.command, 1, length(?1) + 1) = ?1 || ' '"
+		    " LIMIT 1",
+		 &st, NULL) < 0)
+		return false;
+	bind_text(st, 1, command);
+	yes = sqlite3_step(st) == SQLITE_ROW;
+	sqlite3_finalize(st);
+	return yes;
 }
 
 bool store_session_paired(struct store *s, int session)

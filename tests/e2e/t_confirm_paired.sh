@@ -39,4 +39,26 @@ t_like "the base column is the best: the confirm reads the 4-to-2 win" \
 cost=$("$OPTLOOP" status --json | jq_ 'j["cost"]["iteration"]')
 t_like "the cost counts a paired run as two measurements" "$cost" "'measurements': $(($(printf '%s' "$out" | jq_ 'j["runs"]') * 2 + 1)),"
 
+# ---- a second confirm of the same candidate: paired by itself, and counted -
+out=$("$OPTLOOP" confirm --max-pairs 16 --json 2>"$T_TMP/err2"); rc=$?
+t_like "once a paired confirm of this command reached a verdict, confirm pairs by itself and says so" \
+	"$(cat "$T_TMP/err2")" 'paired by itself: an earlier paired confirm of this command reached a verdict'
+t_is "  --json: paired by itself, one run a pair" \
+	"$(printf '%s' "$out" | jq_ 'j["paired_by_itself"], j["runs"] == j["pairs"]')" "(True, True)"
+t_is "  it is the candidate's second confirm: it decides at half the alpha" \
+	"$(printf '%s' "$out" | jq_ 'j["confirms"], j["sequential"]["confirms_before"], j["sequential"]["alpha"]')" \
+	"(2, 1, 0.0025)"
+t_like "  the command carried the best's commit" \
+	"$(sqlite3 "$db" "SELECT command FROM runs WHERE kind = 'confirm' ORDER BY id DESC LIMIT 1")" \
+	"--no-gate --base $best\$"
+out=$("$OPTLOOP" confirm --no-paired --max-pairs 1 --json 2>/dev/null)
+t_is "--no-paired measures in turns (the third confirm, a quarter of the alpha)" \
+	"$(printf '%s' "$out" | jq_ 'j["paired_by_itself"], j["runs"], j["confirms"], j["sequential"]["alpha"]')" \
+	"(False, 2, 3, 0.00125)"
+"$OPTLOOP" promote --explain "four repetitions to two: half the work, measured" >/dev/null
+# (the last confirm, one pair in turns, decided nothing: kept --unconfirmed)
+t_ok "logged" "$OPTLOOP" log --direction "two repetitions" --status keep \
+	--unconfirmed "the last confirm ran one pair only" --commit
+t_like "the commit counts every confirm of the iteration" "$(git log -n 1 --format=%B HEAD)" 'Optloop-Confirms: 3'
+
 t_done

@@ -727,6 +727,61 @@ static void a_ratio_test_win_names_the_interval_that_decided(void **state)
 	(void)state;
 }
 
+/* All confirms of one candidate share one error budget: the k-th decides at
+ * alpha / 2^(k-1), so a result a first confirm accepts by its ratio test is
+ * not accepted again by a fourth one ("confirm until fast" is no way to a
+ * win), and its bound is wider. */
+static void later_confirms_of_a_candidate_spend_less_alpha(void **state)
+{
+	struct stats_set hist = {0};
+	assert_true(stats_alpha(0) == STATS_SEQ_ALPHA);
+	assert_true(stats_alpha(1) == STATS_SEQ_ALPHA / 2);
+	assert_true(stats_alpha(3) == STATS_SEQ_ALPHA / 8);
+	stats_set_add_run(&hist, "s", 1.0, 100);
+	stats_set_add_run(&hist, "s", 1.015, 100);
+	const struct stats_set *h[] = {&hist};
+	/* the same two pairs read by a first and by a fourth confirm, over
+	 * candidates from 1 % to 30 % faster */
+	int first_only = 0;
+	for (int pct = 1; pct <= 30; pct++) {
+		struct stats_set best = {0}, cand = {0};
+		struct stats_cmp first, fourth;
+		for (int k = 0; k < 2; k++) {
+			stats_set_add_run(&best, "s", 1.0 + 0.004 * k, 7);
+			stats_set_add_run(&cand, "s", 1.0 - 0.01 * pct + 0.004 * k, 7);
+		}
+		struct stats_opts o = {.history = h, .nhistory = 1, .sequential = true};
+		stats_compare(&best, &cand, &o, &first);
+		o.spent = 3;
+		stats_compare(&best, &cand, &o, &fourth);
+		bool win1 = first.verdict == SV_FAST && first.decided;
+		bool win4 = fourth.verdict == SV_FAST && fourth.decided;
+		assert_true(fourth.level > first.level);
+		assert_true(fourth.band > first.band);
+		assert_false(win4 && !win1); /* never easier later */
+		first_only += win1 && !win4;
+		if (pct == 30) {
+			json_t *j = stats_cmp_json(&fourth), *sq = json_object_get(j, "sequential");
+			assert_int_equal(json_integer_value(json_object_get(sq, "confirms_before")), 3);
+			assert_true(json_real_value(json_object_get(sq, "alpha")) == STATS_SEQ_ALPHA / 8);
+			json_decref(j);
+			struct sb t = SB_INIT;
+			stats_level_text(&fourth, &t);
+			assert_non_null(strstr(t.buf, "a later confirm of the candidate"));
+			sb_release(&t);
+		}
+		stats_cmp_release(&first);
+		stats_cmp_release(&fourth);
+		stats_set_release(&best);
+		stats_set_release(&cand);
+	}
+	/* somewhere the budget decides: a win the first confirm accepts that a
+	 * fourth one does not */
+	assert_true(first_only > 0);
+	stats_set_release(&hist);
+	(void)state;
+}
+
 static void a_short_session_must_agree_with_the_other_sessions(void **state)
 {
 	struct stats_set best = {0}, cand = {0}, hist = {0}, sb_ = {0}, sc_ = {0};
@@ -1008,7 +1063,8 @@ int main(void)
 		cmocka_unit_test(newer_quiet_sessions_outvote_an_older_loaded_one),
 		cmocka_unit_test(a_decided_interval_decides),
 		cmocka_unit_test(a_ratio_test_win_names_the_interval_that_decided),
-	    cmocka_unit_test(a_short_session_must_agree_with_the_other_sessions),
+	    cmocka_unit_test(later_confirms_of_a_candidate_spend_less_alpha),
+		cmocka_unit_test(a_short_session_must_agree_with_the_other_sessions),
 		cmocka_unit_test(t_quantiles_and_the_bound_under_every_look),
 		cmocka_unit_test(names_round_trip_and_json),
 		cmocka_unit_test(stall_counts_rows_since_the_last_confirmed_win),

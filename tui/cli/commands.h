@@ -50,7 +50,7 @@ struct cli {
 	  "stop the loop when a stop condition holds")                                       \
 	X(noise, "noise [--runs K] [--paired] [--cmd CMD] [--json]",                                      \
 	  "measure the current best K times in one session to seed the noise band")           \
-	X(confirm, "confirm [--baseline] [--max-pairs N] [--paired] [--cmd CMD] [--json]",                \
+	X(confirm, "confirm [--baseline] [--max-pairs N] [--paired | --no-paired] [--cmd CMD] [--json]",                \
 	  "measure best and candidate interleaved in one session (--baseline: the best against the baseline)") \
 	X(warmup, "warmup [--workers N] [--json]",                                             \
 	  "run the gate test once outside the loop to fill the compile caches")               \

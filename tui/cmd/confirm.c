@@ -1,4 +1,4 @@
-/* confirm — `optloop confirm [--baseline] [--max-pairs N] [--paired] [--cmd CMD] [--json]`:
+/* confirm — `optloop confirm [--baseline] [--max-pairs N] [--paired | --no-paired] [--cmd CMD] [--json]`:
  * best and candidate measured interleaved in one session (with --baseline:
  * the best against the baseline commit); exit 0 on a win beyond noise, 1
  * when the confirm shows none. */
@@ -68,6 +68,9 @@ int cmd_confirm(struct cli *cli, int argc, char **argv)
 			 "one run is a pair: the command gets --base <the best's commit> and the "
 			 "harness measures that ref beside the work tree (FLA's verify, the demo's); "
 			 "{best} in the command puts the commit there instead"),
+		CLI_FLAG("--no-paired", &o.unpaired,
+			 "measure best and candidate in turns, even where an earlier paired "
+			 "confirm of this command showed the harness pairs them by itself"),
 		CLI_TEXT("--cmd", &o.command, "CMD",
 			 "the measuring command (default: the contract's validation command with "
 			 "--no-gate)"),
