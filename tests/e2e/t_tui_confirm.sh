@@ -60,7 +60,7 @@ t_like "best and candidate ran in turns" \
 
 tui_keys l
 tui_wait 'Log the iteration'
-tui_keys "three repetitions instead of four" Enter Enter Enter
+tui_keys "three repetitions instead of four" Enter Enter Enter Enter
 t_screen "iteration 1 is logged as keep" 'logged iteration 1 \(keep\)'
 tui_keys c
 t_screen "and committed" 'committed iteration 1 as'

@@ -79,7 +79,7 @@ t_screen "the log wizard lists the finding to acknowledge" 'Lint: c-static-cache
 t_screen "and says it must be acknowledged" '1 lint finding on this diff: each must be acknowledged'
 t_screen "a change that is no win beyond noise gets revert preselected" '\( \) \[k\]eep +\(\*\) \[r\]evert'
 t_screen "and a place for the reason to keep it anyway" 'Keep unconfirmed'
-tui_keys "a static output cache" Enter Enter Enter Enter
+tui_keys "a static output cache" Enter Enter Enter Enter Enter
 t_screen "the box is unticked" 'Lint: c-static-cache +\[ \] no'
 tui_keys Enter
 t_screen "Enter without the tick is refused in the wizard" 'Lint: c-static-cache must be confirmed'

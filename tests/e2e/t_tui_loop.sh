@@ -107,7 +107,7 @@ tui_keys l
 tui_wait 'Log the iteration'
 tui_keys "add a comment" Down d
 t_screen "the status choice follows the key" '\(\*\) \[d\]rop'
-tui_keys Enter Enter Enter
+tui_keys Enter Enter Enter Enter
 t_screen "iteration 1 is logged" 'logged iteration 1 \(drop\)'
 tui_keys c
 t_screen "and committed" 'committed iteration 1 as'

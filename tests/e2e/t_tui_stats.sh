@@ -49,7 +49,7 @@ tui_wait 'Log the iteration'
 # One verify against an assumed noise band is no win beyond noise yet: the
 # wizard preselects revert; keeping needs the reason, which is recorded.
 t_screen "revert is preselected" '\( \) \[k\]eep +\(\*\) \[r\]evert'
-tui_keys "remove the double computation" Enter h Enter Enter Enter
+tui_keys "remove the double computation" Enter h Enter Enter Enter Enter
 t_screen "keep without the reason is refused, in the wizard" 'keep refused: iteration 1 is not a win'
 tui_keys "one verify only; confirm before promotion" Enter
 t_screen "iteration 1 is logged" 'logged iteration 1 \(keep\)'
