@@ -808,6 +808,47 @@ int guards_stop(const struct workspace *ws, const char *reason, const char *boun
 	return rc;
 }
 
+/* Can row r be cited in a no-go as the candidate and the bench evidence?
+ * Only a run that counts as evidence: its gate passed with a bench number
+ * (not a failed gate a drop recorded), and no implausible flag on its
+ * verdict or its confirm is left unexplained.  true, or false with why in
+ * words appended to why. */
+static bool nogo_evidence(const struct workspace *ws, const struct log_row *r, struct sb *why)
+{
+	if (!rules_run_measured(r->gate_v, r->bench_ms)) {
+		if (r->gate_v == GATE_PASS)
+			sb_addf(why, "iteration %d has no bench number", r->iter);
+		else if (r->gate_v == GATE_NONE)
+			sb_addf(why, "iteration %d's gate is not known", r->iter);
+		else {
+			struct sb g = SB_INIT;
+			optlog_fmt_gate(r->gate_v, r->scope, &g);
+			sb_addf(why, "iteration %d's gate is %s", r->iter, g.buf);
+			sb_release(&g);
+		}
+		return false;
+	}
+	unsigned flags = 0, f = 0;
+	int run_id = 0;
+	if (store_iter_run(ws->store, r->iter, &run_id, NULL, NULL) == 0 && run_id &&
+	    measure_verdict_get(ws->store, run_id, NULL, &f, NULL, NULL) == 0)
+		flags |= f;
+	struct store_confirm c;
+	if (store_confirm_last(ws->store, r->iter, &c, NULL) == 0) {
+		if (c.done)
+			flags |= c.flags;
+		store_confirm_release(&c);
+	}
+	if (!(flags & SF_IMPLAUSIBLE_MASK) || measure_explanations(ws->store, r->iter, NULL) > 0)
+		return true;
+	struct sb names = SB_INIT;
+	stats_flags_text(flags & SF_IMPLAUSIBLE_MASK, &names);
+	sb_addf(why, "iteration %d is flagged implausible (%s) and not explained", r->iter,
+		names.buf);
+	sb_release(&names);
+	return false;
+}
+
 int guards_nogo(const struct workspace *ws, struct sb *md, json_t **json, struct err *e)
 {
 	struct log_rows *rs;
@@ -840,16 +881,34 @@ int guards_nogo(const struct workspace *ws, struct sb *md, json_t **json, struct
 		val[I_BASE] = xasprintf("%s ms (iteration 0%s%.7s)", b.buf, base->commit ? ", " : "",
 					base->commit ? base->commit : "");
 	}
-	/* the candidate: the fastest measured one, else the latest */
+	/* the candidate: the fastest row that counts as evidence */
 	const struct log_row *cand = NULL;
+	struct sb unfit = SB_INIT, one = SB_INIT;
+	int nunfit = 0;
 	for (size_t i = 0; i < n; i++) {
 		const struct log_row *r = &rows[i];
 		if (r->iter == 0 || blank(r->direction))
 			continue;
-		if (!cand || (isfinite(r->bench_ms) &&
-			      (!isfinite(cand->bench_ms) || r->bench_ms < cand->bench_ms)))
+		sb_reset(&one);
+		if (!nogo_evidence(ws, r, &one)) {
+			if (nunfit++ < 5)
+				sb_addf(&unfit, "%s%s", unfit.len ? "; " : "", one.buf);
+			continue;
+		}
+		if (!cand || r->bench_ms < cand->bench_ms)
 			cand = r;
 	}
+	if (nunfit > 5)
+		sb_addf(&unfit, "; and %d more", nunfit - 5);
+	char *no_cand = NULL;
+	if (!cand && nunfit)
+		no_cand = xasprintf("no logged iteration counts as evidence (a passing gate with a "
+				    "bench number, no implausible flag left unexplained): %s. Verify "
+				    "a candidate that does, or explain a flagged one (optloop promote "
+				    "--iter N --explain TEXT)",
+				    unfit.buf);
+	sb_release(&one);
+	sb_release(&unfit);
 	if (cand) {
 		val[I_CAND] = xasprintf("iteration %d (%s): %s", cand->iter,
 					row_status_name(cand->status), cand->direction);
@@ -875,8 +934,16 @@ int guards_nogo(const struct workspace *ws, struct sb *md, json_t **json, struct
 		val[I_BOUND] = xasprintf("%s (stop reason: %s)", sr.bound, sr.reason);
 
 	int missing = 0;
-	for (int i = 0; i < NI; i++)
+	const char *hows[NI];
+	for (int i = 0; i < NI; i++) {
 		missing += !val[i];
+		hows[i] = how[i];
+	}
+	if (no_cand) {
+		hows[I_CAND] = no_cand;
+		hows[I_GATE] = hows[I_BENCH] = "none cited: no logged iteration counts as evidence "
+						 "(see the reasoned candidate)";
+	}
 	const char *op = ws->op ? ws->op : "?";
 	if (md) {
 		if (!missing)
@@ -888,7 +955,7 @@ int guards_nogo(const struct workspace *ws, struct sb *md, json_t **json, struct
 			if (val[i])
 				sb_addf(md, "- **%s:** %s\n", label[i], val[i]);
 			else
-				sb_addf(md, "- **%s:** MISSING — %s\n", label[i], how[i]);
+				sb_addf(md, "- **%s:** MISSING — %s\n", label[i], hows[i]);
 		}
 	}
 	if (json) {
@@ -899,7 +966,7 @@ int guards_nogo(const struct workspace *ws, struct sb *md, json_t **json, struct
 			json_t *it = json_object();
 			json_object_set_new(it, "ok", json_boolean(val[i] != NULL));
 			json_object_set_new(it, val[i] ? "value" : "how",
-					    json_string(val[i] ? val[i] : how[i]));
+					    json_string(val[i] ? val[i] : hows[i]));
 			json_object_set_new(items, key[i], it);
 			if (!val[i])
 				json_array_append_new(miss, json_string(key[i]));
@@ -920,6 +987,7 @@ int guards_nogo(const struct workspace *ws, struct sb *md, json_t **json, struct
 	}
 	for (int i = 0; i < NI; i++)
 		free(val[i]);
+	free(no_cand);
 	sb_release(&t);
 	sb_release(&b);
 	store_stop_release(&sr);
