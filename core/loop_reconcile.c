@@ -542,6 +542,19 @@ int loop_reconcile_writer(struct loop *l, struct err *e)
 		loop_problem(l, "%d temp file%s of a write cut off before its rename %s removed (the "
 			   "files themselves are whole: the old or the new)",
 			ntemps, ntemps == 1 ? "" : "s", ntemps == 1 ? "was" : "were");
+	/* in the middle of a merge, rebase, ... the tree and the history are
+	 * neither side's: finishing a restore or bringing an edit back now
+	 * would write into the operation (and the commands that would are
+	 * refused, vcs_operation_check) */
+	const char *finish, *gitop = vcs_operation(l->ws.vcs, &finish);
+	if (gitop) {
+		loop_problem(l, "%s in progress: %s; until then optloop leaves the kernel, git's "
+			   "index and history alone, and verify, commit and confirm are refused",
+			gitop, finish);
+		if ((rc = settle_interrupted_runs(l, e)) < 0 || (rc = loop_reconcile_optlog(l, e)) < 0)
+			return rc;
+		return 0;
+	}
 	if ((rc = settle_interrupted_runs(l, e)) < 0 || (rc = reconcile_intents(l, e)) < 0 ||
 	    (rc = vcs_clear_temps(l->ws.vcs, loop_kpaths(l), l->ws.nkernel, e)) < 0 ||
 	    (rc = loop_reconcile_git(l, e)) < 0 || (rc = reconcile_aside(l, e)) < 0 ||

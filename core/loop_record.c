@@ -42,6 +42,8 @@ int loop_set_aside(struct loop *l, struct err *e)
 
 	if (l->ws.readonly)
 		return err_set(e, ERR_BUSY, "set-aside refused: the workspace is open read-only");
+	if ((rc = vcs_operation_check(l->ws.vcs, "set-aside", NULL, e)) < 0)
+		return rc;
 	if ((rc = loop_where(l, &w, e)) < 0)
 		return rc;
 	if (!(w.state == ST_MEASURED || w.state == ST_LOGGED) || !w.telescoped)
@@ -251,8 +253,10 @@ int loop_log(struct loop *l, const struct loop_log_opts *o, struct log_row *out,
 			       "status base is only for the baseline (iteration 0); use "
 			       "keep|revert|drop|floor");
 	}
-	if (o->commit_next && ((rc = vcs_commit_check(l->ws.vcs, e)) < 0 ||
-			       (rc = guards_frozen_check(&l->ws, "log --commit", e)) < 0))
+	if (o->commit_next &&
+	    ((rc = vcs_operation_check(l->ws.vcs, "log --commit", "log --commit", e)) < 0 ||
+	     (rc = vcs_commit_check(l->ws.vcs, e)) < 0 ||
+	     (rc = guards_frozen_check(&l->ws, "log --commit", e)) < 0))
 		return rc;
 	if (status == RS_FLOOR && !guards_bound_ok(o->bound))
 		return err_set(e, ERR_USAGE,
@@ -407,6 +411,8 @@ int loop_commit(struct loop *l, char sha[41], struct err *e)
 
 	if (l->ws.readonly)
 		return err_set(e, ERR_BUSY, "commit refused: the workspace is open read-only");
+	if ((rc = vcs_operation_check(l->ws.vcs, "commit", "commit", e)) < 0)
+		return rc;
 	if ((rc = loop_load_contract(l, e)) < 0 || (rc = loop_where(l, &w, e)) < 0)
 		return rc;
 	if ((rc = loop_step_check(l, STEP_COMMIT, &w, e)) < 0)

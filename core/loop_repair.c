@@ -143,6 +143,10 @@ int loop_repair(struct loop *l, bool rebuild, struct sb *done, struct err *e)
 
 	if (l->ws.readonly)
 		return err_set(e, ERR_BUSY, "repair refused: the workspace is open read-only");
+	/* the history a rebase or bisect is in the middle of is not the branch's */
+	if ((rc = vcs_operation_check(l->ws.vcs, "repair", rebuild ? "repair --rebuild" : "repair",
+				      e)) < 0)
+		return rc;
 	if (rebuild && l->lost_rows == 0)
 		return err_set(e, ERR_REFUSED,
 			       "repair --rebuild refused: the database holds every row OPT_LOG.md "

@@ -108,6 +108,8 @@ static int ctx_init(struct ctx *c, struct loop *l, const struct loop_session_opt
 		return err_set(e, ERR_BUSY, "%s refused: the workspace is open read-only", what);
 	int rc = loop_writable(l, what, e);
 	if (rc == 0)
+		rc = vcs_operation_check(l->ws.vcs, what, what, e);
+	if (rc == 0)
 		rc = loop_status(l, &c->status, e);
 	if (rc < 0)
 		return rc;

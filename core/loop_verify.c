@@ -258,6 +258,8 @@ int loop_verify_begin(struct loop *l, const struct loop_verify_opts *o, struct e
 		return err_set(e, ERR_BUSY,
 			       "verify refused: this optloop opened the workspace read-only "
 			       "(another one is writing to it)");
+	if ((rc = vcs_operation_check(l->ws.vcs, "verify", "verify", e)) < 0)
+		return rc;
 	if ((rc = loop_load_contract(l, e)) < 0 || (rc = loop_where(l, &w, e)) < 0)
 		return rc;
 	if ((rc = loop_step_check(l, STEP_VERIFY, &w, e)) < 0)

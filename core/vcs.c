@@ -275,10 +275,69 @@ int vcs_identity_check(struct vcs *v, struct err *e)
 	return 0;
 }
 
+/* git's operations that leave the repository between two states, with how
+ * each is finished or given up (git_repository_state's answers). */
+static const struct {
+	int state;
+	const char *name, *finish;
+} git_ops[] = {
+	{GIT_REPOSITORY_STATE_MERGE, "git merge",
+	 "finish it (git commit) or abort it (git merge --abort)"},
+	{GIT_REPOSITORY_STATE_REVERT, "git revert",
+	 "finish it (git revert --continue) or abort it (git revert --abort)"},
+	{GIT_REPOSITORY_STATE_REVERT_SEQUENCE, "git revert",
+	 "finish it (git revert --continue) or abort it (git revert --abort)"},
+	{GIT_REPOSITORY_STATE_CHERRYPICK, "git cherry-pick",
+	 "finish it (git cherry-pick --continue) or abort it (git cherry-pick --abort)"},
+	{GIT_REPOSITORY_STATE_CHERRYPICK_SEQUENCE, "git cherry-pick",
+	 "finish it (git cherry-pick --continue) or abort it (git cherry-pick --abort)"},
+	{GIT_REPOSITORY_STATE_BISECT, "git bisect", "end it (git bisect reset)"},
+	{GIT_REPOSITORY_STATE_REBASE, "git rebase",
+	 "finish it (git rebase --continue) or abort it (git rebase --abort)"},
+	{GIT_REPOSITORY_STATE_REBASE_INTERACTIVE, "git rebase",
+	 "finish it (git rebase --continue) or abort it (git rebase --abort)"},
+	{GIT_REPOSITORY_STATE_REBASE_MERGE, "git rebase",
+	 "finish it (git rebase --continue) or abort it (git rebase --abort)"},
+	{GIT_REPOSITORY_STATE_APPLY_MAILBOX, "git am",
+	 "finish it (git am --continue) or abort it (git am --abort)"},
+	{GIT_REPOSITORY_STATE_APPLY_MAILBOX_OR_REBASE, "git am or rebase",
+	 "finish it (git am --continue or git rebase --continue) or abort it (git am --abort "
+	 "or git rebase --abort)"},
+};
+
+const char *vcs_operation(struct vcs *v, const char **finish)
+{
+	int st = git_repository_state(v->repo);
+	for (size_t i = 0; i < sizeof(git_ops) / sizeof(git_ops[0]); i++) {
+		if (git_ops[i].state != st)
+			continue;
+		if (finish)
+			*finish = git_ops[i].finish;
+		return git_ops[i].name;
+	}
+	if (finish)
+		*finish = NULL;
+	return NULL;
+}
+
+int vcs_operation_check(struct vcs *v, const char *verb, const char *rerun, struct err *e)
+{
+	const char *finish;
+	const char *op = vcs_operation(v, &finish);
+	if (!op)
+		return 0;
+	return err_set(e, ERR_REFUSED,
+		       "%s refused: %s in progress: %s, then run %s%s again",
+		       verb, op, finish, rerun ? "optloop " : "the optloop command",
+		       rerun ? rerun : "");
+}
+
 int vcs_commit_check(struct vcs *v, struct err *e)
 {
 	int rc = vcs_identity_check(v, e);
 	if (rc < 0)
+		return rc;
+	if ((rc = vcs_operation_check(v, "commit", NULL, e)) < 0)
 		return rc;
 	char *lock = fsutil_join(git_repository_path(v->repo), "index.lock");
 	if (fsutil_exists(lock))

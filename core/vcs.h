@@ -54,11 +54,23 @@ int vcs_exclude_add(struct vcs *v, const char *pattern, struct err *e);
 /* ERR_REFUSED with a message saying how to set user.name / user.email when
  * git has no identity to commit with. */
 int vcs_identity_check(struct vcs *v, struct err *e);
-/* What a commit needs before anything is written: the identity, and git's
- * index not locked (ERR_BUSY naming .git/index.lock: another git command is
- * running, or one was killed and left it, and how to remove it). */
+/* What a commit needs before anything is written: the identity, no git
+ * operation in progress (vcs_operation_check), and git's index not locked
+ * (ERR_BUSY naming .git/index.lock: another git command is running, or one
+ * was killed and left it, and how to remove it). */
 int vcs_commit_check(struct vcs *v, struct err *e);
 
+/* The git operation the repository is in the middle of ("git merge", "git
+ * rebase", "git cherry-pick", "git revert", "git bisect", "git am"), or NULL
+ * when none; *finish (may be NULL) gets how to finish or abort it.  Static
+ * text. */
+const char *vcs_operation(struct vcs *v, const char **finish);
+/* 0, or ERR_REFUSED while such an operation is in progress: a tree in the
+ * middle of one is neither side's, and a commit made then leaves the
+ * operation behind (a merge's other parent is lost).  The message starts
+ * "VERB refused:", names the operation, how to finish or abort it, and to
+ * run optloop RERUN again (RERUN NULL: "the optloop command"). */
+int vcs_operation_check(struct vcs *v, const char *verb, const char *rerun, struct err *e);
 /* Hash of the kernel paths' contents: in the work tree when treeish is NULL,
  * otherwise in that commit or tree ("HEAD", a sha).  Two states hash equal
  * exactly when every non-ignored file under the paths has the same path,

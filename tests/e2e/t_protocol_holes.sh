@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Ways a wrong judgment could be recorded, each refused on the demo: report
-# nogo cites only runs that count as evidence.
+# nogo cites only runs that count as evidence; a git merge, rebase,
+# cherry-pick or bisect in progress refuses every step that writes git or
+# relies on the tree.
 . "$(dirname "$0")/lib.sh"
 
 export DEMO_BENCH_WARMUP_MS=1 DEMO_BENCH_REP_MS=1
@@ -83,5 +85,59 @@ t_like "  and the bench evidence" "$out" 'Bench evidence:\*\* [0-9.]+ ms at iter
 "$OPTLOOP" promote --iter 1 --explain "one pass instead of six: a sixth of the work" >/dev/null 2>&1
 t_like "nogo: once its flags are explained the fastest run is cited" "$("$OPTLOOP" report nogo 2>&1)" \
 	'Reasoned candidate:\*\* iteration 1 \(drop\): one pass'
+
+# ---- git operations in progress refuse what writes git or relies on the tree ----
+reassess 1
+git switch -q -c side && echo "side note" >>README.md && git commit -qam "side: a note" && git switch -q main
+reps 5
+verify || t_fail "verify iteration 4"
+git merge -q --no-commit --no-ff side >/dev/null 2>&1
+out=$("$OPTLOOP" log --direction "five passes again" --status drop --commit 2>&1); rc=$?
+t_is "log --commit during a merge: refused (exit 3)" "$rc" 3
+t_like "  naming the merge and what to do" "$out" \
+	'log --commit refused: git merge in progress: finish it \(git commit\) or abort it \(git merge --abort\), then run optloop log --commit again'
+t_is "  nothing was logged" "$(rows)" 4
+out=$("$OPTLOOP" confirm 2>&1); rc=$?
+t_is "confirm during a merge: refused (exit 3)" "$rc" 3
+t_like "  naming the merge" "$out" 'confirm refused: git merge in progress'
+t_like "status names the merge" "$("$OPTLOOP" status 2>&1)" 'git merge in progress: finish it'
+t_ok "the row alone may be logged" "$OPTLOOP" log --direction "five passes again" --status drop
+out=$("$OPTLOOP" commit 2>&1); rc=$?
+t_is "commit (a drop and its restore) during a merge: refused (exit 3)" "$rc" 3
+t_like "  saying what to finish first" "$out" 'commit refused: git merge in progress: .*then run optloop commit again'
+t_like "  the merge is still going" "$(git status)" 'All conflicts fixed but you are still merging'
+git commit -qm "merge side"
+t_ok "once the merge is committed, the drop is" "$OPTLOOP" commit
+t_like "  the side's change stays on main" "$(git show HEAD:README.md)" 'side note'
+t_like "  and the kernel is the best's again" "$(git show HEAD:"$kernel")" 'rep < 6;'
+t_is "  the best is the baseline" "$(best)" 0
+
+git bisect start >/dev/null 2>&1
+reps 5
+out=$("$OPTLOOP" verify 2>&1); rc=$?
+t_is "verify during a bisect: refused (exit 3)" "$rc" 3
+t_like "  saying how to end it" "$out" \
+	'verify refused: git bisect in progress: end it \(git bisect reset\), then run optloop verify again'
+git bisect reset >/dev/null 2>&1
+git checkout -q "$kernel"
+
+GIT_SEQUENCE_EDITOR="sed -i 1s/^pick/edit/" git rebase -q -i HEAD~1 >/dev/null 2>&1
+out=$("$OPTLOOP" verify 2>&1); rc=$?
+t_is "verify during a rebase: refused (exit 3)" "$rc" 3
+t_like "  saying how to finish or abort it" "$out" \
+	'verify refused: git rebase in progress: finish it \(git rebase --continue\) or abort it \(git rebase --abort\)'
+out=$("$OPTLOOP" repair 2>&1); rc=$?
+t_is "repair during a rebase: refused (exit 3)" "$rc" 3
+t_like "  naming the rebase" "$out" 'repair refused: git rebase in progress'
+git rebase --abort
+
+git switch -q -c pick && sed -i '1s/.*/# picked title/' README.md && git commit -qam "pick: title" &&
+	git switch -q main && sed -i '1s/.*/# main title/' README.md && git commit -qam "main: title"
+git cherry-pick pick >/dev/null 2>&1
+out=$("$OPTLOOP" verify 2>&1); rc=$?
+t_is "verify during a cherry-pick: refused (exit 3)" "$rc" 3
+t_like "  saying how to finish or abort it" "$out" \
+	'verify refused: git cherry-pick in progress: finish it \(git cherry-pick --continue\) or abort it \(git cherry-pick --abort\)'
+git cherry-pick --abort
 
 t_done
