@@ -165,6 +165,51 @@ static int telescoped_refusal(const char *verb, int iter, struct err *e)
 		       verb, iter, verb);
 }
 
+/* "branch main", or "a detached HEAD at 1a2b3c4d5e6f" (caller frees). */
+static char *head_words(const char *ref, const char *sha)
+{
+	if (!strncmp(ref, "refs/heads/", 11))
+		return xasprintf("branch %s", ref + 11);
+	if (!strcmp(ref, "HEAD"))
+		return xasprintf("a detached HEAD at %.12s", sha ? sha : "?");
+	return xasprintf("%s", ref);
+}
+
+/* The row and its commit belong on the branch the kernel was measured on:
+ * ERR_REFUSED when HEAD names another branch than it did when run r
+ * started, or, measured on a detached HEAD, when HEAD is now at another
+ * commit.  A run recorded before branches were (NULL) is not checked. */
+static int measured_branch_check(struct loop *l, const char *verb, const struct store_run *r,
+				 struct err *e)
+{
+	char *now = NULL;
+	char sha[VCS_OID_HEX] = "";
+	if (!r->branch || vcs_head_ref(l->ws.vcs, &now, NULL) < 0)
+		return 0;
+	vcs_head(l->ws.vcs, sha, NULL);
+	bool detached = !strcmp(r->branch, "HEAD");
+	bool same = detached ? r->head && !strcmp(r->head, sha) : !strcmp(r->branch, now);
+	int rc = 0;
+	if (!same) {
+		char *was = head_words(r->branch, r->head);
+		char *is = strcmp(now, "HEAD") ? head_words(now, sha)
+					       : xasprintf("detached at %.12s", sha);
+		char *back = detached ? xasprintf("git switch --detach %.12s", r->head ? r->head : "")
+				      : xasprintf("git switch %s", r->branch + (strncmp(r->branch,
+						"refs/heads/", 11) ? 0 : 11));
+		rc = err_set(e, ERR_REFUSED,
+			     "%s refused: iteration %d was measured on %s, but HEAD is now %s%s; "
+			     "the row and its commit belong where the kernel was measured: switch "
+			     "back (%s), then run optloop %s again",
+			     verb, r->iter, was, strcmp(now, "HEAD") ? "on " : "", is, back, verb);
+		free(was);
+		free(is);
+		free(back);
+	}
+	free(now);
+	return rc;
+}
+
 /* keep needs a passing gate with a bench number, and a win beyond noise
  * (measure_win) or an explicit, recorded --unconfirmed reason. */
 static int keep_check(struct loop *l, const struct store_run *r, const struct measure_win *win,
@@ -253,11 +298,6 @@ int loop_log(struct loop *l, const struct loop_log_opts *o, struct log_row *out,
 			       "status base is only for the baseline (iteration 0); use "
 			       "keep|revert|drop|floor");
 	}
-	if (o->commit_next &&
-	    ((rc = vcs_operation_check(l->ws.vcs, "log --commit", "log --commit", e)) < 0 ||
-	     (rc = vcs_commit_check(l->ws.vcs, e)) < 0 ||
-	     (rc = guards_frozen_check(&l->ws, "log --commit", e)) < 0))
-		return rc;
 	if (status == RS_FLOOR && !guards_bound_ok(o->bound))
 		return err_set(e, ERR_USAGE,
 			       "a floor row needs the named bound and its number: --bound 'HBM "
@@ -274,8 +314,19 @@ int loop_log(struct loop *l, const struct loop_log_opts *o, struct log_row *out,
 		return err_set(e, ERR_USAGE,
 			       "--unconfirmed is the reason for keeping a row without a win beyond "
 			       "noise; it goes with --status keep only");
+	if (o->commit_next &&
+	    (rc = vcs_operation_check(l->ws.vcs, "log --commit", "log --commit", e)) < 0)
+		return rc;
 	if ((rc = store_run_last(l->ws.store, w.iter, "verify", &r, e)) < 0)
 		return rc;
+	/* before the commit's own checks: measured on a branch and detached
+	 * since, the way on is back to that branch, not a new one */
+	if ((rc = measured_branch_check(l, o->commit_next ? "log --commit" : "log", &r, e)) < 0 ||
+	    (o->commit_next && ((rc = vcs_commit_check(l->ws.vcs, e)) < 0 ||
+				(rc = guards_frozen_check(&l->ws, "log --commit", e)) < 0))) {
+		store_run_release(&r);
+		return rc;
+	}
 	struct measure_win win;
 	if ((rc = measure_win(l->ws.store, w.iter, r.id, &win, e)) < 0) {
 		store_run_release(&r);
@@ -419,6 +470,15 @@ int loop_commit(struct loop *l, char sha[41], struct err *e)
 		return rc;
 	if (w.telescoped)
 		return telescoped_refusal("commit", w.iter, e);
+	if (w.run_id > 0) {
+		struct store_run r;
+		if (store_run_get(l->ws.store, w.run_id, &r, NULL) == 0) {
+			rc = measured_branch_check(l, "commit", &r, e);
+			store_run_release(&r);
+			if (rc < 0)
+				return rc;
+		}
+	}
 	if ((rc = vcs_commit_check(l->ws.vcs, e)) < 0)
 		return rc;
 	if ((rc = guards_frozen_check(&l->ws, "commit", e)) < 0)

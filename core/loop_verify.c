@@ -247,7 +247,7 @@ int loop_verify_begin(struct loop *l, const struct loop_verify_opts *o, struct e
 	struct where w;
 	struct sb cmd = SB_INIT;
 	char head[VCS_OID_HEX] = "";
-	char *log_path = NULL;
+	char *log_path = NULL, *branch = NULL;
 	const struct patset *ps;
 	int rc;
 
@@ -343,6 +343,8 @@ int loop_verify_begin(struct loop *l, const struct loop_verify_opts *o, struct e
 	    (rc = vcs_snapshot(l->ws.vcs, loop_kpaths(l), l->ws.nkernel, l->vsnap, e)) < 0)
 		goto out;
 	l->vno_change = !strcmp(l->vtree, at_head);
+	/* the row and its commit go on the branch measured (loop_record.c) */
+	vcs_head_ref(l->ws.vcs, &branch, NULL);
 	log_path = xasprintf("%s/iter-%d.log", l->ws.trace_dir, w.iter);
 	struct run_spec spec = {
 		.kind = "verify",
@@ -354,6 +356,7 @@ int loop_verify_begin(struct loop *l, const struct loop_verify_opts *o, struct e
 		.timeout_s = o ? o->timeout_s : 0,
 		.scope = o && o->gate_k ? SCOPE_SUBSET : SCOPE_FULL,
 		.head = head[0] ? head : NULL,
+		.branch = branch,
 		.start_event = "verify.start",
 		.alloc = loop_run_alloc(l),
 		.ps = ps,
@@ -370,6 +373,7 @@ int loop_verify_begin(struct loop *l, const struct loop_verify_opts *o, struct e
 	}
 out:
 	free(log_path);
+	free(branch);
 	sb_release(&cmd);
 	return rc;
 }

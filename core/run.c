@@ -152,6 +152,7 @@ int run_start(struct store *st, const struct run_spec *s, struct run **out, stru
 	rec->cwd = dup_or_null(s->cwd);
 	rec->log_path = dup_or_null(s->log_path);
 	rec->head = dup_or_null(s->head);
+	rec->branch = dup_or_null(s->branch);
 	rec->tree = dup_or_null(s->tree);
 	rec->t_start = now();
 	rec->bench_ms = rec->vs_best = NAN;

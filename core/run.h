@@ -61,6 +61,7 @@ struct run_spec {
 	double timeout_s;        /* 0: none */
 	enum gate_scope scope;   /* what the command runs; a scope the output names wins */
 	const char *head, *tree; /* recorded with the run; may be NULL */
+	const char *branch;      /* what HEAD named (vcs_head_ref); may be NULL */
 	const char *start_event; /* an event logged with the insert ("verify.start"), or NULL */
 	const struct patset *ps;
 	struct alloc *alloc;     /* run as a step of this Slurm allocation (core/alloc.h),

@@ -135,6 +135,10 @@ static const char *const migrations[] = {
 	" last_used REAL, released REAL, why TEXT, pid INTEGER);"
 	"CREATE TABLE IF NOT EXISTS slurm_steps (run_id INTEGER PRIMARY KEY, job TEXT, step TEXT,"
 	" node TEXT, gpus TEXT, cause TEXT NOT NULL, why TEXT);",
+	/* 7: what HEAD named when a run started (the branch's ref, or "HEAD"
+	 * when detached): the row is logged and committed on the branch it was
+	 * measured on; NULL for runs recorded before */
+	"ALTER TABLE runs ADD COLUMN branch TEXT;",
 };
 #define NMIGRATIONS (int)(sizeof(migrations) / sizeof(migrations[0]))
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == STORE_SCHEMA_VERSION,
@@ -550,13 +554,14 @@ void store_run_release(struct store_run *r)
 	free(r->tree);
 	free(r->snapshot);
 	free(r->head);
+	free(r->branch);
 	memset(r, 0, sizeof(*r));
 }
 
 #define RUN_COLS                                                                             \
 	"iter, kind, command, cwd, log_path, t_start, t_end, exit_status, signal, timed_out, " \
 	"cancelled, no_change, gate, scope, bench_ms, vs_best, result_json, tree, snapshot, "  \
-	"head, env_id, pid"
+	"head, env_id, pid, branch"
 
 static void bind_run(sqlite3_stmt *st, const struct store_run *r)
 {
@@ -588,6 +593,7 @@ static void bind_run(sqlite3_stmt *st, const struct store_run *r)
 	else
 		sqlite3_bind_null(st, 21);
 	sqlite3_bind_int(st, 22, r->pid);
+	bind_text(st, 23, r->branch);
 }
 
 static void read_run(sqlite3_stmt *st, struct store_run *r)
@@ -616,6 +622,7 @@ static void read_run(sqlite3_stmt *st, struct store_run *r)
 	r->head = col_text(st, 20);
 	r->env_id = sqlite3_column_int(st, 21);
 	r->pid = sqlite3_column_int(st, 22);
+	r->branch = col_text(st, 23);
 }
 
 int store_run_insert(struct store *s, struct store_run *r, struct err *e)
@@ -623,7 +630,7 @@ int store_run_insert(struct store *s, struct store_run *r, struct err *e)
 	sqlite3_stmt *st;
 	int rc = prep(s,
 		      "INSERT INTO runs(" RUN_COLS ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,"
-		      "?,?,?,?)",
+		      "?,?,?,?,?)",
 		      &st, e);
 	if (rc < 0)
 		return rc;
@@ -641,12 +648,12 @@ int store_run_update(struct store *s, const struct store_run *r, struct err *e)
 		      "UPDATE runs SET iter=?, kind=?, command=?, cwd=?, log_path=?, t_start=?, "
 		      "t_end=?, exit_status=?, signal=?, timed_out=?, cancelled=?, no_change=?, "
 		      "gate=?, scope=?, bench_ms=?, vs_best=?, result_json=?, tree=?, snapshot=?, "
-		      "head=?, env_id=?, pid=? WHERE id=?",
+		      "head=?, env_id=?, pid=?, branch=? WHERE id=?",
 		      &st, e);
 	if (rc < 0)
 		return rc;
 	bind_run(st, r);
-	sqlite3_bind_int(st, 23, r->id);
+	sqlite3_bind_int(st, 24, r->id);
 	return step_done(s, st, e, "cannot update the run");
 }
 

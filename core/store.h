@@ -31,7 +31,7 @@ struct sb;
 struct store;
 struct sqlite3;
 
-#define STORE_SCHEMA_VERSION 6
+#define STORE_SCHEMA_VERSION 7
 
 /* What to do about a workspace that cannot be written (ERR_READONLY). */
 #define STORE_READONLY_HINT                                                                     \
@@ -96,6 +96,8 @@ struct store_run {
 	char *tree;     /* kernel hash at the end */
 	char *snapshot; /* git tree holding what was measured */
 	char *head;     /* HEAD when it ran */
+	char *branch;   /* what HEAD named then: "refs/heads/NAME", or "HEAD"
+			 * when detached; NULL when not recorded */
 	int env_id;     /* 0 when none */
 	int pid;        /* of the optloop that ran it */
 };

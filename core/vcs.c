@@ -332,6 +332,20 @@ int vcs_operation_check(struct vcs *v, const char *verb, const char *rerun, stru
 		       rerun ? rerun : "");
 }
 
+int vcs_head_ref(struct vcs *v, char **name, struct err *e)
+{
+	git_reference *ref = NULL;
+	*name = NULL;
+	if (git_reference_lookup(&ref, v->repo, "HEAD") < 0)
+		return git_fail(e, ERR_IO, "cannot read HEAD");
+	const char *target = git_reference_type(ref) == GIT_REFERENCE_SYMBOLIC
+				     ? git_reference_symbolic_target(ref)
+				     : NULL;
+	*name = xstrdup(target ? target : "HEAD");
+	git_reference_free(ref);
+	return 0;
+}
+
 int vcs_commit_check(struct vcs *v, struct err *e)
 {
 	int rc = vcs_identity_check(v, e);

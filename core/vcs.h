@@ -71,6 +71,11 @@ const char *vcs_operation(struct vcs *v, const char **finish);
  * "VERB refused:", names the operation, how to finish or abort it, and to
  * run optloop RERUN again (RERUN NULL: "the optloop command"). */
 int vcs_operation_check(struct vcs *v, const char *verb, const char *rerun, struct err *e);
+/* What HEAD points at: the branch's full ref name ("refs/heads/main", also
+ * for a branch with no commit yet), or "HEAD" when detached.  Caller frees
+ * *name; NULL on error. */
+int vcs_head_ref(struct vcs *v, char **name, struct err *e);
+
 /* Hash of the kernel paths' contents: in the work tree when treeish is NULL,
  * otherwise in that commit or tree ("HEAD", a sha).  Two states hash equal
  * exactly when every non-ignored file under the paths has the same path,

@@ -2,7 +2,8 @@
 # Ways a wrong judgment could be recorded, each refused on the demo: report
 # nogo cites only runs that count as evidence; a git merge, rebase,
 # cherry-pick or bisect in progress refuses every step that writes git or
-# relies on the tree.
+# relies on the tree, and a branch switched after the verify refuses the
+# row and its commit.
 . "$(dirname "$0")/lib.sh"
 
 export DEMO_BENCH_WARMUP_MS=1 DEMO_BENCH_REP_MS=1
@@ -139,5 +140,42 @@ t_is "verify during a cherry-pick: refused (exit 3)" "$rc" 3
 t_like "  saying how to finish or abort it" "$out" \
 	'verify refused: git cherry-pick in progress: finish it \(git cherry-pick --continue\) or abort it \(git cherry-pick --abort\)'
 git cherry-pick --abort
+
+# ---- the row and its commit go on the branch measured --------------------------
+reps 5
+verify || t_fail "verify iteration 5"
+git switch -q -c elsewhere
+out=$("$OPTLOOP" log --direction "five passes, once more" --status drop 2>&1); rc=$?
+t_is "log on another branch than the one measured: refused (exit 3)" "$rc" 3
+t_like "  naming both and saying to switch back" "$out" \
+	'log refused: iteration 5 was measured on branch main, but HEAD is now on branch elsewhere; .*switch back \(git switch main\), then run optloop log again'
+git switch -q --detach
+out=$("$OPTLOOP" log --direction "five passes, once more" --status drop --commit 2>&1); rc=$?
+t_is "log --commit on a detached HEAD after measuring on main: refused (exit 3)" "$rc" 3
+t_like "  saying to switch back to main, not to make a branch" "$out" \
+	'log --commit refused: iteration 5 was measured on branch main, but HEAD is now detached at [0-9a-f]{12}; .*\(git switch main\)'
+git switch -q main
+t_ok "back on main, log" "$OPTLOOP" log --direction "five passes, once more" --status drop
+git switch -q elsewhere
+out=$("$OPTLOOP" commit 2>&1); rc=$?
+t_is "commit on another branch: refused (exit 3)" "$rc" 3
+t_like "  naming both" "$out" 'commit refused: iteration 5 was measured on branch main, but HEAD is now on branch elsewhere'
+t_is "  nothing was committed there" "$(git log -1 --format=%s elsewhere)" "main: title"
+git switch -q main
+t_ok "back on main, commit" "$OPTLOOP" commit
+
+at=$(git rev-parse HEAD)
+git switch -q --detach
+reps 5
+verify || t_fail "verify iteration 6 on a detached HEAD"
+git switch -q side
+out=$("$OPTLOOP" log --direction "five passes, detached" --status drop 2>&1); rc=$?
+t_is "measured on a detached HEAD, log on a branch elsewhere: refused (exit 3)" "$rc" 3
+t_like "  naming the commit measured" "$out" \
+	"measured on a detached HEAD at ${at:0:12}, but HEAD is now on branch side; .*git switch --detach ${at:0:12}"
+git switch -q --detach "$at"
+t_ok "at the commit measured, log" "$OPTLOOP" log --direction "five passes, detached" --status drop
+git switch -q -c work
+t_ok "a branch made there: commit" "$OPTLOOP" commit
 
 t_done

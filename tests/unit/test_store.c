@@ -127,7 +127,8 @@ static void an_older_schema_is_upgraded_by_the_first_writer(void **state)
 	store_close(s);
 	assert_int_equal(sqlite3_open(dbpath, &db), SQLITE_OK);
 	assert_int_equal(sqlite3_exec(db, "DROP INDEX iterations_run; ALTER TABLE iterations DROP COLUMN "
-				      "unconfirmed; PRAGMA user_version = 1",
+				      "unconfirmed; ALTER TABLE runs DROP COLUMN branch; "
+				      "PRAGMA user_version = 1",
 				      NULL, NULL, NULL),
 			 SQLITE_OK);
 	sqlite3_close(db);
@@ -141,13 +142,16 @@ static void an_older_schema_is_upgraded_by_the_first_writer(void **state)
 					    "SELECT (SELECT user_version FROM pragma_user_version), "
 					    "(SELECT count(*) FROM sqlite_master WHERE name = "
 					    "'iterations_run'), (SELECT count(*) FROM "
-					    "pragma_table_info('iterations') WHERE name = 'unconfirmed')",
+					    "pragma_table_info('iterations') WHERE name = 'unconfirmed'), "
+					    "(SELECT count(*) FROM pragma_table_info('runs') WHERE name = "
+					    "'branch')",
 					    -1, &st, NULL),
 			 SQLITE_OK);
 	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
 	assert_int_equal(sqlite3_column_int(st, 0), STORE_SCHEMA_VERSION);
 	assert_int_equal(sqlite3_column_int(st, 1), 1);
 	assert_int_equal(sqlite3_column_int(st, 2), 1);
+	assert_int_equal(sqlite3_column_int(st, 3), 1);
 	sqlite3_finalize(st);
 	assert_int_equal(store_meta_get(s, "op", &val, &e), 0);
 	assert_string_equal(val, "chunk_gla");
@@ -533,7 +537,8 @@ static void every_table_comes_from_the_migrations(void **state)
 	/* a version 3 database with a module table of its own, and a row in it */
 	assert_int_equal(store_open(old, STORE_CREATE, &s, &e), 0);
 	assert_int_equal(store_exec(s, "DROP TABLE guards_stop; DROP TABLE stats_runs;"
-				       "DELETE FROM guards_frozen; PRAGMA user_version = 3", &e), 0);
+				       "DELETE FROM guards_frozen; ALTER TABLE runs DROP COLUMN branch;"
+				       "PRAGMA user_version = 3", &e), 0);
 	assert_int_equal(store_exec(s, "INSERT INTO guards_frozen VALUES ('t.py', 'abc', 1)", &e), 0);
 	store_close(s);
 	assert_int_equal(store_open(old, 0, &s, &e), 0);
