@@ -141,6 +141,19 @@ int loop_reconcile_git(struct loop *l, struct err *e);
 int loop_bring_back(struct loop *l, int iter, const char *sha, const char *ref, bool intent,
 		    struct err *e);
 
+/* loop_repair.c: the row commit c's Optloop-* trailers carry (its strings
+ * owned by r: log_row_release). */
+struct vcs_iter_commit;
+void loop_commit_row(const struct vcs_iter_commit *c, struct log_row *r);
+/* loop_repair.c: nothing without its recorded run becomes the best.  Why
+ * r, the row commit c carries, cannot be taken back (caller frees), or
+ * NULL when it can: a row that can be the best needs the iteration's last
+ * verify run in the database, a measured pass of the commit's kernel with
+ * the trailer's bench number.  *run_id and *tree (caller frees) get that
+ * run when the commit holds its kernel, else 0 and NULL. */
+char *loop_commit_unbacked(struct loop *l, const struct vcs_iter_commit *c,
+			   const struct log_row *r, int *run_id, char **tree);
+
 /* ---- the loop's resources, lent to its own files ------------------------- */
 
 /* The contract as the workspace last read it (loop_open, loop_status,

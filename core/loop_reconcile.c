@@ -269,12 +269,29 @@ int loop_reconcile_git(struct loop *l, struct err *e)
 		}
 	}
 	for (size_t k = 0; k < nc; k++) {
-		if (!bsearch(&cs[k].iter, iters, n, sizeof(*iters), cmp_int))
+		if (bsearch(&cs[k].iter, iters, n, sizeof(*iters), cmp_int))
+			continue;
+		struct log_row r;
+		int run_id;
+		char *tree;
+		loop_commit_row(&cs[k], &r);
+		char *unbacked = loop_commit_unbacked(l, &cs[k], &r, &run_id, &tree);
+		if (unbacked)
+			loop_problem(l,
+				"commit %.12s carries iteration %d as %s, but %s, so nothing backs its "
+				"number and optloop repair will not take it back; a commit made by "
+				"hand is not an iteration: take its Optloop-* trailers out (git commit "
+				"--amend, or git rebase -i) or take the commit off the branch",
+				cs[k].sha, cs[k].iter, row_status_name(r.status), unbacked);
+		else
 			loop_problem(l,
 				"commit %.12s carries iteration %d, but OPT_LOG.md and the database have "
 				"no row for it; repair: run optloop repair to rebuild the row from the "
 				"commit's trailers (rows must follow in order; later rows are kept)",
 				cs[k].sha, cs[k].iter);
+		free(unbacked);
+		free(tree);
+		log_row_release(&r);
 	}
 	free(shas);
 	free(iters);

@@ -29,6 +29,68 @@
 
 /* ---- repair ---------------------------------------------------------------------- */
 
+void loop_commit_row(const struct vcs_iter_commit *c, struct log_row *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->iter = c->iter;
+	r->direction = xstrdup(c->direction ? c->direction : "(rebuilt from the commit)");
+	r->gate = xstrdup(c->gate ? c->gate : "");
+	if (!c->gate || optlog_parse_gate(c->gate, &r->gate_v, &r->scope) < 0)
+		r->gate_v = GATE_NONE;
+	if (!c->bench || optlog_parse_bench(c->bench, &r->bench_ms) < 0)
+		r->bench_ms = NAN;
+	if (!c->vs_best || optlog_parse_vs_best(c->vs_best, &r->vs_best) < 0)
+		r->vs_best = NAN;
+	if (!c->status || optlog_parse_status(c->status, &r->status) < 0)
+		r->status = c->iter == 0 ? RS_BASE : RS_DROP;
+	if (r->status == RS_KEEP && c->unconfirmed)
+		r->unconfirmed = xstrdup(c->unconfirmed);
+	r->commit = xstrdup(c->sha);
+}
+
+char *loop_commit_unbacked(struct loop *l, const struct vcs_iter_commit *c,
+			   const struct log_row *r, int *run_id, char **tree)
+{
+	struct store_run run;
+	char have[VCS_OID_HEX];
+	*run_id = 0;
+	*tree = NULL;
+	if (store_run_last(l->ws.store, c->iter, "verify", &run, NULL) < 0)
+		return log_row_can_be_best(r)
+			       ? xasprintf("the database holds no verify run of iteration %d", c->iter)
+			       : NULL;
+	char *why = NULL;
+	bool same_kernel = run.tree &&
+			   vcs_kernel_hash(l->ws.vcs, loop_kpaths(l), l->ws.nkernel, c->sha, have,
+					   NULL) == 0 &&
+			   !strcmp(have, run.tree);
+	struct sb want = SB_INIT, got = SB_INIT;
+	optlog_fmt_bench(r->bench_ms, &want);
+	optlog_fmt_bench(run.bench_ms, &got);
+	if (!log_row_can_be_best(r))
+		; /* a row that cannot be the best: its run, when it is the commit's */
+	else if (run.t_end <= 0 || run_is_attempt(run.iter, run.gate, run.scope, run.bench_ms) ||
+		 !rules_run_measured(run.gate, run.bench_ms))
+		why = xasprintf("iteration %d's last verify run (run %d) did not measure a passing "
+				"gate with a bench number",
+				c->iter, run.id);
+	else if (!same_kernel)
+		why = xasprintf("iteration %d's verify run (run %d) measured another kernel than the "
+				"commit holds",
+				c->iter, run.id);
+	else if (strcmp(want.buf, got.buf))
+		why = xasprintf("iteration %d's verify run (run %d) measured %s ms, not %s", c->iter,
+				run.id, got.buf, want.buf);
+	if (!why && same_kernel) {
+		*run_id = run.id;
+		*tree = xstrdup(run.tree);
+	}
+	sb_release(&want);
+	sb_release(&got);
+	store_run_release(&run);
+	return why;
+}
+
 /* repair --rebuild: the rows OPT_LOG.md holds and the database lost go back
  * into the database, in order, each linked to the commit that carries its
  * iteration with the same direction (Optloop-Iter and Optloop-Direction:
@@ -204,22 +266,28 @@ int loop_repair(struct loop *l, bool rebuild, struct sb *done, struct err *e)
 		if (k == nc)
 			break;
 		struct log_row r;
-		memset(&r, 0, sizeof(r));
-		r.iter = next;
-		r.direction = xstrdup(cs[k].direction ? cs[k].direction : "(rebuilt from the commit)");
-		r.gate = xstrdup(cs[k].gate ? cs[k].gate : "");
-		if (!cs[k].gate || optlog_parse_gate(cs[k].gate, &r.gate_v, &r.scope) < 0)
-			r.gate_v = GATE_NONE;
-		if (!cs[k].bench || optlog_parse_bench(cs[k].bench, &r.bench_ms) < 0)
-			r.bench_ms = NAN;
-		if (!cs[k].vs_best || optlog_parse_vs_best(cs[k].vs_best, &r.vs_best) < 0)
-			r.vs_best = NAN;
-		if (!cs[k].status || optlog_parse_status(cs[k].status, &r.status) < 0)
-			r.status = next == 0 ? RS_BASE : RS_DROP;
-		if (r.status == RS_KEEP && cs[k].unconfirmed)
-			r.unconfirmed = xstrdup(cs[k].unconfirmed);
-		r.commit = xstrdup(cs[k].sha);
-		rc = store_iter_add(l->ws.store, &r, 0, NULL, e);
+		int run_id = 0;
+		char *tree = NULL;
+		loop_commit_row(&cs[k], &r);
+		char *unbacked = loop_commit_unbacked(l, &cs[k], &r, &run_id, &tree);
+		if (unbacked) {
+			struct sb b = SB_INIT;
+			optlog_fmt_bench(r.bench_ms, &b);
+			rc = err_set(e, ERR_REFUSED,
+				     "repair refused: commit %.12s carries iteration %d as %s (bench %s "
+				     "ms), but %s, so nothing backs its number and it cannot be the "
+				     "best. A commit made by hand is not an iteration: take its "
+				     "Optloop-* trailers out (git commit --amend, or git rebase -i for "
+				     "an older one) or take the commit off the branch, then run optloop "
+				     "repair again; to keep that kernel, verify it as a new iteration",
+				     cs[k].sha, next, row_status_name(r.status), b.buf, unbacked);
+			sb_release(&b);
+			free(unbacked);
+			log_row_release(&r);
+			break;
+		}
+		rc = store_iter_add(l->ws.store, &r, run_id, tree, e);
+		free(tree);
 		if (rc == 0)
 			rc = store_event(l->ws.store, next, "repair.row", cs[k].sha, e);
 		if (rc == 0 && done)

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Ways a wrong judgment could be recorded, each refused on the demo: report
-# nogo cites only runs that count as evidence; a git merge, rebase,
-# cherry-pick or bisect in progress refuses every step that writes git or
-# relies on the tree, and a branch switched after the verify refuses the
-# row and its commit.
+# Ways a wrong judgment could be recorded, each refused on the demo: a git
+# merge, rebase, cherry-pick or bisect in progress refuses every step that
+# writes git or relies on the tree, and a branch switched after the verify
+# refuses the row and its commit; report nogo cites only runs that count as
+# evidence; a hand-made commit carrying Optloop trailers never becomes the
+# best through repair.
 . "$(dirname "$0")/lib.sh"
 
 export DEMO_BENCH_WARMUP_MS=1 DEMO_BENCH_REP_MS=1
@@ -177,5 +178,47 @@ git switch -q --detach "$at"
 t_ok "at the commit measured, log" "$OPTLOOP" log --direction "five passes, detached" --status drop
 git switch -q -c work
 t_ok "a branch made there: commit" "$OPTLOOP" commit
+
+# ---- a hand-made commit with Optloop trailers never becomes the best -------------
+iter=$(rows)
+forge() {
+	git commit -q --allow-empty -m "faster
+
+Optloop-Op: chunk_linear_attn
+Optloop-Iter: $iter
+Optloop-Direction: tuned by hand
+Optloop-Gate: pass
+Optloop-Bench: 0.100
+Optloop-Vs-Best: +99%
+Optloop-Status: keep" "$@"
+}
+forge
+t_like "status says the forged commit cannot be taken back" "$("$OPTLOOP" status 2>&1)" \
+	"carries iteration $iter as keep, but the database holds no verify run of iteration $iter"
+out=$("$OPTLOOP" repair 2>&1); rc=$?
+t_is "repair refuses a keep commit with no run (exit 3)" "$rc" 3
+t_like "  saying why and what to do" "$out" \
+	"repair refused: commit [0-9a-f]{12} carries iteration $iter as keep \(bench 0.100 ms\), but the database holds no verify run.*take its Optloop-\* trailers out"
+t_is "  the best is still the baseline" "$(best)" 0
+t_is "  no row was added" "$(rows)" "$iter"
+git reset -q --hard HEAD~1
+reassess 2
+reps 5
+verify || t_fail "verify iteration $iter"
+git add "$kernel" && forge
+out=$("$OPTLOOP" repair 2>&1); rc=$?
+t_is "repair refuses a keep commit whose number is not its run's (exit 3)" "$rc" 3
+t_like "  naming the number measured" "$out" "verify run \(run [0-9]+\) measured [0-9.]+ ms, not 0.100"
+t_is "  the best is still the baseline" "$(best)" 0
+git reset -q --soft HEAD~1 && git reset -q
+"$OPTLOOP" log --direction "five passes, kept" --status keep --unconfirmed "for the repair test" --commit \
+	>/dev/null || t_fail "log --commit iteration $iter"
+sqlite3 "$ws/optloop.db" "DELETE FROM iterations WHERE iter = $iter"
+sed -i "/^| $iter |/d" "$ws/OPT_LOG.md"
+out=$("$OPTLOOP" repair 2>&1); rc=$?
+t_is "a commit its run backs is rebuilt by repair" "$rc" 0
+t_like "  from the commit" "$out" "row $iter rebuilt from commit"
+t_is "  and it is the best" "$(best)" "$iter"
+t_is "  linked to its run" "$(sqlite3 "$ws/optloop.db" "SELECT run_id > 0 FROM iterations WHERE iter = $iter")" 1
 
 t_done
