@@ -71,6 +71,8 @@ struct log_row {
 	char *notes;          /* an imported log's Notes cell (per-shape numbers,
 			       * remarks; line breaks kept), NULL otherwise */
 	int lineno;           /* line in the source file when imported, else 0 */
+	bool vs_confirm;      /* vs_best is its confirm's (best and candidate interleaved
+			       * in one session), not the verify verdict's */
 	bool full_gate_failed;/* a -k subset-gate row whose kernel the full gate has
 			       * failed since: never the best (log_row_can_be_best) */
 };

@@ -242,6 +242,8 @@ void optlog_render_row(const struct log_row *r, struct sb *out)
 	optlog_fmt_bench(r->bench_ms, out);
 	sb_adds(out, " | ");
 	optlog_fmt_vs_best(r->vs_best, out);
+	if (r->vs_confirm && isfinite(r->vs_best))
+		sb_adds(out, " " OPTLOG_CONFIRM_MARK);
 	sb_adds(out, " | ");
 	sb_adds(out, r->status == RS_NONE ? DASH : row_status_name(r->status));
 	if (r->status == RS_KEEP && r->unconfirmed)
@@ -264,11 +266,22 @@ static void render_head(const struct optlog_doc *d, struct sb *out)
 		     "|---|---|---|---|---|---|\n");
 }
 
+/* What a reader of the file alone needs to read the table: where each
+ * column's number comes from (after a blank line: not part of the table). */
+static const char legend[] =
+	"\nBench is the median of the iteration's own verify run (the geomean over shapes). vs "
+	"best is the time saved against the best (the baseline or the last keep, the one "
+	"`optloop status` shows): by the verify's verdict, which weighs every run of the best "
+	"kernel, so it need not match the two Bench cells to the digit; marked " OPTLOG_CONFIRM_MARK
+	" when the iteration's confirm sized it (best and candidate interleaved in one session, "
+	"the figure every report uses).\n";
+
 void optlog_render(const struct optlog_doc *d, struct sb *out)
 {
 	render_head(d, out);
 	for (size_t i = 0; i < d->nrows; i++)
 		optlog_render_row(&d->rows[i], out);
+	sb_adds(out, legend);
 }
 
 bool optlog_render_same(const struct optlog_doc *d, const char *text, size_t len)
@@ -288,7 +301,8 @@ bool optlog_render_same(const struct optlog_doc *d, const char *text, size_t len
 		at += part.len;
 	}
 	sb_release(&part);
-	return same && at == len;
+	size_t ll = sizeof(legend) - 1;
+	return same && at + ll == len && !memcmp(text + at, legend, ll);
 }
 
 /* ------------------------------------------------------------------ */
@@ -868,7 +882,9 @@ static void read_row(struct reader *R, struct md_span line, int lineno)
 		problem(R->probs, lineno,
 			"Bench cell '%s' is not a time in ms (write e.g. 0.973, or — when there is none)",
 			t);
-	if ((t = cell_tmp(R, c, C_VS)) && optlog_parse_vs_best(t, &row.vs_best) < 0)
+	if ((t = cell_tmp(R, c, C_VS)))
+		row.vs_confirm = strstr(t, OPTLOG_CONFIRM_MARK) != NULL;
+	if (t && optlog_parse_vs_best(t, &row.vs_best) < 0)
 		problem(R->probs, lineno,
 			"vs best cell '%s' is not a signed percent (write e.g. +12%%, -4%%, or —)", t);
 	if ((t = cell_tmp(R, c, C_STATUS)) && optlog_parse_status(t, &row.status) < 0)

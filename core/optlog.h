@@ -32,6 +32,10 @@
 #ifndef OPTLOOP_OPTLOG_H
 #define OPTLOOP_OPTLOG_H
 
+/* The mark after a vs best figure that its confirm sized ("+32% (confirm)");
+ * the legend under the table says what it means. */
+#define OPTLOG_CONFIRM_MARK "(confirm)"
+
 #include "core/model.h"
 
 #include <stddef.h>

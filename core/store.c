@@ -139,6 +139,9 @@ static const char *const migrations[] = {
 	 * when detached): the row is logged and committed on the branch it was
 	 * measured on; NULL for runs recorded before */
 	"ALTER TABLE runs ADD COLUMN branch TEXT;",
+	/* 8: where a row's vs best comes from: 'confirm' when its confirm
+	 * sized it (OPT_LOG.md marks it), NULL for the verify verdict's */
+	"ALTER TABLE iterations ADD COLUMN vs_from TEXT;",
 };
 #define NMIGRATIONS (int)(sizeof(migrations) / sizeof(migrations[0]))
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == STORE_SCHEMA_VERSION,
@@ -804,8 +807,8 @@ int store_iter_add(struct store *s, const struct log_row *r, int run_id, const c
 	sqlite3_stmt *st;
 	int rc = prep(s,
 		      "INSERT INTO iterations(iter, direction, axis, gate, gate_v, scope, bench_ms,"
-		      " vs_best, status, run_id, tree, logged_at, commit_sha, unconfirmed)"
-		      " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+		      " vs_best, status, run_id, tree, logged_at, commit_sha, unconfirmed, vs_from)"
+		      " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 		      &st, e);
 	if (rc < 0)
 		return rc;
@@ -826,6 +829,7 @@ int store_iter_add(struct store *s, const struct log_row *r, int run_id, const c
 	sqlite3_bind_double(st, 12, now());
 	bind_text(st, 13, r->commit);
 	bind_text(st, 14, r->unconfirmed);
+	bind_text(st, 15, r->vs_confirm ? "confirm" : NULL);
 	return step_done(s, st, e, "cannot record the row");
 }
 
@@ -945,7 +949,7 @@ static int rows_read(struct store *s, struct log_rows **out, struct err *e)
 	sqlite3_stmt *st;
 	int rc = prep(s,
 		      "SELECT iter, direction, gate, gate_v, scope, bench_ms, vs_best, status, axis,"
-		      " commit_sha, unconfirmed,"
+		      " commit_sha, unconfirmed, vs_from IS 'confirm',"
 		      /* a subset-gate row whose kernel a full gate failed since */
 		      " CASE WHEN scope = ?1 AND tree IS NOT NULL THEN EXISTS(SELECT 1 FROM runs f"
 		      "  WHERE f.tree = iterations.tree AND f.kind = 'verify' AND f.scope = ?2"
@@ -979,7 +983,8 @@ static int rows_read(struct store *s, struct log_rows **out, struct err *e)
 		off[n][2] = text_put(st, 8, &text);
 		off[n][3] = text_put(st, 9, &text);
 		off[n][4] = text_put(st, 10, &text);
-		r->full_gate_failed = sqlite3_column_int(st, 11) != 0;
+		r->vs_confirm = sqlite3_column_int(st, 11) != 0;
+		r->full_gate_failed = sqlite3_column_int(st, 12) != 0;
 		n++;
 	}
 	unprep(s, st);

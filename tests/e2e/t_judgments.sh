@@ -111,8 +111,8 @@ conf_vs=$(sqlite3 profile/chunk_linear_attn-opt/optloop.db \
 t_like "status now proposes keep" "$("$OPTLOOP" status --json | jget next)" '--status keep \(a win beyond noise, by its confirm\)'
 t_is "status --json suggests keep" "$("$OPTLOOP" status --json | jget suggest)" keep
 t_ok "keep is accepted" "$OPTLOOP" log --direction "7 reps" --status keep --commit
-t_is "the row's vs best is the confirm's" "$(cell 2 5)" \
-	"$(python3 -c 'import sys; print("%+d%%" % round(100 * float(sys.argv[1])))' "$conf_vs")"
+t_is "the row's vs best is the confirm's, marked so" "$(cell 2 5)" \
+	"$(python3 -c 'import sys; print("%+d%% (confirm)" % round(100 * float(sys.argv[1])))' "$conf_vs")"
 t_is "the kept row is the best" "$("$OPTLOOP" status --json | jget best.iter)" 2
 t_is "the stall count is back to 0" "$("$OPTLOOP" status --json | jget stall.count)" 0
 t_unlike "no earlier verdict in READY" "$("$OPTLOOP" status)" '^verdict:'
@@ -189,7 +189,7 @@ t_like "and said to be killed" "$out" '^run: +killed, exit status 143'
 # ---- the workbench shows the same best and figure -----------------------------
 tui_start 120 34 LANG=C.UTF-8 -- "$OPTLOOP" tui
 t_screen "the timeline marks iteration 3 as the best, with the row's vs best" \
-	"\\*   3 6 reps .* $(cell 3 5 | sed 's/+/\\+/') keep"
+	"\\*   3 6 reps .* $(cell 3 5 | sed 's/ (confirm)//; s/+/\\+/') keep"
 t_screen "the best pane names the same best" "best $(cell 3 4) ms @ iter 3"
 tui_keys q
 tui_stop

@@ -23,7 +23,8 @@ t=r(p*10)
 print("0%" if t == 0 else ("%+.1f%%" % (t/10)).replace(".0%","%"))' "$1"
 }
 optlog=profile/chunk_linear_attn-opt/OPT_LOG.md
-row_vs() { awk -F'|' -v i="$1" '$2+0 == i && $2 ~ /[0-9]/ { gsub(/ /, "", $6); print $6 }' "$optlog"; }
+# the figure of row i, without the mark that says its confirm sized it
+row_vs() { awk -F'|' -v i="$1" '$2+0 == i && $2 ~ /[0-9]/ { gsub(/ |\(confirm\)/, "", $6); print $6 }' "$optlog"; }
 trailer_vs() {
 	git log --format=%B | awk -v i="$1" '/^Optloop-Iter: / { it = $2 } /^Optloop-Vs-Best: / && it == i { print $2; exit }'
 }
@@ -64,6 +65,8 @@ for i in 1 2; do
 	t_is "  its commit trailer carries the same" "$(trailer_vs $i)" "$rv"
 done
 t_is "row 1 carries the confirm's figure" "$(row_vs 1)" "$confirm_vs"
+t_like "  marked as the confirm's, and OPT_LOG.md says what the mark means" \
+	"$(grep -E '^\| 1 \|' "$optlog") $(tail -n 1 "$optlog")" '\(confirm\) \| keep \|.*marked \(confirm\) when the iteration.s confirm sized it'
 s=$("$OPTLOOP" status --json)
 t_is "status --json: the best is iteration 1" "$(printf '%s' "$s" | jget best.iter)" 1
 t_is "status --json: the best's vs-best is its row's" "$(pct "$(printf '%s' "$s" | jget best.vs_best)")" "$(row_vs 1)"

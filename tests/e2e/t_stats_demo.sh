@@ -104,7 +104,7 @@ t_unlike "one best in status --json, no second one" "$s" 'confirmed_best'
 t_is "the row carries the confirm's vs best" \
 	"$(grep -E '^\| 1 \|' profile/chunk_linear_attn-opt/OPT_LOG.md | awk -F' \\| ' '{print $5}')" \
 	"$(sqlite3 profile/chunk_linear_attn-opt/optloop.db \
-		"SELECT printf('%+d%%', CAST(round(100 * json_extract(json, '$.vs_best')) AS INTEGER)) FROM stats_confirms WHERE iter = 1 AND done = 1 ORDER BY id DESC LIMIT 1")"
+		"SELECT printf('%+d%% (confirm)', CAST(round(100 * json_extract(json, '$.vs_best')) AS INTEGER)) FROM stats_confirms WHERE iter = 1 AND done = 1 ORDER BY id DESC LIMIT 1")"
 t_is "a confirmed win resets the stall count" "$(printf '%s' "$s" | jget stall.count)" 0
 
 # --- iteration 2: a noise-level change is rejected ---------------------------

@@ -128,6 +128,7 @@ static void an_older_schema_is_upgraded_by_the_first_writer(void **state)
 	assert_int_equal(sqlite3_open(dbpath, &db), SQLITE_OK);
 	assert_int_equal(sqlite3_exec(db, "DROP INDEX iterations_run; ALTER TABLE iterations DROP COLUMN "
 				      "unconfirmed; ALTER TABLE runs DROP COLUMN branch; "
+				      "ALTER TABLE iterations DROP COLUMN vs_from; "
 				      "PRAGMA user_version = 1",
 				      NULL, NULL, NULL),
 			 SQLITE_OK);
@@ -538,6 +539,7 @@ static void every_table_comes_from_the_migrations(void **state)
 	assert_int_equal(store_open(old, STORE_CREATE, &s, &e), 0);
 	assert_int_equal(store_exec(s, "DROP TABLE guards_stop; DROP TABLE stats_runs;"
 				       "DELETE FROM guards_frozen; ALTER TABLE runs DROP COLUMN branch;"
+				       "ALTER TABLE iterations DROP COLUMN vs_from;"
 				       "PRAGMA user_version = 3", &e), 0);
 	assert_int_equal(store_exec(s, "INSERT INTO guards_frozen VALUES ('t.py', 'abc', 1)", &e), 0);
 	store_close(s);
