@@ -754,7 +754,7 @@ int measure_win(struct store *s, int iter, int run_id, struct measure_win *w, st
 		return rc;
 	bool have_v = rc == 0;
 	unsigned conf_flags = 0;
-	if (store_confirm_last(s, iter, &c, NULL) == 0) {
+	if (store_confirm_as_candidate(s, iter, &c, NULL) == 0) {
 		if (c.done && c.verdict) {
 			conf_flags = c.flags;
 			json_t *j = c.json ? json_loads(c.json, 0, NULL) : NULL;

@@ -353,6 +353,10 @@ int store_confirm_end(struct store *s, int id, const char *verdict, unsigned fla
 /* A held-back confirm promotes once its flags are explained. */
 int store_confirm_promote(struct store *s, int id, struct err *e);
 /* The iteration's last record, or the one left unfinished; ERR_NOTFOUND. */
+/* The last confirm of iteration iter as a candidate: begun before its row
+ * was logged (a confirm --baseline of the best, later, is not its
+ * verdict); ERR_NOTFOUND when none. */
+int store_confirm_as_candidate(struct store *s, int iter, struct store_confirm *c, struct err *e);
 int store_confirm_last(struct store *s, int iter, struct store_confirm *c, struct err *e);
 int store_confirm_unfinished(struct store *s, struct store_confirm *c, struct err *e);
 /* Whether a finished confirm of iter promoted it. */

@@ -546,6 +546,14 @@ int store_confirm_last(struct store *s, int iter, struct store_confirm *c, struc
 	return confirm_query(s, CONFIRM_COLS "WHERE iter = ? ORDER BY id DESC LIMIT 1", iter, c, e);
 }
 
+int store_confirm_as_candidate(struct store *s, int iter, struct store_confirm *c, struct err *e)
+{
+	return confirm_query(s, CONFIRM_COLS "WHERE iter = ?1 AND t <= COALESCE((SELECT logged_at"
+					     " FROM iterations WHERE iter = ?1), 1e300)"
+					     " ORDER BY id DESC LIMIT 1",
+			     iter, c, e);
+}
+
 int store_confirm_unfinished(struct store *s, struct store_confirm *c, struct err *e)
 {
 	return confirm_query(s, CONFIRM_COLS "WHERE done = 0 ORDER BY id DESC LIMIT 1", -1, c, e);

@@ -541,6 +541,58 @@ static void explaining_flags_releases_a_held_back_confirm(void **state)
 	assert_false(store_confirm_promoted(st, 2));
 }
 
+/* The evidence a keep needs is the candidate's own: a confirm --baseline of
+ * the best, run after its row was logged, is not its verdict; and an
+ * implausible flag is no win until explained. */
+static void the_win_is_the_candidates_own_confirm(void **state)
+{
+	struct measure_win w;
+	int r0 = add_run(0, "verify", "T0", "GPU", GATE_PASS, SCOPE_FULL, 1.0, 2.0);
+	add_row(0, RS_BASE, r0, "T0");
+	int r1 = add_run(1, "verify", "T1", "GPU", GATE_PASS, SCOPE_FULL, 0.8, 1.6);
+	struct store_confirm c = {.iter = 1, .session = 7, .best_iter = 0};
+	assert_int_equal(store_confirm_begin(st, &c, NULL), 0);
+	struct stats_cmp fast = {.verdict = SV_FAST, .gain = 0.2, .worst = -1};
+	assert_int_equal(measure_confirm_end(st, c.id, &fast, true, NULL), 0);
+	assert_int_equal(measure_win(st, 1, r1, &w, NULL), 0);
+	assert_true(w.win);
+	assert_string_equal(w.source, "confirm");
+	assert_float_equal(w.vs_best, 0.2, 1e-12);
+	assert_int_equal(w.implausible, 0);
+	measure_win_release(&w);
+	usleep(20 * 1000);
+	add_row(1, RS_KEEP, r1, "T1");
+	usleep(20 * 1000);
+	/* the best against the baseline, later */
+	struct store_confirm b = {.iter = 1, .session = 9, .best_iter = 0};
+	assert_int_equal(store_confirm_begin(st, &b, NULL), 0);
+	struct stats_cmp base = {.verdict = SV_FAST, .gain = 0.35, .worst = -1};
+	assert_int_equal(measure_confirm_end(st, b.id, &base, true, NULL), 0);
+	assert_int_equal(measure_win(st, 1, r1, &w, NULL), 0);
+	assert_float_equal(w.vs_best, 0.2, 1e-12);
+	measure_win_release(&w);
+
+	/* a confirm held back by an implausible flag: no win, flagged, until
+	 * explained */
+	int r2 = add_run(2, "verify", "T2", "GPU", GATE_PASS, SCOPE_FULL, 0.1, 0.2);
+	struct store_confirm c2 = {.iter = 2, .session = 11, .best_iter = 1};
+	assert_int_equal(store_confirm_begin(st, &c2, NULL), 0);
+	struct stats_cmp odd = {.verdict = SV_FAST, .gain = 0.9, .flags = SF_IMPLAUSIBLE_AGG,
+				.worst = -1};
+	assert_int_equal(measure_confirm_end(st, c2.id, &odd, false, NULL), 0);
+	assert_int_equal(measure_win(st, 2, r2, &w, NULL), 0);
+	assert_false(w.win);
+	assert_int_equal(w.implausible, SF_IMPLAUSIBLE_AGG);
+	assert_non_null(strstr(w.why, "flagged implausible (implausible_aggregate) and not explained"));
+	measure_win_release(&w);
+	assert_int_equal(measure_explain(st, 2, "nine tenths of the work was redundant", NULL, NULL), 0);
+	assert_int_equal(measure_win(st, 2, r2, &w, NULL), 0);
+	assert_true(w.win);
+	assert_int_equal(w.implausible, 0);
+	measure_win_release(&w);
+	(void)state;
+}
+
 static void report_final_uses_the_confirm_session(void **state)
 {
 	struct err e = {0};
@@ -669,6 +721,7 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(explaining_flags_releases_a_held_back_confirm, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(the_win_is_the_candidates_own_confirm, setup, teardown),
 		cmocka_unit_test_setup_teardown(report_final_uses_the_confirm_session, setup,
 						teardown),
 	};
