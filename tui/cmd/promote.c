@@ -92,11 +92,20 @@ int cmd_promote(struct cli *cli, int argc, char **argv)
 		if (json)
 			json_object_set_new(done, "explained",
 					    json_pack("{s:i, s:b}", "iteration", iter, "promoted", promoted));
+		/* "log it as keep" only where its row is still to be written */
+		struct loop_status st;
+		bool unlogged = false;
+		if (loop_status(l, &st, NULL) == 0) {
+			unlogged = st.state == ST_MEASURED && st.iteration == iter;
+			loop_status_release(&st);
+		}
 		if (!json)
 			printf("explanation recorded for iteration %d%s\n", iter,
-			       promoted ? "; its confirmed win is no longer held back: log it as "
-					  "keep and it becomes the best"
-					: "");
+			       !promoted  ? ""
+			       : unlogged ? "; its confirmed win is no longer held back: log it as "
+					    "keep and it becomes the best"
+					  : "; its confirmed win is no longer held back (its row is "
+					    "already logged)");
 	}
 	rc = 0;
 	if (check) {
