@@ -1393,7 +1393,7 @@ int measure_promote_check(struct store *s, const char *workspace_dir, const stru
 		      "from these numbers only");
 	}
 	json_t *tj = NULL;
-	rc = check_targets(s, k, b.have && b.confirmed && have_conf, &c, arr, out, &all, &tj, e);
+	rc = check_targets(s, k, b.have && have_conf && c.done, &c, arr, out, &all, &tj, e);
 	if (rc < 0) {
 		json_decref(arr);
 		goto out;
