@@ -49,6 +49,7 @@ struct dline {
 	int lineno;
 	const char *text;
 	size_t len;
+	bool moved; /* the same text is on the other side in this file: only moved */
 };
 
 struct dfile {
@@ -202,6 +203,62 @@ static void diff_parse(const char *s, size_t len, struct diff *d)
 			old_no = os, new_no = ns, old_left = oc, new_left = nc;
 		}
 	}
+}
+
+/* A line's text without its leading and trailing blanks. */
+static void trimmed(const struct dline *l, const char **s, size_t *n)
+{
+	const char *a = l->text, *b = l->text + l->len;
+	while (a < b && (*a == ' ' || *a == '\t'))
+		a++;
+	while (b > a && (b[-1] == ' ' || b[-1] == '\t'))
+		b--;
+	*s = a;
+	*n = (size_t)(b - a);
+}
+
+/* A line as the moved-line check sorts it: its file and trimmed text. */
+struct line_key {
+	int file;
+	const char *s;
+	size_t n;
+	size_t i; /* index in the diff */
+};
+
+static int key_cmp(const void *x, const void *y)
+{
+	const struct line_key *a = x, *b = y;
+	if (a->file != b->file)
+		return a->file < b->file ? -1 : 1;
+	int c = memcmp(a->s, b->s, a->n < b->n ? a->n : b->n);
+	return c ? c : a->n < b->n ? -1 : a->n > b->n;
+}
+
+/* Mark the lines that were only moved (re-indented or reordered): a lint
+ * reads what a change wrote, and a moved line wrote nothing new. */
+static void mark_moved(struct diff *d)
+{
+	if (d->n < 2)
+		return;
+	struct line_key *k = xmalloc(d->n * sizeof(*k));
+	for (size_t i = 0; i < d->n; i++) {
+		k[i].file = d->l[i].file;
+		k[i].i = i;
+		trimmed(&d->l[i], &k[i].s, &k[i].n);
+	}
+	qsort(k, d->n, sizeof(*k), key_cmp);
+	for (size_t i = 0; i < d->n;) {
+		size_t j = i;
+		bool add = false, rem = false;
+		for (; j < d->n && key_cmp(&k[i], &k[j]) == 0; j++) {
+			add |= d->l[k[j].i].side == '+';
+			rem |= d->l[k[j].i].side == '-';
+		}
+		for (size_t m = i; add && rem && m < j; m++)
+			d->l[k[m].i].moved = true;
+		i = j;
+	}
+	free(k);
 }
 
 /* ---- rule files ---------------------------------------------------------- */
@@ -544,7 +601,7 @@ static void run_match(const struct rule *r, size_t ri, const struct diff *d, pcr
 	for (size_t i = 0; i < d->n; i++) {
 		const struct dline *l = &d->l[i];
 		int side = l->side == '+' ? SIDE_ADDED : SIDE_REMOVED;
-		if (!(r->side & side) || !file_ok(r, d->f[l->file].path, md))
+		if (l->moved || !(r->side & side) || !file_ok(r, d->f[l->file].path, md))
 			continue;
 		if (line_hits(r, l, md))
 			add_found(c, r, ri, d, i, NULL);
@@ -713,6 +770,7 @@ int lint_diff(const struct lint_set *ls, const char *text, size_t len, struct li
 	if (!md)
 		return err_set(e, ERR_NOMEM, "lint: out of memory for match data");
 	diff_parse(text, len, &d);
+	mark_moved(&d);
 	for (size_t ri = 0; ls && ri < ls->n; ri++) {
 		const struct rule *r = &ls->v[ri];
 		if (r->kind == LK_MATCH)

@@ -315,6 +315,22 @@ static void fast_math_flags_are_flagged(void **state)
 	assert_int_equal(hits("Makefile", "", "CFLAGS = -O3 -fno-fast-math\n", "fast-math"), 0);
 }
 
+/* A line only moved (reordered, or re-indented) wrote nothing new: no
+ * finding, while the same line written anew is one. */
+static void moved_lines_are_not_findings(void **state)
+{
+	assert_int_equal(hits("kernel.c", "#pragma GCC optimize (\"Ofast\")\nint a;\n",
+			      "int a;\n#pragma GCC optimize (\"Ofast\")\n", "fast-math"),
+			 0);
+	assert_int_equal(hits("src/kernel.c", "static double *last_result;\n",
+			      "    static double *last_result;\n", "c-static-cache"),
+			 0);
+	assert_int_equal(hits("kernel.c", "int a;\n", "int a;\n#pragma GCC optimize (\"Ofast\")\n",
+			      "fast-math"),
+			 1);
+	(void)state;
+}
+
 static void diff_reader_tracks_files_hunks_and_line_numbers(void **state)
 {
 	const char *d =
@@ -458,6 +474,7 @@ int main(void)
 		cmocka_unit_test(module_level_caches_are_flagged),
 		cmocka_unit_test(vendor_delegation_is_flagged_in_the_kernel_only),
 		cmocka_unit_test(fast_math_flags_are_flagged),
+		cmocka_unit_test(moved_lines_are_not_findings),
 		cmocka_unit_test(diff_reader_tracks_files_hunks_and_line_numbers),
 		cmocka_unit_test(malformed_rule_files_are_refused_with_file_and_line),
 		cmocka_unit_test(later_rule_with_same_id_replaces_earlier),
