@@ -90,7 +90,7 @@ t_screen "the status field's help names the keys that pick" 'keys k r( d f)? *�
 t_screen "and Left/Right" '(d f )?pick, or Left/Right'
 tui_keys d
 t_screen "d picks drop" '\( \) \[k\]eep +\( \) \[r\]evert +\(\*\) \[d\]rop'
-tui_keys r Enter Enter Enter
+tui_keys r Enter Enter Enter Enter
 t_screen "logged as revert" 'logged iteration 1 \(revert\)'
 tui_keys c
 t_screen "committed, the best kernel restored" 'committed iteration 1 as'
@@ -101,7 +101,8 @@ tui_keys v
 t_screen "the broken kernel fails its gate" 'finished .*gate (fail|FAIL)' 60
 tui_keys l
 t_screen "the log wizard proposes drop" 'proposed: drop · the gate is fail'
-t_screen "drop is preselected" '\( \) \[k\]eep +\( \) \[r\]evert +\(\*\) \[d\]rop'
+t_screen "drop is preselected, and neither keep nor floor is offered" '\( \) \[r\]evert +\(\*\) \[d\]rop *│'
+t_no_screen "  no Bound to fill for a run that did not measure" 'Bound'
 tui_keys Escape
 t_screen "Esc saves nothing" 'cancelled: nothing was saved'
 

@@ -81,7 +81,7 @@ int live_open_log_wizard(struct app *a, struct err *e)
 				pick = k;
 		wizard_choice(wz, "Status",
 			      measured ? "keep = new best (needs a win beyond noise); revert / drop = "
-					 "undo; floor = at a bound (undone too, the bound recorded)"
+					 "undo; floor = a bound"
 				       : "the gate did not pass: revert / drop undo it (no keep, no "
 					 "floor)",
 			      choices, pick);
