@@ -51,6 +51,7 @@ sed -i 's/\$(( \$1 \* 2 ))/$(( $1 << 1 ))/' kernel/compute.sh
 cand=$(cat kernel/compute.sh)
 save "$d" edited
 "$OPTLOOP" verify >/dev/null
+explain_noise
 save "$d" measured
 "$OPTLOOP" log --direction shift --status keep --unconfirmed "one run" >/dev/null
 save "$d" logged

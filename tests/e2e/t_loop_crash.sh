@@ -38,7 +38,7 @@ optlog_whole() {
 finish_and_continue() {
 	local s
 	s=$(state)
-	[ "$s" = measured ] && "$OPTLOOP" log --direction "shift instead of multiply" --status keep --unconfirmed "one run only" >/dev/null
+	[ "$s" = measured ] && explain_noise && "$OPTLOOP" log --direction "shift instead of multiply" --status keep --unconfirmed "one run only" >/dev/null
 	[ "$(state)" = logged ] && "$OPTLOOP" commit >/dev/null
 	sed -i 's/<< 1/+ $1/' kernel/compute.sh
 	"$OPTLOOP" verify >/dev/null && "$OPTLOOP" log --direction "add" --status revert >/dev/null &&
@@ -48,6 +48,7 @@ finish_and_continue() {
 for point in log.begin log.after_db fsutil.before_rename log.after_render; do
 	d="$T_TMP/$point"
 	setup "$d" 2>&1
+	explain_noise
 	OPTLOOP_FAULT=$point "$OPTLOOP" log --direction "shift instead of multiply" --status keep --unconfirmed "one run only" >/dev/null 2>&1
 	rc=$?
 	t_is "log killed at $point" "$rc" 137
@@ -74,6 +75,7 @@ done
 for point in commit.begin commit.after_git commit.after_db; do
 	d="$T_TMP/$point"
 	setup "$d" 2>&1
+	explain_noise
 	"$OPTLOOP" log --direction "shift instead of multiply" --status keep --unconfirmed "one run only" >/dev/null
 	OPTLOOP_FAULT=$point "$OPTLOOP" commit >/dev/null 2>&1
 	t_is "commit killed at $point" "$?" 137
@@ -102,6 +104,7 @@ done
 for point in log.after_render commit.begin commit.after_git commit.after_db; do
 	d="$T_TMP/one-$point"
 	setup "$d" 2>&1
+	explain_noise
 	OPTLOOP_FAULT=$point "$OPTLOOP" log --direction "shift instead of multiply" --status keep --unconfirmed "one run only" \
 		--commit >/dev/null 2>&1
 	t_is "log --commit killed at $point" "$?" 137
@@ -128,6 +131,7 @@ d="$T_TMP/aside"
 setup "$d" 2>&1
 echo "# next idea" >>kernel/compute.sh
 t_exit "telescoped change refuses log" 3 "$OPTLOOP" log --direction "shift" --status keep --unconfirmed "one run only"
+explain_noise
 t_ok "log --set-aside" "$OPTLOOP" log --direction "shift" --status keep --unconfirmed "one run only" --set-aside
 t_unlike "the extra change is aside during the commit" "$(cat kernel/compute.sh)" 'next idea'
 OPTLOOP_FAULT=commit.after_restore "$OPTLOOP" commit >/dev/null 2>&1
@@ -159,6 +163,7 @@ d="$T_TMP/aside-kill"
 setup "$d" 2>&1
 measured=$(cat kernel/compute.sh)
 echo "# next idea" >>kernel/compute.sh
+explain_noise
 OPTLOOP_FAULT=restore.before_rename "$OPTLOOP" log --direction "shift" --status keep \
 	--unconfirmed "one run only" --set-aside >/dev/null 2>&1
 t_is "log --set-aside killed in its restore" "$?" 137
@@ -167,6 +172,7 @@ t_is "the edit is saved under its ref" "$(git show refs/optloop/aside/tiny/1:ker
 out=$("$OPTLOOP" status 2>&1)
 t_like "the next command finishes the set-aside" "$out" 'aside cut off by a crash was finished'
 t_is "the measured kernel is in the tree" "$(cat kernel/compute.sh)" "$measured"
+explain_noise
 t_ok "log goes on" "$OPTLOOP" log --direction "shift" --status keep --unconfirmed "one run only"
 t_ok "commit goes on" "$OPTLOOP" commit
 t_like "after the commit the set-aside edit is back" "$(cat kernel/compute.sh)" 'next idea'
@@ -175,6 +181,7 @@ t_is "no pending set-aside left" "$(git for-each-ref refs/optloop | wc -l)" 0
 # optloop killed in the middle of a verify run: recorded as incomplete.
 d="$T_TMP/verify-kill"
 setup "$d" 2>&1
+explain_noise
 "$OPTLOOP" log --direction "shift" --status keep --unconfirmed "one run only" >/dev/null && "$OPTLOOP" commit >/dev/null
 echo "# slow" >>kernel/compute.sh
 KERNEL_SLEEP=30 "$OPTLOOP" verify >/dev/null 2>&1 &

@@ -47,6 +47,7 @@ sed -i 's/\$(( \$1 \* 2 ))/$(( $1 << 1 ))/' kernel/compute.sh
 echo "scratch" >notes.txt
 echo notes.txt >>.git/info/exclude
 "$OPTLOOP" verify >/dev/null 2>&1
+explain_noise
 out=$("$OPTLOOP" log --direction "shift instead of multiply" --status keep --unconfirmed "one run only" --commit); rc=$?
 t_is "log --commit iteration 1" "$rc" 0
 t_like "says what it logged" "$out" '^logged: \| 1 \| shift instead of multiply \| pass \|'
@@ -63,6 +64,7 @@ t_is "the index agrees with HEAD for the kernel" "$(git diff --cached --name-onl
 t_exit "log --commit with nothing measured is refused" 3 "$OPTLOOP" log --direction x --status keep --unconfirmed "one run only" --commit
 sed -i 's/<< 1/+ $1/' kernel/compute.sh
 "$OPTLOOP" verify >/dev/null 2>&1
+explain_noise
 "$OPTLOOP" log --direction "add" --status keep --unconfirmed "one run only" >/dev/null
 t_exit "log --commit on a logged iteration is refused" 3 "$OPTLOOP" log --direction again --status keep --unconfirmed "one run only" --commit
 t_like "naming the step due" "$("$OPTLOOP" log --direction again --status keep --unconfirmed "one run only" --commit 2>&1)" \
@@ -73,6 +75,7 @@ t_ok "commit finishes it" "$OPTLOOP" commit
 sed -i 's/+ \$1/* 2/' kernel/compute.sh
 "$OPTLOOP" verify >/dev/null 2>&1
 echo "# loosened" >>tests/test_compute.sh
+explain_noise
 out=$("$OPTLOOP" log --direction "back to times" --status keep --unconfirmed "one run only" --commit 2>&1); rc=$?
 t_is "a changed frozen file refuses log --commit" "$rc" 3
 t_like "naming the file" "$out" 'log --commit refused: frozen file tests/test_compute.sh changed'
@@ -82,6 +85,7 @@ git checkout -q tests/test_compute.sh
 
 # refused up front: no git identity
 git config --unset user.name && git config --unset user.email
+explain_noise
 out=$(HOME="$T_TMP/nohome" GIT_CONFIG_NOSYSTEM=1 "$OPTLOOP" log --direction "back to times" \
 	--status keep --unconfirmed "one run only" --commit 2>&1); rc=$?
 t_is "no git identity refuses log --commit (exit 3)" "$rc" 3
@@ -91,6 +95,7 @@ git config user.name "optloop test" && git config user.email test@optloop.invali
 
 # the commit itself fails after the row is written: the row stays, commit finishes
 touch .git/refs/heads/main.lock
+explain_noise
 out=$("$OPTLOOP" log --direction "back to times" --status keep --unconfirmed "one run only" --commit 2>&1); rc=$?
 t_is "a commit git's lock file blocks exits 3 (busy)" "$rc" 3
 t_like "naming the lock file and how to remove it" "$out" "lock file .*main\.lock is there.*rm '.*main\.lock'"

@@ -19,7 +19,7 @@ setup() {
 	init_tiny
 	"$OPTLOOP" verify >/dev/null && "$OPTLOOP" log --direction "baseline" --commit >/dev/null
 	sed -i 's/\$(( \$1 \* 2 ))/$(( $1 << 1 ))/' kernel/compute.sh
-	"$OPTLOOP" verify >/dev/null && "$OPTLOOP" log --direction "shift" --status keep \
+	"$OPTLOOP" verify >/dev/null && explain_noise && "$OPTLOOP" log --direction "shift" --status keep \
 		--unconfirmed "one run" --commit >/dev/null
 	sed -i 's/<< 1/+ $1/' kernel/compute.sh
 	"$OPTLOOP" verify >/dev/null && "$OPTLOOP" log --direction "add" --status drop --commit >/dev/null

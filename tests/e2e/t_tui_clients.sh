@@ -49,6 +49,7 @@ t_screen "with the gate and bench" 'gate pass, bench'
 # workbench showing the per-shape numbers keeps showing them)
 tui_keys s
 t_screen "the per-shape pane shows its table" 'Shape +base +best +speedup'
+explain_noise
 "$OPTLOOP" log --direction "shift instead" --status keep --unconfirmed "one run" --commit >/dev/null
 tui_wait 'shift instead' 5
 t_screen "the row logged by the CLI shows" 'shift instead'

@@ -27,6 +27,7 @@ t_ok "verify runs while a watcher is open (no lock taken)" "$OPTLOOP" verify
 "$OPTLOOP" log --direction baseline --commit >/dev/null
 sed -i 's/\$(( \$1 \* 2 ))/$(( $1 << 1 ))/' kernel/compute.sh
 "$OPTLOOP" verify >/dev/null
+explain_noise
 "$OPTLOOP" log --direction shift --status keep --unconfirmed "one run" --commit >/dev/null
 sed -i 's/<< 1/<< 2/' kernel/compute.sh # wrong: a failed gate
 "$OPTLOOP" verify >/dev/null 2>&1
