@@ -142,6 +142,11 @@ static const char *const migrations[] = {
 	/* 8: where a row's vs best comes from: 'confirm' when its confirm
 	 * sized it (OPT_LOG.md marks it), NULL for the verify verdict's */
 	"ALTER TABLE iterations ADD COLUMN vs_from TEXT;",
+	/* 9: the look-ups by kernel tree (a tree's runs for the pooled
+	 * history and the noise band, the confirms of a best, a -k row's
+	 * full-gate runs) scanned every run: indexed */
+	"CREATE INDEX IF NOT EXISTS runs_tree ON runs(tree);"
+	"CREATE INDEX IF NOT EXISTS stats_confirms_best_tree ON stats_confirms(best_tree);",
 };
 #define NMIGRATIONS (int)(sizeof(migrations) / sizeof(migrations[0]))
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == STORE_SCHEMA_VERSION,

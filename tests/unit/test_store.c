@@ -126,7 +126,8 @@ static void an_older_schema_is_upgraded_by_the_first_writer(void **state)
 	assert_int_equal(store_meta_set(s, "op", "chunk_gla", &e), 0);
 	store_close(s);
 	assert_int_equal(sqlite3_open(dbpath, &db), SQLITE_OK);
-	assert_int_equal(sqlite3_exec(db, "DROP INDEX iterations_run; ALTER TABLE iterations DROP COLUMN "
+	assert_int_equal(sqlite3_exec(db, "DROP INDEX iterations_run; DROP INDEX runs_tree; "
+				      "ALTER TABLE iterations DROP COLUMN "
 				      "unconfirmed; ALTER TABLE runs DROP COLUMN branch; "
 				      "ALTER TABLE iterations DROP COLUMN vs_from; "
 				      "PRAGMA user_version = 1",
@@ -145,7 +146,8 @@ static void an_older_schema_is_upgraded_by_the_first_writer(void **state)
 					    "'iterations_run'), (SELECT count(*) FROM "
 					    "pragma_table_info('iterations') WHERE name = 'unconfirmed'), "
 					    "(SELECT count(*) FROM pragma_table_info('runs') WHERE name = "
-					    "'branch')",
+					    "'branch'), (SELECT count(*) FROM sqlite_master WHERE name = "
+					    "'runs_tree')",
 					    -1, &st, NULL),
 			 SQLITE_OK);
 	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
@@ -153,6 +155,7 @@ static void an_older_schema_is_upgraded_by_the_first_writer(void **state)
 	assert_int_equal(sqlite3_column_int(st, 1), 1);
 	assert_int_equal(sqlite3_column_int(st, 2), 1);
 	assert_int_equal(sqlite3_column_int(st, 3), 1);
+	assert_int_equal(sqlite3_column_int(st, 4), 1);
 	sqlite3_finalize(st);
 	assert_int_equal(store_meta_get(s, "op", &val, &e), 0);
 	assert_string_equal(val, "chunk_gla");
@@ -649,10 +652,33 @@ static void reused_queries_see_fresh_bindings_and_data(void **state)
 	store_close(s);
 }
 
+/* A tree's runs are found through an index, not a scan of every run. */
+static void runs_are_found_by_tree_through_an_index(void **state)
+{
+	struct store *s;
+	struct err e = {0};
+	sqlite3_stmt *st;
+	struct sb plan = SB_INIT;
+	assert_int_equal(store_open(dbpath, STORE_CREATE, &s, &e), 0);
+	assert_int_equal(sqlite3_prepare_v2(store_db(s),
+					    "EXPLAIN QUERY PLAN SELECT id FROM runs WHERE tree = ?1", -1,
+					    &st, NULL),
+			 SQLITE_OK);
+	while (sqlite3_step(st) == SQLITE_ROW)
+		sb_addf(&plan, "%s\n", (const char *)sqlite3_column_text(st, 3));
+	sqlite3_finalize(st);
+	assert_non_null(strstr(plan.buf, "USING COVERING INDEX runs_tree") ? plan.buf
+			: strstr(plan.buf, "USING INDEX runs_tree"));
+	sb_release(&plan);
+	store_close(s);
+	(void)state;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(open_creates_schema_in_wal_mode, fresh),
+		cmocka_unit_test_setup(runs_are_found_by_tree_through_an_index, fresh),
 		cmocka_unit_test_setup(a_closed_writer_leaves_its_wal_and_its_data_readable, fresh),
 		cmocka_unit_test_setup(an_older_schema_is_upgraded_by_the_first_writer, fresh),
 		cmocka_unit_test_setup(missing_database_is_notfound_without_create, fresh),
