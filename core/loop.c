@@ -376,7 +376,21 @@ static char *measured_step(struct loop *l, const struct where *w, struct due *d)
 	} else {
 		enum rules_keep k = rules_keep(r.gate, r.bench_ms, win.win, win.verdict,
 					       win.implausible != 0, false);
-		if (k == RULES_KEEP_IMPLAUSIBLE) {
+		if (k == RULES_KEEP_IMPLAUSIBLE && !strcmp(win.source, "verify") &&
+		    rules_confirm_can_win(win.verdict)) {
+			/* one verify read it implausibly fast: the confirm measures it
+			 * against the best interleaved, and its flags are the evidence */
+			d->due = DUE_CONFIRM;
+			d->suggest = RS_REVERT;
+			d->why = xasprintf("%s: not keep; a confirm measures it again, against the "
+					   "best interleaved",
+					   win.why);
+			s = xasprintf("confirm iteration %d: %s (optloop confirm measures it against "
+				      "the best interleaved; if it still reads so, explain it with "
+				      "optloop promote --explain TEXT or drop it); or log it: optloop "
+				      "log --direction TEXT --status revert|drop",
+				      w->iter, win.why);
+		} else if (k == RULES_KEEP_IMPLAUSIBLE) {
 			d->suggest = RS_DROP;
 			d->why = xasprintf("%s: not keep until it is explained", win.why);
 			s = xasprintf("%s: if the speedup is real, record why with optloop promote "

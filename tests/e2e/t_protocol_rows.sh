@@ -62,9 +62,9 @@ out=$("$OPTLOOP" verify --json 2>/dev/null); rc=$?
 t_is "8x: the work-skipping kernel passes its gate" "$rc" 0
 t_like "verify flagged it implausible" "$(printf '%s' "$out" | jget flags)" 'implausible'
 s=$("$OPTLOOP" status --json)
-t_is "status does not suggest keep: it suggests drop" "$(printf '%s' "$s" | jget suggest)" drop
-t_like "  and says the flags are unexplained" "$(printf '%s' "$s" | jget next)" \
-	'flagged implausible.*not explained.*promote --explain'
+t_is "status does not suggest keep" "$(printf '%s' "$s" | jget suggest)" revert
+t_like "  it asks for a confirm first, saying the flags are unexplained" "$(printf '%s' "$s" | jget next)" \
+	'^confirm iteration 3: .*flagged implausible.*not explained.*promote --explain'
 out=$("$OPTLOOP" log --direction "skip the repetition" --status keep 2>&1); rc=$?
 t_is "keep is refused (exit 3)" "$rc" 3
 t_like "  saying why and what would make it right" "$out" \
@@ -74,7 +74,9 @@ t_is "keep --unconfirmed is refused too (exit 3)" "$rc" 3
 t_like "  --unconfirmed does not apply" "$out" "--unconfirmed does not apply to an unexplained implausible speedup"
 "$OPTLOOP" confirm --max-pairs 8 >"$T_TMP/confirm.out" 2>&1
 t_like "the confirm says fast, held back by the flags" "$(cat "$T_TMP/confirm.out")" "^confirm: fast"
-t_is "after a confirm held it back, status still suggests drop" "$("$OPTLOOP" status --json | jget suggest)" drop
+t_is "after a confirm held it back, status suggests drop" "$("$OPTLOOP" status --json | jget suggest)" drop
+t_like "  or the explanation" "$("$OPTLOOP" status --json | jget next)" \
+	'flagged implausible.*not explained.*promote --explain TEXT, then log it; else log it.*--status drop'
 t_exit "  and keep is still refused" 3 "$OPTLOOP" log --direction "skip the repetition" --status keep
 out=$("$OPTLOOP" promote --explain "the repetition was redundant: every shape still computes its output once" --json 2>&1)
 t_is "promote --explain applies to the measured iteration by default" "$(printf '%s' "$out" | jget explained.iteration)" 3
