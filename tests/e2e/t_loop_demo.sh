@@ -74,6 +74,9 @@ t_is "editing" "$(state)" editing
 t_exit "iteration 1 gate passes" 0 "$OPTLOOP" verify
 echo "/* next idea */" >>ops/linear_attn/chunk.c
 refused "log after a telescoped edit" "$OPTLOOP" log --direction "interchange q.S" --status keep
+# (the interchange may read past 1.5x: flagged implausible, which keep needs
+# explained)
+"$OPTLOOP" promote --explain "loop interchange: S is read along its rows" >/dev/null 2>&1
 t_ok "log with the extra edit set aside (kept unconfirmed: one verify against an assumed noise band)" \
 	"$OPTLOOP" log --direction "interchange the q.S loops" --axis "loop order" --status keep --set-aside \
 	--unconfirmed "a single verify; confirm before promotion"
