@@ -29,6 +29,7 @@ struct alloc {
 	struct slurm_runner r;
 	struct store_alloc rec; /* the recorded allocation (id 0: none yet) */
 	bool ready;             /* granted and checked */
+	enum slurm_cause last_cause; /* how the last step of this handle ended */
 	struct runner *child;   /* salloc, or the wait for a pending job */
 	bool granted_line;      /* salloc said Granted */
 	char last[256];         /* salloc's last error line */
@@ -569,8 +570,14 @@ void alloc_cancel_steps(struct alloc *a, const char *step)
 	sb_release(&text);
 }
 
+enum slurm_cause alloc_last_cause(const struct alloc *a)
+{
+	return a ? a->last_cause : SC_OK;
+}
+
 void alloc_step_ended(struct alloc *a, enum slurm_cause cause, const char *why)
 {
+	a->last_cause = cause;
 	switch (cause) {
 	case SC_TIME_LIMIT:
 	case SC_REVOKED:

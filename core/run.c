@@ -349,14 +349,16 @@ static void settle_step(struct run *r, struct runner_outcome *oc, struct store_s
 			.we_cancelled = r->we_cancelled,
 			.we_timed_out = r->we_timed_out,
 			.job_after = ask && alloc_job(r->alloc) ? &after : NULL,
+			.after_signal = alloc_last_cause(r->alloc) == SC_SIGNAL,
 		};
 		c = slurm_step_cause(&in, NULL);
 		/* A job scancel'd from outside ends its steps before squeue stops
 		 * showing it RUNNING (seconds, on a loaded controller), and srun may
 		 * die before it says why: a step killed while its job still runs is
-		 * looked at again for up to 6 s before it is taken for a signal to
-		 * the step alone. */
-		for (int i = 0; c == SC_SIGNAL && in.job_after && after.phase == SJ_RUNNING && i < 30;
+		 * looked at again for up to 6 s (also while squeue does not answer)
+		 * before it is taken for a signal to the step alone. */
+		for (int i = 0; c == SC_SIGNAL && in.job_after &&
+				(after.phase == SJ_RUNNING || after.phase == SJ_UNKNOWN) && i < 30;
 		     i++) {
 			usleep(200 * 1000);
 			alloc_query(alloc_job(r->alloc), &after, NULL);

@@ -513,7 +513,7 @@ enum slurm_cause slurm_step_cause(const struct slurm_step_end *in, struct sb *wh
 	else if (s->preempted || state_is(j, "PREEMPTED"))
 		c = SC_PREEMPTED;
 	else if (!s->marked && s->no_job)
-		c = SC_GONE;
+		c = in->after_signal ? SC_REVOKED : SC_GONE;
 	else if (!s->marked && (s->launch_failed || (st != 0 && s->last[0])))
 		c = SC_LAUNCH;
 	else if (s->cancelled || s->aborted || s->no_job || state_is(j, "CANCELLED") ||

@@ -136,6 +136,10 @@ struct slurm_step_end {
 	int signal;             /* the signal that ended srun, 0 if none */
 	bool we_cancelled, we_timed_out;
 	const struct slurm_job *job_after; /* squeue after the step; NULL: not asked */
+	/* the allocation's step before this one ended by a signal while its job
+	 * still seemed to run: a job gone now was ended from outside (revoked),
+	 * not expired (an expiry says DUE TO TIME LIMIT on the step it kills) */
+	bool after_signal;
 };
 /* The cause; why (may be NULL) receives it in words naming the job and
  * step.  Everything but SC_OK makes the run incomplete. */

@@ -340,6 +340,17 @@ static void step_causes(void **state)
 				  1, false, false, "", &why),
 			 SC_GONE);
 	sb_reset(&why);
+	/* the same, right after the job's last step was killed by a signal
+	 * while squeue still showed the job: ended from outside, not expired */
+	{
+		struct slurm_scan sc;
+		scan_text(&sc, "srun: Check SLURM_JOB_ID environment variable. Expired or invalid "
+			       "job 4\n", 4096);
+		struct slurm_step_end in = {.scan = &sc, .exit_status = 1, .after_signal = true};
+		assert_int_equal(slurm_step_cause(&in, &why), SC_REVOKED);
+		assert_non_null(strstr(why.buf, "revoked"));
+		sb_reset(&why);
+	}
 	assert_int_equal(cause_of("srun: error: Unable to create step for job 5: Requested node "
 				  "configuration is not available\n",
 				  1, false, false, "RUNNING|None|vm", &why),
