@@ -51,12 +51,12 @@ tui_keys s
 t_screen "the per-shape pane shows its table" 'Shape +base +best +speedup'
 explain_noise
 "$OPTLOOP" log --direction "shift instead" --status keep --unconfirmed "one run" --commit >/dev/null
-tui_wait 'shift instead' 5
+tui_wait 'shift instead' 15
 t_screen "the row logged by the CLI shows" 'shift instead'
 t_screen "the reload keeps the per-shape table" 'Shape +base +best +speedup'
 t_unlike "  never 'no per-shape numbers'" "$(tui_screen)" 'no per-shape numbers'
 tui_keys s
-tui_wait 'iter 2 . READY' 5
+tui_wait 'iter 2 . READY' 15
 t_screen "and the commit: READY for iteration 2" 'iter 2 . READY'
 for _ in $(seq 50); do second | grep -q 'shift instead' && break; sleep 0.1; done
 t_like "the second workbench shows it too" "$(second)" 'shift instead'
