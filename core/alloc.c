@@ -570,6 +570,13 @@ void alloc_cancel_steps(struct alloc *a, const char *step)
 	sb_release(&text);
 }
 
+bool alloc_time_left(const struct alloc *a)
+{
+	double limit = a ? slurm_time_limit(&a->r) : -1;
+	/* a minute's margin: Slurm ends a job at its limit only on its next check */
+	return limit > 0 && a->rec.granted > 0 && now() - a->rec.granted < limit - 60;
+}
+
 enum slurm_cause alloc_last_cause(const struct alloc *a)
 {
 	return a ? a->last_cause : SC_OK;

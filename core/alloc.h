@@ -66,6 +66,9 @@ void alloc_cancel_steps(struct alloc *a, const char *step);
 void alloc_step_ended(struct alloc *a, enum slurm_cause cause, const char *why);
 /* How the last step this handle ran ended (SC_OK before any). */
 enum slurm_cause alloc_last_cause(const struct alloc *a);
+/* Had the allocation time left under its --time limit (less a minute)?
+ * false when the limit is not known. */
+bool alloc_time_left(const struct alloc *a);
 
 /* Ask squeue about job (out->phase SJ_GONE when it is not in the queue or
  * squeue fails; why, when not NULL, gets squeue's error). */

@@ -350,6 +350,7 @@ static void settle_step(struct run *r, struct runner_outcome *oc, struct store_s
 			.we_timed_out = r->we_timed_out,
 			.job_after = ask && alloc_job(r->alloc) ? &after : NULL,
 			.after_signal = alloc_last_cause(r->alloc) == SC_SIGNAL,
+			.time_left = alloc_time_left(r->alloc),
 		};
 		c = slurm_step_cause(&in, NULL);
 		/* A job scancel'd from outside ends its steps before squeue stops

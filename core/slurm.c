@@ -31,6 +31,49 @@ void slurm_runner_release(struct slurm_runner *r)
 	memset(r, 0, sizeof(*r));
 }
 
+double slurm_time_limit(const struct slurm_runner *r)
+{
+	const char *v = NULL;
+	for (size_t i = 0; r && i < r->nargs; i++) {
+		if (!strncmp(r->args[i], "--time=", 7))
+			v = r->args[i] + 7;
+		else if ((!strcmp(r->args[i], "-t") || !strcmp(r->args[i], "--time")) &&
+			 i + 1 < r->nargs)
+			v = r->args[i + 1];
+		else if (!strncmp(r->args[i], "-t", 2) && r->args[i][2])
+			v = r->args[i] + 2;
+	}
+	if (!v || !*v)
+		return -1;
+	/* days-hours[:minutes[:seconds]], or minutes[:seconds], or
+	 * hours:minutes:seconds (Slurm's forms) */
+	long d = 0, f[3] = {0};
+	int n = 0;
+	const char *p = v, *dash = strchr(v, '-');
+	char *end;
+	if (dash) {
+		d = strtol(v, &end, 10);
+		if (end != dash || d < 0)
+			return -1;
+		p = dash + 1;
+	}
+	while (n < 3) {
+		f[n++] = strtol(p, &end, 10);
+		if (end == p || f[n - 1] < 0)
+			return -1;
+		if (*end != ':')
+			break;
+		p = end + 1;
+	}
+	if (*end)
+		return -1;
+	if (dash) /* hours[:minutes[:seconds]] */
+		return 86400.0 * d + 3600.0 * f[0] + 60.0 * f[1] + f[2];
+	if (n == 3)
+		return 3600.0 * f[0] + 60.0 * f[1] + f[2];
+	return 60.0 * f[0] + (n == 2 ? f[1] : 0);
+}
+
 double slurm_duration(const char *s)
 {
 	if (!s || !*s)
@@ -513,7 +556,7 @@ enum slurm_cause slurm_step_cause(const struct slurm_step_end *in, struct sb *wh
 	else if (s->preempted || state_is(j, "PREEMPTED"))
 		c = SC_PREEMPTED;
 	else if (!s->marked && s->no_job)
-		c = in->after_signal ? SC_REVOKED : SC_GONE;
+		c = in->after_signal || in->time_left ? SC_REVOKED : SC_GONE;
 	else if (!s->marked && (s->launch_failed || (st != 0 && s->last[0])))
 		c = SC_LAUNCH;
 	else if (s->cancelled || s->aborted || s->no_job || state_is(j, "CANCELLED") ||

@@ -47,6 +47,9 @@ void slurm_runner_release(struct slurm_runner *r);
 /* "90s", "30m", "2h", "1d", "45" (minutes), "0"/"off" -> seconds; -1 when
  * unreadable. */
 double slurm_duration(const char *s);
+/* The time limit salloc is given (--time / -t, in Slurm's forms), in
+ * seconds; -1 when there is none or it cannot be read. */
+double slurm_time_limit(const struct slurm_runner *r);
 
 /* Append s to out quoted for /bin/sh (single quotes). */
 void slurm_shell_quote(struct sb *out, const char *s);
@@ -140,6 +143,9 @@ struct slurm_step_end {
 	 * still seemed to run: a job gone now was ended from outside (revoked),
 	 * not expired (an expiry says DUE TO TIME LIMIT on the step it kills) */
 	bool after_signal;
+	/* the job had time left: its --time limit had not run out by the end of
+	 * the step (a job gone then was ended from outside, not expired) */
+	bool time_left;
 };
 /* The cause; why (may be NULL) receives it in words naming the job and
  * step.  Everything but SC_OK makes the run incomplete. */

@@ -350,6 +350,29 @@ static void step_causes(void **state)
 		assert_int_equal(slurm_step_cause(&in, &why), SC_REVOKED);
 		assert_non_null(strstr(why.buf, "revoked"));
 		sb_reset(&why);
+		/* or while its --time limit had not run out */
+		struct slurm_step_end in2 = {.scan = &sc, .exit_status = 1, .time_left = true};
+		assert_int_equal(slurm_step_cause(&in2, NULL), SC_REVOKED);
+	}
+	/* salloc's time limit in Slurm's forms */
+	{
+		struct slurm_runner r = {0};
+		char *a[] = {"--partition=test", "--time=10"};
+		r.args = a;
+		r.nargs = 2;
+		assert_true(slurm_time_limit(&r) == 600);
+		a[1] = "--time=02:00:00";
+		assert_true(slurm_time_limit(&r) == 7200);
+		a[1] = "--time=1-02";
+		assert_true(slurm_time_limit(&r) == 93600);
+		a[1] = "--time=5:30";
+		assert_true(slurm_time_limit(&r) == 330);
+		a[1] = "-t90";
+		assert_true(slurm_time_limit(&r) == 5400);
+		a[1] = "--time=soon";
+		assert_true(slurm_time_limit(&r) < 0);
+		r.nargs = 1;
+		assert_true(slurm_time_limit(&r) < 0);
 	}
 	assert_int_equal(cause_of("srun: error: Unable to create step for job 5: Requested node "
 				  "configuration is not available\n",
