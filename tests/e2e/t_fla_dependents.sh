@@ -34,6 +34,7 @@ t_is "the baseline is logged" "$("$OPTLOOP" status --json | jget state)" ready
 
 printf '\n\ndef chunk_fwd_h_fast(k, v):\n    return k\n' >>fla/ops/common/chunk_h.py
 "$OPTLOOP" verify >/dev/null 2>&1
+explain_noise
 "$OPTLOOP" log --direction "a faster chunk_h" --status keep --unconfirmed "one run" --commit >/dev/null
 t_is "a change to a common kernel is kept" "$("$OPTLOOP" status --json | jget best.iter)" 1
 

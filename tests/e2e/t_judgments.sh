@@ -94,8 +94,14 @@ out=$("$OPTLOOP" log --direction "7 reps" --status keep 2>&1); rc=$?
 t_is "keep without a win beyond noise is refused (exit 3)" "$rc" 3
 st=$("$OPTLOOP" status)
 t_is "status says one due step" "$(printf '%s\n' "$st" | grep -c '^next:')" 1
-case $verdict in
-fast | ambiguous)
+# (A loaded machine can read the 1.14x as past the implausible bound: then
+# keep names the flag, and the due step is still the confirm.)
+case $verdict:$(printf '%s' "$out" | grep -c implausible) in
+fast:[1-9]* | ambiguous:[1-9]*)
+	t_like "naming the way there" "$out" 'keep refused: .*implausible.*--unconfirmed does not apply'
+	t_like "and the due step is the confirm" "$st" 'next: +confirm iteration 2: .*optloop confirm'
+	;;
+fast:* | ambiguous:*)
 	t_like "naming the way there" "$out" 'not a win beyond noise: .*Run optloop confirm.*--unconfirmed'
 	t_like "and the due step is the confirm" "$st" 'next: +confirm iteration 2 before keeping it: optloop confirm'
 	;;
