@@ -391,7 +391,8 @@ int measure_best_claimable(struct store *s, const char *what, int *iter, int *ga
 
 /* ---- verdicts ---- */
 
-/* Trees of every other kernel state measured in env, as history groups. */
+/* The kernel states measured in env that can show a spread (store_spread_trees),
+ * as history groups: the others add nothing to a pooled noise. */
 static int history_sets(struct store *s, const char *env, const char *skip1, const char *skip2,
 			int session_only, int upto, struct stats_set **out, size_t *n,
 			struct err *e)
@@ -400,7 +401,7 @@ static int history_sets(struct store *s, const char *env, const char *skip1, con
 	size_t nt;
 	*out = NULL;
 	*n = 0;
-	int rc = store_usable_trees(s, &trees, &nt, e);
+	int rc = store_spread_trees(s, &trees, &nt, e);
 	if (rc < 0)
 		return rc;
 	*out = xcalloc(nt ? nt : 1, sizeof(**out));

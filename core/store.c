@@ -147,6 +147,20 @@ static const char *const migrations[] = {
 	 * full-gate runs) scanned every run: indexed */
 	"CREATE INDEX IF NOT EXISTS runs_tree ON runs(tree);"
 	"CREATE INDEX IF NOT EXISTS stats_confirms_best_tree ON stats_confirms(best_tree);",
+	/* 10: the pooled history needs only the kernel trees that can show a
+	 * spread: measured more than once, or one run that timed a shape more
+	 * than once (repeats: its sample rows less its distinct shapes, kept
+	 * as samples are recorded).  A paired confirm's runs are found from
+	 * its session. */
+	"ALTER TABLE runs ADD COLUMN repeats INTEGER;"
+	"UPDATE runs SET repeats = (SELECT count(*) FROM samples WHERE run_id = runs.id)"
+	" - (SELECT count(*) FROM (SELECT DISTINCT mode, B, T, H, D, L, op FROM samples"
+	" WHERE run_id = runs.id));"
+	"CREATE INDEX IF NOT EXISTS stats_runs_session ON stats_runs(session, role);"
+	/* the few runs every open looks for (cut off before they ended; no
+	 * kernel change, uncounted in the stall) without reading every run */
+	"CREATE INDEX IF NOT EXISTS runs_unfinished ON runs(id) WHERE t_end IS NULL OR t_end <= 0;"
+	"CREATE INDEX IF NOT EXISTS runs_no_change ON runs(no_change) WHERE no_change = 1;",
 };
 #define NMIGRATIONS (int)(sizeof(migrations) / sizeof(migrations[0]))
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == STORE_SCHEMA_VERSION,
@@ -801,7 +815,16 @@ int store_samples_add(struct store *s, int run_id, int env_id, const struct pars
 		if ((rc = step_done(s, st, e, "cannot record a sample")) < 0)
 			return rc;
 	}
-	return 0;
+	sqlite3_stmt *st;
+	int rc = prep(s,
+		      "UPDATE runs SET repeats = (SELECT count(*) FROM samples WHERE run_id = ?1)"
+		      " - (SELECT count(*) FROM (SELECT DISTINCT mode, B, T, H, D, L, op FROM samples"
+		      " WHERE run_id = ?1)) WHERE id = ?1",
+		      &st, e);
+	if (rc < 0)
+		return rc;
+	sqlite3_bind_int(st, 1, run_id);
+	return step_done(s, st, e, "cannot record a run's samples");
 }
 
 /* ---- iterations --------------------------------------------------------------- */

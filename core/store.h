@@ -31,7 +31,7 @@ struct sb;
 struct store;
 struct sqlite3;
 
-#define STORE_SCHEMA_VERSION 9
+#define STORE_SCHEMA_VERSION 10
 
 /* What to do about a workspace that cannot be written (ERR_READONLY). */
 #define STORE_READONLY_HINT                                                                     \
@@ -285,7 +285,11 @@ int store_pair_runs(struct store *s, int upto, int **ids, int **sessions, size_t
 		    struct err *e);
 /* Whether a measuring session's runs were such pairs. */
 bool store_session_paired(struct store *s, int session);
-int store_usable_trees(struct store *s, char ***trees, size_t *n, struct err *e);
+/* The kernel trees whose usable runs can show a spread (the only ones a
+ * pooled noise estimate can take anything from): measured at least twice
+ * (a paired confirm's base column counts for its best), or once with a
+ * shape timed more than once.  Oldest first. */
+int store_spread_trees(struct store *s, char ***trees, size_t *n, struct err *e);
 /* Each sample of a run, in order, with its time (the new column, else the
  * base one); r's strings live only during the call. */
 int store_run_samples(struct store *s, int run_id,

@@ -179,13 +179,23 @@ int store_tree_runs(struct store *s, const char *tree, struct store_tree_run **o
 	return 0;
 }
 
-int store_usable_trees(struct store *s, char ***out, size_t *n, struct err *e)
+int store_spread_trees(struct store *s, char ***out, size_t *n, struct err *e)
 {
 	sqlite3_stmt *st;
 	size_t cap = 0;
 	*out = NULL;
 	*n = 0;
-	int rc = prep(s, "SELECT DISTINCT r.tree FROM runs r WHERE r.tree IS NOT NULL AND" USABLE_RUN,
+	/* a tree with one run of distinct shapes adds nothing to a spread
+	 * (neither between sessions nor within one), whatever else is pooled */
+	int rc = prep(s,
+		      "SELECT tree FROM (SELECT r.tree, min(r.id) AS first FROM runs r"
+		      " WHERE r.tree IS NOT NULL AND" USABLE_RUN " GROUP BY r.tree"
+		      " HAVING count(*) >= 2 OR max(COALESCE(r.repeats, 1)) > 0"
+		      " UNION ALL SELECT c.best_tree, min(r.id) FROM stats_confirms c"
+		      " JOIN stats_runs sr ON sr.session = c.session AND sr.role = 'pair'"
+		      " JOIN runs r ON r.id = sr.run_id"
+		      " WHERE c.best_tree IS NOT NULL AND" USABLE_RUN " GROUP BY c.best_tree)"
+		      " GROUP BY tree ORDER BY min(first)",
 		      &st, e);
 	if (rc < 0)
 		return rc;
@@ -381,7 +391,7 @@ int store_uncounted_iters(struct store *s, int **out, size_t *n, struct err *e)
 	 * cost seconds. */
 	int rc = prep(s, "SELECT i.iter FROM iterations i JOIN stats_verdicts v ON "
 			 "v.run_id = i.run_id WHERE v.verdict = 'not_comparable' UNION "
-			 "SELECT i.iter FROM iterations i JOIN runs r ON r.id = i.run_id "
+			 "SELECT i.iter FROM runs r JOIN iterations i ON i.run_id = r.id "
 			 "WHERE r.no_change = 1 AND i.iter > 0", &st, e);
 	if (rc == ERR_NOTFOUND)
 		return 0;
