@@ -437,7 +437,9 @@ int loop_run_get(struct loop *l, int run_id, struct loop_run *r, struct err *e);
 int loop_iter_run_get(struct loop *l, int iter, struct loop_run *r, struct err *e);
 void loop_run_release(struct loop_run *r);
 
-int loop_cost(struct loop *l, struct loop_cost *out, struct err *e);
+/* What deciding cost: the whole history's total, and the row of iteration
+ * iter (LOOP_COST_ALL: every iteration's row, in order). */
+int loop_cost(struct loop *l, int iter, struct loop_cost *out, struct err *e);
 /* The row of iteration iter, NULL when it ran nothing. */
 const struct loop_cost_row *loop_cost_of(const struct loop_cost *c, int iter);
 void loop_cost_release(struct loop_cost *c);

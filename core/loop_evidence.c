@@ -430,9 +430,9 @@ const char *loop_assets_dir(struct err *e)
 
 /* ---- what deciding cost ---- */
 
-int loop_cost(struct loop *l, struct loop_cost *out, struct err *e)
+int loop_cost(struct loop *l, int iter, struct loop_cost *out, struct err *e)
 {
-	return measure_cost(l->ws.store, out, e);
+	return measure_cost(l->ws.store, iter, out, e);
 }
 
 const struct loop_cost_row *loop_cost_of(const struct loop_cost *c, int iter)

@@ -117,7 +117,8 @@ int measure_env_key(struct store *s, int run_id, char **key, struct err *e)
 {
 	struct store_env v;
 	struct sb k = SB_INIT;
-	*key = NULL;
+	if (store_run_env_key(s, run_id, key))
+		return 0;
 	int rc = store_run_env(s, run_id, &v, e);
 	if (rc == ERR_NOTFOUND)
 		return 0;
@@ -139,6 +140,7 @@ int measure_env_key(struct store *s, int run_id, char **key, struct err *e)
 		*key = sb_detach(&k);
 	}
 	sb_release(&k);
+	store_run_env_key_put(s, run_id, *key);
 	return 0;
 }
 
@@ -1510,20 +1512,28 @@ static void cost_add(struct loop_cost_row *r, const char *kind, int runs, int pa
 static void cost_row(void *ctx, int iter, const char *kind, int runs, int paired, double s)
 {
 	struct loop_cost *c = ctx;
+	if (iter == STORE_COST_TOTAL) {
+		cost_add(&c->total, kind, runs, paired, s);
+		return;
+	}
 	if (!c->n || c->v[c->n - 1].iter != iter) {
 		c->v = xrealloc(c->v, (c->n + 1) * sizeof(*c->v));
 		memset(&c->v[c->n], 0, sizeof(*c->v));
 		c->v[c->n++].iter = iter;
 	}
 	cost_add(&c->v[c->n - 1], kind, runs, paired, s);
-	cost_add(&c->total, kind, runs, paired, s);
 }
 
-int measure_cost(struct store *s, struct loop_cost *out, struct err *e)
+int measure_cost(struct store *s, int iter, struct loop_cost *out, struct err *e)
 {
 	memset(out, 0, sizeof(*out));
 	out->total.iter = -1;
-	int rc = store_run_costs(s, cost_row, out, e);
+	int rc = 0;
+	if (iter == LOOP_COST_ALL || iter >= 0)
+		rc = store_run_costs(s, iter == LOOP_COST_ALL ? STORE_COST_ALL : iter, cost_row, out,
+				     e);
+	if (rc == 0)
+		rc = store_run_costs(s, STORE_COST_TOTAL, cost_row, out, e);
 	if (rc < 0)
 		measure_cost_release(out);
 	return rc;

@@ -262,7 +262,7 @@ int measure_promote_check(struct store *s, const char *workspace_dir, const stru
 
 struct loop_cost;
 struct loop_cost_row;
-int measure_cost(struct store *s, struct loop_cost *out, struct err *e);
+int measure_cost(struct store *s, int iter, struct loop_cost *out, struct err *e);
 const struct loop_cost_row *measure_cost_of(const struct loop_cost *c, int iter);
 void measure_cost_release(struct loop_cost *c);
 void measure_cost_words(const struct loop_cost_row *r, struct sb *out);

@@ -407,10 +407,11 @@ struct loop_cost_row {
 	double verify_s, confirm_s, noise_s, other_s;
 };
 struct loop_cost {
-	struct loop_cost_row *v; /* iterations with a run, in order */
+	struct loop_cost_row *v; /* the iterations asked for that ran something, in order */
 	size_t n;
-	struct loop_cost_row total; /* iter -1 */
+	struct loop_cost_row total; /* the whole history (iter -1) */
 };
+#define LOOP_COST_ALL (-2) /* loop_cost's iter: every iteration's row */
 
 /* The noise band around the best that the workbench draws and status prints
  * (measure_noise_band): ±2σ of the per-run spread a verdict against the

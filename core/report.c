@@ -334,7 +334,7 @@ static json_t *cost_section(struct store *s, struct sb *md)
 	struct loop_cost c;
 	json_t *its = json_array();
 	sb_adds(md, "\n### Cost\n\n");
-	if (measure_cost(s, &c, NULL) < 0) {
+	if (measure_cost(s, LOOP_COST_ALL, &c, NULL) < 0) {
 		sb_adds(md, "not available (the store could not be read)\n");
 		return json_null();
 	}

@@ -50,6 +50,18 @@ static void rows_forget(struct store *s)
 	s->rows = NULL;
 }
 
+/* run_trees' row of each of the trees named (an SQL list) */
+#define RUN_TREES_OF(trees)                                                           \
+	"SELECT tree, count(*), max(COALESCE(repeats, 1)), min(id) FROM runs r WHERE tree IN (" \
+	trees ") AND" USABLE_RUN " GROUP BY tree"
+
+/* run_costs' row of the run row r (NEW or OLD), made again */
+#define RUN_COSTS_OF(r)                                                                   \
+	"DELETE FROM run_costs WHERE iter = " r ".iter AND kind = " r ".kind;"              \
+	" INSERT INTO run_costs SELECT iter, kind, count(*), sum(COALESCE(paired, 0)),"     \
+	" sum(max(t_end - t_start, 0)) FROM runs WHERE iter = " r ".iter AND kind = " r     \
+	".kind AND t_end > 0 GROUP BY iter, kind;"
+
 /* Each step moves the schema from version i to i+1.  Never edit a shipped
  * step; append a new one. */
 static const char *const migrations[] = {
@@ -151,8 +163,10 @@ static const char *const migrations[] = {
 	 * spread: measured more than once, or one run that timed a shape more
 	 * than once (repeats: its sample rows less its distinct shapes, kept
 	 * as samples are recorded).  A paired confirm's runs are found from
-	 * its session. */
+	 * its session.  env_key: the run's environment as the statistics
+	 * compare it (measure_env_key), kept once made ('' for none). */
 	"ALTER TABLE runs ADD COLUMN repeats INTEGER;"
+	"ALTER TABLE runs ADD COLUMN env_key TEXT;"
 	"UPDATE runs SET repeats = (SELECT count(*) FROM samples WHERE run_id = runs.id)"
 	" - (SELECT count(*) FROM (SELECT DISTINCT mode, B, T, H, D, L, op FROM samples"
 	" WHERE run_id = runs.id));"
@@ -160,7 +174,42 @@ static const char *const migrations[] = {
 	/* the few runs every open looks for (cut off before they ended; no
 	 * kernel change, uncounted in the stall) without reading every run */
 	"CREATE INDEX IF NOT EXISTS runs_unfinished ON runs(id) WHERE t_end IS NULL OR t_end <= 0;"
-	"CREATE INDEX IF NOT EXISTS runs_no_change ON runs(no_change) WHERE no_change = 1;",
+	"CREATE INDEX IF NOT EXISTS runs_no_change ON runs(no_change) WHERE no_change = 1;"
+	/* each kernel tree's usable runs, kept by triggers in the transaction
+	 * that records or changes a run: how many, whether one repeated a
+	 * shape, the first (the history's order) */
+	"CREATE TABLE IF NOT EXISTS run_trees (tree TEXT PRIMARY KEY, usable INTEGER NOT NULL,"
+	" repeats INTEGER NOT NULL, first INTEGER NOT NULL);"
+	"CREATE INDEX IF NOT EXISTS run_trees_spread ON run_trees(first)"
+	" WHERE usable >= 2 OR repeats > 0;"
+	"CREATE TRIGGER IF NOT EXISTS run_trees_insert AFTER INSERT ON runs WHEN NEW.tree IS NOT NULL"
+	" BEGIN DELETE FROM run_trees WHERE tree = NEW.tree;"
+	" INSERT INTO run_trees " RUN_TREES_OF("NEW.tree") "; END;"
+	"CREATE TRIGGER IF NOT EXISTS run_trees_update AFTER UPDATE OF tree, t_end, cancelled,"
+	" timed_out, signal, gate, repeats ON runs"
+	" BEGIN DELETE FROM run_trees WHERE tree IN (OLD.tree, NEW.tree);"
+	" INSERT INTO run_trees " RUN_TREES_OF("OLD.tree, NEW.tree") "; END;"
+	"CREATE TRIGGER IF NOT EXISTS run_trees_delete AFTER DELETE ON runs WHEN OLD.tree IS NOT NULL"
+	" BEGIN DELETE FROM run_trees WHERE tree = OLD.tree;"
+	" INSERT INTO run_trees " RUN_TREES_OF("OLD.tree") "; END;"
+	"INSERT OR REPLACE INTO run_trees SELECT tree, count(*), max(COALESCE(repeats, 1)), min(id)"
+	" FROM runs r WHERE tree IS NOT NULL AND" USABLE_RUN " GROUP BY tree;"
+	/* what the runs cost per iteration and kind (store_run_costs), kept
+	 * the same way; paired: the run's samples have a base column */
+	"ALTER TABLE runs ADD COLUMN paired INTEGER;"
+	"UPDATE runs SET paired = EXISTS(SELECT 1 FROM samples x WHERE x.run_id = runs.id"
+	" AND x.base_ms IS NOT NULL);"
+	"CREATE TABLE IF NOT EXISTS run_costs (iter INTEGER NOT NULL, kind TEXT NOT NULL,"
+	" runs INTEGER NOT NULL, paired INTEGER NOT NULL, seconds REAL NOT NULL,"
+	" PRIMARY KEY (iter, kind));"
+	"CREATE TRIGGER IF NOT EXISTS run_costs_insert AFTER INSERT ON runs"
+	" BEGIN " RUN_COSTS_OF("NEW") " END;"
+	"CREATE TRIGGER IF NOT EXISTS run_costs_update AFTER UPDATE OF iter, kind, t_start, t_end,"
+	" paired ON runs BEGIN " RUN_COSTS_OF("OLD") RUN_COSTS_OF("NEW") " END;"
+	"CREATE TRIGGER IF NOT EXISTS run_costs_delete AFTER DELETE ON runs"
+	" BEGIN " RUN_COSTS_OF("OLD") " END;"
+	"INSERT OR REPLACE INTO run_costs SELECT iter, kind, count(*), sum(COALESCE(paired, 0)),"
+	" sum(max(t_end - t_start, 0)) FROM runs WHERE t_end > 0 GROUP BY iter, kind;",
 };
 #define NMIGRATIONS (int)(sizeof(migrations) / sizeof(migrations[0]))
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == STORE_SCHEMA_VERSION,
@@ -819,7 +868,8 @@ int store_samples_add(struct store *s, int run_id, int env_id, const struct pars
 	int rc = prep(s,
 		      "UPDATE runs SET repeats = (SELECT count(*) FROM samples WHERE run_id = ?1)"
 		      " - (SELECT count(*) FROM (SELECT DISTINCT mode, B, T, H, D, L, op FROM samples"
-		      " WHERE run_id = ?1)) WHERE id = ?1",
+		      " WHERE run_id = ?1)), paired = EXISTS(SELECT 1 FROM samples WHERE run_id = ?1"
+		      " AND base_ms IS NOT NULL) WHERE id = ?1",
 		      &st, e);
 	if (rc < 0)
 		return rc;

@@ -256,6 +256,11 @@ struct store_env {
 };
 int store_run_env(struct store *s, int run_id, struct store_env *out, struct err *e);
 void store_env_release(struct store_env *v);
+/* A finished run's environment key as measure_env_key made it, kept with
+ * the run once made: 1 and *key (NULL: the run has none) when kept, 0 when
+ * not yet.  The put is best effort (a read-only store keeps nothing). */
+int store_run_env_key(struct store *s, int run_id, char **key);
+void store_run_env_key_put(struct store *s, int run_id, const char *key);
 
 /* The usable runs of a kernel tree (finished on their own, gate passed,
  * none or skipped), oldest first, with their session and role. */
@@ -267,12 +272,16 @@ struct store_tree_run {
 int store_tree_runs(struct store *s, const char *tree, struct store_tree_run **out, size_t *n,
 		    struct err *e);
 void store_tree_runs_release(struct store_tree_run *v, size_t n);
-/* Every kernel tree with a usable run (caller frees each and the array). */
 /* What the runs cost, per iteration and kind: finished runs (attempts
  * included: they held the GPU too), how many of them measured two kernel
  * versions (a result with a base column: the harness's own paired run),
- * and their wall seconds.  In iteration order. */
-int store_run_costs(struct store *s,
+ * and their wall seconds; kept as runs are recorded (table run_costs), so
+ * reading one iteration or the totals reads no run.  iter: that
+ * iteration's rows, STORE_COST_ALL every iteration's in order, or
+ * STORE_COST_TOTAL the whole history's by kind (called with iteration -1). */
+#define STORE_COST_TOTAL (-1)
+#define STORE_COST_ALL (-2)
+int store_run_costs(struct store *s, int iter,
 		    void (*fn)(void *ctx, int iter, const char *kind, int runs, int paired,
 			       double seconds),
 		    void *ctx, struct err *e);

@@ -15,6 +15,13 @@
 #include <stddef.h>
 #include <sys/time.h>
 
+/* A run's numbers count when it finished on its own and either passed its
+ * gate or had none (noise and confirm runs are benchmark-only); the run is
+ * r in the statement. */
+#define USABLE_RUN                                                                        \
+	" r.t_end > 0 AND r.cancelled = 0 AND r.timed_out = 0 AND COALESCE(r.signal, 0) = 0" \
+	" AND r.gate IN (1, 0, 5)"
+
 static inline double now(void)
 {
 	struct timeval tv;

@@ -104,6 +104,35 @@ void store_env_release(struct store_env *v)
 	memset(v, 0, sizeof(*v));
 }
 
+int store_run_env_key(struct store *s, int run_id, char **key)
+{
+	sqlite3_stmt *st;
+	*key = NULL;
+	if (prep(s, "SELECT env_key FROM runs WHERE id = ? AND env_key IS NOT NULL", &st, NULL) < 0)
+		return 0;
+	sqlite3_bind_int(st, 1, run_id);
+	int found = 0;
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		const char *k = (const char *)sqlite3_column_text(st, 0);
+		*key = k && *k ? xstrdup(k) : NULL;
+		found = 1;
+	}
+	sqlite3_finalize(st);
+	return found;
+}
+
+void store_run_env_key_put(struct store *s, int run_id, const char *key)
+{
+	sqlite3_stmt *st;
+	if (store_readonly(s) ||
+	    prep(s, "UPDATE runs SET env_key = ? WHERE id = ? AND t_end > 0", &st, NULL) < 0)
+		return;
+	sqlite3_bind_text(st, 1, key ? key : "", -1, SQLITE_TRANSIENT);
+	sqlite3_bind_int(st, 2, run_id);
+	sqlite3_step(st);
+	sqlite3_finalize(st);
+}
+
 int store_run_env(struct store *s, int run_id, struct store_env *out, struct err *e)
 {
 	sqlite3_stmt *st;
@@ -125,11 +154,6 @@ int store_run_env(struct store *s, int run_id, struct store_env *out, struct err
 	return rc;
 }
 
-/* A run's numbers count when it finished on its own and either passed its
- * gate or had none (noise and confirm runs are benchmark-only). */
-#define USABLE_RUN                                                                        \
-	" r.t_end > 0 AND r.cancelled = 0 AND r.timed_out = 0 AND COALESCE(r.signal, 0) = 0" \
-	" AND r.gate IN (1, 0, 5)"
 
 void store_tree_runs_release(struct store_tree_run *v, size_t n)
 {
@@ -188,9 +212,8 @@ int store_spread_trees(struct store *s, char ***out, size_t *n, struct err *e)
 	/* a tree with one run of distinct shapes adds nothing to a spread
 	 * (neither between sessions nor within one), whatever else is pooled */
 	int rc = prep(s,
-		      "SELECT tree FROM (SELECT r.tree, min(r.id) AS first FROM runs r"
-		      " WHERE r.tree IS NOT NULL AND" USABLE_RUN " GROUP BY r.tree"
-		      " HAVING count(*) >= 2 OR max(COALESCE(r.repeats, 1)) > 0"
+		      "SELECT tree FROM (SELECT tree, first FROM run_trees"
+		      " WHERE usable >= 2 OR repeats > 0"
 		      " UNION ALL SELECT c.best_tree, min(r.id) FROM stats_confirms c"
 		      " JOIN stats_runs sr ON sr.session = c.session AND sr.role = 'pair'"
 		      " JOIN runs r ON r.id = sr.run_id"
@@ -622,19 +645,21 @@ int store_notes(struct store *s, enum store_note kind, int iter, struct sb *out)
 	return n;
 }
 
-int store_run_costs(struct store *s,
+int store_run_costs(struct store *s, int iter,
 		    void (*fn)(void *ctx, int iter, const char *kind, int runs, int paired,
 			       double seconds),
 		    void *ctx, struct err *e)
 {
 	sqlite3_stmt *st;
-	int rc = prep(s, "SELECT r.iter, r.kind, COUNT(*),"
-			 " SUM(EXISTS(SELECT 1 FROM samples x WHERE x.run_id = r.id"
-			 "            AND x.base_ms IS NOT NULL)),"
-			 " SUM(MAX(r.t_end - r.t_start, 0)) FROM runs r WHERE r.t_end > 0"
-			 " GROUP BY r.iter, r.kind ORDER BY r.iter, r.kind", &st, e);
+	/* iteration -1: the whole history's, by kind */
+	int rc = iter == STORE_COST_TOTAL
+			 ? prep(s, "SELECT -1, kind, sum(runs), sum(paired), sum(seconds) FROM run_costs"
+				   " GROUP BY kind ORDER BY kind", &st, e)
+			 : prep(s, "SELECT iter, kind, runs, paired, seconds FROM run_costs"
+				   " WHERE ?1 = -2 OR iter = ?1 ORDER BY iter, kind", &st, e);
 	if (rc < 0)
 		return rc;
+	sqlite3_bind_int(st, 1, iter);
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		const char *kind = (const char *)sqlite3_column_text(st, 1);
 		fn(ctx, sqlite3_column_int(st, 0), kind ? kind : "", sqlite3_column_int(st, 2),

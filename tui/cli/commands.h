@@ -25,7 +25,7 @@ struct cli {
 	X(demo, "demo [DIR] [--json]", "make a fresh git repository holding the demo kernel project") \
 	X(init, "init --op OP [--test-file P] [--naive P] [--frozen P]... [--kernel P]... [--verify CMD] [--gate-workers N] [--bench CMD] [--target TEXT] [--languages TEXT] [--promotion TEXT]", \
 	  "create the workspace profile/<op>-opt/ for an op")                                 \
-	X(status, "status [--json]", "where the loop stands and the next required step")      \
+	X(status, "status [--json [--costs]]", "where the loop stands and the next required step")      \
 	X(contract, "contract [--check] [--set FIELD=VALUE]...", "show, check or set the task contract") \
 	X(verify, "verify [--gate-k EXPR] [--base REF] [--profile] [--include PATH]... [--timeout SEC] [--quiet] [--json]", \
 	  "run the gated verify-and-bench command and record the run")                        \

@@ -1,4 +1,4 @@
-/* status — `optloop status [--json]`: where the loop stands. */
+/* status — `optloop status [--json [--costs]]`: where the loop stands. */
 #include "tui/cli/alloc_cli.h"
 #include "tui/cli/opts.h"
 #include "tui/cli/util.h"
@@ -75,13 +75,17 @@ int cmd_status(struct cli *cli, int argc, char **argv)
 	struct loop *l;
 	struct loop_status st;
 	struct err e = {0};
-	bool json = false;
+	bool json = false, costs = false;
 	int rc;
 	const struct cli_opt opts[] = {
 		CLI_FLAG("--json", &json, "print the status as JSON (state, due step, best, stall, paths)"),
+		CLI_FLAG("--costs", &costs,
+			 "with --json: each iteration's cost too (cost.iterations; a long history "
+			 "makes it long)"),
 		CLI_END,
 	};
-	static const char *const examples[] = {"status", "status --json | jq .next", NULL};
+	static const char *const examples[] = {"status", "status --json | jq .next",
+					       "status --json --costs | jq .cost.iterations", NULL};
 	struct cli_cmd c = {.name = "status", .opts = opts, .examples = examples,
 			    .more = "Opened for writing when no other optloop writes, so the repairs\n"
 				    "start-up reconciliation can make on its own are made."};
@@ -118,7 +122,7 @@ int cmd_status(struct cli *cli, int argc, char **argv)
 	loop_noise_words(&nz, &nzw);
 	/* what deciding has cost: this iteration and the whole session */
 	struct loop_cost cost = {0};
-	if (loop_cost(l, &cost, NULL) < 0)
+	if (loop_cost(l, json && costs ? LOOP_COST_ALL : st.iteration, &cost, NULL) < 0)
 		memset(&cost, 0, sizeof(cost));
 	const struct loop_cost_row *now = loop_cost_of(&cost, st.iteration);
 	if (json) {
@@ -131,16 +135,18 @@ int cmd_status(struct cli *cli, int argc, char **argv)
 					    loop_cli_real(nz.hi_ms), "assumed", nz.assumed)
 				: json_null());
 		json_object_set_new(j, "noise_runs", json_integer(nz.have ? nz.runs : 0));
-		json_t *its = json_array();
-		for (size_t i = 0; i < cost.n; i++) {
-			json_t *ci = loop_cost_json(&cost.v[i]);
-			json_object_set_new(ci, "iter", json_integer(cost.v[i].iter));
-			json_array_append_new(its, ci);
+		json_t *cj = json_pack("{s:o,s:o}", "iteration", loop_cost_json(now), "session",
+				       loop_cost_json(&cost.total));
+		if (costs) {
+			json_t *its = json_array();
+			for (size_t i = 0; i < cost.n; i++) {
+				json_t *ci = loop_cost_json(&cost.v[i]);
+				json_object_set_new(ci, "iter", json_integer(cost.v[i].iter));
+				json_array_append_new(its, ci);
+			}
+			json_object_set_new(cj, "iterations", its);
 		}
-		json_object_set_new(j, "cost",
-				    json_pack("{s:o,s:o,s:o}", "iteration", loop_cost_json(now),
-					      "session", loop_cost_json(&cost.total), "iterations",
-					      its));
+		json_object_set_new(j, "cost", cj);
 		stats_cli_add_verdict(l, last, j);
 		alloc_cli_add(l, j);
 		cli_print_json(j);

@@ -98,7 +98,7 @@ int live_detail(struct app *a, int i, struct err *e)
 		if (run.log_path)
 			dline(a, R_DIM, "Raw output: %s", run.log_path);
 		struct loop_cost cost;
-		if (loop_cost(w->l, &cost, NULL) == 0) {
+		if (loop_cost(w->l, r->iter, &cost, NULL) == 0) {
 			struct sb cw = SB_INIT;
 			sb_init(&cw);
 			loop_cost_words(loop_cost_of(&cost, r->iter), &cw);
