@@ -610,7 +610,8 @@ int loop_writer(struct loop *l, bool on, struct err *e)
 	return rc;
 }
 
-int loop_workspaces(const char *cwd, struct loop_summary **out, size_t *n, struct err *e)
+int loop_workspaces(const char *cwd, bool read, struct loop_summary **out, size_t *n,
+		    struct err *e)
 {
 	struct vcs *v;
 	char **ops = NULL;
@@ -634,6 +635,8 @@ int loop_workspaces(const char *cwd, struct loop_summary **out, size_t *n, struc
 		struct err le = {0};
 		s->op = ops[i];
 		s->best_ms = s->base_ms = NAN;
+		if (!read)
+			continue;
 		if (loop_open(repo, ops[i], LOOP_READONLY, &l, &le) < 0) {
 			s->error = xstrdup(le.msg);
 			continue;

@@ -61,7 +61,8 @@ void loop_close(struct loop *l);
 
 /* Every workspace of the repository found from cwd, each read as
  * loop_status would (read-only, no lock): where it stands, its best and its
- * baseline number.  A workspace that cannot be read carries the reason. */
+ * baseline number.  A workspace that cannot be read carries the reason.
+ * With read false only the ops are filled (no workspace is opened). */
 struct loop_summary {
 	char *op;
 	enum loop_state state;
@@ -71,7 +72,8 @@ struct loop_summary {
 	double best_ms, base_ms; /* NAN when none */
 	char *error;             /* NULL when it was read */
 };
-int loop_workspaces(const char *cwd, struct loop_summary **out, size_t *n, struct err *e);
+int loop_workspaces(const char *cwd, bool read, struct loop_summary **out, size_t *n,
+		    struct err *e);
 void loop_summaries_release(struct loop_summary *v, size_t n);
 bool loop_readonly(const struct loop *l);
 /* Take (on) or give back the writer lock of an open loop, so that a

@@ -64,7 +64,7 @@ static void offer_ops(const char *prefix)
 	struct loop_summary *v;
 	size_t n;
 	struct err e = {0};
-	if (loop_workspaces(NULL, &v, &n, &e) < 0)
+	if (loop_workspaces(NULL, false, &v, &n, &e) < 0)
 		return;
 	for (size_t i = 0; i < n; i++)
 		offer(v[i].op, prefix);

@@ -95,13 +95,15 @@ int cmd_status(struct cli *cli, int argc, char **argv)
 	if (!cli->op) {
 		struct loop_summary *v;
 		size_t n;
-		if (loop_workspaces(NULL, &v, &n, &e) == 0 && n > 1) {
-			print_workspaces(v, n, json);
+		/* (counted first: one workspace is opened once, below) */
+		if (loop_workspaces(NULL, false, &v, &n, &e) == 0) {
 			loop_summaries_release(v, n);
-			return 0;
+			if (n > 1 && loop_workspaces(NULL, true, &v, &n, &e) == 0) {
+				print_workspaces(v, n, json);
+				loop_summaries_release(v, n);
+				return 0;
+			}
 		}
-		if (e.code == 0)
-			loop_summaries_release(v, n);
 	}
 	/* status repairs what reconciliation can when it may write */
 	if ((rc = loop_cli_open(cli, LOOP_TRY_WRITE, &l)) != 0)

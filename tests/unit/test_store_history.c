@@ -1,0 +1,271 @@
+/* Unit tests for the history's kept figures (schema 10): a database written
+ * by schema version 9 (tests/fixtures/schema9, with what that optloop's
+ * status --json printed on it) is migrated, and every figure derived from
+ * the whole history is the same as before: the noise band, the cost, each
+ * run's verdict.  Then the tables the triggers keep (run_trees, run_costs)
+ * are checked against the runs after each kind of change. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "core/err.h"
+#include "core/fsutil.h"
+#include "core/measure.h"
+#include "core/model.h"
+#include "core/sb.h"
+#include "core/stats.h"
+#include "core/store.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char tmpdir[64];
+static struct store *st;
+static json_t *before; /* the schema 9 optloop's status --json */
+
+static char *fixture(const char *name)
+{
+	const char *root = getenv("OPTLOOP_ROOT");
+	char *dir = fsutil_join(root ? root : ".", "tests/fixtures/schema9");
+	char *p = fsutil_join(dir, name);
+	free(dir);
+	return p;
+}
+
+static int setup(void **state)
+{
+	struct err e = {0};
+	strcpy(tmpdir, "/tmp/optloop-history.XXXXXX");
+	assert_non_null(mkdtemp(tmpdir));
+	char *src = fixture("optloop.db"), *js = fixture("status.json");
+	char cmd[512];
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s/optloop.db'", src, tmpdir);
+	assert_int_equal(system(cmd), 0);
+	json_error_t je;
+	before = json_load_file(js, 0, &je);
+	assert_non_null(before);
+	free(src);
+	free(js);
+	char *db = fsutil_join(tmpdir, "optloop.db");
+	int rc = store_open(db, 0, &st, &e); /* the first writer migrates */
+	free(db);
+	if (rc < 0)
+		fprintf(stderr, "%s\n", e.msg);
+	assert_int_equal(rc, 0);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	char cmd[128];
+	store_close(st);
+	st = NULL;
+	json_decref(before);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
+	return system(cmd);
+}
+
+static double num(const char *path)
+{
+	json_t *v = before;
+	char *p = xstrdup(path), *save = NULL;
+	for (char *k = strtok_r(p, ".", &save); k && v; k = strtok_r(NULL, ".", &save))
+		v = json_object_get(v, k);
+	free(p);
+	assert_non_null(v);
+	return json_number_value(v);
+}
+
+static int int_of(const char *sql)
+{
+	sqlite3_stmt *q;
+	assert_int_equal(sqlite3_prepare_v2(store_db(st), sql, -1, &q, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+	int v = sqlite3_column_int(q, 0);
+	sqlite3_finalize(q);
+	return v;
+}
+
+/* the kept tables hold exactly what a scan of the runs gives */
+static void assert_kept_tables_agree(void)
+{
+	assert_int_equal(
+		int_of("SELECT count(*) FROM (SELECT tree, usable, repeats, first FROM run_trees"
+		       " EXCEPT SELECT tree, count(*), max(COALESCE(repeats, 1)), min(id) FROM runs"
+		       " WHERE tree IS NOT NULL AND t_end > 0 AND cancelled = 0 AND timed_out = 0"
+		       " AND COALESCE(signal, 0) = 0 AND gate IN (1, 0, 5) GROUP BY tree)"),
+		0);
+	assert_int_equal(
+		int_of("SELECT count(*) FROM (SELECT tree, count(*), max(COALESCE(repeats, 1)),"
+		       " min(id) FROM runs WHERE tree IS NOT NULL AND t_end > 0 AND cancelled = 0"
+		       " AND timed_out = 0 AND COALESCE(signal, 0) = 0 AND gate IN (1, 0, 5)"
+		       " GROUP BY tree EXCEPT SELECT tree, usable, repeats, first FROM run_trees)"),
+		0);
+	assert_int_equal(
+		int_of("SELECT count(*) FROM (SELECT iter, kind, runs, paired, round(seconds, 6)"
+		       " FROM run_costs EXCEPT SELECT iter, kind, count(*), sum(COALESCE(paired, 0)),"
+		       " round(sum(max(t_end - t_start, 0)), 6) FROM runs WHERE t_end > 0"
+		       " GROUP BY iter, kind)"),
+		0);
+	assert_int_equal(int_of("SELECT count(*) FROM run_costs"),
+			 int_of("SELECT count(*) FROM (SELECT DISTINCT iter, kind FROM runs"
+				" WHERE t_end > 0)"));
+}
+
+static void the_migration_fills_the_kept_tables(void **state)
+{
+	assert_int_equal(int_of("SELECT user_version FROM pragma_user_version"),
+			 STORE_SCHEMA_VERSION);
+	assert_int_equal(int_of("SELECT count(*) FROM run_trees"), 3);
+	/* the baseline's tree and the first comment's can show a spread; the
+	 * second comment's one run cannot */
+	assert_int_equal(int_of("SELECT count(*) FROM run_trees WHERE usable >= 2 OR repeats > 0"),
+			 2);
+	assert_int_equal(int_of("SELECT count(*) FROM runs WHERE repeats IS NULL OR repeats != 0"),
+			 0);
+	assert_kept_tables_agree();
+}
+
+static void the_noise_band_is_the_one_schema_9_printed(void **state)
+{
+	struct loop_noise nz;
+	struct err e = {0};
+	assert_int_equal(measure_noise_band(st, NULL, NAN, &nz, &e), 0);
+	assert_true(nz.have);
+	assert_false(nz.assumed);
+	assert_int_equal(nz.runs, (int)num("noise_runs"));
+	assert_true(fabs(nz.sigma - num("noise.sigma")) < 1e-9);
+	assert_true(fabs(nz.lo_ms - num("noise.lo_ms")) < 1e-7);
+	assert_true(fabs(nz.hi_ms - num("noise.hi_ms")) < 1e-7);
+}
+
+static void the_cost_is_the_one_schema_9_printed(void **state)
+{
+	struct loop_cost c;
+	struct err e = {0};
+	assert_int_equal(measure_cost(st, LOOP_COST_ALL, &c, &e), 0);
+	assert_int_equal(c.total.runs, (int)num("cost.session.runs"));
+	assert_int_equal(c.total.measurements, (int)num("cost.session.measurements"));
+	assert_true(fabs(c.total.gpu_s - num("cost.session.gpu_s")) < 1e-6);
+	assert_int_equal(c.total.verify, (int)num("cost.session.by_kind.verify.runs"));
+	assert_int_equal(c.total.confirm, (int)num("cost.session.by_kind.confirm.runs"));
+	assert_int_equal(c.total.noise, (int)num("cost.session.by_kind.noise.runs"));
+	assert_true(fabs(c.total.confirm_s - num("cost.session.by_kind.confirm.s")) < 1e-6);
+	/* every iteration's rows add up to the total */
+	int runs = 0;
+	for (size_t i = 0; i < c.n; i++)
+		runs += c.v[i].runs;
+	assert_int_equal(runs, c.total.runs);
+	measure_cost_release(&c);
+	/* one iteration: its row only, the same total */
+	assert_int_equal(measure_cost(st, 1, &c, &e), 0);
+	assert_int_equal(c.n, 1);
+	assert_int_equal(c.v[0].iter, 1);
+	assert_int_equal(c.v[0].runs, 10);
+	assert_int_equal(c.total.runs, (int)num("cost.session.runs"));
+	measure_cost_release(&c);
+}
+
+/* The last verify's verdict, judged again on the migrated history, is the
+ * one schema 9 stored (its verdict, flags and speedup): nothing was measured
+ * since, so the same history must give the same judgment.  (An earlier
+ * run's verdict was judged against the history as it stood then.) */
+static void the_last_verdict_judged_again_is_the_same(void **state)
+{
+	sqlite3_stmt *q;
+	int n = 0;
+	assert_int_equal(sqlite3_prepare_v2(store_db(st),
+					    "SELECT run_id, verdict, flags, json_extract(json,"
+					    " '$.speedup'), json_extract(json, '$.threshold')"
+					    " FROM stats_verdicts ORDER BY run_id DESC LIMIT 1",
+					    -1, &q, NULL),
+			 SQLITE_OK);
+	while (sqlite3_step(q) == SQLITE_ROW) {
+		int run = sqlite3_column_int(q, 0);
+		char *verdict = xstrdup((const char *)sqlite3_column_text(q, 1));
+		unsigned flags = (unsigned)sqlite3_column_int(q, 2);
+		bool has_speedup = sqlite3_column_type(q, 3) != SQLITE_NULL;
+		double speedup = sqlite3_column_double(q, 3), thr = sqlite3_column_double(q, 4);
+		struct stats_cmp c;
+		struct err e = {0};
+		assert_int_equal(measure_judge_run(st, run, thr > 0 ? thr : 0.03, &c, &e), 0);
+		assert_string_equal(stats_verdict_name(c.verdict), verdict);
+		assert_int_equal(c.flags, flags);
+		if (has_speedup)
+			assert_true(fabs(c.speedup - speedup) < 1e-12);
+		stats_cmp_release(&c);
+		free(verdict);
+		n++;
+	}
+	sqlite3_finalize(q);
+	assert_int_equal(n, 1);
+}
+
+/* The triggers keep both tables as runs are recorded, changed and removed;
+ * a run's environment key is kept once made. */
+static void the_triggers_keep_the_tables_as_runs_change(void **state)
+{
+	struct err e = {0};
+	/* a second run of the one-run tree: now it can show a spread */
+	assert_int_equal(store_exec(st,
+				    "INSERT INTO runs (iter, kind, t_start, t_end, exit_status,"
+				    " signal, timed_out, cancelled, no_change, gate, scope, bench_ms,"
+				    " tree, repeats) SELECT 3, 'verify', t_start + 100, t_end + 100,"
+				    " 0, NULL, 0, 0, 0, gate, scope, bench_ms, tree, 0 FROM runs"
+				    " WHERE id = 12",
+				    &e),
+			 0);
+	assert_int_equal(int_of("SELECT count(*) FROM run_trees WHERE usable >= 2 OR repeats > 0"),
+			 3);
+	assert_kept_tables_agree();
+	/* cancelled after the fact: no longer usable, still a cost */
+	assert_int_equal(store_exec(st, "UPDATE runs SET cancelled = 1 WHERE id = 12", &e), 0);
+	assert_int_equal(int_of("SELECT count(*) FROM run_trees WHERE usable >= 2 OR repeats > 0"),
+			 2);
+	assert_kept_tables_agree();
+	/* samples recorded with a shape timed twice: that one run repeats */
+	assert_int_equal(store_exec(st, "UPDATE runs SET cancelled = 0 WHERE id = 12", &e), 0);
+	assert_int_equal(store_exec(st, "DELETE FROM runs WHERE id > 12", &e), 0);
+	assert_int_equal(int_of("SELECT usable FROM run_trees WHERE first = 12"), 1);
+	struct parse_row rows[2] = {
+		{.mode = "fwd", .B = 1, .T = 64, .H = 1, .D = 16, .L = -1, .op = "compute",
+		 .new_ms = 1.0, .base_ms = NAN, .speedup = NAN},
+		{.mode = "fwd", .B = 1, .T = 64, .H = 1, .D = 16, .L = -1, .op = "compute",
+		 .new_ms = 1.1, .base_ms = NAN, .speedup = NAN},
+	};
+	assert_int_equal(store_samples_add(st, 12, 0, rows, 2, &e), 0);
+	assert_int_equal(int_of("SELECT repeats FROM run_trees WHERE first = 12"), 2);
+	assert_kept_tables_agree();
+	/* the environment key: made once, then read back */
+	char *k1 = NULL, *k2 = NULL;
+	assert_int_equal(int_of("SELECT count(env_key) FROM runs WHERE id = 5"), 0);
+	assert_int_equal(measure_env_key(st, 5, &k1, &e), 0);
+	assert_int_equal(int_of("SELECT count(env_key) FROM runs WHERE id = 5"), 1);
+	assert_int_equal(measure_env_key(st, 5, &k2, &e), 0);
+	assert_non_null(k1);
+	assert_string_equal(k1, k2);
+	free(k1);
+	free(k2);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(the_migration_fills_the_kept_tables, setup, teardown),
+		cmocka_unit_test_setup_teardown(the_noise_band_is_the_one_schema_9_printed, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(the_cost_is_the_one_schema_9_printed, setup, teardown),
+		cmocka_unit_test_setup_teardown(the_last_verdict_judged_again_is_the_same, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(the_triggers_keep_the_tables_as_runs_change, setup,
+						teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
