@@ -42,7 +42,49 @@ struct store {
 	sqlite3_int64 rows_changes;
 	int rows_version;
 	sqlite3_stmt *st_version; /* PRAGMA data_version, kept prepared */
+	/* OPTLOOP_SQL_PLAN=FILE: every statement run, once each, written to
+	 * FILE with its query plan when the store closes (tests read it for
+	 * scans of the growing tables) */
+	char **traced;
+	size_t ntraced;
 };
+
+static int trace_stmt(unsigned type, void *ctx, void *p, void *x)
+{
+	struct store *s = ctx;
+	const char *sql = sqlite3_sql(p);
+	(void)type;
+	(void)x;
+	if (!sql)
+		return 0;
+	for (size_t i = 0; i < s->ntraced; i++)
+		if (!strcmp(s->traced[i], sql))
+			return 0;
+	s->traced = xrealloc(s->traced, (s->ntraced + 1) * sizeof(*s->traced));
+	s->traced[s->ntraced++] = xstrdup(sql);
+	return 0;
+}
+
+static void write_plans(struct store *s)
+{
+	const char *path = getenv("OPTLOOP_SQL_PLAN");
+	FILE *f = path && *path ? fopen(path, "a") : NULL;
+	for (size_t i = 0; i < s->ntraced; i++) {
+		sqlite3_stmt *st;
+		char *q = xasprintf("EXPLAIN QUERY PLAN %s", s->traced[i]);
+		if (f && sqlite3_prepare_v2(s->db, q, -1, &st, NULL) == SQLITE_OK) {
+			fprintf(f, "SQL %s\n", s->traced[i]);
+			while (sqlite3_step(st) == SQLITE_ROW)
+				fprintf(f, "PLAN %s\n", (const char *)sqlite3_column_text(st, 3));
+			sqlite3_finalize(st);
+		}
+		free(q);
+		free(s->traced[i]);
+	}
+	free(s->traced);
+	if (f)
+		fclose(f);
+}
 
 static void rows_forget(struct store *s)
 {
@@ -171,10 +213,17 @@ static const char *const migrations[] = {
 	" - (SELECT count(*) FROM (SELECT DISTINCT mode, B, T, H, D, L, op FROM samples"
 	" WHERE run_id = runs.id));"
 	"CREATE INDEX IF NOT EXISTS stats_runs_session ON stats_runs(session, role);"
-	/* the few runs every open looks for (cut off before they ended; no
-	 * kernel change, uncounted in the stall) without reading every run */
+	/* the few runs and kernel changes every open looks for (cut off
+	 * before they ended; no kernel change, uncounted in the stall; an
+	 * intent not finished) without reading every one */
 	"CREATE INDEX IF NOT EXISTS runs_unfinished ON runs(id) WHERE t_end IS NULL OR t_end <= 0;"
 	"CREATE INDEX IF NOT EXISTS runs_no_change ON runs(no_change) WHERE no_change = 1;"
+	"CREATE INDEX IF NOT EXISTS tree_intents_open ON tree_intents(id) WHERE done = 0;"
+	"CREATE INDEX IF NOT EXISTS aside_open ON aside(id) WHERE restored IS NULL;"
+	"CREATE INDEX IF NOT EXISTS stats_confirms_open ON stats_confirms(id) WHERE done = 0;"
+	"CREATE INDEX IF NOT EXISTS stats_confirms_iter ON stats_confirms(iter);"
+	"CREATE INDEX IF NOT EXISTS stats_runs_pair ON stats_runs(session) WHERE role = 'pair';"
+	"CREATE INDEX IF NOT EXISTS guards_findings_iter ON guards_findings(iter);"
 	/* each kernel tree's usable runs, kept by triggers in the transaction
 	 * that records or changes a run: how many, whether one repeated a
 	 * shape, the first (the history's order) */
@@ -209,7 +258,19 @@ static const char *const migrations[] = {
 	"CREATE TRIGGER IF NOT EXISTS run_costs_delete AFTER DELETE ON runs"
 	" BEGIN " RUN_COSTS_OF("OLD") " END;"
 	"INSERT OR REPLACE INTO run_costs SELECT iter, kind, count(*), sum(COALESCE(paired, 0)),"
-	" sum(max(t_end - t_start, 0)) FROM runs WHERE t_end > 0 GROUP BY iter, kind;",
+	" sum(max(t_end - t_start, 0)) FROM runs WHERE t_end > 0 GROUP BY iter, kind;"
+	/* and the whole history's by kind, moved by each run_costs row */
+	"CREATE TABLE IF NOT EXISTS run_cost_totals (kind TEXT PRIMARY KEY, runs INTEGER NOT NULL,"
+	" paired INTEGER NOT NULL, seconds REAL NOT NULL);"
+	"CREATE TRIGGER IF NOT EXISTS run_cost_totals_add AFTER INSERT ON run_costs BEGIN"
+	" INSERT OR IGNORE INTO run_cost_totals VALUES (NEW.kind, 0, 0, 0);"
+	" UPDATE run_cost_totals SET runs = runs + NEW.runs, paired = paired + NEW.paired,"
+	" seconds = seconds + NEW.seconds WHERE kind = NEW.kind; END;"
+	"CREATE TRIGGER IF NOT EXISTS run_cost_totals_sub AFTER DELETE ON run_costs BEGIN"
+	" UPDATE run_cost_totals SET runs = runs - OLD.runs, paired = paired - OLD.paired,"
+	" seconds = seconds - OLD.seconds WHERE kind = OLD.kind; END;"
+	"INSERT OR REPLACE INTO run_cost_totals SELECT kind, sum(runs), sum(paired), sum(seconds)"
+	" FROM run_costs GROUP BY kind;",
 };
 #define NMIGRATIONS (int)(sizeof(migrations) / sizeof(migrations[0]))
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == STORE_SCHEMA_VERSION,
@@ -448,6 +509,8 @@ int store_open(const char *path, int flags, struct store **out, struct err *e)
 		}
 	}
 	sqlite3_busy_timeout(s->db, 5000);
+	if (getenv("OPTLOOP_SQL_PLAN"))
+		sqlite3_trace_v2(s->db, SQLITE_TRACE_STMT, trace_stmt, s);
 	/* WAL + NORMAL: a committed transaction survives a killed process;
 	 * only a power cut can lose the last ones.
 	 *
@@ -483,6 +546,8 @@ void store_close(struct store *s)
 		sqlite3_finalize(s->stmts[i].st);
 	rows_forget(s);
 	sqlite3_finalize(s->st_version);
+	if (s->db && s->ntraced)
+		write_plans(s);
 	if (s->db)
 		sqlite3_close(s->db);
 	if (s->lock_fd >= 0)

@@ -653,10 +653,13 @@ int store_run_costs(struct store *s, int iter,
 	sqlite3_stmt *st;
 	/* iteration -1: the whole history's, by kind */
 	int rc = iter == STORE_COST_TOTAL
-			 ? prep(s, "SELECT -1, kind, sum(runs), sum(paired), sum(seconds) FROM run_costs"
-				   " GROUP BY kind ORDER BY kind", &st, e)
+			 ? prep(s, "SELECT -1, kind, runs, paired, seconds FROM run_cost_totals"
+				   " WHERE runs > 0 ORDER BY kind", &st, e)
+		 : iter == STORE_COST_ALL
+			 ? prep(s, "SELECT iter, kind, runs, paired, seconds FROM run_costs"
+				   " ORDER BY iter, kind", &st, e)
 			 : prep(s, "SELECT iter, kind, runs, paired, seconds FROM run_costs"
-				   " WHERE ?1 = -2 OR iter = ?1 ORDER BY iter, kind", &st, e);
+				   " WHERE iter = ?1 ORDER BY kind", &st, e);
 	if (rc < 0)
 		return rc;
 	sqlite3_bind_int(st, 1, iter);

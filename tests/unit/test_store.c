@@ -117,9 +117,12 @@ static void a_closed_writer_leaves_its_wal_and_its_data_readable(void **state)
 #define UNDO_SCHEMA_10                                                                      \
 	"DROP TRIGGER run_trees_insert; DROP TRIGGER run_trees_update; DROP TRIGGER "        \
 	"run_trees_delete; DROP TRIGGER run_costs_insert; DROP TRIGGER run_costs_update; "   \
-	"DROP TRIGGER run_costs_delete; DROP TABLE run_trees; DROP TABLE run_costs; "        \
+	"DROP TRIGGER run_costs_delete; DROP TABLE run_trees; DROP TABLE run_costs; "          \
+	"DROP TABLE run_cost_totals; DROP INDEX aside_open; DROP INDEX stats_confirms_open; " \
+	"DROP INDEX stats_confirms_iter; DROP INDEX stats_runs_pair; DROP INDEX "            \
+	"guards_findings_iter; "        \
 	"DROP INDEX stats_runs_session; DROP INDEX runs_unfinished; DROP INDEX "             \
-	"runs_no_change; ALTER TABLE runs DROP COLUMN repeats; ALTER TABLE runs DROP COLUMN " \
+	"runs_no_change; DROP INDEX tree_intents_open; ALTER TABLE runs DROP COLUMN repeats; ALTER TABLE runs DROP COLUMN " \
 	"env_key; ALTER TABLE runs DROP COLUMN paired; "
 
 /* A workspace made by an older optloop (schema 1, no iterations_run index)

@@ -114,6 +114,11 @@ static void assert_kept_tables_agree(void)
 		       " round(sum(max(t_end - t_start, 0)), 6) FROM runs WHERE t_end > 0"
 		       " GROUP BY iter, kind)"),
 		0);
+	assert_int_equal(
+		int_of("SELECT count(*) FROM (SELECT kind, runs, paired, round(seconds, 6) FROM"
+		       " run_cost_totals WHERE runs > 0 EXCEPT SELECT kind, sum(runs), sum(paired),"
+		       " round(sum(seconds), 6) FROM run_costs GROUP BY kind)"),
+		0);
 	assert_int_equal(int_of("SELECT count(*) FROM run_costs"),
 			 int_of("SELECT count(*) FROM (SELECT DISTINCT iter, kind FROM runs"
 				" WHERE t_end > 0)"));
