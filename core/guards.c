@@ -163,10 +163,21 @@ int guards_stall(const struct workspace *ws)
 }
 
 /* The iterations of the current stall, e.g. "4, 5, 6". */
+/* The stalled rows' iterations: "4, 5, 6"; a longer stall in spans of
+ * consecutive ones ("1-200, 204"), so a long history stays one line. */
 static void stall_iters(const struct log_row *rows, size_t n, int count, struct sb *out)
 {
-	for (size_t i = n - (size_t)count; i < n; i++)
-		sb_addf(out, "%s%d", i > n - (size_t)count ? ", " : "", rows[i].iter);
+	size_t first = n - (size_t)count;
+	for (size_t i = first; i < n; i++) {
+		size_t j = i;
+		while (count > 5 && j + 1 < n && rows[j + 1].iter == rows[j].iter + 1)
+			j++;
+		sb_addf(out, "%s%d", i > first ? ", " : "", rows[i].iter);
+		if (j >= i + 2) {
+			sb_addf(out, "-%d", rows[j].iter);
+			i = j;
+		}
+	}
 }
 
 int guards_state(const struct workspace *ws, enum loop_state *st, int *stall, struct err *e)

@@ -161,6 +161,22 @@ static void frozen_edit_is_refused_naming_the_file(void **state)
 	assert_int_equal(guards_verify_check(&f->ws, &e), 0);
 }
 
+/* A long stall names its rows in spans, so the step stays one line. */
+static void a_long_stall_names_its_rows_in_spans(void **state)
+{
+	struct fx *f = *state;
+	struct err e = {0};
+	enum loop_state st = ST_READY;
+	add_row(f, 0, RS_BASE, GATE_PASS, 1.0, "Machine: A", NULL, NULL);
+	for (int i = 1; i <= 8; i++)
+		add_row(f, i, i % 2 ? RS_REVERT : RS_DROP, GATE_PASS, 1.05, "Machine: A", NULL, NULL);
+	assert_int_equal(guards_state(&f->ws, &st, NULL, &e), 0);
+	assert_int_equal(st, ST_STALLED);
+	char *next = guards_next_step(&f->ws, st);
+	assert_non_null(strstr(next, "8 iterations in a row without a win (1-8)"));
+	free(next);
+}
+
 static void three_rows_without_a_win_stall_until_reassessed(void **state)
 {
 	struct fx *f = *state;
@@ -430,6 +446,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(frozen_edit_is_refused_naming_the_file, setup, teardown),
+		cmocka_unit_test_setup_teardown(a_long_stall_names_its_rows_in_spans, setup, teardown),
 		cmocka_unit_test_setup_teardown(three_rows_without_a_win_stall_until_reassessed, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(stop_reasons_are_checked_and_nogo_needs_five_items,
