@@ -9,6 +9,10 @@
 #                   the kernel edited to three times (a real 1.33x win, below
 #                   the 1.5x implausibility flag).  VERIFY: the validation
 #                   command (default: the demo's ./verify).
+#   confirm_workspace REPS TARGET  demo_repeated REPS, confirm_bench, and the
+#                   workspace made on it: init with $T_TMP/bench as the
+#                   validation command, the contract's Target TARGET, C, and
+#                   promotion on a full gate and a confirmed win.
 #   confirm_bench   writes $T_TMP/bench: the demo's ./verify for the gate; with
 #                   --no-gate a benchmark whose times follow the kernel in the
 #                   work tree (50 ms per repetition of its outer loop, a small
@@ -55,6 +59,15 @@ s = s.replace(a, "\tfor (int rep = 0; rep < %s; rep++)\n" % reps + a, 1)
 open(p, "w").write(s)
 PY
 	git init -q -b main && git add -A && git commit -qm "demo project" || exit 1
+}
+
+confirm_workspace() {
+	demo_repeated "$1"
+	confirm_bench
+	"$OPTLOOP" init --op chunk_linear_attn --kernel "$kernel" --test-file tests/ops/test_linear_attn.c \
+		--naive ops/linear_attn/naive.c --verify "$T_TMP/bench --op chunk_linear_attn" >/dev/null
+	"$OPTLOOP" contract --set "target=$2" --set languages=C \
+		--set "promotion=full gate, confirmed win" >/dev/null
 }
 
 confirm_setup() {

@@ -37,12 +37,7 @@ t_like "man page: the one best and attempts" "$(MANWIDTH=200 man -l "$OPTLOOP_RO
 # The kernel runs its outer loop 8 times: 8 -> 7 -> 6 are real wins of
 # 1.14x and 1.17x, 1.33x over the baseline.  confirm_bench times the
 # benchmark-only runs by that count, so the verdicts hold on a loaded machine.
-demo_repeated 8
-confirm_bench
-"$OPTLOOP" init --op chunk_linear_attn --kernel "$kernel" --test-file tests/ops/test_linear_attn.c \
-	--naive ops/linear_attn/naive.c --verify "$T_TMP/bench --op chunk_linear_attn" >/dev/null
-"$OPTLOOP" contract --set "target=every shape at least 1.3x" --set languages=C \
-	--set "promotion=full gate, confirmed win" >/dev/null
+confirm_workspace 8 "every shape at least 1.3x"
 
 # ---- an errored baseline is an attempt, and verify runs again ----------------
 "$OPTLOOP" contract --set "validation=python3 -c 'import torch_not_installed'" >/dev/null

@@ -14,12 +14,7 @@ state() { "$OPTLOOP" status --json | jget state; }
 reps() { sed -i "s/rep < [0-9]*;/rep < $1;/" "$kernel"; }
 lastrow() { grep -E '^\| [0-9]+ \|' profile/chunk_linear_attn-opt/OPT_LOG.md | tail -n 1; }
 
-demo_repeated 8
-confirm_bench
-"$OPTLOOP" init --op chunk_linear_attn --kernel "$kernel" --test-file tests/ops/test_linear_attn.c \
-	--naive ops/linear_attn/naive.c --verify "$T_TMP/bench --op chunk_linear_attn" >/dev/null
-"$OPTLOOP" contract --set "target=every shape at least 1.3x" --set languages=C \
-	--set "promotion=full gate, confirmed win" >/dev/null
+confirm_workspace 8 "every shape at least 1.3x"
 "$OPTLOOP" verify >/dev/null 2>&1
 "$OPTLOOP" noise --runs 2 >/dev/null 2>&1
 "$OPTLOOP" log --direction baseline --commit >/dev/null
