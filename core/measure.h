@@ -146,9 +146,9 @@ struct measure_win {
 	char *why;          /* when not a win: what the evidence says, in words */
 	/* The implausible flags (SF_IMPLAUSIBLE_MASK) of the evidence (the
 	 * confirm's when one ran), while no explanation of iteration iter is
-	 * recorded:
-	 * such a speedup is no win, and not keepable even --unconfirmed (a
-	 * result that skipped work reads fast); 0 once explained. */
+	 * recorded: such a speedup is no win, and not keepable even
+	 * --unconfirmed (a result that skipped work reads fast); 0 once
+	 * explained. */
 	unsigned implausible;
 };
 int measure_win(struct store *s, int iter, int run_id, struct measure_win *w, struct err *e);
@@ -194,8 +194,9 @@ int measure_confirm_end(struct store *s, int id, const struct stats_cmp *cmp, bo
  * was fast and held back only by implausible flags, it now promotes
  * (*promoted set; may be NULL). */
 int measure_explain(struct store *s, int iter, const char *note, bool *promoted, struct err *e);
-/* Explanations of an iteration, one per line (appended to out); count returned. */
-int measure_explanations(struct store *s, int iter, struct sb *out); /* how many; out may be NULL */
+/* Explanations of an iteration, one per line (appended to out, which may be
+ * NULL); count returned. */
+int measure_explanations(struct store *s, int iter, struct sb *out);
 int measure_attach(struct store *s, int iter, const char *path, struct err *e);
 /* Is the file path names (as given, else relative to the workspace dir) a
  * profiler or roofline reading of iteration iter: under the workspace,

@@ -92,17 +92,30 @@ static void rows_forget(struct store *s)
 	s->rows = NULL;
 }
 
-/* run_trees' row of each of the trees named (an SQL list) */
-#define RUN_TREES_OF(trees)                                                           \
-	"SELECT tree, count(*), max(COALESCE(repeats, 1)), min(id) FROM runs r WHERE tree IN (" \
-	trees ") AND" USABLE_RUN " GROUP BY tree"
+/* What a run's samples say about it (the SET list of an UPDATE of runs;
+ * run: the run's id in the statement): repeats, its sample rows less its
+ * distinct shapes; paired, whether a sample has a base column. */
+#define RUN_SAMPLE_FACTS(run)                                                              \
+	"repeats = (SELECT count(*) FROM samples WHERE run_id = " run ") - (SELECT count(*)"   \
+	" FROM (SELECT DISTINCT mode, B, T, H, D, L, op FROM samples WHERE run_id = " run      \
+	")), paired = EXISTS(SELECT 1 FROM samples WHERE run_id = " run                        \
+	" AND base_ms IS NOT NULL)"
 
+/* run_trees' rows of the runs where cond holds */
+#define RUN_TREES_WHERE(cond)                                                              \
+	"SELECT tree, count(*), max(COALESCE(repeats, 1)), min(id) FROM runs r WHERE " cond   \
+	" AND" USABLE_RUN " GROUP BY tree"
+/* run_trees' row of each of the trees named (an SQL list) */
+#define RUN_TREES_OF(trees) RUN_TREES_WHERE("tree IN (" trees ")")
+
+/* run_costs' rows of the runs where cond holds */
+#define RUN_COSTS_WHERE(cond)                                                              \
+	"SELECT iter, kind, count(*), sum(COALESCE(paired, 0)), sum(max(t_end - t_start, 0))" \
+	" FROM runs WHERE " cond " AND t_end > 0 GROUP BY iter, kind"
 /* run_costs' row of the run row r (NEW or OLD), made again */
-#define RUN_COSTS_OF(r)                                                                   \
-	"DELETE FROM run_costs WHERE iter = " r ".iter AND kind = " r ".kind;"              \
-	" INSERT INTO run_costs SELECT iter, kind, count(*), sum(COALESCE(paired, 0)),"     \
-	" sum(max(t_end - t_start, 0)) FROM runs WHERE iter = " r ".iter AND kind = " r     \
-	".kind AND t_end > 0 GROUP BY iter, kind;"
+#define RUN_COSTS_OF(r)                                                                    \
+	"DELETE FROM run_costs WHERE iter = " r ".iter AND kind = " r ".kind;"               \
+	" INSERT INTO run_costs " RUN_COSTS_WHERE("iter = " r ".iter AND kind = " r ".kind") ";"
 
 /* Each step moves the schema from version i to i+1.  Never edit a shipped
  * step; append a new one. */
@@ -203,15 +216,14 @@ static const char *const migrations[] = {
 	"CREATE INDEX IF NOT EXISTS stats_confirms_best_tree ON stats_confirms(best_tree);",
 	/* 10: the pooled history needs only the kernel trees that can show a
 	 * spread: measured more than once, or one run that timed a shape more
-	 * than once (repeats: its sample rows less its distinct shapes, kept
+	 * than once (repeats, and paired for the cost: RUN_SAMPLE_FACTS, kept
 	 * as samples are recorded).  A paired confirm's runs are found from
 	 * its session.  env_key: the run's environment as the statistics
 	 * compare it (measure_env_key), kept once made ('' for none). */
 	"ALTER TABLE runs ADD COLUMN repeats INTEGER;"
+	"ALTER TABLE runs ADD COLUMN paired INTEGER;"
 	"ALTER TABLE runs ADD COLUMN env_key TEXT;"
-	"UPDATE runs SET repeats = (SELECT count(*) FROM samples WHERE run_id = runs.id)"
-	" - (SELECT count(*) FROM (SELECT DISTINCT mode, B, T, H, D, L, op FROM samples"
-	" WHERE run_id = runs.id));"
+	"UPDATE runs SET " RUN_SAMPLE_FACTS("runs.id") ";"
 	"CREATE INDEX IF NOT EXISTS stats_runs_session ON stats_runs(session, role);"
 	/* the few runs and kernel changes every open looks for (cut off
 	 * before they ended; no kernel change, uncounted in the stall; an
@@ -241,13 +253,9 @@ static const char *const migrations[] = {
 	"CREATE TRIGGER IF NOT EXISTS run_trees_delete AFTER DELETE ON runs WHEN OLD.tree IS NOT NULL"
 	" BEGIN DELETE FROM run_trees WHERE tree = OLD.tree;"
 	" INSERT INTO run_trees " RUN_TREES_OF("OLD.tree") "; END;"
-	"INSERT OR REPLACE INTO run_trees SELECT tree, count(*), max(COALESCE(repeats, 1)), min(id)"
-	" FROM runs r WHERE tree IS NOT NULL AND" USABLE_RUN " GROUP BY tree;"
+	"INSERT OR REPLACE INTO run_trees " RUN_TREES_WHERE("tree IS NOT NULL") ";"
 	/* what the runs cost per iteration and kind (store_run_costs), kept
-	 * the same way; paired: the run's samples have a base column */
-	"ALTER TABLE runs ADD COLUMN paired INTEGER;"
-	"UPDATE runs SET paired = EXISTS(SELECT 1 FROM samples x WHERE x.run_id = runs.id"
-	" AND x.base_ms IS NOT NULL);"
+	 * the same way */
 	"CREATE TABLE IF NOT EXISTS run_costs (iter INTEGER NOT NULL, kind TEXT NOT NULL,"
 	" runs INTEGER NOT NULL, paired INTEGER NOT NULL, seconds REAL NOT NULL,"
 	" PRIMARY KEY (iter, kind));"
@@ -257,8 +265,7 @@ static const char *const migrations[] = {
 	" paired ON runs BEGIN " RUN_COSTS_OF("OLD") RUN_COSTS_OF("NEW") " END;"
 	"CREATE TRIGGER IF NOT EXISTS run_costs_delete AFTER DELETE ON runs"
 	" BEGIN " RUN_COSTS_OF("OLD") " END;"
-	"INSERT OR REPLACE INTO run_costs SELECT iter, kind, count(*), sum(COALESCE(paired, 0)),"
-	" sum(max(t_end - t_start, 0)) FROM runs WHERE t_end > 0 GROUP BY iter, kind;"
+	"INSERT OR REPLACE INTO run_costs " RUN_COSTS_WHERE("1") ";"
 	/* and the whole history's by kind, moved by each run_costs row */
 	"CREATE TABLE IF NOT EXISTS run_cost_totals (kind TEXT PRIMARY KEY, runs INTEGER NOT NULL,"
 	" paired INTEGER NOT NULL, seconds REAL NOT NULL);"
@@ -930,12 +937,7 @@ int store_samples_add(struct store *s, int run_id, int env_id, const struct pars
 			return rc;
 	}
 	sqlite3_stmt *st;
-	int rc = prep(s,
-		      "UPDATE runs SET repeats = (SELECT count(*) FROM samples WHERE run_id = ?1)"
-		      " - (SELECT count(*) FROM (SELECT DISTINCT mode, B, T, H, D, L, op FROM samples"
-		      " WHERE run_id = ?1)), paired = EXISTS(SELECT 1 FROM samples WHERE run_id = ?1"
-		      " AND base_ms IS NOT NULL) WHERE id = ?1",
-		      &st, e);
+	int rc = prep(s, "UPDATE runs SET " RUN_SAMPLE_FACTS("?1") " WHERE id = ?1", &st, e);
 	if (rc < 0)
 		return rc;
 	sqlite3_bind_int(st, 1, run_id);

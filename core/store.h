@@ -345,7 +345,6 @@ struct store_confirm {
 	double t;
 };
 void store_confirm_release(struct store_confirm *c);
-/* Start a record (done = 0); c->id is set. */
 /* How many confirms of the same two kernels (best and candidate trees)
  * measured anything before the confirm of session. */
 int store_confirms_before(struct store *s, const char *best_tree, const char *cand_tree,
@@ -356,6 +355,7 @@ int store_confirm_count(struct store *s, int iter);
  * with it, then " --base ..." or the {best} form) reached a verdict?  Then
  * the harness is known to time the best's commit beside the tree. */
 bool store_paired_proven(struct store *s, const char *command);
+/* Start a record (done = 0); c->id is set. */
 int store_confirm_begin(struct store *s, struct store_confirm *c, struct err *e);
 /* The session id once the first run exists. */
 int store_confirm_session(struct store *s, int id, int session, struct err *e);
@@ -365,11 +365,11 @@ int store_confirm_end(struct store *s, int id, const char *verdict, unsigned fla
 		      bool promoted, const char *json, struct err *e);
 /* A held-back confirm promotes once its flags are explained. */
 int store_confirm_promote(struct store *s, int id, struct err *e);
-/* The iteration's last record, or the one left unfinished; ERR_NOTFOUND. */
 /* The last confirm of iteration iter as a candidate: begun before its row
  * was logged (a confirm --baseline of the best, later, is not its
  * verdict); ERR_NOTFOUND when none. */
 int store_confirm_as_candidate(struct store *s, int iter, struct store_confirm *c, struct err *e);
+/* The iteration's last record, or the one left unfinished; ERR_NOTFOUND. */
 int store_confirm_last(struct store *s, int iter, struct store_confirm *c, struct err *e);
 int store_confirm_unfinished(struct store *s, struct store_confirm *c, struct err *e);
 /* Whether a finished confirm of iter promoted it. */

@@ -154,7 +154,6 @@ int store_run_env(struct store *s, int run_id, struct store_env *out, struct err
 	return rc;
 }
 
-
 void store_tree_runs_release(struct store_tree_run *v, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
