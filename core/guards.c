@@ -162,7 +162,6 @@ int guards_stall(const struct workspace *ws)
 	return c;
 }
 
-/* The iterations of the current stall, e.g. "4, 5, 6". */
 /* The stalled rows' iterations: "4, 5, 6"; a longer stall in spans of
  * consecutive ones ("1-200, 204"), so a long history stays one line. */
 static void stall_iters(const struct log_row *rows, size_t n, int count, struct sb *out)

@@ -422,20 +422,18 @@ static void fill_measurement(const struct store_run *r, struct loop_measurement 
 }
 
 /* The kernel files that differ between the snapshot snap and the work
- * tree, ", "-joined into out (from the diff's "diff --git a/X b/X" lines). */
+ * tree, ", "-joined into out. */
 static void changed_files(struct loop *l, const char *snap, struct sb *out)
 {
-	struct sb d = SB_INIT;
-	if (vcs_diff(l->ws.vcs, snap, loop_kpaths(l), l->ws.nkernel, &d, NULL) == 0 && d.buf) {
-		for (const char *p = d.buf; (p = strstr(p, "diff --git a/")) != NULL;) {
-			p += strlen("diff --git a/");
-			const char *sp = strstr(p, " b/"), *nl = strchr(p, '\n');
-			if (!sp || (nl && sp > nl))
-				continue;
-			sb_addf(out, "%s%.*s", out->len ? ", " : "", (int)(sp - p), p);
-		}
-	}
-	sb_release(&d);
+	char **files = NULL;
+	size_t n = 0;
+	if (vcs_kernel_changed(l->ws.vcs, loop_kpaths(l), l->ws.nkernel, snap, NULL, &files, &n,
+			       NULL) == 0)
+		for (size_t i = 0; i < n; i++)
+			sb_addf(out, "%s%s", i ? ", " : "", files[i]);
+	for (size_t i = 0; i < n; i++)
+		free(files[i]);
+	free(files);
 	if (!out->len)
 		sb_adds(out, "the kernel files");
 }
