@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# The statements a command runs on every iteration read the growing tables
-# (runs, samples, iterations, events, tree_intents) through an index, never
+# The statements a command runs on every iteration read the tables that grow
+# with the history (runs, samples, iterations, events, the confirms, verdicts,
+# probes, kept costs and trees, ...: `growing` below) through an index, never
 # by a scan of every row: the store writes each statement it ran with its
 # query plan (OPTLOOP_SQL_PLAN), and every "SCAN" of one of those tables must
 # be a bounded partial index or named in tests/sql_scans.allow with why.
 # The loop's commands on the tiny project: status, verify, log and commit,
-# noise, confirm, status --json, the workbench's reload path (watch).
+# noise, confirm, status --json.  T_KEEP_PLANS=FILE keeps a copy of the plans
+# read, to see what a new statement does.
 . "$(dirname "$0")/lib.sh"
 d="$T_TMP/tiny"
 "$OPTLOOP_ROOT/tests/fixtures/make_tiny_project.sh" "$d" >/dev/null
