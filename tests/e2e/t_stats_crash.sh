@@ -58,10 +58,16 @@ t_is "no tree intent is left" "$(sqlite3 "$db" "SELECT count(*) FROM tree_intent
 slow="sleep 29.7; ./verify --no-gate"
 harness_running() { pgrep -f 'sleep 29.7' >/dev/null; }
 harness_gone() { ! harness_running; }
+# wait for the harness to start: 10 s, times T_SLACK on a loaded machine (a
+# sanitizer build starts a confirm's first run slowly)
+harness_started() {
+	for _ in $(seq $((100 * ${T_SLACK:-3}))); do harness_running && return 0; sleep 0.1; done
+	return 1
+}
 for sig in INT TERM; do
 	"$OPTLOOP" confirm --cmd "$slow" >"$T_TMP/confirm-$sig.out" 2>&1 &
 	pid=$!
-	for _ in $(seq 100); do harness_running && break; sleep 0.1; done
+	harness_started
 	sleep 0.3
 	if [ "$sig" = INT ]; then
 		# another process looking meanwhile: the best swapped in is the
@@ -83,7 +89,7 @@ for sig in INT TERM; do
 done
 "$OPTLOOP" noise --runs 2 --cmd "$slow" >"$T_TMP/noise.out" 2>&1 &
 pid=$!
-for _ in $(seq 100); do harness_running && break; sleep 0.1; done
+harness_started
 sleep 0.3
 kill -TERM "$pid"
 wait "$pid"
@@ -95,7 +101,7 @@ t_ok "SIGTERM on noise: the harness is not left running" harness_gone
 # group; the next command stops it and puts the candidate back.
 "$OPTLOOP" confirm --cmd "$slow" >/dev/null 2>&1 &
 pid=$!
-for _ in $(seq 100); do harness_running && break; sleep 0.1; done
+harness_started
 sleep 0.3
 kill -KILL "$pid"
 wait "$pid" 2>/dev/null
