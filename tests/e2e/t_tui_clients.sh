@@ -30,8 +30,9 @@ sed -i 's/\$(( \$1 \* 2 ))/$(( $1 << 1 ))/' kernel/compute.sh
 tui_wait 'iter 1 . EDITING' 5
 t_screen "an edit by another process shows: EDITING" 'iter 1 . EDITING'
 
-# 2. the driver's verify, slow enough to press a key during it
-KERNEL_SLEEP=2 "$OPTLOOP" verify >"$T_TMP/v1.out" 2>&1 &
+# 2. the driver's verify, slow enough (15 s) to press a key during it on a
+# loaded machine
+KERNEL_SLEEP=3 "$OPTLOOP" verify >"$T_TMP/v1.out" 2>&1 &
 vpid=$!
 tui_wait 'driven by pid [0-9]+: optloop verify \(iteration 1\)' 8
 t_screen "the CLI's verify runs while the workbench is open, its driver named" \
