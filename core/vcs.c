@@ -1108,8 +1108,17 @@ int vcs_changes_outside(struct vcs *v, const char *const *keep, size_t nkeep,
 		   GIT_STATUS_OPT_EXCLUDE_SUBMODULES;
 	*out = NULL;
 	*n = 0;
-	if (git_status_list_new(&sl, v->repo, &so) < 0)
-		return git_fail(e, ERR_IO, "cannot list the changes in the work tree");
+	/* A stale index (a copied or touched checkout) makes the listing hash
+	 * every file whose stat changed; the refreshed stat data is written
+	 * back, as git status does, so the next listing does not.  Best effort:
+	 * when the index cannot be written (another git holds its lock, a
+	 * read-only checkout) the listing is taken without it. */
+	so.flags |= GIT_STATUS_OPT_UPDATE_INDEX;
+	if (git_status_list_new(&sl, v->repo, &so) < 0) {
+		so.flags &= ~(unsigned)GIT_STATUS_OPT_UPDATE_INDEX;
+		if (git_status_list_new(&sl, v->repo, &so) < 0)
+			return git_fail(e, ERR_IO, "cannot list the changes in the work tree");
+	}
 	for (size_t i = 0; i < git_status_list_entrycount(sl); i++) {
 		const git_status_entry *se = git_status_byindex(sl, i);
 		const git_diff_delta *d = se->index_to_workdir ? se->index_to_workdir

@@ -786,10 +786,56 @@ static void find_picks_the_workspace(void **state)
 	assert_int_equal(workspace_find(repo, "../x", &ws, &e), ERR_USAGE);
 }
 
+/* A touched checkout: listing the changes refreshes the index's stat data
+ * and writes it back (as git status does), so the next listing need not
+ * hash the files again; with another git holding the index lock the
+ * listing is still taken, and the lock is left alone. */
+static void listing_changes_writes_the_refreshed_index_back(void **state)
+{
+	struct vcs *v;
+	struct err e = {0};
+	struct vcs_change *ch = NULL;
+	size_t n = 9;
+	static const char *const keep[] = {"fla/ops/gla"};
+	assert_int_equal(vcs_open(repo, &v, &e), 0);
+
+	sh("cd %s && touch -d @978307200 tests/ops/test_gla.py .gitignore", repo);
+	char *before = sh_out("cd %s && sha1sum < .git/index", repo);
+	assert_int_equal(vcs_changes_outside(v, keep, 1, &ch, &n, &e), 0);
+	assert_int_equal(n, 0); /* touched, not changed */
+	vcs_changes_free(ch, n);
+	char *after = sh_out("cd %s && sha1sum < .git/index", repo);
+	assert_string_not_equal(before, after);
+	char *dbg = sh_out("cd %s && git ls-files --debug tests/ops/test_gla.py | sed -n 's/^  mtime: \\([0-9]*\\):.*/\\1/p'",
+			   repo);
+	assert_string_equal(dbg, "978307200");
+	free(before);
+	free(after);
+	free(dbg);
+
+	/* the lock held by someone else: listed all the same, lock untouched */
+	sh("cd %s && touch -d @1009843200 .gitignore && : >.git/index.lock && echo x >notes.txt", repo);
+	before = sh_out("cd %s && sha1sum < .git/index", repo);
+	assert_int_equal(vcs_changes_outside(v, keep, 1, &ch, &n, &e), 0);
+	assert_int_equal(n, 1);
+	assert_string_equal(ch[0].path, "notes.txt");
+	assert_string_equal(ch[0].what, "new");
+	vcs_changes_free(ch, n);
+	after = sh_out("cd %s && sha1sum < .git/index", repo);
+	assert_string_equal(before, after);
+	char *lock = xasprintf("%s/.git/index.lock", repo);
+	assert_int_equal(access(lock, F_OK), 0);
+	free(lock);
+	free(before);
+	free(after);
+	vcs_free(v);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(open_discovers_from_a_subdirectory, fresh_repo),
+		cmocka_unit_test_setup(listing_changes_writes_the_refreshed_index_back, fresh_repo),
 		cmocka_unit_test_setup(kernel_hash_tracks_edits_and_ignores_build_files, fresh_repo),
 		cmocka_unit_test_setup(commit_holds_only_the_kernel_change_with_trailers, fresh_repo),
 		cmocka_unit_test_setup(deleted_kernel_file_is_committed_as_deletion, fresh_repo),
