@@ -10,8 +10,10 @@
 
 #include <ctype.h>
 #include <dirent.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define RESOLVE_DEPTH 4
 
@@ -185,6 +187,142 @@ static void read_imports(const char *text, struct imports *im)
 	}
 }
 
+/* ---- the repository's files, each looked at once ------------------------------
+ *
+ * Following imports asks again and again whether a module file exists, what
+ * a file says and which .py files a package holds: the answers are kept
+ * for the life of the tree (one command), so each file is read once. */
+
+enum { K_UNKNOWN, K_MISSING, K_FILE, K_DIR };
+
+struct edge {
+	char *target, *via;
+};
+
+struct entry {
+	char *rel;
+	struct entry *next;
+	int kind;
+	bool read, listed, walked;
+	char *text;   /* NULL: not readable */
+	char **py;    /* a directory's .py files but __init__.py, sorted */
+	size_t npy;
+	struct edge *edges; /* a walked file's imports, resolved */
+	size_t nedges;
+};
+
+#define TREE_BUCKETS 4096
+
+struct fla_tree {
+	char *repo;
+	struct entry *bucket[TREE_BUCKETS];
+};
+
+struct fla_tree *fla_tree_open(const char *repo)
+{
+	struct fla_tree *t = xcalloc(1, sizeof(*t));
+	t->repo = xstrdup(repo);
+	return t;
+}
+
+void fla_tree_close(struct fla_tree *t)
+{
+	if (!t)
+		return;
+	for (size_t b = 0; b < TREE_BUCKETS; b++) {
+		for (struct entry *x = t->bucket[b], *next; x; x = next) {
+			next = x->next;
+			free(x->rel);
+			free(x->text);
+			for (size_t i = 0; i < x->npy; i++)
+				free(x->py[i]);
+			free(x->py);
+			for (size_t i = 0; i < x->nedges; i++) {
+				free(x->edges[i].target);
+				free(x->edges[i].via);
+			}
+			free(x->edges);
+			free(x);
+		}
+	}
+	free(t->repo);
+	free(t);
+}
+
+static struct entry *entry_of(struct fla_tree *t, const char *rel)
+{
+	uint32_t h = 2166136261u;
+	for (const char *c = rel; *c; c++)
+		h = (h ^ (unsigned char)*c) * 16777619u;
+	struct entry **b = &t->bucket[h % TREE_BUCKETS];
+	for (struct entry *x = *b; x; x = x->next)
+		if (!strcmp(x->rel, rel))
+			return x;
+	struct entry *x = xcalloc(1, sizeof(*x));
+	x->rel = xstrdup(rel);
+	x->next = *b;
+	*b = x;
+	return x;
+}
+
+static int kind_of(struct fla_tree *t, const char *rel)
+{
+	struct entry *x = entry_of(t, rel);
+	if (x->kind == K_UNKNOWN) {
+		char *full = fsutil_join(t->repo, rel);
+		struct stat st;
+		/* as fsutil_exists and fsutil_is_dir answer: a link is followed
+		 * for the directory, a dangling one is there but no directory */
+		bool there = lstat(full, &st) == 0;
+		if (there && S_ISLNK(st.st_mode) && stat(full, &st) < 0)
+			st.st_mode = S_IFREG;
+		x->kind = !there ? K_MISSING : S_ISDIR(st.st_mode) ? K_DIR : K_FILE;
+		free(full);
+	}
+	return x->kind;
+}
+
+/* A file's text, or NULL when it cannot be read. */
+static const char *text_of(struct fla_tree *t, const char *rel)
+{
+	struct entry *x = entry_of(t, rel);
+	if (!x->read) {
+		struct sb text = SB_INIT;
+		char *full = fsutil_join(t->repo, rel);
+		x->read = true;
+		if (fsutil_read_file(full, &text, NULL) == 0)
+			x->text = text.buf ? sb_detach(&text) : xstrdup("");
+		sb_release(&text);
+		free(full);
+	}
+	return x->text;
+}
+
+/* A package directory's .py files but __init__.py, in a fixed order so an
+ * answer does not depend on the directory's. */
+static const struct entry *listing_of(struct fla_tree *t, const char *reldir)
+{
+	struct entry *x = entry_of(t, reldir);
+	if (!x->listed) {
+		char *full = fsutil_join(t->repo, reldir);
+		DIR *d = opendir(full);
+		struct dirent *de;
+		x->listed = true;
+		while (d && (de = readdir(d))) {
+			if (ends(de->d_name, ".py") && strcmp(de->d_name, "__init__.py")) {
+				x->py = xrealloc(x->py, (x->npy + 1) * sizeof(*x->py));
+				x->py[x->npy++] = xstrdup(de->d_name);
+			}
+		}
+		if (d)
+			closedir(d);
+		if (x->npy > 1)
+			qsort(x->py, x->npy, sizeof(*x->py), strp_cmp);
+		free(full);
+	}
+	return x;
+}
+
 /* ---- following a name to its def ---- */
 
 static bool defines(const char *text, const char *name)
@@ -240,107 +378,77 @@ static char *path_of(const char *module)
 	return p;
 }
 
-static char *resolve(const char *repo, const char *module, const char *name, int depth);
+static char *resolve(struct fla_tree *t, const char *module, const char *name, int depth);
 
 /* name in a file's text: defined there, or imported from elsewhere. */
-static char *resolve_in(const char *repo, const char *rel, const char *package, const char *name,
-			int depth)
+static char *resolve_in(struct fla_tree *t, const char *rel, const char *package,
+			const char *name, int depth)
 {
-	struct sb text = SB_INIT;
-	char *full = fsutil_join(repo, rel);
+	const char *text = text_of(t, rel);
 	char *found = NULL;
-	if (fsutil_read_file(full, &text, NULL) == 0) {
-		if (defines(text.buf ? text.buf : "", name)) {
-			found = xstrdup(rel);
-		} else if (depth < RESOLVE_DEPTH) {
-			struct imports im = {0};
-			read_imports(text.buf ? text.buf : "", &im);
-			for (size_t i = 0; !found && i < im.n; i++) {
-				const char *as = im.v[i].alias ? im.v[i].alias : im.v[i].name;
-				if (!im.v[i].name || strcmp(as, name))
-					continue;
-				char *m = absolute(package, im.v[i].module);
-				found = resolve(repo, m, im.v[i].name, depth + 1);
-				free(m);
-			}
-			imports_release(&im);
+	if (!text)
+		return NULL;
+	if (defines(text, name)) {
+		found = xstrdup(rel);
+	} else if (depth < RESOLVE_DEPTH) {
+		struct imports im = {0};
+		read_imports(text, &im);
+		for (size_t i = 0; !found && i < im.n; i++) {
+			const char *as = im.v[i].alias ? im.v[i].alias : im.v[i].name;
+			if (!im.v[i].name || strcmp(as, name))
+				continue;
+			char *m = absolute(package, im.v[i].module);
+			found = resolve(t, m, im.v[i].name, depth + 1);
+			free(m);
 		}
+		imports_release(&im);
 	}
-	sb_release(&text);
-	free(full);
 	return found;
 }
 
-static char *resolve(const char *repo, const char *module, const char *name, int depth)
+static char *resolve(struct fla_tree *t, const char *module, const char *name, int depth)
 {
 	char *p = path_of(module);
 	char *file = xasprintf("%s.py", p);
-	char *full = fsutil_join(repo, file);
 	char *found = NULL;
-	if (fsutil_exists(full) && !fsutil_is_dir(full)) {
+	if (kind_of(t, file) == K_FILE) {
 		/* a module: its package is the module minus its last part */
 		char *package = xstrdup(module);
 		char *dot = strrchr(package, '.');
 		if (dot)
 			*dot = '\0';
-		found = resolve_in(repo, file, package, name, depth);
+		found = resolve_in(t, file, package, name, depth);
 		free(package);
-	} else {
-		char *dir = fsutil_join(repo, p);
-		if (fsutil_is_dir(dir)) {
-			char *init = xasprintf("%s/__init__.py", p);
-			found = resolve_in(repo, init, module, name, depth);
-			free(init);
-			/* not re-exported: the def in one of the package's files */
-			DIR *d = found ? NULL : opendir(dir);
-			struct dirent *de;
-			char **names = NULL;
-			size_t nn = 0;
-			while (d && (de = readdir(d))) {
-				if (ends(de->d_name, ".py") && strcmp(de->d_name, "__init__.py")) {
-					names = xrealloc(names, (nn + 1) * sizeof(*names));
-					names[nn++] = xstrdup(de->d_name);
-				}
-			}
-			if (d)
-				closedir(d);
-			/* in a fixed order, so the answer does not depend on the directory */
-			if (nn > 1)
-				qsort(names, nn, sizeof(*names), strp_cmp);
-			for (size_t i = 0; i < nn; i++) {
-				if (!found) {
-					char *rel = xasprintf("%s/%s", p, names[i]);
-					struct sb text = SB_INIT;
-					char *f = fsutil_join(repo, rel);
-					if (fsutil_read_file(f, &text, NULL) == 0 &&
-					    defines(text.buf ? text.buf : "", name))
-						found = xstrdup(rel);
-					sb_release(&text);
-					free(f);
-					free(rel);
-				}
-				free(names[i]);
-			}
-			free(names);
+	} else if (kind_of(t, p) == K_DIR) {
+		char *init = xasprintf("%s/__init__.py", p);
+		found = resolve_in(t, init, module, name, depth);
+		free(init);
+		/* not re-exported: the def in one of the package's files */
+		const struct entry *dir = found ? NULL : listing_of(t, p);
+		for (size_t i = 0; dir && !found && i < dir->npy; i++) {
+			char *rel = xasprintf("%s/%s", p, dir->py[i]);
+			const char *text = text_of(t, rel);
+			if (text && defines(text, name))
+				found = rel;
+			else
+				free(rel);
 		}
-		free(dir);
 	}
-	free(full);
 	free(file);
 	free(p);
 	return found;
 }
 
-char *fla_resolve(const char *repo, const char *module, const char *name)
+char *fla_resolve(struct fla_tree *t, const char *module, const char *name)
 {
-	return resolve(repo, module, name, 0);
+	return resolve(t, module, name, 0);
 }
 
-int fla_scope_read(const char *repo, const char *test_file, const char *import_path,
+int fla_scope_read(struct fla_tree *t, const char *test_file, const char *import_path,
 		   const char *op_func, struct fla_scope *out, struct err *e)
 {
 	struct sb text = SB_INIT;
-	char *full = fsutil_join(repo, test_file);
+	char *full = fsutil_join(t->repo, test_file);
 	memset(out, 0, sizeof(*out));
 	struct err re = {0};
 	int rc = fsutil_read_file(full, &text, &re);
@@ -360,7 +468,7 @@ int fla_scope_read(const char *repo, const char *test_file, const char *import_p
 		if (op_func && !strcmp(it->name, op_func)) {
 			out->op_imported = true;
 			if (!out->op_file)
-				out->op_file = resolve(repo, it->module, it->name, 0);
+				out->op_file = resolve(t, it->module, it->name, 0);
 			continue;
 		}
 		if (!fla_is_reference(it->name, op_func) && !fla_is_reference(used, op_func)) {
@@ -368,7 +476,7 @@ int fla_scope_read(const char *repo, const char *test_file, const char *import_p
 			out->others[out->nothers++] = (struct fla_ref){
 				.name = xstrdup(it->name),
 				.module = xstrdup(it->module),
-				.file = resolve(repo, it->module, it->name, 0),
+				.file = resolve(t, it->module, it->name, 0),
 			};
 			continue;
 		}
@@ -382,11 +490,11 @@ int fla_scope_read(const char *repo, const char *test_file, const char *import_p
 		out->refs[out->nrefs++] = (struct fla_ref){
 			.name = xstrdup(it->name),
 			.module = xstrdup(it->module),
-			.file = resolve(repo, it->module, it->name, 0),
+			.file = resolve(t, it->module, it->name, 0),
 		};
 	}
 	if (!out->op_file && op_func && import_path)
-		out->op_file = resolve(repo, import_path, op_func, 0);
+		out->op_file = resolve(t, import_path, op_func, 0);
 	imports_release(&im);
 	sb_release(&text);
 	return 0;
@@ -422,21 +530,18 @@ static void files_add(struct fla_files *f, const char *path, int from, const cha
 
 /* The repository file of a dotted module: a/b.py, else the package's
  * a/b/__init__.py; NULL when the repository has neither (torch, triton). */
-static char *module_file(const char *repo, const char *module)
+static char *module_file(struct fla_tree *t, const char *module)
 {
 	char *p = path_of(module);
-	char *rel = xasprintf("%s.py", p), *full = fsutil_join(repo, rel);
-	if (!fsutil_exists(full) || fsutil_is_dir(full)) {
+	char *rel = xasprintf("%s.py", p);
+	if (kind_of(t, rel) != K_FILE) {
 		free(rel);
-		free(full);
 		rel = xasprintf("%s/__init__.py", p);
-		full = fsutil_join(repo, rel);
-		if (!fsutil_exists(full)) {
+		if (kind_of(t, rel) == K_MISSING) {
 			free(rel);
 			rel = NULL;
 		}
 	}
-	free(full);
 	free(p);
 	return rel;
 }
@@ -468,31 +573,31 @@ static char *package_of(const char *path)
 /* What one import of file brings in: a submodule, the file defining the
  * name, or the module itself; a script's "from registry import x" is its
  * own directory's registry.py.  NULL: not the repository's. */
-static char *import_target(const char *repo, const char *file, const char *package,
+static char *import_target(struct fla_tree *t, const char *file, const char *package,
 			   const struct import_item *it)
 {
 	char *abs = absolute(package, it->module);
 	char *target = NULL;
 	if (it->name) {
 		char *sub = xasprintf("%s.%s", abs, it->name);
-		target = module_file(repo, sub);
+		target = module_file(t, sub);
 		free(sub);
 		if (!target)
-			target = resolve(repo, abs, it->name, 0);
+			target = resolve(t, abs, it->name, 0);
 	}
 	if (!target)
-		target = module_file(repo, abs);
+		target = module_file(t, abs);
 	if (!target && it->module[0] != '.') {
 		/* a script beside its modules (sys.path holds its directory) */
 		char *dir = xstrdup(file), *slash = strrchr(dir, '/');
 		if (slash) {
 			*slash = '\0';
 			char *p = path_of(it->module);
-			char *rel = xasprintf("%s/%s.py", dir, p), *full = fsutil_join(repo, rel);
-			if (fsutil_exists(full) && !fsutil_is_dir(full))
-				target = xstrdup(rel);
-			free(full);
-			free(rel);
+			char *rel = xasprintf("%s/%s.py", dir, p);
+			if (kind_of(t, rel) == K_FILE)
+				target = rel;
+			else
+				free(rel);
 			free(p);
 		}
 		free(dir);
@@ -501,12 +606,36 @@ static char *import_target(const char *repo, const char *file, const char *packa
 	return target;
 }
 
-void fla_walk(const char *repo, const char *seed, const char *why, struct fla_files *out)
+/* What a file's imports bring in, each resolved once per tree. */
+static const struct entry *imports_of(struct fla_tree *t, const char *rel)
 {
-	char *full = fsutil_join(repo, seed);
-	bool there = fsutil_exists(full) && !fsutil_is_dir(full);
-	free(full);
-	if (!there || fla_files_find(out, seed) >= 0)
+	struct entry *x = entry_of(t, rel);
+	if (x->walked)
+		return x;
+	x->walked = true;
+	const char *text = text_of(t, rel);
+	if (!text)
+		return x;
+	struct imports im = {0};
+	char *package = package_of(rel);
+	read_imports(text, &im);
+	for (size_t k = 0; k < im.n; k++) {
+		char *target = import_target(t, rel, package, &im.v[k]);
+		if (!target)
+			continue;
+		/* entry_of may have grown other chains, never moved x */
+		x->edges = xrealloc(x->edges, (x->nedges + 1) * sizeof(*x->edges));
+		x->edges[x->nedges++] = (struct edge){
+			target, xstrdup(im.v[k].name ? im.v[k].name : im.v[k].module)};
+	}
+	free(package);
+	imports_release(&im);
+	return x;
+}
+
+void fla_walk(struct fla_tree *t, const char *seed, const char *why, struct fla_files *out)
+{
+	if (kind_of(t, seed) != K_FILE || fla_files_find(out, seed) >= 0)
 		return;
 	size_t first = out->n;
 	files_add(out, seed, -1, why);
@@ -515,23 +644,9 @@ void fla_walk(const char *repo, const char *seed, const char *why, struct fla_fi
 		 * one name, it is not followed (the name's own file is) */
 		if (i != first && is_init(out->v[i].path))
 			continue;
-		struct sb text = SB_INIT;
-		char *f = fsutil_join(repo, out->v[i].path);
-		if (fsutil_read_file(f, &text, NULL) == 0) {
-			struct imports im = {0};
-			char *package = package_of(out->v[i].path);
-			read_imports(text.buf ? text.buf : "", &im);
-			for (size_t k = 0; k < im.n; k++) {
-				char *t = import_target(repo, out->v[i].path, package, &im.v[k]);
-				if (t)
-					files_add(out, t, (int)i, im.v[k].name ? im.v[k].name : im.v[k].module);
-				free(t);
-			}
-			free(package);
-			imports_release(&im);
-		}
-		sb_release(&text);
-		free(f);
+		const struct entry *x = imports_of(t, out->v[i].path);
+		for (size_t k = 0; k < x->nedges; k++)
+			files_add(out, x->edges[k].target, (int)i, x->edges[k].via);
 	}
 }
 

@@ -27,6 +27,16 @@ struct fla_ref {
 	char *file;   /* repository-relative file that defines it; NULL when not found */
 };
 
+/*
+ * The repository's Python files as one command sees them: each file is
+ * read, each path looked up and each file's imports resolved once, however
+ * many walks ask (dependents walks every op and every test file).  Open one
+ * per command and close it before the files may have changed.
+ */
+struct fla_tree;
+struct fla_tree *fla_tree_open(const char *repo);
+void fla_tree_close(struct fla_tree *t);
+
 struct fla_scope {
 	struct fla_ref *refs; /* the references, in import order */
 	size_t nrefs;
@@ -45,14 +55,14 @@ bool fla_is_naive(const char *name);
  * op_func (the op's own function never is). */
 bool fla_is_reference(const char *name, const char *op_func);
 
-/* Read repo/test_file's imports of fla.* and resolve the references and
+/* Read test_file's imports of fla.* and resolve the references and
  * the op's function (op_func, imported from import_path).  ERR_NOTFOUND
  * when the test file cannot be read. */
-int fla_scope_read(const char *repo, const char *test_file, const char *import_path,
+int fla_scope_read(struct fla_tree *t, const char *test_file, const char *import_path,
 		   const char *op_func, struct fla_scope *out, struct err *e);
 
 /* The file defining name as imported from module (dotted), or NULL. */
-char *fla_resolve(const char *repo, const char *module, const char *name);
+char *fla_resolve(struct fla_tree *t, const char *module, const char *name);
 
 /*
  * The files code reaches, by following imports without Python: from a
@@ -78,7 +88,7 @@ void fla_files_release(struct fla_files *f);
 int fla_files_find(const struct fla_files *f, const char *path);
 /* Add seed (labelled why) and everything it reaches, if it is a file of
  * the repository and not already in out. */
-void fla_walk(const char *repo, const char *seed, const char *why, struct fla_files *out);
+void fla_walk(struct fla_tree *t, const char *seed, const char *why, struct fla_files *out);
 /* How file i was reached: "c.py (name) <- b.py (name) <- seed.py: why". */
 void fla_files_why(const struct fla_files *f, size_t i, struct sb *out);
 

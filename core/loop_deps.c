@@ -146,19 +146,21 @@ int loop_dependents(struct loop *l, bool work, struct loop_dependents *d, struct
 	if (!d->nchanged)
 		goto out;
 
-	/* the registry's other ops */
+	/* the registry's other ops; one read of the repository's files for
+	 * all the walks */
+	struct fla_tree *ft = fla_tree_open(repo);
 	char **names = NULL;
 	struct workspace_defaults *ops = NULL;
 	size_t nops = workspace_fla_registry(repo, &names, &ops);
 	for (size_t i = 0; i < nops; i++) {
 		if (!strcmp(names[i], (&l->ws)->op))
 			continue;
-		char *file = fla_resolve(repo, ops[i].import_path, ops[i].func_name);
+		char *file = fla_resolve(ft, ops[i].import_path, ops[i].func_name);
 		if (!file)
 			continue;
 		struct fla_files f = {0};
 		char *label = xasprintf("the op %s", names[i]);
-		fla_walk(repo, file, label, &f);
+		fla_walk(ft, file, label, &f);
 		free(label);
 		int at = reaches(&f, d);
 		if (at >= 0) {
@@ -180,7 +182,7 @@ int loop_dependents(struct loop *l, bool work, struct loop_dependents *d, struct
 	for (size_t i = 0; i < nt; i++) {
 		if (!own_test || strcmp(own_test, tests[i]) != 0) {
 			struct fla_files f = {0};
-			fla_walk(repo, tests[i], "a test file", &f);
+			fla_walk(ft, tests[i], "a test file", &f);
 			int at = reaches(&f, d);
 			if (at >= 0)
 				add_dep(d, tests[i], true, &f, at);
@@ -189,6 +191,7 @@ int loop_dependents(struct loop *l, bool work, struct loop_dependents *d, struct
 		free(tests[i]);
 	}
 	free(tests);
+	fla_tree_close(ft);
 out:
 	free(own_test);
 	log_rows_put(sr);

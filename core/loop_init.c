@@ -99,6 +99,7 @@ static bool is_init_py(const char *path)
  * (fla_walk): ref what the test's references reach, op what the op's
  * function reaches, sup the gate's support code. */
 struct fla_reach {
+	struct fla_tree *t; /* the repository's files, read once for the walks */
 	struct fla_scope sc;
 	struct fla_files ref, sup, op;
 };
@@ -109,6 +110,7 @@ static void fla_reach_release(struct fla_reach *r)
 	fla_files_release(&r->sup);
 	fla_files_release(&r->op);
 	fla_scope_release(&r->sc);
+	fla_tree_close(r->t);
 }
 
 /* Walk what the references and the op's function reach; refused when the
@@ -141,7 +143,7 @@ static int fla_walk_op_and_refs(const char *repo, const struct loop_init_opts *o
 			continue;
 		}
 		char *label = xasprintf("reference %s", r->name);
-		fla_walk(repo, r->file, label, &x->ref);
+		fla_walk(x->t, r->file, label, &x->ref);
 		free(label);
 	}
 	if (unfound.len && !o->nfrozen && !o->naive)
@@ -159,7 +161,7 @@ static int fla_walk_op_and_refs(const char *repo, const struct loop_init_opts *o
 	if (rc < 0)
 		return rc;
 	char *oplabel = xasprintf("the op's function %s", d->func_name);
-	fla_walk(repo, sc->op_file, oplabel, &x->op);
+	fla_walk(x->t, sc->op_file, oplabel, &x->op);
 	free(oplabel);
 	sb_addf(decided, "op function %s: defined in %s\n", d->func_name, sc->op_file);
 	return 0;
@@ -219,15 +221,15 @@ static void fla_walk_support(const char *repo, const char *test_file, struct fla
 	for (char *slash; (slash = strrchr(tdir, '/'));) {
 		*slash = '\0';
 		char *conf = xasprintf("%s/conftest.py", tdir);
-		fla_walk(repo, conf, "the gate test's conftest", &x->sup);
+		fla_walk(x->t, conf, "the gate test's conftest", &x->sup);
 		free(conf);
 	}
 	free(tdir);
-	fla_walk(repo, "conftest.py", "the gate test's conftest", &x->sup);
+	fla_walk(x->t, "conftest.py", "the gate test's conftest", &x->sup);
 	for (size_t i = 0; i < x->sc.nothers; i++)
 		if (x->sc.others[i].file && strncmp(x->sc.others[i].module, "fla.ops", 7) != 0) {
 			char *label = xasprintf("the gate test's helper %s", x->sc.others[i].name);
-			fla_walk(repo, x->sc.others[i].file, label, &x->sup);
+			fla_walk(x->t, x->sc.others[i].file, label, &x->sup);
 			free(label);
 		}
 	char *bdir = fsutil_join(repo, "benchmarks/ops");
@@ -245,7 +247,7 @@ static void fla_walk_support(const char *repo, const char *test_file, struct fla
 	free(bdir);
 	qsort(bench, nbench, sizeof(*bench), strp_cmp);
 	for (size_t i = 0; i < nbench; i++) {
-		fla_walk(repo, bench[i], "the benchmark harness", &x->sup);
+		fla_walk(x->t, bench[i], "the benchmark harness", &x->sup);
 		free(bench[i]);
 	}
 	free(bench);
@@ -359,10 +361,12 @@ static int fla_graph_scopes(const char *repo, const struct loop_init_opts *o,
 			    struct pathlist *frozen, struct pathlist *kernel, struct sb *decided,
 			    struct err *e)
 {
-	struct fla_reach x = {0};
-	int rc = fla_scope_read(repo, test_file, d->import_path, d->func_name, &x.sc, e);
-	if (rc < 0)
+	struct fla_reach x = {.t = fla_tree_open(repo)};
+	int rc = fla_scope_read(x.t, test_file, d->import_path, d->func_name, &x.sc, e);
+	if (rc < 0) {
+		fla_tree_close(x.t);
 		return rc;
+	}
 	if ((rc = fla_walk_op_and_refs(repo, o, d, test_file, &x, decided, e)) == 0 &&
 	    (rc = fla_refuse_self_reference(repo, d, test_file, &x, e)) == 0) {
 		fla_walk_support(repo, test_file, &x);

@@ -47,6 +47,20 @@ t_like "  the test file that runs it, its gate not run" "$out" '^  tests/ops/tes
 t_like "  with the import path" "$out" 'fla/ops/common/chunk_h.py \(chunk_fwd_h\) <- fla/ops/sgla/chunk.py \(chunk_sgla\) <- tests/ops/test_sgla.py'
 t_unlike "  the op's own gate test is not a dependent" "$out" '^  tests/ops/test_ret.py'
 t_unlike "  nor a test that does not reach it" "$out" 'test_l2.py|test_delta.py'
+# Each Python file is read once, however many ops and test files reach it.
+if command -v strace >/dev/null 2>&1 &&
+	strace -qq -o /dev/null true 2>/dev/null; then
+	strace -qq -f -e trace=openat -o "$T_TMP/opens" "$OPTLOOP" dependents >/dev/null 2>&1
+	# (the kernel's files are left out: git hashes them too, for the state)
+	"$OPTLOOP" status --json | python3 -c 'import json,sys; print("\n".join(json.load(sys.stdin)["kernel"]))' \
+		| sed "s|^|$PWD/|" >"$T_TMP/kernel"
+	t_is "  each other .py file is opened at most once" \
+		"$(sed -n 's/.*openat([^"]*"\([^"]*\.py\)".*= [0-9].*/\1/p' "$T_TMP/opens" |
+			grep -vxF -f "$T_TMP/kernel" | sort | uniq -d)" ""
+	t_like "  (and the walk did open them)" "$(grep -c '\.py"' "$T_TMP/opens")" '^[1-9][0-9]'
+else
+	t_skip "each .py file is opened at most once" "strace cannot trace here"
+fi
 j=$("$OPTLOOP" dependents --json)
 t_is "  --json: the dependents and their gates" \
 	"$(printf '%s' "$j" | python3 -c 'import json,sys; print(" ".join("%s=%s" % (x["name"], x["gate"]) for x in json.load(sys.stdin)["dependents"]))')" \

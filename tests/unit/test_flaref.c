@@ -11,6 +11,9 @@
 #include "scratch.h"
 
 #include "core/flaref.h"
+#include "core/sb.h"
+
+#include <stdlib.h>
 
 static char dir[64];
 
@@ -55,33 +58,36 @@ static void reference_names(void **state)
 
 static void names_are_followed_to_their_def(void **state)
 {
-	char *f = fla_resolve(dir, "fla.ops.pkg", "chunk_op");
+	struct fla_tree *t = fla_tree_open(dir);
+	char *f = fla_resolve(t, "fla.ops.pkg", "chunk_op");
 	assert_string_equal(f, "fla/ops/pkg/chunk.py");
 	free(f);
 	/* __init__ alias -> subpackage __init__ -> relative ..ref -> a class */
-	f = fla_resolve(dir, "fla.ops.pkg", "frop");
+	f = fla_resolve(t, "fla.ops.pkg", "frop");
 	assert_string_equal(f, "fla/ops/pkg/ref.py");
 	free(f);
 	/* not exported: the def in one of the package's files */
-	f = fla_resolve(dir, "fla.ops.pkg", "naive_hidden");
+	f = fla_resolve(t, "fla.ops.pkg", "naive_hidden");
 	assert_string_equal(f, "fla/ops/pkg/zz_more.py");
 	free(f);
-	f = fla_resolve(dir, "fla.ops.pkg.chunk", "chunk_op");
+	f = fla_resolve(t, "fla.ops.pkg.chunk", "chunk_op");
 	assert_string_equal(f, "fla/ops/pkg/chunk.py");
 	free(f);
-	assert_null(fla_resolve(dir, "fla.ops.pkg", "naive_nowhere"));
-	assert_null(fla_resolve(dir, "fla.ops.absent", "chunk_op"));
+	assert_null(fla_resolve(t, "fla.ops.pkg", "naive_nowhere"));
+	assert_null(fla_resolve(t, "fla.ops.absent", "chunk_op"));
+	fla_tree_close(t);
 }
 
 static void a_test_names_its_references(void **state)
 {
 	struct fla_scope s;
 	struct err e = {0};
+	struct fla_tree *t = fla_tree_open(dir);
 	sh("cd %s && printf 'import torch\\nfrom fla.ops.pkg import (\\n    chunk_op,  # the op\\n"
 	   "    frop as recurrent_reference,\\n)\\nfrom fla.ops.pkg import naive_hidden, naive_nowhere\\n"
 	   "from fla.utils import assert_close\\n' >tests/test_pkg.py",
 	   dir);
-	assert_int_equal(fla_scope_read(dir, "tests/test_pkg.py", "fla.ops.pkg", "chunk_op", &s, &e), 0);
+	assert_int_equal(fla_scope_read(t, "tests/test_pkg.py", "fla.ops.pkg", "chunk_op", &s, &e), 0);
 	assert_true(s.op_imported);
 	assert_string_equal(s.op_file, "fla/ops/pkg/chunk.py");
 	/* frop is a reference by the name it is used under */
@@ -93,8 +99,65 @@ static void a_test_names_its_references(void **state)
 	assert_string_equal(s.refs[2].name, "naive_nowhere");
 	assert_null(s.refs[2].file);
 	fla_scope_release(&s);
-	assert_int_equal(fla_scope_read(dir, "tests/none.py", "fla.ops.pkg", "chunk_op", &s, &e),
+	assert_int_equal(fla_scope_read(t, "tests/none.py", "fla.ops.pkg", "chunk_op", &s, &e),
 			 ERR_NOTFOUND);
+	fla_tree_close(t);
+}
+
+static char *why_of(const struct fla_files *f, const char *path)
+{
+	struct sb why = SB_INIT;
+	int at = fla_files_find(f, path);
+	if (at >= 0)
+		fla_files_why(f, (size_t)at, &why);
+	return why.buf ? sb_detach(&why) : xstrdup("");
+}
+
+/* Walks that share a tree answer as walks on their own trees do, and the
+ * tree reads each file once: a file removed after the first walk is still
+ * what the second walk on that tree sees, and a new tree sees it gone. */
+static void walks_share_one_reading_of_the_files(void **state)
+{
+	sh("cd %s && mkdir -p scripts"
+	   " && printf 'from fla.ops.pkg import chunk_op\nimport fla.ops.pkg.ref\n' >scripts/a.py"
+	   " && printf 'from fla.ops.pkg.chunk import chunk_op\nfrom fla.ops.pkg import frop\n'"
+	   " >scripts/b.py",
+	   dir);
+	struct fla_tree *shared = fla_tree_open(dir), *alone = fla_tree_open(dir);
+	struct fla_files a = {0}, b = {0}, b_alone = {0};
+	fla_walk(shared, "scripts/a.py", "seed a", &a);
+	assert_int_equal(a.n, 3);
+	char *w = why_of(&a, "fla/ops/pkg/chunk.py");
+	assert_string_equal(w, "fla/ops/pkg/chunk.py (chunk_op) <- scripts/a.py: seed a");
+	free(w);
+	w = why_of(&a, "fla/ops/pkg/ref.py");
+	assert_string_equal(w, "fla/ops/pkg/ref.py (fla.ops.pkg.ref) <- scripts/a.py: seed a");
+	free(w);
+
+	fla_walk(shared, "scripts/b.py", "seed b", &b);
+	fla_walk(alone, "scripts/b.py", "seed b", &b_alone);
+	assert_int_equal(b.n, b_alone.n);
+	for (size_t i = 0; i < b.n; i++) {
+		assert_string_equal(b.v[i].path, b_alone.v[i].path);
+		assert_int_equal(b.v[i].from, b_alone.v[i].from);
+		assert_string_equal(b.v[i].via, b_alone.v[i].via);
+	}
+	fla_files_release(&b);
+	fla_files_release(&b_alone);
+	fla_tree_close(alone);
+
+	sh("cd %s && mv fla/ops/pkg/chunk.py fla/ops/pkg/chunk.py.away", dir);
+	fla_walk(shared, "scripts/b.py", "seed b", &b);
+	assert_true(fla_files_find(&b, "fla/ops/pkg/chunk.py") >= 0);
+	fla_files_release(&b);
+	fla_tree_close(shared);
+	struct fla_tree *fresh = fla_tree_open(dir);
+	fla_walk(fresh, "scripts/b.py", "seed b", &b);
+	assert_true(fla_files_find(&b, "fla/ops/pkg/chunk.py") < 0);
+	fla_files_release(&b);
+	fla_tree_close(fresh);
+	sh("cd %s && mv fla/ops/pkg/chunk.py.away fla/ops/pkg/chunk.py", dir);
+	fla_files_release(&a);
 }
 
 int main(void)
@@ -103,6 +166,7 @@ int main(void)
 		cmocka_unit_test(reference_names),
 		cmocka_unit_test(names_are_followed_to_their_def),
 		cmocka_unit_test(a_test_names_its_references),
+		cmocka_unit_test(walks_share_one_reading_of_the_files),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
