@@ -1,6 +1,6 @@
 /* vcs — libgit2 operations of the loop: kernel hashing, commits, restore,
  * set-aside, diff, and reading optloop's own commits back from history. */
-#include "core/vcs.h"
+#include "core/vcs_impl.h"
 #include "core/err.h"
 #include "core/fsutil.h"
 #include "core/fault.h"
@@ -15,13 +15,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-struct vcs {
-	git_repository *repo;
-	char *workdir; /* no trailing slash */
-	char **exclude; /* never part of the kernel (frozen files, profile/) */
-	size_t nexclude;
-};
 
 /* One file under the kernel paths. */
 /* Temp files of a restore start with this: never taken for kernel files
@@ -50,7 +43,7 @@ struct klist {
 	"the lock behind; when no git command is running, remove it (rm '%s') and run the " \
 	"optloop command again"
 
-static int git_fail(struct err *e, int code, const char *what)
+int vcs_git_fail(struct err *e, int code, const char *what)
 {
 	const git_error *ge = git_error_last();
 	const char *msg = ge && ge->message ? ge->message : "libgit2 error";
@@ -127,7 +120,7 @@ int vcs_open(const char *cwd, struct vcs **out, struct err *e)
 		return rc;
 	}
 	if (grc < 0) {
-		int rc = git_fail(e, ERR_IO, "cannot open the git repository");
+		int rc = vcs_git_fail(e, ERR_IO, "cannot open the git repository");
 		git_buf_dispose(&root);
 		free(v);
 		return rc;
@@ -197,9 +190,9 @@ static int head_commit(struct vcs *v, git_commit **c, struct err *e)
 		return err_set(e, ERR_NOTFOUND,
 			       "the repository has no commit yet (commit the kernel first)");
 	if (rc < 0)
-		return git_fail(e, ERR_IO, "cannot read HEAD");
+		return vcs_git_fail(e, ERR_IO, "cannot read HEAD");
 	if (git_commit_lookup(c, v->repo, &oid) < 0)
-		return git_fail(e, ERR_IO, "cannot read the HEAD commit");
+		return vcs_git_fail(e, ERR_IO, "cannot read the HEAD commit");
 	return 0;
 }
 
@@ -231,7 +224,7 @@ int vcs_is_ignored(struct vcs *v, const char *rel, bool *ignored, struct err *e)
 {
 	int ign = 0;
 	if (git_ignore_path_is_ignored(&ign, v->repo, rel) < 0)
-		return git_fail(e, ERR_IO, "cannot check .gitignore");
+		return vcs_git_fail(e, ERR_IO, "cannot check .gitignore");
 	*ignored = ign != 0;
 	return 0;
 }
@@ -337,7 +330,7 @@ int vcs_head_ref(struct vcs *v, char **name, struct err *e)
 	git_reference *ref = NULL;
 	*name = NULL;
 	if (git_reference_lookup(&ref, v->repo, "HEAD") < 0)
-		return git_fail(e, ERR_IO, "cannot read HEAD");
+		return vcs_git_fail(e, ERR_IO, "cannot read HEAD");
 	const char *target = git_reference_type(ref) == GIT_REFERENCE_SYMBOLIC
 				     ? git_reference_symbolic_target(ref)
 				     : NULL;
@@ -474,7 +467,7 @@ static int walk_workdir(struct vcs *v, const char *rel, struct klist *l, struct 
 			bool isdir = lstat(cfull, &cs) == 0 && S_ISDIR(cs.st_mode);
 			free(cfull);
 			if (git_ignore_path_is_ignored(&ign, v->repo, isdir ? probe : child) < 0)
-				rc = git_fail(e, ERR_IO, "cannot check .gitignore");
+				rc = vcs_git_fail(e, ERR_IO, "cannot check .gitignore");
 			else if (!ign)
 				rc = walk_workdir(v, child, l, e);
 			free(probe);
@@ -499,7 +492,7 @@ static int walk_workdir(struct vcs *v, const char *rel, struct klist *l, struct 
 				free(full);
 				return 0;
 			}
-			rc = git_fail(e, ERR_IO, "cannot hash a kernel file");
+			rc = vcs_git_fail(e, ERR_IO, "cannot hash a kernel file");
 		}
 		if (rc == 0)
 			klist_add(l, rel, mode, &oid);
@@ -572,7 +565,7 @@ static int list_tree(struct vcs *v, git_tree *tree, const char *const *paths, si
 					git_tree_free(sub);
 					git_tree_entry_free(te);
 					free(p);
-					return git_fail(e, ERR_IO, "cannot walk a kernel tree");
+					return vcs_git_fail(e, ERR_IO, "cannot walk a kernel tree");
 				}
 				git_tree_free(sub);
 			}
@@ -632,11 +625,11 @@ static int store_blob(struct vcs *v, const struct kfile *f, git_oid *oid, struct
 		ssize_t k = readlink(full, target, sizeof(target));
 		free(full);
 		if (k < 0 || git_blob_create_from_buffer(oid, v->repo, target, (size_t)k) < 0)
-			return git_fail(e, ERR_IO, "cannot store a symlink");
+			return vcs_git_fail(e, ERR_IO, "cannot store a symlink");
 		return 0;
 	}
 	if (git_blob_create_from_workdir(oid, v->repo, f->path) < 0)
-		return git_fail(e, ERR_IO, "cannot store a kernel file");
+		return vcs_git_fail(e, ERR_IO, "cannot store a kernel file");
 	return 0;
 }
 
@@ -650,9 +643,9 @@ static int build_tree_index(struct vcs *v, git_tree *htree, const struct klist *
 	int rc = 0;
 
 	if (git_index_new(&idx) < 0)
-		return git_fail(e, ERR_IO, "cannot make an index");
+		return vcs_git_fail(e, ERR_IO, "cannot make an index");
 	if (htree && git_index_read_tree(idx, htree) < 0)
-		rc = git_fail(e, ERR_IO, "cannot read HEAD's tree");
+		rc = vcs_git_fail(e, ERR_IO, "cannot read HEAD's tree");
 	/* drop HEAD's kernel files (excluded ones stay as HEAD has them) */
 	for (size_t i = 0; rc == 0 && i < old->n; i++)
 		git_index_remove(idx, old->v[i].path, 0);
@@ -663,10 +656,10 @@ static int build_tree_index(struct vcs *v, git_tree *htree, const struct klist *
 		ent.mode = now->v[i].mode;
 		ent.path = now->v[i].path;
 		if (rc == 0 && git_index_add(idx, &ent) < 0)
-			rc = git_fail(e, ERR_IO, "cannot stage a kernel file");
+			rc = vcs_git_fail(e, ERR_IO, "cannot stage a kernel file");
 	}
 	if (rc == 0 && git_index_write_tree_to(tree_oid, idx, v->repo) < 0)
-		rc = git_fail(e, ERR_IO, "cannot write the tree");
+		rc = vcs_git_fail(e, ERR_IO, "cannot write the tree");
 	git_index_free(idx);
 	return rc;
 }
@@ -692,7 +685,7 @@ static int build_tree(struct vcs *v, const char *const *paths, size_t n, git_oid
 	int rc = 0;
 
 	if (head_commit(v, &head, NULL) == 0 && git_commit_tree(&htree, head) < 0)
-		rc = git_fail(e, ERR_IO, "cannot read HEAD's tree");
+		rc = vcs_git_fail(e, ERR_IO, "cannot read HEAD's tree");
 	if (rc == 0 && htree)
 		rc = list_tree(v, htree, paths, n, &old, e);
 	if (rc == 0)
@@ -762,11 +755,11 @@ int vcs_index_kernel_hash(struct vcs *v, const char *const *paths, size_t n,
 	char hex[VCS_OID_HEX];
 	int rc = 0;
 	if (git_repository_index(&idx, v->repo) < 0 || git_index_read(idx, 0) < 0)
-		rc = git_fail(e, ERR_IO, "cannot read git's index");
+		rc = vcs_git_fail(e, ERR_IO, "cannot read git's index");
 	else if (git_index_has_conflicts(idx))
 		rc = err_set(e, ERR_REFUSED, "git's index has unmerged entries");
 	else if (git_index_write_tree(&tree, idx) < 0)
-		rc = git_fail(e, ERR_IO, "cannot read the index as a tree");
+		rc = vcs_git_fail(e, ERR_IO, "cannot read the index as a tree");
 	git_index_free(idx);
 	if (rc == 0) {
 		git_oid_tostr(hex, sizeof(hex), &tree);
@@ -784,7 +777,7 @@ int vcs_index_reset(struct vcs *v, const char *const *paths, size_t n, struct er
 		return rc;
 	fill_pathspec(&sa, paths, n);
 	if (git_reset_default(v->repo, (git_object *)head, &sa) < 0)
-		rc = git_fail(e, ERR_IO, "cannot update the index for the kernel paths");
+		rc = vcs_git_fail(e, ERR_IO, "cannot update the index for the kernel paths");
 	free_pathspec(&sa);
 	git_commit_free(head);
 	return rc;
@@ -803,12 +796,12 @@ static int make_commit(struct vcs *v, const git_oid *tree_oid, const char *updat
 	git_signature_default(&sig, v->repo);
 	head_commit(v, &head, NULL);
 	if (git_tree_lookup(&tree, v->repo, tree_oid) < 0) {
-		rc = git_fail(e, ERR_IO, "cannot read the new tree");
+		rc = vcs_git_fail(e, ERR_IO, "cannot read the new tree");
 	} else {
 		const git_commit *parents[1] = {head};
 		if (git_commit_create(out, v->repo, update_ref, sig, sig, NULL, message, tree,
 				      head ? 1 : 0, parents) < 0)
-			rc = git_fail(e, ERR_IO, "cannot create the commit");
+			rc = vcs_git_fail(e, ERR_IO, "cannot create the commit");
 	}
 	git_tree_free(tree);
 	git_commit_free(head);
@@ -881,7 +874,7 @@ static int write_blob(struct vcs *v, const struct kfile *f, struct err *e)
 	if (slash)
 		*slash = '\0';
 	if (git_blob_lookup(&blob, v->repo, &f->oid) < 0)
-		rc = git_fail(e, ERR_IO, "cannot read a kernel file from git");
+		rc = vcs_git_fail(e, ERR_IO, "cannot read a kernel file from git");
 	if (rc == 0 && slash)
 		rc = real_dirs(v, dir, e);
 	/* the temp file is hidden from the kernel (walk_workdir skips it) */
@@ -1117,7 +1110,7 @@ int vcs_changes_outside(struct vcs *v, const char *const *keep, size_t nkeep,
 	if (git_status_list_new(&sl, v->repo, &so) < 0) {
 		so.flags &= ~(unsigned)GIT_STATUS_OPT_UPDATE_INDEX;
 		if (git_status_list_new(&sl, v->repo, &so) < 0)
-			return git_fail(e, ERR_IO, "cannot list the changes in the work tree");
+			return vcs_git_fail(e, ERR_IO, "cannot list the changes in the work tree");
 	}
 	for (size_t i = 0; i < git_status_list_entrycount(sl); i++) {
 		const git_status_entry *se = git_status_byindex(sl, i);
@@ -1353,7 +1346,7 @@ int vcs_aside_save(struct vcs *v, const char *const *paths, size_t n, const char
 	if ((rc = make_commit(v, &tree, NULL, message, &commit, e)) < 0)
 		return rc;
 	if (git_reference_create(&ref, v->repo, refname, &commit, 0, "optloop: set aside") < 0)
-		return git_fail(e, ERR_IO, "cannot record the set-aside change");
+		return vcs_git_fail(e, ERR_IO, "cannot record the set-aside change");
 	git_reference_free(ref);
 	git_oid_tostr(sha, VCS_OID_HEX, &commit);
 	return 0;
@@ -1369,7 +1362,7 @@ static int kernel_tree(struct vcs *v, git_tree *tree, const char *const *paths, 
 	git_oid oid;
 	int rc = list_tree(v, tree, paths, n, &l, e);
 	if (rc == 0 && git_index_new(&idx) < 0)
-		rc = git_fail(e, ERR_IO, "cannot make an index");
+		rc = vcs_git_fail(e, ERR_IO, "cannot make an index");
 	for (size_t i = 0; rc == 0 && i < l.n; i++) {
 		git_index_entry ent;
 		memset(&ent, 0, sizeof(ent));
@@ -1377,12 +1370,12 @@ static int kernel_tree(struct vcs *v, git_tree *tree, const char *const *paths, 
 		ent.mode = l.v[i].mode;
 		ent.path = l.v[i].path;
 		if (git_index_add(idx, &ent) < 0)
-			rc = git_fail(e, ERR_IO, "cannot stage a kernel file");
+			rc = vcs_git_fail(e, ERR_IO, "cannot stage a kernel file");
 	}
 	if (rc == 0 && git_index_write_tree_to(&oid, idx, v->repo) < 0)
-		rc = git_fail(e, ERR_IO, "cannot write the tree");
+		rc = vcs_git_fail(e, ERR_IO, "cannot write the tree");
 	if (rc == 0 && git_tree_lookup(out, v->repo, &oid) < 0)
-		rc = git_fail(e, ERR_IO, "cannot read the tree just written");
+		rc = vcs_git_fail(e, ERR_IO, "cannot read the tree just written");
 	git_index_free(idx);
 	klist_release(&l);
 	return rc;
@@ -1405,7 +1398,7 @@ static int merge_aside(struct vcs *v, const char *measured, const char *aside_sh
 	if (rc == 0)
 		rc = build_tree(v, paths, n, &wt, e);
 	if (rc == 0 && git_tree_lookup(&tw, v->repo, &wt) < 0)
-		rc = git_fail(e, ERR_IO, "cannot read the work tree's kernel");
+		rc = vcs_git_fail(e, ERR_IO, "cannot read the work tree's kernel");
 	if (rc == 0)
 		rc = kernel_tree(v, tb, paths, n, &kb, e);
 	if (rc == 0)
@@ -1413,12 +1406,12 @@ static int merge_aside(struct vcs *v, const char *measured, const char *aside_sh
 	if (rc == 0)
 		rc = kernel_tree(v, tw, paths, n, &kw, e);
 	if (rc == 0 && git_merge_trees(&idx, v->repo, kb, kw, ka, NULL) < 0)
-		rc = git_fail(e, ERR_IO, "cannot merge the set-aside change");
+		rc = vcs_git_fail(e, ERR_IO, "cannot merge the set-aside change");
 	if (rc == 0 && git_index_has_conflicts(idx))
 		rc = err_set(e, ERR_FAIL, "the change set aside overlaps what changed in the kernel "
 					  "since the measurement");
 	if (rc == 0 && git_index_write_tree_to(&mt, idx, v->repo) < 0)
-		rc = git_fail(e, ERR_IO, "cannot write the merged kernel");
+		rc = vcs_git_fail(e, ERR_IO, "cannot write the merged kernel");
 	if (rc == 0)
 		git_oid_tostr(merged, VCS_OID_HEX, &mt);
 	git_index_free(idx);
@@ -1438,7 +1431,7 @@ int vcs_keep(struct vcs *v, const char *refname, const char *sha, struct err *e)
 	if (git_oid_fromstr(&oid, sha) < 0)
 		return err_set(e, ERR_USAGE, "'%s' is not an object id", sha);
 	if (git_reference_create(&ref, v->repo, refname, &oid, 1, "optloop: keep") < 0)
-		return git_fail(e, ERR_IO, "cannot keep the candidate's snapshot under a ref");
+		return vcs_git_fail(e, ERR_IO, "cannot keep the candidate's snapshot under a ref");
 	git_reference_free(ref);
 	return 0;
 }
@@ -1527,7 +1520,7 @@ int vcs_diff(struct vcs *v, const char *treeish, const char *const *paths, size_
 		o.pathspec.strings = &p[i];
 		if (git_diff_tree_to_workdir(&diff, v->repo, tree, &o) < 0 ||
 		    git_diff_print(diff, GIT_DIFF_FORMAT_PATCH, diff_line_cb, out) < 0)
-			rc = git_fail(e, ERR_IO, "cannot diff the kernel paths");
+			rc = vcs_git_fail(e, ERR_IO, "cannot diff the kernel paths");
 		git_diff_free(diff);
 	}
 	for (size_t i = 0; i < np; i++)
@@ -1628,7 +1621,7 @@ int vcs_iter_commits(struct vcs *v, const char *op, const char *stop_sha, int ma
 	*out = NULL;
 	*nout = 0;
 	if (git_revwalk_new(&w, v->repo) < 0)
-		return git_fail(e, ERR_IO, "cannot walk history");
+		return vcs_git_fail(e, ERR_IO, "cannot walk history");
 	if (git_revwalk_push_head(w) < 0) {
 		git_revwalk_free(w);
 		return 0; /* unborn HEAD: no history */
@@ -1641,7 +1634,7 @@ int vcs_iter_commits(struct vcs *v, const char *op, const char *stop_sha, int ma
 		struct vcs_iter_commit ic;
 		seen++;
 		if (git_commit_lookup(&c, v->repo, &oid) < 0) {
-			rc = git_fail(e, ERR_IO, "cannot read a commit");
+			rc = vcs_git_fail(e, ERR_IO, "cannot read a commit");
 			break;
 		}
 		const char *msg = git_commit_message(c);
