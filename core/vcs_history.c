@@ -1,0 +1,150 @@
+/* vcs_history — optloop's own commits read back from history: whether a
+ * commit is there and in HEAD's history, and the Optloop trailers of the
+ * commits of an op (repair --rebuild, start-up reconciliation). */
+#include "core/vcs_impl.h"
+#include "core/err.h"
+#include "core/sb.h"
+
+#include <git2.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+bool vcs_commit_exists(struct vcs *v, const char *sha)
+{
+	git_object *obj = NULL;
+	if (!sha || !*sha || git_revparse_single(&obj, v->repo, sha) < 0)
+		return false;
+	bool ok = git_object_type(obj) == GIT_OBJECT_COMMIT;
+	git_object_free(obj);
+	return ok;
+}
+
+bool vcs_commit_in_history(struct vcs *v, const char *sha)
+{
+	git_object *obj = NULL;
+	git_oid head;
+	bool ok = false;
+
+	if (!sha || !*sha || git_revparse_single(&obj, v->repo, sha) < 0)
+		return false;
+	if (git_object_type(obj) == GIT_OBJECT_COMMIT &&
+	    git_reference_name_to_id(&head, v->repo, "HEAD") == 0)
+		ok = git_oid_equal(&head, git_object_id(obj)) ||
+		     git_graph_descendant_of(v->repo, &head, git_object_id(obj)) == 1;
+	git_object_free(obj);
+	return ok;
+}
+
+static void iter_commit_release(struct vcs_iter_commit *c)
+{
+	free(c->op);
+	free(c->direction);
+	free(c->gate);
+	free(c->bench);
+	free(c->vs_best);
+	free(c->status);
+	free(c->unconfirmed);
+	memset(c, 0, sizeof(*c));
+}
+
+int vcs_parse_message(const char *msg, struct vcs_iter_commit *c)
+{
+	git_message_trailer_array arr = {0};
+	bool have_iter = false;
+
+	memset(c, 0, sizeof(*c));
+	if (!strstr(msg, "Optloop-Iter:") || git_message_trailers(&arr, msg) < 0)
+		return ERR_NOTFOUND;
+	for (size_t i = 0; i < arr.count; i++) {
+		const char *k = arr.trailers[i].key, *val = arr.trailers[i].value;
+		if (!strcmp(k, "Optloop-Iter")) {
+			char *end;
+			long it = strtol(val, &end, 10);
+			if (end != val && it >= 0 && it < 1000000) {
+				c->iter = (int)it;
+				have_iter = true;
+			}
+		} else if (!strcmp(k, "Optloop-Op")) {
+			free(c->op), c->op = xstrdup(val);
+		} else if (!strcmp(k, "Optloop-Direction")) {
+			free(c->direction), c->direction = xstrdup(val);
+		} else if (!strcmp(k, "Optloop-Gate")) {
+			free(c->gate), c->gate = xstrdup(val);
+		} else if (!strcmp(k, "Optloop-Bench")) {
+			free(c->bench), c->bench = xstrdup(val);
+		} else if (!strcmp(k, "Optloop-Vs-Best")) {
+			free(c->vs_best), c->vs_best = xstrdup(val);
+		} else if (!strcmp(k, "Optloop-Status")) {
+			free(c->status), c->status = xstrdup(val);
+		} else if (!strcmp(k, "Optloop-Unconfirmed")) {
+			free(c->unconfirmed), c->unconfirmed = xstrdup(val);
+		}
+	}
+	git_message_trailer_array_free(&arr);
+	if (!have_iter) {
+		iter_commit_release(c);
+		return ERR_NOTFOUND;
+	}
+	return 0;
+}
+
+int vcs_iter_commits(struct vcs *v, const char *op, const char *stop_sha, int max,
+		     struct vcs_iter_commit **out, size_t *nout, struct err *e)
+{
+	git_revwalk *w = NULL;
+	git_oid oid;
+	size_t n = 0, cap = 0;
+	struct vcs_iter_commit *vec = NULL;
+	int rc = 0, seen = 0;
+
+	*out = NULL;
+	*nout = 0;
+	if (git_revwalk_new(&w, v->repo) < 0)
+		return vcs_git_fail(e, ERR_IO, "cannot walk history");
+	if (git_revwalk_push_head(w) < 0) {
+		git_revwalk_free(w);
+		return 0; /* unborn HEAD: no history */
+	}
+	git_revwalk_simplify_first_parent(w);
+	if (stop_sha && *stop_sha && git_oid_fromstr(&oid, stop_sha) == 0)
+		git_revwalk_hide(w, &oid);
+	while ((max <= 0 || seen < max) && git_revwalk_next(&oid, w) == 0) {
+		git_commit *c = NULL;
+		struct vcs_iter_commit ic;
+		seen++;
+		if (git_commit_lookup(&c, v->repo, &oid) < 0) {
+			rc = vcs_git_fail(e, ERR_IO, "cannot read a commit");
+			break;
+		}
+		const char *msg = git_commit_message(c);
+		if (msg && vcs_parse_message(msg, &ic) == 0) {
+			if (op && (!ic.op || strcmp(ic.op, op) != 0)) {
+				iter_commit_release(&ic);
+			} else {
+				git_oid_tostr(ic.sha, VCS_OID_HEX, &oid);
+				if (n == cap) {
+					cap = cap ? 2 * cap : 16;
+					vec = xrealloc(vec, cap * sizeof(*vec));
+				}
+				vec[n++] = ic;
+			}
+		}
+		git_commit_free(c);
+	}
+	git_revwalk_free(w);
+	if (rc < 0) {
+		vcs_iter_commits_free(vec, n);
+		return rc;
+	}
+	*out = vec;
+	*nout = n;
+	return 0;
+}
+
+void vcs_iter_commits_free(struct vcs_iter_commit *c, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		iter_commit_release(&c[i]);
+	free(c);
+}
