@@ -33,6 +33,14 @@
 #   report_final  `optloop report final`
 #   status_rss,   peak resident memory (/usr/bin/time %M) of status and of
 #   report_rss    report final, one run each
+#   tui_frame     the workbench's first frame (`optloop tui` in tmux,
+#                 OPTLOOP_PASS_LOG: from before the workspace is opened to
+#                 the first doupdate), 3 starts
+#   tui_reload    a row logged and committed by another process, from its
+#                 `log --commit` returning to the row on the open workbench's
+#                 screen, 3 rows
+#   watch         the same rows, from `log --commit` returning to the
+#                 commit event of `optloop watch --json`
 #   export        `optloop export --json`, time and peak memory (figures
 #                 only: it prints the whole database, which grows with the
 #                 history)
@@ -303,6 +311,106 @@ rss() {
 	tail -n 1 "$file.kb" >"$file"
 }
 
+# frame N DIR: the workbench's first frame, measured inside the program
+# (OPTLOOP_PASS_LOG: from before the workspace is opened to the first
+# doupdate), 3 starts in a real terminal (tmux)
+sock="optloop-history-$$"
+trap 'tmux -L "$sock" kill-server 2>/dev/null' EXIT
+frame() {
+	local d=$1 k pl f
+	: >"$d/tui_frame"
+	: >"$d/tui_frame.cpu"
+	command -v tmux >/dev/null 2>&1 || { echo "no tmux" >"$d/tui_frame.failed"; return 1; }
+	for k in 1 2 3; do
+		pl="$d/pass-$k"
+		rm -f "$pl"
+		tmux -L "$sock" -f /dev/null new-session -d -x 140 -y 48 -c "$PWD" \
+			"env TERM=screen-256color LANG=C.UTF-8 OPTLOOP_PASS_LOG=$pl $OPTLOOP tui"
+		for _ in $(seq 1200); do
+			tmux -L "$sock" capture-pane -p 2>/dev/null | grep -qE 'iter [0-9]+ ·' && break
+			sleep 0.05
+		done
+		tmux -L "$sock" send-keys q
+		for _ in $(seq 200); do [ -s "$pl" ] && break; sleep 0.05; done
+		tmux -L "$sock" kill-server 2>/dev/null
+		f=$(sed -n 's/^first_frame_ms //p' "$pl" 2>/dev/null)
+		[ -n "$f" ] || { fail "$d/tui_frame" "the workbench's first frame"; return 1; }
+		echo "$f" >>"$d/tui_frame"
+		sed -n 's/^first_frame_cpu_ms //p' "$pl" >>"$d/tui_frame.cpu"
+	done
+}
+# live N DIR: another process logs and commits 3 rows (each after its own
+# verify) while a workbench (tmux) and `optloop watch --json` are open;
+# from `log --commit` returning to the row on the workbench's screen (polled
+# every 5 ms) and to the watcher's commit event for it (its "t")
+live() {
+	local d=$1 wpid
+	: >"$d/tui_reload"
+	: >"$d/watch"
+	command -v tmux >/dev/null 2>&1 || { echo "no tmux" >"$d/tui_reload.failed"; return 1; }
+	tmux -L "$sock" -f /dev/null new-session -d -x 140 -y 48 -c "$PWD" \
+		"env TERM=screen-256color LANG=C.UTF-8 $OPTLOOP tui"
+	for _ in $(seq 1200); do
+		tmux -L "$sock" capture-pane -p 2>/dev/null | grep -qE 'iter [0-9]+ ·' && break
+		sleep 0.05
+	done
+	"$OPTLOOP" watch --json >"$d/events.jsonl" 2>>"$log" &
+	wpid=$!
+	sleep 0.5
+	python3 - "$OPTLOOP" "$sock" "$d" <<'PY'
+import json, os, subprocess, sys, time
+optloop, sock, d = sys.argv[1:4]
+def screen():
+    return subprocess.run(["tmux", "-L", sock, "capture-pane", "-p"], capture_output=True,
+                          text=True).stdout
+def run(*a):
+    return subprocess.run([optloop, *a], stdout=subprocess.DEVNULL,
+                          stderr=subprocess.DEVNULL).returncode
+returned = {}
+for k in range(1, 4):
+    st = subprocess.run([optloop, "status", "--json"], capture_output=True, text=True).stdout
+    if '"state": "stalled"' in st:
+        time.sleep(1.1)
+        open(f"profile/tiny-opt/trace/live-{k}.txt", "w").write("profile\n")
+        run("reassess", "--profile", f"trace/live-{k}.txt", "--axes", "comments",
+            "--techniques", "none", "--next", f"live {k}")
+    with open("kernel/compute.sh", "a") as f:
+        f.write(f"# live change {k}\n")
+    tag = f"live row {k}"
+    ok = run("verify") == 0
+    it = json.loads(subprocess.run([optloop, "status", "--json"], capture_output=True,
+                                   text=True).stdout)["iteration"]
+    if not ok or run("log", "--direction", tag, "--status", "drop", "--commit") != 0:
+        open(f"{d}/tui_reload.failed", "w").write("verify or log --commit failed\n")
+        sys.exit(0)
+    t0, wall = time.monotonic(), time.time()
+    returned[it] = wall
+    while tag not in screen():
+        if time.monotonic() - t0 > 10:
+            break
+        time.sleep(0.005)
+    open(f"{d}/tui_reload", "a").write(f"{(time.monotonic() - t0) * 1000:.1f}\n")
+time.sleep(0.5)
+commits = {}
+for line in open(f"{d}/events.jsonl"):
+    try:
+        o = json.loads(line)
+    except ValueError:
+        continue
+    if o.get("event") == "commit":
+        commits[o["iteration"]] = o["t"]
+with open(f"{d}/watch", "a") as f:
+    for it, wall in returned.items():
+        if it in commits:
+            f.write(f"{max(0.0, commits[it] - wall) * 1000:.1f}\n")
+if len(commits.keys() & returned.keys()) < len(returned):
+    open(f"{d}/watch.failed", "w").write("a commit event was not seen\n")
+PY
+	kill "$wpid" 2>/dev/null
+	wait "$wpid" 2>/dev/null
+	tmux -L "$sock" kill-server 2>/dev/null
+}
+
 measure() { # measure N DIR: every figure on the workspace, into $tmp/fig-N/
 	local d="$tmp/fig-$1" k
 	mkdir -p "$d"
@@ -323,6 +431,8 @@ measure() { # measure N DIR: every figure on the workspace, into $tmp/fig-N/
 	local peak=()
 	[ ! -x /usr/bin/time ] || peak=(/usr/bin/time -f %M -a -o "$d/export_rss")
 	repeat "$d/export" "${peak[@]}" "$OPTLOOP" export --json
+	frame "$d"
+	live "$d"
 	cd "$tmp" || return 1
 }
 
@@ -412,6 +522,11 @@ line verify verify ms "" "$big within 2x of $small" \
 	"; the harness alone, ./verify run directly: $(joined ", " "${harness[@]}")"
 line log_commit log_commit ms "" "$big within 2x of $small"
 line report_final report_final ms 1000 "$big within 2x of $small, <= 1 s"
+line tui_frame tui_frame ms "" "$big within 2x of $small"
+line tui_reload tui_reload ms "" "$big within 2x of $small" \
+	"; from log --commit returning to the row on screen"
+line watch watch ms 50 "$big within 2x of $small, <= 50 ms" \
+	"; from log --commit returning to the commit event, 0 when the event came first"
 line status_rss status_rss mb 65536 "$big within 2x of $small, <= 64 MB"
 line report_rss report_rss mb 65536 "$big within 2x of $small, <= 64 MB"
 
