@@ -376,8 +376,7 @@ static char *measured_step(struct loop *l, const struct where *w, struct due *d)
 	} else {
 		enum rules_keep k = rules_keep(r.gate, r.bench_ms, win.win, win.verdict,
 					       win.implausible != 0, false);
-		if (k == RULES_KEEP_IMPLAUSIBLE && !strcmp(win.source, "verify") &&
-		    rules_confirm_can_win(win.verdict)) {
+		if (rules_implausible_confirm(k, win.source, win.verdict)) {
 			/* one verify read it implausibly fast: the confirm measures it
 			 * against the best interleaved, and its flags are the evidence */
 			d->due = DUE_CONFIRM;
@@ -399,10 +398,10 @@ static char *measured_step(struct loop *l, const struct where *w, struct due *d)
 				      win.why);
 		} else if (k == RULES_KEEP_WIN) {
 			d->suggest = RS_KEEP;
-			d->why = xasprintf("a win beyond noise, by its %s", win.source);
+			d->why = xasprintf("a win beyond noise, by its %s", evidence_source_name(win.source));
 			s = xasprintf("log iteration %d: optloop log --direction TEXT --status keep "
 				      "(a win beyond noise, by its %s)",
-				      w->iter, win.source);
+				      w->iter, evidence_source_name(win.source));
 		} else if (k == RULES_KEEP_CONFIRM) {
 			d->due = DUE_CONFIRM;
 			d->suggest = RS_REVERT;

@@ -167,7 +167,7 @@ int loop_run_get(struct loop *l, int run_id, struct loop_run *r, struct err *e)
 	struct measure_win w;
 	r->vs_best = NAN;
 	if (measure_win(s, r->iter, r->id, &w, NULL) == 0) {
-		r->judged = w.source ? stats_verdict_name(w.verdict) : NULL;
+		r->judged = w.source != EVIDENCE_NONE ? stats_verdict_name(w.verdict) : NULL;
 		r->vs_best = w.vs_best;
 		measure_win_release(&w);
 	}

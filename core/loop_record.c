@@ -369,7 +369,7 @@ int loop_log(struct loop *l, const struct loop_log_opts *o, struct log_row *out,
 	row.bench_ms = r.bench_ms;
 	/* one number per comparison: the confirm's when one ran, else the verify's */
 	row.vs_best = isfinite(win.vs_best) ? win.vs_best : r.vs_best;
-	row.vs_confirm = isfinite(win.vs_best) && win.source && !strcmp(win.source, "confirm");
+	row.vs_confirm = isfinite(win.vs_best) && win.source == EVIDENCE_CONFIRM;
 	row.status = status;
 	row.axis = o->axis ? one_line(o->axis) : NULL;
 	if (status == RS_KEEP && !win.win)

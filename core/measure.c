@@ -761,7 +761,7 @@ int measure_win(struct store *s, int iter, int run_id, struct measure_win *w, st
 		if (c.done && c.verdict) {
 			conf_flags = c.flags;
 			json_t *j = c.json ? json_loads(c.json, 0, NULL) : NULL;
-			w->source = "confirm";
+			w->source = EVIDENCE_CONFIRM;
 			w->verdict = stats_verdict_parse(c.verdict);
 			w->vs_best = json_num(j, "vs_best");
 			w->win = w->verdict == SV_FAST && !(c.flags & SF_BUSY_GPU);
@@ -774,7 +774,7 @@ int measure_win(struct store *s, int iter, int run_id, struct measure_win *w, st
 		store_confirm_release(&c);
 	}
 	if (!w->source && have_v) {
-		w->source = "verify";
+		w->source = EVIDENCE_VERIFY;
 		w->verdict = stats_verdict_parse(v);
 		w->vs_best = json_num(d, "vs_best");
 		bool fast = w->verdict == SV_FAST;
@@ -793,7 +793,7 @@ int measure_win(struct store *s, int iter, int run_id, struct measure_win *w, st
 		w->why = xasprintf("iteration %d has no verdict against the best", iter);
 	/* the flags of the evidence judged: the confirm's when one ran (it
 	 * measured best and candidate interleaved), else the verify's */
-	unsigned odd = w->source && !strcmp(w->source, "confirm") ? conf_flags
+	unsigned odd = w->source == EVIDENCE_CONFIRM ? conf_flags
 		       : have_v				       ? flags
 								       : 0;
 	if ((odd & SF_IMPLAUSIBLE_MASK) && measure_explanations(s, iter, NULL) == 0) {

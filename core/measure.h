@@ -141,7 +141,7 @@ int measure_best_claimable(struct store *s, const char *what, int *iter, int *ga
 struct measure_win {
 	bool win;
 	double vs_best;
-	const char *source; /* "confirm", "verify", or NULL when there is no verdict */
+	enum evidence_source source; /* the confirm's, the verify's, or none */
 	enum stats_verdict verdict; /* that verdict, SV_NONE when there is none */
 	char *why;          /* when not a win: what the evidence says, in words */
 	/* The implausible flags (SF_IMPLAUSIBLE_MASK) of the evidence (the

@@ -95,6 +95,11 @@ enum row_status row_status_parse(const char *w)
 	return RS_NONE;
 }
 
+const char *evidence_source_name(enum evidence_source s)
+{
+	return s == EVIDENCE_CONFIRM ? "confirm" : s == EVIDENCE_VERIFY ? "verify" : NULL;
+}
+
 const char *trap_state_name(enum trap_state s)
 {
 	switch (s) {

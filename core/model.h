@@ -394,6 +394,16 @@ enum stats_verdict {
 	SV_NOT_COMPARABLE,
 };
 
+/* Where an iteration's verdict against the best comes from: its finished
+ * confirm (best and candidate interleaved) when one ran, else its verify.
+ * Names are interface: evidence_source_name ("confirm", "verify"). */
+enum evidence_source {
+	EVIDENCE_NONE, /* no verdict yet */
+	EVIDENCE_VERIFY,
+	EVIDENCE_CONFIRM,
+};
+const char *evidence_source_name(enum evidence_source s); /* NULL for NONE */
+
 /* What deciding cost: GPU runs and their wall seconds, per iteration and
  * for the whole session.  A measurement is one kernel version measured
  * once: a run counts one, a run of the harness's paired mode (old and new

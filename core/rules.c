@@ -33,6 +33,13 @@ bool rules_keep_allowed(enum rules_keep k)
 	return k == RULES_KEEP_WIN || k == RULES_KEEP_UNCONFIRMED;
 }
 
+bool rules_implausible_confirm(enum rules_keep k, enum evidence_source source,
+			       enum stats_verdict verdict)
+{
+	return k == RULES_KEEP_IMPLAUSIBLE && source == EVIDENCE_VERIFY &&
+	       rules_confirm_can_win(verdict);
+}
+
 bool log_row_can_be_best(const struct log_row *r)
 {
 	return (r->status == RS_BASE || r->status == RS_KEEP) && isfinite(r->bench_ms) &&

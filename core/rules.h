@@ -83,6 +83,13 @@ enum rules_keep rules_keep(enum gate_verdict gate, double bench_ms, bool win,
 			   enum stats_verdict verdict, bool implausible, bool unconfirmed);
 /* RULES_KEEP_WIN and RULES_KEEP_UNCONFIRMED. */
 bool rules_keep_allowed(enum rules_keep k);
+/* Is a confirm the next step of an iteration not kept as implausible?  Yes
+ * when one verify read it so (source) and its verdict is one a confirm can
+ * still turn into a win: the confirm measures it against the best
+ * interleaved, and its flags become the evidence.  Once a confirm read it
+ * implausibly fast too, it is explained or dropped. */
+bool rules_implausible_confirm(enum rules_keep k, enum evidence_source source,
+			       enum stats_verdict verdict);
 
 /* ---- the protocol: which step each state allows (DESIGN §2) -------------- */
 

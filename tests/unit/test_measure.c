@@ -556,7 +556,7 @@ static void the_win_is_the_candidates_own_confirm(void **state)
 	assert_int_equal(measure_confirm_end(st, c.id, &fast, true, NULL), 0);
 	assert_int_equal(measure_win(st, 1, r1, &w, NULL), 0);
 	assert_true(w.win);
-	assert_string_equal(w.source, "confirm");
+	assert_int_equal(w.source, EVIDENCE_CONFIRM);
 	assert_float_equal(w.vs_best, 0.2, 1e-12);
 	assert_int_equal(w.implausible, 0);
 	measure_win_release(&w);

@@ -68,6 +68,22 @@ static void the_keep_rule(void **state)
 	assert_false(rules_keep_allowed(RULES_KEEP_NOT_MEASURED));
 }
 
+/* An implausible reading of one verify sends the iteration to a confirm
+ * when the verdict can still turn; a confirm's own implausible reading, or a
+ * verdict that cannot turn, does not. */
+static void an_implausible_verify_is_confirmed_first(void **state)
+{
+	assert_true(rules_implausible_confirm(RULES_KEEP_IMPLAUSIBLE, EVIDENCE_VERIFY, SV_FAST));
+	assert_true(rules_implausible_confirm(RULES_KEEP_IMPLAUSIBLE, EVIDENCE_VERIFY, SV_AMBIGUOUS));
+	assert_false(rules_implausible_confirm(RULES_KEEP_IMPLAUSIBLE, EVIDENCE_CONFIRM, SV_FAST));
+	assert_false(rules_implausible_confirm(RULES_KEEP_IMPLAUSIBLE, EVIDENCE_VERIFY, SV_SLOW));
+	assert_false(rules_implausible_confirm(RULES_KEEP_IMPLAUSIBLE, EVIDENCE_NONE, SV_FAST));
+	assert_false(rules_implausible_confirm(RULES_KEEP_CONFIRM, EVIDENCE_VERIFY, SV_FAST));
+	assert_string_equal(evidence_source_name(EVIDENCE_CONFIRM), "confirm");
+	assert_string_equal(evidence_source_name(EVIDENCE_VERIFY), "verify");
+	assert_null(evidence_source_name(EVIDENCE_NONE));
+}
+
 static void one_default_threshold(void **state)
 {
 	/* the contract's default and the statistics' are the same number */
@@ -145,6 +161,7 @@ int main(void)
 		cmocka_unit_test(a_measured_run_passed_with_a_positive_bench),
 		cmocka_unit_test(only_fast_or_ambiguous_can_still_win),
 		cmocka_unit_test(the_keep_rule),
+		cmocka_unit_test(an_implausible_verify_is_confirmed_first),
 		cmocka_unit_test(one_default_threshold),
 		cmocka_unit_test(the_protocol_opens_one_step_per_state),
 		cmocka_unit_test(a_refusal_names_the_step_that_is_due),
