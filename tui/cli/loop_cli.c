@@ -1,7 +1,7 @@
 /* loop_cli — shared plumbing of the loop subcommands. */
 #include "tui/cli/loop_cli.h"
 #include "tui/cli/util.h"
-#include "tui/cli/commands.h"
+#include "tui/cli/util.h"
 #include "core/err.h"
 #include "core/loop.h"
 #include "core/model.h"

@@ -114,7 +114,7 @@ static void put_md(struct sb *out, const char *s, size_t n)
 }
 
 /* The command's --help text, from its option table (argv: name [verb]). */
-static void command_help(const char *name, const char *verb, struct sb *out)
+static void help_section(const char *name, const char *verb, struct sb *out)
 {
 	char *buf = NULL;
 	size_t len = 0;
@@ -147,6 +147,15 @@ static void command_help(const char *name, const char *verb, struct sb *out)
 	}
 	sb_adds(out, ".fi\n.RE\n");
 	free(buf);
+}
+
+/* Does the command take a verb with options of its own (trap list,
+ * dispatch add, report nogo)? */
+static bool has_verbs(const char *name)
+{
+	const struct command *c = cli_find_command(name);
+	return c && (c->verbs || (c->legacy && (!strcmp(name, "trap") || !strcmp(name, "dispatch") ||
+						  !strcmp(name, "report"))));
 }
 
 /* Split a table row into its cells (an escaped \| stays in its cell). */
@@ -202,7 +211,7 @@ static int commands_section(const char *reference, struct sb *out, struct sb *mi
 			/* `optloop NAME [VERB] ...` */
 			char name[24] = "", verb[24] = "";
 			sscanf(cs[0] + 9, "%23[a-z] %23[a-z]", name, verb);
-			if (!find_command_name(name))
+			if (!cli_find_command(name))
 				verb[0] = '\0';
 			bool verb_ok = verb[0] && strncmp(cs[0] + 9 + strlen(name), " [", 2);
 			sb_adds(out, ".SS \"");
@@ -210,7 +219,7 @@ static int commands_section(const char *reference, struct sb *out, struct sb *mi
 			sb_adds(out, "\"\n");
 			put_md(out, cs[1], cl[1]);
 			sb_addc(out, '\n');
-			command_help(name, verb_ok && cli_has_verbs(name) ? verb : NULL, out);
+			help_section(name, verb_ok && has_verbs(name) ? verb : NULL, out);
 			if (nseen < 64)
 				snprintf(seen[nseen++], sizeof(seen[0]), "%s", name);
 		}
@@ -229,7 +238,7 @@ static int commands_section(const char *reference, struct sb *out, struct sb *mi
 		sb_adds(out, "\"\n");
 		put_text(out, cli_summary(*c), strlen(cli_summary(*c)), true);
 		sb_addc(out, '\n');
-		command_help(*c, NULL, out);
+		help_section(*c, NULL, out);
 	}
 	sb_release(&md);
 	return 0;

@@ -3,7 +3,6 @@
  */
 #include "tui/cli/opts.h"
 #include "tui/cli/util.h"
-#include "tui/cli/commands.h"
 #include "core/loop.h"
 
 #include <errno.h>
@@ -11,10 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const struct cli_opt *find(const struct cli_cmd *c, const char *arg, const char **val)
+static const struct cli_opt *find(const struct cli_opt *opts, const char *arg, const char **val)
 {
 	*val = NULL;
-	for (const struct cli_opt *o = c->opts; o && o->name; o++) {
+	for (const struct cli_opt *o = opts; o && o->name; o++) {
 		size_t n = strlen(o->name);
 		if (strncmp(arg, o->name, n) != 0)
 			continue;
@@ -28,11 +27,12 @@ static const struct cli_opt *find(const struct cli_cmd *c, const char *arg, cons
 	return NULL;
 }
 
-static bool unknown(const struct cli_cmd *c, const char *arg)
+static bool unknown(const char *who, const char *usage, const struct cli_opt *opts,
+		    const char *arg)
 {
 	const char *names[64];
 	size_t n = 0;
-	for (const struct cli_opt *o = c->opts; o && o->name && n < 62; o++)
+	for (const struct cli_opt *o = opts; o && o->name && n < 62; o++)
 		names[n++] = o->name;
 	names[n++] = "--help";
 	names[n] = NULL;
@@ -40,31 +40,37 @@ static bool unknown(const struct cli_cmd *c, const char *arg)
 	snprintf(word, sizeof(word), "%.*s", (int)strcspn(arg, "="), arg);
 	const char *near = loop_closest_word(word, names);
 	if (near)
-		cli_usage_error(c->name, "unknown option %s (did you mean %s?)", arg, near);
+		cli_usage_error_at(who, usage, "unknown option %s (did you mean %s?)", arg, near);
 	else
-		cli_usage_error(c->name, "unknown option %s (optloop %s --help lists them)", arg,
-				c->name);
+		cli_usage_error_at(who, usage, "unknown option %s (optloop %s --help lists them)", arg, who);
 	return false;
 }
 
-static bool take(struct cli_cmd *c, const struct cli_opt *o, const char *v)
+/* Where o's value goes. */
+static void *dest(const struct cli_opt *o, void *args)
+{
+	return o->dest ? o->dest : (char *)args + o->off;
+}
+
+static bool take(const char *who, const char *usage, const struct cli_opt *o, void *args,
+		 const char *v)
 {
 	char *end;
 	switch (o->kind) {
 	case CO_FLAG:
-		*(bool *)o->dest = true;
+		*(bool *)dest(o, args) = true;
 		return true;
 	case CO_STR:
 		if (o->nonempty && !*v) {
-			cli_usage_error(c->name, "%s needs a non-empty %s", o->name, o->arg);
+			cli_usage_error_at(who, usage, "%s needs a non-empty %s", o->name, o->arg);
 			return false;
 		}
-		*(const char **)o->dest = v;
+		*(const char **)dest(o, args) = v;
 		return true;
 	case CO_LIST: {
-		struct cli_list *l = o->dest;
+		struct cli_list *l = dest(o, args);
 		if (l->n >= CLI_LIST_MAX) {
-			cli_usage_error(c->name, "%s is given more than %d times", o->name,
+			cli_usage_error_at(who, usage, "%s is given more than %d times", o->name,
 					CLI_LIST_MAX);
 			return false;
 		}
@@ -75,21 +81,21 @@ static bool take(struct cli_cmd *c, const struct cli_opt *o, const char *v)
 		errno = 0;
 		long k = strtol(v, &end, 10);
 		if (end == v || *end || errno || k < o->lo || k > o->hi) {
-			cli_usage_error(c->name, "%s needs a whole number from %.0f to %.0f, got '%s'",
+			cli_usage_error_at(who, usage, "%s needs a whole number from %.0f to %.0f, got '%s'",
 					o->name, o->lo, o->hi, v);
 			return false;
 		}
-		*(long *)o->dest = k;
+		*(long *)dest(o, args) = k;
 		return true;
 	}
 	case CO_NUM: {
 		double x = strtod(v, &end);
 		if (end == v || *end || !isfinite(x) || x < o->lo || x > o->hi) {
-			cli_usage_error(c->name, "%s needs a number from %g to %g, got '%s'", o->name,
+			cli_usage_error_at(who, usage, "%s needs a number from %g to %g, got '%s'", o->name,
 					o->lo, o->hi, v);
 			return false;
 		}
-		*(double *)o->dest = x;
+		*(double *)dest(o, args) = x;
 		return true;
 	}
 	}
@@ -97,25 +103,22 @@ static bool take(struct cli_cmd *c, const struct cli_opt *o, const char *v)
 }
 
 FILE *cli_help_out;
-
-bool cli_parse(struct cli_cmd *c, int argc, char **argv, int *exit)
+enum cli_parsed cli_parse_argv(const char *who, const char *usage, const struct cli_opt *opts,
+			       void *args, int max_pos, int argc, char **argv, const char **pos, int *npos,
+			       unsigned long long *given)
 {
 	bool opts_done = false;
-	c->npos = 0;
-	*exit = 2;
+	*npos = 0;
+	*given = 0;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
-		if (!opts_done && (!strcmp(a, "-h") || !strcmp(a, "--help"))) {
-			cli_help(c, cli_help_out ? cli_help_out : stdout);
-			*exit = 0;
-			return false;
-		}
+		if (!opts_done && (!strcmp(a, "-h") || !strcmp(a, "--help")))
+			return CLI_HELP;
 		if (!opts_done && !strcmp(a, CLI_LIST_OPTIONS)) {
-			for (const struct cli_opt *o = c->opts; o && o->name; o++)
+			for (const struct cli_opt *o = opts; o && o->name; o++)
 				printf("%s%s%s\n", o->name, o->arg ? " " : "", o->arg ? o->arg : "");
 			printf("--help\n");
-			*exit = 0;
-			return false;
+			return CLI_LISTED;
 		}
 		if (!opts_done && !strcmp(a, "--")) {
 			opts_done = true;
@@ -123,36 +126,38 @@ bool cli_parse(struct cli_cmd *c, int argc, char **argv, int *exit)
 		}
 		if (!opts_done && a[0] == '-' && a[1] != '\0') {
 			const char *v;
-			const struct cli_opt *o = find(c, a, &v);
-			if (!o)
-				return unknown(c, a);
+			const struct cli_opt *o = find(opts, a, &v);
+			if (!o) {
+				unknown(who, usage, opts, a);
+				return CLI_BAD;
+			}
 			if (o->kind != CO_FLAG && !v) {
 				if (i + 1 >= argc) {
-					cli_usage_error(c->name, "%s needs a value (%s)", o->name,
-							o->arg);
-					return false;
+					cli_usage_error_at(who, usage, "%s needs a value (%s)", o->name, o->arg);
+					return CLI_BAD;
 				}
 				v = argv[++i];
 			}
-			if (!take(c, o, v))
-				return false;
+			if (!take(who, usage, o, args, v))
+				return CLI_BAD;
+			if (o - opts < 64)
+				*given |= 1ull << (o - opts);
 			continue;
 		}
-		if (c->npos >= c->max_pos || c->npos >= CLI_POS_MAX) {
-			if (c->max_pos == 0)
-				cli_usage_error(c->name, "unexpected argument %s", a);
+		if (*npos >= max_pos || *npos >= CLI_POS_MAX) {
+			if (max_pos == 0)
+				cli_usage_error_at(who, usage, "unexpected argument %s", a);
 			else
-				cli_usage_error(c->name, "too many arguments (%s)", a);
-			return false;
+				cli_usage_error_at(who, usage, "too many arguments (%s)", a);
+			return CLI_BAD;
 		}
-		c->pos[c->npos++] = a;
+		pos[(*npos)++] = a;
 	}
 	/* a command given --json answers its failures in JSON too */
-	for (const struct cli_opt *o = c->opts; o && o->name; o++)
-		if (o->kind == CO_FLAG && !strcmp(o->name, "--json") && *(bool *)o->dest)
+	for (const struct cli_opt *o = opts; o && o->name; o++)
+		if (o->kind == CO_FLAG && !strcmp(o->name, "--json") && *(bool *)dest(o, args))
 			cli_json_errors(true);
-	*exit = 0;
-	return true;
+	return CLI_GO;
 }
 
 #define HELP_COL 26 /* where an option's help starts */
@@ -174,17 +179,16 @@ static void put_wrapped(FILE *out, const char *text)
 	fprintf(out, "%s\n", text);
 }
 
-void cli_help(const struct cli_cmd *c, FILE *out)
+void cli_help_print(FILE *out, const char *usage, const char *summary, const char *pos_help,
+		    const struct cli_opt *opts, const char *more, const char *const *examples)
 {
-	const char *u = c->usage ? c->usage : cli_usage(c->name);
-	const char *s = c->summary ? c->summary : cli_summary(c->name);
-	fprintf(out, "usage: optloop %s\n", u ? u : c->name);
-	if (s)
-		fprintf(out, "\n%s\n", s);
-	if (c->pos_help)
-		fprintf(out, "\narguments:\n%s\n", c->pos_help);
+	fprintf(out, "usage: optloop %s\n", usage);
+	if (summary)
+		fprintf(out, "\n%s\n", summary);
+	if (pos_help)
+		fprintf(out, "\narguments:\n%s\n", pos_help);
 	bool any = false;
-	for (const struct cli_opt *o = c->opts; o && o->name; o++) {
+	for (const struct cli_opt *o = opts; o && o->name; o++) {
 		if (!any)
 			fprintf(out, "\noptions:\n");
 		any = true;
@@ -198,11 +202,11 @@ void cli_help(const struct cli_cmd *c, FILE *out)
 		put_wrapped(out, o->help);
 	}
 	fprintf(out, "%s  %-22s  %s\n", any ? "" : "\noptions:\n", "-h, --help", "show this help");
-	if (c->more)
-		fprintf(out, "\n%s\n", c->more);
-	if (c->examples && c->examples[0]) {
-		fprintf(out, "\nexample%s:\n", c->examples[1] ? "s" : "");
-		for (size_t i = 0; c->examples[i]; i++)
-			fprintf(out, "  optloop %s\n", c->examples[i]);
+	if (more)
+		fprintf(out, "\n%s\n", more);
+	if (examples && examples[0]) {
+		fprintf(out, "\nexample%s:\n", examples[1] ? "s" : "");
+		for (size_t i = 0; examples[i]; i++)
+			fprintf(out, "  optloop %s\n", examples[i]);
 	}
 }

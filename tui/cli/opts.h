@@ -13,6 +13,7 @@
 #define OPTLOOP_CLI_OPTS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 
 enum cli_opt_kind {
@@ -29,25 +30,56 @@ struct cli_list {
 	int n;
 };
 
+/* How a command opens the workspace before it runs: the dispatcher opens
+ * it so (tui/cli/command.c) and closes it after. */
+enum cli_open {
+	OPEN_NONE = 0, /* nothing, or on its own terms (init, demo, parse, view, watch) */
+	OPEN_READ,     /* read-only: never takes the writer lock */
+	OPEN_TRY,      /* the writer when no other optloop writes, else read-only */
+	OPEN_WRITE,    /* the writer: refused while another optloop writes */
+};
+
 struct cli_opt {
 	const char *name;   /* "--gate-k" */
 	enum cli_opt_kind kind;
-	void *dest;
+	size_t off;         /* where the value goes: an offset into the command's args */
+	void *dest;         /* or a variable of its own (a table that is not a command's) */
 	const char *arg;    /* the value's name in the help ("EXPR"); NULL for a flag */
 	const char *help;   /* what it does, one line */
+	const char *choices; /* the values it takes ("cap|floor|directions"), for the
+			      * usage line and completion; the command checks them */
 	double lo, hi;      /* CO_INT / CO_NUM bounds */
 	bool nonempty;      /* CO_STR: an empty value is a usage error */
+	bool required;      /* shown without brackets in the usage line; the command
+			     * itself says when it is missing */
+	enum cli_open opens; /* given, the command opens the workspace so instead of
+			      * as its row says (the strongest of those given) */
 };
 
-/* Table entries, by kind. */
-#define CLI_FLAG(n, d, h) {.name = (n), .kind = CO_FLAG, .dest = (d), .help = (h)}
-#define CLI_STR(n, d, a, h) {.name = (n), .kind = CO_STR, .dest = (d), .arg = (a), .help = (h)}
-#define CLI_TEXT(n, d, a, h) \
+/* Table entries, by kind; o is the offset of the value in the command's
+ * args (offsetof). */
+#define CLI_FLAG(n, o, h) {.name = (n), .kind = CO_FLAG, .off = (o), .help = (h)}
+#define CLI_STR(n, o, a, h) {.name = (n), .kind = CO_STR, .off = (o), .arg = (a), .help = (h)}
+#define CLI_TEXT(n, o, a, h) \
+	{.name = (n), .kind = CO_STR, .off = (o), .arg = (a), .help = (h), .nonempty = true}
+/* a non-empty value the command needs (no brackets in the usage line) */
+#define CLI_NEED(n, o, a, h)                                                                   \
+	{.name = (n), .kind = CO_STR, .off = (o), .arg = (a), .help = (h), .nonempty = true,   \
+	 .required = true}
+#define CLI_LIST(n, o, a, h) {.name = (n), .kind = CO_LIST, .off = (o), .arg = (a), .help = (h)}
+#define CLI_INT(n, o, a, l, u, h) \
+	{.name = (n), .kind = CO_INT, .off = (o), .arg = (a), .help = (h), .lo = (l), .hi = (u)}
+#define CLI_NUM(n, o, a, l, u, h) \
+	{.name = (n), .kind = CO_NUM, .off = (o), .arg = (a), .help = (h), .lo = (l), .hi = (u)}
+/* The same with a variable of its own as the destination. */
+#define CLI_PFLAG(n, d, h) {.name = (n), .kind = CO_FLAG, .dest = (d), .help = (h)}
+#define CLI_PSTR(n, d, a, h) {.name = (n), .kind = CO_STR, .dest = (d), .arg = (a), .help = (h)}
+#define CLI_PTEXT(n, d, a, h) \
 	{.name = (n), .kind = CO_STR, .dest = (d), .arg = (a), .help = (h), .nonempty = true}
-#define CLI_LIST(n, d, a, h) {.name = (n), .kind = CO_LIST, .dest = (d), .arg = (a), .help = (h)}
-#define CLI_INT(n, d, a, l, u, h) \
+#define CLI_PLIST(n, d, a, h) {.name = (n), .kind = CO_LIST, .dest = (d), .arg = (a), .help = (h)}
+#define CLI_PINT(n, d, a, l, u, h) \
 	{.name = (n), .kind = CO_INT, .dest = (d), .arg = (a), .help = (h), .lo = (l), .hi = (u)}
-#define CLI_NUM(n, d, a, l, u, h) \
+#define CLI_PNUM(n, d, a, l, u, h) \
 	{.name = (n), .kind = CO_NUM, .dest = (d), .arg = (a), .help = (h), .lo = (l), .hi = (u)}
 #define CLI_END {.name = NULL}
 
@@ -58,32 +90,28 @@ struct cli_opt {
  * stops: what shell completion offers (tui/cmd/completion.c). */
 #define CLI_LIST_OPTIONS "--list-options"
 
-struct cli_cmd {
-	const char *name;            /* "verify": its usage and summary are commands.h's */
-	const struct cli_opt *opts;  /* ended by an entry whose name is NULL */
-	int max_pos;                 /* positional arguments allowed (0: none) */
-	const char *pos_help;        /* what they are, for the help ("FILE  the log to read") */
-	const char *const *examples; /* ended by NULL: command lines, without "optloop " */
-	const char *more;            /* further help text, or NULL */
-	const char *usage;           /* a verb's own usage line ("trap list ..."); NULL: the
-				      * command's from commands.h */
-	const char *summary;         /* a verb's own summary; NULL: the command's */
-	/* filled by cli_parse */
-	const char *pos[CLI_POS_MAX];
-	int npos;
+/* What reading argv by a table found. */
+enum cli_parsed {
+	CLI_GO,     /* parsed: go on */
+	CLI_HELP,   /* -h or --help: print the help (exit 0) */
+	CLI_LISTED, /* --list-options: the options were printed (exit 0) */
+	CLI_BAD,    /* a usage error, printed on stderr (exit 2) */
 };
 
-/* Read argv[1..] by c's table.  true: parsed, go on.  false: return *exit at
- * once: 0 after -h/--help printed the help on stdout, 2 after a usage error
- * was printed on stderr. */
-bool cli_parse(struct cli_cmd *c, int argc, char **argv, int *exit);
+/* Read argv[1..] by opts: values go to args + each option's offset (or to
+ * its own dest); positional arguments, at most max_pos, to pos[] and *npos;
+ * bit i of *given is set when opts[i] was given.  who names the command in
+ * messages, and usage (or NULL) is the usage line they end with. */
+enum cli_parsed cli_parse_argv(const char *who, const char *usage, const struct cli_opt *opts,
+			       void *args, int max_pos, int argc, char **argv, const char **pos, int *npos,
+			       unsigned long long *given);
 
-/* Where -h/--help prints (NULL: stdout); the man page generator reads the
- * help of every command through it. */
+/* Where -h/--help prints (NULL: stdout). */
 extern FILE *cli_help_out;
 
-/* The help of a command: usage, summary, options, positional arguments,
- * examples. */
-void cli_help(const struct cli_cmd *c, FILE *out);
+/* The same from its parts: "usage: optloop USAGE", the summary, the
+ * arguments, the options one per line (-h last), more, the examples. */
+void cli_help_print(FILE *out, const char *usage, const char *summary, const char *pos_help,
+		    const struct cli_opt *opts, const char *more, const char *const *examples);
 
 #endif

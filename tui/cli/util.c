@@ -1,6 +1,5 @@
 /* util — uniform CLI messages and JSON output. */
 #include "tui/cli/util.h"
-#include "tui/cli/commands.h"
 #include "core/err.h"
 #include "core/sb.h"
 #include "core/vis.h"
@@ -39,26 +38,31 @@ int cli_fail(const struct err *e)
 	return status;
 }
 
-int cli_usage_error(const char *cmd, const char *fmt, ...)
+int cli_vusage_error(const char *cmd, const char *usage, const char *fmt, va_list ap)
 {
-	va_list ap;
-	const char *u = cli_usage(cmd);
-
+	va_list again;
+	va_copy(again, ap);
 	fprintf(stderr, "optloop %s: ", cmd);
-	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
-	va_end(ap);
 	fputc('\n', stderr);
-	if (u)
-		fprintf(stderr, "usage: optloop %s\n", u);
+	if (usage)
+		fprintf(stderr, "usage: optloop %s\n", usage);
 	if (json_errors) {
 		char msg[1024];
-		va_start(ap, fmt);
-		vsnprintf(msg, sizeof(msg), fmt, ap);
-		va_end(ap);
+		vsnprintf(msg, sizeof(msg), fmt, again);
 		json_error(ERR_USAGE, 2, msg);
 	}
+	va_end(again);
 	return 2;
+}
+
+int cli_usage_error_at(const char *cmd, const char *usage, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int rc = cli_vusage_error(cmd, usage, fmt, ap);
+	va_end(ap);
+	return rc;
 }
 
 int cli_emit(const char *output, const char *text, json_t *json)

@@ -7,9 +7,17 @@
 
 #include <jansson.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdbool.h>
 
 struct err;
+
+/* The global options, read before the command. */
+struct cli {
+	const char *dir; /* -C DIR, or NULL for the current directory */
+	const char *op;  /* --op OP, or NULL */
+	const char *argv0;
+};
 
 /* "optloop: <msg>" on stderr; returns the exit status for e->code.  After
  * a command was given --json (cli_json_errors), the failure is also one
@@ -19,8 +27,13 @@ int cli_fail(const struct err *e);
 /* Whether the command's output is JSON (cli_parse sets it from a --json
  * flag that was given). */
 void cli_json_errors(bool on);
-/* Usage error for one command: prints the message and the usage line; returns 2. */
-int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Usage error for one command: prints "optloop CMD: message" and the
+ * usage line (when not NULL); returns 2.  (cli_usage_error of commands.h
+ * looks the usage line up by the command's name.) */
+int cli_usage_error_at(const char *cmd, const char *usage, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+int cli_vusage_error(const char *cmd, const char *usage, const char *fmt, va_list ap)
+	__attribute__((format(printf, 3, 0)));
 /* The output of a report: text, or json when not NULL (its reference is
  * taken), on stdout, or written atomically to output when not NULL (saying
  * so on stderr).  Returns 0 or the exit status of the write failure. */

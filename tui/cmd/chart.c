@@ -40,12 +40,12 @@ int cmd_chart(struct cli *cli, int argc, char **argv)
 	bool json = false;
 	int rc;
 	const struct cli_opt opts[] = {
-		CLI_TEXT("--svg", &svg, "FILE", "write the chart as an SVG image to FILE (- for standard output)"),
-		CLI_TEXT("--png", &png, "FILE", "write the chart as a PNG image to FILE (- for standard output)"),
-		CLI_TEXT("--shape", &shape, "SHAPE",
+		CLI_PTEXT("--svg", &svg, "FILE", "write the chart as an SVG image to FILE (- for standard output)"),
+		CLI_PTEXT("--png", &png, "FILE", "write the chart as a PNG image to FILE (- for standard output)"),
+		CLI_PTEXT("--shape", &shape, "SHAPE",
 			 "chart one measured shape's time instead of the bench column: "
 			 "\"fwd B=2 T=512 H=4 D=64\", B2-T512-H4-D64 or B=2 T=512"),
-		CLI_FLAG("--json", &json, "print the series as JSON: each row's kind, point or mark, "
+		CLI_PFLAG("--json", &json, "print the series as JSON: each row's kind, point or mark, "
 					  "ms and best so far; the best and the band"),
 		CLI_END,
 	};

@@ -19,10 +19,10 @@ int cmd_commit(struct cli *cli, int argc, char **argv)
 	bool json = false, aside = false;
 	int rc;
 	const struct cli_opt opts[] = {
-		CLI_FLAG("--set-aside", &aside,
+		CLI_PFLAG("--set-aside", &aside,
 			 "set aside kernel edits made after the measurement; they come back after "
 			 "the commit"),
-		CLI_FLAG("--json", &json, "print the commit as JSON"),
+		CLI_PFLAG("--json", &json, "print the commit as JSON"),
 		CLI_END,
 	};
 	static const char *const examples[] = {"commit", NULL};

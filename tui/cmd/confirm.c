@@ -60,21 +60,21 @@ int cmd_confirm(struct cli *cli, int argc, char **argv)
 	int rc;
 	long pairs = 0;
 	const struct cli_opt opts[] = {
-		CLI_FLAG("--baseline", &o.baseline,
+		CLI_PFLAG("--baseline", &o.baseline,
 			 "the best against the baseline commit: the promotion verdict"),
-		CLI_INT("--max-pairs", &pairs, "N", CONFIRM_PAIRS, CONFIRM_MAX_LOOKS,
+		CLI_PINT("--max-pairs", &pairs, "N", CONFIRM_PAIRS, CONFIRM_MAX_LOOKS,
 			"stop after N best/candidate pairs at the most (default 8)"),
-		CLI_FLAG("--paired", &o.paired,
+		CLI_PFLAG("--paired", &o.paired,
 			 "one run is a pair: the command gets --base <the best's commit> and the "
 			 "harness measures that ref beside the work tree (FLA's verify, the demo's); "
 			 "{best} in the command puts the commit there instead"),
-		CLI_FLAG("--no-paired", &o.unpaired,
+		CLI_PFLAG("--no-paired", &o.unpaired,
 			 "measure best and candidate in turns, even where an earlier paired "
 			 "confirm of this command showed the harness pairs them by itself"),
-		CLI_TEXT("--cmd", &o.command, "CMD",
+		CLI_PTEXT("--cmd", &o.command, "CMD",
 			 "the measuring command (default: the contract's validation command with "
 			 "--no-gate)"),
-		CLI_FLAG("--json", &json, "print the comparison as JSON"),
+		CLI_PFLAG("--json", &json, "print the comparison as JSON"),
 		CLI_END,
 	};
 	static const char *const examples[] = {"confirm", "confirm --baseline", "confirm --paired",

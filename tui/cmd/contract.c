@@ -45,10 +45,10 @@ int cmd_contract(struct cli *cli, int argc, char **argv)
 
 	struct cli_list set = {0};
 	const struct cli_opt opts[] = {
-		CLI_LIST("--set", &set, "FIELD=VALUE",
+		CLI_PLIST("--set", &set, "FIELD=VALUE",
 			 "set a field, repeatable (op, target, languages, validation, benchmark, "
 			 "promotion, frozen, cap, threshold); an empty VALUE clears it"),
-		CLI_FLAG("--check", &check, "exit 1 and list what is missing unless complete"),
+		CLI_PFLAG("--check", &check, "exit 1 and list what is missing unless complete"),
 		CLI_END,
 	};
 	static const char *const examples[] = {

@@ -52,7 +52,7 @@ int cmd_demo(struct cli *cli, int argc, char **argv)
 	(void)cli;
 	int rc;
 	const struct cli_opt opts[] = {
-		CLI_FLAG("--json", &json, "print where the demo is as JSON (no workbench)"),
+		CLI_PFLAG("--json", &json, "print where the demo is as JSON (no workbench)"),
 		CLI_END,
 	};
 	static const char *const examples[] = {"demo", "demo /tmp/optloop-demo --json", NULL};

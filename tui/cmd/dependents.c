@@ -46,11 +46,11 @@ int cmd_dependents(struct cli *cli, int argc, char **argv)
 	bool json = false, run = false, work = false;
 	int rc;
 	const struct cli_opt opts[] = {
-		CLI_FLAG("--work", &work, "compare the work tree's kernel with the baseline (default: "
+		CLI_PFLAG("--work", &work, "compare the work tree's kernel with the baseline (default: "
 					  "the best's, the candidate for promotion)"),
-		CLI_FLAG("--run", &run, "run each dependent test file's gate (python3 -m pytest FILE "
+		CLI_PFLAG("--run", &run, "run each dependent test file's gate (python3 -m pytest FILE "
 					"-q) and record it for promote --check"),
-		CLI_FLAG("--json", &json, "print the result as JSON"),
+		CLI_PFLAG("--json", &json, "print the result as JSON"),
 		CLI_END,
 	};
 	static const char *const examples[] = {"dependents", "dependents --run", NULL};

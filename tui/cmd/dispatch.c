@@ -47,20 +47,20 @@ static int dispatch_add_cmd(struct cli *cli, int argc, char **argv)
 
 	const char *base = NULL, *cand = NULL;
 	const struct cli_opt opts[] = {
-		CLI_TEXT("--bucket", &r.bucket, "TEXT",
+		CLI_PTEXT("--bucket", &r.bucket, "TEXT",
 			 "the shapes the row covers: conditions ('T <= 1024', 'D = 64 and T > 512') "
 			 "or shapes ('B4_T2048_H16_D128', 'T=2048 H=16')"),
-		CLI_TEXT("--entry", &r.entry, "NAME", "the kernel entry those shapes dispatch to"),
-		CLI_TEXT("--evidence", &r.evidence, "ITERS",
+		CLI_PTEXT("--entry", &r.entry, "NAME", "the kernel entry those shapes dispatch to"),
+		CLI_PTEXT("--evidence", &r.evidence, "ITERS",
 			 "the logged iterations that back it (e.g. '3,5')"),
-		CLI_STR("--base-ms", &base, "X",
+		CLI_PSTR("--base-ms", &base, "X",
 			"the bucket's time before, in ms (default: the geomean of the bucket's shapes "
 			"in the baseline's run)"),
-		CLI_STR("--cand-ms", &cand, "Y",
+		CLI_PSTR("--cand-ms", &cand, "Y",
 			"the bucket's time with the entry, in ms (default: the same in the fastest "
 			"cited keep)"),
-		CLI_STR("--why", &r.why, "TEXT", "why this entry wins for the bucket"),
-		CLI_FLAG("--json", &json, "print the new row as JSON"),
+		CLI_PSTR("--why", &r.why, "TEXT", "why this entry wins for the bucket"),
+		CLI_PFLAG("--json", &json, "print the new row as JSON"),
 		CLI_END,
 	};
 	static const char *const examples[] = {
@@ -116,7 +116,7 @@ static int dispatch_list_cmd(struct cli *cli, int argc, char **argv)
 	int rc;
 
 	const struct cli_opt opts[] = {
-		CLI_FLAG("--json", &json, "print the rows as JSON"),
+		CLI_PFLAG("--json", &json, "print the rows as JSON"),
 		CLI_END,
 	};
 	static const char *const examples[] = {"dispatch list", NULL};

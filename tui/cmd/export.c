@@ -16,7 +16,7 @@ int cmd_export(struct cli *cli, int argc, char **argv)
 	int rc;
 	bool json = false;
 	const struct cli_opt opts[] = {
-		CLI_FLAG("--json", &json, "JSON output (the only form; accepted for scripts)"),
+		CLI_PFLAG("--json", &json, "JSON output (the only form; accepted for scripts)"),
 		CLI_END,
 	};
 	static const char *const examples[] = {"export --json > workspace.json", NULL};

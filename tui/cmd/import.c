@@ -337,8 +337,8 @@ int cmd_import(struct cli *cli, int argc, char **argv)
 
 	(void)cli;
 	const struct cli_opt opts[] = {
-		CLI_FLAG("--strict", &strict, "exit 1 when any line could not be read"),
-		CLI_FLAG("--json", &json, "print the rows and the problems as JSON"),
+		CLI_PFLAG("--strict", &strict, "exit 1 when any line could not be read"),
+		CLI_PFLAG("--json", &json, "print the rows and the problems as JSON"),
 		CLI_END,
 	};
 	static const char *const examples[] = {"import profile/chunk_gla-opt/OPT_LOG.md",

@@ -21,26 +21,26 @@ int cmd_init(struct cli *cli, int argc, char **argv)
 	struct cli_list kernel = {0}, frozen = {0};
 	long workers = 0;
 	const struct cli_opt opts[] = {
-		CLI_TEXT("--op", &o.op, "OP", "the op's name (FLA registry name; also the global --op)"),
-		CLI_TEXT("--test-file", &o.test_file, "PATH",
+		CLI_PTEXT("--op", &o.op, "OP", "the op's name (FLA registry name; also the global --op)"),
+		CLI_PTEXT("--test-file", &o.test_file, "PATH",
 			 "the frozen test (default: the op's test in the FLA registry)"),
-		CLI_TEXT("--naive", &o.naive, "PATH",
+		CLI_PTEXT("--naive", &o.naive, "PATH",
 			 "the naive reference, frozen (default: the files defining what the gate test's imports compare against)"),
-		CLI_LIST("--frozen", &frozen, "PATH",
+		CLI_PLIST("--frozen", &frozen, "PATH",
 			 "a further frozen file, repeatable: what the gate test compares against"),
-		CLI_LIST("--kernel", &kernel, "PATH",
+		CLI_PLIST("--kernel", &kernel, "PATH",
 			 "a kernel path, repeatable (default: in an FLA tree, every file the op's "
 			 "function reaches that nothing freezes; else required)"),
-		CLI_TEXT("--verify", &o.verify_cmd, "CMD",
+		CLI_PTEXT("--verify", &o.verify_cmd, "CMD",
 			 "the validation command (default: FLA's verify for the op)"),
-		CLI_INT("--gate-workers", &workers, "N", 1, 512,
+		CLI_PINT("--gate-workers", &workers, "N", 1, 512,
 			"run the gate's pytest on N workers (pytest-xdist's -n, through "
 			"PYTEST_ADDOPTS in the validation command; its verdict is read the same way)"),
-		CLI_TEXT("--bench", &o.bench_cmd, "CMD",
+		CLI_PTEXT("--bench", &o.bench_cmd, "CMD",
 			 "the benchmark command (default: the validation command with --base main)"),
-		CLI_TEXT("--target", &o.target, "TEXT", "the contract's Target, e.g. 'every shape >= 1.2x'"),
-		CLI_TEXT("--languages", &o.languages, "TEXT", "the contract's kernel languages"),
-		CLI_TEXT("--promotion", &o.promotion, "TEXT", "the contract's promotion bar"),
+		CLI_PTEXT("--target", &o.target, "TEXT", "the contract's Target, e.g. 'every shape >= 1.2x'"),
+		CLI_PTEXT("--languages", &o.languages, "TEXT", "the contract's kernel languages"),
+		CLI_PTEXT("--promotion", &o.promotion, "TEXT", "the contract's promotion bar"),
 		CLI_END,
 	};
 	static const char *const examples[] = {

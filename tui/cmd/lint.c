@@ -20,7 +20,7 @@ int cmd_lint(struct cli *cli, int argc, char **argv)
 	bool json = false;
 	int rc, iter = 0;
 	const struct cli_opt opts[] = {
-		CLI_FLAG("--json", &json, "print the findings as JSON"),
+		CLI_PFLAG("--json", &json, "print the findings as JSON"),
 		CLI_END,
 	};
 	static const char *const examples[] = {"lint", NULL};

@@ -24,20 +24,20 @@ int cmd_log(struct cli *cli, int argc, char **argv)
 	const char *status = NULL;
 
 	const struct cli_opt opts[] = {
-		CLI_TEXT("--direction", &o.direction, "TEXT",
+		CLI_PTEXT("--direction", &o.direction, "TEXT",
 			 "one line: what this iteration changed (required)"),
-		CLI_TEXT("--status", &status, "STATUS",
+		CLI_PTEXT("--status", &status, "STATUS",
 			 "keep, revert, drop or floor (the baseline is logged as base without it)"),
-		CLI_STR("--axis", &o.axis, "TEXT", "the optimization axis the change belongs to"),
-		CLI_TEXT("--bound", &o.bound, "TEXT",
+		CLI_PSTR("--axis", &o.axis, "TEXT", "the optimization axis the change belongs to"),
+		CLI_PTEXT("--bound", &o.bound, "TEXT",
 			 "with --status floor: the named bound and its number (HBM: 4.1 of 4.8 TB/s)"),
-		CLI_TEXT("--unconfirmed", &o.unconfirmed, "WHY",
+		CLI_PTEXT("--unconfirmed", &o.unconfirmed, "WHY",
 			 "keep without a win beyond noise; the reason is recorded and shown"),
-		CLI_FLAG("--ack", &ack, "acknowledge the diff's lint findings (you reviewed them)"),
-		CLI_FLAG("--set-aside", &aside,
+		CLI_PFLAG("--ack", &ack, "acknowledge the diff's lint findings (you reviewed them)"),
+		CLI_PFLAG("--set-aside", &aside,
 			 "set aside kernel edits made after the measurement first"),
-		CLI_FLAG("--commit", &commit, "commit the row in the same step"),
-		CLI_FLAG("--json", &json, "print the row as JSON"),
+		CLI_PFLAG("--commit", &commit, "commit the row in the same step"),
+		CLI_PFLAG("--json", &json, "print the row as JSON"),
 		CLI_END,
 	};
 	static const char *const examples[] = {

@@ -29,15 +29,15 @@ int cmd_noise(struct cli *cli, int argc, char **argv)
 	int rc;
 	long runs = 5;
 	const struct cli_opt opts[] = {
-		CLI_INT("--runs", &runs, "K", 2, 100, "how many runs of the best (default 5)"),
-		CLI_FLAG("--paired", &o.paired,
+		CLI_PINT("--runs", &runs, "K", 2, 100, "how many runs of the best (default 5)"),
+		CLI_PFLAG("--paired", &o.paired,
 			 "A/A: each run times the best against itself in one process (the command "
 			 "gets --base <the best's commit>, or it at {best}); their ratios are the "
 			 "noise a paired confirm decides by"),
-		CLI_TEXT("--cmd", &o.command, "CMD",
+		CLI_PTEXT("--cmd", &o.command, "CMD",
 			 "the measuring command (default: the contract's validation command with "
 			 "--no-gate)"),
-		CLI_FLAG("--json", &json, "print the per-shape spread as JSON"),
+		CLI_PFLAG("--json", &json, "print the per-shape spread as JSON"),
 		CLI_END,
 	};
 	static const char *const examples[] = {

@@ -125,13 +125,13 @@ int cmd_parse(struct cli *cli, int argc, char **argv)
 
 	long es = -1;
 	const struct cli_opt opts[] = {
-		CLI_INT("--exit-status", &es, "N", 0, 255,
+		CLI_PINT("--exit-status", &es, "N", 0, 255,
 			"the run's exit status (128 + N: killed by signal N)"),
-		CLI_FLAG("--killed", &killed, "the run was killed before it finished"),
-		CLI_TEXT("--patterns", &set, "NAME",
+		CLI_PFLAG("--killed", &killed, "the run was killed before it finished"),
+		CLI_PTEXT("--patterns", &set, "NAME",
 			 "the pattern set: fla (default), kernelbench, a workspace's own, or a "
 			 ".pat path"),
-		CLI_FLAG("--json", &json, "print the result as JSON"),
+		CLI_PFLAG("--json", &json, "print the result as JSON"),
 		CLI_END,
 	};
 	static const char *const examples[] = {"parse trace/iter-3.log --exit-status 0",

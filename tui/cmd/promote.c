@@ -27,17 +27,17 @@ int cmd_promote(struct cli *cli, int argc, char **argv)
 	struct loop *l;
 	long it = -1;
 	const struct cli_opt opts[] = {
-		CLI_FLAG("--check", &check,
+		CLI_PFLAG("--check", &check,
 			 "check the promotion bar: full gate, confirm against the baseline, Target, "
 			 "lints, evidence (exit 1 with what is missing)"),
-		CLI_TEXT("--explain", &explain, "TEXT",
+		CLI_PTEXT("--explain", &explain, "TEXT",
 			 "record why a confirmed win is what it is (the bar asks for it)"),
-		CLI_TEXT("--attach", &attach, "FILE",
+		CLI_PTEXT("--attach", &attach, "FILE",
 			 "record a profiler or roofline reading of the candidate, under the "
 			 "workspace, written after its verify"),
-		CLI_INT("--iter", &it, "N", 0, INT_MAX,
+		CLI_PINT("--iter", &it, "N", 0, INT_MAX,
 			"the iteration --explain or --attach is for (default: the current one when it is measured or has a confirm, else the best)"),
-		CLI_FLAG("--json", &json, "print the check as JSON"),
+		CLI_PFLAG("--json", &json, "print the check as JSON"),
 		CLI_END,
 	};
 	static const char *const examples[] = {

@@ -23,13 +23,13 @@ int cmd_reassess(struct cli *cli, int argc, char **argv)
 	int rc;
 
 	const struct cli_opt opts[] = {
-		CLI_TEXT("--profile", &r.profile, "PATH",
+		CLI_PTEXT("--profile", &r.profile, "PATH",
 			 "the profile of the current kernel, a file under the workspace's trace/"),
-		CLI_TEXT("--axes", &r.axes, "TEXT", "the axes tried so far and what they gave"),
-		CLI_TEXT("--techniques", &r.techniques, "TEXT",
+		CLI_PTEXT("--axes", &r.axes, "TEXT", "the axes tried so far and what they gave"),
+		CLI_PTEXT("--techniques", &r.techniques, "TEXT",
 			 "the techniques not yet tried that the profile points at"),
-		CLI_TEXT("--next", &r.next, "TEXT", "the direction of the next iteration"),
-		CLI_FLAG("--show", &show, "print the stall and the log's directions grouped by axis"),
+		CLI_PTEXT("--next", &r.next, "TEXT", "the direction of the next iteration"),
+		CLI_PFLAG("--show", &show, "print the stall and the log's directions grouped by axis"),
 		CLI_END,
 	};
 	static const char *const examples[] = {

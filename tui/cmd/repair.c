@@ -20,7 +20,7 @@ int cmd_repair(struct cli *cli, int argc, char **argv)
 	bool rebuild = false;
 	int rc;
 	const struct cli_opt opts[] = {
-		CLI_FLAG("--rebuild", &rebuild,
+		CLI_PFLAG("--rebuild", &rebuild,
 			 "take back the rows OPT_LOG.md holds and optloop.db lost (a database "
 			 "replaced, emptied or cut short), each linked to its commit"),
 		CLI_END,

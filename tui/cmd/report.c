@@ -23,9 +23,9 @@ int cmd_report(struct cli *cli, int argc, char **argv)
 	if (argc >= 2 && !strcmp(argv[1], "nogo"))
 		return report_nogo(cli, argc, argv);
 	const struct cli_opt opts[] = {
-		CLI_TEXT("--output", &output, "FILE",
+		CLI_PTEXT("--output", &output, "FILE",
 			 "write the report to FILE (atomically) instead of stdout"),
-		CLI_FLAG("--json", &json, "print the report's facts as JSON instead of Markdown"),
+		CLI_PFLAG("--json", &json, "print the report's facts as JSON instead of Markdown"),
 		CLI_END,
 	};
 	static const char *const examples[] = {"report final", "report header 7",

@@ -25,9 +25,9 @@ int report_nogo(struct cli *cli, int argc, char **argv)
 	int rc;
 
 	const struct cli_opt opts[] = {
-		CLI_TEXT("--output", &output, "FILE",
+		CLI_PTEXT("--output", &output, "FILE",
 			 "write the record to FILE (atomically) instead of stdout"),
-		CLI_FLAG("--json", &json, "print the record's facts as JSON instead of Markdown"),
+		CLI_PFLAG("--json", &json, "print the record's facts as JSON instead of Markdown"),
 		CLI_END,
 	};
 	static const char *const examples[] = {"report nogo --output NOGO.md", NULL};

@@ -78,8 +78,8 @@ int cmd_status(struct cli *cli, int argc, char **argv)
 	bool json = false, costs = false;
 	int rc;
 	const struct cli_opt opts[] = {
-		CLI_FLAG("--json", &json, "print the status as JSON (state, due step, best, stall, paths)"),
-		CLI_FLAG("--costs", &costs,
+		CLI_PFLAG("--json", &json, "print the status as JSON (state, due step, best, stall, paths)"),
+		CLI_PFLAG("--costs", &costs,
 			 "with --json: each iteration's cost too (cost.iterations; a long history "
 			 "makes it long)"),
 		CLI_END,

@@ -56,15 +56,15 @@ int cmd_stop(struct cli *cli, int argc, char **argv)
 	int rc;
 
 	const struct cli_opt opts[] = {
-		CLI_TEXT("--reason", &reason, "REASON",
+		CLI_PTEXT("--reason", &reason, "REASON",
 			 "cap (the contract's iteration cap is reached), floor (a named bound "
 			 "with its number is reached) or directions (three distinct directions, "
 			 "by axis, have logged evidence)"),
-		CLI_TEXT("--bound", &bound, "TEXT", "the bound reached, for --reason floor"),
-		CLI_FLAG("--release", &release,
+		CLI_PTEXT("--bound", &bound, "TEXT", "the bound reached, for --reason floor"),
+		CLI_PFLAG("--release", &release,
 			 "give back the Slurm allocation the runs use (scancel) and nothing else; "
 			 "the next run requests a new one"),
-		CLI_FLAG("--json", &json, "print the stop as JSON"),
+		CLI_PFLAG("--json", &json, "print the stop as JSON"),
 		CLI_END,
 	};
 	static const char *const examples[] = {"stop --reason cap", "stop --release",

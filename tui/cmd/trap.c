@@ -24,8 +24,8 @@ static int trap_list(struct cli *cli, int argc, char **argv)
 
 	long it = -1;
 	const struct cli_opt opts[] = {
-		CLI_INT("--iter", &it, "N", 0, INT_MAX, "the iteration's checklist (default: the current one)"),
-		CLI_FLAG("--json", &json, "print the checklist as JSON"),
+		CLI_PINT("--iter", &it, "N", 0, INT_MAX, "the iteration's checklist (default: the current one)"),
+		CLI_PFLAG("--json", &json, "print the checklist as JSON"),
 		CLI_END,
 	};
 	static const char *const examples[] = {"trap list", "trap list --iter 3 --json", NULL};
@@ -94,11 +94,11 @@ static int trap_add(struct cli *cli, int argc, char **argv)
 	int rc;
 
 	const struct cli_opt opts[] = {
-		CLI_TEXT("--title", &title, "T", "the trap in a few words"),
-		CLI_TEXT("--fact", &fact, "F", "what happened (numbers, the iteration)"),
-		CLI_TEXT("--why", &why, "W", "why it misleads"),
-		CLI_TEXT("--how", &how, "H", "how to check for it next time"),
-		CLI_FLAG("--json", &json, "print the new trap as JSON"),
+		CLI_PTEXT("--title", &title, "T", "the trap in a few words"),
+		CLI_PTEXT("--fact", &fact, "F", "what happened (numbers, the iteration)"),
+		CLI_PTEXT("--why", &why, "W", "why it misleads"),
+		CLI_PTEXT("--how", &how, "H", "how to check for it next time"),
+		CLI_PFLAG("--json", &json, "print the new trap as JSON"),
 		CLI_END,
 	};
 	static const char *const examples[] = {
@@ -139,7 +139,7 @@ static int trap_mark(struct cli *cli, int argc, char **argv)
 
 	long it = -1;
 	const struct cli_opt opts[] = {
-		CLI_INT("--iter", &it, "N", 0, INT_MAX, "the iteration (default: the current one)"),
+		CLI_PINT("--iter", &it, "N", 0, INT_MAX, "the iteration (default: the current one)"),
 		CLI_END,
 	};
 	static const char *const examples[] = {"trap mark relative-tolerance checked", NULL};

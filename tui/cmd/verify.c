@@ -92,25 +92,25 @@ int cmd_verify(struct cli *cli, int argc, char **argv)
 	int rc;
 
 	const struct cli_opt opts[] = {
-		CLI_TEXT("--gate-k", &o.gate_k, "EXPR",
+		CLI_PTEXT("--gate-k", &o.gate_k, "EXPR",
 			 "run only the tests pytest -k selects: a quick signal, never a result "
 			 "(the baseline and promotion need the full gate)"),
-		CLI_TEXT("--base", &o.base, "REF",
+		CLI_PTEXT("--base", &o.base, "REF",
 			 "benchmark against REF too (the harness's --base), for the verdict's "
 			 "comparison in one session"),
-		CLI_FLAG("--profile", &o.profile,
+		CLI_PFLAG("--profile", &o.profile,
 			 "the harness's profiler after the bench (FLA's verify --profile); the "
 			 "trace it writes into the workspace is attached as the iteration's "
 			 "profiler evidence"),
-		CLI_LIST("--include", &include, "PATH",
+		CLI_PLIST("--include", &include, "PATH",
 			 "a changed file outside the kernel and the frozen scope becomes a kernel "
 			 "file (repeatable): measured, committed and restored with the kernel "
 			 "(without it such a change refuses the run)"),
-		CLI_NUM("--timeout", &o.timeout_s, "SEC", 0, 1e7,
+		CLI_PNUM("--timeout", &o.timeout_s, "SEC", 0, 1e7,
 			"stop the run after SEC seconds (recorded as incomplete: an attempt)"),
-		CLI_FLAG("--quiet", &quiet, "do not stream the harness output (it is in the raw log); "
+		CLI_PFLAG("--quiet", &quiet, "do not stream the harness output (it is in the raw log); "
 					    "the summary stays"),
-		CLI_FLAG("--json", &json, "stdout carries only the measurement as JSON; the "
+		CLI_PFLAG("--json", &json, "stdout carries only the measurement as JSON; the "
 					  "harness output goes to stderr"),
 		CLI_END,
 	};

@@ -22,7 +22,7 @@ int cmd_view(struct cli *cli, int argc, char **argv)
 	bool no_follow = false;
 	(void)cli;
 	const struct cli_opt opts[] = {
-		CLI_FLAG("--no-follow", &no_follow,
+		CLI_PFLAG("--no-follow", &no_follow,
 			 "a snapshot: do not follow the files as they change"),
 		CLI_END,
 	};

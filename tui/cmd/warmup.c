@@ -19,9 +19,9 @@ int cmd_warmup(struct cli *cli, int argc, char **argv)
 	long workers = 1;
 	int rc;
 	const struct cli_opt opts[] = {
-		CLI_INT("--workers", &workers, "N", 1, 512,
+		CLI_PINT("--workers", &workers, "N", 1, 512,
 			"run it on N pytest-xdist workers (-n N): compiling in parallel"),
-		CLI_FLAG("--json", &json, "print the result as JSON (pytest's output goes to stderr)"),
+		CLI_PFLAG("--json", &json, "print the result as JSON (pytest's output goes to stderr)"),
 		CLI_END,
 	};
 	static const char *const examples[] = {"warmup --workers 16", NULL};

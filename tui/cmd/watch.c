@@ -185,8 +185,8 @@ int cmd_watch(struct cli *cli, int argc, char **argv)
 	int rc;
 
 	const struct cli_opt opts[] = {
-		CLI_FLAG("--json", &w.json, "one JSON object per line (schema in the README)"),
-		CLI_STR("--until", &w.until, "STATE",
+		CLI_PFLAG("--json", &w.json, "one JSON object per line (schema in the README)"),
+		CLI_PSTR("--until", &w.until, "STATE",
 			"exit 0 once the workspace reaches STATE (ready, measured, logged, ...)"),
 		CLI_END,
 	};

@@ -1,0 +1,206 @@
+/* commands — THE list of optloop's subcommands, in help order, and what
+ * is read from it as a whole: the overview, names, lookups.  See
+ * commands.h. */
+#include "tui/cli/commands.h"
+#include "core/loop.h"
+#include "core/sb.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+extern const struct command cmd_help, cmd_version;
+
+/* A command that reads its own argv: its usage line as typed. */
+#define LEGACY(n, u, s)                                                                      \
+	static const struct command legacy_##n = {                                           \
+		.name = #n, .summary = (s), .synopsis = (u), .legacy = cmd_##n}
+/* The same for one that reads --op after its name itself. */
+#define LEGACY_OP(n, u, s)                                                                   \
+	static const struct command legacy_##n = {.name = #n,                                \
+						  .summary = (s),                            \
+						  .synopsis = (u),                           \
+						  .own_op = true,                            \
+						  .legacy = cmd_##n}
+
+LEGACY(demo, "demo [DIR] [--json]", "make a fresh git repository holding the demo kernel project");
+LEGACY_OP(init, "init --op OP [--test-file P] [--naive P] [--frozen P]... [--kernel P]... [--verify CMD] [--gate-workers N] [--bench CMD] [--target TEXT] [--languages TEXT] [--promotion TEXT]",
+       "create the workspace profile/<op>-opt/ for an op");
+LEGACY(status, "status [--json [--costs]]", "where the loop stands and the next required step");
+LEGACY(contract, "contract [--check] [--set FIELD=VALUE]...", "show, check or set the task contract");
+LEGACY(verify, "verify [--gate-k EXPR] [--base REF] [--profile] [--include PATH]... [--timeout SEC] [--quiet] [--json]",
+       "run the gated verify-and-bench command and record the run");
+LEGACY(log, "log --direction TEXT --status keep|revert|drop|floor [--axis TEXT] [--bound TEXT] [--unconfirmed WHY] [--ack] [--set-aside] [--commit] [--json]",
+       "append the measured iteration's row to OPT_LOG.md (--commit: and commit it)");
+LEGACY(commit, "commit [--set-aside] [--json]", "commit the logged iteration (kernel change only)");
+LEGACY(export, "export --json", "the whole workspace database as JSON");
+LEGACY(repair, "repair [--rebuild]", "apply the repairs start-up reconciliation offers (rows and commits)");
+LEGACY(import, "import FILE [--json] [--strict]", "read an OPT_LOG.md and show its rows and what could not be read");
+LEGACY(parse, "parse FILE [--exit-status N | --killed] [--patterns NAME] [--json]",
+       "read a saved verify log (- for stdin): gate verdict, pytest counts, env, result table");
+LEGACY(tui, "tui", "open the workbench on this workspace (also: optloop with no command)");
+LEGACY(view, "view PATH/OPT_LOG.md [--no-follow]", "open the workbench panes read-only on any OPT_LOG.md");
+LEGACY(lint, "lint [--json]", "the trap lints over the current kernel diff (exit 1 on findings)");
+LEGACY(trap, "trap list [--iter N] [--json] | trap add --title T --fact F --why W --how H | trap mark ID checked|hit|unchecked [--iter N]",
+       "the TRAPS.md catalogue and the iteration's trap checklist");
+LEGACY(dispatch, "dispatch add --bucket TEXT --entry NAME --evidence ITERS [--base-ms X] [--cand-ms Y] [--why TEXT] [--json] | dispatch list [--json]",
+       "dispatch.md bucket rows, each backed by logged iterations");
+LEGACY(reassess, "reassess --profile PATH --axes TEXT --techniques TEXT --next TEXT | reassess --show",
+       "record the re-assessment that lifts a STALLED loop");
+LEGACY(stop, "stop --reason cap|floor|directions [--bound TEXT] [--release] [--json]",
+       "stop the loop when a stop condition holds");
+LEGACY(noise, "noise [--runs K] [--paired] [--cmd CMD] [--json]",
+       "measure the current best K times in one session to seed the noise band");
+LEGACY(confirm, "confirm [--baseline] [--max-pairs N] [--paired | --no-paired] [--cmd CMD] [--json]",
+       "measure best and candidate interleaved in one session (--baseline: the best against the baseline)");
+LEGACY(warmup, "warmup [--workers N] [--json]", "run the gate test once outside the loop to fill the compile caches");
+LEGACY(dependents, "dependents [--work] [--run] [--json]",
+       "who else runs the changed kernel files: other ops, test files; --run: their gates");
+LEGACY(promote, "promote --check | --explain TEXT | --attach FILE [--iter N] [--json]",
+       "check the promotion bar, or record the evidence it asks for");
+LEGACY(report, "report final|header ITER|pr|nogo [--output FILE] [--json]",
+       "Markdown reports from the loop's evidence: final claim, kept-candidate header, PR body, no-go record");
+LEGACY(watch, "watch [--json] [--until STATE]",
+       "one line per event as the workspace changes (runs, progress, gate, rows, commits)");
+LEGACY(chart, "chart [--svg FILE] [--png FILE] [--shape SHAPE] [--json]",
+       "the bench-per-iteration chart as an SVG or PNG picture: best line, noise band, dropped and failed marks");
+LEGACY_OP(completion, "completion bash|zsh|fish", "the shell completion script (commands, options, statuses, ops)");
+
+const struct command *const optloop_commands[] = {
+	&cmd_help,        &cmd_version,      &legacy_demo,     &legacy_init,   &legacy_status,
+	&legacy_contract, &legacy_verify,    &legacy_log,      &legacy_commit, &legacy_export,
+	&legacy_repair,   &legacy_import,    &legacy_parse,    &legacy_tui,    &legacy_view,
+	&legacy_lint,     &legacy_trap,      &legacy_dispatch, &legacy_reassess, &legacy_stop,
+	&legacy_noise,    &legacy_confirm,   &legacy_warmup,   &legacy_dependents,
+	&legacy_promote,  &legacy_report,    &legacy_watch,    &legacy_chart,  &legacy_completion,
+	NULL,
+};
+
+#define NCOMMANDS (sizeof(optloop_commands) / sizeof(optloop_commands[0]) - 1)
+
+const struct command *cli_find_command(const char *name)
+{
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		if (strcmp(optloop_commands[i]->name, name) == 0)
+			return optloop_commands[i];
+	return NULL;
+}
+
+const char *const *cli_command_names(void)
+{
+	static const char *names[NCOMMANDS + 1];
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		names[i] = optloop_commands[i]->name;
+	return names;
+}
+
+const char *cli_usage(const char *name)
+{
+	static char *made[NCOMMANDS];
+	for (size_t i = 0; i < NCOMMANDS; i++) {
+		if (strcmp(optloop_commands[i]->name, name) != 0)
+			continue;
+		if (!made[i]) {
+			struct sb u = SB_INIT;
+			command_usage(optloop_commands[i], NULL, &u);
+			made[i] = sb_detach(&u);
+		}
+		return made[i];
+	}
+	return NULL;
+}
+
+const char *cli_summary(const char *name)
+{
+	const struct command *c = cli_find_command(name);
+	return c ? c->summary : NULL;
+}
+
+int cli_run(struct cli *cli, const char *name, int argc, char **argv)
+{
+	const struct command *c = cli_find_command(name);
+	return c ? command_run(cli, c, argc, argv) : 2;
+}
+
+void cli_commands_offer(const char *prefix)
+{
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		if (!strncmp(optloop_commands[i]->name, prefix, strlen(prefix)))
+			printf("%s\n", optloop_commands[i]->name);
+}
+
+int cli_not_a_command(const char *who, const char *word)
+{
+	const char *near = loop_closest_word(word, cli_command_names());
+	if (near)
+		fprintf(stderr, "%s: '%s' is not a command; did you mean '%s'?\n", who, word, near);
+	else
+		fprintf(stderr, "%s: '%s' is not a command (run 'optloop help')\n", who, word);
+	return 2;
+}
+
+/* The rules every row is judged by (also in the README and the man page). */
+static const char loop_rules[] =
+	"statuses (log --status):\n"
+	"  keep     the change stays and becomes the best; needs a passing gate, a bench\n"
+	"           number and a win beyond noise (a fast confirm, or a fast verdict\n"
+	"           against measured noise), or --unconfirmed WHY, recorded and shown\n"
+	"  revert,  the change is undone: after the row's own commit optloop commits\n"
+	"  drop     the kernel restored to the best (a failed gate is logged this way)\n"
+	"  floor    a documented bound was reached\n"
+	"the best is the baseline or the last keep: every row's vs best (time saved)\n"
+	"is against it, and revert/drop restore it.  A run whose harness broke or that\n"
+	"was cut off is an attempt, not an iteration: no row, verify runs again; only a\n"
+	"full-gate pass with a bench number can be the baseline.\n";
+
+void cli_overview(FILE *out)
+{
+	fprintf(out, "usage: optloop [-C DIR] [--op OP] COMMAND [ARGS]\n\n");
+	fprintf(out, "The disciplined kernel optimization loop: one change, one gated verify,\n"
+		     "one log row and one commit per iteration.\n\ncommands:\n");
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		fprintf(out, "  %-10s %s\n", optloop_commands[i]->name, optloop_commands[i]->summary);
+	fprintf(out, "\n%s", loop_rules);
+	fprintf(out, "\nexit status: 0 done, 1 gate or check failed (only that), 2 usage error\n"
+		     "(or a repository, workspace or file that is not there or not a file),\n"
+		     "3 refused by the protocol or by another writer, 4 harness broke or run\n"
+		     "incomplete, or optloop's own I/O failed (disk, database, lock, git)\n");
+}
+
+bool cli_parse(struct cli_cmd *c, int argc, char **argv, int *exit)
+{
+	unsigned long long given;
+	switch (cli_parse_argv(c->name, cli_usage(c->name), c->opts, NULL, c->max_pos, argc, argv, c->pos, &c->npos,
+			       &given)) {
+	case CLI_GO:
+		*exit = 0;
+		return true;
+	case CLI_HELP:
+		cli_help(c, cli_help_out ? cli_help_out : stdout);
+		*exit = 0;
+		return false;
+	case CLI_LISTED:
+		*exit = 0;
+		return false;
+	case CLI_BAD:
+		break;
+	}
+	*exit = 2;
+	return false;
+}
+
+void cli_help(const struct cli_cmd *c, FILE *out)
+{
+	const char *u = c->usage ? c->usage : cli_usage(c->name);
+	const char *s = c->summary ? c->summary : cli_summary(c->name);
+	cli_help_print(out, u ? u : c->name, s, c->pos_help, c->opts, c->more, c->examples);
+}
+
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int rc = cli_vusage_error(cmd, cli_usage(cmd), fmt, ap);
+	va_end(ap);
+	return rc;
+}
