@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-extern const struct command cmd_help, cmd_version;
+extern const struct command cmd_help, cmd_version, cmd_stop, cmd_reassess, cmd_promote, cmd_dependents, cmd_contract, cmd_log, cmd_init, cmd_verify, cmd_confirm, cmd_noise, cmd_warmup, cmd_repair, cmd_lint, cmd_export, cmd_commit, cmd_status;
 
 /* A command that reads its own argv: its usage line as typed. */
 #define LEGACY(n, u, s)                                                                      \
@@ -24,40 +24,15 @@ extern const struct command cmd_help, cmd_version;
 						  .legacy = cmd_##n}
 
 LEGACY(demo, "demo [DIR] [--json]", "make a fresh git repository holding the demo kernel project");
-LEGACY_OP(init, "init --op OP [--test-file P] [--naive P] [--frozen P]... [--kernel P]... [--verify CMD] [--gate-workers N] [--bench CMD] [--target TEXT] [--languages TEXT] [--promotion TEXT]",
-       "create the workspace profile/<op>-opt/ for an op");
-LEGACY(status, "status [--json [--costs]]", "where the loop stands and the next required step");
-LEGACY(contract, "contract [--check] [--set FIELD=VALUE]...", "show, check or set the task contract");
-LEGACY(verify, "verify [--gate-k EXPR] [--base REF] [--profile] [--include PATH]... [--timeout SEC] [--quiet] [--json]",
-       "run the gated verify-and-bench command and record the run");
-LEGACY(log, "log --direction TEXT --status keep|revert|drop|floor [--axis TEXT] [--bound TEXT] [--unconfirmed WHY] [--ack] [--set-aside] [--commit] [--json]",
-       "append the measured iteration's row to OPT_LOG.md (--commit: and commit it)");
-LEGACY(commit, "commit [--set-aside] [--json]", "commit the logged iteration (kernel change only)");
-LEGACY(export, "export --json", "the whole workspace database as JSON");
-LEGACY(repair, "repair [--rebuild]", "apply the repairs start-up reconciliation offers (rows and commits)");
 LEGACY(import, "import FILE [--json] [--strict]", "read an OPT_LOG.md and show its rows and what could not be read");
 LEGACY(parse, "parse FILE [--exit-status N | --killed] [--patterns NAME] [--json]",
        "read a saved verify log (- for stdin): gate verdict, pytest counts, env, result table");
 LEGACY(tui, "tui", "open the workbench on this workspace (also: optloop with no command)");
 LEGACY(view, "view PATH/OPT_LOG.md [--no-follow]", "open the workbench panes read-only on any OPT_LOG.md");
-LEGACY(lint, "lint [--json]", "the trap lints over the current kernel diff (exit 1 on findings)");
 LEGACY(trap, "trap list [--iter N] [--json] | trap add --title T --fact F --why W --how H | trap mark ID checked|hit|unchecked [--iter N]",
        "the TRAPS.md catalogue and the iteration's trap checklist");
 LEGACY(dispatch, "dispatch add --bucket TEXT --entry NAME --evidence ITERS [--base-ms X] [--cand-ms Y] [--why TEXT] [--json] | dispatch list [--json]",
        "dispatch.md bucket rows, each backed by logged iterations");
-LEGACY(reassess, "reassess --profile PATH --axes TEXT --techniques TEXT --next TEXT | reassess --show",
-       "record the re-assessment that lifts a STALLED loop");
-LEGACY(stop, "stop --reason cap|floor|directions [--bound TEXT] [--release] [--json]",
-       "stop the loop when a stop condition holds");
-LEGACY(noise, "noise [--runs K] [--paired] [--cmd CMD] [--json]",
-       "measure the current best K times in one session to seed the noise band");
-LEGACY(confirm, "confirm [--baseline] [--max-pairs N] [--paired | --no-paired] [--cmd CMD] [--json]",
-       "measure best and candidate interleaved in one session (--baseline: the best against the baseline)");
-LEGACY(warmup, "warmup [--workers N] [--json]", "run the gate test once outside the loop to fill the compile caches");
-LEGACY(dependents, "dependents [--work] [--run] [--json]",
-       "who else runs the changed kernel files: other ops, test files; --run: their gates");
-LEGACY(promote, "promote --check | --explain TEXT | --attach FILE [--iter N] [--json]",
-       "check the promotion bar, or record the evidence it asks for");
 LEGACY(report, "report final|header ITER|pr|nogo [--output FILE] [--json]",
        "Markdown reports from the loop's evidence: final claim, kept-candidate header, PR body, no-go record");
 LEGACY(watch, "watch [--json] [--until STATE]",
@@ -67,12 +42,12 @@ LEGACY(chart, "chart [--svg FILE] [--png FILE] [--shape SHAPE] [--json]",
 LEGACY_OP(completion, "completion bash|zsh|fish", "the shell completion script (commands, options, statuses, ops)");
 
 const struct command *const optloop_commands[] = {
-	&cmd_help,        &cmd_version,      &legacy_demo,     &legacy_init,   &legacy_status,
-	&legacy_contract, &legacy_verify,    &legacy_log,      &legacy_commit, &legacy_export,
-	&legacy_repair,   &legacy_import,    &legacy_parse,    &legacy_tui,    &legacy_view,
-	&legacy_lint,     &legacy_trap,      &legacy_dispatch, &legacy_reassess, &legacy_stop,
-	&legacy_noise,    &legacy_confirm,   &legacy_warmup,   &legacy_dependents,
-	&legacy_promote,  &legacy_report,    &legacy_watch,    &legacy_chart,  &legacy_completion,
+	&cmd_help,        &cmd_version,      &legacy_demo,     &cmd_init,   &cmd_status,
+	&cmd_contract, &cmd_verify,    &cmd_log,      &cmd_commit, &cmd_export,
+	&cmd_repair,   &legacy_import,    &legacy_parse,    &legacy_tui,    &legacy_view,
+	&cmd_lint,     &legacy_trap,      &legacy_dispatch, &cmd_reassess, &cmd_stop,
+	&cmd_noise,    &cmd_confirm,   &cmd_warmup,   &cmd_dependents,
+	&cmd_promote,  &legacy_report,    &legacy_watch,    &legacy_chart,  &legacy_completion,
 	NULL,
 };
 

@@ -71,9 +71,9 @@ bool cli_parse(struct cli_cmd *c, int argc, char **argv, int *exit);
 void cli_help(const struct cli_cmd *c, FILE *out);
 
 #define X(name) int cmd_##name(struct cli *cli, int argc, char **argv);
-X(demo) X(init) X(status) X(contract) X(verify) X(log) X(commit) X(export) X(repair)
-X(import) X(parse) X(tui) X(view) X(lint) X(trap) X(dispatch) X(reassess) X(stop) X(noise)
-X(confirm) X(warmup) X(dependents) X(promote) X(report) X(watch) X(chart) X(completion)
+X(demo) 
+X(import) X(parse) X(tui) X(view) X(trap) X(dispatch) 
+X(report) X(watch) X(chart) X(completion)
 #undef X
 
 #endif

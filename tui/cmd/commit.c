@@ -1,49 +1,33 @@
 /* commit — `optloop commit`: one commit holding only the kernel change,
  * its message carrying the logged row. */
-#include "tui/cli/opts.h"
 #include "tui/cli/util.h"
 #include "tui/cli/commands.h"
 #include "tui/cli/loop_cli.h"
 #include "core/err.h"
 #include "core/loop.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
-int cmd_commit(struct cli *cli, int argc, char **argv)
+struct commit_args {
+	bool aside, json;
+};
+
+static int commit_run(struct cmd_ctx *x)
 {
-	struct loop *l;
+	const struct commit_args *a = x->args;
+	struct loop *l = x->l;
 	struct loop_status before, st;
 	struct err e = {0};
 	char sha[41];
-	bool json = false, aside = false;
-	int rc;
-	const struct cli_opt opts[] = {
-		CLI_PFLAG("--set-aside", &aside,
-			 "set aside kernel edits made after the measurement; they come back after "
-			 "the commit"),
-		CLI_PFLAG("--json", &json, "print the commit as JSON"),
-		CLI_END,
-	};
-	static const char *const examples[] = {"commit", NULL};
-	struct cli_cmd c = {.name = "commit", .opts = opts, .examples = examples,
-			    .more = "Commits only the kernel paths, with the row as trailers; after a\n"
-				    "revert or drop row a second commit restores the best kernel."};
-	if (!cli_parse(&c, argc, argv, &rc))
-		return rc;
-	if ((rc = loop_cli_open(cli, 0, &l)) != 0)
-		return rc;
-	if (aside && loop_set_aside(l, &e) < 0) {
-		loop_close(l);
+	bool json = a->json, aside = a->aside;
+	if (aside && loop_set_aside(l, &e) < 0)
 		return cli_fail(&e);
-	}
-	if (loop_status(l, &before, &e) < 0) {
-		loop_close(l);
+	if (loop_status(l, &before, &e) < 0)
 		return cli_fail(&e);
-	}
 	if (loop_commit(l, sha, &e) < 0) {
 		loop_status_release(&before);
-		loop_close(l);
 		return cli_fail(&e);
 	}
 	int have_st = loop_status(l, &st, NULL) == 0;
@@ -64,6 +48,25 @@ int cmd_commit(struct cli *cli, int argc, char **argv)
 	if (have_st)
 		loop_status_release(&st);
 	loop_status_release(&before);
-	loop_close(l);
 	return 0;
 }
+
+static const struct cli_opt commit_opts[] = {
+	CLI_FLAG("--set-aside", offsetof(struct commit_args, aside),
+		 "set aside kernel edits made after the measurement; they come back after "
+		 "the commit"),
+	CLI_FLAG("--json", offsetof(struct commit_args, json), "print the commit as JSON"),
+	CLI_END,
+};
+
+const struct command cmd_commit = {
+	.name = "commit",
+	.summary = "commit the logged iteration (kernel change only)",
+	.open = OPEN_WRITE,
+	.opts = commit_opts,
+	.args_size = sizeof(struct commit_args),
+	.examples = (const char *const[]){"commit", NULL},
+	.more = "Commits only the kernel paths, with the row as trailers; after a\n"
+		"revert or drop row a second commit restores the best kernel.",
+	.run = commit_run,
+};

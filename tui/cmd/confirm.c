@@ -2,7 +2,6 @@
  * best and candidate measured interleaved in one session (with --baseline:
  * the best against the baseline commit); exit 0 on a win beyond noise, 1
  * when the confirm shows none. */
-#include "tui/cli/opts.h"
 #include "tui/cli/util.h"
 #include "tui/cli/commands.h"
 #include "tui/cli/loop_cli.h"
@@ -10,6 +9,7 @@
 #include "core/loop.h"
 #include "core/sb.h"
 
+#include <stddef.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,56 +50,26 @@ static void print_geomeans(const struct loop_session *r)
 		       r->missing[i]);
 }
 
-int cmd_confirm(struct cli *cli, int argc, char **argv)
+struct confirm_args {
+	struct loop_session_opts o;
+	long pairs;
+	bool json;
+};
+
+static int confirm_run(struct cmd_ctx *x)
 {
-	struct loop_session_opts o = {.progress = progress};
+	const struct confirm_args *a = x->args;
+	struct loop_session_opts o = a->o;
 	struct loop_session r;
 	struct err e = {0};
-	struct loop *l;
-	bool json = false;
+	struct loop *l = x->l;
+	bool json = a->json;
 	int rc;
-	long pairs = 0;
-	const struct cli_opt opts[] = {
-		CLI_PFLAG("--baseline", &o.baseline,
-			 "the best against the baseline commit: the promotion verdict"),
-		CLI_PINT("--max-pairs", &pairs, "N", CONFIRM_PAIRS, CONFIRM_MAX_LOOKS,
-			"stop after N best/candidate pairs at the most (default 8)"),
-		CLI_PFLAG("--paired", &o.paired,
-			 "one run is a pair: the command gets --base <the best's commit> and the "
-			 "harness measures that ref beside the work tree (FLA's verify, the demo's); "
-			 "{best} in the command puts the commit there instead"),
-		CLI_PFLAG("--no-paired", &o.unpaired,
-			 "measure best and candidate in turns, even where an earlier paired "
-			 "confirm of this command showed the harness pairs them by itself"),
-		CLI_PTEXT("--cmd", &o.command, "CMD",
-			 "the measuring command (default: the contract's validation command with "
-			 "--no-gate)"),
-		CLI_PFLAG("--json", &json, "print the comparison as JSON"),
-		CLI_END,
-	};
-	static const char *const examples[] = {"confirm", "confirm --baseline", "confirm --paired",
-					       NULL};
-	struct cli_cmd c = {
-		.name = "confirm",
-		.opts = opts,
-		.examples = examples,
-		.more = "Runs best and candidate interleaved in one session, one pair at a time,\n"
-			"until a sequential ratio test decides (a win, or no win of the threshold)\n"
-			"or --max-pairs is reached; noise learned from earlier sessions counts.\n"
-			"Ctrl-C stops the run going, puts the candidate back and ends without a\n"
-			"verdict.  exit: 0 promoted, 1 not promoted, 4 stopped or a run broke.",
-	};
-	if (!cli_parse(&c, argc, argv, &rc))
-		return rc;
-	o.max_pairs = (size_t)pairs;
+	o.max_pairs = (size_t)a->pairs;
 	o.ctx = json ? stderr : stdout;
-	if ((rc = loop_cli_open(cli, 0, &l)) != 0)
-		return rc;
 	o.stop = cli_stop_on_signals();
-	if (loop_confirm(l, &o, &r, &e) < 0) {
-		loop_close(l);
+	if (loop_confirm(l, &o, &r, &e) < 0)
 		return cli_fail(&e);
-	}
 	if (r.cancelled) {
 		if (json)
 			cli_print_json(json_incref(r.json));
@@ -108,7 +78,6 @@ int cmd_confirm(struct cli *cli, int argc, char **argv)
 			       "is back in the tree and the stopped run is recorded as incomplete\n",
 			       r.nruns, r.nruns == 1 ? "" : "s");
 		loop_session_release(&r);
-		loop_close(l);
 		return 4;
 	}
 	if (json) {
@@ -140,6 +109,42 @@ int cmd_confirm(struct cli *cli, int argc, char **argv)
 	}
 	rc = r.promoted ? 0 : 1;
 	loop_session_release(&r);
-	loop_close(l);
 	return rc;
 }
+
+static const struct cli_opt confirm_opts[] = {
+	CLI_FLAG("--baseline", offsetof(struct confirm_args, o.baseline),
+		 "the best against the baseline commit: the promotion verdict"),
+	CLI_INT("--max-pairs", offsetof(struct confirm_args, pairs), "N", CONFIRM_PAIRS, CONFIRM_MAX_LOOKS,
+		"stop after N best/candidate pairs at the most (default 8)"),
+	CLI_FLAG("--paired", offsetof(struct confirm_args, o.paired),
+		 "one run is a pair: the command gets --base <the best's commit> and the "
+		 "harness measures that ref beside the work tree (FLA's verify, the demo's); "
+		 "{best} in the command puts the commit there instead"),
+	CLI_FLAG("--no-paired", offsetof(struct confirm_args, o.unpaired),
+		 "measure best and candidate in turns, even where an earlier paired "
+		 "confirm of this command showed the harness pairs them by itself"),
+	CLI_TEXT("--cmd", offsetof(struct confirm_args, o.command), "CMD",
+		 "the measuring command (default: the contract's validation command with "
+		 "--no-gate)"),
+	CLI_FLAG("--json", offsetof(struct confirm_args, json), "print the comparison as JSON"),
+	CLI_END,
+};
+
+const struct command cmd_confirm = {
+	.name = "confirm",
+	.summary = "measure best and candidate interleaved in one session (--baseline: the best "
+		   "against the baseline)",
+	.synopsis = "confirm [--baseline] [--max-pairs N] [--paired | --no-paired] [--cmd CMD] [--json]",
+	.open = OPEN_WRITE,
+	.opts = confirm_opts,
+	.args_size = sizeof(struct confirm_args),
+	.defaults = &(const struct confirm_args){.o = {.progress = progress}},
+	.examples = (const char *const[]){"confirm", "confirm --baseline", "confirm --paired", NULL},
+	.more = "Runs best and candidate interleaved in one session, one pair at a time,\n"
+		"until a sequential ratio test decides (a win, or no win of the threshold)\n"
+		"or --max-pairs is reached; noise learned from earlier sessions counts.\n"
+		"Ctrl-C stops the run going, puts the candidate back and ends without a\n"
+		"verdict.  exit: 0 promoted, 1 not promoted, 4 stopped or a run broke.",
+	.run = confirm_run,
+};

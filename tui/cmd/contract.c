@@ -1,6 +1,5 @@
 /* contract — `optloop contract [--check] [--set FIELD=VALUE]...`: show,
  * check or set the task contract in docs/draft.md. */
-#include "tui/cli/opts.h"
 #include "tui/cli/util.h"
 #include "tui/cli/commands.h"
 #include "tui/cli/loop_cli.h"
@@ -9,11 +8,12 @@
 #include "core/loop.h"
 #include "core/sb.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static int set_fields(struct loop *l, char **sets, int nsets)
+static int set_fields(struct loop *l, const char *const *sets, int nsets)
 {
 	const char **names = xcalloc((size_t)nsets, sizeof(*names));
 	const char **values = xcalloc((size_t)nsets, sizeof(*values));
@@ -34,67 +34,49 @@ static int set_fields(struct loop *l, char **sets, int nsets)
 	return 0;
 }
 
-int cmd_contract(struct cli *cli, int argc, char **argv)
-{
-	struct loop *l;
-	struct loop_status st;
-	struct err e = {0};
-	char **sets = xcalloc((size_t)argc, sizeof(char *));
-	int nsets = 0, rc = 0;
-	bool check = false;
+struct contract_args {
+	struct cli_list set;
+	bool check;
+};
 
-	struct cli_list set = {0};
-	const struct cli_opt opts[] = {
-		CLI_PLIST("--set", &set, "FIELD=VALUE",
-			 "set a field, repeatable (op, target, languages, validation, benchmark, "
-			 "promotion, frozen, cap, threshold); an empty VALUE clears it"),
-		CLI_PFLAG("--check", &check, "exit 1 and list what is missing unless complete"),
-		CLI_END,
-	};
-	static const char *const examples[] = {
-		"contract --check",
-		"contract --set 'target=every shape >= 1.2x' --set cap=20",
-		NULL,
-	};
-	struct cli_cmd c = {.name = "contract", .opts = opts, .examples = examples,
-			    .more = "The contract is docs/draft.md in the workspace; --set rewrites one\n"
-				    "field and keeps the rest of the file byte for byte."};
-	if (!cli_parse(&c, argc, argv, &rc)) {
-		free(sets);
-		return rc;
-	}
-	for (int k = 0; k < set.n; k++) {
-		if (!strchr(set.v[k], '=')) {
-			free(sets);
+/* every --set names a field, before anything is opened */
+static int contract_before(struct cmd_ctx *x)
+{
+	const struct contract_args *a = x->args;
+	for (int k = 0; k < a->set.n; k++)
+		if (!strchr(a->set.v[k], '='))
 			return cli_usage_error("contract", "--set needs FIELD=VALUE, got '%s'",
-					       set.v[k]);
-		}
-		sets[nsets++] = (char *)set.v[k];
-	}
-	for (int k = 0; k < nsets; k++) {
-		char *name = xstrndup(sets[k], (size_t)(strchr(sets[k], '=') - sets[k]));
+					       a->set.v[k]);
+	for (int k = 0; k < a->set.n; k++) {
+		const char *eq = strchr(a->set.v[k], '=');
+		char *name = xstrndup(a->set.v[k], (size_t)(eq - a->set.v[k]));
 		bool known = loop_contract_field_known(name);
-		if (!known) {
+		int rc = 0;
+		if (!known)
 			rc = cli_usage_error("contract",
 					     "no contract field '%s' (fields: op, target, languages, "
 					     "validation, benchmark, promotion, frozen, cap, threshold)",
 					     name);
-			free(name);
-			free(sets);
-			return rc;
-		}
 		free(name);
+		if (!known)
+			return rc;
 	}
-	if ((rc = loop_cli_open(cli, nsets ? 0 : LOOP_TRY_WRITE, &l)) != 0) {
-		free(sets);
+	return CMD_GO;
+}
+
+static int contract_run(struct cmd_ctx *x)
+{
+	const struct contract_args *a = x->args;
+	struct loop *l = x->l;
+	struct loop_status st;
+	struct err e = {0};
+	int nsets = a->set.n, rc = 0;
+	bool check = a->check;
+
+	if (nsets && (rc = set_fields(l, a->set.v, nsets)) != 0)
 		return rc;
-	}
-	if (nsets && (rc = set_fields(l, sets, nsets)) != 0)
-		goto out;
-	if (loop_status(l, &st, &e) < 0) {
-		rc = cli_fail(&e);
-		goto out;
-	}
+	if (loop_status(l, &st, &e) < 0)
+		return cli_fail(&e);
 	if (check || nsets) {
 		if (st.missing) {
 			printf("contract incomplete (%s/docs/draft.md):\n%s\n", st.workspace, st.missing);
@@ -114,8 +96,32 @@ int cmd_contract(struct cli *cli, int argc, char **argv)
 		sb_release(&text);
 	}
 	loop_status_release(&st);
-out:
-	loop_close(l);
-	free(sets);
 	return rc;
 }
+
+static const struct cli_opt contract_opts[] = {
+	{.name = "--set", .kind = CO_LIST, .off = offsetof(struct contract_args, set),
+	 .arg = "FIELD=VALUE", .opens = OPEN_WRITE,
+	 .help = "set a field, repeatable (op, target, languages, validation, benchmark, "
+		 "promotion, frozen, cap, threshold); an empty VALUE clears it"},
+	CLI_FLAG("--check", offsetof(struct contract_args, check),
+		 "exit 1 and list what is missing unless complete"),
+	CLI_END,
+};
+
+/* shown and checked as any reader may (the writer when free, so start-up
+ * repairs are made); --set needs the writer */
+const struct command cmd_contract = {
+	.name = "contract",
+	.summary = "show, check or set the task contract",
+	.open = OPEN_TRY,
+	.opts = contract_opts,
+	.args_size = sizeof(struct contract_args),
+	.examples = (const char *const[]){"contract --check",
+					  "contract --set 'target=every shape >= 1.2x' --set cap=20",
+					  NULL},
+	.more = "The contract is docs/draft.md in the workspace; --set rewrites one\n"
+		"field and keeps the rest of the file byte for byte.",
+	.before = contract_before,
+	.run = contract_run,
+};

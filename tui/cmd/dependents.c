@@ -2,13 +2,13 @@
  * candidate changed (the FLA registry's other ops, the test files whose
  * imports reach them), and --run: their gates, recorded for promote
  * --check. */
-#include "tui/cli/opts.h"
 #include "tui/cli/util.h"
 #include "tui/cli/commands.h"
 #include "tui/cli/loop_cli.h"
 #include "core/err.h"
 #include "core/loop.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -38,40 +38,19 @@ static const char *gate_state(struct loop *l, const struct loop_dependents *d, s
 	return ex == 0 ? "passed" : "failed";
 }
 
-int cmd_dependents(struct cli *cli, int argc, char **argv)
+struct dependents_args {
+	bool work, run, json;
+};
+
+static int dependents_run(struct cmd_ctx *x)
 {
-	struct loop *l;
+	const struct dependents_args *a = x->args;
+	struct loop *l = x->l;
 	struct loop_dependents d;
 	struct err e = {0};
-	bool json = false, run = false, work = false;
-	int rc;
-	const struct cli_opt opts[] = {
-		CLI_PFLAG("--work", &work, "compare the work tree's kernel with the baseline (default: "
-					  "the best's, the candidate for promotion)"),
-		CLI_PFLAG("--run", &run, "run each dependent test file's gate (python3 -m pytest FILE "
-					"-q) and record it for promote --check"),
-		CLI_PFLAG("--json", &json, "print the result as JSON"),
-		CLI_END,
-	};
-	static const char *const examples[] = {"dependents", "dependents --run", NULL};
-	struct cli_cmd c = {
-		.name = "dependents",
-		.opts = opts,
-		.examples = examples,
-		.more = "The kernel files changed since the baseline, and who else runs them:\n"
-			"the FLA registry's other ops and the test files whose imports reach\n"
-			"one (the op's own gate test aside).  promote --check asks for each such\n"
-			"test file's gate on the best's kernel; --run runs them.  exit: 0, or 1\n"
-			"when a gate --run ran failed.",
-	};
-	if (!cli_parse(&c, argc, argv, &rc))
-		return rc;
-	if ((rc = loop_cli_open(cli, run ? 0 : LOOP_TRY_WRITE, &l)) != 0)
-		return rc;
-	if (loop_dependents(l, work, &d, &e) < 0) {
-		loop_close(l);
+	bool json = a->json, run = a->run, work = a->work;
+	if (loop_dependents(l, work, &d, &e) < 0)
 		return cli_fail(&e);
-	}
 	json_t *gates = json ? json_array() : NULL;
 	size_t nt = 0;
 	for (size_t i = 0; i < d.n; i++)
@@ -92,7 +71,6 @@ int cmd_dependents(struct cli *cli, int argc, char **argv)
 	if (run && loop_dependents_run(l, &d, gate_done, gates, &e) < 0) {
 		json_decref(gates);
 		loop_dependents_release(&d);
-		loop_close(l);
 		return cli_fail(&e);
 	}
 	/* the gates as they stand now, once each */
@@ -124,6 +102,32 @@ int cmd_dependents(struct cli *cli, int argc, char **argv)
 			       "for them)\n");
 	}
 	loop_dependents_release(&d);
-	loop_close(l);
 	return failed ? 1 : 0;
 }
+
+static const struct cli_opt dependents_opts[] = {
+	CLI_FLAG("--work", offsetof(struct dependents_args, work), "compare the work tree's kernel with the baseline (default: "
+				  "the best's, the candidate for promotion)"),
+	{.name = "--run", .kind = CO_FLAG, .off = offsetof(struct dependents_args, run),
+	 .opens = OPEN_WRITE,
+	 .help = "run each dependent test file's gate (python3 -m pytest FILE -q) and record "
+		 "it for promote --check"},
+	CLI_FLAG("--json", offsetof(struct dependents_args, json), "print the result as JSON"),
+	CLI_END,
+};
+
+/* read as any reader may (the writer when free); --run records gates */
+const struct command cmd_dependents = {
+	.name = "dependents",
+	.summary = "who else runs the changed kernel files: other ops, test files; --run: their gates",
+	.open = OPEN_TRY,
+	.opts = dependents_opts,
+	.args_size = sizeof(struct dependents_args),
+	.examples = (const char *const[]){"dependents", "dependents --run", NULL},
+	.more = "The kernel files changed since the baseline, and who else runs them:\n"
+		"the FLA registry's other ops and the test files whose imports reach\n"
+		"one (the op's own gate test aside).  promote --check asks for each such\n"
+		"test file's gate on the best's kernel; --run runs them.  exit: 0, or 1\n"
+		"when a gate --run ran failed.",
+	.run = dependents_run,
+};

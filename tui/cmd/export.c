@@ -1,37 +1,43 @@
 /* export — `optloop export --json`: the whole database as JSON. */
-#include "tui/cli/opts.h"
 #include "tui/cli/util.h"
 #include "tui/cli/commands.h"
 #include "tui/cli/loop_cli.h"
 #include "core/err.h"
 #include "core/loop.h"
 
+#include <stddef.h>
 #include <string.h>
 
-int cmd_export(struct cli *cli, int argc, char **argv)
+struct export_args {
+	bool json;
+};
+
+static int export_run(struct cmd_ctx *x)
 {
-	struct loop *l;
+	struct loop *l = x->l;
 	struct err e = {0};
 	json_t *j;
-	int rc;
-	bool json = false;
-	const struct cli_opt opts[] = {
-		CLI_PFLAG("--json", &json, "JSON output (the only form; accepted for scripts)"),
-		CLI_END,
-	};
-	static const char *const examples[] = {"export --json > workspace.json", NULL};
-	struct cli_cmd c = {.name = "export", .opts = opts, .examples = examples,
-			    .more = "Every table of optloop.db: runs, samples, rows, events, probes,\n"
-				    "confirm sessions; read-only, safe while another optloop writes."};
-	if (!cli_parse(&c, argc, argv, &rc))
-		return rc;
-	if ((rc = loop_cli_open(cli, LOOP_READONLY, &l)) != 0)
-		return rc;
-	if (loop_export_json(l, &j, &e) < 0) {
-		loop_close(l);
+	if (loop_export_json(l, &j, &e) < 0)
 		return cli_fail(&e);
-	}
 	cli_print_json(j);
-	loop_close(l);
 	return 0;
 }
+
+static const struct cli_opt export_opts[] = {
+	CLI_FLAG("--json", offsetof(struct export_args, json),
+		 "JSON output (the only form; accepted for scripts)"),
+	CLI_END,
+};
+
+const struct command cmd_export = {
+	.name = "export",
+	.summary = "the whole workspace database as JSON",
+	.synopsis = "export --json",
+	.open = OPEN_READ,
+	.opts = export_opts,
+	.args_size = sizeof(struct export_args),
+	.examples = (const char *const[]){"export --json > workspace.json", NULL},
+	.more = "Every table of optloop.db: runs, samples, rows, events, probes,\n"
+		"confirm sessions; read-only, safe while another optloop writes.",
+	.run = export_run,
+};

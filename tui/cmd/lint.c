@@ -1,7 +1,6 @@
 /* lint — `optloop lint`: the trap lints over the current kernel diff
  * (kernel and frozen paths against HEAD), recorded for the iteration in
  * progress; the log step asks for their acknowledgement. */
-#include "tui/cli/opts.h"
 #include "tui/cli/util.h"
 #include "tui/cli/commands.h"
 #include "tui/cli/loop_cli.h"
@@ -9,36 +8,26 @@
 #include "core/err.h"
 #include "core/loop.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
-int cmd_lint(struct cli *cli, int argc, char **argv)
+struct lint_args {
+	bool json;
+};
+
+static int lint_run(struct cmd_ctx *x)
 {
-	struct loop *l;
+	const struct lint_args *a = x->args;
+	struct loop *l = x->l;
 	struct lint_findings f = {0};
 	struct err e = {0};
-	bool json = false;
+	bool json = a->json;
 	int rc, iter = 0;
-	const struct cli_opt opts[] = {
-		CLI_PFLAG("--json", &json, "print the findings as JSON"),
-		CLI_END,
-	};
-	static const char *const examples[] = {"lint", NULL};
-	struct cli_cmd c = {.name = "lint", .opts = opts, .examples = examples,
-			    .more = "The trap lints (assets/lints, then the workspace's lints/) over the\n"
-				    "diff of the kernel and frozen paths against HEAD; exit 1 on findings."};
-	if (!cli_parse(&c, argc, argv, &rc))
+	if ((rc = loop_cli_iteration(l, &iter)) != 0)
 		return rc;
-	if ((rc = loop_cli_open(cli, LOOP_TRY_WRITE, &l)) != 0)
-		return rc;
-	if ((rc = loop_cli_iteration(l, &iter)) != 0) {
-		loop_close(l);
-		return rc;
-	}
-	if (loop_lint(l, iter, &f, &e) < 0) {
-		loop_close(l);
+	if (loop_lint(l, iter, &f, &e) < 0)
 		return cli_fail(&e);
-	}
 	if (json) {
 		json_t *j = json_object();
 		json_object_set_new(j, "iteration", json_integer(iter));
@@ -54,6 +43,22 @@ int cmd_lint(struct cli *cli, int argc, char **argv)
 	}
 	rc = f.n ? 1 : 0;
 	lint_findings_release(&f);
-	loop_close(l);
 	return rc;
 }
+
+static const struct cli_opt lint_opts[] = {
+	CLI_FLAG("--json", offsetof(struct lint_args, json), "print the findings as JSON"),
+	CLI_END,
+};
+
+const struct command cmd_lint = {
+	.name = "lint",
+	.summary = "the trap lints over the current kernel diff (exit 1 on findings)",
+	.open = OPEN_TRY,
+	.opts = lint_opts,
+	.args_size = sizeof(struct lint_args),
+	.examples = (const char *const[]){"lint", NULL},
+	.more = "The trap lints (assets/lints, then the workspace's lints/) over the\n"
+		"diff of the kernel and frozen paths against HEAD; exit 1 on findings.",
+	.run = lint_run,
+};

@@ -2,13 +2,13 @@
  * measure the current best K times in one session (benchmark only) to seed
  * the band; --paired: each run the best against itself in one process
  * (A/A), the noise of one in-process pair. */
-#include "tui/cli/opts.h"
 #include "tui/cli/util.h"
 #include "tui/cli/commands.h"
 #include "tui/cli/loop_cli.h"
 #include "core/err.h"
 #include "core/loop.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,50 +19,25 @@ static void progress(void *ctx, const char *line)
 	fflush(ctx);
 }
 
-int cmd_noise(struct cli *cli, int argc, char **argv)
+struct noise_args {
+	struct loop_session_opts o;
+	long runs;
+	bool json;
+};
+
+static int noise_run(struct cmd_ctx *x)
 {
-	struct loop_session_opts o = {.runs = 5, .progress = progress};
+	const struct noise_args *a = x->args;
+	struct loop_session_opts o = a->o;
 	struct loop_session r;
 	struct err e = {0};
-	struct loop *l;
-	bool json = false;
-	int rc;
-	long runs = 5;
-	const struct cli_opt opts[] = {
-		CLI_PINT("--runs", &runs, "K", 2, 100, "how many runs of the best (default 5)"),
-		CLI_PFLAG("--paired", &o.paired,
-			 "A/A: each run times the best against itself in one process (the command "
-			 "gets --base <the best's commit>, or it at {best}); their ratios are the "
-			 "noise a paired confirm decides by"),
-		CLI_PTEXT("--cmd", &o.command, "CMD",
-			 "the measuring command (default: the contract's validation command with "
-			 "--no-gate)"),
-		CLI_PFLAG("--json", &json, "print the per-shape spread as JSON"),
-		CLI_END,
-	};
-	static const char *const examples[] = {
-		"noise", "noise --runs 8",
-		"noise --paired --cmd 'python3 optloop_ab.py --op chunk_linear_attn --no-gate'", NULL};
-	struct cli_cmd c = {
-		.name = "noise",
-		.opts = opts,
-		.examples = examples,
-		.more = "The best's commit is put in the work tree for the runs and the kernel\n"
-			"comes back afterwards; the spread seeds the noise band every verdict uses.\n"
-			"With --paired each run is an A/A pair (assets/bench/optloop_ab.py): the\n"
-			"spread of their ratios is the noise of one pair of confirm --paired.",
-	};
-	if (!cli_parse(&c, argc, argv, &rc))
-		return rc;
-	o.runs = (int)runs;
+	struct loop *l = x->l;
+	bool json = a->json;
+	o.runs = (int)a->runs;
 	o.ctx = json ? stderr : stdout;
-	if ((rc = loop_cli_open(cli, 0, &l)) != 0)
-		return rc;
 	o.stop = cli_stop_on_signals();
-	if (loop_noise(l, &o, &r, &e) < 0) {
-		loop_close(l);
+	if (loop_noise(l, &o, &r, &e) < 0)
 		return cli_fail(&e);
-	}
 	if (json) {
 		cli_print_json(json_incref(r.json));
 	} else {
@@ -90,6 +65,36 @@ int cmd_noise(struct cli *cli, int argc, char **argv)
 		}
 	}
 	loop_session_release(&r);
-	loop_close(l);
 	return 0;
 }
+
+static const struct cli_opt noise_opts[] = {
+	CLI_INT("--runs", offsetof(struct noise_args, runs), "K", 2, 100, "how many runs of the best (default 5)"),
+	CLI_FLAG("--paired", offsetof(struct noise_args, o.paired),
+		 "A/A: each run times the best against itself in one process (the command "
+		 "gets --base <the best's commit>, or it at {best}); their ratios are the "
+		 "noise a paired confirm decides by"),
+	CLI_TEXT("--cmd", offsetof(struct noise_args, o.command), "CMD",
+		 "the measuring command (default: the contract's validation command with "
+		 "--no-gate)"),
+	CLI_FLAG("--json", offsetof(struct noise_args, json), "print the per-shape spread as JSON"),
+	CLI_END,
+};
+
+const struct command cmd_noise = {
+	.name = "noise",
+	.summary = "measure the current best K times in one session to seed the noise band",
+	.open = OPEN_WRITE,
+	.opts = noise_opts,
+	.args_size = sizeof(struct noise_args),
+	.defaults = &(const struct noise_args){.o = {.runs = 5, .progress = progress}, .runs = 5},
+	.examples = (const char *const[]){"noise", "noise --runs 8",
+					  "noise --paired --cmd 'python3 optloop_ab.py --op "
+					  "chunk_linear_attn --no-gate'",
+					  NULL},
+	.more = "The best's commit is put in the work tree for the runs and the kernel\n"
+		"comes back afterwards; the spread seeds the noise band every verdict uses.\n"
+		"With --paired each run is an A/A pair (assets/bench/optloop_ab.py): the\n"
+		"spread of their ratios is the noise of one pair of confirm --paired.",
+	.run = noise_run,
+};

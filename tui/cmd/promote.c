@@ -3,7 +3,6 @@
  * `--attach FILE` (a profiler or roofline reading).  Evidence goes to
  * `--iter N`, else to the iteration of the latest confirm run (the candidate
  * being judged), else to the best. */
-#include "tui/cli/opts.h"
 #include "tui/cli/util.h"
 #include "tui/cli/commands.h"
 #include "tui/cli/loop_cli.h"
@@ -12,56 +11,43 @@
 #include "core/loop.h"
 #include "core/sb.h"
 
+#include <stddef.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-int cmd_promote(struct cli *cli, int argc, char **argv)
+struct promote_args {
+	bool check;
+	const char *explain, *attach;
+	long iter;
+	bool json;
+};
+
+static int promote_before(struct cmd_ctx *x)
 {
-	const char *explain = NULL, *attach = NULL;
-	bool json = false, check = false;
-	int rc, want_iter;
-	struct err e = {0};
-	struct loop *l;
-	long it = -1;
-	const struct cli_opt opts[] = {
-		CLI_PFLAG("--check", &check,
-			 "check the promotion bar: full gate, confirm against the baseline, Target, "
-			 "lints, evidence (exit 1 with what is missing)"),
-		CLI_PTEXT("--explain", &explain, "TEXT",
-			 "record why a confirmed win is what it is (the bar asks for it)"),
-		CLI_PTEXT("--attach", &attach, "FILE",
-			 "record a profiler or roofline reading of the candidate, under the "
-			 "workspace, written after its verify"),
-		CLI_PINT("--iter", &it, "N", 0, INT_MAX,
-			"the iteration --explain or --attach is for (default: the current one when it is measured or has a confirm, else the best)"),
-		CLI_PFLAG("--json", &json, "print the check as JSON"),
-		CLI_END,
-	};
-	static const char *const examples[] = {
-		"promote --check",
-		"promote --attach trace/ncu-iter7.txt",
-		NULL,
-	};
-	struct cli_cmd c = {.name = "promote", .opts = opts, .examples = examples};
-	if (!cli_parse(&c, argc, argv, &rc))
-		return rc;
-	want_iter = (int)it;
-	if (!check && !explain && !attach)
+	const struct promote_args *a = x->args;
+	if (!a->check && !a->explain && !a->attach)
 		return cli_usage_error("promote", "say what to do: --check, --explain TEXT or "
 						  "--attach FILE");
-	if ((rc = loop_cli_open(cli, (explain || attach) ? 0 : LOOP_READONLY, &l)) != 0)
-		return rc;
+	return CMD_GO;
+}
+
+static int promote_run(struct cmd_ctx *x)
+{
+	const struct promote_args *a = x->args;
+	const char *explain = a->explain, *attach = a->attach;
+	bool json = a->json, check = a->check;
+	int rc, want_iter = (int)a->iter;
+	struct err e = {0};
+	struct loop *l = x->l;
 	int iter = 0;
 	bool have = loop_promote_iter(l, &iter, &e) == 0;
 	if (want_iter >= 0)
 		iter = want_iter;
-	if ((explain || attach) && !have) {
-		loop_close(l);
+	if ((explain || attach) && !have)
 		return cli_fail(&e);
-	}
 	/* what --attach and --explain recorded, for --json */
 	json_t *done = json ? json_object() : NULL;
 	if (attach) {
@@ -78,7 +64,6 @@ int cmd_promote(struct cli *cli, int argc, char **argv)
 		free(real);
 		if (rc < 0) {
 			json_decref(done);
-			loop_close(l);
 			return cli_fail(&e);
 		}
 	}
@@ -86,7 +71,6 @@ int cmd_promote(struct cli *cli, int argc, char **argv)
 		bool promoted;
 		if ((rc = loop_explain(l, iter, explain, &promoted, &e)) < 0) {
 			json_decref(done);
-			loop_close(l);
 			return cli_fail(&e);
 		}
 		if (json)
@@ -115,7 +99,6 @@ int cmd_promote(struct cli *cli, int argc, char **argv)
 		if (r < 0 && !j) {
 			sb_release(&out);
 			json_decref(done);
-			loop_close(l);
 			return cli_fail(&e);
 		}
 		if (json) {
@@ -133,6 +116,37 @@ int cmd_promote(struct cli *cli, int argc, char **argv)
 		cli_print_json(json_incref(done));
 	}
 	json_decref(done);
-	loop_close(l);
 	return rc;
 }
+
+static const struct cli_opt promote_opts[] = {
+	CLI_FLAG("--check", offsetof(struct promote_args, check),
+		 "check the promotion bar: full gate, confirm against the baseline, Target, "
+		 "lints, evidence (exit 1 with what is missing)"),
+	{.name = "--explain", .kind = CO_STR, .off = offsetof(struct promote_args, explain),
+	 .arg = "TEXT", .nonempty = true, .opens = OPEN_WRITE,
+	 .help = "record why a confirmed win is what it is (the bar asks for it)"},
+	{.name = "--attach", .kind = CO_STR, .off = offsetof(struct promote_args, attach),
+	 .arg = "FILE", .nonempty = true, .opens = OPEN_WRITE,
+	 .help = "record a profiler or roofline reading of the candidate, under the "
+		 "workspace, written after its verify"},
+	CLI_INT("--iter", offsetof(struct promote_args, iter), "N", 0, INT_MAX,
+		"the iteration --explain or --attach is for (default: the current one when it is measured or has a confirm, else the best)"),
+	CLI_FLAG("--json", offsetof(struct promote_args, json), "print the check as JSON"),
+	CLI_END,
+};
+
+/* the check only reads; recording evidence needs the writer */
+const struct command cmd_promote = {
+	.name = "promote",
+	.summary = "check the promotion bar, or record the evidence it asks for",
+	.synopsis = "promote --check | --explain TEXT | --attach FILE [--iter N] [--json]",
+	.open = OPEN_READ,
+	.opts = promote_opts,
+	.args_size = sizeof(struct promote_args),
+	.defaults = &(const struct promote_args){.iter = -1},
+	.examples = (const char *const[]){"promote --check", "promote --attach trace/ncu-iter7.txt",
+					  NULL},
+	.before = promote_before,
+	.run = promote_run,
+};

@@ -1,7 +1,6 @@
 /* repair — `optloop repair`: apply the repairs the start-up
  * reconciliation offers (re-link rows to their commits, rebuild rows from
  * optloop commits, and with --rebuild the rows a lost database dropped). */
-#include "tui/cli/opts.h"
 #include "tui/cli/util.h"
 #include "tui/cli/commands.h"
 #include "tui/cli/loop_cli.h"
@@ -9,33 +8,22 @@
 #include "core/loop.h"
 #include "core/sb.h"
 
+#include <stddef.h>
 #include <stdio.h>
 
-int cmd_repair(struct cli *cli, int argc, char **argv)
+struct repair_args {
+	bool rebuild;
+};
+
+static int repair_run(struct cmd_ctx *x)
 {
-	struct loop *l;
+	const struct repair_args *a = x->args;
+	struct loop *l = x->l;
 	struct loop_status st;
 	struct sb done = SB_INIT;
 	struct err e = {0};
-	bool rebuild = false;
 	int rc;
-	const struct cli_opt opts[] = {
-		CLI_PFLAG("--rebuild", &rebuild,
-			 "take back the rows OPT_LOG.md holds and optloop.db lost (a database "
-			 "replaced, emptied or cut short), each linked to its commit"),
-		CLI_END,
-	};
-	static const char *const examples[] = {"repair", "repair --rebuild", NULL};
-	struct cli_cmd c = {.name = "repair", .opts = opts, .examples = examples,
-			    .more = "Re-links a row to the commit that carries its iteration, and gives\n"
-				    "an optloop commit without a row its row back from the trailers.\n"
-				    "With --rebuild it first takes back the rows the database lost."};
-	if (!cli_parse(&c, argc, argv, &rc))
-		return rc;
-	if ((rc = loop_cli_open(cli, 0, &l)) != 0)
-		return rc;
-	if (loop_repair(l, rebuild, &done, &e) < 0) {
-		loop_close(l);
+	if (loop_repair(l, a->rebuild, &done, &e) < 0) {
 		sb_release(&done);
 		return cli_fail(&e);
 	}
@@ -50,6 +38,25 @@ int cmd_repair(struct cli *cli, int argc, char **argv)
 		loop_status_release(&st);
 	}
 	sb_release(&done);
-	loop_close(l);
 	return rc;
 }
+
+static const struct cli_opt repair_opts[] = {
+	CLI_FLAG("--rebuild", offsetof(struct repair_args, rebuild),
+		 "take back the rows OPT_LOG.md holds and optloop.db lost (a database "
+		 "replaced, emptied or cut short), each linked to its commit"),
+	CLI_END,
+};
+
+const struct command cmd_repair = {
+	.name = "repair",
+	.summary = "apply the repairs start-up reconciliation offers (rows and commits)",
+	.open = OPEN_WRITE,
+	.opts = repair_opts,
+	.args_size = sizeof(struct repair_args),
+	.examples = (const char *const[]){"repair", "repair --rebuild", NULL},
+	.more = "Re-links a row to the commit that carries its iteration, and gives\n"
+		"an optloop commit without a row its row back from the trailers.\n"
+		"With --rebuild it first takes back the rows the database lost.",
+	.run = repair_run,
+};

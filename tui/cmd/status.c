@@ -1,6 +1,5 @@
-/* status — `optloop status [--json [--costs]]`: where the loop stands. */
+/* status — `optloop status [--json] [--costs]`: where the loop stands. */
 #include "tui/cli/alloc_cli.h"
-#include "tui/cli/opts.h"
 #include "tui/cli/util.h"
 #include "tui/cli/commands.h"
 #include "tui/cli/loop_cli.h"
@@ -10,6 +9,7 @@
 #include "core/sb.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -70,48 +70,40 @@ static void print_workspaces(const struct loop_summary *v, size_t n, bool json)
 	printf("next: pick one with --op OP (optloop --op %s status)\n", v[0].op);
 }
 
-int cmd_status(struct cli *cli, int argc, char **argv)
+struct status_args {
+	bool json, costs;
+};
+
+/* several workspaces and none picked: where each stands, nothing opened */
+static int status_before(struct cmd_ctx *x)
 {
-	struct loop *l;
-	struct loop_status st;
+	const struct status_args *a = x->args;
+	struct loop_summary *v;
 	struct err e = {0};
-	bool json = false, costs = false;
-	int rc;
-	const struct cli_opt opts[] = {
-		CLI_PFLAG("--json", &json, "print the status as JSON (state, due step, best, stall, paths)"),
-		CLI_PFLAG("--costs", &costs,
-			 "with --json: each iteration's cost too (cost.iterations; a long history "
-			 "makes it long)"),
-		CLI_END,
-	};
-	static const char *const examples[] = {"status", "status --json | jq .next",
-					       "status --json --costs | jq .cost.iterations", NULL};
-	struct cli_cmd c = {.name = "status", .opts = opts, .examples = examples,
-			    .more = "Opened for writing when no other optloop writes, so the repairs\n"
-				    "start-up reconciliation can make on its own are made."};
-	if (!cli_parse(&c, argc, argv, &rc))
-		return rc;
-	/* several workspaces and none picked: where each stands */
-	if (!cli->op) {
-		struct loop_summary *v;
-		size_t n;
-		/* (counted first: one workspace is opened once, below) */
-		if (loop_workspaces(NULL, false, &v, &n, &e) == 0) {
+	size_t n;
+	if (x->cli->op)
+		return CMD_GO;
+	/* (counted first: one workspace is opened once, by the table) */
+	if (loop_workspaces(NULL, false, &v, &n, &e) == 0) {
+		loop_summaries_release(v, n);
+		if (n > 1 && loop_workspaces(NULL, true, &v, &n, &e) == 0) {
+			print_workspaces(v, n, a->json);
 			loop_summaries_release(v, n);
-			if (n > 1 && loop_workspaces(NULL, true, &v, &n, &e) == 0) {
-				print_workspaces(v, n, json);
-				loop_summaries_release(v, n);
-				return 0;
-			}
+			return 0;
 		}
 	}
-	/* status repairs what reconciliation can when it may write */
-	if ((rc = loop_cli_open(cli, LOOP_TRY_WRITE, &l)) != 0)
-		return rc;
-	if (loop_status(l, &st, &e) < 0) {
-		loop_close(l);
+	return CMD_GO;
+}
+
+static int status_run(struct cmd_ctx *x)
+{
+	const struct status_args *a = x->args;
+	struct loop *l = x->l;
+	struct loop_status st;
+	struct err e = {0};
+	bool json = a->json, costs = a->costs;
+	if (loop_status(l, &st, &e) < 0)
 		return cli_fail(&e);
-	}
 	/* The verdict of the iteration the due step belongs to (MEASURED,
 	 * LOGGED); a committed one's verdict is in its row, not here. */
 	int last = st.last_run;
@@ -196,6 +188,29 @@ int cmd_status(struct cli *cli, int argc, char **argv)
 	sb_release(&nzw);
 	loop_cost_release(&cost);
 	loop_status_release(&st);
-	loop_close(l);
 	return 0;
 }
+
+static const struct cli_opt status_opts[] = {
+	CLI_FLAG("--json", offsetof(struct status_args, json),
+		 "print the status as JSON (state, due step, best, stall, paths)"),
+	CLI_FLAG("--costs", offsetof(struct status_args, costs),
+		 "with --json: each iteration's cost too (cost.iterations; a long history "
+		 "makes it long)"),
+	CLI_END,
+};
+
+/* status repairs what reconciliation can when it may write */
+const struct command cmd_status = {
+	.name = "status",
+	.summary = "where the loop stands and the next required step",
+	.open = OPEN_TRY,
+	.opts = status_opts,
+	.args_size = sizeof(struct status_args),
+	.examples = (const char *const[]){"status", "status --json | jq .next",
+					  "status --json --costs | jq .cost.iterations", NULL},
+	.more = "Opened for writing when no other optloop writes, so the repairs\n"
+		"start-up reconciliation can make on its own are made.",
+	.before = status_before,
+	.run = status_run,
+};

@@ -2,7 +2,6 @@
  * record a stop condition after checking that it holds (a Slurm allocation
  * held for the runs is given back with it); `optloop stop --release` gives
  * back only the allocation. */
-#include "tui/cli/opts.h"
 #include "tui/cli/util.h"
 #include "tui/cli/commands.h"
 #include "tui/cli/guards_cli.h"
@@ -10,25 +9,21 @@
 #include "core/err.h"
 #include "core/loop.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static int release_only(struct cli *cli, bool json)
+static int release_only(struct loop *l, bool json)
 {
-	struct loop *l;
 	struct err e = {0};
 	bool had;
-	int rc;
-	if ((rc = loop_cli_open(cli, 0, &l)) != 0)
-		return rc;
 	struct loop_allocation a;
 	loop_allocation(l, &a, NULL);
 	char *job = a.job ? strdup(a.job) : NULL;
 	loop_allocation_release(&a);
 	if (loop_allocation_end(l, "given back (optloop stop --release)", false, &had, &e) < 0) {
 		free(job);
-		loop_close(l);
 		return cli_fail(&e);
 	}
 	if (json) {
@@ -43,52 +38,38 @@ static int release_only(struct cli *cli, bool json)
 		printf("no Slurm allocation is held: nothing to give back\n");
 	}
 	free(job);
-	loop_close(l);
 	return 0;
 }
 
-int cmd_stop(struct cli *cli, int argc, char **argv)
-{
-	struct loop *l;
-	struct err e = {0};
-	const char *reason = NULL, *bound = NULL;
-	bool json = false, release = false;
-	int rc;
+struct stop_args {
+	const char *reason, *bound;
+	bool release, json;
+};
 
-	const struct cli_opt opts[] = {
-		CLI_PTEXT("--reason", &reason, "REASON",
-			 "cap (the contract's iteration cap is reached), floor (a named bound "
-			 "with its number is reached) or directions (three distinct directions, "
-			 "by axis, have logged evidence)"),
-		CLI_PTEXT("--bound", &bound, "TEXT", "the bound reached, for --reason floor"),
-		CLI_PFLAG("--release", &release,
-			 "give back the Slurm allocation the runs use (scancel) and nothing else; "
-			 "the next run requests a new one"),
-		CLI_PFLAG("--json", &json, "print the stop as JSON"),
-		CLI_END,
-	};
-	static const char *const examples[] = {"stop --reason cap", "stop --release",
-					       "stop --reason floor --bound 'HBM roofline: 3.1 ms'",
-					       NULL};
-	struct cli_cmd c = {.name = "stop", .opts = opts, .examples = examples,
-			    .more = "Refused unless the stop condition holds; then promote or report nogo.\n"
-				    "A recorded stop also gives back the Slurm allocation (Runner: slurm)."};
-	if (!cli_parse(&c, argc, argv, &rc))
-		return rc;
-	if (release && reason)
+static int stop_before(struct cmd_ctx *x)
+{
+	const struct stop_args *a = x->args;
+	if (a->release && a->reason)
 		return cli_usage_error("stop", "--release gives back only the allocation; use it "
 					       "without --reason (a recorded stop gives it back too)");
-	if (release)
-		return release_only(cli, json);
-	if (!reason)
+	if (!a->release && !a->reason)
 		return cli_usage_error("stop", "--reason cap|floor|directions is required (or "
 					       "--release to give back only the Slurm allocation)");
-	if ((rc = loop_cli_open(cli, 0, &l)) != 0)
-		return rc;
-	if (loop_stop(l, reason, bound, &e) < 0) {
-		loop_close(l);
+	return CMD_GO;
+}
+
+static int stop_run(struct cmd_ctx *x)
+{
+	const struct stop_args *a = x->args;
+	const char *reason = a->reason, *bound = a->bound;
+	struct loop *l = x->l;
+	struct err e = {0};
+	bool json = a->json;
+
+	if (a->release)
+		return release_only(l, json);
+	if (loop_stop(l, reason, bound, &e) < 0)
 		return e.code == ERR_USAGE ? cli_usage_error("stop", "%s", e.msg) : cli_fail(&e);
-	}
 	struct loop_status st;
 	int have = loop_status(l, &st, NULL) == 0;
 	if (json) {
@@ -105,6 +86,34 @@ int cmd_stop(struct cli *cli, int argc, char **argv)
 	}
 	if (have)
 		loop_status_release(&st);
-	loop_close(l);
 	return 0;
 }
+
+static const struct cli_opt stop_opts[] = {
+	{.name = "--reason", .kind = CO_STR, .off = offsetof(struct stop_args, reason),
+	 .arg = "REASON", .choices = "cap|floor|directions", .nonempty = true,
+	 .help = "cap (the contract's iteration cap is reached), floor (a named bound "
+		 "with its number is reached) or directions (three distinct directions, "
+		 "by axis, have logged evidence)"},
+	CLI_TEXT("--bound", offsetof(struct stop_args, bound), "TEXT",
+		 "the bound reached, for --reason floor"),
+	CLI_FLAG("--release", offsetof(struct stop_args, release),
+		 "give back the Slurm allocation the runs use (scancel) and nothing else; "
+		 "the next run requests a new one"),
+	CLI_FLAG("--json", offsetof(struct stop_args, json), "print the stop as JSON"),
+	CLI_END,
+};
+
+const struct command cmd_stop = {
+	.name = "stop",
+	.summary = "stop the loop when a stop condition holds",
+	.open = OPEN_WRITE,
+	.opts = stop_opts,
+	.args_size = sizeof(struct stop_args),
+	.examples = (const char *const[]){"stop --reason cap", "stop --release",
+					  "stop --reason floor --bound 'HBM roofline: 3.1 ms'", NULL},
+	.more = "Refused unless the stop condition holds; then promote or report nogo.\n"
+		"A recorded stop also gives back the Slurm allocation (Runner: slurm).",
+	.before = stop_before,
+	.run = stop_run,
+};

@@ -1,7 +1,6 @@
 /* verify — `optloop verify`: run the contract's validation command,
  * stream its output, record the run.  Ctrl-C cancels the run (recorded as
  * incomplete, never as a pass). */
-#include "tui/cli/opts.h"
 #include "tui/cli/util.h"
 #include "tui/cli/commands.h"
 #include "tui/cli/loop_cli.h"
@@ -10,6 +9,7 @@
 #include "core/loop.h"
 #include "core/sb.h"
 
+#include <stddef.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,59 +81,24 @@ static void print_summary(struct loop *l, const struct loop_measurement *m, bool
 	sb_release(&gate);
 }
 
-int cmd_verify(struct cli *cli, int argc, char **argv)
+struct verify_args {
+	struct loop_verify_opts o;
+	struct cli_list include;
+	bool quiet, json;
+};
+
+static int verify_run(struct cmd_ctx *x)
 {
-	struct loop_verify_opts o = {0};
+	const struct verify_args *a = x->args;
+	struct loop_verify_opts o = a->o;
 	struct loop_measurement m;
-	struct loop *l;
+	struct loop *l = x->l;
 	struct err e = {0};
-	bool json = false, quiet = false;
-	struct cli_list include = {0};
+	bool json = a->json, quiet = a->quiet;
 	int rc;
 
-	const struct cli_opt opts[] = {
-		CLI_PTEXT("--gate-k", &o.gate_k, "EXPR",
-			 "run only the tests pytest -k selects: a quick signal, never a result "
-			 "(the baseline and promotion need the full gate)"),
-		CLI_PTEXT("--base", &o.base, "REF",
-			 "benchmark against REF too (the harness's --base), for the verdict's "
-			 "comparison in one session"),
-		CLI_PFLAG("--profile", &o.profile,
-			 "the harness's profiler after the bench (FLA's verify --profile); the "
-			 "trace it writes into the workspace is attached as the iteration's "
-			 "profiler evidence"),
-		CLI_PLIST("--include", &include, "PATH",
-			 "a changed file outside the kernel and the frozen scope becomes a kernel "
-			 "file (repeatable): measured, committed and restored with the kernel "
-			 "(without it such a change refuses the run)"),
-		CLI_PNUM("--timeout", &o.timeout_s, "SEC", 0, 1e7,
-			"stop the run after SEC seconds (recorded as incomplete: an attempt)"),
-		CLI_PFLAG("--quiet", &quiet, "do not stream the harness output (it is in the raw log); "
-					    "the summary stays"),
-		CLI_PFLAG("--json", &json, "stdout carries only the measurement as JSON; the "
-					  "harness output goes to stderr"),
-		CLI_END,
-	};
-	static const char *const examples[] = {"verify", "verify --gate-k 'test_chunk and T63'",
-					       NULL};
-	struct cli_cmd c = {
-		.name = "verify",
-		.opts = opts,
-		.examples = examples,
-		.more = "Runs the contract's validation command, streams its output, writes\n"
-			"trace/iter-N.log and records the run.  Ctrl-C stops it (recorded as\n"
-			"incomplete, never as a pass).  exit: 0 gate passed, 1 gate failed,\n"
-			"4 the harness broke or the run was incomplete (an attempt: verify again).\n"
-			"{best} in the validation command is replaced by the best's commit (HEAD\n"
-			"for the baseline): a harness such as assets/bench/optloop_ab.py then times\n"
-			"the best beside the candidate in one process, and the verdict is that pair.",
-	};
-	if (!cli_parse(&c, argc, argv, &rc))
-		return rc;
-	o.include = include.v;
-	o.ninclude = (size_t)include.n;
-	if ((rc = loop_cli_open(cli, 0, &l)) != 0)
-		return rc;
+	o.include = a->include.v;
+	o.ninclude = (size_t)a->include.n;
 	/* with --json, stdout carries only the JSON object; with --quiet the
 	 * output goes only to the raw log */
 	o.output = quiet ? NULL : to_stream;
@@ -141,10 +106,8 @@ int cmd_verify(struct cli *cli, int argc, char **argv)
 
 	const volatile sig_atomic_t *interrupted = cli_stop_on_signals();
 
-	if (loop_verify_begin(l, &o, &e) < 0) {
-		loop_close(l);
+	if (loop_verify_begin(l, &o, &e) < 0)
 		return cli_fail(&e);
-	}
 	/* nothing runs unseen: the command and the probe around it */
 	const char *probe, *probe_apps;
 	loop_probe_commands(&probe, &probe_apps);
@@ -162,10 +125,8 @@ int cmd_verify(struct cli *cli, int argc, char **argv)
 			cancelled = true;
 		}
 	}
-	if (loop_verify_end(l, &m, &e) < 0) {
-		loop_close(l);
+	if (loop_verify_end(l, &m, &e) < 0)
 		return cli_fail(&e);
-	}
 	char *trace = NULL;
 	struct err te = {0};
 	if (o.profile && !m.attempt && loop_attach_run_trace(l, m.iter, m.run_id, &trace, &te) < 0 &&
@@ -195,6 +156,46 @@ int cmd_verify(struct cli *cli, int argc, char **argv)
 		loop_status_release(&st);
 	free(trace);
 	loop_measurement_release(&m);
-	loop_close(l);
 	return rc;
 }
+
+static const struct cli_opt verify_opts[] = {
+	CLI_TEXT("--gate-k", offsetof(struct verify_args, o.gate_k), "EXPR",
+		 "run only the tests pytest -k selects: a quick signal, never a result "
+		 "(the baseline and promotion need the full gate)"),
+	CLI_TEXT("--base", offsetof(struct verify_args, o.base), "REF",
+		 "benchmark against REF too (the harness's --base), for the verdict's "
+		 "comparison in one session"),
+	CLI_FLAG("--profile", offsetof(struct verify_args, o.profile),
+		 "the harness's profiler after the bench (FLA's verify --profile); the "
+		 "trace it writes into the workspace is attached as the iteration's "
+		 "profiler evidence"),
+	CLI_LIST("--include", offsetof(struct verify_args, include), "PATH",
+		 "a changed file outside the kernel and the frozen scope becomes a kernel "
+		 "file (repeatable): measured, committed and restored with the kernel "
+		 "(without it such a change refuses the run)"),
+	CLI_NUM("--timeout", offsetof(struct verify_args, o.timeout_s), "SEC", 0, 1e7,
+		"stop the run after SEC seconds (recorded as incomplete: an attempt)"),
+	CLI_FLAG("--quiet", offsetof(struct verify_args, quiet), "do not stream the harness output (it is in the raw log); "
+				    "the summary stays"),
+	CLI_FLAG("--json", offsetof(struct verify_args, json), "stdout carries only the measurement as JSON; the "
+				  "harness output goes to stderr"),
+	CLI_END,
+};
+
+const struct command cmd_verify = {
+	.name = "verify",
+	.summary = "run the gated verify-and-bench command and record the run",
+	.open = OPEN_WRITE,
+	.opts = verify_opts,
+	.args_size = sizeof(struct verify_args),
+	.examples = (const char *const[]){"verify", "verify --gate-k 'test_chunk and T63'", NULL},
+	.more = "Runs the contract's validation command, streams its output, writes\n"
+		"trace/iter-N.log and records the run.  Ctrl-C stops it (recorded as\n"
+		"incomplete, never as a pass).  exit: 0 gate passed, 1 gate failed,\n"
+		"4 the harness broke or the run was incomplete (an attempt: verify again).\n"
+		"{best} in the validation command is replaced by the best's commit (HEAD\n"
+		"for the baseline): a harness such as assets/bench/optloop_ab.py then times\n"
+		"the best beside the candidate in one process, and the verdict is that pair.",
+	.run = verify_run,
+};
