@@ -130,6 +130,10 @@ int command_run(struct cli *cli, const struct command *c, int argc, char **argv)
 	}
 	const char *who = parent ? parent->name : c->name;
 	struct cmd_ctx x = {.cli = cli, .cmd = c, .parent = parent, .argc = argc, .argv = argv};
+	if (c->raw) {
+		sb_release(&usage);
+		return c->run(&x);
+	}
 	if (c->args_size) {
 		x.args = xcalloc(1, c->args_size);
 		if (c->defaults)

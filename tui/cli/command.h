@@ -61,6 +61,8 @@ struct command {
 	const char *more;                /* further help text, or NULL */
 	bool own_op;                     /* --op after the command is its own (init), or a
 					  * word it reads as typed (completion) */
+	bool raw;                        /* run gets the words as typed, none read as an
+					  * option (completion --list: the words being typed) */
 	/* Before anything is opened: check the values (print the usage error and
 	 * return 2), or do all the work where no workspace is needed; CMD_GO
 	 * to go on.  NULL: go on. */

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-extern const struct command cmd_help, cmd_version, cmd_stop, cmd_reassess, cmd_promote, cmd_dependents, cmd_contract, cmd_log, cmd_init, cmd_verify, cmd_confirm, cmd_noise, cmd_warmup, cmd_repair, cmd_lint, cmd_export, cmd_commit, cmd_status;
+extern const struct command cmd_help, cmd_version, cmd_completion, cmd_tui, cmd_view, cmd_parse, cmd_import, cmd_demo, cmd_watch, cmd_chart, cmd_report, cmd_dispatch, cmd_trap, cmd_stop, cmd_reassess, cmd_promote, cmd_dependents, cmd_contract, cmd_log, cmd_init, cmd_verify, cmd_confirm, cmd_noise, cmd_warmup, cmd_repair, cmd_lint, cmd_export, cmd_commit, cmd_status;
 
 /* A command that reads its own argv: its usage line as typed. */
 #define LEGACY(n, u, s)                                                                      \
@@ -23,31 +23,14 @@ extern const struct command cmd_help, cmd_version, cmd_stop, cmd_reassess, cmd_p
 						  .own_op = true,                            \
 						  .legacy = cmd_##n}
 
-LEGACY(demo, "demo [DIR] [--json]", "make a fresh git repository holding the demo kernel project");
-LEGACY(import, "import FILE [--json] [--strict]", "read an OPT_LOG.md and show its rows and what could not be read");
-LEGACY(parse, "parse FILE [--exit-status N | --killed] [--patterns NAME] [--json]",
-       "read a saved verify log (- for stdin): gate verdict, pytest counts, env, result table");
-LEGACY(tui, "tui", "open the workbench on this workspace (also: optloop with no command)");
-LEGACY(view, "view PATH/OPT_LOG.md [--no-follow]", "open the workbench panes read-only on any OPT_LOG.md");
-LEGACY(trap, "trap list [--iter N] [--json] | trap add --title T --fact F --why W --how H | trap mark ID checked|hit|unchecked [--iter N]",
-       "the TRAPS.md catalogue and the iteration's trap checklist");
-LEGACY(dispatch, "dispatch add --bucket TEXT --entry NAME --evidence ITERS [--base-ms X] [--cand-ms Y] [--why TEXT] [--json] | dispatch list [--json]",
-       "dispatch.md bucket rows, each backed by logged iterations");
-LEGACY(report, "report final|header ITER|pr|nogo [--output FILE] [--json]",
-       "Markdown reports from the loop's evidence: final claim, kept-candidate header, PR body, no-go record");
-LEGACY(watch, "watch [--json] [--until STATE]",
-       "one line per event as the workspace changes (runs, progress, gate, rows, commits)");
-LEGACY(chart, "chart [--svg FILE] [--png FILE] [--shape SHAPE] [--json]",
-       "the bench-per-iteration chart as an SVG or PNG picture: best line, noise band, dropped and failed marks");
-LEGACY_OP(completion, "completion bash|zsh|fish", "the shell completion script (commands, options, statuses, ops)");
 
 const struct command *const optloop_commands[] = {
-	&cmd_help,        &cmd_version,      &legacy_demo,     &cmd_init,   &cmd_status,
+	&cmd_help,        &cmd_version,      &cmd_demo,     &cmd_init,   &cmd_status,
 	&cmd_contract, &cmd_verify,    &cmd_log,      &cmd_commit, &cmd_export,
-	&cmd_repair,   &legacy_import,    &legacy_parse,    &legacy_tui,    &legacy_view,
-	&cmd_lint,     &legacy_trap,      &legacy_dispatch, &cmd_reassess, &cmd_stop,
+	&cmd_repair,   &cmd_import,    &cmd_parse,    &cmd_tui,    &cmd_view,
+	&cmd_lint,     &cmd_trap,      &cmd_dispatch, &cmd_reassess, &cmd_stop,
 	&cmd_noise,    &cmd_confirm,   &cmd_warmup,   &cmd_dependents,
-	&cmd_promote,  &legacy_report,    &legacy_watch,    &legacy_chart,  &legacy_completion,
+	&cmd_promote,  &cmd_report,    &cmd_watch,    &cmd_chart,  &cmd_completion,
 	NULL,
 };
 

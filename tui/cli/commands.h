@@ -71,9 +71,9 @@ bool cli_parse(struct cli_cmd *c, int argc, char **argv, int *exit);
 void cli_help(const struct cli_cmd *c, FILE *out);
 
 #define X(name) int cmd_##name(struct cli *cli, int argc, char **argv);
-X(demo) 
-X(import) X(parse) X(tui) X(view) X(trap) X(dispatch) 
-X(report) X(watch) X(chart) X(completion)
+
+
+
 #undef X
 
 #endif

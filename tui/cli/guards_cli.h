@@ -8,7 +8,7 @@
 #include <jansson.h>
 #include <stdio.h>
 
-struct cli;
+struct command;
 struct lint_findings;
 
 /* One finding per line: "file:line lint [trap id]: message", then the line. */
@@ -16,7 +16,7 @@ void guards_cli_print_findings(FILE *out, const struct lint_findings *f);
 /* The findings as a JSON array (caller owns). */
 json_t *guards_cli_findings_json(const struct lint_findings *f);
 
-/* `optloop report nogo [--json]` (argv[1] is "nogo"); cmd_report calls it. */
-int report_nogo(struct cli *cli, int argc, char **argv);
+/* report's verb nogo (tui/cmd/report_nogo.c). */
+extern const struct command report_nogo_verb;
 
 #endif

@@ -1,14 +1,14 @@
 /* completion — `optloop completion bash|zsh|fish`: the shell completion
  * script; `optloop completion --list WORD...`: the candidates for the last
  * of the words typed after "optloop", one per line (what the scripts ask).
- * The candidates come from the command table and each command's own option
- * table (--list-options), so completion offers exactly what is accepted. */
-#include "tui/cli/opts.h"
+ * The candidates come from the command table: the rows' names, verbs,
+ * words and option tables, so completion offers exactly what is accepted. */
 #include "tui/cli/util.h"
 #include "tui/cli/commands.h"
 #include "core/err.h"
 #include "core/loop.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,160 +71,104 @@ static void offer_ops(const char *prefix)
 	loop_summaries_release(v, n);
 }
 
-/* A command's (or a verb's) own list: --list-options, one option per line
- * with the name of its value when it takes one.  Caller frees. */
-static char *listed(struct cli *cli, const char *cmd, const char *verb)
+/* The values of an option that names them ("keep|revert|drop|floor"). */
+static void offer_choices(const char *choices, const char *prefix)
 {
-	fflush(stdout);
-	char *tmp = NULL;
-	size_t len = 0;
-	FILE *mem = open_memstream(&tmp, &len);
-	if (!mem)
-		return NULL;
-	FILE *saved = stdout;
-	stdout = mem;
-	char opt[] = CLI_LIST_OPTIONS;
-	char *args[] = {(char *)cmd, (char *)verb, opt, NULL};
-	if (!verb) {
-		args[1] = opt;
-		args[2] = NULL;
+	char word[64];
+	for (const char *p = choices; *p;) {
+		size_t n = strcspn(p, "|");
+		snprintf(word, sizeof(word), "%.*s", (int)n, p);
+		offer(word, prefix);
+		p += n + (p[n] == '|');
 	}
-	cli_run(cli, cmd, verb ? 3 : 2, args);
-	fflush(mem);
-	stdout = saved;
-	fclose(mem);
-	return tmp;
 }
 
-/* The names of the list, filtered by prefix. */
-static void offer_listed(struct cli *cli, const char *cmd, const char *verb, const char *prefix)
+/* The options of a row, then --help. */
+static void offer_options(const struct command *c, const char *prefix)
 {
-	char *text = listed(cli, cmd, verb);
-	for (char *line = text ? strtok(text, "\n") : NULL; line; line = strtok(NULL, "\n")) {
-		line[strcspn(line, " ")] = '\0';
-		offer(line, prefix);
-	}
-	free(text);
+	for (const struct cli_opt *o = c->opts; o && o->name; o++)
+		offer(o->name, prefix);
+	offer("--help", prefix);
 }
 
-/* Whether opt takes a value, as the command's table says ("--kernel PATH"). */
-static bool takes_value(struct cli *cli, const char *cmd, const char *verb, const char *opt)
-{
-	if (!strcmp(opt, "-C") || !strcmp(opt, "--op"))
-		return true;
-	if (!cmd || opt[0] != '-')
-		return false;
-	char *text = listed(cli, cmd, verb);
-	size_t n = strlen(opt);
-	bool yes = false;
-	for (char *line = text ? strtok(text, "\n") : NULL; line && !yes; line = strtok(NULL, "\n"))
-		yes = !strncmp(line, opt, n) && line[n] == ' ';
-	free(text);
-	return yes;
-}
-
-static int list(struct cli *cli, int n, char **w)
+static int list(int n, char **w)
 {
 	const char *cur = n ? w[n - 1] : "";
 	const char *prev = n > 1 ? w[n - 2] : "";
-	/* a value for the option before */
 	if (!strcmp(prev, "--op")) {
 		offer_ops(cur);
 		return 0;
 	}
-	if (!strcmp(prev, "--status")) {
-		static const char *const st[] = {"keep", "revert", "drop", "floor"};
-		for (size_t i = 0; i < 4; i++)
-			offer(st[i], cur);
-		return 0;
-	}
-	if (!strcmp(prev, "--reason")) {
-		static const char *const r[] = {"cap", "floor", "directions"};
-		for (size_t i = 0; i < 3; i++)
-			offer(r[i], cur);
-		return 0;
-	}
+	if (!strcmp(prev, "-C"))
+		return 0; /* a directory: the shell's own completion */
 	/* the command: the first word that is not a global option or its value */
-	const char *cmd = NULL;
 	int ci = -1;
-	for (int i = 0; i < n - 1; i++) {
-		if (!strcmp(w[i], "-C") || !strcmp(w[i], "--op")) {
+	for (int i = 0; i < n - 1 && ci < 0; i++) {
+		if (!strcmp(w[i], "-C") || !strcmp(w[i], "--op"))
 			i++;
-			continue;
-		}
-		if (w[i][0] != '-') {
-			cmd = w[i];
+		else if (w[i][0] != '-')
 			ci = i;
-			break;
-		}
 	}
-	if (!cmd && takes_value(cli, NULL, NULL, prev))
-		return 0; /* -C DIR: the shell's own completion */
-	if (!cmd) {
+	if (ci < 0) {
 		if (cur[0] == '-') {
 			static const char *const g[] = {"-C", "--op", "--help", "--version", "-V"};
-			for (size_t i = 0; i < 5; i++)
+			for (size_t i = 0; i < sizeof(g) / sizeof(g[0]); i++)
 				offer(g[i], cur);
 		} else {
 			cli_commands_offer(cur);
 		}
 		return 0;
 	}
-	if (!cli_usage(cmd))
+	const struct command *c = cli_find_command(w[ci]);
+	if (!c)
 		return 0;
-	bool verbs = !strcmp(cmd, "trap") || !strcmp(cmd, "dispatch");
-	const char *verb = verbs && ci + 1 < n - 1 ? w[ci + 1] : NULL;
-	if (takes_value(cli, cmd, verb, prev))
-		return 0; /* a path or free text: the shell's own completion */
-	if (!strcmp(cmd, "help") && cur[0] != '-') {
+	const struct command *verb = ci + 1 < n - 1 ? command_verb(c, w[ci + 1]) : NULL;
+	const struct command *row = verb ? verb : c;
+	/* a value for the option before: its values, or the shell's own */
+	const struct cli_opt *o = prev[0] == '-' ? command_option(row, prev) : NULL;
+	if (o && o->choices) {
+		offer_choices(o->choices, cur);
+		return 0;
+	}
+	if (o && o->kind != CO_FLAG)
+		return 0;
+	if (!strcmp(c->name, "help") && cur[0] != '-') {
 		cli_commands_offer(cur);
 		return 0;
 	}
-	if (!strcmp(cmd, "completion") && cur[0] != '-') {
-		static const char *const sh[] = {"bash", "zsh", "fish"};
-		for (size_t i = 0; i < 3; i++)
-			offer(sh[i], cur);
+	if (!verb && c->words && ci + 1 == n - 1 && cur[0] != '-') {
+		for (size_t i = 0; c->words[i]; i++)
+			offer(c->words[i], cur);
+		for (size_t i = 0; c->verbs && c->verbs[i]; i++)
+			offer(c->verbs[i]->name, cur);
 		return 0;
 	}
-	if (!strcmp(cmd, "report") && ci + 1 == n - 1 && cur[0] != '-') {
-		static const char *const k[] = {"final", "header", "pr", "nogo"};
-		for (size_t i = 0; i < 4; i++)
-			offer(k[i], cur);
-		return 0;
-	}
-	if (verbs && !verb) {
-		offer_listed(cli, cmd, NULL, cur); /* the verbs */
+	if (c->verbs && !c->run && !verb) {
+		for (size_t i = 0; c->verbs[i]; i++)
+			offer(c->verbs[i]->name, cur);
 		return 0;
 	}
 	if (cur[0] == '-')
-		offer_listed(cli, cmd, verb, cur);
+		offer_options(row, cur);
 	return 0;
 }
 
-int cmd_completion(struct cli *cli, int argc, char **argv)
+/* completion --list WORD...: the words as typed, not options of its own */
+static int list_run(struct cmd_ctx *x)
 {
-	if (argc > 1 && !strcmp(argv[1], "--list"))
-		return list(cli, argc - 2, argv + 2);
-	int rc;
-	static const char *const examples[] = {
-		"completion bash > ~/.local/share/bash-completion/completions/optloop",
-		"completion zsh > ~/.zfunc/_optloop",
-		"completion fish > ~/.config/fish/completions/optloop.fish",
-		NULL,
-	};
-	struct cli_cmd c = {
-		.name = "completion",
-		.max_pos = 1,
-		.examples = examples,
-		.pos_help = "  SHELL  bash, zsh or fish",
-		.more = "make install puts the three scripts where the shells look for them.\n"
-			"The scripts ask optloop completion --list WORD... for the candidates:\n"
-			"commands, each command's options, statuses, stop reasons, the\n"
-			"workspaces' ops for --op, and the verbs of trap, dispatch and report.",
-	};
-	if (!cli_parse(&c, argc, argv, &rc))
-		return rc;
-	const char *sh = c.npos ? c.pos[0] : NULL;
+	return list(x->argc - 1, x->argv + 1);
+}
+
+static const struct command completion_list = {
+	.name = "--list",
+	.summary = "the candidates for the last of the words typed after optloop, one per line",
+	.raw = true,
+	.run = list_run,
+};
+
+static int completion_run(struct cmd_ctx *x)
+{
+	const char *sh = x->npos ? x->pos[0] : NULL;
 	if (!sh)
 		return cli_usage_error("completion", "which shell: bash, zsh or fish");
 	if (!strcmp(sh, "bash"))
@@ -238,3 +182,25 @@ int cmd_completion(struct cli *cli, int argc, char **argv)
 				       sh);
 	return 0;
 }
+
+const struct command cmd_completion = {
+	.name = "completion",
+	.summary = "the shell completion script (commands, options, statuses, ops)",
+	.synopsis = "completion bash|zsh|fish",
+	.max_pos = 1,
+	.pos_help = "  SHELL  bash, zsh or fish",
+	.words = (const char *const[]){"bash", "zsh", "fish", NULL},
+	.verbs = (const struct command *const[]){&completion_list, NULL},
+	.examples = (const char *const[]){
+		"completion bash > ~/.local/share/bash-completion/completions/optloop",
+		"completion zsh > ~/.zfunc/_optloop",
+		"completion fish > ~/.config/fish/completions/optloop.fish",
+		NULL,
+	},
+	.more = "make install puts the three scripts where the shells look for them.\n"
+		"The scripts ask optloop completion --list WORD... for the candidates:\n"
+		"commands, each command's options, statuses, stop reasons, the\n"
+		"workspaces' ops for --op, and the verbs of trap, dispatch and report.",
+	.own_op = true,
+	.run = completion_run,
+};

@@ -9,13 +9,13 @@
  * Off a terminal nothing interactive is opened: it prints what it made and
  * the next step and exits 0, so scripts and tests can use it.
  */
-#include "tui/cli/opts.h"
 #include "tui/cli/util.h"
 #include "tui/cli/commands.h"
 #include "core/err.h"
 #include "core/loop.h"
 #include "core/sb.h"
 
+#include <stddef.h>
 #include <jansson.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -41,28 +41,19 @@ static void shell_quote(const char *s, struct sb *out)
 	sb_addc(out, '\'');
 }
 
-int cmd_demo(struct cli *cli, int argc, char **argv)
+struct demo_args {
+	bool json;
+};
+
+static int demo_run(struct cmd_ctx *x)
 {
-	const char *dir = NULL;
-	bool json = false, interactive;
+	const struct demo_args *a = x->args;
+	const char *dir = x->npos ? x->pos[0] : NULL;
+	bool json = a->json, interactive;
 	struct loop_demo r;
 	struct err e = {0};
 	struct sb next = SB_INIT, qdir = SB_INIT;
-
-	(void)cli;
 	int rc;
-	const struct cli_opt opts[] = {
-		CLI_PFLAG("--json", &json, "print where the demo is as JSON (no workbench)"),
-		CLI_END,
-	};
-	static const char *const examples[] = {"demo", "demo /tmp/optloop-demo --json", NULL};
-	struct cli_cmd c = {.name = "demo", .opts = opts, .max_pos = 1, .examples = examples,
-			    .pos_help = "  DIR  where to make it (default: a new directory under /tmp)",
-			    .more = "On a terminal the workbench opens on it; the baseline verify is\n"
-				    "the next step."};
-	if (!cli_parse(&c, argc, argv, &rc))
-		return rc;
-	dir = c.npos ? c.pos[0] : NULL;
 
 	/* 1. and 2. The repository and its workspace, with a complete
 	 * contract: the next step is the baseline verify. */
@@ -91,7 +82,7 @@ int cmd_demo(struct cli *cli, int argc, char **argv)
 	} else {
 		/* 3. The workbench, once the repository holds a workspace. */
 		if (interactive && chdir(r.dir) == 0) {
-			rc = tui_open_workspace(cli, true);
+			rc = tui_open_workspace(x->cli, true);
 			if (rc >= 0) {
 				/* the terminal is the shell's again: where the demo is,
 				 * and how to come back to it */
@@ -125,3 +116,23 @@ int cmd_demo(struct cli *cli, int argc, char **argv)
 	loop_demo_release(&r);
 	return 0;
 }
+
+static const struct cli_opt demo_opts[] = {
+	CLI_FLAG("--json", offsetof(struct demo_args, json),
+		 "print where the demo is as JSON (no workbench)"),
+	CLI_END,
+};
+
+const struct command cmd_demo = {
+	.name = "demo",
+	.summary = "make a fresh git repository holding the demo kernel project",
+	.opts = demo_opts,
+	.args_size = sizeof(struct demo_args),
+	.max_pos = 1,
+	.pos_usage = "[DIR]",
+	.pos_help = "  DIR  where to make it (default: a new directory under /tmp)",
+	.examples = (const char *const[]){"demo", "demo /tmp/optloop-demo --json", NULL},
+	.more = "On a terminal the workbench opens on it; the baseline verify is\n"
+		"the next step.",
+	.run = demo_run,
+};

@@ -1,6 +1,5 @@
 /* dispatch — `optloop dispatch add|list`: bucket rows of dispatch.md,
  * kept in the database; a row without evidence from the log is refused. */
-#include "tui/cli/opts.h"
 #include "tui/cli/util.h"
 #include "tui/cli/commands.h"
 #include "tui/cli/guards_cli.h"
@@ -9,6 +8,7 @@
 #include "core/loop.h"
 #include "core/sb.h"
 
+#include <stddef.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,61 +37,37 @@ static json_t *row_json(const struct dispatch_row *r)
 	return o;
 }
 
-static int dispatch_add_cmd(struct cli *cli, int argc, char **argv)
-{
-	struct dispatch_row r = {.base_ms = NAN, .cand_ms = NAN, .speedup = NAN};
-	struct loop *l;
-	struct err e = {0};
-	bool json = false;
-	int rc;
+struct dispatch_add_args {
+	struct dispatch_row r;
+	const char *base, *cand;
+	bool json;
+};
 
-	const char *base = NULL, *cand = NULL;
-	const struct cli_opt opts[] = {
-		CLI_PTEXT("--bucket", &r.bucket, "TEXT",
-			 "the shapes the row covers: conditions ('T <= 1024', 'D = 64 and T > 512') "
-			 "or shapes ('B4_T2048_H16_D128', 'T=2048 H=16')"),
-		CLI_PTEXT("--entry", &r.entry, "NAME", "the kernel entry those shapes dispatch to"),
-		CLI_PTEXT("--evidence", &r.evidence, "ITERS",
-			 "the logged iterations that back it (e.g. '3,5')"),
-		CLI_PSTR("--base-ms", &base, "X",
-			"the bucket's time before, in ms (default: the geomean of the bucket's shapes "
-			"in the baseline's run)"),
-		CLI_PSTR("--cand-ms", &cand, "Y",
-			"the bucket's time with the entry, in ms (default: the same in the fastest "
-			"cited keep)"),
-		CLI_PSTR("--why", &r.why, "TEXT", "why this entry wins for the bucket"),
-		CLI_PFLAG("--json", &json, "print the new row as JSON"),
-		CLI_END,
-	};
-	static const char *const examples[] = {
-		"dispatch add --bucket 'T <= 1024' --entry fwd_small --evidence 3,5",
-		NULL,
-	};
-	struct cli_cmd c = {.name = "dispatch", .opts = opts, .examples = examples,
-			    .usage = "dispatch add --bucket TEXT --entry NAME --evidence ITERS "
-				     "[--base-ms X] [--cand-ms Y] [--why TEXT] [--json]",
-			    .summary = "add a bucket row to dispatch.md, backed by logged iterations",
-			    .more = "Every cited iteration needs a logged bench number from a gate that did\n"
-				    "not fail, in the baseline's environment.  --base-ms and --cand-ms\n"
-				    "default to the bucket's own times: the equal-weight geomean of the\n"
-				    "shapes the bucket takes in, in the baseline's run and in the fastest\n"
-				    "cited row that may be a best (a keep whose gate passed), never a\n"
-				    "dropped or reverted run's; a bucket that takes in none of them, or\n"
-				    "other shapes in the two runs, is refused."};
-	if (!cli_parse(&c, argc - 1, argv + 1, &rc))
-		return rc;
-	if (base && ms_arg(base, &r.base_ms) < 0)
-		return cli_usage_error("dispatch", "--base-ms needs a positive number, got '%s'", base);
-	if (cand && ms_arg(cand, &r.cand_ms) < 0)
-		return cli_usage_error("dispatch", "--cand-ms needs a positive number, got '%s'", cand);
-	if (!r.bucket || !r.entry)
+/* the numbers and the row's words, before anything is opened */
+static int dispatch_add_check(struct cmd_ctx *x)
+{
+	struct dispatch_add_args *a = x->args;
+	if (a->base && ms_arg(a->base, &a->r.base_ms) < 0)
+		return cli_usage_error("dispatch", "--base-ms needs a positive number, got '%s'",
+				       a->base);
+	if (a->cand && ms_arg(a->cand, &a->r.cand_ms) < 0)
+		return cli_usage_error("dispatch", "--cand-ms needs a positive number, got '%s'",
+				       a->cand);
+	if (!a->r.bucket || !a->r.entry)
 		return cli_usage_error("dispatch", "add needs --bucket TEXT and --entry NAME");
-	if ((rc = loop_cli_open(cli, 0, &l)) != 0)
-		return rc;
-	if (loop_dispatch_add(l, &r, &e) < 0) {
-		loop_close(l);
+	return CMD_GO;
+}
+
+static int dispatch_add_cmd(struct cmd_ctx *x)
+{
+	struct dispatch_add_args *a = x->args;
+	struct dispatch_row r = a->r;
+	struct loop *l = x->l;
+	struct err e = {0};
+	bool json = a->json;
+
+	if (loop_dispatch_add(l, &r, &e) < 0)
 		return e.code == ERR_USAGE ? cli_usage_error("dispatch", "%s", e.msg) : cli_fail(&e);
-	}
 	struct dispatch_doc d;
 	if (loop_dispatch_rows(l, &d, &e) == 0 && d.n) {
 		const struct dispatch_row *last = &d.v[d.n - 1];
@@ -103,33 +79,23 @@ static int dispatch_add_cmd(struct cli *cli, int argc, char **argv)
 			       last->bucket, last->entry, last->speedup, last->evidence);
 	}
 	dispatch_doc_release(&d);
-	loop_close(l);
 	return 0;
 }
 
-static int dispatch_list_cmd(struct cli *cli, int argc, char **argv)
+struct dispatch_list_args {
+	bool json;
+};
+
+static int dispatch_list_cmd(struct cmd_ctx *x)
 {
-	struct loop *l;
+	const struct dispatch_list_args *args = x->args;
+	struct loop *l = x->l;
 	struct dispatch_doc d;
 	struct err e = {0};
-	bool json = false;
-	int rc;
+	bool json = args->json;
 
-	const struct cli_opt opts[] = {
-		CLI_PFLAG("--json", &json, "print the rows as JSON"),
-		CLI_END,
-	};
-	static const char *const examples[] = {"dispatch list", NULL};
-	struct cli_cmd c = {.name = "dispatch", .opts = opts, .examples = examples,
-			    .usage = "dispatch list [--json]", .summary = "the rows of dispatch.md"};
-	if (!cli_parse(&c, argc - 1, argv + 1, &rc))
-		return rc;
-	if ((rc = loop_cli_open(cli, LOOP_READONLY, &l)) != 0)
-		return rc;
-	if (loop_dispatch_rows(l, &d, &e) < 0) {
-		loop_close(l);
+	if (loop_dispatch_rows(l, &d, &e) < 0)
 		return cli_fail(&e);
-	}
 	if (json) {
 		json_t *a = json_array();
 		for (size_t i = 0; i < d.n; i++)
@@ -150,43 +116,71 @@ static int dispatch_list_cmd(struct cli *cli, int argc, char **argv)
 		sb_release(&out);
 	}
 	dispatch_doc_release(&d);
-	loop_close(l);
 	return 0;
 }
 
-int cmd_dispatch(struct cli *cli, int argc, char **argv)
-{
-	static const char *const examples[] = {"dispatch list", "dispatch add --help", NULL};
-	struct cli_cmd c = {
-		.name = "dispatch",
-		.examples = examples,
-		.pos_help = "  add    add a bucket row to dispatch.md, backed by logged iterations\n"
-			    "  list   the rows of dispatch.md",
-		.more = "optloop dispatch VERB --help lists a verb's options.",
-	};
-	int rc;
-	if (argc > 1 && !strcmp(argv[1], CLI_LIST_OPTIONS)) {
-		static const char *const verbs[] = {"add", "list", "--help"};
-		for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
-			printf("%s\n", verbs[i]);
-		return 0;
-	}
-	if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
-		cli_parse(&c, argc, argv, &rc);
-		/* and each verb's own */
-		static char *const add[] = {"dispatch", "add", "--help"};
-		static char *const list[] = {"dispatch", "list", "--help"};
-		printf("\n");
-		dispatch_add_cmd(cli, 3, (char **)add);
-		printf("\n");
-		dispatch_list_cmd(cli, 3, (char **)list);
-		return rc;
-	}
-	if (argc < 2)
-		return cli_usage_error("dispatch", "which: add or list");
-	if (!strcmp(argv[1], "add"))
-		return dispatch_add_cmd(cli, argc, argv);
-	if (!strcmp(argv[1], "list"))
-		return dispatch_list_cmd(cli, argc, argv);
-	return cli_usage_error("dispatch", "unknown subcommand %s (add or list)", argv[1]);
-}
+static const struct cli_opt dispatch_add_opts[] = {
+	CLI_NEED("--bucket", offsetof(struct dispatch_add_args, r.bucket), "TEXT",
+		 "the shapes the row covers: conditions ('T <= 1024', 'D = 64 and T > 512') "
+		 "or shapes ('B4_T2048_H16_D128', 'T=2048 H=16')"),
+	CLI_NEED("--entry", offsetof(struct dispatch_add_args, r.entry), "NAME",
+		 "the kernel entry those shapes dispatch to"),
+	CLI_NEED("--evidence", offsetof(struct dispatch_add_args, r.evidence), "ITERS",
+		 "the logged iterations that back it (e.g. '3,5')"),
+	CLI_STR("--base-ms", offsetof(struct dispatch_add_args, base), "X",
+		"the bucket's time before, in ms (default: the geomean of the bucket's shapes "
+		"in the baseline's run)"),
+	CLI_STR("--cand-ms", offsetof(struct dispatch_add_args, cand), "Y",
+		"the bucket's time with the entry, in ms (default: the same in the fastest "
+		"cited keep)"),
+	CLI_STR("--why", offsetof(struct dispatch_add_args, r.why), "TEXT",
+		"why this entry wins for the bucket"),
+	CLI_FLAG("--json", offsetof(struct dispatch_add_args, json), "print the new row as JSON"),
+	CLI_END,
+};
+
+static const struct command dispatch_add_verb = {
+	.name = "add",
+	.summary = "add a bucket row to dispatch.md, backed by logged iterations",
+	.open = OPEN_WRITE,
+	.opts = dispatch_add_opts,
+	.args_size = sizeof(struct dispatch_add_args),
+	.defaults = &(const struct dispatch_add_args){
+		.r = {.base_ms = NAN, .cand_ms = NAN, .speedup = NAN}},
+	.examples = (const char *const[]){
+		"dispatch add --bucket 'T <= 1024' --entry fwd_small --evidence 3,5", NULL},
+	.more = "Every cited iteration needs a logged bench number from a gate that did\n"
+		"not fail, in the baseline's environment.  --base-ms and --cand-ms\n"
+		"default to the bucket's own times: the equal-weight geomean of the\n"
+		"shapes the bucket takes in, in the baseline's run and in the fastest\n"
+		"cited row that may be a best (a keep whose gate passed), never a\n"
+		"dropped or reverted run's; a bucket that takes in none of them, or\n"
+		"other shapes in the two runs, is refused.",
+	.before = dispatch_add_check,
+	.run = dispatch_add_cmd,
+};
+
+static const struct cli_opt dispatch_list_opts[] = {
+	CLI_FLAG("--json", offsetof(struct dispatch_list_args, json), "print the rows as JSON"),
+	CLI_END,
+};
+
+static const struct command dispatch_list_verb = {
+	.name = "list",
+	.summary = "the rows of dispatch.md",
+	.open = OPEN_READ,
+	.opts = dispatch_list_opts,
+	.args_size = sizeof(struct dispatch_list_args),
+	.examples = (const char *const[]){"dispatch list", NULL},
+	.run = dispatch_list_cmd,
+};
+
+const struct command cmd_dispatch = {
+	.name = "dispatch",
+	.summary = "dispatch.md bucket rows, each backed by logged iterations",
+	.verbs = (const struct command *const[]){&dispatch_add_verb, &dispatch_list_verb, NULL},
+	.pos_help = "  add    add a bucket row to dispatch.md, backed by logged iterations\n"
+		    "  list   the rows of dispatch.md",
+	.examples = (const char *const[]){"dispatch list", "dispatch add --help", NULL},
+	.more = "optloop dispatch VERB --help lists a verb's options.",
+};

@@ -8,7 +8,6 @@
  * listed); 1 when the file has no summary table or cannot be read, and with
  * --strict also when any problem was found; 2 usage, or no such file.
  */
-#include "tui/cli/opts.h"
 #include "tui/cli/util.h"
 #include "tui/cli/commands.h"
 #include "core/err.h"
@@ -17,6 +16,7 @@
 #include "core/sb.h"
 #include "views/sanitize.h"
 
+#include <stddef.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -325,29 +325,21 @@ static void heap_prefault(size_t bytes)
 #endif
 }
 
-int cmd_import(struct cli *cli, int argc, char **argv)
+struct import_args {
+	bool strict, json;
+};
+
+static int import_run(struct cmd_ctx *x)
 {
-	const char *file = NULL;
-	bool json = false, strict = false;
+	const struct import_args *a = x->args;
+	const char *file = x->npos ? x->pos[0] : NULL;
+	bool json = a->json, strict = a->strict;
 	struct sb text = SB_INIT;
 	struct optlog_doc d = {0};
 	struct problems probs = {0};
 	struct err e = {0};
 	int rc;
 
-	(void)cli;
-	const struct cli_opt opts[] = {
-		CLI_PFLAG("--strict", &strict, "exit 1 when any line could not be read"),
-		CLI_PFLAG("--json", &json, "print the rows and the problems as JSON"),
-		CLI_END,
-	};
-	static const char *const examples[] = {"import profile/chunk_gla-opt/OPT_LOG.md",
-					       "import --json --strict OPT_LOG.md", NULL};
-	struct cli_cmd c = {.name = "import", .opts = opts, .max_pos = 1, .examples = examples,
-			    .pos_help = "  FILE  an OPT_LOG.md, written by optloop or by hand"};
-	if (!cli_parse(&c, argc, argv, &rc))
-		return rc;
-	file = c.npos ? c.pos[0] : NULL;
 	if (!file)
 		return cli_usage_error("import", "which OPT_LOG.md? give its path");
 
@@ -384,3 +376,24 @@ int cmd_import(struct cli *cli, int argc, char **argv)
 	problems_release(&probs);
 	return rc;
 }
+
+static const struct cli_opt import_opts[] = {
+	CLI_FLAG("--strict", offsetof(struct import_args, strict),
+		 "exit 1 when any line could not be read"),
+	CLI_FLAG("--json", offsetof(struct import_args, json),
+		 "print the rows and the problems as JSON"),
+	CLI_END,
+};
+
+const struct command cmd_import = {
+	.name = "import",
+	.summary = "read an OPT_LOG.md and show its rows and what could not be read",
+	.opts = import_opts,
+	.args_size = sizeof(struct import_args),
+	.max_pos = 1,
+	.pos_usage = "FILE",
+	.pos_help = "  FILE  an OPT_LOG.md, written by optloop or by hand",
+	.examples = (const char *const[]){"import profile/chunk_gla-opt/OPT_LOG.md",
+					  "import --json --strict OPT_LOG.md", NULL},
+	.run = import_run,
+};

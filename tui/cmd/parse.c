@@ -3,12 +3,12 @@
  * set and print what optloop makes of it (the same reading the loop uses).
  */
 #include "tui/cli/commands.h"
-#include "tui/cli/opts.h"
 #include "tui/cli/util.h"
 #include "core/err.h"
 #include "core/loop.h"
 #include "core/sb.h"
 
+#include <stddef.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -113,46 +113,39 @@ static int verdict_status(enum gate_verdict g)
 	}
 }
 
-int cmd_parse(struct cli *cli, int argc, char **argv)
+struct parse_args {
+	long exit_status;
+	bool killed;
+	const char *patterns;
+	bool json;
+};
+
+/* the log and how its run ended, before anything is read */
+static int parse_before(struct cmd_ctx *x)
 {
-	const char *file = NULL, *set = NULL;
-	int exit_status = -1;
-	bool killed = false, json = false, have_status = false;
+	const struct parse_args *a = x->args;
+	if (!x->npos)
+		return cli_usage_error("parse", "which verify log? give its FILE");
+	if (a->killed && a->exit_status >= 0)
+		return cli_usage_error("parse",
+				       "--exit-status and --killed exclude each other: a killed "
+				       "run has no exit status");
+	return CMD_GO;
+}
+
+static int parse_run(struct cmd_ctx *x)
+{
+	const struct parse_args *a = x->args;
+	const char *file = x->pos[0], *set = a->patterns;
+	int exit_status = a->exit_status >= 0 ? (int)a->exit_status : -1;
+	bool killed = a->killed, json = a->json;
 	char *set_name = NULL;
 	struct parse_result r;
 	struct err e = {0};
 	int rc;
 
-	long es = -1;
-	const struct cli_opt opts[] = {
-		CLI_PINT("--exit-status", &es, "N", 0, 255,
-			"the run's exit status (128 + N: killed by signal N)"),
-		CLI_PFLAG("--killed", &killed, "the run was killed before it finished"),
-		CLI_PTEXT("--patterns", &set, "NAME",
-			 "the pattern set: fla (default), kernelbench, a workspace's own, or a "
-			 ".pat path"),
-		CLI_PFLAG("--json", &json, "print the result as JSON"),
-		CLI_END,
-	};
-	static const char *const examples[] = {"parse trace/iter-3.log --exit-status 0",
-					       "parse - --killed < run.txt", NULL};
-	struct cli_cmd c = {.name = "parse", .opts = opts, .max_pos = 1, .examples = examples,
-			    .pos_help = "  FILE  a saved verify or run log; - reads standard input"};
-	if (!cli_parse(&c, argc, argv, &rc))
-		return rc;
-	file = c.npos ? c.pos[0] : NULL;
-	if (es >= 0) {
-		exit_status = (int)es;
-		have_status = true;
-	}
-	if (!file)
-		return cli_usage_error("parse", "which verify log? give its FILE");
-	if (killed && have_status)
-		return cli_usage_error("parse",
-				       "--exit-status and --killed exclude each other: a killed "
-				       "run has no exit status");
 	/* a workspace's own pattern sets (profile/<op>-opt/patterns) come first */
-	if ((rc = loop_parse_log(file, set, cli->op, exit_status, killed, &r, &set_name, &e)) < 0)
+	if ((rc = loop_parse_log(file, set, x->cli->op, exit_status, killed, &r, &set_name, &e)) < 0)
 		return cli_fail(&e);
 	if (!parse_recognised(&r)) {
 		fprintf(stderr,
@@ -176,3 +169,31 @@ int cmd_parse(struct cli *cli, int argc, char **argv)
 	free(set_name);
 	return rc;
 }
+
+static const struct cli_opt parse_opts[] = {
+	CLI_INT("--exit-status", offsetof(struct parse_args, exit_status), "N", 0, 255,
+		"the run's exit status (128 + N: killed by signal N)"),
+	CLI_FLAG("--killed", offsetof(struct parse_args, killed),
+		 "the run was killed before it finished"),
+	CLI_TEXT("--patterns", offsetof(struct parse_args, patterns), "NAME",
+		 "the pattern set: fla (default), kernelbench, a workspace's own, or a "
+		 ".pat path"),
+	CLI_FLAG("--json", offsetof(struct parse_args, json), "print the result as JSON"),
+	CLI_END,
+};
+
+const struct command cmd_parse = {
+	.name = "parse",
+	.summary = "read a saved verify log (- for stdin): gate verdict, pytest counts, env, result "
+		   "table",
+	.synopsis = "parse FILE [--exit-status N | --killed] [--patterns NAME] [--json]",
+	.opts = parse_opts,
+	.args_size = sizeof(struct parse_args),
+	.defaults = &(const struct parse_args){.exit_status = -1},
+	.max_pos = 1,
+	.pos_help = "  FILE  a saved verify or run log; - reads standard input",
+	.examples = (const char *const[]){"parse trace/iter-3.log --exit-status 0",
+					  "parse - --killed < run.txt", NULL},
+	.before = parse_before,
+	.run = parse_run,
+};

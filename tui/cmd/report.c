@@ -1,6 +1,5 @@
 /* report — `optloop report final|header ITER|pr [--json]`: Markdown on
  * stdout (or one JSON object) assembled from the loop's evidence. */
-#include "tui/cli/opts.h"
 #include "tui/cli/util.h"
 #include "tui/cli/commands.h"
 #include "tui/cli/guards_cli.h"
@@ -10,67 +9,87 @@
 #include "core/loop.h"
 #include "core/sb.h"
 
+#include <stddef.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-int cmd_report(struct cli *cli, int argc, char **argv)
+struct report_args {
+	const char *output;
+	bool json;
+	int iter; /* header's ITER */
+};
+
+/* which report, before anything is opened */
+static int report_before(struct cmd_ctx *x)
 {
-	const char *kind = NULL, *output = NULL;
-	bool json = false;
-	int iter = -1, rc;
-	if (argc >= 2 && !strcmp(argv[1], "nogo"))
-		return report_nogo(cli, argc, argv);
-	const struct cli_opt opts[] = {
-		CLI_PTEXT("--output", &output, "FILE",
-			 "write the report to FILE (atomically) instead of stdout"),
-		CLI_PFLAG("--json", &json, "print the report's facts as JSON instead of Markdown"),
-		CLI_END,
-	};
-	static const char *const examples[] = {"report final", "report header 7",
-					       "report pr --output pr.md", "report nogo", NULL};
-	struct cli_cmd c = {
-		.name = "report",
-		.opts = opts,
-		.max_pos = 2,
-		.examples = examples,
-		.pos_help = "  final        the final claim: baseline against the promoted best\n"
-			    "  header ITER  the header of a kept candidate's description\n"
-			    "  pr           a pull-request body from the log and the verdicts\n"
-			    "  nogo         the no-go record when the loop stops without a win",
-	};
-	if (!cli_parse(&c, argc, argv, &rc))
-		return rc;
-	kind = c.npos > 0 ? c.pos[0] : NULL;
-	if (kind && !strcmp(kind, "header") && c.npos > 1) {
+	struct report_args *a = x->args;
+	const char *kind = x->npos > 0 ? x->pos[0] : NULL;
+	if (kind && !strcmp(kind, "header") && x->npos > 1) {
 		char *end;
-		long v = strtol(c.pos[1], &end, 10);
-		if (*end || end == c.pos[1] || v < 0 || v > INT_MAX)
+		long v = strtol(x->pos[1], &end, 10);
+		if (*end || end == x->pos[1] || v < 0 || v > INT_MAX)
 			return cli_usage_error("report", "header needs an iteration number, got '%s'",
-					       c.pos[1]);
-		iter = (int)v;
-	} else if (c.npos > 1) {
-		return cli_usage_error("report", "unexpected argument %s", c.pos[1]);
+					       x->pos[1]);
+		a->iter = (int)v;
+	} else if (x->npos > 1) {
+		return cli_usage_error("report", "unexpected argument %s", x->pos[1]);
 	}
 	if (!kind || (strcmp(kind, "final") && strcmp(kind, "header") && strcmp(kind, "pr")))
 		return cli_usage_error("report", "say which report: final, header ITER, pr or nogo");
-	if (!strcmp(kind, "header") && iter < 0)
+	if (!strcmp(kind, "header") && a->iter < 0)
 		return cli_usage_error("report", "header needs an iteration number");
-	struct loop *l;
-	if ((rc = loop_cli_open(cli, LOOP_READONLY, &l)) != 0)
-		return rc;
+	return CMD_GO;
+}
+
+static int report_run(struct cmd_ctx *x)
+{
+	const struct report_args *a = x->args;
+	const char *kind = x->pos[0];
+	struct loop *l = x->l;
+	bool json = a->json;
+	int rc;
 	struct sb md = SB_INIT;
 	struct err e = {0};
 	json_t *j = NULL;
 	enum loop_report k = !strcmp(kind, "final")    ? LOOP_REPORT_FINAL
 			     : !strcmp(kind, "header") ? LOOP_REPORT_HEADER
 						       : LOOP_REPORT_PR;
-	rc = loop_report(l, k, iter, &md, json ? &j : NULL, &e);
+	rc = loop_report(l, k, a->iter, &md, json ? &j : NULL, &e);
 	int wrc = 0;
 	if (rc == 0)
-		wrc = cli_emit(output, md.buf, json ? j : NULL);
+		wrc = cli_emit(a->output, md.buf, json ? j : NULL);
 	sb_release(&md);
-	loop_close(l);
 	return rc < 0 ? cli_fail(&e) : wrc;
 }
+
+static const struct cli_opt report_opts[] = {
+	CLI_TEXT("--output", offsetof(struct report_args, output), "FILE",
+		 "write the report to FILE (atomically) instead of stdout"),
+	CLI_FLAG("--json", offsetof(struct report_args, json),
+		 "print the report's facts as JSON instead of Markdown"),
+	CLI_END,
+};
+
+const struct command cmd_report = {
+	.name = "report",
+	.summary = "Markdown reports from the loop's evidence: final claim, kept-candidate header, "
+		   "PR body, no-go record",
+	.synopsis = "report final|header ITER|pr|nogo [--output FILE] [--json]",
+	.open = OPEN_READ,
+	.opts = report_opts,
+	.args_size = sizeof(struct report_args),
+	.defaults = &(const struct report_args){.iter = -1},
+	.max_pos = 2,
+	.pos_help = "  final        the final claim: baseline against the promoted best\n"
+		    "  header ITER  the header of a kept candidate's description\n"
+		    "  pr           a pull-request body from the log and the verdicts\n"
+		    "  nogo         the no-go record when the loop stops without a win",
+	.words = (const char *const[]){"final", "header", "pr", NULL},
+	.verbs = (const struct command *const[]){&report_nogo_verb, NULL},
+	.examples = (const char *const[]){"report final", "report header 7",
+					  "report pr --output pr.md", "report nogo", NULL},
+	.before = report_before,
+	.run = report_run,
+};

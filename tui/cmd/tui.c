@@ -5,12 +5,12 @@
  */
 #include "core/err.h"
 #include "tui/workbench/app.h"
-#include "tui/cli/opts.h"
 #include "tui/cli/util.h"
 #include "tui/cli/commands.h"
 #include "tui/workbench/live.h"
 #include "views/sanitize.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <unistd.h>
 
@@ -42,14 +42,17 @@ int tui_open_workspace(struct cli *cli, bool quiet_if_none)
 	return rc;
 }
 
-int cmd_tui(struct cli *cli, int argc, char **argv)
+static int tui_run(struct cmd_ctx *x)
 {
-	int rc;
-	static const char *const examples[] = {"tui", "-C ~/src/fla --op chunk_gla tui", NULL};
-	struct cli_cmd c = {.name = "tui", .examples = examples,
-			    .more = "Pick the repository with -C DIR and the workspace with --op OP\n"
-				    "(global options, before the command).  ? in the workbench lists its keys."};
-	if (!cli_parse(&c, argc, argv, &rc))
-		return rc;
-	return tui_open_workspace(cli, false);
+	return tui_open_workspace(x->cli, false);
 }
+
+/* the workbench opens the workspace itself (a live loop of its own) */
+const struct command cmd_tui = {
+	.name = "tui",
+	.summary = "open the workbench on this workspace (also: optloop with no command)",
+	.examples = (const char *const[]){"tui", "-C ~/src/fla --op chunk_gla tui", NULL},
+	.more = "Pick the repository with -C DIR and the workspace with --op OP\n"
+		"(global options, before the command).  ? in the workbench lists its keys.",
+	.run = tui_run,
+};

@@ -4,13 +4,13 @@
  * watching).  Exits 0 on SIGINT or SIGTERM, and once the state is reached
  * with --until.
  */
-#include "tui/cli/opts.h"
 #include "tui/cli/util.h"
 #include "tui/cli/commands.h"
 #include "core/err.h"
 #include "core/loop.h"
 #include "core/sb.h"
 
+#include <stddef.h>
 #include <errno.h>
 #include <math.h>
 #include <poll.h>
@@ -177,41 +177,34 @@ static const char *const states[] = {"no_contract", "need_baseline", "ready",   
 				     "verifying",   "measured",      "logged",   "stalled",
 				     "stopping",    NULL};
 
-int cmd_watch(struct cli *cli, int argc, char **argv)
+/* --until names a state, before anything is opened */
+static int watch_before(struct cmd_ctx *x)
 {
-	struct watcher w = {0};
-	struct loop_watch *lw;
-	struct err e = {0};
-	int rc;
-
-	const struct cli_opt opts[] = {
-		CLI_PFLAG("--json", &w.json, "one JSON object per line (schema in the README)"),
-		CLI_PSTR("--until", &w.until, "STATE",
-			"exit 0 once the workspace reaches STATE (ready, measured, logged, ...)"),
-		CLI_END,
-	};
-	static const char *const examples[] = {"watch", "watch --json",
-					       "watch --until measured  # wait for a verify to end",
-					       NULL};
-	struct cli_cmd c = {.name = "watch", .opts = opts, .examples = examples,
-			    .more = "Read-only: it never takes the writer lock, so any number can\n"
-				    "watch while one optloop (an agent's, a workbench's) writes.\n"
-				    "Ctrl-C or SIGTERM ends it with exit 0."};
-	if (!cli_parse(&c, argc, argv, &rc))
-		return rc;
-	if (w.until) {
+	const struct watcher *w = x->args;
+	if (w->until) {
 		size_t i = 0;
-		while (states[i] && strcmp(states[i], w.until))
+		while (states[i] && strcmp(states[i], w->until))
 			i++;
 		if (!states[i])
 			return cli_usage_error("watch",
 					       "--until takes a state: no_contract, need_baseline, "
 					       "ready, editing, verifying, measured, logged, stalled "
 					       "or stopping, got '%s'",
-					       w.until);
+					       w->until);
 	}
+	return CMD_GO;
+}
+
+/* read-only through its own watcher: never the writer lock */
+static int watch_run(struct cmd_ctx *x)
+{
+	struct watcher *wp = x->args, w = *wp;
+	struct loop_watch *lw;
+	struct err e = {0};
+	int rc;
+
 	const volatile sig_atomic_t *stop = cli_stop_on_signals();
-	if (loop_watch_open(cli->dir, cli->op, 0, on_event, &w, &lw, &e) < 0)
+	if (loop_watch_open(x->cli->dir, x->cli->op, 0, on_event, &w, &lw, &e) < 0)
 		return cli_fail(&e);
 	rc = 0;
 	while (!*stop && !w.reached) {
@@ -230,3 +223,25 @@ int cmd_watch(struct cli *cli, int argc, char **argv)
 	loop_watch_close(lw);
 	return rc;
 }
+
+static const struct cli_opt watch_opts[] = {
+	CLI_FLAG("--json", offsetof(struct watcher, json),
+		 "one JSON object per line (schema in the README)"),
+	CLI_STR("--until", offsetof(struct watcher, until), "STATE",
+		"exit 0 once the workspace reaches STATE (ready, measured, logged, ...)"),
+	CLI_END,
+};
+
+const struct command cmd_watch = {
+	.name = "watch",
+	.summary = "one line per event as the workspace changes (runs, progress, gate, rows, commits)",
+	.opts = watch_opts,
+	.args_size = sizeof(struct watcher),
+	.examples = (const char *const[]){"watch", "watch --json",
+					  "watch --until measured  # wait for a verify to end", NULL},
+	.more = "Read-only: it never takes the writer lock, so any number can\n"
+		"watch while one optloop (an agent's, a workbench's) writes.\n"
+		"Ctrl-C or SIGTERM ends it with exit 0.",
+	.before = watch_before,
+	.run = watch_run,
+};
