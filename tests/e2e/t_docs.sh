@@ -44,6 +44,20 @@ if command -v man >/dev/null 2>&1; then
 	done
 	t_is "every command and every option is in it" "$missing" ""
 	t_is "every usage line names every option of its command" "$unnamed" ""
+	# and the other way: an option a usage line names (a hand-written
+	# synopsis's too) is one its command, or one of its verbs, takes
+	unknown=""
+	for c in $("$OPTLOOP" completion --list ''); do
+		u=$("$OPTLOOP" help "$c" | head -1)
+		known=$("$OPTLOOP" "$c" --list-options | sed 's/ .*//')
+		for v in $(printf '%s\n' "$known" | grep -v '^-'); do
+			known="$known $("$OPTLOOP" "$c" "$v" --list-options | sed 's/ .*//')"
+		done
+		for o in $(printf '%s' "$u" | grep -oE -- '--[a-z][a-z-]*' | sort -u); do
+			printf '%s\n' $known | grep -qxF -- "$o" || unknown="$unknown $c:$o"
+		done
+	done
+	t_is "every option a usage line names is in its command's table" "$unknown" ""
 	t_like "the statuses" "$out" 'keep.*revert.*drop.*floor|floor'
 	t_like "the one best" "$out" '[Tt]he one best'
 	t_like "attempts" "$out" '[Aa]ttempt'

@@ -89,9 +89,7 @@ static int open_workspace(struct cli *cli, enum cli_open mode, struct loop **l)
 
 int command_run(struct cli *cli, const struct command *c, int argc, char **argv)
 {
-	if (c->legacy)
-		return c->legacy(cli, argc, argv);
-	FILE *help_out = cli_help_out ? cli_help_out : stdout;
+	FILE *help_out = stdout;
 	const struct command *parent = NULL;
 	/* errors end with the command's usage line (a verb's: the command's) */
 	struct sb usage = SB_INIT;

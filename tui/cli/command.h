@@ -68,8 +68,6 @@ struct command {
 	 * to go on.  NULL: go on. */
 	int (*before)(struct cmd_ctx *x);
 	int (*run)(struct cmd_ctx *x);
-	/* A command that reads its own argv (being moved to the table). */
-	int (*legacy)(struct cli *cli, int argc, char **argv);
 };
 
 /* The usage line of c (a verb's: "trap list ..." with parent "trap"),

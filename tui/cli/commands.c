@@ -9,20 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-extern const struct command cmd_help, cmd_version, cmd_completion, cmd_tui, cmd_view, cmd_parse, cmd_import, cmd_demo, cmd_watch, cmd_chart, cmd_report, cmd_dispatch, cmd_trap, cmd_stop, cmd_reassess, cmd_promote, cmd_dependents, cmd_contract, cmd_log, cmd_init, cmd_verify, cmd_confirm, cmd_noise, cmd_warmup, cmd_repair, cmd_lint, cmd_export, cmd_commit, cmd_status;
-
-/* A command that reads its own argv: its usage line as typed. */
-#define LEGACY(n, u, s)                                                                      \
-	static const struct command legacy_##n = {                                           \
-		.name = #n, .summary = (s), .synopsis = (u), .legacy = cmd_##n}
-/* The same for one that reads --op after its name itself. */
-#define LEGACY_OP(n, u, s)                                                                   \
-	static const struct command legacy_##n = {.name = #n,                                \
-						  .summary = (s),                            \
-						  .synopsis = (u),                           \
-						  .own_op = true,                            \
-						  .legacy = cmd_##n}
-
+extern const struct command cmd_help, cmd_version, cmd_demo, cmd_init, cmd_status, cmd_contract, cmd_verify, cmd_log, cmd_commit, cmd_export, cmd_repair, cmd_import, cmd_parse, cmd_tui, cmd_view, cmd_lint, cmd_trap, cmd_dispatch, cmd_reassess, cmd_stop, cmd_noise, cmd_confirm, cmd_warmup, cmd_dependents, cmd_promote, cmd_report, cmd_watch, cmd_chart, cmd_completion;
 
 const struct command *const optloop_commands[] = {
 	&cmd_help,        &cmd_version,      &cmd_demo,     &cmd_init,   &cmd_status,
@@ -74,12 +61,6 @@ const char *cli_summary(const char *name)
 	return c ? c->summary : NULL;
 }
 
-int cli_run(struct cli *cli, const char *name, int argc, char **argv)
-{
-	const struct command *c = cli_find_command(name);
-	return c ? command_run(cli, c, argc, argv) : 2;
-}
-
 void cli_commands_offer(const char *prefix)
 {
 	for (size_t i = 0; i < NCOMMANDS; i++)
@@ -123,35 +104,6 @@ void cli_overview(FILE *out)
 		     "(or a repository, workspace or file that is not there or not a file),\n"
 		     "3 refused by the protocol or by another writer, 4 harness broke or run\n"
 		     "incomplete, or optloop's own I/O failed (disk, database, lock, git)\n");
-}
-
-bool cli_parse(struct cli_cmd *c, int argc, char **argv, int *exit)
-{
-	unsigned long long given;
-	switch (cli_parse_argv(c->name, cli_usage(c->name), c->opts, NULL, c->max_pos, argc, argv, c->pos, &c->npos,
-			       &given)) {
-	case CLI_GO:
-		*exit = 0;
-		return true;
-	case CLI_HELP:
-		cli_help(c, cli_help_out ? cli_help_out : stdout);
-		*exit = 0;
-		return false;
-	case CLI_LISTED:
-		*exit = 0;
-		return false;
-	case CLI_BAD:
-		break;
-	}
-	*exit = 2;
-	return false;
-}
-
-void cli_help(const struct cli_cmd *c, FILE *out)
-{
-	const char *u = c->usage ? c->usage : cli_usage(c->name);
-	const char *s = c->summary ? c->summary : cli_summary(c->name);
-	cli_help_print(out, u ? u : c->name, s, c->pos_help, c->opts, c->more, c->examples);
 }
 
 int cli_usage_error(const char *cmd, const char *fmt, ...)

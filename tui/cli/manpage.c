@@ -3,8 +3,8 @@
  *
  *   COMMANDS        each row of the command reference (assets/man/commands.md,
  *                   the table under "## Subcommands"): its usage and what it does,
- *                   then the command's own --help, printed from the option
- *                   table it parses with;
+ *                   then the command's own --help, printed from its row of
+ *                   the command table (tui/cli/commands.c);
  *   WORKBENCH KEYS  the workbench's key table (views/actions.h);
  *   the rest        assets/man/optloop.1.in, the prose only the man page
  *                   has (FILES, EXIT STATUS, ENVIRONMENT, EXAMPLES, ...),
@@ -16,7 +16,6 @@
  */
 #include "tui/cli/manpage.h"
 
-#include "tui/cli/opts.h"
 #include "tui/cli/commands.h"
 #include "core/err.h"
 #include "core/fsutil.h"
@@ -113,23 +112,17 @@ static void put_md(struct sb *out, const char *s, size_t n)
 	}
 }
 
-/* The command's --help text, from its option table (argv: name [verb]). */
+/* The command's --help text (a verb's own with verb), from its row. */
 static void help_section(const char *name, const char *verb, struct sb *out)
 {
+	const struct command *c = cli_find_command(name);
+	const struct command *v = verb ? command_verb(c, verb) : NULL;
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 	if (!f)
 		return;
-	FILE *was = cli_help_out;
-	cli_help_out = f;
-	struct cli cli = {0};
-	char *argv[] = {(char *)name, (char *)verb, "--help", NULL};
-	if (verb)
-		cli_run(&cli, name, 3, argv);
-	else
-		cli_run(&cli, name, 2, (char *[]){(char *)name, "--help", NULL});
-	cli_help_out = was;
+	command_help(v ? v : c, v ? c : NULL, f);
 	fclose(f);
 	/* no "usage:" line and summary: the heading above says them */
 	const char *p = buf;
@@ -147,15 +140,6 @@ static void help_section(const char *name, const char *verb, struct sb *out)
 	}
 	sb_adds(out, ".fi\n.RE\n");
 	free(buf);
-}
-
-/* Does the command take a verb with options of its own (trap list,
- * dispatch add, report nogo)? */
-static bool has_verbs(const char *name)
-{
-	const struct command *c = cli_find_command(name);
-	return c && (c->verbs || (c->legacy && (!strcmp(name, "trap") || !strcmp(name, "dispatch") ||
-						  !strcmp(name, "report"))));
 }
 
 /* Split a table row into its cells (an escaped \| stays in its cell). */
@@ -185,7 +169,7 @@ static size_t cells(const char *line, const char **start, size_t *len, size_t ma
 }
 
 /* The reference's rows for the commands section; commands it lacks get
- * their line from commands.h, and are said in *missing. */
+ * their line from the command table, and are said in *missing. */
 static int commands_section(const char *reference, struct sb *out, struct sb *missing,
 			    struct err *e)
 {
@@ -219,7 +203,7 @@ static int commands_section(const char *reference, struct sb *out, struct sb *mi
 			sb_adds(out, "\"\n");
 			put_md(out, cs[1], cl[1]);
 			sb_addc(out, '\n');
-			help_section(name, verb_ok && has_verbs(name) ? verb : NULL, out);
+			help_section(name, verb_ok ? verb : NULL, out);
 			if (nseen < 64)
 				snprintf(seen[nseen++], sizeof(seen[0]), "%s", name);
 		}

@@ -12,7 +12,7 @@ struct err;
 struct sb;
 
 /* Write the page to f.  missing receives the commands the reference's table
- * lacks (space-separated; they get commands.h's line instead). */
+ * lacks (space-separated; they get the command table's line instead). */
 int manpage_print(FILE *f, const char *reference, const char *tmpl, struct sb *missing,
 		  struct err *e);
 

@@ -49,7 +49,7 @@ static bool unknown(const char *who, const char *usage, const struct cli_opt *op
 /* Where o's value goes. */
 static void *dest(const struct cli_opt *o, void *args)
 {
-	return o->dest ? o->dest : (char *)args + o->off;
+	return (char *)args + o->off;
 }
 
 static bool take(const char *who, const char *usage, const struct cli_opt *o, void *args,
@@ -102,7 +102,6 @@ static bool take(const char *who, const char *usage, const struct cli_opt *o, vo
 	return false;
 }
 
-FILE *cli_help_out;
 enum cli_parsed cli_parse_argv(const char *who, const char *usage, const struct cli_opt *opts,
 			       void *args, int max_pos, int argc, char **argv, const char **pos, int *npos,
 			       unsigned long long *given)

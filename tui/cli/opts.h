@@ -1,10 +1,11 @@
 /*
  * opts — the one option parser of the subcommands.
  *
- * Each command describes its options in a table (name, kind, where the
- * value goes, the value's name, one line of help) and its positional
- * arguments; cli_parse reads argv by that table and answers -h/--help
- * from it, so a command's help is always the options it really takes.
+ * Each command describes its options in a table at file scope (name, kind,
+ * the offset of the value in the command's args, the value's name, one line
+ * of help); cli_parse_argv reads argv by that table, and -h/--help, usage
+ * lines, completion and the man page are printed from the same table, so
+ * a command's help is always the options it really takes.
  * Values are "--name VALUE" or "--name=VALUE"; "--" ends the options; "-"
  * is a positional argument (stdin).  An unknown option gets a did-you-mean
  * when one is close.
@@ -43,7 +44,6 @@ struct cli_opt {
 	const char *name;   /* "--gate-k" */
 	enum cli_opt_kind kind;
 	size_t off;         /* where the value goes: an offset into the command's args */
-	void *dest;         /* or a variable of its own (a table that is not a command's) */
 	const char *arg;    /* the value's name in the help ("EXPR"); NULL for a flag */
 	const char *help;   /* what it does, one line */
 	const char *choices; /* the values it takes ("cap|floor|directions"), for the
@@ -71,21 +71,11 @@ struct cli_opt {
 	{.name = (n), .kind = CO_INT, .off = (o), .arg = (a), .help = (h), .lo = (l), .hi = (u)}
 #define CLI_NUM(n, o, a, l, u, h) \
 	{.name = (n), .kind = CO_NUM, .off = (o), .arg = (a), .help = (h), .lo = (l), .hi = (u)}
-/* The same with a variable of its own as the destination. */
-#define CLI_PFLAG(n, d, h) {.name = (n), .kind = CO_FLAG, .dest = (d), .help = (h)}
-#define CLI_PSTR(n, d, a, h) {.name = (n), .kind = CO_STR, .dest = (d), .arg = (a), .help = (h)}
-#define CLI_PTEXT(n, d, a, h) \
-	{.name = (n), .kind = CO_STR, .dest = (d), .arg = (a), .help = (h), .nonempty = true}
-#define CLI_PLIST(n, d, a, h) {.name = (n), .kind = CO_LIST, .dest = (d), .arg = (a), .help = (h)}
-#define CLI_PINT(n, d, a, l, u, h) \
-	{.name = (n), .kind = CO_INT, .dest = (d), .arg = (a), .help = (h), .lo = (l), .hi = (u)}
-#define CLI_PNUM(n, d, a, l, u, h) \
-	{.name = (n), .kind = CO_NUM, .dest = (d), .arg = (a), .help = (h), .lo = (l), .hi = (u)}
 #define CLI_END {.name = NULL}
 
 #define CLI_POS_MAX 8
 
-/* Given to any command, cli_parse prints its options one per line, each
+/* Given to any command, cli_parse_argv prints its options one per line, each
  * with the name of its value when it takes one ("--status STATUS"), and
  * stops: what shell completion offers (tui/cmd/completion.c). */
 #define CLI_LIST_OPTIONS "--list-options"
@@ -106,8 +96,6 @@ enum cli_parsed cli_parse_argv(const char *who, const char *usage, const struct 
 			       void *args, int max_pos, int argc, char **argv, const char **pos, int *npos,
 			       unsigned long long *given);
 
-/* Where -h/--help prints (NULL: stdout). */
-extern FILE *cli_help_out;
 
 /* The same from its parts: "usage: optloop USAGE", the summary, the
  * arguments, the options one per line (-h last), more, the examples. */

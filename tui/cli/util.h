@@ -24,7 +24,7 @@ struct cli {
  * JSON object on stdout, {"error": {"code": "io", "exit": 4, "message":
  * "..."}}, unless the command already printed its JSON there. */
 int cli_fail(const struct err *e);
-/* Whether the command's output is JSON (cli_parse sets it from a --json
+/* Whether the command's output is JSON (cli_parse_argv sets it from a --json
  * flag that was given). */
 void cli_json_errors(bool on);
 /* Usage error for one command: prints "optloop CMD: message" and the

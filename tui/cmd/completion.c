@@ -186,8 +186,8 @@ static int completion_run(struct cmd_ctx *x)
 const struct command cmd_completion = {
 	.name = "completion",
 	.summary = "the shell completion script (commands, options, statuses, ops)",
-	.synopsis = "completion bash|zsh|fish",
 	.max_pos = 1,
+	.pos_usage = "bash|zsh|fish",
 	.pos_help = "  SHELL  bash, zsh or fish",
 	.words = (const char *const[]){"bash", "zsh", "fish", NULL},
 	.verbs = (const struct command *const[]){&completion_list, NULL},

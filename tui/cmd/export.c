@@ -32,7 +32,6 @@ static const struct cli_opt export_opts[] = {
 const struct command cmd_export = {
 	.name = "export",
 	.summary = "the whole workspace database as JSON",
-	.synopsis = "export --json",
 	.open = OPEN_READ,
 	.opts = export_opts,
 	.args_size = sizeof(struct export_args),

@@ -85,16 +85,16 @@ static int help_run(struct cmd_ctx *x)
 		printf(".\n");
 		return 0;
 	}
-	if (!cli_find_command(x->pos[0])) {
+	const struct command *c = cli_find_command(x->pos[0]);
+	if (!c) {
 		struct err e = {0};
 		if (!is_topic(x->pos[0]))
 			return cli_not_a_command("optloop help", x->pos[0]);
 		return print_topic(x->pos[0], &e) < 0 ? cli_fail(&e) : 0;
 	}
-	/* the command's own help, from its option table */
-	char help[] = "--help";
-	char *hargv[] = {(char *)x->pos[0], help, NULL};
-	return cli_run(x->cli, x->pos[0], 2, hargv);
+	/* the command's own help, from its row */
+	command_help(c, NULL, stdout);
+	return 0;
 }
 
 static const struct cli_opt help_opts[] = {
