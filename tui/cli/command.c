@@ -68,7 +68,8 @@ const struct cli_opt *command_option(const struct command *c, const char *name)
 static void verb_words(const struct command *c, struct sb *out)
 {
 	for (size_t i = 0; c->verbs[i]; i++)
-		sb_addf(out, "%s%s", i == 0 ? "" : c->verbs[i + 1] ? ", " : " or ", c->verbs[i]->name);
+		sb_addf(out, "%s%s", i == 0 ? "" : c->verbs[i + 1] ? ", " : " or ",
+			c->verbs[i]->name);
 }
 
 /* The mode the options given ask for (the strongest), else the row's. */
@@ -139,8 +140,8 @@ int command_run(struct cli *cli, const struct command *c, int argc, char **argv)
 	}
 	unsigned long long given;
 	int rc = 2;
-	switch (cli_parse_argv(who, sb_str(&usage), c->opts, x.args, c->max_pos, argc, argv, x.pos, &x.npos,
-			       &given)) {
+	switch (cli_parse_argv(who, sb_str(&usage), c->opts, x.args, c->max_pos, argc, argv, x.pos,
+			       &x.npos, &given)) {
 	case CLI_HELP:
 		command_help(c, parent, help_out);
 		rc = 0;

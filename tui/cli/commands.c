@@ -9,7 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-extern const struct command cmd_help, cmd_version, cmd_demo, cmd_init, cmd_status, cmd_contract, cmd_verify, cmd_log, cmd_commit, cmd_export, cmd_repair, cmd_import, cmd_parse, cmd_tui, cmd_view, cmd_lint, cmd_trap, cmd_dispatch, cmd_reassess, cmd_stop, cmd_noise, cmd_confirm, cmd_warmup, cmd_dependents, cmd_promote, cmd_report, cmd_watch, cmd_chart, cmd_completion;
+extern const struct command cmd_help, cmd_version, cmd_demo, cmd_init, cmd_status, cmd_contract,
+	cmd_verify, cmd_log, cmd_commit, cmd_export, cmd_repair, cmd_import, cmd_parse, cmd_tui,
+	cmd_view, cmd_lint, cmd_trap, cmd_dispatch, cmd_reassess, cmd_stop, cmd_noise,
+	cmd_confirm, cmd_warmup, cmd_dependents, cmd_promote, cmd_report, cmd_watch, cmd_chart,
+	cmd_completion;
 
 const struct command *const optloop_commands[] = {
 	&cmd_help,        &cmd_version,      &cmd_demo,     &cmd_init,   &cmd_status,
@@ -98,7 +102,8 @@ void cli_overview(FILE *out)
 	fprintf(out, "The disciplined kernel optimization loop: one change, one gated verify,\n"
 		     "one log row and one commit per iteration.\n\ncommands:\n");
 	for (size_t i = 0; i < NCOMMANDS; i++)
-		fprintf(out, "  %-10s %s\n", optloop_commands[i]->name, optloop_commands[i]->summary);
+		fprintf(out, "  %-10s %s\n", optloop_commands[i]->name,
+			optloop_commands[i]->summary);
 	fprintf(out, "\n%s", loop_rules);
 	fprintf(out, "\nexit status: 0 done, 1 gate or check failed (only that), 2 usage error\n"
 		     "(or a repository, workspace or file that is not there or not a file),\n"

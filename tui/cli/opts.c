@@ -42,7 +42,8 @@ static bool unknown(const char *who, const char *usage, const struct cli_opt *op
 	if (near)
 		cli_usage_error_at(who, usage, "unknown option %s (did you mean %s?)", arg, near);
 	else
-		cli_usage_error_at(who, usage, "unknown option %s (optloop %s --help lists them)", arg, who);
+		cli_usage_error_at(who, usage, "unknown option %s (optloop %s --help lists them)",
+				   arg, who);
 	return false;
 }
 
@@ -81,8 +82,9 @@ static bool take(const char *who, const char *usage, const struct cli_opt *o, vo
 		errno = 0;
 		long k = strtol(v, &end, 10);
 		if (end == v || *end || errno || k < o->lo || k > o->hi) {
-			cli_usage_error_at(who, usage, "%s needs a whole number from %.0f to %.0f, got '%s'",
-					o->name, o->lo, o->hi, v);
+			cli_usage_error_at(who, usage,
+					   "%s needs a whole number from %.0f to %.0f, got '%s'",
+					   o->name, o->lo, o->hi, v);
 			return false;
 		}
 		*(long *)dest(o, args) = k;
@@ -91,8 +93,8 @@ static bool take(const char *who, const char *usage, const struct cli_opt *o, vo
 	case CO_NUM: {
 		double x = strtod(v, &end);
 		if (end == v || *end || !isfinite(x) || x < o->lo || x > o->hi) {
-			cli_usage_error_at(who, usage, "%s needs a number from %g to %g, got '%s'", o->name,
-					o->lo, o->hi, v);
+			cli_usage_error_at(who, usage, "%s needs a number from %g to %g, got '%s'",
+					   o->name, o->lo, o->hi, v);
 			return false;
 		}
 		*(double *)dest(o, args) = x;
@@ -103,8 +105,8 @@ static bool take(const char *who, const char *usage, const struct cli_opt *o, vo
 }
 
 enum cli_parsed cli_parse_argv(const char *who, const char *usage, const struct cli_opt *opts,
-			       void *args, int max_pos, int argc, char **argv, const char **pos, int *npos,
-			       unsigned long long *given)
+			       void *args, int max_pos, int argc, char **argv, const char **pos,
+			       int *npos, unsigned long long *given)
 {
 	bool opts_done = false;
 	*npos = 0;
@@ -132,7 +134,8 @@ enum cli_parsed cli_parse_argv(const char *who, const char *usage, const struct 
 			}
 			if (o->kind != CO_FLAG && !v) {
 				if (i + 1 >= argc) {
-					cli_usage_error_at(who, usage, "%s needs a value (%s)", o->name, o->arg);
+					cli_usage_error_at(who, usage, "%s needs a value (%s)",
+							   o->name, o->arg);
 					return CLI_BAD;
 				}
 				v = argv[++i];

@@ -93,8 +93,8 @@ enum cli_parsed {
  * bit i of *given is set when opts[i] was given.  who names the command in
  * messages, and usage (or NULL) is the usage line they end with. */
 enum cli_parsed cli_parse_argv(const char *who, const char *usage, const struct cli_opt *opts,
-			       void *args, int max_pos, int argc, char **argv, const char **pos, int *npos,
-			       unsigned long long *given);
+			       void *args, int max_pos, int argc, char **argv, const char **pos,
+			       int *npos, unsigned long long *given);
 
 
 /* The same from its parts: "usage: optloop USAGE", the summary, the

@@ -115,7 +115,8 @@ static int confirm_run(struct cmd_ctx *x)
 static const struct cli_opt confirm_opts[] = {
 	CLI_FLAG("--baseline", offsetof(struct confirm_args, o.baseline),
 		 "the best against the baseline commit: the promotion verdict"),
-	CLI_INT("--max-pairs", offsetof(struct confirm_args, pairs), "N", CONFIRM_PAIRS, CONFIRM_MAX_LOOKS,
+	CLI_INT("--max-pairs", offsetof(struct confirm_args, pairs),
+		"N", CONFIRM_PAIRS, CONFIRM_MAX_LOOKS,
 		"stop after N best/candidate pairs at the most (default 8)"),
 	CLI_FLAG("--paired", offsetof(struct confirm_args, o.paired),
 		 "one run is a pair: the command gets --base <the best's commit> and the "

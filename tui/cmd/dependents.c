@@ -106,7 +106,8 @@ static int dependents_run(struct cmd_ctx *x)
 }
 
 static const struct cli_opt dependents_opts[] = {
-	CLI_FLAG("--work", offsetof(struct dependents_args, work), "compare the work tree's kernel with the baseline (default: "
+	CLI_FLAG("--work", offsetof(struct dependents_args, work),
+		 "compare the work tree's kernel with the baseline (default: "
 				  "the best's, the candidate for promotion)"),
 	{.name = "--run", .kind = CO_FLAG, .off = offsetof(struct dependents_args, run),
 	 .opens = OPEN_WRITE,

@@ -49,7 +49,8 @@ out:
 }
 
 static const struct cli_opt init_opts[] = {
-	CLI_NEED("--op", offsetof(struct init_args, o.op), "OP", "the op's name (FLA registry name; also the global --op)"),
+	CLI_NEED("--op", offsetof(struct init_args, o.op), "OP",
+		 "the op's name (FLA registry name; also the global --op)"),
 	CLI_TEXT("--test-file", offsetof(struct init_args, o.test_file), "PATH",
 		 "the frozen test (default: the op's test in the FLA registry)"),
 	CLI_TEXT("--naive", offsetof(struct init_args, o.naive), "PATH",
@@ -66,9 +67,12 @@ static const struct cli_opt init_opts[] = {
 		"PYTEST_ADDOPTS in the validation command; its verdict is read the same way)"),
 	CLI_TEXT("--bench", offsetof(struct init_args, o.bench_cmd), "CMD",
 		 "the benchmark command (default: the validation command with --base main)"),
-	CLI_TEXT("--target", offsetof(struct init_args, o.target), "TEXT", "the contract's Target, e.g. 'every shape >= 1.2x'"),
-	CLI_TEXT("--languages", offsetof(struct init_args, o.languages), "TEXT", "the contract's kernel languages"),
-	CLI_TEXT("--promotion", offsetof(struct init_args, o.promotion), "TEXT", "the contract's promotion bar"),
+	CLI_TEXT("--target", offsetof(struct init_args, o.target), "TEXT",
+		 "the contract's Target, e.g. 'every shape >= 1.2x'"),
+	CLI_TEXT("--languages", offsetof(struct init_args, o.languages), "TEXT",
+		 "the contract's kernel languages"),
+	CLI_TEXT("--promotion", offsetof(struct init_args, o.promotion), "TEXT",
+		 "the contract's promotion bar"),
 	CLI_END,
 };
 

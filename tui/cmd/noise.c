@@ -69,7 +69,8 @@ static int noise_run(struct cmd_ctx *x)
 }
 
 static const struct cli_opt noise_opts[] = {
-	CLI_INT("--runs", offsetof(struct noise_args, runs), "K", 2, 100, "how many runs of the best (default 5)"),
+	CLI_INT("--runs", offsetof(struct noise_args, runs), "K", 2, 100,
+		"how many runs of the best (default 5)"),
 	CLI_FLAG("--paired", offsetof(struct noise_args, o.paired),
 		 "A/A: each run times the best against itself in one process (the command "
 		 "gets --base <the best's commit>, or it at {best}); their ratios are the "

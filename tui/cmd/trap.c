@@ -169,7 +169,8 @@ static const struct cli_opt trap_add_opts[] = {
 	CLI_NEED("--fact", offsetof(struct trap_add_args, fact), "F",
 		 "what happened (numbers, the iteration)"),
 	CLI_NEED("--why", offsetof(struct trap_add_args, why), "W", "why it misleads"),
-	CLI_NEED("--how", offsetof(struct trap_add_args, how), "H", "how to check for it next time"),
+	CLI_NEED("--how", offsetof(struct trap_add_args, how), "H",
+		 "how to check for it next time"),
 	CLI_FLAG("--json", offsetof(struct trap_add_args, json), "print the new trap as JSON"),
 	CLI_END,
 };

@@ -176,9 +176,11 @@ static const struct cli_opt verify_opts[] = {
 		 "(without it such a change refuses the run)"),
 	CLI_NUM("--timeout", offsetof(struct verify_args, o.timeout_s), "SEC", 0, 1e7,
 		"stop the run after SEC seconds (recorded as incomplete: an attempt)"),
-	CLI_FLAG("--quiet", offsetof(struct verify_args, quiet), "do not stream the harness output (it is in the raw log); "
+	CLI_FLAG("--quiet", offsetof(struct verify_args, quiet),
+		 "do not stream the harness output (it is in the raw log); "
 				    "the summary stays"),
-	CLI_FLAG("--json", offsetof(struct verify_args, json), "stdout carries only the measurement as JSON; the "
+	CLI_FLAG("--json", offsetof(struct verify_args, json),
+		 "stdout carries only the measurement as JSON; the "
 				  "harness output goes to stderr"),
 	CLI_END,
 };
