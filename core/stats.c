@@ -677,6 +677,43 @@ static void cmp_word(struct stats_cmp *out, const struct stats_set *best,
 	out->why = sb_detach(&why);
 }
 
+/* One shape both sides measured: the log speedup d (best over candidate)
+ * and its standard error, with the shape's noise into s->noise.  Counts in
+ * *npairs_noise a shape whose noise is its session's own pair spread. */
+static double shape_estimate(struct stats_shape_cmp *s, const double *lb, size_t nb,
+			     const double *lc, size_t nc, const struct stats_set **groups,
+			     size_t ng, const struct stats_opts *o, const char *env, bool paired,
+			     size_t *npairs_noise, double *se)
+{
+	double d = stats_median(lb, nb) - stats_median(lc, nc);
+	noise_pool_x(groups, ng, o ? o->across : NULL, o ? o->nacross : 0, env, s->key, paired,
+		     &s->noise);
+	double eb = median_se(nb), ec = median_se(nc);
+	*se = s->noise.sigma * sqrt(eb * eb + ec * ec);
+	/* One session, whole pairs (B C B C ..., or the harness's own pairs):
+	 * the Hodges-Lehmann estimate of the pair differences, as robust as a
+	 * median and nearly as exact as a mean, and any drift across the
+	 * session cancels. */
+	if (paired && nb == nc && nb >= 2) {
+		d = hodges_lehmann(lb, lc, nb);
+		*se = s->noise.sigma * sqrt(2.0 / (double)nb) * (nb <= 2 ? 1.0 : 1.05);
+	}
+	/* In-process pairs: the spread of their own log ratios (A/A runs, other
+	 * pairs of a session) is the noise of one pair, once some session has
+	 * two of them. */
+	struct stats_noise pn;
+	if (paired && nb == nc && o && o->pairs) {
+		noise_pool_x(&o->pairs, 1, NULL, 0, env, s->key, true, &pn);
+		if (!pn.assumed && !pn.crossed) {
+			pn.pairs = true;
+			s->noise = pn;
+			(*npairs_noise)++;
+			*se = pn.sigma / sqrt((double)nb) * (nb <= 2 ? 1.0 : 1.05);
+		}
+	}
+	return d;
+}
+
 void stats_compare(const struct stats_set *best, const struct stats_set *cand,
 		   const struct stats_opts *o, struct stats_cmp *out)
 {
@@ -745,33 +782,8 @@ void stats_compare(const struct stats_set *best, const struct stats_set *cand,
 		if (s->in_cand && !s->in_best)
 			nextra++;
 		if (s->in_best && s->in_cand) {
-			double d = stats_median(lb, nb) - stats_median(lc, nc);
-			noise_pool_x(groups, ng, o ? o->across : NULL, o ? o->nacross : 0, env,
-				     s->key, paired, &s->noise);
-			double eb = median_se(nb), ec = median_se(nc);
-			double se = s->noise.sigma * sqrt(eb * eb + ec * ec);
-			/* One session, whole pairs (B C B C ..., or the harness's own
-			 * pairs): the Hodges-Lehmann estimate of the pair
-			 * differences, as robust as a median and nearly as exact
-			 * as a mean, and any drift across the session cancels. */
-			if (paired && nb == nc && nb >= 2) {
-				d = hodges_lehmann(lb, lc, nb);
-
-				se = s->noise.sigma * sqrt(2.0 / (double)nb) * (nb <= 2 ? 1.0 : 1.05);
-			}
-			/* In-process pairs: the spread of their own log ratios
-			 * (A/A runs, other pairs of a session) is the noise of one
-			 * pair, once some session has two of them. */
-			struct stats_noise pn;
-			if (paired && nb == nc && o && o->pairs) {
-				noise_pool_x(&o->pairs, 1, NULL, 0, env, s->key, true, &pn);
-				if (!pn.assumed && !pn.crossed) {
-					pn.pairs = true;
-					s->noise = pn;
-					npairs_noise++;
-					se = pn.sigma / sqrt((double)nb) * (nb <= 2 ? 1.0 : 1.05);
-				}
-			}
+			double se, d = shape_estimate(s, lb, nb, lc, nc, groups, ng, o, env, paired,
+						      &npairs_noise, &se);
 			double t = looks ? stats_t_quantile(q, s->noise.dof) : stats_t975(s->noise.dof);
 			s->speedup = exp(d);
 			s->gain = gain_of(d);
