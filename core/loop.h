@@ -483,8 +483,11 @@ enum loop_report { LOOP_REPORT_FINAL, LOOP_REPORT_HEADER, LOOP_REPORT_PR };
 int loop_report(struct loop *l, enum loop_report kind, int iter, struct sb *md, json_t **json,
 		struct err *e);
 
-/* The whole store as JSON (runs, rows, verdicts, ...) with the op. */
-int loop_export_json(struct loop *l, json_t **out, struct err *e);
+/* The whole store as one JSON document (runs, rows, verdicts, ..., then the
+ * op), written through write as it is read (store_export_json): memory
+ * bounded whatever the history's length.  ERR_IO when write fails. */
+int loop_export_json(struct loop *l, size_t flags, json_dump_callback_t write, void *data,
+		     struct err *e);
 
 /* ---- noise and confirm sessions (core/session.c) ------------------------ */
 

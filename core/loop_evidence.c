@@ -375,11 +375,14 @@ int loop_report(struct loop *l, enum loop_report kind, int iter, struct sb *md, 
 					    : report_pr(ws, md, json, e);
 }
 
-int loop_export_json(struct loop *l, json_t **out, struct err *e)
+int loop_export_json(struct loop *l, size_t flags, json_dump_callback_t write, void *data,
+		     struct err *e)
 {
-	int rc = store_export_json(l->ws.store, out, e);
-	if (rc == 0)
-		json_object_set_new(*out, "op", json_string((&l->ws)->op));
+	json_t *extra = json_object();
+	if (l->ws.op)
+		json_object_set_new(extra, "op", json_string(l->ws.op));
+	int rc = store_export_json(l->ws.store, extra, flags, write, data, e);
+	json_decref(extra);
 	return rc;
 }
 

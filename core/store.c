@@ -3,6 +3,7 @@
 #include "core/store.h"
 #include "core/store_sql.h"
 #include "core/err.h"
+#include "core/jsonw.h"
 #include "core/sb.h"
 
 #include <sqlite3.h>
@@ -1256,50 +1257,73 @@ static json_t *column_json(sqlite3_stmt *st, int i)
 	}
 }
 
-int store_export_json(struct store *s, json_t **out, struct err *e)
+/* One table's rows, each a small object dumped and freed before the next
+ * is read. */
+static int export_table(struct store *s, const char *name, struct jsonw *w, struct err *e)
+{
+	sqlite3_stmt *st;
+	char *q = sqlite3_mprintf("SELECT * FROM \"%w\" ORDER BY rowid", name);
+	int rc = sqlite3_prepare_v2(s->db, q, -1, &st, NULL);
+	sqlite3_free(q);
+	if (rc != SQLITE_OK) {
+		/* WITHOUT ROWID tables added by other modules */
+		q = sqlite3_mprintf("SELECT * FROM \"%w\"", name);
+		rc = sqlite3_prepare_v2(s->db, q, -1, &st, NULL);
+		sqlite3_free(q);
+		if (rc != SQLITE_OK)
+			return store_fail(s, "cannot export a table", e);
+	}
+	rc = jsonw_array(w, name);
+	while (rc == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		json_t *row = json_object();
+		for (int i = 0; i < sqlite3_column_count(st); i++)
+			json_object_set_new(row, sqlite3_column_name(st, i), column_json(st, i));
+		rc = jsonw_value(w, NULL, row);
+		json_decref(row);
+	}
+	if (rc == SQLITE_DONE)
+		rc = jsonw_close(w);
+	else if (rc > 0)
+		rc = store_fail(s, "cannot read a table to export", e);
+	sqlite3_finalize(st);
+	return rc;
+}
+
+int store_export_json(struct store *s, json_t *extra, size_t flags, json_dump_callback_t write,
+		      void *data, struct err *e)
 {
 	sqlite3_stmt *tabs;
-	json_t *root = json_object(), *tables = json_object();
+	struct jsonw w;
+	const char *key;
+	json_t *v;
+	/* (the list of tables stays open until the last row is out: every
+	 * table is read in its one read transaction) */
 	int rc = prep(s,
 		      "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE "
 		      "'sqlite_%' ORDER BY name",
 		      &tabs, e);
-	if (rc < 0) {
-		json_decref(root);
-		json_decref(tables);
+	if (rc < 0)
 		return rc;
-	}
-	json_object_set_new(root, "schema", json_integer(NMIGRATIONS));
-	while (rc == 0 && sqlite3_step(tabs) == SQLITE_ROW) {
-		const char *name = (const char *)sqlite3_column_text(tabs, 0);
-		char *q = sqlite3_mprintf("SELECT * FROM \"%w\" ORDER BY rowid", name);
-		sqlite3_stmt *st;
-		json_t *arr = json_array();
-		if (sqlite3_prepare_v2(s->db, q, -1, &st, NULL) != SQLITE_OK) {
-			/* WITHOUT ROWID tables added by other modules */
-			sqlite3_free(q);
-			q = sqlite3_mprintf("SELECT * FROM \"%w\"", name);
-			if (sqlite3_prepare_v2(s->db, q, -1, &st, NULL) != SQLITE_OK)
-				rc = store_fail(s, "cannot export a table", e);
-		}
-		sqlite3_free(q);
-		while (rc == 0 && sqlite3_step(st) == SQLITE_ROW) {
-			json_t *row = json_object();
-			for (int i = 0; i < sqlite3_column_count(st); i++)
-				json_object_set_new(row, sqlite3_column_name(st, i),
-						    column_json(st, i));
-			json_array_append_new(arr, row);
-		}
-		if (rc == 0)
-			sqlite3_finalize(st);
-		json_object_set_new(tables, name, arr);
-	}
+	jsonw_init(&w, flags, write, data);
+	json_t *schema = json_integer(NMIGRATIONS);
+	if (jsonw_object(&w, NULL) == 0 && jsonw_value(&w, "schema", schema) == 0)
+		rc = jsonw_object(&w, "tables");
+	json_decref(schema);
+	while (rc == 0 && sqlite3_step(tabs) == SQLITE_ROW)
+		rc = export_table(s, (const char *)sqlite3_column_text(tabs, 0), &w, e);
 	unprep(s, tabs);
-	json_object_set_new(root, "tables", tables);
-	if (rc < 0) {
-		json_decref(root);
-		return rc;
-	}
-	*out = root;
-	return 0;
+	if (rc == 0)
+		rc = jsonw_close(&w);
+	json_object_foreach(extra, key, v)
+		if (rc == 0)
+			rc = jsonw_value(&w, key, v);
+	if (rc == 0)
+		rc = jsonw_close(&w);
+	if (w.write_failed)
+		rc = err_set(e, ERR_IO, "export stopped: its output could not be written (a closed "
+					"pipe or a full disk)");
+	else if (w.dump_failed)
+		rc = err_set(e, ERR_IO, "export stopped: the database holds text that is not valid "
+					"UTF-8, which JSON cannot carry");
+	return rc;
 }

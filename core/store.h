@@ -153,9 +153,16 @@ int store_aside_add(struct store *s, int iter, const char *sha, const char *ref,
 int store_aside_pending(struct store *s, int *iter, char **sha, char **ref, struct err *e);
 int store_aside_done(struct store *s, const char *sha, struct err *e);
 
-/* The whole database as one JSON object: {"schema": N, "tables": {name: [rows]}}.
- * *out is caller-owned (json_decref). */
-int store_export_json(struct store *s, json_t **out, struct err *e);
+/* The whole database as one JSON document, {"schema": N, "tables": {name:
+ * [rows]}} and then the members of extra (borrowed; NULL for none), written
+ * through write(buf, len, data) as the rows are read: the memory it takes
+ * is that of one row, whatever the history's length.  flags are jansson's
+ * dump flags; the text is what json_dump_callback of the whole tree would
+ * write with them.  Every table is read in one read transaction.  Returns 0,
+ * or negative with e set (a table that cannot be read, write returning
+ * non-zero: ERR_IO); what was written before a failure stays written. */
+int store_export_json(struct store *s, json_t *extra, size_t flags, json_dump_callback_t write,
+		      void *data, struct err *e);
 
 /* ---- the guards' tables (core/store_guards.c) ----------------------------
  * Reads answer "nothing there" when a table cannot be read; writes return

@@ -19,6 +19,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#define EXPORT_FLAGS (JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10))
+
+static int to_sb(const char *buf, size_t len, void *data)
+{
+	sb_add(data, buf, len);
+	return 0;
+}
+
 static char tmpdir[64];
 static char dbpath[128];
 
@@ -462,7 +470,24 @@ static void samples_envs_and_export(void **state)
 	assert_int_equal(store_run_insert(s, &r, &e), 0);
 	assert_int_equal(store_samples_add(s, r.id, id1, rows, 2, &e), 0);
 	assert_int_equal(store_event(s, 0, "verify", "started", &e), 0);
-	assert_int_equal(store_export_json(s, &j, &e), 0);
+	struct sb text = SB_INIT;
+	json_t *extra = json_pack("{s:s}", "op", "chunk");
+	sb_init(&text);
+	assert_int_equal(store_export_json(s, extra, EXPORT_FLAGS, to_sb, &text, &e), 0);
+	j = json_loads(text.buf, 0, NULL);
+	assert_non_null(j);
+	/* laid out as jansson dumps the whole document, the extra member last */
+	char *whole = json_dumps(j, EXPORT_FLAGS);
+	assert_string_equal(text.buf, whole);
+	free(whole);
+	const char *last_key = NULL, *key;
+	json_t *v;
+	json_object_foreach(j, key, v)
+		last_key = key;
+	assert_string_equal(last_key, "op");
+	assert_string_equal(json_string_value(json_object_get(j, "op")), "chunk");
+	json_decref(extra);
+	sb_release(&text);
 	json_t *tables = json_object_get(j, "tables");
 	assert_int_equal(json_array_size(json_object_get(tables, "samples")), 2);
 	json_t *s1 = json_array_get(json_object_get(tables, "samples"), 1);
@@ -476,6 +501,35 @@ static void samples_envs_and_export(void **state)
 	assert_int_equal(json_array_size(json_object_get(tables, "events")), 1);
 	assert_int_equal(json_integer_value(json_object_get(j, "schema")), STORE_SCHEMA_VERSION);
 	json_decref(j);
+	store_close(s);
+}
+
+/* A write that fails part way: the export stops there with ERR_IO. */
+static int refuse_after_a_block(const char *buf, size_t len, void *data)
+{
+	int *calls = data;
+	(void)buf;
+	(void)len;
+	return ++*calls > 1 ? -1 : 0;
+}
+
+static void export_stops_when_its_output_is_refused(void **state)
+{
+	struct store *s;
+	struct err e = {0};
+	int calls = 0;
+	(void)state;
+	assert_int_equal(store_open(dbpath, STORE_CREATE, &s, &e), 0);
+	/* more than one block of text: events with long details */
+	char detail[2000];
+	memset(detail, 'd', sizeof(detail) - 1);
+	detail[sizeof(detail) - 1] = '\0';
+	for (int i = 0; i < 40; i++)
+		assert_int_equal(store_event(s, i, "note", detail, &e), 0);
+	assert_int_equal(store_export_json(s, NULL, EXPORT_FLAGS, refuse_after_a_block, &calls, &e),
+			 ERR_IO);
+	assert_int_equal(calls, 2);
+	assert_non_null(strstr(e.msg, "could not be written"));
 	store_close(s);
 }
 
@@ -703,6 +757,7 @@ int main(void)
 		cmocka_unit_test_setup(rows_read_again_see_every_write, fresh),
 		cmocka_unit_test_setup(rows_are_shared_until_a_write, fresh),
 		cmocka_unit_test_setup(samples_envs_and_export, fresh),
+		cmocka_unit_test_setup(export_stops_when_its_output_is_refused, fresh),
 		cmocka_unit_test_setup(aside_pending_until_done, fresh),
 		cmocka_unit_test_setup(newer_schema_is_refused, fresh),
 		cmocka_unit_test_setup(every_table_comes_from_the_migrations, fresh),

@@ -69,8 +69,7 @@ int cli_emit(const char *output, const char *text, json_t *json)
 {
 	struct sb s = SB_INIT;
 	if (json) {
-		char *t = json_dumps(json, JSON_INDENT(2) | JSON_PRESERVE_ORDER |
-						   JSON_REAL_PRECISION(10));
+		char *t = json_dumps(json, CLI_JSON_FLAGS);
 		if (t) {
 			sb_adds(&s, t);
 			sb_addc(&s, '\n');
@@ -98,6 +97,13 @@ int cli_emit(const char *output, const char *text, json_t *json)
 void cli_print_json(json_t *v)
 {
 	cli_emit(NULL, NULL, v);
+}
+
+int cli_json_write(const char *buf, size_t len, void *data)
+{
+	(void)data;
+	json_printed = true;
+	return fwrite(buf, 1, len, stdout) == len ? 0 : -1;
 }
 
 static volatile sig_atomic_t stop_flag;

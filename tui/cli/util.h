@@ -40,6 +40,13 @@ int cli_vusage_error(const char *cmd, const char *usage, const char *fmt, va_lis
 int cli_emit(const char *output, const char *text, json_t *json);
 /* Print a JSON value on stdout (indented, one trailing newline) and take its reference. */
 void cli_print_json(json_t *v);
+/* How the commands lay out their JSON (jansson's dump flags). */
+#define CLI_JSON_FLAGS (JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10))
+/* A JSON document written to stdout piece by piece (the engine's streamed
+ * output, write callback of jansson's json_dump_callback; data unused):
+ * once a byte is out, a failure is no longer printed as JSON after it.
+ * Returns -1 when stdout refuses the bytes. */
+int cli_json_write(const char *buf, size_t len, void *data);
 
 /* s with every byte a terminal would act on spelled out (vis_escape), for
  * printing a command the user is asked to trust; the text lives in *tmp

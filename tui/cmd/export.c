@@ -16,11 +16,10 @@ static int export_run(struct cmd_ctx *x)
 {
 	struct loop *l = x->l;
 	struct err e = {0};
-	json_t *j;
-	if (loop_export_json(l, &j, &e) < 0)
-		return cli_fail(&e);
-	cli_print_json(j);
-	return 0;
+	int rc = loop_export_json(l, CLI_JSON_FLAGS, cli_json_write, NULL, &e);
+	if (rc == 0 && cli_json_write("\n", 1, NULL) < 0)
+		rc = err_set(&e, ERR_IO, "export stopped: its output could not be written");
+	return rc < 0 ? cli_fail(&e) : 0;
 }
 
 static const struct cli_opt export_opts[] = {
