@@ -44,9 +44,12 @@ void chart_build(const struct log_row *rows, size_t n, const double *ms, struct 
 	c->best_ms = c->band_lo = c->band_hi = NAN;
 	c->v = xcalloc(n ? n : 1, sizeof(*c->v));
 	c->n = n;
+	const struct log_row *best = NULL;
 	for (size_t i = 0; i < n; i++) {
 		struct chart_item *it = &c->v[i];
-		const struct log_row *best = log_rows_best(rows, i + 1);
+		/* log_rows_best(rows, i + 1), carried along */
+		if (log_row_can_be_best(&rows[i]))
+			best = &rows[i];
 		it->iter = rows[i].iter;
 		it->kind = row_kind(&rows[i]);
 		it->ms = ms ? ms[i] : rows[i].bench_ms;
@@ -54,7 +57,6 @@ void chart_build(const struct log_row *rows, size_t n, const double *ms, struct 
 		it->unconfirmed = rows[i].status == RS_KEEP && rows[i].unconfirmed;
 		it->best_ms = !best ? NAN : ms ? ms[best - rows] : best->bench_ms;
 	}
-	const struct log_row *best = log_rows_best(rows, n);
 	if (best) {
 		c->has_best = true;
 		c->best_iter = best->iter;
@@ -138,6 +140,38 @@ static int load_shapes(struct store *s, const struct log_row *rows, size_t n,
 	return 0;
 }
 
+struct shape_keys {
+	char **v;
+	size_t n;
+};
+
+static void count_shape(void *ctx, const struct parse_row *r)
+{
+	struct shape_keys *k = ctx;
+	char *key = measure_shape_key(r);
+	for (size_t i = 0; i < k->n; i++) {
+		if (!strcmp(k->v[i], key)) {
+			free(key);
+			return;
+		}
+	}
+	k->v = xrealloc(k->v, (k->n + 1) * sizeof(*k->v));
+	k->v[k->n++] = key;
+}
+
+/* How many shapes the rows' verify runs measured (load_shapes' count,
+ * without each row's times). */
+static int count_shapes(struct store *s, size_t *n, struct err *e)
+{
+	struct shape_keys k = {0};
+	int rc = store_row_shapes(s, count_shape, &k, e);
+	*n = k.n;
+	for (size_t i = 0; i < k.n; i++)
+		free(k.v[i]);
+	free(k.v);
+	return rc;
+}
+
 static void list_names(const struct shape_cols *sc, const bool *only, struct sb *out)
 {
 	size_t k = 0;
@@ -202,12 +236,17 @@ int chart_load(struct store *s, const char *shape, struct chart *c, struct err *
 	struct shape_cols sc;
 	size_t pick = 0;
 
+	size_t nshapes = 0;
 	memset(c, 0, sizeof(*c));
+	memset(&sc, 0, sizeof(sc));
 	int rc = store_rows_get(s, &rs, e);
 	if (rc < 0)
 		return rc;
-	rc = load_shapes(s, rs->v, rs->n, &sc, e);
-	if (rc == 0 && shape)
+	/* the bench column needs only how many shapes there are; one shape's
+	 * column needs each row's time of it */
+	if (!shape)
+		rc = count_shapes(s, &nshapes, e);
+	else if ((rc = load_shapes(s, rs->v, rs->n, &sc, e)) == 0)
 		rc = pick_shape(&sc, shape, &pick, e);
 	if (rc < 0) {
 		shape_cols_release(&sc);
@@ -215,7 +254,7 @@ int chart_load(struct store *s, const char *shape, struct chart *c, struct err *
 		return rc;
 	}
 	chart_build(rs->v, rs->n, shape ? sc.v[pick].ms : NULL, c);
-	c->nshapes = sc.n;
+	c->nshapes = shape ? sc.n : nshapes;
 	if (shape)
 		c->shape = xstrdup(sc.v[pick].name);
 	struct loop_noise nz;

@@ -295,8 +295,9 @@ static void probe_lines(struct store *s, const char *tree, struct sb *md, json_t
 }
 
 /* The bench per iteration as a Mermaid chart under its own heading; the
- * series into *json when not NULL.  A chart that cannot be read is left
- * out with a line saying why: the rest of the report stands without it. */
+ * series into *json when json is not NULL (a JSON row per iteration: only
+ * when the caller prints JSON).  A chart that cannot be read is left out
+ * with a line saying why: the rest of the report stands without it. */
 static void chart_section(const struct workspace *ws, const char *heading,
 			  struct sb *md, json_t **json)
 {
@@ -306,10 +307,12 @@ static void chart_section(const struct workspace *ws, const char *heading,
 	sb_addf(md, "\n%s Bench per iteration\n\n", heading);
 	if (chart_load(s, NULL, &c, &e) < 0) {
 		sb_addf(md, "(no chart: %s)\n", e.msg);
-		*json = json_null();
+		if (json)
+			*json = json_null();
 	} else {
 		chart_mermaid(&c, ws->op, md);
-		*json = chart_json(&c);
+		if (json)
+			*json = chart_json(&c);
 	}
 	chart_release(&c);
 }
@@ -328,15 +331,18 @@ static json_t *device_json(struct store *s, int run_id, struct sb *md)
 	return json_null();
 }
 
-/* What the session's decisions cost in GPU runs: per iteration and in all. */
-static json_t *cost_section(struct store *s, struct sb *md)
+/* What the session's decisions cost in GPU runs: per iteration and in all;
+ * the same as JSON when want_json (else NULL: a JSON object per iteration
+ * only when the caller prints JSON). */
+static json_t *cost_section(struct store *s, struct sb *md, bool want_json)
 {
 	struct loop_cost c;
-	json_t *its = json_array();
+	json_t *its = want_json ? json_array() : NULL;
 	sb_adds(md, "\n### Cost\n\n");
 	if (measure_cost(s, LOOP_COST_ALL, &c, NULL) < 0) {
 		sb_adds(md, "not available (the store could not be read)\n");
-		return json_null();
+		json_decref(its);
+		return want_json ? json_null() : NULL;
 	}
 	sb_adds(md, "| Iter | runs | measurements | GPU s | verify | confirm | noise |\n"
 		    "|---|---|---|---|---|---|---|\n");
@@ -348,13 +354,15 @@ static json_t *cost_section(struct store *s, struct sb *md)
 			sb_adds(md, "| **session**");
 		sb_addf(md, " | %d | %d | %.1f | %d | %d | %d |\n", r->runs, r->measurements,
 			r->gpu_s, r->verify, r->confirm, r->noise);
-		if (i < c.n) {
+		if (want_json && i < c.n) {
 			json_t *o = measure_cost_json(r);
 			json_object_set_new(o, "iter", json_integer(r->iter));
 			json_array_append_new(its, o);
 		}
 	}
-	json_t *j = json_pack("{s:o,s:o}", "iterations", its, "session", measure_cost_json(&c.total));
+	json_t *j = want_json ? json_pack("{s:o,s:o}", "iterations", its, "session",
+					  measure_cost_json(&c.total))
+			      : NULL;
 	measure_cost_release(&c);
 	return j;
 }
@@ -517,8 +525,8 @@ int report_final(const struct workspace *ws, struct sb *md, json_t **json,
 	target_line(md, &c.tgt);
 	char *method = method_text(&c.cmp, c.paired);
 	sb_addf(md, "Interval method: %s.\n", method);
-	json_t *chart;
-	chart_section(ws, "###", md, &chart);
+	json_t *chart = NULL;
+	chart_section(ws, "###", md, json ? &chart : NULL);
 
 	json_t *evidence = evidence_section(s, best_iter, gate_run, md);
 
@@ -535,7 +543,7 @@ int report_final(const struct workspace *ws, struct sb *md, json_t **json,
 		sb_addf(md, "- confirm runs (interleaved, %zu per side): `%s`\n",
 			c.cmp.shapes ? c.cmp.shapes[0].n_cand : 0, ccmd);
 
-	json_t *cost = cost_section(s, md);
+	json_t *cost = cost_section(s, md, json != NULL);
 
 	sb_adds(md, "\n### GPU\n\n");
 	json_t *dev = device_json(s, c.cand.run_id, md);
@@ -764,8 +772,8 @@ int report_pr(const struct workspace *ws, struct sb *md, json_t **json,
 		stats_verdict_name(c.cmp.verdict), c.cmp.speedup,
 		c.cmp.worst >= 0 ? c.cmp.shapes[c.cmp.worst].key : "—");
 	target_line(md, &c.tgt);
-	json_t *chart;
-	chart_section(ws, "###", md, &chart);
+	json_t *chart = NULL;
+	chart_section(ws, "###", md, json ? &chart : NULL);
 	sb_adds(md, "\n## Breaking changes\n\nNone: only the kernel changed; the frozen test and "
 		    "reference are untouched.\n");
 	if (json) {
@@ -781,7 +789,6 @@ int report_pr(const struct workspace *ws, struct sb *md, json_t **json,
 		*json = j;
 	} else {
 		json_decref(devj);
-		json_decref(chart);
 	}
 	sb_release(&dev);
 	claim_release(&c);

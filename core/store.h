@@ -316,6 +316,11 @@ int store_run_samples(struct store *s, int run_id,
 int store_run_side_samples(struct store *s, int run_id, bool base_side,
 			   void (*fn)(void *ctx, const struct parse_row *r, double ms), void *ctx,
 			   struct err *e);
+/* Each distinct shape (mode, B, T, H, D, L, op) that a logged row's run
+ * measured, once, in no particular order; r's strings live only during the
+ * call (its times are NAN).  One statement over the rows' runs. */
+int store_row_shapes(struct store *s, void (*fn)(void *ctx, const struct parse_row *r),
+		     void *ctx, struct err *e);
 /* A run's iteration, kernel tree (caller frees) and gate scope. */
 int store_run_info(struct store *s, int run_id, int *iter, char **tree, int *scope,
 		   struct err *e);

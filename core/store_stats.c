@@ -235,6 +235,18 @@ int store_spread_trees(struct store *s, char ***out, size_t *n, struct err *e)
 	return 0;
 }
 
+/* A sample's shape columns from column first on (NULL numbers as -1). */
+static void shape_columns(sqlite3_stmt *st, int first, struct parse_row *r)
+{
+	long *f[] = {&r->B, &r->T, &r->H, &r->D, &r->L};
+	r->mode = (char *)sqlite3_column_text(st, first);
+	for (int i = 0; i < 5; i++)
+		*f[i] = sqlite3_column_type(st, first + 1 + i) == SQLITE_NULL
+				? -1
+				: (long)sqlite3_column_int64(st, first + 1 + i);
+	r->op = (char *)sqlite3_column_text(st, first + 6);
+}
+
 int store_run_samples(struct store *s, int run_id,
 		      void (*fn)(void *ctx, const struct parse_row *r, double ms), void *ctx,
 		      struct err *e)
@@ -254,13 +266,7 @@ int store_run_side_samples(struct store *s, int run_id, bool base_side,
 	sqlite3_bind_int(st, 1, run_id);
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		struct parse_row r = {0};
-		r.mode = (char *)sqlite3_column_text(st, 0);
-		long *f[] = {&r.B, &r.T, &r.H, &r.D, &r.L};
-		for (int i = 0; i < 5; i++)
-			*f[i] = sqlite3_column_type(st, 1 + i) == SQLITE_NULL
-					? -1
-					: (long)sqlite3_column_int64(st, 1 + i);
-		r.op = (char *)sqlite3_column_text(st, 6);
+		shape_columns(st, 0, &r);
 		double base = col_real(st, 7), nw = col_real(st, 8);
 		if (base_side)
 			fn(ctx, &r, base);
@@ -269,6 +275,26 @@ int store_run_side_samples(struct store *s, int run_id, bool base_side,
 	}
 	sqlite3_finalize(st);
 	return 0;
+}
+
+int store_row_shapes(struct store *s, void (*fn)(void *ctx, const struct parse_row *r),
+		     void *ctx, struct err *e)
+{
+	sqlite3_stmt *st;
+	/* (from each row to its run's samples, by the index on run_id) */
+	int rc = prep(s, "SELECT DISTINCT sa.mode, sa.B, sa.T, sa.H, sa.D, sa.L, sa.op"
+			 " FROM iterations i CROSS JOIN samples sa ON sa.run_id = i.run_id", &st, e);
+	if (rc < 0)
+		return rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct parse_row r = {0};
+		shape_columns(st, 0, &r);
+		r.base_ms = r.new_ms = r.speedup = NAN;
+		fn(ctx, &r);
+	}
+	rc = rc == SQLITE_DONE ? 0 : sql_fail(s, "cannot read the rows' shapes", e);
+	sqlite3_finalize(st);
+	return rc;
 }
 
 int store_run_info(struct store *s, int run_id, int *iter, char **tree, int *scope,

@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "core/chart.h"
 #include "core/contract.h"
 #include "core/err.h"
 #include "core/fsutil.h"
@@ -105,6 +106,42 @@ static void add_row_why(int iter, enum row_status status, int run_id, const char
 static void add_row(int iter, enum row_status status, int run_id, const char *tree)
 {
 	add_row_why(iter, status, run_id, tree, NULL);
+}
+
+/* The bench chart's caption counts the shapes the rows' verify runs
+ * measured: not those of a run no row points at, each shape once however
+ * many rows measured it; the same count as a chart of one shape finds. */
+static void the_chart_counts_the_shapes_the_rows_measured(void **state)
+{
+	struct err e = {0};
+	struct chart c;
+	(void)state;
+	int r0 = add_run(0, "verify", "t0", "NVIDIA H200", GATE_PASS, SCOPE_FULL, 1.0, 2.0);
+	int r1 = add_run(1, "verify", "t1", "NVIDIA H200", GATE_PASS, SCOPE_FULL, 0.9, 1.9);
+	int noise = add_run(1, "noise", "t0", "NVIDIA H200", GATE_NONE, SCOPE_FULL, 1.0, 2.0);
+	struct parse_row other = {.mode = "bwd", .B = 4, .T = 2048, .H = 16, .D = 64, .L = -1,
+				  .op = "op", .base_ms = NAN, .new_ms = 3.0, .speedup = NAN};
+	assert_int_equal(store_samples_add(st, noise, 0, &other, 1, &e), 0);
+	add_row(0, RS_BASE, r0, "t0");
+	add_row(1, RS_DROP, r1, "t1");
+	add_row(2, RS_DROP, 0, NULL); /* imported: no run behind it */
+	assert_int_equal(chart_load(st, NULL, &c, &e), 0);
+	assert_int_equal(c.nshapes, 2);
+	assert_int_equal(c.n, 3);
+	chart_release(&c);
+	/* a row whose run measured the third shape */
+	int r3 = add_run(3, "verify", "t3", "NVIDIA H200", GATE_PASS, SCOPE_FULL, 0.8, 1.8);
+	other.new_ms = 2.5;
+	assert_int_equal(store_samples_add(st, r3, 0, &other, 1, &e), 0);
+	add_row(3, RS_DROP, r3, "t3");
+	assert_int_equal(chart_load(st, NULL, &c, &e), 0);
+	assert_int_equal(c.nshapes, 3);
+	chart_release(&c);
+	assert_int_equal(chart_load(st, "bwd B=4 T=2048 H=16 D=64", &c, &e), 0);
+	assert_int_equal(c.nshapes, 3);
+	assert_true(isnan(c.v[1].ms));
+	assert_true(fabs(c.v[3].ms - 2.5) < 1e-12);
+	chart_release(&c);
 }
 
 static void shape_keys_name_every_dimension(void **state)
@@ -722,6 +759,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(explaining_flags_releases_a_held_back_confirm, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(the_win_is_the_candidates_own_confirm, setup, teardown),
+		cmocka_unit_test_setup_teardown(the_chart_counts_the_shapes_the_rows_measured, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(report_final_uses_the_confirm_session, setup,
 						teardown),
 	};
