@@ -18,7 +18,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
-#define STORE_NSTMT 32
+#define STORE_NSTMT 48
 
 /* A prepared statement kept for the life of the store: a log or a commit
  * runs the same few queries many times, and parsing the SQL again each
@@ -578,20 +578,36 @@ struct sqlite3 *store_db(struct store *s)
 
 /* A statement for sql (a string literal), from the cache when it holds one
  * that is not in use; give it back with unprep(). */
-static int prep(struct store *s, const char *sql, sqlite3_stmt **st, struct err *e)
+static void unprep(struct store *s, sqlite3_stmt *st);
+
+sqlite3_stmt *store_stmt_kept(struct store *s, const char *sql)
 {
+	sqlite3_stmt *st = NULL;
 	for (size_t i = 0; i < s->nstmts; i++) {
 		if (s->stmts[i].sql == sql && !s->stmts[i].busy) {
 			s->stmts[i].busy = true;
-			*st = s->stmts[i].st;
-			return 0;
+			return s->stmts[i].st;
 		}
 	}
-	if (sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT, st, NULL) != SQLITE_OK)
-		return store_fail(s, "cannot prepare a query", e);
+	if (sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &st, NULL) != SQLITE_OK) {
+		sqlite3_finalize(st);
+		return NULL;
+	}
 	if (s->nstmts < STORE_NSTMT)
-		s->stmts[s->nstmts++] = (struct cached_stmt){sql, *st, true};
+		s->stmts[s->nstmts++] = (struct cached_stmt){sql, st, true};
+	return st;
+}
+
+static int prep(struct store *s, const char *sql, sqlite3_stmt **st, struct err *e)
+{
+	if (!(*st = store_stmt_kept(s, sql)))
+		return store_fail(s, "cannot prepare a query", e);
 	return 0;
+}
+
+void store_stmt_put(struct store *s, sqlite3_stmt *st)
+{
+	unprep(s, st);
 }
 
 /* Done with a statement from prep(): reset for the next use (which also

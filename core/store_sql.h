@@ -82,6 +82,13 @@ static inline sqlite3_stmt *sql_stmt(struct store *s, const char *sql)
 	return st;
 }
 
+/* A statement kept prepared for the life of the store (sql a string literal:
+ * the cache knows it by its address), for one that runs once per run or per
+ * row; NULL when it cannot be prepared, the reason left for sql_fail.  Give
+ * it back with store_stmt_put (reset, never finalized by the caller). */
+sqlite3_stmt *store_stmt_kept(struct store *s, const char *sql);
+void store_stmt_put(struct store *s, sqlite3_stmt *st);
+
 /* Step a write to its end and finalize it; a statement that could not be
  * prepared (NULL) fails the same way. */
 static inline int sql_done(struct store *s, sqlite3_stmt *st, const char *what, struct err *e)

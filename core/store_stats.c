@@ -30,6 +30,17 @@ static int prep(struct store *s, const char *sql, sqlite3_stmt **st, struct err 
 	return sql_fail(s, "database query failed", e);
 }
 
+/* prep for a statement a report runs once per run of the history: kept
+ * prepared (store_stmt_kept), given back with store_stmt_put. */
+static int prep_kept(struct store *s, const char *sql, sqlite3_stmt **st, struct err *e)
+{
+	if ((*st = store_stmt_kept(s, sql)))
+		return 0;
+	if (strstr(sqlite3_errmsg(store_db(s)), "no such table"))
+		return ERR_NOTFOUND;
+	return sql_fail(s, "database query failed", e);
+}
+
 /* ---- probe readings ---- */
 
 int store_probe_put(struct store *s, int run_id, const char *phase, double t, bool available,
@@ -53,7 +64,7 @@ int store_probe_json(struct store *s, int run_id, const char *phase, char **json
 {
 	sqlite3_stmt *st;
 	*json = NULL;
-	int rc = prep(s, "SELECT json FROM stats_probes WHERE run_id = ? AND phase = ?"
+	int rc = prep_kept(s, "SELECT json FROM stats_probes WHERE run_id = ? AND phase = ?"
 			 " ORDER BY id DESC LIMIT 1", &st, e);
 	if (rc < 0 && rc != ERR_NOTFOUND)
 		return rc;
@@ -62,7 +73,7 @@ int store_probe_json(struct store *s, int run_id, const char *phase, char **json
 		bind_text(st, 2, phase);
 		if (sqlite3_step(st) == SQLITE_ROW)
 			*json = col_text(st, 0);
-		sqlite3_finalize(st);
+		store_stmt_put(s, st);
 	}
 	return *json ? 0 : err_set(e, ERR_NOTFOUND, "run %d has no %s probe reading", run_id, phase);
 }
@@ -86,11 +97,11 @@ int store_run_session(struct store *s, int run_id)
 {
 	int sess = run_id;
 	sqlite3_stmt *st;
-	if (prep(s, "SELECT session FROM stats_runs WHERE run_id = ?", &st, NULL) == 0) {
+	if (prep_kept(s, "SELECT session FROM stats_runs WHERE run_id = ?", &st, NULL) == 0) {
 		sqlite3_bind_int(st, 1, run_id);
 		if (sqlite3_step(st) == SQLITE_ROW)
 			sess = sqlite3_column_int(st, 0);
-		sqlite3_finalize(st);
+		store_stmt_put(s, st);
 	}
 	return sess;
 }
@@ -108,7 +119,7 @@ int store_run_env_key(struct store *s, int run_id, char **key)
 {
 	sqlite3_stmt *st;
 	*key = NULL;
-	if (prep(s, "SELECT env_key FROM runs WHERE id = ? AND env_key IS NOT NULL", &st, NULL) < 0)
+	if (prep_kept(s, "SELECT env_key FROM runs WHERE id = ? AND env_key IS NOT NULL", &st, NULL) < 0)
 		return 0;
 	sqlite3_bind_int(st, 1, run_id);
 	int found = 0;
@@ -117,7 +128,7 @@ int store_run_env_key(struct store *s, int run_id, char **key)
 		*key = k && *k ? xstrdup(k) : NULL;
 		found = 1;
 	}
-	sqlite3_finalize(st);
+	store_stmt_put(s, st);
 	return found;
 }
 
@@ -171,7 +182,7 @@ int store_tree_runs(struct store *s, const char *tree, struct store_tree_run **o
 	/* A paired run (role "pair": the harness measured the best's commit in
 	 * its base column and the work tree in its new one) is a candidate run
 	 * of its own tree and a best run of its confirm's best tree. */
-	int rc = prep(s, "SELECT r.id, COALESCE(sr.session, r.id),"
+	int rc = prep_kept(s, "SELECT r.id, COALESCE(sr.session, r.id),"
 			 " CASE sr.role WHEN 'pair' THEN 'cand' ELSE sr.role END, 0 FROM runs r"
 			 " LEFT JOIN stats_runs sr ON sr.run_id = r.id"
 			 " WHERE r.tree = ?1 AND" USABLE_RUN
@@ -180,7 +191,7 @@ int store_tree_runs(struct store *s, const char *tree, struct store_tree_run **o
 			 " JOIN stats_confirms c ON c.session = sr.session AND c.best_tree = ?1"
 			 " WHERE" USABLE_RUN " ORDER BY 1", &st, e);
 	if (rc == ERR_NOTFOUND) /* no stats_runs: every run is its own session */
-		rc = prep(s, "SELECT r.id, r.id, NULL, 0 FROM runs r WHERE r.tree = ?1 AND" USABLE_RUN
+		rc = prep_kept(s, "SELECT r.id, r.id, NULL, 0 FROM runs r WHERE r.tree = ?1 AND" USABLE_RUN
 			     " ORDER BY r.id", &st, e);
 	if (rc < 0)
 		return rc;
@@ -198,7 +209,7 @@ int store_tree_runs(struct store *s, const char *tree, struct store_tree_run **o
 		};
 		(*n)++;
 	}
-	sqlite3_finalize(st);
+	store_stmt_put(s, st);
 	return 0;
 }
 
@@ -210,7 +221,7 @@ int store_spread_trees(struct store *s, char ***out, size_t *n, struct err *e)
 	*n = 0;
 	/* a tree with one run of distinct shapes adds nothing to a spread
 	 * (neither between sessions nor within one), whatever else is pooled */
-	int rc = prep(s,
+	int rc = prep_kept(s,
 		      "SELECT tree FROM (SELECT tree, first FROM run_trees"
 		      " WHERE usable >= 2 OR repeats > 0"
 		      " UNION ALL SELECT c.best_tree, min(r.id) FROM stats_confirms c"
@@ -231,7 +242,7 @@ int store_spread_trees(struct store *s, char ***out, size_t *n, struct err *e)
 		}
 		(*out)[(*n)++] = xstrdup(t);
 	}
-	sqlite3_finalize(st);
+	store_stmt_put(s, st);
 	return 0;
 }
 
@@ -259,7 +270,7 @@ int store_run_side_samples(struct store *s, int run_id, bool base_side,
 			   struct err *e)
 {
 	sqlite3_stmt *st;
-	int rc = prep(s, "SELECT mode, B, T, H, D, L, op, base_ms, new_ms FROM samples"
+	int rc = prep_kept(s, "SELECT mode, B, T, H, D, L, op, base_ms, new_ms FROM samples"
 			 " WHERE run_id = ? ORDER BY id", &st, e);
 	if (rc < 0)
 		return rc;
@@ -273,7 +284,7 @@ int store_run_side_samples(struct store *s, int run_id, bool base_side,
 		else
 			fn(ctx, &r, isnan(nw) ? base : nw);
 	}
-	sqlite3_finalize(st);
+	store_stmt_put(s, st);
 	return 0;
 }
 
@@ -282,7 +293,7 @@ int store_row_shapes(struct store *s, void (*fn)(void *ctx, const struct parse_r
 {
 	sqlite3_stmt *st;
 	/* (from each row to its run's samples, by the index on run_id) */
-	int rc = prep(s, "SELECT DISTINCT sa.mode, sa.B, sa.T, sa.H, sa.D, sa.L, sa.op"
+	int rc = prep_kept(s, "SELECT DISTINCT sa.mode, sa.B, sa.T, sa.H, sa.D, sa.L, sa.op"
 			 " FROM iterations i CROSS JOIN samples sa ON sa.run_id = i.run_id", &st, e);
 	if (rc < 0)
 		return rc;
@@ -293,7 +304,7 @@ int store_row_shapes(struct store *s, void (*fn)(void *ctx, const struct parse_r
 		fn(ctx, &r);
 	}
 	rc = rc == SQLITE_DONE ? 0 : sql_fail(s, "cannot read the rows' shapes", e);
-	sqlite3_finalize(st);
+	store_stmt_put(s, st);
 	return rc;
 }
 
@@ -322,7 +333,7 @@ int store_runs_of_tree(struct store *s, const char *tree, int **ids, char ***kin
 	*ids = NULL;
 	*kinds = NULL;
 	*n = 0;
-	if (prep(s, "SELECT id, kind FROM runs WHERE tree = ? AND t_end > 0 ORDER BY id", &st,
+	if (prep_kept(s, "SELECT id, kind FROM runs WHERE tree = ? AND t_end > 0 ORDER BY id", &st,
 		 NULL) < 0)
 		return 0;
 	bind_text(st, 1, tree);
@@ -333,7 +344,7 @@ int store_runs_of_tree(struct store *s, const char *tree, int **ids, char ***kin
 		(*kinds)[*n] = col_text(st, 1);
 		(*n)++;
 	}
-	sqlite3_finalize(st);
+	store_stmt_put(s, st);
 	return 0;
 }
 
