@@ -18,6 +18,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* Where a change set aside by a telescoped edit is kept: ASIDE_REF/<op>/<iter>. */
 #define ASIDE_REF "refs/optloop/aside"
@@ -109,11 +110,28 @@ int loop_load_contract(struct loop *l, struct err *e);
  * log_rows_put(*sr).  On error *sr is NULL and there are no rows. */
 int loop_rows_get(struct store *s, struct log_rows **sr, const struct log_row **rows, size_t *n,
 		  struct err *e);
-/* OPT_LOG.md as the database has it, into out; unless have is given and
- * already says exactly that: then true, and out is left alone. */
-bool loop_render_optlog(struct loop *l, const struct log_row *rows, size_t n, const struct sb *have,
-			struct sb *out);
-/* Write OPT_LOG.md from the database (crash-safe). */
+/* ---- OPT_LOG.md (core/loop_optlog.c) ---- */
+/* A 64-bit hash of n bytes (not cryptographic: it tells a file optloop
+ * wrote from one changed since). */
+uint64_t loop_hash64(const void *data, size_t n);
+/* OPT_LOG.md as the database has it (rows, read after the generation gen
+ * was: store_rows_gen), into out; unless have is given and already says
+ * exactly that: then true, and out is left alone.  key, when not NULL,
+ * gets the key of that text for loop_optlog_record (caller frees; NULL
+ * when gen is unknown). */
+bool loop_render_optlog(struct loop *l, const struct log_row *rows, size_t n, long long gen,
+			const struct sb *have, struct sb *out, char **key);
+/* The key of a text rendered for op with those Env and Target lines at the
+ * rows' generation gen (caller frees); NULL when gen < 0. */
+char *loop_optlog_key(const char *op, const char *env, const char *target, long long gen);
+/* Record that OPT_LOG.md now holds text, rendered from key (nothing is
+ * recorded by a read-only store; a NULL key clears the record). */
+void loop_optlog_record(struct store *s, const char *text, size_t len, const char *key);
+/* Whether have is exactly what optloop last wrote and the database has not
+ * changed what it renders since: then it is current, known without the
+ * rows.  False when anything is not known. */
+bool loop_optlog_current(struct loop *l, const struct sb *have);
+/* Write OPT_LOG.md from the database (crash-safe), and record it. */
 int loop_write_optlog(struct loop *l, struct err *e);
 /* Where the loop stands now: the state, the iteration, the run being
  * logged, whether the kernel changed. */

@@ -627,6 +627,14 @@ int loop_init(const char *cwd, const struct loop_init_opts *o, struct sb *notes,
 		goto out;
 	vcs_head(v, head, NULL);
 	rc = init_record(s, o->op, kernel_text, test_file, naive, head, e);
+	if (rc == 0) {
+		/* the empty log just written, recorded as every later write is */
+		long long gen = -1;
+		store_rows_gen(s, &gen, NULL);
+		char *key = loop_optlog_key(doc.op, NULL, doc.target, gen);
+		loop_optlog_record(s, logtext.buf, logtext.len, key);
+		free(key);
+	}
 	if (rc == 0 && notes) {
 		char *fl = join_list(frozen.v, frozen.n, ", ");
 		sb_addf(notes, "created %s (kernel: %s; frozen: %s)\n", ws.rel, kernel_list, fl);

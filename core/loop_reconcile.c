@@ -352,11 +352,24 @@ int loop_reconcile_optlog(struct loop *l, struct err *e)
 	const struct log_row *rows;
 	size_t n;
 	struct sb want = SB_INIT, have = SB_INIT;
-	int rc = loop_rows_get(l->ws.store, &sr, &rows, &n, e);
-	if (rc < 0)
-		return rc;
 	struct err re = {0};
-	rc = fsutil_read_file(l->ws.optlog_path, &have, &re);
+	char *key = NULL;
+	long long gen = -1;
+	int rc = fsutil_read_file(l->ws.optlog_path, &have, &re);
+
+	/* the file optloop last wrote, with nothing changed since that it
+	 * shows: no rows read, nothing rendered */
+	if (rc == 0 && loop_optlog_current(l, &have)) {
+		sb_release(&have);
+		return 0;
+	}
+	int frc = rc;
+	if ((rc = store_rows_gen(l->ws.store, &gen, e)) < 0 ||
+	    (rc = loop_rows_get(l->ws.store, &sr, &rows, &n, e)) < 0) {
+		sb_release(&have);
+		return rc;
+	}
+	rc = frc;
 	if (rc < 0 && rc != ERR_NOTFOUND) {
 		/* not a file optloop may read (a FIFO, a device, too big): said,
 		 * and left alone until it is replaced */
@@ -365,7 +378,10 @@ int loop_reconcile_optlog(struct loop *l, struct err *e)
 			"command renders OPT_LOG.md again",
 			re.msg);
 		rc = 0;
-	} else if (loop_render_optlog(l, rows, n, rc == 0 ? &have : NULL, &want)) {
+	} else if (loop_render_optlog(l, rows, n, gen, rc == 0 ? &have : NULL, &want, &key)) {
+		/* current, but not recorded so (written before the record was
+		 * kept, or by hand): recorded now, so the next open is quick */
+		loop_optlog_record(l->ws.store, have.buf, have.len, key);
 		rc = 0;
 	} else {
 		struct optlog_doc d;
@@ -384,12 +400,15 @@ int loop_reconcile_optlog(struct loop *l, struct err *e)
 		}
 		if (behind && !l->ws.readonly) {
 			rc = fsutil_write_atomic(l->ws.optlog_path, want.buf, want.len, e);
-			if (rc == 0)
+			if (rc == 0) {
+				loop_optlog_record(l->ws.store, want.buf, want.len, key);
 				store_event(l->ws.store, -1, "reconcile.optlog", "re-rendered", NULL);
+			}
 		} else if (!behind) {
 			lost_rows_found(l, rows, n, &have);
 		}
 	}
+	free(key);
 	sb_release(&want);
 	sb_release(&have);
 	log_rows_put(sr);

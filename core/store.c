@@ -118,6 +118,19 @@ static void rows_forget(struct store *s)
 	"DELETE FROM run_costs WHERE iter = " r ".iter AND kind = " r ".kind;"               \
 	" INSERT INTO run_costs " RUN_COSTS_WHERE("iter = " r ".iter AND kind = " r ".kind") ";"
 
+/* The rows' generation moves on (meta 'rows_gen'). */
+#define ROWS_GEN_BUMP "UPDATE meta SET value = value + 1 WHERE key = 'rows_gen';"
+/* Whether a run's result (JSON text j) holds the environment line its
+ * harness printed: what loop.c's Env line reads (env.raw, a string, not
+ * empty); 0 for text that is not JSON. */
+#define RUN_HAS_ENV(j)                                                                     \
+	"(CASE WHEN json_valid(" j ") THEN json_type(" j ", '$.env.raw') = 'text' AND"         \
+	" json_extract(" j ", '$.env.raw') <> '' ELSE 0 END)"
+/* has_env of the iteration row r (NEW), from its run */
+#define ITER_HAS_ENV(r)                                                                    \
+	"UPDATE iterations SET has_env = (SELECT " RUN_HAS_ENV("result_json") " FROM runs"    \
+	" WHERE id = " r ".run_id) WHERE iter = " r ".iter;"
+
 /* Each step moves the schema from version i to i+1.  Never edit a shipped
  * step; append a new one. */
 static const char *const migrations[] = {
@@ -279,6 +292,39 @@ static const char *const migrations[] = {
 	" seconds = seconds - OLD.seconds WHERE kind = OLD.kind; END;"
 	"INSERT OR REPLACE INTO run_cost_totals SELECT kind, sum(runs), sum(paired), sum(seconds)"
 	" FROM run_costs GROUP BY kind;",
+	/* 11: what OPT_LOG.md renders from, kept so that the check at every
+	 * open needs neither the rows nor a render.  meta 'rows_gen' counts
+	 * every change to the rows' rendered columns (a first row's commit is
+	 * in the Baseline line); a file whose hash optloop recorded at this
+	 * count is current (loop.c).  has_env: the row's run printed an
+	 * environment (the Env line is the latest such row's, found through
+	 * iterations_env instead of a walk back through the rows). */
+	"INSERT OR IGNORE INTO meta(key, value) VALUES ('rows_gen', '0');"
+	"CREATE TRIGGER IF NOT EXISTS rows_gen_insert AFTER INSERT ON iterations"
+	" BEGIN " ROWS_GEN_BUMP " END;"
+	"CREATE TRIGGER IF NOT EXISTS rows_gen_delete AFTER DELETE ON iterations"
+	" BEGIN " ROWS_GEN_BUMP " END;"
+	"CREATE TRIGGER IF NOT EXISTS rows_gen_update AFTER UPDATE OF iter, direction, gate,"
+	" gate_v, scope, bench_ms, vs_best, status, run_id, unconfirmed, vs_from ON iterations"
+	" BEGIN " ROWS_GEN_BUMP " END;"
+	"CREATE TRIGGER IF NOT EXISTS rows_gen_baseline AFTER UPDATE OF commit_sha ON iterations"
+	" WHEN NEW.iter <= (SELECT min(iter) FROM iterations) BEGIN " ROWS_GEN_BUMP " END;"
+	"ALTER TABLE iterations ADD COLUMN has_env INTEGER;"
+	"UPDATE iterations SET has_env = (SELECT " RUN_HAS_ENV("result_json")
+	" FROM runs WHERE id = iterations.run_id) WHERE run_id IS NOT NULL;"
+	"CREATE INDEX IF NOT EXISTS iterations_env ON iterations(iter) WHERE has_env;"
+	"CREATE TRIGGER IF NOT EXISTS iterations_env_insert AFTER INSERT ON iterations"
+	" WHEN NEW.run_id IS NOT NULL BEGIN " ITER_HAS_ENV("NEW") " END;"
+	"CREATE TRIGGER IF NOT EXISTS iterations_env_update AFTER UPDATE OF run_id ON iterations"
+	" BEGIN " ITER_HAS_ENV("NEW") " END;"
+	"CREATE TRIGGER IF NOT EXISTS runs_env_insert AFTER INSERT ON runs BEGIN"
+	" UPDATE iterations SET has_env = " RUN_HAS_ENV("NEW.result_json") " WHERE run_id = NEW.id;"
+	" END;"
+	"CREATE TRIGGER IF NOT EXISTS runs_env_update AFTER UPDATE OF result_json ON runs BEGIN"
+	" UPDATE iterations SET has_env = " RUN_HAS_ENV("NEW.result_json") " WHERE run_id = NEW.id;"
+	" END;"
+	"CREATE TRIGGER IF NOT EXISTS runs_env_delete AFTER DELETE ON runs BEGIN"
+	" UPDATE iterations SET has_env = 0 WHERE run_id = OLD.id; END;",
 };
 #define NMIGRATIONS (int)(sizeof(migrations) / sizeof(migrations[0]))
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == STORE_SCHEMA_VERSION,
@@ -650,15 +696,26 @@ int store_meta_get(struct store *s, const char *key, char **val, struct err *e)
 	return 0;
 }
 
+static bool content_key(struct store *s, sqlite3_int64 *changes, int *version);
+
 int store_meta_set(struct store *s, const char *key, const char *val, struct err *e)
 {
 	sqlite3_stmt *st;
+	sqlite3_int64 changes = 0;
+	int version = 0;
+	/* a setting is no part of the rows: a snapshot current before this
+	 * write stays current (what optloop records of each OPT_LOG.md write
+	 * would otherwise make the next reader read every row again) */
+	bool fresh = s->rows && content_key(s, &changes, &version) &&
+		     s->rows_changes == changes && s->rows_version == version;
 	int rc = prep(s, "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", &st, e);
 	if (rc < 0)
 		return rc;
 	bind_text(st, 1, key);
 	bind_text(st, 2, val);
-	return step_done(s, st, e, "cannot write a setting");
+	if ((rc = step_done(s, st, e, "cannot write a setting")) == 0 && fresh)
+		s->rows_changes = sqlite3_total_changes64(s->db);
+	return rc;
 }
 
 int store_workspace_add(struct store *s, const char *op, struct err *e)
@@ -1204,6 +1261,41 @@ int store_iter_run(struct store *s, int iter, int *run_id, char **tree, struct e
 	}
 	unprep(s, st);
 	return rc;
+}
+
+int store_rows_gen(struct store *s, long long *gen, struct err *e)
+{
+	sqlite3_stmt *st;
+	int rc = prep(s, "SELECT value FROM meta WHERE key = 'rows_gen'", &st, e);
+	*gen = -1;
+	if (rc < 0)
+		return rc;
+	int step = sqlite3_step(st);
+	if (step == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
+		*gen = sqlite3_column_int64(st, 0);
+	unprep(s, st);
+	if (step != SQLITE_ROW && step != SQLITE_DONE)
+		return store_fail(s, "cannot read the rows' generation", e);
+	return 0;
+}
+
+int store_env_run(struct store *s, int *run_id, struct err *e)
+{
+	sqlite3_stmt *st;
+	int rc = prep(s,
+		      "SELECT run_id FROM iterations WHERE iter = (SELECT max(iter) FROM iterations"
+		      " WHERE has_env)",
+		      &st, e);
+	*run_id = 0;
+	if (rc < 0)
+		return rc;
+	int step = sqlite3_step(st);
+	if (step == SQLITE_ROW)
+		*run_id = sqlite3_column_int(st, 0);
+	unprep(s, st);
+	if (step != SQLITE_ROW && step != SQLITE_DONE)
+		return store_fail(s, "cannot look up the environment line", e);
+	return 0;
 }
 
 /* ---- set-aside changes ------------------------------------------------------------ */

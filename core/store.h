@@ -31,7 +31,7 @@ struct sb;
 struct store;
 struct sqlite3;
 
-#define STORE_SCHEMA_VERSION 10
+#define STORE_SCHEMA_VERSION 11
 
 /* What to do about a workspace that cannot be written (ERR_READONLY). */
 #define STORE_READONLY_HINT                                                                     \
@@ -146,6 +146,14 @@ int store_iters(struct store *s, struct log_row **rows, size_t *n, struct err *e
 /* Number of logged rows (= the next iteration number). */
 int store_iter_count(struct store *s, int *n, struct err *e);
 int store_iter_run(struct store *s, int iter, int *run_id, char **tree, struct err *e);
+/* The rows' generation: a count that every change to what OPT_LOG.md
+ * shows of the rows moves on (kept by triggers, so a change made through
+ * another connection or plain SQL moves it too).  -1 when the database
+ * holds none (a count removed by hand): nothing can be known from it. */
+int store_rows_gen(struct store *s, long long *gen, struct err *e);
+/* The run of the latest row whose run printed an environment line (one
+ * indexed look-up); *run_id 0 when no row's did. */
+int store_env_run(struct store *s, int *run_id, struct err *e);
 
 /* Set-aside changes (telescoping). */
 int store_aside_add(struct store *s, int iter, const char *sha, const char *ref, struct err *e);

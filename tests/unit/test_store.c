@@ -133,6 +133,13 @@ static void a_closed_writer_leaves_its_wal_and_its_data_readable(void **state)
 	"runs_no_change; DROP INDEX tree_intents_open; ALTER TABLE runs DROP COLUMN repeats; ALTER TABLE runs DROP COLUMN " \
 	"env_key; ALTER TABLE runs DROP COLUMN paired; "
 
+#define UNDO_SCHEMA_11                                                                      \
+	"DROP TRIGGER rows_gen_insert; DROP TRIGGER rows_gen_delete; DROP TRIGGER "          \
+	"rows_gen_update; DROP TRIGGER rows_gen_baseline; DROP TRIGGER iterations_env_insert; " \
+	"DROP TRIGGER iterations_env_update; DROP TRIGGER runs_env_insert; DROP TRIGGER "      \
+	"runs_env_update; DROP TRIGGER runs_env_delete; DROP INDEX iterations_env; "         \
+	"ALTER TABLE iterations DROP COLUMN has_env; DELETE FROM meta WHERE key = 'rows_gen'; "
+
 /* A workspace made by an older optloop (schema 1, no iterations_run index)
  * is upgraded by the first writer; a reader alone says what to do. */
 static void an_older_schema_is_upgraded_by_the_first_writer(void **state)
@@ -147,7 +154,7 @@ static void an_older_schema_is_upgraded_by_the_first_writer(void **state)
 	assert_int_equal(store_meta_set(s, "op", "chunk_gla", &e), 0);
 	store_close(s);
 	assert_int_equal(sqlite3_open(dbpath, &db), SQLITE_OK);
-	assert_int_equal(sqlite3_exec(db, UNDO_SCHEMA_10 "DROP INDEX iterations_run; DROP INDEX runs_tree; "
+	assert_int_equal(sqlite3_exec(db, UNDO_SCHEMA_11 UNDO_SCHEMA_10 "DROP INDEX iterations_run; DROP INDEX runs_tree; "
 				      "ALTER TABLE iterations DROP COLUMN "
 				      "unconfirmed; ALTER TABLE runs DROP COLUMN branch; "
 				      "ALTER TABLE iterations DROP COLUMN vs_from; "
@@ -607,7 +614,7 @@ static void every_table_comes_from_the_migrations(void **state)
 
 	/* a version 3 database with a module table of its own, and a row in it */
 	assert_int_equal(store_open(old, STORE_CREATE, &s, &e), 0);
-	assert_int_equal(store_exec(s, UNDO_SCHEMA_10 "DROP TABLE guards_stop; DROP TABLE stats_runs;"
+	assert_int_equal(store_exec(s, UNDO_SCHEMA_11 UNDO_SCHEMA_10 "DROP TABLE guards_stop; DROP TABLE stats_runs;"
 				       "DELETE FROM guards_frozen; ALTER TABLE runs DROP COLUMN branch;"
 				       "ALTER TABLE iterations DROP COLUMN vs_from;"
 				       "PRAGMA user_version = 3", &e), 0);

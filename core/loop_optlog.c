@@ -1,0 +1,233 @@
+/* loop_optlog — OPT_LOG.md from the database: rendered whole, known to be
+ * current from what optloop recorded of its last write, or written with one
+ * row more.
+ *
+ * Every write of the file records (meta 'optlog_written') its size, a hash
+ * of its text and the key of what it was rendered from: the rows'
+ * generation (store_rows_gen: every change to a rendered column of a row
+ * moves it, through any connection, plain SQL included) and a hash of the
+ * rest of the input: the op, the Env line, the Target, and the renderer's
+ * own output on a fixed sample (so a new optloop that renders differently
+ * does not take an old file for current).  A file whose size, hash and key
+ * match is what the database renders: the rows are neither read nor
+ * rendered.  Anything else (a hand edit, a lost or cut file, a row changed
+ * by another program, a Target edited in the contract) takes the full
+ * comparison of loop_reconcile_optlog. */
+#include "core/loop_impl.h"
+#include "core/alloc.h"
+#include "core/fsutil.h"
+#include "core/optlog.h"
+#include "core/sb.h"
+#include "core/store.h"
+
+#include <jansson.h>
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define RECORD_KEY "optlog_written"
+
+uint64_t loop_hash64(const void *data, size_t n)
+{
+	const unsigned char *p = data;
+	uint64_t h = 0x9e3779b97f4a7c15ULL ^ (uint64_t)n, w;
+
+	/* a word at a time: each step is a bijection of h for a given word,
+	 * so a change to any one word always changes the hash */
+	for (; n >= 8; p += 8, n -= 8) {
+		memcpy(&w, p, 8);
+		h = (h ^ w) * 0xff51afd7ed558ccdULL;
+		h ^= h >> 32;
+	}
+	w = 0;
+	memcpy(&w, p, n);
+	h = (h ^ w) * 0xc4ceb9fe1a85ec53ULL;
+	return h ^ (h >> 29);
+}
+
+/* The Env line: the environment of the latest logged row whose run printed
+ * one (unlogged runs do not change the file, so it only moves on log).
+ * Caller frees; NULL when there is none. */
+static char *optlog_env(struct loop *l)
+{
+	struct store_run r;
+	int run_id = 0;
+	char *env = NULL;
+
+	if (store_env_run(l->ws.store, &run_id, NULL) != 0 || !run_id ||
+	    store_run_get(l->ws.store, run_id, &r, NULL) != 0)
+		return NULL;
+	json_t *j = r.result_json ? json_loads(r.result_json, 0, NULL) : NULL;
+	json_t *en = j ? json_object_get(j, "env") : NULL;
+	const char *raw = en ? json_string_value(json_object_get(en, "raw")) : NULL;
+	json_t *sl = j ? json_object_get(j, "slurm") : NULL;
+	const char *node = sl ? json_string_value(json_object_get(sl, "node")) : NULL;
+	if (raw && *raw && node && *node) /* where it ran, when not here */
+		env = xasprintf("%s | node %s, GPU %s (Slurm job %s)", raw, node,
+				json_string_value(json_object_get(sl, "gpus")),
+				json_string_value(json_object_get(sl, "job")));
+	else if (raw && *raw)
+		env = xstrdup(raw);
+	json_decref(j);
+	store_run_release(&r);
+	return env;
+}
+
+/* What the renderer writes for a fixed sample of rows, hashed once: part
+ * of every key, so that text an optloop with other rendering rules wrote
+ * is never taken for current. */
+static uint64_t render_fingerprint(void)
+{
+	static uint64_t fp;
+	if (fp)
+		return fp;
+	struct log_row rows[] = {
+		{.iter = 0, .direction = "baseline", .gate_v = GATE_PASS, .scope = SCOPE_FULL,
+		 .bench_ms = 0.973, .vs_best = NAN, .status = RS_BASE},
+		{.iter = 1, .direction = "a | b\\c\nd", .gate_v = GATE_PASS, .scope = SCOPE_SUBSET,
+		 .bench_ms = 0.5, .vs_best = 0.486, .vs_confirm = true, .status = RS_KEEP,
+		 .unconfirmed = "why"},
+		{.iter = 2, .direction = "x", .gate = "odd", .gate_v = GATE_NONE, .bench_ms = NAN,
+		 .vs_best = -0.031, .status = RS_REVERT},
+		{.iter = -3, .direction = "", .gate_v = GATE_FAIL, .bench_ms = 12345.678,
+		 .vs_best = NAN, .status = RS_DROP},
+	};
+	struct optlog_doc d;
+	struct sb text = SB_INIT;
+	memset(&d, 0, sizeof(d));
+	d.op = "op";
+	d.env = "env";
+	d.baseline = "0.973 ms (iter 0)";
+	d.target = "2x";
+	d.rows = rows;
+	d.nrows = sizeof(rows) / sizeof(rows[0]);
+	optlog_render(&d, &text);
+	fp = loop_hash64(text.buf, text.len) | 1;
+	sb_release(&text);
+	return fp;
+}
+
+static void hash_field(struct sb *in, const char *v)
+{
+	/* NULL and "" apart, each field ended so that no two inputs join alike */
+	sb_adds(in, v ? "+" : "-");
+	if (v)
+		sb_add(in, v, strlen(v) + 1);
+}
+
+char *loop_optlog_key(const char *op, const char *env, const char *target, long long gen)
+{
+	struct sb in = SB_INIT;
+	if (gen < 0)
+		return NULL;
+	sb_init(&in);
+	hash_field(&in, op);
+	hash_field(&in, env);
+	hash_field(&in, target);
+	uint64_t h = loop_hash64(in.buf, in.len) ^ render_fingerprint();
+	sb_release(&in);
+	return xasprintf("%lld %016llx", gen, (unsigned long long)h);
+}
+
+/* The record of text rendered from key (NULL: not known; no record). */
+static char *record_text(const char *text, size_t len, const char *key)
+{
+	if (!key)
+		return NULL;
+	return xasprintf("%zu %016llx %s", len, (unsigned long long)loop_hash64(text, len), key);
+}
+
+void loop_optlog_record(struct store *s, const char *text, size_t len, const char *key)
+{
+	if (store_readonly(s))
+		return;
+	char *rec = record_text(text ? text : "", len, key);
+	/* a failed write leaves an older record, which no file matches any
+	 * more than it did: the next open compares in full */
+	store_meta_set(s, RECORD_KEY, rec ? rec : "", NULL);
+	free(rec);
+}
+
+/* The key of what the database renders now; gen read by the caller before
+ * the rows it renders (a change after that makes the key older, never
+ * newer, than the text). */
+static char *key_now(struct loop *l, const char *env, long long gen)
+{
+	return loop_optlog_key(l->ws.op, env, l->contract ? l->contract->c.v[CF_TARGET] : NULL, gen);
+}
+
+bool loop_optlog_current(struct loop *l, const struct sb *have)
+{
+	long long gen;
+	char *seen = NULL;
+	if (store_rows_gen(l->ws.store, &gen, NULL) < 0 || gen < 0 ||
+	    store_meta_get(l->ws.store, RECORD_KEY, &seen, NULL) < 0 || !seen || !*seen) {
+		free(seen);
+		return false;
+	}
+	char *env = optlog_env(l), *key = key_now(l, env, gen);
+	char *rec = record_text(have->buf ? have->buf : "", have->len, key);
+	bool same = rec && !strcmp(rec, seen);
+	free(rec);
+	free(key);
+	free(env);
+	free(seen);
+	return same;
+}
+
+bool loop_render_optlog(struct loop *l, const struct log_row *rows, size_t n, long long gen,
+			const struct sb *have, struct sb *out, char **key)
+{
+	bool same = false;
+	struct optlog_doc d;
+	struct sb bl = SB_INIT;
+	char *env = optlog_env(l);
+
+	memset(&d, 0, sizeof(d));
+	d.op = l->ws.op;
+	d.env = env;
+	if (n > 0 && rows[0].status == RS_BASE) {
+		optlog_fmt_bench(rows[0].bench_ms, &bl);
+		if (isfinite(rows[0].bench_ms))
+			sb_adds(&bl, " ms");
+		sb_addf(&bl, " (iter 0%s%.7s)", rows[0].commit ? ", " : "",
+			rows[0].commit ? rows[0].commit : "");
+		d.baseline = bl.buf;
+	}
+	d.target = l->contract->c.v[CF_TARGET];
+	d.rows = (struct log_row *)rows;
+	d.nrows = n;
+	if (have)
+		same = optlog_render_same(&d, have->buf, have->len);
+	if (!same)
+		optlog_render(&d, out);
+	if (key)
+		*key = key_now(l, env, gen);
+	sb_release(&bl);
+	free(env);
+	return same;
+}
+
+int loop_write_optlog(struct loop *l, struct err *e)
+{
+	struct log_rows *sr;
+	const struct log_row *rows;
+	size_t n;
+	struct sb text = SB_INIT;
+	char *key = NULL;
+	long long gen = -1;
+	int rc = store_rows_gen(l->ws.store, &gen, e);
+	if (rc < 0 || (rc = loop_rows_get(l->ws.store, &sr, &rows, &n, e)) < 0)
+		return rc;
+	loop_render_optlog(l, rows, n, gen, NULL, &text, &key);
+	rc = fsutil_write_atomic(l->ws.optlog_path, text.buf, text.len, e);
+	if (rc == 0)
+		loop_optlog_record(l->ws.store, text.buf, text.len, key);
+	free(key);
+	sb_release(&text);
+	log_rows_put(sr);
+	return rc;
+}
