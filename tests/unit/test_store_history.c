@@ -1,4 +1,5 @@
-/* Unit tests for the history's kept figures (schema 10): a database written
+/* Unit tests for the history's kept figures (schema 10, and the rows'
+ * generation and Env look-up of schema 11): a database written
  * by schema version 9 (tests/fixtures/schema9, with what that optloop's
  * status --json printed on it) is migrated, and every figure derived from
  * the whole history is the same as before: the noise band, the cost, each
@@ -260,10 +261,50 @@ static void the_triggers_keep_the_tables_as_runs_change(void **state)
 	free(k2);
 }
 
+/* Schema 11 on the same database: every logged row whose run printed an
+ * environment is marked (the Env line's look-up), the rows' generation
+ * starts, and a change to a rendered column of a row moves it while one
+ * to a later row's commit or a setting does not. */
+static void the_migration_marks_the_rows_with_an_env(void **state)
+{
+	struct err e = {0};
+	long long g0, g1;
+	int run_id = 0;
+	assert_int_equal(int_of("SELECT count(*) FROM iterations WHERE has_env"), 3);
+	assert_int_equal(int_of("SELECT count(*) FROM iterations i JOIN runs r ON r.id = i.run_id"
+				" WHERE json_extract(r.result_json, '$.env.raw') <> ''"),
+			 3);
+	assert_int_equal(store_env_run(st, &run_id, &e), 0);
+	assert_int_equal(run_id, int_of("SELECT run_id FROM iterations ORDER BY iter DESC LIMIT 1"));
+	assert_int_equal(store_rows_gen(st, &g0, &e), 0);
+	assert_true(g0 >= 0);
+	assert_int_equal(store_exec(st, "UPDATE iterations SET commit_sha = 'x' WHERE iter = 2", &e),
+			 0);
+	assert_int_equal(store_meta_set(st, "k", "v", &e), 0);
+	assert_int_equal(store_rows_gen(st, &g1, &e), 0);
+	assert_true(g1 == g0);
+	assert_int_equal(store_exec(st, "UPDATE iterations SET commit_sha = 'x' WHERE iter = 0", &e),
+			 0);
+	assert_int_equal(store_rows_gen(st, &g1, &e), 0);
+	assert_true(g1 == g0 + 1);
+	assert_int_equal(store_exec(st, "UPDATE iterations SET status = 'drop' WHERE iter = 2", &e),
+			 0);
+	assert_int_equal(store_rows_gen(st, &g1, &e), 0);
+	assert_true(g1 == g0 + 2);
+	/* the newest row's run loses its environment: the look-up moves back */
+	assert_int_equal(store_exec(st, "UPDATE runs SET result_json = '{}' WHERE id = (SELECT"
+				    " run_id FROM iterations WHERE iter = 2)", &e),
+			 0);
+	assert_int_equal(store_env_run(st, &run_id, &e), 0);
+	assert_int_equal(run_id, int_of("SELECT run_id FROM iterations WHERE iter = 1"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(the_migration_fills_the_kept_tables, setup, teardown),
+		cmocka_unit_test_setup_teardown(the_migration_marks_the_rows_with_an_env, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(the_noise_band_is_the_one_schema_9_printed, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(the_cost_is_the_one_schema_9_printed, setup, teardown),
