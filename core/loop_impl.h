@@ -133,6 +133,11 @@ void loop_optlog_record(struct store *s, const char *text, size_t len, const cha
 bool loop_optlog_current(struct loop *l, const struct sb *have);
 /* Write OPT_LOG.md from the database (crash-safe), and record it. */
 int loop_write_optlog(struct loop *l, struct err *e);
+/* The same after the row iter was appended: from the file as recorded and
+ * that row, when nothing else it shows changed since the record (the text
+ * is what loop_write_optlog writes, byte for byte): then 1; else in full,
+ * and 0. */
+int loop_write_optlog_appended(struct loop *l, int iter, struct err *e);
 /* Where the loop stands now: the state, the iteration, the run being
  * logged, whether the kernel changed. */
 int loop_where(struct loop *l, struct where *w, struct err *e);

@@ -6,9 +6,9 @@
  * of its text and the key of what it was rendered from: the rows'
  * generation (store_rows_gen: every change to a rendered column of a row
  * moves it, through any connection, plain SQL included) and a hash of the
- * rest of the input: the op, the Env line, the Target, and the renderer's
- * own output on a fixed sample (so a new optloop that renders differently
- * does not take an old file for current).  A file whose size, hash and key
+ * rest of the input (the op, the Env line, the Target), and a hash of the
+ * renderer's own output on a fixed sample (so a new optloop that renders
+ * differently does not take an old file for current).  A file whose size, hash and key
  * match is what the database renders: the rows are neither read nor
  * rendered.  Anything else (a hand edit, a lost or cut file, a row changed
  * by another program, a Target edited in the contract) takes the full
@@ -127,9 +127,10 @@ char *loop_optlog_key(const char *op, const char *env, const char *target, long 
 	hash_field(&in, op);
 	hash_field(&in, env);
 	hash_field(&in, target);
-	uint64_t h = loop_hash64(in.buf, in.len) ^ render_fingerprint();
+	uint64_t h = loop_hash64(in.buf, in.len);
 	sb_release(&in);
-	return xasprintf("%lld %016llx", gen, (unsigned long long)h);
+	return xasprintf("%lld %016llx %016llx", gen, (unsigned long long)h,
+			 (unsigned long long)render_fingerprint());
 }
 
 /* The record of text rendered from key (NULL: not known; no record). */
@@ -178,6 +179,24 @@ bool loop_optlog_current(struct loop *l, const struct sb *have)
 	return same;
 }
 
+/* d's header lines over rows (bl holds the Baseline line's text). */
+static void head_doc(struct loop *l, const struct log_row *rows, size_t n, const char *env,
+		     struct optlog_doc *d, struct sb *bl)
+{
+	memset(d, 0, sizeof(*d));
+	d->op = l->ws.op;
+	d->env = (char *)env;
+	if (n > 0 && rows[0].status == RS_BASE) {
+		optlog_fmt_bench(rows[0].bench_ms, bl);
+		if (isfinite(rows[0].bench_ms))
+			sb_adds(bl, " ms");
+		sb_addf(bl, " (iter 0%s%.7s)", rows[0].commit ? ", " : "",
+			rows[0].commit ? rows[0].commit : "");
+		d->baseline = bl->buf;
+	}
+	d->target = l->contract->c.v[CF_TARGET];
+}
+
 bool loop_render_optlog(struct loop *l, const struct log_row *rows, size_t n, long long gen,
 			const struct sb *have, struct sb *out, char **key)
 {
@@ -186,18 +205,7 @@ bool loop_render_optlog(struct loop *l, const struct log_row *rows, size_t n, lo
 	struct sb bl = SB_INIT;
 	char *env = optlog_env(l);
 
-	memset(&d, 0, sizeof(d));
-	d.op = l->ws.op;
-	d.env = env;
-	if (n > 0 && rows[0].status == RS_BASE) {
-		optlog_fmt_bench(rows[0].bench_ms, &bl);
-		if (isfinite(rows[0].bench_ms))
-			sb_adds(&bl, " ms");
-		sb_addf(&bl, " (iter 0%s%.7s)", rows[0].commit ? ", " : "",
-			rows[0].commit ? rows[0].commit : "");
-		d.baseline = bl.buf;
-	}
-	d.target = l->contract->c.v[CF_TARGET];
+	head_doc(l, rows, n, env, &d, &bl);
 	d.rows = (struct log_row *)rows;
 	d.nrows = n;
 	if (have)
@@ -230,4 +238,67 @@ int loop_write_optlog(struct loop *l, struct err *e)
 	sb_release(&text);
 	log_rows_put(sr);
 	return rc;
+}
+
+/* The file as recorded, when the record's key is from this renderer at the
+ * rows' generation gen: into text (0), else ERR_NOTFOUND. */
+static int recorded_text(struct loop *l, long long gen, struct sb *text)
+{
+	char *seen = NULL, fp[24];
+	size_t size = 0;
+	unsigned long long hash = 0;
+	long long rgen = -1;
+	int used = 0, rc = ERR_NOTFOUND;
+
+	store_meta_get(l->ws.store, RECORD_KEY, &seen, NULL);
+	snprintf(fp, sizeof(fp), "%016llx", (unsigned long long)render_fingerprint());
+	if (seen && sscanf(seen, "%zu %llx %lld %*x %n", &size, &hash, &rgen, &used) == 3 &&
+	    used > 0 && !strcmp(seen + used, fp) && rgen == gen &&
+	    fsutil_read_file(l->ws.optlog_path, text, NULL) == 0 && text->len == size &&
+	    loop_hash64(text->buf, text->len) == hash)
+		rc = 0;
+	free(seen);
+	return rc;
+}
+
+int loop_write_optlog_appended(struct loop *l, int iter, struct err *e)
+{
+	struct log_rows *sr;
+	const struct log_row *rows;
+	size_t n, at;
+	struct sb old = SB_INIT, text = SB_INIT, bl = SB_INIT;
+	long long gen = -1;
+	int rc = store_rows_gen(l->ws.store, &gen, e);
+	if (rc < 0 || (rc = loop_rows_get(l->ws.store, &sr, &rows, &n, e)) < 0)
+		return rc;
+	/* The row's insert moved the generation by one: the file recorded one
+	 * step before is every row but this one, unless the row is the first
+	 * (the Baseline line comes from it) or not the last. */
+	if (gen < 1 || n < 2 || rows[n - 1].iter != iter || rows[n - 2].iter >= iter ||
+	    recorded_text(l, gen - 1, &old) < 0 || !(at = optlog_head_len(old.buf, old.len))) {
+		sb_release(&old);
+		log_rows_put(sr);
+		rc = loop_write_optlog(l, e);
+		return rc < 0 ? rc : 0;
+	}
+	struct optlog_doc d;
+	char *env = optlog_env(l);
+	head_doc(l, rows, n, env, &d, &bl);
+	/* the head again (the Env line moves with the rows), the rows as they
+	 * were, the new one */
+	optlog_render_head(&d, &text);
+	sb_add(&text, old.buf + at, old.len - at);
+	optlog_render_row(&rows[n - 1], &text);
+	rc = fsutil_write_atomic(l->ws.optlog_path, text.buf, text.len, e);
+	if (rc == 0) {
+		char *key = key_now(l, env, gen);
+		loop_optlog_record(l->ws.store, text.buf, text.len, key);
+		free(key);
+	}
+	free(env);
+	sb_release(&bl);
+	sb_release(&old);
+	sb_release(&text);
+	log_rows_put(sr);
+	return rc < 0 ? rc : 1;
 }

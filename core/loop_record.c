@@ -392,7 +392,8 @@ int loop_log(struct loop *l, const struct loop_log_opts *o, struct log_row *out,
 		return rc;
 	}
 	fault_point("log.after_db");
-	rc = loop_write_optlog(l, e);
+	if ((rc = loop_write_optlog_appended(l, row.iter, e)) > 0)
+		rc = 0;
 	fault_point("log.after_render");
 	if (rc == 0 && out)
 		*out = row;

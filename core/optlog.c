@@ -278,6 +278,37 @@ static void render_head(const struct optlog_doc *d, struct sb *out)
 		     "|---|---|---|---|---|---|\n");
 }
 
+void optlog_render_head(const struct optlog_doc *d, struct sb *out)
+{
+	render_head(d, out);
+}
+
+size_t optlog_head_len(const char *text, size_t len)
+{
+	/* the header values are one line each, so the first blank line
+	 * before "## Summary" is the one render_head writes after Target */
+	static const char mark[] = "\n\n## Summary\n\n";
+	struct optlog_doc none;
+	struct sb head = SB_INIT;
+	size_t at = 0;
+
+	memset(&none, 0, sizeof(none));
+	render_head(&none, &head);
+	const char *tail = strstr(head.buf, mark);
+	size_t tl = head.len - (size_t)(tail - head.buf);
+	const char *p = NULL;
+	for (const char *q = text; !p && q && (size_t)(text + len - q) >= sizeof(mark) - 1;) {
+		if (!memcmp(q, mark, sizeof(mark) - 1))
+			p = q;
+		else
+			q = memchr(q + 1, '\n', (size_t)(text + len - q - 1));
+	}
+	if (p && (size_t)(text + len - p) >= tl && !memcmp(p, tail, tl))
+		at = (size_t)(p - text) + tl;
+	sb_release(&head);
+	return at;
+}
+
 void optlog_render(const struct optlog_doc *d, struct sb *out)
 {
 	render_head(d, out);

@@ -52,6 +52,13 @@ void optlog_doc_add_row(struct optlog_doc *d, struct log_row *row);
  * cell comes from gate_v/scope (row->gate is used only when gate_v is
  * GATE_NONE and it is not empty). */
 void optlog_render(const struct optlog_doc *d, struct sb *out);
+/* The part of optlog_render's text above the rows (title, header lines,
+ * legend, the table's head), appended to out. */
+void optlog_render_head(const struct optlog_doc *d, struct sb *out);
+/* The length of the head optlog_render wrote at the start of text (where
+ * its first row starts), whatever its header values; 0 when text does not
+ * start with one. */
+size_t optlog_head_len(const char *text, size_t len);
 /* Whether text is exactly what optlog_render(d) would write, checked a row
  * at a time without building the whole file (start-up compares a long log
  * that is almost always current). */

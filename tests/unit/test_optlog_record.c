@@ -343,6 +343,102 @@ static void a_reader_writes_nothing(void **state)
 	loop_close(l);
 }
 
+/* A row appended to the file as recorded: the text is byte for byte a
+ * full render, the Env line the new row's run moved included, for rows of
+ * every shape a cell can take. */
+static void an_appended_row_is_a_full_render(void **state)
+{
+	struct loop *l = open_writer();
+	struct err e = {0};
+	(void)state;
+
+	sh("sqlite3 %s \"INSERT INTO runs(iter, kind, result_json) VALUES (1, 'verify', "
+	   "'{\\\"env\\\": {\\\"raw\\\": \\\"moved env\\\"}}'); "
+	   "INSERT INTO iterations(iter, direction, gate, gate_v, scope, bench_ms, vs_best, "
+	   "status, unconfirmed, vs_from, run_id) VALUES (1, 'a | pipe \\\\ and more', "
+	   "'pass (-k)', 1, 2, 0.12345, 0.25, 'keep', 'a reason', 'confirm', "
+	   "last_insert_rowid())\"",
+	   db);
+	assert_int_equal(loop_write_optlog_appended(l, 1, &e), 1);
+	assert_true(file_is_full_render(l));
+	assert_true(current_by_record(l));
+	char *t = file_text();
+	assert_non_null(strstr(t, "\nEnv: moved env\n"));
+	assert_non_null(strstr(t, "| 1 | a \\| pipe"));
+	free(t);
+
+	sh("sqlite3 %s \"INSERT INTO iterations(iter, direction, gate_v, scope, status) VALUES "
+	   "(2, 'no bench', 3, 1, 'revert')\"",
+	   db);
+	assert_int_equal(loop_write_optlog_appended(l, 2, &e), 1);
+	assert_true(file_is_full_render(l));
+	loop_close(l);
+}
+
+/* Anything else changed since the record, or a file that is not the one
+ * recorded: the row is not appended, the file is written in full. */
+static void an_append_after_other_changes_renders_in_full(void **state)
+{
+	struct loop *l = open_writer();
+	struct err e = {0};
+	(void)state;
+
+	/* another row changed as well */
+	sh("sqlite3 %s \"UPDATE iterations SET direction = 'changed' WHERE iter = 0; "
+	   "INSERT INTO iterations(iter, direction, gate_v, scope, status) VALUES "
+	   "(1, 'one', 1, 1, 'drop')\"",
+	   db);
+	assert_int_equal(loop_write_optlog_appended(l, 1, &e), 0);
+	assert_true(file_is_full_render(l));
+	char *t = file_text();
+	assert_non_null(strstr(t, "| 0 | changed |"));
+	free(t);
+
+	/* the file edited by hand since it was written */
+	sh("sed -i 's/| 0 | changed |/| 0 | CHANGED |/' %s", optlog);
+	sh("sqlite3 %s \"INSERT INTO iterations(iter, direction, gate_v, scope, status) VALUES "
+	   "(2, 'two', 1, 1, 'drop')\"",
+	   db);
+	assert_int_equal(loop_write_optlog_appended(l, 2, &e), 0);
+	assert_true(file_is_full_render(l));
+
+	/* the contract's Target changed: the head is rendered again either way */
+	sh("cd %s && sed -i '/^## Target/,/^## /s/^2x$/4x/' profile/tiny-opt/docs/draft.md", repo);
+	assert_int_equal(loop_load_contract(l, &e), 0);
+	sh("sqlite3 %s \"INSERT INTO iterations(iter, direction, gate_v, scope, status) VALUES "
+	   "(3, 'three', 1, 1, 'drop')\"",
+	   db);
+	assert_int_equal(loop_write_optlog_appended(l, 3, &e), 1);
+	assert_true(file_is_full_render(l));
+	t = file_text();
+	assert_non_null(strstr(t, "\nTarget: 4x\n"));
+	free(t);
+	loop_close(l);
+}
+
+/* A whole iteration through the loop: verify, log (which appends) and
+ * commit leave the file a full render, known current by its record. */
+static void a_logged_iteration_leaves_a_full_render(void **state)
+{
+	struct loop *l = open_writer();
+	struct err e = {0};
+	struct loop_measurement m;
+	struct loop_log_opts lo = {.direction = "a comment", .status = RS_DROP};
+	char sha[41];
+	(void)state;
+
+	assert_int_equal(loop_commit(l, sha, &e), 0);
+	sh("cd %s && printf '# a comment\\n' >>kernel/compute.sh", repo);
+	assert_int_equal(loop_verify(l, NULL, &m, &e), 0);
+	loop_measurement_release(&m);
+	assert_int_equal(loop_log(l, &lo, NULL, &e), 0);
+	assert_true(file_is_full_render(l));
+	assert_true(current_by_record(l));
+	assert_int_equal(loop_commit(l, sha, &e), 0);
+	assert_true(current_by_record(l));
+	loop_close(l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -354,6 +450,9 @@ int main(void)
 		cmocka_unit_test_setup(a_hand_edit_of_the_same_size_is_found, baseline),
 		cmocka_unit_test_setup(a_lost_or_cut_file_is_rendered_again, baseline),
 		cmocka_unit_test_setup(a_reader_writes_nothing, baseline),
+		cmocka_unit_test_setup(an_appended_row_is_a_full_render, baseline),
+		cmocka_unit_test_setup(an_append_after_other_changes_renders_in_full, baseline),
+		cmocka_unit_test_setup(a_logged_iteration_leaves_a_full_render, baseline),
 	};
 	return cmocka_run_group_tests_name("optlog_record", tests, setup, teardown);
 }
