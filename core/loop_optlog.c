@@ -20,8 +20,6 @@
 #include "core/sb.h"
 #include "core/store.h"
 
-#include <jansson.h>
-
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -53,26 +51,20 @@ uint64_t loop_hash64(const void *data, size_t n)
  * Caller frees; NULL when there is none. */
 static char *optlog_env(struct loop *l)
 {
-	struct store_run r;
-	int run_id = 0;
-	char *env = NULL;
+	char *v[4], *env = NULL;
+	const char *raw, *node;
 
-	if (store_env_run(l->ws.store, &run_id, NULL) != 0 || !run_id ||
-	    store_run_get(l->ws.store, run_id, &r, NULL) != 0)
+	if (store_env_line(l->ws.store, v, NULL) < 0)
 		return NULL;
-	json_t *j = r.result_json ? json_loads(r.result_json, 0, NULL) : NULL;
-	json_t *en = j ? json_object_get(j, "env") : NULL;
-	const char *raw = en ? json_string_value(json_object_get(en, "raw")) : NULL;
-	json_t *sl = j ? json_object_get(j, "slurm") : NULL;
-	const char *node = sl ? json_string_value(json_object_get(sl, "node")) : NULL;
+	raw = v[0];
+	node = v[1];
 	if (raw && *raw && node && *node) /* where it ran, when not here */
 		env = xasprintf("%s | node %s, GPU %s (Slurm job %s)", raw, node,
-				json_string_value(json_object_get(sl, "gpus")),
-				json_string_value(json_object_get(sl, "job")));
+				v[2] ? v[2] : "?", v[3] ? v[3] : "?");
 	else if (raw && *raw)
 		env = xstrdup(raw);
-	json_decref(j);
-	store_run_release(&r);
+	for (int i = 0; i < 4; i++)
+		free(v[i]);
 	return env;
 }
 

@@ -1279,22 +1279,30 @@ int store_rows_gen(struct store *s, long long *gen, struct err *e)
 	return 0;
 }
 
-int store_env_run(struct store *s, int *run_id, struct err *e)
+/* a string at path p of the run's result, else NULL (as jansson's
+ * json_string_value reads it) */
+#define RESULT_TEXT(p)                                                                     \
+	"CASE WHEN json_type(result_json, '" p "') = 'text' THEN json_extract(result_json, '" p \
+	"') END"
+
+int store_env_line(struct store *s, char *out[4], struct err *e)
 {
 	sqlite3_stmt *st;
 	int rc = prep(s,
-		      "SELECT run_id FROM iterations WHERE iter = (SELECT max(iter) FROM iterations"
-		      " WHERE has_env)",
+		      "SELECT " RESULT_TEXT("$.env.raw") ", " RESULT_TEXT("$.slurm.node") ", "
+		      RESULT_TEXT("$.slurm.gpus") ", " RESULT_TEXT("$.slurm.job") " FROM runs"
+		      " WHERE id = (SELECT run_id FROM iterations WHERE iter = (SELECT max(iter)"
+		      " FROM iterations WHERE has_env)) AND json_valid(result_json)",
 		      &st, e);
-	*run_id = 0;
+	memset(out, 0, 4 * sizeof(*out));
 	if (rc < 0)
 		return rc;
 	int step = sqlite3_step(st);
-	if (step == SQLITE_ROW)
-		*run_id = sqlite3_column_int(st, 0);
+	for (int i = 0; step == SQLITE_ROW && i < 4; i++)
+		out[i] = col_text(st, i);
 	unprep(s, st);
 	if (step != SQLITE_ROW && step != SQLITE_DONE)
-		return store_fail(s, "cannot look up the environment line", e);
+		return store_fail(s, "cannot read the environment line", e);
 	return 0;
 }
 

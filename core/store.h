@@ -151,9 +151,11 @@ int store_iter_run(struct store *s, int iter, int *run_id, char **tree, struct e
  * another connection or plain SQL moves it too).  -1 when the database
  * holds none (a count removed by hand): nothing can be known from it. */
 int store_rows_gen(struct store *s, long long *gen, struct err *e);
-/* The run of the latest row whose run printed an environment line (one
- * indexed look-up); *run_id 0 when no row's did. */
-int store_env_run(struct store *s, int *run_id, struct err *e);
+/* What the latest row whose run printed an environment line says of it
+ * (one indexed look-up): out[0] the line, out[1..3] the Slurm node, GPUs
+ * and job it ran on; each caller-owned, NULL when absent (all NULL when no
+ * row's run printed one). */
+int store_env_line(struct store *s, char *out[4], struct err *e);
 
 /* Set-aside changes (telescoping). */
 int store_aside_add(struct store *s, int iter, const char *sha, const char *ref, struct err *e);

@@ -269,13 +269,15 @@ static void the_migration_marks_the_rows_with_an_env(void **state)
 {
 	struct err e = {0};
 	long long g0, g1;
-	int run_id = 0;
+	char *env[4];
 	assert_int_equal(int_of("SELECT count(*) FROM iterations WHERE has_env"), 3);
 	assert_int_equal(int_of("SELECT count(*) FROM iterations i JOIN runs r ON r.id = i.run_id"
 				" WHERE json_extract(r.result_json, '$.env.raw') <> ''"),
 			 3);
-	assert_int_equal(store_env_run(st, &run_id, &e), 0);
-	assert_int_equal(run_id, int_of("SELECT run_id FROM iterations ORDER BY iter DESC LIMIT 1"));
+	assert_int_equal(store_env_line(st, env, &e), 0);
+	assert_string_equal(env[0], "tiny | CPU sh 1 | main[a5572b0]");
+	assert_null(env[1]);
+	free(env[0]);
 	assert_int_equal(store_rows_gen(st, &g0, &e), 0);
 	assert_true(g0 >= 0);
 	assert_int_equal(store_exec(st, "UPDATE iterations SET commit_sha = 'x' WHERE iter = 2", &e),
@@ -295,8 +297,9 @@ static void the_migration_marks_the_rows_with_an_env(void **state)
 	assert_int_equal(store_exec(st, "UPDATE runs SET result_json = '{}' WHERE id = (SELECT"
 				    " run_id FROM iterations WHERE iter = 2)", &e),
 			 0);
-	assert_int_equal(store_env_run(st, &run_id, &e), 0);
-	assert_int_equal(run_id, int_of("SELECT run_id FROM iterations WHERE iter = 1"));
+	assert_int_equal(store_env_line(st, env, &e), 0);
+	assert_string_equal(env[0], "tiny | CPU sh 1 | main[89c5791]");
+	free(env[0]);
 }
 
 int main(void)
