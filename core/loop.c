@@ -506,7 +506,7 @@ int loop_writer(struct loop *l, bool on, struct err *e)
 
 	if (on != l->ws.readonly)
 		return 0; /* already so */
-	if (!on && l->verifying)
+	if (!on && (l->verifying || l->job))
 		return 0; /* the run going keeps it */
 	rc = store_open(l->ws.db_path, on ? STORE_NOWAIT : STORE_READONLY, &st, e);
 	if (rc < 0)
@@ -605,6 +605,7 @@ void loop_close(struct loop *l)
 {
 	if (!l)
 		return;
+	loop_job_close(l);
 	run_free(l->vrun);
 	free(l->vcmd);
 	workspace_release(&l->ws);

@@ -75,7 +75,6 @@ struct loop_summary {
 int loop_workspaces(const char *cwd, bool read, struct loop_summary **out, size_t *n,
 		    struct err *e);
 void loop_summaries_release(struct loop_summary *v, size_t n);
-bool loop_readonly(const struct loop *l);
 /* Take (on) or give back the writer lock of an open loop, so that a
  * long-lived client (the workbench) writes only while it acts and any other
  * optloop may write in between.  Taking it runs what a writer's open runs
@@ -188,10 +187,6 @@ struct loop_status {
 	bool probe_env;     /* either probe command came from the environment */
 };
 
-/* The GPU probe's two commands as every run takes them (loop_status's
- * probe and probe_apps); static or environment strings. */
-void loop_probe_commands(const char **probe, const char **apps);
-
 /* May step (STEP_VERIFY, STEP_LOG, STEP_COMMIT) run now?  0, or
  * ERR_REFUSED with the protocol table's words (core/rules.c): the one
  * answer the CLI and the workbench both print. */
@@ -221,7 +216,22 @@ void loop_chart_release(struct chart *c);
 struct json_t;
 struct json_t *loop_chart_json(const struct chart *c);
 
-/* ---- verify -------------------------------------------------------------- */
+/* ---- measuring jobs: verify, noise, confirm (core/loop_job.c) ----------- */
+
+/* Every child run of the loop is one of three jobs behind one handle:
+ *   verify   the contract's validation command on the kernel change
+ *            (--gate-k/--base appended), streamed, written to
+ *            trace/iter-<N>.log and recorded; the workspace is MEASURED
+ *            after it, an attempt leaves no row (core/loop_verify.c).
+ *   noise    the best measured runs times in one session, benchmark only,
+ *            to seed the noise band (core/loop_session.c).
+ *   confirm  best and candidate interleaved in one session until the
+ *            sequential test decides: only it sizes a win and promotes
+ *            (with baseline: the best against the baseline commit).
+ * Each checks the protocol first (ERR_REFUSED, ERR_BUSY read-only).  Noise
+ * and confirm swap kernel states in the work tree: the candidate is saved
+ * as a git tree first and put back afterwards, also when a run breaks or
+ * the job is cancelled; one cut off by a crash is put back by the next. */
 
 typedef void (*loop_output_fn)(void *ctx, const char *buf, size_t len);
 typedef void (*loop_event_fn)(void *ctx, const struct parse_event *ev);
@@ -230,9 +240,8 @@ struct loop_verify_opts {
 	const char *gate_k;     /* --gate-k EXPR: a subset run, a signal only */
 	const char *base;       /* --base REF */
 	double timeout_s;       /* 0: none */
-	/* files outside the kernel and frozen scope that changed, made kernel
-	 * files with the user's consent (--include); without them such a
-	 * change refuses the run */
+	/* changed files outside the kernel and frozen scope made kernel files
+	 * (--include); without them such a change refuses the run */
 	const char *const *include;
 	size_t ninclude;
 	bool profile;           /* --profile: the harness's profiler after the bench */
@@ -254,7 +263,7 @@ struct loop_measurement {
 	bool timed_out, cancelled;
 	bool no_change;          /* the kernel equals HEAD (a no-change run) */
 	bool attempt;            /* an attempt, not an iteration (run_is_attempt): no row */
-	int nlints;              /* trap-lint findings on the measured diff (loop_verify_end) */
+	int nlints;              /* trap-lint findings on the measured diff */
 	double seconds;
 	char *command;
 	char *log_path;          /* trace/iter-<N>.log */
@@ -263,31 +272,124 @@ struct loop_measurement {
 };
 void loop_measurement_release(struct loop_measurement *m);
 
-/* Blocking verify for the CLI: refuses unless the state allows it, runs the
- * contract's validation command (--gate-k/--base appended), streams output
- * through o->output, writes trace/iter-<N>.log, records the run and leaves
- * the workspace MEASURED.  Returns 0 when the run was recorded (whatever the
- * gate said: read m->gate); ERR_REFUSED / ERR_IO / ERR_HARNESS otherwise. */
-int loop_verify(struct loop *l, const struct loop_verify_opts *o, struct loop_measurement *m,
-		struct err *e);
-
-/* The same in steps for an event loop: begin starts the child and returns
- * at once; fds gives the descriptors to poll for POLLIN (returns how many);
- * pump reads what is there (1 still running, 0 finished, <0 error); cancel
- * asks the child to stop (recorded as incomplete); end records the run and
- * fills *m.  result is the parse result so far (NULL when no run is going). */
-int loop_verify_begin(struct loop *l, const struct loop_verify_opts *o, struct err *e);
-int loop_verify_fds(const struct loop *l, int fds[2]);
-int loop_verify_pump(struct loop *l, int timeout_ms, struct err *e);
-void loop_verify_cancel(struct loop *l);
-int loop_verify_end(struct loop *l, struct loop_measurement *m, struct err *e);
-/* The command line of the last verify begun (contract's validation command
- * with --gate-k/--base appended), owned by l; NULL before any. */
-const char *loop_verify_command(const struct loop *l);
-
 /* The last recorded measurement of the current iteration (state MEASURED or
  * LOGGED); ERR_NOTFOUND when there is none. */
 int loop_measurement(struct loop *l, struct loop_measurement *m, struct err *e);
+
+struct loop_session_opts {
+	const char *command; /* NULL: validation command + " --no-gate" */
+	int runs;            /* noise: how many runs (0: 5) */
+	size_t max_pairs;    /* confirm: 0: STATS_CONFIRM_MAX_PAIRS */
+	bool baseline;       /* confirm: the best (in the tree, at rest) against the
+			      * baseline commit, the promotion verdict and final claim */
+	bool paired;         /* each run is a pair by itself: the command gets --base
+			      * <best's commit> (or the commit at {best}) and the
+			      * harness measures that ref beside the work tree.  A
+			      * confirm chooses it by itself where a paired confirm
+			      * of the same command reached a verdict before */
+	bool unpaired;       /* confirm: best and candidate in turns, even where the
+			      * harness is known to pair */
+	double timeout_s;    /* per run; 0: none */
+	void (*progress)(void *ctx, const char *line); /* a line per finished run */
+	loop_output_fn output; /* every byte of each run's output, may be NULL */
+	loop_event_fn event;
+	void *ctx;
+};
+
+/* What a noise or confirm session found; strings owned by the struct. */
+struct loop_session {
+	int iter;
+	int session;          /* id of the session's first run */
+	int nruns;
+	size_t pairs;         /* confirm: best/candidate pairs measured */
+	double gpu_s;         /* wall seconds of the session's runs */
+	bool promoted;        /* confirm: the candidate becomes the best when kept */
+	bool cancelled;       /* confirm: cancelled before its verdict (nothing judged) */
+	/* confirm: best against candidate in this session */
+	const char *verdict;  /* "fast", "slow", "same", "ambiguous", ...; NULL for noise */
+	char *why;            /* the verdict in one sentence */
+	double speedup;       /* equal-weight geomean of per-shape speedups, NAN */
+	size_t ncommon;       /* shapes both sides measured */
+	char *flags_text;     /* NULL when no flag */
+	bool busy_gpu;        /* the GPU was busy: can reject, never promote */
+	bool held;            /* fast beyond noise, held back by implausible flags */
+	char *worst;          /* the worst shape, NULL when none */
+	double worst_speedup;
+	/* the same over the contract's Target shapes (0: every shape counts) */
+	size_t ntargets;
+	double target_speedup;
+	size_t target_ncommon;
+	const char *target_verdict;
+	char **missing;       /* named target shapes not measured on both sides */
+	size_t nmissing;
+	json_t *json;         /* the whole result for --json */
+};
+
+enum loop_job_kind { LOOP_JOB_VERIFY, LOOP_JOB_NOISE, LOOP_JOB_CONFIRM };
+
+struct loop_job_opts {
+	enum loop_job_kind kind;
+	struct loop_verify_opts verify;   /* LOOP_JOB_VERIFY */
+	struct loop_session_opts session; /* LOOP_JOB_NOISE, LOOP_JOB_CONFIRM */
+	/* loop_job_run: when it becomes non-zero (a signal handler sets it)
+	 * the job is cancelled.  May be NULL. */
+	const volatile sig_atomic_t *stop;
+};
+
+/* Where a job stands, for a live pane: "confirm run 3 of 6 (best)". */
+struct loop_job_progress {
+	enum loop_job_kind kind;
+	int iter;            /* the iteration it measures for */
+	int run, nruns;      /* 1-based: the run going (the last once over) of those
+			      * planned so far; a confirm's grow a pair at a time */
+	const char *role;    /* the run's: "best", "cand", "pair", "noise"; NULL: verify */
+	size_t pairs;        /* confirm: pairs compared so far */
+	bool running;        /* false once it is over: loop_job_end is due */
+	double elapsed_s;    /* since it began */
+	const char *command; /* the command line its runs take (owned by the job) */
+	/* the GPU probe before and after every run, from $OPTLOOP_PROBE /
+	 * $OPTLOOP_PROBE_APPS or else nvidia-smi ("" apps: no process check) */
+	const char *probe, *probe_apps;
+	/* the run going's output parsed so far (owned by the job), NULL between runs */
+	const struct parse_result *result;
+};
+
+/* A finished job's findings, tagged by kind (loop_job_result_release). */
+struct loop_job_result {
+	enum loop_job_kind kind;
+	struct loop_measurement m; /* verify */
+	struct loop_session s;     /* noise, confirm */
+};
+void loop_job_result_release(struct loop_job_result *r);
+
+/* The job in steps, for an event loop; the loop holds it (one at a time):
+ *   begin     checks the protocol (nothing is left running when it refuses),
+ *             records what the job starts and starts its first run; *out is
+ *             the caller's until loop_job_end.
+ *   fds       the descriptors of the run going, to poll for POLLIN (how many).
+ *   pump      reads what is there (waits up to timeout_ms, -1 forever); a
+ *             session's ended run is recorded and its next one started.  1
+ *             while the job goes on, 0 once it is over (its errors come at end).
+ *   cancel    stops the run going (SIGTERM to its group, SIGKILL after the
+ *             grace period): a verify is recorded incomplete (an attempt),
+ *             a confirm ends without a verdict, a noise fails (ERR_HARNESS).
+ *   end       cancels a job still going, waits for it, records it, puts the
+ *             candidate back, fills *out and frees j.  On error *out holds
+ *             nothing to release.
+ * loop_close ends a job left going as end does (its handle goes with it). */
+struct loop_job;
+int loop_job_begin(struct loop *l, const struct loop_job_opts *o, struct loop_job **out,
+		   struct err *e);
+int loop_job_fds(const struct loop_job *j, int fds[2]);
+int loop_job_pump(struct loop_job *j, int timeout_ms, struct err *e);
+void loop_job_cancel(struct loop_job *j);
+void loop_job_progress(const struct loop_job *j, struct loop_job_progress *p);
+int loop_job_end(struct loop_job *j, struct loop_job_result *out, struct err *e);
+/* begin, pump until over (cancelling when *o->stop is set), end: a verify
+ * returns 0 when the run was recorded, whatever its gate said; a confirm
+ * when it was measured (cancelled included: read out->s.cancelled). */
+int loop_job_run(struct loop *l, const struct loop_job_opts *o, struct loop_job_result *out,
+		 struct err *e);
 
 /* ---- log and commit ------------------------------------------------------ */
 
@@ -489,119 +591,6 @@ int loop_report(struct loop *l, enum loop_report kind, int iter, struct sb *md, 
 int loop_export_json(struct loop *l, size_t flags, json_dump_callback_t write, void *data,
 		     struct err *e);
 
-/* ---- noise and confirm sessions (core/session.c) ------------------------ */
-
-/* Both measure outside verify, swapping kernel states in the work tree (the
- * candidate saved as a git tree first and put back afterwards, also when a
- * run fails or the session is cut off). */
-struct loop_session_opts {
-	const char *command; /* NULL: validation command + " --no-gate" */
-	int runs;            /* noise: how many runs (0: 5) */
-	size_t max_pairs;    /* confirm: 0: STATS_CONFIRM_MAX_PAIRS */
-	bool baseline;       /* confirm: the best (in the tree, at rest) against the
-			      * baseline commit, the promotion verdict and final claim */
-	bool paired;         /* confirm: each run is a pair by itself: the command
-			      * gets --base <best's commit> (a harness such as FLA's
-			      * verify measures that ref beside the work tree); a
-			      * command holding {best} gets the commit there instead.
-			      * Chosen by itself where a paired confirm of the same
-			      * command reached a verdict before (store_paired_proven) */
-	bool unpaired;       /* confirm: measure best and candidate in turns, even
-			      * where the harness is known to pair */
-	double timeout_s;    /* per run; 0: none */
-	/* One line per finished run, for the CLI (may be NULL). */
-	void (*progress)(void *ctx, const char *line);
-	/* Every byte of each run's output, and the parser's events, as they
-	 * arrive; may be NULL. */
-	loop_output_fn output;
-	loop_event_fn event;
-	void *ctx;
-	/* When it becomes non-zero (a signal handler sets it) the run going is
-	 * stopped (its process group), the candidate put back and the session
-	 * ends without a verdict (loop_confirm: r->cancelled; loop_noise:
-	 * ERR_HARNESS).  May be NULL. */
-	const volatile sig_atomic_t *stop;
-};
-
-/* What a session found; strings owned (loop_session_release). */
-struct loop_session {
-	int iter;
-	int session;          /* id of the session's first run */
-	int nruns;
-	size_t pairs;         /* confirm: best/candidate pairs measured */
-	double gpu_s;         /* wall seconds of the session's runs */
-	bool promoted;        /* confirm: the candidate becomes the best when kept */
-	bool cancelled;       /* confirm: cancelled before its verdict (nothing judged) */
-	/* confirm: best against candidate in this session */
-	const char *verdict;  /* "fast", "slow", "same", "ambiguous", ...; NULL for noise */
-	char *why;            /* the verdict in one sentence */
-	double speedup;       /* equal-weight geomean of per-shape speedups, NAN */
-	size_t ncommon;       /* shapes both sides measured */
-	char *flags_text;     /* NULL when no flag */
-	bool busy_gpu;        /* the GPU was busy: can reject, never promote */
-	bool held;            /* fast beyond noise, held back by implausible flags */
-	char *worst;          /* the worst shape, NULL when none */
-	double worst_speedup;
-	/* the same over the contract's Target shapes */
-	size_t ntargets;      /* 0: the Target names no shapes, every shape counts */
-	double target_speedup;
-	size_t target_ncommon;
-	const char *target_verdict;
-	char **missing;       /* named target shapes not measured on both sides */
-	size_t nmissing;
-	json_t *json;         /* the whole result for --json */
-};
-void loop_session_release(struct loop_session *r);
-
-/* Measure the current best o->runs times in one session.  Refused before
- * the baseline exists or while a verify is running. */
-int loop_noise(struct loop *l, const struct loop_session_opts *o, struct loop_session *r,
-	       struct err *e);
-
-/* The confirm run for the measured, not yet logged iteration (or, with
- * o->baseline, the best against the baseline commit).  Returns 0 when the
- * session was measured (read r->promoted); ERR_REFUSED when the protocol
- * does not allow it; ERR_HARNESS when a run broke.  It is
- * loop_confirm_begin, pump until done, loop_confirm_end. */
-int loop_confirm(struct loop *l, const struct loop_session_opts *o, struct loop_session *r,
-		 struct err *e);
-
-/* The same in steps, for an event loop (the TUI):
- *   begin  checks the protocol (refusals as loop_confirm), records the
- *          confirm, checks out the best and starts its first run; returns
- *          at once.  *out is the caller's until loop_confirm_end.  On failure
- *          nothing is left running and the candidate is back.
- *   fds    the descriptors of the run going, to poll for POLLIN (how many).
- *   pump   reads what is there (waits up to timeout_ms, -1 forever); when a
- *          run ends it is recorded and the next one starts.  1 while the
- *          session goes on, 0 once it is over.
- *   cancel stops the run going (SIGTERM to its group, SIGKILL after the
- *          grace period); the session ends without a verdict.
- *   end    finishes (cancelling first if still going), puts the candidate
- *          back, closes the confirm record, fills *r and frees s.  A
- *          cancelled session returns 0 with r->cancelled set. */
-struct loop_confirm_run;
-int loop_confirm_begin(struct loop *l, const struct loop_session_opts *o,
-		       struct loop_confirm_run **out, struct err *e);
-int loop_confirm_fds(const struct loop_confirm_run *s, int fds[2]);
-int loop_confirm_pump(struct loop_confirm_run *s, int timeout_ms);
-void loop_confirm_cancel(struct loop_confirm_run *s);
-int loop_confirm_end(struct loop_confirm_run *s, struct loop_session *r, struct err *e);
-/* The parse result of the run going so far (owned by s; NULL between runs). */
-const struct parse_result *loop_confirm_result(const struct loop_confirm_run *s);
-
-/* Where the session stands: "run 3 of 6, best". */
-struct loop_confirm_progress {
-	int iter;
-	int run;          /* 1-based: the run going, or the last one once over */
-	int nruns;        /* runs planned so far (grows when a look asks for more) */
-	const char *role; /* "best", "cand" or "pair" (both, paired): what the run
-			   * measures (static) */
-	size_t pairs;     /* pairs compared so far */
-	bool running;
-};
-void loop_confirm_progress(const struct loop_confirm_run *s, struct loop_confirm_progress *p);
-
 /* Read a saved verify or benchmark log (path "-": standard input) with the
  * pattern set named patterns (NULL: fla), looked up first in op's
  * workspace (profile/<op>-opt/patterns under the current directory, when op
@@ -782,8 +771,7 @@ const char *loop_closest_word(const char *word, const char *const *names);
  * saying why when there is none. */
 const char *loop_assets_dir(struct err *e);
 
-/* Absolute path of the repository work tree / the workspace dir (owned by l). */
-const char *loop_repo_dir(const struct loop *l);
+/* Absolute path of the workspace dir (owned by l). */
 const char *loop_dir(const struct loop *l);
 
 #endif

@@ -61,6 +61,9 @@ struct loop {
 
 	/* whether a run of this process used the Slurm allocation */
 	bool alloc_used;
+
+	/* the measuring job going (loop_job.c), NULL when none */
+	struct loop_job *job;
 };
 
 struct where {
@@ -203,6 +206,14 @@ char *loop_with_best(const char *cmd, const char *sha);
 struct alloc;
 struct alloc *loop_run_alloc(struct loop *l);
 
+/* Whether the loop was opened (or fell back to) read-only. */
+bool loop_readonly(const struct loop *l);
+/* Absolute path of the repository's work tree (owned by l). */
+const char *loop_repo_dir(const struct loop *l);
+/* The GPU probe's two commands as every run takes them (loop_status's
+ * probe and probe_apps); static or environment strings. */
+void loop_probe_commands(const char **probe, const char **apps);
+
 /* 0, or ERR_REFUSED (verb starts the message) while OPT_LOG.md holds rows
  * the database lost: every command that writes asks first. */
 int loop_writable(struct loop *l, const char *verb, struct err *e);
@@ -210,5 +221,49 @@ int loop_writable(struct loop *l, const char *verb, struct err *e);
 /* Append an event to the store's append-only event log (kind: short word,
  * detail: free text, may be NULL). */
 int loop_event(struct loop *l, const char *kind, const char *detail, struct err *e);
+
+/* ---- the measuring jobs' kinds in steps (loop_job.c drives them) -------- */
+
+/* loop_verify.c: a verify run (l->verifying while it goes).  begin
+ * refuses or starts the child; pump is 1 while it runs, 0 once it ended;
+ * end records the run (pumping to its end) and fills *m (may be NULL). */
+int loop_verify_begin(struct loop *l, const struct loop_verify_opts *o, struct err *e);
+int loop_verify_fds(const struct loop *l, int fds[2]);
+int loop_verify_pump(struct loop *l, int timeout_ms);
+void loop_verify_cancel(struct loop *l);
+int loop_verify_end(struct loop *l, struct loop_measurement *m, struct err *e);
+/* The verify run going's parse result so far; NULL when none goes. */
+const struct parse_result *loop_verify_result(const struct loop *l);
+
+/* loop_session.c: a noise or a confirm session in steps.  begin refuses
+ * (nothing left running, the candidate back) or starts the first run;
+ * pump records each ended run and starts the next (1 while the session
+ * goes on, 0 once over); cancel stops the run going; end cancels a session
+ * still going, puts the candidate back, fills *r and frees s.  progress
+ * fills the kind's part of a job's progress. */
+struct loop_noise_run;
+int loop_noise_begin(struct loop *l, const struct loop_session_opts *o,
+		     struct loop_noise_run **out, struct err *e);
+int loop_noise_fds(const struct loop_noise_run *s, int fds[2]);
+int loop_noise_pump(struct loop_noise_run *s, int timeout_ms);
+void loop_noise_cancel(struct loop_noise_run *s);
+void loop_noise_progress(const struct loop_noise_run *s, struct loop_job_progress *p);
+int loop_noise_end(struct loop_noise_run *s, struct loop_session *r, struct err *e);
+
+struct loop_confirm_run;
+int loop_confirm_begin(struct loop *l, const struct loop_session_opts *o,
+		       struct loop_confirm_run **out, struct err *e);
+int loop_confirm_fds(const struct loop_confirm_run *s, int fds[2]);
+int loop_confirm_pump(struct loop_confirm_run *s, int timeout_ms);
+void loop_confirm_cancel(struct loop_confirm_run *s);
+void loop_confirm_progress(const struct loop_confirm_run *s, struct loop_job_progress *p);
+/* A cancelled confirm returns 0 with r->cancelled set. */
+int loop_confirm_end(struct loop_confirm_run *s, struct loop_session *r, struct err *e);
+
+void loop_session_release(struct loop_session *r);
+
+/* loop_job.c: loop_close's part: a job left going is ended as
+ * loop_job_end ends it, its findings dropped. */
+void loop_job_close(struct loop *l);
 
 #endif

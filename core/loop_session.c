@@ -10,7 +10,8 @@
  * a run fails.  A confirm cut off by a crash is noticed by the next confirm
  * or noise, which restores the candidate before anything else.
  *
- * Each run is a real run of the measuring command (the contract's validation
+ * Both go in steps (begin, fds, pump, cancel, end): the noise and confirm
+ * jobs of loop_job.c.  Each run is a real run of the measuring command (the contract's validation
  * command with --no-gate, or the command given), parsed with the
  * workspace's pattern set, stored as a run of kind "noise" or "confirm"
  * with its samples, a probe reading before and after, and its session.
@@ -253,23 +254,6 @@ static char *paired_command(const char *cmd, const char *sha)
 				     : xasprintf("%s --base %s", cmd, sha);
 }
 
-/* One whole run, blocking (noise). */
-static int measure_once(struct ctx *c, const char *kind, const char *role, struct err *e)
-{
-	struct mrun m;
-	int rc = mrun_start(c, &m, kind, role, e);
-	if (rc < 0)
-		return rc;
-	bool cancelled = false;
-	while (mrun_pump(&m, c->o && c->o->stop ? 200 : -1) > 0) {
-		if (c->o && c->o->stop && *c->o->stop && !cancelled) {
-			run_cancel(m.r);
-			cancelled = true;
-		}
-	}
-	return mrun_finish(c, &m, e);
-}
-
 /* Finish a confirm that a crash cut off: put its candidate back. */
 /* A swap puts the best in the tree while the candidate waits as a snapshot
  * tree that nothing in git refers to: a ref keeps it from git gc until the
@@ -395,122 +379,246 @@ static int best_commit(struct ctx *c, struct measure_best *b, const char *what, 
 	return 0;
 }
 
-int loop_noise(struct loop *l, const struct loop_session_opts *o, struct loop_session *r,
-		  struct err *e)
-{
+/* ---- noise, in steps ------------------------------------------------------ */
+
+struct loop_noise_run {
 	struct ctx c;
-	struct measure_best b = {0};
-	char snap[VCS_OID_HEX], cur[VCS_OID_HEX];
-	int runs = o && o->runs > 0 ? o->runs : 5;
-	memset(r, 0, sizeof(*r));
-	int rc = ctx_init(&c, l, o, "noise", e);
-	if (rc == 0 && c.status.state == ST_VERIFYING)
+	struct loop_session_opts o; /* the caller's, copied */
+	struct measure_best b;
+	char snap[VCS_OID_HEX];
+	int runs;            /* how many are asked for */
+	bool paired;         /* A/A: each run the best against itself in one process */
+	bool swapped;        /* the best was checked out for the runs */
+	int intent;          /* the swap intent, 0 when none */
+	struct mrun m;
+	bool going;          /* m holds a started run */
+	bool cancelled, finished;
+	int rc;              /* the first failure */
+	struct err err;
+};
+
+static void noise_fail(struct loop_noise_run *s, int rc, const struct err *e)
+{
+	if (s->rc == 0 && rc < 0) {
+		s->rc = rc;
+		if (e)
+			s->err = *e;
+	}
+	s->finished = true;
+}
+
+static void noise_next(struct loop_noise_run *s)
+{
+	struct err e = {0};
+	int rc = mrun_start(&s->c, &s->m, "noise", s->paired ? "pair" : "noise", &e);
+	if (rc < 0) {
+		noise_fail(s, rc, &e);
+		return;
+	}
+	s->going = true;
+}
+
+/* The best's spread in this session, per shape, as JSON; the noise event. */
+static int noise_result(struct loop_noise_run *s, struct loop_session *r, struct err *e)
+{
+	struct ctx *c = &s->c;
+	struct stats_set set = {0}, pairs = {0};
+	r->iter = c->status.iteration;
+	r->session = c->session;
+	r->nruns = c->nruns;
+	r->gpu_s = c->secs;
+	int rc = measure_tree_set(c->st, s->b.tree, NULL, c->session, NULL, &set, e);
+	if (rc == 0 && s->paired)
+		rc = measure_pair_set(c->st, set.env, 0, &pairs, e);
+	json_t *j = json_object(), *shapes = json_array();
+	json_object_set_new(j, "paired", json_boolean(s->paired));
+	json_object_set_new(j, "best_iter", json_integer(s->b.iter));
+	json_object_set_new(j, "runs", json_integer(c->nruns));
+	json_object_set_new(j, "session", json_integer(c->session));
+	json_object_set_new(j, "env", set.env ? json_string(set.env) : json_null());
+	for (size_t i = 0; rc == 0 && i < set.nshapes; i++) {
+		const struct stats_shape *sh = &set.shapes[i];
+		const struct stats_set *g[] = {&set};
+		struct stats_noise nz;
+		struct stats_summary sum;
+		/* within this session: every run its own sample */
+		struct stats_set one = {0};
+		for (size_t k = 0; k < sh->n; k++)
+			stats_set_add(&one, sh->key, sh->ms[k]);
+		g[0] = &one;
+		stats_noise_pool(g, 1, NULL, sh->key, &nz);
+		stats_summarize(sh->ms, sh->n, &sum);
+		json_t *o = json_object();
+		json_object_set_new(o, "shape", json_string(sh->key));
+		json_object_set_new(o, "n", json_integer((json_int_t)sum.n));
+		json_object_set_new(o, "median_ms", json_real(sum.median));
+		json_object_set_new(o, "min_ms", json_real(sum.min));
+		json_object_set_new(o, "max_ms", json_real(sum.max));
+		json_object_set_new(o, "noise", json_real(nz.sigma));
+		json_object_set_new(o, "noise_raw",
+				    isfinite(nz.raw) ? json_real(nz.raw) : json_null());
+		json_object_set_new(o, "unstable", json_boolean(nz.unstable));
+		/* the A/A ratios of this session: the noise of one pair */
+		const struct stats_shape *pr = stats_set_find(&pairs, sh->key);
+		double *lr = xmalloc((pr && pr->n ? pr->n : 1) * sizeof(*lr));
+		size_t m = 0;
+		for (size_t k = 0; pr && k < pr->n; k++)
+			if (pr->session[k] == c->session)
+				lr[m++] = log(pr->ms[k]);
+		double ps = m >= 2 ? stats_spread(lr, m) : NAN;
+		json_object_set_new(o, "pair_noise", isfinite(ps) ? json_real(ps) : json_null());
+		json_object_set_new(o, "pair_median",
+				    m ? json_real(stats_median(lr, m)) : json_null());
+		free(lr);
+		json_array_append_new(shapes, o);
+		stats_set_release(&one);
+	}
+	json_object_set_new(j, "shapes", shapes);
+	r->json = j;
+	stats_set_release(&set);
+	stats_set_release(&pairs);
+	store_event(c->st, c->status.iteration, "noise",
+		    s->paired ? "best against itself, in-process pairs (A/A)"
+			      : "best measured in one session",
+		    NULL);
+	return rc;
+}
+
+int loop_noise_begin(struct loop *l, const struct loop_session_opts *o,
+		     struct loop_noise_run **out, struct err *e)
+{
+	struct loop_noise_run *s = xcalloc(1, sizeof(*s));
+	struct ctx *c = &s->c;
+	char cur[VCS_OID_HEX];
+	*out = NULL;
+	if (o)
+		s->o = *o;
+	s->runs = s->o.runs > 0 ? s->o.runs : 5;
+	int rc = ctx_init(c, l, &s->o, "noise", e);
+	if (rc == 0 && c->status.state == ST_VERIFYING)
 		rc = err_set(e, ERR_REFUSED, "noise refused: a verify run is going");
 	if (rc == 0)
-		rc = recover(&c, e);
+		rc = recover(c, e);
 	if (rc == 0)
-		rc = best_commit(&c, &b, "noise", e);
+		rc = best_commit(c, &s->b, "noise", e);
 	if (rc == 0)
-		rc = vcs_kernel_hash(c.vcs, kpaths(&c), c.status.nkernel, NULL, cur, e);
+		rc = vcs_kernel_hash(c->vcs, kpaths(c), c->status.nkernel, NULL, cur, e);
 	if (rc == 0)
-		rc = vcs_snapshot(c.vcs, kpaths(&c), c.status.nkernel, snap, e);
+		rc = vcs_snapshot(c->vcs, kpaths(c), c->status.nkernel, s->snap, e);
 	/* A/A: the harness measures the best's commit beside the work tree,
 	 * which holds the best too; each run's ratio is what one pair spreads */
-	bool paired = rc == 0 && ((o && o->paired) || strstr(c.command, "{best}"));
-	if (paired) {
-		char *cmd = paired_command(c.command, b.commit);
-		free(c.command);
-		c.command = cmd;
+	s->paired = rc == 0 && (s->o.paired || strstr(c->command, "{best}"));
+	if (s->paired) {
+		char *cmd = paired_command(c->command, s->b.commit);
+		free(c->command);
+		c->command = cmd;
 	}
-	bool swapped = false;
-	int intent = 0;
-	if (rc == 0 && strcmp(cur, b.tree ? b.tree : "") != 0) {
-		rc = swap_begin(&c, c.status.iteration, snap, b.commit, &intent, e);
+	if (rc == 0 && strcmp(cur, s->b.tree ? s->b.tree : "") != 0) {
+		rc = swap_begin(c, c->status.iteration, s->snap, s->b.commit, &s->intent, e);
 		if (rc == 0)
-			rc = vcs_swap(c.vcs, b.commit, kpaths(&c), c.status.nkernel, e);
-		swapped = intent != 0;
+			rc = vcs_swap(c->vcs, s->b.commit, kpaths(c), c->status.nkernel, e);
+		s->swapped = s->intent != 0;
 	}
-	for (int i = 0; rc == 0 && i < runs; i++) {
-		if (o && o->stop && *o->stop)
-			rc = err_set(e, ERR_HARNESS, "noise stopped after %d of %d runs; the kernel "
-						     "is back as it was",
-				     i, runs);
-		else
-			rc = measure_once(&c, "noise", paired ? "pair" : "noise", e);
+	if (rc == 0) {
+		noise_next(s);
+		rc = s->rc;
+		if (rc < 0 && e)
+			*e = s->err;
 	}
-	if (swapped) {
+	if (rc < 0) {
+		struct loop_session r;
+		s->finished = true;
+		if (s->rc == 0) {
+			s->rc = rc;
+			if (e)
+				s->err = *e;
+		}
+		loop_noise_end(s, &r, e);
+		return rc;
+	}
+	*out = s;
+	return 0;
+}
+
+int loop_noise_fds(const struct loop_noise_run *s, int fds[2])
+{
+	return s && s->going ? run_fds(s->m.r, fds) : 0;
+}
+
+int loop_noise_pump(struct loop_noise_run *s, int timeout_ms)
+{
+	if (!s || s->finished)
+		return 0;
+	if (mrun_pump(&s->m, timeout_ms) > 0)
+		return 1;
+	struct err e = {0};
+	s->going = false;
+	int rc = mrun_finish(&s->c, &s->m, &e);
+	if (rc < 0)
+		noise_fail(s, rc, &e);
+	else if (s->cancelled)
+		noise_fail(s,
+			   err_set(&e, ERR_HARNESS,
+				   "noise stopped after %d of %d runs; the kernel is back as it "
+				   "was",
+				   s->c.nruns, s->runs),
+			   &e);
+	else if (s->c.nruns >= s->runs)
+		s->finished = true;
+	else
+		noise_next(s);
+	return s->finished ? 0 : 1;
+}
+
+void loop_noise_cancel(struct loop_noise_run *s)
+{
+	if (!s || s->finished || s->cancelled)
+		return;
+	s->cancelled = true;
+	if (s->going)
+		run_cancel(s->m.r);
+}
+
+void loop_noise_progress(const struct loop_noise_run *s, struct loop_job_progress *p)
+{
+	p->iter = s->c.status.iteration;
+	p->run = s->c.nruns + (s->going ? 1 : 0);
+	p->nruns = s->runs;
+	p->role = s->paired ? "pair" : "noise";
+	p->running = !s->finished;
+	p->command = s->c.command;
+	p->result = s->going ? run_result(s->m.r) : NULL;
+}
+
+int loop_noise_end(struct loop_noise_run *s, struct loop_session *r, struct err *e)
+{
+	struct ctx *c = &s->c;
+	memset(r, 0, sizeof(*r));
+	loop_noise_cancel(s);
+	while (loop_noise_pump(s, 200) > 0)
+		;
+	int rc = s->rc;
+	if (rc < 0 && e)
+		*e = s->err;
+	/* the candidate goes back whatever happened */
+	if (s->swapped) {
 		struct err e2 = {0};
-		int rc2 = vcs_restore(c.vcs, snap, kpaths(&c), c.status.nkernel, &e2);
+		int rc2 = vcs_restore(c->vcs, s->snap, kpaths(c), c->status.nkernel, &e2);
 		if (rc2 == 0)
-			rc2 = swap_end(&c, intent, &e2);
+			rc2 = swap_end(c, s->intent, &e2);
 		if (rc == 0 && rc2 < 0) {
-			*e = e2;
+			if (e)
+				*e = e2;
 			rc = rc2;
 		}
 	}
-	if (rc == 0) {
-		struct stats_set set = {0};
-		r->iter = c.status.iteration;
-		r->session = c.session;
-		r->nruns = c.nruns;
-		rc = measure_tree_set(c.st, b.tree, NULL, c.session, NULL, &set, e);
-		struct stats_set pairs = {0};
-		if (rc == 0 && paired)
-			rc = measure_pair_set(c.st, set.env, 0, &pairs, e);
-		json_t *j = json_object(), *shapes = json_array();
-		json_object_set_new(j, "paired", json_boolean(paired));
-		json_object_set_new(j, "best_iter", json_integer(b.iter));
-		json_object_set_new(j, "runs", json_integer(c.nruns));
-		json_object_set_new(j, "session", json_integer(c.session));
-		json_object_set_new(j, "env", set.env ? json_string(set.env) : json_null());
-		for (size_t i = 0; rc == 0 && i < set.nshapes; i++) {
-			const struct stats_shape *sh = &set.shapes[i];
-			const struct stats_set *g[] = {&set};
-			struct stats_noise nz;
-			struct stats_summary sum;
-			/* within this session: every run its own sample */
-			struct stats_set one = {0};
-			for (size_t k = 0; k < sh->n; k++)
-				stats_set_add(&one, sh->key, sh->ms[k]);
-			g[0] = &one;
-			stats_noise_pool(g, 1, NULL, sh->key, &nz);
-			stats_summarize(sh->ms, sh->n, &sum);
-			json_t *s = json_object();
-			json_object_set_new(s, "shape", json_string(sh->key));
-			json_object_set_new(s, "n", json_integer((json_int_t)sum.n));
-			json_object_set_new(s, "median_ms", json_real(sum.median));
-			json_object_set_new(s, "min_ms", json_real(sum.min));
-			json_object_set_new(s, "max_ms", json_real(sum.max));
-			json_object_set_new(s, "noise", json_real(nz.sigma));
-			json_object_set_new(s, "noise_raw", isfinite(nz.raw) ? json_real(nz.raw)
-									    : json_null());
-			json_object_set_new(s, "unstable", json_boolean(nz.unstable));
-			/* the A/A ratios of this session: the noise of one pair */
-			const struct stats_shape *pr = stats_set_find(&pairs, sh->key);
-			double *lr = xmalloc((pr && pr->n ? pr->n : 1) * sizeof(*lr));
-			size_t m = 0;
-			for (size_t k = 0; pr && k < pr->n; k++)
-				if (pr->session[k] == c.session)
-					lr[m++] = log(pr->ms[k]);
-			double ps = m >= 2 ? stats_spread(lr, m) : NAN;
-			json_object_set_new(s, "pair_noise", isfinite(ps) ? json_real(ps) : json_null());
-			json_object_set_new(s, "pair_median",
-					    m ? json_real(stats_median(lr, m)) : json_null());
-			free(lr);
-			json_array_append_new(shapes, s);
-			stats_set_release(&one);
-		}
-		json_object_set_new(j, "shapes", shapes);
-		r->json = j;
-		stats_set_release(&set);
-		stats_set_release(&pairs);
-		store_event(c.st, c.status.iteration, "noise",
-			    paired ? "best against itself, in-process pairs (A/A)"
-				   : "best measured in one session",
-			    NULL);
-	}
-	measure_best_release(&b);
-	ctx_release(&c);
+	if (rc == 0)
+		rc = noise_result(s, r, e);
+	if (rc < 0)
+		loop_session_release(r);
+	measure_best_release(&s->b);
+	ctx_release(c);
+	free(s);
 	return rc;
 }
 
@@ -903,22 +1011,16 @@ void loop_confirm_cancel(struct loop_confirm_run *s)
 		s->finished = true;
 }
 
-const struct parse_result *loop_confirm_result(const struct loop_confirm_run *s)
+void loop_confirm_progress(const struct loop_confirm_run *s, struct loop_job_progress *p)
 {
-	return s && s->going ? run_result(s->m.r) : NULL;
-}
-
-void loop_confirm_progress(const struct loop_confirm_run *s, struct loop_confirm_progress *p)
-{
-	memset(p, 0, sizeof(*p));
-	if (!s)
-		return;
 	p->iter = s->iter;
 	p->run = s->c.nruns + (s->going ? 1 : 0);
 	p->nruns = s->planned;
 	p->role = s->paired ? "pair" : s->best_turn ? "best" : "cand";
 	p->pairs = s->pairs;
 	p->running = !s->finished;
+	p->command = s->c.command;
+	p->result = s->going ? run_result(s->m.r) : NULL;
 }
 
 int loop_confirm_end(struct loop_confirm_run *s, struct loop_session *r, struct err *e)
@@ -998,22 +1100,4 @@ int loop_confirm_end(struct loop_confirm_run *s, struct loop_session *r, struct 
 	}
 	confirm_run_free(s);
 	return rc;
-}
-
-int loop_confirm(struct loop *l, const struct loop_session_opts *o, struct loop_session *r,
-		    struct err *e)
-{
-	struct loop_confirm_run *s;
-	memset(r, 0, sizeof(*r));
-	int rc = loop_confirm_begin(l, o, &s, e);
-	if (rc < 0)
-		return rc;
-	bool stopping = false;
-	while (loop_confirm_pump(s, o && o->stop ? 200 : -1) > 0) {
-		if (o && o->stop && *o->stop && !stopping) {
-			loop_confirm_cancel(s);
-			stopping = true;
-		}
-	}
-	return loop_confirm_end(s, r, e);
 }

@@ -1,6 +1,7 @@
 /* loop_verify — the verify step: what it refuses before a run starts (a
  * hand-made commit, changes outside the kernel, --include), the run itself
- * (begin, fds, pump, cancel, end) and the measurement it leaves. */
+ * (begin, fds, pump, cancel, end: the verify job of loop_job.c) and the
+ * measurement it leaves. */
 #include "core/loop_impl.h"
 #include "core/alloc.h"
 #include "core/fault.h"
@@ -383,9 +384,9 @@ int loop_verify_fds(const struct loop *l, int fds[2])
 	return l->verifying ? run_fds(l->vrun, fds) : 0;
 }
 
-int loop_verify_pump(struct loop *l, int timeout_ms, struct err *e)
+/* A raw-log write failure stops the run; loop_verify_end reports it. */
+int loop_verify_pump(struct loop *l, int timeout_ms)
 {
-	(void)e; /* a raw-log write failure stops the run; loop_verify_end reports it */
 	return l->verifying ? run_pump(l->vrun, timeout_ms) : 0;
 }
 
@@ -395,9 +396,9 @@ void loop_verify_cancel(struct loop *l)
 		run_cancel(l->vrun);
 }
 
-const char *loop_verify_command(const struct loop *l)
+const struct parse_result *loop_verify_result(const struct loop *l)
 {
-	return l->vcmd;
+	return l->verifying ? run_result(l->vrun) : NULL;
 }
 
 static void fill_measurement(const struct store_run *r, struct loop_measurement *m)
@@ -524,17 +525,6 @@ int loop_verify_end(struct loop *l, struct loop_measurement *m, struct err *e)
 		m->nlints = nlints;
 	}
 	return 0;
-}
-
-int loop_verify(struct loop *l, const struct loop_verify_opts *o, struct loop_measurement *m,
-		struct err *e)
-{
-	int rc = loop_verify_begin(l, o, e);
-	if (rc < 0)
-		return rc;
-	while ((rc = loop_verify_pump(l, -1, NULL)) > 0)
-		;
-	return loop_verify_end(l, m, e);
 }
 
 int loop_measurement(struct loop *l, struct loop_measurement *m, struct err *e)

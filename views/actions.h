@@ -22,8 +22,10 @@
 	X(STOP, "stop", "record a stop (cap, floor, directions); no-go checks", 'S')            \
 	X(CONFIRM, "confirm", "confirm run: best and candidate interleaved; only it promotes a win", \
 	  'C')                                                                                 \
-	X(CANCEL, "cancel", "cancel the running verify or confirm (recorded as incomplete)", 'x', \
-	  CTRL_KEY('c'))                                                                       \
+	X(NOISE, "noise", "noise run: the best measured 5 times in one session, seeding the band", \
+	  'b')                                                                                 \
+	X(CANCEL, "cancel", "cancel the running verify, noise or confirm (recorded as incomplete)", \
+	  'x', CTRL_KEY('c'))                                                                  \
 	X(DETAIL, "details", "open the selected iteration's details", '\n', '\r', KEY_ENTER)   \
 	X(DOWN, "down", "next row", 'j', KEY_DOWN)                                              \
 	X(UP, "up", "previous row", 'k', KEY_UP)                                                \

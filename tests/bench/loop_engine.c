@@ -46,8 +46,8 @@ static int prepare(int round)
 {
 	struct loop *l;
 	struct loop_status st;
-	struct loop_measurement m;
-	struct loop_verify_opts vo = {0};
+	struct loop_job_result res;
+	struct loop_job_opts vo = {.kind = LOOP_JOB_VERIFY};
 	struct err e = {0};
 
 	if (loop_open(NULL, NULL, 0, &l, &e) < 0)
@@ -81,15 +81,15 @@ static int prepare(int round)
 	fclose(f);
 	if (loop_open(NULL, NULL, 0, &l, &e) < 0)
 		return fail("open", &e);
-	int rc = loop_verify(l, &vo, &m, &e);
+	int rc = loop_job_run(l, &vo, &res, &e);
 	/* a comment change times as noise, which may read past 1.5x: keep
 	 * needs the flag explained (not timed either) */
 	if (rc == 0)
-		rc = loop_explain(l, m.iter, "a comment change: its timing is noise", NULL, &e);
+		rc = loop_explain(l, res.m.iter, "a comment change: its timing is noise", NULL, &e);
 	loop_close(l);
 	if (rc < 0)
 		return fail("verify", &e);
-	loop_measurement_release(&m);
+	loop_job_result_release(&res);
 	return 0;
 }
 

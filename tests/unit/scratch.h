@@ -14,6 +14,9 @@
  *                              (tests/fixtures/make_tiny_project.sh) at REPO
  *                              with an optloop workspace whose contract is
  *                              complete; the templates come from root()
+ *   verify_run(L, O, M, E)     a verify through the job handle, blocking
+ *                              (loop_job_run); O may be NULL; *M gets the
+ *                              measurement (zeroed on error)
  */
 #ifndef OPTLOOP_TESTS_SCRATCH_H
 #define OPTLOOP_TESTS_SCRATCH_H
@@ -77,6 +80,20 @@ static inline void tiny_workspace(const char *repo)
 	sh("%s/tests/fixtures/make_tiny_project.sh %s", root(), repo);
 	assert_int_equal(loop_init(repo, &o, &notes, &e), 0);
 	sb_release(&notes);
+}
+
+static inline int verify_run(struct loop *l, const struct loop_verify_opts *o,
+			     struct loop_measurement *m, struct err *e)
+{
+	struct loop_job_opts jo = {.kind = LOOP_JOB_VERIFY};
+	struct loop_job_result r;
+	if (o)
+		jo.verify = *o;
+	int rc = loop_job_run(l, &jo, &r, e);
+	*m = r.m;
+	memset(&r.m, 0, sizeof(r.m));
+	loop_job_result_release(&r);
+	return rc;
 }
 
 #endif

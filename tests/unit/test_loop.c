@@ -56,6 +56,17 @@ static enum loop_state state_of(struct loop *l, int *iter)
 	return s;
 }
 
+/* Whether l is read-only, as its status says. */
+static bool readonly_of(struct loop *l)
+{
+	struct loop_status st;
+	struct err e = {0};
+	assert_int_equal(loop_status(l, &st, &e), 0);
+	bool ro = st.readonly;
+	loop_status_release(&st);
+	return ro;
+}
+
 static void sink(void *ctx, const char *buf, size_t len)
 {
 	struct sb *s = ctx;
@@ -77,7 +88,7 @@ static void a_whole_iteration_walks_the_states(void **state)
 	assert_int_equal(loop_open(repo, NULL, 0, &l, &e), 0);
 	assert_int_equal(state_of(l, &iter), ST_NEED_BASELINE);
 	assert_int_equal(iter, 0);
-	assert_int_equal(loop_verify(l, &vo, &m, &e), 0);
+	assert_int_equal(verify_run(l, &vo, &m, &e), 0);
 	assert_non_null(strstr(out.buf, "GATE PASSED"));
 	assert_int_equal(m.gate, GATE_PASS);
 	assert_int_equal(m.scope, SCOPE_FULL);
@@ -102,7 +113,7 @@ static void a_whole_iteration_walks_the_states(void **state)
 	sh("cd %s && sed -i 's/\\* 2/* 3/' kernel/compute.sh", repo);
 	assert_int_equal(state_of(l, NULL), ST_EDITING);
 	sb_reset(&out);
-	assert_int_equal(loop_verify(l, &vo, &m, &e), 0);
+	assert_int_equal(verify_run(l, &vo, &m, &e), 0);
 	assert_int_equal(m.gate, GATE_FAIL);
 	assert_true(isnan(m.bench_ms));
 	assert_false(m.no_change);
@@ -138,22 +149,22 @@ static void refusals_name_the_step_due(void **state)
 	assert_non_null(strstr(e.msg, "baseline has not been measured"));
 	assert_int_equal(loop_commit(l, sha, &e), ERR_REFUSED);
 	struct loop_verify_opts k = {.gate_k = "N1"};
-	assert_int_equal(loop_verify(l, &k, &m, &e), ERR_REFUSED);
+	assert_int_equal(verify_run(l, &k, &m, &e), ERR_REFUSED);
 	assert_non_null(strstr(e.msg, "full gate"));
-	assert_int_equal(loop_verify(l, NULL, &m, &e), 0);
+	assert_int_equal(verify_run(l, NULL, &m, &e), 0);
 	loop_measurement_release(&m);
-	assert_int_equal(loop_verify(l, NULL, &m, &e), ERR_REFUSED);
+	assert_int_equal(verify_run(l, NULL, &m, &e), ERR_REFUSED);
 	assert_non_null(strstr(e.msg, "iteration 0 is measured but OPT_LOG.md has no row"));
 	assert_int_equal(loop_commit(l, sha, &e), ERR_REFUSED);
 	assert_non_null(strstr(e.msg, "run optloop log first"));
 	assert_int_equal(loop_log(l, &lo, NULL, &e), ERR_USAGE); /* keep on the baseline */
 	lo.status = RS_NONE;
 	assert_int_equal(loop_log(l, &lo, NULL, &e), 0);
-	assert_int_equal(loop_verify(l, NULL, &m, &e), ERR_REFUSED);
+	assert_int_equal(verify_run(l, NULL, &m, &e), ERR_REFUSED);
 	assert_non_null(strstr(e.msg, "logged but not committed (run optloop commit)"));
 	assert_int_equal(loop_commit(l, sha, &e), 0);
 	/* iteration 1 needs a status */
-	assert_int_equal(loop_verify(l, NULL, &m, &e), 0);
+	assert_int_equal(verify_run(l, NULL, &m, &e), 0);
 	loop_measurement_release(&m);
 	assert_int_equal(loop_log(l, &lo, NULL, &e), ERR_USAGE);
 	lo.status = RS_BASE;
@@ -170,21 +181,26 @@ static void a_cancelled_run_is_incomplete_never_a_pass(void **state)
 
 	setenv("KERNEL_SLEEP", "20", 1);
 	assert_int_equal(loop_open(repo, NULL, 0, &l, &e), 0);
-	assert_int_equal(loop_verify_begin(l, NULL, &e), 0);
+	struct loop_job *job;
+	struct loop_job_result res;
+	struct loop_job_opts jo = {.kind = LOOP_JOB_VERIFY};
+	assert_int_equal(loop_job_begin(l, &jo, &job, &e), 0);
 	assert_int_equal(state_of(l, NULL), ST_VERIFYING);
-	assert_true(loop_verify_fds(l, fds) >= 1);
+	assert_true(loop_job_fds(job, fds) >= 1);
 	/* a second optloop: read-only, sees the run, may not verify */
 	struct loop *r;
 	assert_int_equal(loop_open(repo, NULL, 0, &r, &e), ERR_BUSY);
 	assert_int_equal(loop_open(repo, NULL, LOOP_TRY_WRITE, &r, &e), 0);
-	assert_true(loop_readonly(r));
+	assert_true(readonly_of(r));
 	assert_int_equal(state_of(r, NULL), ST_VERIFYING);
-	assert_int_equal(loop_verify(r, NULL, &m, &e), ERR_BUSY);
+	assert_int_equal(verify_run(r, NULL, &m, &e), ERR_BUSY);
 	loop_close(r);
 
-	assert_int_equal(loop_verify_pump(l, 100, &e), 1);
-	loop_verify_cancel(l);
-	assert_int_equal(loop_verify_end(l, &m, &e), 0);
+	assert_int_equal(loop_job_pump(job, 100, &e), 1);
+	loop_job_cancel(job);
+	assert_int_equal(loop_job_end(job, &res, &e), 0);
+	assert_int_equal(res.kind, LOOP_JOB_VERIFY);
+	m = res.m;
 	assert_int_equal(m.gate, GATE_INCOMPLETE);
 	assert_true(m.cancelled);
 	assert_true(isnan(m.bench_ms));
@@ -204,7 +220,7 @@ static void a_cancelled_run_is_incomplete_never_a_pass(void **state)
 	assert_int_equal(loop_log(l, &lo, NULL, &e), ERR_REFUSED);
 	assert_non_null(strstr(e.msg, "attempt"));
 	unsetenv("KERNEL_SLEEP");
-	assert_int_equal(loop_verify(l, NULL, &m, &e), 0);
+	assert_int_equal(verify_run(l, NULL, &m, &e), 0);
 	assert_int_equal(m.gate, GATE_PASS);
 	assert_false(m.attempt);
 	loop_measurement_release(&m);
@@ -229,7 +245,7 @@ static void a_timeout_is_incomplete(void **state)
 
 	setenv("KERNEL_SLEEP", "20", 1);
 	assert_int_equal(loop_open(repo, NULL, 0, &l, &e), 0);
-	assert_int_equal(loop_verify(l, &vo, &m, &e), 0);
+	assert_int_equal(verify_run(l, &vo, &m, &e), 0);
 	unsetenv("KERNEL_SLEEP");
 	assert_int_equal(m.gate, GATE_INCOMPLETE);
 	assert_true(m.timed_out);
@@ -247,8 +263,8 @@ static void readonly_open_writes_nothing(void **state)
 	char sha[41];
 
 	assert_int_equal(loop_open(repo, NULL, LOOP_READONLY, &l, &e), 0);
-	assert_true(loop_readonly(l));
-	assert_int_equal(loop_verify(l, NULL, &m, &e), ERR_BUSY);
+	assert_true(readonly_of(l));
+	assert_int_equal(verify_run(l, NULL, &m, &e), ERR_BUSY);
 	assert_int_equal(loop_log(l, &lo, NULL, &e), ERR_BUSY);
 	assert_int_equal(loop_commit(l, sha, &e), ERR_BUSY);
 	assert_int_equal(state_of(l, NULL), ST_NEED_BASELINE);
@@ -268,17 +284,17 @@ static void the_writer_lock_is_taken_and_given_back(void **state)
 	assert_int_equal(loop_open(repo, NULL, LOOP_READONLY, &a, &e), 0);
 	assert_int_equal(loop_open(repo, NULL, LOOP_READONLY, &b, &e), 0);
 	assert_int_equal(loop_writer(a, true, &e), 0);
-	assert_false(loop_readonly(a));
+	assert_false(readonly_of(a));
 	assert_int_equal(loop_writer(a, true, &e), 0); /* already */
 	/* b cannot while a holds it, and stays read-only */
 	assert_int_equal(loop_writer(b, true, &e), ERR_BUSY);
-	assert_true(loop_readonly(b));
-	assert_int_equal(loop_verify(b, NULL, &m, &e), ERR_BUSY);
+	assert_true(readonly_of(b));
+	assert_int_equal(verify_run(b, NULL, &m, &e), ERR_BUSY);
 	/* a measures the baseline, then gives the lock back */
-	assert_int_equal(loop_verify(a, NULL, &m, &e), 0);
+	assert_int_equal(verify_run(a, NULL, &m, &e), 0);
 	loop_measurement_release(&m);
 	assert_int_equal(loop_writer(a, false, &e), 0);
-	assert_true(loop_readonly(a));
+	assert_true(readonly_of(a));
 	/* b takes it and goes on from where a left the loop */
 	assert_int_equal(loop_writer(b, true, &e), 0);
 	assert_int_equal(state_of(b, NULL), ST_MEASURED);
@@ -307,7 +323,7 @@ static void contract_gap_blocks_everything(void **state)
 	assert_non_null(st.missing);
 	assert_non_null(strstr(st.missing, "Target"));
 	loop_status_release(&st);
-	assert_int_equal(loop_verify(l, NULL, &m, &e), ERR_REFUSED);
+	assert_int_equal(verify_run(l, NULL, &m, &e), ERR_REFUSED);
 	assert_non_null(strstr(e.msg, "contract is incomplete"));
 	loop_close(l);
 }

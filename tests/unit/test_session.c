@@ -115,12 +115,12 @@ static int measured(void **state)
 		sb_release(&notes);
 	}
 	assert_int_equal(loop_open(repo, NULL, 0, &l, &e), 0);
-	assert_int_equal(loop_verify(l, NULL, &m, &e), 0);
+	assert_int_equal(verify_run(l, NULL, &m, &e), 0);
 	loop_measurement_release(&m);
 	assert_int_equal(loop_log(l, &lo, NULL, &e), 0);
 	assert_int_equal(loop_commit(l, sha, &e), 0);
 	sh("printf '# ms=0.900\\n' >>%s/kernel/compute.sh", repo);
-	assert_int_equal(loop_verify(l, NULL, &m, &e), 0);
+	assert_int_equal(verify_run(l, NULL, &m, &e), 0);
 	loop_measurement_release(&m);
 	loop_close(l);
 	sh("rm -f %s/count %s/slow_at %s/bad_at", tmpdir, tmpdir, tmpdir);
@@ -140,7 +140,7 @@ static bool kernel_is_candidate(void)
 }
 
 struct seen {
-	struct loop_confirm_run *s;
+	struct loop_job *job;
 	struct sb out;
 	size_t max_rows; /* the most rows the parse result of a run had */
 	int events;
@@ -149,10 +149,13 @@ struct seen {
 static void on_output(void *ctx, const char *buf, size_t len)
 {
 	struct seen *v = ctx;
+	struct loop_job_progress p;
 	sb_add(&v->out, buf, len);
-	const struct parse_result *r = loop_confirm_result(v->s);
-	if (r && r->nrows > v->max_rows)
-		v->max_rows = r->nrows;
+	if (!v->job)
+		return;
+	loop_job_progress(v->job, &p);
+	if (p.result && p.result->nrows > v->max_rows)
+		v->max_rows = p.result->nrows;
 }
 
 static void on_event(void *ctx, const struct parse_event *ev)
@@ -168,17 +171,22 @@ static double now_s(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* Pump with poll on the session's descriptors, as the TUI does. */
-static int pump_polled(struct loop_confirm_run *s)
+/* Pump with poll on the job's descriptors, as the TUI does. */
+static int pump_polled(struct loop_job *j)
 {
 	int fds[2];
 	struct pollfd p[2];
-	int n = loop_confirm_fds(s, fds);
+	int n = loop_job_fds(j, fds);
 	for (int i = 0; i < n; i++)
 		p[i] = (struct pollfd){.fd = fds[i], .events = POLLIN};
 	if (n)
 		poll(p, (nfds_t)n, 250);
-	return loop_confirm_pump(s, 0);
+	return loop_job_pump(j, 0, NULL);
+}
+
+static struct loop_job_opts confirm_opts(const struct loop_session_opts *o)
+{
+	return (struct loop_job_opts){.kind = LOOP_JOB_CONFIRM, .session = *o};
 }
 
 static void stepwise_confirm_runs_best_and_candidate_interleaved(void **state)
@@ -188,25 +196,30 @@ static void stepwise_confirm_runs_best_and_candidate_interleaved(void **state)
 	struct seen v = {.out = SB_INIT};
 	struct loop_session_opts o = {.command = bench_cmd, .max_pairs = 3, .output = on_output,
 				 .event = on_event, .ctx = &v};
-	struct loop_session r;
-	struct loop_confirm_progress p;
+	struct loop_job_opts jo = confirm_opts(&o);
+	struct loop_job_result res;
+	const struct loop_session *r = &res.s;
+	struct loop_job_progress p;
 	char roles[16] = "";
 	int last_run = 0;
 
 	assert_int_equal(loop_open(repo, NULL, 0, &l, &e), 0);
-	assert_int_equal(loop_confirm_begin(l, &o, &v.s, &e), 0);
-	assert_non_null(v.s);
-	loop_confirm_progress(v.s, &p);
+	assert_int_equal(loop_job_begin(l, &jo, &v.job, &e), 0);
+	assert_non_null(v.job);
+	loop_job_progress(v.job, &p);
+	assert_int_equal(p.kind, LOOP_JOB_CONFIRM);
 	assert_int_equal(p.run, 1);
 	assert_int_equal(p.nruns, 2); /* one pair at a time */
 	assert_string_equal(p.role, "best");
 	assert_true(p.running);
+	assert_string_equal(p.command, bench_cmd); /* --no-gate is only added to the contract's */
+	assert_non_null(p.probe);
 	/* the best is in the work tree for the first run */
 	assert_false(kernel_is_candidate());
 	roles[0] = 'b';
 	last_run = 1;
-	while (pump_polled(v.s) > 0) {
-		loop_confirm_progress(v.s, &p);
+	while (pump_polled(v.job) > 0) {
+		loop_job_progress(v.job, &p);
 		if (p.run != last_run) {
 			assert_int_equal(p.run, last_run + 1);
 			assert_true(p.run <= 4);
@@ -220,18 +233,22 @@ static void stepwise_confirm_runs_best_and_candidate_interleaved(void **state)
 	 * sessions is known at the first pair (within 0.3 % here), and the
 	 * pair agrees with the verifies: one pair decides a 10 % win. */
 	assert_string_equal(roles, "bc");
-	loop_confirm_progress(v.s, &p);
+	loop_job_progress(v.job, &p);
 	assert_false(p.running);
 	assert_int_equal(p.pairs, 1);
-	assert_int_equal(loop_confirm_end(v.s, &r, &e), 0);
-	assert_false(r.cancelled);
-	assert_int_equal(r.nruns, 2);
-	assert_string_equal(r.verdict, "fast");
-	assert_true(r.promoted);
-	assert_true(fabs(r.speedup - 1 / 0.9) < 0.01);
-	json_t *seq = json_object_get(json_object_get(r.json, "comparison"), "sequential");
+	assert_null(p.result); /* no run goes */
+	struct loop_job *job = v.job;
+	v.job = NULL;
+	assert_int_equal(loop_job_end(job, &res, &e), 0);
+	assert_int_equal(res.kind, LOOP_JOB_CONFIRM);
+	assert_false(r->cancelled);
+	assert_int_equal(r->nruns, 2);
+	assert_string_equal(r->verdict, "fast");
+	assert_true(r->promoted);
+	assert_true(fabs(r->speedup - 1 / 0.9) < 0.01);
+	json_t *seq = json_object_get(json_object_get(r->json, "comparison"), "sequential");
 	if (!seq)
-		seq = json_object_get(r.json, "sequential");
+		seq = json_object_get(r->json, "sequential");
 	assert_non_null(seq);
 	assert_true(json_is_true(json_object_get(seq, "decided")));
 	assert_true(kernel_is_candidate());
@@ -241,12 +258,12 @@ static void stepwise_confirm_runs_best_and_candidate_interleaved(void **state)
 	assert_true(v.events > 0);
 	/* the store has the decision */
 	struct store_confirm c;
-	assert_int_equal(store_confirm_last(loop_workspace(l)->store, r.iter, &c, &e), 0);
+	assert_int_equal(store_confirm_last(loop_workspace(l)->store, r->iter, &c, &e), 0);
 	assert_true(c.done);
 	assert_true(c.promoted);
 	assert_string_equal(c.verdict, "fast");
 	store_confirm_release(&c);
-	loop_session_release(&r);
+	loop_job_result_release(&res);
 	sb_release(&v.out);
 	loop_close(l);
 }
@@ -256,31 +273,33 @@ static void blocking_confirm_gives_the_same_result(void **state)
 	struct loop *l;
 	struct err e = {0};
 	struct loop_session_opts o = {.command = bench_cmd, .max_pairs = 3};
-	struct loop_session a, b;
-	struct loop_confirm_run *s;
+	struct loop_job_opts jo = confirm_opts(&o);
+	struct loop_job_result ra, rb;
+	const struct loop_session *a = &ra.s, *b = &rb.s;
+	struct loop_job *j;
 
 	assert_int_equal(loop_open(repo, NULL, 0, &l, &e), 0);
-	assert_int_equal(loop_confirm_begin(l, &o, &s, &e), 0);
-	while (loop_confirm_pump(s, -1) > 0)
+	assert_int_equal(loop_job_begin(l, &jo, &j, &e), 0);
+	while (loop_job_pump(j, -1, NULL) > 0)
 		;
-	assert_int_equal(loop_confirm_end(s, &a, &e), 0);
+	assert_int_equal(loop_job_end(j, &ra, &e), 0);
 	loop_close(l);
 	/* The same confirm, blocking, on a second workspace in the same state
 	 * (on this one the first confirm's noise would make it shorter). */
 	measured(state);
 	assert_int_equal(loop_open(repo, NULL, 0, &l, &e), 0);
-	assert_int_equal(loop_confirm(l, &o, &b, &e), 0);
-	assert_string_equal(a.verdict, b.verdict);
-	assert_int_equal(a.promoted, b.promoted);
-	assert_int_equal(a.nruns, b.nruns);
-	assert_true((!a.flags_text && !b.flags_text) || !strcmp(a.flags_text, b.flags_text));
-	assert_int_equal(a.ncommon, b.ncommon);
-	assert_true(a.speedup == b.speedup);
-	assert_true(a.target_speedup == b.target_speedup ||
-		    (isnan(a.target_speedup) && isnan(b.target_speedup)));
-	assert_true(b.promoted);
+	assert_int_equal(loop_job_run(l, &jo, &rb, &e), 0);
+	assert_string_equal(a->verdict, b->verdict);
+	assert_int_equal(a->promoted, b->promoted);
+	assert_int_equal(a->nruns, b->nruns);
+	assert_true((!a->flags_text && !b->flags_text) || !strcmp(a->flags_text, b->flags_text));
+	assert_int_equal(a->ncommon, b->ncommon);
+	assert_true(a->speedup == b->speedup);
+	assert_true(a->target_speedup == b->target_speedup ||
+		    (isnan(a->target_speedup) && isnan(b->target_speedup)));
+	assert_true(b->promoted);
 	/* the JSON the CLI prints has the same fields, sessions aside */
-	json_t *ja = json_deep_copy(a.json), *jb = json_deep_copy(b.json);
+	json_t *ja = json_deep_copy(a->json), *jb = json_deep_copy(b->json);
 	json_object_del(ja, "session");
 	json_object_del(jb, "session");
 	json_object_del(ja, "gpu_s"); /* wall time */
@@ -289,8 +308,8 @@ static void blocking_confirm_gives_the_same_result(void **state)
 	json_decref(ja);
 	json_decref(jb);
 	assert_true(kernel_is_candidate());
-	loop_session_release(&a);
-	loop_session_release(&b);
+	loop_job_result_release(&ra);
+	loop_job_result_release(&rb);
 	loop_close(l);
 }
 
@@ -299,49 +318,51 @@ static void cancel_in_the_middle_puts_the_candidate_back(void **state)
 	struct loop *l;
 	struct err e = {0};
 	struct loop_session_opts o = {.command = bench_cmd, .max_pairs = 3};
-	struct loop_session r;
-	struct loop_confirm_progress p;
-	struct loop_confirm_run *s;
+	struct loop_job_opts jo = confirm_opts(&o);
+	struct loop_job_result res;
+	const struct loop_session *r = &res.s;
+	struct loop_job_progress p;
+	struct loop_job *j;
 
 	sh("echo 1 >%s/slow_at", tmpdir); /* the first run, the best's, hangs */
 	assert_int_equal(loop_open(repo, NULL, 0, &l, &e), 0);
-	assert_int_equal(loop_confirm_begin(l, &o, &s, &e), 0);
+	assert_int_equal(loop_job_begin(l, &jo, &j, &e), 0);
 	double t0 = now_s();
-	assert_int_equal(pump_polled(s), 1);
-	loop_confirm_progress(s, &p);
+	assert_int_equal(pump_polled(j), 1);
+	loop_job_progress(j, &p);
 	assert_int_equal(p.run, 1);
 	assert_true(p.running);
 	assert_string_equal(p.role, "best");
 	assert_false(kernel_is_candidate());
-	loop_confirm_cancel(s);
-	while (pump_polled(s) > 0)
+	loop_job_cancel(j);
+	while (pump_polled(j) > 0)
 		assert_true(now_s() - t0 < 20);
-	assert_int_equal(loop_confirm_end(s, &r, &e), 0);
+	assert_int_equal(loop_job_end(j, &res, &e), 0);
 	assert_true(now_s() - t0 < 20); /* the sleeping child was stopped */
-	assert_true(r.cancelled);
-	assert_false(r.promoted);
-	assert_int_equal(r.nruns, 1);
+	assert_true(r->cancelled);
+	assert_false(r->promoted);
+	assert_int_equal(r->nruns, 1);
 	assert_true(kernel_is_candidate());
-	assert_true(json_is_true(json_object_get(r.json, "cancelled")));
+	assert_true(json_is_true(json_object_get(r->json, "cancelled")));
 
 	/* closed without a verdict, nothing promoted, nothing left unfinished */
 	struct store_confirm c;
-	assert_int_equal(store_confirm_last(loop_workspace(l)->store, r.iter, &c, &e), 0);
+	assert_int_equal(store_confirm_last(loop_workspace(l)->store, r->iter, &c, &e), 0);
 	assert_true(c.done);
 	assert_false(c.promoted);
 	assert_null(c.verdict);
-	assert_int_equal(c.session, r.session);
+	assert_int_equal(c.session, r->session);
 	store_confirm_release(&c);
 	assert_int_equal(store_confirm_unfinished(loop_workspace(l)->store, &c, NULL), ERR_NOTFOUND);
-	assert_false(store_confirm_promoted(loop_workspace(l)->store, r.iter));
+	assert_false(store_confirm_promoted(loop_workspace(l)->store, r->iter));
 	/* every run so far is kept; the cut one as cancelled and incomplete */
 	struct store_run run;
-	assert_int_equal(store_run_get(loop_workspace(l)->store, r.session, &run, &e), 0);
+	assert_int_equal(store_run_get(loop_workspace(l)->store, r->session, &run, &e), 0);
 	assert_string_equal(run.kind, "confirm");
 	assert_true(run.cancelled);
 	assert_int_equal(run.gate, GATE_INCOMPLETE);
 	store_run_release(&run);
-	loop_session_release(&r);
+	loop_job_result_release(&res);
 
 	/* the workspace is still MEASURED and a new confirm runs to its verdict */
 	struct loop_status st;
@@ -350,9 +371,9 @@ static void cancel_in_the_middle_puts_the_candidate_back(void **state)
 	assert_false(st.telescoped);
 	loop_status_release(&st);
 	sh("rm -f %s/slow_at", tmpdir);
-	assert_int_equal(loop_confirm(l, &o, &r, &e), 0);
-	assert_true(r.promoted);
-	loop_session_release(&r);
+	assert_int_equal(loop_job_run(l, &jo, &res, &e), 0);
+	assert_true(r->promoted);
+	loop_job_result_release(&res);
 	loop_close(l);
 }
 
@@ -361,12 +382,14 @@ static void a_broken_run_ends_the_session_with_the_candidate_back(void **state)
 	struct loop *l;
 	struct err e = {0};
 	struct loop_session_opts o = {.command = bench_cmd, .max_pairs = 3};
-	struct loop_session r;
+	struct loop_job_opts jo = confirm_opts(&o);
+	struct loop_job_result res;
 
 	sh("echo 2 >%s/bad_at", tmpdir);
 	assert_int_equal(loop_open(repo, NULL, 0, &l, &e), 0);
-	assert_int_equal(loop_confirm(l, &o, &r, &e), ERR_HARNESS);
+	assert_int_equal(loop_job_run(l, &jo, &res, &e), ERR_HARNESS);
 	assert_non_null(strstr(e.msg, "ended in a harness error"));
+	assert_null(res.s.json); /* nothing to release */
 	assert_true(kernel_is_candidate());
 	struct store_confirm c;
 	assert_int_equal(store_confirm_last(loop_workspace(l)->store, 1, &c, &e), 0);
@@ -381,13 +404,14 @@ static void begin_refuses_when_the_protocol_does_not_allow_it(void **state)
 	struct loop *l;
 	struct err e = {0};
 	struct loop_session_opts o = {.command = bench_cmd};
+	struct loop_job_opts jo = confirm_opts(&o);
 	struct loop_log_opts lo = {.direction = "faster", .status = RS_REVERT};
-	struct loop_confirm_run *s = (struct loop_confirm_run *)&e; /* must be reset */
+	struct loop_job *j = (struct loop_job *)&e; /* must be reset */
 
 	assert_int_equal(loop_open(repo, NULL, 0, &l, &e), 0);
 	assert_int_equal(loop_log(l, &lo, NULL, &e), 0);
-	assert_int_equal(loop_confirm_begin(l, &o, &s, &e), ERR_REFUSED);
-	assert_null(s);
+	assert_int_equal(loop_job_begin(l, &jo, &j, &e), ERR_REFUSED);
+	assert_null(j);
 	assert_non_null(strstr(e.msg, "confirm refused: iteration 1 is logged"));
 	assert_true(kernel_is_candidate());
 	loop_close(l);

@@ -59,56 +59,57 @@ struct confirm_args {
 static int confirm_run(struct cmd_ctx *x)
 {
 	const struct confirm_args *a = x->args;
-	struct loop_session_opts o = a->o;
-	struct loop_session r;
+	struct loop_job_opts jo = {.kind = LOOP_JOB_CONFIRM, .session = a->o};
+	struct loop_session_opts *o = &jo.session;
+	struct loop_job_result res;
+	const struct loop_session *r = &res.s;
 	struct err e = {0};
-	struct loop *l = x->l;
 	bool json = a->json;
 	int rc;
-	o.max_pairs = (size_t)a->pairs;
-	o.ctx = json ? stderr : stdout;
-	o.stop = cli_stop_on_signals();
-	if (loop_confirm(l, &o, &r, &e) < 0)
+	o->max_pairs = (size_t)a->pairs;
+	o->ctx = json ? stderr : stdout;
+	jo.stop = cli_stop_on_signals();
+	if (loop_job_run(x->l, &jo, &res, &e) < 0)
 		return cli_fail(&e);
-	if (r.cancelled) {
+	if (r->cancelled) {
 		if (json)
-			cli_print_json(json_incref(r.json));
+			cli_print_json(json_incref(r->json));
 		else
 			printf("confirm stopped after %d run%s: no verdict, not promoted; the candidate "
 			       "is back in the tree and the stopped run is recorded as incomplete\n",
-			       r.nruns, r.nruns == 1 ? "" : "s");
-		loop_session_release(&r);
+			       r->nruns, r->nruns == 1 ? "" : "s");
+		loop_job_result_release(&res);
 		return 4;
 	}
 	if (json) {
-		cli_print_json(json_incref(r.json));
+		cli_print_json(json_incref(r->json));
 	} else {
 		printf("confirm: %s after %zu pair%s (%d runs, %.1f s) in session %d: %s\n",
-		       r.verdict, r.pairs, r.pairs == 1 ? "" : "s", r.nruns, r.gpu_s, r.session,
-		       r.why ? r.why : "");
-		if (r.flags_text)
-			printf("flags:   %s\n", r.flags_text);
-		print_geomeans(&r);
-		if (r.worst)
-			printf("worst:   %s (%.3fx)\n", r.worst, r.worst_speedup);
-		if (r.promoted && o.baseline)
+		       r->verdict, r->pairs, r->pairs == 1 ? "" : "s", r->nruns, r->gpu_s, r->session,
+		       r->why ? r->why : "");
+		if (r->flags_text)
+			printf("flags:   %s\n", r->flags_text);
+		print_geomeans(r);
+		if (r->worst)
+			printf("worst:   %s (%.3fx)\n", r->worst, r->worst_speedup);
+		if (r->promoted && o->baseline)
 			printf("against the baseline: a win beyond noise; promote --check reads the "
 			       "Target's speedup from this session\n");
-		else if (r.promoted)
+		else if (r->promoted)
 			printf("promoted: log this iteration as keep and it becomes the best\n");
-		else if (r.held)
+		else if (r->held)
 			printf("held back: the win is beyond noise but implausible; find out why, then "
 			       "optloop promote --explain TEXT (a silently skipped path looks like "
 			       "this too)\n");
-		else if (r.busy_gpu)
+		else if (r->busy_gpu)
 			printf("not promoted: the GPU was busy during the session; confirm again on an "
 			       "idle GPU\n");
 		else
 			printf("not promoted: no win beyond the threshold and the noise band (log it as "
 			       "revert or drop, or keep it with --unconfirmed \"why\")\n");
 	}
-	rc = r.promoted ? 0 : 1;
-	loop_session_release(&r);
+	rc = r->promoted ? 0 : 1;
+	loop_job_result_release(&res);
 	return rc;
 }
 

@@ -28,25 +28,25 @@ struct noise_args {
 static int noise_run(struct cmd_ctx *x)
 {
 	const struct noise_args *a = x->args;
-	struct loop_session_opts o = a->o;
-	struct loop_session r;
+	struct loop_job_opts jo = {.kind = LOOP_JOB_NOISE, .session = a->o};
+	struct loop_job_result res;
+	const struct loop_session *r = &res.s;
 	struct err e = {0};
-	struct loop *l = x->l;
 	bool json = a->json;
-	o.runs = (int)a->runs;
-	o.ctx = json ? stderr : stdout;
-	o.stop = cli_stop_on_signals();
-	if (loop_noise(l, &o, &r, &e) < 0)
+	jo.session.runs = (int)a->runs;
+	jo.session.ctx = json ? stderr : stdout;
+	jo.stop = cli_stop_on_signals();
+	if (loop_job_run(x->l, &jo, &res, &e) < 0)
 		return cli_fail(&e);
 	if (json) {
-		cli_print_json(json_incref(r.json));
+		cli_print_json(json_incref(r->json));
 	} else {
 		size_t i;
 		json_t *s;
 		printf("best (iteration %d) measured %d times in session %d\n",
-		       (int)json_integer_value(json_object_get(r.json, "best_iter")), r.nruns,
-		       r.session);
-		json_array_foreach(json_object_get(r.json, "shapes"), i, s)
+		       (int)json_integer_value(json_object_get(r->json, "best_iter")), r->nruns,
+		       r->session);
+		json_array_foreach(json_object_get(r->json, "shapes"), i, s)
 		{
 			printf("  %-40s median %.4f ms, spread %.2f%%%s\n",
 			       json_string_value(json_object_get(s, "shape")),
@@ -54,7 +54,7 @@ static int noise_run(struct cmd_ctx *x)
 			       100 * json_real_value(json_object_get(s, "noise")),
 			       json_is_true(json_object_get(s, "unstable")) ? " UNSTABLE" : "");
 			json_t *pn = json_object_get(s, "pair_noise"), *pm = json_object_get(s, "pair_median");
-			if (json_is_true(json_object_get(r.json, "paired")) && json_is_number(pm)) {
+			if (json_is_true(json_object_get(r->json, "paired")) && json_is_number(pm)) {
 				printf("  %-40s A/A: median ratio %+.2f%%, ", "",
 				       100 * json_number_value(pm));
 				if (json_is_number(pn))
@@ -64,7 +64,7 @@ static int noise_run(struct cmd_ctx *x)
 			}
 		}
 	}
-	loop_session_release(&r);
+	loop_job_result_release(&res);
 	return 0;
 }
 

@@ -90,72 +90,76 @@ struct verify_args {
 static int verify_run(struct cmd_ctx *x)
 {
 	const struct verify_args *a = x->args;
-	struct loop_verify_opts o = a->o;
-	struct loop_measurement m;
+	struct loop_job_opts jo = {.kind = LOOP_JOB_VERIFY, .verify = a->o};
+	struct loop_verify_opts *o = &jo.verify;
+	struct loop_job_progress p;
+	struct loop_job_result res;
+	struct loop_measurement *m = &res.m;
+	struct loop_job *job;
 	struct loop *l = x->l;
 	struct err e = {0};
 	bool json = a->json, quiet = a->quiet;
 	int rc;
 
-	o.include = a->include.v;
-	o.ninclude = (size_t)a->include.n;
+	o->include = a->include.v;
+	o->ninclude = (size_t)a->include.n;
 	/* with --json, stdout carries only the JSON object; with --quiet the
 	 * output goes only to the raw log */
-	o.output = quiet ? NULL : to_stream;
-	o.ctx = json ? stderr : stdout;
+	o->output = quiet ? NULL : to_stream;
+	o->ctx = json ? stderr : stdout;
 
 	const volatile sig_atomic_t *interrupted = cli_stop_on_signals();
 
-	if (loop_verify_begin(l, &o, &e) < 0)
+	if (loop_job_begin(l, &jo, &job, &e) < 0)
 		return cli_fail(&e);
 	/* nothing runs unseen: the command and the probe around it */
-	const char *probe, *probe_apps;
-	loop_probe_commands(&probe, &probe_apps);
+	loop_job_progress(job, &p);
+	const char *probe = p.probe, *probe_apps = p.probe_apps;
 	struct sb v1 = SB_INIT, v2 = SB_INIT;
-	fprintf(o.ctx, "optloop: running %s (through /bin/sh -c; GPU probe before and after: "
-		       "%s)\n",
-		cli_vis(loop_verify_command(l), &v1), cli_vis(probe, &v2));
+	fprintf(o->ctx, "optloop: running %s (through /bin/sh -c; GPU probe before and after: "
+			"%s)\n",
+		cli_vis(p.command, &v1), cli_vis(probe, &v2));
 	sb_release(&v1);
 	sb_release(&v2);
-	fflush(o.ctx);
+	fflush(o->ctx);
 	bool cancelled = false;
-	while ((rc = loop_verify_pump(l, 200, NULL)) > 0) {
+	while ((rc = loop_job_pump(job, 200, NULL)) > 0) {
 		if (*interrupted && !cancelled) {
-			loop_verify_cancel(l);
+			loop_job_cancel(job);
 			cancelled = true;
 		}
 	}
-	if (loop_verify_end(l, &m, &e) < 0)
+	if (loop_job_end(job, &res, &e) < 0)
 		return cli_fail(&e);
 	char *trace = NULL;
 	struct err te = {0};
-	if (o.profile && !m.attempt && loop_attach_run_trace(l, m.iter, m.run_id, &trace, &te) < 0 &&
-	    te.code != ERR_NOTFOUND)
+	if (o->profile && !m->attempt &&
+	    loop_attach_run_trace(l, m->iter, m->run_id, &trace, &te) < 0 && te.code != ERR_NOTFOUND)
 		fprintf(stderr, "optloop: %s\n", te.msg);
-	rc = exit_for(m.gate);
-	if (m.attempt && rc == 0)
+	rc = exit_for(m->gate);
+	if (m->attempt && rc == 0)
 		rc = 4; /* a baseline without a bench number or a gate: the harness fell short */
 	struct loop_status st;
 	int have_st = loop_status(l, &st, NULL) == 0;
 	if (json) {
-		json_t *j = loop_cli_measurement_json(&m);
+		json_t *j = loop_cli_measurement_json(m);
 		if (have_st) {
 			json_object_set_new(j, "state", json_string(loop_state_name(st.state)));
 			json_object_set_new(j, "next", json_string(st.next));
 		}
-		stats_cli_add_verdict(l, m.run_id, j);
-		json_object_set_new(j, "lint_findings", json_integer(m.nlints));
+		stats_cli_add_verdict(l, m->run_id, j);
+		json_object_set_new(j, "lint_findings", json_integer(m->nlints));
 		json_object_set_new(j, "probe_command", json_string(probe));
 		json_object_set_new(j, "profile_trace", trace ? json_string(trace) : json_null());
 		json_object_set_new(j, "probe_apps_command", json_string(probe_apps));
 		cli_print_json(j);
 	} else {
-		print_summary(l, &m, o.profile, trace, have_st ? &st : NULL);
+		print_summary(l, m, o->profile, trace, have_st ? &st : NULL);
 	}
 	if (have_st)
 		loop_status_release(&st);
 	free(trace);
-	loop_measurement_release(&m);
+	loop_job_result_release(&res);
 	return rc;
 }
 

@@ -308,7 +308,7 @@ static void backend_action(struct app *a, enum action act)
 	}
 	if (a->wz && !had_wizard)
 		relayout(a);
-	if ((act == ACT_VERIFY || act == ACT_CONFIRM) && a->running)
+	if ((act == ACT_VERIFY || act == ACT_NOISE || act == ACT_CONFIRM) && a->running)
 		relayout(a);
 }
 
@@ -514,7 +514,8 @@ static void handle_key(struct app *a, wint_t ch, bool fkey)
 		return;
 	case ACT_CANCEL:
 		if (!a->running) {
-			app_message(a, true, "nothing to cancel: no verify or confirm run is going");
+			app_message(a, true,
+				    "nothing to cancel: no verify, noise or confirm run is going");
 			return;
 		}
 		a->be->run_cancel(a);
@@ -544,6 +545,7 @@ static void handle_key(struct app *a, wint_t ch, bool fkey)
 		best_view.action(&a->views[P_BEST], ACT_MODE);
 		return;
 	case ACT_VERIFY:
+	case ACT_NOISE:
 	case ACT_CONFIRM:
 		if (a->running) {
 			app_message(a, true, "%s refused: a %s run is already going (%s cancels it)",

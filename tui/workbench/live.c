@@ -370,12 +370,20 @@ static void status_words(struct app *a, int terse, bool extras, struct sb *out)
 	struct ws_loop *w = live_of(a);
 	const struct loop_status *st = &w->st;
 
-	if (a->running && w->confirm) {
-		struct loop_confirm_progress p;
-		loop_confirm_progress(w->confirm, &p);
+	struct loop_job_progress p = {.kind = LOOP_JOB_VERIFY};
+	if (a->running && w->job)
+		loop_job_progress(w->job, &p);
+	if (a->running && p.kind == LOOP_JOB_CONFIRM) {
 		sb_addf(out, "iter %d \xc2\xb7 MEASURED \xc2\xb7 confirm run %d/%d (%s)", w->run_iter, p.run,
 			p.nruns, p.role);
 		sb_addf(out, brief ? " \xc2\xb7 %s cancels" : " of best and candidate (%s cancels)",
+			action_first_key(ACT_CANCEL));
+		return;
+	}
+	if (a->running && p.kind == LOOP_JOB_NOISE) {
+		sb_addf(out, "iter %d \xc2\xb7 %s \xc2\xb7 noise run %d/%d", w->run_iter,
+			live_state_upper(st->state), p.run, p.nruns);
+		sb_addf(out, brief ? " \xc2\xb7 %s cancels" : " of the best (%s cancels)",
 			action_first_key(ACT_CANCEL));
 		return;
 	}
@@ -463,9 +471,11 @@ static int act_locked(struct app *a, enum action act, struct err *e)
 
 	switch (act) {
 	case ACT_VERIFY:
-		return live_start_verify(a, e);
+		return live_start_job(a, LOOP_JOB_VERIFY, e);
+	case ACT_NOISE:
+		return live_start_job(a, LOOP_JOB_NOISE, e);
 	case ACT_CONFIRM:
-		return live_start_confirm(a, e);
+		return live_start_job(a, LOOP_JOB_CONFIRM, e);
 	case ACT_LOG:
 		if ((rc = loop_may(w->l, STEP_LOG, e)) < 0)
 			return rc;
@@ -548,13 +558,13 @@ static void loop_close_be(struct app *a)
 
 	if (!w)
 		return;
-	if (w->confirm) {
-		/* not reached through app_run, which ends every run; the candidate
-		 * must still come back */
-		struct loop_session r;
-		loop_confirm_end(w->confirm, &r, NULL);
-		loop_session_release(&r);
-		w->confirm = NULL;
+	if (w->job) {
+		/* not reached through app_run, which ends every run; the run is
+		 * still recorded and the candidate must still come back */
+		struct loop_job_result r;
+		loop_job_end(w->job, &r, NULL);
+		loop_job_result_release(&r);
+		w->job = NULL;
 	}
 	live_clear_lines(&a->data.notes, &a->data.nnotes);
 	live_clear_lines(&a->data.detail, &a->data.ndetail);

@@ -29,10 +29,11 @@ struct ws_loop {
 	const char *contract_fields[CONTRACT_NFIELDS]; /* names, static */
 	int ncontract;
 	struct traps_doc traps; /* with this iteration's checklist states */
-	/* The confirm run going (NULL when none) and the run the live pane
-	 * announced last. */
-	struct loop_confirm_run *confirm;
-	int confirm_shown;
+	/* The job going (verify, noise or confirm; NULL when none), the run of
+	 * it the live pane announced last, and whether x cancelled it. */
+	struct loop_job *job;
+	int job_shown;
+	bool job_cancelled;
 	struct lint_findings lint; /* findings the log wizard asks to acknowledge */
 	char *band_text;           /* the noise band in words, for the best pane */
 	/* Other optloops writing (an agent's CLI calls, a second workbench):
@@ -78,10 +79,9 @@ void live_clear_lines(struct wb_line **v, size_t *n);
 /* Drop the per-shape numbers (a reload makes them stale). */
 void live_free_shapes(struct app *a);
 
-/* ---- live_run.c: a verify or a confirm the workbench runs ------------------ */
+/* ---- live_run.c: the job the workbench runs (verify, noise, confirm) ------- */
 
-int live_start_verify(struct app *a, struct err *e);
-int live_start_confirm(struct app *a, struct err *e);
+int live_start_job(struct app *a, enum loop_job_kind kind, struct err *e);
 int live_run_fds(struct app *a, int fds[2]);
 int live_run_pump(struct app *a, struct err *e);
 void live_run_cancel(struct app *a);
