@@ -258,8 +258,8 @@ static void noise_done(struct app *a, const struct loop_session *r)
 		a->data.live->progress = 100;
 		live_set_verdict(a->data.live, v.buf, false);
 	}
-	app_message(a, false, "%s in session %d; the band is seeded from it (%s measures again)",
-		    v.buf, r->session, key_of(ACT_NOISE, k1));
+	app_message(a, false, "noise of the best measured in session %d: %d runs (%s measures again)",
+		    r->session, r->nruns, key_of(ACT_NOISE, k1));
 	sb_release(&v);
 }
 
@@ -283,9 +283,8 @@ static int run_end_locked(struct app *a, struct err *e)
 			if (a->data.live)
 				live_set_verdict(a->data.live, "noise cancelled: no spread recorded", true);
 			app_message(a, false,
-				    "noise cancelled after %d of %d runs: no spread recorded, the "
-				    "stopped run is kept as incomplete and the kernel is back (%s "
-				    "measures again)",
+				    "noise cancelled after %d of %d runs: no spread recorded; the "
+				    "kernel is back (%s measures again)",
 				    p.run > 0 ? p.run - 1 : 0, p.nruns, key_of(ACT_NOISE, k1));
 			return 0;
 		}
