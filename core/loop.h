@@ -1,26 +1,14 @@
 /*
  * loop — the state machine of one optimization workspace, and the one facade
- * both front-ends (the CLI subcommands and the TUI) call.
- *
- * An iteration is: one change to the kernel -> loop_verify (the gated
- * verify-and-bench run, recorded) -> loop_log (one OPT_LOG.md row) ->
- * loop_commit (one git commit holding only the kernel change).  Iteration 0
- * is the baseline, measured on the unmodified kernel and logged as `base`.
- * Every call checks the protocol first and refuses (ERR_REFUSED, with a
- * message naming the step that is due) when it does not allow the action.
- *
- * The database (optloop.db) is the source of truth; OPT_LOG.md is rendered
- * from it atomically on every log.  loop_open reconciles OPT_LOG.md, the
- * database and git history and reports what it found (loop_status().problems).
- *
- * This header is the whole facade: the CLI subcommands (tui/cmd/) and the
- * workbench (tui/, views/) call it and use the types of core/model.h, and
- * nothing else of the engine.  Its calls are implemented where their rules
- * live: loop.c (open, status, verify, log, commit, repair), guards_loop.c
- * (traps, lints, re-assessment, stop, no-go, dispatch), loop_evidence.c
- * (runs, verdicts, the noise band, promotion, reports), session.c (noise
- * and confirm), loop_contract.c (the contract's fields).  What core's own
- * modules see of an open loop besides is in core/loop_core.h.
+ * the front-ends (tui/cmd/, tui/workbench/, views/) call, with the types of
+ * core/model.h.  An iteration is one kernel change -> a verify job (the
+ * gated run, recorded) -> loop_log (one OPT_LOG.md row) -> loop_commit (the
+ * kernel change only); iteration 0 is the baseline, logged as `base`.  Every
+ * call checks the protocol first and refuses (ERR_REFUSED, naming the step
+ * that is due).  The database is the source of truth: OPT_LOG.md is
+ * rendered from it, and loop_open reconciles both with git history
+ * (loop_status().problems).  The calls live with their rules: loop*.c,
+ * loop_job.c (verify, noise, confirm), loop_guards.c, loop_evidence.c.
  */
 #ifndef OPTLOOP_LOOP_H
 #define OPTLOOP_LOOP_H
@@ -38,9 +26,7 @@ struct loop;
 struct parse_event;
 struct parse_result;
 struct sb;
-struct store;
 struct log_rows;
-struct workspace;
 
 /* ---- opening a workspace ------------------------------------------------ */
 
@@ -50,19 +36,15 @@ enum loop_open_flags {
 				  * holds it (a plain writer waits up to 2 s first) */
 };
 
-/* Find the repository from cwd (NULL: the process's cwd), pick the workspace
- * under profile/ (op picks one when there are several; NULL when there is
- * one), open its database and take the single-writer lock unless
- * LOOP_READONLY.  A second writer gets ERR_BUSY with a message saying who
- * holds it (or opens read-only with LOOP_TRY_WRITE).  Runs the start-up
- * reconciliation.  *out is owned by the caller: loop_close() it. */
+/* Find the repository from cwd (NULL: the process's), pick the workspace
+ * (op: which, when there are several), open its database and take the
+ * writer lock unless LOOP_READONLY (another writer: ERR_BUSY naming it),
+ * reconcile.  *out is the caller's: loop_close() it. */
 int loop_open(const char *cwd, const char *op, int flags, struct loop **out, struct err *e);
 void loop_close(struct loop *l);
 
-/* Every workspace of the repository found from cwd, each read as
- * loop_status would (read-only, no lock): where it stands, its best and its
- * baseline number.  A workspace that cannot be read carries the reason.
- * With read false only the ops are filled (no workspace is opened). */
+/* Every workspace of the repository, each read read-only as loop_status
+ * would (error: why not); with read false only the ops are filled. */
 struct loop_summary {
 	char *op;
 	enum loop_state state;
@@ -75,17 +57,14 @@ struct loop_summary {
 int loop_workspaces(const char *cwd, bool read, struct loop_summary **out, size_t *n,
 		    struct err *e);
 void loop_summaries_release(struct loop_summary *v, size_t n);
-/* Take (on) or give back the writer lock of an open loop, so that a
- * long-lived client (the workbench) writes only while it acts and any other
- * optloop may write in between.  Taking it runs what a writer's open runs
- * (reconciliation); ERR_BUSY, naming the holder, when another optloop
- * writes, and the loop stays read-only.  Giving it back while a verify runs
- * is refused silently (the run keeps it).  0 when it is already so. */
+/* Take (on) or give back the writer lock, so that a long-lived client
+ * writes only while it acts.  Taking it reconciles as a writer's open does
+ * (ERR_BUSY naming the holder: the loop stays read-only); a job going keeps
+ * it.  0 when it is already so. */
 int loop_writer(struct loop *l, bool on, struct err *e);
 
-/* Create profile/<op>-opt/ (see workspace_init for the options); notes gets
- * one line per thing done that the user should know about (e.g. profile/
- * added to .git/info/exclude).  Does not open the workspace. */
+/* Create profile/<op>-opt/ (workspace_init); notes gets a line per thing
+ * done the user should know of.  Does not open the workspace. */
 struct loop_init_opts {
 	const char *op;
 	const char *test_file;  /* frozen test; NULL: from the FLA registry */
@@ -95,8 +74,7 @@ struct loop_init_opts {
 	const char **kernel;    /* kernel paths (repository-relative); NULL/0: op package dir */
 	size_t nkernel;
 	const char *verify_cmd; /* validation command; NULL: FLA's verify */
-	int gate_workers;       /* >1: the gate's pytest on that many workers (xdist's
-				 * -n through PYTEST_ADDOPTS before the command) */
+	int gate_workers;       /* >1: the gate's pytest on that many xdist workers */
 	const char *bench_cmd;  /* benchmark command; NULL: verify cmd + --base main */
 	const char *target;     /* optional contract fields filled at once */
 	const char *languages;
@@ -104,16 +82,13 @@ struct loop_init_opts {
 };
 int loop_init(const char *cwd, const struct loop_init_opts *o, struct sb *notes, struct err *e);
 
-/* The demo project (core/demo.c): a fresh git repository holding the
- * embedded demo kernel project (assets/demo/, one commit on main) and its
- * workspace with a complete contract, so the baseline verify is the next
- * step.  dir must not exist or be empty; NULL: a new directory under
- * $TMPDIR.  When git has no user identity a repository-local one is set
- * (identity_set).  Release with loop_demo_release. */
+/* The demo project (core/demo.c): a new git repository (dir empty or
+ * absent; NULL: under $TMPDIR) of assets/demo/ and its workspace, the
+ * baseline verify due.  Release with loop_demo_release. */
 struct loop_demo {
 	char *dir;          /* absolute path of the new project */
 	char commit[41];    /* its one commit */
-	bool identity_set;
+	bool identity_set;  /* git had no user identity: a repository-local one was set */
 	char *identity;     /* "Name <email>" the commit was made with */
 	char *workspace;    /* profile/<op>-opt, absolute */
 	const char *op, *kernel, *test_file, *verify_cmd; /* static */
@@ -123,8 +98,7 @@ void loop_demo_release(struct loop_demo *d);
 
 /* ---- where the loop stands ---------------------------------------------- */
 
-/* The one step that is due, computed in core and worded by each front-end
- * (loop_status().next is the CLI's words for it). */
+/* The one step that is due, worded by each front-end (status.next: the CLI's). */
 enum loop_due {
 	DUE_NONE,
 	DUE_CONTRACT,   /* fill the task contract */
@@ -145,11 +119,9 @@ enum loop_due {
 struct loop_status {
 	enum loop_state state;
 	enum loop_due due;
-	enum row_status suggest; /* DUE_LOG/DUE_CONFIRM: the status the evidence supports
-				  * (never one loop_log would refuse: keep only for a win
-				  * beyond noise, drop for a gate that did not pass) */
-	char *suggest_why;       /* that evidence in words ("a win beyond noise, by its
-				  * confirm"), NULL when suggest is RS_NONE or RS_BASE */
+	enum row_status suggest; /* DUE_LOG/DUE_CONFIRM: the status the evidence
+				  * supports (never one loop_log would refuse) */
+	char *suggest_why;       /* that evidence in words, or NULL */
 	int iteration;      /* the iteration the due step belongs to (0 = baseline) */
 	char *next;         /* the next required step, in words */
 	bool has_best;      /* the one best (log_rows_best): the baseline or the last keep */
@@ -171,25 +143,19 @@ struct loop_status {
 	const char *readonly_why; /* when readonly: why ("another optloop is writing"; static) */
 	int last_run;       /* id of the iteration's verify run (MEASURED, LOGGED), 0 when none */
 	int attempt_run;    /* the iteration's last run was an attempt: its id, else 0 */
-	int stall;          /* rows in a row without a win since the baseline or the last
-			     * re-assessment; STALLED at stall_limit */
+	int stall;          /* rows in a row without a win; STALLED at stall_limit */
 	int stall_limit;
 	char *attempt;      /* why it was an attempt and where its raw output is, or NULL */
-	/* What optloop runs through /bin/sh -c in the repository, shown so that
-	 * nothing runs unseen: the contract's validation command (verify; noise
-	 * and confirm add --no-gate unless given --cmd), and the GPU probe
-	 * before and after every run with its compute-process query, from
-	 * $OPTLOOP_PROBE / $OPTLOOP_PROBE_APPS or else nvidia-smi (never from
-	 * the database). */
+	/* what runs through /bin/sh -c, shown so that nothing runs unseen: the
+	 * validation command, and the GPU probe around every run (as in
+	 * struct loop_job_progress) */
 	char *validation;   /* NULL when the contract has none */
 	char *probe;
 	char *probe_apps;   /* "" when the process check is turned off */
 	bool probe_env;     /* either probe command came from the environment */
 };
 
-/* May step (STEP_VERIFY, STEP_LOG, STEP_COMMIT) run now?  0, or
- * ERR_REFUSED with the protocol table's words (core/rules.c): the one
- * answer the CLI and the workbench both print. */
+/* May step run now?  0, or ERR_REFUSED in the protocol table's words. */
 int loop_may(struct loop *l, enum rules_step step, struct err *e);
 
 /* Fill *st (caller releases with loop_status_release).  Re-reads the
@@ -197,19 +163,14 @@ int loop_may(struct loop *l, enum rules_step step, struct err *e);
 int loop_status(struct loop *l, struct loop_status *st, struct err *e);
 void loop_status_release(struct loop_status *st);
 
-/* The rows of the log, oldest first, from the database: the store's shared
- * read-only snapshot (core/store.h).  The caller holds one reference and
- * drops it with log_rows_put(*rows); it stays valid and unchanged after
- * later writes and after the loop is closed. */
+/* The rows of the log, oldest first: the store's shared read-only snapshot,
+ * one reference the caller's (log_rows_put), valid after loop_close. */
 int loop_rows(struct loop *l, struct log_rows **rows, struct err *e);
 
-/* The bench-per-iteration chart of the log (struct chart, core/model.h):
- * each row a point or a mark on the x axis, the best so far after each
- * row, the noise band around the best.  shape (NULL: the bench column)
- * picks one measured shape, spelled as the measured keys are ("fwd B=2
- * T=512 H=4 D=64") or as a Target may ("B2-T512-H4-D64"); ERR_USAGE naming
- * the measured shapes when it names none or several.  An empty log gives
- * no items.  Release with loop_chart_release (also after an error). */
+/* The bench-per-iteration chart (struct chart): the rows, the best so far,
+ * the noise band.  shape (NULL: the bench column) picks a measured shape,
+ * as its key or a Target spells it ("B2-T512-H4-D64"); ERR_USAGE naming
+ * them when it names none or several.  loop_chart_release, also on error. */
 int loop_chart(struct loop *l, const char *shape, struct chart *c, struct err *e);
 void loop_chart_release(struct chart *c);
 /* The chart as one JSON object (chart_json; caller owns). */
@@ -218,20 +179,15 @@ struct json_t *loop_chart_json(const struct chart *c);
 
 /* ---- measuring jobs: verify, noise, confirm (core/loop_job.c) ----------- */
 
-/* Every child run of the loop is one of three jobs behind one handle:
- *   verify   the contract's validation command on the kernel change
- *            (--gate-k/--base appended), streamed, written to
- *            trace/iter-<N>.log and recorded; the workspace is MEASURED
- *            after it, an attempt leaves no row (core/loop_verify.c).
- *   noise    the best measured runs times in one session, benchmark only,
- *            to seed the noise band (core/loop_session.c).
- *   confirm  best and candidate interleaved in one session until the
- *            sequential test decides: only it sizes a win and promotes
- *            (with baseline: the best against the baseline commit).
- * Each checks the protocol first (ERR_REFUSED, ERR_BUSY read-only).  Noise
- * and confirm swap kernel states in the work tree: the candidate is saved
- * as a git tree first and put back afterwards, also when a run breaks or
- * the job is cancelled; one cut off by a crash is put back by the next. */
+/* Every child run is one of three jobs behind one handle: verify (the
+ * validation command on the kernel change, --gate-k/--base appended,
+ * written to trace/iter-<N>.log; MEASURED after it, an attempt leaves no
+ * row), noise (the best runs times in one session, to seed the noise band)
+ * and confirm (best and candidate interleaved until the sequential test
+ * decides: only it sizes a win and promotes).  Noise and confirm swap
+ * kernel states in the work tree: the candidate is saved as a git tree
+ * and put back after, also when a run breaks, the job is cancelled or a
+ * crash cut it off (then by the next one). */
 
 typedef void (*loop_output_fn)(void *ctx, const char *buf, size_t len);
 typedef void (*loop_event_fn)(void *ctx, const struct parse_event *ev);
@@ -240,9 +196,7 @@ struct loop_verify_opts {
 	const char *gate_k;     /* --gate-k EXPR: a subset run, a signal only */
 	const char *base;       /* --base REF */
 	double timeout_s;       /* 0: none */
-	/* changed files outside the kernel and frozen scope made kernel files
-	 * (--include); without them such a change refuses the run */
-	const char *const *include;
+	const char *const *include; /* --include: changed files made kernel files */
 	size_t ninclude;
 	bool profile;           /* --profile: the harness's profiler after the bench */
 	loop_output_fn output;  /* every byte of the child's output, may be NULL */
@@ -250,8 +204,7 @@ struct loop_verify_opts {
 	void *ctx;
 };
 
-/* What a finished verify run measured; strings owned by the struct
- * (loop_measurement_release). */
+/* What a verify run measured (loop_measurement_release). */
 struct loop_measurement {
 	int iter;
 	int run_id;              /* row id in the store's runs table */
@@ -272,23 +225,17 @@ struct loop_measurement {
 };
 void loop_measurement_release(struct loop_measurement *m);
 
-/* The last recorded measurement of the current iteration (state MEASURED or
- * LOGGED); ERR_NOTFOUND when there is none. */
+/* The current iteration's last measurement (MEASURED, LOGGED; else ERR_NOTFOUND). */
 int loop_measurement(struct loop *l, struct loop_measurement *m, struct err *e);
 
 struct loop_session_opts {
 	const char *command; /* NULL: validation command + " --no-gate" */
 	int runs;            /* noise: how many runs (0: 5) */
 	size_t max_pairs;    /* confirm: 0: STATS_CONFIRM_MAX_PAIRS */
-	bool baseline;       /* confirm: the best (in the tree, at rest) against the
-			      * baseline commit, the promotion verdict and final claim */
-	bool paired;         /* each run is a pair by itself: the command gets --base
-			      * <best's commit> (or the commit at {best}) and the
-			      * harness measures that ref beside the work tree.  A
-			      * confirm chooses it by itself where a paired confirm
-			      * of the same command reached a verdict before */
-	bool unpaired;       /* confirm: best and candidate in turns, even where the
-			      * harness is known to pair */
+	bool baseline;       /* confirm: the best (at rest) against the baseline commit */
+	bool paired;         /* each run a pair: --base <best's commit> (or it at {best});
+			      * a confirm pairs by itself once a paired one decided */
+	bool unpaired;       /* confirm: in turns even where the harness pairs */
 	double timeout_s;    /* per run; 0: none */
 	void (*progress)(void *ctx, const char *line); /* a line per finished run */
 	loop_output_fn output; /* every byte of each run's output, may be NULL */
@@ -296,7 +243,7 @@ struct loop_session_opts {
 	void *ctx;
 };
 
-/* What a noise or confirm session found; strings owned by the struct. */
+/* What a noise or confirm session found (owned: loop_job_result_release). */
 struct loop_session {
 	int iter;
 	int session;          /* id of the session's first run */
@@ -331,27 +278,23 @@ struct loop_job_opts {
 	enum loop_job_kind kind;
 	struct loop_verify_opts verify;   /* LOOP_JOB_VERIFY */
 	struct loop_session_opts session; /* LOOP_JOB_NOISE, LOOP_JOB_CONFIRM */
-	/* loop_job_run: when it becomes non-zero (a signal handler sets it)
-	 * the job is cancelled.  May be NULL. */
-	const volatile sig_atomic_t *stop;
+	const volatile sig_atomic_t *stop; /* loop_job_run cancels once it is set */
 };
 
 /* Where a job stands, for a live pane: "confirm run 3 of 6 (best)". */
 struct loop_job_progress {
 	enum loop_job_kind kind;
 	int iter;            /* the iteration it measures for */
-	int run, nruns;      /* 1-based: the run going (the last once over) of those
-			      * planned so far; a confirm's grow a pair at a time */
+	int run, nruns;      /* the run going (1-based; the last once over) of those
+			      * planned so far (a confirm's grow a pair at a time) */
 	const char *role;    /* the run's: "best", "cand", "pair", "noise"; NULL: verify */
 	size_t pairs;        /* confirm: pairs compared so far */
 	bool running;        /* false once it is over: loop_job_end is due */
 	double elapsed_s;    /* since it began */
 	const char *command; /* the command line its runs take (owned by the job) */
-	/* the GPU probe before and after every run, from $OPTLOOP_PROBE /
-	 * $OPTLOOP_PROBE_APPS or else nvidia-smi ("" apps: no process check) */
-	const char *probe, *probe_apps;
-	/* the run going's output parsed so far (owned by the job), NULL between runs */
-	const struct parse_result *result;
+	/* the GPU probe around every run: $OPTLOOP_PROBE(_APPS) or nvidia-smi */
+	const char *probe, *probe_apps; /* "" apps: no process check */
+	const struct parse_result *result; /* the run going's output so far, or NULL */
 };
 
 /* A finished job's findings, tagged by kind (loop_job_result_release). */
@@ -362,21 +305,15 @@ struct loop_job_result {
 };
 void loop_job_result_release(struct loop_job_result *r);
 
-/* The job in steps, for an event loop; the loop holds it (one at a time):
- *   begin     checks the protocol (nothing is left running when it refuses),
- *             records what the job starts and starts its first run; *out is
- *             the caller's until loop_job_end.
- *   fds       the descriptors of the run going, to poll for POLLIN (how many).
- *   pump      reads what is there (waits up to timeout_ms, -1 forever); a
- *             session's ended run is recorded and its next one started.  1
- *             while the job goes on, 0 once it is over (its errors come at end).
- *   cancel    stops the run going (SIGTERM to its group, SIGKILL after the
- *             grace period): a verify is recorded incomplete (an attempt),
- *             a confirm ends without a verdict, a noise fails (ERR_HARNESS).
- *   end       cancels a job still going, waits for it, records it, puts the
- *             candidate back, fills *out and frees j.  On error *out holds
- *             nothing to release.
- * loop_close ends a job left going as end does (its handle goes with it). */
+/* The job in steps, for an event loop; the loop holds it, one at a time.
+ * begin refuses (nothing left running) or starts the first run: *out is the
+ * caller's until end.  fds: the run going's, to poll for POLLIN.  pump
+ * reads what is there (up to timeout_ms, -1 forever), records a session's
+ * ended run and starts the next: 1 while it goes on, 0 once over.  cancel
+ * stops the run going: a verify is an attempt, a confirm has no verdict, a
+ * noise fails (ERR_HARNESS).  end cancels one still going, records it, puts
+ * the candidate back, fills *out (nothing to release on error), frees j.
+ * loop_close ends a job left going as end does. */
 struct loop_job;
 int loop_job_begin(struct loop *l, const struct loop_job_opts *o, struct loop_job **out,
 		   struct err *e);
@@ -385,9 +322,8 @@ int loop_job_pump(struct loop_job *j, int timeout_ms, struct err *e);
 void loop_job_cancel(struct loop_job *j);
 void loop_job_progress(const struct loop_job *j, struct loop_job_progress *p);
 int loop_job_end(struct loop_job *j, struct loop_job_result *out, struct err *e);
-/* begin, pump until over (cancelling when *o->stop is set), end: a verify
- * returns 0 when the run was recorded, whatever its gate said; a confirm
- * when it was measured (cancelled included: read out->s.cancelled). */
+/* begin, pump to the end, end: 0 for a recorded verify whatever its gate,
+ * a measured confirm (cancelled too: out->s.cancelled). */
 int loop_job_run(struct loop *l, const struct loop_job_opts *o, struct loop_job_result *out,
 		 struct err *e);
 
@@ -398,54 +334,38 @@ struct loop_log_opts {
 	enum row_status status;/* RS_NONE for the baseline (becomes base) */
 	const char *axis;      /* may be NULL */
 	const char *bound;     /* floor: the named bound and its number, recorded with the row */
-	const char *unconfirmed; /* keep without a win beyond noise: the reason, recorded
-				  * with the row; NULL: keep needs the win */
+	const char *unconfirmed; /* keep without a win beyond noise: why; NULL: no such keep */
 	bool ack_lints;        /* the user reviewed the diff's lint findings */
-	bool commit_next;      /* loop_commit follows at once (log --commit): refuse
-				* before writing anything what that commit would
-				* refuse anyway (no git identity, a frozen file changed) */
+	bool commit_next;      /* log --commit: refuse first what that commit would */
 };
 
-/* Append the row for the measured iteration (gate and bench from the
- * measurement), re-render OPT_LOG.md atomically.  Refused unless MEASURED,
- * and refused when the kernel changed since the measurement (telescoping;
- * see loop_set_aside).  *row, when not NULL, receives a copy (caller
- * releases with log_row_release). */
+/* Append the measured iteration's row, re-render OPT_LOG.md atomically.
+ * Refused unless MEASURED with the kernel as measured (loop_set_aside).
+ * *row (may be NULL) gets a copy (log_row_release). */
 int loop_log(struct loop *l, const struct loop_log_opts *o, struct log_row *row, struct err *e);
 
-/* Commit the logged iteration: only the kernel paths, message carrying the
- * row (trailers Optloop-Iter, -Direction, -Gate, -Bench, -Vs-Best, -Status).
- * sha (41 bytes) receives the commit id.  Refused unless LOGGED.  A change
- * set aside during the iteration comes back into the work tree afterwards.
- * A revert/drop/floor row is then followed by a second commit that restores
- * the kernel to the best row's (guards_after_commit, rules_row_restores). */
+/* Commit the logged iteration (the kernel paths, the row as Optloop-*
+ * trailers) into sha; refused unless LOGGED.  A change set aside comes back
+ * after; a revert/drop/floor row is followed by a commit restoring the best. */
 int loop_commit(struct loop *l, char sha[41], struct err *e);
 
-/* Telescoping: set aside the kernel changes made since the measurement (a
- * stash through libgit2, restoring the measured tree) so log and commit can
- * go on; after the commit they are brought back as the next change
- * automatically.  ERR_REFUSED when nothing is telescoped. */
+/* Telescoping: set aside the kernel changes made since the measurement so
+ * log and commit can go on; the commit brings them back as the next change.
+ * ERR_REFUSED when nothing is telescoped. */
 int loop_set_aside(struct loop *l, struct err *e);
 
-/* The repairs start-up reconciliation offers: a row whose commit left
- * HEAD's history is re-linked to the commit that carries its iteration; an
- * optloop commit without a row gets its row back from its trailers (when it
- * continues the log).  done receives one line per repair.  OPT_LOG.md is
- * re-rendered; what cannot be repaired stays in loop_status().problems.
- * rebuild: OPT_LOG.md holds rows the database lost (it was replaced,
- * emptied or cut short; loop_status says so and every write is refused):
- * take them back first, each linked to the commit carrying its iteration
- * and direction.  ERR_REFUSED when there is nothing to take back, or when
- * the database lost the workspace's kernel paths too (init again first). */
+/* The repairs reconciliation offers: a row re-linked to the commit carrying
+ * its iteration, an optloop commit's row taken back from its trailers; done
+ * gets a line each, the rest stays in loop_status().problems.  rebuild:
+ * first take back the rows OPT_LOG.md holds and the database lost
+ * (ERR_REFUSED when there are none, or the kernel paths are lost too). */
 int loop_repair(struct loop *l, bool rebuild, struct sb *done, struct err *e);
 
 /* ---- guards: traps, lints, re-assessment, stop, no-go, dispatch --------- */
 
-/* These see the workspace as the loop last read it (loop_open,
- * loop_status); core/guards.c holds the rules. */
+/* The workspace as last read (loop_open, loop_status); rules in guards.c. */
 
-/* The workspace's TRAPS.md (the shipped seed when it has none), each entry
- * with its checklist state for iter.  Caller releases d (and probs). */
+/* TRAPS.md (the shipped seed when none), each trap's state for iter. */
 int loop_traps(struct loop *l, int iter, struct traps_doc *d, struct problems *probs,
 	       struct err *e);
 /* Set one trap's checklist state for iter; source says who ("user", "tui"). */
@@ -455,50 +375,42 @@ int loop_trap_mark(struct loop *l, int iter, const char *trap, enum trap_state s
 int loop_trap_add(struct loop *l, const char *title, const char *fact, const char *why,
 		  const char *how, char **id, struct err *e);
 
-/* Lint iter's diff (HEAD to the work tree) with the shipped and the
- * workspace's rules, store the findings and mark their traps hit; out (may
- * be NULL) receives them (lint_findings_release). */
+/* Lint iter's diff (HEAD to the tree), store the findings, mark their traps
+ * hit; out (may be NULL) gets them (lint_findings_release). */
 int loop_lint(struct loop *l, int iter, struct lint_findings *out, struct err *e);
 
-/* The stall re-assessment (due in STALLED): all four answers required;
- * ERR_USAGE naming what is missing, ERR_REFUSED when the profile is not a
- * file under trace/ newer than the stall. */
+/* The stall re-assessment: all four answers (ERR_USAGE naming one missing),
+ * the profile as loop_reassess_profile_check takes it. */
 int loop_reassess(struct loop *l, const struct loop_reassess *r, struct err *e);
 /* The log's directions grouped by axis, one line each, appended to out. */
 int loop_axes_summary(struct loop *l, struct sb *out, struct err *e);
 
-/* Record a stop: reason "cap", "floor" or "directions"; bound names the
- * bound with its number (required for floor). */
+/* Record a stop: "cap", "floor" (bound: the bound and its number), "directions". */
 int loop_stop(struct loop *l, const char *reason, const char *bound, struct err *e);
-/* The no-go record as Markdown (appended to md) and JSON (*json, may be
- * NULL); ERR_FAIL when an item is missing (the record says which). */
+/* The no-go record as Markdown (md) and JSON (*json, may be NULL);
+ * ERR_FAIL when an item is missing (the record says which). */
 int loop_nogo(struct loop *l, struct sb *md, json_t **json, struct err *e);
 
-/* Add a dispatch.md row after checking its evidence against the log
- * (cited iterations measured, same environment as the baseline); the row
- * is stored and dispatch.md rewritten. */
+/* Add a dispatch.md row once its evidence checks against the log. */
 int loop_dispatch_add(struct loop *l, const struct dispatch_row *r, struct err *e);
 /* The stored dispatch rows (dispatch_doc_release). */
 int loop_dispatch_rows(struct loop *l, struct dispatch_doc *d, struct err *e);
 
 /* ---- evidence: runs, verdicts, the noise band, promotion, reports -------- */
 
-/* The best against the baseline on one shape: the comparison report final
- * makes, so every front-end shows the same speedup. */
+/* The best against the baseline on one shape, as report final compares. */
 struct loop_shape_speedup {
 	char *key;                /* loop_shape_key's */
 	double base_ms, best_ms;  /* centres of each side's runs */
 	double speedup, lo, hi;   /* base / best with its 95 % interval */
 };
-/* Per shape, the best against the baseline (caller frees with
- * loop_shape_speedups_free); *n = 0 while the best is the baseline. */
+/* Per shape (loop_shape_speedups_free); *n = 0 while the best is the baseline. */
 int loop_best_shapes(struct loop *l, struct loop_shape_speedup **out, size_t *n, struct err *e);
 void loop_shape_speedups_free(struct loop_shape_speedup *v, size_t n);
 /* The key a shape of a parsed table is compared under (caller frees). */
 char *loop_shape_key(const struct parse_row *r);
 
-/* A recorded verify run with what was judged of it (core/loop_evidence.c).
- * Strings and JSON owned by the struct (loop_run_release). */
+/* A recorded verify run with what was judged of it (loop_run_release). */
 struct loop_run {
 	int id, iter;
 	char *command, *log_path;
@@ -508,8 +420,7 @@ struct loop_run {
 	struct parse_result result;
 	/* its verdict against the best; verdict NULL when it has none */
 	char *verdict;             /* "fast", "same", "ambiguous", ... */
-	bool confirm_can_win;      /* a confirm could still make it a win (fast or
-				    * ambiguous: rules_confirm_can_win) */
+	bool confirm_can_win;      /* a confirm could still make it a win */
 	char *why;                 /* the comparison in words, may be NULL */
 	double gain;               /* vs best as a fraction; NAN when none */
 	unsigned flags;
@@ -522,61 +433,50 @@ struct loop_run {
 	char *confirm_verdict;     /* LOOP_CONFIRM_DONE: its verdict */
 	bool confirm_promoted;
 	bool confirm_held;         /* fast, but held back until its flags are explained */
-	/* the iteration's judgment, the one its row carries (measure_win): the
-	 * confirm's when one ran, else this run's verdict */
+	/* the iteration's judgment its row carries: the confirm's, else this */
 	const char *judged;        /* that verdict's name (static); NULL when none */
 	double vs_best;            /* its one "vs best" figure; NAN when none */
 	/* the GPU probe before and after the run, in words (NULL: none) */
 	char *probe[2];
 	bool probe_busy[2];
 	char *probe_command;       /* the probe command that ran, or NULL */
-	/* through Slurm: where its step ran and how it ended ("Slurm job 12
-	 * step 3 on node gpu07, GPU 0"); NULL for a local run */
+	/* through Slurm: where it ran ("Slurm job 12 step 3 on node gpu07") */
 	char *slurm;
 };
-/* Run run_id; 0: the latest run with a verdict.  ERR_NOTFOUND when none
- * (*r then holds nothing to release). */
+/* Run run_id (0: the latest judged); ERR_NOTFOUND: none, nothing to release. */
 int loop_run_get(struct loop *l, int run_id, struct loop_run *r, struct err *e);
 /* The verify run behind iteration iter's row; ERR_NOTFOUND when none. */
 int loop_iter_run_get(struct loop *l, int iter, struct loop_run *r, struct err *e);
 void loop_run_release(struct loop_run *r);
 
-/* What deciding cost: the whole history's total, and the row of iteration
- * iter (LOOP_COST_ALL: every iteration's row, in order). */
+/* What deciding cost: the total and iter's row (LOOP_COST_ALL: every row). */
 int loop_cost(struct loop *l, int iter, struct loop_cost *out, struct err *e);
 /* The row of iteration iter, NULL when it ran nothing. */
 const struct loop_cost_row *loop_cost_of(const struct loop_cost *c, int iter);
 void loop_cost_release(struct loop_cost *c);
-/* "3 measurements in 3 runs, 116 s (verify 1 run 38 s, confirm 2 runs 78
- * s)" (appended); "nothing run" for NULL. */
+/* "3 measurements in 3 runs, 116 s (verify 1 run 38 s, ...)"; NULL: "nothing run". */
 void loop_cost_words(const struct loop_cost_row *r, struct sb *out);
 /* {"runs", "measurements", "gpu_s", "by_kind": {"verify": {"runs", "s"}, ...}} */
 json_t *loop_cost_json(const struct loop_cost_row *r);
 
 int loop_noise_band(struct loop *l, struct loop_noise *out, struct err *e);
-/* The figure in the one wording both front-ends use: "±1.5% (6 runs)",
- * "±4.0% (assumed)", "none yet" (appended). */
+/* "±1.5% (6 runs)", "±4.0% (assumed)", "none yet" (appended). */
 void loop_noise_words(const struct loop_noise *n, struct sb *out);
 
-/* The iteration promote --explain/--attach apply to by default: the current
- * one when it is measured and not yet logged or has a confirm, else the best.  ERR_REFUSED when there is no
- * best yet. */
+/* promote --explain/--attach's iteration: the current one measured and not
+ * logged or confirmed, else the best (ERR_REFUSED: none yet). */
 int loop_promote_iter(struct loop *l, int *iter, struct err *e);
-/* Attach a profiler or roofline reading to iter (see measure_attach_check
- * for what is accepted); *real gets its real path (caller frees), *kind
- * what was recognised. */
+/* Attach a profiler or roofline reading to iter (measure_attach_check); *real
+ * its real path (caller frees), *kind what was recognised. */
 int loop_attach(struct loop *l, int iter, const char *path, char **real, const char **kind,
 		struct err *e);
-/* Record why iter's flagged speedup is real; *promoted when that lets its
- * confirm promote. */
+/* Record why iter's flagged speedup is real; *promoted: its confirm now promotes. */
 int loop_explain(struct loop *l, int iter, const char *note, bool *promoted, struct err *e);
-/* After verify --profile: attach the trace the harness wrote into the
- * workspace during iteration iter's run run_id (<op>_trace.json); *path: which
- * (caller frees).  ERR_NOTFOUND when the run wrote none. */
+/* After verify --profile: attach the <op>_trace.json run run_id wrote;
+ * *path: which (caller frees).  ERR_NOTFOUND when it wrote none. */
 int loop_attach_run_trace(struct loop *l, int iter, int run_id, char **path, struct err *e);
-/* The promotion check (full gate, a confirm of the best against the
- * baseline, the contract's Target, flags, lints): text appended to out,
- * JSON in *json.  0 when it passes, ERR_FAIL when not. */
+/* The promotion check (full gate, confirm --baseline, Target, flags, lints)
+ * as text (out) and JSON (*json): 0 when it passes, ERR_FAIL when not. */
 int loop_promote_check(struct loop *l, struct sb *out, json_t **json, struct err *e);
 
 enum loop_report { LOOP_REPORT_FINAL, LOOP_REPORT_HEADER, LOOP_REPORT_PR };
@@ -591,13 +491,9 @@ int loop_report(struct loop *l, enum loop_report kind, int iter, struct sb *md, 
 int loop_export_json(struct loop *l, size_t flags, json_dump_callback_t write, void *data,
 		     struct err *e);
 
-/* Read a saved verify or benchmark log (path "-": standard input) with the
- * pattern set named patterns (NULL: fla), looked up first in op's
- * workspace (profile/<op>-opt/patterns under the current directory, when op
- * is given and that folder exists).  exit_status -1: unknown; 128 + N, as a
- * shell reports a child killed by signal N, reads as killed.  *out is
- * filled (parse_result_release) and *set_name (caller frees) names the set
- * used.  ERR_NOTFOUND / ERR_USAGE for a missing file or pattern set. */
+/* Read a saved log (path "-": stdin) with pattern set patterns (NULL: fla;
+ * first in op's workspace patterns/).  exit_status -1: unknown; 128+N reads
+ * as killed.  *out (parse_result_release), *set_name (caller frees). */
 int loop_parse_log(const char *path, const char *patterns, const char *op, int exit_status,
 		   bool killed, struct parse_result *out, char **set_name, struct err *e);
 
@@ -608,10 +504,9 @@ int loop_show_commit(struct loop *l, const char *sha, struct sb *stat, struct sb
 
 /* ---- watching a workspace (core/watch.c) -------------------------------- */
 
-/* A workspace followed from outside (optloop watch, the workbench of a
- * person watching an agent): inotify wakes the watcher, which reads the
- * workspace read-only and reports what changed as events, and tails the
- * raw log of a run going for its progress, stage and gate.  Nothing polls. */
+/* A workspace followed from outside (optloop watch, a workbench watching an
+ * agent): inotify wakes the watcher, which reads it read-only, reports what
+ * changed and tails the raw log of a run going.  Nothing polls. */
 enum loop_watch_kind {
 	LOOP_WATCH_STATE,     /* state or iteration changed: state, iteration, text (next) */
 	LOOP_WATCH_RUN_START, /* a run began: run_id, run_kind, pid, text (command), log_path */
@@ -625,8 +520,7 @@ enum loop_watch_kind {
 	LOOP_WATCH_STALL,     /* the loop stalled: stall, stall_limit */
 	LOOP_WATCH_STOP,      /* a stop condition was recorded */
 	LOOP_WATCH_PROBLEM,   /* reconciliation findings changed: text */
-	LOOP_WATCH_OUTPUT,    /* raw output of the run going: text, len bytes (not
-			       * NUL-terminated); only with LOOP_WATCH_WANT_OUTPUT */
+	LOOP_WATCH_OUTPUT,    /* the run's output: text, len bytes (LOOP_WATCH_WANT_OUTPUT) */
 };
 enum { LOOP_WATCH_WANT_OUTPUT = 1 << 0 };
 struct loop_watch_event {
@@ -644,9 +538,8 @@ struct loop_watch_event {
 const char *loop_watch_kind_name(enum loop_watch_kind k); /* "run.start", ... */
 typedef void (*loop_watch_fn)(void *ctx, const struct loop_watch_event *ev);
 struct loop_watch;
-/* Start watching (cwd and op as for loop_open); fn gets a state event at
- * once with where the workspace stands.  Events' strings live only during
- * the call. */
+/* Watch (cwd, op as loop_open's); fn gets a state event at once; events'
+ * strings live only during the call. */
 int loop_watch_open(const char *cwd, const char *op, unsigned flags, loop_watch_fn fn, void *ctx,
 		    struct loop_watch **out, struct err *e);
 /* The descriptor to poll for POLLIN. */
@@ -657,10 +550,8 @@ void loop_watch_close(struct loop_watch *w);
 
 /* ---- runs through Slurm (core/loop_slurm.c) ------------------------------ */
 
-/* Where the workspace's runs go and, with Runner: slurm, the allocation
- * they use: the recorded one as squeue sees it now (a pending job's queue
- * reason included), or how the last one ended.  Strings owned by the
- * struct (loop_allocation_release). */
+/* Where runs go and, with Runner: slurm, their allocation as squeue sees it
+ * now, or how the last one ended (loop_allocation_release). */
 struct loop_allocation {
 	bool slurm;          /* the contract's Runner is slurm */
 	char *runner;        /* the Runner value, "local" by default */
@@ -674,16 +565,14 @@ struct loop_allocation {
 	char *last_job;      /* !held: the last allocation's job and why it ended */
 	char *last_why;
 };
-/* Fill *a (a read-only loop reads; a writer also forgets an allocation
- * squeue no longer has).  0, or the store's error. */
+/* Fill *a (a writer also forgets an allocation squeue no longer has). */
 int loop_allocation(struct loop *l, struct loop_allocation *a, struct err *e);
 void loop_allocation_release(struct loop_allocation *a);
-/* The allocation in one line of words, for status and the workbench
- * ("Slurm job 12 PENDING (Resources), requested 2 min ago"; "local"). */
+/* "Slurm job 12 PENDING (Resources), requested 2 min ago"; "local". */
 void loop_allocation_words(const struct loop_allocation *a, struct sb *out);
-/* Give the allocation back now (scancel), recording why.  only_used: only
- * when a run of this process used it (the workbench quitting).  *had (may
- * be NULL) says whether one was given back.  ERR_BUSY when read-only. */
+/* Give the allocation back now (scancel), recording why; only_used: only
+ * one this process's runs used.  *had (may be NULL): one was.  ERR_BUSY
+ * when read-only. */
 int loop_allocation_end(struct loop *l, const char *why, bool only_used, bool *had,
 			struct err *e);
 /* Whether a run of this process went through the Slurm allocation. */
@@ -694,11 +583,9 @@ bool loop_allocation_used(const struct loop *l);
 /* Path of docs/draft.md (owned by the loop). */
 const char *loop_contract_path(const struct loop *l);
 
-
-/* The required fields the contract (as last read) leaves empty, in order,
- * each with what a form asks with: its section heading and the hint
- * docs/draft.md gives for it (its comment, else the template's; NULL when
- * neither has one).  *out is the caller's: loop_contract_fields_free. */
+/* The required fields the contract leaves empty, in order, with what a form
+ * asks with: the section heading and docs/draft.md's (else the template's)
+ * hint.  *out is the caller's: loop_contract_fields_free. */
 #define CONTRACT_NFIELDS 10 /* the seven required fields, the cap, the threshold, the runner */
 struct loop_contract_field {
 	int field;           /* its index: contract_field_name(field) == name */
@@ -711,26 +598,21 @@ int loop_contract_missing(struct loop *l, struct loop_contract_field **out, size
 void loop_contract_fields_free(struct loop_contract_field *v, size_t n);
 /* Is name a contract field --set accepts (synonyms included)? */
 bool loop_contract_field_known(const char *name);
-/* Rewrite fields names[i] to values[i] (an empty value clears it) in
- * docs/draft.md, keeping the rest of the file byte for byte; written
- * atomically once, after every field was set.  ERR_USAGE for an unknown
- * field or an unreadable value. */
+/* Set fields names[i] to values[i] ("" clears) in docs/draft.md, the rest
+ * kept byte for byte, written atomically once.  ERR_USAGE: unknown field. */
 int loop_contract_set(struct loop *l, const char *const *names, const char *const *values,
 		      size_t n, struct err *e);
 
 /* ---- stall re-assessment --------------------------------------------------- */
 
-/* Would the re-assessment take this profile?  The one rule optloop reassess
- * applies: a file under the workspace's trace/ (path absolute, relative to
- * the cwd or to the workspace) written after the stall began.  0 when it
- * would; ERR_REFUSED (ERR_USAGE for an empty path) with the reason in e. */
+/* Would the re-assessment take this profile (a file under trace/ written
+ * after the stall began)?  0, or ERR_REFUSED / ERR_USAGE with the reason. */
 int loop_reassess_profile_check(struct loop *l, const char *path, struct err *e);
 
 /* ---- who else runs the changed files (core/loop_deps.c) ------------------- */
 
-/* The kernel files the best (or, with work, the work tree) changed since
- * the baseline, and who else runs them: the FLA registry's other ops and
- * the test files (the op's own gate test aside) whose imports reach one. */
+/* The kernel files the best (work: the work tree) changed since the
+ * baseline, and who else runs them: other ops, test files reaching one. */
 struct loop_dependent {
 	char *name;   /* "op chunk_simple_gla", or the test file's path */
 	bool test;    /* a test file: its gate can be run */
@@ -747,28 +629,22 @@ struct loop_dependents {
 };
 int loop_dependents(struct loop *l, bool work, struct loop_dependents *d, struct err *e);
 void loop_dependents_release(struct loop_dependents *d);
-/* Run each dependent test file's gate (python3 -m pytest FILE -q, in the
- * repository, output to this process's) on the work tree, which must hold
- * the compared kernel; each run is recorded (event dependents.gate). */
+/* Run each dependent test file's gate (python3 -m pytest FILE -q) on the
+ * work tree holding the compared kernel; each recorded (dependents.gate). */
 int loop_dependents_run(struct loop *l, const struct loop_dependents *d,
 			void (*done)(void *ctx, const char *file, int exit_status, double secs),
 			void *ctx, struct err *e);
-/* The gate test run once outside the loop, to fill the compile caches
- * (Triton's) before timed work: python -m pytest TEST -q on `workers`
- * pytest-xdist workers (1: serially), output to this process's; not a
- * run of the loop, recorded as an event.  Its exit status and seconds. */
+/* The gate test once outside the loop to fill compile caches (pytest on
+ * `workers` xdist workers), recorded as an event: its exit status, secs. */
 int loop_warmup(struct loop *l, int workers, int *exit_status, double *secs, struct err *e);
-/* The newest recorded gate of file on kernel tree: 1 and its exit status,
- * or 0 when it never ran there. */
+/* The newest gate of file on kernel tree: 1 and its exit status, or 0. */
 int loop_dependent_gate(struct loop *l, const char *tree, const char *file, int *exit_status);
 
 /* ---- for the front-ends' own words ---------------------------------------- */
 
-/* The did-you-mean the engine uses for ops (core/closest.c): the name in
- * names (NULL-terminated) nearest to word, or NULL when none is near. */
+/* The did-you-mean for ops: the name in names (NULL-ended) nearest word. */
 const char *loop_closest_word(const char *word, const char *const *names);
-/* The assets folder in use (pattern sets, templates, the demo); NULL with e
- * saying why when there is none. */
+/* The assets folder in use; NULL with e saying why when there is none. */
 const char *loop_assets_dir(struct err *e);
 
 /* Absolute path of the workspace dir (owned by l). */
