@@ -485,9 +485,8 @@ enum loop_report { LOOP_REPORT_FINAL, LOOP_REPORT_HEADER, LOOP_REPORT_PR };
 int loop_report(struct loop *l, enum loop_report kind, int iter, struct sb *md, json_t **json,
 		struct err *e);
 
-/* The whole store as one JSON document (runs, rows, verdicts, ..., then the
- * op), written through write as it is read (store_export_json): memory
- * bounded whatever the history's length.  ERR_IO when write fails. */
+/* The whole store as JSON (runs, rows, ..., then the op), streamed through
+ * write as read: memory bounded.  ERR_IO when write fails. */
 int loop_export_json(struct loop *l, size_t flags, json_dump_callback_t write, void *data,
 		     struct err *e);
 
@@ -603,10 +602,8 @@ bool loop_contract_field_known(const char *name);
 int loop_contract_set(struct loop *l, const char *const *names, const char *const *values,
 		      size_t n, struct err *e);
 
-/* ---- stall re-assessment --------------------------------------------------- */
-
-/* Would the re-assessment take this profile (a file under trace/ written
- * after the stall began)?  0, or ERR_REFUSED / ERR_USAGE with the reason. */
+/* Would the stall re-assessment take this profile (a file under trace/
+ * written after the stall began)?  0, or ERR_REFUSED / ERR_USAGE, why. */
 int loop_reassess_profile_check(struct loop *l, const char *path, struct err *e);
 
 /* ---- who else runs the changed files (core/loop_deps.c) ------------------- */
