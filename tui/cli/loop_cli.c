@@ -137,13 +137,3 @@ json_t *loop_cli_measurement_json(const struct loop_measurement *m)
 	return j;
 }
 
-void loop_cli_problems(struct loop *l)
-{
-	struct loop_status st;
-	if (loop_status(l, &st, NULL) == 0) {
-		if (st.problems)
-			fprintf(stderr, "optloop: %s", st.problems);
-		loop_status_release(&st);
-	}
-}
-

@@ -38,7 +38,4 @@ json_t *loop_cli_measurement_json(const struct loop_measurement *m);
 /* A number, or null when not finite. */
 json_t *loop_cli_real(double v);
 
-/* Print reconciliation findings (if any) on stderr. */
-void loop_cli_problems(struct loop *l);
-
 #endif

@@ -168,11 +168,6 @@ void term_stop(void)
 	replay_stderr();
 }
 
-bool term_active(void)
-{
-	return active;
-}
-
 void term_lost(void)
 {
 	lost = true;

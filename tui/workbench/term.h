@@ -18,7 +18,6 @@ enum term_signal { TSIG_NONE, TSIG_HUP, TSIG_TERM };
 int term_start(struct err *e);
 /* Restore the terminal and replay parked stderr; safe to call twice. */
 void term_stop(void);
-bool term_active(void);
 /* Descriptor to poll for signal events; term_take_signal() reads one. */
 int term_signal_fd(void);
 enum term_signal term_take_signal(void);
