@@ -6,6 +6,7 @@
 
 #include "core/err.h"
 #include "core/fsutil.h"
+#include "core/hash.h"
 #include "core/sb.h"
 
 #include <ctype.h>
@@ -251,10 +252,7 @@ void fla_tree_close(struct fla_tree *t)
 
 static struct entry *entry_of(struct fla_tree *t, const char *rel)
 {
-	uint32_t h = 2166136261u;
-	for (const char *c = rel; *c; c++)
-		h = (h ^ (unsigned char)*c) * 16777619u;
-	struct entry **b = &t->bucket[h % TREE_BUCKETS];
+	struct entry **b = &t->bucket[hash64(rel, strlen(rel)) % TREE_BUCKETS];
 	for (struct entry *x = *b; x; x = x->next)
 		if (!strcmp(x->rel, rel))
 			return x;

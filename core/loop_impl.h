@@ -114,9 +114,6 @@ int loop_load_contract(struct loop *l, struct err *e);
 int loop_rows_get(struct store *s, struct log_rows **sr, const struct log_row **rows, size_t *n,
 		  struct err *e);
 /* ---- OPT_LOG.md (core/loop_optlog.c) ---- */
-/* A 64-bit hash of n bytes (not cryptographic: it tells a file optloop
- * wrote from one changed since). */
-uint64_t loop_hash64(const void *data, size_t n);
 /* OPT_LOG.md as the database has it (rows, read after the generation gen
  * was: store_rows_gen), into out; unless have is given and already says
  * exactly that: then true, and out is left alone.  key, when not NULL,

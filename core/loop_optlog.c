@@ -14,6 +14,7 @@
  * by another program, a Target edited in the contract) takes the full
  * comparison of loop_reconcile_optlog. */
 #include "core/loop_impl.h"
+#include "core/hash.h"
 #include "core/alloc.h"
 #include "core/fsutil.h"
 #include "core/optlog.h"
@@ -27,24 +28,6 @@
 #include <string.h>
 
 #define RECORD_KEY "optlog_written"
-
-uint64_t loop_hash64(const void *data, size_t n)
-{
-	const unsigned char *p = data;
-	uint64_t h = 0x9e3779b97f4a7c15ULL ^ (uint64_t)n, w;
-
-	/* a word at a time: each step is a bijection of h for a given word,
-	 * so a change to any one word always changes the hash */
-	for (; n >= 8; p += 8, n -= 8) {
-		memcpy(&w, p, 8);
-		h = (h ^ w) * 0xff51afd7ed558ccdULL;
-		h ^= h >> 32;
-	}
-	w = 0;
-	memcpy(&w, p, n);
-	h = (h ^ w) * 0xc4ceb9fe1a85ec53ULL;
-	return h ^ (h >> 29);
-}
 
 /* The Env line: the environment of the latest logged row whose run printed
  * one (unlogged runs do not change the file, so it only moves on log).
@@ -97,7 +80,7 @@ static uint64_t render_fingerprint(void)
 	d.rows = rows;
 	d.nrows = sizeof(rows) / sizeof(rows[0]);
 	optlog_render(&d, &text);
-	fp = loop_hash64(text.buf, text.len) | 1;
+	fp = hash64(text.buf, text.len) | 1;
 	sb_release(&text);
 	return fp;
 }
@@ -119,7 +102,7 @@ char *loop_optlog_key(const char *op, const char *env, const char *target, long 
 	hash_field(&in, op);
 	hash_field(&in, env);
 	hash_field(&in, target);
-	uint64_t h = loop_hash64(in.buf, in.len);
+	uint64_t h = hash64(in.buf, in.len);
 	sb_release(&in);
 	return xasprintf("%lld %016llx %016llx", gen, (unsigned long long)h,
 			 (unsigned long long)render_fingerprint());
@@ -130,7 +113,7 @@ static char *record_text(const char *text, size_t len, const char *key)
 {
 	if (!key)
 		return NULL;
-	return xasprintf("%zu %016llx %s", len, (unsigned long long)loop_hash64(text, len), key);
+	return xasprintf("%zu %016llx %s", len, (unsigned long long)hash64(text, len), key);
 }
 
 void loop_optlog_record(struct store *s, const char *text, size_t len, const char *key)
@@ -247,7 +230,7 @@ static int recorded_text(struct loop *l, long long gen, struct sb *text)
 	if (seen && sscanf(seen, "%zu %llx %lld %*x %n", &size, &hash, &rgen, &used) == 3 &&
 	    used > 0 && !strcmp(seen + used, fp) && rgen == gen &&
 	    fsutil_read_file(l->ws.optlog_path, text, NULL) == 0 && text->len == size &&
-	    loop_hash64(text->buf, text->len) == hash)
+	    hash64(text->buf, text->len) == hash)
 		rc = 0;
 	free(seen);
 	return rc;
