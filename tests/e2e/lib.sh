@@ -68,6 +68,20 @@ print(" ".join(map(str,v)) if isinstance(v,list) else ("null" if v is None else 
 explain_noise() {
 	"$OPTLOOP" promote --explain "the harness times one shell run: its speed is noise" >/dev/null 2>&1
 }
+# kill_harnesses: SIGKILL every harness process optloop started for a
+# workspace under this suite's T_TMP (their environment carries
+# OPTLOOP_RUN=<the workspace's trace dir>#<run>).  Suites run side by side:
+# a pattern on command lines would reach another suite's processes.
+kill_harnesses() {
+	local e p real
+	real=$(cd "$T_TMP" && pwd -P)
+	for e in /proc/[0-9]*/environ; do
+		p=${e#/proc/}; p=${p%/environ}
+		tr '\0' '\n' <"$e" 2>/dev/null | grep -qE "^OPTLOOP_RUN=($T_TMP|$real)/" &&
+			kill -KILL "$p" 2>/dev/null
+	done
+	return 0
+}
 t_skip() { T_N=$((T_N + 1)); echo "ok $T_N - $1 # SKIP $2"; }
 t_done() {
 	echo "1..$T_N"

@@ -41,6 +41,7 @@ t_like "the cost counts a paired run as two measurements" "$cost" "'measurements
 
 # ---- a second confirm of the same candidate: paired by itself, and counted -
 out=$("$OPTLOOP" confirm --max-pairs 16 --json 2>"$T_TMP/err2"); rc=$?
+echo "# exit $rc"; grep -E "optloop:|after pair" "$T_TMP/err2" | sed 's/^/# /'
 t_like "once a paired confirm of this command reached a verdict, confirm pairs by itself and says so" \
 	"$(cat "$T_TMP/err2")" 'paired by itself: an earlier paired confirm of this command reached a verdict'
 t_is "  --json: paired by itself, one run a pair" \

@@ -80,6 +80,8 @@ for sig in INT TERM; do
 	wait "$pid"
 	t_is "SIG$sig on confirm: exit 4 (stopped, no verdict)" "$?" 4
 	t_like "SIG$sig on confirm: it says the candidate is back" "$(cat "$T_TMP/confirm-$sig.out")" 'candidate is back'
+	t_like "SIG$sig on confirm: it names the signal and who sent it" "$(cat "$T_TMP/confirm-$sig.out")" \
+		"confirm stopped by SIG$sig from pid $$ \\(.*t_stats_crash"
 	t_is "SIG$sig on confirm: the candidate is in the tree" "$(sha1sum kernel/compute.sh)" "$cand"
 	t_ok "SIG$sig on confirm: the harness is not left running" harness_gone
 	# gate 4 is GATE_INCOMPLETE
@@ -94,6 +96,7 @@ sleep 0.3
 kill -TERM "$pid"
 wait "$pid"
 t_is "SIGTERM on noise: exit 4" "$?" 4
+t_like "SIGTERM on noise: it names the signal" "$(cat "$T_TMP/noise.out")" "noise stopped by SIGTERM from pid $$"
 t_is "SIGTERM on noise: the candidate is in the tree" "$(sha1sum kernel/compute.sh)" "$cand"
 t_ok "SIGTERM on noise: the harness is not left running" harness_gone
 

@@ -75,7 +75,7 @@ t_ok "the workbench is still running" test ! -e "$TUI_STATUS"
 "$OPTLOOP" status >/dev/null 2>&1 # a writer settles the cut-off run
 tui_wait 'iter 2 . EDITING' 8
 t_screen "after a writer settles it the workbench shows the truth" 'iter 2 . EDITING'
-pkill -KILL -f 'KERNEL_SLEEP' 2>/dev/null
+kill_harnesses
 
 # 5. a failed gate, logged as drop
 sed -i 's/<< 1/<< 2/' kernel/compute.sh

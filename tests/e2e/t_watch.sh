@@ -92,7 +92,8 @@ t_exit "--until with no such state is a usage error" 2 "$OPTLOOP" watch --until 
 "$OPTLOOP" log --direction next --status drop --commit >/dev/null 2>&1
 
 # twenty watchers at once, each sees the same commit
-for i in $(seq 20); do "$OPTLOOP" watch --json >"$T_TMP/many.$i" 2>&1 & done
+many=
+for i in $(seq 20); do "$OPTLOOP" watch --json >"$T_TMP/many.$i" 2>&1 & many="$many $!"; done
 sleep 0.5
 echo "# twenty" >>kernel/compute.sh
 "$OPTLOOP" verify >/dev/null 2>&1
@@ -101,7 +102,7 @@ sleep 0.5
 n=0
 for i in $(seq 20); do grep -q '"event":"commit".*"status":"drop"' "$T_TMP/many.$i" && n=$((n + 1)); done
 t_is "twenty watchers each saw the commit" "$n" 20
-pkill -TERM -f "$OPTLOOP watch --json" 2>/dev/null
+kill -TERM $many 2>/dev/null
 wait 2>/dev/null
 
 # the driver killed mid-verify: the watcher says so and keeps watching
@@ -127,7 +128,7 @@ t_ok "the watcher is still running" kill -0 $wpid
 kill -INT $wpid
 wait $wpid
 t_is "SIGINT ends it with exit 0" "$?" 0
-pkill -KILL -f 'KERNEL_SLEEP' 2>/dev/null
+kill_harnesses
 
 # A watcher that could not look while runs came and went (stopped here, as a
 # busy machine would delay it) still tells each run's start and end, in order.

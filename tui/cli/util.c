@@ -106,11 +106,15 @@ int cli_json_write(const char *buf, size_t len, void *data)
 	return fwrite(buf, 1, len, stdout) == len ? 0 : -1;
 }
 
-static volatile sig_atomic_t stop_flag;
+static volatile sig_atomic_t stop_flag, stop_sig, stop_pid;
 
-static void on_stop_signal(int sig)
+static void on_stop_signal(int sig, siginfo_t *si, void *uc)
 {
-	(void)sig;
+	(void)uc;
+	if (!stop_flag) {
+		stop_sig = sig;
+		stop_pid = si ? (sig_atomic_t)si->si_pid : 0;
+	}
 	stop_flag = 1;
 }
 
@@ -118,11 +122,58 @@ const volatile sig_atomic_t *cli_stop_on_signals(void)
 {
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_stop_signal;
+	sa.sa_sigaction = on_stop_signal;
+	sa.sa_flags = SA_SIGINFO;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 	return &stop_flag;
+}
+
+static const char *stop_sig_name(int sig)
+{
+	switch (sig) {
+	case SIGINT:
+		return "SIGINT";
+	case SIGTERM:
+		return "SIGTERM";
+	case SIGHUP:
+		return "SIGHUP";
+	default:
+		return "a signal";
+	}
+}
+
+char *cli_stop_cause(void)
+{
+	if (!stop_flag)
+		return NULL;
+	int pid = (int)stop_pid;
+	if (pid <= 0)
+		return xasprintf("%s (from the terminal or the kernel)", stop_sig_name((int)stop_sig));
+	/* the sender's command line, when it is still there to read */
+	char path[64], buf[256];
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", pid);
+	FILE *f = fopen(path, "re");
+	size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+	if (f)
+		fclose(f);
+	for (size_t i = 0; i < n; i++)
+		if (buf[i] == 0 || (unsigned char)buf[i] < 0x20)
+			buf[i] = ' ';
+	while (n && buf[n - 1] == ' ')
+		n--;
+	buf[n] = 0;
+	return n ? xasprintf("%s from pid %d (%s)", stop_sig_name((int)stop_sig), pid, buf)
+		 : xasprintf("%s from pid %d", stop_sig_name((int)stop_sig), pid);
+}
+
+void cli_say_stopped(const char *what)
+{
+	char *why = cli_stop_cause();
+	if (why)
+		fprintf(stderr, "optloop: %s stopped by %s\n", what, why);
+	free(why);
 }
 
 const char *cli_vis(const char *s, struct sb *tmp)

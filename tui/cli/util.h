@@ -59,4 +59,11 @@ const char *cli_vis(const char *s, struct sb *tmp);
  * a second signal of the same kind is handled the same way. */
 const volatile sig_atomic_t *cli_stop_on_signals(void);
 
+/* What stopped this process, once a signal set the flag: "SIGTERM from pid
+ * N (its command line)", allocated; NULL when no signal came. */
+char *cli_stop_cause(void);
+
+/* "optloop: WHAT stopped by <cause>" on stderr, when a signal stopped it. */
+void cli_say_stopped(const char *what);
+
 #endif

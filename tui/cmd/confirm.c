@@ -72,8 +72,14 @@ static int confirm_run(struct cmd_ctx *x)
 	if (loop_job_run(x->l, &jo, &res, &e) < 0)
 		return cli_fail(&e);
 	if (r->cancelled) {
-		if (json)
-			cli_print_json(json_incref(r->json));
+		cli_say_stopped("confirm");
+		if (json) {
+			char *why = cli_stop_cause();
+			json_t *j = json_deep_copy(r->json);
+			json_object_set_new(j, "stopped_by", why ? json_string(why) : json_null());
+			free(why);
+			cli_print_json(j);
+		}
 		else
 			printf("confirm stopped after %d run%s: no verdict, not promoted; the candidate "
 			       "is back in the tree and the stopped run is recorded as incomplete\n",

@@ -36,8 +36,10 @@ static int noise_run(struct cmd_ctx *x)
 	jo.session.runs = (int)a->runs;
 	jo.session.ctx = json ? stderr : stdout;
 	jo.stop = cli_stop_on_signals();
-	if (loop_job_run(x->l, &jo, &res, &e) < 0)
+	if (loop_job_run(x->l, &jo, &res, &e) < 0) {
+		cli_say_stopped("noise");
 		return cli_fail(&e);
+	}
 	if (json) {
 		cli_print_json(json_incref(r->json));
 	} else {

@@ -129,6 +129,8 @@ static int verify_run(struct cmd_ctx *x)
 			cancelled = true;
 		}
 	}
+	if (cancelled)
+		cli_say_stopped("verify");
 	if (loop_job_end(job, &res, &e) < 0)
 		return cli_fail(&e);
 	char *trace = NULL;
