@@ -241,7 +241,7 @@ docs: all
 # The fault-injection suite at every single write and rename call (make test
 # runs it at a spread of points).
 faults: deps
-	@$(MAKE) --no-print-directory test FAULT_FULL=1 TESTS_FILTER=fault_inject
+	@$(MAKE) --no-print-directory test FAULT_FULL=1 TESTS_FILTER=fault_inject TEST_TIMEOUT=$${TEST_TIMEOUT:-3600}
 
 # The committed corpus only seeds a run: libFuzzer writes new inputs to its
 # first corpus folder, so that one is build/fuzz/<target>.new.
