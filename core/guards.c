@@ -482,7 +482,7 @@ int guards_after_commit(const struct workspace *ws, char sha[41], struct err *e)
 		char hsha[VCS_OID_HEX];
 		rc = vcs_head(ws->vcs, hsha, e);
 		if (rc == 0)
-			rc = store_intent_begin(ws->store, "restore", last->iter, hsha, best->commit,
+			rc = store_intent_begin(ws->store, INTENT_RESTORE, last->iter, hsha, best->commit,
 						&intent, e);
 		if (rc == 0 && strcmp(work, want))
 			rc = vcs_restore(ws->vcs, best->commit, (const char *const *)ws->kernel, ws->nkernel, e);

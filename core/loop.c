@@ -182,7 +182,7 @@ int loop_where(struct loop *l, struct where *w, struct err *e)
 		return 0;
 	}
 	struct store_run r;
-	if (store_run_last(l->ws.store, w->iter, "verify", &r, NULL) == 0) {
+	if (store_run_last(l->ws.store, w->iter, RUN_VERIFY, &r, NULL) == 0) {
 		bool attempt = r.t_end > 0 && run_is_attempt(r.iter, r.gate, r.scope, r.bench_ms);
 		if (attempt) {
 			w->attempt_run = r.id;
@@ -198,8 +198,8 @@ int loop_where(struct loop *l, struct where *w, struct err *e)
 			/* a confirm going has swapped the best in: not a second change */
 			struct store_run u;
 			if (store_run_unfinished(l->ws.store, &u, NULL) == 0) {
-				if (u.kind && (!strcmp(u.kind, "confirm") || !strcmp(u.kind, "noise"))) {
-					snprintf(w->session, sizeof(w->session), "%s", u.kind);
+				if (u.kind == RUN_CONFIRM || u.kind == RUN_NOISE) {
+					snprintf(w->session, sizeof(w->session), "%s", run_kind_name(u.kind));
 					w->telescoped = false;
 				}
 				store_run_release(&u);
@@ -485,7 +485,7 @@ int loop_open(const char *cwd, const char *op, int flags, struct loop **out, str
 					"a %s of the kernel during iteration %d was cut off; the next "
 					"optloop command that writes (verify, log, commit, confirm) "
 					"finishes it",
-					!strcmp(in.kind, "swap") ? "confirm or noise swap" : in.kind,
+					tree_intent_what(in.kind),
 					in.iter);
 			store_intent_release(&in);
 		}

@@ -69,7 +69,7 @@ static int settle_interrupted_runs(struct loop *l, struct err *e)
 
 	while (rc == 0 && store_run_unfinished(l->ws.store, &r, NULL) == 0) {
 		char work[VCS_OID_HEX], snap[VCS_OID_HEX];
-		bool verify = !r.kind || !strcmp(r.kind, "verify");
+		bool verify = r.kind == RUN_VERIFY;
 		r.t_end = loop_now();
 		r.gate = GATE_INCOMPLETE;
 		r.exit_status = -1;
@@ -81,7 +81,7 @@ static int settle_interrupted_runs(struct loop *l, struct err *e)
 			free(r.snapshot);
 			r.snapshot = xstrdup(snap);
 		}
-		char *what = xasprintf("%s run cut off; recorded as incomplete", verify ? "verify" : r.kind);
+		char *what = xasprintf("%s run cut off; recorded as incomplete", run_kind_name(r.kind));
 		rc = store_begin(l->ws.store, e);
 		if (rc == 0)
 			rc = store_run_update(l->ws.store, &r, e);
@@ -101,7 +101,7 @@ static int settle_interrupted_runs(struct loop *l, struct err *e)
 				r.iter);
 		else if (rc == 0)
 			loop_problem(l, "a %s run of iteration %d was cut off; it is recorded as incomplete",
-				r.kind, r.iter);
+				run_kind_name(r.kind), r.iter);
 		store_run_release(&r);
 	}
 	return rc;
@@ -127,14 +127,14 @@ static int reconcile_intents(struct loop *l, struct err *e)
 
 	while (rc == 0 && store_intent_pending(l->ws.store, &in, NULL) == 0) {
 		enum vcs_between at = VCS_ELSEWHERE;
-		bool swap = !strcmp(in.kind, "swap");
+		bool swap = in.kind == INTENT_SWAP;
 		/* a swap goes back to where it came from; the others go forward */
 		const char *target = swap ? in.from : in.to;
 		rc = vcs_kernel_between(l->ws.vcs, loop_kpaths(l), l->ws.nkernel, in.from, in.to, &at, e);
 		if (rc < 0) {
 			/* a tree that is gone (gc, a rewritten history): nothing to finish */
 			loop_problem(l, "an unfinished %s of the kernel (iteration %d) cannot be checked: %s",
-				in.kind, in.iter, e->msg);
+				tree_intent_name(in.kind), in.iter, e->msg);
 			err_clear(e);
 			rc = 0;
 		} else if (at == VCS_ELSEWHERE) {
@@ -142,12 +142,12 @@ static int reconcile_intents(struct loop *l, struct err *e)
 				"a %s of the kernel during iteration %d was cut off, and the kernel was "
 				"edited since, so optloop left it alone; to finish it by hand: git "
 				"checkout %.12s -- <kernel paths>",
-				swap ? "confirm or noise swap" : in.kind, in.iter, target);
+				tree_intent_what(in.kind), in.iter, target);
 		} else if (swap ? at != VCS_AT_FROM
-			   : !strcmp(in.kind, "restore") ? at == VCS_BETWEEN
+			   : in.kind == INTENT_RESTORE ? at == VCS_BETWEEN
 							 : at != VCS_AT_TO) {
 			if ((rc = vcs_restore(l->ws.vcs, target, loop_kpaths(l), l->ws.nkernel, e)) == 0) {
-				char *d = xasprintf("a %s cut off by a crash was %s", in.kind,
+				char *d = xasprintf("a %s cut off by a crash was %s", tree_intent_name(in.kind),
 						    swap ? "undone: the candidate is back" : "finished");
 				store_event(l->ws.store, in.iter, "intent.recovered", d, NULL);
 				loop_problem(l, "%s (iteration %d)", d, in.iter);
@@ -458,7 +458,7 @@ int loop_bring_back(struct loop *l, int iter, const char *sha, const char *ref, 
 			     iter, sha, ref ? ref : "none", measured, sha);
 	}
 	if (rc == 0 && intent && (rc = vcs_head(l->ws.vcs, head, e)) == 0)
-		rc = store_intent_begin(l->ws.store, "back", iter, head, merged, &id, e);
+		rc = store_intent_begin(l->ws.store, INTENT_BACK, iter, head, merged, &id, e);
 	if (rc == 0)
 		rc = vcs_bring_back(l->ws.vcs, merged, ref, loop_kpaths(l), l->ws.nkernel, e);
 	fault_point("commit.after_restore");

@@ -50,7 +50,7 @@ int loop_set_aside(struct loop *l, struct err *e)
 		return err_set(e, ERR_REFUSED,
 			       "nothing to set aside: the kernel is as it was measured");
 	rc = w.state == ST_LOGGED && w.run_id ? store_run_get(l->ws.store, w.run_id, &r, e)
-					       : store_run_last(l->ws.store, w.iter, "verify", &r, e);
+					       : store_run_last(l->ws.store, w.iter, RUN_VERIFY, &r, e);
 	if (rc < 0)
 		return rc;
 	if (!r.snapshot) {
@@ -74,7 +74,7 @@ int loop_set_aside(struct loop *l, struct err *e)
 		if (rc == 0)
 			rc = store_aside_add(l->ws.store, w.iter, sha, ref, e);
 		if (rc == 0)
-			rc = store_intent_begin(l->ws.store, "aside", w.iter, sha, r.snapshot, &intent, e);
+			rc = store_intent_begin(l->ws.store, INTENT_ASIDE, w.iter, sha, r.snapshot, &intent, e);
 		if (rc == 0)
 			rc = store_event(l->ws.store, w.iter, "aside", sha, e);
 		if (rc == 0)
@@ -317,7 +317,7 @@ int loop_log(struct loop *l, const struct loop_log_opts *o, struct log_row *out,
 	if (o->commit_next &&
 	    (rc = vcs_operation_check(l->ws.vcs, "log --commit", "log --commit", e)) < 0)
 		return rc;
-	if ((rc = store_run_last(l->ws.store, w.iter, "verify", &r, e)) < 0)
+	if ((rc = store_run_last(l->ws.store, w.iter, RUN_VERIFY, &r, e)) < 0)
 		return rc;
 	/* before the commit's own checks: measured on a branch and detached
 	 * since, the way on is back to that branch, not a new one */

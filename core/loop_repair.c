@@ -55,7 +55,7 @@ char *loop_commit_unbacked(struct loop *l, const struct vcs_iter_commit *c,
 	char have[VCS_OID_HEX];
 	*run_id = 0;
 	*tree = NULL;
-	if (store_run_last(l->ws.store, c->iter, "verify", &run, NULL) < 0)
+	if (store_run_last(l->ws.store, c->iter, RUN_VERIFY, &run, NULL) < 0)
 		return log_row_can_be_best(r)
 			       ? xasprintf("the database holds no verify run of iteration %d", c->iter)
 			       : NULL;

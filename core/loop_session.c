@@ -57,7 +57,8 @@ struct ctx {
 /* One run of the measuring command while it goes (the run engine's). */
 struct mrun {
 	struct ctx *c;
-	const char *kind, *role;
+	enum run_kind kind;
+	const char *role;
 	struct run *r;
 };
 
@@ -147,7 +148,7 @@ static void mrun_release(struct mrun *m)
 
 /* Start one run of the measuring command on whatever the work tree holds
  * now: recorded as incomplete until mrun_finish. */
-static int mrun_start(struct ctx *c, struct mrun *m, const char *kind, const char *role,
+static int mrun_start(struct ctx *c, struct mrun *m, enum run_kind kind, const char *role,
 		      struct err *e)
 {
 	char tree[VCS_OID_HEX];
@@ -214,7 +215,7 @@ static int mrun_finish(struct ctx *c, struct mrun *m, struct err *e)
 		rc = err_set(e, ERR_HARNESS,
 			     "%s run %d of '%s' %s (raw output: %s); fix the benchmark and "
 			     "run it again",
-			     m->kind, run->id, c->command,
+			     run_kind_name(m->kind), run->id, c->command,
 			     run->gate == GATE_INCOMPLETE ? "was stopped before it finished"
 			     : run->gate == GATE_FAIL     ? "failed its gate"
 			     : run->gate == GATE_ERROR    ? "ended in a harness error"
@@ -224,7 +225,8 @@ static int mrun_finish(struct ctx *c, struct mrun *m, struct err *e)
 	if (run->t_end > run->t_start)
 		c->secs += run->t_end - run->t_start;
 	if (rc == 0 && c->o && c->o->progress) {
-		char *line = xasprintf("%s run %d (%s): %.4g ms geomean over %zu shape(s)", m->kind,
+		char *line = xasprintf("%s run %d (%s): %.4g ms geomean over %zu shape(s)",
+				       run_kind_name(m->kind),
 				       c->nruns, m->role, run->bench_ms, res->nrows);
 		c->o->progress(c->o->ctx, line);
 		free(line);
@@ -269,7 +271,7 @@ static int swap_begin(struct ctx *c, int iter, const char *snap, const char *bes
 	char *ref = swap_ref(c);
 	int rc = vcs_keep(c->vcs, ref, snap, e);
 	free(ref);
-	return rc < 0 ? rc : store_intent_begin(c->st, "swap", iter, snap, best_commit, intent, e);
+	return rc < 0 ? rc : store_intent_begin(c->st, INTENT_SWAP, iter, snap, best_commit, intent, e);
 }
 
 static int swap_end(struct ctx *c, int intent, struct err *e)
@@ -410,7 +412,7 @@ static void noise_fail(struct loop_noise_run *s, int rc, const struct err *e)
 static void noise_next(struct loop_noise_run *s)
 {
 	struct err e = {0};
-	int rc = mrun_start(&s->c, &s->m, "noise", s->paired ? "pair" : "noise", &e);
+	int rc = mrun_start(&s->c, &s->m, RUN_NOISE, s->paired ? "pair" : "noise", &e);
 	if (rc < 0) {
 		noise_fail(s, rc, &e);
 		return;
@@ -671,7 +673,7 @@ static void start_next(struct loop_confirm_run *s, bool best)
 		rc = vcs_swap(c->vcs, best ? s->b.commit : s->snap, kpaths(c), c->status.nkernel,
 			      &e);
 	if (rc == 0)
-		rc = mrun_start(c, &s->m, "confirm", s->paired ? "pair" : best ? "best" : "cand",
+		rc = mrun_start(c, &s->m, RUN_CONFIRM, s->paired ? "pair" : best ? "best" : "cand",
 				&e);
 	if (rc < 0) {
 		fail(s, rc, &e);

@@ -348,7 +348,7 @@ int loop_verify_begin(struct loop *l, const struct loop_verify_opts *o, struct e
 	vcs_head_ref(l->ws.vcs, &branch, NULL);
 	log_path = xasprintf("%s/iter-%d.log", l->ws.trace_dir, w.iter);
 	struct run_spec spec = {
-		.kind = "verify",
+		.kind = RUN_VERIFY,
 		.iter = w.iter,
 		.command = cmd.buf,
 		.cwd = l->ws.repo,
@@ -540,7 +540,7 @@ int loop_measurement(struct loop *l, struct loop_measurement *m, struct err *e)
 		rc = w.run_id ? store_run_get(l->ws.store, w.run_id, &r, e)
 			      : err_set(e, ERR_NOTFOUND, "no run");
 	else
-		rc = store_run_last(l->ws.store, w.iter, "verify", &r, e);
+		rc = store_run_last(l->ws.store, w.iter, RUN_VERIFY, &r, e);
 	if (rc < 0)
 		return rc;
 	fill_measurement(&r, m);

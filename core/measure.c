@@ -344,16 +344,15 @@ int measure_best_full_gate(struct store *s, const struct measure_best *b)
 		return found;
 	/* the same kernel verified again, with the full gate */
 	int *ids;
-	char **kinds;
+	enum run_kind *kinds;
 	size_t n;
 	store_runs_of_tree(s, b->tree, &ids, &kinds, &n);
-	for (size_t i = n; i-- > 0;) {
-		if (!found && !strcmp(kinds[i], "verify") && store_run_get(s, ids[i], &r, NULL) == 0) {
+	for (size_t i = n; i-- > 0 && !found;) {
+		if (kinds[i] == RUN_VERIFY && store_run_get(s, ids[i], &r, NULL) == 0) {
 			if (full_pass(&r))
 				found = ids[i];
 			store_run_release(&r);
 		}
-		free(kinds[i]);
 	}
 	free(ids);
 	free(kinds);
@@ -1489,27 +1488,32 @@ out:
 /* ---- what deciding cost ---- */
 
 
-static void cost_add(struct loop_cost_row *r, const char *kind, int runs, int paired, double s)
+static void cost_add(struct loop_cost_row *r, enum run_kind kind, int runs, int paired, double s)
 {
 	r->runs += runs;
 	r->measurements += runs + paired;
 	r->gpu_s += s;
-	if (!strcmp(kind, "verify")) {
+	switch (kind) {
+	case RUN_VERIFY:
 		r->verify += runs;
 		r->verify_s += s;
-	} else if (!strcmp(kind, "confirm")) {
+		break;
+	case RUN_CONFIRM:
 		r->confirm += runs;
 		r->confirm_s += s;
-	} else if (!strcmp(kind, "noise")) {
+		break;
+	case RUN_NOISE:
 		r->noise += runs;
 		r->noise_s += s;
-	} else {
+		break;
+	default:
 		r->other += runs;
 		r->other_s += s;
+		break;
 	}
 }
 
-static void cost_row(void *ctx, int iter, const char *kind, int runs, int paired, double s)
+static void cost_row(void *ctx, int iter, enum run_kind kind, int runs, int paired, double s)
 {
 	struct loop_cost *c = ctx;
 	if (iter == STORE_COST_TOTAL) {

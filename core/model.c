@@ -100,6 +100,47 @@ const char *evidence_source_name(enum evidence_source s)
 	return s == EVIDENCE_CONFIRM ? "confirm" : s == EVIDENCE_VERIFY ? "verify" : NULL;
 }
 
+const char *run_kind_name(enum run_kind k)
+{
+	static const char *const n[] = {
+		[RUN_VERIFY] = "verify", [RUN_NOISE] = "noise", [RUN_CONFIRM] = "confirm",
+		[RUN_OTHER] = "other",
+	};
+	return (unsigned)k < sizeof(n) / sizeof(n[0]) ? n[k] : "other";
+}
+
+enum run_kind run_kind_parse(const char *w)
+{
+	if (!w)
+		return RUN_VERIFY;
+	for (int k = RUN_VERIFY; k < RUN_OTHER; k++)
+		if (strcmp(w, run_kind_name(k)) == 0)
+			return k;
+	return RUN_OTHER;
+}
+
+const char *tree_intent_name(enum tree_intent k)
+{
+	static const char *const n[] = {
+		[INTENT_RESTORE] = "restore", [INTENT_SWAP] = "swap", [INTENT_ASIDE] = "aside",
+		[INTENT_BACK] = "back", [INTENT_OTHER] = "other",
+	};
+	return (unsigned)k < sizeof(n) / sizeof(n[0]) ? n[k] : "other";
+}
+
+enum tree_intent tree_intent_parse(const char *w)
+{
+	for (int k = INTENT_RESTORE; k < INTENT_OTHER; k++)
+		if (w && strcmp(w, tree_intent_name(k)) == 0)
+			return k;
+	return INTENT_OTHER;
+}
+
+const char *tree_intent_what(enum tree_intent k)
+{
+	return k == INTENT_SWAP ? "confirm or noise swap" : k == INTENT_OTHER ? "move" : tree_intent_name(k);
+}
+
 const char *trap_state_name(enum trap_state s)
 {
 	switch (s) {

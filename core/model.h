@@ -404,6 +404,35 @@ enum evidence_source {
 };
 const char *evidence_source_name(enum evidence_source s); /* NULL for NONE */
 
+/* What a run was for; the runs table's kind column holds run_kind_name.
+ * RUN_VERIFY is 0: a run that says nothing else is a verify. */
+enum run_kind {
+	RUN_VERIFY,
+	RUN_NOISE,   /* a noise session's run of the best */
+	RUN_CONFIRM, /* a confirm session's run: best, candidate or a pair */
+	RUN_OTHER,   /* a kind this version does not know (read, never written) */
+};
+const char *run_kind_name(enum run_kind k); /* "verify", "noise", "confirm", "other" */
+enum run_kind run_kind_parse(const char *w); /* NULL: RUN_VERIFY; unknown: RUN_OTHER */
+
+/* Why optloop moves the kernel paths of the work tree (a tree intent,
+ * recorded before the first file is written; tree_intents.kind holds
+ * tree_intent_name). */
+enum tree_intent {
+	INTENT_RESTORE, /* "restore": revert/drop back to the best */
+	INTENT_SWAP,    /* "swap": a confirm or noise session puts the best in; from
+			 * is the candidate's snapshot, which must come back */
+	INTENT_ASIDE,   /* "aside": log --set-aside; from is the set-aside commit,
+			 * to the measured tree */
+	INTENT_BACK,    /* "back": the set-aside change comes back after the commit;
+			 * from is that commit, to the set-aside commit */
+	INTENT_OTHER,   /* a kind this version does not know (read, never written) */
+};
+const char *tree_intent_name(enum tree_intent k);
+enum tree_intent tree_intent_parse(const char *w); /* unknown or NULL: INTENT_OTHER */
+/* The move in words: "restore", "confirm or noise swap", ... */
+const char *tree_intent_what(enum tree_intent k);
+
 /* What deciding cost: GPU runs and their wall seconds, per iteration and
  * for the whole session.  A measurement is one kernel version measured
  * once: a run counts one, a run of the harness's paired mode (old and new

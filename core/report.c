@@ -248,12 +248,12 @@ static char *run_command(struct store *s, int run_id)
 static void probe_lines(struct store *s, const char *tree, struct sb *md, json_t *arr)
 {
 	int *ids;
-	char **kinds;
+	enum run_kind *kinds;
 	size_t nr;
 	store_runs_of_tree(s, tree, &ids, &kinds, &nr);
 	for (size_t r = 0; r < nr; r++) {
 		int id = ids[r];
-		const char *kind = kinds[r];
+		const char *kind = run_kind_name(kinds[r]);
 		struct probe_reading before, after;
 		bool hb = measure_probe_get(s, id, "before", &before, NULL) == 0;
 		bool ha = measure_probe_get(s, id, "after", &after, NULL) == 0;
@@ -288,8 +288,6 @@ static void probe_lines(struct store *s, const char *tree, struct sb *md, json_t
 		if (ha)
 			probe_reading_release(&after);
 	}
-	for (size_t r = 0; r < nr; r++)
-		free(kinds[r]);
 	free(kinds);
 	free(ids);
 }

@@ -147,7 +147,7 @@ int run_start(struct store *st, const struct run_spec *s, struct run **out, stru
 	r->ctx = s->ctx;
 	struct store_run *rec = &r->rec;
 	rec->iter = s->iter;
-	rec->kind = xstrdup(s->kind);
+	rec->kind = s->kind;
 	rec->command = xstrdup(s->command);
 	rec->cwd = dup_or_null(s->cwd);
 	rec->log_path = dup_or_null(s->log_path);
@@ -166,7 +166,7 @@ int run_start(struct store *st, const struct run_spec *s, struct run **out, stru
 	}
 	if (!rec->log_path) { /* named by its id */
 		rec->log_path = xasprintf("%s/%s-%d-run%d.log", s->trace_dir ? s->trace_dir : ".",
-					  s->kind, s->iter, rec->id);
+					  run_kind_name(s->kind), s->iter, rec->id);
 		store_run_update(st, rec, NULL);
 	}
 	r->p = parser_new(s->ps, on_event, r);
@@ -389,7 +389,7 @@ static void settle_step(struct run *r, struct runner_outcome *oc, struct store_s
 int run_end(struct run *r, const struct run_end_hooks *h, struct err *e)
 {
 	if (r->ended)
-		return err_set(e, ERR_REFUSED, "the %s run %d has already ended", r->rec.kind,
+		return err_set(e, ERR_REFUSED, "the %s run %d has already ended", run_kind_name(r->rec.kind),
 			       r->rec.id);
 	while (run_pump(r, 200) > 0)
 		;

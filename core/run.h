@@ -52,7 +52,7 @@ typedef void (*run_output_fn)(void *ctx, const char *buf, size_t len);
 typedef void (*run_event_fn)(void *ctx, const struct parse_event *ev);
 
 struct run_spec {
-	const char *kind;        /* "verify", "noise", "confirm" */
+	enum run_kind kind;
 	int iter;
 	const char *command;     /* run by /bin/sh -c */
 	const char *cwd;

@@ -763,7 +763,6 @@ int store_event(struct store *s, int iter, const char *kind, const char *detail,
 
 void store_run_release(struct store_run *r)
 {
-	free(r->kind);
 	free(r->command);
 	free(r->cwd);
 	free(r->log_path);
@@ -783,7 +782,7 @@ void store_run_release(struct store_run *r)
 static void bind_run(sqlite3_stmt *st, const struct store_run *r)
 {
 	sqlite3_bind_int(st, 1, r->iter);
-	bind_text(st, 2, r->kind ? r->kind : "verify");
+	bind_text(st, 2, run_kind_name(r->kind));
 	bind_text(st, 3, r->command);
 	bind_text(st, 4, r->cwd);
 	bind_text(st, 5, r->log_path);
@@ -818,7 +817,7 @@ static void read_run(sqlite3_stmt *st, struct store_run *r)
 	/* column 0 is id, then RUN_COLS in order */
 	r->id = sqlite3_column_int(st, 0);
 	r->iter = sqlite3_column_int(st, 1);
-	r->kind = col_text(st, 2);
+	r->kind = run_kind_parse((const char *)sqlite3_column_text(st, 2));
 	r->command = col_text(st, 3);
 	r->cwd = col_text(st, 4);
 	r->log_path = col_text(st, 5);
@@ -862,8 +861,9 @@ int store_run_update(struct store *s, const struct store_run *r, struct err *e)
 {
 	sqlite3_stmt *st;
 	int rc = prep(s,
-		      "UPDATE runs SET iter=?, kind=?, command=?, cwd=?, log_path=?, t_start=?, "
-		      "t_end=?, exit_status=?, signal=?, timed_out=?, cancelled=?, no_change=?, "
+		      /* a kind this version does not know stays as it was */
+		      "UPDATE runs SET iter=?1, kind=CASE ?2 WHEN 'other' THEN kind ELSE ?2 END, "
+		      "command=?, cwd=?, log_path=?, t_start=?, t_end=?, exit_status=?, signal=?, timed_out=?, cancelled=?, no_change=?, "
 		      "gate=?, scope=?, bench_ms=?, vs_best=?, result_json=?, tree=?, snapshot=?, "
 		      "head=?, env_id=?, pid=?, branch=? WHERE id=?",
 		      &st, e);
@@ -899,7 +899,7 @@ int store_run_get(struct store *s, int id, struct store_run *r, struct err *e)
 	return run_query(s, st, r, e);
 }
 
-int store_run_last(struct store *s, int iter, const char *kind, struct store_run *r,
+int store_run_last(struct store *s, int iter, enum run_kind kind, struct store_run *r,
 		   struct err *e)
 {
 	sqlite3_stmt *st;
@@ -910,7 +910,7 @@ int store_run_last(struct store *s, int iter, const char *kind, struct store_run
 	if (rc < 0)
 		return rc;
 	sqlite3_bind_int(st, 1, iter);
-	bind_text(st, 2, kind ? kind : "verify");
+	bind_text(st, 2, run_kind_name(kind));
 	return run_query(s, st, r, e);
 }
 

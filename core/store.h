@@ -84,7 +84,7 @@ int store_events_of(struct store *s, const char *kind, void (*fn)(void *ctx, con
 struct store_run {
 	int id;
 	int iter;
-	char *kind;        /* "verify"; other modules may add kinds ("confirm") */
+	enum run_kind kind;
 	char *command, *cwd, *log_path;
 	double t_start, t_end;  /* t_end 0 while running */
 	int exit_status, signal;
@@ -112,7 +112,7 @@ int store_run_get(struct store *s, int id, struct store_run *r, struct err *e);
  * killed); ERR_NOTFOUND when none. */
 int store_run_unfinished(struct store *s, struct store_run *r, struct err *e);
 /* The latest run of kind for iteration iter; ERR_NOTFOUND when none. */
-int store_run_last(struct store *s, int iter, const char *kind, struct store_run *r,
+int store_run_last(struct store *s, int iter, enum run_kind kind, struct store_run *r,
 		   struct err *e);
 
 /* Environment line: id of an existing identical line or a new one. */
@@ -219,22 +219,18 @@ int store_findings_ack(struct store *s, int iter, int n, struct err *e);
 
 /* Tree intents: optloop is about to move the kernel paths of the work tree
  * from the tree from (a commit or tree id: what is there now) to to.  kind
- * says why: "restore" (revert/drop back to the best), "swap" (a confirm or
- * noise session puts the best in; from is the candidate's snapshot, which
- * must come back), "aside" (log --set-aside: from is the set-aside commit,
- * to the measured tree), "back" (the set-aside change comes back after the
- * commit: from is that commit, to the set-aside commit).  Recorded before the first file is written and
- * ended once the move and what follows it are done. */
+ * says why (enum tree_intent, model.h).  Recorded before the first file is
+ * written and ended once the move and what follows it are done. */
 struct store_intent {
 	int id;
-	char *kind;
+	enum tree_intent kind;
 	int iter;
 	char *from, *to;
 	int pid;
 	double t;
 };
 void store_intent_release(struct store_intent *i);
-int store_intent_begin(struct store *s, const char *kind, int iter, const char *from,
+int store_intent_begin(struct store *s, enum tree_intent kind, int iter, const char *from,
 		       const char *to, int *id, struct err *e);
 int store_intent_end(struct store *s, int id, struct err *e);
 /* The oldest intent not ended; ERR_NOTFOUND when none. */
@@ -299,7 +295,7 @@ void store_tree_runs_release(struct store_tree_run *v, size_t n);
 #define STORE_COST_TOTAL (-1)
 #define STORE_COST_ALL (-2)
 int store_run_costs(struct store *s, int iter,
-		    void (*fn)(void *ctx, int iter, const char *kind, int runs, int paired,
+		    void (*fn)(void *ctx, int iter, enum run_kind kind, int runs, int paired,
 			       double seconds),
 		    void *ctx, struct err *e);
 /* The id of the last run of a measuring session (0: none, or unknown). */
@@ -335,7 +331,8 @@ int store_row_shapes(struct store *s, void (*fn)(void *ctx, const struct parse_r
 int store_run_info(struct store *s, int run_id, int *iter, char **tree, int *scope,
 		   struct err *e);
 /* The finished runs of a tree with their kinds (caller frees all). */
-int store_runs_of_tree(struct store *s, const char *tree, int **ids, char ***kinds, size_t *n);
+int store_runs_of_tree(struct store *s, const char *tree, int **ids, enum run_kind **kinds,
+		       size_t *n);
 /* The ids of the finished runs after id after, oldest first (caller frees). */
 int store_runs_ended_after(struct store *s, int after, int **ids, size_t *n);
 /* The id of the newest finished run, 0 when none. */

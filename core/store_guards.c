@@ -248,19 +248,18 @@ int store_restore_put(struct store *s, int iter, int best_iter, const char *sha,
 
 void store_intent_release(struct store_intent *i)
 {
-	free(i->kind);
 	free(i->from);
 	free(i->to);
 	memset(i, 0, sizeof(*i));
 }
 
-int store_intent_begin(struct store *s, const char *kind, int iter, const char *from,
+int store_intent_begin(struct store *s, enum tree_intent kind, int iter, const char *from,
 		       const char *to, int *id, struct err *e)
 {
 	sqlite3_stmt *st = sql_stmt(s, "INSERT INTO tree_intents(kind, iter, from_tree, to_tree, pid, t) "
 				   "VALUES (?, ?, ?, ?, ?, ?)");
 	if (st) {
-		bind_text(st, 1, kind);
+		bind_text(st, 1, tree_intent_name(kind));
 		sqlite3_bind_int(st, 2, iter);
 		bind_text(st, 3, from);
 		bind_text(st, 4, to);
@@ -291,7 +290,7 @@ int store_intent_pending(struct store *s, struct store_intent *out, struct err *
 	int rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW) {
 		out->id = sqlite3_column_int(st, 0);
-		out->kind = col_text(st, 1);
+		out->kind = tree_intent_parse((const char *)sqlite3_column_text(st, 1));
 		out->iter = sqlite3_column_int(st, 2);
 		out->from = col_text(st, 3);
 		out->to = col_text(st, 4);

@@ -327,7 +327,8 @@ int store_run_info(struct store *s, int run_id, int *iter, char **tree, int *sco
 	return rc;
 }
 
-int store_runs_of_tree(struct store *s, const char *tree, int **ids, char ***kinds, size_t *n)
+int store_runs_of_tree(struct store *s, const char *tree, int **ids, enum run_kind **kinds,
+		       size_t *n)
 {
 	sqlite3_stmt *st;
 	*ids = NULL;
@@ -341,7 +342,7 @@ int store_runs_of_tree(struct store *s, const char *tree, int **ids, char ***kin
 		*ids = xrealloc(*ids, (*n + 1) * sizeof(**ids));
 		*kinds = xrealloc(*kinds, (*n + 1) * sizeof(**kinds));
 		(*ids)[*n] = sqlite3_column_int(st, 0);
-		(*kinds)[*n] = col_text(st, 1);
+		(*kinds)[*n] = run_kind_parse((const char *)sqlite3_column_text(st, 1));
 		(*n)++;
 	}
 	store_stmt_put(s, st);
@@ -682,7 +683,7 @@ int store_notes(struct store *s, enum store_note kind, int iter, struct sb *out)
 }
 
 int store_run_costs(struct store *s, int iter,
-		    void (*fn)(void *ctx, int iter, const char *kind, int runs, int paired,
+		    void (*fn)(void *ctx, int iter, enum run_kind kind, int runs, int paired,
 			       double seconds),
 		    void *ctx, struct err *e)
 {
@@ -700,8 +701,8 @@ int store_run_costs(struct store *s, int iter,
 		return rc;
 	sqlite3_bind_int(st, 1, iter);
 	while (sqlite3_step(st) == SQLITE_ROW) {
-		const char *kind = (const char *)sqlite3_column_text(st, 1);
-		fn(ctx, sqlite3_column_int(st, 0), kind ? kind : "", sqlite3_column_int(st, 2),
+		fn(ctx, sqlite3_column_int(st, 0),
+		   run_kind_parse((const char *)sqlite3_column_text(st, 1)), sqlite3_column_int(st, 2),
 		   sqlite3_column_int(st, 3), sqlite3_column_double(st, 4));
 	}
 	sqlite3_finalize(st);

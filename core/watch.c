@@ -248,7 +248,7 @@ static void emit_run_start(struct loop_watch *w, const struct store_run *run)
 	struct loop_watch_event ev = {.kind = LOOP_WATCH_RUN_START,
 				      .iteration = run->iter,
 				      .run_id = run->id,
-				      .run_kind = run->kind,
+				      .run_kind = run_kind_name(run->kind),
 				      .pid = run->pid,
 				      .text = run->command,
 				      .log_path = run->log_path};
@@ -309,7 +309,7 @@ static int read_once(struct loop_watch *w, struct err *e)
 			struct loop_watch_event ev = {.kind = LOOP_WATCH_RUN_END,
 						      .iteration = run.iter,
 						      .run_id = run.id,
-						      .run_kind = run.kind,
+						      .run_kind = run_kind_name(run.kind),
 						      .gate = gate_verdict_name(run.gate),
 						      .gate_v = run.gate,
 						      .bench_ms = run.bench_ms,
@@ -412,7 +412,7 @@ static int read_once(struct loop_watch *w, struct err *e)
 			char *t = xasprintf("the optloop that ran %s run %d (pid %d) is gone: the run "
 					    "was cut off; the next command that writes records it as "
 					    "incomplete",
-					    run.kind, run.id, run.pid);
+					    run_kind_name(run.kind), run.id, run.pid);
 			struct loop_watch_event ev = {.kind = LOOP_WATCH_PROBLEM,
 						      .iteration = run.iter,
 						      .run_id = run.id,

@@ -108,7 +108,7 @@ static void add_row(struct fx *f, int iter, enum row_status st, enum gate_verdic
 	int env_id = 0;
 	assert_int_equal(store_env_id(f->store, &pe, &env_id, &e), 0);
 	free(raw);
-	struct store_run r = {.iter = iter, .kind = "verify", .command = "true", .t_start = 1,
+	struct store_run r = {.iter = iter, .kind = RUN_VERIFY, .command = "true", .t_start = 1,
 			      .t_end = 2, .gate = gate, .scope = SCOPE_FULL, .bench_ms = ms,
 			      .vs_best = NAN, .env_id = env_id};
 	assert_int_equal(store_run_insert(f->store, &r, &e), 0);

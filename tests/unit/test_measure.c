@@ -60,7 +60,7 @@ static int add_run(int iter, const char *kind, const char *tree, const char *dev
 	struct parse_env env = {0};
 	int env_id = 0;
 	r.iter = iter;
-	r.kind = (char *)kind;
+	r.kind = run_kind_parse(kind);
 	r.t_start = 1;
 	r.t_end = 2;
 	r.gate = gate;

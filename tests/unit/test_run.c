@@ -99,7 +99,7 @@ static struct run_spec spec_for(const char *kind, const char *command, const cha
 	static char trace[128];
 	snprintf(trace, sizeof(trace), "%s/trace", tmpdir);
 	return (struct run_spec){
-		.kind = kind,
+		.kind = run_kind_parse(kind),
 		.iter = 1,
 		.command = command,
 		.cwd = cwd,

@@ -358,7 +358,7 @@ static void cancel_in_the_middle_puts_the_candidate_back(void **state)
 	/* every run so far is kept; the cut one as cancelled and incomplete */
 	struct store_run run;
 	assert_int_equal(store_run_get(loop_workspace(l)->store, r->session, &run, &e), 0);
-	assert_string_equal(run.kind, "confirm");
+	assert_int_equal(run.kind, RUN_CONFIRM);
 	assert_true(run.cancelled);
 	assert_int_equal(run.gate, GATE_INCOMPLETE);
 	store_run_release(&run);

@@ -283,7 +283,7 @@ static void runs_round_trip_and_last_run(void **state)
 	assert_int_equal(store_run_insert(s, &a, &e), 0);
 	assert_true(a.id > 0);
 	assert_int_equal(store_run_insert(s, &b, &e), 0);
-	assert_int_equal(store_run_last(s, 0, "verify", &got, &e), 0);
+	assert_int_equal(store_run_last(s, 0, RUN_VERIFY, &got, &e), 0);
 	assert_int_equal(got.id, b.id);
 	assert_true(isnan(got.bench_ms));
 	assert_true(got.t_end == 0);
@@ -295,12 +295,41 @@ static void runs_round_trip_and_last_run(void **state)
 	assert_int_equal(store_run_update(s, &a, &e), 0);
 	assert_int_equal(store_run_get(s, a.id, &got, &e), 0);
 	assert_string_equal(got.command, "./verify");
-	assert_string_equal(got.kind, "verify");
+	assert_int_equal(got.kind, RUN_VERIFY);
 	assert_true(fabs(got.t_end - 101.25) < 1e-9);
 	assert_int_equal(got.gate, GATE_FAIL);
 	assert_true(fabs(got.bench_ms - 0.973) < 1e-12);
 	store_run_release(&got);
-	assert_int_equal(store_run_last(s, 7, "verify", &got, &e), ERR_NOTFOUND);
+	assert_int_equal(store_run_last(s, 7, RUN_VERIFY, &got, &e), ERR_NOTFOUND);
+
+	/* every kind is stored by its name; one this version does not know
+	 * reads as RUN_OTHER and keeps its name when the run is updated */
+	for (int k = RUN_VERIFY; k < RUN_OTHER; k++) {
+		struct store_run c = {.iter = 3, .kind = k, .command = "x", .t_start = 300,
+				      .bench_ms = NAN, .vs_best = NAN};
+		assert_int_equal(store_run_insert(s, &c, &e), 0);
+		assert_int_equal(store_run_last(s, 3, k, &got, &e), 0);
+		assert_int_equal(got.id, c.id);
+		assert_int_equal(got.kind, k);
+		assert_int_equal(run_kind_parse(run_kind_name(k)), k);
+		store_run_release(&got);
+	}
+	char *sql = sqlite3_mprintf("UPDATE runs SET kind = 'ab' WHERE id = %d", a.id);
+	assert_int_equal(sqlite3_exec(store_db(s), sql, NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_free(sql);
+	assert_int_equal(store_run_get(s, a.id, &got, &e), 0);
+	assert_int_equal(got.kind, RUN_OTHER);
+	got.exit_status = 2;
+	assert_int_equal(store_run_update(s, &got, &e), 0);
+	store_run_release(&got);
+	sqlite3_stmt *st;
+	assert_int_equal(sqlite3_prepare_v2(store_db(s), "SELECT kind, exit_status FROM runs WHERE id = ?",
+					    -1, &st, NULL), SQLITE_OK);
+	sqlite3_bind_int(st, 1, a.id);
+	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+	assert_string_equal((const char *)sqlite3_column_text(st, 0), "ab");
+	assert_int_equal(sqlite3_column_int(st, 1), 2);
+	sqlite3_finalize(st);
 	store_close(s);
 }
 
@@ -707,14 +736,14 @@ static void reused_queries_see_fresh_bindings_and_data(void **state)
 	assert_int_equal(store_meta_get(s, "absent", &v, &e), 0);
 	assert_null(v);
 	for (int i = 0; i < 3; i++) {
-		struct store_run r = {.iter = i, .kind = "verify", .bench_ms = NAN, .vs_best = NAN,
+		struct store_run r = {.iter = i, .kind = RUN_VERIFY, .bench_ms = NAN, .vs_best = NAN,
 				      .t_start = 1.0 + i, .t_end = 2.0 + i};
 		struct store_run back;
 		assert_int_equal(store_run_insert(s, &r, &e), 0);
-		assert_int_equal(store_run_last(s, i, "verify", &back, &e), 0);
+		assert_int_equal(store_run_last(s, i, RUN_VERIFY, &back, &e), 0);
 		assert_int_equal(back.id, r.id);
 		store_run_release(&back);
-		assert_int_equal(store_run_last(s, i + 1, "verify", &back, &e), ERR_NOTFOUND);
+		assert_int_equal(store_run_last(s, i + 1, RUN_VERIFY, &back, &e), ERR_NOTFOUND);
 	}
 	/* close finalizes the kept statements (one left open would keep the
 	 * connection and its memory alive: the sanitizer build reports it) */
