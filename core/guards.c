@@ -195,7 +195,7 @@ int guards_state(const struct workspace *ws, enum loop_state *st, int *stall, st
 	int c = guards_stall(ws);
 	if (stall)
 		*stall = c;
-	if (c >= GUARDS_STALL_AFTER)
+	if (rules_stalled(c))
 		*st = ST_STALLED;
 	return 0;
 }
@@ -252,7 +252,7 @@ int guards_verify_check(const struct workspace *ws, struct err *e)
 	if ((rc = rows_load(ws, &rs, &rows, &n, e)) < 0)
 		return rc;
 	int c = guards_stall(ws);
-	if (c >= GUARDS_STALL_AFTER) {
+	if (rules_stalled(c)) {
 		struct sb it = SB_INIT;
 		stall_iters(rows, n, c, &it);
 		rc = err_set(e, ERR_REFUSED,
@@ -628,11 +628,11 @@ int guards_reassess(const struct workspace *ws, const struct loop_reassess *r, s
 	if (rc < 0)
 		return rc;
 	int c = guards_stall(ws);
-	if (c < GUARDS_STALL_AFTER) {
+	if (!rules_stalled(c)) {
 		rc = err_set(e, ERR_REFUSED,
 			     "reassess refused: the loop is not stalled (%d iteration%s without a win "
 			     "since the last win or re-assessment; a re-assessment is due after %d)",
-			     c, c == 1 ? "" : "s", GUARDS_STALL_AFTER);
+			     c, c == 1 ? "" : "s", RULES_STALL_AFTER);
 		log_rows_put(rs);
 		return rc;
 	}

@@ -39,9 +39,6 @@ struct problems;
 struct vcs;
 struct workspace;
 
-/* Consecutive iterations without a win that stall the loop. */
-#define GUARDS_STALL_AFTER 3
-
 
 /* ---- frozen scope --------------------------------------------------------- */
 
@@ -58,7 +55,7 @@ int guards_frozen_check(const struct workspace *ws, const char *verb, struct err
 int guards_stall(const struct workspace *ws);
 
 /* Where guards move the engine's state: READY or EDITING become STOPPING
- * after a recorded stop, or STALLED after GUARDS_STALL_AFTER rows without a
+ * after a recorded stop, or STALLED when rules_stalled without a
  * win since the last re-assessment.  Other states are left alone.  *stall
  * (may be NULL) receives the stall count when it was computed, else -1. */
 int guards_state(const struct workspace *ws, enum loop_state *st, int *stall, struct err *e);

@@ -742,7 +742,7 @@ int loop_status(struct loop *l, struct loop_status *st, struct err *e)
 	st->last_run = w.run_id;
 	st->attempt_run = w.attempt_run;
 	st->stall = w.stall >= 0 ? w.stall : guards_stall(&l->ws);
-	st->stall_limit = GUARDS_STALL_AFTER;
+	st->stall_limit = RULES_STALL_AFTER;
 	st->attempt = loop_attempt_words(l, w.attempt_run);
 	const char *pc, *pa;
 	measure_probe_commands(&pc, &pa, &st->probe_env);

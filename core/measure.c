@@ -1056,14 +1056,14 @@ int measure_stall_count(struct store *s, int after_iter, int *count, struct err 
 	size_t n = rs->n;
 	if ((rc = store_uncounted_iters(s, &nc, &nnc, e)) < 0)
 		goto out;
-	struct stats_stall_row *sr = xcalloc(n ? n : 1, sizeof(*sr));
+	struct rules_stall_row *sr = xcalloc(n ? n : 1, sizeof(*sr));
 	for (size_t i = 0; i < n; i++) {
 		/* a re-assessment restarts the count like a baseline */
 		sr[i].base = rows[i].status == RS_BASE || rows[i].iter <= after_iter;
 		sr[i].win = log_row_is_win(&rows[i]);
 		sr[i].not_comparable = in_set(nc, nnc, rows[i].iter);
 	}
-	*count = stats_stall_count(sr, n);
+	*count = rules_stall_count(sr, n);
 	free(sr);
 out:
 	log_rows_put(rs);

@@ -245,7 +245,7 @@ json_t *measure_target_json(const struct measure_target *t);
 
 /* Rows since the last confirmed win (and after after_iter, the last
  * re-assessment; -1 for none) that count toward a stall: the stall rule of
- * stats_stall_count over the log. */
+ * rules_stall_count over the log. */
 int measure_stall_count(struct store *s, int after_iter, int *count, struct err *e);
 
 /* The promotion check: fills out with one line per requirement ("ok ..." or

@@ -9,6 +9,23 @@ bool rules_run_measured(enum gate_verdict gate, double bench_ms)
 	return gate == GATE_PASS && isfinite(bench_ms) && bench_ms > 0;
 }
 
+int rules_stall_count(const struct rules_stall_row *rows, size_t n)
+{
+	int count = 0;
+	for (size_t i = n; i-- > 0;) {
+		if (rows[i].base || rows[i].win)
+			break;
+		if (!rows[i].not_comparable)
+			count++;
+	}
+	return count;
+}
+
+bool rules_stalled(int stall_count)
+{
+	return stall_count >= RULES_STALL_AFTER;
+}
+
 bool rules_confirm_can_win(enum stats_verdict v)
 {
 	return v == SV_FAST || v == SV_AMBIGUOUS;

@@ -59,6 +59,23 @@ bool log_row_is_win(const struct log_row *r);
  * baseline. */
 bool rules_run_measured(enum gate_verdict gate, double bench_ms);
 
+/* The stall rule.  One entry per logged row, oldest first.  Counting back
+ * from the newest row to the baseline: a confirmed win ends the count; a row
+ * whose run was NOT COMPARABLE, or that changed nothing in the kernel, is
+ * not counted (it tried no direction); every other row counts (a keep that
+ * was never confirmed does not reset the count). */
+struct rules_stall_row {
+	bool base;           /* the baseline row */
+	bool win;            /* a keep backed by a win beyond noise (log_row_is_win) */
+	bool not_comparable; /* not counted: its run's verdict was NOT_COMPARABLE, or
+			      * its run changed nothing (the kernel was HEAD's) */
+};
+int rules_stall_count(const struct rules_stall_row *rows, size_t n);
+/* The stall rule's limit: this many counted rows (rules_stall_count) stall
+ * the loop. */
+#define RULES_STALL_AFTER 3
+bool rules_stalled(int stall_count);
+
 /* Can a confirm still turn this verdict into a win?  A fast or ambiguous
  * verdict, yes; same, slow, missing or not comparable cannot become one by
  * measuring again. */

@@ -904,18 +904,6 @@ bool stats_confirm_more(const struct stats_cmp *c, size_t pairs, size_t max_pair
 	}
 }
 
-int stats_stall_count(const struct stats_stall_row *rows, size_t n)
-{
-	int count = 0;
-	for (size_t i = n; i-- > 0;) {
-		if (rows[i].base || rows[i].win)
-			break;
-		if (!rows[i].not_comparable)
-			count++;
-	}
-	return count;
-}
-
 static const char *const verdict_names[] = {
 	[SV_NONE] = "none",           [SV_FAST] = "fast",
 	[SV_SAME] = "same",           [SV_SLOW] = "slow",

@@ -282,20 +282,6 @@ bool stats_promotes_explained(enum stats_verdict v, unsigned flags, bool explain
 #define STATS_CONFIRM_MAX_PAIRS CONFIRM_MAX_PAIRS
 bool stats_confirm_more(const struct stats_cmp *c, size_t pairs, size_t max_pairs);
 
-/* The stall rule.  One entry per logged row, oldest first.  Counting back
- * from the newest row to the baseline: a confirmed win ends the count; a row
- * whose run was NOT COMPARABLE, or that changed nothing in the kernel, is
- * not counted (it tried no direction); every other row counts (a keep that
- * was never confirmed does not reset the count). */
-struct stats_stall_row {
-	bool base;           /* the baseline row */
-	bool win;            /* a keep backed by a win beyond noise (log_row_is_win) */
-	bool not_comparable; /* not counted: its run's verdict was NOT_COMPARABLE, or
-			      * its run changed nothing (the kernel was HEAD's) */
-};
-#define STATS_STALL_LIMIT 3
-int stats_stall_count(const struct stats_stall_row *rows, size_t n);
-
 /* The interval's confidence in words: "95%", or "99.97% (under every look to
  * 16 pairs)" for a sequential comparison; appended to out. */
 void stats_level_text(const struct stats_cmp *c, struct sb *out);

@@ -155,6 +155,26 @@ static void a_refusal_names_the_step_that_is_due(void **state)
 	err_clear(&e);
 }
 
+static void stall_counts_rows_since_the_last_confirmed_win(void **state)
+{
+	struct rules_stall_row r[] = {
+		{.base = true},
+		{.win = true}, /* 1: a keep backed by a win beyond noise */
+		{0},                     /* 2: revert */
+		{0},                     /* 3: a keep never confirmed: still counts */
+		{.not_comparable = true},/* 4: environment changed: not counted */
+		{0},                     /* 5 */
+	};
+	assert_int_equal(rules_stall_count(r, 6), 3);
+	assert_int_equal(rules_stall_count(r, 5), 2);
+	assert_int_equal(rules_stall_count(r, 2), 0);
+	assert_int_equal(rules_stall_count(r, 1), 0);
+	assert_int_equal(rules_stall_count(r + 2, 4), 3); /* no baseline in view */
+	assert_int_equal(rules_stall_count(NULL, 0), 0);
+	assert_false(rules_stalled(2));
+	assert_true(rules_stalled(RULES_STALL_AFTER));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -163,6 +183,7 @@ int main(void)
 		cmocka_unit_test(the_keep_rule),
 		cmocka_unit_test(an_implausible_verify_is_confirmed_first),
 		cmocka_unit_test(one_default_threshold),
+		cmocka_unit_test(stall_counts_rows_since_the_last_confirmed_win),
 		cmocka_unit_test(the_protocol_opens_one_step_per_state),
 		cmocka_unit_test(a_refusal_names_the_step_that_is_due),
 	};

@@ -542,24 +542,6 @@ static void names_round_trip_and_json(void **state)
 	stats_set_release(&cand);
 }
 
-static void stall_counts_rows_since_the_last_confirmed_win(void **state)
-{
-	struct stats_stall_row r[] = {
-		{.base = true},
-		{.win = true}, /* 1: a keep backed by a win beyond noise */
-		{0},                     /* 2: revert */
-		{0},                     /* 3: a keep never confirmed: still counts */
-		{.not_comparable = true},/* 4: environment changed: not counted */
-		{0},                     /* 5 */
-	};
-	assert_int_equal(stats_stall_count(r, 6), 3);
-	assert_int_equal(stats_stall_count(r, 5), 2);
-	assert_int_equal(stats_stall_count(r, 2), 0);
-	assert_int_equal(stats_stall_count(r, 1), 0);
-	assert_int_equal(stats_stall_count(r + 2, 4), 3); /* no baseline in view */
-	assert_int_equal(stats_stall_count(NULL, 0), 0);
-}
-
 /* A history of earlier confirm sessions of another kernel state: within
  * each, two runs 0.8 % apart; between sessions, 5 % apart. */
 static void session_history_at(struct stats_set *h, const char *key, double sigma)
@@ -1067,7 +1049,6 @@ int main(void)
 		cmocka_unit_test(a_short_session_must_agree_with_the_other_sessions),
 		cmocka_unit_test(t_quantiles_and_the_bound_under_every_look),
 		cmocka_unit_test(names_round_trip_and_json),
-		cmocka_unit_test(stall_counts_rows_since_the_last_confirmed_win),
 		cmocka_unit_test(in_process_pairs_use_their_own_spread),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
