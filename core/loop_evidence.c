@@ -88,8 +88,8 @@ static void read_confirm(struct store *s, int iter, struct loop_run *r)
 		r->confirm_promoted = c.promoted;
 		/* it would promote once its flags are explained, not before */
 		enum stats_verdict v = stats_verdict_parse(c.verdict);
-		r->confirm_held = !c.promoted && stats_promotes_explained(v, c.flags, true) &&
-				  !stats_promotes_explained(v, c.flags, false);
+		r->confirm_held = !c.promoted && rules_promotes(v, c.flags, true) &&
+				  !rules_promotes(v, c.flags, false);
 	}
 	store_confirm_release(&c);
 }

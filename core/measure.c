@@ -858,7 +858,7 @@ int measure_explain(struct store *s, int iter, const char *note, bool *promoted,
 	/* A confirm that was fast but held back only by implausible flags
 	 * promotes once they are explained. */
 	if (c.done && !c.promoted &&
-	    stats_promotes_explained(stats_verdict_parse(c.verdict), c.flags, true)) {
+	    rules_promotes(stats_verdict_parse(c.verdict), c.flags, true)) {
 		rc = store_confirm_promote(s, c.id, e);
 		if (rc == 0)
 			rc = store_event(s, iter, "confirm.explained", note, e);

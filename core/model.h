@@ -394,6 +394,26 @@ enum stats_verdict {
 	SV_NOT_COMPARABLE,
 };
 
+/* A comparison's flags (stats_cmp.flags); the first five are the implausible
+ * group that blocks promotion. */
+enum {
+	SF_IMPLAUSIBLE_AGG = 1u << 0,   /* aggregate speedup > 1.5× */
+	SF_IMPLAUSIBLE_SHAPE = 1u << 1, /* a shape > 3× */
+	SF_CONFINED = 1u << 2,          /* the win comes from one shape only */
+	SF_COLLAPSED = 1u << 3,         /* the candidate's spread collapsed: on every
+					 * shape with ≥ 3 runs, below a tenth of the
+					 * pooled noise (or exactly zero) */
+	SF_BAD_TIME = 1u << 4,          /* a zero, negative or NaN time */
+	SF_UNSTABLE = 1u << 8,          /* noise CV ≥ 10 % */
+	SF_NOISE_ASSUMED = 1u << 9,     /* no history: 2 % assumed */
+	SF_ENV_CHANGED = 1u << 10,
+	SF_SHAPES_CHANGED = 1u << 11,
+	SF_BUSY_GPU = 1u << 12,         /* set by the caller from the probe */
+	SF_SUBSET_GATE = 1u << 13,      /* set by the caller from the gate scope */
+};
+#define SF_IMPLAUSIBLE_MASK \
+	(SF_IMPLAUSIBLE_AGG | SF_IMPLAUSIBLE_SHAPE | SF_CONFINED | SF_COLLAPSED | SF_BAD_TIME)
+
 /* Where an iteration's verdict against the best comes from: its finished
  * confirm (best and candidate interleaved) when one ran, else its verify.
  * Names are interface: evidence_source_name ("confirm", "verify"). */

@@ -21,6 +21,13 @@ int rules_stall_count(const struct rules_stall_row *rows, size_t n)
 	return count;
 }
 
+bool rules_promotes(enum stats_verdict v, unsigned flags, bool explained)
+{
+	if (v != SV_FAST || (flags & (SF_BUSY_GPU | SF_SUBSET_GATE)))
+		return false;
+	return explained || !(flags & SF_IMPLAUSIBLE_MASK);
+}
+
 bool rules_stalled(int stall_count)
 {
 	return stall_count >= RULES_STALL_AFTER;

@@ -81,6 +81,12 @@ bool rules_stalled(int stall_count);
  * measuring again. */
 bool rules_confirm_can_win(enum stats_verdict v);
 
+/* Does a confirm's comparison make the candidate the new best?  FAST with no
+ * busy GPU and no subset gate, and no implausible flag (SF_IMPLAUSIBLE_MASK)
+ * unless the user has explained it (explained: on stored values, once
+ * promote --explain recorded why). */
+bool rules_promotes(enum stats_verdict v, unsigned flags, bool explained);
+
 /* Why a measured iteration may or may not be kept. */
 enum rules_keep {
 	RULES_KEEP_WIN,         /* a win beyond noise backs it */

@@ -868,23 +868,6 @@ void stats_level_text(const struct stats_cmp *c, struct sb *out)
 		sb_adds(out, "95%");
 }
 
-bool stats_wants_confirm(const struct stats_cmp *screen)
-{
-	return screen->verdict == SV_FAST || screen->verdict == SV_AMBIGUOUS;
-}
-
-bool stats_promotes_explained(enum stats_verdict v, unsigned flags, bool explained)
-{
-	if (v != SV_FAST || (flags & (SF_BUSY_GPU | SF_SUBSET_GATE)))
-		return false;
-	return explained || !(flags & SF_IMPLAUSIBLE_MASK);
-}
-
-bool stats_promotes(const struct stats_cmp *confirm)
-{
-	return stats_promotes_explained(confirm->verdict, confirm->flags, false);
-}
-
 bool stats_confirm_more(const struct stats_cmp *c, size_t pairs, size_t max_pairs)
 {
 	if (!max_pairs)

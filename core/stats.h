@@ -148,25 +148,6 @@ void stats_noise_pool(const struct stats_set *const *groups, size_t ngroups, con
 /* ---- comparison ---- */
 
 
-/* Flags; the first six are the implausible group that blocks promotion. */
-enum {
-	SF_IMPLAUSIBLE_AGG = 1u << 0,   /* aggregate speedup > 1.5× */
-	SF_IMPLAUSIBLE_SHAPE = 1u << 1, /* a shape > 3× */
-	SF_CONFINED = 1u << 2,          /* the win comes from one shape only */
-	SF_COLLAPSED = 1u << 3,         /* the candidate's spread collapsed: on every
-					 * shape with ≥ 3 runs, below a tenth of the
-					 * pooled noise (or exactly zero) */
-	SF_BAD_TIME = 1u << 4,          /* a zero, negative or NaN time */
-	SF_UNSTABLE = 1u << 8,          /* noise CV ≥ 10 % */
-	SF_NOISE_ASSUMED = 1u << 9,     /* no history: 2 % assumed */
-	SF_ENV_CHANGED = 1u << 10,
-	SF_SHAPES_CHANGED = 1u << 11,
-	SF_BUSY_GPU = 1u << 12,         /* set by the caller from the probe */
-	SF_SUBSET_GATE = 1u << 13,      /* set by the caller from the gate scope */
-};
-#define SF_IMPLAUSIBLE_MASK \
-	(SF_IMPLAUSIBLE_AGG | SF_IMPLAUSIBLE_SHAPE | SF_CONFINED | SF_COLLAPSED | SF_BAD_TIME)
-
 struct stats_opts {
 	double threshold; /* 0 means RULES_THRESHOLD (core/rules.h) */
 	/* Prior runs for the noise band (pooled with best and candidate); may
@@ -262,15 +243,8 @@ void stats_compare(const struct stats_set *best, const struct stats_set *cand,
 		   const struct stats_opts *o, struct stats_cmp *out);
 void stats_cmp_release(struct stats_cmp *c);
 
-/* The decision rules the loop and the simulator share. */
-/* A screen verdict that justifies a confirm run: FAST or AMBIGUOUS. */
-bool stats_wants_confirm(const struct stats_cmp *screen);
-/* A confirm comparison that makes the candidate the new best: FAST with no
- * implausible flag, no busy GPU and no subset gate. */
-bool stats_promotes(const struct stats_cmp *confirm);
-/* The same rule on stored values: implausible flags stop blocking once the
- * user has explained them; a busy GPU or a subset gate always blocks. */
-bool stats_promotes_explained(enum stats_verdict v, unsigned flags, bool explained);
+/* The decision rules the loop and the simulator share are in core/rules.h
+ * (rules_confirm_can_win, rules_promotes). */
 
 /* The confirm rule: a confirm measures best and candidate interleaved
  * (B C B C ...) in one session, one pair at a time, and looks after every

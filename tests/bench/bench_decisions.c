@@ -32,7 +32,7 @@
  *  - before: the rule before the sequential confirm (a confirm whenever the
  *    interval reached past the threshold, three pairs a batch up to nine);
  *  - today: the sequential confirm of separate processes (stats_compare,
- *    stats_wants_confirm, stats_confirm_more, stats_promotes with the sets
+ *    rules_confirm_can_win, stats_confirm_more, rules_promotes with the sets
  *    the store gives it);
  *  - helper: the same code on in-process pairs (assets/bench/optloop_ab.py),
  *    their noise the pairs' own spread (stats_opts.pairs); at the
@@ -50,6 +50,7 @@
  * launch-bound on graph time ≤ 1.2 / ≤ 3.5, on eager time with the helper
  * ≤ 2.4 / ≤ 4.6; today's flow keeps the previous round's ≤ 1.5 / ≤ 4.
  */
+#include "core/rules.h"
 #include "core/stats.h"
 
 #include <jansson.h>
@@ -697,7 +698,7 @@ static bool confirm(const struct model *m, double cand, int *session, struct sta
 			break;
 		stats_cmp_release(&c);
 	}
-	promoted = stats_promotes(&c);
+	promoted = rules_promotes(c.verdict, c.flags, false);
 	stats_cmp_release(&c);
 	/* the session's runs are in the store from now on */
 	set_copy(best, &bl);
@@ -804,12 +805,12 @@ static void one_workspace(const struct model *m, double effect, struct loop_tall
 
 		/* today and helper: the sequential confirm when the screen asks */
 		t->today.runs += 1;
-		if (stats_wants_confirm(&screen) &&
+		if (rules_confirm_can_win(screen.verdict) &&
 		    confirm(m, cand, &session, &best, &cands[d], cands, d, false, NULL, lease,
 			    &t->today))
 			t->today.promoted++;
 		t->helper.runs += m->paired_screen ? 2 : 1;
-		if (stats_wants_confirm(&hscreen) &&
+		if (rules_confirm_can_win(hscreen.verdict) &&
 		    confirm(m, cand, &session, &hbest, &hcands[d], hcands, d, true, &pairs, lease,
 			    &t->helper))
 			t->helper.promoted++;

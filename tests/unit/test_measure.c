@@ -9,6 +9,7 @@
 #include "core/chart.h"
 #include "core/contract.h"
 #include "core/err.h"
+#include "core/rules.h"
 #include "core/fsutil.h"
 #include "core/measure.h"
 #include "core/parse.h"
@@ -191,7 +192,7 @@ static void verdicts_against_the_best_are_stored(void **state)
 	assert_int_equal(measure_judge_run(st, r2, 0, &c, NULL), 0);
 	assert_true(c.flags & SF_BUSY_GPU);
 	assert_true(c.flags & SF_SUBSET_GATE);
-	assert_false(stats_promotes(&c));
+	assert_false(rules_promotes(c.verdict, c.flags, false));
 	stats_cmp_release(&c);
 
 	/* another GPU: not comparable until the best is measured there */
@@ -560,7 +561,7 @@ static void explaining_flags_releases_a_held_back_confirm(void **state)
 	struct store_confirm c = {.iter = 1, .session = 7, .best_iter = 0};
 	assert_int_equal(store_confirm_begin(st, &c, NULL), 0);
 	struct stats_cmp imp = {.verdict = SV_FAST, .flags = SF_IMPLAUSIBLE_AGG, .worst = -1};
-	assert_false(stats_promotes(&imp));
+	assert_false(rules_promotes(imp.verdict, imp.flags, false));
 	assert_int_equal(measure_confirm_end(st, c.id, &imp, false, NULL), 0);
 	assert_false(store_confirm_promoted(st, 1));
 	assert_int_equal(measure_explain(st, 1, "loop interchange: 1.5x is expected", &promoted,

@@ -7,6 +7,7 @@
 #include <cmocka.h>
 
 #include "core/sb.h"
+#include "core/rules.h"
 #include "core/stats.h"
 
 #include <math.h>
@@ -168,8 +169,8 @@ static void one_vs_one_with_assumed_noise(void **state)
 	assert_true(c.flags & SF_NOISE_ASSUMED);
 	assert_false(c.flags & SF_IMPLAUSIBLE_MASK);
 	assert_true(strstr(c.why, "noise assumed 2%") != NULL);
-	assert_true(stats_wants_confirm(&c));
-	assert_true(stats_promotes(&c));
+	assert_true(rules_confirm_can_win(c.verdict));
+	assert_true(rules_promotes(c.verdict, c.flags, false));
 	stats_cmp_release(&c);
 
 	/* 2 % faster: below the 3 % threshold, so too small to matter however
@@ -179,8 +180,8 @@ static void one_vs_one_with_assumed_noise(void **state)
 	stats_compare(&best, &cand, NULL, &c);
 	assert_int_equal(c.verdict, SV_SAME);
 	assert_true(strstr(c.why, "below the threshold") != NULL);
-	assert_false(stats_wants_confirm(&c));
-	assert_false(stats_promotes(&c));
+	assert_false(rules_confirm_can_win(c.verdict));
+	assert_false(rules_promotes(c.verdict, c.flags, false));
 	stats_cmp_release(&c);
 
 	/* 4 % faster: big enough, but the assumed band (±5.5 %) reaches back
@@ -189,8 +190,8 @@ static void one_vs_one_with_assumed_noise(void **state)
 	stats_set_add(&cand, "s", 0.96);
 	stats_compare(&best, &cand, NULL, &c);
 	assert_int_equal(c.verdict, SV_AMBIGUOUS);
-	assert_true(stats_wants_confirm(&c));
-	assert_false(stats_promotes(&c));
+	assert_true(rules_confirm_can_win(c.verdict));
+	assert_false(rules_promotes(c.verdict, c.flags, false));
 	stats_cmp_release(&c);
 
 	/* the same 4 % slower is not a win either way */
@@ -198,7 +199,7 @@ static void one_vs_one_with_assumed_noise(void **state)
 	stats_set_add(&cand, "s", 1.04);
 	stats_compare(&best, &cand, NULL, &c);
 	assert_int_equal(c.verdict, SV_AMBIGUOUS);
-	assert_false(stats_promotes(&c));
+	assert_false(rules_promotes(c.verdict, c.flags, false));
 	stats_cmp_release(&c);
 	stats_set_release(&best);
 	stats_set_release(&cand);
@@ -229,7 +230,7 @@ static void same_below_threshold_slow_needs_the_band(void **state)
 	 * 1.2 %: −0.5 % ± 1.2 % lies inside ±3 % */
 	assert_int_equal(c.verdict, SV_SAME);
 	assert_false(c.flags & SF_NOISE_ASSUMED);
-	assert_false(stats_wants_confirm(&c));
+	assert_false(rules_confirm_can_win(c.verdict));
 	stats_cmp_release(&c);
 
 	stats_set_release(&cand);
@@ -248,7 +249,7 @@ static void same_below_threshold_slow_needs_the_band(void **state)
 	stats_compare(&best, &cand, NULL, &c);
 	assert_int_equal(c.verdict, SV_SAME);
 	assert_true(c.flags & SF_NOISE_ASSUMED);
-	assert_false(stats_wants_confirm(&c));
+	assert_false(rules_confirm_can_win(c.verdict));
 	stats_cmp_release(&c);
 	stats_set_release(&best);
 	stats_set_release(&cand);
@@ -280,7 +281,7 @@ static void geomean_of_ratios_over_common_shapes(void **state)
 	assert_int_equal(c.verdict, SV_MISSING);
 	assert_close(c.speedup, 2.0, EPS);
 	assert_int_equal(c.ncommon, 1);
-	assert_false(stats_wants_confirm(&c));
+	assert_false(rules_confirm_can_win(c.verdict));
 	stats_cmp_release(&c);
 	stats_set_release(&best);
 	stats_set_release(&cand);
@@ -324,7 +325,7 @@ static void changed_environment_is_not_comparable(void **state)
 	assert_int_equal(c.verdict, SV_NOT_COMPARABLE);
 	assert_true(c.flags & SF_ENV_CHANGED);
 	assert_true(strstr(c.why, "re-measure the best") != NULL);
-	assert_false(stats_wants_confirm(&c));
+	assert_false(rules_confirm_can_win(c.verdict));
 	stats_cmp_release(&c);
 	stats_set_release(&best);
 	stats_set_release(&cand);
@@ -360,7 +361,7 @@ static void zero_negative_and_nan_times(void **state)
 	stats_compare(&best, &cand, NULL, &c);
 	assert_int_equal(c.verdict, SV_MISSING);
 	assert_true(c.flags & SF_BAD_TIME);
-	assert_false(stats_promotes(&c));
+	assert_false(rules_promotes(c.verdict, c.flags, false));
 	stats_cmp_release(&c);
 
 	stats_set_add(&cand, "s", NAN);
@@ -372,7 +373,7 @@ static void zero_negative_and_nan_times(void **state)
 	assert_close(c.speedup, 1 / 0.9, EPS);
 	assert_int_equal(c.verdict, SV_FAST);
 	assert_true(c.flags & SF_BAD_TIME);
-	assert_false(stats_promotes(&c)); /* fast, but a bad time blocks it */
+	assert_false(rules_promotes(c.verdict, c.flags, false)); /* fast, but a bad time blocks it */
 	stats_cmp_release(&c);
 	stats_set_release(&best);
 	stats_set_release(&cand);
@@ -388,7 +389,7 @@ static void implausible_speedups_are_flagged(void **state)
 	assert_true(c.flags & SF_IMPLAUSIBLE_AGG);
 	assert_false(c.flags & SF_IMPLAUSIBLE_SHAPE);
 	assert_int_equal(c.verdict, SV_FAST);
-	assert_false(stats_promotes(&c));
+	assert_false(rules_promotes(c.verdict, c.flags, false));
 	stats_cmp_release(&c);
 	stats_set_release(&best);
 	stats_set_release(&cand);
@@ -584,7 +585,7 @@ static void sequential_test_decides_after_each_pair(void **state)
 	assert_int_equal(c.verdict, SV_FAST);
 	assert_true(c.decided);
 	assert_false(stats_confirm_more(&c, 1, 8));
-	assert_true(stats_promotes(&c));
+	assert_true(rules_promotes(c.verdict, c.flags, false));
 	assert_true(strstr(c.why, "sequential test accepts the win") != NULL);
 	assert_true(strstr(c.why, "noise from 8 runs") != NULL);
 	json_t *j = stats_cmp_json(&c);
@@ -623,7 +624,7 @@ static void sequential_test_decides_after_each_pair(void **state)
 	assert_true(c.decided);
 	assert_true(c.llr <= log(STATS_SEQ_BETA / (1 - STATS_SEQ_ALPHA)));
 	assert_false(stats_confirm_more(&c, 1, 8));
-	assert_false(stats_promotes(&c));
+	assert_false(rules_promotes(c.verdict, c.flags, false));
 	stats_cmp_release(&c);
 
 	/* 4 % faster, right between the two hypotheses: undecided, so another
@@ -786,7 +787,7 @@ static void a_short_session_must_agree_with_the_other_sessions(void **state)
 	assert_true(c.disagrees);
 	assert_false(c.decided);
 	assert_int_equal(c.verdict, SV_AMBIGUOUS);
-	assert_false(stats_promotes(&c));
+	assert_false(rules_promotes(c.verdict, c.flags, false));
 	assert_true(stats_confirm_more(&c, 1, 8));
 	assert_true(strstr(c.why, "disagrees with the candidate's other runs") != NULL);
 	stats_cmp_release(&c);
@@ -805,7 +806,7 @@ static void a_short_session_must_agree_with_the_other_sessions(void **state)
 	double w = 0.5 * (log(1.002) - log(1.001)); /* (d2 + d3)/2, the fifth of ten; d3 the sixth */
 	assert_close(log(c.speedup), 0.5 * (w + (log(1.002) - log(1.001))), 1e-9);
 	assert_int_equal(c.verdict, SV_SAME);
-	assert_false(stats_promotes(&c));
+	assert_false(rules_promotes(c.verdict, c.flags, false));
 	stats_cmp_release(&c);
 	stats_cmp_release(&screen);
 	stats_set_release(&best);
