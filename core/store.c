@@ -40,7 +40,13 @@ struct store {
 	 * written: the engine and the workbench ask for them many times per
 	 * action, and 10,000 rows copied each time cost more than the query. */
 	struct log_rows *rows;
-	sqlite3_int64 rows_changes;
+	/* this connection's writes to what the rows are read from (iterations,
+	 * and runs for full_gate_failed), counted by TEMP triggers; other
+	 * connections' commits move PRAGMA data_version.  Writes elsewhere
+	 * (events, samples, settings) leave the rows current. */
+	sqlite3_int64 rows_touched;
+	bool rows_watched; /* the triggers are there (a writer that has none caches nothing) */
+	sqlite3_int64 rows_changes; /* rows_touched when the rows were read */
 	int rows_version;
 	sqlite3_stmt *st_version; /* PRAGMA data_version, kept prepared */
 	/* OPTLOOP_SQL_PLAN=FILE: every statement run, once each, written to
@@ -85,6 +91,42 @@ static void write_plans(struct store *s)
 	free(s->traced);
 	if (f)
 		fclose(f);
+}
+
+static void rows_touched(sqlite3_context *cx, int argc, sqlite3_value **argv)
+{
+	struct store *s = sqlite3_user_data(cx);
+	(void)argc;
+	(void)argv;
+	s->rows_touched++;
+	sqlite3_result_null(cx);
+}
+
+/* TEMP triggers: this connection's own, gone when it closes; nothing is
+ * written to the workspace. */
+static void watch_rows(struct store *s)
+{
+	static const char *const sql =
+		"CREATE TEMP TRIGGER rows_touch_ii AFTER INSERT ON main.iterations"
+		" BEGIN SELECT optloop_rows_touched(); END;"
+		"CREATE TEMP TRIGGER rows_touch_iu AFTER UPDATE ON main.iterations"
+		" BEGIN SELECT optloop_rows_touched(); END;"
+		"CREATE TEMP TRIGGER rows_touch_id AFTER DELETE ON main.iterations"
+		" BEGIN SELECT optloop_rows_touched(); END;"
+		"CREATE TEMP TRIGGER rows_touch_ri AFTER INSERT ON main.runs"
+		" BEGIN SELECT optloop_rows_touched(); END;"
+		"CREATE TEMP TRIGGER rows_touch_ru AFTER UPDATE OF tree, kind, scope, gate ON main.runs"
+		" BEGIN SELECT optloop_rows_touched(); END;"
+		"CREATE TEMP TRIGGER rows_touch_rd AFTER DELETE ON main.runs"
+		" BEGIN SELECT optloop_rows_touched(); END;";
+	if (s->readonly) { /* it writes nothing: other connections' commits are all */
+		s->rows_watched = true;
+		return;
+	}
+	s->rows_watched =
+		sqlite3_create_function_v2(s->db, "optloop_rows_touched", 0, SQLITE_UTF8, s, rows_touched,
+					   NULL, NULL, NULL) == SQLITE_OK &&
+		sqlite3_exec(s->db, sql, NULL, NULL, NULL) == SQLITE_OK;
 }
 
 static void rows_forget(struct store *s)
@@ -588,6 +630,7 @@ int store_open(const char *path, int flags, struct store **out, struct err *e)
 		store_close(s);
 		return rc;
 	}
+	watch_rows(s);
 	*out = s;
 	return 0;
 }
@@ -696,26 +739,15 @@ int store_meta_get(struct store *s, const char *key, char **val, struct err *e)
 	return 0;
 }
 
-static bool content_key(struct store *s, sqlite3_int64 *changes, int *version);
-
 int store_meta_set(struct store *s, const char *key, const char *val, struct err *e)
 {
 	sqlite3_stmt *st;
-	sqlite3_int64 changes = 0;
-	int version = 0;
-	/* a setting is no part of the rows: a snapshot current before this
-	 * write stays current (what optloop records of each OPT_LOG.md write
-	 * would otherwise make the next reader read every row again) */
-	bool fresh = s->rows && content_key(s, &changes, &version) &&
-		     s->rows_changes == changes && s->rows_version == version;
 	int rc = prep(s, "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", &st, e);
 	if (rc < 0)
 		return rc;
 	bind_text(st, 1, key);
 	bind_text(st, 2, val);
-	if ((rc = step_done(s, st, e, "cannot write a setting")) == 0 && fresh)
-		s->rows_changes = sqlite3_total_changes64(s->db);
-	return rc;
+	return step_done(s, st, e, "cannot write a setting");
 }
 
 int store_workspace_add(struct store *s, const char *op, struct err *e)
@@ -1065,12 +1097,12 @@ int store_iter_set_commit(struct store *s, int iter, const char *sha, struct err
 	return step_done(s, st, e, "cannot record the commit");
 }
 
-/* What identifies the database's content for this connection: its own
- * changes and other connections' commits.  False inside a transaction,
- * where rows may still roll back. */
+/* What identifies the rows' content for this connection: its own writes
+ * to their tables and other connections' commits.  False inside a
+ * transaction, where rows may still roll back. */
 static bool content_key(struct store *s, sqlite3_int64 *changes, int *version)
 {
-	if (!sqlite3_get_autocommit(s->db))
+	if (!s->rows_watched || !sqlite3_get_autocommit(s->db))
 		return false;
 	if (!s->st_version &&
 	    sqlite3_prepare_v2(s->db, "PRAGMA data_version", -1, &s->st_version, NULL) != SQLITE_OK)
@@ -1079,7 +1111,7 @@ static bool content_key(struct store *s, sqlite3_int64 *changes, int *version)
 	if (ok)
 		*version = sqlite3_column_int(s->st_version, 0);
 	sqlite3_reset(s->st_version);
-	*changes = sqlite3_total_changes64(s->db);
+	*changes = s->rows_touched;
 	return ok;
 }
 

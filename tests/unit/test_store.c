@@ -443,6 +443,39 @@ static void rows_read_again_see_every_write(void **state)
 	/* the copies handed out are the caller's: freeing them leaves the next read whole */
 	assert_int_equal(nrows_now(r, &dir), 1);
 	assert_string_equal(dir, "edited");
+
+	/* writes that are no part of the rows (a setting, an event) keep them */
+	struct log_rows *a, *b;
+	assert_int_equal(store_rows_get(w, &a, &e), 0);
+	assert_int_equal(store_meta_set(w, "some_setting", "1", &e), 0);
+	assert_int_equal(store_event(w, 0, "test.event", NULL, &e), 0);
+	assert_int_equal(store_rows_get(w, &b, &e), 0);
+	assert_ptr_equal(a, b);
+	log_rows_put(b);
+	/* a run is part of them: a full gate that failed a subset-gate row's
+	 * kernel marks the row (the snapshot held in a stays alive, so a new
+	 * read is a new object) */
+	struct log_row sub = {.iter = 1, .direction = "subset keep", .gate = "pass", .bench_ms = 0.9,
+			      .vs_best = NAN, .status = RS_KEEP, .scope = SCOPE_SUBSET};
+	assert_int_equal(store_iter_add(w, &sub, 0, "T1", &e), 0);
+	assert_int_equal(store_rows_get(w, &b, &e), 0);
+	assert_ptr_not_equal(a, b);
+	assert_int_equal(b->n, 2);
+	assert_false(b->v[1].full_gate_failed);
+	log_rows_put(a);
+	a = b;
+	struct store_run run = {.iter = 2, .kind = RUN_VERIFY, .command = "x", .t_start = 1,
+				.t_end = 2, .gate = GATE_FAIL, .scope = SCOPE_FULL, .tree = "T1",
+				.bench_ms = NAN, .vs_best = NAN};
+	assert_int_equal(store_run_insert(w, &run, &e), 0);
+	assert_int_equal(store_rows_get(w, &b, &e), 0);
+	assert_ptr_not_equal(a, b);
+	assert_true(b->v[1].full_gate_failed);
+	log_rows_put(a);
+	log_rows_put(b);
+	assert_int_equal(store_rows_get(r, &b, &e), 0);
+	assert_true(b->v[1].full_gate_failed);
+	log_rows_put(b);
 	store_close(r);
 	store_close(w);
 }
