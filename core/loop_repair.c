@@ -48,6 +48,31 @@ void loop_commit_row(const struct vcs_iter_commit *c, struct log_row *r)
 	r->commit = xstrdup(c->sha);
 }
 
+/* A keep commit is taken back only as a keep that log would have let
+ * through (the keep rule, rules_keep): its run's own evidence a win beyond
+ * noise, or an Optloop-Unconfirmed reason; never an implausible speedup
+ * left unexplained.  NULL when it may be the row; else why not. */
+static char *keep_unbacked(struct loop *l, int iter, const struct store_run *run,
+			   const struct log_row *r)
+{
+	struct measure_win win;
+	if (measure_win(l->ws.store, iter, run->id, &win, NULL) < 0)
+		return xasprintf("iteration %d's verdict against the best cannot be read", iter);
+	enum rules_keep k = rules_keep(run->gate, run->bench_ms, win.win, win.verdict,
+				       win.implausible != 0, r->unconfirmed && *r->unconfirmed);
+	char *why = NULL;
+	if (k == RULES_KEEP_IMPLAUSIBLE)
+		why = xasprintf("iteration %d's speedup is flagged implausible and not explained "
+				"(%s)",
+				iter, win.why ? win.why : "implausible");
+	else if (!rules_keep_allowed(k))
+		why = xasprintf("iteration %d is not a win beyond noise (%s) and the commit "
+				"carries no Optloop-Unconfirmed reason",
+				iter, win.why ? win.why : "no verdict");
+	measure_win_release(&win);
+	return why;
+}
+
 char *loop_commit_unbacked(struct loop *l, const struct vcs_iter_commit *c,
 			   const struct log_row *r, int *run_id, char **tree)
 {
@@ -81,6 +106,8 @@ char *loop_commit_unbacked(struct loop *l, const struct vcs_iter_commit *c,
 	else if (strcmp(want.buf, got.buf))
 		why = xasprintf("iteration %d's verify run (run %d) measured %s ms, not %s", c->iter,
 				run.id, got.buf, want.buf);
+	else if (r->status == RS_KEEP)
+		why = keep_unbacked(l, c->iter, &run, r);
 	if (!why && same_kernel) {
 		*run_id = run.id;
 		*tree = xstrdup(run.tree);

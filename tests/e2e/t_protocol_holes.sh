@@ -188,7 +188,7 @@ Optloop-Op: chunk_linear_attn
 Optloop-Iter: $iter
 Optloop-Direction: tuned by hand
 Optloop-Gate: pass
-Optloop-Bench: 0.100
+Optloop-Bench: ${bench:-0.100}
 Optloop-Vs-Best: +99%
 Optloop-Status: keep" "$@"
 }
@@ -210,6 +210,17 @@ out=$("$OPTLOOP" repair 2>&1); rc=$?
 t_is "repair refuses a keep commit whose number is not its run's (exit 3)" "$rc" 3
 t_like "  naming the number measured" "$out" "verify run \(run [0-9]+\) measured [0-9.]+ ms, not 0.100"
 t_is "  the best is still the baseline" "$(best)" 0
+# the run's own number, but a keep the run's evidence does not back (no
+# confirm, and no Optloop-Unconfirmed reason): log would refuse that keep
+bench=$(printf '%s' "$out" | sed -n 's/.*measured \([0-9.]*\) ms, not 0.100.*/\1/p')
+git reset -q --soft HEAD~1 && forge
+out=$("$OPTLOOP" repair 2>&1); rc=$?
+t_is "repair refuses a keep commit with its run's number but no win and no reason (exit 3)" "$rc" 3
+t_like "  saying the keep rule is not met" "$out" \
+	"iteration $iter is not a win beyond noise \(.*\) and the commit carries no Optloop-Unconfirmed reason"
+t_is "  the best is still the baseline" "$(best)" 0
+t_is "  no row was added" "$(rows)" "$iter"
+bench=
 git reset -q --soft HEAD~1 && git reset -q
 "$OPTLOOP" log --direction "five passes, kept" --status keep --unconfirmed "for the repair test" --commit \
 	>/dev/null || t_fail "log --commit iteration $iter"
