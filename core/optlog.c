@@ -248,6 +248,8 @@ void optlog_render_row(const struct log_row *r, struct sb *out)
 	sb_adds(out, r->status == RS_NONE ? DASH : row_status_name(r->status));
 	if (r->status == RS_KEEP && r->unconfirmed)
 		sb_adds(out, " (unconfirmed)");
+	if (r->status == RS_KEEP && r->full_gate_failed)
+		sb_adds(out, " (full gate failed)");
 	sb_adds(out, " |\n");
 }
 
@@ -257,7 +259,8 @@ void optlog_render_row(const struct log_row *r, struct sb *out)
 static const char legend[] =
 	"Bench is the median of the iteration's own verify run (the geomean over shapes). vs "
 	"best is the time saved against the best (the baseline or the last keep, the one "
-	"`optloop status` shows): by the verify's verdict, which weighs every run of the best "
+	"`optloop status` shows; a keep marked (full gate failed) passed a subset gate only and "
+	"a full gate failed its kernel since: it is not the best): by the verify's verdict, which weighs every run of the best "
 	"kernel, so it need not match the two Bench cells to the digit; marked " OPTLOG_CONFIRM_MARK
 	" when the iteration's confirm sized it (best and candidate interleaved in one session, "
 	"the figure every report uses).\n\n";

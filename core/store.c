@@ -160,6 +160,15 @@ static void rows_forget(struct store *s)
 	"DELETE FROM run_costs WHERE iter = " r ".iter AND kind = " r ".kind;"               \
 	" INSERT INTO run_costs " RUN_COSTS_WHERE("iter = " r ".iter AND kind = " r ".kind") ";"
 
+/* enum values the schema's triggers and indexes name (model.h) */
+#define STR_SCOPE_SUBSET "2"
+_Static_assert(SCOPE_SUBSET == 2 && SCOPE_FULL == 1 && GATE_FAIL == 2, "schema 12's values");
+/* NEW, a run, is a full gate that failed the kernel of a kept subset-gate row */
+#define FULL_GATE_FAILS_A_SUBSET_KEEP                                                        \
+	"NEW.kind = 'verify' AND NEW.scope = 1 AND NEW.gate = 2 AND NEW.tree IS NOT NULL AND"  \
+	" EXISTS (SELECT 1 FROM iterations WHERE tree = NEW.tree AND scope = " STR_SCOPE_SUBSET \
+	" AND status = 'keep')"
+
 /* The rows' generation moves on (meta 'rows_gen'). */
 #define ROWS_GEN_BUMP "UPDATE meta SET value = value + 1 WHERE key = 'rows_gen';"
 /* Whether a run's result (JSON text j) holds the environment line its
@@ -367,6 +376,15 @@ static const char *const migrations[] = {
 	" END;"
 	"CREATE TRIGGER IF NOT EXISTS runs_env_delete AFTER DELETE ON runs BEGIN"
 	" UPDATE iterations SET has_env = 0 WHERE run_id = OLD.id; END;",
+	/* 12: a full gate that fails the kernel of a subset-gate keep changes
+	 * that row as OPT_LOG.md renders it ("keep (full gate failed)": it is
+	 * no longer the best), so the rows' generation moves on */
+	"CREATE INDEX IF NOT EXISTS iterations_subset_tree ON iterations(tree)"
+	" WHERE scope = " STR_SCOPE_SUBSET ";"
+	"CREATE TRIGGER IF NOT EXISTS rows_gen_full_fail_insert AFTER INSERT ON runs"
+	" WHEN " FULL_GATE_FAILS_A_SUBSET_KEEP " BEGIN " ROWS_GEN_BUMP " END;"
+	"CREATE TRIGGER IF NOT EXISTS rows_gen_full_fail_update AFTER UPDATE OF kind, scope, gate,"
+	" tree ON runs WHEN " FULL_GATE_FAILS_A_SUBSET_KEEP " BEGIN " ROWS_GEN_BUMP " END;",
 };
 #define NMIGRATIONS (int)(sizeof(migrations) / sizeof(migrations[0]))
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == STORE_SCHEMA_VERSION,

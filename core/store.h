@@ -31,7 +31,7 @@ struct sb;
 struct store;
 struct sqlite3;
 
-#define STORE_SCHEMA_VERSION 11
+#define STORE_SCHEMA_VERSION 12
 
 /* What to do about a workspace that cannot be written (ERR_READONLY). */
 #define STORE_READONLY_HINT                                                                     \

@@ -135,6 +135,10 @@ t_exit "the full gate on the same kernel fails" 1 "$OPTLOOP" verify
 t_is "  the -k keep is no longer the best: the full-gate best is back" \
 	"$("$OPTLOOP" status --json | jget best.iter)" "$best_before"
 t_like "  status proposes drop" "$("$OPTLOOP" status --json | jget suggest)" '^(drop|revert)$'
+t_like "  OPT_LOG.md marks the row: not the best any more" \
+	"$(grep -E "^\| $next \|" profile/chunk_linear_attn-opt/OPT_LOG.md)" '\| keep \(unconfirmed\) \(full gate failed\) \|$'
+t_like "  and its legend says what the mark means" "$(cat profile/chunk_linear_attn-opt/OPT_LOG.md)" \
+	'a keep marked \(full gate failed\) passed a subset gate only'
 t_ok "  drop" "$OPTLOOP" log --direction "the full gate on the -k keep" --status drop --commit
 t_is "  the drop restored the full-gate best's kernel, not the failed one" \
 	"$(sha1sum <"$kernel")" "$best_kernel"
