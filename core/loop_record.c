@@ -344,10 +344,9 @@ int loop_log(struct loop *l, const struct loop_log_opts *o, struct log_row *out,
 			     r.gate == GATE_PASS ? " but it has no bench number" : "");
 		goto refused;
 	}
-	/* lint the measured diff; findings need an acknowledgement (recorded)
-	 * where the kernel stays: a revert, drop or floor gives it back, and
-	 * its acknowledgement is recorded only when given */
-	if ((!rules_row_restores(status) || o->ack_lints) &&
+	/* lint the measured diff: findings need an acknowledgement (recorded)
+	 * where the kernel stays; one given anyway is recorded too */
+	if ((rules_lints_need_ack(status) || o->ack_lints) &&
 	    (rc = guards_log_check(&l->ws, w.iter, o->ack_lints, e)) < 0)
 		goto refused;
 	memset(&row, 0, sizeof(row));

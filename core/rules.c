@@ -91,6 +91,11 @@ bool rules_row_restores(enum row_status s)
 	return s == RS_REVERT || s == RS_DROP || s == RS_FLOOR;
 }
 
+bool rules_lints_need_ack(enum row_status s)
+{
+	return !rules_row_restores(s);
+}
+
 bool rules_floor_allowed(enum gate_verdict gate, double bench_ms)
 {
 	return rules_run_measured(gate, bench_ms);

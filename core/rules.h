@@ -45,6 +45,11 @@ bool run_is_attempt(int iter, enum gate_verdict g, enum gate_scope scope, double
  * their kernel in the tree. */
 bool rules_row_restores(enum row_status s);
 
+/* Must the measured diff's lint findings be acknowledged to log a row of
+ * status s?  Only where the kernel stays (base, keep): a revert, drop or
+ * floor gives it back, and an acknowledgement given anyway is recorded. */
+bool rules_lints_need_ack(enum row_status s);
+
 /* A floor row: the iteration measured the kernel at a named bound.  It
  * needs a measured run (a failed gate shows nothing about a bound) and the
  * bound with its number; its kernel goes back to the best like a drop. */

@@ -36,6 +36,15 @@ static void only_fast_or_ambiguous_can_still_win(void **state)
 	assert_false(rules_confirm_can_win(SV_NONE));
 }
 
+static void lints_need_an_ack_only_where_the_kernel_stays(void **state)
+{
+	assert_true(rules_lints_need_ack(RS_BASE));
+	assert_true(rules_lints_need_ack(RS_KEEP));
+	assert_false(rules_lints_need_ack(RS_REVERT));
+	assert_false(rules_lints_need_ack(RS_DROP));
+	assert_false(rules_lints_need_ack(RS_FLOOR));
+}
+
 static void the_keep_rule(void **state)
 {
 	/* no measurement: never, whatever else is said */
@@ -180,6 +189,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(a_measured_run_passed_with_a_positive_bench),
 		cmocka_unit_test(only_fast_or_ambiguous_can_still_win),
+		cmocka_unit_test(lints_need_an_ack_only_where_the_kernel_stays),
 		cmocka_unit_test(the_keep_rule),
 		cmocka_unit_test(an_implausible_verify_is_confirmed_first),
 		cmocka_unit_test(one_default_threshold),
