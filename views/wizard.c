@@ -106,6 +106,20 @@ void wizard_field_check(struct wz_field *f, wz_check_fn fn, void *ctx)
 	f->check_ctx = ctx;
 }
 
+void wizard_field_need(struct wz_field *f, wz_need_fn fn, void *ctx)
+{
+	f->need = fn;
+	f->need_ctx = ctx;
+}
+
+const char *wizard_choice_value(const struct wizard *wz, const char *label)
+{
+	for (size_t i = 0; i < wz->nf; i++)
+		if (wz->f[i].kind == WZ_CHOICE && !strcmp(wz->f[i].label, label))
+			return wz->f[i].choices[wz->f[i].choice];
+	return NULL;
+}
+
 struct wz_field *wizard_check(struct wizard *wz, const char *label, const char *help,
 			      bool required)
 {
@@ -132,12 +146,13 @@ static bool text_empty(const struct wz_field *f)
 static bool field_bad(const struct wizard *wz, size_t i, struct sb *why)
 {
 	const struct wz_field *f = &wz->f[i];
+	bool required = f->need ? f->need(f->need_ctx, wz) : f->required;
 
-	if (f->required && f->kind == WZ_TEXT && text_empty(f)) {
+	if (required && f->kind == WZ_TEXT && text_empty(f)) {
 		sb_addf(why, "%s is required", f->label);
 		return true;
 	}
-	if (f->required && f->kind == WZ_CHECK && !f->checked) {
+	if (required && f->kind == WZ_CHECK && !f->checked) {
 		sb_addf(why, "%s must be confirmed", f->label);
 		return true;
 	}

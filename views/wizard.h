@@ -22,6 +22,11 @@ enum wz_kind { WZ_TEXT, WZ_CHOICE, WZ_CHECK };
  * shown as the error. */
 typedef int (*wz_check_fn)(void *ctx, const char *value, struct sb *why);
 
+/* Whether a field is required given the rest of the form (a box needed for
+ * one choice only); it replaces the field's fixed required flag. */
+struct wizard;
+typedef bool (*wz_need_fn)(void *ctx, const struct wizard *wz);
+
 struct wz_field {
 	enum wz_kind kind;
 	char *label;
@@ -34,6 +39,8 @@ struct wz_field {
 	bool checked;      /* WZ_CHECK */
 	wz_check_fn check; /* may be NULL (wizard_field_check) */
 	void *check_ctx;
+	wz_need_fn need;   /* may be NULL (wizard_field_need) */
+	void *need_ctx;
 };
 
 struct wizard {
@@ -67,6 +74,11 @@ struct wz_field *wizard_check(struct wizard *wz, const char *label, const char *
 
 /* Check f's value with fn when Enter leaves it (see wz_check_fn). */
 void wizard_field_check(struct wz_field *f, wz_check_fn fn, void *ctx);
+/* Ask fn whether f is required each time the form is checked. */
+void wizard_field_need(struct wz_field *f, wz_need_fn fn, void *ctx);
+/* The choice picked in the choice field labelled label; NULL when there
+ * is none. */
+const char *wizard_choice_value(const struct wizard *wz, const char *label);
 
 /* One key: ch is a character (fkey false) or a curses KEY_* code. */
 enum wz_result wizard_key(struct wizard *wz, wint_t ch, bool fkey);
