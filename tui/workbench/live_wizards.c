@@ -39,6 +39,35 @@ static const char *field_text(const struct wizard *wz, const char *label)
 	return NULL;
 }
 
+/* The status the log wizard would log: its Status choice, base for the
+ * baseline (which has none). */
+static enum row_status chosen_status(const struct wizard *wz)
+{
+	const char *c = wizard_choice_value(wz, "Status");
+	return c ? row_status_parse(c) : RS_BASE;
+}
+
+/* A lint box is required where the chosen status keeps the kernel; the
+ * engine's rule, asked again whenever the status changes. */
+static bool lint_ack_needed(void *ctx, const struct wizard *wz)
+{
+	(void)ctx;
+	return rules_lints_need_ack(chosen_status(wz));
+}
+
+/* Every lint box ticked: the one acknowledgement the engine records. */
+static bool lints_acked(const struct wizard *wz)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < wz->nf; i++)
+		if (wz->f[i].kind == WZ_CHECK && !strncmp(wz->f[i].label, "Lint: ", 6)) {
+			if (!wz->f[i].checked)
+				return false;
+			n++;
+		}
+	return n > 0;
+}
+
 int live_open_log_wizard(struct app *a, struct err *e)
 {
 	struct ws_loop *w = live_of(a);
@@ -95,7 +124,8 @@ int live_open_log_wizard(struct app *a, struct err *e)
 		wizard_text(wz, "Keep unconfirmed",
 			    "only to keep it without a win beyond noise: why (recorded, shown as unconfirmed)",
 			    false, NULL);
-	/* Lint findings on the diff must be acknowledged, one by one. */
+	/* Lint findings on the diff are acknowledged one by one, where the
+	 * row keeps the kernel. */
 	lint_findings_release(&w->lint);
 	struct err ge = {0};
 	if (loop_lint(w->l, m.iter, &w->lint, &ge) < 0)
@@ -108,12 +138,14 @@ int live_open_log_wizard(struct app *a, struct err *e)
 		sb_init(&h);
 		sb_addf(&h, "%s:%d %s (trap %s)", f->file, f->line, f->message ? f->message : "",
 			f->trap ? f->trap : "-");
-		wizard_check(wz, s.buf, h.buf, true);
+		wizard_field_need(wizard_check(wz, s.buf, h.buf, true), lint_ack_needed, NULL);
 		sb_release(&h);
 	}
 	if (w->lint.n)
-		wizard_info(wz, R_REVERT, "%zu lint finding%s on this diff: each must be acknowledged",
-			    w->lint.n, w->lint.n == 1 ? "" : "s");
+		wizard_info(wz, R_REVERT,
+			    "%zu lint finding%s on this diff: each must be acknowledged%s", w->lint.n,
+			    w->lint.n == 1 ? "" : "s",
+			    m.iter == 0 ? "" : " to keep it; undoing it needs none");
 	sb_release(&s);
 	loop_measurement_release(&m);
 	app_open_wizard(a, wz);
@@ -137,9 +169,9 @@ int live_submit_log(struct app *a, struct wizard *wz, struct err *e)
 		o.bound = field_text(wz, "Bound");
 	if (o.status == RS_KEEP)
 		o.unconfirmed = field_text(wz, "Keep unconfirmed");
-	/* Every finding's box is ticked (the wizard requires it): the engine
-	 * records the acknowledgement with the row, and only then. */
-	o.ack_lints = w->lint.n > 0;
+	/* Every box ticked is the acknowledgement, recorded with the row; the
+	 * wizard requires it where the status keeps the kernel. */
+	o.ack_lints = lints_acked(wz);
 	if ((rc = loop_log(w->l, &o, &row, e)) < 0)
 		return rc;
 	app_message(a, false, "logged iteration %d (%s) \xc2\xb7 next: commit (%s)", row.iter,
