@@ -239,7 +239,7 @@ docs: all
 	$(say) GEN assets/man/optloop.1
 
 # The fault-injection suite at every single write and rename call (make test
-# runs it at a spread of points).  About 1,500 kill points, each a command
+# runs it at a spread of points).  Well over a thousand kill points, each a command
 # run to its kill and the invariants checked after: hours on two cores, so a
 # suite gets four (TEST_TIMEOUT overrides).
 faults: deps
