@@ -73,10 +73,12 @@ static void read_verdict(struct store *s, int run_id, struct loop_run *r)
 	}
 }
 
+/* The confirm the iteration's verdict reads (measure_win's): a later
+ * confirm --baseline of the best is not the iteration's confirm. */
 static void read_confirm(struct store *s, int iter, struct loop_run *r)
 {
 	struct store_confirm c;
-	if (store_confirm_last(s, iter, &c, NULL) < 0)
+	if (store_confirm_as_candidate(s, iter, &c, NULL) < 0)
 		return;
 	if (!c.done) {
 		r->confirm = LOOP_CONFIRM_UNFINISHED;
