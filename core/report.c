@@ -108,10 +108,13 @@ static int row_of(struct store *s, int iter, struct side *out, struct err *e)
 	return rc;
 }
 
-/* Baseline vs the current best, with the most direct numbers there are: a
- * confirm session that measured both, else every run of each. */
-static int claim_load(const struct workspace *ws, int cand_iter,
-		      int against_iter, struct claim *c, struct err *e)
+/* against_iter vs cand_iter, with the most direct numbers there are: a
+ * confirm session that measured both, else every run of each.  as_row: the
+ * confirm that sized the candidate's row (its figure, as the header shows
+ * it), not a later confirm --baseline of it (what a claim against the
+ * baseline reads). */
+static int claim_load(const struct workspace *ws, int cand_iter, int against_iter, bool as_row,
+		      struct claim *c, struct err *e)
 {
 	struct store *s = ws->store;
 	memset(c, 0, sizeof(*c));
@@ -123,7 +126,8 @@ static int claim_load(const struct workspace *ws, int cand_iter,
 		return rc;
 	if (c->cand.run_id)
 		measure_env_key(s, c->cand.run_id, &c->env, NULL);
-	c->have_conf = store_confirm_last(s, cand_iter, &c->conf, NULL) == 0;
+	c->have_conf = (as_row ? store_confirm_as_candidate(s, cand_iter, &c->conf, NULL)
+			       : store_confirm_last(s, cand_iter, &c->conf, NULL)) == 0;
 	if (c->have_conf && c->conf.done && c->conf.best_iter == against_iter && c->conf.session) {
 		c->paired = true;
 		rc = measure_tree_set(s, c->base.tree, NULL, c->conf.session, "best", &c->base.set, e);
@@ -381,7 +385,7 @@ int report_best_vs_baseline(const struct workspace *ws, struct stats_cmp *out,
 	measure_best_release(&b);
 	if (!have)
 		return err_set(e, ERR_NOTFOUND, "the best is the baseline");
-	rc = claim_load(ws, iter, 0, &c, e);
+	rc = claim_load(ws, iter, 0, false, &c, e);
 	if (rc == 0) {
 		*out = c.cmp;
 		memset(&c.cmp, 0, sizeof(c.cmp));
@@ -443,7 +447,7 @@ static int best_claim(const struct workspace *ws, const char *what,
 	int rc = measure_best_claimable(s, what, iter, gate_run, e);
 	if (rc < 0)
 		return rc;
-	rc = claim_load(ws, *iter, 0, c, e);
+	rc = claim_load(ws, *iter, 0, false, c, e);
 	if (rc < 0)
 		claim_release(c);
 	return rc;
@@ -647,7 +651,7 @@ int report_header(const struct workspace *ws, int iter, struct sb *md,
 			       "report header refused: iteration %d is %s; the header describes a "
 			       "kept candidate (a keep row)",
 			       iter, st == RS_NONE ? "not logged" : row_status_name(st));
-	rc = claim_load(ws, iter, parent, &c, e);
+	rc = claim_load(ws, iter, parent, true, &c, e);
 	if (rc < 0) {
 		claim_release(&c);
 		return rc;

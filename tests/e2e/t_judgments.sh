@@ -214,5 +214,12 @@ t_screen "  its confirm line is iteration 4's own confirm" 'confirm fast, promot
 t_no_screen "  not the later confirm --baseline, held back" 'held back'
 tui_keys q
 tui_stop
+# report header N sizes the row's own comparison: its parent against it
+for i in 3 4; do
+	sp=$("$OPTLOOP" report header $i --json | jget delta.speedup)
+	t_is "report header $i's speedup is row $i's vs best" \
+		"$(python3 -c 'import sys; print("%+d%% (confirm)" % round(100 * (1 - 1 / float(sys.argv[1]))))' "$sp")" \
+		"$(cell $i 5)"
+done
 tui_check_stderr
 t_done

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # One iteration, one "vs best" figure, one speedup per shape, everywhere: a
 # scripted demo loop (a confirmed keep, a drop with a set-aside edit, an
-# unconfirmed keep, a -k keep verified again with the full gate) checked row by row in OPT_LOG.md, the commit trailers,
-# watch --json, status --json, the workbench (tmux) and report final.  The
-# confirm's numbers come from confirm_lib's benchmark, which follows the
-# kernel in the work tree, not the machine's load.
+# unconfirmed keep, a -k keep verified again with the full gate) checked row
+# by row in OPT_LOG.md, the commit trailers, watch --json, status --json, the
+# workbench (tmux), report final and report header.  The confirm's numbers
+# come from confirm_lib's benchmark, which follows the kernel in the work
+# tree, not the machine's load.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/tui_lib.sh"
 . "$(dirname "$0")/confirm_lib.sh"
@@ -133,6 +134,13 @@ t_is "  with row 4's figure" "$(pct "$(printf '%s' "$s" | jget best.vs_best)")" 
 rep=$("$OPTLOOP" report final --json 2>/dev/null)
 t_is "report final claims iteration 4 once its kernel passed the full gate" \
 	"$(printf '%s' "$rep" | jget candidate.iter)" 4
+# report header N: row N's kernel against its parent's, with the numbers that
+# sized row N's figure (a confirm, or the verify for the unconfirmed keep)
+for i in 1 3 4; do
+	sp=$("$OPTLOOP" report header $i --json 2>/dev/null | jget delta.speedup)
+	t_is "report header $i's speedup is row $i's vs best" \
+		"$(pct "$(python3 -c 'import sys; print(1 - 1 / float(sys.argv[1]))' "$sp")")" "$(row_vs $i)"
+done
 for i in 3 4 5; do
 	t_is "row $i's trailer carries its figure" "$(trailer_vs $i)" "$(row_vs $i)"
 done
