@@ -1380,13 +1380,30 @@ int measure_promote_check(struct store *s, const char *workspace_dir, const stru
 		      "candidate whose verdict is fast or ambiguous)",
 		      !b.have ? "not measured" : b.iter == 0 ? "the baseline" : "a keep with no "
 										  "confirm");
-	} else if (!b.confirmed) {
+	} else if (have_conf && c.done && !c.promoted) {
+		/* the last confirm is the promotion's verdict, a confirm --baseline
+		 * of the best included: the best is logged, so only that one can
+		 * run again */
+		enum stats_verdict v = stats_verdict_parse(c.verdict);
+		const char *todo = "run optloop confirm --baseline (the best against the "
+				   "baseline), or keep looking for a win";
+		if (rules_promotes(v, c.flags, true))
+			todo = measure_explanations(s, b.iter, NULL) == 0
+				       ? "its implausible flags are not explained (optloop "
+					 "promote --explain TEXT)"
+				       /* a session ended before explanations counted there */
+				       : "it ran before its flags were explained; record the "
+					 "explanation again to release it (optloop promote "
+					 "--explain TEXT)";
+		else if (v == SV_FAST && (c.flags & SF_BUSY_GPU))
+			todo = "it ran on a busy GPU; run optloop confirm --baseline on an "
+			       "idle one";
+		char against[48] = "the baseline";
+		if (c.best_iter != 0)
+			snprintf(against, sizeof(against), "iteration %d", c.best_iter);
 		check(arr, out, &all, "confirmed win", false,
-		      "iteration %d's confirm says %s and did not promote it%s", b.iter,
-		      c.verdict ? c.verdict : "nothing (no verdict)",
-		      stats_verdict_parse(c.verdict) == SV_FAST
-			      ? ": explain its flags (optloop promote --explain TEXT)"
-			      : ": confirm it again, or keep looking for a win");
+		      "iteration %d's confirm against %s says %s and did not promote it: %s",
+		      b.iter, against, c.verdict ? c.verdict : "nothing (no verdict)", todo);
 	} else {
 		check(arr, out, &all, "confirmed win", have_conf && c.promoted,
 		      "iteration %d: confirm verdict %s (%s)", b.iter,

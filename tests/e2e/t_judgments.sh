@@ -221,5 +221,13 @@ for i in 3 4; do
 		"$(python3 -c 'import sys; print("%+d%% (confirm)" % round(100 * (1 - 1 / float(sys.argv[1]))))' "$sp")" \
 		"$(cell $i 5)"
 done
+t_like "promote --check: the last confirm, against the baseline, is held back" \
+	"$("$OPTLOOP" promote --check 2>&1)" \
+	"MISSING  confirmed win: iteration 4's confirm against the baseline says fast and did not promote it: its implausible flags are not explained \(optloop promote --explain TEXT\)"
+out=$("$OPTLOOP" promote --explain "five repetitions of eight: 1.6x less work" 2>&1)
+t_is "promote --explain on the kept best releases that confirm, its row already logged" "$out" \
+	"explanation recorded for iteration 4; its confirmed win is no longer held back (its row is already logged)"
+t_like "  promote --check: the confirmed win is there" "$("$OPTLOOP" promote --check 2>&1)" \
+	'ok       confirmed win: iteration 4: confirm verdict fast'
 tui_check_stderr
 t_done

@@ -395,6 +395,56 @@ static void promote_check_lists_what_is_missing(void **state)
 	sb_release(&out);
 }
 
+/* A kept best whose last confirm ended without promoting it: the check says
+ * which confirm, against what, and the one thing that would release it. */
+static void promote_check_words_a_held_back_confirm(void **state)
+{
+	static const struct {
+		enum stats_verdict v;
+		unsigned flags;
+		const char *says;
+	} cases[] = {
+		{SV_FAST, SF_IMPLAUSIBLE_AGG,
+		 "iteration 1's confirm against the baseline says fast and did not promote it: "
+		 "its implausible flags are not explained (optloop promote --explain TEXT)"},
+		{SV_FAST, SF_BUSY_GPU,
+		 "says fast and did not promote it: it ran on a busy GPU; run optloop confirm "
+		 "--baseline on an idle one"},
+		{SV_AMBIGUOUS, 0,
+		 "says ambiguous and did not promote it: run optloop confirm --baseline (the best "
+		 "against the baseline), or keep looking for a win"},
+	};
+	struct sb out = SB_INIT;
+	struct err e = {0};
+	int r0 = add_run(0, "verify", "T0", "GPU", GATE_PASS, SCOPE_FULL, 1.0, 2.0);
+	add_row(0, RS_BASE, r0, "T0");
+	int r1 = add_run(1, "verify", "T1", "GPU", GATE_PASS, SCOPE_FULL, 0.5, 1.0);
+	add_row(1, RS_KEEP, r1, "T1");
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct store_confirm c = {.iter = 1, .session = 5 + (int)i, .best_iter = 0};
+		assert_int_equal(store_confirm_begin(st, &c, NULL), 0);
+		struct stats_cmp cmp = {.verdict = cases[i].v, .flags = cases[i].flags,
+					.worst = -1};
+		assert_int_equal(measure_confirm_end(st, c.id, &cmp, false, NULL), 0);
+		assert_int_equal(measure_promote_check(st, tmpdir, NULL, &out, NULL, &e), ERR_FAIL);
+		assert_non_null(strstr(out.buf, "MISSING  confirmed win: "));
+		assert_non_null(strstr(out.buf, cases[i].says));
+		sb_reset(&out);
+	}
+	/* explained before its confirm ended (a session recorded by an older
+	 * version): said so, not "not explained" */
+	assert_int_equal(measure_explain(st, 1, "half the work", NULL, NULL), 0);
+	struct store_confirm c = {.iter = 1, .session = 9, .best_iter = 0};
+	assert_int_equal(store_confirm_begin(st, &c, NULL), 0);
+	struct stats_cmp odd = {.verdict = SV_FAST, .flags = SF_IMPLAUSIBLE_AGG, .worst = -1};
+	assert_int_equal(measure_confirm_end(st, c.id, &odd, false, NULL), 0);
+	assert_int_equal(measure_promote_check(st, tmpdir, NULL, &out, NULL, &e), ERR_FAIL);
+	assert_non_null(strstr(out.buf, "it ran before its flags were explained; record the "
+					"explanation again"));
+	sb_release(&out);
+	(void)state;
+}
+
 /* Three runs per side in one session (paired), spread ±5 % around ms. */
 static void add_paired(struct stats_set *b, struct stats_set *c, const char *key, double best_ms,
 		       double cand_ms)
@@ -760,6 +810,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(explaining_flags_releases_a_held_back_confirm, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(the_win_is_the_candidates_own_confirm, setup, teardown),
+		cmocka_unit_test_setup_teardown(promote_check_words_a_held_back_confirm, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(the_chart_counts_the_shapes_the_rows_measured, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(report_final_uses_the_confirm_session, setup,
