@@ -1075,7 +1075,10 @@ int loop_confirm_end(struct loop_confirm_run *s, struct loop_session *r, struct 
 		/* A busy GPU before any run of the session can reject, never promote. */
 		if (c->busy)
 			s->cmp.flags |= SF_BUSY_GPU;
-		r->promoted = rules_promotes(s->cmp.verdict, s->cmp.flags, false);
+		/* an explanation recorded before the session counts as one after it
+		 * would (measure_explain): keep already accepts it as explained */
+		r->promoted = rules_promotes(s->cmp.verdict, s->cmp.flags,
+					     measure_explanations(c->st, s->iter, NULL) > 0);
 		rc = measure_confirm_end(c->st, s->rec_id, &s->cmp, r->promoted, e);
 		if (rc == 0)
 			store_event(c->st, r->iter, "confirm",

@@ -229,5 +229,6 @@ t_is "promote --explain on the kept best releases that confirm, its row already 
 	"explanation recorded for iteration 4; its confirmed win is no longer held back (its row is already logged)"
 t_like "  promote --check: the confirmed win is there" "$("$OPTLOOP" promote --check 2>&1)" \
 	'ok       confirmed win: iteration 4: confirm verdict fast'
+t_exit "a confirm --baseline after the explanation promotes at once (exit 0)" 0 "$OPTLOOP" confirm --baseline
 tui_check_stderr
 t_done
