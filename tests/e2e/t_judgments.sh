@@ -230,5 +230,9 @@ t_is "promote --explain on the kept best releases that confirm, its row already 
 t_like "  promote --check: the confirmed win is there" "$("$OPTLOOP" promote --check 2>&1)" \
 	'ok       confirmed win: iteration 4: confirm verdict fast'
 t_exit "a confirm --baseline after the explanation promotes at once (exit 0)" 0 "$OPTLOOP" confirm --baseline
+out=$("$OPTLOOP" report final 2>&1)
+t_like "report final counts every confirm of the candidate, --baseline ones too" "$out" \
+	'^- Confirm runs of the candidate: 3 \(all counted'
+t_is "  and so does --json" "$("$OPTLOOP" report final --json | jget confirms)" 3
 tui_check_stderr
 t_done

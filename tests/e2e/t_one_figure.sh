@@ -134,6 +134,8 @@ t_is "  with row 4's figure" "$(pct "$(printf '%s' "$s" | jget best.vs_best)")" 
 rep=$("$OPTLOOP" report final --json 2>/dev/null)
 t_is "report final claims iteration 4 once its kernel passed the full gate" \
 	"$(printf '%s' "$rep" | jget candidate.iter)" 4
+t_is "  counting its one confirm" "$(printf '%s' "$rep" | jget confirms)" 1
+t_like "  and saying so" "$("$OPTLOOP" report final 2>&1)" '^- Confirm runs of the candidate: 1 \(all counted'
 # report header N: row N's kernel against its parent's, with the numbers that
 # sized row N's figure (a confirm, or the verify for the unconfirmed keep)
 for i in 1 3 4; do
