@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Ways a wrong judgment could be recorded, each refused on the demo: a git
-# merge, rebase, cherry-pick or bisect in progress refuses every step that
-# writes git or relies on the tree, and a branch switched after the verify
-# refuses the row and its commit; report nogo cites only runs that count as
-# evidence; a hand-made commit carrying Optloop trailers never becomes the
-# best through repair.
+# merge, rebase, cherry-pick, revert, am or bisect in progress refuses every
+# step that writes git or relies on the tree, and a branch switched after the
+# verify refuses the row and its commit; report nogo cites only runs that
+# count as evidence; a hand-made commit carrying Optloop trailers never
+# becomes the best through repair.
 . "$(dirname "$0")/lib.sh"
 
 export DEMO_BENCH_WARMUP_MS=1 DEMO_BENCH_REP_MS=1
@@ -141,6 +141,27 @@ t_is "verify during a cherry-pick: refused (exit 3)" "$rc" 3
 t_like "  saying how to finish or abort it" "$out" \
 	'verify refused: git cherry-pick in progress: finish it \(git cherry-pick --continue\) or abort it \(git cherry-pick --abort\)'
 git cherry-pick --abort
+
+git revert --no-commit HEAD >/dev/null 2>&1
+t_ok "git revert --no-commit leaves a revert in progress" test -f "$(git rev-parse --git-dir)/REVERT_HEAD"
+out=$("$OPTLOOP" verify 2>&1); rc=$?
+t_is "verify during a revert: refused (exit 3)" "$rc" 3
+t_like "  saying how to finish or abort it" "$out" \
+	'verify refused: git revert in progress: finish it \(git revert --continue\) or abort it \(git revert --abort\), then run optloop verify again'
+git revert --abort
+t_is "  aborted, the tree is clean" "$(git status --porcelain --untracked-files=no)" ""
+
+# the pick branch's title change, mailed: main changed that line, so it does
+# not apply and git am stops in the middle
+git format-patch -1 --stdout pick >"$T_TMP/pick.mbox"
+git am "$T_TMP/pick.mbox" >/dev/null 2>&1
+t_ok "a patch that does not apply leaves git am in progress" test -d "$(git rev-parse --git-dir)/rebase-apply"
+out=$("$OPTLOOP" verify 2>&1); rc=$?
+t_is "verify during git am: refused (exit 3)" "$rc" 3
+t_like "  saying how to finish or abort it" "$out" \
+	'verify refused: git am in progress: finish it \(git am --continue\) or abort it \(git am --abort\), then run optloop verify again'
+git am --abort
+t_is "  aborted, main's title stays" "$(git log -1 --format=%s)" "main: title"
 
 # ---- the row and its commit go on the branch measured --------------------------
 reps 5
