@@ -39,12 +39,12 @@ static const char *field_text(const struct wizard *wz, const char *label)
 	return NULL;
 }
 
-/* The status the log wizard would log: its Status choice, base for the
- * baseline (which has none). */
+/* The status the log wizard would log: its Status choice; RS_NONE for the
+ * baseline, which has none (the engine writes base). */
 static enum row_status chosen_status(const struct wizard *wz)
 {
 	const char *c = wizard_choice_value(wz, "Status");
-	return c ? row_status_parse(c) : RS_BASE;
+	return c ? row_status_parse(c) : RS_NONE;
 }
 
 /* A lint box is required where the chosen status keeps the kernel; the
@@ -161,9 +161,7 @@ int live_submit_log(struct app *a, struct wizard *wz, struct err *e)
 
 	memset(&row, 0, sizeof(row));
 	o.direction = wz->f[0].value.buf;
-	o.status = RS_NONE;
-	if (wz->f[1].kind == WZ_CHOICE)
-		o.status = row_status_parse(wz->f[1].choices[wz->f[1].choice]);
+	o.status = chosen_status(wz);
 	o.axis = field_text(wz, "Axis");
 	if (o.status == RS_FLOOR)
 		o.bound = field_text(wz, "Bound");
