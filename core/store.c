@@ -161,13 +161,15 @@ static void rows_forget(struct store *s)
 	" INSERT INTO run_costs " RUN_COSTS_WHERE("iter = " r ".iter AND kind = " r ".kind") ";"
 
 /* enum values the schema's triggers and indexes name (model.h) */
+#define STR_SCOPE_FULL "1"
 #define STR_SCOPE_SUBSET "2"
-_Static_assert(SCOPE_SUBSET == 2 && SCOPE_FULL == 1 && GATE_FAIL == 2, "schema 12's values");
+#define STR_GATE_FAIL "2"
+_Static_assert(SCOPE_FULL == 1 && SCOPE_SUBSET == 2 && GATE_FAIL == 2, "schema 12's values");
 /* NEW, a run, is a full gate that failed the kernel of a kept subset-gate row */
-#define FULL_GATE_FAILS_A_SUBSET_KEEP                                                        \
-	"NEW.kind = 'verify' AND NEW.scope = 1 AND NEW.gate = 2 AND NEW.tree IS NOT NULL AND"  \
-	" EXISTS (SELECT 1 FROM iterations WHERE tree = NEW.tree AND scope = " STR_SCOPE_SUBSET \
-	" AND status = 'keep')"
+#define FULL_GATE_FAILS_A_SUBSET_KEEP                                                         \
+	"NEW.kind = 'verify' AND NEW.scope = " STR_SCOPE_FULL " AND NEW.gate = " STR_GATE_FAIL \
+	" AND NEW.tree IS NOT NULL AND EXISTS (SELECT 1 FROM iterations WHERE tree = NEW.tree" \
+	" AND scope = " STR_SCOPE_SUBSET " AND status = 'keep')"
 
 /* The rows' generation moves on (meta 'rows_gen'). */
 #define ROWS_GEN_BUMP "UPDATE meta SET value = value + 1 WHERE key = 'rows_gen';"
