@@ -89,6 +89,19 @@ for sig in INT TERM; do
 		"$(sqlite3 "$db" "SELECT gate, t_end > 0 FROM runs WHERE kind = 'confirm' ORDER BY id DESC LIMIT 1")" \
 		"4|1"
 done
+# --json: the cancelled session's object says what stopped it
+"$OPTLOOP" confirm --json --cmd "$slow" >"$T_TMP/confirm-json.out" 2>/dev/null &
+pid=$!
+harness_started
+sleep 0.3
+kill -HUP "$pid"
+wait "$pid"
+t_is "SIGHUP on confirm --json: exit 4" "$?" 4
+t_is "  cancelled, not promoted" \
+	"$(jget cancelled <"$T_TMP/confirm-json.out") $(jget promoted <"$T_TMP/confirm-json.out")" \
+	"True False"
+t_like "  stopped_by names the signal and its sender" "$(jget stopped_by <"$T_TMP/confirm-json.out")" \
+	"^SIGHUP from pid $$ "
 "$OPTLOOP" noise --runs 2 --cmd "$slow" >"$T_TMP/noise.out" 2>&1 &
 pid=$!
 harness_started
