@@ -56,7 +56,11 @@ t_is "no tree intent is left" "$(sqlite3 "$db" "SELECT count(*) FROM tree_intent
 
 # A slow measuring command, so a signal lands while a run is going.
 slow="sleep 29.7; ./verify --no-gate"
-harness_running() { pgrep -f 'sleep 29.7' >/dev/null; }
+# The sleep itself, not any command line that mentions it: optloop's own argv
+# carries the --cmd text, so a looser pattern saw the harness "start" the
+# moment optloop did, and a slow (sanitizer) build was killed before it had
+# spawned anything.
+harness_running() { pgrep -f '^sleep 29\.7$' >/dev/null; }
 harness_gone() { ! harness_running; }
 # wait for the harness to start: 10 s, times T_SLACK on a loaded machine (a
 # sanitizer build starts a confirm's first run slowly)
