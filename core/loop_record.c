@@ -110,49 +110,13 @@ static char *one_line(const char *s)
 /* Text a row stores goes into OPT_LOG.md, the commit message and the
  * database, and from there onto every terminal that shows them: ESC would
  * start an escape sequence there.  Tab, CR and LF are folded into spaces
- * (one_line); any other C0 control, DEL, or C1 control in its UTF-8
- * spelling (U+0080..U+009F; U+009B is a CSI), a bidirectional control and
- * bytes that are not UTF-8 are refused (ERR_USAGE). */
+ * (one_line); anything else vis_check refuses is refused (ERR_USAGE). */
 static int row_text_check(const char *opt, const char *s, struct err *e)
 {
-	const unsigned char *p = (const unsigned char *)s;
-	for (size_t i = 0; s && p[i]; i++) {
-		unsigned c = p[i];
-		size_t n = vis_utf8_len(p + i);
-		if (n == 0)
-			return err_set(e, ERR_USAGE,
-				       "%s is not valid UTF-8 (byte 0x%02x at byte %zu); give the text in "
-				       "UTF-8",
-				       opt, c, i + 1);
-		if (vis_is_bidi(p + i, n))
-			return err_set(e, ERR_USAGE,
-				       "%s holds a bidirectional control character (at byte %zu), which "
-				       "makes a terminal show the text in another order than it is "
-				       "stored; give plain text",
-				       opt, i + 1);
-		if (n > 1 && !(c == 0xc2 && p[i + 1] >= 0x80 && p[i + 1] <= 0x9f)) {
-			i += n - 1;
-			continue;
-		}
-		bool c1 = c == 0xc2 && p[i + 1] >= 0x80 && p[i + 1] <= 0x9f;
-		if (!c1 && ((c >= 0x20 && c != 0x7f) || c == '\t' || c == '\n' || c == '\r'))
-			continue;
-		char what[32];
-		if (c1)
-			snprintf(what, sizeof(what), "U+%04X", p[i + 1]);
-		else if (c == 0x1b)
-			snprintf(what, sizeof(what), "ESC");
-		else if (c == 0x7f)
-			snprintf(what, sizeof(what), "DEL");
-		else
-			snprintf(what, sizeof(what), "0x%02x", c);
-		return err_set(e, ERR_USAGE,
-			       "%s holds a control character (%s, at byte %zu), which would be "
-			       "written as it is into OPT_LOG.md and the commit message, where a "
-			       "terminal acts on it; give plain text",
-			       opt, what, i + 1);
-	}
-	return 0;
+	return vis_check(opt, s, "\t\n\r",
+			 "which would be written as it is into OPT_LOG.md and the commit message, "
+			 "where a terminal acts on it",
+			 "give plain text", e);
 }
 
 static int telescoped_refusal(const char *verb, int iter, struct err *e)

@@ -78,7 +78,8 @@ t_is "a C1 CSI (U+009B) in --direction: exit 2" "$rc" 2
 t_like "named by its code point" "$out" 'U\+009B'
 out=$("$OPTLOOP" log --direction "$(printf 'tile \342\200\256 46 elit')" --status drop 2>&1); rc=$?
 t_is "a bidi override (U+202E) in --direction: exit 2" "$rc" 2
-t_like "  named as one" "$out" '--direction holds a bidirectional control character \(at byte 6\)'
+t_like "  named as one, with its code point" "$out" \
+	'--direction holds a bidirectional control character \(U\+202E, at byte 6\)'
 out=$("$OPTLOOP" log --direction "$(printf 'tile \377\376 64')" --status drop 2>&1); rc=$?
 t_is "bytes that are not UTF-8 in --direction: exit 2" "$rc" 2
 t_like "  named with the byte" "$out" '--direction is not valid UTF-8 \(byte 0xff at byte 6\)'

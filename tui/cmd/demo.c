@@ -14,6 +14,7 @@
 #include "core/err.h"
 #include "core/loop.h"
 #include "core/sb.h"
+#include "core/vis.h"
 
 #include <stddef.h>
 #include <jansson.h>
@@ -22,24 +23,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-/* Quote a path for the shell when it needs it (the "next" line is meant to
- * be pasted). */
-static void shell_quote(const char *s, struct sb *out)
-{
-	if (!s[strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-+,:@%")]) {
-		sb_adds(out, s);
-		return;
-	}
-	sb_addc(out, '\'');
-	for (; *s; s++) {
-		if (*s == '\'')
-			sb_adds(out, "'\\''");
-		else
-			sb_addc(out, *s);
-	}
-	sb_addc(out, '\'');
-}
 
 struct demo_args {
 	bool json;
@@ -59,7 +42,7 @@ static int demo_run(struct cmd_ctx *x)
 	 * contract: the next step is the baseline verify. */
 	if (loop_demo(dir, &r, &e) < 0)
 		return cli_fail(&e);
-	shell_quote(r.dir, &qdir);
+	vis_shell_word(r.dir, &qdir); /* the "next" line is meant to be pasted */
 	const char *workspace = r.workspace;
 	sb_addf(&next, "cd %s && optloop verify", sb_str(&qdir));
 
