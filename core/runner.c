@@ -8,6 +8,7 @@
 #include "core/err.h"
 #include "core/fsutil.h"
 #include "core/sb.h"
+#include "core/vis.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -97,8 +98,12 @@ static void child(const struct runner_spec *s, char *const *envp, int out_w, int
 		write_errno_and_exit(err_w, errno);
 	if (s->cwd && chdir(s->cwd) < 0)
 		write_errno_and_exit(err_w, errno);
-	char *const argv[] = {"sh", "-c", (char *)s->command, NULL};
-	execve("/bin/sh", argv, envp);
+	if (s->argv) {
+		execvpe(s->argv[0], (char *const *)s->argv, envp);
+	} else {
+		char *const argv[] = {"sh", "-c", (char *)s->command, NULL};
+		execve("/bin/sh", argv, envp);
+	}
 	write_errno_and_exit(err_w, errno);
 }
 
@@ -138,11 +143,12 @@ int runner_start(const struct runner_spec *s, runner_data_fn fn, void *ctx, stru
 	char *cwd;
 
 	*out = NULL;
-	if (!s->command || !*s->command)
+	if (s->argv ? !s->argv[0] || !*s->argv[0] : !s->command || !*s->command)
 		return err_set(e, ERR_USAGE, "no verify command to run; set the contract's validation command");
+	/* what the messages call it */
+	const char *what = s->argv ? s->argv[0] : "the verify command";
 	if (s->cwd && !fsutil_is_dir(s->cwd))
-		return err_set(e, ERR_NOTFOUND, "cannot run the verify command in %s: no such directory",
-			       s->cwd);
+		return err_set(e, ERR_NOTFOUND, "cannot run %s in %s: no such directory", what, s->cwd);
 	cwd = s->cwd ? realpath(s->cwd, NULL) : getcwd(NULL, 0);
 	if (!cwd)
 		return err_set(e, ERR_IO, "cannot resolve the working directory: %s", strerror(errno));
@@ -155,7 +161,7 @@ int runner_start(const struct runner_spec *s, runner_data_fn fn, void *ctx, stru
 		free(cwd);
 		if (logfd >= 0)
 			close(logfd);
-		return err_set(e, ERR_IO, "cannot create a pipe for the verify command: %s", strerror(en));
+		return err_set(e, ERR_IO, "cannot create a pipe for %s: %s", what, strerror(en));
 	}
 	/* the environment, with the tag, made before fork: the child may only
 	 * make async-signal-safe calls */
@@ -185,7 +191,7 @@ int runner_start(const struct runner_spec *s, runner_data_fn fn, void *ctx, stru
 		free(cwd);
 		if (logfd >= 0)
 			close(logfd);
-		return err_set(e, ERR_IO, "cannot start the verify command: fork: %s", strerror(en));
+		return err_set(e, ERR_IO, "cannot start %s: fork: %s", what, strerror(en));
 	}
 	setpgid(pid, pid); /* also in the parent: no window where a signal misses the group */
 	close(outp[1]);
@@ -200,7 +206,7 @@ int runner_start(const struct runner_spec *s, runner_data_fn fn, void *ctx, stru
 		free(cwd);
 		if (logfd >= 0)
 			close(logfd);
-		return err_set(e, ERR_IO, "cannot start the verify command in %s: %s", s->cwd ? s->cwd : ".",
+		return err_set(e, ERR_IO, "cannot start %s in %s: %s", what, s->cwd ? s->cwd : ".",
 			       strerror(code));
 	}
 	fcntl(outp[0], F_SETFL, fcntl(outp[0], F_GETFL) | O_NONBLOCK);
@@ -216,7 +222,17 @@ int runner_start(const struct runner_spec *s, runner_data_fn fn, void *ctx, stru
 	r->buf = xmalloc(RUNNER_CHUNK);
 	r->out.exit_status = -1;
 	r->out.t_start = wall_now();
-	r->out.command = xstrdup(s->command);
+	if (s->argv) {
+		struct sb words = SB_INIT;
+		for (size_t i = 0; s->argv[i]; i++) {
+			if (i)
+				sb_addc(&words, ' ');
+			vis_shell_word(s->argv[i], &words);
+		}
+		r->out.command = sb_detach(&words);
+	} else {
+		r->out.command = xstrdup(s->command);
+	}
 	r->out.cwd = cwd;
 	*out = r;
 	return 0;
@@ -460,6 +476,8 @@ int runner_run(const struct runner_spec *s, runner_data_fn fn, void *ctx,
 	if (rc)
 		return rc;
 	while ((rc = runner_pump(r, -1, &le)) != 0) {
+		if (s->stop && *s->stop)
+			runner_cancel(r); /* once: the SIGKILL after the grace stays due */
 		if (rc < 0 && !first_err) {
 			first_err = rc;
 			if (e)

@@ -1,7 +1,8 @@
 /*
  * runner — the verify command as a child process.
  *
- * The command runs under /bin/sh -c in its own process group, with stdin
+ * The command runs under /bin/sh -c (or as an argument vector, no shell) in
+ * its own process group, with stdin
  * from /dev/null and stdout and stderr sharing one pipe (so their lines keep
  * the order the child wrote them, as a terminal would show them).  Every
  * byte is appended to the raw log as it arrives and handed to the data
@@ -22,6 +23,7 @@
 #ifndef OPTLOOP_RUNNER_H
 #define OPTLOOP_RUNNER_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -33,6 +35,9 @@ struct runner;
 
 struct runner_spec {
 	const char *command;  /* run by /bin/sh -c */
+	const char *const *argv; /* instead, when not NULL: argv[0] (looked up on
+				  * PATH) with these words, no shell between;
+				  * NULL-terminated */
 	const char *cwd;      /* NULL: the current directory */
 	const char *log_path; /* raw log, every byte as it arrives; NULL: none */
 	double timeout_s;     /* 0: none */
@@ -41,6 +46,8 @@ struct runner_spec {
 			       * environment variable OPTLOOP_RUN (RUNNER_TAG_VAR),
 			       * so processes a killed optloop left behind can be
 			       * found (runner_kill_tagged); NULL: none */
+	const volatile sig_atomic_t *stop; /* runner_run cancels the run once
+					    * it is set (a signal handler's flag) */
 };
 
 #define RUNNER_TAG_VAR "OPTLOOP_RUN"
@@ -57,7 +64,8 @@ struct runner_outcome {
 	int signal;      /* the signal that ended it, 0 if none */
 	bool timed_out, cancelled;
 	double t_start, t_end; /* unix seconds */
-	char *command, *cwd;   /* exactly as run (cwd made absolute) */
+	char *command, *cwd;   /* exactly as run (cwd made absolute; an argv
+				* shell-quoted word by word) */
 	unsigned long long bytes;
 };
 
@@ -102,8 +110,8 @@ const struct runner_outcome *runner_outcome(const struct runner *r);
 int runner_pid(const struct runner *r);
 void runner_free(struct runner *r);
 
-/* Blocking: start, pump to the end, copy the outcome to *out (release with
- * runner_outcome_release).  Errors as runner_start; a log write failure
+/* Blocking: start, pump to the end (cancelling once *s->stop is set), copy
+ * the outcome to *out (release with runner_outcome_release).  Errors as runner_start; a log write failure
  * cancels the run and returns ERR_IO with the outcome still filled. */
 int runner_run(const struct runner_spec *s, runner_data_fn fn, void *ctx,
 	       struct runner_outcome *out, struct err *e);

@@ -249,6 +249,80 @@ static void leftover_background_process_is_killed(void **state)
 	free(pidf);
 }
 
+/* An argument vector runs with no shell between: a word that a shell
+ * would expand reaches the program as it is, and nothing it names runs. */
+static void argv_runs_without_a_shell(void **state)
+{
+	char *flag = fsutil_join(tmpdir, "PWNED");
+	char *word = xasprintf("test_$(touch %s).py", flag);
+	const char *argv[] = {"printf", "%s|", word, "a b", NULL};
+	struct runner_spec s = {.argv = argv, .cwd = tmpdir};
+	struct runner_outcome o;
+	struct sb got = SB_INIT;
+	struct err e = {0};
+
+	assert_int_equal(runner_run(&s, collect, &got, &o, &e), 0);
+	assert_int_equal(o.exit_status, 0);
+	char *want = xasprintf("%s|a b|", word);
+	assert_string_equal(got.buf, want);
+	assert_false(fsutil_exists(flag));
+	/* the outcome's command line, shell-quoted word by word */
+	char *line = xasprintf("printf '%%s|' '%s' 'a b'", word);
+	assert_string_equal(o.command, line);
+	runner_outcome_release(&o);
+	/* a program that is not there is a start error that names it */
+	const char *none[] = {"no-such-program-optloop", NULL};
+	s.argv = none;
+	assert_int_equal(runner_run(&s, NULL, NULL, &o, &e), ERR_IO);
+	assert_non_null(strstr(e.msg, "cannot start no-such-program-optloop"));
+	sb_release(&got);
+	free(line);
+	free(want);
+	free(word);
+	free(flag);
+}
+
+static volatile sig_atomic_t stop_flag;
+
+static void set_stop(int sig)
+{
+	(void)sig;
+	stop_flag = 1;
+}
+
+/* runner_run's stop flag (set by a signal handler, as the CLI's is) stops
+ * the whole group: the command and what it started. */
+static void stop_flag_stops_the_group(void **state)
+{
+	char *pidf = fsutil_join(tmpdir, "stop.pid");
+	char *cmd = xasprintf("sleep 60 & echo $! > %s; wait", pidf);
+	struct runner_spec s = {.command = cmd, .stop = &stop_flag};
+	struct runner_outcome o;
+	struct err e = {0};
+	struct sb pid = SB_INIT;
+	struct sigaction sa = {.sa_handler = set_stop}, old;
+	double t0 = now_s();
+
+	stop_flag = 0;
+	sigaction(SIGALRM, &sa, &old);
+	ualarm(300000, 0);
+	assert_int_equal(runner_run(&s, NULL, NULL, &o, &e), 0);
+	sigaction(SIGALRM, &old, NULL);
+	assert_true(o.cancelled);
+	assert_int_equal(o.signal, SIGTERM);
+	assert_true(now_s() - t0 < 5.0);
+	assert_int_equal(fsutil_read_file(pidf, &pid, &e), 0);
+	pid_t bg = (pid_t)atoi(pid.buf);
+	assert_true(bg > 0);
+	for (int i = 0; i < 100 && alive(bg); i++)
+		usleep(10000);
+	assert_false(alive(bg));
+	runner_outcome_release(&o);
+	sb_release(&pid);
+	free(cmd);
+	free(pidf);
+}
+
 static void free_while_running_kills_it(void **state)
 {
 	struct runner_spec s = {.command = "sleep 30"};
@@ -404,6 +478,8 @@ int main(void)
 		cmocka_unit_test(cancel_from_an_event_loop),
 		cmocka_unit_test(leftover_background_process_is_killed),
 		cmocka_unit_test(free_while_running_kills_it),
+		cmocka_unit_test(argv_runs_without_a_shell),
+		cmocka_unit_test(stop_flag_stops_the_group),
 		cmocka_unit_test(escapes_nuls_and_invalid_utf8_reach_the_parser),
 		cmocka_unit_test(child_reaped_elsewhere_still_finishes),
 		cmocka_unit_test(hundred_mb_of_output_in_bounded_memory),
