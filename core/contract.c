@@ -14,6 +14,7 @@
 #include "core/err.h"
 #include "core/fsutil.h"
 #include "core/sb.h"
+#include "core/vis.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -554,21 +555,19 @@ void contract_release(struct contract *c)
 }
 
 /* A command optloop runs must read as what runs: a carriage return, an
- * escape or another control character can make a terminal show one command
- * while the shell runs another.  Line breaks (a multi-line script) and tabs
- * stay; ERR_USAGE names the character and where it is. */
+ * escape, another control character or a bidirectional one can make a
+ * terminal show one command while the shell runs another.  Line breaks (a
+ * multi-line script) and tabs stay; ERR_USAGE names the character and where
+ * it is (vis_check). */
 static int command_check(int f, const char *cmd, const char *where, struct err *e)
 {
-	for (size_t i = 0; cmd && cmd[i]; i++) {
-		unsigned char ch = (unsigned char)cmd[i];
-		if ((ch < 0x20 && ch != '\n' && ch != '\t') || ch == 0x7f)
-			return err_set(e, ERR_USAGE,
-				       "contract: the %s command %s holds a control character (0x%02x "
-				       "at byte %zu), which a terminal would not show as it runs; write "
-				       "the command without it (optloop contract --set %s=...)",
-				       fields[f].name, where, ch, i + 1, fields[f].name);
-	}
-	return 0;
+	char *name = xasprintf("contract: the %s command %s", fields[f].name, where);
+	char *fix = xasprintf("write the command without it (optloop contract --set %s=...)",
+			      fields[f].name);
+	int rc = vis_check(name, cmd, "\t\n", "which a terminal would not show as it runs", fix, e);
+	free(name);
+	free(fix);
+	return rc;
 }
 
 int contract_parse(const char *text, size_t len, struct contract *c, struct err *e)

@@ -17,6 +17,7 @@
 #include "core/runner.h"
 #include "core/store.h"
 #include "core/vcs.h"
+#include "core/vis.h"
 
 #include <jansson.h>
 
@@ -129,10 +130,15 @@ static int outside_check(struct loop *l, const struct loop_verify_opts *o, struc
 	int rc = vcs_changes_outside(l->ws.vcs, keep, k, &ch, &n, e);
 	free(keep);
 	if (rc == 0 && n) {
+		/* the names are the repository's, not the user's choice: spelled
+		 * out where listed, shell-quoted in the command to paste */
 		struct sb list = SB_INIT, flags = SB_INIT;
 		for (size_t i = 0; i < n; i++) {
-			sb_addf(&list, "%s%s (%s)", i ? ", " : "", ch[i].path, ch[i].what);
-			sb_addf(&flags, " --include %s", ch[i].path);
+			sb_adds(&list, i ? ", " : "");
+			vis_escape(ch[i].path, &list);
+			sb_addf(&list, " (%s)", ch[i].what);
+			sb_adds(&flags, " --include ");
+			vis_shell_word(ch[i].path, &flags);
 		}
 		rc = err_set(e, ERR_REFUSED,
 			     "verify refused: %zu file%s outside the kernel and the frozen scope "

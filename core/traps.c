@@ -14,6 +14,7 @@
 #include "core/err.h"
 #include "core/fsutil.h"
 #include "core/sb.h"
+#include "core/vis.h"
 
 #include <ctype.h>
 #include <stdbool.h>
@@ -545,6 +546,18 @@ int traps_add(struct traps_doc *d, const char *title, const char *fact, const ch
 		return rc;
 	}
 	sb_release(&miss);
+	/* TRAPS.md is shown by every checklist: a control or bidirectional
+	 * character would act on each terminal that shows it */
+	const char *opts[] = {"--title", "--fact", "--why", "--how"};
+	for (int i = 0; i < 4; i++) {
+		char *name = xasprintf("trap not added: %s", opts[i]);
+		int rc = vis_check(name, vals[i], "\t\n\r",
+				   "which TRAPS.md would keep and a terminal showing it act on",
+				   "give plain text", e);
+		free(name);
+		if (rc < 0)
+			return rc;
+	}
 	struct sb t = SB_INIT;
 	sb_adds(&t, title);
 	for (size_t i = 0; i < t.len; i++)

@@ -25,7 +25,8 @@ struct sb;
 void traps_render(const struct traps_doc *d, struct sb *out);
 
 /* Add an entry; all of title, fact, why and how are required (ERR_USAGE
- * naming what is missing), the id is the title's slug made unique.  The new
+ * naming what is missing), in plain text (ERR_USAGE naming a control or
+ * bidirectional character and where it is: vis_check), the id is the title's slug made unique.  The new
  * entry's id is returned in *id_out when not NULL (points into d). */
 int traps_add(struct traps_doc *d, const char *title, const char *fact, const char *why,
 	      const char *how, const char **id_out, struct err *e);

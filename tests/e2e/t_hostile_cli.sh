@@ -2,7 +2,9 @@
 # Nothing runs that the user cannot see, and nothing hostile is stored: the
 # probe command comes from the environment or the default, never from the
 # database, and status and verify show every command that runs through
-# /bin/sh -c; control characters in log's texts are refused.
+# /bin/sh -c; control and bidirectional characters in log's texts, trap
+# texts and the commands optloop runs are refused; file names from the
+# repository are spelled out, and shell-quoted in a command to paste.
 . "$(dirname "$0")/lib.sh"
 export DEMO_BENCH_REP_MS=${DEMO_BENCH_REP_MS:-40} DEMO_BENCH_WARMUP_MS=${DEMO_BENCH_WARMUP_MS:-10}
 
@@ -102,10 +104,22 @@ t_unlike "nor in the history" "$(git log --format=%B)" "$esc"
 hidden="$T_TMP/hidden-ran"
 out=$("$OPTLOOP" contract --set "validation=touch $hidden"$'\r\033[2K'"./verify --op chunk_linear_attn" 2>&1); rc=$?
 t_is "contract --set refuses a validation command with CR and ESC (exit 2)" "$rc" 2
-t_like "  naming the character and where" "$out" 'validation command given holds a control character \(0x0d at byte [0-9]+\)'
+t_like "  naming the character and where" "$out" 'validation command given holds a control character \(0x0d, at byte [0-9]+\)'
 t_like "  the contract is unchanged" "$("$OPTLOOP" status 2>&1)" '^verify: +\./verify --op chunk_linear_attn$'
 t_exit "contract --set refuses an ESC in the benchmark command too" 2 \
 	"$OPTLOOP" contract --set "benchmark=./bench"$'\033[8m'" --quiet"
+# A bidi override shows "./verify --op chunk_linear_attn" while the shell
+# reads the words in another order.
+rlo=$(printf '\342\200\256')
+out=$("$OPTLOOP" contract --set "validation=./verify --op chunk_linear_attn ${rlo}mr- #" 2>&1); rc=$?
+t_is "contract --set refuses a validation command with a bidi override (exit 2)" "$rc" 2
+t_like "  naming the character and where" "$out" \
+	'validation command given holds a bidirectional control character \(U\+202E, at byte 33\)'
+t_like "  the contract is unchanged" "$("$OPTLOOP" status 2>&1)" '^verify: +\./verify --op chunk_linear_attn$'
+t_exit "  and so is an isolate (U+2066) in the benchmark command" 2 \
+	"$OPTLOOP" contract --set "benchmark=./bench $(printf '\342\201\246')x"
+t_exit "  and a C1 control (U+009B, a CSI)" 2 \
+	"$OPTLOOP" contract --set "validation=./verify $(printf '\302\233')2J"
 cp "$W/docs/draft.md" "$T_TMP/draft.keep"
 python3 - "$W/docs/draft.md" "$hidden" <<'PY'
 import sys
@@ -119,6 +133,18 @@ out=$("$OPTLOOP" verify 2>&1); rc=$?
 t_is "a hand-written draft.md with a hidden command: verify refuses (exit 2)" "$rc" 2
 t_like "  saying where and what to do" "$out" \
 	'validation command in docs/draft.md holds a control character \(0x0d.*optloop contract --set validation='
+t_ok "  and nothing ran" test ! -e "$hidden"
+cp "$T_TMP/draft.keep" "$W/docs/draft.md"
+python3 - "$W/docs/draft.md" "$hidden" <<'PY'
+import sys
+p, hidden = sys.argv[1], sys.argv[2]
+s = open(p).read()
+a = "./verify --op chunk_linear_attn"
+open(p, "w").write(s.replace(a, a + "; touch " + hidden + " #\u202e", 1))
+PY
+out=$("$OPTLOOP" verify 2>&1); rc=$?
+t_is "a draft.md whose validation command holds U+202E: verify refuses (exit 2)" "$rc" 2
+t_like "  naming it" "$out" 'validation command in docs/draft.md holds a bidirectional control character \(U\+202E'
 t_ok "  and nothing ran" test ! -e "$hidden"
 cp "$T_TMP/draft.keep" "$W/docs/draft.md"
 t_like "with the draft put back, status works again" "$("$OPTLOOP" status 2>&1)" '^verify: +\./verify'
@@ -144,5 +170,58 @@ t_like "  with --no-gate after the quoted word" \
 	"$(sqlite3 "$W/optloop.db" "SELECT command FROM runs WHERE kind = 'noise' ORDER BY id DESC LIMIT 1")" \
 	"'x#y\\.json' --no-gate\$"
 "$OPTLOOP" contract --set "validation=./verify --op chunk_linear_attn" >/dev/null
+
+# --- traps: chosen text is refused, a hand-written TRAPS.md spelled out -------
+traps_before=$(cat "$W/TRAPS.md")
+out=$("$OPTLOOP" trap add --title "cold ${esc}]52;c;aGk=${esc}\\ cache" --fact f --why w --how h 2>&1); rc=$?
+t_is "trap add --title with an ESC is a usage error (exit 2)" "$rc" 2
+t_like "  naming the character and where" "$out" \
+	'trap not added: --title holds a control character \(ESC, at byte 6\).*give plain text'
+t_unlike "  and the message prints no ESC" "$out" "$esc"
+out=$("$OPTLOOP" trap add --title "cold ${rlo}ehcac" --fact f --why w --how h 2>&1); rc=$?
+t_is "trap add --title with a bidi override: exit 2" "$rc" 2
+t_like "  naming it" "$out" '--title holds a bidirectional control character \(U\+202E, at byte 6\)'
+t_exit "trap add --fact with a BEL: exit 2" 2 "$OPTLOOP" trap add --title t --fact "$(printf 'a\a')" --why w --how h
+t_is "TRAPS.md is unchanged" "$(cat "$W/TRAPS.md")" "$traps_before"
+t_ok "plain text is added" "$OPTLOOP" trap add --title "cold cache → é" --fact f --why w --how h
+printf '\n## Hand %s]0;owned%s\\ %sdeen\n\n**Fact:** f\n**Why:** w\n**How to apply:** h\n' \
+	"$esc" "$esc" "$rlo" >>"$W/TRAPS.md"
+out=$("$OPTLOOP" trap list 2>&1)
+t_like "trap list shows a title written by hand into TRAPS.md" "$out" 'Hand \\e\]0;owned\\e\\ \\u202edeen$'
+t_unlike "  with no ESC or bidi byte" "$out" "[$esc]|$rlo"
+printf '%s\n' "$traps_before" >"$W/TRAPS.md"
+
+# --- names of files outside the kernel ---------------------------------------
+# The repository's names, not the user's: verify's refusal spells them out,
+# and its `--include` suggestion is shell-quoted, so pasting it gives the
+# names back and runs nothing they say.
+rm -f 'x#y.json' # the noise run's --json above wrote it
+osc="notes ${esc}]52;c;cHduZWQ=$(printf '\a') ${rlo}txt.exe"
+sub="scratch \$(touch PWNED).txt"
+echo note >"$osc"
+echo note >"$sub"
+out=$("$OPTLOOP" verify 2>&1); rc=$?
+t_is "verify with two new files outside the kernel: refused (exit 3)" "$rc" 3
+t_unlike "  the refusal prints no ESC, BEL or bidi byte" "$out" "[$esc$(printf '\a')]|$rlo"
+t_like "  it names the file, spelled out" "$out" 'notes \\e\]52;c;cHduZWQ=\\x07 \\u202etxt\.exe \(new\)'
+suggest=$(printf '%s\n' "$out" | sed -n 's/.*part of the kernel: //p')
+t_like "  and suggests --include for each" "$suggest" '^optloop verify --include .* --include '
+# pasted into sh with a stand-in optloop that records its arguments
+printf '%s\0' verify --include "$osc" --include "$sub" | od -An -c >"$T_TMP/want"
+printf '%s\0' verify --include "$sub" --include "$osc" | od -An -c >"$T_TMP/want2"
+(cd "$T_TMP" && sh -c 'optloop() { printf "%s\0" "$@" | od -An -c >got; }; eval "$1"' sh "$suggest")
+if cmp -s "$T_TMP/got" "$T_TMP/want" || cmp -s "$T_TMP/got" "$T_TMP/want2"; then
+	t_pass "  pasted into sh, the suggestion gives both names back, intact"
+else
+	t_fail "  pasted into sh, the suggestion gives both names back, intact" "$suggest" "$(cat "$T_TMP/got")"
+fi
+t_ok "  and runs nothing a name says" test ! -e "$T_TMP/PWNED"
+rm -f "$sub"
+out=$(sh -c 'optloop() { "$OPTLOOP" "$@"; }; eval "$1"' sh \
+	"$("$OPTLOOP" verify 2>&1 | sed -n 's/.*part of the kernel: //p')" 2>&1); rc=$?
+t_is "the suggestion, run, makes the file part of the kernel and verifies (exit 0)" "$rc" 0
+out=$("$OPTLOOP" status 2>&1)
+t_like "status lists it in the kernel, spelled out" "$out" '^kernel: .* notes \\e\]52;c;cHduZWQ=\\x07 \\u202etxt\.exe'
+t_unlike "  with no ESC, BEL or bidi byte" "$out" "[$esc$(printf '\a')]|$rlo"
 
 t_done

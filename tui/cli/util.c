@@ -33,7 +33,10 @@ int cli_fail(const struct err *e)
 	const char *msg = e->msg[0] ? e->msg : "failed";
 	int code = e->code ? e->code : ERR_FAIL;
 	int status = err_exit_status(code);
-	fprintf(stderr, "optloop: %s\n", msg);
+	struct sb v = SB_INIT;
+	/* a message may quote a name (a file, a trap) the user did not choose */
+	fprintf(stderr, "optloop: %s\n", cli_vis(msg, &v));
+	sb_release(&v);
 	json_error(code, status, msg);
 	return status;
 }
@@ -42,9 +45,11 @@ int cli_vusage_error(const char *cmd, const char *usage, const char *fmt, va_lis
 {
 	va_list again;
 	va_copy(again, ap);
-	fprintf(stderr, "optloop %s: ", cmd);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	struct sb m = SB_INIT, v = SB_INIT;
+	sb_vaddf(&m, fmt, ap);
+	fprintf(stderr, "optloop %s: %s\n", cmd, cli_vis(sb_str(&m), &v));
+	sb_release(&m);
+	sb_release(&v);
 	if (usage)
 		fprintf(stderr, "usage: optloop %s\n", usage);
 	if (json_errors) {

@@ -167,13 +167,16 @@ static int status_run(struct cmd_ctx *x)
 		loop_cost_words(&cost.total, &cw);
 		printf("cost:      %s\n", cw.buf);
 		sb_release(&cw);
+		/* file names (an --include'd one too): spelled out, never acted on */
+		struct sb v = SB_INIT;
 		printf("kernel:   ");
 		for (size_t i = 0; i < st.nkernel; i++)
-			printf(" %s", st.kernel[i]);
+			printf(" %s", cli_vis(st.kernel[i], &v));
 		printf("\nfrozen:   ");
 		for (size_t i = 0; i < st.nfrozen; i++)
-			printf(" %s", st.frozen[i]);
+			printf(" %s", cli_vis(st.frozen[i], &v));
 		printf("\n");
+		sb_release(&v);
 		loop_cli_print_commands(&st, stdout);
 		alloc_cli_print(l, stdout);
 		if (st.missing)

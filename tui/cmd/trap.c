@@ -6,6 +6,7 @@
 #include "tui/cli/loop_cli.h"
 #include "core/err.h"
 #include "core/loop.h"
+#include "core/sb.h"
 
 #include <stddef.h>
 #include <limits.h>
@@ -55,14 +56,19 @@ static int trap_list(struct cmd_ctx *x)
 		json_object_set_new(j, "problems", pa);
 		cli_print_json(j);
 	} else {
+		/* TRAPS.md may be written by hand: what it holds is spelled out */
+		struct sb v1 = SB_INIT, v2 = SB_INIT;
 		printf("trap checklist, iteration %d ([ ] unchecked, [x] checked, [!] hit):\n", iter);
 		for (size_t i = 0; i < d.n; i++) {
 			const char *box = d.v[i].state == TRAP_HIT ? "[!]"
 					  : d.v[i].state == TRAP_CHECKED ? "[x]" : "[ ]";
-			printf("%s %-24s %s\n", box, d.v[i].id, d.v[i].title);
+			printf("%s %-24s %s\n", box, cli_vis(d.v[i].id, &v1), cli_vis(d.v[i].title, &v2));
 		}
 		for (size_t i = 0; i < p.n; i++)
-			fprintf(stderr, "optloop: TRAPS.md:%d: %s\n", p.v[i].lineno, p.v[i].msg);
+			fprintf(stderr, "optloop: TRAPS.md:%d: %s\n", p.v[i].lineno,
+				cli_vis(p.v[i].msg, &v1));
+		sb_release(&v1);
+		sb_release(&v2);
 	}
 	traps_doc_release(&d);
 	problems_release(&p);
