@@ -626,14 +626,23 @@ struct loop_dependents {
 };
 int loop_dependents(struct loop *l, bool work, struct loop_dependents *d, struct err *e);
 void loop_dependents_release(struct loop_dependents *d);
+/* How dependents --run and warmup run pytest: each argument one word, no
+ * shell, in a process group of its own as verify's harness runs; once *stop
+ * is set, it and all it started are stopped, nothing recorded: ERR_HARNESS. */
+struct loop_pytest_opts {
+	void (*output)(void *ctx, const char *buf, size_t len); /* its output; may be NULL */
+	void (*gate)(void *ctx, const char *file, int exit_status, double secs); /* each gate */
+	void *ctx, *gate_ctx;
+	const volatile sig_atomic_t *stop;
+};
 /* Run each dependent test file's gate (python3 -m pytest FILE -q) on the
  * work tree holding the compared kernel; each recorded (dependents.gate). */
 int loop_dependents_run(struct loop *l, const struct loop_dependents *d,
-			void (*done)(void *ctx, const char *file, int exit_status, double secs),
-			void *ctx, struct err *e);
+			const struct loop_pytest_opts *o, struct err *e);
 /* The gate test once outside the loop to fill compile caches (pytest on
  * `workers` xdist workers), recorded as an event: its exit status, secs. */
-int loop_warmup(struct loop *l, int workers, int *exit_status, double *secs, struct err *e);
+int loop_warmup(struct loop *l, int workers, const struct loop_pytest_opts *o, int *exit_status,
+		double *secs, struct err *e);
 /* The newest gate of file on kernel tree: 1 and its exit status, or 0. */
 int loop_dependent_gate(struct loop *l, const char *tree, const char *file, int *exit_status);
 

@@ -10,6 +10,7 @@
 #include "core/err.h"
 #include "core/flaref.h"
 #include "core/fsutil.h"
+#include "core/runner.h"
 #include "core/rules.h"
 #include "core/sb.h"
 #include "core/store.h"
@@ -22,11 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
-
-extern char **environ;
 
 void loop_dependents_release(struct loop_dependents *d)
 {
@@ -231,38 +228,56 @@ int loop_dependent_gate(struct loop *l, const char *tree, const char *file, int 
 	return g.seen ? 1 : 0;
 }
 
-/* python -m pytest ARGS in the repository, output to this process's: the
- * exit status (128 + N for a signal, 127 when it cannot start) and the
- * seconds it took. */
-static int run_pytest(struct loop *l, const char *args, double *secs)
+/* $OPTLOOP_PYTHON (or python3) -m pytest ARGS, an argument vector (no
+ * shell reads a file name), in the repository, through the runner as
+ * verify's harness: a process group of its own, stopped whole once *o->stop
+ * is set, and tagged like a run, so that the next writer stops it if this
+ * optloop is killed.  0 with the exit status (128 + N for a signal) and the
+ * seconds it took; ERR_HARNESS when *o->stop stopped it, the runner's error
+ * when it could not start.  what names the run in the messages. */
+static int run_pytest(struct loop *l, const char *what, const char *const *args,
+		      const struct loop_pytest_opts *o, int *exit_status, double *secs,
+		      struct err *e)
 {
 	/* $OPTLOOP_PYTHON: the Python the project's tests run with */
 	const char *py = getenv("OPTLOOP_PYTHON");
-	char *cmd = xasprintf("%s -m pytest %s", py && *py ? py : "python3", args);
-	char *argv[] = {"/bin/sh", "-c", cmd, NULL};
-	struct timespec t0, t1;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	fflush(stdout);
-	fflush(stderr);
-	pid_t pid = fork();
-	if (pid == 0) {
-		if (chdir(loop_repo_dir(l)) == 0)
-			execve("/bin/sh", argv, environ);
-		_exit(127);
+	const char *argv[16] = {py && *py ? py : "python3", "-m", "pytest"};
+	size_t n = 3;
+	for (size_t i = 0; args[i] && n < 15; i++)
+		argv[n++] = args[i];
+	char *tag = xasprintf("%s#pytest", l->ws.trace_dir);
+	struct runner_spec s = {
+		.argv = argv,
+		.cwd = loop_repo_dir(l),
+		.tag = tag,
+		.stop = o ? o->stop : NULL,
+	};
+	struct runner_outcome oc = {0};
+	bool stopped = s.stop && *s.stop; /* a signal before it started */
+	int rc = stopped ? 0 : runner_run(&s, o ? o->output : NULL, o ? o->ctx : NULL, &oc, e);
+	free(tag);
+	if (rc < 0 && e) {
+		char *why = xstrdup(e->msg);
+		err_set(e, rc, "%s: %s; set $OPTLOOP_PYTHON to the Python the project's tests run "
+			       "with", what, why);
+		free(why);
 	}
-	int status = 0, code = 127;
-	if (pid > 0) {
-		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-			;
-		code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-	}
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	*secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
-	free(cmd);
-	return code;
+	if (rc < 0)
+		return rc;
+	*exit_status = oc.exit_status >= 0 ? oc.exit_status : 128 + oc.signal;
+	*secs = oc.t_end > oc.t_start ? oc.t_end - oc.t_start : 0;
+	stopped |= oc.cancelled;
+	runner_outcome_release(&oc);
+	if (stopped)
+		return err_set(e, ERR_HARNESS,
+			       "%s stopped: pytest and every process it started were stopped, and "
+			       "nothing of that run was recorded",
+			       what);
+	return 0;
 }
 
-int loop_warmup(struct loop *l, int workers, int *exit_status, double *secs, struct err *e)
+int loop_warmup(struct loop *l, int workers, const struct loop_pytest_opts *o, int *exit_status,
+		double *secs, struct err *e)
 {
 	char *test = NULL;
 	store_meta_get(l->ws.store, "test_file", &test, NULL);
@@ -270,20 +285,23 @@ int loop_warmup(struct loop *l, int workers, int *exit_status, double *secs, str
 		free(test);
 		return err_set(e, ERR_NOTFOUND, "warmup: the workspace names no gate test");
 	}
-	char *args = workers > 1 ? xasprintf("%s -q -p no:cacheprovider -n %d", test, workers)
-				 : xasprintf("%s -q -p no:cacheprovider", test);
-	*exit_status = run_pytest(l, args, secs);
-	char *det = xasprintf("%d %.1f %d %s", *exit_status, *secs, workers, test);
-	int rc = loop_event(l, "warmup", det, e);
-	free(det);
-	free(args);
+	char nw[16];
+	snprintf(nw, sizeof(nw), "%d", workers);
+	const char *args[] = {test, "-q", "-p", "no:cacheprovider", "-n", nw, NULL};
+	if (workers <= 1)
+		args[4] = NULL; /* no xdist */
+	int rc = run_pytest(l, "warmup", args, o, exit_status, secs, e);
+	if (rc == 0) {
+		char *det = xasprintf("%d %.1f %d %s", *exit_status, *secs, workers, test);
+		rc = loop_event(l, "warmup", det, e);
+		free(det);
+	}
 	free(test);
 	return rc;
 }
 
 int loop_dependents_run(struct loop *l, const struct loop_dependents *d,
-			void (*done)(void *ctx, const char *file, int exit_status, double secs),
-			void *ctx, struct err *e)
+			const struct loop_pytest_opts *o, struct err *e)
 {
 	char tree[VCS_OID_HEX];
 	struct loop_status st;
@@ -305,15 +323,16 @@ int loop_dependents_run(struct loop *l, const struct loop_dependents *d,
 		if (!d->v[i].test)
 			continue;
 		const char *file = d->v[i].name;
-		char *args = xasprintf("%s -q", file);
+		const char *args[] = {file, "-q", NULL};
 		double secs;
-		int code = run_pytest(l, args, &secs);
-		free(args);
+		int code;
+		if ((rc = run_pytest(l, "dependents --run", args, o, &code, &secs, e)) < 0)
+			return rc;
 		char *det = xasprintf("%s %d %.1f %s", d->tree, code, secs, file);
 		rc = loop_event(l, "dependents.gate", det, e);
 		free(det);
-		if (done)
-			done(ctx, file, code, secs);
+		if (o && o->gate)
+			o->gate(o->gate_ctx, file, code, secs);
 		if (rc < 0)
 			return rc;
 		if (code > 128)

@@ -99,6 +99,13 @@ int cli_emit(const char *output, const char *text, json_t *json)
 	return rc;
 }
 
+void cli_to_stream(void *ctx, const char *buf, size_t len)
+{
+	FILE *f = ctx;
+	fwrite(buf, 1, len, f);
+	fflush(f);
+}
+
 void cli_print_json(json_t *v)
 {
 	cli_emit(NULL, NULL, v);

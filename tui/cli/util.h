@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 struct err;
 
@@ -38,6 +39,9 @@ int cli_vusage_error(const char *cmd, const char *usage, const char *fmt, va_lis
  * taken), on stdout, or written atomically to output when not NULL (saying
  * so on stderr).  Returns 0 or the exit status of the write failure. */
 int cli_emit(const char *output, const char *text, json_t *json);
+/* A child's output as it comes, onto the stream ctx (a FILE *), flushed:
+ * the output callback of a run. */
+void cli_to_stream(void *ctx, const char *buf, size_t len);
 /* Print a JSON value on stdout (indented, one trailing newline) and take its reference. */
 void cli_print_json(json_t *v);
 /* How the commands lay out their JSON (jansson's dump flags). */

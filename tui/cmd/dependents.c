@@ -7,6 +7,7 @@
 #include "tui/cli/loop_cli.h"
 #include "core/err.h"
 #include "core/loop.h"
+#include "core/sb.h"
 
 #include <stddef.h>
 #include <stdio.h>
@@ -22,8 +23,10 @@ static void gate_done(void *ctx, const char *file, int exit_status, double secs)
 		json_object_set_new(j, "seconds", json_real(secs));
 		json_array_append_new(arr, j);
 	}
-	fprintf(arr ? stderr : stdout, "gate: %s %s (exit %d, %.1f s)\n", file,
+	struct sb v = SB_INIT;
+	fprintf(arr ? stderr : stdout, "gate: %s %s (exit %d, %.1f s)\n", cli_vis(file, &v),
 		exit_status == 0 ? "passed" : "FAILED", exit_status, secs);
+	sb_release(&v);
 }
 
 /* Dependent i's gate on the compared kernel: "passed", "failed", "not
@@ -49,6 +52,7 @@ static int dependents_run(struct cmd_ctx *x)
 	struct loop_dependents d;
 	struct err e = {0};
 	bool json = a->json, run = a->run, work = a->work;
+	struct sb v1 = SB_INIT, v2 = SB_INIT;
 	if (loop_dependents(l, work, &d, &e) < 0)
 		return cli_fail(&e);
 	json_t *gates = json ? json_array() : NULL;
@@ -58,17 +62,27 @@ static int dependents_run(struct cmd_ctx *x)
 	if (!json) {
 		printf("changed since the baseline (%.12s): %zu kernel file%s\n", d.from, d.nchanged,
 		       d.nchanged == 1 ? "" : "s");
+		/* names from the repository: spelled out, never acted on */
 		for (size_t i = 0; i < d.nchanged; i++)
-			printf("  %s\n", d.changed[i]);
+			printf("  %s\n", cli_vis(d.changed[i], &v1));
 		printf("run by %zu other op%s and %zu test file%s\n", d.n - nt, d.n - nt == 1 ? "" : "s",
 		       nt, nt == 1 ? "" : "s");
 		for (size_t i = 0; i < d.n; i++) {
 			const char *g = gate_state(l, &d, i);
-			printf("  %s%s%s%s\n    %s\n", d.v[i].name, g ? "  [gate " : "",
-			       !g ? "" : !strcmp(g, "failed") ? "FAILED" : g, g ? "]" : "", d.v[i].why);
+			printf("  %s%s%s%s\n    %s\n", cli_vis(d.v[i].name, &v1), g ? "  [gate " : "",
+			       !g ? "" : !strcmp(g, "failed") ? "FAILED" : g, g ? "]" : "",
+			       cli_vis(d.v[i].why, &v2));
 		}
 	}
-	if (run && loop_dependents_run(l, &d, gate_done, gates, &e) < 0) {
+	sb_release(&v1);
+	sb_release(&v2);
+	/* pytest's output as it comes (stderr with --json), stopped by a signal */
+	struct loop_pytest_opts po = {.output = cli_to_stream, .ctx = json ? stderr : stdout,
+				      .gate = gate_done, .gate_ctx = gates};
+	if (run)
+		po.stop = cli_stop_on_signals();
+	if (run && loop_dependents_run(l, &d, &po, &e) < 0) {
+		cli_say_stopped("dependents --run");
 		json_decref(gates);
 		loop_dependents_release(&d);
 		return cli_fail(&e);
@@ -128,7 +142,10 @@ const struct command cmd_dependents = {
 	.more = "The kernel files changed since the baseline, and who else runs them:\n"
 		"the FLA registry's other ops and the test files whose imports reach\n"
 		"one (the op's own gate test aside).  promote --check asks for each such\n"
-		"test file's gate on the best's kernel; --run runs them.  exit: 0, or 1\n"
-		"when a gate --run ran failed.",
+		"test file's gate on the best's kernel; --run runs them (python3 -m pytest\n"
+		"FILE -q, no shell between; $OPTLOOP_PYTHON names another Python).\n"
+		"SIGINT, SIGTERM or SIGHUP stops the pytest going and all it started, and\n"
+		"its gate is not recorded.  exit: 0, 1 when a gate --run ran failed, 4\n"
+		"when stopped.",
 	.run = dependents_run,
 };

@@ -16,13 +16,6 @@
 #include <string.h>
 #include <unistd.h>
 
-static void to_stream(void *ctx, const char *buf, size_t len)
-{
-	FILE *f = ctx;
-	fwrite(buf, 1, len, f);
-	fflush(f);
-}
-
 static int exit_for(enum gate_verdict g)
 {
 	switch (g) {
@@ -105,7 +98,7 @@ static int verify_run(struct cmd_ctx *x)
 	o->ninclude = (size_t)a->include.n;
 	/* with --json, stdout carries only the JSON object; with --quiet the
 	 * output goes only to the raw log */
-	o->output = quiet ? NULL : to_stream;
+	o->output = quiet ? NULL : cli_to_stream;
 	o->ctx = json ? stderr : stdout;
 
 	const volatile sig_atomic_t *interrupted = cli_stop_on_signals();

@@ -25,10 +25,13 @@ static int warmup_run(struct cmd_ctx *x)
 	long workers = a->workers;
 	int code = 0;
 	double secs = 0;
-	if (json)
-		fflush(stdout);
-	if (loop_warmup(l, (int)workers, &code, &secs, &e) < 0)
+	/* pytest's output as it comes; with --json stdout carries only the JSON */
+	struct loop_pytest_opts o = {.output = cli_to_stream, .ctx = json ? stderr : stdout,
+				     .stop = cli_stop_on_signals()};
+	if (loop_warmup(l, (int)workers, &o, &code, &secs, &e) < 0) {
+		cli_say_stopped("warmup");
 		return cli_fail(&e);
+	}
 	if (json) {
 		json_t *j = json_object();
 		json_object_set_new(j, "exit", json_integer(code));
@@ -59,8 +62,10 @@ const struct command cmd_warmup = {
 	.args_size = sizeof(struct warmup_args),
 	.defaults = &(const struct warmup_args){.workers = 1},
 	.examples = (const char *const[]){"warmup --workers 16", NULL},
-	.more = "Runs the workspace's gate test (python3 -m pytest TEST -q; $OPTLOOP_PYTHON\n"
-		"for another Python) once in the repository, not as a run of the loop:\n"
-		"nothing is measured or judged, an event records its time.  exit: pytest's.",
+	.more = "Runs the workspace's gate test (python3 -m pytest TEST -q, no shell between;\n"
+		"$OPTLOOP_PYTHON names another Python) once in the repository, not as a run\n"
+		"of the loop: nothing is measured or judged, an event records its time.\n"
+		"SIGINT, SIGTERM or SIGHUP stops pytest and all it started.  exit: pytest's;\n"
+		"4 when stopped.",
 	.run = warmup_run,
 };
