@@ -325,6 +325,49 @@ static const struct kwarg *kw_find(const struct kwarg *kw, size_t n, const char 
 	return NULL;
 }
 
+/* Whether register_op( at p is a call: not "def register_op(", nor a name
+ * like "my_register_op(" or "x.register_op(". */
+static bool register_call_at(const char *t, size_t p)
+{
+	if (p > 0 && (isalnum((unsigned char)t[p - 1]) || t[p - 1] == '_' || t[p - 1] == '.'))
+		return false;
+	return !(p >= 4 && !memcmp(t + p - 4, "def ", 4));
+}
+
+/* The defaults of one register_op call whose keyword arguments are kw. */
+static int defaults_from_call(const struct kwarg *kw, size_t nkw, const char *op,
+			      struct workspace_defaults *d, struct err *e)
+{
+	const struct kwarg *imp = kw_find(kw, nkw, "import_path");
+	const struct kwarg *tf = kw_find(kw, nkw, "test_file");
+	const struct kwarg *fn = kw_find(kw, nkw, "func_name");
+	if (!imp || !imp->val || imp->vlen == 0)
+		return err_set(e, ERR_NOTFOUND,
+			       "benchmarks/ops/registry.py registers '%s' without an "
+			       "import_path string; pass --kernel, --test-file and --naive",
+			       op);
+	d->import_path = xstrndup(imp->val, imp->vlen);
+	/* strip trailing dots, as FLA's verify does */
+	size_t il = strlen(d->import_path);
+	while (il && d->import_path[il - 1] == '.')
+		d->import_path[--il] = '\0';
+	d->kernel = xstrdup(d->import_path);
+	for (char *c = d->kernel; *c; c++)
+		if (*c == '.')
+			*c = '/';
+	const char *leaf = strrchr(d->import_path, '.');
+	leaf = leaf ? leaf + 1 : d->import_path;
+	if (tf && tf->val && tf->vlen)
+		d->test_file = xstrndup(tf->val, tf->vlen);
+	else
+		d->test_file = xasprintf("tests/ops/test_%s.py", leaf);
+	d->naive = xasprintf("%s/naive.py", d->kernel);
+	d->func_name = fn && fn->val && fn->vlen ? xstrndup(fn->val, fn->vlen) : xstrdup(op);
+	d->verify_cmd = xasprintf("python -m benchmarks.ops.verify --op %s", op);
+	d->bench_cmd = xasprintf("%s --base main", d->verify_cmd);
+	return 0;
+}
+
 int workspace_registry_lookup(const char *text, size_t len, const char *op,
 			      struct workspace_defaults *d, struct err *e)
 {
@@ -337,11 +380,7 @@ int workspace_registry_lookup(const char *text, size_t len, const char *op,
 		if (!hit)
 			break;
 		size_t p = (size_t)(hit - text);
-		/* skip "def register_op(" and names like "my_register_op(" */
-		bool is_call = p == 0 || !(isalnum((unsigned char)text[p - 1]) ||
-					   text[p - 1] == '_' || text[p - 1] == '.');
-		if (is_call && p >= 4 && !memcmp(text + p - 4, "def ", 4))
-			is_call = false;
+		bool is_call = register_call_at(text, p);
 		struct kwarg kw[64];
 		size_t nkw;
 		size_t end = scan_call(text, len, p + sizeof(call) - 2, kw, &nkw, 64);
@@ -352,34 +391,7 @@ int workspace_registry_lookup(const char *text, size_t len, const char *op,
 		if (!name || !name->val || name->vlen != strlen(op) ||
 		    memcmp(name->val, op, name->vlen) != 0)
 			continue;
-		const struct kwarg *imp = kw_find(kw, nkw, "import_path");
-		const struct kwarg *tf = kw_find(kw, nkw, "test_file");
-		const struct kwarg *fn = kw_find(kw, nkw, "func_name");
-		if (!imp || !imp->val || imp->vlen == 0)
-			return err_set(e, ERR_NOTFOUND,
-				       "benchmarks/ops/registry.py registers '%s' without an "
-				       "import_path string; pass --kernel, --test-file and --naive",
-				       op);
-		d->import_path = xstrndup(imp->val, imp->vlen);
-		/* strip trailing dots, as FLA's verify does */
-		size_t il = strlen(d->import_path);
-		while (il && d->import_path[il - 1] == '.')
-			d->import_path[--il] = '\0';
-		d->kernel = xstrdup(d->import_path);
-		for (char *c = d->kernel; *c; c++)
-			if (*c == '.')
-				*c = '/';
-		const char *leaf = strrchr(d->import_path, '.');
-		leaf = leaf ? leaf + 1 : d->import_path;
-		if (tf && tf->val && tf->vlen)
-			d->test_file = xstrndup(tf->val, tf->vlen);
-		else
-			d->test_file = xasprintf("tests/ops/test_%s.py", leaf);
-		d->naive = xasprintf("%s/naive.py", d->kernel);
-		d->func_name = fn && fn->val && fn->vlen ? xstrndup(fn->val, fn->vlen) : xstrdup(op);
-		d->verify_cmd = xasprintf("python -m benchmarks.ops.verify --op %s", op);
-		d->bench_cmd = xasprintf("%s --base main", d->verify_cmd);
-		return 0;
+		return defaults_from_call(kw, nkw, op, d, e);
 	}
 	/* what it does have, and the one that was meant */
 	struct sb names = SB_INIT;
@@ -460,11 +472,13 @@ size_t workspace_fla_registry(const char *repo, char ***names, struct workspace_
 			size_t end = scan_call(t, text.len, p + sizeof(call) - 2, kw, &nkw, 64);
 			i = end > p ? end : p + 1;
 			const struct kwarg *name = kw_find(kw, nkw, "name");
-			if (!name || !name->val || !name->vlen)
+			if (!register_call_at(t, p) || !name || !name->val || !name->vlen)
 				continue;
+			/* built from this call's own arguments: looking each name up
+			 * again from the top made a registry of n ops cost n^2 */
 			char *nm = xstrndup(name->val, name->vlen);
-			struct workspace_defaults d;
-			if (workspace_registry_lookup(t, text.len, nm, &d, NULL) == 0) {
+			struct workspace_defaults d = {0};
+			if (defaults_from_call(kw, nkw, nm, &d, NULL) == 0) {
 				*names = xrealloc(*names, (n + 1) * sizeof(**names));
 				*ops = xrealloc(*ops, (n + 1) * sizeof(**ops));
 				(*names)[n] = nm;

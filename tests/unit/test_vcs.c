@@ -756,6 +756,32 @@ static void fla_defaults_need_the_registry(void **state)
 	workspace_defaults_release(&d);
 }
 
+/* The whole registry, read in one pass, gives each op the defaults a look-up
+ * by its name gives; "def register_op(" is no entry. */
+static void registry_list_matches_lookup(void **state)
+{
+	char **names;
+	struct workspace_defaults *ops;
+	write_file("benchmarks/ops/registry.py", registry);
+	size_t n = workspace_fla_registry(repo, &names, &ops);
+	assert_int_equal(n, 2);
+	for (size_t i = 0; i < n; i++) {
+		struct workspace_defaults d;
+		struct err e = {0};
+		assert_int_equal(workspace_registry_lookup(registry, strlen(registry), names[i], &d, &e),
+				 0);
+		assert_string_equal(ops[i].import_path, d.import_path);
+		assert_string_equal(ops[i].kernel, d.kernel);
+		assert_string_equal(ops[i].test_file, d.test_file);
+		assert_string_equal(ops[i].func_name, d.func_name);
+		assert_string_equal(ops[i].verify_cmd, d.verify_cmd);
+		workspace_defaults_release(&d);
+	}
+	assert_string_equal(names[0], "chunk_gla");
+	assert_string_equal(names[1], "chunk_gdn");
+	workspace_fla_registry_release(names, ops, n);
+}
+
 static void find_picks_the_workspace(void **state)
 {
 	struct workspace ws;
@@ -855,6 +881,7 @@ int main(void)
 		cmocka_unit_test_setup(diff_of_paths_in_different_directories, fresh_repo),
 		cmocka_unit_test(op_names_are_validated),
 		cmocka_unit_test(registry_defaults_follow_fla),
+		cmocka_unit_test(registry_list_matches_lookup),
 		cmocka_unit_test_setup(fla_defaults_need_the_registry, fresh_repo),
 		cmocka_unit_test_setup(find_picks_the_workspace, fresh_repo),
 	};
