@@ -440,6 +440,29 @@ static char *next_step(struct loop *l, const struct where *w, struct due *d)
 
 /* ---- open / close ---------------------------------------------------------------- */
 
+/* A database copied in from another op's workspace: its rows, best and
+ * contract are that op's, and no judgment may be made on them here. */
+static int foreign_database(const struct workspace *ws, struct err *e)
+{
+	char *owner = NULL;
+	int rc = 0;
+	if (store_meta_get(ws->store, "op", &owner, NULL) == 0 && owner && *owner &&
+	    strcmp(owner, ws->op) != 0) {
+		struct sb who = SB_INIT; /* the file's text: shown, never acted on */
+		vis_escape(owner, &who);
+		rc = err_set(e, ERR_REFUSED,
+			     "%s/optloop.db belongs to op %s, not %s (copied from another "
+			     "workspace?): nothing was read from it or written to it; move it "
+			     "aside (mv %s/optloop.db %s/optloop.db.foreign), then optloop init "
+			     "--op %s with this op's options and optloop repair --rebuild take %s's "
+			     "rows back from OPT_LOG.md and the commits",
+			     ws->rel, who.buf, ws->op, ws->rel, ws->rel, ws->op, ws->op);
+		sb_release(&who);
+	}
+	free(owner);
+	return rc;
+}
+
 int loop_open(const char *cwd, const char *op, int flags, struct loop **out, struct err *e)
 {
 	struct loop *l = xcalloc(1, sizeof(*l));
@@ -466,7 +489,7 @@ int loop_open(const char *cwd, const char *op, int flags, struct loop **out, str
 						 : "this user may not write the workspace";
 		rc = store_open(l->ws.db_path, STORE_READONLY, &l->ws.store, e);
 	}
-	if (rc < 0)
+	if (rc < 0 || (rc = foreign_database(&l->ws, e)) < 0)
 		goto fail;
 	store_meta_get(l->ws.store, "kernel", &kernel, NULL);
 	loop_split_lines(kernel, &l->ws.kernel, &l->ws.nkernel);

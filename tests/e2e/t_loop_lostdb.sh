@@ -85,4 +85,29 @@ t_ok "the loop goes on" "$OPTLOOP" verify
 t_ok "log and commit" "$OPTLOOP" log --direction next --status drop --commit
 t_is "four rows" "$(rows)" 4
 t_is "four optloop commits, one per row" "$(git log --format=%B | grep -c '^Optloop-Iter:')" 4
+# ---- a database copied in from another op's workspace ----------------------
+setup "$T_TMP/foreign"
+"$OPTLOOP" init --op other --kernel kernel --test-file tests/test_compute.sh \
+	--naive ref/naive.sh --verify ./verify --target "2x" --languages sh \
+	--promotion "full gate" >/dev/null
+ows=profile/other-opt
+cp $ows/OPT_LOG.md "$T_TMP/other.log"
+checkpoint
+rm -f $ows/optloop.db-wal $ows/optloop.db-shm
+cp $ws/optloop.db $ows/optloop.db
+t_exit "status on the copied database is refused (exit 3)" 3 "$OPTLOOP" --op other status
+out=$("$OPTLOOP" --op other status 2>&1)
+t_like "  naming the op it belongs to" "$out" 'profile/other-opt/optloop.db belongs to op tiny, not other'
+t_like "  and the way out" "$out" 'mv profile/other-opt/optloop.db profile/other-opt/optloop.db.foreign.*optloop init --op other.*repair --rebuild'
+t_exit "verify is refused too" 3 "$OPTLOOP" --op other verify
+t_is "other's OPT_LOG.md is untouched" "$(cat $ows/OPT_LOG.md)" "$(cat "$T_TMP/other.log")"
+t_ok "tiny's own workspace still works" "$OPTLOOP" --op tiny status
+sqlite3 $ows/optloop.db "UPDATE meta SET value = 'x' || char(27) || ']52;c;AAAA' || char(7) WHERE key = 'op'"
+out=$("$OPTLOOP" --op other status 2>&1)
+t_like "an op name with an escape sequence is shown spelled out" "$out" 'belongs to op x\\e\]52'
+t_unlike "  no raw escape byte reaches the terminal" "$out" $'\e'
+mv $ows/optloop.db $ows/optloop.db.foreign
+t_ok "the way out: init again" "$OPTLOOP" init --op other --kernel kernel --test-file tests/test_compute.sh \
+	--naive ref/naive.sh --verify ./verify --target "2x" --languages sh --promotion "full gate"
+t_ok "and other's status works" "$OPTLOOP" --op other status
 t_done
