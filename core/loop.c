@@ -534,6 +534,12 @@ int loop_writer(struct loop *l, bool on, struct err *e)
 	rc = store_open(l->ws.db_path, on ? STORE_NOWAIT : STORE_READONLY, &st, e);
 	if (rc < 0)
 		return rc; /* ERR_BUSY names the writer; the loop stays as it was */
+	struct workspace probe = l->ws; /* the file may have been replaced since */
+	probe.store = st;
+	if ((rc = foreign_database(&probe, e)) < 0) {
+		store_close(st);
+		return rc;
+	}
 	store_close(l->ws.store);
 	l->ws.store = st;
 	l->ws.readonly = !on;
