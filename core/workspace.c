@@ -1,6 +1,7 @@
 /* workspace — locating and laying out profile/<op>-opt/, and FLA registry
  * defaults for a new one. */
 #include "core/workspace.h"
+#include "core/vis.h"
 #include "core/alloc.h"
 #include "core/contract.h"
 #include "core/patset.h"
@@ -42,33 +43,60 @@ void workspace_release(struct workspace *ws)
 	memset(ws, 0, sizeof(*ws));
 }
 
+/* The op name as the user typed it, shown safely: a name can hold any byte. */
+static int op_refused(struct err *e, const char *op, const char *why)
+{
+	struct sb name = SB_INIT;
+	vis_escape(op, &name);
+	int rc = err_set(e, ERR_USAGE, "the op name '%s' %s", name.buf, why);
+	sb_release(&name);
+	return rc;
+}
+
 int workspace_op_valid(const char *op, struct err *e)
 {
 	size_t n = op ? strlen(op) : 0;
 	if (n == 0)
 		return err_set(e, ERR_USAGE, "the op name is empty (pass --op NAME, e.g. --op chunk_gla)");
-	if (n > 64)
-		return err_set(e, ERR_USAGE, "the op name '%.64s...' is longer than 64 characters", op);
+	if (n > 64) {
+		char head[68];
+		size_t k = 0;
+		/* cut at a character boundary, never inside one */
+		for (size_t l; k < 64 && (l = vis_utf8_len((const unsigned char *)op + k)) &&
+			       k + l <= 64;)
+			k += l;
+		memcpy(head, op, k);
+		memcpy(head + k, "...", 4);
+		return op_refused(e, head, "is longer than 64 bytes");
+	}
 	if (op[0] == '.' || op[0] == '-')
-		return err_set(e, ERR_USAGE,
-			       "the op name '%s' may not start with '.' or '-' (it becomes the "
-			       "directory profile/%s-opt)",
-			       op, op);
+		return op_refused(e, op,
+				  "may not start with '.' or '-' (it becomes the directory "
+				  "profile/<op>-opt)");
 	for (size_t i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)op[i];
 		if (c == '/' || c == '\\')
-			return err_set(e, ERR_USAGE,
-				       "the op name '%s' contains a path separator; use the op's "
-				       "registry name (e.g. chunk_gla)",
-				       op);
-		if (!(isalnum(c) || c == '_' || c == '-' || c == '.'))
-			return err_set(e, ERR_USAGE,
-				       "the op name '%s' contains '%c'; use letters, digits, '_', "
-				       "'-' or '.'",
-				       op, c);
+			return op_refused(e, op,
+					  "contains a path separator; use the op's registry name "
+					  "(e.g. chunk_gla)");
+		if (!(isalnum(c) || c == '_' || c == '-' || c == '.')) {
+			/* the whole character, spelled out where a terminal would act on it */
+			size_t l = vis_utf8_len((const unsigned char *)op + i);
+			char ch[5] = {0};
+			memcpy(ch, op + i, l ? l : 1);
+			struct sb shown = SB_INIT;
+			vis_escape(ch, &shown);
+			char *why = xasprintf("contains '%s'; use ASCII letters, digits, '_', '-' "
+					      "or '.' (it becomes a directory name and a git ref)",
+					      shown.buf);
+			sb_release(&shown);
+			int rc = op_refused(e, op, why);
+			free(why);
+			return rc;
+		}
 	}
 	if (strstr(op, ".."))
-		return err_set(e, ERR_USAGE, "the op name '%s' contains '..'", op);
+		return op_refused(e, op, "contains '..'");
 	return 0;
 }
 

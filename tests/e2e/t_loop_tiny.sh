@@ -22,6 +22,15 @@ t_exit "status outside a workspace is a usage error" 2 "$OPTLOOP" status
 t_like "and says how to start" "$("$OPTLOOP" status 2>&1)" 'optloop init --op'
 t_exit "init without --op is a usage error" 2 "$OPTLOOP" init
 t_exit "init with a path in the op name is refused" 2 "$OPTLOOP" init --op ../evil --kernel kernel --test-file tests/test_compute.sh --naive ref/naive.sh --verify ./verify
+out=$("$OPTLOOP" init --op 'chunk_é' 2>&1); rc=$?
+t_is "a non-ASCII op name is a usage error" "$rc" 2
+t_like "  naming the whole character, not half of it" "$out" "contains 'é'; use ASCII letters"
+t_is "  and the message is valid UTF-8" "$(printf '%s' "$out" | iconv -f UTF-8 -t UTF-8 >/dev/null 2>&1; echo $?)" 0
+out=$("$OPTLOOP" init --op $'a\e]52;c;eA==\a' 2>&1)
+t_like "an op name with an escape sequence is shown spelled out" "$out" "op name 'a\\\\e\\]52;c;eA==\\\\x07' contains '\\\\e'"
+t_unlike "  no raw escape byte reaches the terminal" "$out" $'\e'
+out=$("$OPTLOOP" init --op "$(printf 'é%.0s' $(seq 40))" 2>&1)
+t_like "a long name is cut at a character boundary" "$out" "'(é){32}\\.\\.\\.' is longer than 64 bytes"
 out=$("$OPTLOOP" init --op tiny 2>&1); rc=$?
 t_is "init in a repository that is not FLA-shaped needs options" "$rc" 2
 t_like "and names them" "$out" 'not FLA-shaped.*--test-file PATH --naive PATH \(or --frozen PATH\) --kernel PATH --verify CMD'
