@@ -232,9 +232,20 @@ char *loop_attempt_words(struct loop *l, int run_id)
 		changed = xasprintf("the kernel changed while it ran (%s), so which version was "
 				    "measured is not known",
 				    tc);
+	/* the harness printed its gate verdict, then exited non-zero */
+	bool passed_then = json_is_true(json_object_get(json_object_get(rj, "markers"),
+							"gate_passed"));
 	json_decref(rj);
+	char *broke = NULL;
 	switch (r.gate) {
 	case GATE_ERROR:
+		if (passed_then && r.exit_status > 0 && r.exit_status != 2) {
+			broke = xasprintf("the gate passed, then the harness exited %d: a run that "
+					  "ends in an error measures nothing, whatever it printed",
+					  r.exit_status);
+			why = broke;
+			break;
+		}
 		why = r.exit_status == 2 ? "the gate test was not found (exit 2)"
 		      : r.exit_status == 126 || r.exit_status == 127
 			  ? "the validation command could not be run (the shell's exit 126/127: not "
@@ -271,6 +282,7 @@ char *loop_attempt_words(struct loop *l, int run_id)
 			    gate_verdict_name(r.gate), r.log_path ? r.log_path : "trace/");
 	free(slurm);
 	free(changed);
+	free(broke);
 	store_run_release(&r);
 	return s;
 }

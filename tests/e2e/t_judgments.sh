@@ -48,6 +48,14 @@ t_like "status says why and what to do" "$("$OPTLOOP" status --json | jget next)
 	'baseline run was an attempt, not the baseline: the harness broke before a gate verdict \(gate error; raw output in .*iter-0\.log\); fix what stopped it, then run optloop verify again'
 t_exit "it cannot be logged as the baseline" 3 "$OPTLOOP" log --direction baseline
 t_is "no row was written" "$(grep -cE '^\| [0-9]+ \|' profile/chunk_linear_attn-opt/OPT_LOG.md)" 0
+# the gate passes, then the harness exits 1 (its benchmark broke after it)
+"$OPTLOOP" contract --set "validation=$T_TMP/bench --op chunk_linear_attn; exit 1" >/dev/null
+t_exit "a harness that prints GATE PASSED, then exits 1: verify exits 4" 4 "$OPTLOOP" verify
+nx=$("$OPTLOOP" status --json | jget next)
+t_like "  status says the gate passed and what the exit was" "$nx" \
+	'the gate passed, then the harness exited 1: a run that ends in an error measures nothing'
+t_unlike "  not that it broke before a gate verdict" "$nx" 'before a gate verdict'
+t_is "  still need_baseline" "$(state)" need_baseline
 "$OPTLOOP" contract --set "validation=$T_TMP/bench --op chunk_linear_attn" >/dev/null
 t_exit "fixed, verify runs again" 0 "$OPTLOOP" verify
 t_like "the attempt's raw output is kept beside the baseline's" "$(ls profile/chunk_linear_attn-opt/trace)" \
