@@ -232,6 +232,17 @@ char *loop_attempt_words(struct loop *l, int run_id)
 		changed = xasprintf("the kernel changed while it ran (%s), so which version was "
 				    "measured is not known",
 				    tc);
+	/* a commit made while it ran (verify_fill) */
+	const json_t *hm = json_object_get(rj, "head_moved");
+	if (hm && !changed)
+		changed = xasprintf(
+			"HEAD moved while it ran (%.12s to %.12s: a commit optloop did not make, "
+			"by the validation command or by hand), so the change measured is not the "
+			"iteration's to commit; a validation command must not commit: take the "
+			"commit back (git reset --soft %.12s) and verify again",
+			json_string_value(json_object_get(hm, "from")),
+			json_string_value(json_object_get(hm, "to")),
+			json_string_value(json_object_get(hm, "from")));
 	/* the harness printed its gate verdict, then exited non-zero */
 	bool passed_then = json_is_true(json_object_get(json_object_get(rj, "markers"),
 							"gate_passed"));

@@ -58,6 +58,7 @@ struct loop {
 	 * changed while it ran (then the run is an attempt) */
 	char vtree[VCS_OID_HEX], vsnap[VCS_OID_HEX];
 	bool vno_change;
+	char vhead[VCS_OID_HEX]; /* HEAD as the run started ("" unborn) */
 
 	/* whether a run of this process used the Slurm allocation */
 	bool alloc_used;

@@ -350,6 +350,7 @@ int loop_verify_begin(struct loop *l, const struct loop_verify_opts *o, struct e
 	    (rc = vcs_snapshot(l->ws.vcs, loop_kpaths(l), l->ws.nkernel, l->vsnap, e)) < 0)
 		goto out;
 	l->vno_change = !strcmp(l->vtree, at_head);
+	memcpy(l->vhead, head, sizeof(l->vhead));
 	/* the row and its commit go on the branch measured (loop_record.c) */
 	vcs_head_ref(l->ws.vcs, &branch, NULL);
 	log_path = xasprintf("%s/iter-%d.log", l->ws.trace_dir, w.iter);
@@ -466,6 +467,24 @@ static int verify_fill(void *ctx, struct store_run *r, const struct parse_result
 	free(r->snapshot);
 	r->snapshot = xstrdup(l->vsnap);
 	r->no_change = l->vno_change;
+	/* a commit made while it ran (a validation command that commits, a
+	 * hand commit meanwhile): the iteration's change is then in a commit
+	 * optloop did not make, and its row would commit nothing */
+	char now[VCS_OID_HEX] = "";
+	vcs_head(l->ws.vcs, now, NULL);
+	if (strcmp(now, l->vhead) != 0) {
+		json_t *j = r->result_json ? json_loads(r->result_json, 0, NULL) : NULL;
+		if (!j)
+			j = json_object();
+		json_object_set_new(j, "head_moved", json_pack("{s:s, s:s}", "from", l->vhead,
+							       "to", now));
+		free(r->result_json);
+		r->result_json = json_dumps(j, JSON_COMPACT);
+		json_decref(j);
+		if (r->gate != GATE_ERROR)
+			r->gate = GATE_INCOMPLETE;
+		r->bench_ms = NAN;
+	}
 	if (strcmp(work, l->vtree) != 0) {
 		struct sb files = SB_INIT;
 		changed_files(l, l->vsnap, &files);

@@ -156,4 +156,30 @@ t_like "a lint finding on the diff" "$out" 'lint: +1 trap-lint finding'
 t_ok "  a revert needs no --ack (the kernel goes back)" "$OPTLOOP" log --direction "fast math" --status revert --commit
 t_unlike "  and the kernel went back" "$(head -n 1 "$kernel")" 'Ofast'
 
+# ---- a validation command that commits the kernel itself -------------------
+# (a tiny project of its own: the demo's loop above ends stalled)
+cd "$T_TMP" && "$OPTLOOP_ROOT/tests/fixtures/make_tiny_project.sh" "$T_TMP/hc" >/dev/null && cd "$T_TMP/hc" || exit 1
+"$OPTLOOP" init --op tiny --kernel kernel --test-file tests/test_compute.sh --naive ref/naive.sh \
+	--verify ./verify --target 2x --languages sh --promotion "full gate" >/dev/null
+"$OPTLOOP" verify >/dev/null 2>&1 && "$OPTLOOP" log --direction baseline --commit >/dev/null
+"$OPTLOOP" contract --set "validation=git commit -qam 'harness snapshot' >/dev/null 2>&1; ./verify" >/dev/null
+before=$(git rev-parse HEAD)
+sed -i 's/\$(( \$1 \* 2 ))/$(( $1 << 1 ))/' kernel/compute.sh
+out=$("$OPTLOOP" verify 2>&1); rc=$?
+t_is "a harness that commits the kernel: verify exits 4 (an attempt)" "$rc" 4
+t_like "  it says HEAD moved while it ran, and the way back" "$out" \
+	"HEAD moved while it ran \(${before:0:12} to [0-9a-f]{12}: a commit optloop did not make.*git reset --soft ${before:0:12}"
+t_unlike "  no fast verdict on it" "$out" 'verdict: fast'
+out=$("$OPTLOOP" log --direction "harness commit" --status drop 2>&1); rc=$?
+t_is "  log is refused (exit 3): no empty row commit" "$rc" 3
+t_like "  as an attempt" "$out" 'was an attempt, not an iteration: HEAD moved while it ran'
+git reset -q --soft "$before"
+t_is "the way out: the commit taken back, the change is the iteration's again" \
+	"$("$OPTLOOP" status --json | jget state)" editing
+"$OPTLOOP" contract --set "validation=./verify" >/dev/null
+t_exit "  and verify measures it" 0 "$OPTLOOP" verify
+t_ok "  it is logged" "$OPTLOOP" log --direction "shift" --status drop --commit
+t_is "  the row's commit holds the change" \
+	"$(git show --format= --name-only "$(git log --format=%H --grep='^Optloop-Iter: 1$')")" kernel/compute.sh
+
 t_done
