@@ -242,6 +242,7 @@ enum form { F_ABSENT, F_SECTION, F_LINE };
 struct loc {
 	enum form form;
 	size_t a, b; /* section body, or the value on a Key: value line */
+	int again;   /* further sections or Key: lines of the same field */
 };
 
 /* "- **Key:** value" -> field and the value's span; -1 when not such a line. */
@@ -341,6 +342,8 @@ static void scan(const char *t, size_t len, struct loc loc[CF_ALL], unsigned *da
 				cur = -1;
 			}
 			int f = lvl >= 2 ? field_of(s + hs, he - hs) : -1;
+			if (f >= 0 && loc[f].form != F_ABSENT)
+				loc[f].again++;
 			if (f >= 0 && loc[f].form == F_ABSENT) {
 				cur = f;
 				loc[f].form = F_SECTION;
@@ -352,8 +355,10 @@ static void scan(const char *t, size_t len, struct loc loc[CF_ALL], unsigned *da
 		if (cur < 0) {
 			size_t va, vb;
 			int f = key_line(t, l, &va, &vb);
+			if (f >= 0 && loc[f].form != F_ABSENT)
+				loc[f].again++;
 			if (f >= 0 && loc[f].form == F_ABSENT)
-				loc[f] = (struct loc){F_LINE, va, vb};
+				loc[f] = (struct loc){F_LINE, va, vb, 0};
 		}
 	}
 	if (cur >= 0)
@@ -570,6 +575,32 @@ static int command_check(int f, const char *cmd, const char *where, struct err *
 	return rc;
 }
 
+/* A command field must say one command and nothing else: a second section
+ * (only the first would run) or prose beside a fenced block (all of it
+ * would go to /bin/sh -c) is refused, naming what to keep. */
+static int command_shape_check(int f, const struct loc *l, const char *v, struct err *e)
+{
+	if (l->again)
+		return err_set(e, ERR_USAGE,
+			       "contract: docs/draft.md gives the %s %d times, and optloop would run "
+			       "only the first; delete all but one of them",
+			       fields[f].heading, l->again + 1);
+	struct fence fo;
+	for (const char *p = v; p && *p;) {
+		const char *nl = strchr(p, '\n');
+		size_t n = nl ? (size_t)(nl - p) : strlen(p);
+		if (fence_open(p, n, &fo))
+			return err_set(e, ERR_USAGE,
+				       "contract: the %s in docs/draft.md holds text beside its fenced "
+				       "block, and all of it would run through /bin/sh -c; leave only "
+				       "the command in the section (put notes in an HTML comment, "
+				       "<!-- ... -->, or set it with optloop contract --set %s=...)",
+				       fields[f].heading, fields[f].name);
+		p = nl ? nl + 1 : p + n;
+	}
+	return 0;
+}
+
 int contract_parse(const char *text, size_t len, struct contract *c, struct err *e)
 {
 	struct loc loc[CF_ALL];
@@ -588,6 +619,12 @@ int contract_parse(const char *text, size_t len, struct contract *c, struct err 
 		thr = value_of(text, loc[CF_THRESHOLD].a, loc[CF_THRESHOLD].b);
 	if (loc[CF_RUNNER].form != F_ABSENT)
 		c->runner = value_of(text, loc[CF_RUNNER].a, loc[CF_RUNNER].b);
+	if (command_shape_check(CF_VALIDATION, &loc[CF_VALIDATION], c->v[CF_VALIDATION], e) < 0 ||
+	    command_shape_check(CF_BENCHMARK, &loc[CF_BENCHMARK], c->v[CF_BENCHMARK], e) < 0) {
+		free(cap);
+		free(thr);
+		return ERR_USAGE;
+	}
 	struct slurm_runner run;
 	struct err re = {0};
 	int rrc = slurm_runner_parse(c->runner, &run, &re);

@@ -501,6 +501,7 @@ int loop_open(const char *cwd, const char *op, int flags, struct loop **out, str
 	if (rc < 0)
 		goto fail;
 	l->ws.readonly = flags & LOOP_READONLY;
+	l->any_contract = flags & LOOP_ANY_CONTRACT;
 	rc = store_open(l->ws.db_path,
 			l->ws.readonly		       ? STORE_READONLY
 			: (flags & LOOP_TRY_WRITE) ? STORE_NOWAIT

@@ -34,6 +34,9 @@ enum loop_open_flags {
 	LOOP_READONLY = 1 << 0,  /* never write; no writer lock taken */
 	LOOP_TRY_WRITE = 1 << 1, /* fall back to read-only at once when another writer
 				  * holds it (a plain writer waits up to 2 s first) */
+	LOOP_ANY_CONTRACT = 1 << 2, /* open although docs/draft.md does not read as a
+				     * contract: its error is what is missing (for the
+				     * command that rewrites it) */
 };
 
 /* Find the repository from cwd (NULL: the process's), pick the workspace

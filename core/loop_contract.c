@@ -288,6 +288,10 @@ int loop_load_contract(struct loop *l, struct err *e)
 				       "fields, or restore the file)");
 		return 0;
 	}
+	if (sc->rc < 0 && l->any_contract) {
+		l->missing = xstrdup(sc->err.msg);
+		return 0;
+	}
 	if (sc->rc < 0) {
 		if (e)
 			*e = sc->err;

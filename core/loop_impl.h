@@ -41,6 +41,8 @@ struct loop {
 	struct workspace ws;
 	struct shared_contract *contract; /* never NULL once open */
 	char *missing; /* NULL when the contract is complete */
+	bool any_contract; /* LOOP_ANY_CONTRACT: a contract that does not parse is
+			    * only incomplete */
 	/* OPT_LOG.md holds rows the database does not (it was replaced, emptied
 	 * or cut short): how many, 0 when none.  Nothing is written until
 	 * repair --rebuild takes them back (loop_writable). */

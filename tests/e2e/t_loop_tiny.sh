@@ -57,6 +57,33 @@ t_exit "--set without = is a usage error" 2 "$OPTLOOP" contract --set target
 t_ok "contract --set fills fields" "$OPTLOOP" contract --set "target=N up to 50, 2x" --set languages=sh --set "promotion=full gate, confirmed win"
 t_ok "contract --check passes" "$OPTLOOP" contract --check
 t_like "the file keeps the value" "$(cat profile/tiny-opt/docs/draft.md)" 'N up to 50, 2x'
+# A Validation section with prose beside its fenced block would run the
+# prose through /bin/sh -c; two Validation sections would run the first.
+D=profile/tiny-opt/docs/draft.md
+cp $D "$T_TMP/draft.good"
+python3 - "$D" "$T_TMP/prose-ran" <<'PY'
+import sys
+p, ran = sys.argv[1], sys.argv[2]
+s = open(p).read()
+i, j = s.index("## Validation command"), s.index("## Benchmark command")
+open(p, "w").write(s[:i] + "## Validation command\n\nRun it from the root; then touch " + ran +
+                   "\n\n```sh\n./verify\n```\n\n" + s[j:])
+PY
+out=$("$OPTLOOP" verify 2>&1); rc=$?
+t_is "prose beside the fenced validation command: verify refuses (exit 2)" "$rc" 2
+t_like "  saying what is wrong and what to do" "$out" \
+	'Validation command in docs/draft.md holds text beside its fenced block.*leave only the command'
+t_ok "  and nothing ran" test ! -e "$T_TMP/prose-ran"
+t_exit "contract --check names it (exit 1)" 1 "$OPTLOOP" contract --check
+t_like "  as what is missing" "$("$OPTLOOP" contract --check)" 'holds text beside its fenced block'
+t_ok "contract --set mends it, as the message says" "$OPTLOOP" contract --set validation=./verify
+t_ok "  and the contract is complete again" "$OPTLOOP" contract --check
+printf '\n## Validation command\n\n./verify --other\n' >>$D
+out=$("$OPTLOOP" status 2>&1); rc=$?
+t_is "two Validation sections: refused (exit 2)" "$rc" 2
+t_like "  saying only the first would run" "$out" 'gives the Validation command 2 times, and optloop would run only the first; delete all but one'
+cp "$T_TMP/draft.good" $D
+t_ok "the draft put back: complete" "$OPTLOOP" contract --check
 
 # NEED_BASELINE
 t_is "state need_baseline" "$(state)" need_baseline

@@ -191,6 +191,37 @@ static void unreadable_cap_or_threshold_is_a_usage_error(void **state)
 	assert_int_equal(contract_parse_threshold("0", &t), ERR_USAGE);
 }
 
+/* A command section says one command: prose beside its fenced block would
+ * run through /bin/sh -c, and of two sections only the first would run. */
+static void command_sections_hold_one_command(void **state)
+{
+	static const char prose[] = "## Op\nx\n## Validation command\nRun this from the root:\n"
+				    "```sh\n./verify --op x\n```\n## Target\n2x\n";
+	static const char twice[] = "## Validation command\n./verify\n## Target\n2x\n"
+				    "## Validation command\n./verify --op y\n";
+	static const char key_twice[] = "- **Benchmark:** ./bench\n- **Benchmark:** ./bench2\n";
+	static const char script[] = "## Validation command\n```sh\nset -e\n\n./verify\n```\n"
+				     "<!-- notes go in a comment -->\n";
+	struct contract c;
+	struct err e = {0};
+
+	assert_int_equal(contract_parse(prose, strlen(prose), &c, &e), ERR_USAGE);
+	assert_non_null(strstr(e.msg, "Validation command in docs/draft.md holds text beside its "
+				      "fenced block"));
+	assert_non_null(strstr(e.msg, "contract --set validation="));
+	contract_release(&c);
+	assert_int_equal(contract_parse(twice, strlen(twice), &c, &e), ERR_USAGE);
+	assert_non_null(strstr(e.msg, "gives the Validation command 2 times"));
+	contract_release(&c);
+	assert_int_equal(contract_parse(key_twice, strlen(key_twice), &c, &e), ERR_USAGE);
+	assert_non_null(strstr(e.msg, "gives the Benchmark command 2 times"));
+	contract_release(&c);
+	/* one fenced script, blank lines inside, a comment beside: fine */
+	assert_int_equal(contract_parse(script, strlen(script), &c, &e), 0);
+	assert_string_equal(c.v[CF_VALIDATION], "set -e\n\n./verify");
+	contract_release(&c);
+}
+
 /* contract_set on doc, expecting exactly want. */
 static void set_expect(const char *doc, const char *field, const char *value, const char *want)
 {
@@ -661,6 +692,7 @@ int main(void)
 		cmocka_unit_test(empty_sections_hints_and_placeholders_are_missing),
 		cmocka_unit_test(nul_bytes_in_values_are_dropped),
 		cmocka_unit_test(unreadable_cap_or_threshold_is_a_usage_error),
+		cmocka_unit_test(command_sections_hold_one_command),
 		cmocka_unit_test(set_replaces_a_value_and_keeps_everything_else),
 		cmocka_unit_test(set_fills_an_empty_section_after_its_hint),
 		cmocka_unit_test(set_adds_a_missing_field_as_a_section),

@@ -82,9 +82,12 @@ static enum cli_open open_mode(const struct command *c, unsigned long long given
 	return mode != OPEN_NONE ? mode : c->open;
 }
 
-static int open_workspace(struct cli *cli, enum cli_open mode, struct loop **l)
+static int open_workspace(struct cli *cli, const struct command *c, enum cli_open mode,
+			  struct loop **l)
 {
 	int flags = mode == OPEN_READ ? LOOP_READONLY : mode == OPEN_TRY ? LOOP_TRY_WRITE : 0;
+	if (c->any_contract)
+		flags |= LOOP_ANY_CONTRACT;
 	return loop_cli_open(cli, flags, l);
 }
 
@@ -157,7 +160,7 @@ int command_run(struct cli *cli, const struct command *c, int argc, char **argv)
 		if (rc != CMD_GO)
 			break;
 		enum cli_open mode = open_mode(c, given);
-		if (mode != OPEN_NONE && (rc = open_workspace(cli, mode, &x.l)) != 0)
+		if (mode != OPEN_NONE && (rc = open_workspace(cli, c, mode, &x.l)) != 0)
 			break;
 		rc = c->run(&x);
 		if (x.l)

@@ -63,6 +63,8 @@ struct command {
 					  * word it reads as typed (completion) */
 	bool raw;                        /* run gets the words as typed, none read as an
 					  * option (completion --list: the words being typed) */
+	bool any_contract;               /* opens a docs/draft.md that does not read as a
+					  * contract (contract --set is how it is mended) */
 	/* Before anything is opened: check the values (print the usage error and
 	 * return 2), or do all the work where no workspace is needed; CMD_GO
 	 * to go on.  NULL: go on. */

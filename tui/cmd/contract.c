@@ -122,6 +122,7 @@ const struct command cmd_contract = {
 					  NULL},
 	.more = "The contract is docs/draft.md in the workspace; --set rewrites one\n"
 		"field and keeps the rest of the file byte for byte.",
+	.any_contract = true,
 	.before = contract_before,
 	.run = contract_run,
 };
