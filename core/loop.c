@@ -217,6 +217,15 @@ int loop_where(struct loop *l, struct where *w, struct err *e)
 	return guards_state(&l->ws, &w->state, &w->stall, e);
 }
 
+char *loop_ref(const struct loop *l, const char *kind)
+{
+	char *wt = vcs_worktree_id(l->ws.vcs);
+	char *ref = wt ? xasprintf("refs/optloop/wt/%s/%s/%s", wt, kind, l->ws.op)
+		       : xasprintf("refs/optloop/%s/%s", kind, l->ws.op);
+	free(wt);
+	return ref;
+}
+
 /* Why run_id was an attempt and where its raw output is, in words. */
 char *loop_attempt_words(struct loop *l, int run_id)
 {

@@ -20,8 +20,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Where a change set aside by a telescoped edit is kept: ASIDE_REF/<op>/<iter>. */
-#define ASIDE_REF "refs/optloop/aside"
+/* The ref of this work tree's kind of keeping ("swap", "aside") for the op:
+ * refs/optloop/<kind>/<op> in the main work tree, refs/optloop/wt/<name>/
+ * <kind>/<op> in a linked one (refs are shared by all work trees: two loops
+ * on one op in two work trees must not drop each other's). */
+char *loop_ref(const struct loop *l, const char *kind);
 
 /* The contract is shared by reference: the loop holds the one it read last
  * and lends it out (loop_contract_get); a re-read makes a new one, so what a

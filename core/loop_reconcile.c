@@ -158,7 +158,7 @@ static int reconcile_intents(struct loop *l, struct err *e)
 		if (rc == 0)
 			rc = store_intent_end(l->ws.store, in.id, e);
 		if (rc == 0 && swap && at != VCS_ELSEWHERE) { /* the candidate is back */
-			char *ref = xasprintf("refs/optloop/swap/%s", l->ws.op);
+			char *ref = loop_ref(l, "swap");
 			vcs_unkeep(l->ws.vcs, ref);
 			free(ref);
 			vcs_clear_keeps(l->ws.vcs, loop_kpaths(l), l->ws.nkernel, NULL);

@@ -64,7 +64,9 @@ int loop_set_aside(struct loop *l, struct err *e)
 			      "changed after iteration %d was measured; optloop keeps the change "
 			      "here and brings it back after the iteration's commit.\n",
 			      l->ws.op, w.iter, w.iter);
-	char *ref = xasprintf("%s/%s/%d", ASIDE_REF, l->ws.op, w.iter);
+	char *base = loop_ref(l, "aside");
+	char *ref = xasprintf("%s/%d", base, w.iter);
+	free(base);
 	/* the change is saved and the move recorded before any file is written:
 	 * a set-aside cut off is finished by the next writer (reconcile_intents) */
 	int intent = 0;

@@ -262,7 +262,7 @@ static char *paired_command(const char *cmd, const char *sha)
  * candidate is back (loop.c's reconcile drops it after a crash). */
 static char *swap_ref(struct ctx *c)
 {
-	return xasprintf("refs/optloop/swap/%s", c->l->ws.op);
+	return loop_ref(c->l, "swap");
 }
 
 static int swap_begin(struct ctx *c, int iter, const char *snap, const char *best_commit,

@@ -8,8 +8,10 @@
 
 #include <git2.h>
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -180,6 +182,35 @@ const char *vcs_workdir(const struct vcs *v)
 const char *vcs_gitdir(const struct vcs *v)
 {
 	return git_repository_path(v->repo);
+}
+
+char *vcs_worktree_id(const struct vcs *v)
+{
+	if (!git_repository_is_worktree(v->repo))
+		return NULL;
+	/* the linked work tree's git directory: <common>/worktrees/<name>/ */
+	char *dir = xstrdup(git_repository_path(v->repo));
+	size_t n = strlen(dir);
+	while (n && dir[n - 1] == '/')
+		dir[--n] = '\0';
+	const char *slash = strrchr(dir, '/');
+	const char *name = slash ? slash + 1 : dir;
+	bool safe = *name && *name != '.';
+	for (const char *p = name; safe && *p; p++)
+		safe = isalnum((unsigned char)*p) || *p == '_' || *p == '-' ||
+		       (*p == '.' && p[1] != '.');
+	safe = safe && !(n >= 5 && !strcmp(dir + n - 5, ".lock"));
+	char *id;
+	if (safe) {
+		id = xstrdup(name);
+	} else { /* FNV-1a: the same name gives the same ref */
+		uint64_t h = 1469598103934665603ULL;
+		for (const char *p = name; *p; p++)
+			h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+		id = xasprintf("wt-%016llx", (unsigned long long)h);
+	}
+	free(dir);
+	return id;
 }
 
 static int head_commit(struct vcs *v, git_commit **c, struct err *e)

@@ -171,6 +171,12 @@ int vcs_aside_merge(struct vcs *v, const char *measured, const char *aside_sha,
 int vcs_keep(struct vcs *v, const char *refname, const char *sha, struct err *e);
 void vcs_unkeep(struct vcs *v, const char *refname);
 
+/* A linked work tree's name as one ref name component (its own letters
+ * where they are safe in a ref, else a hash of them); NULL in the main work
+ * tree.  Refs are shared by every work tree of a repository, so a ref that
+ * belongs to one work tree carries this (loop_ref). */
+char *vcs_worktree_id(const struct vcs *v);
+
 /* Put treeish's kernel files in the work tree (vcs_restore) and drop the
  * set-aside ref refname (may be NULL). */
 int vcs_bring_back(struct vcs *v, const char *treeish, const char *refname,

@@ -138,4 +138,33 @@ t_is "and the candidate is back" "$(sha1sum kernel/compute.sh)" "$cand"
 t_unlike "  even after git gc --prune=now; no extra change is blamed" "$out" 'extra change'
 t_is "  and the ref is dropped once it is back" "$(git for-each-ref refs/optloop/swap/ | wc -l)" 0
 t_ok "log is not refused as telescoped" "$OPTLOOP" log --direction "one comment more" --status drop
+# Two linked work trees on one op: each keeps its own swap ref, so a confirm
+# in one never drops the other's protection (git gc would then prune the
+# other's candidate while its best is in the tree).
+wa="$T_TMP/wt-a" wb="$T_TMP/wt-b"
+cd "$T_TMP" && "$OPTLOOP_ROOT/tests/fixtures/make_tiny_project.sh" "$wa" >/dev/null && cd "$wa" || exit 1
+init_wt() {
+	"$OPTLOOP" init --op tiny --kernel kernel --test-file tests/test_compute.sh --naive ref/naive.sh \
+		--verify ./verify --target 2x --languages sh --promotion confirmed >/dev/null &&
+		"$OPTLOOP" verify >/dev/null 2>&1 && "$OPTLOOP" log --direction baseline --commit >/dev/null
+}
+init_wt
+git worktree add -q -b side "$wb"
+(cd "$wb" && init_wt && printf '# the other tree\n' >>kernel/compute.sh && "$OPTLOOP" verify >/dev/null 2>&1)
+printf '# this tree\n' >>kernel/compute.sh
+wa_cand=$(sha1sum <kernel/compute.sh)
+"$OPTLOOP" verify >/dev/null 2>&1
+OPTLOOP_FAULT=confirm.best_in_tree "$OPTLOOP" confirm >/dev/null 2>&1
+t_is "work tree a: a confirm killed with the best in the tree" "$?" 137
+t_is "  its candidate is kept by a ref" "$(git for-each-ref --format='%(objecttype)' refs/optloop/swap/tiny)" tree
+(cd "$wb" && "$OPTLOOP" confirm --max-pairs 1 >/dev/null 2>&1)
+t_is "work tree b: a whole confirm of the same op ends and drops its own ref" \
+	"$(git for-each-ref refs/optloop/wt/ | wc -l)" 0
+t_is "  and leaves work tree a's ref alone" "$(git for-each-ref --format='%(objecttype)' refs/optloop/swap/tiny)" tree
+git gc -q --prune=now 2>/dev/null
+out=$("$OPTLOOP" status 2>&1)
+t_like "after git gc --prune=now, work tree a's next command puts its candidate back" "$out" \
+	'swap cut off by a crash was undone'
+t_is "  the candidate is in the tree" "$(sha1sum <kernel/compute.sh)" "$wa_cand"
+t_like "work tree b's kernel is its own" "$(tail -n 1 "$wb/kernel/compute.sh")" '^# the other tree$'
 t_done

@@ -99,6 +99,39 @@ static void open_discovers_from_a_subdirectory(void **state)
 	free(real);
 }
 
+/* Refs are shared by all work trees: a linked one is named in the refs
+ * that belong to it, always as one safe ref component. */
+static void worktree_id_names_a_linked_work_tree(void **state)
+{
+	struct vcs *v;
+	struct err e = {0};
+	assert_int_equal(vcs_open(repo, &v, &e), 0);
+	assert_null(vcs_worktree_id(v));
+	vcs_free(v);
+	sh("cd %s && git worktree add -q -b side ../%s-side && git worktree add -q -b odd "
+	   "'../%s-with space'",
+	   repo, strrchr(repo, '/') + 1, strrchr(repo, '/') + 1);
+	char *side = xasprintf("%s-side", repo), *odd = xasprintf("%s-with space", repo);
+	char *want = xasprintf("%s-side", strrchr(repo, '/') + 1);
+	assert_int_equal(vcs_open(side, &v, &e), 0);
+	char *id = vcs_worktree_id(v);
+	assert_string_equal(id, want);
+	free(id);
+	vcs_free(v);
+	assert_int_equal(vcs_open(odd, &v, &e), 0);
+	id = vcs_worktree_id(v);
+	assert_non_null(id); /* git names it without the space; either way a ref component */
+	assert_null(strpbrk(id, " ~^:?*[\\"));
+	char *again = vcs_worktree_id(v);
+	assert_string_equal(id, again);
+	free(again);
+	free(id);
+	vcs_free(v);
+	free(side);
+	free(odd);
+	free(want);
+}
+
 static void kernel_hash_tracks_edits_and_ignores_build_files(void **state)
 {
 	struct vcs *v;
@@ -861,6 +894,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(open_discovers_from_a_subdirectory, fresh_repo),
+		cmocka_unit_test_setup(worktree_id_names_a_linked_work_tree, fresh_repo),
 		cmocka_unit_test_setup(listing_changes_writes_the_refreshed_index_back, fresh_repo),
 		cmocka_unit_test_setup(kernel_hash_tracks_edits_and_ignores_build_files, fresh_repo),
 		cmocka_unit_test_setup(commit_holds_only_the_kernel_change_with_trailers, fresh_repo),
