@@ -158,6 +158,60 @@ static int outside_check(struct loop *l, const struct loop_verify_opts *o, struc
 	return rc;
 }
 
+/* An --include path is held to what init holds a kernel path to: it names
+ * something (in the tree, or in HEAD for a deletion), not the whole
+ * repository, git's directory or optloop's profile/, and no other
+ * workspace's kernel (a drop here would put back this op's best of that
+ * op's files). */
+static int include_path_check(struct loop *l, const char *p, struct err *e)
+{
+	const char *bad = loop_kernel_path_unusable(l->ws.repo, vcs_gitdir(l->ws.vcs), p);
+	if (bad)
+		return err_set(e, ERR_USAGE, "--include %s %s; name the files the change is in", p,
+			       bad);
+	if (fsutil_path_under(p, "profile") || !strcmp(p, "profile"))
+		return err_set(e, ERR_USAGE,
+			       "--include %s lies in profile/, optloop's workspaces, which no "
+			       "kernel holds",
+			       p);
+	char *full = fsutil_join(l->ws.repo, p);
+	bool there = fsutil_exists(full) || vcs_path_in(l->ws.vcs, "HEAD", p);
+	free(full);
+	if (!there)
+		return err_set(e, ERR_USAGE,
+			       "--include %s: no such file or directory, in the tree or in HEAD "
+			       "(give a path relative to the repository root)",
+			       p);
+	char **ops = NULL;
+	size_t nops = 0;
+	int rc = 0;
+	if (workspace_list(l->ws.repo, &ops, &nops, NULL) < 0)
+		return 0;
+	for (size_t i = 0; rc == 0 && i < nops; i++) {
+		if (!strcmp(ops[i], l->ws.op))
+			continue;
+		char **kern = NULL;
+		size_t nk = workspace_kernel_of(l->ws.repo, ops[i], &kern);
+		for (size_t k = 0; rc == 0 && k < nk; k++)
+			if (fsutil_path_under(p, kern[k]) || fsutil_path_under(kern[k], p) ||
+			    !strcmp(p, kern[k]))
+				rc = err_set(e, ERR_REFUSED,
+					     "verify refused: --include %s %s op %s's kernel (%s): a "
+					     "drop or revert here would put back this op's best of it "
+					     "and lose %s's work; change it in its own workspace "
+					     "(optloop --op %s)",
+					     p, fsutil_path_under(kern[k], p) ? "holds" : "is in",
+					     ops[i], kern[k], ops[i], ops[i]);
+		for (size_t k = 0; k < nk; k++)
+			free(kern[k]);
+		free(kern);
+	}
+	for (size_t i = 0; i < nops; i++)
+		free(ops[i]);
+	free(ops);
+	return rc;
+}
+
 /* The user's --include paths: not frozen, a path of the repository, and
  * as the best has it in HEAD (a drop puts back the best's version: one
  * committed after the best would be lost). */
@@ -190,6 +244,8 @@ static int include_check(struct loop *l, const struct loop_verify_opts *o, struc
 				     p);
 			break;
 		}
+		if ((rc = include_path_check(l, p, e)) < 0)
+			break;
 		const char *one[] = {p};
 		char at_best[VCS_OID_HEX], at_head[VCS_OID_HEX];
 		if (best && best->commit &&

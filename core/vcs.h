@@ -189,6 +189,8 @@ int vcs_diff(struct vcs *v, const char *treeish, const char *const *paths, size_
 
 /* Does this commit exist?  Is it HEAD or one of its ancestors? */
 bool vcs_commit_exists(struct vcs *v, const char *sha);
+/* Does treeish (a commit, "HEAD") hold path, a file or a directory? */
+bool vcs_path_in(struct vcs *v, const char *treeish, const char *path);
 bool vcs_commit_in_history(struct vcs *v, const char *sha);
 
 /* An optloop commit found in history. */

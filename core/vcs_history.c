@@ -20,6 +20,22 @@ bool vcs_commit_exists(struct vcs *v, const char *sha)
 	return ok;
 }
 
+bool vcs_path_in(struct vcs *v, const char *treeish, const char *path)
+{
+	git_object *obj = NULL;
+	git_tree *tree = NULL;
+	git_tree_entry *ent = NULL;
+	bool yes = false;
+	if (git_revparse_single(&obj, v->repo, treeish) == 0 &&
+	    git_object_peel((git_object **)&tree, obj, GIT_OBJECT_TREE) == 0 &&
+	    git_tree_entry_bypath(&ent, tree, path) == 0)
+		yes = true;
+	git_tree_entry_free(ent);
+	git_tree_free(tree);
+	git_object_free(obj);
+	return yes;
+}
+
 bool vcs_commit_in_history(struct vcs *v, const char *sha)
 {
 	git_object *obj = NULL;

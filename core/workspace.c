@@ -115,6 +115,31 @@ void workspace_paths(const char *repo, const char *op, struct workspace *ws)
 	ws->trace_dir = xasprintf("%s/trace", ws->dir);
 }
 
+size_t workspace_kernel_of(const char *repo, const char *op, char ***paths)
+{
+	char *db = xasprintf("%s/profile/%s-opt/optloop.db", repo, op);
+	struct store *s = NULL;
+	char *text = NULL;
+	size_t n = 0;
+	*paths = NULL;
+	if (store_open(db, STORE_READONLY, &s, NULL) == 0 &&
+	    store_meta_get(s, "kernel", &text, NULL) == 0 && text) {
+		for (char *p = text, *nl; *p; p = nl ? nl + 1 : p + strlen(p)) {
+			nl = strchr(p, '\n');
+			size_t len = nl ? (size_t)(nl - p) : strlen(p);
+			if (!len)
+				continue;
+			*paths = xrealloc(*paths, (n + 1) * sizeof(char *));
+			(*paths)[n++] = xstrndup(p, len);
+		}
+	}
+	free(text);
+	if (s)
+		store_close(s);
+	free(db);
+	return n;
+}
+
 int workspace_list(const char *repo, char ***ops, size_t *n, struct err *e)
 {
 	char *prof = xasprintf("%s/profile", repo);

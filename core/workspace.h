@@ -67,6 +67,9 @@ void workspace_paths(const char *repo, const char *op, struct workspace *ws);
 /* Ops that have a workspace (profile/<op>-opt/optloop.db) in repo, sorted.
  * *ops is caller-owned: free each, then the array. */
 int workspace_list(const char *repo, char ***ops, size_t *n, struct err *e);
+/* The kernel paths workspace op of repo holds (its database's, read-only),
+ * in *paths (caller-freed strings and array); 0 when it cannot be read. */
+size_t workspace_kernel_of(const char *repo, const char *op, char ***paths);
 
 /* Pick the workspace: op when given (ERR_NOTFOUND when it has none), else
  * the only one (ERR_NOTFOUND when none, ERR_USAGE listing them when

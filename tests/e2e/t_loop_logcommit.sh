@@ -157,6 +157,22 @@ t_like "  naming each, modified or new" "$out" \
 out=$("$OPTLOOP" verify --include tests/test_compute.sh 2>&1); rc=$?
 t_is "  --include of a frozen file is refused" "$rc" 3
 t_like "  saying it is frozen" "$out" '--include tests/test_compute.sh is frozen'
+# --include is held to what init holds a kernel path to
+t_exit "  --include . (the whole repository) is a usage error" 2 "$OPTLOOP" verify --include .
+t_like "  saying why" "$("$OPTLOOP" verify --include . 2>&1)" '--include \. is the whole repository'
+t_exit "  --include .git is a usage error" 2 "$OPTLOOP" verify --include .git/hooks
+t_like "  saying it lies in git's directory" "$("$OPTLOOP" verify --include .git/hooks 2>&1)" "lies in git's own directory"
+t_exit "  --include of a path that exists nowhere is a usage error" 2 "$OPTLOOP" verify --include lib/nope.sh
+t_like "  saying so" "$("$OPTLOOP" verify --include lib/nope.sh 2>&1)" 'no such file or directory, in the tree or in HEAD'
+t_exit "  --include profile/ is a usage error" 2 "$OPTLOOP" verify --include profile/tiny-opt
+"$OPTLOOP" init --op other --kernel lib --test-file tests/test_compute.sh --naive ref/naive.sh \
+	--verify ./verify >/dev/null
+out=$("$OPTLOOP" --op tiny verify --include lib/new.sh 2>&1); rc=$?
+t_is "  --include of another workspace's kernel is refused (exit 3)" "$rc" 3
+t_like "  naming the op and where to change it" "$out" \
+	"--include lib/new.sh is in op other's kernel \(lib\).*optloop --op other"
+rm -rf profile/other-opt
+t_is "  after all of these the workspace is as it was" "$("$OPTLOOP" status --json | jget state)" editing
 out=$("$OPTLOOP" verify --include lib/helper.sh --include lib/new.sh --include verify 2>&1); rc=$?
 t_is "  --include of a file a commit changed after the best is refused" "$rc" 3
 t_like "  saying a drop would lose that commit's version" "$out" \
