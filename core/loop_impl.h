@@ -64,6 +64,7 @@ struct loop {
 	char vtree[VCS_OID_HEX], vsnap[VCS_OID_HEX];
 	bool vno_change;
 	char vhead[VCS_OID_HEX]; /* HEAD as the run started ("" unborn) */
+	unsigned long long vdb_dev, vdb_ino; /* optloop.db as the run started */
 
 	/* whether a run of this process used the Slurm allocation */
 	bool alloc_used;

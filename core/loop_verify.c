@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* ---- verify -------------------------------------------------------------------- */
@@ -407,6 +408,12 @@ int loop_verify_begin(struct loop *l, const struct loop_verify_opts *o, struct e
 		goto out;
 	l->vno_change = !strcmp(l->vtree, at_head);
 	memcpy(l->vhead, head, sizeof(l->vhead));
+	struct stat dbst;
+	l->vdb_dev = l->vdb_ino = 0;
+	if (stat(l->ws.db_path, &dbst) == 0) {
+		l->vdb_dev = (unsigned long long)dbst.st_dev;
+		l->vdb_ino = (unsigned long long)dbst.st_ino;
+	}
 	/* the row and its commit go on the branch measured (loop_record.c) */
 	vcs_head_ref(l->ws.vcs, &branch, NULL);
 	log_path = xasprintf("%s/iter-%d.log", l->ws.trace_dir, w.iter);
@@ -515,6 +522,21 @@ static int verify_fill(void *ctx, struct store_run *r, const struct parse_result
 	char work[VCS_OID_HEX];
 	(void)res;
 	r->vs_best = NAN; /* the verdict's, set inside the run's transaction */
+	/* the workspace deleted under the run (a validation command that runs
+	 * git clean -x, or by hand): the database written to would be a file
+	 * no one can open again, and the run would read as recorded */
+	struct stat dbst;
+	if (l->vdb_ino && (stat(l->ws.db_path, &dbst) != 0 ||
+			   (unsigned long long)dbst.st_ino != l->vdb_ino ||
+			   (unsigned long long)dbst.st_dev != l->vdb_dev))
+		return err_set(e, ERR_HARNESS,
+			       "the workspace %s was deleted or replaced while the run went (a "
+			       "validation command that runs git clean -x does this; profile/ is "
+			       "git-ignored): nothing of this run is recorded. Take git clean out of "
+			       "the validation command, and put the workspace back from a copy "
+			       "before running optloop again; the rows committed so far are in "
+			       "the commits' Optloop-* trailers (git log --grep 'Optloop-Op: %s')",
+			       l->ws.rel, l->ws.op);
 	int rc = vcs_kernel_hash(l->ws.vcs, loop_kpaths(l), l->ws.nkernel, NULL, work, e);
 	if (rc < 0)
 		return rc;

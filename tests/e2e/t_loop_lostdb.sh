@@ -110,4 +110,14 @@ mv $ows/optloop.db $ows/optloop.db.foreign
 t_ok "the way out: init again" "$OPTLOOP" init --op other --kernel kernel --test-file tests/test_compute.sh \
 	--naive ref/naive.sh --verify ./verify --target "2x" --languages sh --promotion "full gate"
 t_ok "and other's status works" "$OPTLOOP" --op other status
+# ---- the workspace deleted while verify runs (git clean -x in the harness) --
+setup "$T_TMP/cleaned"
+"$OPTLOOP" contract --set "validation=./verify; git clean -xdfq" >/dev/null
+echo "# next" >>kernel/compute.sh
+out=$("$OPTLOOP" verify 2>&1); rc=$?
+t_is "a harness that deletes the workspace: verify exits 4, not 0" "$rc" 4
+t_like "  saying the workspace went while the run went, and nothing is recorded" "$out" \
+	'the workspace profile/tiny-opt was deleted or replaced while the run went.*nothing of this run is recorded'
+t_like "  and where the committed rows still are" "$out" "git log --grep 'Optloop-Op: tiny'"
+t_unlike "  it does not report a measured iteration" "$out" 'verdict:'
 t_done
