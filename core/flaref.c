@@ -105,6 +105,9 @@ static char *word(const char **pp)
 	return p > a ? xstrndup(a, (size_t)(p - a)) : NULL;
 }
 
+/* The name a star import stands for: all of the module's. */
+#define STAR "*"
+
 /* The names list of one from-import: "a, b as c" or "(\n a,\n b,\n)",
  * comments dropped. */
 static void read_names(const char **pp, const char *module, struct imports *im)
@@ -126,7 +129,8 @@ static void read_names(const char **pp, const char *module, struct imports *im)
 		}
 		if (!*p || *p == '\n' || *p == ';' || (paren && *p == ')'))
 			break;
-		char *n = word(&p);
+		/* "from m import *": every public name of m (STAR) */
+		char *n = *p == '*' ? (p++, xstrdup(STAR)) : word(&p);
 		if (!n) {
 			p++;
 			continue;
@@ -393,10 +397,18 @@ static char *resolve_in(struct fla_tree *t, const char *rel, const char *package
 		read_imports(text, &im);
 		for (size_t i = 0; !found && i < im.n; i++) {
 			const char *as = im.v[i].alias ? im.v[i].alias : im.v[i].name;
-			if (!im.v[i].name || strcmp(as, name))
+			if (!im.v[i].name || !strcmp(im.v[i].name, STAR) || strcmp(as, name))
 				continue;
 			char *m = absolute(package, im.v[i].module);
 			found = resolve(t, m, im.v[i].name, depth + 1);
+			free(m);
+		}
+		/* not named anywhere: a star import may bring it */
+		for (size_t i = 0; !found && i < im.n; i++) {
+			if (!im.v[i].name || strcmp(im.v[i].name, STAR) != 0)
+				continue;
+			char *m = absolute(package, im.v[i].module);
+			found = resolve(t, m, name, depth + 1);
 			free(m);
 		}
 		imports_release(&im);
@@ -460,7 +472,8 @@ int fla_scope_read(struct fla_tree *t, const char *test_file, const char *import
 	read_imports(text.buf ? text.buf : "", &im);
 	for (size_t i = 0; i < im.n; i++) {
 		const struct import_item *it = &im.v[i];
-		if (!it->name || (!starts(it->module, "fla.") && strcmp(it->module, "fla")))
+		if (!it->name || !strcmp(it->name, STAR) ||
+		    (!starts(it->module, "fla.") && strcmp(it->module, "fla")))
 			continue;
 		const char *used = it->alias ? it->alias : it->name;
 		if (op_func && !strcmp(it->name, op_func)) {
@@ -576,7 +589,7 @@ static char *import_target(struct fla_tree *t, const char *file, const char *pac
 {
 	char *abs = absolute(package, it->module);
 	char *target = NULL;
-	if (it->name) {
+	if (it->name && strcmp(it->name, STAR) != 0) {
 		char *sub = xasprintf("%s.%s", abs, it->name);
 		target = module_file(t, sub);
 		free(sub);

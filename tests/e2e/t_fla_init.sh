@@ -88,6 +88,17 @@ t_like "  saying the gate cannot catch an error there" "$out" \
 t_unlike "  and it is not frozen" "$(frozen chunk_l2)" 'l2norm'
 rm -rf profile/chunk_l2-opt
 
+# a helper both sides take with "from .shared import *": reached, so asked
+out=$("$OPTLOOP" init --op chunk_star 2>&1); rc=$?
+t_is "a helper both sides star-import: init refuses (exit 3)" "$rc" 3
+t_like "  naming it and the reference that reaches it" "$out" \
+	'fla/ops/star/shared.py \(reference fused_recurrent_star, through fla/ops/star/fused_recurrent.py\)'
+out=$("$OPTLOOP" init --op chunk_star --frozen fla/ops/star/shared.py 2>&1); rc=$?
+t_is "  frozen as told: init succeeds" "$rc" 0
+t_like "  the star-imported helper is frozen" "$(frozen chunk_star)" 'fla/ops/star/shared.py'
+t_like "  the kernel is the op's file alone" "$out" 'kernel: fla/ops/star/chunk.py;'
+rm -rf profile/chunk_star-opt
+
 # the op wraps another registered op, and the test compares it with that
 out=$("$OPTLOOP" init --op chunk_wrap 2>&1); rc=$?
 t_is "a test comparing the op with the op it wraps: refused (exit 3)" "$rc" 3
