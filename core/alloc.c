@@ -67,11 +67,12 @@ static void collect(void *ctx, const char *buf, size_t len)
 		sb_add(s, buf, len);
 }
 
-/* Run a short Slurm command, its output (both streams) into out. */
-static int capture(const char *cmd, struct sb *out, int *status)
+/* Run a short Slurm command, its output (both streams) into out; 124 when
+ * it ran past timeout_s. */
+static int capture_within(const char *cmd, double timeout_s, struct sb *out, int *status)
 {
 	struct runner_outcome oc;
-	struct runner_spec spec = {.command = cmd, .timeout_s = QUERY_TIMEOUT_S, .grace_s = 2};
+	struct runner_spec spec = {.command = cmd, .timeout_s = timeout_s, .grace_s = 1};
 	int rc = runner_run(&spec, collect, out, &oc, NULL);
 	*status = rc < 0 ? -1 : oc.timed_out ? 124 : oc.exit_status;
 	if (rc == 0)
@@ -79,16 +80,29 @@ static int capture(const char *cmd, struct sb *out, int *status)
 	return rc;
 }
 
+static int capture(const char *cmd, struct sb *out, int *status)
+{
+	return capture_within(cmd, QUERY_TIMEOUT_S, out, status);
+}
+
 void alloc_query(const char *job, struct slurm_job *out, struct sb *why)
+{
+	alloc_query_within(job, QUERY_TIMEOUT_S, out, why);
+}
+
+void alloc_query_within(const char *job, double timeout_s, struct slurm_job *out, struct sb *why)
 {
 	struct sb cmd = SB_INIT, text = SB_INIT;
 	int status;
 	sb_adds(&cmd, "squeue -h -j ");
 	slurm_shell_quote(&cmd, job);
 	sb_adds(&cmd, " -o '" SLURM_SQUEUE_FORMAT "'");
-	if (capture(cmd.buf, &text, &status) < 0)
+	if (capture_within(cmd.buf, timeout_s, &text, &status) < 0)
 		status = -1;
 	slurm_squeue_parse(sb_str(&text), status, out);
+	if (status == 124) /* the controller did not answer: unknown, never gone */
+		snprintf(out->reason, sizeof(out->reason), "squeue did not answer within %g s",
+			 timeout_s);
 	if (status != 0 && why)
 		sb_adds(why, sb_str(&text));
 	sb_release(&cmd);
@@ -455,6 +469,14 @@ int alloc_begin(struct alloc *a, alloc_output_fn out, void *ctx, struct err *e)
 			     "Slurm: squeue cannot say whether job %s is still there: %s (check the "
 			     "cluster with squeue, then run again)",
 			     a->rec.job, j.reason);
+		break;
+	case SJ_HELD:
+		rc = err_set(e, ERR_HARNESS,
+			     "Slurm job %s is %s: it keeps its nodes but runs nothing, and optloop "
+			     "asks for no second allocation beside it; resume it (scontrol resume "
+			     "%s) or give it back (scancel %s, or optloop stop --release), then run "
+			     "again",
+			     a->rec.job, j.state, a->rec.job, a->rec.job);
 		break;
 	default: {
 		char *was = gone_why(a->ws_dir, a->rec.job, &j);

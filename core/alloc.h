@@ -73,6 +73,11 @@ bool alloc_time_left(const struct alloc *a);
 /* Ask squeue about job (out->phase SJ_GONE when it is not in the queue or
  * squeue fails; why, when not NULL, gets squeue's error). */
 void alloc_query(const char *job, struct slurm_job *out, struct sb *why);
+/* The same, waiting at most timeout_s for squeue (a controller that does
+ * not answer: SJ_UNKNOWN, saying so); what a reader such as status uses,
+ * ALLOC_LOOK_S. */
+void alloc_query_within(const char *job, double timeout_s, struct slurm_job *out, struct sb *why);
+#define ALLOC_LOOK_S 5.0
 
 /* Release the workspace's recorded allocation (scancel), recording why.
  * *had (may be NULL) says whether there was one.  Works without a handle,

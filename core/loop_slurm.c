@@ -59,7 +59,7 @@ int loop_allocation(struct loop *l, struct loop_allocation *a, struct err *e)
 	int rc = store_alloc_current(st, &rec, NULL);
 	if (rc == 0 && rec.job) {
 		struct slurm_job j;
-		alloc_query(rec.job, &j, NULL);
+		alloc_query_within(rec.job, ALLOC_LOOK_S, &j, NULL);
 		if (j.phase == SJ_GONE || j.phase == SJ_ENDING) {
 			if (!loop_readonly(l))
 				alloc_check_recorded(st, loop_dir(l), true, &j, NULL);
@@ -67,9 +67,13 @@ int loop_allocation(struct loop *l, struct loop_allocation *a, struct err *e)
 			rc = ERR_NOTFOUND;
 		} else {
 			a->state = xstrdup(j.phase == SJ_UNKNOWN ? "UNKNOWN" : j.state);
-			a->reason = dup_or_null(j.phase == SJ_PENDING || j.phase == SJ_UNKNOWN
-							? j.reason
-							: NULL);
+			a->reason = j.phase == SJ_HELD
+					    ? xasprintf("it keeps its nodes but runs nothing: scontrol "
+							"resume %s, or scancel %s",
+							rec.job, rec.job)
+					    : dup_or_null(j.phase == SJ_PENDING || j.phase == SJ_UNKNOWN
+								  ? j.reason
+								  : NULL);
 			a->node = dup_or_null(j.nodes[0] ? j.nodes : rec.node);
 		}
 	}
@@ -124,7 +128,8 @@ void loop_allocation_words(const struct loop_allocation *a, struct sb *out)
 	} else {
 		sb_addf(out, "Slurm job %s %s", a->job, a->state);
 		if (a->reason)
-			sb_addf(out, " (%s: waiting in the queue)", a->reason);
+			sb_addf(out, " (%s%s)", a->reason,
+				a->state && !strcmp(a->state, "PENDING") ? ": waiting in the queue" : "");
 		if (a->node)
 			sb_addf(out, " on %s", a->node);
 	}

@@ -394,16 +394,34 @@ void slurm_squeue_parse(const char *text, int exit_status, struct slurm_job *out
 			   len - (size_t)(bar2 + 1 - text));
 	if (!strcmp(out->nodes, "(null)"))
 		out->nodes[0] = '\0';
+	/* the ending states Slurm documents; any other word is not taken for
+	 * an end: a job that may still hold GPUs is never forgotten */
+	static const char *const ending[] = {
+		"COMPLETING", "COMPLETED",     "CANCELLED",    "FAILED",	 "TIMEOUT",
+		"NODE_FAIL",  "PREEMPTED",     "BOOT_FAIL",    "DEADLINE",	 "OUT_OF_MEMORY",
+		"REVOKED",    "SPECIAL_EXIT", "STAGE_OUT",    "SIGNALING", NULL};
 	const char *s = out->state;
+	bool ends = false;
+	for (size_t i = 0; ending[i] && !ends; i++)
+		ends = !strcmp(s, ending[i]);
 	if (!*s)
 		out->phase = SJ_GONE;
 	else if (!strcmp(s, "PENDING") || !strcmp(s, "REQUEUED") || !strcmp(s, "REQUEUE_HOLD") ||
-		 !strcmp(s, "RESV_DEL_HOLD"))
+		 !strcmp(s, "REQUEUE_FED") || !strcmp(s, "RESV_DEL_HOLD"))
 		out->phase = SJ_PENDING;
 	else if (!strcmp(s, "RUNNING") || !strcmp(s, "CONFIGURING") || !strcmp(s, "RESIZING"))
 		out->phase = SJ_RUNNING;
-	else
+	else if (!strcmp(s, "SUSPENDED") || !strcmp(s, "STOPPED"))
+		out->phase = SJ_HELD;
+	else if (ends)
 		out->phase = SJ_ENDING;
+	else {
+		out->phase = SJ_UNKNOWN;
+		char why[sizeof(out->reason)];
+		snprintf(why, sizeof(why), "squeue says state '%.*s', which optloop does not know",
+			 (int)strcspn(s, "\x1b\r\n"), s);
+		memcpy(out->reason, why, sizeof(why));
+	}
 }
 
 void slurm_first_node(const char *list, char *out, size_t outsz)

@@ -81,7 +81,10 @@ enum slurm_job_phase {
 	SJ_PENDING, /* waiting: reason says why */
 	SJ_RUNNING, /* running (or configuring its nodes) */
 	SJ_ENDING,  /* completing, cancelled, timed out, failed: not usable */
-	SJ_UNKNOWN, /* squeue could not say (the controller did not answer) */
+	SJ_UNKNOWN, /* squeue could not say (the controller did not answer), or
+		     * said a state optloop does not know: never taken for gone */
+	SJ_HELD,    /* suspended or stopped: it keeps its nodes (its GPUs) but runs
+		     * nothing until it is resumed */
 };
 struct slurm_job {
 	enum slurm_job_phase phase;

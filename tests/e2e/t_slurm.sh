@@ -191,6 +191,35 @@ job4=$(q "SELECT job FROM slurm_allocs WHERE released IS NULL")
 t_like "  in a new allocation, not the revoked one" "$job4" "^[0-9]+$"
 t_unlike "  (a job id other than $job2)" "$job4" "^$job2\$"
 
+# --- a suspended allocation is never forgotten ------------------------------
+job_state() { [ "$(squeue -h -j "$1" -o %T)" = "$2" ]; }
+scontrol suspend "$job4"
+wait_until 15 job_state "$job4" SUSPENDED
+out=$("$OPTLOOP" status 2>&1)
+t_like "a suspended allocation: status names it and what to do" "$out" \
+	"slurm: +Slurm job $job4 SUSPENDED \\(it keeps its nodes but runs nothing: scontrol resume $job4, or scancel $job4\\)"
+t_is "  it is not forgotten" "$(q "SELECT count(*) FROM slurm_allocs WHERE job = '$job4' AND released IS NULL")" 1
+nallocs=$(q "SELECT count(*) FROM slurm_allocs")
+out=$("$OPTLOOP" noise --runs 2 2>&1); rc=$?
+t_is "  a run is refused while it is suspended (exit 4)" "$rc" 4
+t_like "  saying how to resume it or give it back" "$out" "job $job4 is SUSPENDED.*scontrol resume $job4.*scancel $job4"
+t_is "  and no second allocation was asked for" "$(q "SELECT count(*) FROM slurm_allocs")" "$nallocs"
+t_is "  the job is still the one held" "$(q "SELECT job FROM slurm_allocs WHERE released IS NULL")" "$job4"
+scontrol resume "$job4"
+wait_until 15 job_state "$job4" RUNNING
+
+# --- a controller that does not answer: status is bounded --------------------
+ctl=$(cat "$T_TMP/slurm/run/slurmctld.pid")
+kill -STOP "$ctl"
+s=$(date +%s)
+out=$("$OPTLOOP" status 2>&1)
+took=$(($(date +%s) - s))
+kill -CONT "$ctl"
+t_like "a controller that does not answer: status says squeue did not answer" "$out" \
+	"slurm: +Slurm job $job4 UNKNOWN \(squeue did not answer within 5 s\)"
+t_ok "  and returns in seconds, not squeue's own minutes (${took} s)" test "$took" -lt 25
+t_is "  the job is not forgotten" "$(q "SELECT job FROM slurm_allocs WHERE released IS NULL")" "$job4"
+
 # --- the idle release --------------------------------------------------------
 "$OPTLOOP" contract --set "runner=slurm --partition=test --gres=gpu:1 --time=10 idle=3s" >/dev/null
 "$OPTLOOP" noise --runs 2 >/dev/null 2>&1

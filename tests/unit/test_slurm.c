@@ -197,6 +197,19 @@ static void squeue_output(void **state)
 			   1, &j);
 	assert_int_equal(j.phase, SJ_UNKNOWN);
 	assert_non_null(strstr(j.reason, "Unable to contact"));
+	/* suspended or stopped: it keeps its nodes, never forgotten */
+	slurm_squeue_parse("SUSPENDED|None|vm\n", 0, &j);
+	assert_int_equal(j.phase, SJ_HELD);
+	slurm_squeue_parse("STOPPED|None|vm\n", 0, &j);
+	assert_int_equal(j.phase, SJ_HELD);
+	slurm_squeue_parse("CANCELLED|None|vm\n", 0, &j);
+	assert_int_equal(j.phase, SJ_ENDING);
+	/* a state optloop does not know is unknown, not an end */
+	slurm_squeue_parse("HIBERNATING|None|vm\n", 0, &j);
+	assert_int_equal(j.phase, SJ_UNKNOWN);
+	assert_non_null(strstr(j.reason, "'HIBERNATING', which optloop does not know"));
+	slurm_squeue_parse("%%%garbage\n", 0, &j);
+	assert_int_equal(j.phase, SJ_UNKNOWN);
 
 	char node[256];
 	slurm_first_node("gpu[07-09,11],cpu01", node, sizeof(node));
