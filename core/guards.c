@@ -595,6 +595,21 @@ int guards_profile_check(const struct workspace *ws, const char *profile, char *
 		free(path);
 		return rc;
 	}
+	/* a profile is what a profiler wrote, as promote --attach takes it */
+	const char *kind = NULL;
+	if ((rc = measure_file_kind(path, &kind, e)) < 0) {
+		free(path);
+		return rc;
+	}
+	if (!kind) {
+		rc = err_set(e, ERR_REFUSED,
+			     "the profile %s is not recognised as a profiler's output; profile the "
+			     "current kernel and save what the profiler writes under trace/: "
+			     MEASURE_PROFILE_KINDS,
+			     profile);
+		free(path);
+		return rc;
+	}
 	if (real)
 		*real = path;
 	else

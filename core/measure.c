@@ -958,6 +958,11 @@ static int file_kind(const char *path, const char **kind, struct err *e)
 	return 0;
 }
 
+int measure_file_kind(const char *path, const char **kind, struct err *e)
+{
+	return file_kind(path, kind, e);
+}
+
 int measure_attach_check(struct store *s, int iter, const char *path, const char *workspace_dir,
 			 char **real, const char **kind, struct err *e)
 {
@@ -998,11 +1003,7 @@ int measure_attach_check(struct store *s, int iter, const char *path, const char
 	if (!*kind)
 		return err_set(e, ERR_USAGE,
 			       "promote --attach: %s is not recognised as a profiler or roofline "
-			       "reading; attach an Nsight Compute or Nsight Systems report or export "
-			       "(.ncu-rep, .nsys-rep, ncu --csv, nsys stats), a torch.profiler table "
-			       "(key_averages().table()), a perf report, or a roofline text that "
-			       "names the roofline with its numbers (e.g. \"roofline: 3.9 of 4.8 "
-			       "TB/s\")",
+			       "reading; attach " MEASURE_PROFILE_KINDS,
 			       path);
 	return 0;
 }

@@ -198,6 +198,16 @@ int measure_explain(struct store *s, int iter, const char *note, bool *promoted,
  * NULL); count returned. */
 int measure_explanations(struct store *s, int iter, struct sb *out);
 int measure_attach(struct store *s, int iter, const char *path, struct err *e);
+/* What kind of profiler or roofline output the file at path is ("Nsight
+ * Compute export", "perf report", ...), by its name and first 64 KiB; *kind
+ * NULL when it is none optloop recognises. */
+int measure_file_kind(const char *path, const char **kind, struct err *e);
+/* The kinds measure_file_kind recognises, in words, for a message. */
+#define MEASURE_PROFILE_KINDS                                                              \
+	"an Nsight Compute or Nsight Systems report or export (.ncu-rep, .nsys-rep, ncu "  \
+	"--csv, nsys stats), a torch.profiler table (key_averages().table()) or trace, a " \
+	"perf report, or a roofline text that names the roofline with its numbers (e.g. "  \
+	"\"roofline: 3.9 of 4.8 TB/s\")"
 /* Is the file path names (as given, else relative to the workspace dir) a
  * profiler or roofline reading of iteration iter: under the workspace,
  * written after the iteration's verify run ended, and recognised as an

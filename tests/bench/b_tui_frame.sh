@@ -78,7 +78,7 @@ PY
 	git reset -q --hard
 	"$OPTLOOP" repair >/dev/null || true
 	sleep 1.1
-	echo "profile: sh start-up dominates" >profile/tiny-opt/trace/profile-1.txt
+	printf '# Samples: 1K of event cycles\n# Overhead  Command  Shared Object  Symbol\n    93.00%%  sh  sh  [.] compute\n' >profile/tiny-opt/trace/profile-1.txt
 	"$OPTLOOP" reassess --profile trace/profile-1.txt --axes "comments" \
 		--techniques "none known" --next "a real iteration" >/dev/null
 	printf '# one more\n' >>kernel/compute.sh

@@ -61,7 +61,9 @@ static int prepare(int round)
 	if (stalled) {
 		char cmd[4096];
 		snprintf(cmd, sizeof(cmd),
-			 "echo profile >'%s/trace/engine-%d.txt' && \"$OPTLOOP\" reassess --profile "
+			 "printf '# Samples: 1K of event cycles\\n# Overhead  Command  Shared Object  "
+			 "Symbol\\n    93.00%%%%  sh  sh  [.] compute\\n' >'%s/trace/engine-%d.txt' && "
+			 "\"$OPTLOOP\" reassess --profile "
 			 "'%s/trace/engine-%d.txt' --axes bench --techniques none --next more "
 			 ">/dev/null",
 			 ws, round, ws, round);

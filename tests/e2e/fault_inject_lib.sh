@@ -76,7 +76,7 @@ for i in 2 3; do
 	"$OPTLOOP" verify >/dev/null && "$OPTLOOP" log --direction "try $i" --status drop --commit >/dev/null
 done
 sleep 1.1
-echo "profile: 93% in the multiply" >$ws/trace/profile.txt
+perf_report multiply >$ws/trace/profile.txt
 save "$d" stalled
 t_is "the stalled template is stalled" "$(state)" stalled
 # a candidate that replaced a kernel subdirectory by a link to a directory

@@ -65,6 +65,12 @@ print(" ".join(map(str,v)) if isinstance(v,list) else ("null" if v is None else 
 # implausible.  The tiny project times one shell run, which a loaded machine
 # moves by 2x: flagged implausible past 1.5x, and keep needs the flag
 # explained (not even --unconfirmed keeps it otherwise).
+# perf_report [TEXT]: a profile as perf report writes it (what reassess and
+# promote --attach recognise), TEXT as its one hot symbol.
+perf_report() {
+	printf '# Samples: 1K of event %s\n# Overhead  Command  Shared Object  Symbol\n#\n' "'cycles'"
+	printf '    93.00%%  sh  sh  [.] %s\n' "${1:-compute}"
+}
 explain_noise() {
 	"$OPTLOOP" promote --explain "the harness times one shell run: its speed is noise" >/dev/null 2>&1
 }

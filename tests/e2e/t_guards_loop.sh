@@ -122,7 +122,11 @@ touch -d '2001-01-01' $ws/trace/old.prof
 t_exit "a profile older than the stall is refused" 3 "$OPTLOOP" reassess --profile $ws/trace/old.prof --axes a --techniques t --next n
 echo "profile" >"$T_TMP/elsewhere.prof"
 t_like "a profile outside trace/ is refused" "$("$OPTLOOP" reassess --profile "$T_TMP/elsewhere.prof" --axes a --techniques t --next n 2>&1)" 'not under .*trace/'
-echo "hot loop: 71% in the intra-chunk dot products" >$ws/trace/perf-after-stall.txt
+echo "hot loop: 71% in the intra-chunk dot products" >$ws/trace/notes-after-stall.txt
+t_exit "a note that is no profiler's output is refused" 3 "$OPTLOOP" reassess --profile $ws/trace/notes-after-stall.txt --axes a --techniques t --next n
+t_like "  saying what a profile is" "$("$OPTLOOP" reassess --profile $ws/trace/notes-after-stall.txt --axes a --techniques t --next n 2>&1)" \
+	'not recognised as a profiler.s output.*perf report'
+perf_report "intra-chunk dot products" >$ws/trace/perf-after-stall.txt
 t_ok "reassess with new evidence" "$OPTLOOP" reassess --profile $ws/trace/perf-after-stall.txt --axes "chunk size, loop order, vector width" --techniques "register blocking, transposed state" --next "block the state update 4x4: fewer loads"
 t_is "the loop is ready again" "$(state)" ready
 t_exit "reassess refused when not stalled" 3 "$OPTLOOP" reassess --profile $ws/trace/perf-after-stall.txt --axes a --techniques t --next n

@@ -109,7 +109,7 @@ t_ok "optloop commit finishes the iteration" "$OPTLOOP" commit
 t_like "committed: ready (or stalled)" "$(state)" '^(ready|stalled)$'
 t_is "still one commit per row" "$(git log --format=%B | grep -c '^Optloop-Iter:')" 4
 if [ "$(state)" = stalled ]; then
-	echo "profile" >profile/tiny-opt/trace/after-stall.txt
+	perf_report >profile/tiny-opt/trace/after-stall.txt
 	"$OPTLOOP" reassess --profile profile/tiny-opt/trace/after-stall.txt --axes a \
 		--techniques t --next n >/dev/null
 fi

@@ -19,7 +19,7 @@ reps() { sed -i "s/rep < [0-9]*;/rep < $1;/" "$kernel"; }
 verify() { "$OPTLOOP" verify >/dev/null 2>&1; }
 # three rows without a win stall the loop: re-assess so verify runs again
 reassess() {
-	echo "hot loop: the passes" >"$ws/trace/profile-$1.txt"
+	perf_report "the passes" >"$ws/trace/profile-$1.txt"
 	"$OPTLOOP" reassess --profile "$ws/trace/profile-$1.txt" --axes passes --techniques "fewer passes" \
 		--next "five passes" >/dev/null || t_fail "reassess $1"
 }

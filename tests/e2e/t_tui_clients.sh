@@ -115,7 +115,7 @@ for i in 1 2 3 4 5 6 7 8 9 10 11 12; do
 	"$OPTLOOP" log --direction "more rows $i" --status drop --commit >/dev/null 2>&1
 	if "$OPTLOOP" status --json | grep -q '"state": "stalled"'; then
 		sleep 1.1
-		echo profile >"profile/tiny-opt/trace/profile-$i.txt"
+		perf_report >"profile/tiny-opt/trace/profile-$i.txt"
 		"$OPTLOOP" reassess --profile "trace/profile-$i.txt" --axes comments --techniques none \
 			--next "row $((i + 1))" >/dev/null 2>&1
 	fi

@@ -188,7 +188,7 @@ t_exit "logged" 0 "$OPTLOOP" log --direction "a fourth comment" --status drop
 t_exit "and committed" 0 "$OPTLOOP" commit
 t_is "three rows without a win stall the loop" "$(state)" stalled
 sleep 1.1
-printf 'profile after the stall: time goes to sh start-up\n' >profile/tiny-opt/trace/profile-2.txt
+perf_report "sh start-up" >profile/tiny-opt/trace/profile-2.txt
 tui_start 120 34 LANG=C.UTF-8 -- "$OPTLOOP" tui
 t_screen "STALLED names the key" 'STALLED · 3 rows without a win: re-assess \(r\)'
 tui_keys v
