@@ -15,6 +15,7 @@
 #include "core/sb.h"
 #include "core/store.h"
 #include "core/vcs.h"
+#include "core/vis.h"
 #include "core/workspace.h"
 
 #include <stdint.h>
@@ -26,6 +27,30 @@ _Static_assert(CONTRACT_NFIELDS == CF_ALL, "loop.h counts every contract field")
 bool loop_contract_field_known(const char *name)
 {
 	return contract_field_parse(name) >= 0;
+}
+
+/* A Target given now must say something optloop can hold a result to: a
+ * shape it can read or a speedup ("faster please" says neither). */
+static int target_readable(const char *name, const char *value, struct err *e)
+{
+	if (contract_field_parse(name) != CF_TARGET || !value || !*value)
+		return 0;
+	struct contract_target t;
+	struct contract_shape *sh = NULL;
+	size_t nsh = contract_target_shapes(value, &sh);
+	contract_shapes_free(sh, nsh);
+	contract_target_speedup(value, &t, NULL);
+	if (nsh || t.speedup > 1)
+		return 0;
+	struct sb shown = SB_INIT;
+	vis_escape(value, &shown);
+	int rc = err_set(e, ERR_USAGE,
+			 "the Target '%s' names no shape and no speedup optloop can read; say which "
+			 "shapes matter and the speedup wanted, e.g. 'every shape >= 1.2x', '1.1x "
+			 "geomean' or 'B4-T2048-H16-D64 >= 2x'",
+			 shown.buf);
+	sb_release(&shown);
+	return rc;
 }
 
 int loop_contract_set(struct loop *l, const char *const *names, const char *const *values,
@@ -44,6 +69,8 @@ int loop_contract_set(struct loop *l, const char *const *names, const char *cons
 
 	if (rc == ERR_NOTFOUND)
 		rc = 0; /* set into an empty contract */
+	for (size_t i = 0; rc == 0 && i < n; i++)
+		rc = target_readable(names[i], values[i], e);
 	for (size_t i = 0; rc == 0 && i < n; i++) {
 		sb_reset(&next);
 		rc = contract_set(text.buf, text.len, names[i], values[i], &next, e);

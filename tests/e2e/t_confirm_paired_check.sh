@@ -52,7 +52,7 @@ SH
 git add -A && git commit -qm "tiny project, exact harness" >/dev/null
 "$OPTLOOP" init --op tiny --kernel kernel --test-file tests/test_compute.sh --naive ref/naive.sh \
 	--verify ./verify >/dev/null
-"$OPTLOOP" contract --set "target=N up to 50" --set languages=sh --set "promotion=confirmed" >/dev/null
+"$OPTLOOP" contract --set "target=N up to 50, 2x" --set languages=sh --set "promotion=confirmed" >/dev/null
 "$OPTLOOP" verify >/dev/null 2>&1
 "$OPTLOOP" log --direction baseline >/dev/null && "$OPTLOOP" commit >/dev/null
 best=$(git rev-parse HEAD)

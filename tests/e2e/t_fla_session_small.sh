@@ -65,7 +65,7 @@ git add -A && git commit -qm upstream
 "$OPTLOOP" init --op chunk_linear_attn --kernel fla/ops/common/chunk_o.py \
 	--test-file tests/ops/test_linear_attn.py --naive fla/ops/linear_attn/naive.py \
 	--verify 'cat "$REPLAY_LOG"; exit "$REPLAY_EXIT"' >/dev/null
-"$OPTLOOP" contract --set "target=replay" --set "languages=Triton" --set "promotion=full gate" >/dev/null
+"$OPTLOOP" contract --set "target=replay the recorded session, 1.1x geomean" --set "languages=Triton" --set "promotion=full gate" >/dev/null
 replay() { # ITER EXIT -> runs verify on the captured log
 	REPLAY_LOG="$fx/trace/iter-$1.log" REPLAY_EXIT=$2 "$OPTLOOP" verify --json 2>/dev/null
 }

@@ -11,7 +11,7 @@ d="$T_TMP/tiny"
 cd "$d" || exit 1
 "$OPTLOOP" init --op tiny --kernel kernel --test-file tests/test_compute.sh --naive ref/naive.sh \
 	--verify ./verify >/dev/null
-"$OPTLOOP" contract --set "target=N up to 50" --set languages=sh --set "promotion=confirmed" >/dev/null
+"$OPTLOOP" contract --set "target=N up to 50, 2x" --set languages=sh --set "promotion=confirmed" >/dev/null
 "$OPTLOOP" verify >/dev/null 2>&1
 "$OPTLOOP" log --direction baseline >/dev/null
 "$OPTLOOP" commit >/dev/null

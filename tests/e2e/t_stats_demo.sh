@@ -163,7 +163,13 @@ t_like "naming the worst shape and the factor asked" "$out" \
 with_target "5x geomean"
 t_like "a geomean Target is checked on the geomean" "$out" \
 	'MISSING  target speedup: geomean [0-9.]+x over 3 shapes against the baseline; the Target asks 5x of the geomean'
-with_target "make it faster"
+t_exit "contract --set refuses a Target with no shape and no speedup (exit 2)" 2 \
+	"$OPTLOOP" contract --set "target=make it faster"
+t_like "  saying what a Target must name" "$("$OPTLOOP" contract --set "target=make it faster" 2>&1)" \
+	"Target 'make it faster' names no shape and no speedup optloop can read"
+# written by hand into the draft, promote --check says the same
+sed -i 's/^5x geomean$/make it faster/' profile/chunk_linear_attn-opt/docs/draft.md
+out=$("$OPTLOOP" promote --check 2>&1)
 t_like "a Target without a readable speedup is said, with the form that can be read" \
 	"$out" 'MISSING  target speedup: .*names no speedup optloop can read; write .*every shape >= 1.5x'
 "$OPTLOOP" contract --set "target=all three shapes, 1.2x" >/dev/null
