@@ -108,12 +108,15 @@ static void content_hash(const char *full, int depth, char out[VCS_OID_HEX])
 	sb_release(&data);
 }
 
-int guards_frozen_check(const struct workspace *ws, const char *verb, struct err *e)
+/* The frozen files whose content differs from their baseline, listed in
+ * changed (", "-joined), the first in *first; a path seen for the first
+ * time is recorded as its baseline when record (and the store is
+ * writable).  Returns how many changed, or the store's error. */
+static int frozen_scan(const struct workspace *ws, bool record, struct sb *changed,
+		       const char **first, struct err *e)
 {
-	struct sb changed = SB_INIT;
 	int rc = 0, nchanged = 0;
-	const char *first = NULL;
-
+	*first = NULL;
 	for (size_t i = 0; i < ws->nfrozen && rc == 0; i++) {
 		const char *path = ws->frozen[i];
 		char hash[VCS_OID_HEX];
@@ -123,7 +126,7 @@ int guards_frozen_check(const struct workspace *ws, const char *verb, struct err
 		char *was = store_frozen_hash(ws->store, path);
 		if (!was) {
 			/* first sight of this path: this is its baseline */
-			if (store_readonly(ws->store))
+			if (!record || store_readonly(ws->store))
 				continue;
 			rc = store_frozen_put(ws->store, path, hash, e);
 			if (rc == 0)
@@ -132,11 +135,28 @@ int guards_frozen_check(const struct workspace *ws, const char *verb, struct err
 		}
 		if (strcmp(was, hash)) {
 			if (!nchanged++)
-				first = path;
-			sb_addf(&changed, "%s%s", changed.len ? ", " : "", path);
+				*first = path;
+			sb_addf(changed, "%s%s", changed->len ? ", " : "", path);
 		}
 		free(was);
 	}
+	return rc < 0 ? rc : nchanged;
+}
+
+int guards_frozen_changed(const struct workspace *ws, struct sb *changed)
+{
+	const char *first;
+	int n = frozen_scan(ws, false, changed, &first, NULL);
+	return n < 0 ? 0 : n;
+}
+
+int guards_frozen_check(const struct workspace *ws, const char *verb, struct err *e)
+{
+	struct sb changed = SB_INIT;
+	const char *first = NULL;
+	int rc = frozen_scan(ws, true, &changed, &first, e);
+	int nchanged = rc > 0 ? rc : 0;
+	rc = rc < 0 ? rc : 0;
 	if (rc == 0 && nchanged) {
 		rc = err_set(e, ERR_REFUSED,
 			     "%s refused: frozen file %s changed since the baseline%s%s%s (the "

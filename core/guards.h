@@ -47,6 +47,9 @@ struct workspace;
  * saying that a test change belongs in a separate change; verb ("verify",
  * "commit") starts the message. */
 int guards_frozen_check(const struct workspace *ws, const char *verb, struct err *e);
+/* The same look without writing (a reader's): how many frozen files differ
+ * from their baseline, listed in changed (", "-joined). */
+int guards_frozen_changed(const struct workspace *ws, struct sb *changed);
 
 /* ---- state ---------------------------------------------------------------- */
 

@@ -777,6 +777,18 @@ int loop_status(struct loop *l, struct loop_status *st, struct err *e)
 	st->iteration = w.iter;
 	struct due d;
 	st->next = next_step(l, &w, &d);
+	/* a changed frozen file: verify, log --commit and commit refuse it,
+	 * so it comes first (the step after it stays what it was) */
+	struct sb frozen = SB_INIT;
+	if (w.state != ST_NO_CONTRACT && guards_frozen_changed(&l->ws, &frozen) > 0) {
+		char *then = st->next;
+		st->next = xasprintf("the frozen scope changed since the baseline (%s): restore it (git checkout "
+				     "-- %s), since verify, log --commit and commit refuse it; then: "
+				     "%s",
+				     frozen.buf, frozen.buf, then);
+		free(then);
+	}
+	sb_release(&frozen);
 	st->due = d.due;
 	st->suggest = d.suggest;
 	st->suggest_why = d.why;

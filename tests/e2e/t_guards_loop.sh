@@ -31,7 +31,11 @@ out=$("$OPTLOOP" verify 2>&1); rc=$?
 t_is "verify refused after a frozen-file edit (exit 3)" "$rc" 3
 t_like "naming the file" "$out" 'verify refused: frozen file tests/ops/test_linear_attn.c changed since the baseline'
 t_like "saying a test change belongs in a separate change" "$out" 'test change belongs in a separate change'
+nx=$("$OPTLOOP" status --json | jget next)
+t_like "status says so first, before verify refuses it" "$nx" \
+	'^the frozen scope changed since the baseline \(tests/ops/test_linear_attn.c\): restore it \(git checkout -- tests/ops/test_linear_attn.c\).*; then: '
 git checkout -q tests/ops/test_linear_attn.c
+t_unlike "  and no more once it is restored" "$("$OPTLOOP" status --json | jget next)" 'frozen scope changed'
 
 # ---- iteration 1: a lint finding, acknowledged; frozen edit at commit -----------
 set_chunk 32
