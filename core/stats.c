@@ -971,6 +971,62 @@ static json_t *num_or_null(double x)
 	return isfinite(x) ? json_real(x) : json_null();
 }
 
+/* The shape with the largest speedup measured on both sides, or NULL. */
+static const struct stats_shape_cmp *fastest_shape(const struct stats_cmp *c)
+{
+	const struct stats_shape_cmp *f = NULL;
+	for (size_t i = 0; i < c->nshapes; i++) {
+		const struct stats_shape_cmp *s = &c->shapes[i];
+		if (s->in_best && s->in_cand && isfinite(s->speedup) && (!f || s->speedup > f->speedup))
+			f = s;
+	}
+	return f;
+}
+
+json_t *stats_implausible_json(const struct stats_cmp *c)
+{
+	json_t *a = json_array();
+	const struct stats_shape_cmp *f = fastest_shape(c);
+	struct sb d = SB_INIT;
+#define RULE(name)                                                                       \
+	do {                                                                             \
+		json_array_append_new(a, json_pack("{s:s, s:s}", "rule", name, "detail", \
+						   d.buf ? d.buf : ""));                 \
+		sb_reset(&d);                                                            \
+	} while (0)
+	if (c->flags & SF_IMPLAUSIBLE_AGG) {
+		sb_addf(&d, "the aggregate speedup %.2fx is above %.1fx", c->speedup,
+			STATS_IMPLAUSIBLE_AGG);
+		RULE("implausible_aggregate");
+	}
+	for (size_t i = 0; (c->flags & SF_IMPLAUSIBLE_SHAPE) && i < c->nshapes; i++) {
+		const struct stats_shape_cmp *s = &c->shapes[i];
+		if (!(s->in_best && s->in_cand && s->speedup > STATS_IMPLAUSIBLE_SHAPE))
+			continue;
+		sb_addf(&d, "%s at %.2fx is above %.0fx", s->key, s->speedup,
+			STATS_IMPLAUSIBLE_SHAPE);
+		RULE("implausible_shape");
+	}
+	if ((c->flags & SF_CONFINED) && f) {
+		sb_addf(&d, "only %s (%.2fx) wins beyond the threshold, of %zu shapes", f->key,
+			f->speedup, c->ncommon);
+		RULE("win_confined_to_one_shape");
+	}
+	if (c->flags & SF_COLLAPSED) {
+		sb_adds(&d, "on every shape with 3 or more runs the candidate's run-to-run spread is "
+			    "below a tenth of that shape's measured noise (a cached or skipped "
+			    "computation reads so)");
+		RULE("collapsed_noise");
+	}
+	if (c->flags & SF_BAD_TIME) {
+		sb_adds(&d, "a time is zero, negative or not a number");
+		RULE("bad_time");
+	}
+#undef RULE
+	sb_release(&d);
+	return a;
+}
+
 json_t *stats_cmp_json(const struct stats_cmp *c)
 {
 	json_t *o = json_object(), *shapes = json_array();
@@ -991,6 +1047,7 @@ json_t *stats_cmp_json(const struct stats_cmp *c)
 	json_object_set_new(o, "worst_shape",
 			    c->worst >= 0 && (size_t)c->worst < c->nshapes ? json_string(c->shapes[c->worst].key) : json_null());
 	json_object_set_new(o, "why", json_string(c->why ? c->why : ""));
+	json_object_set_new(o, "implausible_why", stats_implausible_json(c));
 	json_object_set_new(o, "paired", json_boolean(c->paired));
 	json_object_set_new(o, "noise_runs", json_integer(c->noise_runs));
 	if (isfinite(c->llr)) {

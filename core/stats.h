@@ -270,5 +270,9 @@ void stats_flags_text(unsigned flags, struct sb *out);
 unsigned stats_flags_parse(const json_t *arr);
 /* The whole comparison as JSON (caller owns). */
 json_t *stats_cmp_json(const struct stats_cmp *c);
+/* Which implausible rule fired, each with its number: [{"rule":
+ * "implausible_shape", "detail": "fwd B=4 T=8192 at 859.00x is above 3x"}]
+ * (empty when none). */
+json_t *stats_implausible_json(const struct stats_cmp *c);
 
 #endif

@@ -59,10 +59,18 @@ verify && "$OPTLOOP" log --direction baseline --commit >/dev/null || t_fail "bas
 
 # ---- report nogo cites only runs that count as evidence ----------------------
 reps 1
-verify
+out=$("$OPTLOOP" verify 2>&1)
 # (flags & 31: stats.h's SF_IMPLAUSIBLE_MASK)
 t_like "one pass is flagged implausible" \
 	"$(sqlite3 "$ws/optloop.db" 'SELECT flags & 31 FROM stats_verdicts ORDER BY run_id DESC LIMIT 1')" '^[1-9]'
+t_like "  verify names the rule that fired and its number" "$out" \
+	'why: +implausible_aggregate: the aggregate speedup [0-9.]+x is above 1\.5x'
+t_like "  and each shape past 3x with its own" "$out" 'implausible_shape: .* at [0-9.]+x is above 3x'
+t_like "  status --json carries them" "$("$OPTLOOP" status --json | python3 -c '
+import json, sys
+j = json.load(sys.stdin)
+print(" ".join(w["rule"] for w in j["verdict_detail"]["implausible_why"]))' 2>&1)" \
+	'implausible_aggregate implausible_shape'
 "$OPTLOOP" log --direction "one pass" --status drop --commit >/dev/null || t_fail "log iteration 1"
 out=$("$OPTLOOP" report nogo 2>&1)
 t_unlike "nogo: the implausible dropped run is not the candidate" "$out" 'candidate:\*\* iteration 1'

@@ -19,6 +19,19 @@ void stats_cli_add_verdict(struct loop *l, int run_id, json_t *j)
 		loop_run_release(&r);
 }
 
+void stats_cli_print_implausible(const json_t *detail, FILE *out)
+{
+	const json_t *a = json_object_get(detail, "implausible_why");
+	size_t i;
+	const json_t *v;
+	json_array_foreach(a, i, v)
+	{
+		fprintf(out, "%s %s: %s\n", i ? "        " : "why:    ",
+			json_string_value(json_object_get(v, "rule")),
+			json_string_value(json_object_get(v, "detail")));
+	}
+}
+
 void stats_cli_print_verdict(struct loop *l, int run_id, FILE *out)
 {
 	struct loop_run r;
@@ -29,6 +42,7 @@ void stats_cli_print_verdict(struct loop *l, int run_id, FILE *out)
 			r.why ? ")" : "");
 		if (r.flags_text)
 			fprintf(out, "flags:   %s\n", r.flags_text);
+		stats_cli_print_implausible(r.detail, out);
 	}
 	loop_run_release(&r);
 }

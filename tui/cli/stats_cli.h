@@ -18,4 +18,9 @@ void stats_cli_add_verdict(struct loop *l, int run_id, json_t *j);
  * run_id, or nothing when the run has no verdict. */
 void stats_cli_print_verdict(struct loop *l, int run_id, FILE *out);
 
+/* Print which implausible rule fired, each with its number ("why:
+ * implausible_shape: fwd ... at 859.00x is above 3x"), from a verdict's
+ * detail (its implausible_why); nothing when none fired. */
+void stats_cli_print_implausible(const json_t *detail, FILE *out);
+
 #endif

@@ -3,6 +3,7 @@
  * the best against the baseline commit); exit 0 on a win beyond noise, 1
  * when the confirm shows none. */
 #include "tui/cli/util.h"
+#include "tui/cli/stats_cli.h"
 #include "tui/cli/commands.h"
 #include "tui/cli/loop_cli.h"
 #include "core/err.h"
@@ -95,6 +96,7 @@ static int confirm_run(struct cmd_ctx *x)
 		       r->why ? r->why : "");
 		if (r->flags_text)
 			printf("flags:   %s\n", r->flags_text);
+		stats_cli_print_implausible(r->json, stdout);
 		print_geomeans(r);
 		if (r->worst)
 			printf("worst:   %s (%.3fx)\n", r->worst, r->worst_speedup);
