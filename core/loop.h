@@ -523,6 +523,8 @@ enum loop_watch_kind {
 	LOOP_WATCH_STOP,      /* a stop condition was recorded */
 	LOOP_WATCH_PROBLEM,   /* reconciliation findings changed: text */
 	LOOP_WATCH_OUTPUT,    /* the run's output: text, len bytes (LOOP_WATCH_WANT_OUTPUT) */
+	LOOP_WATCH_REASSESS,  /* a stall was re-assessed: iteration (the one it followed),
+			       * text (the next direction) */
 };
 enum { LOOP_WATCH_WANT_OUTPUT = 1 << 0 };
 struct loop_watch_event {
@@ -531,6 +533,8 @@ struct loop_watch_event {
 	const char *op;
 	int iteration;
 	const char *state, *run_kind, *gate, *status, *commit, *verdict, *text, *log_path;
+	const char *unconfirmed;   /* ROW: a keep's Unconfirmed reason, NULL otherwise */
+	const char *reason, *bound; /* STOP: why ("cap", "floor", ...) and the bound named */
 	enum gate_verdict gate_v; /* the gate as a value, where gate is set */
 	int run_id, pid, progress, stall, stall_limit;
 	size_t len; /* LOOP_WATCH_OUTPUT */

@@ -191,6 +191,9 @@ int store_frozen_put(struct store *s, const char *path, const char *hash, struct
 int store_reassess_last(struct store *s);
 int store_reassess_add(struct store *s, int after_iter, const char *profile, const char *axes,
 		       const char *techniques, const char *next, struct err *e);
+/* The newest re-assessment: its id (0 when there is none), the iteration it
+ * followed and its next direction (*next caller-freed, may be NULL). */
+int store_reassess_newest(struct store *s, int *after_iter, char **next);
 
 struct store_stop {
 	int iter;

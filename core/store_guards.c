@@ -58,6 +58,25 @@ int store_reassess_last(struct store *s)
 	return after;
 }
 
+int store_reassess_newest(struct store *s, int *after_iter, char **next)
+{
+	int id = 0;
+	*after_iter = -1;
+	if (next)
+		*next = NULL;
+	sqlite3_stmt *st =
+		sql_stmt(s, "SELECT id, after_iter, next FROM guards_reassess ORDER BY id DESC LIMIT 1");
+	if (st && sqlite3_step(st) == SQLITE_ROW) {
+		id = sqlite3_column_int(st, 0);
+		*after_iter = sqlite3_column_int(st, 1);
+		const unsigned char *t = sqlite3_column_text(st, 2);
+		if (next && t)
+			*next = xstrdup((const char *)t);
+	}
+	sqlite3_finalize(st);
+	return id;
+}
+
 int store_reassess_add(struct store *s, int after_iter, const char *profile, const char *axes,
 		       const char *techniques, const char *next, struct err *e)
 {

@@ -45,6 +45,7 @@ struct snap {
 	int run_id;          /* the run going (t_end 0), 0 none */
 	int last_run_end;    /* the newest run that ended */
 	int confirm_id;      /* the newest finished confirm */
+	int reassess_id;     /* the newest re-assessment, 0 none */
 	int stall;
 	bool stopping;
 	char *problems;
@@ -355,7 +356,8 @@ static int read_once(struct loop_watch *w, struct err *e)
 						      .gate = r->gate,
 						      .gate_v = r->gate_v,
 						      .bench_ms = r->bench_ms,
-						      .vs_best = r->vs_best};
+						      .vs_best = r->vs_best,
+						      .unconfirmed = r->unconfirmed};
 			emit(w, &ev);
 		}
 	}
@@ -386,6 +388,16 @@ static int read_once(struct loop_watch *w, struct err *e)
 	} else {
 		s.confirm_id = w->s.confirm_id;
 	}
+	int after;
+	char *next = NULL;
+	s.reassess_id = store_reassess_newest(store, &after, &next);
+	if (w->s.have && s.reassess_id != w->s.reassess_id && s.reassess_id) {
+		struct loop_watch_event ev = {.kind = LOOP_WATCH_REASSESS,
+					      .iteration = after,
+					      .text = next};
+		emit(w, &ev);
+	}
+	free(next);
 	if (!w->s.have || s.state != w->s.state || s.iteration != w->s.iteration) {
 		struct loop_watch_event ev = {.kind = LOOP_WATCH_STATE,
 					      .iteration = s.iteration,
@@ -402,8 +414,15 @@ static int read_once(struct loop_watch *w, struct err *e)
 			emit(w, &sv);
 		}
 		if (w->s.have && s.state == ST_STOPPING) {
-			struct loop_watch_event sv = {.kind = LOOP_WATCH_STOP, .iteration = s.iteration};
+			struct store_stop sp;
+			bool have = store_stop_last(store, &sp);
+			struct loop_watch_event sv = {.kind = LOOP_WATCH_STOP,
+						      .iteration = s.iteration,
+						      .reason = have ? sp.reason : NULL,
+						      .bound = have ? sp.bound : NULL};
 			emit(w, &sv);
+			if (have)
+				store_stop_release(&sp);
 		}
 	}
 	if (s.run_id && s.run_id != w->told_dead && store_run_get(store, s.run_id, &run, NULL) == 0) {
@@ -559,7 +578,7 @@ const char *loop_watch_kind_name(enum loop_watch_kind k)
 		[LOOP_WATCH_ROW] = "row",         [LOOP_WATCH_COMMIT] = "commit",
 		[LOOP_WATCH_CONFIRM] = "confirm", [LOOP_WATCH_STALL] = "stall",
 		[LOOP_WATCH_STOP] = "stop",       [LOOP_WATCH_PROBLEM] = "problem",
-		[LOOP_WATCH_OUTPUT] = "output",
+		[LOOP_WATCH_OUTPUT] = "output",   [LOOP_WATCH_REASSESS] = "reassess",
 	};
 	return (unsigned)k < sizeof(names) / sizeof(names[0]) ? names[k] : "?";
 }

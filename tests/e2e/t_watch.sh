@@ -36,6 +36,13 @@ sed -i 's/<< 1/+ $1/' kernel/compute.sh
 "$OPTLOOP" verify >/dev/null 2>&1
 "$OPTLOOP" confirm --max-pairs 3 >/dev/null 2>&1
 wait_for "$T_TMP/w.jsonl" '"event":"confirm"'
+"$OPTLOOP" log --direction "add" --status drop --commit >/dev/null
+wait_for "$T_TMP/w.jsonl" '"state":"stalled"'
+perf_report >profile/tiny-opt/trace/profile-w.txt
+"$OPTLOOP" reassess --profile trace/profile-w.txt --axes shifts --techniques none --next "use awk" >/dev/null
+wait_for "$T_TMP/w.jsonl" '"event":"reassess"'
+"$OPTLOOP" stop --reason floor --bound "sh start-up: 2 ms a call" >/dev/null
+wait_for "$T_TMP/w.jsonl" '"event":"stop"'
 kill -TERM $wpid
 wait $wpid
 t_is "the watcher exits 0 on SIGTERM" "$?" 0
@@ -45,9 +52,14 @@ t_is "and ended" "$(grep -c '"event":"run.end".*"kind":"verify"' "$w")" 4
 t_ok "progress streamed" grep -q '"event":"progress".*"progress":100' "$w"
 t_ok "the gate streamed as printed: pass" grep -q '"event":"gate".*"gate":"pass"' "$w"
 t_ok "and fail" grep -q '"event":"gate".*"gate":"fail"' "$w"
-t_is "three rows logged" "$(ev row "$w")" 3
-t_is "three commits" "$(ev commit "$w")" 3
+t_is "four rows logged" "$(ev row "$w")" 4
+t_is "four commits" "$(ev commit "$w")" 4
 t_ok "the drop row" grep -q '"event":"row".*"status":"drop".*"direction":"shift by two"' "$w"
+t_ok "  no unconfirmed mark on it" grep -q '"event":"row".*"status":"drop","unconfirmed":null' "$w"
+t_ok "the keep row carries its unconfirmed reason" grep -q '"event":"row".*"status":"keep","unconfirmed":"one run"' "$w"
+t_ok "a re-assessment is an event, with its next direction" grep -q '"event":"reassess".*"next":"use awk"' "$w"
+t_ok "a stop carries its reason and bound" \
+	grep -q '"event":"stop".*"reason":"floor","bound":"sh start-up: 2 ms a call"' "$w"
 t_ok "the confirm's verdict" grep -qE '"event":"confirm".*"verdict":"[a-z_]+","promoted":(true|false)' "$w"
 t_ok "confirm runs are runs too" grep -q '"event":"run.start".*"kind":"confirm"' "$w"
 t_ok "editing is seen when the kernel file changes" grep -q '"state":"editing"' "$w"

@@ -78,6 +78,8 @@ static void print_json(const struct loop_watch_event *ev)
 		break;
 	case LOOP_WATCH_ROW:
 		add_str(j, "status", ev->status);
+		json_object_set_new(j, "unconfirmed",
+				    ev->unconfirmed ? json_string(ev->unconfirmed) : json_null());
 		add_str(j, "direction", ev->text);
 		add_str(j, "gate", ev->gate);
 		add_num(j, "bench_ms", ev->bench_ms);
@@ -96,6 +98,11 @@ static void print_json(const struct loop_watch_event *ev)
 		json_object_set_new(j, "stall_limit", json_integer(ev->stall_limit));
 		break;
 	case LOOP_WATCH_STOP:
+		add_str(j, "reason", ev->reason);
+		json_object_set_new(j, "bound", ev->bound ? json_string(ev->bound) : json_null());
+		break;
+	case LOOP_WATCH_REASSESS:
+		add_str(j, "next", ev->text);
 		break;
 	case LOOP_WATCH_PROBLEM:
 		add_str(j, "problems", ev->text);
@@ -139,7 +146,8 @@ static void print_text(const struct loop_watch_event *ev)
 		       ev->bench_ms);
 		break;
 	case LOOP_WATCH_ROW:
-		printf("row logged: %s (%s)\n", ev->status, ev->text ? ev->text : "");
+		printf("row logged: %s%s%s (%s)\n", ev->status, ev->unconfirmed ? ", unconfirmed: " : "",
+		       ev->unconfirmed ? ev->unconfirmed : "", ev->text ? ev->text : "");
 		break;
 	case LOOP_WATCH_COMMIT:
 		printf("committed %.12s (%s)\n", ev->commit, ev->status);
@@ -151,7 +159,11 @@ static void print_text(const struct loop_watch_event *ev)
 		printf("stalled: %d/%d iterations without a win\n", ev->stall, ev->stall_limit);
 		break;
 	case LOOP_WATCH_STOP:
-		printf("a stop condition is recorded\n");
+		printf("a stop is recorded: %s%s%s\n", ev->reason ? ev->reason : "(no reason)",
+		       ev->bound ? ", bound: " : "", ev->bound ? ev->bound : "");
+		break;
+	case LOOP_WATCH_REASSESS:
+		printf("the stall was re-assessed; next: %s\n", ev->text ? ev->text : "");
 		break;
 	case LOOP_WATCH_PROBLEM:
 		printf("problems:\n%s", ev->text);
