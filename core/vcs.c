@@ -32,6 +32,8 @@ struct kfile {
 	char *path;
 	unsigned mode;
 	git_oid oid;
+	bool hidden; /* outside a sparse checkout's set: in the index (skip-worktree),
+		      * not in the work tree; neither a deletion nor restored */
 };
 
 struct klist {
@@ -406,6 +408,7 @@ static void klist_add(struct klist *l, const char *path, unsigned mode, const gi
 	}
 	l->v[l->n].path = xstrdup(path);
 	l->v[l->n].mode = mode;
+	l->v[l->n].hidden = false;
 	if (oid)
 		git_oid_cpy(&l->v[l->n].oid, oid);
 	else
@@ -532,6 +535,40 @@ static int walk_workdir(struct vcs *v, const char *rel, struct klist *l, struct 
 	return rc;
 }
 
+/* A sparse checkout hides files from the work tree while the index keeps
+ * them (skip-worktree): such a kernel file is there as the index has it,
+ * not deleted. */
+static void add_hidden(struct vcs *v, const char *const *paths, size_t n, struct klist *l)
+{
+	git_index *idx = NULL;
+	if (git_repository_index(&idx, v->repo) < 0) {
+		git_error_clear();
+		return;
+	}
+	size_t cnt = git_index_entrycount(idx);
+	for (size_t i = 0; i < cnt; i++) {
+		const git_index_entry *ent = git_index_get_byindex(idx, i);
+		if (!ent || !(ent->flags_extended & GIT_INDEX_ENTRY_SKIP_WORKTREE) ||
+		    git_index_entry_stage(ent) != 0 || excluded(v, ent->path))
+			continue;
+		bool under = false;
+		for (size_t k = 0; k < n && !under; k++) {
+			char *p = norm_path(paths[k]);
+			under = *p && fsutil_path_under(ent->path, p);
+			free(p);
+		}
+		char *full = fsutil_join(v->workdir, ent->path);
+		struct stat st;
+		bool absent = lstat(full, &st) < 0 && errno == ENOENT;
+		free(full);
+		if (!under || !absent)
+			continue;
+		klist_add(l, ent->path, ent->mode, &ent->id);
+		l->v[l->n - 1].hidden = true;
+	}
+	git_index_free(idx);
+}
+
 static int list_workdir(struct vcs *v, const char *const *paths, size_t n, struct klist *l,
 			struct err *e)
 {
@@ -542,6 +579,7 @@ static int list_workdir(struct vcs *v, const char *const *paths, size_t n, struc
 		if (rc < 0)
 			return rc;
 	}
+	add_hidden(v, paths, n, l);
 	klist_sort_unique(l);
 	return 0;
 }
@@ -650,6 +688,10 @@ int vcs_kernel_hash(struct vcs *v, const char *const *paths, size_t n, const cha
 /* The blob of a work tree file, written to the object database. */
 static int store_blob(struct vcs *v, const struct kfile *f, git_oid *oid, struct err *e)
 {
+	if (f->hidden) { /* the index's blob: already in the object database */
+		git_oid_cpy(oid, &f->oid);
+		return 0;
+	}
 	if (f->mode == GIT_FILEMODE_LINK) {
 		char *full = xasprintf("%s/%s", v->workdir, f->path);
 		char target[4096];
@@ -1223,7 +1265,9 @@ static int restore(struct vcs *v, const char *treeish, const char *const *paths,
 			j++;
 		bool same = j < have.n && !strcmp(have.v[j].path, want.v[i].path) &&
 			    have.v[j].mode == want.v[i].mode && git_oid_equal(&have.v[j].oid, &want.v[i].oid);
-		if (!same) {
+		/* a file the sparse set hides stays hidden: never written into the tree */
+		bool hidden = j < have.n && !strcmp(have.v[j].path, want.v[i].path) && have.v[j].hidden;
+		if (!same && !hidden) {
 			bool there = j < have.n && !strcmp(have.v[j].path, want.v[i].path);
 			if (keep && there)
 				keep_file(v, &have.v[j]);
@@ -1236,7 +1280,7 @@ static int restore(struct vcs *v, const char *treeish, const char *const *paths,
 	for (size_t i = 0, k = 0; rc == 0 && i < have.n; i++) {
 		while (k < want.n && strcmp(want.v[k].path, have.v[i].path) < 0)
 			k++;
-		if (k >= want.n || strcmp(want.v[k].path, have.v[i].path)) {
+		if ((k >= want.n || strcmp(want.v[k].path, have.v[i].path)) && !have.v[i].hidden) {
 			if (keep)
 				keep_file(v, &have.v[i]);
 			remove_file(v, have.v[i].path);
