@@ -3,7 +3,10 @@
  * the table (tui/cli/commands.c).
  */
 #include "tui/cli/commands.h"
+#include "tui/cli/util.h"
+#include "core/err.h"
 
+#include <errno.h>
 #include <locale.h>
 #include <stdio.h>
 #include <string.h>
@@ -18,10 +21,10 @@ static int global_options(struct cli *cli, int argc, char **argv, int *rc)
 	int i = 1;
 	while (i < argc && argv[i][0] == '-') {
 		if (!strcmp(argv[i], "-C") || !strcmp(argv[i], "--op")) {
-			if (i + 1 >= argc) {
-				fprintf(stderr, "optloop: %s needs a value\n", argv[i]);
-				return *rc = 2, -1;
-			}
+			if (i + 1 >= argc)
+				return *rc = cli_error(ERR_USAGE, "%s needs a value (%s)", argv[i],
+						       argv[i][1] == 'C' ? "DIR" : "OP"),
+				       -1;
 			if (argv[i][1] == 'C')
 				cli->dir = argv[i + 1];
 			else
@@ -36,11 +39,22 @@ static int global_options(struct cli *cli, int argc, char **argv, int *rc)
 			char *v[] = {(char *)"version", NULL};
 			return *rc = command_run(cli, &cmd_version, 1, v), -1;
 		} else {
-			fprintf(stderr, "optloop: unknown option %s (run 'optloop help')\n", argv[i]);
-			return *rc = 2, -1;
+			return *rc = cli_error(ERR_USAGE, "unknown option %s (run 'optloop help')",
+					       argv[i]),
+			       -1;
 		}
 	}
 	return i;
+}
+
+/* Whether --json is on the command line (before "--"): its errors are then
+ * JSON too, also those found before the command reads its options. */
+static bool wants_json(int argc, char **argv)
+{
+	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], "--json"))
+			return true;
+	return false;
 }
 
 /* --op may also follow the command (optloop status --op chunk_gla); "--"
@@ -74,13 +88,15 @@ int main(int argc, char **argv)
 	 * stay in the C locale: optloop's output is read by scripts, and loading
 	 * every category of the user's locale cost ~0.7 ms per command. */
 	setlocale(LC_CTYPE, "");
+	cli_json_errors(wants_json(argc, argv));
 	int i = global_options(&cli, argc, argv, &rc);
 	if (i < 0)
 		return rc;
 	if (cli.dir && chdir(cli.dir) < 0) {
-		fprintf(stderr, "optloop: cannot change to %s: ", cli.dir);
-		perror(NULL);
-		return 2;
+		int e = errno;
+		return cli_error(e == ENOENT ? ERR_NOTFOUND : e == ENOTDIR ? ERR_NOTFILE : ERR_USAGE,
+				 "cannot change to %s (-C): %s; -C takes the directory to run in",
+				 cli.dir, strerror(e));
 	}
 	if (i >= argc) {
 		/* On a terminal inside a workspace, no command means the workbench. */

@@ -2,9 +2,10 @@
 # Exit statuses and messages when optloop itself cannot work: its own I/O
 # failures (a full disk, a file it may not grow, a database it cannot read,
 # a lock file it cannot open) exit 4, never 1, which means a failed gate or
-# check; --json commands answer with a JSON error object; a stale
-# .git/index.lock is named with how to remove it, before anything is
-# committed; the workbench without a usable TERM says so and exits 2.
+# check; --json commands answer with a JSON error object, a usage error on
+# the command line too; a stale .git/index.lock is named with how to remove
+# it, before anything is committed; the workbench without a usable TERM says
+# so and exits 2.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/tui_lib.sh"
 export DEMO_BENCH_REP_MS=${DEMO_BENCH_REP_MS:-40} DEMO_BENCH_WARMUP_MS=${DEMO_BENCH_WARMUP_MS:-10}
@@ -32,6 +33,38 @@ W=profile/chunk_linear_attn-opt
 out=$("$OPTLOOP" --op nosuch verify --json 2>/dev/null); rc=$?
 t_is "verify --json for an op without a workspace: exit 2" "$rc" 2
 t_is "and the JSON error says not_found" "$(printf '%s' "$out" | jerr code)" not_found
+
+# --- --json anywhere: a usage error is the same JSON error object --------------------
+# (found while reading the command line: a mistyped option, a missing value,
+# -C to nowhere, a mistyped command, input parse does not recognise)
+json_usage() { # json_usage NAME WANT_CODE MESSAGE_REGEX optloop-args...
+	local name=$1 code=$2 re=$3 out err rc
+	shift 3
+	out=$("$OPTLOOP" "$@" 2>"$T_TMP/jerr"); rc=$?
+	err=$(cat "$T_TMP/jerr")
+	t_is "$name: exit 2" "$rc" 2
+	t_is "$name: a JSON error object on stdout, code $code" "$(printf '%s' "$out" | jerr code)" "$code"
+	t_is "$name: with its exit status" "$(printf '%s' "$out" | jerr exit)" 2
+	t_like "$name: whose message says what was wrong" "$(printf '%s' "$out" | jerr message)" "$re"
+	t_like "$name: the message is on stderr too" "$err" "$re"
+}
+json_usage "status --json --jsn" usage 'unknown option --jsn \(did you mean --json\?\)' \
+	status --json --jsn
+json_usage "--jsn before --json" usage 'unknown option --jsn' status --jsn --json
+json_usage "-C to a directory that is not there" not_found 'cannot change to /nonexistent' \
+	-C /nonexistent status --json
+json_usage "verify --json --gate-k (no value)" usage '--gate-k needs a value \(EXPR\)' \
+	verify --json --gate-k
+json_usage "a mistyped command" usage "'stauts' is not a command; did you mean 'status'" \
+	stauts --json
+json_usage "an unknown global option" usage 'unknown option --bogus' --bogus status --json
+: >"$T_TMP/empty.log"
+json_usage "parse --json of no verify output" usage 'no verify or benchmark output' \
+	parse "$T_TMP/empty.log" --json
+out=$("$OPTLOOP" status --jsn 2>/dev/null); rc=$?
+t_is "without --json a usage error prints nothing on stdout" "$out|$rc" "|2"
+out=$("$OPTLOOP" log -- --json 2>/dev/null)
+t_unlike "a --json after -- is an argument, not the flag" "$out" '"error"'
 
 # --- a database optloop cannot read: exit 4, JSON code io -------------------------
 schema=$(sqlite3 "$W/optloop.db" 'PRAGMA user_version')

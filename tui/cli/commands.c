@@ -2,6 +2,8 @@
  * is read from it as a whole: the overview, names, lookups.  See
  * commands.h. */
 #include "tui/cli/commands.h"
+#include "tui/cli/util.h"
+#include "core/err.h"
 #include "core/loop.h"
 #include "core/sb.h"
 
@@ -75,10 +77,13 @@ void cli_commands_offer(const char *prefix)
 int cli_not_a_command(const char *who, const char *word)
 {
 	const char *near = loop_closest_word(word, cli_command_names());
+	char msg[512];
 	if (near)
-		fprintf(stderr, "%s: '%s' is not a command; did you mean '%s'?\n", who, word, near);
+		snprintf(msg, sizeof(msg), "'%s' is not a command; did you mean '%s'?", word, near);
 	else
-		fprintf(stderr, "%s: '%s' is not a command (run 'optloop help')\n", who, word);
+		snprintf(msg, sizeof(msg), "'%s' is not a command (run 'optloop help')", word);
+	fprintf(stderr, "%s: %s\n", who, msg);
+	cli_json_error(ERR_USAGE, 2, msg);
 	return 2;
 }
 

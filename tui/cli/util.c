@@ -19,7 +19,7 @@ void cli_json_errors(bool on)
 }
 
 /* A failure as the JSON object a script reads instead of the output. */
-static void json_error(int code, int status, const char *msg)
+void cli_json_error(int code, int status, const char *msg)
 {
 	if (!json_errors || json_printed)
 		return;
@@ -37,8 +37,19 @@ int cli_fail(const struct err *e)
 	/* a message may quote a name (a file, a trap) the user did not choose */
 	fprintf(stderr, "optloop: %s\n", cli_vis(msg, &v));
 	sb_release(&v);
-	json_error(code, status, msg);
+	cli_json_error(code, status, msg);
 	return status;
+}
+
+int cli_error(int code, const char *fmt, ...)
+{
+	struct err e;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(e.msg, sizeof(e.msg), fmt, ap);
+	va_end(ap);
+	e.code = code;
+	return cli_fail(&e);
 }
 
 int cli_vusage_error(const char *cmd, const char *usage, const char *fmt, va_list ap)
@@ -55,7 +66,7 @@ int cli_vusage_error(const char *cmd, const char *usage, const char *fmt, va_lis
 	if (json_errors) {
 		char msg[1024];
 		vsnprintf(msg, sizeof(msg), fmt, again);
-		json_error(ERR_USAGE, 2, msg);
+		cli_json_error(ERR_USAGE, 2, msg);
 	}
 	va_end(again);
 	return 2;

@@ -25,9 +25,16 @@ struct cli {
  * JSON object on stdout, {"error": {"code": "io", "exit": 4, "message":
  * "..."}}, unless the command already printed its JSON there. */
 int cli_fail(const struct err *e);
-/* Whether the command's output is JSON (cli_parse_argv sets it from a --json
- * flag that was given). */
+/* cli_fail of a message made here: code (ERR_*) and printf's fmt. */
+int cli_error(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Whether the command's output is JSON: main sets it when --json is on the
+ * command line before any "--", so that even an error in reading the
+ * command line (a mistyped option, a missing value, -C to nowhere) is
+ * answered in JSON. */
 void cli_json_errors(bool on);
+/* The JSON error object of a failure already said on stderr, when errors
+ * are JSON and no JSON was printed yet (status: the exit status). */
+void cli_json_error(int code, int status, const char *msg);
 /* Usage error for one command: prints "optloop CMD: message" and the
  * usage line (when not NULL); returns 2.  (cli_usage_error of commands.h
  * looks the usage line up by the command's name.) */

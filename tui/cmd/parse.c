@@ -148,14 +148,15 @@ static int parse_run(struct cmd_ctx *x)
 	if ((rc = loop_parse_log(file, set, x->cli->op, exit_status, killed, &r, &set_name, &e)) < 0)
 		return cli_fail(&e);
 	if (!parse_recognised(&r)) {
-		fprintf(stderr,
-			"optloop parse: no verify or benchmark output was recognised in %s (no gate, "
-			"no pytest lines, no Machine line, no result table); give the log of "
-			"benchmarks.ops.verify or run.py, or run.py's --json results file\n",
-			!strcmp(file, "-") ? "standard input" : file);
+		rc = cli_usage_error_at("parse", NULL,
+					"no verify or benchmark output was recognised in %s (no gate, "
+					"no pytest lines, no Machine line, no result table); give the "
+					"log of benchmarks.ops.verify or run.py, or run.py's --json "
+					"results file",
+					!strcmp(file, "-") ? "standard input" : file);
 		parse_result_release(&r);
 		free(set_name);
-		return 2;
+		return rc;
 	}
 	if (json) {
 		json_t *j = parse_result_json(&r);
