@@ -4,7 +4,8 @@
 # the gate as printed), rows, commits, a failed gate and a confirm, exits 0
 # on SIGTERM or when --until's state is reached, says when the optloop
 # driving a run was killed, and keeps going when the trace file is cut or
-# the database replaced; twenty watch at once.
+# the database replaced; twenty watch at once; -C with a relative path
+# works as for every other command.
 . "$(dirname "$0")/lib.sh"
 d="$T_TMP/tiny"
 "$OPTLOOP_ROOT/tests/fixtures/make_tiny_project.sh" "$d"
@@ -17,6 +18,17 @@ wait_for() {
 	for _ in $(seq 200); do grep -qE "$2" "$1" 2>/dev/null && return 0; sleep 0.05; done
 	return 1
 }
+
+# -C with a relative directory, from another directory: watch follows -C as
+# every command does (the path is read once, from where optloop started)
+out=$(cd "$T_TMP" && timeout $((10 * ${T_SLACK:-3})) "$OPTLOOP" -C tiny watch --json \
+	--until need_baseline 2>&1); rc=$?
+t_is "watch with -C RELATIVE-DIR from another directory: exit 0" "$rc" 0
+t_like "and it watches that workspace" "$out" '"event":"state".*"op":"tiny".*"state":"need_baseline"'
+out=$(cd "$T_TMP" && timeout $((10 * ${T_SLACK:-3})) "$OPTLOOP" -C tiny watch \
+	--until need_baseline 2>&1); rc=$?
+t_is "the same in text: exit 0" "$rc" 0
+t_like "a line of the state" "$out" 'tiny iteration 0: need_baseline; next: '
 
 "$OPTLOOP" watch --json >"$T_TMP/w.jsonl" 2>"$T_TMP/w.err" &
 wpid=$!

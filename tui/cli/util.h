@@ -15,7 +15,8 @@ struct err;
 
 /* The global options, read before the command. */
 struct cli {
-	const char *dir; /* -C DIR, or NULL for the current directory */
+	const char *dir; /* -C DIR, or NULL; main has changed into it already, so
+			  * commands open the current directory, never dir again */
 	const char *op;  /* --op OP, or NULL */
 	const char *argv0;
 };

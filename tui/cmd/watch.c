@@ -216,7 +216,7 @@ static int watch_run(struct cmd_ctx *x)
 	int rc;
 
 	const volatile sig_atomic_t *stop = cli_stop_on_signals();
-	if (loop_watch_open(x->cli->dir, x->cli->op, 0, on_event, &w, &lw, &e) < 0)
+	if (loop_watch_open(NULL, x->cli->op, 0, on_event, &w, &lw, &e) < 0)
 		return cli_fail(&e);
 	rc = 0;
 	while (!*stop && !w.reached) {
