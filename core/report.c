@@ -645,12 +645,33 @@ int report_header(const struct workspace *ws, int iter, struct sb *md,
 	enum row_status st = k < rs->n && rs->v[k].iter == iter ? rs->v[k].status : RS_NONE;
 	const struct log_row *pb = log_rows_best(rs->v, k);
 	parent = pb ? pb->iter : 0;
+	if (st == RS_NONE) {
+		/* no such row: not found (exit 2), with the rows that would do */
+		struct sb keeps = SB_INIT;
+		for (size_t i = 0; i < rs->n; i++)
+			if (rs->v[i].status == RS_KEEP)
+				sb_addf(&keeps, "%s%d", keeps.len ? ", " : "", rs->v[i].iter);
+		if (!rs->n)
+			rc = err_set(e, ERR_NOTFOUND,
+				     "report header: there is no iteration %d: the log has no row "
+				     "yet; the header describes a kept candidate (a keep row)",
+				     iter);
+		else
+			rc = err_set(e, ERR_NOTFOUND,
+				     "report header: there is no iteration %d (the log has "
+				     "iterations %d to %d); give the iteration of a keep row (%s)",
+				     iter, rs->v[0].iter, rs->v[rs->n - 1].iter,
+				     keeps.len ? sb_str(&keeps) : "there is none yet");
+		sb_release(&keeps);
+		log_rows_put(rs);
+		return rc;
+	}
 	log_rows_put(rs);
 	if (st != RS_KEEP)
 		return err_set(e, ERR_REFUSED,
 			       "report header refused: iteration %d is %s; the header describes a "
 			       "kept candidate (a keep row)",
-			       iter, st == RS_NONE ? "not logged" : row_status_name(st));
+			       iter, row_status_name(st));
 	rc = claim_load(ws, iter, parent, true, &c, e);
 	if (rc < 0) {
 		claim_release(&c);

@@ -23,6 +23,7 @@ struct workspace;
  * object (caller owns).  ERR_REFUSED with what is missing when the store
  * does not hold what the report needs yet. */
 int report_final(const struct workspace *ws, struct sb *md, json_t **json, struct err *e);
+/* report_header: ERR_NOTFOUND when iter has no row, ERR_REFUSED when it is no keep. */
 int report_header(const struct workspace *ws, int iter, struct sb *md, json_t **json,
 		  struct err *e);
 int report_pr(const struct workspace *ws, struct sb *md, json_t **json, struct err *e);

@@ -106,5 +106,11 @@ out=$("$OPTLOOP" report header 1 2>&1)
 t_like "report header 1: the parent is the baseline, the best before it" "$out" \
 	'^- parent: iteration 0, commit'
 t_exit "report header of a revert row is refused" 3 "$OPTLOOP" report header 2
+out=$("$OPTLOOP" report header 99 2>&1); rc=$?
+t_is "report header of an iteration with no row: not found, exit 2" "$rc" 2
+t_like "  saying there is none, the iterations there are, and the keep rows" "$out" \
+	'there is no iteration 99 \(the log has iterations 0 to 2\); give the iteration of a keep row \(1\)'
+out=$("$OPTLOOP" report header 99 --json 2>/dev/null)
+t_is "  --json: code not_found" "$(printf '%s' "$out" | jget error.code)" not_found
 
 t_done
