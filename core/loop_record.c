@@ -382,6 +382,31 @@ static void add_trailer(struct sb *m, const char *key, const char *val)
 	sb_addc(m, '\n');
 }
 
+#define SUBJECT_DIRECTION_MAX 60 /* bytes of the direction in a commit's subject */
+
+/* The direction as the subject shows it: whole when it fits, else cut at
+ * the last word boundary that leaves room for "…" (when that would keep
+ * less than half, inside the long word, at a character boundary: never in
+ * the middle of a UTF-8 sequence). */
+static void add_subject_direction(struct sb *m, const char *d)
+{
+	size_t n = strlen(d), room = SUBJECT_DIRECTION_MAX - 3; /* "…" is 3 bytes */
+	if (n <= SUBJECT_DIRECTION_MAX) {
+		sb_adds(m, d);
+		return;
+	}
+	size_t cut = room;
+	while (cut > 0 && d[cut] != ' ')
+		cut--;
+	if (cut < room / 2)
+		for (cut = room; cut > 0 && ((unsigned char)d[cut] & 0xc0) == 0x80;)
+			cut--;
+	while (cut > 0 && d[cut - 1] == ' ')
+		cut--;
+	sb_add(m, d, cut);
+	sb_adds(m, "\xe2\x80\xa6");
+}
+
 static char *commit_message(const char *op, const struct log_row *r, int confirms)
 {
 	struct sb m = SB_INIT, bench = SB_INIT, vs = SB_INIT, gate = SB_INIT;
@@ -391,8 +416,10 @@ static char *commit_message(const char *op, const struct log_row *r, int confirm
 	optlog_fmt_vs_best(r->vs_best, &vs);
 	optlog_fmt_gate(r->gate_v, r->scope, &gate);
 	snprintf(iter, sizeof(iter), "%d", r->iter);
-	sb_addf(&m, "optloop(%s): iter %d %s%s: %.60s\n\n", op, r->iter, row_status_name(r->status),
-		r->status == RS_KEEP && r->unconfirmed ? " (unconfirmed)" : "", r->direction);
+	sb_addf(&m, "optloop(%s): iter %d %s%s: ", op, r->iter, row_status_name(r->status),
+		r->status == RS_KEEP && r->unconfirmed ? " (unconfirmed)" : "");
+	add_subject_direction(&m, r->direction);
+	sb_adds(&m, "\n\n");
 	sb_addf(&m, "Gate %s, bench %s ms, vs best %s.\n\n", gate.buf, bench.buf, vs.buf);
 	add_trailer(&m, "Op", op);
 	add_trailer(&m, "Iter", iter);

@@ -2,7 +2,8 @@
 # `optloop log ... --commit`: the row and its commit in one process.  The
 # same result as log then commit (row, commit, trailers, JSON), the same
 # refusals, nothing written when the commit would be refused up front, and
-# a row that stays logged when the commit itself fails.
+# a row that stays logged when the commit itself fails; a long direction is
+# cut at a word boundary in the commit's subject.
 . "$(dirname "$0")/lib.sh"
 mk="$OPTLOOP_ROOT/tests/fixtures/make_tiny_project.sh"
 d="$T_TMP/tiny"
@@ -140,6 +141,49 @@ t_like "  saying why and to create a branch" "$out" 'HEAD is detached .*git swit
 t_is "  no row was written" "$(rows)" "$rows_before"
 git switch -qc opt-work
 t_ok "on a branch it goes on" "$OPTLOOP" log --direction "on a branch" --status drop --commit
+
+# A long direction: the commit's subject keeps at most 60 bytes of it, cut at
+# a word boundary and marked with "…"; the trailer keeps it whole.
+subject_check() { # subject_check word|char DIRECTION SUBJECT: where the cut must be
+	python3 - "$2" "$3" "$1" <<'PY'
+import sys
+d, subj = sys.argv[1], sys.argv[2]
+import re
+head = re.match(r"optloop\(tiny\): iter \d+ \w+: (.*)$", subj).group(1)
+assert head.endswith("\u2026"), "no ellipsis: " + head
+cut = head[:-1]
+assert len(head.encode()) <= 60, "longer than 60 bytes: %d" % len(head.encode())
+assert d.startswith(cut), "not a prefix of the direction: " + cut
+if sys.argv[3] == "word":
+    assert d[len(cut)] == " " and not cut.endswith(" "), "cut inside a word: " + cut
+PY
+}
+unstall() { # rows without a win stall the loop: re-assess to go on
+	[ "$(state)" = stalled ] || return 0
+	echo "profile" >profile/tiny-opt/trace/long-direction.txt
+	"$OPTLOOP" reassess --profile profile/tiny-opt/trace/long-direction.txt --axes a \
+		--techniques t --next n >/dev/null
+}
+long="fuse the two passes over the rows into one and keep the partial sums in registers between tiles"
+printf '# long\n' >>kernel/compute.sh
+"$OPTLOOP" verify >/dev/null 2>&1
+"$OPTLOOP" log --direction "$long" --status drop --commit >/dev/null
+subj=$(git log -1 --skip=1 --format=%s) # HEAD is the drop's restore
+unstall
+t_like "a long direction: the subject says the iteration" "$subj" '^optloop\(tiny\): iter [0-9]+ drop: fuse the two'
+t_ok "  cut at a word boundary, within 60 bytes, with an ellipsis" subject_check word "$long" "$subj"
+t_like "  the trailer keeps the whole direction" "$(git log -1 --skip=1 --format=%B)" \
+	"^Optloop-Direction: $long\$"
+# one long word of two-byte characters (the 60th byte inside one): cut
+# between characters, still "…"
+word=$(python3 -c 'print("\u00e9" * 45)')
+printf '# long word\n' >>kernel/compute.sh
+"$OPTLOOP" verify >/dev/null 2>&1
+"$OPTLOOP" log --direction "op $word" --status drop --commit >/dev/null
+subj=$(git log -1 --skip=1 --format=%s)
+t_ok "  a long word of multibyte characters: cut between characters" subject_check char "op $word" "$subj"
+t_ok "  the subject is valid UTF-8" python3 -c 'import sys; sys.argv[1].encode("utf-8", "surrogateescape").decode("utf-8")' "$subj"
+unstall
 
 # A file outside the kernel and the frozen scope edited with the kernel:
 # refused, then made part of the kernel with consent (--include): committed
