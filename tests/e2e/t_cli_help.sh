@@ -2,7 +2,8 @@
 # The one option parser: every command answers --help and -h from its own
 # option table (each option of its usage line described, an example), help
 # CMD prints the same, mistyped commands and options get a did-you-mean, and
-# values are checked before anything is opened.
+# values are checked before anything is opened; a section a --help names
+# is there.
 . "$(dirname "$0")/lib.sh"
 
 cmds=$("$OPTLOOP" help | awk '/^commands:/ { on = 1; next } on && /^  [a-z]/ { print $1 } on && /^$/ { exit }')
@@ -23,7 +24,26 @@ for c in $cmds; do
 		printf '%s' "$out" | grep -qE -- "^  $o( |$)" || missing="$missing $o"
 	done
 	t_is "$c --help describes every option of its usage line" "$missing" ""
+	# a section it sends the reader to is there (the reference left the README)
+	t_unlike "$c --help sends no one to the README" "$out" 'README'
+	gone=""
+	while IFS='|' read -r topic heading; do
+		[ -n "$topic" ] || continue
+		"$OPTLOOP" help "$topic" 2>/dev/null | grep -qxF "## $heading" || gone="$gone $topic:$heading"
+	done <<-EOF
+	$(printf '%s' "$out" | tr '\n' ' ' | sed 's/  */ /g' |
+		grep -oE 'optloop help [a-z]+, under "[^"]+"' | sed -E 's/optloop help ([a-z]+), under "([^"]+)"/\1|\2/')
+	EOF
+	t_is "$c --help: every section it names exists" "$gone" ""
 done
+out=$("$OPTLOOP" watch --help)
+t_like "watch --help names where each event's fields are" "$out" 'optloop help commands,'
+sec=$("$OPTLOOP" help commands | sed -n '/^## Watching a workspace$/,/^## /p')
+missing=""
+for ev in state run.start progress stage gate run.end row commit confirm stall stop problem; do
+	printf '%s' "$sec" | grep -qF "| \`$ev\` |" || missing="$missing $ev"
+done
+t_is "  and that section lists every event watch --json prints" "$missing" ""
 t_like "every command was asked" "$n" '^2[0-9]$'
 
 # verbs: the verb's own options

@@ -238,7 +238,8 @@ static int watch_run(struct cmd_ctx *x)
 
 static const struct cli_opt watch_opts[] = {
 	CLI_FLAG("--json", offsetof(struct watcher, json),
-		 "one JSON object per line (schema in the README)"),
+		 "one JSON object per line (each event's fields: optloop help commands, "
+		 "under \"Watching a workspace\")"),
 	CLI_STR("--until", offsetof(struct watcher, until), "STATE",
 		"exit 0 once the workspace reaches STATE (ready, measured, logged, ...)"),
 	CLI_END,
