@@ -290,7 +290,8 @@ struct loop_job_progress {
 	int iter;            /* the iteration it measures for */
 	int run, nruns;      /* the run going (1-based; the last once over) of those
 			      * planned so far (a confirm's grow a pair at a time) */
-	const char *role;    /* the run's: "best", "cand", "pair", "noise"; NULL: verify */
+	const char *role;    /* the run's: "best", "cand", "pair", "noise"; with confirm
+			      * --baseline "baseline" and "best"; NULL: verify */
 	size_t pairs;        /* confirm: pairs compared so far */
 	bool running;        /* false once it is over: loop_job_end is due */
 	double elapsed_s;    /* since it began */

@@ -202,6 +202,16 @@ static int session_in_tx(void *ctx, struct store *st, struct store_run *r, struc
 	return store_session_put(st, r->id, m->c->session, m->role, e);
 }
 
+/* A session role ("best", "cand", "pair") as the user reads it: with
+ * confirm --baseline the reference side is the baseline and the side
+ * measured is the best. */
+static const char *role_word(const struct loop_session_opts *o, const char *role)
+{
+	if (!o || !o->baseline || !role)
+		return role;
+	return !strcmp(role, "best") ? "baseline" : !strcmp(role, "cand") ? "best" : role;
+}
+
 /* Record the ended run with its session role; a run without a usable
  * number stops the session. */
 static int mrun_finish(struct ctx *c, struct mrun *m, struct err *e)
@@ -227,7 +237,7 @@ static int mrun_finish(struct ctx *c, struct mrun *m, struct err *e)
 	if (rc == 0 && c->o && c->o->progress) {
 		char *line = xasprintf("%s run %d (%s): %.4g ms geomean over %zu shape(s)",
 				       run_kind_name(m->kind),
-				       c->nruns, m->role, run->bench_ms, res->nrows);
+				       c->nruns, role_word(c->o, m->role), run->bench_ms, res->nrows);
 		c->o->progress(c->o->ctx, line);
 		free(line);
 	}
@@ -747,8 +757,8 @@ static bool compare(struct loop_confirm_run *s)
 		s->have_cmp = false;
 	}
 	int rc = measure_confirm_compare(c->st, s->b.tree, s->cand, c->session,
-					 c->contract->threshold, c->contract->v[CF_TARGET], &s->cmp,
-					 &s->target, &e);
+					 c->contract->threshold, c->contract->v[CF_TARGET],
+					 s->o.baseline ? "the baseline" : NULL, &s->cmp, &s->target, &e);
 	if (rc < 0) {
 		fail(s, rc, &e);
 		return false;
@@ -1018,7 +1028,7 @@ void loop_confirm_progress(const struct loop_confirm_run *s, struct loop_job_pro
 	p->iter = s->iter;
 	p->run = s->c.nruns + (s->going ? 1 : 0);
 	p->nruns = s->planned;
-	p->role = s->paired ? "pair" : s->best_turn ? "best" : "cand";
+	p->role = role_word(&s->o, s->paired ? "pair" : s->best_turn ? "best" : "cand");
 	p->pairs = s->pairs;
 	p->running = !s->finished;
 	p->command = s->c.command;

@@ -477,7 +477,7 @@ int measure_pair_set(struct store *s, const char *env, int upto, struct stats_se
 }
 
 int measure_confirm_compare(struct store *s, const char *best_tree, const char *cand_tree,
-			    int session, double threshold, const char *target,
+			    int session, double threshold, const char *target, const char *against,
 			    struct stats_cmp *cmp, struct measure_target *mt, struct err *e)
 {
 	struct stats_set bs = {0}, cs = {0}, bo = {0}, co = {0}, pairs = {0}, *hist = NULL,
@@ -529,7 +529,8 @@ int measure_confirm_compare(struct store *s, const char *best_tree, const char *
 					.screen = &screen,
 					.across = ho,
 					.nacross = no,
-					.pairs = inproc ? &pairs : NULL};
+					.pairs = inproc ? &pairs : NULL,
+					.against = against};
 		stats_compare(&bs, &cs, &so, cmp);
 		if (mt) {
 			/* the target's shapes against the same screen over those
@@ -1311,7 +1312,7 @@ static int check_targets(struct store *s, const struct contract *k, bool have_co
 	struct stats_cmp whole;
 	struct measure_target mt;
 	int rc = measure_confirm_compare(s, c->best_tree, c->cand_tree, c->session,
-					 k ? k->threshold : 0, target, &whole, &mt, e);
+					 k ? k->threshold : 0, target, NULL, &whole, &mt, e);
 	if (rc < 0)
 		return rc;
 	stats_cmp_release(&whole);

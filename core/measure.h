@@ -95,11 +95,12 @@ int measure_pair_set(struct store *s, const char *env, int upto, struct stats_se
  * that session, noise pooled with every other session's, the sequential
  * test on; and the same over the Target's shapes (mt may be NULL).  The
  * confirm itself, the promotion check and the reports all read it here,
- * so a confirm has one number.  cmp (and mt) are filled when 0 is
+ * so a confirm has one number.  against: stats_opts.against (NULL: the
+ * best).  cmp (and mt) are filled when 0 is
  * returned; release them with stats_cmp_release / measure_target_release. */
 struct measure_target;
 int measure_confirm_compare(struct store *s, const char *best_tree, const char *cand_tree,
-			    int session, double threshold, const char *target,
+			    int session, double threshold, const char *target, const char *against,
 			    struct stats_cmp *cmp, struct measure_target *mt, struct err *e);
 
 /* ---- the best ---- */

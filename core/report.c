@@ -144,7 +144,8 @@ static int claim_load(const struct workspace *ws, int cand_iter, int against_ite
 	if (c->paired) {
 		/* the confirm's own comparison: one confirm, one number */
 		rc = measure_confirm_compare(s, c->base.tree, c->cand.tree, c->conf.session,
-					     report_threshold(ws), report_field(ws, CF_TARGET), &c->cmp, &c->tgt, e);
+					     report_threshold(ws), report_field(ws, CF_TARGET), NULL, &c->cmp,
+					     &c->tgt, e);
 		if (rc < 0) {
 			memset(&c->cmp, 0, sizeof(c->cmp));
 			c->cmp.worst = -1;

@@ -619,25 +619,28 @@ static void cmp_word(struct stats_cmp *out, const struct stats_set *best,
 {
 	struct sb why = SB_INIT;
 	bool no_best = !best || best->nshapes == 0;
+	/* "vs best" is the log's word; any other side is named in full */
+	const char *vs = o && o->against ? o->against : "best";
+	const char *the = o && o->against ? o->against : "the best";
 	if (no_best) {
 		out->verdict = SV_NONE;
-		sb_adds(&why, "no best to compare with yet");
+		sb_addf(&why, "no %s to compare with yet", vs);
 	} else if (env_differs(best->env, cand ? cand->env : NULL)) {
 		out->verdict = SV_NOT_COMPARABLE;
 		out->flags |= SF_ENV_CHANGED;
-		sb_addf(&why, "environment changed (best: %s; now: %s): re-measure the best first",
-			best->env, cand->env);
+		sb_addf(&why, "environment changed (%s: %s; now: %s): re-measure %s first", vs,
+			best->env, cand->env, the);
 	} else if (a->nextra) {
 		out->verdict = SV_NOT_COMPARABLE;
 		out->flags |= SF_SHAPES_CHANGED;
-		sb_addf(&why, "shape set changed (%zu shape(s) the best never measured): re-measure "
-			      "the best on the new shapes first", a->nextra);
+		sb_addf(&why, "shape set changed (%zu shape(s) %s never measured): re-measure "
+			      "%s on the new shapes first", a->nextra, the, the);
 	} else if (a->nmissing || out->ncommon == 0) {
 		out->verdict = SV_MISSING;
-		sb_addf(&why, "%zu shape(s) of the best were not measured (or had no usable time)",
-			a->nmissing ? a->nmissing : out->nshapes);
+		sb_addf(&why, "%zu shape(s) of %s were not measured (or had no usable time)",
+			a->nmissing ? a->nmissing : out->nshapes, the);
 	} else {
-		sb_addf(&why, "%+.1f%% vs best over %zu shape(s), ", 100 * out->gain, out->ncommon);
+		sb_addf(&why, "%+.1f%% vs %s over %zu shape(s), ", 100 * out->gain, vs, out->ncommon);
 		stats_level_text(out, &why);
 		sb_addf(&why, " interval %+.1f%% .. %+.1f%%, threshold %.1f%%", 100 * out->lo,
 			100 * out->hi, 100 * a->thr);

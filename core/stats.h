@@ -183,6 +183,9 @@ struct stats_opts {
 	 * so confirming again until one says fast cannot push the chance of a
 	 * false win past 2 x STATS_SEQ_ALPHA over any number of them. */
 	unsigned spent;
+	/* What the candidate is compared with, as the verdict's sentence (why)
+	 * names it: "the baseline" for confirm --baseline; NULL: the best. */
+	const char *against;
 };
 /* The sequential test's alpha for a confirm that spent confirms of the same
  * two kernels came before. */

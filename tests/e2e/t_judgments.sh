@@ -146,7 +146,16 @@ t_like "the Target needs the best against the baseline in one session" "$out" \
 	'MISSING  target speedup: .*measured it against iteration 2: run optloop confirm --baseline'
 t_exit "confirm --baseline refuses while the kernel is not the best" 3 \
 	sh -c "echo '/* x */' >>'$kernel' && '$OPTLOOP' confirm --baseline; rc=\$?; git checkout -q -- '$kernel'; exit \$rc"
-t_exit "confirm --baseline: the best against the baseline" 0 "$OPTLOOP" confirm --baseline
+out=$("$OPTLOOP" confirm --baseline 2>&1); rc=$?
+t_is "confirm --baseline: the best against the baseline" "$rc" 0
+# its words name the two sides it measured: the baseline and the best
+t_like "  its verdict is against the baseline" "$out" '^confirm: fast after .*: \+[0-9.]+% vs the baseline over 3 shape'
+t_unlike "  never vs best" "$out" 'vs best'
+t_like "  its first run is the baseline's" "$out" '^confirm run 1 \(baseline\): '
+t_like "  and the best's run is named so" "$out" '^confirm run 2 \(best\): '
+t_unlike "  no run is the candidate's" "$out" '\(cand\)'
+t_like "  the speedup is the best's against the baseline" "$out" \
+	'^geomean: [0-9.]+x speedup of the best against the baseline over all 3 shapes'
 t_like "the session compared iteration 3 with the baseline" \
 	"$(sqlite3 profile/chunk_linear_attn-opt/optloop.db "SELECT iter, best_iter, verdict FROM stats_confirms ORDER BY id DESC LIMIT 1")" \
 	'^3\|0\|fast$'
@@ -212,7 +221,11 @@ reps 5
 t_exit "iteration 4: a 1.2x win confirmed against iteration 3" 0 "$OPTLOOP" confirm
 "$OPTLOOP" log --direction "5 reps" --status keep --ack --commit >/dev/null
 t_is "  kept, the best" "$("$OPTLOOP" status --json | jget best.iter)" 4
-t_exit "confirm --baseline of it: 1.6x, held back as implausible (exit 1)" 1 "$OPTLOOP" confirm --baseline
+out=$("$OPTLOOP" confirm --baseline 2>&1); rc=$?
+t_is "confirm --baseline of it: 1.6x, held back as implausible (exit 1)" "$rc" 1
+t_like "  said against the baseline" "$out" '^confirm: fast after .*vs the baseline over 3 shape'
+t_like "  held back" "$out" '^held back: '
+t_unlike "  never vs best" "$out" 'vs best'
 t_like "  the session compared iteration 4 with the baseline, not promoted" \
 	"$(sqlite3 profile/chunk_linear_attn-opt/optloop.db "SELECT iter, best_iter, verdict, promoted FROM stats_confirms ORDER BY id DESC LIMIT 1")" \
 	'^4\|0\|fast\|0$'

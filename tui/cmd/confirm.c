@@ -30,13 +30,15 @@ static void print_speedup(double x)
 		printf("\xe2\x80\x94");
 }
 
-/* The all-shapes geomean beside the target-shape one. */
-static void print_geomeans(const struct loop_session *r)
+/* The all-shapes geomean beside the target-shape one (baseline: of the best
+ * over the baseline). */
+static void print_geomeans(const struct loop_session *r, bool baseline)
 {
 	/* a speedup (best/candidate time), beside the verdict's time saved */
 	printf("geomean: ");
 	print_speedup(r->speedup);
-	printf(" speedup over all %zu shape%s", r->ncommon, r->ncommon == 1 ? "" : "s");
+	printf(" speedup%s over all %zu shape%s", baseline ? " of the best against the baseline" : "",
+	       r->ncommon, r->ncommon == 1 ? "" : "s");
 	if (r->ntargets == 0) {
 		printf(" (the contract's Target names no shapes: every shape counts)\n");
 		return;
@@ -97,7 +99,7 @@ static int confirm_run(struct cmd_ctx *x)
 		if (r->flags_text)
 			printf("flags:   %s\n", r->flags_text);
 		stats_cli_print_implausible(r->json, stdout);
-		print_geomeans(r);
+		print_geomeans(r, o->baseline);
 		if (r->worst)
 			printf("worst:   %s (%.3fx)\n", r->worst, r->worst_speedup);
 		if (r->promoted && o->baseline)
@@ -112,6 +114,9 @@ static int confirm_run(struct cmd_ctx *x)
 		else if (r->busy_gpu)
 			printf("not promoted: the GPU was busy during the session; confirm again on an "
 			       "idle GPU\n");
+		else if (o->baseline)
+			printf("against the baseline: no win beyond the threshold and the noise band; "
+			       "promote --check reads the Target's speedup from this session\n");
 		else
 			printf("not promoted: no win beyond the threshold and the noise band (log it as "
 			       "revert or drop, or keep it with --unconfirmed \"why\")\n");

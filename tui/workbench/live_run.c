@@ -67,7 +67,8 @@ static void job_announce(struct app *a)
 	char *line = xasprintf("--- %s run %d/%d (%s): the %s kernel is in the work tree ---\n",
 			       job_name[p.kind], p.run, p.nruns, p.role,
 			       p.kind == LOOP_JOB_NOISE || !strcmp(p.role, "best") ? "best"
-										: "candidate");
+			       : !strcmp(p.role, "baseline")			 ? "baseline"
+										 : "candidate");
 	live_feed(b, line, strlen(line));
 	free(line);
 	b->progress = (p.run - 1) * 100 / (p.nruns > 0 ? p.nruns : 1);
