@@ -110,10 +110,20 @@ static void tl_draw(struct view *v, WINDOW *w)
 	tl_header(inner, &line);
 	draw_text(w, 1, 1, inner, line.buf, theme_attr(R_HEADER));
 	if (v->d->nrows == 0) {
-		draw_text(w, 2, 2, inner - 1,
-			  v->d->readonly ? "no rows in this log"
-					 : "no iterations yet: verify the unmodified kernel for the baseline (v)",
-			  theme_attr(R_DIM));
+		/* the due step, as the status line says it: the full words when
+		 * they fit */
+		const char *due = v->d->due;
+		sb_reset(&line);
+		if (v->d->readonly)
+			sb_adds(&line, "no rows in this log");
+		else
+			sb_addf(&line, "no iterations yet%s%s", due ? ": " : "", due ? due : "");
+		if (!v->d->readonly && v->d->due_brief &&
+		    sanitize_width(line.buf, line.len) > inner - 1) {
+			sb_reset(&line);
+			sb_addf(&line, "no iterations yet: %s", v->d->due_brief);
+		}
+		draw_text(w, 2, 2, inner - 1, line.buf, theme_attr(R_DIM));
 	}
 	for (int y = 0; y < v->body_h; y++) {
 		int i = v->top + y;

@@ -130,6 +130,9 @@ struct wb_data {
 	double band_lo, band_hi; /* ms; NAN when unknown */
 	const char *band_text;   /* the band in the engine's words ("noise ±1.5%"),
 				  * the same as optloop status says; NULL when none */
+	/* The engine's due step (optloop status's next) as the status line
+	 * words it, in full and brief; NULL in a read-only view */
+	const char *due, *due_brief;
 	struct wb_shape *shapes;
 	size_t nshapes;
 	struct wb_line *detail; /* the detail pane's text for the selected row */

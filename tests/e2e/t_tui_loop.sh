@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # The workbench on a live workspace, driven by keys in a real terminal
-# (tmux): the contract wizard, a whole baseline iteration and a second one
-# (verify, log wizard, commit), refusals in the message line, a verify child
-# that prints escape sequences (the screen must not change), resizing and
-# cancelling mid-run, and a terminal closed during a run (recorded as
-# incomplete, nothing lost).
+# (tmux): the empty timeline naming the due step, the contract wizard, a
+# whole baseline iteration and a second one (verify, log wizard, commit),
+# refusals in the message line, a verify child that prints escape sequences
+# (the screen must not change), resizing and cancelling mid-run, and a
+# terminal closed during a run (recorded as incomplete, nothing lost).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/tui_lib.sh"
 
@@ -38,6 +38,21 @@ out=$("$OPTLOOP" tui </dev/null 2>&1)
 t_is "tui without a terminal exits 2" "$?" "2"
 t_like "and says why" "$out" 'needs a terminal'
 
+# NO_CONTRACT: the timeline's empty state names the step optloop status
+# names (the contract), never the baseline verify, at 80x24 and 120x40.
+t_like "status: the contract is the next step" "$("$OPTLOOP" status --json | jget next)" \
+	'^complete the task contract'
+for size in "80 24" "120 40"; do
+	tui_start $size LANG=C.UTF-8 -- "$OPTLOOP" tui
+	t_screen "${size/ /x}: the empty timeline names the contract step and its key" \
+		'│ no iterations yet: .*task contract.*\(r\) *│'
+	scr=$(tui_screen)
+	t_unlike "${size/ /x}: and no verify of the baseline anywhere" "$scr" 'unmodified kernel|\(v\)'
+	t_like "${size/ /x}: the status line says the same step" "$(printf '%s\n' "$scr" | sed -n "$((${size#* } - 1))p")" \
+		'NO_CONTRACT · .*task contract.*\(r\)'
+	tui_stop
+done
+
 tui_start 120 34 LANG=C.UTF-8 -- "$OPTLOOP" tui
 t_screen "status line shows NO_CONTRACT and the key" 'iter 0 · NO_CONTRACT · .*\(r\)'
 tui_keys v
@@ -58,6 +73,7 @@ tui_wait 'Task contract: fill the missing fields'
 tui_keys "N up to 50, 2x" Enter sh Enter "full gate, confirmed win" Enter
 t_screen "the contract is saved" 'contract saved: 3 fields filled'
 t_screen "status moves on to the baseline" 'NEED_BASELINE · step 2/3: verify the unmodified kernel .*\(v\)'
+t_screen "and so does the empty timeline" '│ no iterations yet: .*verify the unmodified kernel.*\(v\) *│'
 t_is "engine agrees" "$(state)" need_baseline
 
 # Baseline: verify, with hostile output.

@@ -212,6 +212,9 @@ void live_free_shapes(struct app *a)
 	a->shapes_loaded = false;
 }
 
+/* defined with the status line's wording, below */
+static void load_due(struct app *a);
+
 int live_reload(struct app *a, struct err *e)
 {
 	struct ws_loop *w = live_of(a);
@@ -238,6 +241,7 @@ int live_reload(struct app *a, struct err *e)
 	a->data.readonly = false; /* it writes while it acts, and only then */
 	a->data.rows = w->rows->v;
 	a->data.nrows = w->rows->n;
+	load_due(a);
 	a->data.has_best = w->st.has_best;
 	a->data.best_iter = w->st.best_iter;
 	a->data.best_ms = w->st.best_ms;
@@ -347,6 +351,22 @@ static void due_words(const struct loop_status *st, int terse, struct sb *out)
 		sb_adds(out, st->next ? st->next : "");
 		break;
 	}
+}
+
+/* The due step for the panes (the timeline's empty state), in the status
+ * line's words. */
+static void load_due(struct app *a)
+{
+	struct ws_loop *w = live_of(a);
+	struct sb full = SB_INIT, brief = SB_INIT;
+	due_words(&w->st, 0, &full);
+	due_words(&w->st, 1, &brief);
+	free(w->due);
+	free(w->due_brief);
+	w->due = sb_detach(&full);
+	w->due_brief = sb_detach(&brief);
+	a->data.due = w->due;
+	a->data.due_brief = w->due_brief;
 }
 
 /* The due step after a run ended, from a fresh status (the workbench
@@ -593,6 +613,8 @@ static void loop_close_be(struct app *a)
 	loop_close(w->l);
 	free(w->title);
 	free(w->band_text);
+	free(w->due);
+	free(w->due_brief);
 	free(w);
 	a->be_data = NULL;
 }

@@ -36,6 +36,7 @@ struct ws_loop {
 	bool job_cancelled;
 	struct lint_findings lint; /* findings the log wizard asks to acknowledge */
 	char *band_text;           /* the noise band in words, for the best pane */
+	char *due, *due_brief;     /* the due step in words, for the timeline */
 	/* Other optloops writing (an agent's CLI calls, a second workbench):
 	 * the watcher wakes the workbench, ext_run is their run going (0 none)
 	 * and driver names who drives it. */
