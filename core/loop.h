@@ -523,6 +523,7 @@ enum loop_watch_kind {
 	LOOP_WATCH_STALL,     /* the loop stalled: stall, stall_limit */
 	LOOP_WATCH_STOP,      /* a stop condition was recorded */
 	LOOP_WATCH_PROBLEM,   /* reconciliation findings changed: text */
+	LOOP_WATCH_EXPLAIN,   /* an explanation was recorded (promote --explain): text */
 	LOOP_WATCH_OUTPUT,    /* the run's output: text, len bytes (LOOP_WATCH_WANT_OUTPUT) */
 	LOOP_WATCH_REASSESS,  /* a stall was re-assessed: iteration (the one it followed),
 			       * text (the next direction) */

@@ -404,6 +404,10 @@ int store_note_add(struct store *s, enum store_note kind, int iter, const char *
 		   struct err *e);
 /* Appends each, one per line, to out (may be NULL); returns how many. */
 int store_notes(struct store *s, enum store_note kind, int iter, struct sb *out);
+/* The newest note of kind in the workspace: its id (0 when there is none),
+ * its iteration and, when text is not NULL, its text (allocated, caller
+ * frees; NULL when none). */
+int store_note_newest(struct store *s, enum store_note kind, int *id, int *iter, char **text);
 
 /* ---- Slurm (core/store_slurm.c) ---- */
 

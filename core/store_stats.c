@@ -653,6 +653,11 @@ static const char *const note_select[] = {
 	[STORE_NOTE_ARTIFACT] = "SELECT path FROM stats_artifacts WHERE iter = ? ORDER BY id",
 };
 
+static const char *const note_newest[] = {
+	[STORE_NOTE_EXPLAINED] = "SELECT id, iter, note FROM stats_explained ORDER BY id DESC LIMIT 1",
+	[STORE_NOTE_ARTIFACT] = "SELECT id, iter, path FROM stats_artifacts ORDER BY id DESC LIMIT 1",
+};
+
 int store_note_add(struct store *s, enum store_note kind, int iter, const char *text,
 		   struct err *e)
 {
@@ -680,6 +685,25 @@ int store_notes(struct store *s, enum store_note kind, int iter, struct sb *out)
 	}
 	sqlite3_finalize(st);
 	return n;
+}
+
+int store_note_newest(struct store *s, enum store_note kind, int *id, int *iter, char **text)
+{
+	sqlite3_stmt *st;
+	*id = 0;
+	*iter = 0;
+	if (text)
+		*text = NULL;
+	if (prep(s, note_newest[kind], &st, NULL) < 0)
+		return 0;
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		*id = sqlite3_column_int(st, 0);
+		*iter = sqlite3_column_int(st, 1);
+		if (text && sqlite3_column_text(st, 2))
+			*text = xstrdup((const char *)sqlite3_column_text(st, 2));
+	}
+	sqlite3_finalize(st);
+	return 0;
 }
 
 int store_run_costs(struct store *s, int iter,

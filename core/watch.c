@@ -46,6 +46,7 @@ struct snap {
 	int last_run_end;    /* the newest run that ended */
 	int confirm_id;      /* the newest finished confirm */
 	int reassess_id;     /* the newest re-assessment, 0 none */
+	int explained_id;    /* the newest explanation (promote --explain), 0 none */
 	int stall;
 	bool stopping;
 	char *problems;
@@ -398,6 +399,19 @@ static int read_once(struct loop_watch *w, struct err *e)
 		emit(w, &ev);
 	}
 	free(next);
+	/* an explanation changes what a verdict allows (keep, a held confirm
+	 * promoted) while every count above stays the same */
+	int ex_iter;
+	char *ex_text = NULL;
+	store_note_newest(store, STORE_NOTE_EXPLAINED, &s.explained_id, &ex_iter,
+			  w->s.have ? &ex_text : NULL);
+	if (w->s.have && s.explained_id > w->s.explained_id) {
+		struct loop_watch_event ev = {.kind = LOOP_WATCH_EXPLAIN,
+					      .iteration = ex_iter,
+					      .text = ex_text};
+		emit(w, &ev);
+	}
+	free(ex_text);
 	if (!w->s.have || s.state != w->s.state || s.iteration != w->s.iteration) {
 		struct loop_watch_event ev = {.kind = LOOP_WATCH_STATE,
 					      .iteration = s.iteration,
@@ -578,7 +592,8 @@ const char *loop_watch_kind_name(enum loop_watch_kind k)
 		[LOOP_WATCH_ROW] = "row",         [LOOP_WATCH_COMMIT] = "commit",
 		[LOOP_WATCH_CONFIRM] = "confirm", [LOOP_WATCH_STALL] = "stall",
 		[LOOP_WATCH_STOP] = "stop",       [LOOP_WATCH_PROBLEM] = "problem",
-		[LOOP_WATCH_OUTPUT] = "output",   [LOOP_WATCH_REASSESS] = "reassess",
+		[LOOP_WATCH_EXPLAIN] = "explain",   [LOOP_WATCH_REASSESS] = "reassess",
+		[LOOP_WATCH_OUTPUT] = "output",
 	};
 	return (unsigned)k < sizeof(names) / sizeof(names[0]) ? names[k] : "?";
 }

@@ -40,7 +40,7 @@ out=$("$OPTLOOP" watch --help)
 t_like "watch --help names where each event's fields are" "$out" 'optloop help commands,'
 sec=$("$OPTLOOP" help commands | sed -n '/^## Watching a workspace$/,/^## /p')
 missing=""
-for ev in state run.start progress stage gate run.end row commit confirm stall stop problem; do
+for ev in state run.start progress stage gate run.end row commit confirm stall stop problem explain; do
 	printf '%s' "$sec" | grep -qF "| \`$ev\` |" || missing="$missing $ev"
 done
 t_is "  and that section lists every event watch --json prints" "$missing" ""

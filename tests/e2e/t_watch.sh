@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # optloop watch: one line per event while other processes drive the loop.
 # A watcher never takes the writer lock, sees verify runs stream (progress,
-# the gate as printed), rows, commits, a failed gate and a confirm, exits 0
-# on SIGTERM or when --until's state is reached, says when the optloop
-# driving a run was killed, and keeps going when the trace file is cut or
-# the database replaced; twenty watch at once; -C with a relative path
-# works as for every other command.
+# the gate as printed), rows, commits, a failed gate, an explanation and a
+# confirm, exits 0 on SIGTERM or when --until's state is reached, says when
+# the optloop driving a run was killed, and keeps going when the trace file
+# is cut or the database replaced; twenty watch at once; -C with a relative
+# path works as for every other command.
 . "$(dirname "$0")/lib.sh"
 d="$T_TMP/tiny"
 "$OPTLOOP_ROOT/tests/fixtures/make_tiny_project.sh" "$d"
@@ -75,6 +75,8 @@ t_ok "a stop carries its reason and bound" \
 t_ok "the confirm's verdict" grep -qE '"event":"confirm".*"verdict":"[a-z_]+","promoted":(true|false)' "$w"
 t_ok "confirm runs are runs too" grep -q '"event":"run.start".*"kind":"confirm"' "$w"
 t_ok "editing is seen when the kernel file changes" grep -q '"state":"editing"' "$w"
+t_ok "an explanation recorded (promote --explain) is an event, with its note" \
+	grep -q '"event":"explain","op":"tiny","iteration":1,"note":"the harness times one shell run' "$w"
 t_ok "every line is one JSON object" python3 -c '
 import json, sys
 for line in open(sys.argv[1]):

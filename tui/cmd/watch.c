@@ -107,6 +107,9 @@ static void print_json(const struct loop_watch_event *ev)
 	case LOOP_WATCH_PROBLEM:
 		add_str(j, "problems", ev->text);
 		break;
+	case LOOP_WATCH_EXPLAIN:
+		add_str(j, "note", ev->text);
+		break;
 	case LOOP_WATCH_OUTPUT: /* not asked for */
 		break;
 	}
@@ -167,6 +170,9 @@ static void print_text(const struct loop_watch_event *ev)
 		break;
 	case LOOP_WATCH_PROBLEM:
 		printf("problems:\n%s", ev->text);
+		break;
+	case LOOP_WATCH_EXPLAIN:
+		printf("explanation recorded: %s\n", ev->text ? ev->text : "");
 		break;
 	case LOOP_WATCH_OUTPUT: /* not asked for */
 		break;

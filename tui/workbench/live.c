@@ -603,6 +603,7 @@ static void loop_close_be(struct app *a)
 	}
 	loop_watch_close(w->watch);
 	free(w->driver);
+	free(w->ext_desc);
 	free(w->alloc_text);
 	ws_files_release(&w->files);
 	traps_doc_release(&w->traps);
@@ -621,6 +622,17 @@ static void loop_close_be(struct app *a)
 
 /* ---- other optloops writing ------------------------------------------------ */
 
+/* Once another optloop's run ended, the live pane names it by what it was,
+ * no longer by who drives. */
+static void ext_title(struct app *a)
+{
+	struct ws_loop *w = live_of(a);
+	if (!w->ext_desc || !a->data.live)
+		return;
+	free(a->data.live->title);
+	a->data.live->title = xstrdup(w->ext_desc);
+}
+
 static void on_watch(void *ctx, const struct loop_watch_event *ev)
 {
 	struct app *a = ctx;
@@ -631,6 +643,9 @@ static void on_watch(void *ctx, const struct loop_watch_event *ev)
 		if (ev->pid == (int)getpid() || a->running)
 			break; /* our own */
 		w->ext_run = ev->run_id;
+		free(w->ext_desc);
+		w->ext_desc = xasprintf("optloop %s (iteration %d) of pid %d",
+					ev->run_kind ? ev->run_kind : "run", ev->iteration, ev->pid);
 		free(w->driver);
 		w->driver = xasprintf("driven by pid %d: optloop %s (iteration %d)", ev->pid,
 				      ev->run_kind ? ev->run_kind : "run", ev->iteration);
@@ -668,11 +683,14 @@ static void on_watch(void *ctx, const struct loop_watch_event *ev)
 		if (w->ext_run == ev->run_id) {
 			struct sb t = SB_INIT;
 			sb_init(&t);
-			sb_addf(&t, "%s: gate %s, bench ", w->driver ? w->driver : "run", ev->gate);
+			/* past tense: that optloop drives nothing any more */
+			sb_addf(&t, "%s ended: gate %s, bench ", w->ext_desc ? w->ext_desc : "run",
+				ev->gate);
 			optlog_fmt_bench(ev->bench_ms, &t);
 			sb_adds(&t, " ms");
 			if (a->data.live) {
 				live_flush(a->data.live);
+				ext_title(a);
 				live_set_verdict(a->data.live, t.buf, ev->gate && ev->gate_v != GATE_PASS);
 				a->data.live->running = false;
 				a->data.live->t_end = app_now();
@@ -692,6 +710,7 @@ static void on_watch(void *ctx, const struct loop_watch_event *ev)
 			free(w->driver);
 			w->driver = NULL;
 			if (a->data.live) {
+				ext_title(a);
 				live_set_verdict(a->data.live, "cut off: its optloop is gone", true);
 				a->data.live->running = false;
 			}

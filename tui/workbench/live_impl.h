@@ -44,6 +44,7 @@ struct ws_loop {
 	bool changed;
 	int ext_run;
 	char *driver;
+	char *ext_desc; /* their run going, once it ended: "optloop verify (iteration 2) of pid N" */
 	/* Runner: slurm: the allocation in a few words, read at most every
 	 * ALLOC_REFRESH_S (squeue is asked), and whether it is still waiting */
 	char *alloc_text;
