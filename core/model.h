@@ -292,6 +292,11 @@ struct optlog_doc {
 	size_t nrows;
 	size_t cap;       /* allocated rows (optlog_doc_add_row); 0 is fine */
 	int table_lineno; /* line of the summary table's header when parsed, else 0 */
+	/* where the summary table is in the text parsed: from its header line
+	 * to the end of its last row's line (bytes), its last line, and how
+	 * many lines that are not rows stand between its rows */
+	size_t table_start, table_end;
+	int table_end_line, table_strays;
 };
 
 /* TRAPS.md (core/traps.c). */

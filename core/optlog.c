@@ -973,6 +973,104 @@ static void read_header(struct reader *R, struct md_span line, int lineno)
 				col_label[needed[i]], col_label[needed[i]]);
 }
 
+/* ------------------------------------------------------------------ */
+/* Lines between rows                                                  */
+
+/* Whether line reads as a body row of a table of ncols columns whose Iter
+ * column is iter_idx (-1: none): not followed by a delimiter row (that is
+ * the head of a table of its own), and either as many cells or an
+ * iteration number where the Iter cell is. */
+static bool row_like(struct md_span line, const struct lines *after, size_t ncols, int iter_idx,
+		     struct md_cells *tmp, int *iter)
+{
+	struct md_span next;
+	int it = -1;
+	if (span_blank(line) || !md_has_pipe(line) || heading(line, &next) ||
+	    (peek_line(after, &next) && md_is_delim_row(next, tmp)))
+		return false;
+	md_split_row(line, true, tmp);
+	bool counted = tmp->n == ncols;
+	bool numbered = iter_idx >= 0 && (size_t)iter_idx < tmp->n &&
+			parse_iter(tmp->v[iter_idx], &it);
+	if (iter)
+		*iter = it;
+	return counted || numbered;
+}
+
+/* After the body of a table, at L: the number of lines before more rows
+ * of the same table (a blank line, a comment or a line of text a person
+ * left between rows), else 0.  A heading, a fence or a table of its own
+ * ends the table for good. */
+static int rows_go_on(struct lines L, size_t ncols, int iter_idx, struct md_cells *tmp)
+{
+	struct md_span x;
+	int skipped = 0;
+	while (next_line(&L, &x)) {
+		if (!span_blank(x) && md_has_pipe(x))
+			return skipped && row_like(x, &L, ncols, iter_idx, tmp, NULL) ? skipped : 0;
+		if (heading(x, &(struct md_span){0}) || is_fence(x))
+			return 0;
+		skipped++;
+	}
+	return 0;
+}
+
+/* Skip the body of a table at L (the header and delimiter rows read):
+ * rows up to a blank line or a line without a pipe. */
+static size_t skip_body(struct lines *L)
+{
+	struct md_span x;
+	size_t n = 0;
+	while (peek_line(L, &x) && !span_blank(x) && md_has_pipe(x))
+		next_line(L, &x), n++;
+	return n;
+}
+
+/* Rows that look like the summary table's but stand apart from it (below
+ * a heading, a fence or another table): never read, so each is named. */
+static void rows_apart(struct lines L, const struct reader *R, int end_line, struct md_cells *tmp,
+		       struct problems *probs)
+{
+	struct md_span x, next;
+	bool in_fence = false;
+	while (next_line(&L, &x)) {
+		if (is_fence(x) && (in_fence || fence_closes(L))) {
+			in_fence = !in_fence;
+			continue;
+		}
+		if (in_fence || span_blank(x) || !md_has_pipe(x))
+			continue;
+		if (peek_line(&L, &next) && md_is_delim_row(next, tmp)) {
+			next_line(&L, &next); /* a table of its own */
+			skip_body(&L);
+			continue;
+		}
+		int it = -1;
+		if (R->idx[C_ITER] >= 0 && row_like(x, &L, R->ncols, R->idx[C_ITER], tmp, &it) && it >= 0)
+			problem(probs, L.lineno,
+				"this line looks like a row of the summary table (iteration %d) but "
+				"stands apart from it (the table ends on line %d), so it was not read: "
+				"move it into the table",
+				it, end_line);
+	}
+}
+
+/* The line x inside the summary table, before more of its rows. */
+static void stray_line(struct md_span x, int lineno, struct problems *probs)
+{
+	if (span_blank(x))
+		problem(probs, lineno,
+			"a blank line inside the summary table (Markdown ends a table there); the "
+			"rows after it were read as rows of the table: remove the line, so that "
+			"other Markdown readers see them too");
+	else
+		problem(probs, lineno,
+			"'%.*s%s' is not a table row but stands inside the summary table; the rows "
+			"after it were read as rows of the table: move the line above or below the "
+			"table, so that other Markdown readers see them too",
+			(int)(x.n > 60 ? 60 : x.n), x.s, x.n > 60 ? "..." : "");
+}
+
 static int cmp_iter(const void *a, const void *b)
 {
 	const struct log_row *x = *(struct log_row *const *)a, *y = *(struct log_row *const *)b;
@@ -1040,11 +1138,20 @@ int optlog_parse(const char *text, size_t len, struct optlog_doc *d,
 				chosen = t;
 			if (t.has_iter && !first_iter.at)
 				first_iter = t;
+			int iter_idx = -1;
+			for (size_t i = 0; i < tmp.n && iter_idx < 0; i++)
+				if (col_kind(tmp.v[i]) == C_ITER)
+					iter_idx = (int)i;
+			size_t ncols = tmp.n;
 			next_line(&L, &next);
-			/* Skip the body: it ends at a blank line or a line without a pipe. */
-			size_t nbody = 0;
-			while (peek_line(&L, &next) && !span_blank(next) && md_has_pipe(next))
-				next_line(&L, &next), nbody++;
+			/* Skip the body: it ends at a blank line or a line without a
+			 * pipe, unless more rows of it follow such lines. */
+			size_t nbody = skip_body(&L);
+			for (int k; (k = rows_go_on(L, ncols, iter_idx, &tmp)) > 0;) {
+				while (k--)
+					next_line(&L, &next);
+				nbody += skip_body(&L);
+			}
 			if (chosen.at == t.at)
 				chosen.nbody = nbody;
 			if (first_iter.at == t.at)
@@ -1072,10 +1179,24 @@ int optlog_parse(const char *text, size_t len, struct optlog_doc *d,
 	next_line(&L, &line);
 	read_header(&R, line, L.lineno);
 	next_line(&L, &line); /* delimiter row */
-	while (peek_line(&L, &next) && !span_blank(next) && md_has_pipe(next)) {
-		next_line(&L, &line);
-		read_row(&R, line, L.lineno);
+	for (;;) {
+		while (peek_line(&L, &next) && !span_blank(next) && md_has_pipe(next)) {
+			next_line(&L, &line);
+			read_row(&R, line, L.lineno);
+		}
+		int k = rows_go_on(L, R.ncols, R.idx[C_ITER], &R.alt);
+		if (k == 0)
+			break;
+		d->table_strays += k;
+		while (k--) {
+			next_line(&L, &line);
+			stray_line(line, L.lineno, probs);
+		}
 	}
+	d->table_start = (size_t)(chosen.at - text);
+	d->table_end = (size_t)(L.p - text);
+	d->table_end_line = L.lineno;
+	rows_apart(L, &R, L.lineno, &R.alt, probs);
 	free(R.cells.v);
 	free(R.alt.v);
 	sb_release(&R.tmp);
