@@ -675,6 +675,7 @@ void loop_close(struct loop *l)
 		loop_contract_put(&l->contract->c);
 	free(l->missing);
 	free(l->init_head);
+	free(l->optlog_note);
 	sb_release(&l->problems);
 	free(l);
 }
@@ -722,6 +723,11 @@ const struct workspace *loop_workspace(const struct loop *l)
 const char *loop_repo_dir(const struct loop *l)
 {
 	return l->ws.repo;
+}
+
+const char *loop_optlog_note(const struct loop *l)
+{
+	return l->optlog_note;
 }
 
 const char *loop_dir(const struct loop *l)

@@ -664,5 +664,9 @@ const char *loop_assets_dir(struct err *e);
 
 /* Absolute path of the workspace dir (owned by l). */
 const char *loop_dir(const struct loop *l);
+/* What the last write of OPT_LOG.md by this loop kept of a hand edit, or
+ * where it kept a copy of a file it could not merge (owned by l); NULL
+ * when it wrote no such file. */
+const char *loop_optlog_note(const struct loop *l);
 
 #endif

@@ -50,6 +50,8 @@ struct loop {
 	 * or cut short): how many, 0 when none.  Nothing is written until
 	 * repair --rebuild takes them back (loop_writable). */
 	int lost_rows;
+	bool optlog_edited;   /* OPT_LOG.md was edited by hand since optloop wrote it */
+	char *optlog_note;    /* what the last write of OPT_LOG.md kept of a hand edit, or NULL */
 	struct sb problems;
 	char *init_head;
 
@@ -138,8 +140,17 @@ void loop_optlog_record(struct store *s, const char *text, size_t len, const cha
  * changed what it renders since: then it is current, known without the
  * rows.  False when anything is not known. */
 bool loop_optlog_current(struct loop *l, const struct sb *have);
-/* Write OPT_LOG.md from the database (crash-safe), and record it. */
+/* Write OPT_LOG.md from the database (crash-safe), and record it.  A file
+ * a person edited is merged (optlog_merge: their columns, text and
+ * Directions kept); one that cannot be merged is first copied to
+ * OPT_LOG.md.orig-<UTC time>.  Either is said in l->optlog_note. */
 int loop_write_optlog(struct loop *l, struct err *e);
+/* Whether have is the text optloop last recorded writing. */
+bool loop_optlog_ours(struct loop *l, const struct sb *have);
+/* What the file have differs in from what the database renders, and
+ * what a write would keep of it, as one problem line. */
+void loop_optlog_edited(struct loop *l, const struct log_row *rows, size_t n,
+			const struct sb *have);
 /* The same after the row iter was appended: from the file as recorded and
  * that row, when nothing else it shows changed since the record (the text
  * is what loop_write_optlog writes, byte for byte): then 1; else in full,

@@ -26,8 +26,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #define RECORD_KEY "optlog_written"
+#define MERGED_KEY "optlog_merged" /* "1": the last full write kept a hand edit */
 
 /* The Env line: the environment of the latest logged row whose run printed
  * one (unlogged runs do not change the file, so it only moves on log).
@@ -194,25 +197,188 @@ bool loop_render_optlog(struct loop *l, const struct log_row *rows, size_t n, lo
 	return same;
 }
 
+/* Whether have is the text optloop last recorded writing (whatever it was
+ * rendered from). */
+static bool recorded_same(struct loop *l, const struct sb *have)
+{
+	char *seen = NULL;
+	size_t size = 0;
+	unsigned long long hash = 0;
+	bool same = false;
+	store_meta_get(l->ws.store, RECORD_KEY, &seen, NULL);
+	if (seen && sscanf(seen, "%zu %llx", &size, &hash) == 2)
+		same = size == have->len && hash == hash64(have->buf ? have->buf : "", have->len);
+	free(seen);
+	return same;
+}
+
+/* A path beside OPT_LOG.md for a copy of the file a person edited, one no
+ * file holds yet (caller frees). */
+static char *orig_path(struct loop *l)
+{
+	char when[32];
+	time_t now = time(NULL);
+	struct tm tm;
+	gmtime_r(&now, &tm);
+	strftime(when, sizeof(when), "%Y%m%dT%H%M%SZ", &tm);
+	char *p = xasprintf("%s.orig-%s", l->ws.optlog_path, when);
+	for (int k = 2; access(p, F_OK) == 0; k++) {
+		free(p);
+		p = xasprintf("%s.orig-%s-%d", l->ws.optlog_path, when, k);
+	}
+	return p;
+}
+
+static bool blank_text(const struct sb *t)
+{
+	for (size_t i = 0; i < t->len; i++)
+		if (!strchr(" \t\r\n", t->buf[i]))
+			return false;
+	return true;
+}
+
+/* rows merged into have, the file a person edited: into text with what it
+ * kept said in l->optlog_note (1); when it cannot be merged, have is
+ * copied aside first and text is left as rendered (0); <0 when the copy
+ * could not be written (then nothing may replace the file). */
+static int merge_edited(struct loop *l, const struct log_row *rows, size_t n, const struct sb *have,
+			struct sb *text, struct err *e)
+{
+	struct optlog_doc d;
+	struct sb bl = SB_INIT, merged = SB_INIT, kept = SB_INIT;
+	struct err me = {0};
+	char *env = optlog_env(l);
+	int rc = 0;
+
+	head_doc(l, rows, n, env, &d, &bl);
+	d.rows = (struct log_row *)rows;
+	d.nrows = n;
+	if (optlog_merge(&d, have->buf, have->len, &merged, &kept, NULL, &me) == 0) {
+		if (kept.len) {
+			sb_reset(text);
+			sb_add(text, merged.buf, merged.len);
+			l->optlog_note = xasprintf("OPT_LOG.md: kept what was edited by hand (%s); the rows' "
+						   "gate, bench, vs best and status are the database's",
+						   kept.buf);
+			rc = 1;
+		}
+	} else {
+		char *copy = orig_path(l);
+		rc = fsutil_write_atomic(copy, have->buf, have->len, e);
+		if (rc == 0) {
+			const char *base = strrchr(copy, '/');
+			l->optlog_note = xasprintf(
+				"OPT_LOG.md was edited by hand and cannot be merged with the database "
+				"(%s): it is kept as %s, and OPT_LOG.md is written from the database; "
+				"carry your edits over from the copy",
+				me.msg, base ? base + 1 : copy);
+		} else {
+			err_prefix(e, "OPT_LOG.md was edited by hand and cannot be merged (%s), and "
+				      "its copy could not be written, so it was left as it is: ",
+				   me.msg);
+		}
+		free(copy);
+	}
+	free(env);
+	sb_release(&bl);
+	sb_release(&merged);
+	sb_release(&kept);
+	return rc;
+}
+
 int loop_write_optlog(struct loop *l, struct err *e)
 {
 	struct log_rows *sr;
 	const struct log_row *rows;
 	size_t n;
-	struct sb text = SB_INIT;
+	struct sb text = SB_INIT, have = SB_INIT;
 	char *key = NULL;
 	long long gen = -1;
 	int rc = store_rows_gen(l->ws.store, &gen, e);
 	if (rc < 0 || (rc = loop_rows_get(l->ws.store, &sr, &rows, &n, e)) < 0)
 		return rc;
-	loop_render_optlog(l, rows, n, gen, NULL, &text, &key);
-	rc = fsutil_write_atomic(l->ws.optlog_path, text.buf, text.len, e);
+	free(l->optlog_note);
+	l->optlog_note = NULL;
+	/* a file a person edited is merged, never silently replaced */
+	bool edited = fsutil_read_file(l->ws.optlog_path, &have, NULL) == 0 && !blank_text(&have);
+	bool same = loop_render_optlog(l, rows, n, gen, edited ? &have : NULL, &text, &key);
+	char *merged = NULL;
+	store_meta_get(l->ws.store, MERGED_KEY, &merged, NULL);
+	bool was_merged = merged && *merged;
+	free(merged);
+	/* optloop's own rendering (the database changed since), or a file cut
+	 * short, loses nothing when rendered again */
+	if (!same && edited &&
+	    ((!was_merged && recorded_same(l, &have)) ||
+	     (have.len <= text.len && !memcmp(have.buf, text.buf, have.len))))
+		edited = false;
+	bool merges = false;
+	if (!same && edited && (rc = merge_edited(l, rows, n, &have, &text, e)) > 0) {
+		merges = true;
+		rc = 0;
+	}
+	if (rc == 0 && same) {
+		sb_reset(&text);
+		sb_add(&text, have.buf, have.len);
+	}
 	if (rc == 0)
+		rc = fsutil_write_atomic(l->ws.optlog_path, text.buf, text.len, e);
+	if (rc == 0) {
+		l->optlog_edited = false;
 		loop_optlog_record(l->ws.store, text.buf, text.len, key);
+		/* a merged file holds what a person added: the next write merges
+		 * again, even though optloop wrote it */
+		if (merges != was_merged && !store_readonly(l->ws.store))
+			store_meta_set(l->ws.store, MERGED_KEY, merges ? "1" : "", NULL);
+	}
 	free(key);
 	sb_release(&text);
+	sb_release(&have);
 	log_rows_put(sr);
 	return rc;
+}
+
+bool loop_optlog_ours(struct loop *l, const struct sb *have)
+{
+	/* what its own rows render is not enough: a Direction edited by hand
+	 * reads back as rows that render the file again */
+	return recorded_same(l, have);
+}
+
+void loop_optlog_edited(struct loop *l, const struct log_row *rows, size_t n, const struct sb *have)
+{
+	struct optlog_doc d;
+	struct sb bl = SB_INIT, kept = SB_INIT, repl = SB_INIT;
+	struct err me = {0};
+	char *env = optlog_env(l);
+
+	l->optlog_edited = true;
+	head_doc(l, rows, n, env, &d, &bl);
+	d.rows = (struct log_row *)rows;
+	d.nrows = n;
+	if (optlog_merge(&d, have->buf, have->len, NULL, &kept, &repl, &me) < 0)
+		loop_problem(l,
+			"OPT_LOG.md was edited by hand and cannot be merged with the database (%s); "
+			"it is left as it is: fix that, or the next optloop log (or optloop repair, "
+			"now) writes OPT_LOG.md from the database and keeps a copy of yours as "
+			"OPT_LOG.md.orig-<time>",
+			me.msg);
+	else if (kept.len)
+		loop_problem(l,
+			"OPT_LOG.md was edited by hand: it has %s, which optloop keeps%s%s%s; it is "
+			"left as it is: the next optloop log (or optloop repair, now) writes the "
+			"database's rows into it and keeps your columns, text and Directions",
+			kept.buf, repl.len ? ", and " : "", repl.len ? repl.buf : "",
+			repl.len ? " (the database is the record: its figures replace the file's)" : "");
+	else
+		loop_problem(l,
+			"OPT_LOG.md differs from the database: %s; the database is the record: the "
+			"next optloop log (or optloop repair, now) writes its rows",
+			repl.len ? repl.buf : "its text is not what optloop renders");
+	free(env);
+	sb_release(&bl);
+	sb_release(&kept);
+	sb_release(&repl);
 }
 
 /* The file as recorded, when the record's key is from this renderer at the
@@ -236,6 +402,29 @@ static int recorded_text(struct loop *l, long long gen, struct sb *text)
 	return rc;
 }
 
+/* Whether old, the file as recorded with its head ending at at, is the
+ * renderer's shape: as many lines above the table as it writes, and last
+ * the previous row (a file merged with a person's edits is not: the new
+ * row must go into the table, not after their text). */
+static bool rendered_shape(const struct sb *old, size_t at, const struct log_row *prev)
+{
+	struct optlog_doc none;
+	struct sb head = SB_INIT, last = SB_INIT;
+	size_t lines = 0, want = 0;
+	memset(&none, 0, sizeof(none));
+	optlog_render_head(&none, &head);
+	for (size_t i = 0; i < head.len; i++)
+		want += head.buf[i] == '\n';
+	for (size_t i = 0; i < at; i++)
+		lines += old->buf[i] == '\n';
+	optlog_render_row(prev, &last);
+	bool same = lines == want && old->len >= at + last.len &&
+		    !memcmp(old->buf + old->len - last.len, last.buf, last.len);
+	sb_release(&head);
+	sb_release(&last);
+	return same;
+}
+
 int loop_write_optlog_appended(struct loop *l, int iter, struct err *e)
 {
 	struct log_rows *sr;
@@ -250,7 +439,8 @@ int loop_write_optlog_appended(struct loop *l, int iter, struct err *e)
 	 * step before is every row but this one, unless the row is the first
 	 * (the Baseline line comes from it) or not the last. */
 	if (gen < 1 || n < 2 || rows[n - 1].iter != iter || rows[n - 2].iter >= iter ||
-	    recorded_text(l, gen - 1, &old) < 0 || !(at = optlog_head_len(old.buf, old.len))) {
+	    recorded_text(l, gen - 1, &old) < 0 || !(at = optlog_head_len(old.buf, old.len)) ||
+	    !rendered_shape(&old, at, &rows[n - 2])) {
 		sb_release(&old);
 		log_rows_put(sr);
 		rc = loop_write_optlog(l, e);

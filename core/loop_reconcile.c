@@ -331,8 +331,7 @@ static void lost_rows_found(struct loop *l, const struct log_row *rows, size_t n
 			"OPT_LOG.md and the commits' Optloop trailers",
 			l->lost_rows, l->lost_rows == 1 ? "" : "s");
 	else
-		loop_problem(l, "OPT_LOG.md differs from the database (edited by hand?); the database is "
-			   "the record: the next optloop log re-renders OPT_LOG.md from it");
+		loop_optlog_edited(l, rows, n, have);
 }
 
 int loop_writable(struct loop *l, const char *verb, struct err *e)
@@ -398,12 +397,18 @@ int loop_reconcile_optlog(struct loop *l, struct err *e)
 			}
 			optlog_doc_release(&d);
 		}
-		if (behind && !l->ws.readonly) {
-			rc = fsutil_write_atomic(l->ws.optlog_path, want.buf, want.len, e);
-			if (rc == 0) {
-				loop_optlog_record(l->ws.store, want.buf, want.len, key);
+		/* a file a person edited is never replaced here: said, and left
+		 * to the next command that writes it (which keeps their edits);
+		 * one optloop wrote is brought up to date by a writer */
+		bool ours = !behind || frc == ERR_NOTFOUND ||
+			    (have.len <= want.len && !memcmp(want.buf, have.buf, have.len)) ||
+			    loop_optlog_ours(l, &have);
+		if (behind && ours && !l->ws.readonly) {
+			rc = loop_write_optlog(l, e);
+			if (rc == 0)
 				store_event(l->ws.store, -1, "reconcile.optlog", "re-rendered", NULL);
-			}
+		} else if (behind && !ours) {
+			loop_optlog_edited(l, rows, n, &have);
 		} else if (!behind) {
 			lost_rows_found(l, rows, n, &have);
 		}

@@ -329,9 +329,12 @@ int loop_repair(struct loop *l, bool rebuild, struct sb *done, struct err *e)
 		store_rollback(l->ws.store);
 	vcs_iter_commits_free(cs, nc);
 	log_rows_put(sr);
-	if (rc == 0 && fixed)
+	bool edited = l->optlog_edited;
+	if (rc == 0 && (fixed || edited))
 		rc = loop_write_optlog(l, e);
-	if (rc == 0 && !fixed && done)
+	if (rc == 0 && edited && done)
+		sb_addf(done, "%s\n", l->optlog_note ? l->optlog_note : "OPT_LOG.md written from the database");
+	if (rc == 0 && !fixed && !edited && done)
 		sb_adds(done, "nothing optloop can repair by itself\n");
 	if (rc == 0) {
 		sb_reset(&l->problems);

@@ -265,6 +265,10 @@ static const char legend[] =
 	" when the iteration's confirm sized it (best and candidate interleaved in one session, "
 	"the figure every report uses).\n\n";
 
+static const char table_head[] =
+	"| Iter | Direction (one line) | Gate | Bench (median ms) | vs best | Status |\n"
+	"|---|---|---|---|---|---|\n";
+
 static void render_head(const struct optlog_doc *d, struct sb *out)
 {
 	sb_adds(out, "# Optimization log " DASH " ");
@@ -277,8 +281,7 @@ static void render_head(const struct optlog_doc *d, struct sb *out)
 	add_header_value(out, d->target);
 	sb_adds(out, "\n\n## Summary\n\n");
 	sb_adds(out, legend);
-	sb_adds(out, "| Iter | Direction (one line) | Gate | Bench (median ms) | vs best | Status |\n"
-		     "|---|---|---|---|---|---|\n");
+	sb_adds(out, table_head);
 }
 
 void optlog_render_head(const struct optlog_doc *d, struct sb *out)
@@ -1204,4 +1207,329 @@ int optlog_parse(const char *text, size_t len, struct optlog_doc *d,
 		optlog_compute_vs_best(d->rows, d->nrows);
 	check_duplicates(d, probs);
 	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* A hand-edited file merged with the rendering                        */
+
+/* The lines of the rendered head the database owns, by their start. */
+static const char *const owned_lines[] = {"# Optimization log " DASH " ", "Env: ",
+					  "Baseline (main): ", "Target: "};
+static const char *const owned_names[] = {"the title", "the Env line", "the Baseline line",
+					  "the Target line"};
+#define LEGEND_START "Bench is the median of the iteration's own verify run"
+
+/* One more item of a "; "-separated list. */
+static void list_add(struct sb *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void list_add(struct sb *l, const char *fmt, ...)
+{
+	va_list ap;
+	if (!l)
+		return;
+	if (l->len)
+		sb_adds(l, "; ");
+	va_start(ap, fmt);
+	sb_vaddf(l, fmt, ap);
+	va_end(ap);
+}
+
+/* The line of the rendered head that starts with lit ("" when none), with
+ * its newline. */
+static struct md_span head_line(const struct sb *head, const char *lit)
+{
+	size_t n = strlen(lit);
+	for (const char *p = head->buf; p && *p;) {
+		const char *nl = strchr(p, '\n');
+		size_t ln = nl ? (size_t)(nl - p) + 1 : strlen(p);
+		if (ln >= n && !memcmp(p, lit, n))
+			return (struct md_span){p, ln};
+		p = nl ? nl + 1 : NULL;
+	}
+	return (struct md_span){"", 0};
+}
+
+/* The text above the table, its owned lines and the legend the
+ * database's: to out; whether anything else differs from the rendered
+ * head (text a person added above the table). */
+static bool merge_above(const struct optlog_doc *d, struct md_span above, struct sb *out,
+			struct sb *replaced)
+{
+	struct sb head = SB_INIT;
+	bool seen[4] = {false};
+	size_t start = out->len;
+	render_head(d, &head);
+	head.len -= sizeof(table_head) - 1;
+	head.buf[head.len] = '\0';
+	struct lines L = {above.s, above.s + above.n, 0};
+	struct md_span x;
+	while (next_line(&L, &x)) {
+		size_t full = (size_t)(L.p - x.s); /* with its line end */
+		bool done = false;
+		for (size_t k = 0; k < 4 && !done; k++) {
+			size_t n = strlen(owned_lines[k]);
+			if (seen[k] || x.n < n || memcmp(x.s, owned_lines[k], n))
+				continue;
+			struct md_span h = head_line(&head, owned_lines[k]);
+			if (h.n != full || memcmp(h.s, x.s, full))
+				list_add(replaced, "%s", owned_names[k]);
+			sb_add(out, h.s, h.n);
+			seen[k] = done = true;
+		}
+		if (!done && x.n >= strlen(LEGEND_START) && !memcmp(x.s, LEGEND_START, strlen(LEGEND_START))) {
+			/* the legend paragraph: this optloop's, whatever wrote it */
+			while (peek_line(&L, &x) && !span_blank(x))
+				next_line(&L, &x);
+			const char *lg = strstr(head.buf, LEGEND_START);
+			sb_add(out, lg, strlen(lg) - 1); /* it ends in a blank line */
+			done = true;
+		}
+		if (!done)
+			sb_add(out, x.s, full);
+	}
+	bool added = out->len - start != head.len || memcmp(out->buf + start, head.buf, head.len);
+	sb_release(&head);
+	return added;
+}
+
+struct file_row {
+	int iter, lineno;
+	struct md_span *cells; /* ncols of them, into the text */
+};
+
+static int cmp_file_row(const void *a, const void *b)
+{
+	const struct file_row *x = a, *y = b;
+	return x->iter < y->iter ? -1 : x->iter > y->iter;
+}
+
+/* The file's rows, each with as many cells as the header (*rows, sorted
+ * by iteration; the caller frees each cells array and the array), or
+ * ERR_FAIL with e saying which row optloop could not carry over. */
+static int file_rows(const char *text, const struct optlog_doc *pd, size_t ncols, int iter_idx,
+		     struct file_row **rows, size_t *n, struct err *e)
+{
+	struct lines L = {text + pd->table_start, text + pd->table_end, pd->table_lineno - 1};
+	struct md_span x;
+	struct md_cells c = {0};
+	int rc = 0;
+	*rows = xcalloc(pd->nrows + 1, sizeof(**rows));
+	*n = 0;
+	next_line(&L, &x);
+	next_line(&L, &x);
+	while (rc == 0 && next_line(&L, &x)) {
+		md_split_row(x, true, &c);
+		if (c.n != ncols)
+			md_split_row(x, false, &c);
+		struct file_row r = {.lineno = L.lineno};
+		if (c.n != ncols)
+			rc = err_set(e, ERR_FAIL, "line %d has %zu cells for %zu columns", L.lineno, c.n,
+				     ncols);
+		else if (!parse_iter(c.v[iter_idx], &r.iter))
+			rc = err_set(e, ERR_FAIL, "line %d's Iter cell is not an iteration number",
+				     L.lineno);
+		else if (*n >= pd->nrows + 1)
+			rc = err_set(e, ERR_FAIL, "line %d is a row optloop did not read", L.lineno);
+		if (rc == 0) {
+			r.cells = xmalloc(ncols * sizeof(*r.cells));
+			memcpy(r.cells, c.v, ncols * sizeof(*r.cells));
+			(*rows)[(*n)++] = r;
+		}
+	}
+	free(c.v);
+	qsort(*rows, *n, sizeof(**rows), cmp_file_row);
+	for (size_t i = 1; rc == 0 && i < *n; i++)
+		if ((*rows)[i].iter == (*rows)[i - 1].iter)
+			rc = err_set(e, ERR_FAIL, "iteration %d has two rows (lines %d and %d)",
+				     (*rows)[i].iter, (*rows)[i - 1].lineno, (*rows)[i].lineno);
+	return rc;
+}
+
+static const struct file_row *file_row_of(const struct file_row *v, size_t n, int iter)
+{
+	struct file_row key = {.iter = iter};
+	return bsearch(&key, v, n, sizeof(*v), cmp_file_row);
+}
+
+static bool span_is(struct md_span a, struct md_span b)
+{
+	return a.n == b.n && !memcmp(a.s, b.s, a.n);
+}
+
+/* Row r as rendered, its Direction cell the file's (fr: the file's row,
+ * or NULL), the extra columns' cells after it; what differs in the judged
+ * cells to replaced, an edited Direction to kept. */
+static void merge_row(const struct log_row *r, const struct file_row *fr, const int *std,
+		      const int *extra, size_t nextra, struct sb *out, struct sb *kept,
+		      struct sb *replaced)
+{
+	static const enum col judged[] = {C_GATE, C_BENCH, C_VS, C_STATUS};
+	struct log_row bare = *r;
+	struct sb line = SB_INIT;
+	struct md_cells c = {0};
+	bare.direction = "";
+	optlog_render_row(&bare, &line);
+	/* "| <iter> | " comes before the (empty) Direction */
+	size_t at = (size_t)(strstr(line.buf + 2, " | ") - line.buf) + 3;
+	md_split_row((struct md_span){line.buf, line.len - 1}, true, &c);
+	sb_add(out, line.buf, at);
+	if (fr && std[C_DIR] >= 0) {
+		struct md_span dir = fr->cells[std[C_DIR]];
+		char *was = md_unescape_cell(dir);
+		if (strcmp(was, r->direction ? r->direction : ""))
+			list_add(kept, "row %d's Direction", r->iter);
+		free(was);
+		sb_add(out, dir.s, dir.n);
+	} else {
+		md_escape_cell(r->direction, out);
+	}
+	sb_add(out, line.buf + at, line.len - at - 1);
+	for (size_t k = 0; fr && k < sizeof(judged) / sizeof(judged[0]); k++) {
+		int i = std[judged[k]];
+		if (i < 0 || c.n <= (size_t)judged[k] || span_is(fr->cells[i], c.v[judged[k]]))
+			continue;
+		list_add(replaced, "row %d's %s reads %.*s where the database has %.*s", r->iter,
+			 col_label[judged[k]], (int)fr->cells[i].n, fr->cells[i].s,
+			 (int)c.v[judged[k]].n, c.v[judged[k]].s);
+	}
+	for (size_t k = 0; k < nextra; k++) {
+		sb_addc(out, ' ');
+		if (fr)
+			sb_add(out, fr->cells[extra[k]].s, fr->cells[extra[k]].n);
+		sb_adds(out, " |");
+	}
+	sb_addc(out, '\n');
+	free(c.v);
+	sb_release(&line);
+}
+
+/* Rows of d the file lacks, as "row 2" or "rows 2-4", to replaced. */
+static void missing_rows(const struct optlog_doc *d, const struct file_row *v, size_t n,
+			 struct sb *replaced)
+{
+	for (size_t i = 0; i < d->nrows;) {
+		size_t j = i;
+		if (file_row_of(v, n, d->rows[i].iter)) {
+			i++;
+			continue;
+		}
+		while (j + 1 < d->nrows && !file_row_of(v, n, d->rows[j + 1].iter))
+			j++;
+		if (j == i)
+			list_add(replaced, "row %d is not in the file", d->rows[i].iter);
+		else
+			list_add(replaced, "rows %d-%d are not in the file", d->rows[i].iter,
+				 d->rows[j].iter);
+		i = j + 1;
+	}
+}
+
+/* Whether span holds an ATX heading line. */
+static bool has_heading(struct md_span x)
+{
+	struct lines L = {x.s, x.s + x.n, 0};
+	struct md_span line, t;
+	while (next_line(&L, &line))
+		if (heading(line, &t))
+			return true;
+	return false;
+}
+
+int optlog_merge(const struct optlog_doc *d, const char *text, size_t len, struct sb *out,
+		 struct sb *kept, struct sb *replaced, struct err *e)
+{
+	struct optlog_doc pd;
+	struct err pe = {0};
+	struct md_cells hc = {0};
+	struct file_row *fr = NULL;
+	size_t nfr = 0, nextra = 0;
+	int std[C_N], *extra = NULL, rc;
+	struct sb body = SB_INIT, k = SB_INIT, r = SB_INIT;
+
+	if ((rc = optlog_parse(text, len, &pd, NULL, &pe)) < 0) {
+		optlog_doc_release(&pd);
+		return err_set(e, ERR_FAIL, "%s", pe.msg);
+	}
+	if (pd.table_strays) {
+		int ns = pd.table_strays;
+		optlog_doc_release(&pd);
+		return ns == 1 ? err_set(e, ERR_FAIL, "a line between its rows is not a table row")
+			       : err_set(e, ERR_FAIL, "%d lines between its rows are not table rows", ns);
+	}
+	/* the columns: the six optloop renders, and the others a person added */
+	struct lines L = {text + pd.table_start, text + pd.table_end, 0};
+	struct md_span hl;
+	next_line(&L, &hl);
+	md_split_row(hl, true, &hc);
+	extra = xmalloc((hc.n + 1) * sizeof(*extra));
+	for (int i = 0; i < C_N; i++)
+		std[i] = -1;
+	for (size_t i = 0; i < hc.n; i++) {
+		enum col kind = col_kind(hc.v[i]);
+		if (kind >= C_ITER && kind <= C_STATUS && std[kind] < 0)
+			std[kind] = (int)i;
+		else
+			extra[nextra++] = (int)i;
+	}
+	if (std[C_ITER] < 0)
+		rc = err_set(e, ERR_FAIL, "its table has no Iter column");
+	if (rc == 0)
+		rc = file_rows(text, &pd, hc.n, std[C_ITER], &fr, &nfr, e);
+	for (size_t i = 0; rc == 0 && i < nfr; i++) {
+		bool known = false;
+		for (size_t j = 0; j < d->nrows && !known; j++)
+			known = d->rows[j].iter == fr[i].iter;
+		if (!known)
+			rc = err_set(e, ERR_FAIL, "its row for iteration %d (line %d) is not in the database",
+				     fr[i].iter, fr[i].lineno);
+	}
+	if (rc == 0) {
+		bool above = merge_above(d, (struct md_span){text, pd.table_start}, &body, &r);
+		if (above)
+			list_add(&k, "edited text above the table");
+		if (nextra) {
+			struct sb names = SB_INIT;
+			for (size_t i = 0; i < nextra; i++)
+				sb_addf(&names, "%s%.*s", i == 0 ? "" : i + 1 == nextra ? " and " : ", ",
+					(int)hc.v[extra[i]].n, hc.v[extra[i]].s);
+			list_add(&k, "%s %s", nextra == 1 ? "an extra column" : "extra columns", names.buf);
+			sb_release(&names);
+		}
+		sb_add(&body, table_head, sizeof(table_head) - 1);
+		/* the extra columns' header and delimiter cells */
+		body.len -= strlen("|---|---|---|---|---|---|\n") + 1;
+		for (size_t i = 0; i < nextra; i++)
+			sb_addf(&body, " %.*s |", (int)hc.v[extra[i]].n, hc.v[extra[i]].s);
+		sb_adds(&body, "\n|---|---|---|---|---|---|");
+		for (size_t i = 0; i < nextra; i++)
+			sb_adds(&body, "---|");
+		sb_addc(&body, '\n');
+		for (size_t i = 0; i < d->nrows; i++)
+			merge_row(&d->rows[i], file_row_of(fr, nfr, d->rows[i].iter), std, extra, nextra,
+				  &body, &k, &r);
+		missing_rows(d, fr, nfr, &r);
+		struct md_span after = {text + pd.table_end, len - pd.table_end};
+		bool words = false;
+		for (size_t i = 0; i < after.n && !words; i++)
+			words = !strchr(" \t\r\n", after.s[i]);
+		if (words) {
+			list_add(&k, "%s after the table", has_heading(after) ? "a section" : "text");
+			sb_add(&body, after.s, after.n);
+		}
+		if (out)
+			sb_add(out, body.buf, body.len);
+		if (kept)
+			sb_add(kept, k.buf ? k.buf : "", k.len);
+		if (replaced)
+			sb_add(replaced, r.buf ? r.buf : "", r.len);
+	}
+	for (size_t i = 0; i < nfr; i++)
+		free(fr[i].cells);
+	free(fr);
+	free(extra);
+	free(hc.v);
+	sb_release(&body);
+	sb_release(&k);
+	sb_release(&r);
+	optlog_doc_release(&pd);
+	return rc;
 }

@@ -64,6 +64,22 @@ size_t optlog_head_len(const char *text, size_t len);
  * that is almost always current). */
 bool optlog_render_same(const struct optlog_doc *d, const char *text, size_t len);
 
+/* A file a person edited (text), merged with what d renders: the text
+ * above the table with d's title, Env, Baseline and Target lines and
+ * legend; the table with d's rows in d's order, each row's Direction cell
+ * the file's where it has a row for that iteration, its judged cells
+ * (gate, bench, vs best, status) d's, and the file's other columns after
+ * the six, their cells kept; the text after the table as it was.  out
+ * (may be NULL) receives the merged text; kept what of the person's
+ * edits is carried over, replaced what d's rendering puts in place of
+ * the file's, each a "; "-separated list ("" when none; either may be
+ * NULL).  0, or ERR_FAIL with e saying why the file cannot be merged
+ * without losing a line (no table, a line between its rows, a row of
+ * the file d lacks, a row of more cells than columns); out, kept and
+ * replaced are then untouched. */
+int optlog_merge(const struct optlog_doc *d, const char *text, size_t len, struct sb *out,
+		 struct sb *kept, struct sb *replaced, struct err *e);
+
 /* The best's bench before row i (log_rows_best of the earlier rows: the
  * baseline or the last keep whose gate passed); NAN when there is none. */
 double optlog_best_before(const struct log_row *rows, size_t i);

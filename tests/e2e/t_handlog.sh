@@ -74,5 +74,109 @@ tui_keys Escape q
 t_is "view quits cleanly" "$(tui_exit_status 10)" 0
 tui_stop
 
+# --- 2. a hand-edited OPT_LOG.md in a workspace ------------------------------
+mk="$OPTLOOP_ROOT/tests/fixtures/make_tiny_project.sh"
+d="$T_TMP/tiny"
+"$mk" "$d" >/dev/null
+cd "$d" || exit 1
+"$OPTLOOP" init --op tiny --kernel kernel --test-file tests/test_compute.sh --naive ref/naive.sh \
+	--verify ./verify --target 2x --languages sh --promotion "full gate" >/dev/null
+"$OPTLOOP" verify >/dev/null 2>&1 && "$OPTLOOP" log --direction baseline --commit >/dev/null ||
+	t_fail "the baseline is logged and committed"
+sed -i 's/\$(( \$1 \* 2 ))/$(( $1 << 1 ))/' kernel/compute.sh
+"$OPTLOOP" verify >/dev/null 2>&1
+explain_noise
+"$OPTLOOP" log --direction "shift instead of multiply" --status keep --unconfirmed "one run only" \
+	--commit >/dev/null || t_fail "iteration 1 is logged and committed"
+f=profile/tiny-opt/OPT_LOG.md
+bench0=$(grep -E '^\| 0 \|' $f | cut -d'|' -f5 | tr -d ' ')
+
+# The edit: a Notes column (per-shape notes joined by <br>), a section
+# under the table, row 1's Direction reworded, and row 0's Bench typed over.
+python3 - "$f" <<'PYEDIT'
+import sys
+p = sys.argv[1]
+out = []
+for line in open(p, encoding="utf-8").read().split("\n"):
+    if line.startswith("| Iter |"):
+        line += " Notes |"
+    elif line.startswith("|---|"):
+        line += "---|"
+    elif line.startswith("| 0 |"):
+        cells = line.split(" | ")
+        cells[3] = "9.999"
+        line = " | ".join(cells) + " T64: warm<br>T128: cold |"
+    elif line.startswith("| 1 |"):
+        line = line.replace("shift instead of multiply", "shift instead of multiply (one op fewer)")
+        line += " T64: 2 ops<br>T128: 1 op |"
+    out.append(line)
+text = "\n".join(out).rstrip("\n") + "\n\n### Iter 1 analysis\n\nThe shift saves a multiply on every element.\n"
+open(p, "w", encoding="utf-8").write(text)
+PYEDIT
+cp $f "$T_TMP/edited.md"
+
+out=$("$OPTLOOP" status 2>&1); rc=$?
+t_is "status on a hand-edited OPT_LOG.md exits 0" "$rc" 0
+t_ok "status leaves the edited file byte for byte" cmp -s $f "$T_TMP/edited.md"
+t_like "status names what differs: the extra column" "$out" 'OPT_LOG.md .*an extra column Notes'
+t_like "  the section after the table" "$out" 'OPT_LOG.md .*a section after the table'
+t_like "  the edited Direction" "$out" "OPT_LOG.md .*row 1's Direction"
+t_like "  the Bench typed over, and whose figure counts" "$out" \
+	"OPT_LOG.md .*row 0's Bench reads 9.999 where the database has $bench0"
+t_like "  and what to do" "$out" 'OPT_LOG.md .*next optloop log.*optloop repair'
+j=$("$OPTLOOP" status --json 2>&1)
+t_like "status --json carries the same problem line" "$(printf '%s' "$j" | jget problems)" \
+	'OPT_LOG.md .*an extra column Notes'
+for c in "report" "export --json" "chart --json" "status --json"; do
+	$OPTLOOP $c >/dev/null 2>&1
+	t_ok "after $c the edited file is byte for byte the same" cmp -s $f "$T_TMP/edited.md"
+done
+
+# One more iteration, logged and committed: the edit survives the write.
+sed -i 's/<< 1/+ $1/' kernel/compute.sh
+"$OPTLOOP" verify >/dev/null 2>&1
+out=$("$OPTLOOP" log --direction "add instead of shift" --status revert --commit 2>&1); rc=$?
+t_is "log --commit on a hand-edited OPT_LOG.md" "$rc" 0
+t_like "log says what of the edit it kept" "$out" 'OPT_LOG.md: kept .*an extra column Notes'
+t_like "the new row is there, with an empty Notes cell" "$(cat $f)" \
+	'^\| 2 \| add instead of shift \| pass \| [0-9.]+ \| [-+0-9.%]+ \| revert \|  \|$'
+t_like "the Notes column's header survives" "$(cat $f)" \
+	'^\| Iter \| Direction \(one line\) \| Gate \| Bench \(median ms\) \| vs best \| Status \| Notes \|$'
+t_like "row 0's notes survive, its Bench is the database's again" "$(cat $f)" \
+	"^\| 0 \| baseline \| pass \| $bench0 \| — \| base \| T64: warm<br>T128: cold \|\$"
+t_like "row 1's edited Direction and notes survive" "$(cat $f)" \
+	'^\| 1 \| shift instead of multiply \(one op fewer\) \| pass \| .* \| keep \(unconfirmed\) \| T64: 2 ops<br>T128: 1 op \|$'
+t_like "the section after the table survives, after the new row" \
+	"$(sed -n '/^| 2 |/,$p' $f)" '### Iter 1 analysis'
+t_like "  with its text" "$(cat $f)" 'The shift saves a multiply on every element\.'
+t_is "the file has three rows" "$(grep -cE '^\| [0-9]+ \|' $f)" 3
+t_is "the database has three rows" "$(sqlite3 profile/tiny-opt/optloop.db 'SELECT count(*) FROM iterations')" 3
+t_like "the row is committed" "$(git log -3 --format=%B)" 'Optloop-Iter: 2' 
+json=$("$OPTLOOP" import --json $f)
+t_is "import still reads the per-shape notes" \
+	"$(python3 -c 'import json,sys; r=json.loads(sys.argv[1])["rows"]; print(repr(r[0]["notes"]), repr(r[1]["notes"]), r[2]["notes"])' "$json")" \
+	"'T64: warm\\nT128: cold' 'T64: 2 ops\\nT128: 1 op' None"
+t_is "import reads the file without a problem" \
+	"$(python3 -c 'import json,sys; print(len(json.loads(sys.argv[1])["problems"]))' "$json")" 0
+out=$("$OPTLOOP" status 2>&1)
+t_unlike "status is quiet about the file optloop merged" "$out" 'OPT_LOG.md'
+
+# A file optloop cannot merge safely (a line between its rows): the next
+# write keeps a copy and says where.
+sed -i 's/^| 1 |/<!-- a note -->\n| 1 |/' $f
+cp $f "$T_TMP/stray.md"
+out=$("$OPTLOOP" status 2>&1)
+t_ok "status leaves it alone too" cmp -s $f "$T_TMP/stray.md"
+t_like "and says the next write keeps a copy" "$out" 'OPT_LOG.md .*cannot be merged.*a copy'
+sed -i 's/<< 1/+ $1/' kernel/compute.sh
+"$OPTLOOP" verify >/dev/null 2>&1
+out=$("$OPTLOOP" log --direction "add again" --status revert --commit 2>&1); rc=$?
+t_is "log --commit on a file it cannot merge" "$rc" 0
+copy=$(ls profile/tiny-opt/ | grep '^OPT_LOG\.md\.orig-' | head -n 1)
+t_like "a copy of the edited file is kept" "$copy" '^OPT_LOG\.md\.orig-'
+t_ok "  byte for byte" cmp -s "profile/tiny-opt/$copy" "$T_TMP/stray.md"
+t_like "log says so, naming the copy" "$out" "OPT_LOG.md .*kept as .*$copy"
+t_is "the new file has every row" "$(grep -cE '^\| [0-9]+ \|' $f)" 4
+
 tui_check_stderr
 t_done

@@ -282,8 +282,8 @@ static void the_env_line_follows_the_runs(void **state)
 }
 
 /* Hand edits that keep the size: the hash tells them.  A cell changed is
- * put back from the database; a row number changed is a row the database
- * lacks, said and left alone. */
+ * said and left as the person wrote it (the next write keeps it); a row
+ * number changed is a row the database lacks, said and left alone. */
 static void a_hand_edit_of_the_same_size_is_found(void **state)
 {
 	struct loop *l;
@@ -292,16 +292,20 @@ static void a_hand_edit_of_the_same_size_is_found(void **state)
 	sh("sed -i 's/| 0 | baseline |/| 0 | BASELINE |/' %s", optlog);
 	l = open_writer();
 	char *t = file_text();
-	assert_null(strstr(t, "BASELINE"));
-	assert_non_null(strstr(t, "| 0 | baseline |"));
+	/* found, said, and left as the person wrote it */
+	assert_non_null(strstr(t, "| 0 | BASELINE |"));
 	free(t);
-	assert_true(file_is_full_render(l));
-	loop_close(l);
-
-	sh("sed -i 's/| 0 | baseline |/| 7 | baseline |/' %s", optlog);
-	l = open_writer();
 	assert_false(current_by_record(l));
 	char *p = problems(l);
+	assert_non_null(p);
+	assert_non_null(strstr(p, "OPT_LOG.md was edited by hand: it has row 0's Direction"));
+	free(p);
+	loop_close(l);
+
+	sh("sed -i 's/| 0 | BASELINE |/| 7 | baseline |/' %s", optlog);
+	l = open_writer();
+	assert_false(current_by_record(l));
+	p = problems(l);
 	assert_non_null(p);
 	assert_non_null(strstr(p, "OPT_LOG.md holds 1 row the database does not"));
 	free(p);
@@ -385,7 +389,8 @@ static void an_appended_row_is_a_full_render(void **state)
 }
 
 /* Anything else changed since the record, or a file that is not the one
- * recorded: the row is not appended, the file is written in full. */
+ * recorded: the row is not appended, the file is written in full (a hand
+ * edit of it merged, not lost). */
 static void an_append_after_other_changes_renders_in_full(void **state)
 {
 	struct loop *l = open_writer();
@@ -409,7 +414,12 @@ static void an_append_after_other_changes_renders_in_full(void **state)
 	   "(2, 'two', 1, 1, 'drop')\"",
 	   db);
 	assert_int_equal(loop_write_optlog_appended(l, 2, &e), 0);
-	assert_true(file_is_full_render(l));
+	/* the row is written into the table, the hand edit kept */
+	t = file_text();
+	assert_non_null(strstr(t, "| 0 | CHANGED |"));
+	assert_non_null(strstr(t, "| 2 | two |"));
+	free(t);
+	assert_true(current_by_record(l));
 
 	/* the contract's Target changed: the head is rendered again either way */
 	sh("cd %s && sed -i '/^## Target/,/^## /s/^2x$/4x/' profile/tiny-opt/docs/draft.md", repo);
@@ -418,9 +428,11 @@ static void an_append_after_other_changes_renders_in_full(void **state)
 	   "(3, 'three', 1, 1, 'drop')\"",
 	   db);
 	assert_int_equal(loop_write_optlog_appended(l, 3, &e), 1);
-	assert_true(file_is_full_render(l));
+	assert_true(current_by_record(l));
 	t = file_text();
 	assert_non_null(strstr(t, "\nTarget: 4x\n"));
+	assert_non_null(strstr(t, "| 0 | CHANGED |"));
+	assert_non_null(strstr(t, "| 3 | three |"));
 	free(t);
 	loop_close(l);
 }
