@@ -457,6 +457,17 @@ static double gain_of(double d)
 	return -expm1(-d); /* 1 − candidate/best */
 }
 
+/* An interval's bound as a "vs best" percentage.  A gain's interval is
+ * bounded above by +100 % but not below: with one pair and a wide look its
+ * lower end can read -1e37 %, which says no more than "below -1000 %". */
+static void add_gain_bound(struct sb *s, double g)
+{
+	if (isfinite(g) && g < -10)
+		sb_adds(s, "below -1000%");
+	else
+		sb_addf(s, "%+.1f%%", 100 * g);
+}
+
 /* Standard error of a median of n runs, in units of the per-run sigma: a
  * median is less efficient than a mean (√(π/2) ≈ 1.25 times the error for
  * many runs; exact-ish small-n values from the normal order statistics). */
@@ -642,8 +653,11 @@ static void cmp_word(struct stats_cmp *out, const struct stats_set *best,
 	} else {
 		sb_addf(&why, "%+.1f%% vs %s over %zu shape(s), ", 100 * out->gain, vs, out->ncommon);
 		stats_level_text(out, &why);
-		sb_addf(&why, " interval %+.1f%% .. %+.1f%%, threshold %.1f%%", 100 * out->lo,
-			100 * out->hi, 100 * a->thr);
+		sb_adds(&why, " interval ");
+		add_gain_bound(&why, out->lo);
+		sb_adds(&why, " .. ");
+		add_gain_bound(&why, out->hi);
+		sb_addf(&why, ", threshold %.1f%%", 100 * a->thr);
 		if (a->any_assumed)
 			sb_addf(&why, "; noise assumed %.0f%% (no kernel measured twice yet: the first "
 				      "repeat, a confirm or optloop noise, measures it)",
@@ -667,10 +681,13 @@ static void cmp_word(struct stats_cmp *out, const struct stats_set *best,
 			 * win never reads as one whose only interval spans zero. */
 			double lo, hi;
 			interval95(out, &lo, &hi);
-			sb_addf(&why, "; sequential test accepts the win (its ratio test, with the 95%% "
-				      "interval at this look %+.1f%% .. %+.1f%% past the threshold; the "
-				      "bound under every look narrows as more runs measure the noise)",
-				100 * lo, 100 * hi);
+			sb_adds(&why, "; sequential test accepts the win (its ratio test, with the 95% "
+				      "interval at this look ");
+			add_gain_bound(&why, lo);
+			sb_adds(&why, " .. ");
+			add_gain_bound(&why, hi);
+			sb_adds(&why, " past the threshold; the bound under every look narrows as "
+				      "more runs measure the noise)");
 		} else if (isfinite(out->llr))
 			sb_addf(&why, "; sequential test %s",
 				out->verdict == SV_FAST ? "accepts the win"

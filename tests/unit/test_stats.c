@@ -559,6 +559,28 @@ static void session_history(struct stats_set *h, const char *key)
 	session_history_at(h, key, 0.008);
 }
 
+/* One pair against a very noisy history under the bound for every look: the
+ * interval's lower end is far below -1000 %, and is said so, not as a
+ * number of 20 digits. */
+static void a_far_lower_bound_reads_below_minus_1000(void **state)
+{
+	struct stats_set best = {0}, cand = {0}, hist = {0};
+	struct stats_cmp c;
+	session_history_at(&hist, "s", 1.5);
+	const struct stats_set *h[] = {&hist};
+	struct stats_opts o = {.history = h, .nhistory = 1, .sequential = true};
+	stats_set_add_run(&best, "s", 1.0, 7);
+	stats_set_add_run(&cand, "s", 0.6, 7);
+	stats_compare(&best, &cand, &o, &c);
+	assert_true(c.lo < -10);
+	assert_non_null(strstr(c.why, "interval below -1000% .. +"));
+	assert_null(strstr(c.why, "00000"));
+	stats_cmp_release(&c);
+	stats_set_release(&best);
+	stats_set_release(&cand);
+	stats_set_release(&hist);
+}
+
 static void sequential_test_decides_after_each_pair(void **state)
 {
 	struct stats_set best = {0}, cand = {0}, hist = {0}, sb_ = {0}, sc_ = {0};
@@ -1041,6 +1063,7 @@ int main(void)
 		cmocka_unit_test(unstable_noise_is_flagged),
 		cmocka_unit_test(no_best_and_no_candidate),
 		cmocka_unit_test(threshold_is_configurable),
+		cmocka_unit_test(a_far_lower_bound_reads_below_minus_1000),
 		cmocka_unit_test(sequential_test_decides_after_each_pair),
 		cmocka_unit_test(within_session_noise_falls_back_to_the_spread_between_sessions),
 		cmocka_unit_test(newer_quiet_sessions_outvote_an_older_loaded_one),
