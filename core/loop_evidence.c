@@ -235,7 +235,7 @@ int loop_attach(struct loop *l, int iter, const char *path, char **real, const c
 {
 	struct store *s = l->ws.store;
 	int rc = measure_attach_check(s, iter, path, loop_dir(l), real, kind, e);
-	return rc < 0 ? rc : measure_attach(s, iter, *real, e);
+	return rc < 0 ? rc : measure_attach_in(s, iter, *real, loop_dir(l), e);
 }
 
 int loop_attach_run_trace(struct loop *l, int iter, int run_id, char **path, struct err *e)

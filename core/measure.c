@@ -875,6 +875,27 @@ int measure_explanations(struct store *s, int iter, struct sb *out)
 	return store_notes(s, STORE_NOTE_EXPLAINED, iter, out);
 }
 
+/* path as the report cites it: relative to the workspace when it lies in
+ * it (an absolute path names one machine's checkout), else as given. */
+static char *cited_path(const char *path, const char *workspace_dir)
+{
+	char *dir = workspace_dir ? realpath(workspace_dir, NULL) : NULL;
+	size_t n = dir ? strlen(dir) : 0;
+	char *out = dir && !strncmp(path, dir, n) && path[n] == '/' ? xstrdup(path + n + 1)
+								     : xstrdup(path);
+	free(dir);
+	return out;
+}
+
+int measure_attach_in(struct store *s, int iter, const char *path, const char *workspace_dir,
+		      struct err *e)
+{
+	char *cited = cited_path(path, workspace_dir);
+	int rc = measure_attach(s, iter, cited, e);
+	free(cited);
+	return rc;
+}
+
 int measure_attach(struct store *s, int iter, const char *path, struct err *e)
 {
 	return store_note_add(s, STORE_NOTE_ARTIFACT, iter, path, e);
@@ -1035,7 +1056,7 @@ int measure_attach_run_trace(struct store *s, int iter, int run_id, const char *
 		return rc;
 	if (!kind)
 		return err_set(e, ERR_USAGE, "%s is not a profiler trace: not attached", *real);
-	return measure_attach(s, iter, *real, e);
+	return measure_attach_in(s, iter, *real, workspace_dir, e);
 }
 
 int measure_artifacts(struct store *s, int iter, struct sb *out)

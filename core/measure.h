@@ -199,6 +199,10 @@ int measure_explain(struct store *s, int iter, const char *note, bool *promoted,
  * NULL); count returned. */
 int measure_explanations(struct store *s, int iter, struct sb *out);
 int measure_attach(struct store *s, int iter, const char *path, struct err *e);
+/* The same for a file of the workspace: recorded (and cited by reports)
+ * relative to workspace_dir, so no machine's path is in the record. */
+int measure_attach_in(struct store *s, int iter, const char *path, const char *workspace_dir,
+		      struct err *e);
 /* What kind of profiler or roofline output the file at path is ("Nsight
  * Compute export", "perf report", ...), by its name and first 64 KiB; *kind
  * NULL when it is none optloop recognises. */

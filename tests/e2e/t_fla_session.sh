@@ -193,7 +193,8 @@ t_like "report pr ticks the full gate with the command optloop ran" "$out" \
 out=$("$OPTLOOP" report final 2>&1)
 t_like "report final: the evidence names the full-gate run" "$out" \
 	'^Full correctness gate: run [0-9]+, `cat "\$REPLAY_LOG"'
-t_like "  and the attached profile" "$out" '^- .*trace/profile-after-iter3\.txt$'
+t_like "  and the attached profile, by its path in the workspace" "$out" '^- trace/profile-after-iter3\.txt$'
+t_unlike "  no machine's path in it" "$out" "$(pwd)"
 out=$("$OPTLOOP" report final 2>&1)
 t_like "report final: the H200 and the commands" "$out" 'NVIDIA H200'
 t_like "report final: the claim on the contract's two target shapes" "$out" \
