@@ -250,11 +250,59 @@ static char *run_command(struct store *s, int run_id)
 }
 
 /* Probe evidence of every finished run of a tree, one line per run. */
+/* Runs in a row that say the same (no probe here, and why) are one line:
+ * "- runs 3-9 (verify 1, confirm 6): ...", not the sentence once a run. */
+struct probe_group {
+	struct sb text;
+	int first, last, n;
+	int nkind[RUN_OTHER + 1];
+};
+
+static void group_flush(struct probe_group *g, struct sb *md)
+{
+	if (!g->n)
+		return;
+	if (g->n == 1) {
+		sb_addf(md, "- run %d (", g->first);
+	} else {
+		sb_addf(md, "- runs %d-%d (", g->first, g->last);
+	}
+	bool any = false;
+	for (int k = 0; k <= RUN_OTHER; k++) {
+		if (!g->nkind[k])
+			continue;
+		sb_addf(md, "%s%s", any ? ", " : "", run_kind_name((enum run_kind)k));
+		if (g->n > 1)
+			sb_addf(md, " %d", g->nkind[k]);
+		any = true;
+	}
+	sb_addf(md, "): %s\n", g->text.buf ? g->text.buf : "");
+	sb_reset(&g->text);
+	memset(g->nkind, 0, sizeof(g->nkind));
+	g->n = 0;
+}
+
+static void group_add(struct probe_group *g, struct sb *md, int id, enum run_kind kind,
+		      const char *text)
+{
+	if (g->n && strcmp(g->text.buf ? g->text.buf : "", text) != 0)
+		group_flush(g, md);
+	if (!g->n) {
+		sb_adds(&g->text, text);
+		g->first = id;
+	}
+	g->last = id;
+	g->n++;
+	if ((unsigned)kind <= RUN_OTHER)
+		g->nkind[kind]++;
+}
+
 static void probe_lines(struct store *s, const char *tree, struct sb *md, json_t *arr)
 {
 	int *ids;
 	enum run_kind *kinds;
 	size_t nr;
+	struct probe_group grp = {.text = SB_INIT};
 	store_runs_of_tree(s, tree, &ids, &kinds, &nr);
 	for (size_t r = 0; r < nr; r++) {
 		int id = ids[r];
@@ -265,12 +313,13 @@ static void probe_lines(struct store *s, const char *tree, struct sb *md, json_t
 		json_t *j = json_object();
 		json_object_set_new(j, "run", json_integer(id));
 		json_object_set_new(j, "kind", json_string(kind ? kind : ""));
-		sb_addf(md, "- run %d (%s): ", id, kind ? kind : "");
 		if (!hb) {
-			sb_adds(md, "no probe reading recorded\n");
+			group_add(&grp, md, id, kinds[r], "no probe reading recorded");
 		} else if (!before.available) {
-			sb_addf(md, "%s\n", before.why ? before.why : "no probe");
+			group_add(&grp, md, id, kinds[r], before.why ? before.why : "no probe");
 		} else {
+			group_flush(&grp, md);
+			sb_addf(md, "- run %d (%s): ", id, kind ? kind : "");
 			const struct probe_gpu *g = before.ngpus ? &before.gpus[0] : NULL;
 			sb_addf(md, "before: SM %.0f of %.0f MHz, %.0f C, %.2f W, util %.0f %%",
 				g ? g->sm_mhz : NAN, g ? g->max_sm_mhz : NAN, g ? g->temp_c : NAN,
@@ -293,6 +342,8 @@ static void probe_lines(struct store *s, const char *tree, struct sb *md, json_t
 		if (ha)
 			probe_reading_release(&after);
 	}
+	group_flush(&grp, md);
+	sb_release(&grp.text);
 	free(kinds);
 	free(ids);
 }

@@ -252,6 +252,10 @@ t_is "report final matches the database field by field" "$check" ok
 md=$("$OPTLOOP" report final)
 t_like "report final: Markdown per-shape table" "$md" '\| Shape \| side \| n \| median \| mean \| std \| min \| p10 \| p90 \|'
 t_like "report final: geomean line" "$md" 'geomean \(equal weight, 3 shapes\)'
+clock=$(printf '%s\n' "$md" | sed -n '/^Clock evidence per run/,/^$/p;/^Clock evidence per run/,/^- run/p' | grep '^- run')
+t_like "report final: runs in a row without a probe share one clock line" "$clock" \
+	'^- runs [0-9]+-[0-9]+ \((verify|confirm|noise) [0-9]+(, (verify|confirm|noise) [0-9]+)*\): '
+t_is "  no reason is said twice in a row" "$(printf '%s\n' "$clock" | sed 's/^[^:]*: //' | uniq -d)" ""
 t_like "report final: the cost of the session's decisions" "$md" '\| \*\*session\*\* \| [0-9]+ \| [0-9]+ \| [0-9.]+ \|'
 t_like "report final: a Target naming no shape lets every shape count" "$md" \
 	"Target shapes: the contract's Target names none, so every measured shape counts"
