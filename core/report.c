@@ -820,11 +820,43 @@ int report_pr(const struct workspace *ws, struct sb *md, json_t **json,
 	struct sb dev = SB_INIT;
 	json_t *devj = device_json(s, c.cand.run_id, &dev);
 	sb_trim(&dev);
-	sb_addf(md, "## Summary\n\n%s: %s — %.2f× geomean over %zu shape(s) (",
-		ws->op ? ws->op : "", c.cand.direction ? c.cand.direction : "", c.cmp.speedup,
-		c.cmp.ncommon);
+	/* the speedup is the baseline's against the best: every keep on the
+	 * way has a share in it, not only the last one */
+	struct log_rows *rs = NULL;
+	size_t nkeeps = 0;
+	if (store_rows_get(s, &rs, NULL) < 0)
+		rs = NULL;
+	for (size_t i = 0; rs && i < rs->n; i++)
+		nkeeps += rs->v[i].status == RS_KEEP && rs->v[i].iter <= iter;
+	sb_addf(md, "## Summary\n\n%s: %.2f× geomean over %zu shape(s) (", ws->op ? ws->op : "",
+		c.cmp.speedup, c.cmp.ncommon);
 	stats_level_text(&c.cmp, md);
-	sb_addf(md, " interval %.2f×–%.2f×).\n", sp(c.cmp.lo), sp(c.cmp.hi));
+	sb_addf(md, " interval %.2f×–%.2f×) against the baseline", sp(c.cmp.lo), sp(c.cmp.hi));
+	if (nkeeps > 1)
+		sb_addf(md, ", from %zu kept changes (below); the last: %s.\n", nkeeps,
+			c.cand.direction ? c.cand.direction : "");
+	else
+		sb_addf(md, ": %s.\n", c.cand.direction ? c.cand.direction : "");
+	json_t *changes = json_array();
+	if (nkeeps > 1)
+		sb_adds(md, "\n## Changes\n\nEach kept iteration, with its figure against the best "
+			    "before it:\n\n");
+	for (size_t i = 0; rs && i < rs->n; i++) {
+		const struct log_row *r = &rs->v[i];
+		if (r->status != RS_KEEP || r->iter > iter)
+			continue;
+		if (nkeeps > 1) {
+			sb_addf(md, "- iteration %d: %s", r->iter, r->direction ? r->direction : "");
+			if (isfinite(r->vs_best))
+				sb_addf(md, " (%+.1f%% vs best)", 100 * r->vs_best);
+			sb_addc(md, '\n');
+		}
+		json_array_append_new(changes,
+				      json_pack("{s:i,s:s,s:o}", "iter", r->iter, "direction",
+						r->direction ? r->direction : "", "vs_best",
+						jnum(r->vs_best)));
+	}
+	log_rows_put(rs);
 	sb_adds(md, "\n## Test plan\n\n");
 	char *gcmd = run_command(s, gate_run);
 	sb_addf(md, "- [x] full correctness gate passed: `%s`\n", gcmd ? gcmd : "");
@@ -855,6 +887,7 @@ int report_pr(const struct workspace *ws, struct sb *md, json_t **json,
 		json_t *j = json_object();
 		json_object_set_new(j, "iter", json_integer(iter));
 		json_object_set_new(j, "summary", json_string(c.cand.direction ? c.cand.direction : ""));
+		json_object_set_new(j, "changes", changes);
 		json_object_set_new(j, "speedup", jnum(c.cmp.speedup));
 		json_object_set_new(j, "interval",
 				    json_pack("[oo]", jnum(sp(c.cmp.lo)), jnum(sp(c.cmp.hi))));
@@ -864,6 +897,7 @@ int report_pr(const struct workspace *ws, struct sb *md, json_t **json,
 		*json = j;
 	} else {
 		json_decref(devj);
+		json_decref(changes);
 	}
 	sb_release(&dev);
 	claim_release(&c);

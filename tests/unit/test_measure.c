@@ -737,9 +737,57 @@ static void report_final_uses_the_confirm_session(void **state)
 	assert_int_equal(json_integer_value(json_object_get(j, "parent")), 0);
 	json_decref(j);
 	sb_reset(&md);
-	assert_int_equal(report_pr(&ctx, &md, NULL, &e), 0);
+	assert_int_equal(report_pr(&ctx, &md, &j, &e), 0);
 	assert_non_null(strstr(md.buf, "## Breaking changes"));
 	assert_non_null(strstr(md.buf, "1.25×"));
+	/* one keep: the speedup is against the baseline, and its change is the one */
+	assert_non_null(strstr(md.buf, ") against the baseline: "));
+	assert_null(strstr(md.buf, "## Changes"));
+	json_t *ch = json_object_get(j, "changes");
+	assert_int_equal(json_array_size(ch), 1);
+	assert_int_equal(json_integer_value(json_object_get(json_array_get(ch, 0), "iter")), 1);
+	json_decref(j);
+	sb_release(&md);
+}
+
+/* Two keeps on the way to the best: report pr names both, each with its own
+ * figure, and credits the speedup to them, not to the last alone. */
+static void report_pr_names_every_keep(void **state)
+{
+	struct err e = {0};
+	struct sb md = SB_INIT;
+	json_t *j = NULL;
+	struct contract contract = {0};
+	contract.v[CF_VALIDATION] = (char *)"./verify --op op";
+	struct workspace ctx = {.op = (char *)"op", .dir = tmpdir, .store = st, .contract = &contract};
+	add_row(0, RS_BASE, add_run(0, "verify", "T0", "GPU", GATE_PASS, SCOPE_FULL, 1.0, 2.0), "T0");
+	add_row(1, RS_KEEP, add_run(1, "verify", "T1", "GPU", GATE_PASS, SCOPE_FULL, 0.9, 1.8), "T1");
+	int r2 = add_run(2, "verify", "T2", "GPU", GATE_PASS, SCOPE_FULL, 0.7, 1.4);
+	add_row(2, RS_KEEP, r2, "T2");
+	const double f[] = {1.0, 1.02, 0.98};
+	int first = 0;
+	for (int i = 0; i < 3; i++) {
+		int rb = add_run(2, "confirm", "T0", "GPU", GATE_UNVERIFIED, SCOPE_UNKNOWN,
+				 1.0 * f[i], 2.0 * f[i]);
+		int rc = add_run(2, "confirm", "T2", "GPU", GATE_UNVERIFIED, SCOPE_UNKNOWN,
+				 0.8 * f[i], 1.6 * f[i]);
+		first = first ? first : rb;
+		store_session_put(st, rb, first, "best", NULL);
+		store_session_put(st, rc, first, "cand", NULL);
+	}
+	struct store_confirm c = {.iter = 2, .session = first, .best_iter = 0};
+	assert_int_equal(store_confirm_begin(st, &c, NULL), 0);
+	struct stats_cmp cmp = {.verdict = SV_FAST, .worst = -1};
+	assert_int_equal(measure_confirm_end(st, c.id, &cmp, true, NULL), 0);
+	int rc = report_pr(&ctx, &md, &j, &e);
+	if (rc != 0)
+		fail_msg("report pr: %s", e.msg);
+	assert_non_null(strstr(md.buf, "against the baseline, from 2 kept changes (below); the last: d."));
+	assert_non_null(strstr(md.buf, "## Changes"));
+	assert_non_null(strstr(md.buf, "- iteration 1: d"));
+	assert_non_null(strstr(md.buf, "- iteration 2: d"));
+	assert_int_equal(json_array_size(json_object_get(j, "changes")), 2);
+	json_decref(j);
 	sb_release(&md);
 }
 
@@ -814,6 +862,7 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(the_chart_counts_the_shapes_the_rows_measured, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(report_pr_names_every_keep, setup, teardown),
 		cmocka_unit_test_setup_teardown(report_final_uses_the_confirm_session, setup,
 						teardown),
 	};
