@@ -725,11 +725,6 @@ const char *loop_repo_dir(const struct loop *l)
 	return l->ws.repo;
 }
 
-const char *loop_optlog_note(const struct loop *l)
-{
-	return l->optlog_note;
-}
-
 const char *loop_dir(const struct loop *l)
 {
 	return l->ws.dir;
@@ -816,6 +811,7 @@ int loop_status(struct loop *l, struct loop_status *st, struct err *e)
 	st->nfrozen = l->ws.nfrozen;
 	st->missing = l->missing ? xstrdup(l->missing) : NULL;
 	st->problems = l->problems.len ? xstrdup(l->problems.buf) : NULL;
+	st->optlog_note = l->optlog_note ? xstrdup(l->optlog_note) : NULL;
 	st->telescoped = w.telescoped;
 	st->readonly = l->ws.readonly;
 	st->readonly_why = l->ws.readonly_why;
@@ -844,6 +840,7 @@ void loop_status_release(struct loop_status *st)
 	loop_free_list(st->frozen, st->nfrozen);
 	free(st->missing);
 	free(st->problems);
+	free(st->optlog_note);
 	free(st->attempt);
 	free(st->validation);
 	free(st->probe);

@@ -34,9 +34,7 @@ enum loop_open_flags {
 	LOOP_READONLY = 1 << 0,  /* never write; no writer lock taken */
 	LOOP_TRY_WRITE = 1 << 1, /* fall back to read-only at once when another writer
 				  * holds it (a plain writer waits up to 2 s first) */
-	LOOP_ANY_CONTRACT = 1 << 2, /* open although docs/draft.md does not read as a
-				     * contract: its error is what is missing (for the
-				     * command that rewrites it) */
+	LOOP_ANY_CONTRACT = 1 << 2, /* a draft.md that does not parse is only incomplete */
 };
 
 /* Find the repository from cwd (NULL: the process's), pick the workspace
@@ -141,6 +139,7 @@ struct loop_status {
 	size_t nfrozen;
 	char *missing;      /* NO_CONTRACT: what the contract lacks, one per line */
 	char *problems;     /* reconciliation findings with the repair offered, or NULL */
+	char *optlog_note;  /* what the last OPT_LOG.md write kept of a hand edit, or NULL */
 	bool telescoped;    /* kernel changed since it was measured */
 	bool readonly;
 	const char *readonly_why; /* when readonly: why ("another optloop is writing"; static) */
@@ -149,9 +148,7 @@ struct loop_status {
 	int stall;          /* rows in a row without a win; STALLED at stall_limit */
 	int stall_limit;
 	char *attempt;      /* why it was an attempt and where its raw output is, or NULL */
-	/* what runs through /bin/sh -c, shown so that nothing runs unseen: the
-	 * validation command, and the GPU probe around every run (as in
-	 * struct loop_job_progress) */
+	/* what runs through /bin/sh -c, shown so nothing runs unseen */
 	char *validation;   /* NULL when the contract has none */
 	char *probe;
 	char *probe_apps;   /* "" when the process check is turned off */
@@ -182,15 +179,12 @@ struct json_t *loop_chart_json(const struct chart *c);
 
 /* ---- measuring jobs: verify, noise, confirm (core/loop_job.c) ----------- */
 
-/* Every child run is one of three jobs behind one handle: verify (the
- * validation command on the kernel change, --gate-k/--base appended,
- * written to trace/iter-<N>.log; MEASURED after it, an attempt leaves no
- * row), noise (the best runs times in one session, to seed the noise band)
- * and confirm (best and candidate interleaved until the sequential test
- * decides: only it sizes a win and promotes).  Noise and confirm swap
- * kernel states in the work tree: the candidate is saved as a git tree
- * and put back after, also when a run breaks, the job is cancelled or a
- * crash cut it off (then by the next one). */
+/* Every child run is one of three jobs behind one handle: verify (MEASURED
+ * after it; an attempt leaves no row), noise (the best, to seed the noise
+ * band) and confirm (best and candidate interleaved until the sequential
+ * test decides).  Noise and confirm swap kernel states in the tree; the
+ * candidate is saved as a git tree and always put back (after a crash, by
+ * the next writer). */
 
 typedef void (*loop_output_fn)(void *ctx, const char *buf, size_t len);
 typedef void (*loop_event_fn)(void *ctx, const struct parse_event *ev);
@@ -290,8 +284,7 @@ struct loop_job_progress {
 	int iter;            /* the iteration it measures for */
 	int run, nruns;      /* the run going (1-based; the last once over) of those
 			      * planned so far (a confirm's grow a pair at a time) */
-	const char *role;    /* the run's: "best", "cand", "pair", "noise"; with confirm
-			      * --baseline "baseline" and "best"; NULL: verify */
+	const char *role;    /* "best", "cand", "pair", "noise", "baseline"; NULL: verify */
 	size_t pairs;        /* confirm: pairs compared so far */
 	bool running;        /* false once it is over: loop_job_end is due */
 	double elapsed_s;    /* since it began */
@@ -366,8 +359,6 @@ int loop_set_aside(struct loop *l, struct err *e);
 int loop_repair(struct loop *l, bool rebuild, struct sb *done, struct err *e);
 
 /* ---- guards: traps, lints, re-assessment, stop, no-go, dispatch --------- */
-
-/* The workspace as last read (loop_open, loop_status); rules in guards.c. */
 
 /* TRAPS.md (the shipped seed when none), each trap's state for iter. */
 int loop_traps(struct loop *l, int iter, struct traps_doc *d, struct problems *probs,
@@ -467,20 +458,16 @@ int loop_noise_band(struct loop *l, struct loop_noise *out, struct err *e);
 /* "±1.5% (6 runs)", "±4.0% (assumed)", "none yet" (appended). */
 void loop_noise_words(const struct loop_noise *n, struct sb *out);
 
-/* promote --explain/--attach's iteration: the current one measured and not
- * logged or confirmed, else the best (ERR_REFUSED: none yet). */
+/* promote's iteration: the one measured and not yet logged, else the best. */
 int loop_promote_iter(struct loop *l, int *iter, struct err *e);
-/* Attach a profiler or roofline reading to iter (measure_attach_check); *real
- * its real path (caller frees), *kind what was recognised. */
+/* Attach a profiler or roofline reading to iter: *real its path, *kind what. */
 int loop_attach(struct loop *l, int iter, const char *path, char **real, const char **kind,
 		struct err *e);
 /* Record why iter's flagged speedup is real; *promoted: its confirm now promotes. */
 int loop_explain(struct loop *l, int iter, const char *note, bool *promoted, struct err *e);
-/* After verify --profile: attach the <op>_trace.json run run_id wrote;
- * *path: which (caller frees).  ERR_NOTFOUND when it wrote none. */
+/* verify --profile: attach the trace run run_id wrote (*path); ERR_NOTFOUND. */
 int loop_attach_run_trace(struct loop *l, int iter, int run_id, char **path, struct err *e);
-/* The promotion check (full gate, confirm --baseline, Target, flags, lints)
- * as text (out) and JSON (*json): 0 when it passes, ERR_FAIL when not. */
+/* The promotion check as text and JSON: 0 when it passes, ERR_FAIL when not. */
 int loop_promote_check(struct loop *l, struct sb *out, json_t **json, struct err *e);
 
 enum loop_report { LOOP_REPORT_FINAL, LOOP_REPORT_HEADER, LOOP_REPORT_PR };
@@ -489,8 +476,7 @@ enum loop_report { LOOP_REPORT_FINAL, LOOP_REPORT_HEADER, LOOP_REPORT_PR };
 int loop_report(struct loop *l, enum loop_report kind, int iter, struct sb *md, json_t **json,
 		struct err *e);
 
-/* The whole store as JSON (runs, rows, ..., then the op), streamed through
- * write as read: memory bounded.  ERR_IO when write fails. */
+/* The whole store as JSON, streamed through write as read (memory bounded). */
 int loop_export_json(struct loop *l, size_t flags, json_dump_callback_t write, void *data,
 		     struct err *e);
 
@@ -500,8 +486,7 @@ int loop_export_json(struct loop *l, size_t flags, json_dump_callback_t write, v
 int loop_parse_log(const char *path, const char *patterns, const char *op, int exit_status,
 		   bool killed, struct parse_result *out, char **set_name, struct err *e);
 
-/* The stat ("path | 3 ++-" lines and the summary) and the unified patch of
- * commit sha (either out may be NULL).  ERR_NOTFOUND when it is not there. */
+/* The stat lines and the patch of commit sha (either may be NULL). */
 int loop_show_commit(struct loop *l, const char *sha, struct sb *stat, struct sb *patch,
 		     struct err *e);
 
@@ -517,16 +502,15 @@ enum loop_watch_kind {
 	LOOP_WATCH_STAGE,     /* the run going entered a stage: text */
 	LOOP_WATCH_GATE,      /* the run going printed its gate verdict: gate */
 	LOOP_WATCH_RUN_END,   /* the run ended: gate, bench_ms, vs_best */
-	LOOP_WATCH_ROW,       /* a row was logged: status, text (direction), gate, bench_ms, vs_best */
+	LOOP_WATCH_ROW,       /* a row was logged: status, unconfirmed, text (direction), gate, ... */
 	LOOP_WATCH_COMMIT,    /* a row was committed: commit, status */
 	LOOP_WATCH_CONFIRM,   /* a confirm finished: verdict, promoted */
 	LOOP_WATCH_STALL,     /* the loop stalled: stall, stall_limit */
-	LOOP_WATCH_STOP,      /* a stop condition was recorded */
+	LOOP_WATCH_STOP,      /* a stop condition was recorded: reason, bound */
 	LOOP_WATCH_PROBLEM,   /* reconciliation findings changed: text */
 	LOOP_WATCH_EXPLAIN,   /* an explanation was recorded (promote --explain): text */
 	LOOP_WATCH_OUTPUT,    /* the run's output: text, len bytes (LOOP_WATCH_WANT_OUTPUT) */
-	LOOP_WATCH_REASSESS,  /* a stall was re-assessed: iteration (the one it followed),
-			       * text (the next direction) */
+	LOOP_WATCH_REASSESS,  /* a stall was re-assessed: text (the next direction) */
 };
 enum { LOOP_WATCH_WANT_OUTPUT = 1 << 0 };
 struct loop_watch_event {
@@ -535,8 +519,7 @@ struct loop_watch_event {
 	const char *op;
 	int iteration;
 	const char *state, *run_kind, *gate, *status, *commit, *verdict, *text, *log_path;
-	const char *unconfirmed;   /* ROW: a keep's Unconfirmed reason, NULL otherwise */
-	const char *reason, *bound; /* STOP: why ("cap", "floor", ...) and the bound named */
+	const char *unconfirmed, *reason, *bound; /* ROW: a keep's why; STOP: why, and its bound */
 	enum gate_verdict gate_v; /* the gate as a value, where gate is set */
 	int run_id, pid, progress, stall, stall_limit;
 	size_t len; /* LOOP_WATCH_OUTPUT */
@@ -635,9 +618,8 @@ struct loop_dependents {
 };
 int loop_dependents(struct loop *l, bool work, struct loop_dependents *d, struct err *e);
 void loop_dependents_release(struct loop_dependents *d);
-/* How dependents --run and warmup run pytest: each argument one word, no
- * shell, in a process group of its own as verify's harness runs; once *stop
- * is set, it and all it started are stopped, nothing recorded: ERR_HARNESS. */
+/* dependents --run and warmup: pytest with no shell, in a process group of
+ * its own; once *stop is set it is stopped, nothing recorded: ERR_HARNESS. */
 struct loop_pytest_opts {
 	void (*output)(void *ctx, const char *buf, size_t len); /* its output; may be NULL */
 	void (*gate)(void *ctx, const char *file, int exit_status, double secs); /* each gate */
@@ -664,9 +646,4 @@ const char *loop_assets_dir(struct err *e);
 
 /* Absolute path of the workspace dir (owned by l). */
 const char *loop_dir(const struct loop *l);
-/* What the last write of OPT_LOG.md by this loop kept of a hand edit, or
- * where it kept a copy of a file it could not merge (owned by l); NULL
- * when it wrote no such file. */
-const char *loop_optlog_note(const struct loop *l);
-
 #endif

@@ -30,9 +30,9 @@ static int commit_run(struct cmd_ctx *x)
 		loop_status_release(&before);
 		return cli_fail(&e);
 	}
-	if (loop_optlog_note(l)) /* the Baseline line's write */
-		fprintf(stderr, "optloop: %s\n", loop_optlog_note(l));
 	int have_st = loop_status(l, &st, NULL) == 0;
+	if (have_st && st.optlog_note) /* the Baseline line's write */
+		fprintf(stderr, "optloop: %s\n", st.optlog_note);
 	if (json) {
 		json_t *j = json_object();
 		json_object_set_new(j, "iteration", json_integer(before.iteration));

@@ -72,8 +72,6 @@ static int log_run(struct cmd_ctx *x)
 	}
 	if (loop_log(l, &o, &row, &e) < 0)
 		return e.code == ERR_USAGE ? cli_usage_error("log", "%s", e.msg) : cli_fail(&e);
-	if (loop_optlog_note(l))
-		fprintf(stderr, "optloop: %s\n", loop_optlog_note(l));
 	if (commit && loop_commit(l, sha, &e) < 0) {
 		/* the row stays logged (LOGGED) unless the commit was made and what
 		 * follows it (a revert/drop restore) failed: say which, and how to
@@ -91,10 +89,10 @@ static int log_run(struct cmd_ctx *x)
 		log_row_release(&row);
 		return cli_fail(&e);
 	}
-	if (commit && row.iter == 0 && loop_optlog_note(l))
-		fprintf(stderr, "optloop: %s\n", loop_optlog_note(l)); /* the Baseline line's write */
 	struct loop_status st;
 	int have_st = loop_status(l, &st, NULL) == 0;
+	if (have_st && st.optlog_note) /* what the row's write kept of a hand edit */
+		fprintf(stderr, "optloop: %s\n", st.optlog_note);
 	if (json) {
 		json_t *j = json_object();
 		json_object_set_new(j, "iteration", json_integer(row.iter));
