@@ -160,7 +160,7 @@ PY
 }
 unstall() { # rows without a win stall the loop: re-assess to go on
 	[ "$(state)" = stalled ] || return 0
-	echo "profile" >profile/tiny-opt/trace/long-direction.txt
+	perf_report >profile/tiny-opt/trace/long-direction.txt
 	"$OPTLOOP" reassess --profile profile/tiny-opt/trace/long-direction.txt --axes a \
 		--techniques t --next n >/dev/null
 }

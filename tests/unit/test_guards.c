@@ -238,7 +238,13 @@ static void three_rows_without_a_win_stall_until_reassessed(void **state)
 	assert_int_equal(guards_profile_check(&f->ws, "trace/none.prof", NULL, &e), ERR_REFUSED);
 	assert_non_null(strstr(e.msg, "the profile trace/none.prof does not exist"));
 	assert_int_equal(guards_profile_check(&f->ws, " ", NULL, &e), ERR_USAGE);
-	put(f, "profile/demo-opt/trace/new.prof", "samples");
+	/* new, but no profiler wrote it: a note is no profile */
+	put(f, "profile/demo-opt/trace/note.txt", "samples");
+	assert_int_equal(guards_profile_check(&f->ws, "trace/note.txt", NULL, &e), ERR_REFUSED);
+	assert_non_null(strstr(e.msg, "is not recognised as a profiler's output"));
+	put(f, "profile/demo-opt/trace/new.prof",
+	    "# Samples: 1K of event 'cycles'\n# Overhead  Command  Shared Object  Symbol\n"
+	    "    93.00%  demo  demo  [.] chunk\n");
 	char *real = NULL;
 	assert_int_equal(guards_profile_check(&f->ws, "trace/new.prof", &real, &e), 0);
 	assert_non_null(strstr(real, "/profile/demo-opt/trace/new.prof"));
