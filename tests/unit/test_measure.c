@@ -681,6 +681,27 @@ static void the_win_is_the_candidates_own_confirm(void **state)
 	(void)state;
 }
 
+/* A promoted confirm of iteration iter (kernel tree cand) against the
+ * baseline T0: three interleaved pairs, the candidate 1.25x faster. */
+static void confirm_against_baseline(int iter, const char *cand)
+{
+	const double f[] = {1.0, 1.02, 0.98};
+	int first = 0;
+	for (int i = 0; i < 3; i++) {
+		int rb = add_run(iter, "confirm", "T0", "GPU", GATE_UNVERIFIED, SCOPE_UNKNOWN,
+				 1.0 * f[i], 2.0 * f[i]);
+		int rc = add_run(iter, "confirm", cand, "GPU", GATE_UNVERIFIED, SCOPE_UNKNOWN,
+				 0.8 * f[i], 1.6 * f[i]);
+		first = first ? first : rb;
+		store_session_put(st, rb, first, "best", NULL);
+		store_session_put(st, rc, first, "cand", NULL);
+	}
+	struct store_confirm c = {.iter = iter, .session = first, .best_iter = 0};
+	assert_int_equal(store_confirm_begin(st, &c, NULL), 0);
+	struct stats_cmp cmp = {.verdict = SV_FAST, .worst = -1};
+	assert_int_equal(measure_confirm_end(st, c.id, &cmp, true, NULL), 0);
+}
+
 static void report_final_uses_the_confirm_session(void **state)
 {
 	struct err e = {0};
@@ -695,21 +716,7 @@ static void report_final_uses_the_confirm_session(void **state)
 	assert_non_null(strstr(e.msg, "no confirmed win"));
 	int r1 = add_run(1, "verify", "T1", "GPU", GATE_PASS, SCOPE_FULL, 0.7, 1.4);
 	add_row(1, RS_KEEP, r1, "T1");
-	const double f[] = {1.0, 1.02, 0.98};
-	int first = 0;
-	for (int i = 0; i < 3; i++) {
-		int rb = add_run(1, "confirm", "T0", "GPU", GATE_UNVERIFIED, SCOPE_UNKNOWN,
-				 1.0 * f[i], 2.0 * f[i]);
-		int rc = add_run(1, "confirm", "T1", "GPU", GATE_UNVERIFIED, SCOPE_UNKNOWN,
-				 0.8 * f[i], 1.6 * f[i]);
-		first = first ? first : rb;
-		store_session_put(st, rb, first, "best", NULL);
-		store_session_put(st, rc, first, "cand", NULL);
-	}
-	struct store_confirm c = {.iter = 1, .session = first, .best_iter = 0};
-	assert_int_equal(store_confirm_begin(st, &c, NULL), 0);
-	struct stats_cmp cmp = {.verdict = SV_FAST, .worst = -1};
-	assert_int_equal(measure_confirm_end(st, c.id, &cmp, true, NULL), 0);
+	confirm_against_baseline(1, "T1");
 
 	assert_int_equal(report_final(&ctx, &md, &j, &e), 0);
 	json_t *a = json_array_get(json_object_get(j, "shapes"), 0);
@@ -764,21 +771,7 @@ static void report_pr_names_every_keep(void **state)
 	add_row(1, RS_KEEP, add_run(1, "verify", "T1", "GPU", GATE_PASS, SCOPE_FULL, 0.9, 1.8), "T1");
 	int r2 = add_run(2, "verify", "T2", "GPU", GATE_PASS, SCOPE_FULL, 0.7, 1.4);
 	add_row(2, RS_KEEP, r2, "T2");
-	const double f[] = {1.0, 1.02, 0.98};
-	int first = 0;
-	for (int i = 0; i < 3; i++) {
-		int rb = add_run(2, "confirm", "T0", "GPU", GATE_UNVERIFIED, SCOPE_UNKNOWN,
-				 1.0 * f[i], 2.0 * f[i]);
-		int rc = add_run(2, "confirm", "T2", "GPU", GATE_UNVERIFIED, SCOPE_UNKNOWN,
-				 0.8 * f[i], 1.6 * f[i]);
-		first = first ? first : rb;
-		store_session_put(st, rb, first, "best", NULL);
-		store_session_put(st, rc, first, "cand", NULL);
-	}
-	struct store_confirm c = {.iter = 2, .session = first, .best_iter = 0};
-	assert_int_equal(store_confirm_begin(st, &c, NULL), 0);
-	struct stats_cmp cmp = {.verdict = SV_FAST, .worst = -1};
-	assert_int_equal(measure_confirm_end(st, c.id, &cmp, true, NULL), 0);
+	confirm_against_baseline(2, "T2");
 	int rc = report_pr(&ctx, &md, &j, &e);
 	if (rc != 0)
 		fail_msg("report pr: %s", e.msg);
