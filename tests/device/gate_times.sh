@@ -105,6 +105,11 @@ for j in "${jobs[@]}"; do
 	la-par) run la-par-cold $((cap + 10)) job_gate chunk_linear_attn test_linear_attn.py 16 par cold &&
 		run la-par-warm $((cap + 10)) job_gate chunk_linear_attn test_linear_attn.py 16 par warm ;;
 	la-ser) run la-ser-warm $((cap + 10)) job_gate chunk_linear_attn test_linear_attn.py 1 par warm ;;
+	# one run each, for a driver that sizes every cap itself
+	ret-par-cold) run ret-par-cold $((cap + 10)) job_gate chunk_retention test_retention.py 16 par cold ;;
+	ret-par-warm) run ret-par-warm $((cap + 10)) job_gate chunk_retention test_retention.py 16 par warm ;;
+	la-par-cold) run la-par-cold $((cap + 10)) job_gate chunk_linear_attn test_linear_attn.py 16 par cold ;;
+	la-par-warm) run la-par-warm $((cap + 10)) job_gate chunk_linear_attn test_linear_attn.py 16 par warm ;;
 	*) echo "unknown job $j" ;;
 	esac
 done
