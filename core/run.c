@@ -357,8 +357,9 @@ static void settle_step(struct run *r, struct runner_outcome *oc, struct store_s
 		 * showing it RUNNING (seconds, on a loaded controller), and srun may
 		 * die before it says why: a step killed while its job still runs is
 		 * looked at again for up to 6 s (also while squeue does not answer)
-		 * before it is taken for a signal to the step alone. */
-		for (int i = 0; c == SC_SIGNAL && in.job_after &&
+		 * before it is taken for a signal to the step alone, or for a step
+		 * that could not start (the job revoked while it started). */
+		for (int i = 0; (c == SC_SIGNAL || c == SC_LAUNCH) && in.job_after &&
 				(after.phase == SJ_RUNNING || after.phase == SJ_UNKNOWN) && i < 30;
 		     i++) {
 			usleep(200 * 1000);

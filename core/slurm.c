@@ -575,8 +575,9 @@ enum slurm_cause slurm_step_cause(const struct slurm_step_end *in, struct sb *wh
 		c = SC_PREEMPTED;
 	else if (!s->marked && s->no_job)
 		c = in->after_signal || in->time_left ? SC_REVOKED : SC_GONE;
-	else if (!s->marked && (s->launch_failed || (st != 0 && s->last[0])))
-		c = SC_LAUNCH;
+	else if (!s->marked && (s->launch_failed || (st != 0 && s->last[0])) &&
+		 !state_is(j, "CANCELLED") && !(j && j->phase == SJ_GONE))
+		c = SC_LAUNCH; /* (a job cancelled while its step started: revoked, below) */
 	else if (s->cancelled || s->aborted || s->no_job || state_is(j, "CANCELLED") ||
 		 (j && (j->phase == SJ_GONE || j->phase == SJ_ENDING) && (sig_status || in->signal)))
 		c = j && j->phase == SJ_RUNNING ? SC_SIGNAL : SC_REVOKED;

@@ -392,6 +392,15 @@ static void step_causes(void **state)
 				  1, false, false, "RUNNING|None|vm", &why),
 			 SC_LAUNCH);
 	sb_reset(&why);
+	/* the same words from a step whose job was cancelled from outside while
+	 * it started: the job was revoked, the step did not fail to start */
+	assert_int_equal(cause_of("srun: Job step aborted\n", 1, false, false, "CANCELLED|None|vm",
+				  &why),
+			 SC_REVOKED);
+	sb_reset(&why);
+	assert_int_equal(cause_of("srun: Job step aborted\n", 1, false, false, "", &why),
+			 SC_REVOKED);
+	sb_reset(&why);
 	/* a task killed by a signal, nothing else known */
 	assert_int_equal(cause_of(done, 137, false, false, "RUNNING|None|vm", &why), SC_SIGNAL);
 	assert_non_null(strstr(why.buf, "signal 9"));
