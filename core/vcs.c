@@ -538,48 +538,50 @@ static int walk_workdir(struct vcs *v, const char *rel, struct klist *l, struct 
 /* A sparse checkout hides files from the work tree while the index keeps
  * them (skip-worktree): such a kernel file is there as the index has it,
  * not deleted. */
-static void add_hidden(struct vcs *v, const char *const *paths, size_t n, struct klist *l)
+static void add_hidden(struct vcs *v, git_index *idx, const char *p, struct klist *l)
 {
-	git_index *idx = NULL;
-	if (git_repository_index(&idx, v->repo) < 0) {
+	size_t pos, len = strlen(p);
+	/* the index is sorted: the entries under p are one run from its prefix */
+	if (!idx || git_index_find_prefix(&pos, idx, p) < 0) {
 		git_error_clear();
 		return;
 	}
-	size_t cnt = git_index_entrycount(idx);
-	for (size_t i = 0; i < cnt; i++) {
-		const git_index_entry *ent = git_index_get_byindex(idx, i);
-		if (!ent || !(ent->flags_extended & GIT_INDEX_ENTRY_SKIP_WORKTREE) ||
-		    git_index_entry_stage(ent) != 0 || excluded(v, ent->path))
+	for (const git_index_entry *ent; (ent = git_index_get_byindex(idx, pos)) != NULL &&
+					 !strncmp(ent->path, p, len);
+	     pos++) {
+		if (!(ent->flags_extended & GIT_INDEX_ENTRY_SKIP_WORKTREE) ||
+		    git_index_entry_stage(ent) != 0 || !fsutil_path_under(ent->path, p) ||
+		    excluded(v, ent->path))
 			continue;
-		bool under = false;
-		for (size_t k = 0; k < n && !under; k++) {
-			char *p = norm_path(paths[k]);
-			under = *p && fsutil_path_under(ent->path, p);
-			free(p);
-		}
 		char *full = fsutil_join(v->workdir, ent->path);
 		struct stat st;
 		bool absent = lstat(full, &st) < 0 && errno == ENOENT;
 		free(full);
-		if (!under || !absent)
+		if (!absent)
 			continue;
 		klist_add(l, ent->path, ent->mode, &ent->id);
 		l->v[l->n - 1].hidden = true;
 	}
-	git_index_free(idx);
 }
 
 static int list_workdir(struct vcs *v, const char *const *paths, size_t n, struct klist *l,
 			struct err *e)
 {
+	git_index *idx = NULL;
+	if (git_repository_index(&idx, v->repo) < 0)
+		git_error_clear(); /* no index: nothing is hidden */
 	for (size_t i = 0; i < n; i++) {
 		char *p = norm_path(paths[i]);
 		int rc = *p ? walk_workdir(v, p, l, e) : err_set(e, ERR_USAGE, "empty kernel path");
+		if (rc == 0)
+			add_hidden(v, idx, p, l);
 		free(p);
-		if (rc < 0)
+		if (rc < 0) {
+			git_index_free(idx);
 			return rc;
+		}
 	}
-	add_hidden(v, paths, n, l);
+	git_index_free(idx);
 	klist_sort_unique(l);
 	return 0;
 }
