@@ -258,6 +258,102 @@ static void emit_run_start(struct loop_watch *w, const struct store_run *run)
 	w->last_start = run->id;
 }
 
+/* The runs: the rest of the followed run's output first, then the runs
+ * that ended, then the one going: events in the order they happened. */
+static void run_events(struct loop_watch *w, struct loop *l, struct store *store, struct snap *s)
+{
+	struct store_run run;
+	if (w->tail_run)
+		tail_read(w);
+	/* the run that was going has ended, and any that began and ended
+	 * between two looks (a short run on a busy machine) */
+	int *ended = NULL;
+	size_t nended = 0;
+	if (w->s.have) {
+		s->last_run_end = w->s.last_run_end;
+		store_runs_ended_after(store, s->last_run_end, &ended, &nended);
+	} else { /* the first look: only what happens from now on */
+		s->last_run_end = w->last_start = store_last_ended_run(store);
+	}
+	for (size_t i = 0; i < nended; i++) {
+		if (ended[i] > s->last_run_end)
+			s->last_run_end = ended[i];
+		if (store_run_get(store, ended[i], &run, NULL) == 0) {
+			if (run.id > w->last_start) /* begun and ended between two looks */
+				emit_run_start(w, &run);
+			struct loop_watch_event ev = {.kind = LOOP_WATCH_RUN_END,
+						      .iteration = run.iter,
+						      .run_id = run.id,
+						      .run_kind = run_kind_name(run.kind),
+						      .gate = gate_verdict_name(run.gate),
+						      .gate_v = run.gate,
+						      .bench_ms = run.bench_ms,
+						      .vs_best = run.vs_best,
+						      .log_path = run.log_path};
+			emit(w, &ev);
+			store_run_release(&run);
+		}
+		if (ended[i] == w->tail_run)
+			tail_stop(w);
+	}
+	free(ended);
+	if (store_run_unfinished(store, &run, NULL) == 0) {
+		s->run_id = run.id;
+		if (run.id != w->tail_run) {
+			w->iter_for_events = run.iter;
+			emit_run_start(w, &run);
+			if (!w->own_ps) { /* the workspace's own patterns first, as runs do */
+				char *extra = xasprintf("%s/patterns", loop_dir(l));
+				patset_load(NULL, fsutil_is_dir(extra) ? extra : NULL, &w->own_ps, NULL);
+				free(extra);
+			}
+			w->ps = w->own_ps;
+			if (w->ps)
+				tail_start(w, run.id, run.log_path, w->ps);
+		}
+		store_run_release(&run);
+	}
+	if (w->tail_run && s->run_id != w->tail_run)
+		tail_stop(w); /* gone without an end: a writer settles it */
+	if (s->run_id && s->run_id != w->pidfd_run)
+		follow_driver(w, s->run_id, store);
+	if (w->tail_run)
+		tail_read(w);
+}
+
+/* The rows logged and committed since the last look, in the order they
+ * happen in a loop. */
+static void row_events(struct loop_watch *w, const struct log_rows *rows, const struct snap *s)
+{
+	if (w->s.have && s->nrows > w->s.nrows) {
+		for (size_t i = (size_t)w->s.nrows; rows && i < rows->n; i++) {
+			const struct log_row *r = &rows->v[i];
+			struct loop_watch_event ev = {.kind = LOOP_WATCH_ROW,
+						      .iteration = r->iter,
+						      .status = row_status_name(r->status),
+						      .text = r->direction,
+						      .gate = r->gate,
+						      .gate_v = r->gate_v,
+						      .bench_ms = r->bench_ms,
+						      .vs_best = r->vs_best,
+						      .unconfirmed = r->unconfirmed};
+			emit(w, &ev);
+		}
+	}
+	if (w->s.have && s->last_committed > w->s.last_committed) {
+		for (size_t i = 0; rows && i < rows->n; i++) {
+			const struct log_row *r = &rows->v[i];
+			if (r->commit && r->iter > w->s.last_committed) {
+				struct loop_watch_event ev = {.kind = LOOP_WATCH_COMMIT,
+							      .iteration = r->iter,
+							      .commit = r->commit,
+							      .status = row_status_name(r->status)};
+				emit(w, &ev);
+			}
+		}
+	}
+}
+
 /* Read the workspace into *s; events for what changed since w->s. */
 static int read_once(struct loop_watch *w, struct err *e)
 {
@@ -288,92 +384,8 @@ static int read_once(struct loop_watch *w, struct err *e)
 	s.problems = st.problems ? xstrdup(st.problems) : NULL;
 	struct store *store = loop_workspace(l)->store;
 	struct store_run run;
-	/* the rest of the followed run's output first, then the runs that
-	 * ended, then the one going: events in the order they happened */
-	if (w->tail_run)
-		tail_read(w);
-	/* the run that was going has ended, and any that began and ended
-	 * between two looks (a short run on a busy machine) */
-	int *ended = NULL;
-	size_t nended = 0;
-	if (w->s.have) {
-		s.last_run_end = w->s.last_run_end;
-		store_runs_ended_after(store, s.last_run_end, &ended, &nended);
-	} else { /* the first look: only what happens from now on */
-		s.last_run_end = w->last_start = store_last_ended_run(store);
-	}
-	for (size_t i = 0; i < nended; i++) {
-		if (ended[i] > s.last_run_end)
-			s.last_run_end = ended[i];
-		if (store_run_get(store, ended[i], &run, NULL) == 0) {
-			if (run.id > w->last_start) /* begun and ended between two looks */
-				emit_run_start(w, &run);
-			struct loop_watch_event ev = {.kind = LOOP_WATCH_RUN_END,
-						      .iteration = run.iter,
-						      .run_id = run.id,
-						      .run_kind = run_kind_name(run.kind),
-						      .gate = gate_verdict_name(run.gate),
-						      .gate_v = run.gate,
-						      .bench_ms = run.bench_ms,
-						      .vs_best = run.vs_best,
-						      .log_path = run.log_path};
-			emit(w, &ev);
-			store_run_release(&run);
-		}
-		if (ended[i] == w->tail_run)
-			tail_stop(w);
-	}
-	free(ended);
-	if (store_run_unfinished(store, &run, NULL) == 0) {
-		s.run_id = run.id;
-		if (run.id != w->tail_run) {
-			w->iter_for_events = run.iter;
-			emit_run_start(w, &run);
-			if (!w->own_ps) { /* the workspace's own patterns first, as runs do */
-				char *extra = xasprintf("%s/patterns", loop_dir(l));
-				patset_load(NULL, fsutil_is_dir(extra) ? extra : NULL, &w->own_ps, NULL);
-				free(extra);
-			}
-			w->ps = w->own_ps;
-			if (w->ps)
-				tail_start(w, run.id, run.log_path, w->ps);
-		}
-		store_run_release(&run);
-	}
-	if (w->tail_run && s.run_id != w->tail_run)
-		tail_stop(w); /* gone without an end: a writer settles it */
-	if (s.run_id && s.run_id != w->pidfd_run)
-		follow_driver(w, s.run_id, store);
-	if (w->tail_run)
-		tail_read(w);
-	/* events in the order they happen in a loop */
-	if (w->s.have && s.nrows > w->s.nrows) {
-		for (size_t i = (size_t)w->s.nrows; rows && i < rows->n; i++) {
-			const struct log_row *r = &rows->v[i];
-			struct loop_watch_event ev = {.kind = LOOP_WATCH_ROW,
-						      .iteration = r->iter,
-						      .status = row_status_name(r->status),
-						      .text = r->direction,
-						      .gate = r->gate,
-						      .gate_v = r->gate_v,
-						      .bench_ms = r->bench_ms,
-						      .vs_best = r->vs_best,
-						      .unconfirmed = r->unconfirmed};
-			emit(w, &ev);
-		}
-	}
-	if (w->s.have && s.last_committed > w->s.last_committed) {
-		for (size_t i = 0; rows && i < rows->n; i++) {
-			const struct log_row *r = &rows->v[i];
-			if (r->commit && r->iter > w->s.last_committed) {
-				struct loop_watch_event ev = {.kind = LOOP_WATCH_COMMIT,
-							      .iteration = r->iter,
-							      .commit = r->commit,
-							      .status = row_status_name(r->status)};
-				emit(w, &ev);
-			}
-		}
-	}
+	run_events(w, l, store, &s);
+	row_events(w, rows, &s);
 	struct store_confirm c;
 	if (store_confirm_last(store, st.iteration, &c, NULL) == 0 ||
 	    (st.iteration > 0 && store_confirm_last(store, st.iteration - 1, &c, NULL) == 0)) {
