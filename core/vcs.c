@@ -78,6 +78,7 @@ void vcs_libgit2_init(void)
 	static bool done;
 	if (!done) {
 		git_libgit2_init();
+		vcs_filter_register();
 		done = true;
 	}
 }
@@ -969,9 +970,17 @@ static int write_blob(struct vcs *v, const struct kfile *f, struct err *e)
 	} else if (rc == 0) {
 		char *tmp = xasprintf("%s/%s%s.%ld", slash ? dir : v->workdir, VCS_TMP_PREFIX, base,
 				      (long)getpid());
-		rc = fsutil_write_temp(tmp, git_blob_rawcontent(blob),
-				       (size_t)git_blob_rawsize(blob),
-				       f->mode == GIT_FILEMODE_BLOB_EXECUTABLE ? 0755 : 0644, e);
+		/* as git checks it out: the repository's smudge filters (eol=crlf,
+		 * ident) applied, so a restore writes what git would */
+		git_buf out = GIT_BUF_INIT;
+		git_blob_filter_options fo;
+		git_blob_filter_options_init(&fo, GIT_BLOB_FILTER_OPTIONS_VERSION);
+		if (git_blob_filter(&out, blob, f->path, &fo) < 0)
+			rc = vcs_git_fail(e, ERR_IO, "cannot filter a kernel file for the work tree");
+		if (rc == 0)
+			rc = fsutil_write_temp(tmp, out.ptr, out.size,
+					       f->mode == GIT_FILEMODE_BLOB_EXECUTABLE ? 0755 : 0644, e);
+		git_buf_dispose(&out);
 		fault_point("restore.before_rename");
 		if (rc == 0)
 			rc = fsutil_commit_temp(tmp, full, e);

@@ -26,4 +26,9 @@ struct vcs {
  * what to do. */
 int vcs_git_fail(struct err *e, int code, const char *what);
 
+/* git's filter drivers (filter.NAME.clean / .smudge) for every path whose
+ * attributes name one, as git runs them (core/vcs_filter.c); once, after
+ * libgit2 is initialised. */
+void vcs_filter_register(void);
+
 #endif
