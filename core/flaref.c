@@ -220,6 +220,7 @@ struct entry {
 
 struct fla_tree {
 	char *repo;
+	char *real; /* repo with its links resolved (realpath), once needed */
 	struct entry *bucket[TREE_BUCKETS];
 };
 
@@ -251,6 +252,7 @@ void fla_tree_close(struct fla_tree *t)
 		}
 	}
 	free(t->repo);
+	free(t->real);
 	free(t);
 }
 
@@ -518,6 +520,7 @@ void fla_files_release(struct fla_files *f)
 	for (size_t i = 0; i < f->n; i++) {
 		free(f->v[i].path);
 		free(f->v[i].via);
+		free(f->v[i].walk);
 	}
 	free(f->v);
 	memset(f, 0, sizeof(*f));
@@ -531,12 +534,38 @@ int fla_files_find(const struct fla_files *f, const char *path)
 	return -1;
 }
 
-static void files_add(struct fla_files *f, const char *path, int from, const char *via)
+/* rel as git tracks it: every link on the way resolved, relative to the
+ * repository (a link to a directory is a path git never lists a file
+ * under); rel itself where it leads out of the repository. */
+static char *real_rel(struct fla_tree *t, const char *rel)
 {
-	if (fla_files_find(f, path) >= 0)
+	if (!t->real && !(t->real = realpath(t->repo, NULL)))
+		return xstrdup(rel);
+	char *full = xasprintf("%s/%s", t->repo, rel);
+	char *r = realpath(full, NULL);
+	size_t n = strlen(t->real);
+	char *out = r && !strncmp(r, t->real, n) && r[n] == '/' ? xstrdup(r + n + 1) : xstrdup(rel);
+	free(r);
+	free(full);
+	return out;
+}
+
+/* A file reached by a walk, once: by the path git tracks, whichever path
+ * (through a link or not) the import named it by. */
+static void files_add(struct fla_tree *t, struct fla_files *f, const char *path, int from,
+		      const char *via)
+{
+	for (size_t i = 0; i < f->n; i++)
+		if (!strcmp(f->v[i].path, path) || (f->v[i].walk && !strcmp(f->v[i].walk, path)))
+			return;
+	char *real = real_rel(t, path);
+	if (fla_files_find(f, real) >= 0) {
+		free(real);
 		return;
+	}
 	f->v = xrealloc(f->v, (f->n + 1) * sizeof(*f->v));
-	f->v[f->n++] = (struct fla_file){xstrdup(path), from, via ? xstrdup(via) : NULL};
+	f->v[f->n++] = (struct fla_file){real, from, via ? xstrdup(via) : NULL,
+					 strcmp(real, path) ? xstrdup(path) : NULL};
 }
 
 /* The repository file of a dotted module: a/b.py, else the package's
@@ -646,18 +675,20 @@ static const struct entry *imports_of(struct fla_tree *t, const char *rel)
 
 void fla_walk(struct fla_tree *t, const char *seed, const char *why, struct fla_files *out)
 {
-	if (kind_of(t, seed) != K_FILE || fla_files_find(out, seed) >= 0)
+	if (kind_of(t, seed) != K_FILE)
 		return;
 	size_t first = out->n;
-	files_add(out, seed, -1, why);
+	files_add(t, out, seed, -1, why);
 	for (size_t i = first; i < out->n; i++) {
 		/* a package's __init__ re-exports its whole package: reached for
 		 * one name, it is not followed (the name's own file is) */
 		if (i != first && is_init(out->v[i].path))
 			continue;
-		const struct entry *x = imports_of(t, out->v[i].path);
+		/* imports resolve by the names the importer used (through a link) */
+		const struct entry *x =
+			imports_of(t, out->v[i].walk ? out->v[i].walk : out->v[i].path);
 		for (size_t k = 0; k < x->nedges; k++)
-			files_add(out, x->edges[k].target, (int)i, x->edges[k].via);
+			files_add(t, out, x->edges[k].target, (int)i, x->edges[k].via);
 	}
 }
 

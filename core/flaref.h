@@ -78,6 +78,9 @@ struct fla_file {
 	char *path; /* repository-relative */
 	int from;   /* the file whose import reached it; -1 for a seed */
 	char *via;  /* the name or module imported (a seed: why it is one) */
+	char *walk; /* the path its importers name, where a link is on the way
+		     * (fla/ops/x/a.py with fla/ops/x a link to y: path is
+		     * fla/ops/y/a.py, the one path git tracks); NULL: path */
 };
 struct fla_files {
 	struct fla_file *v;

@@ -220,4 +220,25 @@ out=$("$OPTLOOP" init --op chunk_gdm 2>&1); rc=$?
 t_is "init of an op the registry lacks is a usage error" "$rc" 2
 t_like "with the registry's ops and a did-you-mean" "$out" "no register_op entry named 'chunk_gdm'; did you mean chunk_gdn\\? \\(ops: chunk_delta, chunk_gdn"
 
+# ---- a package directory that is a link ---------------------------------------
+# fla/ops/delta a link to delta_impl (git tracks the link and the files under
+# delta_impl): the scopes hold the paths git tracks, so the unmodified kernel
+# is not read as a change.
+d2="$T_TMP/fla-link"
+"$OPTLOOP_ROOT/tests/fixtures/make_fla_tree.sh" "$d2"
+cd "$d2" || exit 1
+git mv fla/ops/delta fla/ops/delta_impl && ln -s delta_impl fla/ops/delta && git add fla/ops/delta &&
+	git commit -qm "the delta package through a link"
+out=$("$OPTLOOP" init --op chunk_delta 2>&1); rc=$?
+t_is "an op whose package is a link: init succeeds" "$rc" 0
+t_like "the kernel is the file git tracks, not the path through the link" "$out" \
+	"kernel: fla/ops/delta_impl/chunk.py: the op's function chunk_delta"
+t_is "the frozen reference too, once" "$(frozen chunk_delta)" \
+	"tests/ops/test_delta.py fla/ops/delta_impl/fused_recurrent.py tests/conftest.py fla/utils/_device.py fla/utils/_testing.py benchmarks/ops/registry.py"
+"$OPTLOOP" --op chunk_delta contract --set 'target=2x' --set languages=python --set 'promotion=full gate' >/dev/null
+t_like "the unmodified kernel is the baseline's (git calls the tree clean)" \
+	"$(git status --porcelain; "$OPTLOOP" --op chunk_delta status --json)" '^  "state": "need_baseline",'
+out=$("$OPTLOOP" --op chunk_delta verify 2>&1)
+t_unlike "  and verify does not read it as a change" "$out" 'differs from HEAD'
+
 t_done
