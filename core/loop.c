@@ -674,6 +674,7 @@ void loop_close(struct loop *l)
 	if (l->contract)
 		loop_contract_put(&l->contract->c);
 	free(l->missing);
+	free(l->history_off);
 	free(l->init_head);
 	free(l->optlog_note);
 	sb_release(&l->problems);
@@ -790,6 +791,11 @@ int loop_status(struct loop *l, struct loop_status *st, struct err *e)
 		free(then);
 	}
 	sb_release(&frozen);
+	if (l->history_off) {
+		free(st->next);
+		st->next = xstrdup("put the branch back as the problem above says: until then verify, log, "
+				   "commit, confirm and noise are refused");
+	}
 	st->due = d.due;
 	st->suggest = d.suggest;
 	st->suggest_why = d.why;

@@ -50,6 +50,11 @@ struct loop {
 	 * or cut short): how many, 0 when none.  Nothing is written until
 	 * repair --rebuild takes them back (loop_writable). */
 	int lost_rows;
+	/* rows whose commits the branch no longer holds and no commit on it
+	 * carries (a reset or rebase moved it back; a rewrite pruned them): what
+	 * happened and the way out, in words; nothing is written until then
+	 * (loop_writable).  NULL when the history holds every row. */
+	char *history_off;
 	bool optlog_edited;   /* OPT_LOG.md was edited by hand since optloop wrote it */
 	char *optlog_note;    /* what the last write of OPT_LOG.md kept of a hand edit, or NULL */
 	struct sb problems;

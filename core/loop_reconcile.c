@@ -204,6 +204,103 @@ static char *git_key(struct loop *l, const struct log_row *rows, size_t n)
 	return xasprintf("%s %s %zu %016llx", head, l->init_head ? l->init_head : "-", n, h);
 }
 
+/* Rows whose commits the branch lost, newest last. */
+struct off_rows {
+	int *iter;
+	char **commit;
+	size_t n;
+};
+
+static void off_add(struct off_rows *o, const struct log_row *r)
+{
+	o->iter = xrealloc(o->iter, (o->n + 1) * sizeof(*o->iter));
+	o->commit = xrealloc(o->commit, (o->n + 1) * sizeof(*o->commit));
+	o->iter[o->n] = r->iter;
+	o->commit[o->n++] = xstrdup(r->commit);
+}
+
+static void off_release(struct off_rows *o)
+{
+	for (size_t i = 0; i < o->n; i++)
+		free(o->commit[i]);
+	free(o->iter);
+	free(o->commit);
+	memset(o, 0, sizeof(*o));
+}
+
+/* Does a commit on the branch carry iteration iter (a rebase or a
+ * cherry-pick made it anew: repair re-links the row to it)? */
+static bool carried(const struct vcs_iter_commit *cs, size_t nc, int iter)
+{
+	for (size_t k = 0; k < nc; k++)
+		if (cs[k].iter == iter)
+			return true;
+	return false;
+}
+
+/* "2-4, 7": the iterations as spans. */
+static void spans(const int *v, size_t n, struct sb *out)
+{
+	for (size_t i = 0; i < n;) {
+		size_t j = i;
+		while (j + 1 < n && v[j + 1] == v[j] + 1)
+			j++;
+		sb_addf(out, "%s%d", i ? ", " : "", v[i]);
+		if (j > i)
+			sb_addf(out, "-%d", v[j]);
+		i = j + 1;
+	}
+}
+
+/* The branch no longer holds these rows' commits, and nothing on it
+ * carries them: say what happened and the one way out, once, and hold the
+ * loop until then (a new iteration on this history would follow rows its
+ * commits do not hold; a drop would restore a best that is not there). */
+static void history_off_found(struct loop *l, const struct off_rows *o)
+{
+	struct sb its = SB_INIT, msg = SB_INIT;
+	const char *newest = o->commit[o->n - 1];
+	bool one = o->n == 1;
+	spans(o->iter, o->n, &its);
+	if (vcs_commit_exists(l->ws.vcs, newest)) {
+		/* where HEAD was when it last held every row, if that still holds
+		 * the newest of them; else that row's own commit */
+		char *ref = loop_ref(l, "history"), *back = NULL;
+		char sha[VCS_OID_HEX];
+		if (vcs_resolve(l->ws.vcs, ref, sha) == 0 && vcs_holds(l->ws.vcs, sha, newest))
+			back = xstrdup(sha);
+		sb_addf(&msg,
+			"the branch no longer holds iteration%s %s: it was moved back past %s commit%s "
+			"(a git reset, or a rebase that dropped %s), and no commit on it carries %s, so "
+			"optloop repair has nothing to re-link; git still has %s.  The one way out: git "
+			"reset --hard %.12s (%s), which puts %s back; until then verify, log, commit, "
+			"confirm and noise are refused",
+			one ? "" : "s", its.buf, one ? "its" : "their", one ? "" : "s",
+			one ? "it" : "them", one ? "it" : "them", one ? "it" : "them",
+			back ? back : newest,
+			back ? "where the branch was when it last held every row" : "the newest of them",
+			one ? "it" : "them");
+		free(back);
+		free(ref);
+	} else {
+		sb_addf(&msg,
+			"the commit%s of iteration%s %s %s gone from the repository: the history was "
+			"rewritten (a squash, an amend, a filter) and the old commits pruned (git gc), "
+			"so optloop cannot restore or compare %s kernel%s.  The one way out: bring the "
+			"commit%s back from a clone that has %s (git fetch CLONE %.12s, then git reset "
+			"--hard %.12s); where none has %s, keep this workspace as the record (mv %s "
+			"%s.lost) and start a new one with optloop init; until then verify, log, "
+			"commit, confirm and noise are refused",
+			one ? "" : "s", one ? "" : "s", its.buf, one ? "is" : "are", one ? "its" : "their",
+			one ? "" : "s", one ? "" : "s", one ? "it" : "them", newest, newest,
+			one ? "it" : "them", l->ws.dir, l->ws.dir);
+	}
+	loop_problem(l, "%s", msg.buf);
+	free(l->history_off);
+	l->history_off = sb_detach(&msg);
+	sb_release(&its);
+}
+
 int loop_reconcile_git(struct loop *l, struct err *e)
 {
 	struct log_rows *sr;
@@ -225,6 +322,7 @@ int loop_reconcile_git(struct loop *l, struct err *e)
 	free(seen);
 	size_t problems_before = l->problems.len;
 	bool adopted = false;
+	struct off_rows off = {0};
 	rc = vcs_iter_commits(l->ws.vcs, l->ws.op, l->init_head, 0, &cs, &nc, e);
 	if (rc < 0) {
 		free(key);
@@ -258,6 +356,11 @@ int loop_reconcile_git(struct loop *l, struct err *e)
 				}
 				break;
 			}
+		} else if (!bsearch(&r->commit, shas, nc, sizeof(*shas), strp_cmp) &&
+			   !vcs_commit_in_history(l->ws.vcs, r->commit) && !carried(cs, nc, r->iter)) {
+			/* nothing on the branch carries it: repair has nothing to
+			 * re-link to; said once for all such rows, below */
+			off_add(&off, r);
 		} else if (!bsearch(&r->commit, shas, nc, sizeof(*shas), strp_cmp) &&
 			   !vcs_commit_in_history(l->ws.vcs, r->commit)) {
 			loop_problem(l,
@@ -295,9 +398,18 @@ int loop_reconcile_git(struct loop *l, struct err *e)
 	}
 	free(shas);
 	free(iters);
-	/* Remember a clean answer (an adoption changed the rows: walk again). */
-	if (key && !adopted && l->problems.len == problems_before)
+	if (off.n)
+		history_off_found(l, &off);
+	off_release(&off);
+	/* Remember a clean answer (an adoption changed the rows: walk again),
+	 * and the commit that holds every row: where a reset back returns to */
+	if (key && !adopted && l->problems.len == problems_before) {
 		store_meta_set(l->ws.store, "reconciled_git", key, NULL);
+		char head[VCS_OID_HEX], *ref = loop_ref(l, "history");
+		if (!l->ws.readonly && n && vcs_head(l->ws.vcs, head, NULL) == 0)
+			vcs_keep(l->ws.vcs, ref, head, NULL);
+		free(ref);
+	}
 	free(key);
 	vcs_iter_commits_free(cs, nc);
 	log_rows_put(sr);
@@ -342,6 +454,8 @@ int loop_writable(struct loop *l, const char *verb, struct err *e)
 			       "writing now would drop them.  Rebuild the database first: optloop "
 			       "repair --rebuild",
 			       verb, l->lost_rows, l->lost_rows == 1 ? "" : "s");
+	if (l->history_off)
+		return err_set(e, ERR_REFUSED, "%s refused: %s", verb, l->history_off);
 	return 0;
 }
 

@@ -192,6 +192,10 @@ bool vcs_commit_exists(struct vcs *v, const char *sha);
 /* Does treeish (a commit, "HEAD") hold path, a file or a directory? */
 bool vcs_path_in(struct vcs *v, const char *treeish, const char *path);
 bool vcs_commit_in_history(struct vcs *v, const char *sha);
+/* Is sha the commit tip (a ref, a revision) names, or one of its ancestors? */
+bool vcs_holds(struct vcs *v, const char *tip, const char *sha);
+/* The commit spec names (a ref, a revision), or -1 when it names none. */
+int vcs_resolve(struct vcs *v, const char *spec, char sha[VCS_OID_HEX]);
 
 /* An optloop commit found in history. */
 struct vcs_iter_commit {

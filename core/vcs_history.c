@@ -36,20 +36,45 @@ bool vcs_path_in(struct vcs *v, const char *treeish, const char *path)
 	return yes;
 }
 
-bool vcs_commit_in_history(struct vcs *v, const char *sha)
+bool vcs_holds(struct vcs *v, const char *tip, const char *sha)
 {
-	git_object *obj = NULL;
-	git_oid head;
+	git_object *obj = NULL, *top = NULL;
 	bool ok = false;
 
 	if (!sha || !*sha || git_revparse_single(&obj, v->repo, sha) < 0)
 		return false;
-	if (git_object_type(obj) == GIT_OBJECT_COMMIT &&
-	    git_reference_name_to_id(&head, v->repo, "HEAD") == 0)
-		ok = git_oid_equal(&head, git_object_id(obj)) ||
-		     git_graph_descendant_of(v->repo, &head, git_object_id(obj)) == 1;
+	if (git_object_type(obj) == GIT_OBJECT_COMMIT && git_revparse_single(&top, v->repo, tip) == 0) {
+		git_object *c = NULL;
+		if (git_object_peel(&c, top, GIT_OBJECT_COMMIT) == 0)
+			ok = git_oid_equal(git_object_id(c), git_object_id(obj)) ||
+			     git_graph_descendant_of(v->repo, git_object_id(c), git_object_id(obj)) == 1;
+		git_object_free(c);
+	}
+	git_error_clear();
+	git_object_free(top);
 	git_object_free(obj);
 	return ok;
+}
+
+bool vcs_commit_in_history(struct vcs *v, const char *sha)
+{
+	return vcs_holds(v, "HEAD", sha);
+}
+
+int vcs_resolve(struct vcs *v, const char *spec, char sha[VCS_OID_HEX])
+{
+	git_object *obj = NULL, *c = NULL;
+	int rc = -1;
+	sha[0] = '\0';
+	if (git_revparse_single(&obj, v->repo, spec) == 0 &&
+	    git_object_peel(&c, obj, GIT_OBJECT_COMMIT) == 0) {
+		git_oid_tostr(sha, VCS_OID_HEX, git_object_id(c));
+		rc = 0;
+	}
+	git_error_clear();
+	git_object_free(c);
+	git_object_free(obj);
+	return rc;
 }
 
 static void iter_commit_release(struct vcs_iter_commit *c)

@@ -214,7 +214,8 @@ t_like "a commit without a row is reported with a repair" "$out" 'carries iterat
 r3=$(git rev-parse HEAD~1)
 git reset -q --hard HEAD~2
 out=$("$OPTLOOP" status 2>&1)
-t_like "a row citing a missing commit is reported with a repair" "$out" 'row 3 cites commit [0-9a-f]+, which is not in the history of HEAD.*repair'
+t_like "a row whose commit the branch lost, with nothing on it carrying it, is reported with the way back" \
+	"$out" 'the branch no longer holds iteration 3: .*The one way out: git reset --hard [0-9a-f]{12}'
 # the change comes back as a new commit, and a commit is made by hand for iteration 4
 # the same change and message on the same parent, committed at another time:
 # a new commit id (a cherry-pick in the second the original was made can
