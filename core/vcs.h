@@ -194,6 +194,9 @@ bool vcs_path_in(struct vcs *v, const char *treeish, const char *path);
 bool vcs_commit_in_history(struct vcs *v, const char *sha);
 /* Is sha the commit tip (a ref, a revision) names, or one of its ancestors? */
 bool vcs_holds(struct vcs *v, const char *tip, const char *sha);
+/* A local branch other than the one checked out whose tip holds sha (its
+ * short name, owned), or NULL. */
+char *vcs_branch_holding(struct vcs *v, const char *sha);
 /* The commit spec names (a ref, a revision), or -1 when it names none. */
 int vcs_resolve(struct vcs *v, const char *spec, char sha[VCS_OID_HEX]);
 

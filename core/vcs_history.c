@@ -61,6 +61,28 @@ bool vcs_commit_in_history(struct vcs *v, const char *sha)
 	return vcs_holds(v, "HEAD", sha);
 }
 
+char *vcs_branch_holding(struct vcs *v, const char *sha)
+{
+	git_branch_iterator *it = NULL;
+	git_reference *ref;
+	git_branch_t type;
+	char *found = NULL;
+	if (git_branch_iterator_new(&it, v->repo, GIT_BRANCH_LOCAL) < 0) {
+		git_error_clear();
+		return NULL;
+	}
+	while (!found && git_branch_next(&ref, &type, it) == 0) {
+		const char *name = NULL;
+		if (!git_branch_is_checked_out(ref) && git_branch_name(&name, ref) == 0 &&
+		    vcs_holds(v, git_reference_name(ref), sha))
+			found = xstrdup(name);
+		git_reference_free(ref);
+	}
+	git_branch_iterator_free(it);
+	git_error_clear();
+	return found;
+}
+
 int vcs_resolve(struct vcs *v, const char *spec, char sha[VCS_OID_HEX])
 {
 	git_object *obj = NULL, *c = NULL;

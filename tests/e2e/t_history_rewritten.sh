@@ -51,6 +51,15 @@ echo "# change 4" >>kernel/compute.sh
 t_ok "and the loop goes on" "$OPTLOOP" verify
 t_ok "  to the next row" "$OPTLOOP" log --direction "change 4" --status drop --commit
 
+# ---- another branch checked out: the rows are on the one left ----------------
+git switch -q -c elsewhere HEAD~5
+out=$("$OPTLOOP" status 2>&1)
+t_like "a branch switched: the way out is to switch back, not to reset" "$out" \
+	'HEAD is on a history that does not hold iterations 3-4: they are on branch main.*git switch main'
+t_unlike "  no reset is suggested (it would move this branch)" "$out" 'git reset --hard'
+git switch -q main
+t_is "switched back: no problem left" "$("$OPTLOOP" status --json | jget problems)" None
+
 # ---- rewritten and pruned: the commits are gone ------------------------------
 tip=$(git rev-parse HEAD)
 git reset -q --hard HEAD~2
