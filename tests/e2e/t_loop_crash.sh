@@ -139,7 +139,7 @@ t_is "commit killed after restoring the set-aside change" "$?" 137
 t_like "the set-aside change is back" "$(cat kernel/compute.sh)" 'next idea'
 t_is "after restart: editing iteration 2" "$(state)" editing
 t_unlike "the committed kernel does not hold the extra change" "$(git show HEAD:kernel/compute.sh)" 'next idea'
-t_is "no pending set-aside left" "$(git for-each-ref refs/optloop | wc -l)" 0
+t_is "no pending set-aside left" "$(git for-each-ref refs/optloop/aside | wc -l)" 0
 
 # The same after a drop: the kernel goes back to the best and only the edit
 # returns, also when the commit is killed right after bringing it back.
@@ -153,7 +153,7 @@ t_is "drop: commit killed after bringing the edit back" "$?" 137
 t_is "drop: the kernel is the best plus the edit" "$(sed '2d' kernel/compute.sh)" "$best"
 t_like "drop: the edit is there" "$(sed -n 2p kernel/compute.sh)" '^# next idea$'
 t_is "drop: after restart, editing iteration 2" "$(state)" editing
-t_is "drop: no pending set-aside left" "$(git for-each-ref refs/optloop | wc -l)" 0
+t_is "drop: no pending set-aside left" "$(git for-each-ref refs/optloop/aside | wc -l)" 0
 
 # log --set-aside killed while it puts the measured kernel back: the edit is
 # already saved under its ref and the move recorded, so the next command
@@ -176,7 +176,7 @@ explain_noise
 t_ok "log goes on" "$OPTLOOP" log --direction "shift" --status keep --unconfirmed "one run only"
 t_ok "commit goes on" "$OPTLOOP" commit
 t_like "after the commit the set-aside edit is back" "$(cat kernel/compute.sh)" 'next idea'
-t_is "no pending set-aside left" "$(git for-each-ref refs/optloop | wc -l)" 0
+t_is "no pending set-aside left" "$(git for-each-ref refs/optloop/aside | wc -l)" 0
 
 # optloop killed in the middle of a verify run: recorded as incomplete.
 d="$T_TMP/verify-kill"

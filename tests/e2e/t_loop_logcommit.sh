@@ -127,7 +127,7 @@ t_unlike "the commit does not hold the extra change" "$(git show HEAD~1:kernel/c
 t_like "the drop is followed by the restore commit" "$(git log -1 --format=%B)" '^Optloop-Restore: 4$'
 t_like "the extra change is back in the work tree" "$(cat kernel/compute.sh)" 'next idea'
 t_unlike "without the dropped change under it" "$(cat kernel/compute.sh)" '\+ 0'
-t_is "no pending set-aside left" "$(git for-each-ref refs/optloop | wc -l)" 0
+t_is "no pending set-aside left" "$(git for-each-ref refs/optloop/aside | wc -l)" 0
 # A detached HEAD: optloop's commits would be on no branch (and lost to git
 # gc after the next checkout): log --commit refuses before writing the row.
 # (Measured there, a branch made at the same commit takes the commit.)
