@@ -528,6 +528,8 @@ static int walk_workdir(struct vcs *v, const char *rel, struct klist *l, struct 
 				return 0;
 			}
 			rc = vcs_git_fail(e, ERR_IO, "cannot hash a kernel file");
+		} else {
+			rc = vcs_filter_failed(e);
 		}
 		if (rc == 0)
 			klist_add(l, rel, mode, &oid);
@@ -706,7 +708,7 @@ static int store_blob(struct vcs *v, const struct kfile *f, git_oid *oid, struct
 	}
 	if (git_blob_create_from_workdir(oid, v->repo, f->path) < 0)
 		return vcs_git_fail(e, ERR_IO, "cannot store a kernel file");
-	return 0;
+	return vcs_filter_failed(e);
 }
 
 /* The general way, for what git_tree_create_updated refuses (a kernel file
@@ -977,6 +979,8 @@ static int write_blob(struct vcs *v, const struct kfile *f, struct err *e)
 		git_blob_filter_options_init(&fo, GIT_BLOB_FILTER_OPTIONS_VERSION);
 		if (git_blob_filter(&out, blob, f->path, &fo) < 0)
 			rc = vcs_git_fail(e, ERR_IO, "cannot filter a kernel file for the work tree");
+		else
+			rc = vcs_filter_failed(e);
 		if (rc == 0)
 			rc = fsutil_write_temp(tmp, out.ptr, out.size,
 					       f->mode == GIT_FILEMODE_BLOB_EXECUTABLE ? 0755 : 0644, e);

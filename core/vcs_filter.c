@@ -9,13 +9,14 @@
  *
  * As git does: `%f` in the command is the path, quoted for the shell; the
  * command runs in the work tree; a missing command, or one that fails, leaves
- * the content as it is unless filter.NAME.required is true, where it is an
- * error.  The long-running `process` protocol is not spoken: a driver that
+ * the content as it is unless filter.NAME.required is true, where the
+ * call that ran it fails (vcs_filter_failed).  The long-running `process` protocol is not spoken: a driver that
  * gives only filter.NAME.process is an error where it is required, and
  * passes content through otherwise (git would refuse to go on; optloop says
  * so in the error).
  */
 #include "core/vcs_impl.h"
+#include "core/err.h"
 #include "core/sb.h"
 
 #include <git2/sys/filter.h>
@@ -27,6 +28,19 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+/* A required driver that failed since the last vcs_filter_failed, in words. */
+static char *failed;
+
+int vcs_filter_failed(struct err *e)
+{
+	if (!failed)
+		return 0;
+	int rc = err_set(e, ERR_IO, "%s", failed);
+	free(failed);
+	failed = NULL;
+	return rc;
+}
 
 /* What check found for one path: the command and whether it must work. */
 struct driver {
@@ -81,14 +95,14 @@ static int check(git_filter *self, void **payload, const git_filter_source *src,
 	free(req);
 	char *process = cmd ? NULL : config_string(cfg, name, "process");
 	git_config_free(cfg);
-	if (!cmd && required) {
-		git_error_set_str(GIT_ERROR_FILTER, process
-							? "the filter driver's process protocol is not supported; "
-							  "give it a clean and a smudge command"
-							: "a required filter driver has no command");
-		free(process);
-		return -1;
-	}
+	if (!cmd && required && !failed)
+		failed = process ? xasprintf("the filter driver %s on %s speaks git's process "
+					     "protocol, which optloop does not; give it filter.%s.clean "
+					     "and filter.%s.smudge commands",
+					     name, git_filter_source_path(src), name, name)
+				 : xasprintf("the required filter driver %s has no %s command for %s",
+					     name, to_odb ? "clean" : "smudge",
+					     git_filter_source_path(src));
 	free(process);
 	if (!cmd)
 		return GIT_PASSTHROUGH;
@@ -220,13 +234,13 @@ static int ds_close(git_writestream *s)
 	free(cmd);
 	const struct sb *use = &out;
 	if (rc < 0) {
-		if (ds->d->required) {
-			git_error_set(GIT_ERROR_FILTER, "the filter driver %s failed on %s",
-				      ds->d->name, ds->path);
-			sb_release(&out);
-			return -1;
-		}
-		use = &ds->in; /* as git does: the content unfiltered */
+		/* as git does: the content unfiltered; a required driver's failure
+		 * is told to the caller beside libgit2's call (vcs_filter_failed),
+		 * not as a failed stream: libgit2 leaks its buffer on that path */
+		if (ds->d->required && !failed)
+			failed = xasprintf("the filter driver %s failed on %s (filter.%s.required)",
+					   ds->d->name, ds->path, ds->d->name);
+		use = &ds->in;
 	}
 	rc = use->len ? ds->next->write(ds->next, use->buf, use->len) : 0;
 	sb_release(&out);

@@ -30,5 +30,9 @@ int vcs_git_fail(struct err *e, int code, const char *what);
  * attributes name one, as git runs them (core/vcs_filter.c); once, after
  * libgit2 is initialised. */
 void vcs_filter_register(void);
+/* 0, or ERR_IO naming the required filter driver that failed since the
+ * last call (the content went through unfiltered): checked after each
+ * libgit2 call that filters a kernel file. */
+int vcs_filter_failed(struct err *e);
 
 #endif

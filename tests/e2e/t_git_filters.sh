@@ -50,6 +50,10 @@ git config filter.local.required true
 "$OPTLOOP" verify >"$T_TMP/req.out" 2>&1
 t_like "a failing required driver is an error that names it and the file" "$(cat "$T_TMP/req.out")" \
 	"filter driver local failed on kernel/params.txt"
+git config --unset filter.local.clean
+"$OPTLOOP" verify >"$T_TMP/req2.out" 2>&1
+t_like "a required driver without the command is an error that says which" "$(cat "$T_TMP/req2.out")" \
+	"the required filter driver local has no clean command for kernel/params.txt"
 git config --unset filter.local.required
 git config filter.local.clean "sed '/^#local/d'"
 
