@@ -14,7 +14,7 @@
 extern const struct command cmd_help, cmd_version, cmd_demo, cmd_init, cmd_status, cmd_contract,
 	cmd_verify, cmd_log, cmd_commit, cmd_export, cmd_repair, cmd_import, cmd_parse, cmd_tui,
 	cmd_view, cmd_lint, cmd_trap, cmd_dispatch, cmd_reassess, cmd_stop, cmd_noise,
-	cmd_confirm, cmd_warmup, cmd_dependents, cmd_promote, cmd_report, cmd_watch, cmd_chart,
+	cmd_confirm, cmd_warmup, cmd_dependents, cmd_promote, cmd_report, cmd_watch, cmd_mcp, cmd_chart,
 	cmd_completion;
 
 const struct command *const optloop_commands[] = {
@@ -23,7 +23,7 @@ const struct command *const optloop_commands[] = {
 	&cmd_repair,   &cmd_import,    &cmd_parse,    &cmd_tui,    &cmd_view,
 	&cmd_lint,     &cmd_trap,      &cmd_dispatch, &cmd_reassess, &cmd_stop,
 	&cmd_noise,    &cmd_confirm,   &cmd_warmup,   &cmd_dependents,
-	&cmd_promote,  &cmd_report,    &cmd_watch,    &cmd_chart,  &cmd_completion,
+	&cmd_promote,  &cmd_report,    &cmd_watch,    &cmd_mcp,      &cmd_chart,  &cmd_completion,
 	NULL,
 };
 
