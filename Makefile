@@ -132,6 +132,13 @@ PAR   = $(if $(findstring jobserver,$(MAKEFLAGS))$(filter -j,$(MAKEFLAGS)),,-j$(
 all: deps
 	@$(MAKE) $(PAR) --no-print-directory _build
 
+# The official MCP SDK (npm) for the t_mcp_sdk suite, at the version
+# tests/mcp/package-lock.json pins, into build/node.  Best effort: without npm
+# or a registry to reach (CI has Debian packages only) deps says so in one
+# line and succeeds, and the suite is skipped.
+NODE_DIR := build/node
+NPM ?= npm
+
 # Idempotent: quiet when everything is present; apt-get update first when not;
 # sudo only when not root.  Non-Debian systems are left alone with a note.
 deps:
@@ -156,6 +163,17 @@ deps:
 		echo "make deps: installing$$missing"; \
 		apt_wait update -qq && apt_wait install -y -qq --no-install-recommends $$missing || \
 		{ echo "make deps: apt-get failed; install by hand:$$missing" >&2; exit 1; }; \
+	fi
+	@if ! command -v $(NPM) >/dev/null 2>&1; then \
+		echo "make deps: npm not found: the MCP SDK suite (t_mcp_sdk) will be skipped (apt-get install npm for it)"; \
+	elif ! cmp -s tests/mcp/package-lock.json $(NODE_DIR)/package-lock.json || \
+	     [ ! -d $(NODE_DIR)/node_modules/@modelcontextprotocol/sdk ]; then \
+		mkdir -p $(NODE_DIR) && cp tests/mcp/package.json tests/mcp/package-lock.json $(NODE_DIR)/ && \
+		if ! (cd $(NODE_DIR) && timeout 300 $(NPM) ci --no-audit --no-fund --loglevel=error \
+			--fetch-retries=1 --fetch-timeout=20000 >npm.log 2>&1); then \
+			rm -f $(NODE_DIR)/package-lock.json; \
+			echo "make deps: npm could not install @modelcontextprotocol/sdk (no registry? see $(NODE_DIR)/npm.log): the MCP SDK suite (t_mcp_sdk) will be skipped"; \
+		fi; \
 	fi
 
 # One short line per step ("  CC    core/loop.c"); make V=1 prints the

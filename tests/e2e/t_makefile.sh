@@ -39,6 +39,14 @@ echo "apt-get \$*" >>"$state/apt.log"
 case "\$*" in *install*) touch "$state/installed" ;; esac
 exit 0
 EOF
+# npm with no registry to reach (CI has Debian packages only): the SDK
+# install of make deps fails as npm does offline.
+cat >"$fake/npm" <<EOF
+#!/bin/sh
+echo "npm \$*" >>"$state/npm.log"
+echo "npm error code ENOTFOUND" >&2
+exit 1
+EOF
 cat >"$fake/sudo" <<'EOF'
 #!/bin/sh
 exec "$@"
@@ -113,6 +121,14 @@ t_like "  at once, with no wait" "$(printf '%s\n' "$out" | grep -c 'waiting for 
 t_like "  naming the packages" "$out" 'make deps: apt-get failed; install by hand: .*libgit2-dev'
 rm -f "$state/broken"
 fmake deps >/dev/null 2>&1
+
+# npm cannot reach its registry: one line says the SDK suite will be
+# skipped, and deps succeeds
+out=$(fmake deps 2>&1); rc=$?
+t_is "make deps with npm and no registry still succeeds" "$rc" 0
+t_like "  npm was asked for the pinned SDK" "$(cat "$state/npm.log")" '^npm ci '
+t_is "  one line says the MCP SDK suite will be skipped" \
+	"$(printf '%s\n' "$out" | grep -c 'npm could not install @modelcontextprotocol/sdk .*t_mcp_sdk) will be skipped')" 1
 
 # With no static archive at all (the packages installed but libgit2.a absent)
 # the build is shared and goes to build/rel-shared, consistently.
