@@ -254,7 +254,41 @@ def session_cancel():
     s.p.stdin.close()
     s.p.wait(timeout=30 * SLACK)
 
+def session_confirm():
+    # the candidate of the cancelled verify, measured; then a confirm whose
+    # runs are slow, cancelled while the best is swapped into the tree
+    cand = sha("kernel/compute.sh")
+    s = Server()
+    s.initialize()
+    r = s.call("verify", timeout=120)["result"]
+    check("the candidate measured", r["isError"], False)
+    before = last_run()[0]
+    s.next_id += 1
+    rid = s.next_id
+    s.send({"jsonrpc": "2.0", "id": rid, "method": "tools/call",
+            "params": {"name": "confirm", "arguments": {"cmd": "sleep 27.3; ./verify --no-gate"},
+                       "_meta": {"progressToken": 7}}})
+    check("a slow confirm: its first run starts", wait_for(harness_running, 20), True)
+    check("  with the best swapped into the tree", sha("kernel/compute.sh") != cand, True)
+    s.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": rid}})
+    check("cancelled half-way: the confirm's run ends, recorded incomplete",
+          wait_for(lambda: last_run()[0] > before and last_run()[1:] == (4, 1), 30), True)
+    check("  no harness is left running", wait_for(lambda: not harness_running(), 10), True)
+    s.request("ping")
+    time.sleep(0.5)
+    said = [n["params"] for n in s.notes if n.get("method") == "notifications/progress"]
+    check("  its progress came with the integer token", bool(said) and all(p["progressToken"] == 7 for p in said), True)
+    check("  the confirm got SIGINT from the server, as from Ctrl-C",
+          any(("confirm stopped by SIGINT from pid %d" % s.p.pid) in p.get("message", "") for p in said), True)
+    check("  the candidate is back in the tree", sha("kernel/compute.sh"), cand)
+    check("  the cancelled confirm gets no answer", [n for n in s.notes if n.get("id") == rid], [])
+    r = s.call("log", {"direction": "a comment more", "status": "drop", "commit": True})["result"]
+    check("the candidate logged as a drop and committed in one call", r["isError"], False)
+    s.p.stdin.close()
+    s.p.wait(timeout=30 * SLACK)
+
 def session_eof():
+    with open("kernel/compute.sh", "a") as f: f.write("# another candidate\n")
     cand = sha("kernel/compute.sh")
     before = last_run()[0]
     s = Server(env={"KERNEL_SLEEP": "27.3"})
@@ -273,11 +307,12 @@ def session_eof():
     check("  no harness is left running", not harness_running(), True)
     check("  the candidate is in the tree", sha("kernel/compute.sh"), cand)
 
-{"main": session_main, "cancel": session_cancel, "eof": session_eof}[sys.argv[1]]()
+{"main": session_main, "cancel": session_cancel, "confirm": session_confirm,
+ "eof": session_eof}[sys.argv[1]]()
 print("client\tdone\tdone")
 PY
 
-for part in main cancel eof; do
+for part in main cancel confirm eof; do
 	timeout $((300 * ${T_SLACK:-1})) python3 "$T_TMP/client.py" "$part" >"$T_TMP/$part.tsv" 2>"$T_TMP/$part.err"
 	ran=0
 	while IFS=$'\t' read -r name got want; do
