@@ -5,9 +5,12 @@
 # progress, log and commit, a refused verify as an error result (exit 3 and
 # the due step), the spec's errors for malformed and wrong requests,
 # resources and a subscription, a cancelled verify (SIGINT, as Ctrl-C: an
-# attempt recorded, the candidate in the tree) and a client that closes
-# stdin mid-run (nothing lost, no harness left running).
+# attempt recorded, the candidate in the tree), a confirm cancelled half-way
+# (the candidate back), a client that closes stdin mid-run (nothing lost, no
+# harness left running), and a workbench on the same workspace naming the
+# server and its tool as the driver.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/tui_lib.sh"
 d="$T_TMP/tiny"
 "$OPTLOOP_ROOT/tests/fixtures/make_tiny_project.sh" "$d"
 cd "$d" || exit 1
@@ -337,4 +340,31 @@ out=$(printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"na
 t_like "--op naming no workspace: the tool's error result says so" \
 	"$(printf '%s' "$out" | python3 -c 'import json,sys; r=json.load(sys.stdin)["result"]; print(r["isError"], r["content"][0]["text"])')" \
 	'^True optloop status exited 2: .*nosuch'
+out=$(printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"optloop://status"}}' \
+	'{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"optloop://workspace/OPT_LOG.md"}}' |
+	"$OPTLOOP" -C "$d" --op nosuch mcp)
+t_is "  and reading its status or its files is -32002, saying why" \
+	"$(printf '%s\n' "$out" | python3 -c 'import json,sys
+for l in sys.stdin:
+    e = json.loads(l)["error"]; print(e["code"], "nosuch" in e["message"])')" $'-32002 True\n-32002 True'
+
+# A workbench open on the workspace while an agent's tool call runs: it
+# names the server and the tool as the driver.
+cd "$d" || exit 1
+tui_start 120 32 LANG=C.UTF-8 -- "$OPTLOOP" tui
+t_screen "a workbench opens on the workspace" 'iter [0-9]+ . EDITING'
+mkfifo "$T_TMP/mcp.in"
+KERNEL_SLEEP=27.3 "$OPTLOOP" mcp <"$T_TMP/mcp.in" >"$T_TMP/mcp.out" 2>"$T_TMP/mcp.err" &
+mpid=$!
+exec 7>"$T_TMP/mcp.in"
+printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"verify"}}' >&7
+t_screen "it names the agent's server and tool as the driver" \
+	"driven by pid $mpid: optloop mcp, tool verify \\(iteration [0-9]+\\)"
+exec 7>&-
+wait $mpid
+t_is "the client leaves: the server stops the run and exits 0" "$?" 0
+t_screen "the workbench shows the run's end: still EDITING, verify due again" 'iter [0-9]+ . EDITING'
+tui_keys q
+tui_stop
+tui_check_stderr
 t_done

@@ -300,8 +300,10 @@ static void answer_tool(struct call *c, int status)
 static void answer_status(struct call *c, int status)
 {
 	if (status != 0) {
-		char *msg = failure_message(c, json_loadb(sb_str(&c->obuf), c->obuf.len, 0, NULL));
+		json_t *out = json_loadb(sb_str(&c->obuf), c->obuf.len, 0, NULL);
+		char *msg = failure_message(c, out);
 		send_error(c->id, RPC_NO_RESOURCE, msg);
+		json_decref(out);
 		free(msg);
 		return;
 	}

@@ -633,6 +633,40 @@ static void ext_title(struct app *a)
 	a->data.live->title = xstrdup(w->ext_desc);
 }
 
+/* The pid of the `optloop mcp` that started optloop pid (an agent's tool
+ * call), or 0: read from /proc, as the run records only its own pid. */
+static int mcp_server_of(int pid)
+{
+	char path[64], buf[4096];
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	FILE *f = fopen(path, "re");
+	size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+	if (f)
+		fclose(f);
+	buf[n] = 0;
+	const char *paren = strrchr(buf, ')');
+	int ppid = 0;
+	if (!paren || sscanf(paren + 1, " %*c %d", &ppid) != 1 || ppid <= 1)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", ppid);
+	f = fopen(path, "re");
+	n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+	if (f)
+		fclose(f);
+	buf[n] = 0;
+	/* optloop [-C DIR] [--op OP] mcp: the words are NUL-separated */
+	const char *w = buf, *end = buf + n;
+	const char *base = strrchr(w, '/');
+	if (strcmp(base ? base + 1 : w, "optloop"))
+		return 0;
+	for (bool value = false; (w += strlen(w) + 1) < end;) {
+		if (!value && !strcmp(w, "mcp"))
+			return ppid;
+		value = !value && (!strcmp(w, "-C") || !strcmp(w, "--op"));
+	}
+	return 0;
+}
+
 static void on_watch(void *ctx, const struct loop_watch_event *ev)
 {
 	struct app *a = ctx;
@@ -647,8 +681,14 @@ static void on_watch(void *ctx, const struct loop_watch_event *ev)
 		w->ext_desc = xasprintf("optloop %s (iteration %d) of pid %d",
 					ev->run_kind ? ev->run_kind : "run", ev->iteration, ev->pid);
 		free(w->driver);
-		w->driver = xasprintf("driven by pid %d: optloop %s (iteration %d)", ev->pid,
-				      ev->run_kind ? ev->run_kind : "run", ev->iteration);
+		int server = mcp_server_of(ev->pid);
+		if (server) /* an agent's tool call: the server is the driver to name */
+			w->driver = xasprintf("driven by pid %d: optloop mcp, tool %s (iteration %d)",
+					      server, ev->run_kind ? ev->run_kind : "run",
+					      ev->iteration);
+		else
+			w->driver = xasprintf("driven by pid %d: optloop %s (iteration %d)", ev->pid,
+					      ev->run_kind ? ev->run_kind : "run", ev->iteration);
 		if (!a->data.live)
 			a->data.live = live_new(4000, 1024);
 		live_reset(a->data.live, w->driver);
