@@ -242,11 +242,15 @@ static void opt_words(const struct cli_opt *o, const char *prop, json_t *v, stru
 	case CO_STR:
 		if (!json_is_string(v))
 			goto type;
-		if (o->nonempty && !*json_string_value(v))
-			return sb_addf(why, "argument '%s' must not be empty", prop);
-		if (o->choices && !is_choice(o->choices, json_string_value(v)))
-			return sb_addf(why, "argument '%s' is one of %s, not '%s'", prop, o->choices,
-				       json_string_value(v));
+		if (o->nonempty && !*json_string_value(v)) {
+			sb_addf(why, "argument '%s' must not be empty", prop);
+			return;
+		}
+		if (o->choices && !is_choice(o->choices, json_string_value(v))) {
+			sb_addf(why, "argument '%s' is one of %s, not '%s'", prop, o->choices,
+				json_string_value(v));
+			return;
+		}
 		add_word(w, xasprintf("%s=%s", o->name, json_string_value(v)));
 		return;
 	case CO_LIST: {
@@ -254,9 +258,13 @@ static void opt_words(const struct cli_opt *o, const char *prop, json_t *v, stru
 		json_t *x;
 		if (!json_is_array(v))
 			goto type;
-		json_array_foreach(v, i, x) if (!json_is_string(x)) return sb_addf(
-			why, "argument '%s' is an array of strings; item %zu is %s", prop, i,
-			json_type_word(x));
+		json_array_foreach(v, i, x) {
+			if (!json_is_string(x)) {
+				sb_addf(why, "argument '%s' is an array of strings; item %zu is %s",
+					prop, i, json_type_word(x));
+				return;
+			}
+		}
 		json_array_foreach(v, i, x)
 			add_word(w, xasprintf("%s=%s", o->name, json_string_value(x)));
 		return;
@@ -272,8 +280,10 @@ static void opt_words(const struct cli_opt *o, const char *prop, json_t *v, stru
 		d = json_number_value(v);
 		break;
 	}
-	if (!(d >= o->lo && d <= o->hi))
-		return sb_addf(why, "argument '%s' is %g, outside [%g, %g]", prop, d, o->lo, o->hi);
+	if (!(d >= o->lo && d <= o->hi)) {
+		sb_addf(why, "argument '%s' is %g, outside [%g, %g]", prop, d, o->lo, o->hi);
+		return;
+	}
 	if (o->kind == CO_INT)
 		add_word(w, xasprintf("%s=%lld", o->name, (long long)json_integer_value(v)));
 	else
@@ -299,18 +309,24 @@ static const struct cli_opt *find_prop(const struct mcp_tool *t, const struct co
 static void pos_words(const struct mcp_pos *p, json_t *v, struct words *w, struct sb *why)
 {
 	if (!strcmp(p->type, "integer")) {
-		if (!json_is_integer(v) || json_integer_value(v) < 0)
-			return sb_addf(why, "argument '%s' must be a non-negative integer, not %s",
-				       p->name, json_type_word(v));
+		if (!json_is_integer(v) || json_integer_value(v) < 0) {
+			sb_addf(why, "argument '%s' must be a non-negative integer, not %s",
+				p->name, json_type_word(v));
+			return;
+		}
 		add_word(w, xasprintf("%lld", (long long)json_integer_value(v)));
 		return;
 	}
-	if (!json_is_string(v))
-		return sb_addf(why, "argument '%s' must be a string, not %s", p->name,
-			       json_type_word(v));
-	if (p->choices && !is_choice(p->choices, json_string_value(v)))
-		return sb_addf(why, "argument '%s' is one of %s, not '%s'", p->name, p->choices,
-			       json_string_value(v));
+	if (!json_is_string(v)) {
+		sb_addf(why, "argument '%s' must be a string, not %s", p->name,
+			json_type_word(v));
+		return;
+	}
+	if (p->choices && !is_choice(p->choices, json_string_value(v))) {
+		sb_addf(why, "argument '%s' is one of %s, not '%s'", p->name, p->choices,
+			json_string_value(v));
+		return;
+	}
 	add_word(w, xstrdup(json_string_value(v)));
 }
 

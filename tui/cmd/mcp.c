@@ -372,8 +372,10 @@ static json_t *do_initialize(json_t *params)
 static void do_tool_call(struct server *s, json_t *id, json_t *params)
 {
 	const char *name = json_string_value(json_object_get(params, "name"));
-	if (!name)
-		return send_error(id, RPC_PARAMS, "tools/call needs params.name, the tool's name");
+	if (!name) {
+		send_error(id, RPC_PARAMS, "tools/call needs params.name, the tool's name");
+		return;
+	}
 	const struct mcp_tool *t = mcp_tool_find(name);
 	if (!t) {
 		char *m = xasprintf("unknown tool '%s' (tools/list lists them)", name);
@@ -385,8 +387,10 @@ static void do_tool_call(struct server *s, json_t *id, json_t *params)
 	if (json_is_null(args))
 		args = NULL;
 	json_t *token = json_object_get(json_object_get(params, "_meta"), "progressToken");
-	if (token && !json_is_string(token) && !json_is_integer(token))
-		return send_error(id, RPC_PARAMS, "_meta.progressToken must be a string or an integer");
+	if (token && !json_is_string(token) && !json_is_integer(token)) {
+		send_error(id, RPC_PARAMS, "_meta.progressToken must be a string or an integer");
+		return;
+	}
 	struct sb why = SB_INIT;
 	char **words = mcp_tool_argv(t, args, &why);
 	if (!words) {
@@ -401,8 +405,10 @@ static void do_tool_call(struct server *s, json_t *id, json_t *params)
 static void do_resource_read(struct server *s, json_t *id, json_t *params)
 {
 	const char *uri = json_string_value(json_object_get(params, "uri"));
-	if (!uri)
-		return send_error(id, RPC_PARAMS, "resources/read needs params.uri");
+	if (!uri) {
+		send_error(id, RPC_PARAMS, "resources/read needs params.uri");
+		return;
+	}
 	struct sb why = SB_INIT;
 	if (!strcmp(uri, MCP_STATUS_URI)) {
 		char *words[] = {(char *)"status", (char *)"--json", NULL};
@@ -449,12 +455,14 @@ static void do_subscribe(struct server *s, json_t *id, json_t *params, bool on)
 {
 	const char *uri = json_string_value(json_object_get(params, "uri"));
 	const char *file = uri ? mcp_resource_file(uri) : NULL;
-	if (!file)
-		return send_error(id, RPC_PARAMS,
-				  uri && !strcmp(uri, MCP_STATUS_URI)
-					  ? "the status is read, not subscribed to; subscribe to "
-					    "optloop://workspace/OPT_LOG.md to hear of each row"
-					  : "no such resource to subscribe to (resources/list lists them)");
+	if (!file) {
+		send_error(id, RPC_PARAMS,
+			   uri && !strcmp(uri, MCP_STATUS_URI)
+				   ? "the status is read, not subscribed to; subscribe to "
+				     "optloop://workspace/OPT_LOG.md to hear of each row"
+				   : "no such resource to subscribe to (resources/list lists them)");
+		return;
+	}
 	struct sb why = SB_INIT;
 	if (on && watch_files(s, &why) < 0) {
 		send_error(id, RPC_NO_RESOURCE, sb_str(&why));
@@ -482,24 +490,26 @@ static void do_cancelled(struct server *s, json_t *params)
 static void dispatch(struct server *s, const char *method, json_t *id, json_t *params)
 {
 	if (!strcmp(method, "initialize"))
-		return send_result(id, do_initialize(params));
-	if (!strcmp(method, "ping"))
-		return send_result(id, json_object());
-	if (!strcmp(method, "tools/list"))
-		return send_result(id, json_pack("{s:o}", "tools", mcp_tools_json()));
-	if (!strcmp(method, "tools/call"))
-		return do_tool_call(s, id, params);
-	if (!strcmp(method, "resources/list"))
-		return send_result(id, json_pack("{s:o}", "resources", mcp_resources_json()));
-	if (!strcmp(method, "resources/templates/list"))
-		return send_result(id, json_pack("{s:[]}", "resourceTemplates"));
-	if (!strcmp(method, "resources/read"))
-		return do_resource_read(s, id, params);
-	if (!strcmp(method, "resources/subscribe") || !strcmp(method, "resources/unsubscribe"))
-		return do_subscribe(s, id, params, !strcmp(method, "resources/subscribe"));
-	char *m = xasprintf("method not found: %s", method);
-	send_error(id, RPC_METHOD, m);
-	free(m);
+		send_result(id, do_initialize(params));
+	else if (!strcmp(method, "ping"))
+		send_result(id, json_object());
+	else if (!strcmp(method, "tools/list"))
+		send_result(id, json_pack("{s:o}", "tools", mcp_tools_json()));
+	else if (!strcmp(method, "tools/call"))
+		do_tool_call(s, id, params);
+	else if (!strcmp(method, "resources/list"))
+		send_result(id, json_pack("{s:o}", "resources", mcp_resources_json()));
+	else if (!strcmp(method, "resources/templates/list"))
+		send_result(id, json_pack("{s:[]}", "resourceTemplates"));
+	else if (!strcmp(method, "resources/read"))
+		do_resource_read(s, id, params);
+	else if (!strcmp(method, "resources/subscribe") || !strcmp(method, "resources/unsubscribe"))
+		do_subscribe(s, id, params, !strcmp(method, "resources/subscribe"));
+	else {
+		char *m = xasprintf("method not found: %s", method);
+		send_error(id, RPC_METHOD, m);
+		free(m);
+	}
 }
 
 static void handle_line(struct server *s, const char *line, size_t len)
