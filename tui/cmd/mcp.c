@@ -213,8 +213,8 @@ static void report_line(struct call *c, const char *p, size_t n)
 
 static void report_progress(struct call *c, bool at_eof)
 {
-	if (!c->token || !c->ebuf.len)
-		return;
+	if (!c->token || !c->ebuf.len || c->cancelled)
+		return; /* after a cancel the request is over for the client */
 	for (;;) {
 		const char *start = c->ebuf.buf + c->eline;
 		size_t left = c->ebuf.len - c->eline;
