@@ -372,4 +372,26 @@ t_screen "the workbench shows the run's end: still EDITING, verify due again" 'i
 tui_keys q
 tui_stop
 tui_check_stderr
+
+# SIGTERM to the server mid-run (the client's shutdown after closing stdin
+# timed out, or a session manager): the run is stopped as on Ctrl-C, its
+# answer written, and the server exits 0 after it
+last_run() { sqlite3 profile/tiny-opt/optloop.db "SELECT id, gate, t_end > 0, cancelled FROM runs ORDER BY id DESC LIMIT 1"; }
+before=$(last_run)
+mkfifo "$T_TMP/mcp2.in"
+KERNEL_SLEEP=27.3 "$OPTLOOP" mcp <"$T_TMP/mcp2.in" >"$T_TMP/mcp2.out" 2>"$T_TMP/mcp2.err" &
+mpid=$!
+exec 7>"$T_TMP/mcp2.in"
+printf '%s\n' '{"jsonrpc":"2.0","id":"v","method":"tools/call","params":{"name":"verify"}}' >&7
+for _ in $(seq $((100 * ${T_SLACK:-3}))); do pgrep -f '^sleep 27\.3$' >/dev/null && break; sleep 0.1; done
+kill -TERM $mpid
+wait $mpid
+t_is "SIGTERM to the server mid-run: it exits 0 after its child" "$?" 0
+exec 7>&-
+t_like "  the run is recorded: incomplete, ended, cancelled" "$(last_run)" '\|4\|1\|1$'
+t_unlike "  a new one" "$(last_run)" "^${before%%|*}\|"
+t_is "  the answer was written: an error result, exit 4" \
+	"$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["result"]; print(r["isError"], r["structuredContent"]["exit"])' "$T_TMP/mcp2.out")" \
+	"True 4"
+t_is "  no harness left running" "$(pgrep -fc '^sleep 27\.3$')" 0
 t_done
