@@ -217,10 +217,18 @@ def session_main():
     m = s.request("resources/read", {"uri": "optloop://nothing"})
     check("an unknown resource: -32002", m["error"]["code"], -32002)
     check("subscribe to OPT_LOG.md", s.request("resources/subscribe", {"uri": "optloop://workspace/OPT_LOG.md"})["result"], {})
-    with open("kernel/compute.sh", "a") as f: f.write("# no-op change\n")
+    # a failed gate: exit 1, the command's JSON beside a short message
+    src = open("kernel/compute.sh").read()
+    open("kernel/compute.sh", "w").write(src.replace("* 2 ))", "* 3 ))"))
     s.notes = []
-    s.call("verify", timeout=120)
-    r = s.call("log", {"direction": "a comment", "status": "drop"})["result"]
+    r = s.call("verify", timeout=120)["result"]
+    sc = r["structuredContent"]
+    check("a failed gate: an error result with exit 1 and the run's JSON",
+          (r["isError"], sc["exit"], sc["result"]["gate"]), (True, 1, "fail"))
+    check("  its message is the gate and the due step, not the harness's output",
+          (sc["message"].startswith("gate: fail\nnext: log iteration"), "test_compute" in sc["message"]),
+          (True, False))
+    r = s.call("log", {"direction": "times three", "status": "drop"})["result"]
     check("log of a drop row", r["isError"], False)
     s.request("ping")
     ups = [n["params"]["uri"] for n in s.notes if n.get("method") == "notifications/resources/updated"]

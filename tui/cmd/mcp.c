@@ -58,6 +58,7 @@ struct call {
 	size_t eline;                /* where the stderr line not yet reported starts */
 	long progress;
 	bool cancelled, stopped;     /* the client cancelled it; SIGINT was sent */
+	int sig;                     /* the signal that ended it, or 0 */
 	struct call *next;
 };
 
@@ -246,20 +247,53 @@ static int drain(int fd, struct sb *buf)
 	}
 }
 
-/* The message of a refusal: the JSON error's when there is one, else what
- * the child said on stderr. */
+#define MESSAGE_MAX 4000
+
+/* The last lines of buf, at most MESSAGE_MAX bytes, appended to out. */
+static void tail_lines(const struct sb *buf, struct sb *out)
+{
+	const char *s = sb_str(buf), *from = s;
+	if (buf->len > MESSAGE_MAX) {
+		from = s + buf->len - MESSAGE_MAX;
+		const char *nl = strchr(from, '\n');
+		from = nl ? nl + 1 : from;
+	}
+	sb_adds(out, from);
+	sb_trim(out);
+}
+
+/* The message of a refusal: the JSON error's when there is one, else
+ * optloop's own lines on stderr (the harness's output is in the trace; the
+ * line that announces the run says nothing of how it ended) with the gate
+ * and the due step of the command's JSON, else the end of what the child
+ * printed. */
 static char *failure_message(const struct call *c, json_t *out)
 {
 	json_t *m = json_object_get(json_object_get(out, "error"), "message");
 	if (json_is_string(m))
 		return xstrdup(json_string_value(m));
 	struct sb t = SB_INIT;
-	sb_adds(&t, sb_str(&c->ebuf));
-	sb_trim(&t);
-	if (!t.len) {
-		sb_adds(&t, sb_str(&c->obuf));
-		sb_trim(&t);
+	for (const char *p = sb_str(&c->ebuf); *p && t.len < MESSAGE_MAX;) {
+		size_t n = strcspn(p, "\n");
+		if (!strncmp(p, "optloop", 7) && strncmp(p, "optloop: running ", 17))
+			sb_addf(&t, "%s%.*s", t.len ? "\n" : "", (int)n, p);
+		p += n + (p[n] == '\n');
 	}
+	const char *gate = json_string_value(json_object_get(out, "gate"));
+	const char *next = json_string_value(json_object_get(out, "next"));
+	if (gate)
+		sb_addf(&t, "%sgate: %s", t.len ? "\n" : "", gate);
+	if (next)
+		sb_addf(&t, "%snext: %s", t.len ? "\n" : "", next);
+	if (!t.len)
+		tail_lines(&c->ebuf, &t);
+	if (!t.len)
+		tail_lines(&c->obuf, &t);
+	if (!t.len && c->sig) /* e.g. SIGINT before it could say anything */
+		sb_addf(&t, "ended by signal %d (%s) before it said anything", c->sig,
+			strsignal(c->sig));
+	else if (!t.len)
+		sb_adds(&t, "(it printed nothing)");
 	return sb_detach(&t);
 }
 
@@ -320,7 +354,8 @@ static void finish(struct call *c)
 	int st = 0;
 	while (waitpid(c->pid, &st, 0) < 0 && errno == EINTR)
 		;
-	int status = WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : 4;
+	c->sig = WIFSIGNALED(st) ? WTERMSIG(st) : 0;
+	int status = WIFEXITED(st) ? WEXITSTATUS(st) : c->sig ? 128 + c->sig : 4;
 	report_progress(c, true);
 	if (c->cancelled)
 		return;
