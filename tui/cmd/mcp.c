@@ -574,15 +574,16 @@ static void handle_line(struct server *s, const char *line, size_t len)
 		 strcmp(json_string_value(json_object_get(m, "jsonrpc")), "2.0"))
 		bad = "\"jsonrpc\" must be \"2.0\"";
 	else if (id && !json_is_string(id) && !json_is_integer(id))
-		bad = "\"id\" must be a string or an integer", id = NULL;
+		bad = "\"id\" must be a string or an integer";
 	else if (!method && (json_object_get(m, "result") || json_object_get(m, "error")))
 		goto done; /* a response: this server sends no requests */
 	else if (!json_is_string(method))
 		bad = "\"method\" must be a string";
 	else if (params && !json_is_object(params))
 		bad = "\"params\" must be an object";
-	if (bad) {
-		send_error(json_is_object(m) ? id : NULL, RPC_INVALID, bad);
+	if (bad) { /* answered with the id only when it is one */
+		bool id_ok = json_is_string(id) || json_is_integer(id);
+		send_error(json_is_object(m) && id_ok ? id : NULL, RPC_INVALID, bad);
 	} else if (!id) { /* a notification: never answered */
 		if (!strcmp(json_string_value(method), "notifications/cancelled"))
 			do_cancelled(s, params);
