@@ -166,13 +166,15 @@ deps:
 	fi
 	@if ! command -v $(NPM) >/dev/null 2>&1; then \
 		echo "make deps: npm not found: the MCP SDK suite (t_mcp_sdk) will be skipped (apt-get install npm for it)"; \
+	elif [ -f $(NODE_DIR)/npm-failed ] && cmp -s tests/mcp/package-lock.json $(NODE_DIR)/npm-failed; then \
+		echo "make deps: the MCP SDK suite (t_mcp_sdk) is skipped: npm could not install it before (see $(NODE_DIR)/npm.log; rm $(NODE_DIR)/npm-failed to try again)"; \
 	elif ! cmp -s tests/mcp/package-lock.json $(NODE_DIR)/package-lock.json || \
 	     [ ! -d $(NODE_DIR)/node_modules/@modelcontextprotocol/sdk ]; then \
 		mkdir -p $(NODE_DIR) && cp tests/mcp/package.json tests/mcp/package-lock.json $(NODE_DIR)/ && \
-		if ! (cd $(NODE_DIR) && timeout 300 $(NPM) ci --no-audit --no-fund --loglevel=error \
+		if ! (cd $(NODE_DIR) && timeout 120 $(NPM) ci --no-audit --no-fund --loglevel=error \
 			--fetch-retries=1 --fetch-timeout=20000 >npm.log 2>&1); then \
-			rm -f $(NODE_DIR)/package-lock.json; \
-			echo "make deps: npm could not install @modelcontextprotocol/sdk (no registry? see $(NODE_DIR)/npm.log): the MCP SDK suite (t_mcp_sdk) will be skipped"; \
+			mv -f $(NODE_DIR)/package-lock.json $(NODE_DIR)/npm-failed; \
+			echo "make deps: npm could not install @modelcontextprotocol/sdk (no registry? see $(NODE_DIR)/npm.log): the MCP SDK suite (t_mcp_sdk) will be skipped; rm $(NODE_DIR)/npm-failed to try again"; \
 		fi; \
 	fi
 

@@ -124,11 +124,15 @@ fmake deps >/dev/null 2>&1
 
 # npm cannot reach its registry: one line says the SDK suite will be
 # skipped, and deps succeeds
+rm -f "$tree/build/node/npm-failed" "$state/npm.log"
 out=$(fmake deps 2>&1); rc=$?
 t_is "make deps with npm and no registry still succeeds" "$rc" 0
 t_like "  npm was asked for the pinned SDK" "$(cat "$state/npm.log")" '^npm ci '
 t_is "  one line says the MCP SDK suite will be skipped" \
 	"$(printf '%s\n' "$out" | grep -c 'npm could not install @modelcontextprotocol/sdk .*t_mcp_sdk) will be skipped')" 1
+out=$(fmake deps 2>&1); rc=$?
+t_is "  the next make deps does not wait on npm again" "$rc $(grep -c '^npm ci' "$state/npm.log")" "0 1"
+t_like "  and says how to try again" "$out" 'rm build/node/npm-failed to try again'
 
 # With no static archive at all (the packages installed but libgit2.a absent)
 # the build is shared and goes to build/rel-shared, consistently.
