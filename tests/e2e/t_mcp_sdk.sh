@@ -3,7 +3,8 @@
 # installed by make deps into build/node at the version tests/mcp pins): the
 # SDK's Client over its StdioClientTransport lists the tools, calls status
 # and a verify with progress, gets a refusal as an error result, reads the
-# resources, and aborts a slow verify, which the server stops as Ctrl-C does.
+# resources, and aborts a slow verify, which the server stops as Ctrl-C does;
+# the MCP Inspector's CLI (`--cli ... --method tools/list`) lists every tool.
 . "$(dirname "$0")/lib.sh"
 node_dir="$OPTLOOP_ROOT/build/node"
 if ! command -v node >/dev/null 2>&1; then
@@ -48,6 +49,26 @@ run_part() {
 }
 
 run_part loop
+
+# the MCP Inspector's CLI (its own client, pinned beside the SDK) lists every
+# tool the server's own listing has
+insp="$node_dir/node_modules/.bin/mcp-inspector"
+if [ -x "$insp" ]; then
+	timeout $((120 * ${T_SLACK:-1})) "$insp" --cli "$OPTLOOP" mcp --method tools/list >"$T_TMP/insp.json" 2>"$T_TMP/insp.err"
+	t_is "the Inspector's CLI lists the tools (exit 0)" "$?" 0
+	mine=$(printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}' \
+		'{"jsonrpc":"2.0","method":"notifications/initialized"}' '{"jsonrpc":"2.0","id":2,"method":"tools/list"}' |
+		"$OPTLOOP" mcp 2>/dev/null | python3 -c 'import json,sys
+for l in sys.stdin:
+    m = json.loads(l)
+    if m.get("id") == 2: print(" ".join(sorted(t["name"] for t in m["result"]["tools"])))')
+	t_is "  every tool of the server, by name" \
+		"$(python3 -c 'import json,sys; print(" ".join(sorted(t["name"] for t in json.load(open(sys.argv[1]))["tools"])))' "$T_TMP/insp.json" 2>&1)" \
+		"$mine"
+	t_like "  fifteen of them, verify among them" "$(wc -w <<<"$mine") $mine" '^15 .*\bverify\b'
+else
+	t_skip "the Inspector's CLI" "@modelcontextprotocol/inspector is not installed in build/node (make deps installs it where npm reaches its registry)"
+fi
 printf '# candidate\n' >>kernel/compute.sh
 cand=$(sha1sum kernel/compute.sh)
 run_part cancel KERNEL_SLEEP=26.9
