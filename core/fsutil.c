@@ -480,3 +480,14 @@ bool fsutil_path_under(const char *p, const char *dir)
 		return false;
 	return np == nd || p[nd] == '/';
 }
+
+size_t fsutil_read_head(const char *path, char *buf, size_t cap)
+{
+	FILE *f = fopen(path, "re");
+	size_t n = f && cap ? fread(buf, 1, cap - 1, f) : 0;
+	if (f)
+		fclose(f);
+	if (cap)
+		buf[n] = 0;
+	return n;
+}

@@ -47,6 +47,11 @@ int fsutil_read_file(const char *path, struct sb *out, struct err *e);
 /* The same for a file named on the command line: "-" is standard input. */
 int fsutil_read_input(const char *path, struct sb *out, struct err *e);
 
+/* The head of a small file the kernel writes (/proc/PID/stat, cmdline):
+ * up to cap - 1 bytes into buf, NUL-ended; the length, 0 when it cannot be
+ * read (the process is gone). */
+size_t fsutil_read_head(const char *path, char *buf, size_t cap);
+
 /* Replace path with data atomically (temp + fsync + rename + dir fsync).
  * The temp file is created new (O_EXCL, never through a symbolic link). */
 int fsutil_write_atomic(const char *path, const void *data, size_t len, struct err *e);

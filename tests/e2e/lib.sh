@@ -71,6 +71,14 @@ perf_report() {
 	printf '# Samples: 1K of event %s\n# Overhead  Command  Shared Object  Symbol\n#\n' "'cycles'"
 	printf '    93.00%%  sh  sh  [.] %s\n' "${1:-compute}"
 }
+# tiny_workspace DIR: the tiny kernel project in DIR with a workspace on it
+# (op tiny, its contract complete), the shell left in DIR.
+tiny_workspace() {
+	"$OPTLOOP_ROOT/tests/fixtures/make_tiny_project.sh" "$1" && cd "$1" || exit 1
+	"$OPTLOOP" init --op tiny --kernel kernel --test-file tests/test_compute.sh --naive ref/naive.sh \
+		--verify ./verify >/dev/null
+	"$OPTLOOP" contract --set "target=N up to 50, 2x" --set languages=sh --set "promotion=confirmed" >/dev/null
+}
 explain_noise() {
 	"$OPTLOOP" promote --explain "the harness times one shell run: its speed is noise" >/dev/null 2>&1
 }

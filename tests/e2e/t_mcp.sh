@@ -12,11 +12,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/tui_lib.sh"
 d="$T_TMP/tiny"
-"$OPTLOOP_ROOT/tests/fixtures/make_tiny_project.sh" "$d"
-cd "$d" || exit 1
-"$OPTLOOP" init --op tiny --kernel kernel --test-file tests/test_compute.sh --naive ref/naive.sh \
-	--verify ./verify >/dev/null
-"$OPTLOOP" contract --set "target=N up to 50, 2x" --set languages=sh --set "promotion=confirmed" >/dev/null
+tiny_workspace "$d"
 
 # The client: one server per session; prints "name<TAB>got<TAB>want" per
 # check, which the loop below turns into t_is lines.

@@ -18,11 +18,7 @@ if [ ! -f "$node_dir/node_modules/@modelcontextprotocol/sdk/package.json" ]; the
 	exit
 fi
 d="$T_TMP/tiny"
-"$OPTLOOP_ROOT/tests/fixtures/make_tiny_project.sh" "$d"
-cd "$d" || exit 1
-"$OPTLOOP" init --op tiny --kernel kernel --test-file tests/test_compute.sh --naive ref/naive.sh \
-	--verify ./verify >/dev/null
-"$OPTLOOP" contract --set "target=N up to 50, 2x" --set languages=sh --set "promotion=confirmed" >/dev/null
+tiny_workspace "$d"
 
 # the client beside the installed SDK, so that its imports resolve there
 mkdir -p "$T_TMP/client"

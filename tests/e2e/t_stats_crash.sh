@@ -7,11 +7,7 @@
 # stop the run, put the candidate back and record the run incomplete.
 . "$(dirname "$0")/lib.sh"
 d="$T_TMP/tiny"
-"$OPTLOOP_ROOT/tests/fixtures/make_tiny_project.sh" "$d"
-cd "$d" || exit 1
-"$OPTLOOP" init --op tiny --kernel kernel --test-file tests/test_compute.sh --naive ref/naive.sh \
-	--verify ./verify >/dev/null
-"$OPTLOOP" contract --set "target=N up to 50, 2x" --set languages=sh --set "promotion=confirmed" >/dev/null
+tiny_workspace "$d"
 "$OPTLOOP" verify >/dev/null 2>&1
 "$OPTLOOP" log --direction baseline >/dev/null
 "$OPTLOOP" commit >/dev/null

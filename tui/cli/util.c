@@ -177,10 +177,7 @@ char *cli_stop_cause(void)
 	/* the sender's command line, when it is still there to read */
 	char path[64], buf[256];
 	snprintf(path, sizeof(path), "/proc/%d/cmdline", pid);
-	FILE *f = fopen(path, "re");
-	size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
-	if (f)
-		fclose(f);
+	size_t n = fsutil_read_head(path, buf, sizeof(buf));
 	for (size_t i = 0; i < n; i++)
 		if (buf[i] == 0 || (unsigned char)buf[i] < 0x20)
 			buf[i] = ' ';

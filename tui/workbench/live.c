@@ -639,21 +639,13 @@ static int mcp_server_of(int pid)
 {
 	char path[64], buf[4096];
 	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	FILE *f = fopen(path, "re");
-	size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
-	if (f)
-		fclose(f);
-	buf[n] = 0;
+	fsutil_read_head(path, buf, sizeof(buf));
 	const char *paren = strrchr(buf, ')');
 	int ppid = 0;
 	if (!paren || sscanf(paren + 1, " %*c %d", &ppid) != 1 || ppid <= 1)
 		return 0;
 	snprintf(path, sizeof(path), "/proc/%d/cmdline", ppid);
-	f = fopen(path, "re");
-	n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
-	if (f)
-		fclose(f);
-	buf[n] = 0;
+	size_t n = fsutil_read_head(path, buf, sizeof(buf));
 	/* optloop [-C DIR] [--op OP] mcp: the words are NUL-separated */
 	const char *w = buf, *end = buf + n;
 	const char *base = strrchr(w, '/');
