@@ -27,9 +27,9 @@ allow=${LAYERS_ALLOW:-$root/tests/layers.allow}
 cd "$root" || exit 2
 
 core_layers='
-base       err sb fault closest vis mdtable fsutil jsonw hash
+base       err sb fault closest vis mdtable fsutil jsonw hash expr
 values     model stats rules
-formats    assets contract optlog traps dispatch patset parse lint flaref slurm
+formats    assets contract optlog traps dispatch patset parse lint flaref slurm roofline
 resources  store vcs gitshow runner alloc probe
 evidence   measure chart
 workspace  workspace
