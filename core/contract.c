@@ -8,6 +8,7 @@
  * stays as the person wrote it.
  */
 #include "core/contract.h"
+#include "core/roofline.h"
 #include "core/rules.h"
 #include "core/slurm.h"
 #include "core/assets.h"
@@ -47,6 +48,12 @@ static const struct {
 	[CF_RUNNER] = {"runner", "Runner",
 		       "where runs go: local (default), or slurm with salloc's options and "
 		       "idle=DURATION"},
+	[CF_PEAK] = {"peak", "Peak",
+		     "the device's peaks for the roofline: a row of assets/peaks.tsv (H200) or "
+		     "figures (bw=4.8e12 bf16=989.5e12); default: the probe's GPU"},
+	[CF_COST] = {"cost", "Cost",
+		     "the op's cost model for the roofline: family=NAME; dtype=bf16; chunk=64; or "
+		     "bytes=FORMULA; flops=FORMULA (default: the op's row of assets/costs.tsv)"},
 };
 
 const char *contract_field_name(enum contract_field f)
@@ -113,6 +120,10 @@ static int field_of(const char *s, size_t n)
 		return CF_THRESHOLD;
 	if (has_word(b, "runner") || has_word(b, "scheduler"))
 		return CF_RUNNER;
+	if (has_word(b, "peak") || has_word(b, "peaks"))
+		return CF_PEAK;
+	if (has_word(b, "cost") || has_word(b, "cost model"))
+		return CF_COST;
 	if (has_word(b, "cap") || strstr(b, "max iter") || strstr(b, "iteration limit") ||
 	    strstr(b, "iteration budget"))
 		return CF_CAP;
@@ -555,6 +566,8 @@ void contract_release(struct contract *c)
 	for (int f = 0; f < CF_NFIELDS; f++)
 		free(c->v[f]);
 	free(c->runner);
+	free(c->peak);
+	free(c->cost);
 	memset(c, 0, sizeof(*c));
 	c->threshold = RULES_THRESHOLD;
 }
@@ -601,6 +614,18 @@ static int command_shape_check(int f, const struct loc *l, const char *v, struct
 	return 0;
 }
 
+/* A Cost: line that reads (core/roofline.h); NULL or empty is none. */
+static int cost_check(const char *text, struct err *e)
+{
+	struct roofline_cost_spec spec;
+	if (!text || !*text)
+		return 0;
+	int rc = roofline_cost_spec_parse(text, &spec, e);
+	if (rc == 0)
+		roofline_cost_spec_release(&spec);
+	return rc;
+}
+
 int contract_parse(const char *text, size_t len, struct contract *c, struct err *e)
 {
 	struct loc loc[CF_ALL];
@@ -619,6 +644,10 @@ int contract_parse(const char *text, size_t len, struct contract *c, struct err 
 		thr = value_of(text, loc[CF_THRESHOLD].a, loc[CF_THRESHOLD].b);
 	if (loc[CF_RUNNER].form != F_ABSENT)
 		c->runner = value_of(text, loc[CF_RUNNER].a, loc[CF_RUNNER].b);
+	if (loc[CF_PEAK].form != F_ABSENT)
+		c->peak = value_of(text, loc[CF_PEAK].a, loc[CF_PEAK].b);
+	if (loc[CF_COST].form != F_ABSENT)
+		c->cost = value_of(text, loc[CF_COST].a, loc[CF_COST].b);
 	if (command_shape_check(CF_VALIDATION, &loc[CF_VALIDATION], c->v[CF_VALIDATION], e) < 0 ||
 	    command_shape_check(CF_BENCHMARK, &loc[CF_BENCHMARK], c->v[CF_BENCHMARK], e) < 0) {
 		free(cap);
@@ -632,6 +661,10 @@ int contract_parse(const char *text, size_t len, struct contract *c, struct err 
 	if (rrc < 0)
 		rc = err_set(e, ERR_USAGE, "contract: %s (or set it with optloop contract --set "
 					   "runner=...)",
+			     re.msg);
+	else if (cost_check(c->cost, &re) < 0)
+		rc = err_set(e, ERR_USAGE, "contract: %s (or set it with optloop contract --set "
+					   "cost=...)",
 			     re.msg);
 	else if (contract_parse_cap(cap, &c->cap) < 0)
 		rc = err_set(e, ERR_USAGE,
@@ -765,7 +798,7 @@ int contract_set(const char *text, size_t len, const char *field, const char *va
 	if (f < 0)
 		return err_set(e, ERR_USAGE,
 			       "contract: no field '%s' (fields: op, target, languages, validation, "
-			       "benchmark, promotion, frozen, cap, threshold, runner)",
+			       "benchmark, promotion, frozen, cap, threshold, runner, peak, cost)",
 			       field ? field : "");
 	normalise_value(f, value, &v);
 	if ((f == CF_VALIDATION || f == CF_BENCHMARK) && command_check(f, v.buf, "given", e) < 0) {
@@ -781,6 +814,11 @@ int contract_set(const char *text, size_t len, const char *field, const char *va
 			sb_release(&v);
 			return rc;
 		}
+	}
+	if (f == CF_COST && cost_check(v.buf, e) < 0) {
+		err_prefix(e, "contract: ");
+		sb_release(&v);
+		return ERR_USAGE;
 	}
 	if (f == CF_CAP || f == CF_THRESHOLD) {
 		int cap;
@@ -1035,6 +1073,10 @@ int contract_template(const struct contract *c, struct sb *out, struct err *e)
 			v = (snprintf(num, sizeof(num), "%d", c->cap), num);
 		else if (f == CF_RUNNER)
 			v = c->runner;
+		else if (f == CF_PEAK)
+			v = c->peak;
+		else if (f == CF_COST)
+			v = c->cost;
 		else if (f == CF_THRESHOLD && c->threshold > 0 &&
 			 fabs(c->threshold - RULES_THRESHOLD) > 1e-12)
 			v = (snprintf(num, sizeof(num), "%lld.%lld%%", llround(c->threshold * 1000) / 10,

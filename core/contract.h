@@ -39,7 +39,7 @@ enum contract_field {
 };
 
 /* The optional fields, settable by name like the others. */
-enum { CF_CAP = CF_NFIELDS, CF_THRESHOLD, CF_RUNNER, CF_ALL };
+enum { CF_CAP = CF_NFIELDS, CF_THRESHOLD, CF_RUNNER, CF_PEAK, CF_COST, CF_ALL };
 
 struct contract {
 	char *v[CF_NFIELDS]; /* NULL when empty */
@@ -47,10 +47,13 @@ struct contract {
 	double threshold;    /* optional win threshold fraction, 0.03 default */
 	char *runner;        /* optional "Runner": where runs go (core/slurm.h);
 			      * NULL: local */
+	char *peak;          /* optional "Peak": the device's peaks, a row of
+			      * assets/peaks.tsv or figures (core/roofline.h) */
+	char *cost;          /* optional "Cost": the op's cost model (core/roofline.h) */
 };
 
 /* "op", "target", "languages", "validation", "benchmark", "promotion",
- * "frozen", "cap", "threshold", "runner" (static strings). */
+ * "frozen", "cap", "threshold", "runner", "peak", "cost" (static strings). */
 const char *contract_field_name(enum contract_field f);
 /* The section heading optloop writes: "Op and entry point", ... */
 const char *contract_field_heading(int f);
@@ -60,8 +63,8 @@ int contract_field_parse(const char *name);
 
 /* Read the contract.  *c is overwritten (release it afterwards, also on
  * error).  Returns 0, or ERR_USAGE with *e explaining when the iteration cap,
- * the win threshold or the Runner is written but unreadable (every other
- * field is still filled). */
+ * the win threshold, the Runner or the Cost is written but unreadable (every
+ * other field is still filled). */
 int contract_parse(const char *text, size_t len, struct contract *c, struct err *e);
 
 /* Rewrite one field (name as for contract_field_parse) in text, keeping

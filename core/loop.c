@@ -334,7 +334,7 @@ static char *measured_step(struct loop *l, const struct where *w, struct due *d)
 			      w->iter);
 	} else {
 		enum rules_keep k = rules_keep(r.gate, r.bench_ms, win.win, win.verdict,
-					       win.implausible != 0, false);
+					       win.implausible, false);
 		if (rules_implausible_confirm(k, win.source, win.verdict)) {
 			/* one verify read it implausibly fast: the confirm measures it
 			 * against the best interleaved, and its flags are the evidence */
@@ -348,6 +348,12 @@ static char *measured_step(struct loop *l, const struct where *w, struct due *d)
 				      "optloop promote --explain TEXT or drop it); or log it: optloop "
 				      "log --direction TEXT --status revert|drop",
 				      w->iter, win.why);
+		} else if (k == RULES_KEEP_IMPOSSIBLE) {
+			d->suggest = RS_DROP;
+			d->why = xasprintf("%s: never keep", win.why);
+			s = xasprintf("%s: log it as drop: optloop log --direction TEXT --status drop "
+				      "(no explanation lifts an impossible time)",
+				      win.why);
 		} else if (k == RULES_KEEP_IMPLAUSIBLE) {
 			d->suggest = RS_DROP;
 			d->why = xasprintf("%s: not keep until it is explained", win.why);

@@ -380,8 +380,9 @@ int loop_reassess(struct loop *l, const struct loop_reassess *r, struct err *e);
 /* The log's directions grouped by axis, one line each, appended to out. */
 int loop_axes_summary(struct loop *l, struct sb *out, struct err *e);
 
-/* Record a stop: "cap", "floor" (bound: the bound and its number), "directions". */
-int loop_stop(struct loop *l, const char *reason, const char *bound, struct err *e);
+/* Record a stop: "cap", "floor" (bound: the bound and its number; none: computed from the
+ * best's run), "directions".  *recorded (may be NULL): the bound recorded, caller frees. */
+int loop_stop(struct loop *l, const char *reason, const char *bound, char **recorded, struct err *e);
 /* The no-go record as Markdown (md) and JSON (*json, may be NULL);
  * ERR_FAIL when an item is missing (the record says which). */
 int loop_nogo(struct loop *l, struct sb *md, json_t **json, struct err *e);
@@ -577,7 +578,7 @@ const char *loop_contract_path(const struct loop *l);
 /* The required fields the contract leaves empty, in order, with what a form
  * asks with: the section heading and docs/draft.md's (else the template's)
  * hint.  *out is the caller's: loop_contract_fields_free. */
-#define CONTRACT_NFIELDS 10 /* the seven required fields, the cap, the threshold, the runner */
+#define CONTRACT_NFIELDS 12 /* the seven required, cap, threshold, runner, peak, cost */
 struct loop_contract_field {
 	int field;           /* its index: contract_field_name(field) == name */
 	const char *name;    /* "op", "target", ... (static): what --set takes */

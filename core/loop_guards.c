@@ -5,7 +5,11 @@
 #include "core/guards.h"
 
 #include "core/err.h"
+#include "core/sb.h"
 #include "core/loop_impl.h"
+
+#include <stdlib.h>
+#include <string.h>
 
 int loop_traps(struct loop *l, int iter, struct traps_doc *d, struct problems *probs,
 	       struct err *e)
@@ -40,9 +44,23 @@ int loop_axes_summary(struct loop *l, struct sb *out, struct err *e)
 	return guards_axes_summary(&l->ws, out, e);
 }
 
-int loop_stop(struct loop *l, const char *reason, const char *bound, struct err *e)
+int loop_stop(struct loop *l, const char *reason, const char *bound, char **recorded,
+	      struct err *e)
 {
+	char *computed = NULL;
+	if (recorded)
+		*recorded = NULL;
+	/* a floor without --bound: computed from the best's runs */
+	if (reason && !strcmp(reason, "floor") && (!bound || !*bound)) {
+		int rc = loop_roofline_floor(&l->contract->c, l->ws.store, &computed, e);
+		if (rc < 0)
+			return rc;
+		bound = computed;
+	}
 	int rc = guards_stop(&l->ws, reason, bound, e);
+	if (rc == 0 && recorded && bound && *bound)
+		*recorded = xstrdup(bound);
+	free(computed);
 	/* no run follows a stop: a Slurm allocation held for them goes back */
 	if (rc == 0)
 		loop_allocation_end(l, "the loop was stopped (optloop stop)", false, NULL, NULL);

@@ -286,4 +286,23 @@ void loop_session_release(struct loop_session *r);
  * loop_job_end ends it, its findings dropped. */
 void loop_job_close(struct loop *l);
 
+/* loop_roofline.c: a run's roofline from its samples, the contract's Peak:
+ * and Cost: (c may be NULL) and the probe; never fails for a missing or
+ * malformed peaks or cost entry (out->skipped says why), only for the
+ * store.  out caller-owned (roofline_release). */
+struct roofline;
+int loop_roofline_of_run(const struct contract *c, struct store *st, int run_id,
+			 struct roofline *out, struct err *e);
+/* Inside the run's transaction, after its verdict: add the roofline to the
+ * verdict's detail ("roofline") and SF_IMPOSSIBLE to its flags when a
+ * shape's time is impossible.  A run with no verdict is left alone. */
+int loop_roofline_record(const struct contract *c, struct store *st, int run_id,
+			 struct err *e);
+/* stop --reason floor without --bound: the bound computed from the best's
+ * run (memory- or compute-bound at N % of the peak, launch-bound at N µs per
+ * call; rules_at_floor), into *bound (caller frees); ERR_REFUSED with the
+ * roofline when no shape is at a limit or there is no best. */
+int loop_roofline_floor(const struct contract *c, struct store *st, char **bound,
+			struct err *e);
+
 #endif

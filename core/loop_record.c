@@ -194,7 +194,7 @@ static int keep_check(struct loop *l, const struct store_run *r, const struct me
 	if (best >= 0)
 		snprintf(restore, sizeof(restore), " (iteration %d)", best);
 	enum rules_keep k = rules_keep(r->gate, r->bench_ms, win->win, win->verdict,
-				       win->implausible != 0, o->unconfirmed && *o->unconfirmed);
+				       win->implausible, o->unconfirmed && *o->unconfirmed);
 	if (k == RULES_KEEP_NOT_MEASURED)
 		return err_set(e, ERR_REFUSED,
 			       "keep refused: iteration %d's gate is %s%s; a kept row needs a "
@@ -202,6 +202,13 @@ static int keep_check(struct loop *l, const struct store_run *r, const struct me
 			       "row records what happened and the kernel goes back to the best%s",
 			       r->iter, gate_verdict_name(r->gate),
 			       r->gate == GATE_PASS ? " but it has no bench number" : "", restore);
+	if (k == RULES_KEEP_IMPOSSIBLE)
+		return err_set(e, ERR_REFUSED,
+			       "keep refused: %s. No explanation lifts an impossible time, and "
+			       "--unconfirmed does not apply: log it as drop (the kernel goes back to "
+			       "the best%s), then look for the work the kernel skips at those shapes or "
+			       "the stream the benchmark does not time",
+			       win->why, restore);
 	if (k == RULES_KEEP_IMPLAUSIBLE)
 		return err_set(e, ERR_REFUSED,
 			       "keep refused: %s. Check that every shape still does all its work; "

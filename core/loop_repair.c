@@ -59,9 +59,12 @@ static char *keep_unbacked(struct loop *l, int iter, const struct store_run *run
 	if (measure_win(l->ws.store, iter, run->id, &win, NULL) < 0)
 		return xasprintf("iteration %d's verdict against the best cannot be read", iter);
 	enum rules_keep k = rules_keep(run->gate, run->bench_ms, win.win, win.verdict,
-				       win.implausible != 0, r->unconfirmed && *r->unconfirmed);
+				       win.implausible, r->unconfirmed && *r->unconfirmed);
 	char *why = NULL;
-	if (k == RULES_KEEP_IMPLAUSIBLE)
+	if (k == RULES_KEEP_IMPOSSIBLE)
+		why = xasprintf("iteration %d's time is impossible (%s)", iter,
+				win.why ? win.why : "impossible");
+	else if (k == RULES_KEEP_IMPLAUSIBLE)
 		why = xasprintf("iteration %d's speedup is flagged implausible and not explained "
 				"(%s)",
 				iter, win.why ? win.why : "implausible");

@@ -1088,6 +1088,8 @@ int loop_confirm_end(struct loop_confirm_run *s, struct loop_session *r, struct 
 		/* A busy GPU before any run of the session can reject, never promote. */
 		if (c->busy)
 			s->cmp.flags |= SF_BUSY_GPU;
+		/* a candidate whose verify time was impossible never promotes */
+		s->cmp.flags |= measure_impossible(c->st, s->iter, NULL);
 		/* an explanation recorded before the session counts as one after it
 		 * would (measure_explain): keep already accepts it as explained */
 		r->promoted = rules_promotes(s->cmp.verdict, s->cmp.flags,

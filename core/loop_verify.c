@@ -596,6 +596,10 @@ static int verify_in_tx(void *ctx, struct store *st, struct store_run *r, struct
 	if (measure_judge_run(st, r->id, l->contract->c.threshold, &c, NULL) == 0) {
 		r->vs_best = c.gain;
 		stats_cmp_release(&c);
+		/* the roofline beside the verdict, and its impossible flag */
+		int rrc = loop_roofline_record(&l->contract->c, st, r->id, e);
+		if (rrc < 0)
+			return rrc;
 		if (isfinite(r->vs_best)) {
 			int rc = store_run_update(st, r, e);
 			if (rc < 0)

@@ -806,9 +806,46 @@ int measure_win(struct store *s, int iter, int run_id, struct measure_win *w, st
 				   iter, detail);
 		sb_release(&f);
 	}
+	/* a time the hardware cannot reach: no win, and no explanation lifts
+	 * it (rules_explain_lifts) */
+	if (have_v && !rules_explain_lifts(flags)) {
+		const json_t *why = json_array_get(
+			json_object_get(json_object_get(d, "roofline"), "impossible_why"), 0);
+		w->implausible |= SF_IMPOSSIBLE;
+		w->win = false;
+		free(w->why);
+		w->why = xasprintf("iteration %d's time is impossible (%s): it skipped work or timed "
+				   "the wrong thing",
+				   iter, json_string_value(why) ? json_string_value(why)
+								: "above the peak");
+	}
 	json_decref(d);
 	free(v);
 	return 0;
+}
+
+unsigned measure_impossible(struct store *s, int iter, char **why)
+{
+	struct store_run r;
+	unsigned out = 0;
+	if (why)
+		*why = NULL;
+	if (store_run_last(s, iter, RUN_VERIFY, &r, NULL) < 0)
+		return 0;
+	char *v = NULL;
+	unsigned f = 0;
+	json_t *d = NULL;
+	if (measure_verdict_get(s, r.id, &v, &f, &d, NULL) == 0 && !rules_explain_lifts(f)) {
+		out = SF_IMPOSSIBLE;
+		const json_t *w = json_array_get(
+			json_object_get(json_object_get(d, "roofline"), "impossible_why"), 0);
+		if (why)
+			*why = xstrdup(json_string_value(w) ? json_string_value(w) : "above the peak");
+	}
+	json_decref(d);
+	free(v);
+	store_run_release(&r);
+	return out;
 }
 
 void measure_win_release(struct measure_win *w)

@@ -153,6 +153,10 @@ struct measure_win {
 	unsigned implausible;
 };
 int measure_win(struct store *s, int iter, int run_id, struct measure_win *w, struct err *e);
+/* SF_IMPOSSIBLE when the last verify of iteration iter was flagged
+ * impossible (its roofline: core/roofline.h), else 0; *why (may be NULL)
+ * receives the first shape's arithmetic (caller frees). */
+unsigned measure_impossible(struct store *s, int iter, char **why);
 void measure_win_release(struct measure_win *w);
 
 /* Judge a finished run against the current best (threshold 0: 3 %), add

@@ -29,6 +29,17 @@ int measure_explain(struct store *s, int iter, const char *note, bool *promoted,
 	struct store_confirm c;
 	if (promoted)
 		*promoted = false;
+	char *why = NULL;
+	if (measure_impossible(s, iter, &why)) {
+		int rc = err_set(e, ERR_REFUSED,
+				 "promote --explain refused: iteration %d's time is impossible (%s); "
+				 "no explanation lifts that: the kernel skipped work or the benchmark "
+				 "timed the wrong thing. Log it as drop (the kernel goes back to the "
+				 "best)",
+				 iter, why);
+		free(why);
+		return rc;
+	}
 	int rc = store_note_add(s, STORE_NOTE_EXPLAINED, iter, note, e);
 	if (rc < 0 || store_confirm_last(s, iter, &c, NULL) < 0)
 		return rc;

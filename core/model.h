@@ -409,6 +409,9 @@ enum {
 					 * shape with ≥ 3 runs, below a tenth of the
 					 * pooled noise (or exactly zero) */
 	SF_BAD_TIME = 1u << 4,          /* a zero, negative or NaN time */
+	SF_IMPOSSIBLE = 1u << 5,        /* a shape's time implies more than the peak
+					 * bandwidth or FLOP rate (core/roofline.h):
+					 * set by the caller; no explanation lifts it */
 	SF_UNSTABLE = 1u << 8,          /* noise CV ≥ 10 % */
 	SF_NOISE_ASSUMED = 1u << 9,     /* no history: 2 % assumed */
 	SF_ENV_CHANGED = 1u << 10,

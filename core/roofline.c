@@ -332,15 +332,15 @@ static double fma_rate(long iters)
 void roofline_peaks_measure_cpu(struct roofline_peaks *out)
 {
 	peaks_clear(out);
-	double dram = copy_rate((size_t)64 << 20, 2), cache = copy_rate((size_t)128 << 10, 256);
-	double fl = fma_rate(1L << 20);
+	double dram = copy_rate((size_t)16 << 20, 1), cache = copy_rate((size_t)128 << 10, 64);
+	double fl = fma_rate(1L << 18);
 	out->have = true;
 	out->measured = true;
-	out->name = xstrdup("CPU (measured)");
+	out->name = xstrdup("this CPU");
 	out->bw = fmax(dram, cache);
 	out->flops[RD_FP32] = fl;
 	out->launch_s = ROOFLINE_LAUNCH_CPU_S;
-	out->source = xasprintf("measured on one core: copy %.1f GB/s over 64 MiB, %.1f GB/s over "
+	out->source = xasprintf("measured on one core: copy %.1f GB/s over 16 MiB, %.1f GB/s over "
 				"128 KiB; FMA loop %.1f GFLOP/s fp32",
 				dram / 1e9, cache / 1e9, fl / 1e9);
 }
@@ -669,26 +669,34 @@ static double flop_peak(const struct roofline_peaks *p, enum roofline_dtype d)
 }
 
 static void impossible_why(struct roofline_shape *s, const struct roofline_peaks *p,
-			   bool by_bw, double peak, double margin)
+			   bool by_bw, double t, double peak, double margin)
 {
-	struct sb w = SB_INIT, a = SB_INIT, b = SB_INIT;
-	if (by_bw) {
+	struct sb w = SB_INIT, a = SB_INIT, b = SB_INIT, when = SB_INIT, whose = SB_INIT;
+	double rate = (by_bw ? s->bytes : s->flops_min) / t;
+	if (by_bw)
 		roofline_fmt_bytes(s->bytes, &w);
-		roofline_fmt_rate(s->bw, "B/s", &a);
-		roofline_fmt_rate(peak, "B/s", &b);
-	} else {
+	else
 		roofline_fmt_rate(s->flops_min, "FLOP", &w);
-		roofline_fmt_rate(s->flops_min / (s->ms * 1e-3), "FLOP/s", &a);
-		roofline_fmt_rate(peak, "FLOP/s", &b);
-	}
-	s->why = xasprintf("%s: %.4g ms for %s%s is %s, above the %s's %s%s (%.2fx, beyond the "
-			   "%.2fx margin)",
-			   s->key, s->ms, w.buf, by_bw ? "" : " (the fewest any known form needs)",
-			   a.buf, p->name, b.buf, by_bw ? "" : " peak",
-			   (by_bw ? s->bw : s->flops_min / (s->ms * 1e-3)) / peak, margin);
+	roofline_fmt_rate(rate, by_bw ? "B/s" : "FLOP/s", &a);
+	roofline_fmt_rate(peak, by_bw ? "B/s" : "FLOP/s", &b);
+	if (s->ms > 0)
+		sb_addf(&when, "%.4g ms", s->ms);
+	else
+		sb_addf(&when, "%.3f ms (under the table's %g ms)", s->ms, t * 1e3);
+	if (p->measured)
+		sb_addf(&whose, "%s's measured", p->name);
+	else
+		sb_addf(&whose, "the %s's", p->name);
+	s->why = xasprintf("%s: %s for %s%s is %s%s, above %s %s%s (%.2fx, beyond the %.2fx "
+			   "margin)",
+			   s->key, when.buf, w.buf, by_bw ? "" : " (the fewest any known form needs)",
+			   s->ms > 0 ? "" : "over ", a.buf, whose.buf, b.buf, by_bw ? "" : " peak",
+			   rate / peak, margin);
 	sb_release(&w);
 	sb_release(&a);
 	sb_release(&b);
+	sb_release(&when);
+	sb_release(&whose);
 }
 
 int roofline_shape_eval(const struct roofline_cost *c, const struct parse_row *r,
@@ -713,14 +721,18 @@ int roofline_shape_eval(const struct roofline_cost *c, const struct parse_row *r
 	out->flops_min = eval_or_nan(c->flops_min, v, nv, &rc, e);
 	if (rc < 0)
 		return rc;
-	if (!(ms > 0) || !isfinite(ms))
+	if (!(ms >= 0) || !isfinite(ms))
 		return 0;
-	double t = ms * 1e-3;
+	/* a time printed as 0 was under the table's last digit: the bound
+	 * holds at that resolution */
+	double t = (ms > 0 ? ms : ROOFLINE_RESOLUTION_MS) * 1e-3;
 	out->bw = out->bytes / t;
 	out->rate = out->flops / t;
 	if (!p || !p->have)
 		return 0;
 	double fpk = flop_peak(p, c->dtype);
+	out->dtype = c->dtype;
+	out->flop_peak = fpk;
 	out->bw_share = out->bw / p->bw;
 	out->flop_share = out->rate / fpk;
 	if (t < p->launch_s)
@@ -730,12 +742,12 @@ int roofline_shape_eval(const struct roofline_cost *c, const struct parse_row *r
 	double margin = p->measured ? ROOFLINE_MARGIN_MEASURED : ROOFLINE_MARGIN;
 	if (out->bw > p->bw * margin) {
 		out->impossible = true;
-		impossible_why(out, p, true, p->bw, margin);
+		impossible_why(out, p, true, t, p->bw, margin);
 	} else if (!p->measured && out->flops_min / t > fpk * margin) {
 		/* the compute side only against a datasheet: a measured FMA loop
 		 * is one compiler's vector width, not the CPU's */
 		out->impossible = true;
-		impossible_why(out, p, false, fpk, margin);
+		impossible_why(out, p, false, t, fpk, margin);
 	}
 	return 0;
 }
@@ -791,17 +803,11 @@ void roofline_line(const struct roofline *r, struct sb *out)
 	}
 	struct sb bw = SB_INIT, fl = SB_INIT;
 	roofline_fmt_rate(p->bw, "B/s", &bw);
-	int d = -1;
-	double fpk = NAN;
-	for (int i = 0; i < RD_N; i++)
-		if (isfinite(s->flop_share) && fabs(s->rate / p->flops[i] - s->flop_share) < 1e-9 *
-							 fmax(1, s->flop_share))
-			d = i;
-	if (d >= 0)
-		fpk = p->flops[d];
-	if (isfinite(fpk))
-		roofline_fmt_rate(fpk, "FLOP/s", &fl);
-	sb_addf(out, "%s (%s): ", p->name, p->measured ? "measured" : "datasheet");
+	if (isfinite(s->flop_peak))
+		roofline_fmt_rate(s->flop_peak, "FLOP/s", &fl);
+	sb_addf(out, "%s (%s): ", p->name,
+		p->measured ? "measured here" : strncmp(p->name, "contract", 8) ? "datasheet"
+									 : "the contract's Peak:");
 	if (s->bound == RB_LAUNCH)
 		sb_addf(out, "launch-bound at %.1f us per call (floor %.1f us)", s->ms * 1e3,
 			p->launch_s * 1e6);
@@ -809,9 +815,9 @@ void roofline_line(const struct roofline *r, struct sb *out)
 		sb_addf(out, "%s-bound", roofline_bound_name(s->bound));
 	if (isfinite(s->bw_share))
 		sb_addf(out, ", %.0f%% of %s", 100 * s->bw_share, bw.buf);
-	if (isfinite(s->flop_share) && d >= 0)
+	if (isfinite(s->flop_share))
 		sb_addf(out, ", %.0f%% of %s %s", 100 * s->flop_share, fl.buf,
-			roofline_dtype_name((enum roofline_dtype)d));
+			roofline_dtype_name(s->dtype));
 	sb_addf(out, " at %s", s->key);
 	if (r->n > 1)
 		sb_addf(out, " (nearest of %zu shapes)", r->n);
@@ -836,6 +842,7 @@ json_t *roofline_json(const struct roofline *r)
 		json_object_set_new(o, "flop_rate", num(s->rate));
 		json_object_set_new(o, "bw_share", num(s->bw_share));
 		json_object_set_new(o, "flop_share", num(s->flop_share));
+		json_object_set_new(o, "dtype", json_string(roofline_dtype_name(s->dtype)));
 		json_object_set_new(o, "bound", s->bound ? json_string(roofline_bound_name(s->bound))
 							 : json_null());
 		json_object_set_new(o, "impossible", json_boolean(s->impossible));

@@ -40,6 +40,10 @@ struct sb;
 #define ROOFLINE_LAUNCH_GPU_S 10e-6
 #define ROOFLINE_LAUNCH_CPU_S 1e-6
 
+/* A time printed as 0.000 ms was under half the table's last digit (FLA
+ * and the demo print three decimals): it counts as this long. */
+#define ROOFLINE_RESOLUTION_MS 0.0005
+
 enum roofline_dtype { RD_FP32, RD_TF32, RD_BF16, RD_FP8, RD_N };
 /* "fp32", "tf32", "bf16", "fp8". */
 const char *roofline_dtype_name(enum roofline_dtype d);
@@ -69,9 +73,9 @@ int roofline_peaks_find(const char *path, const char *device, struct roofline_pe
 int roofline_peaks_override(const char *path, const char *text, struct roofline_peaks *p,
 			    struct err *e);
 /* Measure this CPU: a STREAM-style copy (bytes read + written per second,
- * over a 64 MiB and a cache-resident 128 KiB buffer: the faster counts) and
- * an FMA loop (8 independent vector accumulators), on one core, in about 50
- * ms.  Never fails. */
+ * over a 16 MiB and a cache-resident 128 KiB buffer: the faster counts) and
+ * an FMA loop (8 independent vector accumulators), on one core, best of
+ * three each, in about 20 ms.  Never fails. */
 void roofline_peaks_measure_cpu(struct roofline_peaks *out);
 /* JSON for the evidence, and back (caller owns / out caller-owned). */
 json_t *roofline_peaks_json(const struct roofline_peaks *p);
@@ -116,6 +120,8 @@ struct roofline_shape {
 	double bytes, flops, flops_min; /* NAN where not modelled */
 	double bw, rate;   /* achieved bytes/s and FLOP/s (the chunked count) */
 	double bw_share, flop_share; /* of the peaks; NAN when unknown */
+	enum roofline_dtype dtype;   /* the cost model's: whose FLOP peak counts */
+	double flop_peak;            /* that peak (fp32 data: TF32's when higher) */
 	enum roofline_bound bound;
 	bool impossible;
 	char *why;         /* the arithmetic, when impossible */

@@ -23,7 +23,7 @@ int rules_stall_count(const struct rules_stall_row *rows, size_t n)
 
 bool rules_promotes(enum stats_verdict v, unsigned flags, bool explained)
 {
-	if (v != SV_FAST || (flags & (SF_BUSY_GPU | SF_SUBSET_GATE)))
+	if (v != SV_FAST || (flags & (SF_BUSY_GPU | SF_SUBSET_GATE | SF_IMPOSSIBLE)))
 		return false;
 	return explained || !(flags & SF_IMPLAUSIBLE_MASK);
 }
@@ -39,10 +39,12 @@ bool rules_confirm_can_win(enum stats_verdict v)
 }
 
 enum rules_keep rules_keep(enum gate_verdict gate, double bench_ms, bool win,
-			   enum stats_verdict verdict, bool implausible, bool unconfirmed)
+			   enum stats_verdict verdict, unsigned implausible, bool unconfirmed)
 {
 	if (!rules_run_measured(gate, bench_ms))
 		return RULES_KEEP_NOT_MEASURED;
+	if (implausible & SF_IMPOSSIBLE)
+		return RULES_KEEP_IMPOSSIBLE;
 	if (implausible)
 		return RULES_KEEP_IMPLAUSIBLE;
 	if (win)
@@ -50,6 +52,18 @@ enum rules_keep rules_keep(enum gate_verdict gate, double bench_ms, bool win,
 	if (unconfirmed)
 		return RULES_KEEP_UNCONFIRMED;
 	return rules_confirm_can_win(verdict) ? RULES_KEEP_CONFIRM : RULES_KEEP_NO_WIN;
+}
+
+bool rules_at_floor(bool launch, double share, double margin)
+{
+	if (launch)
+		return true;
+	return isfinite(share) && share >= RULES_FLOOR_SHARE && share <= margin;
+}
+
+bool rules_explain_lifts(unsigned flags)
+{
+	return !(flags & SF_IMPOSSIBLE);
 }
 
 bool rules_keep_allowed(enum rules_keep k)

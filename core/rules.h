@@ -55,6 +55,15 @@ bool rules_lints_need_ack(enum row_status s);
  * bound with its number; its kernel goes back to the best like a drop. */
 bool rules_floor_allowed(enum gate_verdict gate, double bench_ms);
 
+/* A computed floor (stop --reason floor without --bound): a shape of the
+ * best is at a limit when it is launch-bound (below the launch floor) or
+ * reaches this share of the peak bandwidth or FLOP rate. */
+#define RULES_FLOOR_SHARE 0.70
+/* Is a shape whose nearest bound reads share of its peak (launch: below the
+ * launch floor) at a floor?  A share above margin (the impossible flag's)
+ * is no floor: that time is impossible. */
+bool rules_at_floor(bool launch, double share, double margin);
+
 /* Is this row a win that resets the stall count: a keep backed by a win
  * beyond noise (not kept --unconfirmed). */
 bool log_row_is_win(const struct log_row *r);
@@ -87,9 +96,9 @@ bool rules_stalled(int stall_count);
 bool rules_confirm_can_win(enum stats_verdict v);
 
 /* Does a confirm's comparison make the candidate the new best?  FAST with no
- * busy GPU and no subset gate, and no implausible flag (SF_IMPLAUSIBLE_MASK)
- * unless the user has explained it (explained: on stored values, once
- * promote --explain recorded why). */
+ * busy GPU and no subset gate, never with SF_IMPOSSIBLE, and no implausible
+ * flag (SF_IMPLAUSIBLE_MASK) unless the user has explained it (explained: on
+ * stored values, once promote --explain recorded why). */
 bool rules_promotes(enum stats_verdict v, unsigned flags, bool explained);
 
 /* Why a measured iteration may or may not be kept. */
@@ -100,15 +109,22 @@ enum rules_keep {
 	RULES_KEEP_CONFIRM,     /* no win yet; a confirm can still show one */
 	RULES_KEEP_NO_WIN,      /* not a win, and a confirm cannot make it one */
 	RULES_KEEP_IMPLAUSIBLE, /* flagged implausible and not explained: never kept */
+	RULES_KEEP_IMPOSSIBLE,  /* a time above the hardware's peak: never kept, and
+				 * no explanation lifts it (drop it) */
 };
-/* The keep rule: a passing gate with a bench number, no implausible flag
- * left unexplained (implausible: measure_win's), and a win beyond noise
- * (win: measure_win's answer) or an explicit --unconfirmed reason.  verdict
- * is the evidence's verdict (the confirm's when one ran).  An unexplained
+/* The keep rule: a passing gate with a bench number, no impossible time
+ * (SF_IMPOSSIBLE in implausible), no implausible flag left unexplained
+ * (implausible: measure_win's flags), and a win beyond noise (win:
+ * measure_win's answer) or an explicit --unconfirmed reason.  verdict is
+ * the evidence's verdict (the confirm's when one ran).  An unexplained
  * implausible speedup is not kept, not even --unconfirmed: the reason it
- * reads fast may be work it skipped. */
+ * reads fast may be work it skipped; an impossible one is never kept. */
 enum rules_keep rules_keep(enum gate_verdict gate, double bench_ms, bool win,
-			   enum stats_verdict verdict, bool implausible, bool unconfirmed);
+			   enum stats_verdict verdict, unsigned implausible, bool unconfirmed);
+/* Does promote --explain lift these flags?  The implausible group, yes;
+ * never SF_IMPOSSIBLE: a time the hardware cannot reach is no speedup to
+ * explain. */
+bool rules_explain_lifts(unsigned flags);
 /* RULES_KEEP_WIN and RULES_KEEP_UNCONFIRMED. */
 bool rules_keep_allowed(enum rules_keep k);
 /* Is a confirm the next step of an iteration not kept as implausible?  Yes

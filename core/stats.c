@@ -938,6 +938,7 @@ static const struct {
 	{SF_CONFINED, "win_confined_to_one_shape"},
 	{SF_COLLAPSED, "collapsed_noise"},
 	{SF_BAD_TIME, "bad_time"},
+	{SF_IMPOSSIBLE, "impossible"},
 	{SF_UNSTABLE, "unstable"},
 	{SF_NOISE_ASSUMED, "noise_assumed"},
 	{SF_ENV_CHANGED, "env_changed"},

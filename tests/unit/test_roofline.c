@@ -226,6 +226,31 @@ static void linear_attention_arithmetic_and_the_impossible_flag(void **state)
 	assert_int_equal(roofline_shape_eval(&c, &r, "k", bytes / 5.1e12 * 1e3, &p, &s, &e), 0);
 	assert_false(s.impossible);
 	roofline_shape_release(&s);
+	/* the run's one line and its JSON */
+	struct roofline run = {0};
+	assert_int_equal(roofline_peaks_find(PEAKS, "NVIDIA H200", &run.peaks, &e), 0);
+	assert_int_equal(roofline_shape_eval(&c, &r, "fwd B=4 T=2048 H=16 D=64 chunk_linear_attn",
+					     0.45, &run.peaks, &s, &e), 0);
+	roofline_add(&run, &s);
+	struct sb line = SB_INIT;
+	roofline_line(&run, &line);
+	print_message("# roofline: %s\n", line.buf);
+	assert_string_equal(line.buf, "H200 (datasheet): memory-bound, 3% of 4.80 TB/s, 1% of 990 "
+				      "TFLOP/s bf16 at fwd B=4 T=2048 H=16 D=64 chunk_linear_attn; "
+				      "0 impossible");
+	json_t *j = roofline_json(&run);
+	assert_int_equal(json_integer_value(json_object_get(j, "impossible")), 0);
+	assert_string_equal(json_string_value(json_object_get(
+				    json_array_get(json_object_get(j, "shapes"), 0), "bound")),
+			    "memory");
+	json_decref(j);
+	sb_release(&line);
+	roofline_release(&run);
+	/* a time printed as 0.000: bounded by the table's resolution */
+	assert_int_equal(roofline_shape_eval(&c, &r, "k", 0, &p, &s, &e), 0);
+	assert_true(s.impossible);
+	assert_non_null(strstr(s.why, "0.000 ms (under the table's 0.0005 ms) for 64.0 MiB is over 134 TB/s"));
+	roofline_shape_release(&s);
 	/* below the launch floor */
 	struct parse_row tiny = r;
 	tiny.B = 1, tiny.T = 64, tiny.H = 1;

@@ -36,6 +36,28 @@ static void only_fast_or_ambiguous_can_still_win(void **state)
 	assert_false(rules_confirm_can_win(SV_NONE));
 }
 
+static void an_impossible_time_is_never_kept_or_promoted(void **state)
+{
+	/* before the implausible rule, and --unconfirmed does not help */
+	assert_int_equal(rules_keep(GATE_PASS, 0.001, true, SV_FAST, SF_IMPOSSIBLE, true),
+			 RULES_KEEP_IMPOSSIBLE);
+	assert_int_equal(rules_keep(GATE_PASS, 0.001, false, SV_FAST,
+				    SF_IMPOSSIBLE | SF_IMPLAUSIBLE_AGG, false),
+			 RULES_KEEP_IMPOSSIBLE);
+	assert_false(rules_keep_allowed(RULES_KEEP_IMPOSSIBLE));
+	/* no confirm is offered for it */
+	assert_false(rules_implausible_confirm(RULES_KEEP_IMPOSSIBLE, EVIDENCE_VERIFY, SV_FAST));
+	/* an explanation lifts the implausible group, never this */
+	assert_true(rules_explain_lifts(SF_IMPLAUSIBLE_MASK));
+	assert_false(rules_explain_lifts(SF_IMPOSSIBLE | SF_IMPLAUSIBLE_AGG));
+	assert_true(rules_promotes(SV_FAST, SF_IMPLAUSIBLE_AGG, true));
+	assert_false(rules_promotes(SV_FAST, SF_IMPOSSIBLE, true));
+	assert_false(rules_promotes(SV_FAST, SF_IMPOSSIBLE, false));
+	/* a failed gate is still "not measured" first */
+	assert_int_equal(rules_keep(GATE_FAIL, 0.001, false, SV_FAST, SF_IMPOSSIBLE, false),
+			 RULES_KEEP_NOT_MEASURED);
+}
+
 static void lints_need_an_ack_only_where_the_kernel_stays(void **state)
 {
 	assert_true(rules_lints_need_ack(RS_BASE));
@@ -189,6 +211,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(a_measured_run_passed_with_a_positive_bench),
 		cmocka_unit_test(only_fast_or_ambiguous_can_still_win),
+		cmocka_unit_test(an_impossible_time_is_never_kept_or_promoted),
 		cmocka_unit_test(lints_need_an_ack_only_where_the_kernel_stays),
 		cmocka_unit_test(the_keep_rule),
 		cmocka_unit_test(an_implausible_verify_is_confirmed_first),

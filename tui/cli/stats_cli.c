@@ -32,6 +32,19 @@ void stats_cli_print_implausible(const json_t *detail, FILE *out)
 	}
 }
 
+void stats_cli_print_roofline(const json_t *detail, FILE *out)
+{
+	const json_t *rl = json_object_get(detail, "roofline");
+	const char *line = json_string_value(json_object_get(rl, "line"));
+	if (!line)
+		return;
+	fprintf(out, "roofline: %s\n", line);
+	size_t i;
+	const json_t *v;
+	json_array_foreach(json_object_get(rl, "impossible_why"), i, v)
+		fprintf(out, "%s %s\n", i ? "          " : "impossible:", json_string_value(v));
+}
+
 void stats_cli_print_verdict(struct loop *l, int run_id, FILE *out)
 {
 	struct loop_run r;
@@ -43,6 +56,7 @@ void stats_cli_print_verdict(struct loop *l, int run_id, FILE *out)
 		if (r.flags_text)
 			fprintf(out, "flags:   %s\n", r.flags_text);
 		stats_cli_print_implausible(r.detail, out);
+		stats_cli_print_roofline(r.detail, out);
 	}
 	loop_run_release(&r);
 }

@@ -22,5 +22,8 @@ void stats_cli_print_verdict(struct loop *l, int run_id, FILE *out);
  * implausible_shape: fwd ... at 859.00x is above 3x"), from a verdict's
  * detail (its implausible_why); nothing when none fired. */
 void stats_cli_print_implausible(const json_t *detail, FILE *out);
+/* The roofline of a verdict's detail: "roofline: LINE", then one line per
+ * impossible shape with its arithmetic; nothing when the detail has none. */
+void stats_cli_print_roofline(const json_t *detail, FILE *out);
 
 #endif

@@ -68,8 +68,10 @@ static int stop_run(struct cmd_ctx *x)
 
 	if (a->release)
 		return release_only(l, json);
-	if (loop_stop(l, reason, bound, &e) < 0)
+	char *recorded = NULL;
+	if (loop_stop(l, reason, bound, &recorded, &e) < 0)
 		return e.code == ERR_USAGE ? cli_usage_error("stop", "%s", e.msg) : cli_fail(&e);
+	bound = recorded;
 	struct loop_status st;
 	int have = loop_status(l, &st, NULL) == 0;
 	if (json) {
@@ -81,11 +83,15 @@ static int stop_run(struct cmd_ctx *x)
 		cli_print_json(j);
 	} else {
 		printf("stop recorded (reason: %s)\n", reason);
+		if (recorded)
+			printf("bound: %s%s\n", recorded,
+			       a->bound && *a->bound ? "" : " (computed from the best's run)");
 		if (have)
 			printf("next: %s\n", st.next);
 	}
 	if (have)
 		loop_status_release(&st);
+	free(recorded);
 	return 0;
 }
 

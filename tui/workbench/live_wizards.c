@@ -324,9 +324,12 @@ int live_submit_stop(struct app *a, struct wizard *wz, struct err *e)
 	struct ws_loop *w = live_of(a);
 	if (wz->nf == 0)
 		return 0; /* the no-go check only shows */
+	char *bound = NULL;
 	int rc = loop_stop(w->l, wz->f[0].choices[wz->f[0].choice],
-			   wz->f[1].value.len ? wz->f[1].value.buf : NULL, e);
+			   wz->f[1].value.len ? wz->f[1].value.buf : NULL, &bound, e);
 	if (rc == 0)
-		app_message(a, false, "stop recorded (%s)", wz->f[0].choices[wz->f[0].choice]);
+		app_message(a, false, "stop recorded (%s%s%s)", wz->f[0].choices[wz->f[0].choice],
+			    bound ? ": " : "", bound ? bound : "");
+	free(bound);
 	return rc;
 }
