@@ -44,9 +44,10 @@ void roofline_peaks_release(struct roofline_peaks *p)
 	memset(p, 0, sizeof(*p));
 }
 
+/* p as having nothing (it owns nothing before: callers release first) */
 static void peaks_clear(struct roofline_peaks *p)
 {
-	roofline_peaks_release(p);
+	memset(p, 0, sizeof(*p));
 	p->bw = NAN;
 	for (int i = 0; i < RD_N; i++)
 		p->flops[i] = NAN;

@@ -64,7 +64,8 @@ void roofline_peaks_release(struct roofline_peaks *p);
 /* The first row of the peaks file at path whose match names device (case-
  * insensitive substring).  0 with out filled; ERR_NOTFOUND when no row
  * matches (out->have false); ERR_USAGE naming the line of a malformed row;
- * ERR_IO when the file cannot be read.  out caller-owned. */
+ * ERR_IO when the file cannot be read.  out is overwritten (release what it
+ * held first) and caller-owned; so for measure_cpu and from_json below. */
 int roofline_peaks_find(const char *path, const char *device, struct roofline_peaks *out,
 			struct err *e);
 /* The contract's Peak: value over *p: a row name or match of the peaks file

@@ -96,6 +96,7 @@ static void the_probe_name_picks_the_datasheet_row(void **state)
 		{"Ascend910B3", "Ascend 910B", 1.6e12},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		roofline_peaks_release(&p);
 		assert_int_equal(roofline_peaks_find(PEAKS, cases[i].probe, &p, &e), 0);
 		assert_string_equal(p.name, cases[i].row);
 		assert_true(p.bw == cases[i].bw);
@@ -104,8 +105,10 @@ static void the_probe_name_picks_the_datasheet_row(void **state)
 		assert_false(p.measured);
 	}
 	assert_true(p.flops[RD_FP8] != p.flops[RD_FP8]); /* Ascend: no fp8 figure */
+	roofline_peaks_release(&p);
 	assert_int_equal(roofline_peaks_find(PEAKS, "H200", &p, &e), 0);
 	assert_true(p.flops[RD_BF16] == 989.5e12);
+	roofline_peaks_release(&p);
 	assert_int_equal(roofline_peaks_find(PEAKS, "Intel Xeon", &p, &e), ERR_NOTFOUND);
 	assert_false(p.have);
 	roofline_peaks_release(&p);
@@ -141,6 +144,7 @@ static void a_malformed_data_row_names_its_line(void **state)
 	struct roofline_peaks p = {0};
 	struct err e = {0};
 	assert_int_equal(roofline_peaks_find(f, "X1", &p, &e), 0); /* found before the bad line */
+	roofline_peaks_release(&p);
 	assert_int_equal(roofline_peaks_find(f, "X2", &p, &e), ERR_USAGE);
 	assert_non_null(strstr(e.msg, "peaks.tsv:3"));
 	roofline_peaks_release(&p);
