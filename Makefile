@@ -110,7 +110,7 @@ TUI_OBJ   := $(TUI_SRC:%.c=$(BUILD)/%.o)
 UNIT_BIN  := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 BENCH_BIN := $(BENCH_SRC:tests/bench/%.c=$(BUILD)/bench/%)
 # helpers the b_*.sh benchmarks run (not benchmarks of their own)
-BENCH_HELPERS := $(BUILD)/bench/loop_engine
+BENCH_HELPERS := $(BUILD)/bench/loop_engine $(BUILD)/bench/roofline_cost
 
 LIBCORE  := $(BUILD)/libcore.a
 LIBVIEWS := $(BUILD)/libviews.a
