@@ -102,7 +102,8 @@ static const struct cli_opt stop_opts[] = {
 		 "with its number is reached) or directions (three distinct directions, "
 		 "by axis, have logged evidence)"},
 	CLI_TEXT("--bound", offsetof(struct stop_args, bound), "TEXT",
-		 "the bound reached, for --reason floor"),
+		 "the bound reached, for --reason floor; without it the bound is computed "
+		 "from the best's run (its roofline)"),
 	CLI_FLAG("--release", offsetof(struct stop_args, release),
 		 "give back the Slurm allocation the runs use (scancel) and nothing else; "
 		 "the next run requests a new one"),
