@@ -5,7 +5,8 @@
 # a kernel that returns early for the benchmark's long sequences (the gate's
 # are short) passes the gate, reads thousands of times faster, and is flagged
 # impossible with its arithmetic: keep, keep --unconfirmed and promote
-# --explain are refused (exit 3), the due step offers drop, and TRAPS.md's
+# --explain are refused (exit 3), a confirm of it does not promote, the due
+# step offers drop, and TRAPS.md's
 # implausible-speedup entry is hit.  A malformed Cost: is refused with what
 # to write; a Peak: from the contract replaces the measured peaks.  (Three
 # rows after the last real win stall the loop: the steps are packed into
@@ -130,6 +131,12 @@ t_like "  no explanation lifts it" "$out" "promote --explain refused: iteration 
 t_is "the due step suggests drop" "$(state_suggest)" drop
 t_like "  and says so" "$("$OPTLOOP" status --json | jq_ 'j["next"]')" 'impossible.*--status drop'
 t_like "TRAPS.md's implausible-speedup entry is hit" "$("$OPTLOOP" trap list --iter 3)" '^\[!\] implausible-speedup'
+j=$("$OPTLOOP" confirm --max-pairs 2 --json 2>/dev/null); rc=$?
+t_is "a confirm of it does not promote (exit 1)" "$rc" 1
+t_is "  promoted: false" "$(printf '%s' "$j" | jq_ 'j["promoted"]')" False
+t_is "  its flags carry impossible" "$(printf '%s' "$j" | jq_ '"impossible" in j["flags"]')" True
+out=$("$OPTLOOP" log --direction "early return" --status keep 2>&1); rc=$?
+t_is "after the confirm keep is still refused (exit 3)" "$rc" 3
 t_ok "drop is logged" "$OPTLOOP" log --direction "early return for long sequences" --status drop
 t_ok "and committed" "$OPTLOOP" commit
 t_unlike "drop put the best kernel back" "$(cat "$kernel")" 'T >= 512'

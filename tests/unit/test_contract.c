@@ -159,6 +159,30 @@ static void nul_bytes_in_values_are_dropped(void **state)
 	contract_release(&c);
 }
 
+static void peak_and_cost_are_optional_and_a_bad_cost_is_a_usage_error(void **state)
+{
+	static const char doc[] = "Op: chunk_gla\nPeak: H100 SXM\n"
+				  "Cost: family=gla; dtype=bf16; chunk=64\n";
+	static const char bad[] = "Op: chunk_gla\nCost: bytes=B*Q\n";
+	struct contract c;
+	struct err e = {0};
+
+	assert_int_equal(contract_parse(doc, strlen(doc), &c, &e), 0);
+	assert_string_equal(c.peak, "H100 SXM");
+	assert_string_equal(c.cost, "family=gla; dtype=bf16; chunk=64");
+	assert_string_equal(c.v[CF_OP], "chunk_gla");
+	contract_release(&c);
+	assert_int_equal(contract_parse(bad, strlen(bad), &c, &e), ERR_USAGE);
+	assert_non_null(strstr(e.msg, "unknown variable \"Q\""));
+	assert_non_null(strstr(e.msg, "--set cost="));
+	contract_release(&c);
+	struct sb out = SB_INIT;
+	assert_int_equal(contract_set(doc, strlen(doc), "cost", "dtype=int4", &out, &e), ERR_USAGE);
+	assert_int_equal(contract_set(doc, strlen(doc), "peak", "bw=5e12", &out, &e), 0);
+	assert_non_null(strstr(out.buf, "Peak: bw=5e12"));
+	sb_release(&out);
+}
+
 static void unreadable_cap_or_threshold_is_a_usage_error(void **state)
 {
 	static const char doc[] = "## Op\nx\n## Win threshold\nthree percent\n";
@@ -691,6 +715,7 @@ int main(void)
 		cmocka_unit_test(parses_key_value_lines_a_person_might_write),
 		cmocka_unit_test(empty_sections_hints_and_placeholders_are_missing),
 		cmocka_unit_test(nul_bytes_in_values_are_dropped),
+		cmocka_unit_test(peak_and_cost_are_optional_and_a_bad_cost_is_a_usage_error),
 		cmocka_unit_test(unreadable_cap_or_threshold_is_a_usage_error),
 		cmocka_unit_test(command_sections_hold_one_command),
 		cmocka_unit_test(set_replaces_a_value_and_keeps_everything_else),
