@@ -63,6 +63,26 @@ provoke vendor-delegation vendor-delegation $py <<'P'
 def chunk_linear_attn(q, k, v):
     return torch.matmul(torch.matmul(q, k.transpose(-1, -2)).tril(), v)
 P
+# the ways to time less than the work
+provoke side-stream side-stream $py <<'P'
+side = torch.cuda.Stream()
+P
+provoke patched-timer patched-timer $py <<'P'
+triton.testing.do_bench = lambda fn, **kw: 0.001
+P
+provoke lazy-tensor lazy-tensor $py <<'P'
+class Deferred(torch.Tensor):
+    pass
+P
+provoke identity-cache tensor-cache $py <<'P'
+    hit = _cache.get(q.data_ptr())
+P
+provoke input-downcast input-downcast $py <<'P'
+    q = q.to(torch.bfloat16)
+P
+provoke output-alias output-alias $py <<'P'
+    q.copy_(o)
+P
 # C lints on the kernel itself
 cp $cs "$T_TMP/chunk.c"
 { echo '#pragma GCC optimize ("Ofast")'; cat "$T_TMP/chunk.c"; } | provoke fast-math symmetric-flags $cs

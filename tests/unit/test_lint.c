@@ -74,7 +74,8 @@ static char *mkdiff(const char *path, const char *before, const char *after)
 }
 
 /* Run the shipped set; return how many findings carry lint id `id`, and
- * copy the first one's message into msg when given. */
+ * copy the first one's message into msg, and its trap into *trap (until the
+ * next call), when given. */
 static int count_lint(const char *diff, const char *id, const char **trap, char *msg)
 {
 	struct lint_findings f = {0};
@@ -87,10 +88,11 @@ static int count_lint(const char *diff, const char *id, const char **trap, char 
 		if (n++ == 0) {
 			if (msg)
 				snprintf(msg, 512, "%s", f.v[i].message);
-			if (trap)
-				*trap = strcmp(f.v[i].trap, "symmetric-flags") == 0 ? "symmetric-flags"
-					: strcmp(f.v[i].trap, "tf32-reference") == 0 ? "tf32-reference"
-					: "other";
+			if (trap) { /* kept past the findings' release */
+				static char kept[64];
+				snprintf(kept, sizeof(kept), "%s", f.v[i].trap);
+				*trap = kept;
+			}
 		}
 	}
 	lint_findings_release(&f);
@@ -460,6 +462,126 @@ static void lint_load_reads_assets_then_workspace_dir(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+/* The cheats that time less than the work: each flagged in the kernel, with
+ * its own trap, and left alone in the tests, the reference and the harness. */
+static void side_streams_and_threads_are_flagged(void **state)
+{
+	const char *trap = NULL;
+	char *d = mkdiff("fla/ops/gla/chunk.py", "", "    s = torch.cuda.Stream()\n");
+	assert_int_equal(count_lint(d, "side-stream", &trap, NULL), 1);
+	assert_string_equal(trap, "side-stream");
+	free(d);
+	assert_int_equal(hits("fla/ops/gla/chunk.py", "", "    with torch.cuda.stream(side):\n",
+			      "side-stream"),
+			 1);
+	assert_int_equal(hits("fla/ops/gla/chunk.py", "",
+			      "    t = threading.Thread(target=_bwd, args=(q, k))\n", "side-stream"),
+			 1);
+	assert_int_equal(hits("fla/ops/gla/chunk.py", "", "    torch.cuda.current_stream().synchronize()\n",
+			      "side-stream"),
+			 0);
+	assert_int_equal(hits("benchmarks/ops/run.py", "", "    s = torch.cuda.Stream()\n",
+			      "side-stream"),
+			 0);
+}
+
+static void patched_timers_are_flagged(void **state)
+{
+	const char *trap = NULL;
+	char *d = mkdiff("fla/ops/gla/__init__.py", "", "time.perf_counter = lambda: 0.0\n");
+	assert_int_equal(count_lint(d, "patched-timer", &trap, NULL), 1);
+	assert_string_equal(trap, "patched-timer");
+	free(d);
+	assert_int_equal(hits("fla/ops/gla/chunk.py", "", "triton.testing.do_bench = _fast_bench\n",
+			      "patched-timer"),
+			 1);
+	assert_int_equal(hits("fla/ops/gla/chunk.py", "", "setattr(torch.cuda, 'synchronize', noop)\n",
+			      "patched-timer"),
+			 1);
+	/* reading a timer, or comparing with one, is not replacing it */
+	assert_int_equal(hits("fla/ops/gla/chunk.py", "", "    t0 = time.perf_counter()\n",
+			      "patched-timer"),
+			 0);
+	assert_int_equal(hits("fla/ops/gla/chunk.py", "", "    if time.time == clock:\n",
+			      "patched-timer"),
+			 0);
+}
+
+static void lazy_tensors_are_flagged(void **state)
+{
+	const char *trap = NULL;
+	char *d = mkdiff("fla/ops/gla/chunk.py", "", "class Deferred(torch.Tensor):\n");
+	assert_int_equal(count_lint(d, "lazy-tensor", &trap, NULL), 1);
+	assert_string_equal(trap, "lazy-tensor");
+	free(d);
+	assert_int_equal(hits("fla/ops/gla/chunk.py", "",
+			      "    def __torch_function__(cls, func, types, args=(), kwargs=None):\n",
+			      "lazy-tensor"),
+			 1);
+	assert_int_equal(hits("fla/ops/gla/chunk.py", "", "    return o.as_subclass(Deferred)\n",
+			      "lazy-tensor"),
+			 1);
+	assert_int_equal(hits("fla/ops/gla/chunk.py", "", "class ChunkGLAFunction(torch.autograd.Function):\n",
+			      "lazy-tensor"),
+			 0);
+}
+
+static void caches_keyed_by_identity_are_flagged(void **state)
+{
+	const char *trap = NULL;
+	char *d = mkdiff("fla/ops/gla/chunk.py", "", "    hit = _cache.get(q.data_ptr())\n");
+	assert_int_equal(count_lint(d, "identity-cache", &trap, NULL), 1);
+	assert_string_equal(trap, "tensor-cache");
+	free(d);
+	assert_int_equal(hits("fla/ops/gla/chunk.py", "", "    memo[id(k)] = o\n", "identity-cache"),
+			 1);
+	assert_int_equal(hits("fla/ops/gla/chunk.py", "", "    if q.data_ptr() in _seen:\n",
+			      "identity-cache"),
+			 1);
+	/* a pointer read for a kernel argument is no cache */
+	assert_int_equal(hits("fla/ops/gla/chunk.py", "", "    ptr = q.data_ptr()\n", "identity-cache"),
+			 0);
+}
+
+static void inputs_cast_down_at_the_entry_are_flagged(void **state)
+{
+	const char *trap = NULL;
+	char *d = mkdiff("fla/ops/gla/chunk.py", "", "    q = q.half()\n");
+	assert_int_equal(count_lint(d, "input-downcast", &trap, NULL), 1);
+	assert_string_equal(trap, "input-downcast");
+	free(d);
+	assert_int_equal(hits("fla/ops/gla/chunk.py", "", "    k = k.to(torch.bfloat16)\n",
+			      "input-downcast"),
+			 1);
+	assert_int_equal(hits("fla/ops/gla/chunk.py", "", "    v = v.to(dtype=torch.float8_e4m3fn)\n",
+			      "input-downcast"),
+			 1);
+	/* up to fp32, or the output back to the input's dtype: not a downcast */
+	assert_int_equal(hits("fla/ops/gla/chunk.py", "", "    q = q.to(torch.float32)\n",
+			      "input-downcast"),
+			 0);
+	assert_int_equal(hits("fla/ops/gla/chunk.py", "", "    o = o.to(q.dtype)\n", "input-downcast"),
+			 0);
+	assert_int_equal(hits("fla/ops/gla/naive.py", "", "    q = q.half()\n", "input-downcast"), 0);
+}
+
+static void outputs_aliasing_inputs_are_flagged(void **state)
+{
+	const char *trap = NULL;
+	char *d = mkdiff("fla/ops/gla/chunk.py", "", "    q.copy_(o)\n");
+	assert_int_equal(count_lint(d, "output-alias", &trap, NULL), 1);
+	assert_string_equal(trap, "output-alias");
+	free(d);
+	assert_int_equal(hits("fla/ops/gla/chunk.py", "", "    return v, final_state\n", "output-alias"),
+			 1);
+	assert_int_equal(hits("fla/ops/gla/chunk.py", "", "    o = q\n", "output-alias"), 1);
+	assert_int_equal(hits("fla/ops/gla/chunk.py", "", "    return o, final_state\n", "output-alias"),
+			 0);
+	assert_int_equal(hits("fla/ops/gla/chunk.py", "", "    o = q.new_empty(q.shape)\n",
+			      "output-alias"),
+			 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -479,6 +601,12 @@ int main(void)
 		cmocka_unit_test(malformed_rule_files_are_refused_with_file_and_line),
 		cmocka_unit_test(later_rule_with_same_id_replaces_earlier),
 		cmocka_unit_test(lint_load_reads_assets_then_workspace_dir),
+		cmocka_unit_test(side_streams_and_threads_are_flagged),
+		cmocka_unit_test(patched_timers_are_flagged),
+		cmocka_unit_test(lazy_tensors_are_flagged),
+		cmocka_unit_test(caches_keyed_by_identity_are_flagged),
+		cmocka_unit_test(inputs_cast_down_at_the_entry_are_flagged),
+		cmocka_unit_test(outputs_aliasing_inputs_are_flagged),
 	};
 	return cmocka_run_group_tests(tests, load_shipped, free_shipped);
 }

@@ -69,7 +69,9 @@ static void seed_catalogue_covers_the_required_traps(void **state)
 	const char *need[] = {"nan-partial-writes", "tf32-reference",	   "relative-tolerance",
 			      "symmetric-flags",    "int64-addressing",	   "implausible-speedup",
 			      "stale-autotune-cache", "clock-drift",	   "shrunken-gate",
-			      "tensor-cache",	    "vendor-delegation"};
+			      "tensor-cache",	    "vendor-delegation",   "side-stream",
+			      "patched-timer",	    "lazy-tensor",	   "input-downcast",
+			      "output-alias"};
 	for (size_t i = 0; i < sizeof(need) / sizeof(need[0]); i++) {
 		struct trap *tr = traps_find(&d, need[i]);
 		if (!tr)
