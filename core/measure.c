@@ -1006,6 +1006,41 @@ json_t *measure_target_json(const struct measure_target *t)
 
 /* ---- promotion ---- */
 
+/* The stored roofline of run_id (its verdict's detail) read as evidence:
+ * the shape nearest a limit, in words ("memory-bound at 45% of the H200's
+ * HBM at fwd B=..."), into *words (NULL when the run has no modelled shape).
+ * True when that shape reaches RULES_ROOFLINE_READING of the peak. */
+static bool roofline_reading(struct store *s, int run_id, char **words)
+{
+	json_t *d = NULL;
+	*words = NULL;
+	if (measure_verdict_get(s, run_id, NULL, NULL, &d, NULL) < 0 || !d)
+		return false;
+	const json_t *rl = json_object_get(d, "roofline");
+	const char *peak = json_string_value(json_object_get(json_object_get(rl, "peaks"), "name"));
+	const json_t *v, *top = NULL;
+	double best = -1;
+	size_t i;
+	json_array_foreach(json_object_get(rl, "shapes"), i, v) {
+		const char *bound = json_string_value(json_object_get(v, "bound"));
+		bool mem = bound && !strcmp(bound, "memory"), comp = bound && !strcmp(bound, "compute");
+		double share = json_number_value(json_object_get(v, mem ? "bw_share" : "flop_share"));
+		if ((mem || comp) && isfinite(share) && share > best) {
+			best = share;
+			top = v;
+		}
+	}
+	if (top) {
+		bool mem = !strcmp(json_string_value(json_object_get(top, "bound")), "memory");
+		*words = xasprintf("%s-bound at %.0f%% of the %s%s %s peak (%s)",
+				   mem ? "memory" : "compute", 100 * best, peak && *peak ? peak : "device",
+				   peak && *peak ? "'s" : "", mem ? "bandwidth" : "FLOP",
+				   json_string_value(json_object_get(top, "shape")));
+	}
+	json_decref(d);
+	return top && best >= RULES_ROOFLINE_READING;
+}
+
 static void check(json_t *arr, struct sb *out, bool *all, const char *name, bool ok,
 		  const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 
@@ -1302,10 +1337,25 @@ int measure_promote_check(struct store *s, const char *workspace_dir, const stru
 			p = nl ? nl + 1 : p + strlen(p);
 		}
 	}
-	check(arr, out, &all, "profiler evidence", art_ok, "%s",
-	      art_ok ? "a profiler or roofline artifact is attached"
-		     : nart ? "the attached artifact is gone: attach it again"
-			    : "attach a profiler or roofline reading (optloop promote --attach FILE)");
+	/* without an attached one, the roofline the best's own run gives */
+	char *reading = NULL;
+	bool read_ok = !art_ok && b.have && b.run_id && roofline_reading(s, b.run_id, &reading);
+	if (art_ok)
+		check(arr, out, &all, "profiler evidence", true, "%s",
+		      "a profiler or roofline artifact is attached");
+	else if (read_ok)
+		check(arr, out, &all, "profiler evidence", true,
+		      "the roofline computed from the best's run: %s (an attached profile is still "
+		      "welcome: optloop promote --attach FILE)",
+		      reading);
+	else
+		check(arr, out, &all, "profiler evidence", false, "%s%s%s%s",
+		      nart ? "the attached artifact is gone: attach it again"
+			   : "attach a profiler or roofline reading (optloop promote --attach FILE)",
+		      reading ? "; the roofline computed from the best's run reads " : "",
+		      reading ? reading : "",
+		      reading ? ", too far from any limit to explain the time" : "");
+	free(reading);
 	sb_release(&arts);
 
 	if (json) {

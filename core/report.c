@@ -465,6 +465,83 @@ static json_t *list_lines(const char *text, struct sb *md, const char *none)
 	return arr;
 }
 
+/* The roofline a run's verdict recorded (its "roofline" object), or NULL;
+ * *detail holds it (json_decref when done). */
+static const json_t *run_roofline(struct store *s, int run_id, json_t **detail)
+{
+	*detail = NULL;
+	if (run_id <= 0 || measure_verdict_get(s, run_id, NULL, NULL, detail, NULL) < 0 || !*detail)
+		return NULL;
+	const json_t *rl = json_object_get(*detail, "roofline");
+	return json_array_size(json_object_get(rl, "shapes")) ? rl : NULL;
+}
+
+/* A shape's share of the peak of bound ("memory": bandwidth, else FLOP) in
+ * roofline rl, or NAN where rl did not read that shape. */
+static double shape_share(const json_t *rl, const char *shape, bool mem)
+{
+	const json_t *v;
+	size_t i;
+	json_array_foreach(json_object_get(rl, "shapes"), i, v) {
+		const char *k = json_string_value(json_object_get(v, "shape"));
+		if (k && !strcmp(k, shape)) {
+			const json_t *x = json_object_get(v, mem ? "bw_share" : "flop_share");
+			return json_is_number(x) ? json_number_value(x) : NAN;
+		}
+	}
+	return NAN;
+}
+
+/* Before and after on the roofline: each shape of the best's run, its
+ * nearest bound and its share of that peak at the baseline and at the
+ * best (from the runs' recorded rooflines); nothing when the best's run
+ * has none. */
+static json_t *roofline_section(struct store *s, int iter, struct sb *md)
+{
+	int best_run = 0, base_run = 0;
+	store_iter_run(s, iter, &best_run, NULL, NULL);
+	store_iter_run(s, 0, &base_run, NULL, NULL);
+	json_t *bd, *zd;
+	const json_t *best = run_roofline(s, best_run, &bd);
+	const json_t *base = run_roofline(s, base_run, &zd);
+	json_t *rows = json_array();
+	if (best) {
+		const char *peak =
+			json_string_value(json_object_get(json_object_get(best, "peaks"), "name"));
+		sb_addf(md, "\nRoofline (%s peaks; share of the peak of each shape's nearest bound, "
+			    "computed from the runs):\n\n| Shape | Bound | Baseline | Best |\n|---|---|---|---|\n",
+			peak && *peak ? peak : "the device's");
+		const json_t *v;
+		size_t i;
+		json_array_foreach(json_object_get(best, "shapes"), i, v) {
+			const char *shape = json_string_value(json_object_get(v, "shape"));
+			const char *bound = json_string_value(json_object_get(v, "bound"));
+			if (!shape)
+				continue;
+			bool mem = !bound || strcmp(bound, "compute");
+			double after = shape_share(best, shape, mem);
+			double before = base ? shape_share(base, shape, mem) : NAN;
+			sb_addf(md, "| %s | %s | ", shape, bound ? bound : "—");
+			if (isfinite(before))
+				sb_addf(md, "%.1f%% |", 100 * before);
+			else
+				sb_adds(md, "— |");
+			if (isfinite(after))
+				sb_addf(md, " %.1f%% |\n", 100 * after);
+			else
+				sb_adds(md, " — |\n");
+			json_array_append_new(
+				rows, json_pack("{s:s,s:o,s:o,s:o}", "shape", shape, "bound",
+						bound ? json_string(bound) : json_null(), "baseline_share",
+						isfinite(before) ? json_real(before) : json_null(),
+						"best_share", isfinite(after) ? json_real(after) : json_null()));
+		}
+	}
+	json_decref(bd);
+	json_decref(zd);
+	return rows;
+}
+
 /* What promotion rested on besides the numbers: the full-gate run, the
  * explanations of flagged speedups, the attached profiler evidence. */
 static json_t *evidence_section(struct store *s, int iter, int gate_run, struct sb *md)
@@ -481,9 +558,10 @@ static json_t *evidence_section(struct store *s, int iter, int gate_run, struct 
 	json_t *ex = list_lines(notes.buf, md, "none recorded");
 	sb_adds(md, "\nProfiler or roofline evidence attached:\n\n");
 	json_t *at = list_lines(arts.buf, md, "none attached");
-	json_t *j = json_pack("{s:i,s:o,s:o,s:o}", "gate_run", gate_run, "gate_command",
+	json_t *rl = roofline_section(s, iter, md);
+	json_t *j = json_pack("{s:i,s:o,s:o,s:o,s:o}", "gate_run", gate_run, "gate_command",
 			      gcmd ? json_string(gcmd) : json_null(), "explanations", ex,
-			      "artifacts", at);
+			      "artifacts", at, "roofline", rl);
 	free(gcmd);
 	sb_release(&notes);
 	sb_release(&arts);

@@ -63,6 +63,11 @@ bool rules_floor_allowed(enum gate_verdict gate, double bench_ms);
  * launch floor) at a floor?  A share above margin (the impossible flag's)
  * is no floor: that time is impossible. */
 bool rules_at_floor(bool launch, double share, double margin);
+/* A roofline computed from the best's run reads as promotion's evidence when
+ * one shape reaches this share of the peak of its nearest bound (memory or
+ * compute): below it the time is spent on what the model does not count
+ * (launches, the host, waiting), which only a profile can show. */
+#define RULES_ROOFLINE_READING 0.10
 
 /* Is this row a win that resets the stall count: a keep backed by a win
  * beyond noise (not kept --unconfirmed). */

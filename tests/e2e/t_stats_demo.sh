@@ -252,6 +252,12 @@ t_is "report final matches the database field by field" "$check" ok
 md=$("$OPTLOOP" report final)
 t_like "report final: Markdown per-shape table" "$md" '\| Shape \| side \| n \| median \| mean \| std \| min \| p10 \| p90 \|'
 t_like "report final: geomean line" "$md" 'geomean \(equal weight, 3 shapes\)'
+t_like "report final: the roofline before and after, each shape with its bound and share" "$md" \
+	'Roofline \(.* peaks; share of the peak of each shape.s nearest bound, computed from the runs\):'
+t_is "  one row per shape of the best's run, with both sides" \
+	"$(printf '%s\n' "$md" | grep -cE '^\| fwd B=[0-9]+ T=[0-9]+ H=[0-9]+ D=[0-9]+ [a-z_]* ?\| (memory|compute|launch) \| [0-9.]+% \| [0-9.]+% \|$')" 3
+t_like "  and in --json, in the evidence" "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["evidence"]["roofline"][0])' "$T_TMP/final.json")" \
+	"'baseline_share': [0-9.e-]+, 'best_share': [0-9.e-]+"
 clock=$(printf '%s\n' "$md" | sed -n '/^Clock evidence per run/,/^$/p;/^Clock evidence per run/,/^- run/p' | grep '^- run')
 t_like "report final: runs in a row without a probe share one clock line" "$clock" \
 	'^- runs [0-9]+-[0-9]+ \((verify|confirm|noise) [0-9]+(, (verify|confirm|noise) [0-9]+)*\): '

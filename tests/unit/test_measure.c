@@ -364,6 +364,31 @@ static void promote_check_lists_what_is_missing(void **state)
 	assert_non_null(strstr(out.buf, "MISSING  profiler evidence"));
 	sb_reset(&out);
 
+	/* the roofline the best's run recorded: far from every limit it is no
+	 * evidence (and says so); at 45% of the HBM peak it is */
+	const char *far = "{\"roofline\": {\"peaks\": {\"name\": \"H200\"}, \"shapes\": ["
+			  "{\"shape\": \"fwd B=4 T=2048 H=16 D=64\", \"bound\": \"memory\","
+			  " \"bw_share\": 0.02, \"flop_share\": 0.001}]}}";
+	assert_int_equal(store_verdict_put(st, r1, 1, "fast", 0, far, NULL), 0);
+	assert_int_equal(measure_promote_check(st, tmpdir, NULL, &out, NULL, &e), ERR_FAIL);
+	assert_non_null(strstr(out.buf, "MISSING  profiler evidence: attach a profiler or roofline "
+					"reading (optloop promote --attach FILE); the roofline computed "
+					"from the best's run reads memory-bound at 2% of the H200's "
+					"bandwidth peak (fwd B=4 T=2048 H=16 D=64), too far from any limit"));
+	sb_reset(&out);
+	const char *near = "{\"roofline\": {\"peaks\": {\"name\": \"H200\"}, \"shapes\": ["
+			   "{\"shape\": \"fwd B=4 T=2048 H=16 D=64\", \"bound\": \"memory\","
+			   " \"bw_share\": 0.02, \"flop_share\": 0.001},"
+			   "{\"shape\": \"fwd B=8 T=1024 H=8 D=64\", \"bound\": \"compute\","
+			   " \"bw_share\": 0.2, \"flop_share\": 0.45}]}}";
+	assert_int_equal(store_verdict_put(st, r1, 1, "fast", 0, near, NULL), 0);
+	assert_int_equal(measure_promote_check(st, tmpdir, NULL, &out, NULL, &e), ERR_FAIL);
+	assert_non_null(strstr(out.buf, "ok       profiler evidence: the roofline computed from the "
+					"best's run: compute-bound at 45% of the H200's FLOP peak (fwd "
+					"B=8 T=1024 H=8 D=64)"));
+	assert_int_equal(store_verdict_put(st, r1, 1, "fast", 0, "{}", NULL), 0);
+	sb_reset(&out);
+
 	char *prof = fsutil_join(tmpdir, "ncu.txt");
 	assert_int_equal(fsutil_write_atomic(prof, "x", 1, NULL), 0);
 	assert_int_equal(measure_attach(st, 1, "ncu.txt", NULL), 0);
