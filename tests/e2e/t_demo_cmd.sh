@@ -13,7 +13,6 @@ rc=$?
 t_is "demo DIR: exit 0" "$rc" 0
 t_is "demo DIR: first line is the directory" "$(head -n 1 <<<"$out")" "$(cd "$d" 2>/dev/null && pwd -P)"
 t_like "demo DIR: says what it made" "$out" '^made: a git repository \(branch main, one commit [0-9a-f]{7}\)'
-t_like "demo DIR: says the next step" "$out" "^next: cd .*/proj && optloop verify$"
 t_like "demo DIR: names the workspace" "$out" 'workspace .*/proj/profile/chunk_linear_attn-opt \(contract complete\)'
 t_like "demo DIR: the workspace waits for the baseline" \
 	"$("$OPTLOOP" -C "$d" status --json 2>&1)" '"state": "need_baseline"'
@@ -37,6 +36,26 @@ t_is "demo DIR: every asset file is tracked" \
 vout=$(cd "$d" && ./verify --op chunk_linear_attn 2>&1)
 t_like "demo DIR: its verify passes" "$vout" 'GATE PASSED\.'
 t_is "demo DIR: verify leaves the tree clean" "$(git -C "$d" status --porcelain 2>&1)" ""
+
+# the binary under test is not on PATH, so the hint names it by its path
+self=$(cd "$(dirname "$OPTLOOP")" && pwd -P)/$(basename "$OPTLOOP")
+next=$(sed -n 's/^next: //p' <<<"$out")
+t_is "demo DIR: the next step names this optloop by its path (not on PATH)" "$next" \
+	"cd $(cd "$d" && pwd -P) && $self verify"
+vout=$(env PATH=/usr/local/bin:/usr/bin:/bin bash -c "$next" 2>&1)
+t_is "demo DIR: the next step works as printed, with no optloop on PATH" "$?" 0
+t_like "  it ran the baseline verify" "$vout" 'GATE PASSED'
+t_is "  and the workspace holds iteration 0" \
+	"$("$OPTLOOP" -C "$d" status --json 2>&1 | python3 -c 'import json,sys; print(json.load(sys.stdin)["state"])')" measured
+mkdir -p "$T_TMP/bin"
+ln -s "$self" "$T_TMP/bin/optloop"
+out2=$(PATH="$T_TMP/bin:$PATH" "$OPTLOOP" demo "$T_TMP/onpath" </dev/null 2>&1)
+t_like "demo DIR: where optloop on PATH is this one, the hint says optloop" "$out2" \
+	"^next: cd .*/onpath && optloop verify$"
+cp "$self" "$T_TMP/bin/other" && ln -sf "$T_TMP/bin/other" "$T_TMP/bin/optloop"
+out2=$(PATH="$T_TMP/bin:$PATH" "$OPTLOOP" demo "$T_TMP/otherpath" </dev/null 2>&1)
+t_like "demo DIR: where optloop on PATH is another program, the path again" "$out2" \
+	"^next: cd .*/otherpath && $self verify$"
 
 # --- refusals -------------------------------------------------------------------
 mkdir -p "$T_TMP/busy"
@@ -116,7 +135,8 @@ if command -v tmux >/dev/null 2>&1; then
 	t_like "terminal: exit 0 after quitting" "$screen" 'EXIT=0'
 	t_like "terminal: after the workbench quits it says where the demo is" "$screen" \
 		"the demo is in $T_TMP/term"
-	t_like "terminal: and the next command" "$screen" "next: cd $T_TMP/term && optloop"
+	t_like "terminal: and the next command, naming this optloop by its path" "$screen" \
+		"next: cd $T_TMP/term && $self  \\(the workbench; $self status"
 	t_ok "terminal: the workspace is there" test -f "$T_TMP/term/profile/chunk_linear_attn-opt/optloop.db"
 else
 	t_skip "terminal case" "tmux is not installed"

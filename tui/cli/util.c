@@ -9,6 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <limits.h>
 
 /* The command speaks JSON; whether its JSON is already out on stdout. */
 static bool json_errors, json_printed;
@@ -201,4 +204,44 @@ const char *cli_vis(const char *s, struct sb *tmp)
 	sb_reset(tmp);
 	vis_escape(s, tmp);
 	return tmp->buf ? tmp->buf : "";
+}
+
+/* Whether "optloop" looked up on $PATH as a shell would is the file st. */
+static bool path_word_is(const struct stat *self)
+{
+	const char *path = getenv("PATH");
+	struct sb dir = SB_INIT;
+	bool same = false;
+
+	while (path && !same) {
+		const char *colon = strchr(path, ':');
+		size_t n = colon ? (size_t)(colon - path) : strlen(path);
+		struct stat st;
+		sb_reset(&dir);
+		if (n)
+			sb_addf(&dir, "%.*s/optloop", (int)n, path);
+		else
+			sb_adds(&dir, "./optloop"); /* an empty entry is the current directory */
+		if (access(dir.buf, X_OK) == 0 && stat(dir.buf, &st) == 0 && S_ISREG(st.st_mode)) {
+			/* the first executable found is the one the shell runs */
+			same = st.st_dev == self->st_dev && st.st_ino == self->st_ino;
+			break;
+		}
+		path = colon ? colon + 1 : NULL;
+	}
+	sb_release(&dir);
+	return same;
+}
+
+void cli_self_command(struct sb *out)
+{
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	struct stat self;
+
+	if (n <= 0 || (exe[n] = '\0', stat(exe, &self) != 0) || path_word_is(&self)) {
+		sb_adds(out, "optloop");
+		return;
+	}
+	vis_shell_word(exe, out);
 }

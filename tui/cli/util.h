@@ -66,6 +66,12 @@ int cli_json_write(const char *buf, size_t len, void *data);
 struct sb;
 const char *cli_vis(const char *s, struct sb *tmp);
 
+/* How to run this optloop in a command the user pastes into a shell, into
+ * *out: "optloop" when that word on $PATH is this very program, else the
+ * program's absolute path, quoted for the shell (a build tree's ./optloop
+ * is not on PATH, and a bare "optloop" would not work as printed). */
+void cli_self_command(struct sb *out);
+
 /* From now on SIGINT, SIGTERM and SIGHUP only set the flag returned (a run
  * going is then stopped by its owner, recorded, and the kernel put back);
  * a second signal of the same kind is handled the same way. */

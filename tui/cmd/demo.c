@@ -35,7 +35,7 @@ static int demo_run(struct cmd_ctx *x)
 	bool json = a->json, interactive;
 	struct loop_demo r;
 	struct err e = {0};
-	struct sb next = SB_INIT, qdir = SB_INIT;
+	struct sb next = SB_INIT, qdir = SB_INIT, self = SB_INIT;
 	int rc;
 
 	/* 1. and 2. The repository and its workspace, with a complete
@@ -44,7 +44,8 @@ static int demo_run(struct cmd_ctx *x)
 		return cli_fail(&e);
 	vis_shell_word(r.dir, &qdir); /* the "next" line is meant to be pasted */
 	const char *workspace = r.workspace;
-	sb_addf(&next, "cd %s && optloop verify", sb_str(&qdir));
+	cli_self_command(&self); /* ./optloop of a build tree is not on PATH */
+	sb_addf(&next, "cd %s && %s verify", sb_str(&qdir), sb_str(&self));
 
 	/* 3. On a terminal, the workbench on r.dir. */
 	interactive = !json && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
@@ -70,10 +71,11 @@ static int demo_run(struct cmd_ctx *x)
 				/* the terminal is the shell's again: where the demo is,
 				 * and how to come back to it */
 				printf("the demo is in %s\n"
-				       "next: cd %s && optloop  (the workbench; optloop status says "
+				       "next: cd %s && %s  (the workbench; %s status says "
 				       "where the loop stands)\n",
-				       r.dir, sb_str(&qdir));
+				       r.dir, sb_str(&qdir), sb_str(&self), sb_str(&self));
 				sb_release(&next);
+				sb_release(&self);
 				sb_release(&qdir);
 				loop_demo_release(&r);
 				return rc;
@@ -96,6 +98,7 @@ static int demo_run(struct cmd_ctx *x)
 	}
 	sb_release(&next);
 	sb_release(&qdir);
+	sb_release(&self);
 	loop_demo_release(&r);
 	return 0;
 }
