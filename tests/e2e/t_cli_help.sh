@@ -112,4 +112,20 @@ man=$(cd "$T_TMP" && "$OPTLOOP" help --man 2>&1); rc=$?
 t_is "help --man works outside the source tree (the assets folder's reference)" "$rc" 0
 t_like "  and is the page" "$man" '^\.TH OPTLOOP 1'
 
+# installed as make install lays it out (PREFIX/bin, PREFIX/share/optloop/assets), with no
+# source tree anywhere near and no OPTLOOP_ASSETS: the installed assets are used
+inst="$T_TMP/prefix"
+install -d "$inst/bin" "$inst/share/optloop"
+install -m 755 "$OPTLOOP" "$inst/bin/optloop"
+cp -R "$OPTLOOP_ROOT/assets" "$inst/share/optloop/"
+mkdir -p "$T_TMP/away"
+ver=$(cd "$T_TMP/away" && env -u OPTLOOP_ASSETS "$inst/bin/optloop" version 2>&1)
+t_like "installed: version names the installed assets folder" "$ver" \
+	"assets: $(cd "$inst" && pwd -P)/share/optloop/assets$"
+man=$(cd "$T_TMP/away" && env -u OPTLOOP_ASSETS "$inst/bin/optloop" help --man 2>&1); rc=$?
+t_is "installed: help --man from another directory (exit 0)" "$rc" 0
+t_is "  the page the source tree's make docs writes" "$man" "$(cat "$OPTLOOP_ROOT/assets/man/optloop.1")"
+out=$(cd "$T_TMP/away" && env -u OPTLOOP_ASSETS "$inst/bin/optloop" help workbench 2>&1)
+t_is "installed: help TOPIC from another directory" "$out" "$(cat "$OPTLOOP_ROOT/assets/man/workbench.md")"
+
 t_done
