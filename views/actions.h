@@ -26,6 +26,7 @@
 	  'b')                                                                                 \
 	X(CANCEL, "cancel", "cancel the running verify, noise or confirm (recorded as incomplete)", \
 	  'x', CTRL_KEY('c'))                                                                  \
+	X(EDIT, "edit", "open the kernel file in $VISUAL or $EDITOR; back when it exits", 'e')  \
 	X(DETAIL, "details", "open the selected iteration's details", '\n', '\r', KEY_ENTER)   \
 	X(DOWN, "down", "next row", 'j', KEY_DOWN)                                              \
 	X(UP, "up", "previous row", 'k', KEY_UP)                                                \

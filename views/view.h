@@ -117,6 +117,11 @@ struct wb_verdict {
 
 struct wb_data {
 	const char *title;     /* shown in the top bar */
+	/* the kernel files (repository-relative) and the repository they are
+	 * in, for the edit key; 0 files in a read-only view */
+	char *const *kernel;
+	size_t nkernel;
+	const char *repo;
 	bool readonly;
 	const struct log_row *rows;  /* oldest first */
 	size_t nrows;

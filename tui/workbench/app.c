@@ -419,6 +419,59 @@ static void request_quit(struct app *a)
 		    a->run_name);
 }
 
+/* The edit key: the kernel file(s) in the user's editor, curses suspended
+ * meanwhile; the panes reload after, so an edit shows as EDITING at once. */
+static void edit_kernel(struct app *a)
+{
+	const char *ed = getenv("VISUAL"), *name;
+	struct err e = {0};
+	int status = 0;
+
+	if (!a->data.nkernel) {
+		app_message(a, true, "edit: %s",
+			    a->data.readonly && !a->data.due
+				    ? "a log viewed read-only has no kernel file to open (open the "
+				      "workbench in the kernel's repository: optloop tui)"
+				    : "the contract names no kernel file (Kernel: in docs/draft.md)");
+		return;
+	}
+	if (a->running || (a->data.live && a->data.live->running)) {
+		app_message(a, true,
+			    "edit refused: a run is going, and a change now is not the one it "
+			    "measures (wait for it, or %s to cancel ours)",
+			    action_first_key(ACT_CANCEL));
+		return;
+	}
+	if (!ed || !*ed)
+		ed = getenv("EDITOR");
+	if (!ed || !*ed)
+		ed = "vi";
+	name = strrchr(ed, '/') ? strrchr(ed, '/') + 1 : ed;
+	if (term_run_child(ed, a->data.repo, a->data.kernel, a->data.nkernel, &status, &e) < 0) {
+		app_message(a, true, "edit: %s", e.msg);
+		return;
+	}
+	relayout(a); /* the terminal may have been resized meanwhile */
+	err_clear(&e);
+	if (reload_following(a, &e) < 0) {
+		app_message(a, true, "%s", e.msg);
+		return;
+	}
+	if (status == 127)
+		app_message(a, true,
+			    "edit: the editor '%s' could not be run (the shell exited 127): set "
+			    "VISUAL or EDITOR to your editor",
+			    ed);
+	else if (status)
+		app_message(a, true, "edit: %s exited with status %d on %s", name, status,
+			    a->data.nkernel ? a->data.kernel[0] : "");
+	else
+		app_message(a, false, "back from %s on %s%s \xc2\xb7 next: %s", name,
+			    a->data.nkernel ? a->data.kernel[0] : "",
+			    a->data.nkernel > 1 ? " and the other kernel files" : "",
+			    a->data.due_brief ? a->data.due_brief : "verify (v) measures a change");
+}
+
 static void handle_key(struct app *a, wint_t ch, bool fkey)
 {
 	int key = (int)ch;
@@ -490,6 +543,9 @@ static void handle_key(struct app *a, wint_t ch, bool fkey)
 			return;
 		}
 		open_overlay(a, &notes_view);
+		return;
+	case ACT_EDIT:
+		edit_kernel(a);
 		return;
 	case ACT_NEXT_PANE:
 	case ACT_PREV_PANE:

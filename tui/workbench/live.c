@@ -215,11 +215,32 @@ void live_free_shapes(struct app *a)
 /* defined with the status line's wording, below */
 static void load_due(struct app *a);
 
+/* The top bar: the op, the kernel file(s) with the key that opens them
+ * (before the long workspace path, so they stay at 80 columns), the
+ * workspace.  Caller frees. */
+static char *live_title(const struct loop_status *st)
+{
+	struct sb s = SB_INIT;
+
+	sb_addf(&s, "%s \xc2\xb7 ", st->op ? st->op : "");
+	if (st->nkernel) {
+		sb_adds(&s, "kernel ");
+		for (size_t i = 0; i < st->nkernel; i++)
+			sb_addf(&s, "%s%s", i ? ", " : "", st->kernel[i]);
+		sb_addf(&s, " (%s edits) \xc2\xb7 ", action_first_key(ACT_EDIT));
+	}
+	sb_adds(&s, st->workspace ? st->workspace : "");
+	return sb_detach(&s);
+}
+
 int live_reload(struct app *a, struct err *e)
 {
 	struct ws_loop *w = live_of(a);
 	int rc;
 
+	a->data.kernel = NULL; /* they point into w->st */
+	a->data.nkernel = 0;
+	a->data.repo = NULL;
 	if (w->have_st)
 		loop_status_release(&w->st);
 	w->have_st = false;
@@ -236,8 +257,11 @@ int live_reload(struct app *a, struct err *e)
 	live_clear_lines(&a->data.notes, &a->data.nnotes);
 	live_free_shapes(a);
 	free(w->title);
-	w->title = xasprintf("%s \xc2\xb7 %s", w->st.op ? w->st.op : "", w->st.workspace ? w->st.workspace : "");
+	w->title = live_title(&w->st);
 	a->data.title = w->title;
+	a->data.kernel = w->st.kernel;
+	a->data.nkernel = w->st.nkernel;
+	a->data.repo = w->st.repo;
 	a->data.readonly = false; /* it writes while it acts, and only then */
 	a->data.rows = w->rows->v;
 	a->data.nrows = w->rows->n;

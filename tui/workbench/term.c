@@ -5,6 +5,7 @@
 #include "tui/workbench/term.h"
 
 #include "core/err.h"
+#include "core/sb.h"
 #include "views/sanitize.h"
 #include "views/view.h"
 
@@ -16,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static bool active, lost;
@@ -185,4 +187,57 @@ enum term_signal term_take_signal(void)
 	if (sig_pipe[0] < 0 || read(sig_pipe[0], &c, 1) != 1)
 		return TSIG_NONE;
 	return c == 'H' ? TSIG_HUP : TSIG_TERM;
+}
+
+int term_run_child(const char *cmd, const char *dir, char *const *args, size_t nargs, int *status,
+		   struct err *e)
+{
+	struct sigaction ign, old_int, old_quit;
+	size_t n = nargs;
+	int ws = 0;
+	pid_t pid;
+
+	const char **argv = xcalloc(n + 5, sizeof(*argv));
+	argv[0] = "/bin/sh";
+	argv[1] = "-c";
+	argv[2] = xasprintf("%s \"$@\"", cmd);
+	argv[3] = "optloop-editor"; /* $0 */
+	for (size_t i = 0; i < n; i++)
+		argv[4 + i] = args[i];
+
+	/* While it runs the terminal is its own: Ctrl-C and Ctrl-\ are its
+	 * keys, never the workbench's end. */
+	memset(&ign, 0, sizeof(ign));
+	ign.sa_handler = SIG_IGN;
+	sigemptyset(&ign.sa_mask);
+	sigaction(SIGINT, &ign, &old_int);
+	sigaction(SIGQUIT, &ign, &old_quit);
+	def_prog_mode();
+	endwin();
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		signal(SIGINT, SIG_DFL);
+		signal(SIGQUIT, SIG_DFL);
+		signal(SIGPIPE, SIG_DFL);
+		if (saved_stderr >= 0)
+			dup2(saved_stderr, STDERR_FILENO);
+		if (dir && chdir(dir) < 0)
+			_exit(126);
+		execv(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	int err_no = errno;
+	while (pid > 0 && waitpid(pid, &ws, 0) < 0 && errno == EINTR)
+		;
+	reset_prog_mode();
+	clearok(curscr, TRUE);
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGQUIT, &old_quit, NULL);
+	free((char *)argv[2]);
+	free(argv);
+	if (pid < 0)
+		return err_set(e, ERR_IO, "cannot start %s: %s", cmd, strerror(err_no));
+	*status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+	return 0;
 }

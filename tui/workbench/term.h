@@ -8,6 +8,7 @@
 #define OPTLOOP_TERM_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 struct err;
 
@@ -21,6 +22,14 @@ void term_stop(void);
 /* Descriptor to poll for signal events; term_take_signal() reads one. */
 int term_signal_fd(void);
 enum term_signal term_take_signal(void);
+/* Hand the terminal to a program (an editor) until it exits, as tig and
+ * lazygit do: curses is suspended (def_prog_mode, endwin), /bin/sh -c
+ * runs `cmd "$@"` with the nargs args as "$@" in dir, stderr its own again, SIGINT
+ * and SIGQUIT left to it; then the screen is restored (the caller redraws
+ * everything).  *status gets its exit status (128+N when a signal ended
+ * it); <0 with e when it could not be started. */
+int term_run_child(const char *cmd, const char *dir, char *const *args, size_t nargs, int *status,
+		   struct err *e);
 /* The terminal is gone: never touch it again (endwin would block or fail). */
 void term_lost(void);
 
