@@ -214,6 +214,18 @@ enum wz_result wizard_key(struct wizard *wz, wint_t ch, bool fkey)
 
 	if (!fkey && ch == KEY_ESC)
 		return WZ_CANCEL;
+	if (fkey && (ch == KEY_NPAGE || ch == KEY_PPAGE)) {
+		/* a page of context less the two "more" lines and one line, so
+		 * the reader keeps its place; no further down once the end shows */
+		int step = wz->info_rows > 4 ? wz->info_rows - 3 : 1;
+		if (ch == KEY_PPAGE)
+			wz->info_top -= step;
+		else if (wz->info_more)
+			wz->info_top += step;
+		if (wz->info_top < 0)
+			wz->info_top = 0;
+		return WZ_CONTINUE;
+	}
 	if ((!fkey && (ch == '\n' || ch == '\r')) || (fkey && ch == KEY_ENTER)) {
 		if (!f)
 			return WZ_SUBMIT;
@@ -428,16 +440,32 @@ void wizard_draw(struct wizard *wz, WINDOW *w)
 	int info_end = h - 4 - frows - (wz->ninfo ? 1 : 0);
 	if (info_end < 2)
 		info_end = 2; /* a tiny window: one context line at least */
-	for (size_t i = 0; i < wz->ninfo && y < info_end; i++) {
-		if (y == info_end - 1 && i + 1 < wz->ninfo) {
-			char more[64];
-			snprintf(more, sizeof(more), "\xe2\x80\xa6 %zu more line%s not shown",
-				 wz->ninfo - i, wz->ninfo - i == 1 ? "" : "s");
+	/* A context longer than its rows scrolls: a line above says what is
+	 * before the top, one below what is after the bottom, each with its key. */
+	if (wz->info_top > 0 && wz->info_top >= (int)wz->ninfo)
+		wz->info_top = wz->ninfo ? (int)wz->ninfo - 1 : 0;
+	size_t k = (size_t)wz->info_top;
+	bool scrolls = false;
+	if (k > 0 && y < info_end - 1) {
+		char above[80];
+		snprintf(above, sizeof(above), "\xe2\x80\xa6 %zu earlier line%s: PgUp shows them", k,
+			 k == 1 ? "" : "s");
+		draw_text(w, y++, 1, inner, above, theme_attr(R_DIM));
+		scrolls = true;
+	}
+	wz->info_rows = info_end - 1;
+	wz->info_more = false;
+	for (; k < wz->ninfo && y < info_end; k++) {
+		if (y == info_end - 1 && k + 1 < wz->ninfo) {
+			char more[80];
+			snprintf(more, sizeof(more), "\xe2\x80\xa6 %zu more line%s not shown: PgDn shows them",
+				 wz->ninfo - k, wz->ninfo - k == 1 ? "" : "s");
 			draw_text(w, y++, 1, inner, more, theme_attr(R_DIM));
+			scrolls = wz->info_more = true;
 			break;
 		}
-		int n = draw_wrapped(w, y, 1, inner, info_end - y, wz->info[i].text,
-				     theme_attr(wz->info[i].role));
+		int n = draw_wrapped(w, y, 1, inner, info_end - y, wz->info[k].text,
+				     theme_attr(wz->info[k].role));
 		y += n > 0 ? n : 1;
 	}
 	if (wz->ninfo)
@@ -449,8 +477,12 @@ void wizard_draw(struct wizard *wz, WINDOW *w)
 	}
 	if (wz->error)
 		draw_wrapped(w, h - 4, 1, inner, 2, wz->error, theme_attr(R_ERROR));
-	draw_text(w, h - 2, 1, inner,
-		  wz->one_per_page ? "Enter next step \xc2\xb7 Up back \xc2\xb7 Esc cancel (nothing is saved)"
-				   : "Enter next / save \xc2\xb7 Tab/Up/Down move \xc2\xb7 Esc cancel (nothing is saved)",
-		  theme_attr(R_DIM));
+	t = (struct sb)SB_INIT;
+	sb_adds(&t, wz->one_per_page ? "Enter next step \xc2\xb7 Up back"
+				      : "Enter next / save \xc2\xb7 Tab/Up/Down move");
+	if (scrolls)
+		sb_adds(&t, " \xc2\xb7 PgUp/PgDn context");
+	sb_adds(&t, " \xc2\xb7 Esc cancel (nothing is saved)");
+	draw_text(w, h - 2, 1, inner, t.buf, theme_attr(R_DIM));
+	sb_release(&t);
 }

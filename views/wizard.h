@@ -52,6 +52,11 @@ struct wizard {
 	size_t nf;
 	int cur;
 	bool one_per_page;     /* step mode: one field at a time ("step 2/4") */
+	/* The context scrolls (PgUp/PgDn) when it does not fit: the first
+	 * line shown; the rows the last draw had for it and whether lines
+	 * were left below (0 and false before one). */
+	int info_top, info_rows;
+	bool info_more;
 	char *error;           /* why Enter did not submit */
 };
 
@@ -80,7 +85,8 @@ void wizard_field_need(struct wz_field *f, wz_need_fn fn, void *ctx);
  * is none. */
 const char *wizard_choice_value(const struct wizard *wz, const char *label);
 
-/* One key: ch is a character (fkey false) or a curses KEY_* code. */
+/* One key: ch is a character (fkey false) or a curses KEY_* code.
+ * PgDn/PgUp scroll the context lines above the fields. */
 enum wz_result wizard_key(struct wizard *wz, wint_t ch, bool fkey);
 void wizard_draw(struct wizard *wz, WINDOW *w);
 /* Rows the wizard would like in a window `width` columns wide (for the

@@ -1091,6 +1091,62 @@ static void wizard_field_stays_visible_under_a_long_context(void **state)
 	delwin(w);
 }
 
+/* The context the re-assessment asks to summarise scrolls: PgDn pages to
+ * its end (every direction shown once, none hidden), PgUp back to the top;
+ * the lines at either end say how many are out of sight and which key
+ * shows them, and the key line names PgUp/PgDn. */
+static void wizard_context_scrolls_to_every_line(void **state)
+{
+	WINDOW *w = newwin(16, 78, 0, 0);
+	struct wizard *wz = wizard_new("Stall re-assessment", 2);
+	bool seen[20] = {false};
+
+	wz->one_per_page = true;
+	wizard_info(wz, R_REVERT, "3 rows in a row without a win: re-assess");
+	wizard_info(wz, R_HEADER, "directions tried so far, by axis:");
+	for (int i = 0; i < 20; i++)
+		wizard_info(wz, R_NORMAL, "  tiling: direction %02d", i);
+	wizard_text(wz, "Re-profile", "a profiler file under trace/", true, NULL);
+	wizard_draw(wz, w);
+	const char *t = text_of(w);
+	assert_non_null(strstr(t, "more lines not shown: PgDn shows them"));
+	assert_non_null(strstr(t, "PgUp/PgDn context"));
+	assert_null(strstr(t, "earlier line"));
+	for (int page = 0; page < 30; page++) {
+		t = text_of(w);
+		for (int i = 0; i < 20; i++) {
+			char want[32];
+			snprintf(want, sizeof(want), "direction %02d", i);
+			if (strstr(t, want))
+				seen[i] = true;
+		}
+		if (strstr(t, "direction 19"))
+			break;
+		assert_int_equal(wizard_key(wz, KEY_NPAGE, true), WZ_CONTINUE);
+		wizard_draw(wz, w);
+	}
+	for (int i = 0; i < 20; i++)
+		assert_true(seen[i]);
+	assert_non_null(strstr(t, "earlier lines: PgUp shows them"));
+	assert_null(strstr(t, "more lines not shown"));
+	assert_non_null(strstr(t, "|Re-profile ")); /* the field stays */
+	/* PgDn past the end stays at the end; PgUp goes back to the top */
+	wizard_key(wz, KEY_NPAGE, true);
+	wizard_draw(wz, w);
+	assert_non_null(strstr(text_of(w), "direction 19"));
+	for (int k = 0; k < 10; k++)
+		wizard_key(wz, KEY_PPAGE, true);
+	wizard_draw(wz, w);
+	t = text_of(w);
+	assert_int_equal(wz->info_top, 0);
+	assert_non_null(strstr(t, "3 rows in a row without a win"));
+	assert_null(strstr(t, "earlier line"));
+	/* a text field takes no character from the paging keys */
+	assert_int_equal((int)wz->f[0].value.len, 0);
+	wizard_free(wz);
+	delwin(w);
+}
+
 static int profile_exists(void *ctx, const char *value, struct sb *why)
 {
 	if (!strcmp(value, "trace/ncu.txt"))
@@ -1194,6 +1250,7 @@ int main(void)
 		cmocka_unit_test(wizard_collects_and_validates),
 		cmocka_unit_test(wizard_step_mode_shows_one_prompt),
 		cmocka_unit_test(wizard_field_stays_visible_under_a_long_context),
+		cmocka_unit_test(wizard_context_scrolls_to_every_line),
 		cmocka_unit_test(wizard_checks_a_field_at_its_step),
 		cmocka_unit_test(ascii_locale_draws_ascii_only),
 	};
