@@ -79,6 +79,31 @@ t_unlike "  nor keep" "$scr" '\[k\]eep'
 t_unlike "  and no bound is asked for" "$scr" 'Bound'
 tui_keys Escape
 t_screen "Esc cancels" 'cancelled: nothing was saved'
+
+# ---- an edit made after the measurement: the wizard sets it aside -------------
+printf '/* a later edit */\n' >>"$kernel"
+t_screen "the later edit is seen" 'MEASURED'
+tui_keys l
+t_screen "the log wizard says the kernel changed since the measurement" \
+	'the kernel changed since this run was measured: tick Set aside'
+tui_keys "double accumulate" Tab d Tab Tab Tab
+t_screen "it offers to set the later edit aside" 'Set aside the later edit +\[ \] no'
+tui_keys Enter
+t_screen "the box must be ticked to log the measured run" 'Set aside the later edit must be confirmed'
+t_is "  nothing was logged" "$(state)" measured
+tui_keys Space
+t_screen "the box is ticked" 'Set aside the later edit +\[x\] yes'
+tui_keys Enter
+t_screen "logged, the later edit set aside" \
+	'logged iteration 2 \(drop\); the later edit is set aside and comes back after the commit'
+t_is "  the engine agrees" "$(state)" logged
+t_unlike "  the kernel is the measured one" "$(cat "$kernel")" 'a later edit'
+t_like "  OPT_LOG.md has the row" "$(grep -E '^\| 2 \|' profile/chunk_linear_attn-opt/OPT_LOG.md)" \
+	'^\| 2 \| double accumulate \| FAIL'
+tui_keys c
+t_screen "committed" 'committed iteration 2 as'
+t_like "  the later edit came back after the commit" "$(tail -n 1 "$kernel")" 'a later edit'
+t_unlike "  on the best kernel (the drop undone)" "$(cat "$kernel")" '2 \* a \* vs'
 tui_keys q
 t_is "q quits" "$(tui_exit_status)" 0
 tui_stop

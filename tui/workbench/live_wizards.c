@@ -29,6 +29,17 @@ static const char *const status_choices[] = {"keep", "revert", "drop", "floor", 
  * floor may be logged for it (rules_keep, rules_floor_allowed). */
 static const char *const unmeasured_choices[] = {"revert", "drop", NULL};
 
+#define SET_ASIDE_LABEL "Set aside the later edit"
+
+/* Whether the box labelled label is there and ticked. */
+static bool field_ticked(const struct wizard *wz, const char *label)
+{
+	for (size_t i = 0; i < wz->nf; i++)
+		if (wz->f[i].kind == WZ_CHECK && !strcmp(wz->f[i].label, label))
+			return wz->f[i].checked;
+	return false;
+}
+
 /* The value of the wizard's text field labelled label; NULL when it is
  * absent or empty. */
 static const char *field_text(const struct wizard *wz, const char *label)
@@ -92,8 +103,10 @@ int live_open_log_wizard(struct app *a, struct err *e)
 	if (m.no_change)
 		wizard_info(wz, R_DIM, "no-change run: the kernel equals HEAD");
 	if (w->st.telescoped)
-		wizard_info(wz, R_ERROR, "the kernel changed since this run was measured: the engine will refuse "
-					 "the log until the change is set aside or re-verified");
+		wizard_info(wz, R_ERROR, "the kernel changed since this run was measured: tick Set aside to keep "
+					 "that later edit for after the commit, or Esc and verify (%s) again to "
+					 "measure the kernel as it is",
+			    action_first_key(ACT_VERIFY));
 	wizard_text(wz, "Direction", "one line: what this iteration tried", true,
 		    m.iter == 0 ? "baseline" : NULL);
 	if (m.iter != 0 && w->st.suggest != RS_NONE)
@@ -141,6 +154,13 @@ int live_open_log_wizard(struct app *a, struct err *e)
 		wizard_field_need(wizard_check(wz, s.buf, h.buf, true), lint_ack_needed, NULL);
 		sb_release(&h);
 	}
+	/* the CLI's log --set-aside: the row is the measured run's, the later
+	 * edit kept under its ref and back after the commit */
+	if (w->st.telescoped)
+		wizard_check(wz, SET_ASIDE_LABEL,
+			     "the kernel edits made after the measurement are set aside (kept under "
+			     "refs/optloop/aside/) and come back after the commit",
+			     true);
 	if (w->lint.n)
 		wizard_info(wz, R_REVERT,
 			    "%zu lint finding%s on this diff: each must be acknowledged%s", w->lint.n,
@@ -170,10 +190,23 @@ int live_submit_log(struct app *a, struct wizard *wz, struct err *e)
 	/* Every box ticked is the acknowledgement, recorded with the row; the
 	 * wizard requires it where the status keeps the kernel. */
 	o.ack_lints = lints_acked(wz);
+	/* as log --set-aside: done already (a log refused after it) is no error */
+	bool aside = field_ticked(wz, SET_ASIDE_LABEL);
+	if (aside) {
+		struct loop_status st;
+		if ((rc = loop_status(w->l, &st, e)) < 0)
+			return rc;
+		bool telescoped = st.telescoped;
+		loop_status_release(&st);
+		if (telescoped && (rc = loop_set_aside(w->l, e)) < 0)
+			return rc;
+	}
 	if ((rc = loop_log(w->l, &o, &row, e)) < 0)
 		return rc;
-	app_message(a, false, "logged iteration %d (%s) \xc2\xb7 next: commit (%s)", row.iter,
-		    row_status_name(row.status), action_first_key(ACT_COMMIT));
+	app_message(a, false, "logged iteration %d (%s)%s \xc2\xb7 next: commit (%s)", row.iter,
+		    row_status_name(row.status),
+		    aside ? "; the later edit is set aside and comes back after the commit" : "",
+		    action_first_key(ACT_COMMIT));
 	log_row_release(&row);
 	return 0;
 }
