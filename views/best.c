@@ -55,8 +55,17 @@ static const char *point_glyph(const struct wb_data *d, const struct log_row *r,
 
 #define FLAGS_LABEL "flags: "
 
+/* "flags: implausible · implausible_shape: ... at 859.00x is above 3x":
+ * the flags, and which rule fired with its number. */
+static void flags_text(const struct wb_verdict *v, struct sb *out)
+{
+	sb_addf(out, FLAGS_LABEL "%s", v->flags);
+	if (v->why)
+		sb_addf(out, " \xc2\xb7 %s", v->why);
+}
+
 /* Rows the last run's verdict takes: the verdict, the confirm, then the
- * flags on up to two rows. */
+ * flags and their rules on up to four rows. */
 static int verdict_rows(const struct wb_data *d, int inner)
 {
 	const struct wb_verdict *v = &d->last;
@@ -64,8 +73,11 @@ static int verdict_rows(const struct wb_data *d, int inner)
 		return 0;
 	int rows = 1 + (v->confirm ? 1 : 0);
 	if (v->flags) {
-		int fw = (int)strlen(FLAGS_LABEL) + sanitize_width(v->flags, strlen(v->flags));
-		rows += fw <= inner ? 1 : 2;
+		struct sb s = SB_INIT;
+		flags_text(v, &s);
+		int n = draw_wrapped(NULL, 0, 0, inner, 4, s.buf, 0);
+		rows += n > 0 ? n : 1;
+		sb_release(&s);
 	}
 	return rows;
 }
@@ -81,7 +93,7 @@ static void draw_last_verdict(const struct wb_data *d, WINDOW *w, int y, int inn
 	if (v->flags) {
 		struct sb s = SB_INIT;
 		sb_init(&s);
-		sb_addf(&s, FLAGS_LABEL "%s", v->flags);
+		flags_text(v, &s);
 		draw_wrapped(w, y, 1, inner, rows - (v->confirm ? 2 : 1), s.buf, theme_attr(R_REVERT));
 		sb_release(&s);
 	}

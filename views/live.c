@@ -42,6 +42,8 @@ void live_reset(struct live_buf *b, const char *title)
 	free(b->verdict);
 	b->verdict = NULL;
 	b->verdict_bad = false;
+	free(b->note);
+	b->note = NULL;
 	b->progress = -1;
 	free(b->stage);
 	b->stage = NULL;
@@ -154,6 +156,12 @@ void live_set_verdict(struct live_buf *b, const char *text, bool bad)
 	free(b->verdict);
 	b->verdict = xstrdup(text);
 	b->verdict_bad = bad;
+}
+
+void live_set_note(struct live_buf *b, const char *text)
+{
+	free(b->note);
+	b->note = text ? xstrdup(text) : NULL;
 }
 
 void live_set_progress(struct live_buf *b, int pct, const char *stage, size_t n)
@@ -299,7 +307,15 @@ static void live_draw(struct view *v, WINDOW *w)
 	n = (int)live_count(b);
 	/* Follow the end unless the user moved up. */
 	bool follow = v->mode == 0;
-	v->body_h = h - 3;
+	/* the finished run's note takes the last rows (three at most), the
+	 * output keeps at least two */
+	int note_rows = 0;
+	if (!b->running && b->note) {
+		note_rows = draw_wrapped(NULL, 0, 0, inner, 3, b->note, 0);
+		if (h - 3 - note_rows < 2)
+			note_rows = h - 3 - 2 > 0 ? h - 3 - 2 : 0;
+	}
+	v->body_h = h - 3 - note_rows;
 	if (follow)
 		v->sel = n - 1;
 	view_clamp(v);
@@ -363,6 +379,8 @@ static void live_draw(struct view *v, WINDOW *w)
 			  theme_attr(!b->running && b->verdict_bad ? R_FAIL : R_KEY));
 
 	draw_body(v, w, b, n, inner, follow);
+	if (note_rows)
+		draw_wrapped(w, 2 + v->body_h, 1, inner, note_rows, b->note, theme_attr(R_REVERT));
 	sb_release(&s);
 }
 

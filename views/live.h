@@ -35,6 +35,8 @@ struct live_buf {
 	double t_start, t_end, now; /* unix seconds; t_end 0 while running */
 	char *verdict;   /* "GATE PASSED", "incomplete: cancelled", ... or NULL */
 	bool verdict_bad;
+	char *note;      /* what the finished run's verdict flagged, with the rule and
+			  * its number, shown at the pane's foot; NULL when nothing */
 };
 
 /* Owned by the caller: live_free(). */
@@ -49,6 +51,8 @@ void live_flush(struct live_buf *b);
 size_t live_count(const struct live_buf *b);
 const char *live_line(const struct live_buf *b, size_t i, size_t *len);
 void live_set_verdict(struct live_buf *b, const char *text, bool bad);
+/* The note under the output (text copied; NULL clears it). */
+void live_set_note(struct live_buf *b, const char *text);
 /* The parser's progress events: a percent (-1 leaves it) and a phase name
  * (n bytes, copied; NULL leaves it). */
 void live_set_progress(struct live_buf *b, int pct, const char *stage, size_t n);

@@ -388,6 +388,7 @@ void wb_verdict_clear(struct wb_verdict *v)
 {
 	free(v->verdict);
 	free(v->flags);
+	free(v->why);
 	free(v->confirm);
 	memset(v, 0, sizeof(*v));
 	v->gain = NAN;

@@ -111,6 +111,9 @@ struct wb_verdict {
 			* "not_comparable", or "none" (nothing to compare with) */
 	double gain;   /* vs best as a fraction; NAN when not compared */
 	char *flags;   /* "implausible, unstable, busy_gpu", NULL when none */
+	char *why;     /* each implausible rule that fired, with its number
+			* ("implausible_shape: fwd B=4 T=8192 at 859.00x is above
+			* 3x"), "; "-joined; NULL when none */
 	char *confirm; /* the iteration's confirm ("confirm fast, promoted") or
 			* what to do about one; NULL when nothing to say */
 };

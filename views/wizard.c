@@ -215,15 +215,24 @@ enum wz_result wizard_key(struct wizard *wz, wint_t ch, bool fkey)
 	if (!fkey && ch == KEY_ESC)
 		return WZ_CANCEL;
 	if (fkey && (ch == KEY_NPAGE || ch == KEY_PPAGE)) {
-		/* a page of context less the two "more" lines and one line, so
-		 * the reader keeps its place; no further down once the end shows */
-		int step = wz->info_rows > 4 ? wz->info_rows - 3 : 1;
-		if (ch == KEY_PPAGE)
-			wz->info_top -= step;
-		else if (wz->info_more)
-			wz->info_top += step;
-		if (wz->info_top < 0)
-			wz->info_top = 0;
+		if (ch == KEY_NPAGE && wz->info_more) {
+			/* down to the first line not shown whole */
+			wz->info_top = wz->info_next > wz->info_top ? wz->info_next : wz->info_top + 1;
+		} else if (ch == KEY_PPAGE && wz->info_top > 0) {
+			/* back as many lines as fill the rows (less the two "more"
+			 * lines), at least one */
+			int rows = wz->info_rows - 2, used = 0, k = wz->info_top;
+			while (k > 0) {
+				int r = draw_wrapped(NULL, 0, 0, wz->info_cells, 8, wz->info[k - 1].text, 0);
+				if (used + r > rows && k < wz->info_top)
+					break;
+				used += r;
+				k--;
+			}
+			wz->info_top = k;
+		}
+		if (wz->info_top > (int)wz->ninfo - 1)
+			wz->info_top = wz->ninfo ? (int)wz->ninfo - 1 : 0;
 		return WZ_CONTINUE;
 	}
 	if ((!fkey && (ch == '\n' || ch == '\r')) || (fkey && ch == KEY_ENTER)) {
@@ -454,9 +463,21 @@ void wizard_draw(struct wizard *wz, WINDOW *w)
 		scrolls = true;
 	}
 	wz->info_rows = info_end - 1;
+	wz->info_cells = inner;
 	wz->info_more = false;
+	wz->info_next = (int)wz->ninfo;
 	for (; k < wz->ninfo && y < info_end; k++) {
-		if (y == info_end - 1 && k + 1 < wz->ninfo) {
+		/* a line that does not fit whole, with a row kept for saying so,
+		 * shows what fits and is counted as not shown: PgDn starts there */
+		int need = draw_wrapped(NULL, 0, 0, inner, 8, wz->info[k].text, 0);
+		int room = info_end - y - 1; /* the row saying what is not shown */
+		bool last_fits = k + 1 == wz->ninfo && need <= info_end - y;
+		if (need > room && !last_fits) {
+			if (room > 0)
+				draw_wrapped(w, y, 1, inner, room, wz->info[k].text,
+					     theme_attr(wz->info[k].role));
+			y += room > 0 ? room : 0;
+			wz->info_next = (int)k;
 			char more[80];
 			snprintf(more, sizeof(more), "\xe2\x80\xa6 %zu more line%s not shown: PgDn shows them",
 				 wz->ninfo - k, wz->ninfo - k == 1 ? "" : "s");

@@ -53,9 +53,10 @@ struct wizard {
 	int cur;
 	bool one_per_page;     /* step mode: one field at a time ("step 2/4") */
 	/* The context scrolls (PgUp/PgDn) when it does not fit: the first
-	 * line shown; the rows the last draw had for it and whether lines
-	 * were left below (0 and false before one). */
-	int info_top, info_rows;
+	 * line shown; from the last draw (zeros before one), the rows and
+	 * columns it had, the first line it did not show whole, and whether
+	 * any was left below. */
+	int info_top, info_rows, info_cells, info_next;
 	bool info_more;
 	char *error;           /* why Enter did not submit */
 };

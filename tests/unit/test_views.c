@@ -1147,6 +1147,37 @@ static void wizard_context_scrolls_to_every_line(void **state)
 	delwin(w);
 }
 
+/* A context line that wraps past the rows left is not cut silently: it
+ * waits for PgDn with the line that says so, and PgDn shows it whole. */
+static void wizard_context_never_cuts_a_line_silently(void **state)
+{
+	WINDOW *w = newwin(16, 44, 0, 0);
+	struct wizard *wz = wizard_new("Log the iteration", 1);
+
+	wizard_info(wz, R_NORMAL, "iteration 1 · gate pass · bench 28.829 ms · vs best +74%%");
+	wizard_info(wz, R_REVERT, "flags: implausible · implausible_aggregate: the aggregate "
+				  "speedup 4.01x is above 1.5x; implausible_shape: fwd B=1 T=1024 "
+				  "at 4.20x is above 3x THE-END");
+	wizard_text(wz, "Direction", "one line", true, NULL);
+	wizard_text(wz, "Axis", "optional", false, NULL);
+	wizard_draw(wz, w);
+	const char *t = text_of(w);
+	assert_non_null(strstr(t, "iteration 1"));
+	assert_null(strstr(t, "THE-END")); /* its end is not shown... */
+	assert_non_null(strstr(t, "1 more line not shown: PgDn shows them")); /* ...and it says so */
+	wizard_key(wz, KEY_NPAGE, true);
+	wizard_draw(wz, w);
+	t = text_of(w);
+	assert_non_null(strstr(t, "1 earlier line: PgUp shows them"));
+	assert_non_null(strstr(t, "THE-END")); /* PgDn shows it whole */
+	assert_null(strstr(t, "more line"));
+	wizard_key(wz, KEY_PPAGE, true);
+	wizard_draw(wz, w);
+	assert_int_equal(wz->info_top, 0);
+	wizard_free(wz);
+	delwin(w);
+}
+
 static int profile_exists(void *ctx, const char *value, struct sb *why)
 {
 	if (!strcmp(value, "trace/ncu.txt"))
@@ -1251,6 +1282,7 @@ int main(void)
 		cmocka_unit_test(wizard_step_mode_shows_one_prompt),
 		cmocka_unit_test(wizard_field_stays_visible_under_a_long_context),
 		cmocka_unit_test(wizard_context_scrolls_to_every_line),
+		cmocka_unit_test(wizard_context_never_cuts_a_line_silently),
 		cmocka_unit_test(wizard_checks_a_field_at_its_step),
 		cmocka_unit_test(ascii_locale_draws_ascii_only),
 	};

@@ -145,6 +145,22 @@ static void load_band(struct app *a)
 /* The stored verdict of a verify run, for the panes.  When the run is of
  * offer_iter (the measured, not yet logged iteration; -1: none), a fast or
  * ambiguous verdict without a confirm says how to get one. */
+char *live_implausible_words(const struct loop_run *r)
+{
+	const json_t *a = r->detail ? json_object_get(r->detail, "implausible_why") : NULL;
+	struct sb s = SB_INIT;
+	const json_t *v;
+	size_t i;
+
+	json_array_foreach(a, i, v)
+	{
+		const char *rule = json_string_value(json_object_get(v, "rule"));
+		const char *detail = json_string_value(json_object_get(v, "detail"));
+		sb_addf(&s, "%s%s: %s", s.len ? "; " : "", rule ? rule : "?", detail ? detail : "");
+	}
+	return s.len ? sb_detach(&s) : NULL;
+}
+
 void live_run_verdict(const struct loop_run *r, int offer_iter, struct wb_verdict *out)
 {
 	const char *ck = action_first_key(ACT_CONFIRM);
@@ -160,6 +176,7 @@ void live_run_verdict(const struct loop_run *r, int offer_iter, struct wb_verdic
 	out->verdict = xstrdup(r->judged ? r->judged : r->verdict);
 	out->gain = r->vs_best;
 	out->flags = r->flags_text ? xstrdup(r->flags_text) : NULL;
+	out->why = live_implausible_words(r);
 	bool wants = r->confirm_can_win;
 	switch (r->confirm) {
 	case LOOP_CONFIRM_UNFINISHED:

@@ -77,6 +77,10 @@ void live_next_words(struct ws_loop *w, struct sb *out);
 /* A run's verdict in the detail pane's and the best pane's form;
  * offer_iter: the iteration whose log wizard offers it, -1 none. */
 void live_run_verdict(const struct loop_run *r, int offer_iter, struct wb_verdict *out);
+/* Each implausible rule a run's comparison fired, with its number, as the
+ * CLI's why: lines say it ("implausible_aggregate: the aggregate speedup
+ * 4.01x is above 1.5x"), "; "-joined; NULL when none.  Caller frees. */
+char *live_implausible_words(const struct loop_run *r);
 void live_clear_lines(struct wb_line **v, size_t *n);
 /* Drop the per-shape numbers (a reload makes them stale). */
 void live_free_shapes(struct app *a);

@@ -188,6 +188,21 @@ static void verify_done(struct app *a, const struct loop_measurement *m)
 	}
 	if (a->data.live)
 		live_set_verdict(a->data.live, s.buf, bad);
+	/* the verdict's flags and the rules behind them, under the output: the
+	 * best pane that shows them too is hidden by this pane on a small
+	 * terminal */
+	struct loop_run r;
+	if (a->data.live && m->run_id && loop_run_get(w->l, m->run_id, &r, NULL) == 0) {
+		if (r.flags_text) {
+			char *why = live_implausible_words(&r);
+			char *note = xasprintf("flags: %s%s%s", r.flags_text, why ? " \xc2\xb7 " : "",
+					       why ? why : "");
+			live_set_note(a->data.live, note);
+			free(note);
+			free(why);
+		}
+		loop_run_release(&r);
+	}
 	live_next_words(w, &next);
 	app_message(a, bad, "iteration %d %s: %s \xc2\xb7 next: %s", m->iter,
 		    m->attempt ? "attempt (no row)" : "measured", s.buf, next.buf);

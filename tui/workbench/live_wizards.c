@@ -99,6 +99,18 @@ int live_open_log_wizard(struct app *a, struct err *e)
 	sb_adds(&s, " ms \xc2\xb7 vs best ");
 	optlog_fmt_vs_best(m.vs_best, &s);
 	wizard_info(wz, m.gate == GATE_PASS ? R_NORMAL : R_FAIL, "%s", s.buf);
+	/* the run's flags and the rules that fired, with their numbers: what
+	 * the proposal weighed */
+	struct loop_run run;
+	if (m.iter != 0 && m.run_id && loop_run_get(w->l, m.run_id, &run, NULL) == 0) {
+		if (run.flags_text) {
+			char *why = live_implausible_words(&run);
+			wizard_info(wz, R_REVERT, "flags: %s%s%s", run.flags_text,
+				    why ? " \xc2\xb7 " : "", why ? why : "");
+			free(why);
+		}
+		loop_run_release(&run);
+	}
 	wizard_info(wz, R_DIM, "gate and bench come from the run; they are shown, not typed");
 	if (m.no_change)
 		wizard_info(wz, R_DIM, "no-change run: the kernel equals HEAD");
