@@ -13,12 +13,24 @@
 
 #include <stdio.h>
 
-#define W_ITER 4
+#define W_ITER 4 /* at least: wider when an iteration number needs it */
 #define W_GATE 11
 #define W_BENCH 8
 #define W_VS 7
 #define W_STATUS 6
-#define FIXED (1 + W_ITER + 1 + 1 + W_GATE + 1 + W_BENCH + 1 + W_VS + 1 + W_STATUS)
+#define FIXED(wi) (1 + (wi) + 1 + 1 + W_GATE + 1 + W_BENCH + 1 + W_VS + 1 + W_STATUS)
+
+/* The Iter column's width: the widest iteration number whole (a log of
+ * 20,000 rows reads 19999, never 199…). */
+static int iter_width(const struct wb_data *d)
+{
+	int top = 0, wi = 1;
+	for (size_t i = 0; i < d->nrows; i++)
+		top = d->rows[i].iter > top ? d->rows[i].iter : top;
+	for (; top >= 10; top /= 10)
+		wi++;
+	return wi > W_ITER ? wi : W_ITER;
+}
 
 static int tl_nitems(const struct view *v)
 {
@@ -37,18 +49,19 @@ static const char *marker(const struct wb_data *d, const struct log_row *r)
 }
 
 /* The row as one line of exactly `inner` cells (clean text). */
-static void tl_format(const struct wb_data *d, const struct log_row *r, int inner, struct sb *out)
+static void tl_format(const struct wb_data *d, const struct log_row *r, int inner, int wi,
+		      struct sb *out)
 {
 	struct sb cell = SB_INIT;
 	char num[16];
-	int dir = inner - FIXED;
+	int dir = inner - FIXED(wi);
 
 	if (dir < 4)
 		dir = 4;
 	sb_init(&cell);
 	sb_adds(out, marker(d, r));
 	snprintf(num, sizeof(num), "%d", r->iter);
-	sanitize_cell(num, W_ITER, true, out);
+	sanitize_cell(num, wi, true, out);
 	sb_addc(out, ' ');
 	sanitize_cell(r->direction, dir, false, out);
 	sb_addc(out, ' ');
@@ -70,14 +83,14 @@ static void tl_format(const struct wb_data *d, const struct log_row *r, int inne
 	sb_release(&cell);
 }
 
-static void tl_header(int inner, struct sb *out)
+static void tl_header(int inner, int wi, struct sb *out)
 {
-	int dir = inner - FIXED;
+	int dir = inner - FIXED(wi);
 
 	if (dir < 4)
 		dir = 4;
 	sb_addc(out, ' ');
-	sanitize_cell("Iter", W_ITER, true, out);
+	sanitize_cell("Iter", wi, true, out);
 	sb_addc(out, ' ');
 	sanitize_cell("Direction", dir, false, out);
 	sb_addc(out, ' ');
@@ -107,7 +120,8 @@ static void tl_draw(struct view *v, WINDOW *w)
 	if (h < 3 || inner < 8)
 		return;
 	sb_init(&line);
-	tl_header(inner, &line);
+	int wi = iter_width(v->d);
+	tl_header(inner, wi, &line);
 	draw_text(w, 1, 1, inner, line.buf, theme_attr(R_HEADER));
 	if (v->d->nrows == 0) {
 		/* the due step, as the status line says it: the full words when
@@ -134,7 +148,7 @@ static void tl_draw(struct view *v, WINDOW *w)
 		if (i == v->sel && v->focused)
 			a = theme_attr(R_SELECTED) | (a & A_BOLD);
 		sb_reset(&line);
-		tl_format(v->d, r, inner, &line);
+		tl_format(v->d, r, inner, wi, &line);
 		draw_text(w, 2 + y, 1, inner, line.buf, a);
 	}
 	sb_release(&line);

@@ -163,6 +163,28 @@ static void timeline_renders_every_column(void **state)
 	delwin(w);
 }
 
+/* A log of 20,000 rows: the Iter column widens to the widest number, which
+ * is never cut (199… read as another iteration). */
+static void timeline_iter_column_fits_five_digits(void **state)
+{
+	WINDOW *w = newwin(5, 72, 0, 0);
+	struct view v = {.ops = &timeline_view, .d = &data, .focused = false};
+	struct log_row big[2];
+
+	big[0] = row(19998, "tile 128", GATE_PASS, SCOPE_FULL, 0.973, NAN, RS_BASE);
+	big[1] = row(19999, "tile 256", GATE_PASS, SCOPE_FULL, 0.902, 0.073, RS_KEEP);
+	set_rows(big, 2, 19999, 0.902);
+	v.ops->draw(&v, w);
+	expect_screen(w,
+		"+- Timeline · 2 iterations --------------------------------------------+\n"
+		"|  Iter Direction                   Gate        Bench ms vs best Status|\n"
+		"| 19998 tile 128                    pass           0.973       — base  |\n"
+		"|*19999 tile 256                    pass           0.902   +7.3% keep  |\n"
+		"+----------------------------------------------------------------------+\n");
+	delwin(w);
+	fill_rows();
+}
+
 static void timeline_marks_failures_without_colour(void **state)
 {
 	WINDOW *w = newwin(9, 72, 0, 0);
@@ -1253,6 +1275,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(timeline_renders_every_column),
+		cmocka_unit_test(timeline_iter_column_fits_five_digits),
 		cmocka_unit_test(timeline_marks_failures_without_colour),
 		cmocka_unit_test(timeline_scrolls_to_keep_selection_visible),
 		cmocka_unit_test(chart_draws_points_best_line_and_band),
