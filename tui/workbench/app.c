@@ -214,7 +214,7 @@ static void draw_message(struct app *a)
 	if (a->searching) {
 		struct sb s = SB_INIT;
 		sb_init(&s);
-		sb_addf(&s, "/%s", a->search.buf);
+		sb_addf(&s, "%s%s", a->jumping ? "go to iteration: " : "/", a->search.buf);
 		draw_text(a->wmsg, 0, 0, a->lay.cols, s.buf, A_BOLD);
 		sb_release(&s);
 	} else if (a->msg.len) {
@@ -374,10 +374,44 @@ static void handle_wizard_key(struct app *a, wint_t ch, bool fkey)
 	a->dirty = true;
 }
 
+/* The go-to prompt's Enter: the timeline's row of iteration text, selected
+ * and in view (the long logs of a review are read by number). */
+static void go_to_iteration(struct app *a, const char *text)
+{
+	char *end;
+	long n = strtol(text, &end, 10);
+	int lo = a->data.nrows ? a->data.rows[0].iter : 0, hi = lo;
+
+	while (*end == ' ')
+		end++;
+	if (!*text || *end || n < 0 || n > 1000000000L) {
+		app_message(a, true, "go to: '%s' is not an iteration number (type its digits, then Enter)",
+			    text);
+		return;
+	}
+	for (size_t i = 0; i < a->data.nrows; i++) {
+		const struct log_row *r = &a->data.rows[i];
+		lo = r->iter < lo ? r->iter : lo;
+		hi = r->iter > hi ? r->iter : hi;
+		if (r->iter == (int)n) {
+			a->overlay_on = false;
+			if (a->win[P_TIMELINE])
+				a->focus = P_TIMELINE;
+			a->views[P_TIMELINE].sel = (int)i;
+			app_message(a, false, "iteration %ld: %s", n, r->direction ? r->direction : "");
+			return;
+		}
+	}
+	app_message(a, true, "go to: no iteration %ld in the timeline (it has %d to %d)", n, lo, hi);
+}
+
 static void handle_search_key(struct app *a, wint_t ch, bool fkey)
 {
 	if (!fkey && ch == KEY_ESC) {
-		a->searching = false;
+		a->searching = a->jumping = false;
+	} else if (a->jumping && ((!fkey && (ch == '\r' || ch == '\n')) || (fkey && ch == KEY_ENTER))) {
+		a->searching = a->jumping = false;
+		go_to_iteration(a, a->search.buf);
 	} else if ((!fkey && (ch == '\r' || ch == '\n')) || (fkey && ch == KEY_ENTER)) {
 		a->searching = false;
 		if (a->search.len) {
@@ -393,7 +427,7 @@ static void handle_search_key(struct app *a, wint_t ch, bool fkey)
 			a->search.len = n;
 			a->search.buf[n] = '\0';
 		} else {
-			a->searching = false;
+			a->searching = a->jumping = false;
 		}
 	} else if (!fkey && ch >= 0x20 && ch != 0x7f && a->search.len < 200) {
 		char mb[8];
@@ -556,6 +590,14 @@ static void handle_key(struct app *a, wint_t ch, bool fkey)
 		return;
 	case ACT_SEARCH:
 		a->searching = true;
+		sb_reset(&a->search);
+		return;
+	case ACT_GOTO:
+		if (!a->data.nrows) {
+			app_message(a, true, "go to: the timeline has no iterations yet");
+			return;
+		}
+		a->searching = a->jumping = true;
 		sb_reset(&a->search);
 		return;
 	case ACT_SEARCH_NEXT:

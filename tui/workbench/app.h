@@ -71,6 +71,7 @@ struct app {
 	struct sb msg;
 	bool msg_err;
 	bool searching;
+	bool jumping; /* the prompt asks for an iteration number (go-to), not a search */
 	struct sb search, last_search;
 	bool quit_asked, quit, hangup;
 	int exit_status;
