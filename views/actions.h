@@ -38,6 +38,8 @@
 	X(SCROLL_RIGHT, "scroll-right", "scroll right: the rest of lines wider than the pane",  \
 	  KEY_RIGHT, '>')                                                                      \
 	X(SEARCH, "search", "search the timeline or the live output", '/')                      \
+	X(FILTER, "filter", "show only some rows: keep, fail, revert, drop, axis NAME; nothing: all", \
+	  'f')                                                                                  \
 	X(GOTO, "go-to", "go to iteration N in the timeline (type the number, then Enter)", ':') \
 	X(SEARCH_NEXT, "next-match", "next search match", 'n')                                  \
 	X(SEARCH_PREV, "prev-match", "previous search match", 'N')                              \

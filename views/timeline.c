@@ -113,8 +113,12 @@ static void tl_draw(struct view *v, WINDOW *w)
 	view_clamp(v);
 	werase(w);
 	sb_init(&title);
-	sb_addf(&title, "Timeline \xc2\xb7 %zu iteration%s", v->d->nrows,
-		v->d->nrows == 1 ? "" : "s");
+	if (v->d->filter)
+		sb_addf(&title, "Timeline \xc2\xb7 %zu of %zu iterations \xc2\xb7 filter: %s",
+			v->d->nrows, v->d->nrows_all, v->d->filter);
+	else
+		sb_addf(&title, "Timeline \xc2\xb7 %zu iteration%s", v->d->nrows,
+			v->d->nrows == 1 ? "" : "s");
 	draw_frame(w, title.buf, v->focused);
 	sb_release(&title);
 	if (h < 3 || inner < 8)

@@ -128,6 +128,8 @@ struct wb_data {
 	bool readonly;
 	const struct log_row *rows;  /* oldest first */
 	size_t nrows;
+	const char *filter;          /* the rows are those of this filter ("keep"); NULL: all */
+	size_t nrows_all;            /* with a filter: the rows of the whole log */
 	struct trap *traps;
 	size_t ntraps;
 	struct dispatch_row *disp;

@@ -12,6 +12,7 @@
 #include "tui/workbench/app.h"
 
 #include "core/err.h"
+#include "tui/workbench/review.h"
 #include "tui/workbench/term.h"
 #include "views/live.h"
 #include "views/sanitize.h"
@@ -214,7 +215,12 @@ static void draw_message(struct app *a)
 	if (a->searching) {
 		struct sb s = SB_INIT;
 		sb_init(&s);
-		sb_addf(&s, "%s%s", a->jumping ? "go to iteration: " : "/", a->search.buf);
+		sb_addf(&s, "%s%s",
+			a->prompt == PROMPT_GOTO     ? "go to iteration: "
+			: a->prompt == PROMPT_FILTER ? "filter (keep, fail, revert, drop, axis NAME; "
+						       "nothing: all): "
+						     : "/",
+			a->search.buf);
 		draw_text(a->wmsg, 0, 0, a->lay.cols, s.buf, A_BOLD);
 		sb_release(&s);
 	} else if (a->msg.len) {
@@ -319,6 +325,8 @@ static int reload_following(struct app *a, struct err *e)
 	struct view *t = &a->views[P_TIMELINE];
 	bool at_end = a->data.nrows == 0 || t->sel >= (int)a->data.nrows - 1;
 	int rc = a->be->reload(a, e);
+	if (rc == 0)
+		row_filter_apply(&a->filter, &a->data);
 	if (rc == 0 && at_end && a->data.nrows)
 		t->sel = (int)a->data.nrows - 1;
 	/* a reload drops the per-shape numbers: the pane showing them gets
@@ -374,44 +382,37 @@ static void handle_wizard_key(struct app *a, wint_t ch, bool fkey)
 	a->dirty = true;
 }
 
-/* The go-to prompt's Enter: the timeline's row of iteration text, selected
- * and in view (the long logs of a review are read by number). */
-static void go_to_iteration(struct app *a, const char *text)
+static void handle_search_key(struct app *a, wint_t ch, bool fkey)
 {
-	char *end;
-	long n = strtol(text, &end, 10);
-	int lo = a->data.nrows ? a->data.rows[0].iter : 0, hi = lo;
-
-	while (*end == ' ')
-		end++;
-	if (!*text || *end || n < 0 || n > 1000000000L) {
-		app_message(a, true, "go to: '%s' is not an iteration number (type its digits, then Enter)",
-			    text);
-		return;
-	}
-	for (size_t i = 0; i < a->data.nrows; i++) {
-		const struct log_row *r = &a->data.rows[i];
-		lo = r->iter < lo ? r->iter : lo;
-		hi = r->iter > hi ? r->iter : hi;
-		if (r->iter == (int)n) {
+	bool enter = (!fkey && (ch == '\r' || ch == '\n')) || (fkey && ch == KEY_ENTER);
+	if (!fkey && ch == KEY_ESC) {
+		a->searching = false;
+	} else if (enter && a->prompt == PROMPT_GOTO) {
+		a->searching = false;
+		struct sb m = SB_INIT;
+		int sel = 0;
+		if (review_go_to(&a->data, a->search.buf, &sel, &m) == 0) {
 			a->overlay_on = false;
 			if (a->win[P_TIMELINE])
 				a->focus = P_TIMELINE;
-			a->views[P_TIMELINE].sel = (int)i;
-			app_message(a, false, "iteration %ld: %s", n, r->direction ? r->direction : "");
-			return;
+			a->views[P_TIMELINE].sel = sel;
+			app_message(a, false, "%s", m.buf);
+		} else {
+			app_message(a, true, "%s", m.buf);
 		}
-	}
-	app_message(a, true, "go to: no iteration %ld in the timeline (it has %d to %d)", n, lo, hi);
-}
-
-static void handle_search_key(struct app *a, wint_t ch, bool fkey)
-{
-	if (!fkey && ch == KEY_ESC) {
-		a->searching = a->jumping = false;
-	} else if (a->jumping && ((!fkey && (ch == '\r' || ch == '\n')) || (fkey && ch == KEY_ENTER))) {
-		a->searching = a->jumping = false;
-		go_to_iteration(a, a->search.buf);
+		sb_release(&m);
+	} else if (enter && a->prompt == PROMPT_FILTER) {
+		a->searching = false;
+		struct sb m = SB_INIT;
+		int rc = review_filter(&a->filter, &a->data, a->search.buf, &a->views[P_TIMELINE].sel, &m);
+		if (rc >= 0) {
+			struct err e = {0};
+			a->overlay_on = false;
+			if (a->shapes_loaded && a->be->shapes) /* per-shape series follow the rows */
+				a->be->shapes(a, &e);
+		}
+		app_message(a, rc != 0, "%s", m.buf);
+		sb_release(&m);
 	} else if ((!fkey && (ch == '\r' || ch == '\n')) || (fkey && ch == KEY_ENTER)) {
 		a->searching = false;
 		if (a->search.len) {
@@ -426,8 +427,8 @@ static void handle_search_key(struct app *a, wint_t ch, bool fkey)
 				n--;
 			a->search.len = n;
 			a->search.buf[n] = '\0';
-		} else {
-			a->searching = a->jumping = false;
+		} else if (a->prompt == PROMPT_SEARCH) {
+			a->searching = false;
 		}
 	} else if (!fkey && ch >= 0x20 && ch != 0x7f && a->search.len < 200) {
 		char mb[8];
@@ -554,6 +555,7 @@ static void handle_key(struct app *a, wint_t ch, bool fkey)
 		}
 		if (act == ACT_SEARCH) {
 			a->searching = true;
+			a->prompt = PROMPT_SEARCH;
 			sb_reset(&a->search);
 			return;
 		}
@@ -590,6 +592,7 @@ static void handle_key(struct app *a, wint_t ch, bool fkey)
 		return;
 	case ACT_SEARCH:
 		a->searching = true;
+		a->prompt = PROMPT_SEARCH;
 		sb_reset(&a->search);
 		return;
 	case ACT_GOTO:
@@ -597,7 +600,13 @@ static void handle_key(struct app *a, wint_t ch, bool fkey)
 			app_message(a, true, "go to: the timeline has no iterations yet");
 			return;
 		}
-		a->searching = a->jumping = true;
+		a->searching = true;
+		a->prompt = PROMPT_GOTO;
+		sb_reset(&a->search);
+		return;
+	case ACT_FILTER:
+		a->searching = true;
+		a->prompt = PROMPT_FILTER;
 		sb_reset(&a->search);
 		return;
 	case ACT_SEARCH_NEXT:
@@ -914,4 +923,5 @@ void app_release(struct app *a)
 	sb_release(&a->msg);
 	sb_release(&a->search);
 	sb_release(&a->last_search);
+	row_filter_release(&a->filter);
 }

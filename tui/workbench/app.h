@@ -13,6 +13,7 @@
 #define OPTLOOP_APP_H
 
 #include "core/sb.h"
+#include "tui/workbench/filter.h"
 #include "tui/workbench/layout.h"
 #include "views/actions.h"
 #include "views/view.h"
@@ -71,7 +72,9 @@ struct app {
 	struct sb msg;
 	bool msg_err;
 	bool searching;
-	bool jumping; /* the prompt asks for an iteration number (go-to), not a search */
+	/* what the message line's prompt asks for */
+	enum { PROMPT_SEARCH, PROMPT_GOTO, PROMPT_FILTER } prompt;
+	struct row_filter filter; /* the rows the panes show (filter.h) */
 	struct sb search, last_search;
 	bool quit_asked, quit, hangup;
 	int exit_status;
