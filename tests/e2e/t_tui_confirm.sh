@@ -43,6 +43,8 @@ t_screen "the status line counts the runs" 'iter 1 · MEASURED · confirm run [0
 t_screen "the candidate's turn comes" 'confirm run [0-9]+/[0-9]+ \(cand\)' 60
 t_screen "each run's output is in the live pane" '--- confirm run 2/[0-9]+ \(cand\): the candidate kernel is in the work tree' 60
 t_screen "with the progress bar" '\[[#█·.]+\] +[0-9]+%' 30
+t_screen "after each pair, the judgment so far in the live pane (the confirm's own words)" \
+	'--- confirm: after pair 1: (fast|same|slow|ambiguous)' 60
 tui_keys v
 t_screen "verify is refused while the confirm runs" 'verify refused: a confirm run is already going \(x cancels it\)'
 t_screen "the confirm ends with its verdict in the live pane" \

@@ -84,6 +84,30 @@ static const char *key_of(enum action act, char buf[16])
 	return buf;
 }
 
+/* A confirm's judgment after each pair (the verdict so far and its
+ * interval, as optloop confirm prints it), with what it has cost so far:
+ * into the live pane, and in the message line, so a long wait is understood. */
+static void on_progress(void *ctx, const char *line)
+{
+	struct app *a = ctx;
+	struct ws_loop *w = live_of(a);
+	struct loop_job_progress p;
+
+	if (!w->job)
+		return;
+	loop_job_progress(w->job, &p);
+	if (a->data.live) {
+		char *text = xasprintf("--- %s: %s ---\n", job_name[p.kind], line);
+		live_flush(a->data.live);
+		live_feed(a->data.live, text, strlen(text));
+		free(text);
+	}
+	if (p.kind == LOOP_JOB_CONFIRM)
+		app_message(a, false, "confirm of iteration %d, %d run%s in %.0f s so far: %s", p.iter,
+			    p.run, p.run == 1 ? "" : "s", p.elapsed_s, line);
+	a->output_dirty = true;
+}
+
 int live_start_job(struct app *a, enum loop_job_kind kind, struct err *e)
 {
 	struct ws_loop *w = live_of(a);
@@ -101,7 +125,8 @@ int live_start_job(struct app *a, enum loop_job_kind kind, struct err *e)
 	if (kind == LOOP_JOB_VERIFY)
 		o.verify = (struct loop_verify_opts){.output = on_output, .event = on_event, .ctx = a};
 	else
-		o.session = (struct loop_session_opts){.output = on_output, .event = on_event, .ctx = a};
+		o.session = (struct loop_session_opts){.output = on_output, .event = on_event,
+						       .progress = on_progress, .ctx = a};
 	if (!a->data.live)
 		a->data.live = live_new(4000, 1024);
 	w->run_iter = w->st.iteration;
