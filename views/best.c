@@ -164,9 +164,17 @@ static void draw_chart(struct view *v, WINDOW *w, int inner, int h)
 	if (ch < 2 || pw < 4)
 		goto out;
 
-	if (n > (size_t)pw)
+	/* the newest rows, or the ones around the timeline's selection when
+	 * it is older than they are */
+	size_t end = n;
+	if (n > (size_t)pw) {
 		first = n - (size_t)pw;
-	for (size_t i = first; i < n; i++) {
+		if (d->has_sel && d->sel_row < first) {
+			first = d->sel_row > (size_t)pw / 2 ? d->sel_row - (size_t)pw / 2 : 0;
+			end = first + (size_t)pw;
+		}
+	}
+	for (size_t i = first; i < end; i++) {
 		double b = d->rows[i].bench_ms;
 		if (!isnan(b)) {
 			lo = fmin(lo, b);
@@ -210,17 +218,21 @@ static void draw_chart(struct view *v, WINDOW *w, int inner, int h)
 			mvwaddstr(w, top + ybest, x0 + x, linec);
 	}
 	wattrset(w, A_NORMAL);
-	size_t shown = n - first;
-	for (size_t i = first; i < n; i++) {
+	size_t shown = end - first;
+	int xsel = -1;
+	for (size_t i = first; i < end; i++) {
 		const struct log_row *r = &d->rows[i];
-		if (isnan(r->bench_ms))
-			continue;
 		int x = shown > 1 ? (int)((i - first) * (size_t)(pw - 1) / (shown - 1)) : 0;
 		if (shown <= (size_t)pw && shown > 1 && (size_t)pw / shown >= 2)
 			x = (int)((i - first) * (size_t)(pw / shown));
+		bool sel = d->has_sel && i == d->sel_row;
+		if (sel)
+			xsel = x;
+		if (isnan(r->bench_ms))
+			continue;
 		enum role role;
 		const char *g = point_glyph(d, r, &role);
-		wattrset(w, theme_attr(role));
+		wattrset(w, theme_attr(sel ? R_SELECTED : role) | (sel ? A_REVERSE : 0));
 		mvwaddstr(w, top + value_row(r->bench_ms, lo, hi, ch), x0 + x, g);
 	}
 	wattrset(w, A_NORMAL);
@@ -233,16 +245,29 @@ static void draw_chart(struct view *v, WINDOW *w, int inner, int h)
 		y_label(w, top + ch - 1, ylab, lo, R_DIM);
 	if (ybest >= 0)
 		y_label(w, top + ybest, ylab, d->best_ms, R_BEST);
-	/* X axis: first and last iteration shown. */
+	/* X axis: first and last iteration shown; the selected one under its
+	 * point where it has room between them. */
 	if (n > 0) {
 		sb_reset(&s);
 		sb_addf(&s, "iter %d", d->rows[first].iter);
+		int fw = (int)s.len;
 		draw_text(w, top + ch, x0, pw, s.buf, theme_attr(R_DIM));
 		sb_reset(&s);
-		sb_addf(&s, "iter %d", d->rows[n - 1].iter);
+		sb_addf(&s, "iter %d", d->rows[end - 1].iter);
 		int lw = (int)s.len;
 		if (pw > lw + 8)
 			draw_text(w, top + ch, x0 + pw - lw, lw, s.buf, theme_attr(R_DIM));
+		if (xsel >= 0 && d->sel_row != first && d->sel_row != end - 1) {
+			sb_reset(&s);
+			sb_addf(&s, "^%d", d->rows[d->sel_row].iter);
+			int sw = (int)s.len, sx = xsel;
+			if (sx + sw > pw - lw - 1)
+				sx = pw - lw - 1 - sw;
+			if (sx <= fw)
+				sx = fw + 1;
+			if (sx + sw <= pw - lw - 1)
+				draw_text(w, top + ch, x0 + sx, sw, s.buf, theme_attr(R_KEY));
+		}
 	}
 out:
 	sb_release(&s);

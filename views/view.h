@@ -129,6 +129,8 @@ struct wb_data {
 	const struct log_row *rows;  /* oldest first */
 	size_t nrows;
 	const char *filter;          /* the rows are those of this filter ("keep"); NULL: all */
+	bool has_sel;                /* the timeline's selected row, which the chart follows */
+	size_t sel_row;
 	size_t nrows_all;            /* with a filter: the rows of the whole log */
 	struct trap *traps;
 	size_t ntraps;

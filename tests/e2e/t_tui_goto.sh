@@ -28,6 +28,8 @@ for size in "80 24" "120 40"; do
 	tui_keys 12345 Enter
 	t_screen "$1x$2: the message names the iteration gone to" '^iteration 12345: direction number 12345'
 	t_screen "$1x$2: its row is in view" '12345 direction number 12345'
+	t_screen "$1x$2: the chart follows: its x axis names the selected iteration" \
+		'iter 123[0-9][0-9] +\^12345 +iter 123[0-9][0-9]'
 	tui_keys Enter
 	t_screen "$1x$2: and selected (Enter opens its details)" 'Iteration 12345'
 	tui_keys Escape

@@ -252,6 +252,47 @@ static void chart_draws_points_best_line_and_band(void **state)
 	delwin(w);
 }
 
+/* The chart follows the timeline's selection: an old row selected brings
+ * the rows around it into the chart, its point marked and its iteration
+ * named on the x axis; with none selected the newest rows are charted. */
+static void chart_follows_the_selected_row(void **state)
+{
+	WINDOW *w = newwin(10, 40, 0, 0);
+	struct view v = {.ops = &best_view, .d = &data};
+	static struct log_row many[60];
+
+	for (int i = 0; i < 60; i++)
+		many[i] = row(i, "step", GATE_PASS, SCOPE_FULL, 1.0 - i * 0.001, NAN,
+			      i ? RS_REVERT : RS_BASE);
+	set_rows(many, 60, 0, 1.0);
+	v.ops->draw(&v, w);
+	const char *t = text_of(w);
+	assert_non_null(strstr(t, "iter 30"));
+	assert_non_null(strstr(t, "iter 59"));
+	assert_null(strstr(t, "^"));
+	data.has_sel = true;
+	data.sel_row = 5;
+	v.ops->draw(&v, w);
+	t = text_of(w);
+	assert_non_null(strstr(t, "iter 0 "));
+	assert_non_null(strstr(t, "iter 29"));
+	assert_non_null(strstr(t, "^5"));
+	assert_null(strstr(t, "iter 59"));
+	/* its point is drawn in reverse video */
+	bool marked = false;
+	for (int y = 2; y < 9 && !marked; y++)
+		for (int x = 1; x < 39 && !marked; x++)
+			marked = (mvwinch(w, y, x) & A_REVERSE) != 0;
+	assert_true(marked);
+	data.sel_row = 40; /* among the newest: they stay */
+	v.ops->draw(&v, w);
+	t = text_of(w);
+	assert_non_null(strstr(t, "iter 59"));
+	assert_non_null(strstr(t, "^40"));
+	delwin(w);
+	fill_rows();
+}
+
 /* The label on the best line is the best as written everywhere else: a
  * 12.3 us kernel reads 0.0123, not 0.012. */
 static void chart_best_label_is_the_best(void **state)
@@ -1279,6 +1320,7 @@ int main(void)
 		cmocka_unit_test(timeline_marks_failures_without_colour),
 		cmocka_unit_test(timeline_scrolls_to_keep_selection_visible),
 		cmocka_unit_test(chart_draws_points_best_line_and_band),
+		cmocka_unit_test(chart_follows_the_selected_row),
 		cmocka_unit_test(chart_best_label_is_the_best),
 		cmocka_unit_test(chart_best_on_an_edge_row_is_labelled_the_best),
 		cmocka_unit_test(chart_puts_the_noise_under_the_best_when_narrow),

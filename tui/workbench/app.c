@@ -237,6 +237,8 @@ static void draw_all(struct app *a)
 		return;
 	}
 	draw_top(a);
+	a->data.has_sel = a->data.nrows && a->views[P_TIMELINE].sel >= 0;
+	a->data.sel_row = a->data.has_sel ? (size_t)a->views[P_TIMELINE].sel : 0;
 	if (a->data.live)
 		a->data.live->now = app_now();
 	if (a->overlay_on && a->wover) {
