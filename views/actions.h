@@ -40,6 +40,7 @@
 	X(SEARCH, "search", "search the timeline or the live output", '/')                      \
 	X(FILTER, "filter", "show only some rows: keep, fail, revert, drop, axis NAME; nothing: all", \
 	  'f')                                                                                  \
+	X(MARK, "mark", "mark the selected row: the details of another compare it with this one", 'm') \
 	X(GOTO, "go-to", "go to iteration N in the timeline (type the number, then Enter)", ':') \
 	X(SEARCH_NEXT, "next-match", "next search match", 'n')                                  \
 	X(SEARCH_PREV, "prev-match", "previous search match", 'N')                              \

@@ -61,6 +61,7 @@ void app_init(struct app *a, const struct backend *be, void *be_data)
 		a->views[i].d = &a->data;
 	}
 	a->focus = P_TIMELINE;
+	a->mark_iter = -1;
 	sb_init(&a->msg);
 	sb_init(&a->search);
 	sb_init(&a->last_search);
@@ -641,7 +642,18 @@ static void handle_key(struct app *a, wint_t ch, bool fkey)
 			app_message(a, true, "%s", e.msg);
 			return;
 		}
+		review_compare(&a->data, a->views[P_TIMELINE].sel, a->mark_iter);
 		open_overlay(a, &detail_view);
+		return;
+	}
+	case ACT_MARK: {
+		struct sb m = SB_INIT;
+		if (a->focus != P_TIMELINE || a->data.nrows == 0)
+			sb_adds(&m, "mark: select an iteration in the timeline first (Tab to it)");
+		else
+			a->mark_iter = review_mark(&a->data, a->views[P_TIMELINE].sel, a->mark_iter, &m);
+		app_message(a, a->focus != P_TIMELINE || !a->data.nrows, "%s", m.buf);
+		sb_release(&m);
 		return;
 	}
 	case ACT_MODE:

@@ -75,6 +75,7 @@ struct app {
 	/* what the message line's prompt asks for */
 	enum { PROMPT_SEARCH, PROMPT_GOTO, PROMPT_FILTER } prompt;
 	struct row_filter filter; /* the rows the panes show (filter.h) */
+	int mark_iter;            /* the row details compare with (m), -1: none */
 	struct sb search, last_search;
 	bool quit_asked, quit, hangup;
 	int exit_status;

@@ -21,4 +21,12 @@ int review_go_to(const struct wb_data *d, const char *text, int *sel, struct sb 
 int review_filter(struct row_filter *f, struct wb_data *d, const char *text, int *sel,
 		  struct sb *msg);
 
+/* The m key on row sel: the iteration to compare with from now on (-1
+ * when it unmarks the one marked); msg says which and what to do next. */
+int review_mark(const struct wb_data *d, int sel, int mark_iter, struct sb *msg);
+/* The details of row sel just filled (d->detail): lines comparing it with
+ * iteration mark_iter go in under their first line, when that row is
+ * shown and is another one. */
+void review_compare(struct wb_data *d, int sel, int mark_iter);
+
 #endif
