@@ -293,7 +293,8 @@ static void draw_shapes(struct view *v, WINDOW *w, int inner, int h)
 	if (d->nshapes == 0) {
 		draw_wrapped(w, 1, 1, inner, h - 2 - vr,
 			     "per-shape: no per-shape numbers for this log (OPT_LOG.md holds the "
-			     "geomean; the database holds each shape once verify has run)",
+			     "geomean; the database holds each shape once verify has run, and a "
+			     "Notes column may give them, SHAPE: ms a line)",
 			     theme_attr(R_DIM));
 		return;
 	}

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Reviewing with optloop view, at 80x24 and 120x40: m marks a row that the
+# Reviewing with optloop view, at 80x24 and 120x40: per-shape numbers from a
+# Notes column fill the per-shape pane; m marks a row that the
 # details of another then compare with; f filters the rows the
 # panes show (keep, fail, a status, axis NAME; nothing: every row), the
 # timeline's title says how many of how many and which filter, the details
@@ -87,6 +88,32 @@ for size in "80 24" "120 40"; do
 	t_screen "$1x$2: nothing shows every row again" 'Timeline · 7 iterations'
 	t_screen "$1x$2:   and says so" '^every row: 7'
 	t_ok "$1x$2: still running" tui_alive
+	tui_stop
+done
+
+# per-shape numbers in a Notes column ("SHAPE: ms", <br> between shapes)
+# fill the per-shape pane; remarks and counts that are no times do not
+notes="$T_TMP/notes.md"
+cat >"$notes" <<'EOF2'
+# Optimization log — chunk_gla
+
+| Iter | Direction | Gate | Bench (ms) | vs best | Status | Notes |
+|---|---|---|---|---|---|---|
+| 0 | baseline | pass | 1.400 | — | base | B8-T8192: 1.041<br>B16-T4096: 1.934 ms<br>T64: 2 ops |
+| 1 | BT 64 | pass | 1.300 | +7% | keep | B8-T8192: 0.978 (+6.0%)<br>B16-T4096: 1.807<br>warm cache |
+| 2 | BT 32 | pass | 1.350 | -4% | revert | B8-T8192: 0.990<br>B16-T4096: 1.700 |
+EOF2
+for size in "80 24" "120 40"; do
+	set -- $size
+	tui_start "$1" "$2" LANG=C.UTF-8 -- "$OPTLOOP" view "$notes"
+	t_screen "$1x$2: the notes log opens" 'Timeline · 3 iterations'
+	tui_keys s
+	t_screen "$1x$2: s shows the shapes the Notes column gives" 'Best · per shape'
+	t_screen "$1x$2:   the first shape: base, best (the kept row), speedup" \
+		'B8-T8192 +1\.041 +0\.978 +1\.06x'
+	t_screen "$1x$2:   the second (its unit read)" 'B16-T4096 +1\.934 +1\.807 +1\.07x'
+	t_no_screen "$1x$2:   a count is no time" 'T64'
+	t_no_screen "$1x$2:   nor a remark" 'warm cache +[0-9]'
 	tui_stop
 done
 

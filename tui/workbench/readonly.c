@@ -17,6 +17,7 @@
 #include "tui/workbench/files.h"
 #include "views/sanitize.h"
 
+#include <ctype.h>
 #include <libgen.h>
 #include <math.h>
 #include <stdlib.h>
@@ -41,8 +42,21 @@ static void add_line(struct wb_line **v, size_t *n, enum role role, const char *
 	(*v)[(*n)++] = (struct wb_line){xstrdup(text), role};
 }
 
+static void free_shapes(struct wb_data *d)
+{
+	for (size_t i = 0; i < d->nshapes; i++) {
+		free(d->shapes[i].name);
+		free(d->shapes[i].ms);
+	}
+	free(d->shapes);
+	d->shapes = NULL;
+	d->nshapes = 0;
+}
+
 static void clear_data(struct app *a)
 {
+	free_shapes(&a->data);
+	a->shapes_loaded = false;
 	wb_lines_free(a->data.notes, a->data.nnotes);
 	a->data.notes = NULL;
 	a->data.nnotes = 0;
@@ -111,6 +125,87 @@ static int view_reload(struct app *a, struct err *e)
 		sb_release(&s);
 	}
 	ws_files_load(&w->files, w->dir, &a->data);
+	return 0;
+}
+
+/* One line of a Notes cell as a shape's time: "B8-T8192: 0.978 (+6.0%)"
+ * gives the name and the number; a remark gives nothing (false). */
+static bool notes_shape(const char *line, size_t n, struct sb *name, double *ms)
+{
+	const char *colon = memchr(line, ':', n), *end = line + n;
+	if (!colon || colon == line || colon - line > 64)
+		return false;
+	const char *p = colon + 1;
+	while (p < end && *p == ' ')
+		p++;
+	char num[32];
+	size_t k = 0;
+	while (p < end && k + 1 < sizeof(num) && (isdigit((unsigned char)*p) || *p == '.'))
+		num[k++] = *p++;
+	num[k] = '\0';
+	/* the number ends the line, or is followed by "ms" or a remark in
+	 * brackets: "2 ops" is no time */
+	const char *q = p;
+	while (q < end && *q == ' ')
+		q++;
+	if (end - q >= 2 && !strncmp(q, "ms", 2))
+		q += 2;
+	while (q < end && *q == ' ')
+		q++;
+	if (!k || (q < end && *q != '('))
+		return false;
+	char *stop;
+	*ms = strtod(num, &stop);
+	if (*stop || !isfinite(*ms) || *ms <= 0)
+		return false;
+	const char *a = line, *b = colon;
+	while (a < b && *a == ' ')
+		a++;
+	while (b > a && b[-1] == ' ')
+		b--;
+	if (a == b)
+		return false;
+	sb_reset(name);
+	sb_add(name, a, (size_t)(b - a));
+	return true;
+}
+
+/* Per-shape series from the rows' Notes cells (a hand-written log's
+ * per-shape numbers, one "SHAPE: ms" a line): each shape in the order it
+ * first appears, NAN where a row does not give it. */
+static int view_shapes(struct app *a, struct err *e)
+{
+	struct wb_data *d = &a->data;
+	struct sb name = SB_INIT;
+
+	(void)e;
+	free_shapes(d);
+	for (size_t i = 0; i < d->nrows; i++) {
+		const char *p = d->rows[i].notes;
+		while (p && *p) {
+			const char *nl = strchr(p, '\n');
+			size_t n = nl ? (size_t)(nl - p) : strlen(p);
+			double ms;
+			if (notes_shape(p, n, &name, &ms)) {
+				size_t s = 0;
+				while (s < d->nshapes && strcmp(d->shapes[s].name, name.buf))
+					s++;
+				if (s == d->nshapes) {
+					d->shapes = xrealloc(d->shapes, (s + 1) * sizeof(*d->shapes));
+					d->shapes[s] = (struct wb_shape){.name = xstrdup(name.buf),
+									 .ms = xcalloc(d->nrows, sizeof(double)),
+									 .base_ms = NAN, .best_ms = NAN,
+									 .speedup = NAN};
+					for (size_t k = 0; k < d->nrows; k++)
+						d->shapes[s].ms[k] = NAN;
+					d->nshapes++;
+				}
+				d->shapes[s].ms[i] = ms;
+			}
+			p += n + (nl ? 1 : 0);
+		}
+	}
+	sb_release(&name);
 	return 0;
 }
 
@@ -297,6 +392,7 @@ static const struct backend view_backend = {
 	.act = view_act,
 	.submit = view_submit,
 	.detail = view_detail,
+	.shapes = view_shapes,
 	.run_fds = view_run_fds,
 	.run_pump = view_run_pump,
 	.run_cancel = view_run_cancel,
