@@ -1218,6 +1218,48 @@ static int check_targets(struct store *s, const struct contract *k, bool have_co
 	return 0;
 }
 
+/* The profiler evidence of the best b: an attached artifact that is still
+ * there, else the roofline its own run gives (roofline_reading). */
+static void evidence_check(struct store *s, const char *workspace_dir, const struct measure_best *bp,
+			   json_t *arr, struct sb *out, bool *allp)
+{
+	struct sb arts = SB_INIT;
+	int nart = bp->have ? measure_artifacts(s, bp->iter, &arts) : 0;
+	bool art_ok = false;
+	if (nart) {
+		const char *p = arts.buf;
+		while (*p && !art_ok) {
+			const char *nl = strchr(p, '\n');
+			char *one = xstrndup(p, nl ? (size_t)(nl - p) : strlen(p));
+			char *abs = one[0] == '/' ? xstrdup(one) : fsutil_join(workspace_dir, one);
+			art_ok = fsutil_exists(abs);
+			free(abs);
+			free(one);
+			p = nl ? nl + 1 : p + strlen(p);
+		}
+	}
+	/* without an attached one, the roofline the best's own run gives */
+	char *reading = NULL;
+	bool read_ok = !art_ok && bp->have && bp->run_id && roofline_reading(s, bp->run_id, &reading);
+	if (art_ok)
+		check(arr, out, allp, "profiler evidence", true, "%s",
+		      "a profiler or roofline artifact is attached");
+	else if (read_ok)
+		check(arr, out, allp, "profiler evidence", true,
+		      "the roofline computed from the best's run: %s (an attached profile is still "
+		      "welcome: optloop promote --attach FILE)",
+		      reading);
+	else
+		check(arr, out, allp, "profiler evidence", false, "%s%s%s%s",
+		      nart ? "the attached artifact is gone: attach it again"
+			   : "attach a profiler or roofline reading (optloop promote --attach FILE)",
+		      reading ? "; the roofline computed from the best's run reads " : "",
+		      reading ? reading : "",
+		      reading ? ", too far from any limit to explain the time" : "");
+	free(reading);
+	sb_release(&arts);
+}
+
 int measure_promote_check(struct store *s, const char *workspace_dir, const struct contract *k,
 			  struct sb *out, json_t **json, struct err *e)
 {
@@ -1322,41 +1364,7 @@ int measure_promote_check(struct store *s, const char *workspace_dir, const stru
 	      "%s", flags & SF_BUSY_GPU ? "a run was measured on a busy GPU: re-measure on an idle one"
 					: "no run measured on a busy GPU");
 	lint_check(s, arr, out, &all);
-	struct sb arts = SB_INIT;
-	int nart = b.have ? measure_artifacts(s, b.iter, &arts) : 0;
-	bool art_ok = false;
-	if (nart) {
-		const char *p = arts.buf;
-		while (*p && !art_ok) {
-			const char *nl = strchr(p, '\n');
-			char *one = xstrndup(p, nl ? (size_t)(nl - p) : strlen(p));
-			char *abs = one[0] == '/' ? xstrdup(one) : fsutil_join(workspace_dir, one);
-			art_ok = fsutil_exists(abs);
-			free(abs);
-			free(one);
-			p = nl ? nl + 1 : p + strlen(p);
-		}
-	}
-	/* without an attached one, the roofline the best's own run gives */
-	char *reading = NULL;
-	bool read_ok = !art_ok && b.have && b.run_id && roofline_reading(s, b.run_id, &reading);
-	if (art_ok)
-		check(arr, out, &all, "profiler evidence", true, "%s",
-		      "a profiler or roofline artifact is attached");
-	else if (read_ok)
-		check(arr, out, &all, "profiler evidence", true,
-		      "the roofline computed from the best's run: %s (an attached profile is still "
-		      "welcome: optloop promote --attach FILE)",
-		      reading);
-	else
-		check(arr, out, &all, "profiler evidence", false, "%s%s%s%s",
-		      nart ? "the attached artifact is gone: attach it again"
-			   : "attach a profiler or roofline reading (optloop promote --attach FILE)",
-		      reading ? "; the roofline computed from the best's run reads " : "",
-		      reading ? reading : "",
-		      reading ? ", too far from any limit to explain the time" : "");
-	free(reading);
-	sb_release(&arts);
+	evidence_check(s, workspace_dir, &b, arr, out, &all);
 
 	if (json) {
 		*json = json_object();
