@@ -257,7 +257,8 @@ void optlog_render_row(const struct log_row *r, struct sb *out)
  * column's number comes from.  Above the table, so that a row appended at
  * the end of the file by hand still joins it. */
 static const char legend[] =
-	"Bench is the median of the iteration's own verify run (the geomean over shapes). vs "
+	"Bench (median ms) is the geomean, over the shapes, of each shape's median time in the "
+	"iteration's own verify run (the column keeps the name FLA's log template gives it). vs "
 	"best is the time saved against the best (the baseline or the last keep, the one "
 	"`optloop status` shows; a keep marked (full gate failed) passed a subset gate only and "
 	"a full gate failed its kernel since: it is not the best): by the verify's verdict, which weighs every run of the best "
@@ -1217,7 +1218,16 @@ static const char *const owned_lines[] = {"# Optimization log " DASH " ", "Env: 
 					  "Baseline (main): ", "Target: "};
 static const char *const owned_names[] = {"the title", "the Env line", "the Baseline line",
 					  "the Target line"};
-#define LEGEND_START "Bench is the median of the iteration's own verify run"
+#define LEGEND_START "Bench (median ms) is the geomean, over the shapes, of each shape's"
+/* how an earlier optloop began the legend: still this optloop's paragraph */
+#define LEGEND_START_OLD "Bench is the median of the iteration's own verify run"
+
+static bool legend_at(struct md_span x)
+{
+	return (x.n >= strlen(LEGEND_START) && !memcmp(x.s, LEGEND_START, strlen(LEGEND_START))) ||
+	       (x.n >= strlen(LEGEND_START_OLD) &&
+		!memcmp(x.s, LEGEND_START_OLD, strlen(LEGEND_START_OLD)));
+}
 
 /* One more item of a "; "-separated list. */
 static void list_add(struct sb *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -1275,7 +1285,7 @@ static bool merge_above(const struct optlog_doc *d, struct md_span above, struct
 			sb_add(out, h.s, h.n);
 			seen[k] = done = true;
 		}
-		if (!done && x.n >= strlen(LEGEND_START) && !memcmp(x.s, LEGEND_START, strlen(LEGEND_START))) {
+		if (!done && legend_at(x)) {
 			/* the legend paragraph: this optloop's, whatever wrote it */
 			while (peek_line(&L, &x) && !span_blank(x))
 				next_line(&L, &x);

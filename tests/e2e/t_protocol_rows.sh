@@ -80,7 +80,8 @@ t_exit "  and the explained win may be kept" 0 "$OPTLOOP" log --direction "skip 
 t_is "  it is the best" "$("$OPTLOOP" status --json | jget best.iter)" 3
 t_like "  its row's vs best is marked as the confirm's" "$(lastrow)" '^\| 3 \| .* \| \+[0-9.]+% \(confirm\) \| keep \|$'
 t_like "  and OPT_LOG.md says where each vs best comes from" \
-	"$(grep '^Bench is' profile/chunk_linear_attn-opt/OPT_LOG.md)" "^Bench is the median of the iteration's own verify run.*marked \(confirm\)"
+	"$(grep '^Bench (median ms) is' profile/chunk_linear_attn-opt/OPT_LOG.md)" \
+	"^Bench \(median ms\) is the geomean, over the shapes, of each shape's median time in the iteration's own verify run.*marked \(confirm\)"
 
 # ---- 5. an edit made while verify runs --------------------------------------
 cat >"$T_TMP/slow" <<SH

@@ -60,7 +60,7 @@ static const char sample_text[] =
 	"\n"
 	"## Summary\n"
 	"\n"
-	"Bench is the median of the iteration's own verify run (the geomean over shapes). vs best is the time saved against the best (the baseline or the last keep, the one `optloop status` shows; a keep marked (full gate failed) passed a subset gate only and a full gate failed its kernel since: it is not the best): by the verify's verdict, which weighs every run of the best kernel, so it need not match the two Bench cells to the digit; marked (confirm) when the iteration's confirm sized it (best and candidate interleaved in one session, the figure every report uses).\n"
+	"Bench (median ms) is the geomean, over the shapes, of each shape's median time in the iteration's own verify run (the column keeps the name FLA's log template gives it). vs best is the time saved against the best (the baseline or the last keep, the one `optloop status` shows; a keep marked (full gate failed) passed a subset gate only and a full gate failed its kernel since: it is not the best): by the verify's verdict, which weighs every run of the best kernel, so it need not match the two Bench cells to the digit; marked (confirm) when the iteration's confirm sized it (best and candidate interleaved in one session, the figure every report uses).\n"
 	"\n"
 	"| Iter | Direction (one line) | Gate | Bench (median ms) | vs best | Status |\n"
 	"|---|---|---|---|---|---|\n"
