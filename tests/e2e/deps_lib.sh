@@ -36,7 +36,7 @@ SH
 	"$OPTLOOP" verify >/dev/null 2>&1 && "$OPTLOOP" log --direction baseline --commit >/dev/null
 	t_is "the baseline is logged" "$("$OPTLOOP" status --json | jget state)" ready
 
-	printf '\n\ndef chunk_fwd_h_fast(k, v):\n    return k\n' >>fla/ops/common/chunk_h.py
+	printf '\n\ndef chunk_fwd_h_fast(k, v):\n    return k.clone()\n' >>fla/ops/common/chunk_h.py
 	"$OPTLOOP" verify >/dev/null 2>&1
 	explain_noise
 	"$OPTLOOP" log --direction "a faster chunk_h" --status keep --unconfirmed "one run" --commit >/dev/null
