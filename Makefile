@@ -132,12 +132,15 @@ PAR   = $(if $(findstring jobserver,$(MAKEFLAGS))$(filter -j,$(MAKEFLAGS)),,-j$(
 all: deps
 	@$(MAKE) $(PAR) --no-print-directory _build
 
-# The official MCP SDK (npm) for the t_mcp_sdk suite, at the version
-# tests/mcp/package-lock.json pins, into build/node.  Best effort: without npm
-# or a registry to reach (CI has Debian packages only) deps says so in one
-# line and succeeds, and the suite is skipped.
+# The official MCP SDK and Inspector (npm) for the t_mcp_sdk suite, at the
+# versions tests/mcp/package-lock.json pins, into build/node; Node and npm
+# from Debian first where the npm registry can be reached (a 5 s connect).
+# Best effort: without npm or a registry to reach (CI has Debian packages
+# only) deps says so in one line and succeeds, and the suite is skipped.
 NODE_DIR := build/node
 NPM ?= npm
+# the host/port whose answer says the npm registry can be reached
+NPM_PROBE ?= registry.npmjs.org/443
 
 # Idempotent: quiet when everything is present; apt-get update first when not;
 # sudo only when not root.  Non-Debian systems are left alone with a note.
@@ -164,8 +167,16 @@ deps:
 		apt_wait update -qq && apt_wait install -y -qq --no-install-recommends $$missing || \
 		{ echo "make deps: apt-get failed; install by hand:$$missing" >&2; exit 1; }; \
 	fi
+	@if ! command -v $(NPM) >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1 && \
+	    timeout 5 bash -c 'exec 3<>/dev/tcp/$(NPM_PROBE)' 2>/dev/null; then \
+		sudo=""; [ "$$(id -u)" = 0 ] || sudo=sudo; \
+		echo "make deps: installing nodejs npm (the MCP SDK suite's client)"; \
+		$$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+			nodejs npm >/dev/null 2>&1 || \
+			echo "make deps: apt-get could not install nodejs npm"; \
+	fi
 	@if ! command -v $(NPM) >/dev/null 2>&1; then \
-		echo "make deps: npm not found: the MCP SDK suite (t_mcp_sdk) will be skipped (apt-get install npm for it)"; \
+		echo "make deps: npm not found: the MCP SDK suite (t_mcp_sdk) will be skipped (apt-get install nodejs npm where the npm registry can be reached)"; \
 	elif [ -f $(NODE_DIR)/npm-failed ] && cmp -s tests/mcp/package-lock.json $(NODE_DIR)/npm-failed; then \
 		echo "make deps: the MCP SDK suite (t_mcp_sdk) is skipped: npm could not install it before (see $(NODE_DIR)/npm.log; rm $(NODE_DIR)/npm-failed to try again)"; \
 	elif ! cmp -s tests/mcp/package-lock.json $(NODE_DIR)/package-lock.json || \

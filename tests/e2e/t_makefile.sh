@@ -134,6 +134,22 @@ out=$(fmake deps 2>&1); rc=$?
 t_is "  the next make deps does not wait on npm again" "$rc $(grep -c '^npm ci' "$state/npm.log")" "0 1"
 t_like "  and says how to try again" "$out" 'rm build/node/npm-failed to try again'
 
+# no npm: Debian's nodejs and npm are installed only where the registry
+# answers (a closed port stands for CI's machine; a listener for the registry)
+: >"$state/apt.log"
+out=$(fmake deps NPM=npm-absent NPM_PROBE=127.0.0.1/1 2>&1); rc=$?
+t_is "no npm and no registry: make deps succeeds" "$rc" 0
+t_is "  without asking apt for nodejs" "$(grep -c nodejs "$state/apt.log")" 0
+t_like "  saying the SDK suite will be skipped" "$out" 'npm not found: the MCP SDK suite \(t_mcp_sdk\) will be skipped'
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')
+python3 -c 'import socket,sys,time; s=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(4); time.sleep(60)' "$port" &
+listener=$!
+for _ in $(seq 50); do (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break; sleep 0.1; done
+out=$(fmake deps NPM=npm-absent NPM_PROBE="127.0.0.1/$port" 2>&1); rc=$?
+kill "$listener" 2>/dev/null
+t_is "no npm, the registry reachable: make deps succeeds" "$rc" 0
+t_like "  and asked apt for Debian's nodejs and npm" "$(cat "$state/apt.log")" 'install -y -qq --no-install-recommends nodejs npm'
+
 # With no static archive at all (the packages installed but libgit2.a absent)
 # the build is shared and goes to build/rel-shared, consistently.
 rm -rf "$state/lib/libgit2.a"
