@@ -17,7 +17,7 @@ tiny_workspace "$d"
 # The client: one server per session; prints "name<TAB>got<TAB>want" per
 # check, which the loop below turns into t_is lines.
 cat >"$T_TMP/client.py" <<'PY'
-import json, os, queue, sqlite3, subprocess, sys, threading, time, hashlib
+import hashlib, json, os, queue, re, sqlite3, subprocess, sys, threading, time
 
 OPTLOOP = os.environ["OPTLOOP"]
 SLACK = float(os.environ.get("T_SLACK", "1"))
@@ -152,6 +152,8 @@ def session_main():
     check("progress only grows", all(b["progress"] > a["progress"] for a, b in zip(prog, prog[1:])), True)
     msgs = " | ".join(p.get("message", "") for p in prog)
     check("they carry the stage and gate lines", ("Correctness gate" in msgs, "GATE PASSED" in msgs), (True, True))
+    check("  each gate case led by the stage and its percent", any(re.match(r"\[gate 100%\] tests/", p.get("message", "")) for p in prog), True)
+    check("  the banner and the verdict by the stage", ("[gate] Correctness gate" in msgs, "[gate] GATE PASSED" in msgs), (True, True))
     r = s.call("verify")["result"]
     check("a second verify is refused: an error result with exit 3",
           (r["isError"], r["structuredContent"]["exit"]), (True, 3))

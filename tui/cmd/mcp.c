@@ -196,14 +196,36 @@ static void call_free(struct call *c)
 	free(c);
 }
 
-/* One stderr line of a run with a progress token: a progress notification. */
+/* Where a run's line says it is, as the message's lead: "[gate 45%] " for a
+ * gate case line (pytest's "[ 45%]" at its end), "[gate] " for the gate's
+ * banner and verdict, "[pair 3] " for a confirm's or noise's pair, "" else. */
+static void stage_of(const char *line, struct sb *out)
+{
+	size_t n = strlen(line);
+	int pct, pair;
+	const char *open = n && line[n - 1] == ']' ? strrchr(line, '[') : NULL;
+	if (open && sscanf(open, "[%d%%]", &pct) == 1 && pct >= 0 && pct <= 100)
+		sb_addf(out, "[gate %d%%] ", pct);
+	else if (!strncmp(line, "Correctness gate", 16) || !strncmp(line, "GATE ", 5))
+		sb_adds(out, "[gate] ");
+	else if (sscanf(line, "after pair %d", &pair) == 1)
+		sb_addf(out, "[pair %d] ", pair);
+}
+
+/* One stderr line of a run with a progress token: a progress notification,
+ * its message the line led by its stage (stage_of). */
 static void report_line(struct call *c, const char *p, size_t n)
 {
-	struct sb line = SB_INIT;
-	for (size_t i = 0; i < n && line.len < 400; i++)
+	struct sb raw = SB_INIT, line = SB_INIT;
+	for (size_t i = 0; i < n && raw.len < 400; i++)
 		if ((unsigned char)p[i] >= 0x20 || p[i] == '\t')
-			sb_addc(&line, p[i] == '\t' ? ' ' : p[i]);
-	sb_trim(&line);
+			sb_addc(&raw, p[i] == '\t' ? ' ' : p[i]);
+	sb_trim(&raw);
+	if (raw.len) {
+		stage_of(sb_str(&raw), &line);
+		sb_adds(&line, sb_str(&raw));
+	}
+	sb_release(&raw);
 	json_t *msg = line.len ? json_string(sb_str(&line)) : NULL;
 	if (msg) /* a line cut inside a UTF-8 sequence is not said */
 		send_note("notifications/progress",
