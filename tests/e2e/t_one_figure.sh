@@ -67,7 +67,7 @@ for i in 1 2; do
 done
 t_is "row 1 carries the confirm's figure" "$(row_vs 1)" "$confirm_vs"
 t_like "  marked as the confirm's, and OPT_LOG.md says what the mark means" \
-	"$(grep -E '^\| 1 \|' "$optlog") $(grep '^Bench is' "$optlog")" '\(confirm\) \| keep \|.*marked \(confirm\) when the iteration.s confirm sized it'
+	"$(grep -E '^\| 1 \|' "$optlog") $(grep '^Bench (median ms) is' "$optlog")" '\(confirm\) \| keep \|.*marked \(confirm\) when the iteration.s confirm sized it'
 s=$("$OPTLOOP" status --json)
 t_is "status --json: the best is iteration 1" "$(printf '%s' "$s" | jget best.iter)" 1
 t_is "status --json: the best's vs-best is its row's" "$(pct "$(printf '%s' "$s" | jget best.vs_best)")" "$(row_vs 1)"
