@@ -154,16 +154,28 @@ int loop_roofline_of_run(const struct contract *c, struct store *st, int run_id,
 	if (rc < 0)
 		return rc;
 	char *peaks_path = assets_path("peaks.tsv", NULL), *costs_path = assets_path("costs.tsv", NULL);
-	if (s.n)
-		run_peaks(c, st, run_id, peaks_path, out);
 	struct err ce = {0};
 	if (c && c->cost && *c->cost) {
 		if (roofline_cost_spec_parse(c->cost, &spec, &ce) < 0 && !out->skipped)
 			out->skipped = xasprintf("%s", ce.msg);
 		have_spec = !out->skipped;
 	}
+	/* the peaks only where some shape has a cost model: measuring a CPU's
+	 * costs a tenth of a second that a run nothing models would waste */
+	bool modelled = false;
+	for (size_t i = 0; i < s.n && !modelled && !out->skipped; i++) {
+		struct roofline_cost cost;
+		struct err fe = {0};
+		if (roofline_cost_find(costs_path, s.v[i].op, s.v[i].mode, have_spec ? &spec : NULL,
+				       &cost, &fe) == 0) {
+			modelled = true;
+			roofline_cost_release(&cost);
+		}
+	}
+	if (modelled)
+		run_peaks(c, st, run_id, peaks_path, out);
 	struct sb none = SB_INIT;
-	for (size_t i = 0; i < s.n && out->peaks.have; i++) {
+	for (size_t i = 0; i < s.n && (out->peaks.have || !modelled); i++) {
 		struct rl_shape *sh = &s.v[i];
 		struct roofline_cost cost;
 		struct roofline_shape one;
