@@ -709,6 +709,15 @@ void measure_noise_words(const struct loop_noise *n, struct sb *out)
 		sb_addf(out, "\xc2\xb1%.1f%% (%d runs)", n->half * 100, n->runs);
 }
 
+const json_t *measure_run_roofline(struct store *s, int run_id, json_t **detail)
+{
+	*detail = NULL;
+	if (run_id <= 0 || measure_verdict_get(s, run_id, NULL, NULL, detail, NULL) < 0 || !*detail)
+		return NULL;
+	const json_t *rl = json_object_get(*detail, "roofline");
+	return json_array_size(json_object_get(rl, "shapes")) ? rl : NULL;
+}
+
 int measure_verdict_get(struct store *s, int run_id, char **verdict, unsigned *flags,
 			json_t **detail, struct err *e)
 {
@@ -1012,11 +1021,13 @@ json_t *measure_target_json(const struct measure_target *t)
  * True when that shape reaches RULES_ROOFLINE_READING of the peak. */
 static bool roofline_reading(struct store *s, int run_id, char **words)
 {
-	json_t *d = NULL;
+	json_t *d;
 	*words = NULL;
-	if (measure_verdict_get(s, run_id, NULL, NULL, &d, NULL) < 0 || !d)
+	const json_t *rl = measure_run_roofline(s, run_id, &d);
+	if (!rl) {
+		json_decref(d);
 		return false;
-	const json_t *rl = json_object_get(d, "roofline");
+	}
 	const char *peak = json_string_value(json_object_get(json_object_get(rl, "peaks"), "name"));
 	const json_t *v, *top = NULL;
 	double best = -1;

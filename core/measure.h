@@ -181,6 +181,10 @@ int measure_noise_band(struct store *s, const char *shape, double centre, struct
  * "none yet" (appended to out). */
 void measure_noise_words(const struct loop_noise *n, struct sb *out);
 
+/* The roofline a run's verdict recorded (its detail's "roofline", with at
+ * least one shape), or NULL; *detail holds it (json_decref when done). */
+const json_t *measure_run_roofline(struct store *s, int run_id, json_t **detail);
+
 /* The stored verdict of a run: name ("fast", ...), flags and the whole
  * comparison as JSON (each may be NULL).  ERR_NOTFOUND when none. */
 int measure_verdict_get(struct store *s, int run_id, char **verdict, unsigned *flags,

@@ -465,17 +465,6 @@ static json_t *list_lines(const char *text, struct sb *md, const char *none)
 	return arr;
 }
 
-/* The roofline a run's verdict recorded (its "roofline" object), or NULL;
- * *detail holds it (json_decref when done). */
-static const json_t *run_roofline(struct store *s, int run_id, json_t **detail)
-{
-	*detail = NULL;
-	if (run_id <= 0 || measure_verdict_get(s, run_id, NULL, NULL, detail, NULL) < 0 || !*detail)
-		return NULL;
-	const json_t *rl = json_object_get(*detail, "roofline");
-	return json_array_size(json_object_get(rl, "shapes")) ? rl : NULL;
-}
-
 /* A shape's share of the peak of bound ("memory": bandwidth, else FLOP) in
  * roofline rl, or NAN where rl did not read that shape. */
 static double shape_share(const json_t *rl, const char *shape, bool mem)
@@ -502,8 +491,8 @@ static json_t *roofline_section(struct store *s, int iter, struct sb *md)
 	store_iter_run(s, iter, &best_run, NULL, NULL);
 	store_iter_run(s, 0, &base_run, NULL, NULL);
 	json_t *bd, *zd;
-	const json_t *best = run_roofline(s, best_run, &bd);
-	const json_t *base = run_roofline(s, base_run, &zd);
+	const json_t *best = measure_run_roofline(s, best_run, &bd);
+	const json_t *base = measure_run_roofline(s, base_run, &zd);
 	json_t *rows = json_array();
 	if (best) {
 		const char *peak =
