@@ -262,8 +262,8 @@ static void history_off_found(struct loop *l, const struct off_rows *o)
 	const char *newest = o->commit[o->n - 1];
 	bool one = o->n == 1;
 	spans(o->iter, o->n, &its);
-	char *branch = vcs_commit_exists(l->ws.vcs, newest) ? vcs_branch_holding(l->ws.vcs, newest)
-							     : NULL;
+	bool exists = vcs_commit_exists(l->ws.vcs, newest);
+	char *branch = exists ? vcs_branch_holding(l->ws.vcs, newest) : NULL;
 	if (branch) {
 		/* another branch was checked out: the rows are on the one left */
 		sb_addf(&msg,
@@ -272,7 +272,7 @@ static void history_off_found(struct loop *l, const struct off_rows *o)
 			"branch); until then verify, log, commit, confirm and noise are refused",
 			one ? "" : "s", its.buf, one ? "it is" : "they are", branch, branch);
 		free(branch);
-	} else if (vcs_commit_exists(l->ws.vcs, newest)) {
+	} else if (exists) {
 		/* where HEAD was when it last held every row, if that still holds
 		 * the newest of them; else that row's own commit */
 		char *ref = loop_ref(l, "history"), *back = NULL;
