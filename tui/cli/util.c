@@ -37,8 +37,9 @@ int cli_fail(const struct err *e)
 	int code = e->code ? e->code : ERR_FAIL;
 	int status = err_exit_status(code);
 	struct sb v = SB_INIT;
-	/* a message may quote a name (a file, a trap) the user did not choose */
-	fprintf(stderr, "optloop: %s\n", cli_vis(msg, &v));
+	/* a message may quote a name (a file, a trap) the user did not choose;
+	 * its own line breaks stay line breaks */
+	fprintf(stderr, "optloop: %s\n", cli_vis_lines(msg, &v));
 	sb_release(&v);
 	cli_json_error(code, status, msg);
 	return status;
@@ -203,6 +204,25 @@ const char *cli_vis(const char *s, struct sb *tmp)
 {
 	sb_reset(tmp);
 	vis_escape(s, tmp);
+	return tmp->buf ? tmp->buf : "";
+}
+
+const char *cli_vis_lines(const char *s, struct sb *tmp)
+{
+	sb_reset(tmp);
+	struct sb line = SB_INIT;
+	for (;;) {
+		const char *nl = strchr(s, '\n');
+		size_t n = nl ? (size_t)(nl - s) : strlen(s);
+		sb_reset(&line);
+		sb_add(&line, s, n);
+		vis_escape(sb_str(&line), tmp);
+		if (!nl)
+			break;
+		sb_addc(tmp, '\n');
+		s = nl + 1;
+	}
+	sb_release(&line);
 	return tmp->buf ? tmp->buf : "";
 }
 

@@ -65,6 +65,8 @@ int cli_json_write(const char *buf, size_t len, void *data);
  * (caller releases it with sb_release). */
 struct sb;
 const char *cli_vis(const char *s, struct sb *tmp);
+/* cli_vis, but the text's own line breaks kept (a message of several lines). */
+const char *cli_vis_lines(const char *s, struct sb *tmp);
 
 /* How to run this optloop in a command the user pastes into a shell, into
  * *out: "optloop" when that word on $PATH is this very program, else the
