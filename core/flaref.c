@@ -3,10 +3,12 @@
  * flaref.h.
  */
 #include "core/flaref.h"
+#include "core/flaref_impl.h"
 
 #include "core/err.h"
 #include "core/fsutil.h"
 #include "core/hash.h"
+#include "core/pyscan.h"
 #include "core/sb.h"
 
 #include <ctype.h>
@@ -17,6 +19,9 @@
 #include <sys/stat.h>
 
 #define RESOLVE_DEPTH 4
+
+/* The name a star import stands for: all of the module's. */
+#define STAR "*"
 
 void fla_scope_release(struct fla_scope *s)
 {
@@ -66,132 +71,6 @@ bool fla_is_reference(const char *name, const char *op_func)
 	return recurrent && !op_recurrent;
 }
 
-/* ---- reading Python imports ---- */
-
-/* One "from MODULE import NAME [as ALIAS]" item. */
-struct import_item {
-	char *module, *name, *alias;
-};
-
-struct imports {
-	struct import_item *v;
-	size_t n;
-};
-
-static void imports_release(struct imports *im)
-{
-	for (size_t i = 0; i < im->n; i++) {
-		free(im->v[i].module);
-		free(im->v[i].name);
-		free(im->v[i].alias);
-	}
-	free(im->v);
-	memset(im, 0, sizeof(*im));
-}
-
-static const char *skip_sp(const char *p)
-{
-	while (*p == ' ' || *p == '\t' || *p == '\\')
-		p++;
-	return p;
-}
-
-static char *word(const char **pp)
-{
-	const char *p = *pp, *a = p;
-	while (isalnum((unsigned char)*p) || *p == '_' || *p == '.')
-		p++;
-	*pp = p;
-	return p > a ? xstrndup(a, (size_t)(p - a)) : NULL;
-}
-
-/* The name a star import stands for: all of the module's. */
-#define STAR "*"
-
-/* The names list of one from-import: "a, b as c" or "(\n a,\n b,\n)",
- * comments dropped. */
-static void read_names(const char **pp, const char *module, struct imports *im)
-{
-	const char *p = skip_sp(*pp);
-	bool paren = *p == '(';
-	if (paren)
-		p++;
-	for (;;) {
-		while (*p == ' ' || *p == '\t' || *p == ',' || *p == '\\' ||
-		       (paren && (*p == '\n' || *p == '\r')))
-			p++;
-		if (*p == '#') {
-			while (*p && *p != '\n')
-				p++;
-			if (!paren)
-				break;
-			continue;
-		}
-		if (!*p || *p == '\n' || *p == ';' || (paren && *p == ')'))
-			break;
-		/* "from m import *": every public name of m (STAR) */
-		char *n = *p == '*' ? (p++, xstrdup(STAR)) : word(&p);
-		if (!n) {
-			p++;
-			continue;
-		}
-		char *alias = NULL;
-		const char *q = skip_sp(p);
-		if (starts(q, "as ")) {
-			q = skip_sp(q + 3);
-			alias = word(&q);
-			p = q;
-		}
-		im->v = xrealloc(im->v, (im->n + 1) * sizeof(*im->v));
-		im->v[im->n++] = (struct import_item){xstrdup(module), n, alias};
-	}
-	*pp = p;
-}
-
-/* Every "from X import ..." of the text (top level or indented). */
-static void read_imports(const char *text, struct imports *im)
-{
-	const char *p = text;
-	while (p && *p) {
-		const char *line = p;
-		const char *nl = strchr(p, '\n');
-		const char *q = skip_sp(line);
-		if (starts(q, "from ")) {
-			q = skip_sp(q + 5);
-			char *mod = word(&q);
-			q = skip_sp(q);
-			if (mod && starts(q, "import")) {
-				q += 6;
-				read_names(&q, mod, im);
-				nl = strchr(q, '\n');
-			}
-			free(mod);
-		} else if (starts(q, "import ")) {
-			/* "import a.b as c, d": modules, no names */
-			q += 7;
-			for (;;) {
-				q = skip_sp(q);
-				char *mod = word(&q);
-				if (!mod)
-					break;
-				char *alias = NULL;
-				q = skip_sp(q);
-				if (starts(q, "as ")) {
-					q = skip_sp(q + 3);
-					alias = word(&q);
-					q = skip_sp(q);
-				}
-				im->v = xrealloc(im->v, (im->n + 1) * sizeof(*im->v));
-				im->v[im->n++] = (struct import_item){mod, NULL, alias};
-				if (*q != ',')
-					break;
-				q++;
-			}
-		}
-		p = nl ? nl + 1 : NULL;
-	}
-}
-
 /* ---- the repository's files, each looked at once ------------------------------
  *
  * Following imports asks again and again whether a module file exists, what
@@ -200,20 +79,15 @@ static void read_imports(const char *text, struct imports *im)
 
 enum { K_UNKNOWN, K_MISSING, K_FILE, K_DIR };
 
-struct edge {
-	char *target, *via;
-};
-
 struct entry {
 	char *rel;
 	struct entry *next;
 	int kind;
-	bool read, listed, walked;
+	bool read, listed, scanned;
 	char *text;   /* NULL: not readable */
 	char **py;    /* a directory's .py files but __init__.py, sorted */
 	size_t npy;
-	struct edge *edges; /* a walked file's imports, resolved */
-	size_t nedges;
+	struct py_file scan; /* the text's tokens, lines, defs and imports */
 };
 
 #define TREE_BUCKETS 4096
@@ -243,11 +117,7 @@ void fla_tree_close(struct fla_tree *t)
 			for (size_t i = 0; i < x->npy; i++)
 				free(x->py[i]);
 			free(x->py);
-			for (size_t i = 0; i < x->nedges; i++) {
-				free(x->edges[i].target);
-				free(x->edges[i].via);
-			}
-			free(x->edges);
+			py_file_release(&x->scan);
 			free(x);
 		}
 	}
@@ -302,6 +172,19 @@ static const char *text_of(struct fla_tree *t, const char *rel)
 	return x->text;
 }
 
+const struct py_file *fla_py(struct fla_tree *t, const char *rel)
+{
+	const char *text = text_of(t, rel);
+	struct entry *x = entry_of(t, rel);
+	if (!text)
+		return NULL;
+	if (!x->scanned) {
+		x->scanned = true;
+		py_scan(text, &x->scan);
+	}
+	return &x->scan;
+}
+
 /* A package directory's .py files but __init__.py, in a fixed order so an
  * answer does not depend on the directory's. */
 static const struct entry *listing_of(struct fla_tree *t, const char *reldir)
@@ -329,34 +212,8 @@ static const struct entry *listing_of(struct fla_tree *t, const char *reldir)
 
 /* ---- following a name to its def ---- */
 
-static bool defines(const char *text, const char *name)
-{
-	size_t n = strlen(name);
-	for (const char *p = text; p && *p;) {
-		const char *q = p;
-		if (starts(q, "async "))
-			q += 6;
-		if ((starts(q, "def ") && !strncmp(q + 4, name, n) && q[4 + n] == '(') ||
-		    (starts(q, "class ") && !strncmp(q + 6, name, n) &&
-		     (q[6 + n] == '(' || q[6 + n] == ':')))
-			return true;
-		/* a module-level assignment: "NAME = ..." or "NAME: type = ..." */
-		if (q == p && !strncmp(p, name, n)) {
-			const char *r = p + n;
-			while (*r == ' ' || *r == '\t')
-				r++;
-			if ((*r == '=' && r[1] != '=') || *r == ':')
-				return true;
-		}
-		p = strchr(p, '\n');
-		if (p)
-			p++;
-	}
-	return false;
-}
-
 /* "fla.ops.gla" + ".naive" -> "fla.ops.gla.naive"; ".." goes up one. */
-static char *absolute(const char *package, const char *mod)
+char *fla_absolute(const char *package, const char *mod)
 {
 	if (mod[0] != '.')
 		return xstrdup(mod);
@@ -384,36 +241,35 @@ static char *path_of(const char *module)
 
 static char *resolve(struct fla_tree *t, const char *module, const char *name, int depth);
 
-/* name in a file's text: defined there, or imported from elsewhere. */
+/* name in a file: defined there, or imported from elsewhere at its top. */
 static char *resolve_in(struct fla_tree *t, const char *rel, const char *package,
 			const char *name, int depth)
 {
-	const char *text = text_of(t, rel);
+	const struct py_file *py = fla_py(t, rel);
 	char *found = NULL;
-	if (!text)
+	if (!py)
 		return NULL;
-	if (defines(text, name)) {
-		found = xstrdup(rel);
-	} else if (depth < RESOLVE_DEPTH) {
-		struct imports im = {0};
-		read_imports(text, &im);
-		for (size_t i = 0; !found && i < im.n; i++) {
-			const char *as = im.v[i].alias ? im.v[i].alias : im.v[i].name;
-			if (!im.v[i].name || !strcmp(im.v[i].name, STAR) || strcmp(as, name))
-				continue;
-			char *m = absolute(package, im.v[i].module);
-			found = resolve(t, m, im.v[i].name, depth + 1);
-			free(m);
-		}
-		/* not named anywhere: a star import may bring it */
-		for (size_t i = 0; !found && i < im.n; i++) {
-			if (!im.v[i].name || strcmp(im.v[i].name, STAR) != 0)
-				continue;
-			char *m = absolute(package, im.v[i].module);
-			found = resolve(t, m, name, depth + 1);
-			free(m);
-		}
-		imports_release(&im);
+	if (py_def_find(py, name, 0) >= 0)
+		return xstrdup(rel);
+	if (depth >= RESOLVE_DEPTH)
+		return NULL;
+	for (size_t i = 0; !found && i < py->nimp; i++) {
+		const struct py_import *im = &py->imp[i];
+		const char *as = im->alias ? im->alias : im->name;
+		if (im->in_def || !im->name || !strcmp(im->name, STAR) || strcmp(as, name))
+			continue;
+		char *m = fla_absolute(package, im->module);
+		found = resolve(t, m, im->name, depth + 1);
+		free(m);
+	}
+	/* not named anywhere: a star import may bring it */
+	for (size_t i = 0; !found && i < py->nimp; i++) {
+		const struct py_import *im = &py->imp[i];
+		if (im->in_def || !im->name || strcmp(im->name, STAR) != 0)
+			continue;
+		char *m = fla_absolute(package, im->module);
+		found = resolve(t, m, name, depth + 1);
+		free(m);
 	}
 	return found;
 }
@@ -439,8 +295,8 @@ static char *resolve(struct fla_tree *t, const char *module, const char *name, i
 		const struct entry *dir = found ? NULL : listing_of(t, p);
 		for (size_t i = 0; dir && !found && i < dir->npy; i++) {
 			char *rel = xasprintf("%s/%s", p, dir->py[i]);
-			const char *text = text_of(t, rel);
-			if (text && defines(text, name))
+			const struct py_file *py = fla_py(t, rel);
+			if (py && py_def_find(py, name, 0) >= 0)
 				found = rel;
 			else
 				free(rel);
@@ -456,121 +312,10 @@ char *fla_resolve(struct fla_tree *t, const char *module, const char *name)
 	return resolve(t, module, name, 0);
 }
 
-int fla_scope_read(struct fla_tree *t, const char *test_file, const char *import_path,
-		   const char *op_func, struct fla_scope *out, struct err *e)
-{
-	struct sb text = SB_INIT;
-	char *full = fsutil_join(t->repo, test_file);
-	memset(out, 0, sizeof(*out));
-	struct err re = {0};
-	int rc = fsutil_read_file(full, &text, &re);
-	free(full);
-	if (rc < 0) {
-		sb_release(&text);
-		return err_set(e, rc == ERR_NOTFOUND ? ERR_NOTFOUND : rc,
-			       "the gate test %s cannot be read (%s)", test_file, re.msg);
-	}
-	struct imports im = {0};
-	read_imports(text.buf ? text.buf : "", &im);
-	for (size_t i = 0; i < im.n; i++) {
-		const struct import_item *it = &im.v[i];
-		if (!it->name || !strcmp(it->name, STAR) ||
-		    (!starts(it->module, "fla.") && strcmp(it->module, "fla")))
-			continue;
-		const char *used = it->alias ? it->alias : it->name;
-		if (op_func && !strcmp(it->name, op_func)) {
-			out->op_imported = true;
-			if (!out->op_file)
-				out->op_file = resolve(t, it->module, it->name, 0);
-			continue;
-		}
-		if (!fla_is_reference(it->name, op_func) && !fla_is_reference(used, op_func)) {
-			out->others = xrealloc(out->others, (out->nothers + 1) * sizeof(*out->others));
-			out->others[out->nothers++] = (struct fla_ref){
-				.name = xstrdup(it->name),
-				.module = xstrdup(it->module),
-				.file = resolve(t, it->module, it->name, 0),
-			};
-			continue;
-		}
-		bool dup = false;
-		for (size_t k = 0; k < out->nrefs; k++)
-			dup |= !strcmp(out->refs[k].name, it->name) &&
-			       !strcmp(out->refs[k].module, it->module);
-		if (dup)
-			continue;
-		out->refs = xrealloc(out->refs, (out->nrefs + 1) * sizeof(*out->refs));
-		out->refs[out->nrefs++] = (struct fla_ref){
-			.name = xstrdup(it->name),
-			.module = xstrdup(it->module),
-			.file = resolve(t, it->module, it->name, 0),
-		};
-	}
-	if (!out->op_file && op_func && import_path)
-		out->op_file = resolve(t, import_path, op_func, 0);
-	imports_release(&im);
-	sb_release(&text);
-	return 0;
-}
 
-/* ---- the files code reaches: following imports --------------------------- */
+/* ---- where a name, as a file uses it, is defined ---- */
 
-void fla_files_release(struct fla_files *f)
-{
-	for (size_t i = 0; i < f->n; i++) {
-		free(f->v[i].path);
-		free(f->v[i].via);
-		free(f->v[i].walk);
-	}
-	free(f->v);
-	memset(f, 0, sizeof(*f));
-}
-
-int fla_files_find(const struct fla_files *f, const char *path)
-{
-	for (size_t i = 0; i < f->n; i++)
-		if (!strcmp(f->v[i].path, path))
-			return (int)i;
-	return -1;
-}
-
-/* rel as git tracks it: every link on the way resolved, relative to the
- * repository (a link to a directory is a path git never lists a file
- * under); rel itself where it leads out of the repository. */
-static char *real_rel(struct fla_tree *t, const char *rel)
-{
-	if (!t->real && !(t->real = realpath(t->repo, NULL)))
-		return xstrdup(rel);
-	char *full = xasprintf("%s/%s", t->repo, rel);
-	char *r = realpath(full, NULL);
-	size_t n = strlen(t->real);
-	char *out = r && !strncmp(r, t->real, n) && r[n] == '/' ? xstrdup(r + n + 1) : xstrdup(rel);
-	free(r);
-	free(full);
-	return out;
-}
-
-/* A file reached by a walk, once: by the path git tracks, whichever path
- * (through a link or not) the import named it by. */
-static void files_add(struct fla_tree *t, struct fla_files *f, const char *path, int from,
-		      const char *via)
-{
-	for (size_t i = 0; i < f->n; i++)
-		if (!strcmp(f->v[i].path, path) || (f->v[i].walk && !strcmp(f->v[i].walk, path)))
-			return;
-	char *real = real_rel(t, path);
-	if (fla_files_find(f, real) >= 0) {
-		free(real);
-		return;
-	}
-	f->v = xrealloc(f->v, (f->n + 1) * sizeof(*f->v));
-	f->v[f->n++] = (struct fla_file){real, from, via ? xstrdup(via) : NULL,
-					 strcmp(real, path) ? xstrdup(path) : NULL};
-}
-
-/* The repository file of a dotted module: a/b.py, else the package's
- * a/b/__init__.py; NULL when the repository has neither (torch, triton). */
-static char *module_file(struct fla_tree *t, const char *module)
+char *fla_module_file(struct fla_tree *t, const char *module)
 {
 	char *p = path_of(module);
 	char *rel = xasprintf("%s.py", p);
@@ -586,13 +331,7 @@ static char *module_file(struct fla_tree *t, const char *module)
 	return rel;
 }
 
-static bool is_init(const char *path)
-{
-	return ends(path, "/__init__.py") || !strcmp(path, "__init__.py");
-}
-
-/* The dotted package a file's relative imports start from. */
-static char *package_of(const char *path)
+char *fla_package_of(const char *path)
 {
 	char *m = xstrdup(path);
 	if (ends(m, ".py"))
@@ -610,98 +349,383 @@ static char *package_of(const char *path)
 	return m;
 }
 
-/* What one import of file brings in: a submodule, the file defining the
- * name, or the module itself; a script's "from registry import x" is its
- * own directory's registry.py.  NULL: not the repository's. */
-static char *import_target(struct fla_tree *t, const char *file, const char *package,
-			   const struct import_item *it)
+char *fla_real_rel(struct fla_tree *t, const char *rel)
 {
-	char *abs = absolute(package, it->module);
-	char *target = NULL;
-	if (it->name && strcmp(it->name, STAR) != 0) {
-		char *sub = xasprintf("%s.%s", abs, it->name);
-		target = module_file(t, sub);
-		free(sub);
-		if (!target)
-			target = resolve(t, abs, it->name, 0);
+	if (!t->real && !(t->real = realpath(t->repo, NULL)))
+		return xstrdup(rel);
+	char *full = xasprintf("%s/%s", t->repo, rel);
+	char *r = realpath(full, NULL);
+	size_t n = strlen(t->real);
+	char *out = r && !strncmp(r, t->real, n) && r[n] == '/' ? xstrdup(r + n + 1) : xstrdup(rel);
+	free(r);
+	free(full);
+	return out;
+}
+
+/* A script's "from registry import x": the registry.py beside it
+ * (sys.path holds the script's directory). */
+static char *beside(struct fla_tree *t, const char *rel, const char *module)
+{
+	char *dir = xstrdup(rel), *slash = strrchr(dir, '/'), *out = NULL;
+	if (slash && module[0] != '.') {
+		*slash = '\0';
+		char *p = path_of(module);
+		char *f = xasprintf("%s/%s.py", dir, p);
+		if (kind_of(t, f) == K_FILE)
+			out = f;
+		else
+			free(f);
+		free(p);
 	}
-	if (!target)
-		target = module_file(t, abs);
-	if (!target && it->module[0] != '.') {
-		/* a script beside its modules (sys.path holds its directory) */
-		char *dir = xstrdup(file), *slash = strrchr(dir, '/');
-		if (slash) {
-			*slash = '\0';
-			char *p = path_of(it->module);
-			char *rel = xasprintf("%s/%s.py", dir, p);
-			if (kind_of(t, rel) == K_FILE)
-				target = rel;
-			else
-				free(rel);
-			free(p);
+	free(dir);
+	return out;
+}
+
+/* What import im of file rel brings in under the name used, with attr
+ * after it: see fla_resolve_use. */
+static bool use_import(struct fla_tree *t, const char *rel, const char *package,
+		       const struct py_import *im, const char *name, const char *attr, char **file,
+		       char **def)
+{
+	char *abs = fla_absolute(package, im->module);
+	char *mf = NULL;
+	bool ok = false;
+	if (!im->name) {
+		/* import a.b as name: the module */
+		if ((mf = fla_module_file(t, abs)) || (mf = beside(t, rel, im->module))) {
+			*file = mf, *def = xstrdup(attr ? attr : "");
+			ok = true;
 		}
-		free(dir);
+	} else {
+		const char *wanted = strcmp(im->name, STAR) ? im->name : name;
+		char *sub = xasprintf("%s.%s", abs, wanted);
+		if (strcmp(im->name, STAR) && (mf = fla_module_file(t, sub))) {
+			/* from package import module */
+			*file = mf, *def = xstrdup(attr ? attr : "");
+			ok = true;
+		} else {
+			char *found = resolve(t, abs, wanted, 0);
+			if (!found && (mf = beside(t, rel, im->module))) {
+				found = resolve_in(t, mf, "", wanted, 0);
+				free(mf);
+			}
+			if (found)
+				*file = found, *def = xstrdup(wanted), ok = true;
+		}
+		free(sub);
 	}
 	free(abs);
-	return target;
+	return ok;
 }
 
-/* What a file's imports bring in, each resolved once per tree. */
-static const struct entry *imports_of(struct fla_tree *t, const char *rel)
+bool fla_resolve_use(struct fla_tree *t, const char *rel, const char *name, const char *attr,
+		     char **file, char **def)
 {
-	struct entry *x = entry_of(t, rel);
-	if (x->walked)
-		return x;
-	x->walked = true;
-	const char *text = text_of(t, rel);
-	if (!text)
-		return x;
-	struct imports im = {0};
-	char *package = package_of(rel);
-	read_imports(text, &im);
-	for (size_t k = 0; k < im.n; k++) {
-		char *target = import_target(t, rel, package, &im.v[k]);
-		if (!target)
-			continue;
-		/* entry_of may have grown other chains, never moved x */
-		x->edges = xrealloc(x->edges, (x->nedges + 1) * sizeof(*x->edges));
-		x->edges[x->nedges++] = (struct edge){
-			target, xstrdup(im.v[k].name ? im.v[k].name : im.v[k].module)};
+	const struct py_file *py = fla_py(t, rel);
+	if (!py)
+		return false;
+	if (py_def_find(py, name, 0) >= 0) {
+		*file = xstrdup(rel), *def = xstrdup(name);
+		return true;
 	}
-	free(package);
-	imports_release(&im);
-	return x;
-}
-
-void fla_walk(struct fla_tree *t, const char *seed, const char *why, struct fla_files *out)
-{
-	if (kind_of(t, seed) != K_FILE)
-		return;
-	size_t first = out->n;
-	files_add(t, out, seed, -1, why);
-	for (size_t i = first; i < out->n; i++) {
-		/* a package's __init__ re-exports its whole package: reached for
-		 * one name, it is not followed (the name's own file is) */
-		if (i != first && is_init(out->v[i].path))
-			continue;
-		/* imports resolve by the names the importer used (through a link) */
-		const struct entry *x =
-			imports_of(t, out->v[i].walk ? out->v[i].walk : out->v[i].path);
-		for (size_t k = 0; k < x->nedges; k++)
-			files_add(t, out, x->edges[k].target, (int)i, x->edges[k].via);
-	}
-}
-
-void fla_files_why(const struct fla_files *f, size_t i, struct sb *out)
-{
-	for (int k = (int)i, hops = 0; k >= 0 && hops < 64; hops++) {
-		const struct fla_file *x = &f->v[k];
-		if (x->from < 0) {
-			sb_addf(out, "%s%s%s%s", hops ? " <- " : "", x->path, x->via ? ": " : "",
-				x->via ? x->via : "");
-			break;
+	char *package = fla_package_of(rel);
+	bool ok = false;
+	for (int star = 0; star < 2 && !ok; star++)
+		for (size_t i = 0; !ok && i < py->nimp; i++) {
+			const struct py_import *im = &py->imp[i];
+			bool is_star = im->name && !strcmp(im->name, STAR);
+			const char *as = im->alias ? im->alias : im->name ? im->name : im->module;
+			if (star ? !is_star : (is_star || strcmp(as, name) != 0))
+				continue;
+			ok = use_import(t, rel, package, im, name, attr, file, def);
 		}
-		sb_addf(out, "%s%s (%s)", hops ? " <- " : "", x->path, x->via ? x->via : "");
-		k = x->from;
+	free(package);
+	return ok;
+}
+
+/* ---- what the gate test compares the op with ---------------------------- */
+
+struct names {
+	char **v;
+	size_t n;
+};
+
+static bool names_has(const struct names *s, const char *p, size_t n)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (!strncmp(s->v[i], p, n) && !s->v[i][n])
+			return true;
+	return false;
+}
+
+static void names_add(void *ctx, const char *p, size_t n, const char *attr, size_t an)
+{
+	struct names *s = ctx;
+	(void)attr, (void)an;
+	if (!names_has(s, p, n)) {
+		s->v = xrealloc(s->v, (s->n + 1) * sizeof(*s->v));
+		s->v[s->n++] = xstrndup(p, n);
 	}
+}
+
+static void names_release(struct names *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		free(s->v[i]);
+	free(s->v);
+	memset(s, 0, sizeof(*s));
+}
+
+static bool tok_in(const struct py_file *py, unsigned a, unsigned b, const struct names *s)
+{
+	for (unsigned i = a; i < b; i++)
+		if (py->tok[i].kind == PT_NAME && names_has(s, py->tok[i].s, py->tok[i].len))
+			return true;
+	return false;
+}
+
+/* The top-level "=" (or augmented assignment) of a line, 0 for none. */
+static unsigned assign_at(const struct py_file *py, const struct py_line *ln)
+{
+	int depth = 0;
+	for (unsigned i = ln->first; i < ln->first + ln->ntok; i++) {
+		const struct py_tok *t = &py->tok[i];
+		if (t->kind != PT_OP)
+			continue;
+		if (strchr("([{", t->s[0]))
+			depth++;
+		else if (strchr(")]}", t->s[0]))
+			depth--;
+		else if (!depth && t->s[t->len - 1] == '=' &&
+			 !(t->len == 2 && strchr("=!<>", t->s[0])))
+			return i;
+	}
+	return 0;
+}
+
+/* What feeds the names of set within lines [a, b): an assignment to one of
+ * them adds its right-hand side, "for x in y" adds y for x, and a def
+ * named (nested, or one of the test file's own) adds its body; until
+ * nothing more is added. */
+static void slice(const struct py_file *py, unsigned a, unsigned b, struct names *set)
+{
+	for (size_t before = (size_t)-1; before != set->n;) {
+		before = set->n;
+		for (unsigned l = a; l < b; l++) {
+			const struct py_line *ln = &py->line[l];
+			unsigned first = ln->first, end = ln->first + ln->ntok, eq;
+			const struct py_tok *t0 = &py->tok[first];
+			if (py_tok_is(t0, "async") && ln->ntok > 1)
+				t0 = &py->tok[++first];
+			if ((py_tok_is(t0, "def") || py_tok_is(t0, "class")) && first + 1 < end) {
+				/* a nested def: a scope of its own, all of it
+				 * when it is named */
+				const struct py_tok *nm = &py->tok[first + 1];
+				unsigned e = py_block_end(py, l);
+				if (names_has(set, nm->s, nm->len))
+					py_refs(py, l, e, names_add, set);
+				l = e - 1;
+				continue;
+			}
+			if (py_tok_is(t0, "for")) {
+				for (unsigned i = first + 1; i < end; i++)
+					if (py_tok_is(&py->tok[i], "in")) {
+						if (tok_in(py, first + 1, i, set))
+							py_refs_tokens(py, i + 1, end, names_add, set);
+						break;
+					}
+				continue;
+			}
+			if ((eq = assign_at(py, ln)) && tok_in(py, first, eq, set))
+				py_refs_tokens(py, eq + 1, end, names_add, set);
+		}
+		for (size_t k = 0; k < py->ndef; k++)
+			if (py->def[k].kind != PD_ASSIGN && names_has(set, py->def[k].name,
+								       strlen(py->def[k].name)))
+				py_refs(py, py->def[k].line0, py->def[k].line1, names_add, set);
+	}
+}
+
+static const char *const comparisons[] = {"assert_close", "assert_allclose", "allclose",
+					  "assertAllClose", "assert_equal", "isclose"};
+
+static bool comparison(const struct py_tok *t)
+{
+	for (size_t i = 0; i < sizeof(comparisons) / sizeof(*comparisons); i++)
+		if (py_tok_is(t, comparisons[i]))
+			return true;
+	return false;
+}
+
+/* The names the gate test compares the op's results with: for every
+ * comparison (assert_close and its kin) one of whose arguments comes from
+ * the op, what the other arguments come from and the op's side does not
+ * use (the inputs both take are no reference).  false when no comparison
+ * involves the op: then only the names tell. */
+static bool compared_with(const struct py_file *py, const struct names *op, struct names *refs,
+			  struct names *inputs)
+{
+	bool found = false;
+	for (size_t k = 0; k < py->ndef; k++) {
+		const struct py_def *d = &py->def[k];
+		if (d->kind != PD_DEF)
+			continue;
+		unsigned body = d->line0;
+		while (body < d->line1 && py->tok[py->line[body].first].kind == PT_OP)
+			body++; /* the decorators */
+		body++;
+		unsigned t0 = py->line[d->line0].first;
+		unsigned t1 = d->line1 < py->nline ? py->line[d->line1].first : (unsigned)py->ntok;
+		for (unsigned i = t0; i + 1 < t1; i++) {
+			if (py->tok[i].kind != PT_NAME || !comparison(&py->tok[i]) ||
+			    !py_tok_is(&py->tok[i + 1], "("))
+				continue;
+			struct names side[8] = {0}, theirs = {0}, ours = {0};
+			unsigned a, b, nargs = 0;
+			bool any_op = false;
+			while (nargs < 8 && py_call_arg(py, i + 1, nargs, &a, &b)) {
+				py_refs_tokens(py, a, b, names_add, &side[nargs]);
+				slice(py, body, d->line1, &side[nargs]);
+				nargs++;
+			}
+			/* what some side uses and not every side the op's results
+			 * come from: the inputs all take are no reference, and a
+			 * comparison of the op with itself over a naive part
+			 * (a gate computed naively) names that part */
+			bool first_op = true;
+			for (unsigned s = 0; s < nargs; s++) {
+				bool has_op = false;
+				for (size_t o = 0; o < op->n; o++)
+					has_op |= names_has(&side[s], op->v[o], strlen(op->v[o]));
+				for (size_t m = 0; m < side[s].n; m++)
+					names_add(&theirs, side[s].v[m], strlen(side[s].v[m]), NULL, 0);
+				if (!has_op)
+					continue;
+				any_op = true;
+				if (first_op) {
+					for (size_t m = 0; m < side[s].n; m++)
+						names_add(&ours, side[s].v[m], strlen(side[s].v[m]), NULL, 0);
+					first_op = false;
+					continue;
+				}
+				for (size_t m = 0; m < ours.n;) /* keep what this side uses too */
+					if (names_has(&side[s], ours.v[m], strlen(ours.v[m]))) {
+						m++;
+					} else {
+						free(ours.v[m]);
+						ours.v[m] = ours.v[--ours.n];
+					}
+			}
+			if (any_op) {
+				found = true;
+				for (size_t m = 0; m < theirs.n; m++)
+					if (!names_has(op, theirs.v[m], strlen(theirs.v[m])))
+						names_add(names_has(&ours, theirs.v[m], strlen(theirs.v[m]))
+								  ? inputs
+								  : refs,
+							  theirs.v[m], strlen(theirs.v[m]), NULL, 0);
+			}
+			for (unsigned s = 0; s < nargs; s++)
+				names_release(&side[s]);
+			names_release(&theirs);
+			names_release(&ours);
+		}
+	}
+	return found;
+}
+
+/* Whether name is a def or class of file, and the file kernel code: one
+ * of an op's kernels, not a constant or a helper. */
+static bool kernel_function(struct fla_tree *t, const char *file, const char *name)
+{
+	const struct py_file *py = fla_py(t, file);
+	int k = py ? py_def_find(py, name, 0) : -1;
+	return k >= 0 && py->def[k].kind != PD_ASSIGN && py_is_kernel_code(py);
+}
+
+static void ref_add(struct fla_ref **v, size_t *n, struct fla_tree *t, const struct py_import *im,
+		    bool input)
+{
+	for (size_t k = 0; k < *n; k++)
+		if (!strcmp((*v)[k].name, im->name) && !strcmp((*v)[k].module, im->module))
+			return;
+	*v = xrealloc(*v, (*n + 1) * sizeof(**v));
+	(*v)[(*n)++] = (struct fla_ref){
+		.name = xstrdup(im->name),
+		.module = xstrdup(im->module),
+		.file = resolve(t, im->module, im->name, 0),
+		.input = input,
+	};
+}
+
+int fla_scope_read(struct fla_tree *t, const char *test_file, const char *import_path,
+		   const char *op_func, struct fla_scope *out, struct err *e)
+{
+	memset(out, 0, sizeof(*out));
+	const struct py_file *py = fla_py(t, test_file);
+	if (!py) {
+		char *full = fsutil_join(t->repo, test_file);
+		bool there = fsutil_exists(full);
+		free(full);
+		return err_set(e, there ? ERR_IO : ERR_NOTFOUND, "the gate test %s cannot be read (%s)",
+			       test_file, there ? "unreadable" : "no such file");
+	}
+	/* the names the test calls the op by */
+	struct names op = {0}, refs = {0}, inputs = {0};
+	if (op_func)
+		names_add(&op, op_func, strlen(op_func), NULL, 0);
+	for (size_t i = 0; op_func && i < py->nimp; i++)
+		if (py->imp[i].name && py->imp[i].alias && !strcmp(py->imp[i].name, op_func))
+			names_add(&op, py->imp[i].alias, strlen(py->imp[i].alias), NULL, 0);
+	/* and the test calls the op's own kernels by their names: a comparison
+	 * of one (parallel_nsa_fwd) checks the op's code as well */
+	char *op_file = op_func && import_path ? resolve(t, import_path, op_func, 0) : NULL;
+	if (op_file) {
+		struct fla_files run = {0};
+		fla_walk_func(t, op_file, op_func, "the op", &run);
+		for (size_t i = 0; i < py->nimp; i++) {
+			const struct py_import *im = &py->imp[i];
+			char *file = NULL, *def = NULL;
+			if (!im->name || !strcmp(im->name, STAR) ||
+			    (!starts(im->module, "fla.") && strcmp(im->module, "fla")))
+				continue;
+			const char *used = im->alias ? im->alias : im->name;
+			if (fla_resolve_use(t, test_file, used, NULL, &file, &def) &&
+			    fla_files_node(&run, file, def) >= 0 && kernel_function(t, file, def))
+				names_add(&op, used, strlen(used), NULL, 0);
+			free(file);
+			free(def);
+		}
+		fla_files_release(&run);
+		free(op_file);
+	}
+	out->compared = op.n && compared_with(py, &op, &refs, &inputs);
+
+	for (size_t i = 0; i < py->nimp; i++) {
+		const struct py_import *it = &py->imp[i];
+		if (!it->name || !strcmp(it->name, STAR) ||
+		    (!starts(it->module, "fla.") && strcmp(it->module, "fla")))
+			continue;
+		const char *used = it->alias ? it->alias : it->name;
+		if (op_func && !strcmp(it->name, op_func)) {
+			out->op_imported = true;
+			if (!out->op_file)
+				out->op_file = resolve(t, it->module, it->name, 0);
+			continue;
+		}
+		bool ref = out->compared ? names_has(&refs, used, strlen(used))
+					 : fla_is_reference(it->name, op_func) ||
+						   fla_is_reference(used, op_func);
+		bool input = out->compared && !ref && names_has(&inputs, used, strlen(used));
+		if (ref || input)
+			ref_add(&out->refs, &out->nrefs, t, it, input);
+		else
+			ref_add(&out->others, &out->nothers, t, it, false);
+	}
+	if (!out->op_file && op_func && import_path)
+		out->op_file = resolve(t, import_path, op_func, 0);
+	names_release(&op);
+	names_release(&refs);
+	names_release(&inputs);
+	return 0;
 }

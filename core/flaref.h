@@ -17,6 +17,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct err;
 struct sb;
@@ -25,6 +26,8 @@ struct fla_ref {
 	char *name;   /* the imported name */
 	char *module; /* "fla.ops.delta_rule" */
 	char *file;   /* repository-relative file that defines it; NULL when not found */
+	bool input;   /* no reference but what makes the inputs both sides of a comparison
+		       * take (mean_pooling for k_cmp): a change there moves both sides */
 };
 
 /*
@@ -44,6 +47,9 @@ struct fla_scope {
 	bool op_imported;     /* the test imports the op's function */
 	struct fla_ref *others; /* the test's other fla.* imports (other ops, its helpers) */
 	size_t nothers;
+	bool compared; /* refs are what the test's comparisons (assert_close) check the
+			* op's results against; false: the names told (no comparison
+			* involving the op was found) */
 };
 void fla_scope_release(struct fla_scope *s);
 
@@ -65,34 +71,57 @@ int fla_scope_read(struct fla_tree *t, const char *test_file, const char *import
 char *fla_resolve(struct fla_tree *t, const char *module, const char *name);
 
 /*
- * The files code reaches, by following imports without Python: from a
- * seed file, each "from M import N" to the file that defines N (or the
- * submodule M.N), each "import M" to M's file, relative imports from the
- * file's package, and a script's "from registry import x" to the
- * registry.py beside it; then those files' imports, and so on.  Modules
- * the repository does not hold (torch, triton) end the walk there.  A
- * package's __init__.py reached for one name is kept but not followed
- * (it re-exports the whole package; the name's own file is followed).
+ * The files code runs, followed function by function without Python (see
+ * flaref_walk.c): from a seed function (the op's, a reference's) or a
+ * whole seed file (a test, a conftest, the harness), each name a function
+ * uses to the def it names in this file or, through the imports and the
+ * package re-exports, in another; a class to its methods; a class
+ * registered with a factory in its package (AutoModelForCausalLM
+ * .register(Config, Model)) to the model built from it.  A file reached
+ * also runs its top-level code.  Names outside the repository (torch,
+ * triton) end the walk; an import nothing uses reaches nothing, and an
+ * import in a string is text.
  */
 struct fla_file {
 	char *path; /* repository-relative */
-	int from;   /* the file whose import reached it; -1 for a seed */
-	char *via;  /* the name or module imported (a seed: why it is one) */
+	int from;   /* the file whose code reached it first; -1 for a seed */
+	char *via;  /* the name it was reached for (a seed: why it is one) */
 	char *walk; /* the path its importers name, where a link is on the way
 		     * (fla/ops/x/a.py with fla/ops/x a link to y: path is
 		     * fla/ops/y/a.py, the one path git tracks); NULL: path */
+	int node;   /* the first node of it reached, -1 for none */
+};
+struct fla_node {
+	int file;   /* index in fla_files.v */
+	char *name; /* a module-level name; "" the file's top-level code; NULL a whole seed file */
+	int from;   /* the node whose code used it; -1 for a seed */
 };
 struct fla_files {
 	struct fla_file *v;
 	size_t n;
+	struct fla_node *nodes;
+	size_t nnodes;
+	uint64_t *seen; /* the nodes reached, hashed */
+	size_t nseen, seen_cap;
 };
 void fla_files_release(struct fla_files *f);
 /* Index of path in f, -1 when absent. */
 int fla_files_find(const struct fla_files *f, const char *path);
-/* Add seed (labelled why) and everything it reaches, if it is a file of
- * the repository and not already in out. */
+/* The node of name in file path that f reached, -1 when none. */
+int fla_files_node(const struct fla_files *f, const char *path, const char *name);
+/* Add seed (labelled why), all of it, and everything it runs, if it is a
+ * file of the repository. */
 void fla_walk(struct fla_tree *t, const char *seed, const char *why, struct fla_files *out);
-/* How file i was reached: "c.py (name) <- b.py (name) <- seed.py: why". */
+/* Add function func of file (labelled why) and everything it runs. */
+void fla_walk_func(struct fla_tree *t, const char *file, const char *func, const char *why,
+		   struct fla_files *out);
+/* How file i was reached, callee first:
+ * "c.py (name) <- b.py (g <- f) <- seed.py: why". */
 void fla_files_why(const struct fla_files *f, size_t i, struct sb *out);
+
+/* Whether the file is kernel code: it launches a Triton kernel of its own
+ * or defines a torch.autograd.Function.  Else a plain utility (helpers,
+ * math inlined into other kernels, caches, decorators). */
+bool fla_is_kernel_code(struct fla_tree *t, const char *path);
 
 #endif

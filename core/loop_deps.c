@@ -157,7 +157,7 @@ int loop_dependents(struct loop *l, bool work, struct loop_dependents *d, struct
 			continue;
 		struct fla_files f = {0};
 		char *label = xasprintf("the op %s", names[i]);
-		fla_walk(ft, file, label, &f);
+		fla_walk_func(ft, file, ops[i].func_name, label, &f);
 		free(label);
 		int at = reaches(&f, d);
 		if (at >= 0) {

@@ -113,6 +113,14 @@ static void fla_reach_release(struct fla_reach *r)
 	fla_tree_close(r->t);
 }
 
+static size_t fla_real_refs(const struct fla_scope *sc)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < sc->nrefs; i++)
+		n += !sc->refs[i].input;
+	return n;
+}
+
 /* Walk what the references and the op's function reach; refused when the
  * op is itself a reference, and a usage error when its file or what the
  * test compares against cannot be found. */
@@ -142,8 +150,9 @@ static int fla_walk_op_and_refs(const char *repo, const struct loop_init_opts *o
 			sb_addf(&unfound, "%s%s (from %s)", unfound.len ? ", " : "", r->name, r->module);
 			continue;
 		}
-		char *label = xasprintf("reference %s", r->name);
-		fla_walk(x->t, r->file, label, &x->ref);
+		char *label = xasprintf("%s %s", r->input ? "the test's input helper" : "reference",
+					r->name);
+		fla_walk_func(x->t, r->file, r->name, label, &x->ref);
 		free(label);
 	}
 	if (unfound.len && !o->nfrozen && !o->naive)
@@ -151,6 +160,10 @@ static int fla_walk_op_and_refs(const char *repo, const struct loop_init_opts *o
 			     "the gate test %s compares against %s, but optloop cannot find the file "
 			     "that defines it; name it with --frozen PATH",
 			     test_file, unfound.buf);
+	else if (sc->compared && !fla_real_refs(sc))
+		sb_addf(decided, "reference: the gate test's own code (its comparisons check %s "
+				 "against what the test computes itself), frozen with the test\n",
+			d->func_name);
 	else if (!sc->nrefs && !o->nfrozen && !o->naive)
 		rc = err_set(e, ERR_USAGE,
 			     "the imports of the gate test %s name no reference (naive_*, "
@@ -161,7 +174,7 @@ static int fla_walk_op_and_refs(const char *repo, const struct loop_init_opts *o
 	if (rc < 0)
 		return rc;
 	char *oplabel = xasprintf("the op's function %s", d->func_name);
-	fla_walk(x->t, sc->op_file, oplabel, &x->op);
+	fla_walk_func(x->t, sc->op_file, d->func_name, oplabel, &x->op);
 	free(oplabel);
 	sb_addf(decided, "op function %s: defined in %s\n", d->func_name, sc->op_file);
 	return 0;
@@ -189,7 +202,12 @@ static int fla_refuse_self_reference(const char *repo, const struct workspace_de
 			registered |= !strcmp(rops[k].func_name, r->name) &&
 				      strcmp(rops[k].func_name, d->func_name) != 0;
 		int at = r->file ? fla_files_find(&x->op, r->file) : -1;
-		if (at < 0 || (i < sc->nrefs && at != 0) || (i >= sc->nrefs && !registered))
+		/* a reference the op's own code calls */
+		bool runs = i < sc->nrefs && at > 0 && fla_files_node(&x->op, r->file, r->name) >= 0 &&
+			    fla_is_kernel_code(x->t, r->file);
+		if (r->input)
+			continue; /* what the inputs are made with: no reference */
+		if (at < 0 || (i < sc->nrefs && at != 0 && !runs) || (i >= sc->nrefs && !registered))
 			continue;
 		if (at == 0) {
 			rc = err_set(e, ERR_REFUSED,
@@ -229,7 +247,7 @@ static void fla_walk_support(const char *repo, const char *test_file, struct fla
 	for (size_t i = 0; i < x->sc.nothers; i++)
 		if (x->sc.others[i].file && strncmp(x->sc.others[i].module, "fla.ops", 7) != 0) {
 			char *label = xasprintf("the gate test's helper %s", x->sc.others[i].name);
-			fla_walk(x->t, x->sc.others[i].file, label, &x->sup);
+			fla_walk_func(x->t, x->sc.others[i].file, x->sc.others[i].name, label, &x->sup);
 			free(label);
 		}
 	char *bdir = fsutil_join(repo, "benchmarks/ops");
@@ -253,52 +271,73 @@ static void fla_walk_support(const char *repo, const char *test_file, struct fla
 	free(bench);
 }
 
-/* Every file both the op and a reference reach is asked about, never
- * guessed: ERR_REFUSED listing them with the two init commands that settle
- * it (freeze them, or name the kernel files). */
-static int fla_refuse_shared(const struct loop_init_opts *o, const struct workspace_defaults *d,
-			     const char *test_file, const struct pathlist *frozen,
-			     const struct fla_reach *x, struct err *e)
+/* A file the op runs that stays frozen however the reference reaches it:
+ * the gate's support code, a package __init__.py, a file frozen already,
+ * or one the user made a kernel file. */
+static bool fla_settled(const struct loop_init_opts *o, const struct pathlist *frozen,
+			const struct fla_reach *x, const char *f)
 {
-	struct sb ask = SB_INIT, askflags = SB_INIT;
-	int rc = 0;
+	return is_init_py(f) || fla_files_find(&x->sup, f) >= 0 || pathlist_has(frozen, f) ||
+	       user_kernel_has(o, f);
+}
+
+/* A plain utility of the op's (helpers, math inlined into kernels, caches,
+ * decorators: no kernel of its own) outside the op's own package: frozen
+ * for every op alike, as the gate's support code is. */
+static bool fla_plain_utility(const struct fla_reach *x, const char *f)
+{
+	/* the op's file, as git tracks it: the walk's seed */
+	const char *op = x->op.n ? x->op.v[0].path : x->sc.op_file;
+	if (!strcmp(f, op) || fla_is_kernel_code(x->t, f))
+		return false;
+	const char *slash = strrchr(op, '/');
+	size_t n = slash ? (size_t)(slash - op) : 0;
+	return !(n && !strncmp(f, op, n) && f[n] == '/' && !strchr(f + n + 1, '/'));
+}
+
+/* The safe default for files both the op and a reference run: frozen (a
+ * change there moves both sides, and the gate cannot see it).  Plain
+ * utilities are frozen without a word; kernel code both run is named in one
+ * notice, with the init command that optimizes it anyway. */
+static void fla_freeze_shared(const struct loop_init_opts *o, struct pathlist *frozen,
+			      const struct fla_reach *x, struct sb *decided)
+{
+	struct sb notice = SB_INIT, why = SB_INIT;
 	for (size_t i = 0; i < x->op.n; i++) {
 		const char *f = x->op.v[i].path;
 		int r = fla_files_find(&x->ref, f);
-		if (r < 0 || is_init_py(f) || fla_files_find(&x->sup, f) >= 0 ||
-		    pathlist_has(frozen, f) || user_kernel_has(o, f))
+		if (r < 0 || fla_settled(o, frozen, x, f))
 			continue;
-		/* the reference and the file that imports it: enough to find it */
-		int seed = r;
-		while (x->ref.v[seed].from >= 0)
-			seed = x->ref.v[seed].from;
-		int by = x->ref.v[r].from;
-		sb_addf(&ask, "\n  %s (%s%s%s)", f,
-			x->ref.v[seed].via ? x->ref.v[seed].via : "the reference",
-			by >= 0 ? ", through " : "", by >= 0 ? x->ref.v[by].path : "");
-		sb_addf(&askflags, " --frozen %s", f);
+		pathlist_add(frozen, f, true);
+		sb_reset(&why);
+		fla_files_why(&x->ref, (size_t)r, &why);
+		if (!fla_is_kernel_code(x->t, f)) {
+			sb_addf(decided, "frozen: %s (a plain utility the reference runs too)\n",
+				why.buf);
+			continue;
+		}
+		sb_addf(&notice, "\n  %s", why.buf);
 	}
-	if (ask.len) {
+	if (notice.len) {
 		struct sb kflags = SB_INIT;
 		for (size_t i = 0; i < x->op.n; i++) {
 			const char *f = x->op.v[i].path;
-			if (!is_init_py(f) && fla_files_find(&x->sup, f) < 0 && !pathlist_has(frozen, f))
+			if (!is_init_py(f) && fla_files_find(&x->sup, f) < 0 &&
+			    (!pathlist_has(frozen, f) || fla_files_find(&x->ref, f) >= 0) &&
+			    (fla_files_find(&x->ref, f) >= 0 || !fla_plain_utility(x, f)))
 				sb_addf(&kflags, " --kernel %s", f);
 		}
-		rc = err_set(e, ERR_REFUSED,
-			     "init refused: the op %s and the reference the gate test %s compares it "
-			     "against both run these files, so a change there moves both sides:%s\n"
-			     "freeze them (the safe choice: they stay as they are):\n"
-			     "  optloop init --op %s%s\n"
-			     "or optimize one knowing the gate cannot catch an error there: name the "
-			     "kernel files yourself, keeping it and leaving out the others above:\n"
-			     "  optloop init --op %s%s",
-			     d->func_name, test_file, ask.buf, o->op, askflags.buf, o->op, kflags.buf);
+		sb_addf(decided,
+			"notice: the op and the reference its gate test compares it with both run "
+			"these kernel files, so they are frozen (a change there would move both "
+			"sides, and the gate could not catch it):%s\n"
+			"  to optimize them anyway, knowing the gate cannot catch an error there:\n"
+			"  optloop init --op %s%s\n",
+			notice.buf, o->op, kflags.buf);
 		sb_release(&kflags);
 	}
-	sb_release(&ask);
-	sb_release(&askflags);
-	return rc;
+	sb_release(&notice);
+	sb_release(&why);
 }
 
 /* The decided scopes: frozen gets the references' reach, then the support
@@ -323,10 +362,12 @@ static void fla_emit_scopes(const struct loop_init_opts *o, const struct fla_rea
 			pathlist_add(frozen, f, true);
 			const struct fla_ref *seed = NULL;
 			for (size_t r = 0; k == 0 && sets[k]->v[i].from < 0 && r < x->sc.nrefs; r++)
-				if (x->sc.refs[r].file && !strcmp(x->sc.refs[r].file, f))
+				if (x->sc.refs[r].file && !strcmp(x->sc.refs[r].file, f) &&
+				    (!seed || seed->input))
 					seed = &x->sc.refs[r];
 			if (seed) {
-				sb_addf(decided, "reference %s (imported from %s, defined in %s): frozen\n",
+				sb_addf(decided, "%s %s (imported from %s, defined in %s): frozen\n",
+					seed->input ? "the test's input helper" : "reference",
 					seed->name, seed->module, f);
 				continue;
 			}
@@ -338,6 +379,15 @@ static void fla_emit_scopes(const struct loop_init_opts *o, const struct fla_rea
 		const char *f = x->op.v[i].path;
 		if (is_init_py(f) || pathlist_has(frozen, f))
 			continue;
+		if (fla_plain_utility(x, f)) {
+			pathlist_add(frozen, f, true);
+			sb_reset(&why);
+			fla_files_why(&x->op, i, &why);
+			sb_addf(decided, "frozen: %s (a plain utility, frozen for every op; "
+					 "--kernel %s optimizes it)\n",
+				why.buf, f);
+			continue;
+		}
 		pathlist_add(kernel, f, true);
 		sb_reset(&why);
 		fla_files_why(&x->op, i, &why);
@@ -370,8 +420,8 @@ static int fla_graph_scopes(const char *repo, const struct loop_init_opts *o,
 	if ((rc = fla_walk_op_and_refs(repo, o, d, test_file, &x, decided, e)) == 0 &&
 	    (rc = fla_refuse_self_reference(repo, d, test_file, &x, e)) == 0) {
 		fla_walk_support(repo, test_file, &x);
-		if ((rc = fla_refuse_shared(o, d, test_file, frozen, &x, e)) == 0)
-			fla_emit_scopes(o, &x, frozen, kernel, decided);
+		fla_freeze_shared(o, frozen, &x, decided);
+		fla_emit_scopes(o, &x, frozen, kernel, decided);
 	}
 	fla_reach_release(&x);
 	return rc;

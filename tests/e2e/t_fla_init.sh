@@ -2,7 +2,7 @@
 # init in an FLA-shaped tree decides both scopes from the call graph (the
 # imports, followed file to file): frozen is what the gate test's
 # references reach, and the gate's support code; the kernel is what the
-# op's function reaches.  A file both reach is asked about, an op whose
+# op's function runs.  Kernel code both run is frozen with a notice, an op whose
 # reference is its own code is refused, nothing that does not exist is
 # frozen; contract --check holds the paths to it.
 # The tree is written by tests/fixtures/make_fla_tree.sh; the shapes are
@@ -28,7 +28,8 @@ t_like "the kernel is the file of the op's function" "$out" \
 t_is "the frozen scope: the test, the reference, the conftest, the test's helper and the harness" \
 	"$(frozen chunk_delta)" \
 	"tests/ops/test_delta.py fla/ops/delta/fused_recurrent.py tests/conftest.py fla/utils/_device.py fla/utils/_testing.py benchmarks/ops/registry.py"
-t_like "  each with why" "$out" 'frozen: fla/utils/_device.py \(device\) <- tests/conftest.py: the gate test.s conftest'
+t_like "  each with why, through the function that uses it" "$out" \
+	'frozen: fla/utils/_device.py \(device\) <- tests/conftest.py \(poison\): the gate test.s conftest'
 t_like "  the helper too" "$out" 'frozen: fla/utils/_testing.py: the gate test.s helper assert_close'
 t_unlike "the package's other files are neither" "$out" 'fla/ops/delta/utils.py'
 t_unlike "a naive.py that does not exist is not frozen" "$(frozen chunk_delta)" 'naive.py'
@@ -51,13 +52,13 @@ out=$("$OPTLOOP" init --op chunk_ret 2>&1); rc=$?
 t_is "a reference through fla/ops/common: init succeeds" "$rc" 0
 t_like "  the wrapped common kernel is frozen, with the path to it" "$out" \
 	'frozen: fla/ops/common/fused_recurrent.py \(fused_recurrent\) <- fla/ops/ret/fused_recurrent.py: reference fused_recurrent_ret'
-t_like "  the kernel is every file the op reaches" "$out" \
-	'kernel: fla/ops/ret/chunk.py, fla/ops/sgla/chunk.py, fla/ops/common/chunk_h.py, fla/ops/common/chunk_o.py;'
+t_like "  the kernel is every file the op runs, in the order its code uses them" "$out" \
+	'kernel: fla/ops/ret/chunk.py, fla/ops/sgla/chunk.py, fla/ops/common/chunk_o.py, fla/ops/common/chunk_h.py;'
 t_like "  each with the tree of why" "$out" \
 	"kernel: fla/ops/common/chunk_h.py \\(chunk_fwd_h\\) <- fla/ops/sgla/chunk.py \\(chunk_sgla\\) <- fla/ops/ret/chunk.py: the op's function chunk_ret"
 t_is "  status lists the kernel files" \
 	"$("$OPTLOOP" --op chunk_ret status --json | python3 -c 'import json,sys; print(" ".join(json.load(sys.stdin)["kernel"]))')" \
-	"fla/ops/ret/chunk.py fla/ops/sgla/chunk.py fla/ops/common/chunk_h.py fla/ops/common/chunk_o.py"
+	"fla/ops/ret/chunk.py fla/ops/sgla/chunk.py fla/ops/common/chunk_o.py fla/ops/common/chunk_h.py"
 
 # a parallel gate: pytest-xdist's workers through PYTEST_ADDOPTS, which the
 # harness's pytest reads wherever it starts it
@@ -67,34 +68,33 @@ t_like "--gate-workers puts the gate's pytest on that many workers" \
 	"$("$OPTLOOP" --op chunk_ret status 2>&1)" "^verify: +PYTEST_ADDOPTS='-n 8' python -m benchmarks.ops.verify --op chunk_ret\$"
 t_exit "--gate-workers 0 is a usage error" 2 "$OPTLOOP" init --op chunk_delta --gate-workers 0
 
-# a helper both the op and its reference run: asked, never guessed
+# kernel code both the op and its reference run: frozen (the safe default),
+# and said once, with the command that optimizes it anyway
 out=$("$OPTLOOP" init --op chunk_l2 2>&1); rc=$?
-t_is "a helper shared with the reference: init refuses (exit 3)" "$rc" 3
-t_like "  naming it and the reference that reaches it" "$out" \
-	'fla/modules/l2norm.py \(reference fused_recurrent_l2, through fla/ops/l2/fused_recurrent.py\)'
-t_like "  with the command that freezes it" "$out" 'optloop init --op chunk_l2 --frozen fla/modules/l2norm.py'
-t_like "  and the one that optimizes it" "$out" \
-	'optloop init --op chunk_l2 --kernel fla/ops/l2/chunk.py --kernel fla/modules/l2norm.py'
-t_ok "  nothing was created" test ! -e profile/chunk_l2-opt
-out=$("$OPTLOOP" init --op chunk_l2 --frozen fla/modules/l2norm.py 2>&1); rc=$?
-t_is "  frozen as told: init succeeds" "$rc" 0
-t_like "  the helper is frozen" "$(frozen chunk_l2)" 'fla/modules/l2norm.py'
+t_is "kernel code shared with the reference: init succeeds" "$rc" 0
+t_like "  it is frozen" "$(frozen chunk_l2)" 'fla/modules/l2norm.py'
 t_like "  the kernel is the op's file alone" "$out" 'kernel: fla/ops/l2/chunk.py;'
+t_like "  one notice names it, with the reference that runs it" "$out" \
+	'notice: the op and the reference its gate test compares it with both run these kernel files, so they are frozen'
+t_like "  the path to it" "$out" \
+	'^  fla/modules/l2norm.py \(l2norm\) <- fla/ops/l2/fused_recurrent.py: reference fused_recurrent_l2$'
+t_like "  and the command that optimizes it anyway" "$out" \
+	'^  optloop init --op chunk_l2 --kernel fla/ops/l2/chunk.py --kernel fla/modules/l2norm.py$'
+t_is "  the notice is one block: its lines are lines" "$(printf '%s\n' "$out" | grep -c '^  optloop init')" 1
 rm -rf profile/chunk_l2-opt
 out=$("$OPTLOOP" init --op chunk_l2 --kernel fla/ops/l2/chunk.py --kernel fla/modules/l2norm.py 2>&1); rc=$?
 t_is "  optimized as told: init succeeds" "$rc" 0
 t_like "  saying the gate cannot catch an error there" "$out" \
 	'fla/modules/l2norm.py: a kernel file by --kernel, though the reference reaches it too \(the gate cannot catch an error there\)'
 t_unlike "  and it is not frozen" "$(frozen chunk_l2)" 'l2norm'
+t_unlike "  and no notice" "$out" 'notice:'
 rm -rf profile/chunk_l2-opt
 
-# a helper both sides take with "from .shared import *": reached, so asked
+# a helper both sides take with "from .shared import *": run by both, so frozen
 out=$("$OPTLOOP" init --op chunk_star 2>&1); rc=$?
-t_is "a helper both sides star-import: init refuses (exit 3)" "$rc" 3
-t_like "  naming it and the reference that reaches it" "$out" \
-	'fla/ops/star/shared.py \(reference fused_recurrent_star, through fla/ops/star/fused_recurrent.py\)'
-out=$("$OPTLOOP" init --op chunk_star --frozen fla/ops/star/shared.py 2>&1); rc=$?
-t_is "  frozen as told: init succeeds" "$rc" 0
+t_is "a helper both sides star-import: init succeeds" "$rc" 0
+t_like "  naming it and the reference that runs it" "$out" \
+	'^  fla/ops/star/shared.py \(star_helper\) <- fla/ops/star/fused_recurrent.py: reference fused_recurrent_star$'
 t_like "  the star-imported helper is frozen" "$(frozen chunk_star)" 'fla/ops/star/shared.py'
 t_like "  the kernel is the op's file alone" "$out" 'kernel: fla/ops/star/chunk.py;'
 rm -rf profile/chunk_star-opt

@@ -119,19 +119,20 @@ static char *why_of(const struct fla_files *f, const char *path)
 static void walks_share_one_reading_of_the_files(void **state)
 {
 	sh("cd %s && mkdir -p scripts"
-	   " && printf 'from fla.ops.pkg import chunk_op\nimport fla.ops.pkg.ref\n' >scripts/a.py"
-	   " && printf 'from fla.ops.pkg.chunk import chunk_op\nfrom fla.ops.pkg import frop\n'"
-	   " >scripts/b.py",
+	   " && printf 'from fla.ops.pkg import chunk_op\nimport fla.ops.pkg.ref as ref\n\n\n"
+	   "def main():\n    chunk_op(ref.fused_recurrent_op)\n' >scripts/a.py"
+	   " && printf 'from fla.ops.pkg.chunk import chunk_op\nfrom fla.ops.pkg import frop\n\n\n"
+	   "def main():\n    return chunk_op(frop)\n' >scripts/b.py",
 	   dir);
 	struct fla_tree *shared = fla_tree_open(dir), *alone = fla_tree_open(dir);
 	struct fla_files a = {0}, b = {0}, b_alone = {0};
 	fla_walk(shared, "scripts/a.py", "seed a", &a);
 	assert_int_equal(a.n, 3);
 	char *w = why_of(&a, "fla/ops/pkg/chunk.py");
-	assert_string_equal(w, "fla/ops/pkg/chunk.py (chunk_op) <- scripts/a.py: seed a");
+	assert_string_equal(w, "fla/ops/pkg/chunk.py (chunk_op) <- scripts/a.py (main): seed a");
 	free(w);
 	w = why_of(&a, "fla/ops/pkg/ref.py");
-	assert_string_equal(w, "fla/ops/pkg/ref.py (fla.ops.pkg.ref) <- scripts/a.py: seed a");
+	assert_string_equal(w, "fla/ops/pkg/ref.py (fused_recurrent_op) <- scripts/a.py (main): seed a");
 	free(w);
 
 	fla_walk(shared, "scripts/b.py", "seed b", &b);
