@@ -643,6 +643,14 @@ static bool kernel_function(struct fla_tree *t, const char *file, const char *na
 	return k >= 0 && py->def[k].kind != PD_ASSIGN && py_is_kernel_code(py);
 }
 
+/* Whether two paths lie in one directory (the op's own package). */
+static bool same_dir(const char *a, const char *b)
+{
+	const char *sa = strrchr(a, '/'), *sb = strrchr(b, '/');
+	size_t na = sa ? (size_t)(sa - a) : 0, nb = sb ? (size_t)(sb - b) : 0;
+	return na == nb && !strncmp(a, b, na);
+}
+
 static void ref_add(struct fla_ref **v, size_t *n, struct fla_tree *t, const struct py_import *im,
 		    bool input)
 {
@@ -677,8 +685,9 @@ int fla_scope_read(struct fla_tree *t, const char *test_file, const char *import
 	for (size_t i = 0; op_func && i < py->nimp; i++)
 		if (py->imp[i].name && py->imp[i].alias && !strcmp(py->imp[i].name, op_func))
 			names_add(&op, py->imp[i].alias, strlen(py->imp[i].alias), NULL, 0);
-	/* and the test calls the op's own kernels by their names: a comparison
-	 * of one (parallel_nsa_fwd) checks the op's code as well */
+	/* and the test calls the op's own kernels, in its package, by their
+	 * names: a comparison of one (parallel_nsa_fwd) checks the op's code
+	 * as well; a shared kernel (mean_pooling) may make the inputs */
 	char *op_file = op_func && import_path ? resolve(t, import_path, op_func, 0) : NULL;
 	if (op_file) {
 		struct fla_files run = {0};
@@ -691,7 +700,8 @@ int fla_scope_read(struct fla_tree *t, const char *test_file, const char *import
 				continue;
 			const char *used = im->alias ? im->alias : im->name;
 			if (fla_resolve_use(t, test_file, used, NULL, &file, &def) &&
-			    fla_files_node(&run, file, def) >= 0 && kernel_function(t, file, def))
+			    fla_files_node(&run, file, def) >= 0 && kernel_function(t, file, def) &&
+			    same_dir(file, op_file))
 				names_add(&op, used, strlen(used), NULL, 0);
 			free(file);
 			free(def);

@@ -324,7 +324,7 @@ static void fla_freeze_shared(const struct loop_init_opts *o, struct pathlist *f
 			const char *f = x->op.v[i].path;
 			if (!is_init_py(f) && fla_files_find(&x->sup, f) < 0 &&
 			    (!pathlist_has(frozen, f) || fla_files_find(&x->ref, f) >= 0) &&
-			    (fla_files_find(&x->ref, f) >= 0 || !fla_plain_utility(x, f)))
+			    !fla_plain_utility(x, f))
 				sb_addf(&kflags, " --kernel %s", f);
 		}
 		sb_addf(decided,

@@ -16,6 +16,12 @@ t_like "  the test file that runs it, its gate not run" "$out" '^  tests/ops/tes
 t_like "  with the import path" "$out" 'fla/ops/common/chunk_h.py \(chunk_fwd_h\) <- fla/ops/sgla/chunk.py \(chunk_sgla\) <- tests/ops/test_sgla.py'
 t_unlike "  the op's own gate test is not a dependent" "$out" '^  tests/ops/test_ret.py'
 t_unlike "  nor a test that does not reach it" "$out" 'test_l2.py|test_delta.py'
+t_like "  a model test that runs it through a registered factory" "$out" \
+	'^  tests/models/test_modeling_toy.py  \[gate not run\]$'
+t_like "    with the registration on the way" "$out" \
+	'fla/models/toy/modeling_toy.py \(ToyModel\) <- fla/models/toy/configuration_toy.py \(ToyConfig\) <- tests/models/test_modeling_toy.py \(test_modeling\): a test file'
+t_unlike "  not a test naming it in an f-string" "$out" 'test_release.py'
+t_unlike "  nor an op whose file imports it for a function the op never calls" "$out" 'op chunk_fn'
 # Each Python file is read once, however many ops and test files reach it.
 if command -v strace >/dev/null 2>&1 &&
 	strace -qq -o /dev/null true 2>/dev/null; then
@@ -34,10 +40,10 @@ fi
 j=$("$OPTLOOP" dependents --json)
 t_is "  --json: the dependents and their gates" \
 	"$(printf '%s' "$j" | python3 -c 'import json,sys; print(" ".join("%s=%s" % (x["name"], x["gate"]) for x in json.load(sys.stdin)["dependents"]))')" \
-	"op chunk_sgla=None tests/ops/test_sgla.py=not run"
+	"op chunk_sgla=None tests/models/test_modeling_toy.py=not run tests/ops/test_sgla.py=not run"
 out=$("$OPTLOOP" promote --check 2>&1)
 t_like "promote --check asks for the dependent gates" "$out" \
-	'MISSING +dependent gates: not run on the best.s kernel: tests/ops/test_sgla.py; run them: optloop dependents --run'
+	'MISSING +dependent gates: not run on the best.s kernel: tests/models/test_modeling_toy.py, tests/ops/test_sgla.py; run them: optloop dependents --run'
 
 py=""
 for p in python3 /usr/bin/python3; do
@@ -57,7 +63,7 @@ if [ -n "$py" ]; then
 	t_like "  pytest ran the file" "$out" '1 passed'
 	t_like "  and the gate is said" "$out" 'gate: tests/ops/test_sgla.py passed \(exit 0'
 	t_like "promote --check counts it" "$("$OPTLOOP" promote --check 2>&1)" \
-		'ok +dependent gates: the 1 test file that run the changed kernel files passed'
+		'ok +dependent gates: the 2 test files that run the changed kernel files passed'
 	# the test broken: the gate fails, and the bar says so
 	printf '\n\ndef test_broken():\n    assert False\n' >>tests/ops/test_sgla.py
 	git commit -qam "a broken dependent test"

@@ -99,6 +99,40 @@ t_like "  the star-imported helper is frozen" "$(frozen chunk_star)" 'fla/ops/st
 t_like "  the kernel is the op's file alone" "$out" 'kernel: fla/ops/star/chunk.py;'
 rm -rf profile/chunk_star-opt
 
+# the references are what the test compares the op with: fused_recurrent_nv
+# is imported and checked, but only against naive_nv, so it is no reference
+out=$("$OPTLOOP" init --op chunk_nv 2>&1); rc=$?
+t_is "a test comparing the op with naive only: init succeeds" "$rc" 0
+t_like "  the naive version is the reference" "$out" 'reference naive_nv \(imported from fla.ops.nv.naive'
+t_unlike "  the fused_recurrent one is not" "$(frozen chunk_nv)" 'fused_recurrent'
+t_unlike "  so the kernel file they share is asked about by no one" "$out" 'notice:'
+t_like "  and is the op's kernel" "$out" 'kernel: fla/ops/nv/chunk.py, fla/ops/nv/kern.py;'
+
+# plain utilities (no kernel of their own) are frozen for every op, in silence
+out=$("$OPTLOOP" init --op chunk_ut 2>&1); rc=$?
+t_is "plain utilities both sides run: init succeeds" "$rc" 0
+t_unlike "  with no notice" "$out" 'notice:'
+t_like "  the shared one frozen" "$out" \
+	'frozen: fla/ops/utils/index.py \(prepare_lens\) <- fla/ops/ut/fused_recurrent.py: reference fused_recurrent_ut \(a plain utility the reference runs too\)'
+t_like "  the op's own Triton math too, saying how to optimize it" "$out" \
+	'frozen: fla/ops/utils/op.py \(exp\) <- fla/ops/ut/chunk.py: the op.s function chunk_ut \(a plain utility, frozen for every op; --kernel fla/ops/utils/op.py optimizes it\)'
+t_like "  the kernel is the op's file alone" "$out" 'kernel: fla/ops/ut/chunk.py;'
+
+# the op's file imports chunk_fwd_h for a function the op never calls
+out=$("$OPTLOOP" init --op chunk_fn 2>&1)
+t_like "the kernel is what the op's function runs" "$out" 'kernel: fla/ops/fn/chunk.py, fla/ops/common/chunk_o.py;'
+t_unlike "  not what its file imports for another function" "$out" 'chunk_h.py'
+t_like "  the why names the function that calls it" "$out" \
+	'kernel: fla/ops/common/chunk_o.py \(chunk_fwd_o\) <- fla/ops/fn/chunk.py: the op.s function chunk_fn'
+
+# the test makes both sides' inputs with a kernel the op runs inside
+out=$("$OPTLOOP" init --op chunk_pool 2>&1); rc=$?
+t_is "an input helper the op runs too: init succeeds" "$rc" 0
+t_like "  frozen, in the notice" "$out" '^  fla/ops/utils/pooling.py: the test.s input helper mean_pool$'
+t_like "  with the command that optimizes it anyway" "$out" \
+	'^  optloop init --op chunk_pool --kernel fla/ops/pool/chunk.py --kernel fla/ops/utils/pooling.py$'
+rm -rf profile/chunk_nv-opt profile/chunk_ut-opt profile/chunk_fn-opt profile/chunk_pool-opt
+
 # the op wraps another registered op, and the test compares it with that
 out=$("$OPTLOOP" init --op chunk_wrap 2>&1); rc=$?
 t_is "a test comparing the op with the op it wraps: refused (exit 3)" "$rc" 3

@@ -41,7 +41,8 @@ for a in "$ARGV_DIR"/*; do
 	grep -qF 'PWNED' "$a" && got=$(od -An -c <"$a")
 done
 t_is "  pytest got the name as one word, as it is" "$got" "$want"
-t_is "  each dependent test file ran once" "$(ls "$ARGV_DIR" | wc -l)" 3
+# (the two, test_sgla.py and the model test through a registered factory)
+t_is "  each dependent test file ran once" "$(ls "$ARGV_DIR" | wc -l)" 4
 t_like "  its gate is said" "$out" 'gate: tests/ops/test_\$\(touch PWNED\)\.py passed \(exit 0'
 t_unlike "  a name with ESC and a bidi override is printed with neither" "$out" "[$esc]|$bidi"
 t_like "  but spelled out" "$out" 'gate: tests/ops/test_\\e\]0;owned\\e\\\\u202eyp\.py passed'
@@ -122,6 +123,6 @@ t_is "warmup --json: stdout is the JSON alone" "$(printf '%s' "$out" | jget exit
 t_like "  pytest's output is on stderr" "$(cat "$T_TMP/err")" '1 passed'
 out=$(PATH="$T_TMP/bin:$PATH" "$OPTLOOP" dependents --run --json 2>"$T_TMP/err")
 t_is "dependents --run --json: stdout is the JSON alone" \
-	"$(printf '%s' "$out" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["gates_run"]))')" 3
+	"$(printf '%s' "$out" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["gates_run"]))')" 4
 t_like "  pytest's output is on stderr" "$(cat "$T_TMP/err")" '1 passed'
 t_done
