@@ -237,6 +237,23 @@ static void read_import(struct py_file *f, unsigned i, unsigned end, bool in_def
 
 /* ---- module-level names ---- */
 
+static const char *const keywords[] = {
+	"False", "None",   "True",    "and",      "as",     "assert", "async", "await",
+	"break", "class",  "continue", "def",     "del",    "elif",   "else",  "except",
+	"finally", "for",  "from",    "global",   "if",     "import", "in",    "is",
+	"lambda", "nonlocal", "not",  "or",       "pass",   "raise",  "return", "try",
+	"while", "with",   "yield",   "self",     "cls",
+};
+
+static bool keyword(const struct py_tok *t)
+{
+	for (size_t i = 0; i < sizeof(keywords) / sizeof(*keywords); i++)
+		if (py_tok_is(t, keywords[i]))
+			return true;
+	return false;
+}
+
+
 static void add_def(struct py_file *f, const struct py_tok *t, unsigned line0, int kind)
 {
 	f->def = xrealloc(f->def, (f->ndef + 1) * sizeof(*f->def));
@@ -244,33 +261,44 @@ static void add_def(struct py_file *f, const struct py_tok *t, unsigned line0, i
 }
 
 /* "a = ...", "a, b = ...", "a: T = ...": the names assigned, as defs of
- * line l; false when the line assigns nothing plain. */
+ * line l; false when the line assigns nothing plain (x.y = ..., x[0] = ...,
+ * a statement). */
 static bool read_assign(struct py_file *f, unsigned l)
 {
 	const struct py_line *ln = &f->line[l];
-	unsigned end = ln->first + ln->ntok, eq = 0;
-	int depth = 0;
-	for (unsigned i = ln->first; i < end && !eq; i++) {
-		const struct py_tok *t = &f->tok[i];
-		if (t->kind != PT_OP)
-			continue;
-		if (strchr("([{", t->s[0]))
-			depth++;
-		else if (strchr(")]}", t->s[0]))
-			depth--;
-		else if (depth == 0 && (py_tok_is(t, "=") || (t->s[0] == ':' && t->len == 1)))
-			eq = i;
+	unsigned first = ln->first, end = ln->first + ln->ntok, eq = 0;
+	if (f->tok[first].kind != PT_NAME && !py_tok_is(&f->tok[first], "(") &&
+	    !py_tok_is(&f->tok[first], "["))
+		return false;
+	if (ln->ntok > 2 && f->tok[first].kind == PT_NAME && py_tok_is(&f->tok[first + 1], ":")) {
+		eq = first + 1; /* an annotation: "a: T = ..." */
+	} else {
+		int depth = 0;
+		for (unsigned i = first; i < end && !eq; i++) {
+			const struct py_tok *t = &f->tok[i];
+			if (t->kind != PT_OP)
+				continue;
+			if (strchr("([{", t->s[0]))
+				depth++;
+			else if (strchr(")]}", t->s[0]))
+				depth--;
+			else if (depth == 0 && py_tok_is(t, "="))
+				eq = i;
+		}
 	}
 	if (!eq)
 		return false;
-	size_t before = f->ndef;
-	for (unsigned i = ln->first; i < eq; i++) {
+	for (unsigned i = first; i < eq; i++) {
 		const struct py_tok *t = &f->tok[i];
-		if (t->kind == PT_NAME)
-			add_def(f, t, l, PD_ASSIGN);
-		else if (!(t->kind == PT_OP && strchr(",()[]", t->s[0])))
-			break; /* x.y = ..., x[0] = ...: no name of the module */
+		if ((t->kind == PT_NAME && !keyword(t)) ||
+		    (t->kind == PT_OP && t->len == 1 && strchr(",()[]*", t->s[0])))
+			continue;
+		return false;
 	}
+	size_t before = f->ndef;
+	for (unsigned i = first; i < eq; i++)
+		if (f->tok[i].kind == PT_NAME)
+			add_def(f, &f->tok[i], l, PD_ASSIGN);
 	return f->ndef > before;
 }
 
@@ -330,8 +358,7 @@ static void structure(struct py_file *f)
 		decorated = -1;
 		if (!indef) {
 			ln->module = true;
-			if (read_assign(f, l))
-				ln->module = true;
+			read_assign(f, l);
 		}
 		if (starts_block(f, ln))
 			st[nst++] = (struct scope){ln->indent, -2};
@@ -368,22 +395,6 @@ int py_def_find(const struct py_file *f, const char *name, int from)
 		if (!strcmp(f->def[i].name, name))
 			return (int)i;
 	return -1;
-}
-
-static const char *const keywords[] = {
-	"False", "None",   "True",    "and",      "as",     "assert", "async", "await",
-	"break", "class",  "continue", "def",     "del",    "elif",   "else",  "except",
-	"finally", "for",  "from",    "global",   "if",     "import", "in",    "is",
-	"lambda", "nonlocal", "not",  "or",       "pass",   "raise",  "return", "try",
-	"while", "with",   "yield",   "self",     "cls",
-};
-
-static bool keyword(const struct py_tok *t)
-{
-	for (size_t i = 0; i < sizeof(keywords) / sizeof(*keywords); i++)
-		if (py_tok_is(t, keywords[i]))
-			return true;
-	return false;
 }
 
 void py_refs_tokens(const struct py_file *f, unsigned first, unsigned end, py_ref_fn fn,

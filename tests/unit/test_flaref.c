@@ -104,6 +104,43 @@ static void a_test_names_its_references(void **state)
 	fla_tree_close(t);
 }
 
+/* With comparisons, the references are what they check the op against:
+ * each nested def a scope of its own (both assign o), the inputs both
+ * sides take no reference, a name only the other side uses one. */
+static void comparisons_name_the_references(void **state)
+{
+	struct fla_scope s;
+	struct err e = {0};
+	struct fla_tree *t = fla_tree_open(dir);
+	sh("cd %s && printf '"
+	   "from fla.ops.pkg import chunk_op, frop, naive_hidden\n"
+	   "from fla.ops.pkg.zz_more import helper\n"
+	   "from fla.utils import assert_close\n\n\n"
+	   "def test_chunk():\n"
+	   "    x = helper()\n\n"
+	   "    def run_ref():\n        o = naive_hidden(x)\n        return o\n\n"
+	   "    def run_tri():\n        o = chunk_op(x)\n        return o\n\n"
+	   "    ref = run_ref()\n    tri = run_tri()\n"
+	   "    assert_close(f\"o{1}\", ref, tri, 0.005)\n\n\n"
+	   "def test_frop():\n    assert_close(\"o\", naive_hidden(1), frop(1), 0.005)\n"
+	   "' >tests/test_cmp.py",
+	   dir);
+	assert_int_equal(fla_scope_read(t, "tests/test_cmp.py", "fla.ops.pkg", "chunk_op", &s, &e), 0);
+	assert_true(s.compared);
+	assert_int_equal(s.nrefs, 2);
+	assert_string_equal(s.refs[0].name, "naive_hidden");
+	assert_false(s.refs[0].input);
+	assert_string_equal(s.refs[1].name, "helper");
+	assert_true(s.refs[1].input);
+	/* frop is checked too, but not against the op: no reference of it */
+	bool frop_other = false;
+	for (size_t i = 0; i < s.nothers; i++)
+		frop_other |= !strcmp(s.others[i].name, "frop");
+	assert_true(frop_other);
+	fla_scope_release(&s);
+	fla_tree_close(t);
+}
+
 static char *why_of(const struct fla_files *f, const char *path)
 {
 	struct sb why = SB_INIT;
@@ -167,6 +204,7 @@ int main(void)
 		cmocka_unit_test(reference_names),
 		cmocka_unit_test(names_are_followed_to_their_def),
 		cmocka_unit_test(a_test_names_its_references),
+		cmocka_unit_test(comparisons_name_the_references),
 		cmocka_unit_test(walks_share_one_reading_of_the_files),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
