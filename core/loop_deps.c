@@ -1,7 +1,7 @@
 /*
  * loop_deps — who else runs the files a candidate changed: the other ops of
- * the FLA registry and the test files whose imports reach them (a change
- * to fla/ops/gla/chunk.py is run by 26 test files).  Their gates are run
+ * the FLA registry and the test files whose functions run them (a change
+ * to fla/ops/gla/chunk.py is run by 3 other ops and 19 test files).  Their gates are run
  * here (loop_dependents_run) and the promotion bar asks for them.
  */
 #include "core/loop.h"

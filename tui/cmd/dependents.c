@@ -140,12 +140,12 @@ const struct command cmd_dependents = {
 	.args_size = sizeof(struct dependents_args),
 	.examples = (const char *const[]){"dependents", "dependents --run", NULL},
 	.more = "The kernel files changed since the baseline, and who else runs them:\n"
-		"the FLA registry's other ops and the test files whose imports reach\n"
-		"one (the op's own gate test aside).  promote --check asks for each such\n"
-		"test file's gate on the best's kernel; --run runs them (python3 -m pytest\n"
-		"FILE -q, no shell between; $OPTLOOP_PYTHON names another Python).\n"
-		"SIGINT, SIGTERM or SIGHUP stops the pytest going and all it started, and\n"
-		"its gate is not recorded.  exit: 0, 1 when a gate --run ran failed, 4\n"
-		"when stopped.",
+		"the FLA registry's other ops and the test files whose functions run\n"
+		"one, followed call by call (the op's own gate test aside).  promote\n"
+		"--check asks for each such test file's gate on the best's kernel; --run\n"
+		"runs them (python3 -m pytest FILE -q, no shell between; $OPTLOOP_PYTHON\n"
+		"names another Python).  SIGINT, SIGTERM or SIGHUP stops the pytest going\n"
+		"and all it started, and its gate is not recorded.  exit: 0, 1 when a\n"
+		"gate --run ran failed, 4 when stopped.",
 	.run = dependents_run,
 };
