@@ -1,7 +1,8 @@
 /*
  * best — the current best and how the iterations got there: a chart of
  * bench per iteration with the best line and the noise band, and a
- * per-shape mode (s) listing each shape's baseline and best.  The last
+ * per-shape mode (s) listing each shape's baseline and best, and under
+ * each, where the selected row's run recorded one, its roofline.  The last
  * verify run's verdict against the best and its flags sit under the
  * best line (at the foot in per-shape mode).
  */
@@ -277,16 +278,35 @@ out:
  * them.  Only rows that may be a best count (a base or keep row whose gate
  * passed with a bench number): a dropped, reverted or failed run's time is
  * never shown as where the loop stands. */
+/* The row whose roofline the per-shape table shows: the timeline's
+ * selection, else the newest row; -1 when its run has none. */
+static long roof_row(const struct wb_data *d)
+{
+	if (!d->nrows || !d->roof_peaks || d->nroof_peaks != d->nrows)
+		return -1;
+	size_t r = d->has_sel && d->sel_row < d->nrows ? d->sel_row : d->nrows - 1;
+	for (size_t i = 0; i < d->nshapes; i++)
+		if (d->shapes[i].roof && d->shapes[i].roof[r].have)
+			return (long)r;
+	return -1;
+}
+
 static void draw_shapes(struct view *v, WINDOW *w, int inner, int h)
 {
 	const struct wb_data *d = v->d;
 	struct sb s = SB_INIT;
 	int name_w = inner - 2 * 9 - 8;
 	int vr = verdict_rows(d, inner);
+	long rr = roof_row(d);
+	/* with a roofline: a caption, and a second line under each shape */
+	int cap = rr >= 0 ? 1 : 0, per = rr >= 0 ? 2 : 1;
 
-	if (h - 4 - vr < 1)
+	if (h - 4 - vr - cap < per)
 		vr = 0;
-	v->body_h = h - 4 - vr;
+	if (h - 4 - vr - cap < per)
+		cap = 0, per = 1, rr = -1;
+	/* two lines a shape: the spare line above the verdict goes to them */
+	v->body_h = rr >= 0 ? (h - 3 - cap - (vr ? vr + 1 : 0)) / per : h - 4 - vr;
 	view_clamp(v);
 	if (vr)
 		draw_last_verdict(d, w, h - 1 - vr, inner, vr);
@@ -305,7 +325,13 @@ static void draw_shapes(struct view *v, WINDOW *w, int inner, int h)
 	sanitize_cell("base", 9, true, &s);
 	sanitize_cell("best", 9, true, &s);
 	sanitize_cell("speedup", 8, true, &s);
-	draw_text(w, 1, 1, inner, s.buf, theme_attr(R_HEADER));
+	draw_text(w, 1 + cap, 1, inner, s.buf, theme_attr(R_HEADER));
+	if (cap) {
+		sb_reset(&s);
+		sb_addf(&s, "roofline of iter %d \xc2\xb7 %s peaks", d->rows[rr].iter,
+			d->roof_peaks[rr] ? d->roof_peaks[rr] : "device");
+		draw_text(w, 1, 1, inner, s.buf, theme_attr(R_DIM));
+	}
 	for (int y = 0; y < v->body_h; y++) {
 		size_t i = (size_t)(v->top + y);
 		if (i >= d->nshapes)
@@ -347,7 +373,14 @@ static void draw_shapes(struct view *v, WINDOW *w, int inner, int h)
 			snprintf(num, sizeof(num), "%.2fx", speedup);
 		sanitize_cell(num, 8, true, &s);
 		attr_t a = (v->focused && (int)i == v->sel) ? theme_attr(R_SELECTED) : A_NORMAL;
-		draw_text(w, 2 + y, 1, inner, s.buf, a);
+		int y0 = 2 + cap + y * per;
+		draw_text(w, y0, 1, inner, s.buf, a);
+		if (rr >= 0 && sh->roof && sh->roof[rr].have) {
+			sb_reset(&s);
+			fmt_roof(&sh->roof[rr], inner - 2, &s);
+			draw_text(w, y0 + 1, 3, inner - 2, s.buf,
+				  theme_attr(sh->roof[rr].impossible ? R_FAIL : R_DIM));
+		}
 	}
 	sb_release(&s);
 }

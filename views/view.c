@@ -377,6 +377,113 @@ void fmt_gate(const struct log_row *r, struct sb *out)
 		optlog_fmt_gate(r->gate_v, r->scope, out);
 }
 
+void fmt_rate(double v, const char *unit, bool tight, struct sb *out)
+{
+	static const char *const pre[] = {"", "K", "M", "G", "T", "P", "E"};
+	int i = 0;
+	if (!isfinite(v)) {
+		sb_adds(out, "\xe2\x80\x94");
+		return;
+	}
+	while (fabs(v) >= 1000 && i < 6)
+		v /= 1000, i++;
+	if (tight && !strncmp(unit, "FLOP", 4))
+		unit = "F/s";
+	sb_addf(out, fabs(v) >= 100 ? "%.0f%s%s%s" : fabs(v) >= 10 ? "%.1f%s%s%s" : "%.2f%s%s%s", v,
+		tight ? "" : " ", pre[i], unit);
+}
+
+static void fmt_share(double f, struct sb *out)
+{
+	if (isfinite(f))
+		sb_addf(out, "%.0f%%", 100 * f);
+	else
+		sb_adds(out, "\xe2\x80\x94");
+}
+
+/* The bound's name, or its short form ("mem", "comp", "launch"). */
+static const char *bound_word(const struct wb_roof *r, bool brief)
+{
+	if (!r->bound[0])
+		return "none";
+	if (brief && !strcmp(r->bound, "memory"))
+		return "mem";
+	if (brief && !strcmp(r->bound, "compute"))
+		return "comp";
+	return r->bound;
+}
+
+/* Wording `form` of a shape's roofline, from the fullest (0) to the
+ * briefest (4). */
+static void roof_form(const struct wb_roof *r, int form, struct sb *out)
+{
+	bool mem = strcmp(r->bound, "compute") != 0;
+	/* an impossible time says so before all, in place of its bound when
+	 * room is short */
+	const char *word = r->impossible ? "IMPOSSIBLE" : bound_word(r, form >= 2);
+	if (r->impossible && form == 0)
+		sb_adds(out, "IMPOSSIBLE \xc2\xb7 ");
+	if (form == 0) {
+		sb_addf(out, "%s%s \xc2\xb7 ", bound_word(r, false), r->bound[0] ? "-bound" : "");
+		fmt_rate(r->bw, "B/s", false, out);
+		sb_adds(out, ", ");
+		fmt_share(r->bw_share, out);
+		sb_adds(out, " of peak \xc2\xb7 ");
+		fmt_rate(r->rate, "FLOP/s", false, out);
+		sb_adds(out, ", ");
+		fmt_share(r->flop_share, out);
+		sb_addf(out, " of %s", r->dtype[0] ? r->dtype : "peak");
+	} else if (form <= 2) {
+		sb_addf(out, "%s \xc2\xb7 ", word);
+		fmt_rate(r->bw, "B/s", form == 2, out);
+		sb_addc(out, ' ');
+		fmt_share(r->bw_share, out);
+		sb_adds(out, " \xc2\xb7 ");
+		fmt_rate(r->rate, "FLOP/s", form == 2, out);
+		sb_addc(out, ' ');
+		fmt_share(r->flop_share, out);
+	} else if (form == 3) {
+		sb_addf(out, "%s \xc2\xb7 BW ", word);
+		fmt_share(r->bw_share, out);
+		sb_adds(out, " \xc2\xb7 FLOP ");
+		fmt_share(r->flop_share, out);
+	} else {
+		sb_addf(out, "%s ", word);
+		fmt_share(mem ? r->bw_share : r->flop_share, out);
+	}
+}
+
+void fmt_roof(const struct wb_roof *r, int cells, struct sb *out)
+{
+	struct sb s = SB_INIT;
+	sb_init(&s);
+	for (int form = 0; form <= 4; form++) {
+		sb_reset(&s);
+		roof_form(r, form, &s);
+		if (sanitize_width(s.buf, s.len) <= cells)
+			break;
+	}
+	sb_add(out, s.buf, s.len);
+	sb_release(&s);
+}
+
+void wb_shapes_clear(struct wb_data *d)
+{
+	for (size_t i = 0; i < d->nshapes; i++) {
+		free(d->shapes[i].name);
+		free(d->shapes[i].ms);
+		free(d->shapes[i].roof);
+	}
+	free(d->shapes);
+	d->shapes = NULL;
+	d->nshapes = 0;
+	for (size_t i = 0; i < d->nroof_peaks; i++)
+		free(d->roof_peaks[i]);
+	free(d->roof_peaks);
+	d->roof_peaks = NULL;
+	d->nroof_peaks = 0;
+}
+
 void wb_lines_free(struct wb_line *v, size_t n)
 {
 	for (size_t i = 0; i < n; i++)

@@ -86,6 +86,18 @@ const char *glyph(enum glyph_id g);
 
 /* ---- what the panes show ------------------------------------------------ */
 
+/* One shape of a run on the roofline, as the run's verdict recorded it:
+ * what the engine computed from the shape's time, its cost model and the
+ * device's peaks. */
+struct wb_roof {
+	bool have;
+	double bw, rate;             /* achieved bytes/s and FLOP/s; NAN unknown */
+	double bw_share, flop_share; /* of the bandwidth and FLOP peaks; NAN unknown */
+	char bound[8];               /* nearest: "memory", "compute", "launch"; "" none */
+	char dtype[8];               /* whose FLOP peak counts ("bf16") */
+	bool impossible;             /* faster than the peaks allow */
+};
+
 /* Per-shape series: one value per row of the log (NAN where not measured). */
 struct wb_shape {
 	char *name; /* "fwd B=1 T=4096 H=16 D=128" */
@@ -94,6 +106,9 @@ struct wb_shape {
 	 * (loop_best_shapes); speedup 0 or NAN where there is none (a plain
 	 * log: the rows' own times are divided) */
 	double base_ms, best_ms, speedup;
+	/* nrows entries: each row's run on the roofline at this shape (have
+	 * false where it has none); NULL when no row's run has one */
+	struct wb_roof *roof;
 };
 
 /* One line of the detail pane (or any pre-built text). */
@@ -147,6 +162,11 @@ struct wb_data {
 	const char *due, *due_brief;
 	struct wb_shape *shapes;
 	size_t nshapes;
+	/* the peaks each row's roofline was read against ("H200"), one per
+	 * row (nroof_peaks, the rows when it was filled), NULL where the row
+	 * has none; NULL when no row has one */
+	char **roof_peaks;
+	size_t nroof_peaks;
 	struct wb_line *detail; /* the detail pane's text for the selected row */
 	size_t ndetail;
 	struct wb_line *notes;  /* import problems, reconciliation findings */
@@ -228,8 +248,25 @@ int draw_wrapped(WINDOW *w, int y, int x, int cells, int max_lines, const char *
 void fmt_bench(double ms, struct sb *out);
 void fmt_vs_best(double frac, struct sb *out);
 void fmt_gate(const struct log_row *r, struct sb *out);
+/* A rate as the roofline words it: "3.10 TB/s", "989 TFLOP/s"; tight
+ * drops the space and shortens FLOP to F ("3.10TB/s", "989TF/s"); "—"
+ * when not finite. */
+void fmt_rate(double v, const char *unit, bool tight, struct sb *out);
+/* A shape's roofline in the longest of its wordings that fits `cells`:
+ * "memory-bound · 1.49 TB/s, 31% of peak · 20.1 TFLOP/s, 2% of bf16" down
+ * to "mem 31%"; an impossible time says so first. */
+void fmt_roof(const struct wb_roof *r, int cells, struct sb *out);
+/* The detail's roofline section of one run: a heading naming the peaks,
+ * then per shape (names[i]) its bandwidth and FLOP rate, each with its
+ * share of the peak, and the bound it is nearest, in lines that fit 78
+ * cells (an 80-column terminal); appended to *lines (n of them).  Nothing
+ * when nroof is 0: a run with no cost model has no heading. */
+void detail_roof_lines(const char *peaks, char *const *names, const struct wb_roof *roof,
+		       size_t nroof, struct wb_line **lines, size_t *n);
 
 void wb_lines_free(struct wb_line *v, size_t n);
+/* Free the per-shape series and the rooflines of d and empty them. */
+void wb_shapes_clear(struct wb_data *d);
 void wb_verdict_clear(struct wb_verdict *v);
 
 /* Role of a verdict name: fast KEEP, slow REVERT, ambiguous SUBSET,

@@ -991,6 +991,129 @@ static void per_shape_mode_keeps_the_verdict_at_the_foot(void **state)
 	delwin(w);
 }
 
+/* Two shapes on the roofline at row 4 (iter 4): one memory-bound, one
+ * impossibly fast; rows 0-3 recorded none. */
+static struct wb_roof roof_a[5], roof_b[5];
+static char *roof_peaks5[5] = {NULL, NULL, NULL, NULL, "H200"};
+
+static void set_roofline(void)
+{
+	memset(roof_a, 0, sizeof(roof_a));
+	memset(roof_b, 0, sizeof(roof_b));
+	roof_a[4] = (struct wb_roof){.have = true, .bw = 3.1e12, .rate = 120e12, .bw_share = 0.646,
+				     .flop_share = 0.121, .bound = "memory", .dtype = "bf16"};
+	roof_b[4] = (struct wb_roof){.have = true, .bw = 5.6e12, .rate = 990e12, .bw_share = 1.17,
+				     .flop_share = 1.0, .bound = "compute", .dtype = "bf16",
+				     .impossible = true};
+	shapes[0] = (struct wb_shape){.name = "fwd B=1 T=4096 H=16", .ms = sh_a, .roof = roof_a};
+	shapes[1] = (struct wb_shape){.name = "fwdbwd B=1 T=4096 H=16", .ms = sh_b, .roof = roof_b};
+	data.shapes = shapes;
+	data.nshapes = 2;
+	data.roof_peaks = roof_peaks5;
+	data.nroof_peaks = 5;
+	data.has_sel = true;
+	data.sel_row = 4;
+}
+
+/* The per-shape pane puts the selected row's roofline under each shape,
+ * in the words that fit: the narrow pane of an 80x24 terminal and the
+ * wider one of 120x40 both read. */
+static void per_shape_shows_the_selected_rows_roofline(void **state)
+{
+	struct view v = {.ops = &best_view, .d = &data, .mode = 1};
+	WINDOW *w = newwin(8, 40, 0, 0);
+
+	fill_rows();
+	set_roofline();
+	v.ops->draw(&v, w);
+	expect_screen(w,
+		"+- Best · per shape (s: chart) --------+\n"
+		"|roofline of iter 4 · H200 peaks       |\n"
+		"|Shape            base     best speedup|\n"
+		"|fwd B=1 T=4…    1.200    1.050   1.14x|\n"
+		"|  mem · 3.10TB/s 65% · 120TF/s 12%    |\n"
+		"|fwdbwd B=1 …    0.800    0.740   1.08x|\n"
+		"|  IMPOSSIBLE · BW 117% · FLOP 100%    |\n"
+		"+--------------------------------------+\n");
+	delwin(w);
+	w = newwin(8, 48, 0, 0);
+	v.ops->draw(&v, w);
+	expect_screen(w,
+		"+- Best · per shape (s: chart) ----------------+\n"
+		"|roofline of iter 4 · H200 peaks               |\n"
+		"|Shape                    base     best speedup|\n"
+		"|fwd B=1 T=4096 H=16     1.200    1.050   1.14x|\n"
+		"|  memory · 3.10 TB/s 65% · 120 TFLOP/s 12%    |\n"
+		"|fwdbwd B=1 T=4096 H…    0.800    0.740   1.08x|\n"
+		"|  IMPOSSIBLE · 5.60TB/s 117% · 990TF/s 100%   |\n"
+		"+----------------------------------------------+\n");
+	w = newwin(8, 80, 0, 0);
+	v.ops->draw(&v, w);
+	expect_screen(w,
+		"+- Best · per shape (s: chart) ------------------------------------------------+\n"
+		"|roofline of iter 4 · H200 peaks                                               |\n"
+		"|Shape                                                    base     best speedup|\n"
+		"|fwd B=1 T=4096 H=16                                     1.200    1.050   1.14x|\n"
+		"|  memory-bound · 3.10 TB/s, 65% of peak · 120 TFLOP/s, 12% of bf16            |\n"
+		"|fwdbwd B=1 T=4096 H=16                                  0.800    0.740   1.08x|\n"
+		"|  IMPOSSIBLE · 5.60 TB/s 117% · 990 TFLOP/s 100%                              |\n"
+		"+------------------------------------------------------------------------------+\n");
+	/* a row whose run has no roofline shows nothing new */
+	data.sel_row = 2;
+	v.ops->draw(&v, w);
+	expect_screen(w,
+		"+- Best · per shape (s: chart) ------------------------------------------------+\n"
+		"|Shape                                                    base     best speedup|\n"
+		"|fwd B=1 T=4096 H=16                                     1.200    1.050   1.14x|\n"
+		"|fwdbwd B=1 T=4096 H=16                                  0.800    0.740   1.08x|\n"
+		"|                                                                              |\n"
+		"|                                                                              |\n"
+		"|                                                                              |\n"
+		"+------------------------------------------------------------------------------+\n");
+	data.nshapes = 0;
+	data.roof_peaks = NULL;
+	data.nroof_peaks = 0;
+	data.has_sel = false;
+	delwin(w);
+}
+
+/* The detail's roofline table fits an 80-column terminal; a run with no
+ * cost model adds no line, not even a heading. */
+static void detail_roofline_table_fits_80_columns(void **state)
+{
+	struct view v = {.ops = &detail_view, .d = &data};
+	struct wb_line *lines = NULL;
+	size_t n = 0;
+	char *names[2] = {"fwd B=1 T=4096 H=16 D=128", "fwdbwd B=1 T=4096 H=16 D=128"};
+
+	set_roofline();
+	detail_roof_lines("H200", names, roof_a + 4, 0, &lines, &n);
+	assert_int_equal(n, 0);
+	struct wb_roof two[2] = {roof_a[4], roof_b[4]};
+	detail_roof_lines("H200", names, two, 2, &lines, &n);
+	assert_int_equal(n, 5);
+	for (size_t i = 0; i < n; i++)
+		assert_true(sanitize_width(lines[i].text, strlen(lines[i].text)) <= 78);
+	assert_int_equal(lines[4].role, R_FAIL);
+	WINDOW *w = newwin(7, 80, 0, 0);
+	memset(&data, 0, sizeof(data));
+	data.detail = lines;
+	data.ndetail = n;
+	v.ops->draw(&v, w);
+	expect_screen(w,
+		"+- Iteration detail (Esc back) ------------------------------------------------+\n"
+		"|                                                                              |\n"
+		"|Roofline (H200 peaks; the run's verdict recorded it)                          |\n"
+		"|Shape                        bandwidth of peak    FLOP rate of peak bound     |\n"
+		"|fwd B=1 T=4096 H=16 D=128    3.10 TB/s     65%  120 TFLOP/s     12% memory    |\n"
+		"|fwdbwd B=1 T=4096 H=16 D=1…  5.60 TB/s    117%  990 TFLOP/s    100% impossible|\n"
+		"+------------------------------------------------------------------------------+\n");
+	data.detail = NULL;
+	data.ndetail = 0;
+	wb_lines_free(lines, n);
+	delwin(w);
+}
+
 static void detail_pins_the_rows_verdict_above_the_pages(void **state)
 {
 	WINDOW *w = newwin(6, 64, 0, 0);
@@ -1343,6 +1466,8 @@ int main(void)
 		cmocka_unit_test(chart_shows_the_last_verdict_and_its_flags),
 		cmocka_unit_test(per_shape_mode_keeps_the_verdict_at_the_foot),
 		cmocka_unit_test(detail_pins_the_rows_verdict_above_the_pages),
+		cmocka_unit_test(per_shape_shows_the_selected_rows_roofline),
+		cmocka_unit_test(detail_roofline_table_fits_80_columns),
 		cmocka_unit_test(wizard_collects_and_validates),
 		cmocka_unit_test(wizard_step_mode_shows_one_prompt),
 		cmocka_unit_test(wizard_field_stays_visible_under_a_long_context),

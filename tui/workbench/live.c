@@ -219,13 +219,7 @@ void live_clear_lines(struct wb_line **v, size_t *n)
 
 void live_free_shapes(struct app *a)
 {
-	for (size_t i = 0; i < a->data.nshapes; i++) {
-		free(a->data.shapes[i].name);
-		free(a->data.shapes[i].ms);
-	}
-	free(a->data.shapes);
-	a->data.shapes = NULL;
-	a->data.nshapes = 0;
+	wb_shapes_clear(&a->data);
 	a->shapes_loaded = false;
 }
 

@@ -1,5 +1,6 @@
 /* live_detail — the live backend's detail pane of one iteration (its row,
- * run, verdict, flags and shapes) and the per-shape numbers of the best. */
+ * run, verdict, flags, shapes and roofline) and the per-shape numbers of
+ * the best, with each row's roofline. */
 #include "tui/workbench/live_impl.h"
 
 #include "core/err.h"
@@ -57,6 +58,106 @@ static void shape_name(const struct parse_row *r, struct sb *out)
 	sb_addf(out, "%s B=%ld T=%ld H=%ld D=%ld", r->mode ? r->mode : "", r->B, r->T, r->H, r->D);
 	if (r->L >= 0)
 		sb_addf(out, " L=%ld", r->L);
+}
+
+/* ---- the roofline a run's verdict recorded ------------------------------- */
+
+static double jnum(const json_t *o, const char *k)
+{
+	const json_t *x = json_object_get(o, k);
+	return json_is_number(x) ? json_number_value(x) : NAN;
+}
+
+/* The recorded roofline's shapes (roofline_json's "shapes"), NULL when it
+ * has none: a run no cost model covers shows nothing. */
+static const json_t *roof_shapes(const struct loop_run *run, const char **peaks)
+{
+	const json_t *rl = run->detail ? json_object_get(run->detail, "roofline") : NULL;
+	const json_t *v = json_object_get(rl, "shapes");
+	*peaks = json_string_value(json_object_get(json_object_get(rl, "peaks"), "name"));
+	return json_array_size(v) ? v : NULL;
+}
+
+static void roof_of_json(const json_t *o, struct wb_roof *r)
+{
+	const char *b = json_string_value(json_object_get(o, "bound"));
+	const char *t = json_string_value(json_object_get(o, "dtype"));
+	memset(r, 0, sizeof(*r));
+	r->have = true;
+	r->bw = jnum(o, "bw");
+	r->rate = jnum(o, "flop_rate");
+	r->bw_share = jnum(o, "bw_share");
+	r->flop_share = jnum(o, "flop_share");
+	snprintf(r->bound, sizeof(r->bound), "%s", b ? b : "");
+	snprintf(r->dtype, sizeof(r->dtype), "%s", t ? t : "");
+	r->impossible = json_is_true(json_object_get(o, "impossible"));
+}
+
+static void shape_name(const struct parse_row *r, struct sb *out);
+
+/* The detail's roofline table of run: each shape named as the shape table
+ * names it, and the arithmetic of each impossible time under it. */
+static void detail_roofline(struct app *a, const struct loop_run *run)
+{
+	const char *peaks;
+	const json_t *shapes = roof_shapes(run, &peaks), *o;
+	size_t k, n = json_array_size(shapes);
+	if (!n)
+		return;
+	struct wb_roof *roof = xcalloc(n, sizeof(*roof));
+	char **names = xcalloc(n, sizeof(*names));
+	json_array_foreach(shapes, k, o) {
+		const char *key = json_string_value(json_object_get(o, "shape"));
+		roof_of_json(o, &roof[k]);
+		for (size_t q = 0; key && !names[k] && run->have_result && q < run->result.nrows; q++) {
+			char *rk = loop_shape_key(&run->result.rows[q]);
+			if (rk && !strcmp(rk, key)) {
+				struct sb nm = SB_INIT;
+				sb_init(&nm);
+				shape_name(&run->result.rows[q], &nm);
+				names[k] = sb_detach(&nm);
+			}
+			free(rk);
+		}
+		if (!names[k])
+			names[k] = xstrdup(key ? key : "");
+	}
+	detail_roof_lines(peaks, names, roof, n, &a->data.detail, &a->data.ndetail);
+	json_array_foreach(json_object_get(json_object_get(run->detail, "roofline"), "impossible_why"),
+			   k, o)
+		dline(a, R_FAIL, "Impossible: %s", json_string_value(o) ? json_string_value(o) : "");
+	for (k = 0; k < n; k++)
+		free(names[k]);
+	free(names);
+	free(roof);
+}
+
+/* Row i's run on the roofline, into each shape it reached (keys[s] is
+ * shape s's comparison key) and its peaks' name. */
+static void shapes_roofline(struct app *a, size_t i, char **keys, const struct loop_run *run)
+{
+	const char *peaks;
+	const json_t *shapes = roof_shapes(run, &peaks), *o;
+	size_t k;
+	if (!shapes)
+		return;
+	if (!a->data.roof_peaks) {
+		a->data.roof_peaks = xcalloc(a->data.nrows, sizeof(char *));
+		a->data.nroof_peaks = a->data.nrows;
+	}
+	free(a->data.roof_peaks[i]);
+	a->data.roof_peaks[i] = xstrdup(peaks && *peaks ? peaks : "device");
+	json_array_foreach(shapes, k, o) {
+		const char *key = json_string_value(json_object_get(o, "shape"));
+		for (size_t s = 0; key && s < a->data.nshapes; s++) {
+			struct wb_shape *sh = &a->data.shapes[s];
+			if (!keys[s] || strcmp(keys[s], key))
+				continue;
+			if (!sh->roof)
+				sh->roof = xcalloc(a->data.nrows, sizeof(*sh->roof));
+			roof_of_json(o, &sh->roof[i]);
+		}
+	}
 }
 
 int live_detail(struct app *a, int i, struct err *e)
@@ -165,6 +266,8 @@ int live_detail(struct app *a, int i, struct err *e)
 		for (size_t k = 0; k < res.nwarnings; k++)
 			dline(a, R_REVERT, "Warning: %s", res.warnings[k]);
 	}
+	if (have >= 0)
+		detail_roofline(a, &run);
 	dline(a, R_NORMAL, "%s", "");
 	if (r->commit) {
 		struct sb stat = SB_INIT, patch = SB_INIT;
@@ -215,6 +318,7 @@ int live_shapes(struct app *a, struct err *e)
 					a->data.shapes = xrealloc(a->data.shapes, (s + 1) * sizeof(*a->data.shapes));
 					keys = xrealloc(keys, (s + 1) * sizeof(*keys));
 					struct wb_shape *sh = &a->data.shapes[s];
+					memset(sh, 0, sizeof(*sh));
 					sh->name = xstrdup(key.buf);
 					sh->base_ms = sh->best_ms = sh->speedup = NAN;
 					keys[s] = loop_shape_key(&res.rows[k]);
@@ -226,6 +330,7 @@ int live_shapes(struct app *a, struct err *e)
 				double v = res.rows[k].new_ms;
 				a->data.shapes[s].ms[i] = isfinite(v) ? v : res.rows[k].base_ms;
 			}
+			shapes_roofline(a, i, keys, &run);
 		}
 		loop_run_release(&run);
 	}

@@ -42,20 +42,9 @@ static void add_line(struct wb_line **v, size_t *n, enum role role, const char *
 	(*v)[(*n)++] = (struct wb_line){xstrdup(text), role};
 }
 
-static void free_shapes(struct wb_data *d)
-{
-	for (size_t i = 0; i < d->nshapes; i++) {
-		free(d->shapes[i].name);
-		free(d->shapes[i].ms);
-	}
-	free(d->shapes);
-	d->shapes = NULL;
-	d->nshapes = 0;
-}
-
 static void clear_data(struct app *a)
 {
-	free_shapes(&a->data);
+	wb_shapes_clear(&a->data);
 	a->shapes_loaded = false;
 	wb_lines_free(a->data.notes, a->data.nnotes);
 	a->data.notes = NULL;
@@ -179,7 +168,7 @@ static int view_shapes(struct app *a, struct err *e)
 	struct sb name = SB_INIT;
 
 	(void)e;
-	free_shapes(d);
+	wb_shapes_clear(d);
 	for (size_t i = 0; i < d->nrows; i++) {
 		const char *p = d->rows[i].notes;
 		while (p && *p) {
