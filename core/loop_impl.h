@@ -295,7 +295,8 @@ int loop_roofline_of_run(const struct contract *c, struct store *st, int run_id,
 			 struct roofline *out, struct err *e);
 /* Inside the run's transaction, after its verdict: add the roofline to the
  * verdict's detail ("roofline") and SF_IMPOSSIBLE to its flags when a
- * shape's time is impossible.  A run with no verdict is left alone. */
+ * shape's time is impossible.  A run with no verdict (a confirm's) gets one
+ * named "none" to carry its roofline, where some shape has a cost model. */
 int loop_roofline_record(const struct contract *c, struct store *st, int run_id,
 			 struct err *e);
 /* stop --reason floor without --bound: the bound computed from the best's

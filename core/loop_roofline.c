@@ -1,6 +1,7 @@
 /*
- * loop_roofline — every verify run's roofline (core/roofline.h), kept in
- * its verdict's detail as evidence, and the impossible flag it may raise.
+ * loop_roofline — every verify and confirm run's roofline (core/
+ * roofline.h), kept in its verdict's detail as evidence, and the impossible
+ * flag it may raise.
  *
  * Peaks: the contract's Peak: line, else the row of assets/peaks.tsv that
  * the probe's GPU name (else the Machine line's device) matches, else, when
@@ -208,14 +209,24 @@ int loop_roofline_record(const struct contract *c, struct store *st, int run_id,
 {
 	char *verdict = NULL, *txt = NULL;
 	unsigned flags = 0;
-	int rc = store_verdict_get(st, run_id, &verdict, &flags, &txt, e);
-	if (rc == ERR_NOTFOUND)
-		return 0;
-	if (rc < 0)
+	struct err ve = {0};
+	int rc = store_verdict_get(st, run_id, &verdict, &flags, &txt, &ve);
+	/* a confirm's run has no verdict of its own (its session has one):
+	 * its roofline is kept beside "none", nothing compared */
+	bool bare = rc == ERR_NOTFOUND;
+	if (bare) {
+		verdict = xstrdup(stats_verdict_name(SV_NONE));
+		rc = 0;
+	} else if (rc < 0) {
+		if (e)
+			*e = ve;
 		return rc;
+	}
 	struct roofline r;
 	rc = loop_roofline_of_run(c, st, run_id, &r, e);
-	if (rc == 0) {
+	if (rc == 0 && bare && !r.n) { /* no shape has a cost model: nothing to keep */
+		roofline_release(&r);
+	} else if (rc == 0) {
 		json_t *d = txt ? json_loads(txt, 0, NULL) : NULL;
 		if (!json_is_object(d)) {
 			json_decref(d);

@@ -199,7 +199,11 @@ static int mrun_pump(struct mrun *m, int timeout_ms)
 static int session_in_tx(void *ctx, struct store *st, struct store_run *r, struct err *e)
 {
 	struct mrun *m = ctx;
-	return store_session_put(st, r->id, m->c->session, m->role, e);
+	int rc = store_session_put(st, r->id, m->c->session, m->role, e);
+	/* a confirm's runs are bench runs like verify's: each on the roofline */
+	if (rc == 0 && m->kind == RUN_CONFIRM)
+		rc = loop_roofline_record(m->c->contract, st, r->id, e);
+	return rc;
 }
 
 /* A session role ("best", "cand", "pair") as the user reads it: with

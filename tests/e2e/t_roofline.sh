@@ -7,7 +7,8 @@
 # impossible with its arithmetic: keep, keep --unconfirmed and promote
 # --explain are refused (exit 3), a confirm of it does not promote, the due
 # step offers drop, and TRAPS.md's
-# implausible-speedup entry is hit.  A malformed Cost: is refused with what
+# implausible-speedup entry is hit; the confirm's runs carry their roofline
+# too, the candidate's impossible.  A malformed Cost: is refused with what
 # to write; a Peak: from the contract replaces the measured peaks.  (Three
 # rows after the last real win stall the loop: the steps are packed into
 # three iterations.)  Last, stop --reason floor without --bound computes the
@@ -135,6 +136,18 @@ j=$("$OPTLOOP" confirm --max-pairs 2 --json 2>/dev/null); rc=$?
 t_is "a confirm of it does not promote (exit 1)" "$rc" 1
 t_is "  promoted: false" "$(printf '%s' "$j" | jq_ 'j["promoted"]')" False
 t_is "  its flags carry impossible" "$(printf '%s' "$j" | jq_ '"impossible" in j["flags"]')" True
+db=profile/chunk_linear_attn-opt/optloop.db
+roof_of() { # SQL-EXPR over each confirm run's recorded roofline, role ROLE
+	sqlite3 "$db" "SELECT group_concat(DISTINCT coalesce($1, 'none')) FROM runs r JOIN stats_runs s
+		ON s.run_id = r.id LEFT JOIN stats_verdicts v ON v.run_id = r.id
+		WHERE r.kind = 'confirm' AND s.role = '$2'"
+}
+t_is "  each of its runs carries the roofline of 3 shapes, the best's" \
+	"$(roof_of "json_array_length(v.json, '\$.roofline.shapes')" best)" 3
+t_is "  and the candidate's" "$(roof_of "json_array_length(v.json, '\$.roofline.shapes')" cand)" 3
+t_is "  the best's runs are possible" "$(roof_of "json_extract(v.json, '\$.roofline.impossible')" best)" 0
+t_is "  the candidate's impossible on every shape" \
+	"$(roof_of "json_extract(v.json, '\$.roofline.impossible')" cand)" 3
 out=$("$OPTLOOP" log --direction "early return" --status keep 2>&1); rc=$?
 t_is "after the confirm keep is still refused (exit 3)" "$rc" 3
 t_ok "drop is logged" "$OPTLOOP" log --direction "early return for long sequences" --status drop
