@@ -855,8 +855,8 @@ int guards_stop(const struct workspace *ws, const char *reason, const char *boun
 
 /* Can row r be cited in a no-go as the candidate and the bench evidence?
  * Only a run that counts as evidence: its gate passed with a bench number
- * (not a failed gate a drop recorded), and no implausible flag on its
- * verdict or its confirm is left unexplained.  true, or false with why in
+ * (not a failed gate a drop recorded), its time is not impossible, and no
+ * implausible flag on its verdict or its confirm is left unexplained.  true, or false with why in
  * words appended to why. */
 static bool nogo_evidence(const struct workspace *ws, const struct log_row *r, struct sb *why)
 {
@@ -884,6 +884,11 @@ static bool nogo_evidence(const struct workspace *ws, const struct log_row *r, s
 			flags |= c.flags;
 		store_confirm_release(&c);
 	}
+	/* a time faster than the hardware allows is no evidence, explained or not */
+	if (flags & SF_IMPOSSIBLE) {
+		sb_addf(why, "iteration %d's time is impossible", r->iter);
+		return false;
+	}
 	if (!(flags & SF_IMPLAUSIBLE_MASK) || measure_explanations(ws->store, r->iter, NULL) > 0)
 		return true;
 	struct sb names = SB_INIT;
@@ -894,7 +899,8 @@ static bool nogo_evidence(const struct workspace *ws, const struct log_row *r, s
 	return false;
 }
 
-int guards_nogo(const struct workspace *ws, struct sb *md, json_t **json, struct err *e)
+int guards_nogo(const struct workspace *ws, const char *computed, const char *none_why,
+		struct sb *md, json_t **json, struct err *e)
 {
 	struct log_rows *rs;
 	const struct log_row *rows;
@@ -977,6 +983,11 @@ int guards_nogo(const struct workspace *ws, struct sb *md, json_t **json, struct
 	}
 	if (have_stop && guards_bound_ok(sr.bound))
 		val[I_BOUND] = xasprintf("%s (stop reason: %s)", sr.bound, sr.reason);
+	else if (guards_bound_ok(computed))
+		val[I_BOUND] = xasprintf("%s (computed from the measured runs)", computed);
+	char *bound_how = none_why && *none_why ? xasprintf("%s; the measured runs name none: %s",
+							    how[I_BOUND], none_why)
+						: NULL;
 
 	int missing = 0;
 	const char *hows[NI];
@@ -984,6 +995,8 @@ int guards_nogo(const struct workspace *ws, struct sb *md, json_t **json, struct
 		missing += !val[i];
 		hows[i] = how[i];
 	}
+	if (bound_how)
+		hows[I_BOUND] = bound_how;
 	if (no_cand) {
 		hows[I_CAND] = no_cand;
 		hows[I_GATE] = hows[I_BENCH] = "none cited: no logged iteration counts as evidence "
@@ -1028,11 +1041,13 @@ int guards_nogo(const struct workspace *ws, struct sb *md, json_t **json, struct
 		rc = err_set(e, ERR_FAIL, "no-go record incomplete: missing %s", m.buf);
 		sb_release(&m);
 	} else if (!store_readonly(ws->store)) {
-		store_event(ws->store, -1, "nogo", sr.bound, NULL);
+		store_event(ws->store, -1, "nogo",
+			    have_stop && guards_bound_ok(sr.bound) ? sr.bound : computed, NULL);
 	}
 	for (int i = 0; i < NI; i++)
 		free(val[i]);
 	free(no_cand);
+	free(bound_how);
 	sb_release(&t);
 	sb_release(&b);
 	store_stop_release(&sr);

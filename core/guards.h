@@ -137,8 +137,12 @@ bool guards_bound_ok(const char *bound);
 
 /* The no-go record: Markdown appended to md, the same as JSON in *json
  * (caller owns; may be NULL).  ERR_FAIL when an item is missing (the
- * record then lists what is missing and how to get it). */
-int guards_nogo(const struct workspace *ws, struct sb *md, json_t **json, struct err *e);
+ * record then lists what is missing and how to get it).  The named bound
+ * is the last stop's; without one, `computed` (the bound the best's runs
+ * show, may be NULL), else missing, with `none_why` (may be NULL) saying
+ * why the runs show none. */
+int guards_nogo(const struct workspace *ws, const char *computed, const char *none_why,
+		struct sb *md, json_t **json, struct err *e);
 
 /* ---- dispatch ------------------------------------------------------------- */
 

@@ -7,6 +7,7 @@
 #include "core/err.h"
 #include "core/sb.h"
 #include "core/loop_impl.h"
+#include "core/store.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -69,7 +70,23 @@ int loop_stop(struct loop *l, const char *reason, const char *bound, char **reco
 
 int loop_nogo(struct loop *l, struct sb *md, json_t **json, struct err *e)
 {
-	return guards_nogo(&l->ws, md, json, e);
+	/* the named bound, where the stop named none: what the best's runs
+	 * show on the roofline, or why they show none */
+	char *computed = NULL;
+	struct err fe = {0};
+	const char *why = NULL;
+	struct store_stop sr;
+	bool named = store_stop_last(l->ws.store, &sr) && guards_bound_ok(sr.bound);
+	store_stop_release(&sr);
+	if (!named &&
+	    loop_roofline_floor(&l->contract->c, l->ws.store, &computed, &fe) == ERR_REFUSED) {
+		why = fe.msg;
+		if (!strncmp(why, "stop refused: ", 14))
+			why += 14;
+	}
+	int rc = guards_nogo(&l->ws, computed, why, md, json, e);
+	free(computed);
+	return rc;
 }
 
 int loop_dispatch_add(struct loop *l, const struct dispatch_row *r, struct err *e)

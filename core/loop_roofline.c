@@ -255,6 +255,25 @@ int loop_roofline_record(const struct contract *c, struct store *st, int run_id,
 	return rc;
 }
 
+/* Where the baseline stood at shape key, on the same peaks: ", from 61%
+ * at the baseline" (its share of the bandwidth peak when mem, else of the
+ * FLOP peak) appended to out; nothing when it has no such shape. */
+static void baseline_share(const struct contract *c, struct store *st, const char *key, bool mem,
+			   struct sb *out)
+{
+	int run = 0;
+	struct roofline z;
+	if (store_iter_run(st, 0, &run, NULL, NULL) < 0 || !run ||
+	    loop_roofline_of_run(c, st, run, &z, NULL) < 0)
+		return;
+	for (size_t i = 0; i < z.n; i++) {
+		double share = mem ? z.v[i].bw_share : z.v[i].flop_share;
+		if (!strcmp(z.v[i].key, key) && isfinite(share))
+			sb_addf(out, ", from %.0f%% at the baseline", 100 * share);
+	}
+	roofline_release(&z);
+}
+
 int loop_roofline_floor(const struct contract *c, struct store *st, char **bound, struct err *e)
 {
 	struct measure_best b;
@@ -291,13 +310,17 @@ int loop_roofline_floor(const struct contract *c, struct store *st, char **bound
 			at->ms * 1e3, r.peaks.launch_s * 1e6, r.peaks.name, at->key, b.run_id);
 	} else if (at) {
 		bool mem = at->bound != RB_COMPUTE;
-		struct sb pk = SB_INIT;
+		struct sb pk = SB_INIT, from = SB_INIT;
 		roofline_fmt_rate(mem ? r.peaks.bw : at->flop_peak, mem ? "B/s" : "FLOP/s", &pk);
-		sb_addf(&w, "%s-bound at %.0f%% of the %s's %s%s%s (%s, the best's run %d)",
+		sb_init(&from);
+		if (b.iter != 0)
+			baseline_share(c, st, at->key, mem, &from);
+		sb_addf(&w, "%s-bound at %.0f%% of the %s's %s%s%s%s (%s, the best's run %d)",
 			mem ? "memory" : "compute", 100 * (mem ? at->bw_share : at->flop_share),
 			r.peaks.name, pk.buf, mem ? " HBM" : " ", mem ? "" : roofline_dtype_name(at->dtype),
-			at->key, b.run_id);
+			from.buf, at->key, b.run_id);
 		sb_release(&pk);
+		sb_release(&from);
 	} else {
 		roofline_line(&r, &line);
 		rc = err_set(e, ERR_REFUSED,

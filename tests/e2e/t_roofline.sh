@@ -11,8 +11,10 @@
 # too, the candidate's impossible.  A malformed Cost: is refused with what
 # to write; a Peak: from the contract replaces the measured peaks.  (Three
 # rows after the last real win stall the loop: the steps are packed into
-# three iterations.)  Last, stop --reason floor without --bound computes the
-# bound from the best's run, or refuses when no shape is at a limit.
+# three iterations.)  report nogo names the bound the best's run shows
+# (with the baseline's share at that shape), or says why it shows none.
+# Last, stop --reason floor without --bound computes the bound from the
+# best's run, or refuses when no shape is at a limit.
 . "$(dirname "$0")/lib.sh"
 
 d="$T_TMP/demo"
@@ -153,6 +155,26 @@ t_is "after the confirm keep is still refused (exit 3)" "$rc" 3
 t_ok "drop is logged" "$OPTLOOP" log --direction "early return for long sequences" --status drop
 t_ok "and committed" "$OPTLOOP" commit
 t_unlike "drop put the best kernel back" "$(cat "$kernel")" 'T >= 512'
+
+# ---- report nogo: the named bound from the measured runs --------------------
+# the contract's bandwidth peak put 25% above the best's fastest shape: that
+# shape reads memory-bound at 80% (its share is computed from the stored
+# samples, so the figure does not move with the machine's load)
+best_run=$(sqlite3 "$db" "SELECT run_id FROM iterations WHERE iter = 1")
+bw=$(sqlite3 "$db" "SELECT max(json_extract(s.value, '\$.bw')) FROM stats_verdicts v,
+	json_each(v.json, '\$.roofline.shapes') s WHERE v.run_id = $best_run")
+"$OPTLOOP" contract --set "peak=bw=$(python3 -c "print('%.9g' % ($bw / 0.8))") fp32=1e16" >/dev/null
+out=$("$OPTLOOP" report nogo 2>&1); rc=$?
+t_is "with no stop, report nogo is complete (exit 0)" "$rc" 0
+echo "# $(printf '%s\n' "$out" | grep "Named bound")"
+t_like "  its named bound computed from the best's run, beside the baseline's share" "$out" \
+	"\*\*Named bound:\*\* memory-bound at 80% of the contract's [0-9.]+ [kMGT]?B/s HBM, from [0-9]+% at the baseline \(fwd B=.*, the best's run $best_run\) \(computed from the measured runs\)"
+t_unlike "  the impossible run is not its candidate" "$out" 'candidate:\*\* iteration 3'
+"$OPTLOOP" contract --set "peak=bw=1e15 fp32=1e16" >/dev/null
+out=$("$OPTLOOP" report nogo 2>&1); rc=$?
+t_is "no shape near a limit: report nogo is incomplete (exit 1)" "$rc" 1
+t_like "  saying the measured runs name no bound, and why" "$out" \
+	"Named bound:\*\* MISSING — record the bound .*; the measured runs name none: no shape of the best \(iteration 1\) is at a limit"
 
 # ---- a computed floor: stop --reason floor without --bound -------------------
 "$OPTLOOP" contract --set "peak=bw=1e15 fp32=1e16" >/dev/null

@@ -276,7 +276,7 @@ static void stop_reasons_are_checked_and_nogo_needs_five_items(void **state)
 
 	assert_int_equal(guards_stop(&f->ws, "cap", NULL, &e), ERR_REFUSED);
 	assert_non_null(strstr(e.msg, "baseline has not been measured"));
-	assert_int_equal(guards_nogo(&f->ws, &md, &j, &e), ERR_FAIL);
+	assert_int_equal(guards_nogo(&f->ws, NULL, NULL, &md, &j, &e), ERR_FAIL);
 	assert_non_null(strstr(e.msg, "missing baseline, candidate, gate, bench, bound"));
 	json_decref(j);
 	sb_reset(&md);
@@ -297,10 +297,27 @@ static void stop_reasons_are_checked_and_nogo_needs_five_items(void **state)
 	assert_int_equal(guards_stop(&f->ws, "sideways", NULL, &e), ERR_USAGE);
 
 	/* no-go without a bound lists exactly that */
-	assert_int_equal(guards_nogo(&f->ws, &md, &j, &e), ERR_FAIL);
+	assert_int_equal(guards_nogo(&f->ws, NULL, NULL, &md, &j, &e), ERR_FAIL);
 	assert_non_null(strstr(e.msg, "missing bound"));
 	assert_non_null(strstr(md.buf, "incomplete (1 of 5 items missing)"));
 	assert_false(json_is_true(json_object_get(j, "complete")));
+	json_decref(j);
+	sb_reset(&md);
+	/* ... and says why the measured runs name none, when they do not */
+	assert_int_equal(guards_nogo(&f->ws, NULL, "no shape of the best is at a limit", &md, &j, &e),
+			 ERR_FAIL);
+	assert_non_null(strstr(md.buf, "MISSING — record the bound with its number (optloop stop "
+				       "--reason floor --bound 'NAME: NUMBER ...'); the measured runs "
+				       "name none: no shape of the best is at a limit\n"));
+	json_decref(j);
+	sb_reset(&md);
+	/* the bound the best's runs show on the roofline completes it */
+	assert_int_equal(guards_nogo(&f->ws, "memory-bound at 82% of the H200's 4.80 TB/s HBM, from "
+					     "61% at the baseline", NULL, &md, &j, &e), 0);
+	assert_non_null(strstr(md.buf, "- **Named bound:** memory-bound at 82% of the H200's 4.80 "
+				       "TB/s HBM, from 61% at the baseline (computed from the "
+				       "measured runs)\n"));
+	assert_true(json_is_true(json_object_get(j, "complete")));
 	json_decref(j);
 	sb_reset(&md);
 
@@ -312,7 +329,8 @@ static void stop_reasons_are_checked_and_nogo_needs_five_items(void **state)
 	assert_int_equal(guards_verify_check(&f->ws, &e), ERR_REFUSED);
 	assert_non_null(strstr(e.msg, "loop was stopped (reason: cap)"));
 	assert_int_equal(guards_stop(&f->ws, "floor", "HBM bandwidth: 4.1 of 4.8 TB/s", &e), 0);
-	assert_int_equal(guards_nogo(&f->ws, &md, &j, &e), 0);
+	/* the stop's bound, when it named one, comes before a computed one */
+	assert_int_equal(guards_nogo(&f->ws, "memory-bound at 82% of HBM", NULL, &md, &j, &e), 0);
 	assert_non_null(strstr(md.buf, "## No-go record: demo\n"));
 	assert_non_null(strstr(md.buf, "- **Baseline:** 1.000 ms (iteration 0, "));
 	assert_non_null(strstr(md.buf, "- **Reasoned candidate:** iteration 2 (revert): direction 2"));
