@@ -643,6 +643,17 @@ static bool kernel_function(struct fla_tree *t, const char *file, const char *na
 	return k >= 0 && py->def[k].kind != PD_ASSIGN && py_is_kernel_code(py);
 }
 
+/* Whether an import names a function or class of the repository (not a
+ * constant such as device). */
+static bool defines_function(struct fla_tree *t, const struct py_import *im)
+{
+	char *file = resolve(t, im->module, im->name, 0);
+	const struct py_file *py = file ? fla_py(t, file) : NULL;
+	int k = py ? py_def_find(py, im->name, 0) : -1;
+	free(file);
+	return k >= 0 && py->def[k].kind != PD_ASSIGN;
+}
+
 /* Whether two paths lie in one directory (the op's own package). */
 static bool same_dir(const char *a, const char *b)
 {
@@ -726,7 +737,8 @@ int fla_scope_read(struct fla_tree *t, const char *test_file, const char *import
 		bool ref = out->compared ? names_has(&refs, used, strlen(used))
 					 : fla_is_reference(it->name, op_func) ||
 						   fla_is_reference(used, op_func);
-		bool input = out->compared && !ref && names_has(&inputs, used, strlen(used));
+		bool input = out->compared && !ref && names_has(&inputs, used, strlen(used)) &&
+			     defines_function(t, it);
 		if (ref || input)
 			ref_add(&out->refs, &out->nrefs, t, it, input);
 		else

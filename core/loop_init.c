@@ -328,9 +328,10 @@ static void fla_freeze_shared(const struct loop_init_opts *o, struct pathlist *f
 				sb_addf(&kflags, " --kernel %s", f);
 		}
 		sb_addf(decided,
-			"notice: the op and the reference its gate test compares it with both run "
-			"these kernel files, so they are frozen (a change there would move both "
-			"sides, and the gate could not catch it):%s\n"
+			"notice: the op and what its gate test checks it against (a reference, or "
+			"what makes both sides' inputs) both run these kernel files, so they are "
+			"frozen (a change there would move both sides, and the gate could not "
+			"catch it):%s\n"
 			"  to optimize them anyway, knowing the gate cannot catch an error there:\n"
 			"  optloop init --op %s%s\n",
 			notice.buf, o->op, kflags.buf);

@@ -75,7 +75,7 @@ t_is "kernel code shared with the reference: init succeeds" "$rc" 0
 t_like "  it is frozen" "$(frozen chunk_l2)" 'fla/modules/l2norm.py'
 t_like "  the kernel is the op's file alone" "$out" 'kernel: fla/ops/l2/chunk.py;'
 t_like "  one notice names it, with the reference that runs it" "$out" \
-	'notice: the op and the reference its gate test compares it with both run these kernel files, so they are frozen'
+	'notice: the op and what its gate test checks it against \(a reference, or what makes both sides. inputs\) both run these kernel files, so they are frozen'
 t_like "  the path to it" "$out" \
 	'^  fla/modules/l2norm.py \(l2norm\) <- fla/ops/l2/fused_recurrent.py: reference fused_recurrent_l2$'
 t_like "  and the command that optimizes it anyway" "$out" \
