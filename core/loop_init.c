@@ -560,6 +560,37 @@ static int init_kernel_paths(const char *repo, const char *gitdir, const struct 
 	return 0;
 }
 
+/* An op the registry imports from outside the repository (FLA registers
+ * flash_attn from the installed flash_attn package): nothing of it can be
+ * committed or frozen here, so init says so instead of failing on a test
+ * path the registry only guessed.  A --kernel the user names (a copy of the
+ * package inside the repository) is theirs to judge. */
+static int init_external_op(const char *repo, const struct loop_init_opts *o,
+			    const struct workspace_defaults *d, struct err *e)
+{
+	if (o->nkernel || !d->import_path)
+		return 0;
+	char *top = xstrndup(d->import_path, strcspn(d->import_path, "."));
+	char *dir = fsutil_join(repo, top);
+	char *py = xasprintf("%s.py", dir);
+	bool inside = fsutil_exists(dir) || fsutil_exists(py);
+	int rc = 0;
+	if (!inside)
+		rc = err_set(e, ERR_REFUSED,
+			     "init refused: the op %s is not implemented in this repository: "
+			     "benchmarks/ops/registry.py imports %s from %s, an installed package "
+			     "(there is no %s/ or %s.py in %s), so optloop can neither commit a "
+			     "change to it nor freeze what its gate compares against; optimize it "
+			     "in the %s package's own repository, or, with a copy of its source "
+			     "here, name the files: optloop init --op %s --kernel PATH --test-file "
+			     "PATH --frozen PATH",
+			     o->op, d->func_name, d->import_path, top, top, repo, top, o->op);
+	free(top);
+	free(dir);
+	free(py);
+	return rc;
+}
+
 /* The new workspace's facts in its store, in one transaction: the op, the
  * kernel, the gate test, the reference, HEAD at init and the init event. */
 static int init_record(struct store *s, const char *op, const char *kernel_text,
@@ -620,6 +651,8 @@ int loop_init(const char *cwd, const struct loop_init_opts *o, struct sb *notes,
 	bool fla_shaped = fsutil_exists(registry);
 	free(registry);
 	if (!fla && (rc = init_options_needed(o, fla_shaped, &fe, e)) < 0)
+		goto out;
+	if (fla && (rc = init_external_op(repo, o, &d, e)) < 0)
 		goto out;
 	const char *test_file = o->test_file ? o->test_file : d.test_file;
 	const char *verify = o->verify_cmd ? o->verify_cmd : d.verify_cmd;
