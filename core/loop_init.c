@@ -7,6 +7,7 @@
 #include "core/fault.h"
 #include "core/flaref.h"
 #include "core/fsutil.h"
+#include "core/gatecfg.h"
 #include "core/guards.h"
 #include "core/lint.h"
 #include "core/measure.h"
@@ -461,6 +462,39 @@ static int frozen_scope(const char *repo, const struct loop_init_opts *o,
 	return fla_graph_scopes(repo, o, d, test_file, out, o->nkernel ? NULL : kernel, decided, e);
 }
 
+/* What configures a pytest gate (gatecfg) is frozen with it: a changed
+ * addopts or conftest could thin the gate while it still reads "(full)".
+ * A --kernel naming one is refused. */
+static int init_freeze_gate_config(const char *repo, const struct loop_init_opts *o,
+				   const char *test_file, const char *verify,
+				   struct pathlist *frozen, struct sb *decided, struct err *e)
+{
+	for (size_t i = 0; i < o->nkernel; i++) {
+		const char *sec = gatecfg_pytest_section(repo, o->kernel[i]);
+		if (sec)
+			return err_set(e, ERR_USAGE,
+				       "kernel path %s configures the gate (pytest reads its %s): a "
+				       "change there could thin the gate, e.g. an addopts that "
+				       "deselects tests, while it still reads \"(full)\", so it stays "
+				       "frozen; name the kernel's own files with --kernel PATH",
+				       o->kernel[i], sec);
+	}
+	if (!gatecfg_is_pytest_gate(repo, test_file, verify))
+		return 0;
+	char **cfg = NULL;
+	size_t n = gatecfg_pytest_files(repo, test_file, &cfg);
+	for (size_t i = 0; i < n; i++) {
+		if (!pathlist_has(frozen, cfg[i])) {
+			pathlist_add(frozen, cfg[i], true);
+			sb_addf(decided, "frozen: %s: pytest's configuration of the gate (%s)\n", cfg[i],
+				gatecfg_pytest_section(repo, cfg[i]));
+		}
+		free(cfg[i]);
+	}
+	free(cfg);
+	return 0;
+}
+
 /* A kernel path may hold frozen files (they are left out of every kernel
  * commit and hash) but may not be one, nor lie inside one. */
 static int kernel_outside_frozen(const char **kernel, size_t nk, const struct pathlist *frozen,
@@ -667,6 +701,10 @@ int loop_init(const char *cwd, const struct loop_init_opts *o, struct sb *notes,
 					  : (bench_default = xasprintf("%s --base main", verify));
 	if ((rc = frozen_scope(repo, o, fla ? &d : NULL, test_file, &frozen, &graph_kernel,
 			       &decided, e)) < 0) {
+		free(bench_default);
+		goto out;
+	}
+	if ((rc = init_freeze_gate_config(repo, o, test_file, verify, &frozen, &decided, e)) < 0) {
 		free(bench_default);
 		goto out;
 	}

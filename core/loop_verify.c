@@ -6,6 +6,7 @@
 #include "core/alloc.h"
 #include "core/fault.h"
 #include "core/fsutil.h"
+#include "core/gatecfg.h"
 #include "core/guards.h"
 #include "core/lint.h"
 #include "core/measure.h"
@@ -213,6 +214,24 @@ static int include_path_check(struct loop *l, const char *p, struct err *e)
 	return rc;
 }
 
+/* An --include naming what configures a pytest gate (gatecfg): refused in
+ * every state, frozen or not in this workspace. */
+static int include_gate_config_check(struct loop *l, const struct loop_verify_opts *o,
+				     struct err *e)
+{
+	for (size_t i = 0; o && i < o->ninclude; i++) {
+		const char *sec = gatecfg_pytest_section(l->ws.repo, o->include[i]);
+		if (sec)
+			return err_set(e, ERR_REFUSED,
+				       "verify refused: --include %s: it configures the gate (pytest "
+				       "reads its %s), so a change there could thin the gate, e.g. an "
+				       "addopts that deselects tests, while it still reads \"(full)\"; "
+				       "it stays frozen: undo the edit to it",
+				       o->include[i], sec);
+	}
+	return 0;
+}
+
 /* The user's --include paths: not frozen, a path of the repository, and
  * as the best has it in HEAD (a drop puts back the best's version: one
  * committed after the best would be lost). */
@@ -325,6 +344,8 @@ int loop_verify_begin(struct loop *l, const struct loop_verify_opts *o, struct e
 	if ((rc = vcs_operation_check(l->ws.vcs, "verify", "verify", e)) < 0)
 		return rc;
 	if ((rc = loop_load_contract(l, e)) < 0 || (rc = loop_where(l, &w, e)) < 0)
+		return rc;
+	if ((rc = include_gate_config_check(l, o, e)) < 0)
 		return rc;
 	if ((rc = loop_step_check(l, STEP_VERIFY, &w, e)) < 0)
 		return rc;

@@ -25,9 +25,9 @@ t_like "it says which reference it found and where" "$out" \
 	'reference fused_recurrent_delta \(imported from fla.ops.delta, defined in fla/ops/delta/fused_recurrent.py\): frozen'
 t_like "the kernel is the file of the op's function" "$out" \
 	"kernel: fla/ops/delta/chunk.py: the op's function chunk_delta"
-t_is "the frozen scope: the test, the reference, the conftest, the test's helper and the harness" \
+t_is "the frozen scope: the test, the reference, the conftest, the test's helper, the harness and pytest's configuration" \
 	"$(frozen chunk_delta)" \
-	"tests/ops/test_delta.py fla/ops/delta/fused_recurrent.py tests/conftest.py fla/utils/_device.py fla/utils/_testing.py benchmarks/ops/registry.py"
+	"tests/ops/test_delta.py fla/ops/delta/fused_recurrent.py tests/conftest.py fla/utils/_device.py fla/utils/_testing.py benchmarks/ops/registry.py pyproject.toml"
 t_like "  each with why, through the function that uses it" "$out" \
 	'frozen: fla/utils/_device.py \(device\) <- tests/conftest.py \(poison\): the gate test.s conftest'
 t_like "  the helper too" "$out" 'frozen: fla/utils/_testing.py: the gate test.s helper assert_close'
@@ -38,7 +38,7 @@ t_unlike "a naive.py that does not exist is not frozen" "$(frozen chunk_delta)" 
 out=$("$OPTLOOP" init --op chunk_gdn 2>&1); rc=$?
 t_is "func_name and gate references: init succeeds" "$rc" 0
 t_is "gate.py and naive.py are frozen, the fused gate kernel is not named" "$(frozen chunk_gdn)" \
-	"tests/ops/test_gated.py fla/ops/gated/gate.py fla/ops/gated/naive.py tests/conftest.py fla/utils/_device.py benchmarks/ops/registry.py"
+	"tests/ops/test_gated.py fla/ops/gated/gate.py fla/ops/gated/naive.py tests/conftest.py fla/utils/_device.py benchmarks/ops/registry.py pyproject.toml"
 t_like "the op's function is found by func_name" "$out" 'op function chunk_gated: defined in fla/ops/gated/chunk.py'
 
 # an aliased import from the reference's module
@@ -268,7 +268,7 @@ t_is "an op whose package is a link: init succeeds" "$rc" 0
 t_like "the kernel is the file git tracks, not the path through the link" "$out" \
 	"kernel: fla/ops/delta_impl/chunk.py: the op's function chunk_delta"
 t_is "the frozen reference too, once" "$(frozen chunk_delta)" \
-	"tests/ops/test_delta.py fla/ops/delta_impl/fused_recurrent.py tests/conftest.py fla/utils/_device.py fla/utils/_testing.py benchmarks/ops/registry.py"
+	"tests/ops/test_delta.py fla/ops/delta_impl/fused_recurrent.py tests/conftest.py fla/utils/_device.py fla/utils/_testing.py benchmarks/ops/registry.py pyproject.toml"
 "$OPTLOOP" --op chunk_delta contract --set 'target=2x' --set languages=python --set 'promotion=full gate' >/dev/null
 t_like "the unmodified kernel is the baseline's (git calls the tree clean)" \
 	"$(git status --porcelain; "$OPTLOOP" --op chunk_delta status --json)" '^  "state": "need_baseline",'

@@ -20,4 +20,33 @@ t_like "  and what the user can do" "$out" "optimize it in the flash_ext_pkg pac
 t_unlike "  not a missing test path" "$out" 'frozen path .* does not exist'
 t_ok "  nothing was created" test ! -e profile/flash_ext-opt
 
+# pytest's configuration is frozen with the gate test: a changed addopts in
+# pyproject.toml could thin the gate while it still reads "(full)"
+out=$("$OPTLOOP" init --op chunk_delta 2>&1); rc=$?
+t_is "init in a tree whose pyproject.toml configures pytest succeeds" "$rc" 0
+t_like "  pyproject.toml is frozen" "$(frozen chunk_delta)" ' pyproject.toml'
+t_like "  saying why" "$out" \
+	'frozen: pyproject.toml: pytest.s configuration of the gate \(\[tool.pytest.ini_options\]\)'
+t_like "  the conftest on the test's path is frozen too" "$(frozen chunk_delta)" ' tests/conftest.py'
+out=$("$OPTLOOP" init --op chunk_rwkv --kernel fla/ops/rwkv/chunk.py --kernel pyproject.toml 2>&1); rc=$?
+t_is "--kernel pyproject.toml: a usage error (exit 2)" "$rc" 2
+t_like "  saying it configures the gate" "$out" \
+	'kernel path pyproject.toml configures the gate \(pytest reads its \[tool.pytest.ini_options\]\).*addopts.*"\(full\)"'
+t_ok "  nothing was created" test ! -e profile/chunk_rwkv-opt
+"$OPTLOOP" --op chunk_delta contract --set "target=every shape >= 1.1x" --set languages=Triton \
+	--set "promotion=full gate" >/dev/null
+printf '\n[tool.pytest.ini_options.x]\naddopts = "-k not_slow"\n' >>pyproject.toml
+sed -i 's/return q/return q + 0/' fla/ops/delta/chunk.py
+out=$("$OPTLOOP" --op chunk_delta verify --include pyproject.toml 2>&1); rc=$?
+t_is "verify --include pyproject.toml: refused (exit 3)" "$rc" 3
+t_like "  saying it configures the gate" "$out" \
+	'verify refused: --include pyproject.toml: it configures the gate \(pytest reads its \[tool.pytest.ini_options\]\).*"\(full\)"'
+t_unlike "  and it did not join the kernel" "$("$OPTLOOP" --op chunk_delta status --json)" '"pyproject.toml",$'
+git checkout -q pyproject.toml fla/ops/delta/chunk.py
+printf '[pytest]\naddopts = -q\n' >pytest.ini
+out=$("$OPTLOOP" --op chunk_delta verify --include pytest.ini 2>&1); rc=$?
+t_is "verify --include pytest.ini (a new file): refused (exit 3)" "$rc" 3
+t_like "  saying it configures the gate" "$out" 'pytest.ini: it configures the gate'
+rm -f pytest.ini
+
 t_done
