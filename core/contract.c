@@ -559,6 +559,11 @@ int contract_parse_threshold(const char *s, double *frac)
 	return 0;
 }
 
+const char *contract_target_text(const struct contract *c)
+{
+	return !c ? NULL : c->target_shapes ? c->target_shapes : c->v[CF_TARGET];
+}
+
 void contract_release(struct contract *c)
 {
 	if (!c)
@@ -568,6 +573,7 @@ void contract_release(struct contract *c)
 	free(c->runner);
 	free(c->peak);
 	free(c->cost);
+	free(c->target_shapes);
 	memset(c, 0, sizeof(*c));
 	c->threshold = RULES_THRESHOLD;
 }
@@ -1441,6 +1447,12 @@ int contract_target_speedup(const char *target, struct contract_target *t, struc
 			break;
 		p = end - 1;
 	}
+	if (t->speedup > 0 && !(t->speedup > 1))
+		return err_set(e, ERR_FAIL,
+			       "the contract's Target (\"%s\") asks for %.3gx, which is no speedup: "
+			       "at 1x or below it a kernel no faster (or slower) than the baseline "
+			       "would reach it; ask for more than 1x, e.g. \"every shape >= 1.05x\"",
+			       target, t->speedup);
 	if (!(t->speedup > 1))
 		return err_set(e, ERR_FAIL,
 			       "the contract's Target (\"%s\") names no speedup optloop can read; %s",

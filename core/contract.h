@@ -50,7 +50,14 @@ struct contract {
 	char *peak;          /* optional "Peak": the device's peaks, a row of
 			      * assets/peaks.tsv or figures (core/roofline.h) */
 	char *cost;          /* optional "Cost": the op's cost model (core/roofline.h) */
+	char *target_shapes; /* the Target with the op's benchmark shape names
+			      * spelled as their dimensions (loop_load_contract);
+			      * NULL: read it as written */
 };
+
+/* The Target as its shapes are matched with measured ones: target_shapes
+ * when set, else the Target as written (borrowed; NULL when empty). */
+const char *contract_target_text(const struct contract *c);
 
 /* "op", "target", "languages", "validation", "benchmark", "promotion",
  * "frozen", "cap", "threshold", "runner", "peak", "cost" (static strings). */
@@ -149,7 +156,8 @@ struct contract_target {
 	enum target_scope scope;
 };
 /* 0 when the Target says both; ERR_FAIL (with why in e) when it cannot be
- * read, naming the form that can. */
+ * read, naming the form that can.  A factor of 1x or less is no speedup
+ * (ERR_FAIL, t->speedup left at the factor read: 0 when none was). */
 int contract_target_speedup(const char *target, struct contract_target *t, struct err *e);
 
 #endif

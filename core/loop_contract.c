@@ -10,6 +10,8 @@
 
 #include "core/contract.h"
 #include "core/err.h"
+#include "core/closest.h"
+#include "core/flashape.h"
 #include "core/fsutil.h"
 #include "core/guards.h"
 #include "core/sb.h"
@@ -18,8 +20,10 @@
 #include "core/vis.h"
 #include "core/workspace.h"
 
+#include <ctype.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <strings.h>
 #include <string.h>
 
 _Static_assert(CONTRACT_NFIELDS == CF_ALL, "loop.h counts every contract field");
@@ -39,10 +43,12 @@ static int target_readable(const char *name, const char *value, struct err *e)
 	struct contract_shape *sh = NULL;
 	size_t nsh = contract_target_shapes(value, &sh);
 	contract_shapes_free(sh, nsh);
-	contract_target_speedup(value, &t, NULL);
+	struct err why = {0};
+	struct sb shown = SB_INIT;
+	if (contract_target_speedup(value, &t, &why) < 0 && t.speedup > 0 && t.speedup <= 1)
+		return err_set(e, ERR_USAGE, "%s", why.msg);
 	if (nsh || t.speedup > 1)
 		return 0;
-	struct sb shown = SB_INIT;
 	vis_escape(value, &shown);
 	int rc = err_set(e, ERR_USAGE,
 			 "the Target '%s' names no shape and no speedup optloop can read; say which "
@@ -213,36 +219,103 @@ const char *loop_kernel_path_unusable(const char *repo, const char *gitdir, cons
 	return why;
 }
 
-/* A Target shape named the registry's way that the registry does not have:
- * the benchmark never runs it, so the target could never be judged. */
-static void target_shapes_unknown(struct loop *l, struct sb *why)
+/* The Target's words shaped like a shape name that name none of the op's
+ * benchmark shapes (its default_shapes, else SHAPE_CONFIGS: the benchmark
+ * never runs them, so the target could never be judged), one line each
+ * naming the valid ones; and a factor of 1x or less, which is no target. */
+static void target_check(struct loop *l, struct sb *why)
 {
 	const char *target = l->contract ? l->contract->c.v[CF_TARGET] : NULL;
-	char **named = NULL, **known = NULL;
-	size_t nn = contract_registry_names(target, &named);
-	long nk = nn ? workspace_fla_shape_names(l->ws.repo, &known) : -1;
+	char **named = NULL;
+	struct fla_shape *sh = NULL;
+	bool own = false;
+	size_t nn = flashape_names_in(target, &named);
+	long nk = nn ? workspace_fla_op_shapes(l->ws.repo, l->ws.op, &sh, &own) : -1;
+	const char **list = xcalloc((size_t)(nk > 0 ? nk : 0) + 1, sizeof(*list));
+	struct sb valid = SB_INIT;
+	for (long k = 0; k < nk; k++) {
+		list[k] = sh[k].name;
+		sb_addf(&valid, "%s%s", k ? ", " : "", sh[k].name);
+	}
 	for (size_t i = 0; nk >= 0 && i < nn; i++) {
 		bool have = false;
-		for (long k = 0; k < nk; k++)
-			have |= !strcmp(named[i], known[k]);
+		const char *near = NULL;
+		for (long k = 0; k < nk; k++) {
+			have |= !strcmp(named[i], sh[k].name);
+			if (!strcasecmp(named[i], sh[k].name))
+				near = sh[k].name;
+		}
 		if (have)
 			continue;
-		struct sb list = SB_INIT;
-		for (long k = 0; k < nk; k++)
-			sb_addf(&list, "%s%s", k ? ", " : "", known[k]);
+		if (!near)
+			near = closest_word(named[i], list);
 		sb_addf(why,
-			"Target: %s is no shape of benchmarks/ops/registry.py (it has: %s), so the "
-			"benchmark never runs it; name one of those, or add it to SHAPE_CONFIGS "
-			"first\n",
-			named[i], nk ? list.buf : "none");
-		sb_release(&list);
+			"Target: %s names none of %s's benchmark shapes (%s in "
+			"benchmarks/ops/registry.py: %s), so the benchmark never runs it%s%s%s; "
+			"name one of those%s\n",
+			named[i], l->ws.op, own ? "its default_shapes" : "SHAPE_CONFIGS",
+			nk ? valid.buf : "none", near ? " (did you mean " : "", near ? near : "",
+			near ? "?)" : "", own ? "" : ", or add it to SHAPE_CONFIGS first");
 	}
+	sb_release(&valid);
+	free(list);
 	for (size_t i = 0; i < nn; i++)
 		free(named[i]);
 	free(named);
-	for (long k = 0; k < nk; k++)
-		free(known[k]);
-	free(known);
+	flashape_free(sh, nk > 0 ? (size_t)nk : 0);
+	struct contract_target t;
+	struct err e = {0};
+	if (target && contract_target_speedup(target, &t, &e) < 0 && t.speedup > 0 &&
+	    t.speedup <= 1)
+		sb_addf(why, "Target: %s\n", e.msg);
+}
+
+/* The Target with each of the op's benchmark shape names it uses spelled
+ * as the shape's dimensions ("L8_B1_T8K_D2K" as "L=8 B=1 T=8192 H=1
+ * D=2048"): a name is only a label, the measured shapes carry the values.
+ * NULL when it names none (caller frees). */
+static char *target_resolved(struct loop *l, const char *target)
+{
+	char **named = NULL;
+	struct fla_shape *sh = NULL;
+	bool own = false;
+	size_t nn = flashape_names_in(target, &named);
+	long nk = nn ? workspace_fla_op_shapes(l->ws.repo, l->ws.op, &sh, &own) : -1;
+	struct sb out = SB_INIT;
+	bool any = false;
+	const char *p = target;
+	for (size_t i = 0; i < nn; i++) {
+		long k = 0;
+		while (k < nk && strcmp(sh[k].name, named[i]) != 0)
+			k++;
+		if (k < nk && sh[k].B < 0 && sh[k].T < 0 && sh[k].H < 0 && sh[k].D < 0 &&
+		    sh[k].L < 0)
+			continue; /* its values could not be read: left as written */
+		size_t len = strlen(named[i]);
+		const char *at = k < nk ? strstr(p, named[i]) : NULL;
+		while (at && ((at > target && (isalnum((unsigned char)at[-1]) || at[-1] == '_')) ||
+			      isalnum((unsigned char)at[len]) || at[len] == '_'))
+			at = strstr(at + 1, named[i]);
+		if (!at)
+			continue;
+		char *dims = flashape_dims(&sh[k]);
+		sb_add(&out, p, (size_t)(at - p));
+		sb_adds(&out, dims);
+		free(dims);
+		p = at + len;
+		any = true;
+	}
+	if (any)
+		sb_adds(&out, p);
+	for (size_t i = 0; i < nn; i++)
+		free(named[i]);
+	free(named);
+	flashape_free(sh, nk > 0 ? (size_t)nk : 0);
+	if (!any) {
+		sb_release(&out);
+		return NULL;
+	}
+	return sb_detach(&out);
 }
 
 /* What the frozen and kernel paths lack on disk, one line each: a path
@@ -250,7 +323,7 @@ static void target_shapes_unknown(struct loop *l, struct sb *why)
  * Target shape the registry does not have. */
 static void paths_missing(struct loop *l, struct sb *why)
 {
-	target_shapes_unknown(l, why);
+	target_check(l, why);
 	for (size_t i = 0; i < l->ws.nfrozen; i++) {
 		char *full = fsutil_join(l->ws.repo, l->ws.frozen[i]);
 		if (!fsutil_exists(full))
@@ -298,6 +371,8 @@ int loop_load_contract(struct loop *l, struct err *e)
 		l->ws.nfrozen = 0;
 		if (sc->c.v[CF_FROZEN])
 			l->ws.nfrozen = contract_list_items(sc->c.v[CF_FROZEN], &l->ws.frozen);
+		if (sc->c.v[CF_TARGET])
+			sc->c.target_shapes = target_resolved(l, sc->c.v[CF_TARGET]);
 		/* profile/ and the frozen files are never part of a kernel commit */
 		size_t nx = l->ws.nfrozen + 1;
 		const char **x = xcalloc(nx, sizeof(char *));

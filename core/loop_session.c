@@ -761,7 +761,7 @@ static bool compare(struct loop_confirm_run *s)
 		s->have_cmp = false;
 	}
 	int rc = measure_confirm_compare(c->st, s->b.tree, s->cand, c->session,
-					 c->contract->threshold, c->contract->v[CF_TARGET],
+					 c->contract->threshold, contract_target_text(c->contract),
 					 s->o.baseline ? "the baseline" : NULL, &s->cmp, &s->target, &e);
 	if (rc < 0) {
 		fail(s, rc, &e);

@@ -1121,7 +1121,7 @@ static void target_speedup_check(const struct contract *k, const struct store_co
 {
 	struct contract_target t;
 	struct err e = {0};
-	if (contract_target_speedup(k ? k->v[CF_TARGET] : NULL, &t, &e) < 0) {
+	if (contract_target_speedup(contract_target_text(k), &t, &e) < 0) {
 		check(arr, out, all, "target speedup", false, "%s", e.msg);
 		return;
 	}
@@ -1167,7 +1167,7 @@ static int check_targets(struct store *s, const struct contract *k, bool have_co
 			 const struct store_confirm *c, json_t *arr, struct sb *out, bool *all,
 			 json_t **tj, struct err *e)
 {
-	const char *target = k ? k->v[CF_TARGET] : NULL;
+	const char *target = contract_target_text(k);
 	struct contract_shape *t;
 	size_t nt = contract_target_shapes(target, &t);
 	contract_shapes_free(t, nt);

@@ -144,8 +144,8 @@ static int claim_load(const struct workspace *ws, int cand_iter, int against_ite
 	if (c->paired) {
 		/* the confirm's own comparison: one confirm, one number */
 		rc = measure_confirm_compare(s, c->base.tree, c->cand.tree, c->conf.session,
-					     report_threshold(ws), report_field(ws, CF_TARGET), NULL, &c->cmp,
-					     &c->tgt, e);
+					     report_threshold(ws), contract_target_text(ws->contract), NULL,
+					     &c->cmp, &c->tgt, e);
 		if (rc < 0) {
 			memset(&c->cmp, 0, sizeof(c->cmp));
 			c->cmp.worst = -1;
@@ -154,7 +154,8 @@ static int claim_load(const struct workspace *ws, int cand_iter, int against_ite
 	} else {
 		struct stats_opts o = {.threshold = report_threshold(ws)};
 		stats_compare(&c->base.set, &c->cand.set, &o, &c->cmp);
-		measure_target_compare(&c->base.set, &c->cand.set, report_field(ws, CF_TARGET), &o, &c->tgt);
+		measure_target_compare(&c->base.set, &c->cand.set, contract_target_text(ws->contract), &o,
+				       &c->tgt);
 	}
 	c->have_tgt = true;
 	return 0;

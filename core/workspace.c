@@ -9,6 +9,7 @@
 #include "core/assets.h"
 #include "core/closest.h"
 #include "core/err.h"
+#include "core/flashape.h"
 #include "core/fsutil.h"
 #include "core/sb.h"
 #include "core/vcs.h"
@@ -256,6 +257,7 @@ void workspace_defaults_release(struct workspace_defaults *d)
 	free(d->kernel);
 	free(d->verify_cmd);
 	free(d->bench_cmd);
+	free(d->default_shapes);
 	memset(d, 0, sizeof(*d));
 }
 
@@ -292,6 +294,7 @@ struct kwarg {
 	size_t klen;
 	const char *val; /* contents of a string value, NULL otherwise */
 	size_t vlen;
+	const char *raw; /* where the value starts, whatever it is */
 };
 
 /* Scan one register_op( ... ) call from its '(' at p; collects keyword
@@ -344,6 +347,7 @@ static size_t scan_call(const char *t, size_t len, size_t p, struct kwarg *kw, s
 					kw[*nkw].key = t + ks;
 					kw[*nkw].klen = ke - ks;
 					kw[*nkw].val = NULL;
+					kw[*nkw].raw = t + j;
 					if (j < len && (t[j] == '\'' || t[j] == '"')) {
 						size_t vs, ve;
 						skip_string(t, len, j, &vs, &ve);
@@ -387,6 +391,31 @@ static bool register_call_at(const char *t, size_t p)
 	return !(p >= 4 && !memcmp(t + p - 4, "def ", 4));
 }
 
+/* default_shapes=NAME (the dict's name) or default_shapes={...} (the
+ * literal); NULL when absent or None. */
+static char *default_shapes_of(const struct kwarg *k)
+{
+	if (!k || !k->raw)
+		return NULL;
+	const char *p = k->raw;
+	if (*p == '{') {
+		int depth = 0;
+		const char *q = p;
+		for (; *q; q++)
+			if (*q == '{')
+				depth++;
+			else if (*q == '}' && --depth == 0)
+				break;
+		return *q ? xstrndup(p, (size_t)(q - p + 1)) : NULL;
+	}
+	size_t n = 0;
+	while (isalnum((unsigned char)p[n]) || p[n] == '_')
+		n++;
+	if (!n || (n == 4 && !memcmp(p, "None", 4)))
+		return NULL;
+	return xstrndup(p, n);
+}
+
 /* The defaults of one register_op call whose keyword arguments are kw. */
 static int defaults_from_call(const struct kwarg *kw, size_t nkw, const char *op,
 			      struct workspace_defaults *d, struct err *e)
@@ -418,6 +447,7 @@ static int defaults_from_call(const struct kwarg *kw, size_t nkw, const char *op
 	d->func_name = fn && fn->val && fn->vlen ? xstrndup(fn->val, fn->vlen) : xstrdup(op);
 	d->verify_cmd = xasprintf("python -m benchmarks.ops.verify --op %s", op);
 	d->bench_cmd = xasprintf("%s --base main", d->verify_cmd);
+	d->default_shapes = default_shapes_of(kw_find(kw, nkw, "default_shapes"));
 	return 0;
 }
 
@@ -584,6 +614,26 @@ long workspace_fla_shape_names(const char *repo, char ***names)
 			free(lit);
 			p = end + 1;
 		}
+	}
+	sb_release(&text);
+	free(path);
+	return n;
+}
+
+long workspace_fla_op_shapes(const char *repo, const char *op, struct fla_shape **out,
+			     bool *own)
+{
+	char *path = xasprintf("%s/benchmarks/ops/registry.py", repo);
+	struct sb text = SB_INIT;
+	struct workspace_defaults d;
+	long n = -1;
+	*out = NULL;
+	*own = false;
+	if (fsutil_read_file(path, &text, NULL) == 0 &&
+	    workspace_registry_lookup(text.buf ? text.buf : "", text.len, op, &d, NULL) == 0) {
+		*own = d.default_shapes != NULL;
+		n = (long)flashape_parse(text.buf, *own ? d.default_shapes : "SHAPE_CONFIGS", out);
+		workspace_defaults_release(&d);
 	}
 	sb_release(&text);
 	free(path);

@@ -85,6 +85,9 @@ struct workspace_defaults {
 	char *kernel;      /* "fla/ops/gated_delta_rule" */
 	char *verify_cmd;  /* "python -m benchmarks.ops.verify --op chunk_gdn" */
 	char *bench_cmd;   /* verify_cmd + " --base main" */
+	char *default_shapes; /* the op's own shapes (default_shapes=): the dict's
+			       * name, "_nsa_shapes", or its literal "{...}";
+			       * NULL: the op runs SHAPE_CONFIGS */
 };
 void workspace_defaults_release(struct workspace_defaults *d);
 
@@ -98,6 +101,13 @@ void workspace_fla_registry_release(char **names, struct workspace_defaults *ops
  * B4_T4096_H64_D128); -1 when the repository has no registry.  Free each
  * name and *names. */
 long workspace_fla_shape_names(const char *repo, char ***names);
+/* The shapes op's benchmark runs (core/flashape.h): its default_shapes
+ * when its registry entry has them (*own true), else SHAPE_CONFIGS; -1
+ * when the repository has no registry or the op is not registered.  Free
+ * with flashape_free. */
+struct fla_shape;
+long workspace_fla_op_shapes(const char *repo, const char *op, struct fla_shape **out,
+			     bool *own);
 
 /* Find op's register_op(OpConfig(name='op', import_path='...', ...,
  * test_file='...')) entry in the text of registry.py and derive the

@@ -209,7 +209,7 @@ t_exit "a Target shape the registry has: the contract is complete" 0 "$OPTLOOP" 
 out=$("$OPTLOOP" --op chunk_delta contract --check 2>&1); rc=$?
 t_is "a Target shape the registry lacks fails the check" "$rc" 1
 t_like "  naming it and the registry's shapes" "$out" \
-	'Target: B4_T4096_H64_D100 is no shape of benchmarks/ops/registry.py \(it has: B4_T2048_H16_D128, B4_T4096_H64_D128\)'
+	'Target: B4_T4096_H64_D100 names none of chunk_delta.s benchmark shapes \(SHAPE_CONFIGS in benchmarks/ops/registry.py: B4_T2048_H16_D128, B4_T4096_H64_D128\)'
 t_exit "  verify is refused meanwhile" 3 "$OPTLOOP" --op chunk_delta verify
 "$OPTLOOP" --op chunk_delta contract --set "target=every shape >= 1.1x" >/dev/null
 git rm -q fla/ops/delta/fused_recurrent.py

@@ -49,4 +49,38 @@ t_is "verify --include pytest.ini (a new file): refused (exit 3)" "$rc" 3
 t_like "  saying it configures the gate" "$out" 'pytest.ini: it configures the gate'
 rm -f pytest.ini
 
+# the Target's shapes are the op's own: default_shapes when it has them,
+# else SHAPE_CONFIGS; a name that names none of them, and a factor of 1x or
+# below, fail the check
+"$OPTLOOP" init --op parallel_ds >/dev/null 2>&1
+"$OPTLOOP" --op parallel_ds contract --set "target=every shape >= 1.2x" --set languages=Triton \
+	--set "promotion=full gate" >/dev/null
+t_exit "an op with default_shapes: every shape is a complete contract" 0 \
+	"$OPTLOOP" --op parallel_ds contract --check
+"$OPTLOOP" --op parallel_ds contract --set "target=fwd B1_T8K_H1_HQ32_D128_S16 >= 1.2x" >/dev/null
+t_exit "  one of its own shape names, as FLA spells them, passes" 0 \
+	"$OPTLOOP" --op parallel_ds contract --check
+"$OPTLOOP" --op parallel_ds contract --set "target=B4_T4096_H64_D128 >= 1.2x" >/dev/null
+out=$("$OPTLOOP" --op parallel_ds contract --check 2>&1); rc=$?
+t_is "  a SHAPE_CONFIGS name it never runs fails the check" "$rc" 1
+t_like "  naming its own shapes" "$out" \
+	"Target: B4_T4096_H64_D128 names none of parallel_ds's benchmark shapes \\(its default_shapes in benchmarks/ops/registry.py: B1_T8K_H1_HQ32_D128_S16, L32_B1_T8K_D2K\\), so the benchmark never runs it; name one of those\$"
+t_exit "  verify is refused meanwhile" 3 "$OPTLOOP" --op parallel_ds verify
+"$OPTLOOP" --op parallel_ds contract --set "target=l32_b1_t8k_d2k >= 1.2x" >/dev/null
+out=$("$OPTLOOP" --op parallel_ds contract --check 2>&1); rc=$?
+t_is "  a name in the wrong case fails the check" "$rc" 1
+t_like "  with the name meant" "$out" 'l32_b1_t8k_d2k names none .*\(did you mean L32_B1_T8K_D2K\?\)'
+"$OPTLOOP" --op chunk_delta contract --set "target=B4_T4096_H64_D128_X9 >= 1.2x" >/dev/null
+out=$("$OPTLOOP" --op chunk_delta contract --check 2>&1); rc=$?
+t_is "a name with a part no shape has fails the check" "$rc" 1
+t_like "  naming the op's shapes and the one meant" "$out" \
+	'B4_T4096_H64_D128_X9 names none of chunk_delta.s benchmark shapes \(SHAPE_CONFIGS in benchmarks/ops/registry.py: B4_T2048_H16_D128, B4_T4096_H64_D128\).*did you mean B4_T4096_H64_D128\?'
+out=$("$OPTLOOP" --op chunk_delta contract --set "target=B4_T4096_H64_D128 >= 0.9x" 2>&1); rc=$?
+t_is "a Target below 1x is refused when set (exit 2)" "$rc" 2
+t_like "  saying it is no speedup" "$out" 'asks for 0.9x, which is no speedup'
+sed -i 's/^B4_T4096_H64_D128_X9 >= 1.2x$/every shape >= 0.95x/' profile/chunk_delta-opt/docs/draft.md
+out=$("$OPTLOOP" --op chunk_delta contract --check 2>&1); rc=$?
+t_is "  and written by hand it fails the check" "$rc" 1
+t_like "  saying so" "$out" 'Target: the contract.s Target \("every shape >= 0.95x"\) asks for 0.95x, which is no speedup'
+
 t_done

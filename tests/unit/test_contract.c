@@ -706,6 +706,14 @@ static void target_speedup_reads_the_factor_and_its_scope(void **state)
 	assert_int_equal(contract_target_speedup("1.5x", &t, &e), ERR_FAIL);
 	assert_non_null(strstr(e.msg, "whether every shape or the geomean"));
 	assert_int_equal(contract_target_speedup(NULL, &t, &e), ERR_FAIL);
+	/* a factor of 1x or below is no speedup: said so, with the factor */
+	assert_int_equal(contract_target_speedup("B4_T4096_H64_D128 >= 0.9x", &t, &e), ERR_FAIL);
+	assert_non_null(strstr(e.msg, "asks for 0.9x, which is no speedup"));
+	assert_float_equal(t.speedup, 0.9, 1e-12);
+	assert_int_equal(contract_target_speedup("every shape >= 1x", &t, &e), ERR_FAIL);
+	assert_float_equal(t.speedup, 1, 1e-12);
+	assert_int_equal(contract_target_speedup("1.5x", &t, &e), ERR_FAIL);
+	assert_float_equal(t.speedup, 1.5, 1e-12); /* failed for its scope, not its factor */
 }
 
 int main(void)
