@@ -1342,35 +1342,6 @@ size_t contract_target_shapes(const char *target, struct contract_shape **out)
 	return n;
 }
 
-size_t contract_registry_names(const char *target, char ***out)
-{
-	size_t n = 0;
-	*out = NULL;
-	for (const char *p = target ? target : ""; *p; p++) {
-		if (*p != 'B' || (p > target && word_char(p[-1])))
-			continue;
-		/* B<n>_T<n>_H<n>_D<n>[_L<n>], nothing word-like after it */
-		const char *q = p;
-		static const char order[] = "BTHDL";
-		int k = 0;
-		while (order[k] && *q == order[k] && isdigit((unsigned char)q[1])) {
-			q++;
-			while (isdigit((unsigned char)*q))
-				q++;
-			k++;
-			if (*q != '_' || !order[k] || q[1] != order[k])
-				break;
-			q++;
-		}
-		if (k < 4 || word_char(*q))
-			continue;
-		*out = xrealloc(*out, (n + 1) * sizeof(**out));
-		(*out)[n++] = xstrndup(p, (size_t)(q - p));
-		p = q - 1;
-	}
-	return n;
-}
-
 void contract_shapes_free(struct contract_shape *v, size_t n)
 {
 	for (size_t i = 0; i < n; i++)

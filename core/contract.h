@@ -132,10 +132,6 @@ struct contract_shape {
  * free with contract_shapes_free.  Returns how many. */
 size_t contract_target_shapes(const char *target, struct contract_shape **out);
 void contract_shapes_free(struct contract_shape *v, size_t n);
-/* The shapes the Target names the FLA registry's way (B4_T4096_H64_D128,
- * a SHAPE_CONFIGS key), as written; *out malloc'd (free each and it).
- * Returns how many. */
-size_t contract_registry_names(const char *target, char ***out);
 /* "fwd B=8 T=4096 H=16 D=128": the measured keys' spelling without an op
  * (caller frees). */
 char *contract_shape_name(const struct contract_shape *s);

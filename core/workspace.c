@@ -586,40 +586,6 @@ void workspace_fla_registry_release(char **names, struct workspace_defaults *ops
 	free(ops);
 }
 
-long workspace_fla_shape_names(const char *repo, char ***names)
-{
-	char *path = xasprintf("%s/benchmarks/ops/registry.py", repo);
-	struct sb text = SB_INIT;
-	long n = -1;
-	*names = NULL;
-	if (fsutil_read_file(path, &text, NULL) == 0) {
-		n = 0;
-		const char *t = text.buf ? text.buf : "";
-		for (const char *p = t; (p = strpbrk(p, "'\"")); ) {
-			char q = *p++;
-			const char *end = strchr(p, q);
-			if (!end)
-				break;
-			char *lit = xstrndup(p, (size_t)(end - p));
-			char **found = NULL;
-			size_t k = contract_registry_names(lit, &found);
-			if (k == 1 && !strcmp(found[0], lit)) {
-				*names = xrealloc(*names, (size_t)(n + 1) * sizeof(**names));
-				(*names)[n++] = lit;
-				lit = NULL;
-			}
-			for (size_t i = 0; i < k; i++)
-				free(found[i]);
-			free(found);
-			free(lit);
-			p = end + 1;
-		}
-	}
-	sb_release(&text);
-	free(path);
-	return n;
-}
-
 long workspace_fla_op_shapes(const char *repo, const char *op, struct fla_shape **out,
 			     bool *own)
 {

@@ -96,11 +96,6 @@ void workspace_defaults_release(struct workspace_defaults *d);
  * not FLA-shaped.  Release with workspace_fla_registry_release. */
 size_t workspace_fla_registry(const char *repo, char ***names, struct workspace_defaults **ops);
 void workspace_fla_registry_release(char **names, struct workspace_defaults *ops, size_t n);
-/* The shape names benchmarks/ops/registry.py spells out (SHAPE_CONFIGS'
- * keys and every op's default_shapes: each string literal shaped like
- * B4_T4096_H64_D128); -1 when the repository has no registry.  Free each
- * name and *names. */
-long workspace_fla_shape_names(const char *repo, char ***names);
 /* The shapes op's benchmark runs (core/flashape.h): its default_shapes
  * when its registry entry has them (*own true), else SHAPE_CONFIGS; -1
  * when the repository has no registry or the op is not registered.  Free

@@ -535,16 +535,6 @@ static void target_shapes_registry_spelling(void **state)
 	expect_targets("B1_T8192_H96_D128_L2", "B=1 T=8192 H=96 D=128 L=2\n");
 	/* snake_case words with digits are no shapes */
 	expect_targets("see run_B2_notes and attn_T4 tests", "");
-	char **v;
-	size_t n = contract_registry_names("fwd B4_T4096_H64_D128, B8-T1024-H8-D64 and "
-					   "B1_T8192_H96_D128_L2; not xB4_T4_H4_D4 or B4_T4",
-					   &v);
-	assert_int_equal(n, 2);
-	assert_string_equal(v[0], "B4_T4096_H64_D128");
-	assert_string_equal(v[1], "B1_T8192_H96_D128_L2");
-	for (size_t i = 0; i < n; i++)
-		free(v[i]);
-	free(v);
 }
 
 static void target_without_shapes_names_none(void **state)
