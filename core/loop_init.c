@@ -5,6 +5,7 @@
 #include "core/alloc.h"
 #include "core/chart.h"
 #include "core/fault.h"
+#include "core/flabackend.h"
 #include "core/flaref.h"
 #include "core/fsutil.h"
 #include "core/gatecfg.h"
@@ -495,6 +496,93 @@ static int init_freeze_gate_config(const char *repo, const struct loop_init_opts
 	return 0;
 }
 
+/* Does a kernel path hold path, or lie in it? */
+static bool kernel_touches(const char **kernel, size_t nk, const char *path)
+{
+	for (size_t i = 0; i < nk; i++)
+		if (fsutil_path_under(kernel[i], path) || fsutil_path_under(path, kernel[i]))
+			return true;
+	return false;
+}
+
+/* The backends the op's files dispatch to (flabackend): the benchmark may
+ * run one in place of the op's code, where neither scope would hold a
+ * change to it, so each is frozen (with its backends package's registry)
+ * unless a kernel path holds it (the user's --kernel).  *recorded gets
+ * them for the store (flabackend_record). */
+static void init_backends(const char *repo, const struct workspace_defaults *d,
+			  const char **kernel, size_t nk, struct pathlist *frozen,
+			  struct sb *decided, struct sb *recorded)
+{
+	/* what the op runs, whichever scope holds it (a --kernel may name
+	 * fewer files than the op reaches) */
+	struct fla_tree *t = fla_tree_open(repo);
+	struct fla_files reach = {0};
+	char *op_file = fla_resolve(t, d->import_path, d->func_name);
+	if (op_file)
+		fla_walk(t, op_file, "the op's function", &reach);
+	free(op_file);
+	size_t nf = reach.n + nk + frozen->n;
+	const char **files = xcalloc(nf ? nf : 1, sizeof(*files));
+	for (size_t i = 0; i < reach.n; i++)
+		files[i] = reach.v[i].path;
+	for (size_t i = 0; i < nk; i++)
+		files[reach.n + i] = kernel[i];
+	for (size_t i = 0; i < frozen->n; i++)
+		files[reach.n + nk + i] = frozen->v[i];
+	struct fla_backend *b = NULL;
+	size_t n = flabackend_find(repo, files, nf, &b);
+	free(files);
+	fla_files_release(&reach);
+	fla_tree_close(t);
+	flabackend_record(b, n, recorded);
+	struct sb ascend = SB_INIT, regs = SB_INIT;
+	for (size_t i = 0; i < n; i++) {
+		bool kern = kernel_touches(kernel, nk, b[i].path);
+		if (!kern && b[i].ascend && !pathlist_has(frozen, b[i].path)) {
+			pathlist_add(frozen, b[i].path, true);
+			sb_addf(&ascend, "%s%s", ascend.len ? ", " : "", b[i].path);
+		} else if (!pathlist_has(frozen, b[i].path)) {
+			struct sb what = SB_INIT;
+			sb_addf(&what, "backend %s (%s", b[i].path, b[i].name);
+			if (b[i].package)
+				sb_addf(&what, ", when %s is installed", b[i].package);
+			if (b[i].hopper)
+				sb_adds(&what, ", on Hopper");
+			if (b[i].env_var)
+				sb_addf(&what, "; %s", b[i].env_var);
+			sb_addf(&what, ") can replace code of %s (@dispatch('%s'))", b[i].by,
+				b[i].dispatch);
+			if (kern) {
+				sb_addf(decided, "%s: a kernel file\n", what.buf);
+			} else {
+				pathlist_add(frozen, b[i].path, true);
+				sb_addf(decided,
+					"%s: frozen, as the benchmark may run it in place of the op's "
+					"code and a change there would lie outside the kernel; to "
+					"optimize it, name it with --kernel %s\n",
+					what.buf, b[i].path);
+			}
+			sb_release(&what);
+		}
+		const char *reg = b[i].registry;
+		if (reg && !kernel_touches(kernel, nk, reg) && !pathlist_has(frozen, reg)) {
+			pathlist_add(frozen, reg, true);
+			sb_addf(&regs, "%s%s", regs.len ? ", " : "", reg);
+		}
+	}
+	if (ascend.len)
+		sb_addf(decided, "frozen: %s: Ascend NPU backends of the same dispatches (never run "
+				 "on an NVIDIA GPU)\n",
+			ascend.buf);
+	if (regs.len)
+		sb_addf(decided, "frozen: %s: the registries that pick among those backends\n",
+			regs.buf);
+	sb_release(&ascend);
+	sb_release(&regs);
+	flabackend_free(b, n);
+}
+
 /* A kernel path may hold frozen files (they are left out of every kernel
  * commit and hash) but may not be one, nor lie inside one. */
 static int kernel_outside_frozen(const char **kernel, size_t nk, const struct pathlist *frozen,
@@ -668,6 +756,7 @@ int loop_init(const char *cwd, const struct loop_init_opts *o, struct sb *notes,
 	struct pathlist graph_kernel = {0}; /* the kernel from the op's call graph (FLA) */
 	char *verify_par = NULL;            /* the validation command with the gate's workers */
 	struct sb decided = SB_INIT; /* why each path is frozen, for the notes */
+	struct sb backends = SB_INIT; /* the backends the op may dispatch to (flabackend_record) */
 	char *kernel_text = NULL, *frozen_text = NULL, *op_text = NULL, *kernel_list = NULL;
 	int rc;
 
@@ -713,6 +802,8 @@ int loop_init(const char *cwd, const struct loop_init_opts *o, struct sb *notes,
 		free(bench_default);
 		goto out;
 	}
+	if (fla)
+		init_backends(repo, &d, kernel, nkernel, &frozen, &decided, &backends);
 	if ((rc = kernel_outside_frozen(kernel, nkernel, &frozen, graph_kernel.n ? NULL : &decided,
 					e)) < 0) {
 		free(bench_default);
@@ -749,6 +840,8 @@ int loop_init(const char *cwd, const struct loop_init_opts *o, struct sb *notes,
 		goto out;
 	vcs_head(v, head, NULL);
 	rc = init_record(s, o->op, kernel_text, test_file, naive, head, e);
+	if (rc == 0 && backends.len)
+		rc = store_meta_set(s, "backends", backends.buf, e);
 	if (rc == 0) {
 		/* the empty log just written, recorded as every later write is */
 		long long gen = -1;
@@ -767,6 +860,7 @@ out:
 	pathlist_release(&frozen);
 	pathlist_release(&graph_kernel);
 	sb_release(&decided);
+	sb_release(&backends);
 	free(kernel_list);
 	store_close(s);
 	workspace_release(&ws);

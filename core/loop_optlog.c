@@ -14,6 +14,7 @@
  * by another program, a Target edited in the contract) takes the full
  * comparison of loop_reconcile_optlog. */
 #include "core/loop_impl.h"
+#include "core/flabackend.h"
 #include "core/hash.h"
 #include "core/alloc.h"
 #include "core/fsutil.h"
@@ -31,6 +32,35 @@
 
 #define RECORD_KEY "optlog_written"
 #define MERGED_KEY "optlog_merged" /* "1": the last full write kept a hand edit */
+
+/* env, and when the machine would dispatch to the backends init found
+ * (flabackend_env_note, from the GPU env names first); env is taken. */
+static char *optlog_env_backends(struct loop *l, char *env)
+{
+	char *text = NULL;
+	if (store_meta_get(l->ws.store, "backends", &text, NULL) < 0 || !text || !*text) {
+		free(text);
+		return env;
+	}
+	struct fla_backend *b = NULL;
+	size_t n = flabackend_read(text, &b);
+	size_t dl = strcspn(env, "|");
+	while (dl && env[dl - 1] == ' ')
+		dl--;
+	char *device = dl ? xstrndup(env, dl) : NULL;
+	struct sb note = SB_INIT;
+	flabackend_env_note(b, n, device, &note);
+	if (note.len) {
+		char *with = xasprintf("%s | %s", env, note.buf);
+		free(env);
+		env = with;
+	}
+	sb_release(&note);
+	free(device);
+	free(text);
+	flabackend_free(b, n);
+	return env;
+}
 
 /* The Env line: the environment of the latest logged row whose run printed
  * one (unlogged runs do not change the file, so it only moves on log).
@@ -51,7 +81,7 @@ static char *optlog_env(struct loop *l)
 		env = xstrdup(raw);
 	for (int i = 0; i < 4; i++)
 		free(v[i]);
-	return env;
+	return env ? optlog_env_backends(l, env) : NULL;
 }
 
 /* What the renderer writes for a fixed sample of rows, hashed once: part

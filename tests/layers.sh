@@ -29,7 +29,7 @@ cd "$root" || exit 2
 core_layers='
 base       err sb fault closest vis mdtable fsutil jsonw hash expr gatecfg
 values     model stats rules
-formats    assets contract optlog traps dispatch patset parse lint pyscan flaref slurm roofline flashape
+formats    assets contract optlog traps dispatch patset parse lint pyscan flaref slurm roofline flashape flabackend
 resources  store vcs gitshow runner alloc probe
 evidence   measure chart
 workspace  workspace

@@ -83,4 +83,37 @@ out=$("$OPTLOOP" --op chunk_delta contract --check 2>&1); rc=$?
 t_is "  and written by hand it fails the check" "$rc" 1
 t_like "  saying so" "$out" 'Target: the contract.s Target \("every shape >= 0.95x"\) asks for 0.95x, which is no speedup'
 
+# backends the op's kernels dispatch to (@dispatch): named at init and
+# frozen, as the benchmark may run them in place of the op's code; the Env
+# line says when this machine would
+out=$("$OPTLOOP" init --op chunk_bk --verify 'cat "$REPLAY_LOG"; exit 0' 2>&1); rc=$?
+t_is "an op whose kernels dispatch to backends: init succeeds" "$rc" 0
+t_like "  naming its own backend, what it needs and what dispatches to it" "$out" \
+	"backend fla/ops/bk/backends/tilelang \\(tilelang, when tilelang is installed; FLA_TILELANG\\) can replace code of fla/ops/bk/chunk.py \\(@dispatch\\('bk'\\)\\): frozen, as the benchmark may run it in place of the op's code"
+t_like "  and the common one, reached through a common kernel, on Hopper" "$out" \
+	"backend fla/ops/common/backends/tilelang \\(tilelang, when tilelang is installed, on Hopper; FLA_TILELANG\\) can replace code of fla/ops/common/chunk_bwd.py \\(@dispatch\\('common'\\)\\): frozen.*name it with --kernel fla/ops/common/backends/tilelang"
+t_like "  both frozen, with their registries" "$(frozen chunk_bk)" \
+	' fla/ops/bk/backends/tilelang fla/ops/bk/backends/__init__.py fla/ops/bk/backends/triton_ascend fla/ops/common/backends/tilelang fla/ops/common/backends/__init__.py$'
+t_like "  an Ascend NPU backend frozen on one line" "$out" \
+	'^frozen: fla/ops/bk/backends/triton_ascend: Ascend NPU backends of the same dispatches \(never run on an NVIDIA GPU\)$'
+t_like "  the registries on one line" "$out" \
+	'^frozen: fla/ops/bk/backends/__init__.py, fla/ops/common/backends/__init__.py: the registries that pick among those backends$'
+t_unlike "  and in no kernel" "$("$OPTLOOP" --op chunk_bk status --json)" '"fla/ops/[a-z]*/backends/tilelang",?$.*"frozen"'
+"$OPTLOOP" --op chunk_bk contract --set "target=every shape >= 1.1x" --set languages=Triton \
+	--set "promotion=full gate" >/dev/null
+sed 's/^\(  Correctness gate: .*\) (-k .*)$/\1 (full)/' \
+	"$OPTLOOP_ROOT/tests/fixtures/fla-h200-session/small-shapes/trace/iter-0.log" >"$T_TMP/h200.log"
+REPLAY_LOG="$T_TMP/h200.log" "$OPTLOOP" --op chunk_bk verify >/dev/null 2>&1
+"$OPTLOOP" --op chunk_bk log --direction baseline >/dev/null
+t_like "the Env line says when an H200 would dispatch to them" \
+	"$(grep '^Env:' profile/chunk_bk-opt/OPT_LOG.md)" \
+	'^Env: NVIDIA H200 .* main\[c33b68f\] \| may dispatch to fla/ops/bk/backends/tilelang if tilelang is installed \(FLA_TILELANG=0 turns it off\); fla/ops/common/backends/tilelang if tilelang is installed \(this GPU is Hopper, which its dispatch asks for; FLA_TILELANG=0 turns it off\)$'
+rm -rf profile/chunk_bk-opt
+out=$("$OPTLOOP" init --op chunk_bk --kernel fla/ops/bk/chunk.py --kernel fla/ops/common/backends/tilelang 2>&1); rc=$?
+t_is "--kernel naming a backend: init succeeds" "$rc" 0
+t_like "  it is a kernel file" "$out" 'backend fla/ops/common/backends/tilelang .*: a kernel file'
+t_unlike "  not frozen" "$(frozen chunk_bk)" 'common/backends/tilelang'
+t_like "  its registry still is" "$(frozen chunk_bk)" 'fla/ops/common/backends/__init__.py'
+t_unlike "an op that dispatches nowhere names no backend" "$("$OPTLOOP" init --op chunk_rwkv 2>&1)" 'backend'
+
 t_done
