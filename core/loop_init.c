@@ -560,7 +560,7 @@ static void init_backends(const char *repo, const struct workspace_defaults *d,
 				sb_addf(decided,
 					"%s: frozen, as the benchmark may run it in place of the op's "
 					"code and a change there would lie outside the kernel; to "
-					"optimize it, name it with --kernel %s\n",
+					"optimize it, add --kernel %s to the op's kernel files\n",
 					what.buf, b[i].path);
 			}
 			sb_release(&what);

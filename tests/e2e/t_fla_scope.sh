@@ -91,7 +91,7 @@ t_is "an op whose kernels dispatch to backends: init succeeds" "$rc" 0
 t_like "  naming its own backend, what it needs and what dispatches to it" "$out" \
 	"backend fla/ops/bk/backends/tilelang \\(tilelang, when tilelang is installed; FLA_TILELANG\\) can replace code of fla/ops/bk/chunk.py \\(@dispatch\\('bk'\\)\\): frozen, as the benchmark may run it in place of the op's code"
 t_like "  and the common one, reached through a common kernel, on Hopper" "$out" \
-	"backend fla/ops/common/backends/tilelang \\(tilelang, when tilelang is installed, on Hopper; FLA_TILELANG\\) can replace code of fla/ops/common/chunk_bwd.py \\(@dispatch\\('common'\\)\\): frozen.*name it with --kernel fla/ops/common/backends/tilelang"
+	"backend fla/ops/common/backends/tilelang \\(tilelang, when tilelang is installed, on Hopper; FLA_TILELANG\\) can replace code of fla/ops/common/chunk_bwd.py \\(@dispatch\\('common'\\)\\): frozen.*add --kernel fla/ops/common/backends/tilelang to the op's kernel files"
 t_like "  both frozen, with their registries" "$(frozen chunk_bk)" \
 	' fla/ops/bk/backends/tilelang fla/ops/bk/backends/__init__.py fla/ops/bk/backends/triton_ascend fla/ops/common/backends/tilelang fla/ops/common/backends/__init__.py$'
 t_like "  an Ascend NPU backend frozen on one line" "$out" \
