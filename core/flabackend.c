@@ -38,7 +38,8 @@ static void py_files(const char *repo, const char *rel, char ***v, size_t *n)
 			names[nn++] = xasprintf("%s/%s", rel, de->d_name);
 		}
 	closedir(d);
-	qsort(names, nn, sizeof(*names), name_cmp);
+	if (nn)
+		qsort(names, nn, sizeof(*names), name_cmp);
 	for (size_t i = 0; i < nn; i++) {
 		py_files(repo, names[i], v, n);
 		free(names[i]);
@@ -232,7 +233,8 @@ static void backend_paths(const char *repo, const char *dir, char ***v, size_t *
 	if (d)
 		closedir(d);
 	free(full);
-	qsort(ents, ne, sizeof(*ents), name_cmp);
+	if (ne)
+		qsort(ents, ne, sizeof(*ents), name_cmp);
 	*reg = xasprintf("%s/__init__.py", dir);
 	char *text = read_rel(repo, *reg);
 	if (!text) {
