@@ -1,14 +1,19 @@
 /* Unit tests for flashape: an FLA op's benchmark shapes read from the
  * registry's text (a named dict, a literal, comments, values that are no
  * plain number, names that lie about their values), the words of a Target
- * shaped like a shape name, and a shape spelled as its dimensions. */
+ * shaped like a shape name, and a shape spelled as its dimensions; and the
+ * loop reading an op's own shape name in the Target by its values. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "scratch.h"
+
+#include "core/contract.h"
 #include "core/flashape.h"
+#include "core/loop_impl.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -90,12 +95,47 @@ static void shape_names_in_a_target(void **state)
 	assert_int_equal(flashape_names_in(NULL, &w), 0);
 }
 
+static void the_loop_reads_an_op_shape_name_by_its_values(void **state)
+{
+	char dir[64];
+	scratch_make(dir, "flashape");
+	sh("sh %s/tests/fixtures/make_fla_tree.sh %s/fla >/dev/null", root(), dir);
+	char *repo = xasprintf("%s/fla", dir);
+	struct loop_init_opts o = {.op = "parallel_ds"};
+	struct err e = {0};
+	assert_int_equal(loop_init(repo, &o, NULL, &e), 0);
+	struct loop *l;
+	assert_int_equal(loop_open(repo, "parallel_ds", 0, &l, &e), 0);
+	const char *names[] = {"target"};
+	const char *values[] = {"fwd L32_B1_T8K_D2K and B1_T8K_H1_HQ32_D128_S16 >= 1.2x"};
+	assert_int_equal(loop_contract_set(l, names, values, 1, &e), 0);
+	assert_int_equal(loop_load_contract(l, &e), 0);
+	const struct contract *c = loop_contract_get(l);
+	assert_string_equal(c->v[CF_TARGET], values[0]);
+	/* the name says L32 and D2K: the benchmark runs L=64, D=8192 */
+	assert_string_equal(contract_target_text(c),
+			    "fwd B=1 T=8192 H=1 D=8192 L=64 and B=1 T=8192 H=1 D=128 >= 1.2x");
+	struct contract_shape *sh;
+	size_t n = contract_target_shapes(contract_target_text(c), &sh);
+	assert_int_equal(n, 2);
+	assert_string_equal(sh[0].mode, "fwd");
+	assert_int_equal(sh[0].L, 64);
+	assert_int_equal(sh[1].D, 128);
+	assert_int_equal(sh[1].L, -1);
+	contract_shapes_free(sh, n);
+	loop_contract_put(c);
+	loop_close(l);
+	free(repo);
+	scratch_remove(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(a_named_dict_is_read),
 		cmocka_unit_test(a_literal_is_read),
 		cmocka_unit_test(shape_names_in_a_target),
+		cmocka_unit_test(the_loop_reads_an_op_shape_name_by_its_values),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
