@@ -35,9 +35,27 @@ int loop_lint(struct loop *l, int iter, struct lint_findings *out, struct err *e
 	return guards_lint(&l->ws, iter, out, e);
 }
 
+/* After a re-assessment or a stop was recorded: OPT_LOG.md lists it under
+ * the table.  The record stands whatever the write does; a file that could
+ * not be written is said, and the next write brings it up to date. */
+static void optlog_event_written(struct loop *l, const char *what)
+{
+	struct err we = {0};
+	if (l->ws.readonly || l->lost_rows > 0)
+		return;
+	if (loop_write_optlog(l, &we) < 0)
+		loop_problem(l,
+			"the %s is recorded, but OPT_LOG.md could not be written (%s): the next "
+			"optloop command that writes it lists the %s under the table",
+			what, we.msg, what);
+}
+
 int loop_reassess(struct loop *l, const struct loop_reassess *r, struct err *e)
 {
-	return guards_reassess(&l->ws, r, e);
+	int rc = guards_reassess(&l->ws, r, e);
+	if (rc == 0)
+		optlog_event_written(l, "re-assessment");
+	return rc;
 }
 
 int loop_axes_summary(struct loop *l, struct sb *out, struct err *e)
@@ -59,6 +77,8 @@ int loop_stop(struct loop *l, const char *reason, const char *bound, char **reco
 		bound = computed;
 	}
 	int rc = guards_stop(&l->ws, reason, bound, e);
+	if (rc == 0)
+		optlog_event_written(l, "stop");
 	if (rc == 0 && recorded && bound && *bound)
 		*recorded = xstrdup(bound);
 	free(computed);

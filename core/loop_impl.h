@@ -135,9 +135,11 @@ int loop_rows_get(struct store *s, struct log_rows **sr, const struct log_row **
  * when gen is unknown). */
 bool loop_render_optlog(struct loop *l, const struct log_row *rows, size_t n, long long gen,
 			const struct sb *have, struct sb *out, char **key);
-/* The key of a text rendered for op with those Env and Target lines at the
- * rows' generation gen (caller frees); NULL when gen < 0. */
-char *loop_optlog_key(const char *op, const char *env, const char *target, long long gen);
+/* The key of a text rendered for op with those Env and Target lines and
+ * the re-assessments and stops rendered as events (NULL or "": none) at
+ * the rows' generation gen (caller frees); NULL when gen < 0. */
+char *loop_optlog_key(const char *op, const char *env, const char *target, const char *events,
+		      long long gen);
 /* Record that OPT_LOG.md now holds text, rendered from key (nothing is
  * recorded by a read-only store; a NULL key clears the record). */
 void loop_optlog_record(struct store *s, const char *text, size_t len, const char *key);

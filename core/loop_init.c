@@ -846,7 +846,7 @@ int loop_init(const char *cwd, const struct loop_init_opts *o, struct sb *notes,
 		/* the empty log just written, recorded as every later write is */
 		long long gen = -1;
 		store_rows_gen(s, &gen, NULL);
-		char *key = loop_optlog_key(doc.op, NULL, doc.target, gen);
+		char *key = loop_optlog_key(doc.op, NULL, doc.target, NULL, gen);
 		loop_optlog_record(s, logtext.buf, logtext.len, key);
 		free(key);
 	}

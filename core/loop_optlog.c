@@ -6,7 +6,8 @@
  * of its text and the key of what it was rendered from: the rows'
  * generation (store_rows_gen: every change to a rendered column of a row
  * moves it, through any connection, plain SQL included) and a hash of the
- * rest of the input (the op, the Env line, the Target), and a hash of the
+ * rest of the input (the op, the Env line, the Target, the re-assessments
+ * and stops listed under the table), and a hash of the
  * renderer's own output on a fixed sample (so a new optloop that renders
  * differently does not take an old file for current).  A file whose size, hash and key
  * match is what the database renders: the rows are neither read nor
@@ -103,6 +104,11 @@ static uint64_t render_fingerprint(void)
 		{.iter = -3, .direction = "", .gate_v = GATE_FAIL, .bench_ms = 12345.678,
 		 .vs_best = NAN, .status = RS_DROP},
 	};
+	struct optlog_event events[] = {
+		{.iter = 2, .what = "a\nb", .detail = "tiling"},
+		{.iter = 2, .stop = true, .what = "floor", .detail = "HBM: 4 of 5 TB/s"},
+		{.iter = 2, .stop = true, .what = "cap"},
+	};
 	struct optlog_doc d;
 	struct sb text = SB_INIT;
 	memset(&d, 0, sizeof(d));
@@ -112,6 +118,8 @@ static uint64_t render_fingerprint(void)
 	d.target = "2x";
 	d.rows = rows;
 	d.nrows = sizeof(rows) / sizeof(rows[0]);
+	d.events = events;
+	d.nevents = sizeof(events) / sizeof(events[0]);
 	optlog_render(&d, &text);
 	fp = hash64(text.buf, text.len) | 1;
 	sb_release(&text);
@@ -126,7 +134,8 @@ static void hash_field(struct sb *in, const char *v)
 		sb_add(in, v, strlen(v) + 1);
 }
 
-char *loop_optlog_key(const char *op, const char *env, const char *target, long long gen)
+char *loop_optlog_key(const char *op, const char *env, const char *target, const char *events,
+		      long long gen)
 {
 	struct sb in = SB_INIT;
 	if (gen < 0)
@@ -135,6 +144,8 @@ char *loop_optlog_key(const char *op, const char *env, const char *target, long 
 	hash_field(&in, op);
 	hash_field(&in, env);
 	hash_field(&in, target);
+	if (events && *events) /* none: the key a log without them always had */
+		hash_field(&in, events);
 	uint64_t h = hash64(in.buf, in.len);
 	sb_release(&in);
 	return xasprintf("%lld %016llx %016llx", gen, (unsigned long long)h,
@@ -160,12 +171,35 @@ void loop_optlog_record(struct store *s, const char *text, size_t len, const cha
 	free(rec);
 }
 
+/* The re-assessments and stops into d (optlog_doc's events, owned here:
+ * events_done releases them), and as text into text when not NULL. */
+static void events_load(struct loop *l, struct optlog_doc *d, struct sb *text)
+{
+	store_optlog_events(l->ws.store, &d->events, &d->nevents);
+	if (text)
+		optlog_render_events(d, text);
+}
+
+static void events_done(struct optlog_doc *d)
+{
+	for (size_t i = 0; i < d->nevents; i++)
+		optlog_event_release(&d->events[i]);
+	free(d->events);
+	d->events = NULL;
+	d->nevents = 0;
+}
+
 /* The key of what the database renders now; gen read by the caller before
  * the rows it renders (a change after that makes the key older, never
  * newer, than the text). */
-static char *key_now(struct loop *l, const char *env, long long gen)
+static char *key_now(struct loop *l, const char *env, const struct optlog_doc *d, long long gen)
 {
-	return loop_optlog_key(l->ws.op, env, l->contract ? l->contract->c.v[CF_TARGET] : NULL, gen);
+	struct sb ev = SB_INIT;
+	optlog_render_events(d, &ev);
+	char *key = loop_optlog_key(l->ws.op, env, l->contract ? l->contract->c.v[CF_TARGET] : NULL,
+				    ev.buf, gen);
+	sb_release(&ev);
+	return key;
 }
 
 bool loop_optlog_current(struct loop *l, const struct sb *have)
@@ -177,9 +211,13 @@ bool loop_optlog_current(struct loop *l, const struct sb *have)
 		free(seen);
 		return false;
 	}
-	char *env = optlog_env(l), *key = key_now(l, env, gen);
+	struct optlog_doc d;
+	memset(&d, 0, sizeof(d));
+	events_load(l, &d, NULL);
+	char *env = optlog_env(l), *key = key_now(l, env, &d, gen);
 	char *rec = record_text(have->buf ? have->buf : "", have->len, key);
 	bool same = rec && !strcmp(rec, seen);
+	events_done(&d);
 	free(rec);
 	free(key);
 	free(env);
@@ -203,6 +241,7 @@ static void head_doc(struct loop *l, const struct log_row *rows, size_t n, const
 		d->baseline = bl->buf;
 	}
 	d->target = l->contract->c.v[CF_TARGET];
+	events_load(l, d, NULL);
 }
 
 bool loop_render_optlog(struct loop *l, const struct log_row *rows, size_t n, long long gen,
@@ -221,7 +260,8 @@ bool loop_render_optlog(struct loop *l, const struct log_row *rows, size_t n, lo
 	if (!same)
 		optlog_render(&d, out);
 	if (key)
-		*key = key_now(l, env, gen);
+		*key = key_now(l, env, &d, gen);
+	events_done(&d);
 	sb_release(&bl);
 	free(env);
 	return same;
@@ -309,6 +349,7 @@ static int merge_edited(struct loop *l, const struct log_row *rows, size_t n, co
 		}
 		free(copy);
 	}
+	events_done(&d);
 	free(env);
 	sb_release(&bl);
 	sb_release(&merged);
@@ -405,6 +446,7 @@ void loop_optlog_edited(struct loop *l, const struct log_row *rows, size_t n, co
 			"OPT_LOG.md differs from the database: %s; the database is the record: the "
 			"next optloop log (or optloop repair, now) writes its rows",
 			repl.len ? repl.buf : "its text is not what optloop renders");
+	events_done(&d);
 	free(env);
 	sb_release(&bl);
 	sb_release(&kept);
@@ -434,9 +476,11 @@ static int recorded_text(struct loop *l, long long gen, struct sb *text)
 
 /* Whether old, the file as recorded with its head ending at at, is the
  * renderer's shape: as many lines above the table as it writes, and last
- * the previous row (a file merged with a person's edits is not: the new
- * row must go into the table, not after their text). */
-static bool rendered_shape(const struct sb *old, size_t at, const struct log_row *prev)
+ * the previous row, then the re-assessments and stops as d has them (a
+ * file merged with a person's edits is not: the new row must go into the
+ * table, not after their text).  *rows_end: where its rows end. */
+static bool rendered_shape(const struct sb *old, size_t at, const struct log_row *prev,
+			   const struct sb *events, size_t *rows_end)
 {
 	struct optlog_doc none;
 	struct sb head = SB_INIT, last = SB_INIT;
@@ -448,8 +492,12 @@ static bool rendered_shape(const struct sb *old, size_t at, const struct log_row
 	for (size_t i = 0; i < at; i++)
 		lines += old->buf[i] == '\n';
 	optlog_render_row(prev, &last);
-	bool same = lines == want && old->len >= at + last.len &&
-		    !memcmp(old->buf + old->len - last.len, last.buf, last.len);
+	size_t end = old->len - (old->len >= events->len ? events->len : old->len);
+	bool same = lines == want && end >= at + last.len &&
+		    !memcmp(old->buf + end, events->buf ? events->buf : "", old->len - end) &&
+		    old->len - end == events->len &&
+		    !memcmp(old->buf + end - last.len, last.buf, last.len);
+	*rows_end = end;
 	sb_release(&head);
 	sb_release(&last);
 	return same;
@@ -459,39 +507,47 @@ int loop_write_optlog_appended(struct loop *l, int iter, struct err *e)
 {
 	struct log_rows *sr;
 	const struct log_row *rows;
-	size_t n, at;
-	struct sb old = SB_INIT, text = SB_INIT, bl = SB_INIT;
+	size_t n, at, end = 0;
+	struct sb old = SB_INIT, text = SB_INIT, bl = SB_INIT, events = SB_INIT;
+	struct optlog_doc d;
 	long long gen = -1;
 	int rc = store_rows_gen(l->ws.store, &gen, e);
 	if (rc < 0 || (rc = loop_rows_get(l->ws.store, &sr, &rows, &n, e)) < 0)
 		return rc;
+	char *env = optlog_env(l);
+	head_doc(l, rows, n, env, &d, &bl);
+	optlog_render_events(&d, &events);
 	/* The row's insert moved the generation by one: the file recorded one
 	 * step before is every row but this one, unless the row is the first
 	 * (the Baseline line comes from it) or not the last. */
 	if (gen < 1 || n < 2 || rows[n - 1].iter != iter || rows[n - 2].iter >= iter ||
 	    recorded_text(l, gen - 1, &old) < 0 || !(at = optlog_head_len(old.buf, old.len)) ||
-	    !rendered_shape(&old, at, &rows[n - 2])) {
+	    !rendered_shape(&old, at, &rows[n - 2], &events, &end)) {
+		events_done(&d);
+		free(env);
+		sb_release(&bl);
+		sb_release(&events);
 		sb_release(&old);
 		log_rows_put(sr);
 		rc = loop_write_optlog(l, e);
 		return rc < 0 ? rc : 0;
 	}
-	struct optlog_doc d;
-	char *env = optlog_env(l);
-	head_doc(l, rows, n, env, &d, &bl);
 	/* the head again (the Env line moves with the rows), the rows as they
-	 * were, the new one */
+	 * were, the new one, the re-assessments and stops */
 	optlog_render_head(&d, &text);
-	sb_add(&text, old.buf + at, old.len - at);
+	sb_add(&text, old.buf + at, end - at);
 	optlog_render_row(&rows[n - 1], &text);
+	sb_add(&text, events.buf ? events.buf : "", events.len);
 	rc = fsutil_write_atomic(l->ws.optlog_path, text.buf, text.len, e);
 	if (rc == 0) {
-		char *key = key_now(l, env, gen);
+		char *key = key_now(l, env, &d, gen);
 		loop_optlog_record(l->ws.store, text.buf, text.len, key);
 		free(key);
 	}
+	events_done(&d);
 	free(env);
 	sb_release(&bl);
+	sb_release(&events);
 	sb_release(&old);
 	sb_release(&text);
 	log_rows_put(sr);

@@ -282,6 +282,17 @@ struct problems {
 
 void problems_release(struct problems *p);
 
+/* A re-assessment or a stop, as OPT_LOG.md shows it under the table (one
+ * line each, in order with the rows: after the iteration it followed). */
+struct optlog_event {
+	int iter;     /* the iteration it followed */
+	bool stop;    /* a stop; else a re-assessment */
+	char *what;   /* re-assessment: the next direction; stop: its reason
+		       * ("cap", "floor", "directions"); may be NULL */
+	char *detail; /* re-assessment: the axes tried; stop: the named bound;
+		       * may be NULL */
+};
+
 /* OPT_LOG.md (core/optlog.c reads and renders it). */
 struct optlog_doc {
 	char *op;       /* from "# Optimization log — <op>"; NULL when absent */
@@ -297,6 +308,10 @@ struct optlog_doc {
 	 * many lines that are not rows stand between its rows */
 	size_t table_start, table_end;
 	int table_end_line, table_strays;
+	/* the re-assessments and stops, in order (owned when parsed; a
+	 * document put together for rendering may borrow them) */
+	struct optlog_event *events;
+	size_t nevents;
 };
 
 /* TRAPS.md (core/traps.c). */

@@ -38,6 +38,9 @@ void optlog_doc_release(struct optlog_doc *d)
 	for (size_t i = 0; i < d->nrows; i++)
 		log_row_release(&d->rows[i]);
 	free(d->rows);
+	for (size_t i = 0; i < d->nevents; i++)
+		optlog_event_release(&d->events[i]);
+	free(d->events);
 	memset(d, 0, sizeof(*d));
 }
 
@@ -321,6 +324,7 @@ void optlog_render(const struct optlog_doc *d, struct sb *out)
 	render_head(d, out);
 	for (size_t i = 0; i < d->nrows; i++)
 		optlog_render_row(&d->rows[i], out);
+	optlog_render_events(d, out);
 }
 
 bool optlog_render_same(const struct optlog_doc *d, const char *text, size_t len)
@@ -336,6 +340,12 @@ bool optlog_render_same(const struct optlog_doc *d, const char *text, size_t len
 	for (size_t i = 0; same && i < d->nrows; i++) {
 		sb_reset(&part);
 		optlog_render_row(&d->rows[i], &part);
+		same = part.len <= len - at && !memcmp(text + at, part.buf, part.len);
+		at += part.len;
+	}
+	sb_reset(&part);
+	optlog_render_events(d, &part);
+	if (same && part.len) {
 		same = part.len <= len - at && !memcmp(text + at, part.buf, part.len);
 		at += part.len;
 	}
@@ -1113,7 +1123,7 @@ int optlog_parse(const char *text, size_t len, struct optlog_doc *d,
 	struct md_span line, next, ht;
 	struct table_at chosen = {0}, first_iter = {0};
 	struct md_cells tmp = {0};
-	bool in_fence = false, under_summary = false, title_seen = false;
+	bool in_fence = false, under_summary = false, title_seen = false, in_events = false;
 
 	memset(d, 0, sizeof(*d));
 	/* Pass 1: header lines, and where each table starts. */
@@ -1126,6 +1136,8 @@ int optlog_parse(const char *text, size_t len, struct optlog_doc *d,
 			continue;
 		int lvl = heading(line, &ht);
 		if (lvl) {
+			in_events = lvl == 3 && ht.n == strlen(OPTLOG_EVENTS_HEADING) - 4 &&
+				    !memcmp(ht.s, OPTLOG_EVENTS_HEADING + 4, ht.n);
 			under_summary = contains_ci(ht, "summary");
 			if (lvl == 1 && !title_seen) {
 				title_seen = true;
@@ -1160,6 +1172,14 @@ int optlog_parse(const char *text, size_t len, struct optlog_doc *d,
 				chosen.nbody = nbody;
 			if (first_iter.at == t.at)
 				first_iter.nbody = nbody;
+			continue;
+		}
+		struct optlog_event ev;
+		if (in_events && optlog_event_parse(line.s, line.n, &ev)) {
+			if ((d->nevents & (d->nevents - 1)) == 0)
+				d->events = xrealloc(d->events, (d->nevents ? d->nevents * 2 : 4) *
+								sizeof(*d->events));
+			d->events[d->nevents++] = ev;
 			continue;
 		}
 		header_line(line, d);
@@ -1444,6 +1464,39 @@ static bool has_heading(struct md_span x)
 	return false;
 }
 
+/* The text after the table: d's re-assessments and stops first, in place
+ * of the file's (what differs said in replaced), then what a person wrote
+ * there, as it was (said in kept). */
+static void merge_after(const struct optlog_doc *d, struct md_span after, struct sb *out,
+			struct sb *kept, struct sb *replaced)
+{
+	struct sb want = SB_INIT, rest = SB_INIT;
+	size_t es = 0, ee = 0;
+	bool had = optlog_events_span(after.s, after.n, &es, &ee);
+	optlog_render_events(d, &want);
+	if (!had)
+		es = ee = after.n;
+	if (ee - es != want.len || memcmp(after.s + es, want.buf ? want.buf : "", want.len))
+		list_add(replaced, had ? "the re-assessments and stops under the table"
+				       : "the re-assessments and stops are not in the file");
+	sb_add(out, want.buf ? want.buf : "", want.len);
+	sb_add(&rest, after.s, es);
+	sb_add(&rest, after.s + ee, after.n - ee);
+	bool words = false;
+	for (size_t i = 0; i < rest.len && !words; i++)
+		words = !strchr(" \t\r\n", rest.buf[i]);
+	if (words) {
+		struct md_span x = {rest.buf, rest.len};
+		list_add(kept, "%s after the table", has_heading(x) ? "a section" : "text");
+		/* a list goes on into a line right under it */
+		if (want.len && rest.buf[0] != '\n' && rest.buf[0] != '\r')
+			sb_addc(out, '\n');
+		sb_add(out, rest.buf, rest.len);
+	}
+	sb_release(&want);
+	sb_release(&rest);
+}
+
 int optlog_merge(const struct optlog_doc *d, const char *text, size_t len, struct sb *out,
 		 struct sb *kept, struct sb *replaced, struct err *e)
 {
@@ -1517,14 +1570,8 @@ int optlog_merge(const struct optlog_doc *d, const char *text, size_t len, struc
 			merge_row(&d->rows[i], file_row_of(fr, nfr, d->rows[i].iter), std, extra, nextra,
 				  &body, &k, &r);
 		missing_rows(d, fr, nfr, &r);
-		struct md_span after = {text + pd.table_end, len - pd.table_end};
-		bool words = false;
-		for (size_t i = 0; i < after.n && !words; i++)
-			words = !strchr(" \t\r\n", after.s[i]);
-		if (words) {
-			list_add(&k, "%s after the table", has_heading(after) ? "a section" : "text");
-			sb_add(&body, after.s, after.n);
-		}
+		merge_after(d, (struct md_span){text + pd.table_end, len - pd.table_end}, &body, &k,
+			    &r);
 		if (out)
 			sb_add(out, body.buf, body.len);
 		if (kept)

@@ -26,6 +26,14 @@
  * words in any case, CRLF line ends.  Whatever it cannot read is listed as
  * a problem with its line number.
  *
+ * Under the table, when the loop was re-assessed or stopped, a section of
+ * optloop's own says so, one line each in the order of the rows:
+ *
+ *   ### Re-assessments and stops
+ *
+ *   - After iteration 3: **re-assessed**; axes tried: tiling; next direction: fuse
+ *   - After iteration 6: **stopped**, at a floor: HBM bandwidth: 4.1 of 4.8 TB/s
+ *
  * Cell escaping (render and parse are inverses): `|` is written `\|`, a
  * backslash followed by `\` or `|` is written `\\`, a newline `<br>`.
  */
@@ -87,6 +95,24 @@ double optlog_best_before(const struct log_row *rows, size_t i);
 /* Fill vs_best of every row from the benches and statuses (used by the
  * importer when a log has no vs best column). */
 void optlog_compute_vs_best(struct log_row *rows, size_t n);
+
+/* The heading of the section under the table that lists the loop's
+ * re-assessments and stops. */
+#define OPTLOG_EVENTS_HEADING "### Re-assessments and stops"
+
+/* d's re-assessments and stops as optlog_render writes them after the
+ * rows (a blank line, the heading, a line each), appended to out; nothing
+ * when d has none. */
+void optlog_render_events(const struct optlog_doc *d, struct sb *out);
+/* Read one line (without its line end) as one of the section's: true and
+ * *ev filled (release it with optlog_event_release), false when the line
+ * is not one (*ev then holds nothing to release). */
+bool optlog_event_parse(const char *s, size_t n, struct optlog_event *ev);
+void optlog_event_release(struct optlog_event *ev);
+/* Where the section is in text (the text after a table): true with
+ * [*start, *end) from the blank lines above its heading to the end of its
+ * last line that is optloop's; false when text has none. */
+bool optlog_events_span(const char *text, size_t len, size_t *start, size_t *end);
 
 /* Parse a cell the way the importer does; 0 when understood, ERR_FAIL when
  * not (the out value is then NAN / GATE_NONE / RS_NONE).  Text is one

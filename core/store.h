@@ -205,6 +205,12 @@ void store_stop_release(struct store_stop *r);
 int store_stop_add(struct store *s, int iter, const char *reason, const char *bound,
 		   struct err *e);
 
+/* Every re-assessment and stop, in order (the iteration each followed,
+ * then when it was made), for OPT_LOG.md: *v (caller frees each with
+ * optlog_event_release, then the array) and *n; none when there are none
+ * or they cannot be read. */
+void store_optlog_events(struct store *s, struct optlog_event **v, size_t *n);
+
 /* The iteration's trap checklist: state is enum trap_state; source "user"
  * (NULL) or "lint:<rule>". */
 int store_trap_state_put(struct store *s, int iter, const char *trap, int state,

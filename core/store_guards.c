@@ -130,6 +130,28 @@ int store_stop_add(struct store *s, int iter, const char *reason, const char *bo
 	return sql_done(s, st, "stop", e);
 }
 
+void store_optlog_events(struct store *s, struct optlog_event **v, size_t *n)
+{
+	size_t cap = 0;
+	*v = NULL;
+	*n = 0;
+	/* by the iteration each followed, then in the order they were made */
+	sqlite3_stmt *st = sql_stmt(s, "SELECT after_iter, 0, next, axes, t FROM guards_reassess "
+				   "UNION ALL SELECT coalesce(iter, 0), 1, reason, bound, t FROM "
+				   "guards_stop ORDER BY 1, 5, 2");
+	while (st && sqlite3_step(st) == SQLITE_ROW) {
+		if (*n == cap) {
+			cap = cap ? cap * 2 : 4;
+			*v = xrealloc(*v, cap * sizeof(**v));
+		}
+		(*v)[(*n)++] = (struct optlog_event){.iter = sqlite3_column_int(st, 0),
+						     .stop = sqlite3_column_int(st, 1) != 0,
+						     .what = col_text(st, 2),
+						     .detail = col_text(st, 3)};
+	}
+	sqlite3_finalize(st);
+}
+
 /* ---- trap checklist and lint findings ---- */
 
 int store_trap_state_put(struct store *s, int iter, const char *trap, int state,

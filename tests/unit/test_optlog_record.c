@@ -458,6 +458,76 @@ static void a_logged_iteration_leaves_a_full_render(void **state)
 	loop_close(l);
 }
 
+/* A re-assessment and a stop recorded while the file did not list them
+ * (by an optloop that did not write them there, or plain SQL): the file
+ * is not current, and the next open renders them under the table; a file
+ * edited by hand meanwhile keeps its edit when they are written in. */
+static void events_recorded_elsewhere_are_rendered(void **state)
+{
+	struct loop *l;
+	struct err e = {0};
+	(void)state;
+
+	sh("sqlite3 %s \"INSERT INTO guards_reassess(after_iter, t, axes, next) VALUES "
+	   "(0, 1, 'tiling', 'fuse the gate')\"",
+	   db);
+	l = open_writer();
+	assert_null(problems(l));
+	char *t = file_text();
+	assert_non_null(strstr(t, "|\n\n### Re-assessments and stops\n\n- After iteration 0: "
+				  "**re-assessed**; axes tried: tiling; next direction: fuse the "
+				  "gate\n"));
+	free(t);
+	assert_true(file_is_full_render(l));
+	assert_true(current_by_record(l));
+	loop_close(l);
+
+	/* edited by hand, then a stop recorded: said, left as it is */
+	sh("printf '\\nmy note\\n' >>%s", optlog);
+	sh("sqlite3 %s \"INSERT INTO guards_stop(iter, t, reason) VALUES (0, 2, 'cap')\"", db);
+	l = open_writer();
+	char *p = problems(l);
+	assert_non_null(p);
+	assert_non_null(strstr(p, "the re-assessments and stops under the table"));
+	free(p);
+	t = file_text();
+	assert_null(strstr(t, "**stopped**"));
+	free(t);
+	/* the next write lists the stop and keeps the note */
+	assert_int_equal(loop_write_optlog(l, &e), 0);
+	t = file_text();
+	assert_non_null(strstr(t, "next direction: fuse the gate\n- After iteration 0: **stopped**, "
+				  "the iteration cap reached\n\nmy note\n"));
+	free(t);
+	assert_true(current_by_record(l));
+	loop_close(l);
+}
+
+/* A row appended to a file that lists re-assessments goes into the table,
+ * above them, without a full render. */
+static void an_appended_row_goes_above_the_events(void **state)
+{
+	struct loop *l;
+	struct err e = {0};
+	(void)state;
+
+	sh("sqlite3 %s \"INSERT INTO guards_reassess(after_iter, t, next) VALUES (0, 1, 'n')\"", db);
+	l = open_writer();
+	sh("sqlite3 %s \"INSERT INTO iterations(iter, direction, gate_v, scope, status) VALUES "
+	   "(1, 'one', 1, 1, 'drop')\"",
+	   db);
+	assert_int_equal(loop_write_optlog_appended(l, 1, &e), 1);
+	assert_true(file_is_full_render(l));
+	assert_true(current_by_record(l));
+	char *t = file_text();
+	char *row = strstr(t, "| 1 | one |"), *ev = strstr(t, "### Re-assessments");
+	assert_non_null(row);
+	assert_non_null(ev);
+	assert_true(row < ev);
+	free(t);
+	loop_close(l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -472,6 +542,8 @@ int main(void)
 		cmocka_unit_test_setup(an_appended_row_is_a_full_render, baseline),
 		cmocka_unit_test_setup(an_append_after_other_changes_renders_in_full, baseline),
 		cmocka_unit_test_setup(a_logged_iteration_leaves_a_full_render, baseline),
+		cmocka_unit_test_setup(events_recorded_elsewhere_are_rendered, baseline),
+		cmocka_unit_test_setup(an_appended_row_goes_above_the_events, baseline),
 	};
 	return cmocka_run_group_tests_name("optlog_record", tests, setup, teardown);
 }
