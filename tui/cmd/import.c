@@ -157,7 +157,17 @@ static void print_json(const char *file, const struct optlog_doc *d,
 		sb_addf(o, ", \"line\": %d}", r->lineno);
 		spill(o, false);
 	}
-	sb_adds(o, d->nrows ? "\n],\n\"problems\": [" : "],\n\"problems\": [");
+	sb_adds(o, d->nrows ? "\n],\n\"events\": [" : "],\n\"events\": [");
+	for (size_t i = 0; i < d->nevents; i++) {
+		const struct optlog_event *ev = &d->events[i];
+		sb_addf(o, "%s{\"after_iter\": %d, \"kind\": \"%s\", \"%s\": ", i ? ",\n  " : "\n  ",
+			ev->iter, ev->stop ? "stop" : "reassess", ev->stop ? "reason" : "next");
+		json_str(o, ev->what);
+		sb_addf(o, ", \"%s\": ", ev->stop ? "bound" : "axes");
+		json_str(o, ev->detail);
+		sb_addc(o, '}');
+	}
+	sb_adds(o, d->nevents ? "\n],\n\"problems\": [" : "],\n\"problems\": [");
 	for (size_t i = 0; probs && i < probs->n; i++) {
 		sb_addf(o, "%s{\"line\": %d, \"message\": ", i ? ",\n  " : "\n  ", probs->v[i].lineno);
 		json_str(o, probs->v[i].msg);
@@ -250,6 +260,22 @@ static void print_text(const char *file, const struct optlog_doc *d,
 				p++;
 		}
 		spill(o, false);
+	}
+	for (size_t i = 0; i < d->nevents; i++) {
+		const struct optlog_event *ev = &d->events[i];
+		sb_addf(o, "%safter iteration %d: %s", i ? "" : "\n", ev->iter,
+			ev->stop ? "stopped" : "re-assessed");
+		if (ev->what) {
+			sb_adds(o, ev->stop ? " (" : "; next direction: ");
+			sanitize_line(ev->what, strlen(ev->what), o);
+			if (ev->stop)
+				sb_addc(o, ')');
+		}
+		if (ev->detail) {
+			sb_adds(o, ev->stop ? ": " : "; axes tried: ");
+			sanitize_line(ev->detail, strlen(ev->detail), o);
+		}
+		sb_addc(o, '\n');
 	}
 	if (probs && probs->n) {
 		sb_addf(o, "\n%zu problem%s (rows above are what could be read):\n", probs->n,
