@@ -7,7 +7,6 @@
  * person wrote after the table, which the merge keeps where it was.
  */
 #include "core/optlog.h"
-#include "core/alloc.h"
 #include "core/sb.h"
 
 #include <ctype.h>

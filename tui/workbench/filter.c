@@ -69,6 +69,25 @@ int row_filter_parse(struct row_filter *f, const char *text, struct err *e)
 	return 0;
 }
 
+/* Whether name starts a word of text, any case ("tile" in "BT=64 tiles"). */
+static bool starts_a_word(const char *text, const char *name)
+{
+	size_t n = strlen(name);
+	for (const char *p = text; p && *p; p++)
+		if ((p == text || !isalnum((unsigned char)p[-1])) && !strncasecmp(p, name, n))
+			return true;
+	return false;
+}
+
+/* A row's axis is the one optloop recorded (or the log's Axis column
+ * gives); a row without one is on the axis its direction names. */
+static bool on_axis(const struct log_row *r, const char *axis)
+{
+	if (r->axis && *r->axis)
+		return !strcasecmp(r->axis, axis);
+	return starts_a_word(r->direction, axis);
+}
+
 static bool keeps(const struct row_filter *f, const struct log_row *r)
 {
 	switch (f->kind) {
@@ -79,7 +98,7 @@ static bool keeps(const struct row_filter *f, const struct log_row *r)
 	case RF_FAIL:
 		return r->gate_v == GATE_FAIL || r->gate_v == GATE_ERROR;
 	case RF_AXIS:
-		return r->axis && !strcasecmp(r->axis, f->axis);
+		return on_axis(r, f->axis);
 	}
 	return true;
 }

@@ -1,6 +1,8 @@
 /*
  * filter — which rows of the log the panes show while reviewing: all, the
- * keeps, the failed gates, one status, or one axis.  The panes read the
+ * keeps, the failed gates, one status, or one axis (the axis a row's
+ * iteration was logged with, or the log's Axis column gives; for a row
+ * without one, its direction naming it).  The panes read the
  * rows through struct wb_data, so a filter is a narrower array there (the
  * backend's rows copied shallowly, in order); every pane, the details and
  * the go-to key then work on the same rows.  The best stays the log's.

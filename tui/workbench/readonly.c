@@ -11,6 +11,7 @@
 #include "core/err.h"
 #include "core/model.h"
 #include "core/fsutil.h"
+#include "core/loop.h"
 #include "core/sb.h"
 #include "core/rules.h"
 #include "tui/workbench/app.h"
@@ -65,6 +66,50 @@ static void find_best(struct wb_data *d)
 	}
 }
 
+static int cmp_row_iter(const void *k, const void *r)
+{
+	int a = *(const int *)k, b = ((const struct log_row *)r)->iter;
+	return a < b ? -1 : a > b;
+}
+
+/* The axis optloop recorded of each iteration (log --axis), for the rows
+ * of a log without an Axis column: when the log is a workspace's (an
+ * optloop.db beside it in <repo>/profile/<op>-opt/), its database is read,
+ * read-only.  Any other log is left as it is. */
+static void axes_from_store(struct ws_view *w, struct optlog_doc *doc)
+{
+	bool missing = false;
+	for (size_t i = 0; i < doc->nrows && !missing; i++)
+		missing = !doc->rows[i].axis || !*doc->rows[i].axis;
+	const char *name = strrchr(w->dir, '/');
+	name = name ? name + 1 : w->dir;
+	size_t n = strlen(name);
+	if (!missing || n <= 4 || strcmp(name + n - 4, "-opt"))
+		return;
+	char *db = fsutil_join(w->dir, "optloop.db"), *op = xstrndup(name, n - 4);
+	struct loop *l = NULL;
+	struct log_rows *rows = NULL;
+	if (fsutil_exists(db) &&
+	    loop_open(w->dir, op, LOOP_READONLY | LOOP_ANY_CONTRACT, &l, NULL) == 0 &&
+	    loop_rows(l, &rows, NULL) == 0) {
+		for (size_t i = 0; i < doc->nrows; i++) {
+			struct log_row *r = &doc->rows[i];
+			const struct log_row *s =
+				bsearch(&r->iter, rows->v, rows->n, sizeof(*rows->v), cmp_row_iter);
+			if ((!r->axis || !*r->axis) && s && s->axis && *s->axis) {
+				free(r->axis);
+				r->axis = xstrdup(s->axis);
+			}
+		}
+	}
+	if (rows)
+		log_rows_put(rows);
+	if (l)
+		loop_close(l);
+	free(db);
+	free(op);
+}
+
 static int view_reload(struct app *a, struct err *e)
 {
 	struct ws_view *w = a->be_data;
@@ -91,6 +136,7 @@ static int view_reload(struct app *a, struct err *e)
 		problems_release(&probs);
 		return err_prefix(e, "view %s: ", w->path);
 	}
+	axes_from_store(w, &doc);
 	clear_data(a);
 	optlog_doc_release(&w->doc);
 	problems_release(&w->probs);
