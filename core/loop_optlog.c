@@ -172,12 +172,10 @@ void loop_optlog_record(struct store *s, const char *text, size_t len, const cha
 }
 
 /* The re-assessments and stops into d (optlog_doc's events, owned here:
- * events_done releases them), and as text into text when not NULL. */
-static void events_load(struct loop *l, struct optlog_doc *d, struct sb *text)
+ * events_done releases them). */
+static void events_load(struct loop *l, struct optlog_doc *d)
 {
 	store_optlog_events(l->ws.store, &d->events, &d->nevents);
-	if (text)
-		optlog_render_events(d, text);
 }
 
 static void events_done(struct optlog_doc *d)
@@ -213,7 +211,7 @@ bool loop_optlog_current(struct loop *l, const struct sb *have)
 	}
 	struct optlog_doc d;
 	memset(&d, 0, sizeof(d));
-	events_load(l, &d, NULL);
+	events_load(l, &d);
 	char *env = optlog_env(l), *key = key_now(l, env, &d, gen);
 	char *rec = record_text(have->buf ? have->buf : "", have->len, key);
 	bool same = rec && !strcmp(rec, seen);
@@ -241,7 +239,7 @@ static void head_doc(struct loop *l, const struct log_row *rows, size_t n, const
 		d->baseline = bl->buf;
 	}
 	d->target = l->contract->c.v[CF_TARGET];
-	events_load(l, d, NULL);
+	events_load(l, d);
 }
 
 bool loop_render_optlog(struct loop *l, const struct log_row *rows, size_t n, long long gen,

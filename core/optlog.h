@@ -56,7 +56,8 @@ struct sb;
 void optlog_doc_add_row(struct optlog_doc *d, struct log_row *row);
 
 /* Append the whole file text to out, exactly the template's shape (header
- * lines, ## Summary, table).  Rows are written in array order; a row's gate
+ * lines, ## Summary, table, then d's re-assessments and stops when it has
+ * any).  Rows are written in array order; a row's gate
  * cell comes from gate_v/scope (row->gate is used only when gate_v is
  * GATE_NONE and it is not empty). */
 void optlog_render(const struct optlog_doc *d, struct sb *out);
@@ -77,7 +78,9 @@ bool optlog_render_same(const struct optlog_doc *d, const char *text, size_t len
  * legend; the table with d's rows in d's order, each row's Direction cell
  * the file's where it has a row for that iteration, its judged cells
  * (gate, bench, vs best, status) d's, and the file's other columns after
- * the six, their cells kept; the text after the table as it was.  out
+ * the six, their cells kept; under the table d's re-assessments and stops
+ * in place of the file's (what differs is replaced), then the person's
+ * text after the table as it was.  out
  * (may be NULL) receives the merged text; kept what of the person's
  * edits is carried over, replaced what d's rendering puts in place of
  * the file's, each a "; "-separated list ("" when none; either may be
