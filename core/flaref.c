@@ -484,25 +484,6 @@ static bool tok_in(const struct py_file *py, unsigned a, unsigned b, const struc
 	return false;
 }
 
-/* The top-level "=" (or augmented assignment) of a line, 0 for none. */
-static unsigned assign_at(const struct py_file *py, const struct py_line *ln)
-{
-	int depth = 0;
-	for (unsigned i = ln->first; i < ln->first + ln->ntok; i++) {
-		const struct py_tok *t = &py->tok[i];
-		if (t->kind != PT_OP)
-			continue;
-		if (strchr("([{", t->s[0]))
-			depth++;
-		else if (strchr(")]}", t->s[0]))
-			depth--;
-		else if (!depth && t->s[t->len - 1] == '=' &&
-			 !(t->len == 2 && strchr("=!<>", t->s[0])))
-			return i;
-	}
-	return 0;
-}
-
 /* What feeds the names of set within lines [a, b): an assignment to one of
  * them adds its right-hand side, "for x in y" adds y for x, and a def
  * named (nested, or one of the test file's own) adds its body; until
@@ -536,7 +517,7 @@ static void slice(const struct py_file *py, unsigned a, unsigned b, struct names
 					}
 				continue;
 			}
-			if ((eq = assign_at(py, ln)) && tok_in(py, first, eq, set))
+			if ((eq = py_assign_at(py, l, true)) && tok_in(py, first, eq, set))
 				py_refs_tokens(py, eq + 1, end, names_add, set);
 		}
 		for (size_t k = 0; k < py->ndef; k++)

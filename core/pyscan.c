@@ -260,32 +260,40 @@ static void add_def(struct py_file *f, const struct py_tok *t, unsigned line0, i
 	f->def[f->ndef++] = (struct py_def){tok_dup(t), line0, line0 + 1, (unsigned char)kind};
 }
 
+unsigned py_assign_at(const struct py_file *f, unsigned l, bool augmented)
+{
+	const struct py_line *ln = &f->line[l];
+	int depth = 0;
+	for (unsigned i = ln->first; i < ln->first + ln->ntok; i++) {
+		const struct py_tok *t = &f->tok[i];
+		if (t->kind != PT_OP)
+			continue;
+		if (strchr("([{", t->s[0]))
+			depth++;
+		else if (strchr(")]}", t->s[0]))
+			depth--;
+		else if (!depth && (py_tok_is(t, "=") ||
+				    (augmented && t->s[t->len - 1] == '=' &&
+				     !(t->len == 2 && strchr("=!<>:", t->s[0])))))
+			return i;
+	}
+	return 0;
+}
+
 /* "a = ...", "a, b = ...", "a: T = ...": the names assigned, as defs of
  * line l; false when the line assigns nothing plain (x.y = ..., x[0] = ...,
  * a statement). */
 static bool read_assign(struct py_file *f, unsigned l)
 {
 	const struct py_line *ln = &f->line[l];
-	unsigned first = ln->first, end = ln->first + ln->ntok, eq = 0;
+	unsigned first = ln->first, eq = 0;
 	if (f->tok[first].kind != PT_NAME && !py_tok_is(&f->tok[first], "(") &&
 	    !py_tok_is(&f->tok[first], "["))
 		return false;
-	if (ln->ntok > 2 && f->tok[first].kind == PT_NAME && py_tok_is(&f->tok[first + 1], ":")) {
+	if (ln->ntok > 2 && f->tok[first].kind == PT_NAME && py_tok_is(&f->tok[first + 1], ":"))
 		eq = first + 1; /* an annotation: "a: T = ..." */
-	} else {
-		int depth = 0;
-		for (unsigned i = first; i < end && !eq; i++) {
-			const struct py_tok *t = &f->tok[i];
-			if (t->kind != PT_OP)
-				continue;
-			if (strchr("([{", t->s[0]))
-				depth++;
-			else if (strchr(")]}", t->s[0]))
-				depth--;
-			else if (depth == 0 && py_tok_is(t, "="))
-				eq = i;
-		}
-	}
+	else
+		eq = py_assign_at(f, l, false);
 	if (!eq)
 		return false;
 	for (unsigned i = first; i < eq; i++) {

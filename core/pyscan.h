@@ -78,6 +78,10 @@ void py_refs(const struct py_file *f, unsigned a, unsigned b, py_ref_fn fn, void
 void py_refs_tokens(const struct py_file *f, unsigned first, unsigned end, py_ref_fn fn,
 		    void *ctx);
 
+/* The token of line l's top-level "=" (with augmented, also "+=" and
+ * its kin), 0 when it assigns nothing. */
+unsigned py_assign_at(const struct py_file *f, unsigned l, bool augmented);
+
 /* The first line after line l's block (the lines indented deeper). */
 unsigned py_block_end(const struct py_file *f, unsigned l);
 
