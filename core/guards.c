@@ -899,6 +899,42 @@ static bool nogo_evidence(const struct workspace *ws, const struct log_row *r, s
 	return false;
 }
 
+/* The no-go's candidate: the fastest logged row that counts as evidence;
+ * NULL with *why (when rows were logged but none counts) saying which and
+ * what to do. */
+static const struct log_row *nogo_candidate(const struct workspace *ws, const struct log_row *rows,
+					    size_t n, char **why)
+{
+	const struct log_row *cand = NULL;
+	struct sb unfit = SB_INIT, one = SB_INIT;
+	int nunfit = 0;
+	*why = NULL;
+	for (size_t i = 0; i < n; i++) {
+		const struct log_row *r = &rows[i];
+		if (r->iter == 0 || blank(r->direction))
+			continue;
+		sb_reset(&one);
+		if (!nogo_evidence(ws, r, &one)) {
+			if (nunfit++ < 5)
+				sb_addf(&unfit, "%s%s", unfit.len ? "; " : "", one.buf);
+			continue;
+		}
+		if (!cand || r->bench_ms < cand->bench_ms)
+			cand = r;
+	}
+	if (nunfit > 5)
+		sb_addf(&unfit, "; and %d more", nunfit - 5);
+	if (!cand && nunfit)
+		*why = xasprintf("no logged iteration counts as evidence (a passing gate with a "
+				 "bench number, no implausible flag left unexplained): %s. Verify a "
+				 "candidate that does, or explain a flagged one (optloop promote --iter "
+				 "N --explain TEXT)",
+				 unfit.buf);
+	sb_release(&one);
+	sb_release(&unfit);
+	return cand;
+}
+
 int guards_nogo(const struct workspace *ws, const char *computed, const char *none_why,
 		struct sb *md, json_t **json, struct err *e)
 {
@@ -932,34 +968,8 @@ int guards_nogo(const struct workspace *ws, const char *computed, const char *no
 		val[I_BASE] = xasprintf("%s ms (iteration 0%s%.7s)", b.buf, base->commit ? ", " : "",
 					base->commit ? base->commit : "");
 	}
-	/* the candidate: the fastest row that counts as evidence */
-	const struct log_row *cand = NULL;
-	struct sb unfit = SB_INIT, one = SB_INIT;
-	int nunfit = 0;
-	for (size_t i = 0; i < n; i++) {
-		const struct log_row *r = &rows[i];
-		if (r->iter == 0 || blank(r->direction))
-			continue;
-		sb_reset(&one);
-		if (!nogo_evidence(ws, r, &one)) {
-			if (nunfit++ < 5)
-				sb_addf(&unfit, "%s%s", unfit.len ? "; " : "", one.buf);
-			continue;
-		}
-		if (!cand || r->bench_ms < cand->bench_ms)
-			cand = r;
-	}
-	if (nunfit > 5)
-		sb_addf(&unfit, "; and %d more", nunfit - 5);
 	char *no_cand = NULL;
-	if (!cand && nunfit)
-		no_cand = xasprintf("no logged iteration counts as evidence (a passing gate with a "
-				    "bench number, no implausible flag left unexplained): %s. Verify "
-				    "a candidate that does, or explain a flagged one (optloop promote "
-				    "--iter N --explain TEXT)",
-				    unfit.buf);
-	sb_release(&one);
-	sb_release(&unfit);
+	const struct log_row *cand = nogo_candidate(ws, rows, n, &no_cand);
 	if (cand) {
 		val[I_CAND] = xasprintf("iteration %d (%s): %s", cand->iter,
 					row_status_name(cand->status), cand->direction);
