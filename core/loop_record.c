@@ -230,6 +230,46 @@ static int keep_check(struct loop *l, const struct store_run *r, const struct me
 			     : "Log it as revert or drop: the kernel goes back to the best");
 }
 
+/* The row's status and the options that go with it: iteration 0 is the
+ * baseline, a floor names its bound, --bound and --unconfirmed only where
+ * they belong.  *status is the one to record. */
+static int log_status_check(const struct loop_log_opts *o, int iter, enum row_status *status,
+			    struct err *e)
+{
+	int rc;
+	if (iter == 0) {
+		if (*status != RS_NONE && *status != RS_BASE)
+			return err_set(e, ERR_USAGE,
+				       "iteration 0 is the baseline: its status is base (leave out "
+				       "--status)");
+		*status = RS_BASE;
+	} else if (*status == RS_NONE) {
+		return err_set(e, ERR_USAGE,
+			       "log needs --status keep|revert|drop|floor for iteration %d", iter);
+	} else if (*status == RS_BASE) {
+		return err_set(e, ERR_USAGE,
+			       "status base is only for the baseline (iteration 0); use "
+			       "keep|revert|drop|floor");
+	}
+	if (*status == RS_FLOOR && !guards_bound_ok(o->bound))
+		return err_set(e, ERR_USAGE,
+			       "a floor row needs the named bound and its number: --bound 'HBM "
+			       "bandwidth: 4.1 of 4.8 TB/s' (or launch overhead, or timer resolution, "
+			       "with the measured figure)");
+	if (o->bound && *o->bound && *status != RS_FLOOR)
+		return err_set(e, ERR_USAGE,
+			       "--bound names the bound a floor row reached; it goes with --status "
+			       "floor only (to stop the loop at a bound: optloop stop --reason floor "
+			       "--bound TEXT)");
+	if (o->bound && (rc = row_text_check("--bound", o->bound, e)) < 0)
+		return rc;
+	if (o->unconfirmed && *status != RS_KEEP)
+		return err_set(e, ERR_USAGE,
+			       "--unconfirmed is the reason for keeping a row without a win beyond "
+			       "noise; it goes with --status keep only");
+	return 0;
+}
+
 int loop_log(struct loop *l, const struct loop_log_opts *o, struct log_row *out, struct err *e)
 {
 	struct where w;
@@ -257,36 +297,8 @@ int loop_log(struct loop *l, const struct loop_log_opts *o, struct log_row *out,
 	    (rc = row_text_check("--unconfirmed", o->unconfirmed, e)) < 0)
 		return rc;
 	enum row_status status = o->status;
-	if (w.iter == 0) {
-		if (status != RS_NONE && status != RS_BASE)
-			return err_set(e, ERR_USAGE,
-				       "iteration 0 is the baseline: its status is base (leave out "
-				       "--status)");
-		status = RS_BASE;
-	} else if (status == RS_NONE) {
-		return err_set(e, ERR_USAGE,
-			       "log needs --status keep|revert|drop|floor for iteration %d", w.iter);
-	} else if (status == RS_BASE) {
-		return err_set(e, ERR_USAGE,
-			       "status base is only for the baseline (iteration 0); use "
-			       "keep|revert|drop|floor");
-	}
-	if (status == RS_FLOOR && !guards_bound_ok(o->bound))
-		return err_set(e, ERR_USAGE,
-			       "a floor row needs the named bound and its number: --bound 'HBM "
-			       "bandwidth: 4.1 of 4.8 TB/s' (or launch overhead, or timer resolution, "
-			       "with the measured figure)");
-	if (o->bound && *o->bound && status != RS_FLOOR)
-		return err_set(e, ERR_USAGE,
-			       "--bound names the bound a floor row reached; it goes with --status "
-			       "floor only (to stop the loop at a bound: optloop stop --reason floor "
-			       "--bound TEXT)");
-	if (o->bound && (rc = row_text_check("--bound", o->bound, e)) < 0)
+	if ((rc = log_status_check(o, w.iter, &status, e)) < 0)
 		return rc;
-	if (o->unconfirmed && status != RS_KEEP)
-		return err_set(e, ERR_USAGE,
-			       "--unconfirmed is the reason for keeping a row without a win beyond "
-			       "noise; it goes with --status keep only");
 	if (o->commit_next &&
 	    (rc = vcs_operation_check(l->ws.vcs, "log --commit", "log --commit", e)) < 0)
 		return rc;
