@@ -136,6 +136,53 @@ static const struct vcs_iter_commit *row_commit(const struct vcs_iter_commit *cs
 	return NULL;
 }
 
+/* Same text, both NULL, or one blank and the other NULL. */
+static bool same_words(const char *a, const char *b)
+{
+	return !strcmp(a ? a : "", b ? b : "");
+}
+
+/* The re-assessments and stops OPT_LOG.md lists and the database lacks (a
+ * database lost, or an older copy of it) go back too, after the rows: each
+ * listed one that the database's own list does not match, once per match,
+ * for an iteration the database now holds.  The stall count and the stop
+ * read them, so the loop resumes where the log says it stood. */
+static int rebuild_events(struct loop *l, const struct optlog_doc *d, int next, struct sb *done,
+			  int *fixed, struct err *e)
+{
+	struct optlog_event *have = NULL;
+	size_t nhave = 0;
+	int rc = 0;
+	store_optlog_events(l->ws.store, &have, &nhave);
+	bool *used = xcalloc(nhave ? nhave : 1, sizeof(*used));
+	for (size_t i = 0; rc == 0 && i < d->nevents; i++) {
+		const struct optlog_event *ev = &d->events[i];
+		bool found = false;
+		for (size_t k = 0; !found && k < nhave; k++)
+			if (!used[k] && have[k].iter == ev->iter && have[k].stop == ev->stop &&
+			    same_words(have[k].what, ev->what) && same_words(have[k].detail, ev->detail))
+				found = used[k] = true;
+		if (found || ev->iter >= next)
+			continue;
+		rc = ev->stop ? store_stop_add(l->ws.store, ev->iter, ev->what, ev->detail, e)
+			      : store_reassess_add(l->ws.store, ev->iter, NULL, ev->detail, NULL,
+						   ev->what, e);
+		if (rc == 0)
+			rc = store_event(l->ws.store, ev->iter, "repair.rebuild",
+					 ev->stop ? "stop" : "reassess", e);
+		if (rc == 0 && done)
+			sb_addf(done, "%s after iteration %d taken back from OPT_LOG.md\n",
+				ev->stop ? "stop" : "re-assessment", ev->iter);
+		if (rc == 0)
+			(*fixed)++;
+	}
+	free(used);
+	for (size_t k = 0; k < nhave; k++)
+		optlog_event_release(&have[k]);
+	free(have);
+	return rc;
+}
+
 static int rebuild_rows(struct loop *l, struct sb *done, int *fixed, struct err *e)
 {
 	struct sb text = SB_INIT;
@@ -215,6 +262,8 @@ static int rebuild_rows(struct loop *l, struct sb *done, int *fixed, struct err 
 			l->init_head = xstrdup(parent);
 		}
 	}
+	if (rc == 0)
+		rc = rebuild_events(l, &d, next, done, fixed, e);
 	if (rc == 0)
 		l->lost_rows = 0;
 out:

@@ -29,6 +29,8 @@ iter 16 revert "chunk size"
 iter 128 drop "chunk size"
 iter 8 drop "loop order"
 t_is "three rows without a win: stalled" "$(state)" stalled
+sqlite3 $ws/optloop.db "PRAGMA wal_checkpoint(TRUNCATE)" >/dev/null
+cp $ws/optloop.db "$T_TMP/stalled.db" # a copy from before the re-assessment
 t_unlike "nothing listed before a re-assessment" "$(cat $log)" 'Re-assessments'
 
 # a person's edits: a Direction, and a section after the table
@@ -75,6 +77,28 @@ t_is "  the events read back" \
 t_like "import's text lists them" "$("$OPTLOOP" import $log)" \
 	'after iteration 4: stopped \(floor\): memory bandwidth: 11.2 of 12.8 GB/s'
 t_is "status names no problem with the file" "$("$OPTLOOP" status --json | jget problems)" null
+
+# ---- a database replaced by an older copy: repair --rebuild takes the
+# row and the re-assessment and stops back from the file ----------------------
+cp $log "$T_TMP/OPT_LOG.saved"
+rm -f $ws/optloop.db-wal $ws/optloop.db-shm
+cp "$T_TMP/stalled.db" $ws/optloop.db
+t_like "status says a row was lost" "$("$OPTLOOP" status 2>&1)" 'holds 1 row the database does not'
+out=$("$OPTLOOP" repair --rebuild 2>&1)
+t_like "repair --rebuild takes row 4 back" "$out" 'row 4 taken back from OPT_LOG.md'
+t_like "  and the re-assessment" "$out" 're-assessment after iteration 3 taken back from OPT_LOG.md'
+t_is "  and both stops" "$(printf '%s\n' "$out" | grep -c 'stop after iteration 4 taken back')" 2
+t_is "the database lists them as the file does" \
+	"$(sqlite3 $ws/optloop.db "SELECT after_iter, next, axes FROM guards_reassess; SELECT iter, reason, coalesce(bound, '-') FROM guards_stop ORDER BY id")" \
+	"3|block the state update 4x4|chunk size, loop order
+4|directions|-
+4|floor|memory bandwidth: 11.2 of 12.8 GB/s"
+# (the Env line names the newest run the database holds: row 4 has none now)
+t_is "OPT_LOG.md is unchanged but for the Env line" "$(grep -v '^Env:' $log)" "$(grep -v '^Env:' "$T_TMP/OPT_LOG.saved")"
+t_like "the loop is stopped again: verify is refused, naming the last stop" \
+	"$("$OPTLOOP" verify 2>&1)" 'verify refused: the loop was stopped \(reason: floor; bound: memory bandwidth: 11.2 of 12.8 GB/s\)'
+t_is "  and no problem" "$("$OPTLOOP" status --json | jget problems)" null
+t_exit "rebuilding again has nothing to take back (exit 3)" 3 "$OPTLOOP" repair --rebuild
 
 # ---- a file an older optloop wrote: no section, edits of a person -----------
 # (the section taken out, and the record of the last write dropped, as an
