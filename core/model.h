@@ -373,6 +373,11 @@ void optlog_fmt_bench(double ms, struct sb *out);     /* "0.973" or "—" */
 void optlog_fmt_vs_best(double frac, struct sb *out); /* "+12%", "-4%", "+2.6%", "—" */
 void optlog_fmt_gate(enum gate_verdict g, enum gate_scope s, struct sb *out); /* "pass", "pass (-k)", "FAIL", ... */
 
+/* A re-assessment or stop in words, as a pane shows it: OPT_LOG.md's line
+ * without its "- After iteration N: " and without Markdown ("re-assessed;
+ * axes tried: ...; next direction: ...", "stopped, at a floor: ..."),
+ * appended to out. */
+void optlog_event_text(const struct optlog_event *ev, struct sb *out);
 /* (best - new) / best; NAN when either is not a positive finite number. */
 double optlog_vs_best(double best_ms, double new_ms);
 

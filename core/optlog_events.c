@@ -42,11 +42,12 @@ static bool blank(const char *v)
 	return true;
 }
 
-static void render_event(const struct optlog_event *ev, struct sb *out)
+/* What follows "- After iteration N": the Markdown line's (md) or plain
+ * words (no ": " before them, no bold). */
+static void render_words(const struct optlog_event *ev, bool md, struct sb *out)
 {
-	sb_addf(out, ITEM_START "%d", ev->iter);
 	if (!ev->stop) {
-		sb_adds(out, REASSESSED);
+		sb_adds(out, md ? REASSESSED : "re-assessed");
 		if (!blank(ev->detail)) {
 			sb_adds(out, AXES);
 			add_flat(out, ev->detail);
@@ -56,7 +57,7 @@ static void render_event(const struct optlog_event *ev, struct sb *out)
 			add_flat(out, ev->what);
 		}
 	} else {
-		sb_adds(out, STOPPED);
+		sb_adds(out, md ? STOPPED : "stopped");
 		if (!blank(ev->what)) {
 			const char *words = ev->what;
 			for (size_t k = 0; k < NREASONS; k++)
@@ -70,7 +71,18 @@ static void render_event(const struct optlog_event *ev, struct sb *out)
 			}
 		}
 	}
+}
+
+static void render_event(const struct optlog_event *ev, struct sb *out)
+{
+	sb_addf(out, ITEM_START "%d", ev->iter);
+	render_words(ev, true, out);
 	sb_addc(out, '\n');
+}
+
+void optlog_event_text(const struct optlog_event *ev, struct sb *out)
+{
+	render_words(ev, false, out);
 }
 
 void optlog_render_events(const struct optlog_doc *d, struct sb *out)

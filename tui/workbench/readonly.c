@@ -340,6 +340,12 @@ static int view_detail(struct app *a, int i, struct err *e)
 		sb_addf(&s, "Env: %s", w->doc.env);
 		LINE(R_NORMAL);
 	}
+	for (size_t k = 0; k < w->doc.nevents; k++)
+		if (w->doc.events[k].iter == r->iter) {
+			sb_adds(&s, "After it: ");
+			optlog_event_text(&w->doc.events[k], &s);
+			LINE(w->doc.events[k].stop ? R_HEADER : R_NORMAL);
+		}
 	if (r->lineno) {
 		sb_addf(&s, "Source: %s line %d", w->path, r->lineno);
 		LINE(R_DIM);
