@@ -230,6 +230,33 @@ static void merge_adds_the_events_and_keeps_text_after_the_table(void **state)
 	optlog_doc_release(&old);
 }
 
+/* An event in words, as the view's detail shows it: no prefix, no bold,
+ * a stop's reason in words; a line break in a person's text is a space. */
+static void event_text_is_words_without_markdown(void **state)
+{
+	(void)state;
+	struct optlog_doc d = {0};
+	add_event(&d, 3, false, "block the state 4x4", "chunk size, loop\norder");
+	add_event(&d, 4, true, "floor", "HBM: 4.1 of 4.8 TB/s");
+	add_event(&d, 4, true, "cap", NULL);
+	add_event(&d, 5, false, NULL, NULL);
+	const char *want[] = {
+		"re-assessed; axes tried: chunk size, loop order; next direction: block the state 4x4",
+		"stopped, at a floor: HBM: 4.1 of 4.8 TB/s",
+		"stopped, the iteration cap reached",
+		"re-assessed",
+	};
+	for (size_t i = 0; i < d.nevents; i++) {
+		struct sb s = SB_INIT;
+		sb_init(&s);
+		sb_adds(&s, "x ");
+		optlog_event_text(&d.events[i], &s);
+		assert_string_equal(s.buf + 2, want[i]);
+		sb_release(&s);
+	}
+	optlog_doc_release(&d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -238,6 +265,7 @@ int main(void)
 		cmocka_unit_test(render_same_compares_the_events),
 		cmocka_unit_test(lines_that_are_not_optloops_are_not_events),
 		cmocka_unit_test(merge_adds_the_events_and_keeps_text_after_the_table),
+		cmocka_unit_test(event_text_is_words_without_markdown),
 	};
 	return cmocka_run_group_tests_name("optlog_events", tests, NULL, NULL);
 }
