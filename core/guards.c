@@ -456,21 +456,22 @@ bool guards_restore_pending(const struct workspace *ws, int *iter)
 
 int guards_after_commit(const struct workspace *ws, char sha[41], struct err *e)
 {
-	struct log_rows *rs;
-	const struct log_row *rows;
-	size_t n;
+	struct log_rows *rs, *bs = NULL;
+	const struct log_row *best = NULL;
 	int rc;
 
 	if (sha)
 		sha[0] = '\0';
-	if ((rc = rows_load(ws, &rs, &rows, &n, e)) < 0)
+	/* the newest row and the best: not every row */
+	if ((rc = store_rows_before(ws->store, INT_MAX, 1, false, &rs, e)) < 0)
 		return rc;
-	const struct log_row *last = n ? &rows[n - 1] : NULL;
+	const struct log_row *last = rs->n ? &rs->v[rs->n - 1] : NULL;
 	if (!last || !last->commit || !rules_row_restores(last->status))
 		goto out;
 	bool done = store_restore_done(ws->store, last->iter);
 	int intent = 0;
-	const struct log_row *best = log_rows_best(rows, n);
+	if (!done && (rc = store_rows_best(ws->store, &bs, &best, e)) < 0)
+		goto out;
 	if (done || !best || !best->commit)
 		goto out;
 	char head[VCS_OID_HEX], work[VCS_OID_HEX], want[VCS_OID_HEX];
@@ -526,6 +527,7 @@ int guards_after_commit(const struct workspace *ws, char sha[41], struct err *e)
 			memcpy(sha, made, VCS_OID_HEX);
 	}
 out:
+	log_rows_put(bs);
 	log_rows_put(rs);
 	return rc;
 }

@@ -29,6 +29,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -146,23 +147,26 @@ int loop_where(struct loop *l, struct where *w, struct err *e)
 {
 	struct log_rows *sr;
 	const struct log_row *rows;
-	size_t n;
+	long long count, key;
 	char work[VCS_OID_HEX];
 	int rc;
 
 	memset(w, 0, sizeof(*w));
 	w->stall = -1;
-	if ((rc = loop_rows_get(l->ws.store, &sr, &rows, &n, e)) < 0)
+	/* how many rows, and the newest: not every row */
+	if ((rc = store_rows_count(l->ws.store, &count, &key, e)) < 0 ||
+	    (rc = store_rows_before(l->ws.store, INT_MAX, 1, false, &sr, e)) < 0)
 		return rc;
-	w->nrows = (int)n;
+	rows = sr->v;
+	w->nrows = (int)count;
 	if ((rc = kernel_changed(l, &w->kernel_changed, work, e)) < 0) {
 		log_rows_put(sr);
 		return rc;
 	}
-	if (n > 0 && !rows[n - 1].commit) {
+	if (sr->n > 0 && !rows[sr->n - 1].commit) {
 		char *tree = NULL;
 		w->state = ST_LOGGED;
-		w->iter = rows[n - 1].iter;
+		w->iter = rows[sr->n - 1].iter;
 		if (store_iter_run(l->ws.store, w->iter, &w->run_id, &tree, NULL) == 0 && tree)
 			w->telescoped = strcmp(tree, work) != 0;
 		free(tree);
@@ -172,7 +176,7 @@ int loop_where(struct loop *l, struct where *w, struct err *e)
 		return 0;
 	}
 	log_rows_put(sr);
-	w->iter = (int)n;
+	w->iter = (int)count;
 	if (l->missing) {
 		w->state = ST_NO_CONTRACT;
 		return 0;
@@ -209,7 +213,7 @@ int loop_where(struct loop *l, struct where *w, struct err *e)
 		if (!attempt)
 			return 0;
 	}
-	if (n == 0)
+	if (count == 0)
 		w->state = ST_NEED_BASELINE;
 	else
 		w->state = w->kernel_changed ? ST_EDITING : ST_READY;
@@ -770,8 +774,7 @@ int loop_status(struct loop *l, struct loop_status *st, struct err *e)
 {
 	struct where w;
 	struct log_rows *sr;
-	const struct log_row *rows;
-	size_t n;
+	const struct log_row *best;
 	int rc;
 
 	memset(st, 0, sizeof(*st));
@@ -779,7 +782,7 @@ int loop_status(struct loop *l, struct loop_status *st, struct err *e)
 		return rc;
 	if ((rc = loop_where(l, &w, e)) < 0)
 		return rc;
-	if ((rc = loop_rows_get(l->ws.store, &sr, &rows, &n, e)) < 0)
+	if ((rc = store_rows_best(l->ws.store, &sr, &best, e)) < 0)
 		return rc;
 	st->state = w.state;
 	st->iteration = w.iter;
@@ -805,7 +808,6 @@ int loop_status(struct loop *l, struct loop_status *st, struct err *e)
 	st->due = d.due;
 	st->suggest = d.suggest;
 	st->suggest_why = d.why;
-	const struct log_row *best = log_rows_best(rows, n);
 	st->has_best = best != NULL;
 	if (best) {
 		st->best_iter = best->iter;

@@ -21,6 +21,7 @@
 #include <jansson.h>
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -177,31 +178,18 @@ static int cmp_int(const void *a, const void *b)
 /* What the history check below depends on: HEAD, where the walk stops and
  * every row's commit.  Commits never change, so while this key stays the
  * same a walk that found nothing to report would find nothing again. */
-static char *git_key(struct loop *l, const struct log_row *rows, size_t n)
+/* What git's check of the rows depends on: HEAD, where the history
+ * starts, and the rows' iterations and commits, which the store's count of
+ * rows and its key (store_rows_count) stand for without reading them */
+static char *git_key(struct loop *l)
 {
 	char head[VCS_OID_HEX];
-	unsigned long long h = 14695981039346656037ULL;
+	long long n, k;
 
-	if (vcs_head(l->ws.vcs, head, NULL) < 0)
+	if (vcs_head(l->ws.vcs, head, NULL) < 0 || store_rows_count(l->ws.store, &n, &k, NULL) < 0 ||
+	    k < 0)
 		return NULL;
-	for (size_t i = 0; i < n; i++) {
-		/* the bytes of "%d:", written without printf (once per row) */
-		char it[24], *q = it + sizeof(it);
-		long long v = rows[i].iter;
-		unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
-		*--q = ':';
-		do
-			*--q = (char)('0' + u % 10);
-		while (u /= 10);
-		if (v < 0)
-			*--q = '-';
-		for (const char *p = q; p < it + sizeof(it); p++)
-			h = (h ^ (unsigned char)*p) * 1099511628211ULL;
-		for (const char *p = rows[i].commit ? rows[i].commit : "-"; *p; p++)
-			h = (h ^ (unsigned char)*p) * 1099511628211ULL;
-		h = (h ^ ';') * 1099511628211ULL;
-	}
-	return xasprintf("%s %s %zu %016llx", head, l->init_head ? l->init_head : "-", n, h);
+	return xasprintf("%s %s %lld %lld", head, l->init_head ? l->init_head : "-", n, k);
 }
 
 /* Rows whose commits the branch lost, newest last. */
@@ -318,18 +306,19 @@ int loop_reconcile_git(struct loop *l, struct err *e)
 	size_t n, nc;
 	struct vcs_iter_commit *cs;
 	char *key, *seen = NULL;
-	int rc = loop_rows_get(l->ws.store, &sr, &rows, &n, e);
-	if (rc < 0)
-		return rc;
-	key = git_key(l, rows, n);
+	int rc;
+	key = git_key(l);
 	if (key && store_meta_get(l->ws.store, "reconciled_git", &seen, NULL) == 0 && seen &&
 	    !strcmp(seen, key)) {
 		free(seen);
 		free(key);
-		log_rows_put(sr);
 		return 0;
 	}
 	free(seen);
+	if ((rc = loop_rows_get(l->ws.store, &sr, &rows, &n, e)) < 0) {
+		free(key);
+		return rc;
+	}
 	size_t problems_before = l->problems.len;
 	bool adopted = false;
 	struct off_rows off = {0};
@@ -657,11 +646,10 @@ static int reconcile_aside(struct loop *l, struct err *e)
 static void reconcile_index(struct loop *l)
 {
 	struct log_rows *sr;
-	const struct log_row *rows;
-	size_t n;
-	if (vcs_index_locked(l->ws.vcs) || loop_rows_get(l->ws.store, &sr, &rows, &n, NULL) < 0)
+	if (vcs_index_locked(l->ws.vcs) ||
+	    store_rows_before(l->ws.store, INT_MAX, 1, false, &sr, NULL) < 0)
 		return;
-	const struct log_row *last = n ? &rows[n - 1] : NULL;
+	const struct log_row *last = sr->n ? &sr->v[sr->n - 1] : NULL;
 	char idx[VCS_OID_HEX], row[VCS_OID_HEX], head[VCS_OID_HEX], before[VCS_OID_HEX];
 	if (last && last->commit &&
 	    vcs_index_kernel_hash(l->ws.vcs, loop_kpaths(l), l->ws.nkernel, idx, NULL) == 0 &&

@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <sys/stat.h>
 #include <stdio.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -302,11 +303,11 @@ static bool in_set(const int *v, size_t n, int iter)
 int measure_best(struct store *s, struct measure_best *b, struct err *e)
 {
 	struct log_rows *rs;
+	const struct log_row *r;
 	memset(b, 0, sizeof(*b));
-	int rc = store_rows_get(s, &rs, e);
+	int rc = store_rows_best(s, &rs, &r, e);
 	if (rc < 0)
 		return rc;
-	const struct log_row *r = log_rows_best(rs->v, rs->n);
 	if (r) {
 		b->have = true;
 		b->iter = r->iter;
@@ -884,28 +885,42 @@ int measure_confirm_end(struct store *s, int id, const struct stats_cmp *cmp, bo
 
 int measure_stall_count(struct store *s, int after_iter, int *count, struct err *e)
 {
-	struct log_rows *rs;
 	int *nc = NULL;
-	size_t nnc = 0;
+	size_t nnc = 0, n = 0, cap = 0;
+	struct rules_stall_row *sr = NULL;
 	*count = 0;
-	int rc = store_rows_get(s, &rs, e);
-	if (rc < 0)
-		return rc;
-	const struct log_row *rows = rs->v;
-	size_t n = rs->n;
-	if ((rc = store_uncounted_iters(s, &nc, &nnc, e)) < 0)
-		goto out;
-	struct rules_stall_row *sr = xcalloc(n ? n : 1, sizeof(*sr));
-	for (size_t i = 0; i < n; i++) {
-		/* a re-assessment restarts the count like a baseline */
-		sr[i].base = rows[i].status == RS_BASE || rows[i].iter <= after_iter;
-		sr[i].win = log_row_is_win(&rows[i]);
-		sr[i].not_comparable = in_set(nc, nnc, rows[i].iter);
+	int rc = store_uncounted_iters(s, &nc, &nnc, e);
+	/* The count stops at the newest baseline or win: the rows are read
+	 * back from the newest a page at a time until one is found, newest
+	 * first into sr, then turned to the log's order for the rule. */
+	bool stop = false;
+	for (int before = INT_MAX; rc == 0 && !stop;) {
+		struct log_rows *rs;
+		if ((rc = store_rows_before(s, before, 32, false, &rs, e)) < 0)
+			break;
+		for (size_t i = rs->n; i-- > 0 && !stop;) {
+			const struct log_row *r = &rs->v[i];
+			if (n == cap)
+				sr = xrealloc(sr, (cap = cap ? 2 * cap : 32) * sizeof(*sr));
+			/* a re-assessment restarts the count like a baseline */
+			sr[n].base = r->status == RS_BASE || r->iter <= after_iter;
+			sr[n].win = log_row_is_win(r);
+			sr[n].not_comparable = in_set(nc, nnc, r->iter);
+			stop = sr[n].base || sr[n].win;
+			n++;
+		}
+		stop = stop || rs->n < 32;
+		before = rs->n ? rs->v[0].iter : before;
+		log_rows_put(rs);
 	}
-	*count = rules_stall_count(sr, n);
+	for (size_t i = 0; i < n / 2; i++) {
+		struct rules_stall_row t = sr[i];
+		sr[i] = sr[n - 1 - i];
+		sr[n - 1 - i] = t;
+	}
+	if (rc == 0)
+		*count = rules_stall_count(sr, n);
 	free(sr);
-out:
-	log_rows_put(rs);
 	free(nc);
 	return rc;
 }

@@ -4,12 +4,14 @@
 #include "core/store_sql.h"
 #include "core/err.h"
 #include "core/jsonw.h"
+#include "core/rules.h"
 #include "core/sb.h"
 
 #include <sqlite3.h>
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -387,6 +389,23 @@ static const char *const migrations[] = {
 	" WHEN " FULL_GATE_FAILS_A_SUBSET_KEEP " BEGIN " ROWS_GEN_BUMP " END;"
 	"CREATE TRIGGER IF NOT EXISTS rows_gen_full_fail_update AFTER UPDATE OF kind, scope, gate,"
 	" tree ON runs WHEN " FULL_GATE_FAILS_A_SUBSET_KEEP " BEGIN " ROWS_GEN_BUMP " END;",
+	/* 13: what a command reads in place of every row.  meta 'rows_n', how
+	 * many rows there are, and 'rows_key', which moves on with every row
+	 * added or taken away and every change of a row's iteration or commit
+	 * (the check of the rows against git, loop_reconcile.c), kept by
+	 * triggers; an index of the rows that may be the best (a baseline or a
+	 * keep), read newest first (store_rows_best). */
+	"INSERT OR REPLACE INTO meta(key, value) SELECT 'rows_n', count(*) FROM iterations;"
+	"INSERT OR IGNORE INTO meta(key, value) VALUES ('rows_key', '0');"
+	"CREATE TRIGGER IF NOT EXISTS rows_n_insert AFTER INSERT ON iterations BEGIN"
+	" UPDATE meta SET value = value + 1 WHERE key IN ('rows_n', 'rows_key'); END;"
+	"CREATE TRIGGER IF NOT EXISTS rows_n_delete AFTER DELETE ON iterations BEGIN"
+	" UPDATE meta SET value = value - 1 WHERE key = 'rows_n';"
+	" UPDATE meta SET value = value + 1 WHERE key = 'rows_key'; END;"
+	"CREATE TRIGGER IF NOT EXISTS rows_key_update AFTER UPDATE OF iter, commit_sha ON iterations"
+	" BEGIN UPDATE meta SET value = value + 1 WHERE key = 'rows_key'; END;"
+	"CREATE INDEX IF NOT EXISTS iterations_best ON iterations(iter)"
+	" WHERE status IN ('base', 'keep');",
 };
 #define NMIGRATIONS (int)(sizeof(migrations) / sizeof(migrations[0]))
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == STORE_SCHEMA_VERSION,
@@ -1211,7 +1230,22 @@ static char *text_at(const struct sb *text, size_t off)
 	return off == NO_TEXT ? NULL : text->buf + off;
 }
 
-static int rows_read(struct store *s, struct log_rows **out, struct err *e)
+/* The columns of a row as rows_read reads them */
+#define ROWS_COLUMNS                                                                        \
+	"SELECT iter, direction, gate, gate_v, scope, bench_ms, vs_best, status, axis,"   \
+	" commit_sha, unconfirmed, vs_from IS 'confirm',"                                   \
+	/* a subset-gate row whose kernel a full gate failed since */                       \
+	" CASE WHEN scope = ?1 AND tree IS NOT NULL THEN EXISTS(SELECT 1 FROM runs f"        \
+	"  WHERE f.tree = iterations.tree AND f.kind = 'verify' AND f.scope = ?2"          \
+	"  AND f.gate = ?3) ELSE 0 END"                                                      \
+	" FROM iterations"
+
+/* Which rows rows_read reads: all, or the newest before an iteration (at
+ * most a limit of them), or of those only the ones that may be the best */
+enum rows_sel { ROWS_ALL, ROWS_BEFORE, ROWS_BEST_BEFORE };
+
+static int rows_read_sel(struct store *s, enum rows_sel sel, int before, size_t limit,
+			 struct log_rows **out, struct err *e)
 {
 	struct log_row *rows = NULL;
 	size_t (*off)[5] = NULL; /* direction, gate, axis, commit, unconfirmed of each row */
@@ -1219,13 +1253,11 @@ static int rows_read(struct store *s, struct log_rows **out, struct err *e)
 	size_t n = 0, cap = 0;
 	sqlite3_stmt *st;
 	int rc = prep(s,
-		      "SELECT iter, direction, gate, gate_v, scope, bench_ms, vs_best, status, axis,"
-		      " commit_sha, unconfirmed, vs_from IS 'confirm',"
-		      /* a subset-gate row whose kernel a full gate failed since */
-		      " CASE WHEN scope = ?1 AND tree IS NOT NULL THEN EXISTS(SELECT 1 FROM runs f"
-		      "  WHERE f.tree = iterations.tree AND f.kind = 'verify' AND f.scope = ?2"
-		      "  AND f.gate = ?3) ELSE 0 END"
-		      " FROM iterations ORDER BY iter",
+		      sel == ROWS_ALL ? ROWS_COLUMNS " ORDER BY iter"
+		      : sel == ROWS_BEFORE
+			      ? ROWS_COLUMNS " WHERE iter < ?4 ORDER BY iter DESC LIMIT ?5"
+			      : ROWS_COLUMNS " WHERE status IN ('base', 'keep') AND iter < ?4"
+					     " ORDER BY iter DESC LIMIT ?5",
 		      &st, e);
 	*out = NULL;
 	if (rc < 0)
@@ -1233,6 +1265,10 @@ static int rows_read(struct store *s, struct log_rows **out, struct err *e)
 	sqlite3_bind_int(st, 1, SCOPE_SUBSET);
 	sqlite3_bind_int(st, 2, SCOPE_FULL);
 	sqlite3_bind_int(st, 3, GATE_FAIL);
+	if (sel != ROWS_ALL) {
+		sqlite3_bind_int(st, 4, before);
+		sqlite3_bind_int64(st, 5, (sqlite3_int64)limit);
+	}
 	sb_init(&text);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		if (n == cap) {
@@ -1259,6 +1295,16 @@ static int rows_read(struct store *s, struct log_rows **out, struct err *e)
 		n++;
 	}
 	unprep(s, st);
+	/* read newest first: back to the log's order */
+	for (size_t i = 0; sel != ROWS_ALL && i < n / 2; i++) {
+		struct log_row t = rows[i];
+		size_t to[5];
+		rows[i] = rows[n - 1 - i];
+		rows[n - 1 - i] = t;
+		memcpy(to, off[i], sizeof(to));
+		memcpy(off[i], off[n - 1 - i], sizeof(to));
+		memcpy(off[n - 1 - i], to, sizeof(to));
+	}
 	for (size_t i = 0; i < n; i++) {
 		rows[i].direction = text_at(&text, off[i][0]);
 		rows[i].gate = text_at(&text, off[i][1]);
@@ -1277,6 +1323,65 @@ static int rows_read(struct store *s, struct log_rows **out, struct err *e)
 		return store_fail(s, "cannot read the rows", e);
 	}
 	*out = sr;
+	return 0;
+}
+
+static int rows_read(struct store *s, struct log_rows **out, struct err *e)
+{
+	return rows_read_sel(s, ROWS_ALL, 0, 0, out, e);
+}
+
+int store_rows_before(struct store *s, int before, size_t limit, bool best_only,
+		      struct log_rows **out, struct err *e)
+{
+	return rows_read_sel(s, best_only ? ROWS_BEST_BEFORE : ROWS_BEFORE, before, limit, out, e);
+}
+
+int store_rows_best(struct store *s, struct log_rows **page, const struct log_row **best,
+		    struct err *e)
+{
+	/* log_rows_best over the whole log is the newest row that can be the
+	 * best: walked back a few candidates (baselines and keeps) at a time */
+	int before = INT_MAX, rc;
+	*page = NULL;
+	*best = NULL;
+	for (;;) {
+		if ((rc = store_rows_before(s, before, 16, true, page, e)) < 0)
+			return rc;
+		if ((*best = log_rows_best((*page)->v, (*page)->n)) || (*page)->n < 16)
+			return 0;
+		before = (*page)->v[0].iter;
+		log_rows_put(*page);
+		*page = NULL;
+	}
+}
+
+int store_rows_count(struct store *s, long long *n, long long *key, struct err *e)
+{
+	sqlite3_stmt *st;
+	int rc = prep(s,
+		      "SELECT (SELECT value FROM meta WHERE key = 'rows_n'),"
+		      " (SELECT value FROM meta WHERE key = 'rows_key')",
+		      &st, e);
+	*n = *key = -1;
+	if (rc < 0)
+		return rc;
+	int step = sqlite3_step(st);
+	if (step == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL &&
+	    sqlite3_column_type(st, 1) != SQLITE_NULL) {
+		*n = sqlite3_column_int64(st, 0);
+		*key = sqlite3_column_int64(st, 1);
+	}
+	unprep(s, st);
+	if (step != SQLITE_ROW)
+		return store_fail(s, "cannot read the number of rows", e);
+	if (*n < 0) {
+		/* a count taken away by hand: counted once */
+		int c;
+		if ((rc = store_iter_count(s, &c, e)) < 0)
+			return rc;
+		*n = c;
+	}
 	return 0;
 }
 

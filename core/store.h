@@ -31,7 +31,7 @@ struct sb;
 struct store;
 struct sqlite3;
 
-#define STORE_SCHEMA_VERSION 12
+#define STORE_SCHEMA_VERSION 13
 
 /* What to do about a workspace that cannot be written (ERR_READONLY). */
 #define STORE_READONLY_HINT                                                                     \
@@ -143,6 +143,21 @@ int store_rows_get(struct store *s, struct log_rows **out, struct err *e);
 /* A copy of all rows for a caller that changes them.  Caller frees:
  * log_row_release each, then free(). */
 int store_iters(struct store *s, struct log_row **rows, size_t *n, struct err *e);
+/* The newest rows before iteration `before` (INT_MAX: the newest of all),
+ * at most limit of them, in the log's order; best_only: only the rows that
+ * may be the best (a baseline or a keep, through their index).  The caller
+ * owns one reference: log_rows_put(*out) (NULL on error). */
+int store_rows_before(struct store *s, int before, size_t limit, bool best_only,
+		      struct log_rows **out, struct err *e);
+/* The best (log_rows_best over all rows) without reading every row:
+ * *best points into *page, which the caller puts (log_rows_put) in any
+ * case; *best NULL when no row can be the best. */
+int store_rows_best(struct store *s, struct log_rows **page, const struct log_row **best,
+		    struct err *e);
+/* How many rows there are (*n), and a key that moves on with every row
+ * added or taken away and every change of a row's iteration or commit
+ * (*key; -1 when the database holds none); both kept by triggers. */
+int store_rows_count(struct store *s, long long *n, long long *key, struct err *e);
 /* Number of logged rows (= the next iteration number). */
 int store_iter_count(struct store *s, int *n, struct err *e);
 int store_iter_run(struct store *s, int iter, int *run_id, char **tree, struct err *e);

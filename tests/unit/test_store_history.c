@@ -4,7 +4,9 @@
  * status --json printed on it) is migrated, and every figure derived from
  * the whole history is the same as before: the noise band, the cost, each
  * run's verdict.  Then the tables the triggers keep (run_trees, run_costs)
- * are checked against the runs after each kind of change. */
+ * are checked against the runs after each kind of change; schema 13's
+ * count of rows, and the best and the stall read from the newest rows back,
+ * against every row. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,11 +17,13 @@
 #include "core/fsutil.h"
 #include "core/measure.h"
 #include "core/model.h"
+#include "core/rules.h"
 #include "core/sb.h"
 #include "core/stats.h"
 #include "core/store.h"
 
 #include <jansson.h>
+#include <limits.h>
 #include <math.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -302,6 +306,126 @@ static void the_migration_marks_the_rows_with_an_env(void **state)
 	free(env[0]);
 }
 
+/* The stall count as it was read before schema 13: over every row */
+static int stall_over_every_row(int after_iter)
+{
+	struct err e = {0};
+	struct log_rows *rs;
+	int *nc = NULL;
+	size_t nnc = 0;
+	assert_int_equal(store_rows_get(st, &rs, &e), 0);
+	assert_int_equal(store_uncounted_iters(st, &nc, &nnc, &e), 0);
+	struct rules_stall_row *sr = calloc(rs->n + 1, sizeof(*sr));
+	for (size_t i = 0; i < rs->n; i++) {
+		const struct log_row *r = &rs->v[i];
+		sr[i].base = r->status == RS_BASE || r->iter <= after_iter;
+		sr[i].win = log_row_is_win(r);
+		for (size_t k = 0; k < nnc; k++)
+			sr[i].not_comparable |= nc[k] == r->iter;
+	}
+	int c = rules_stall_count(sr, rs->n);
+	free(sr);
+	free(nc);
+	log_rows_put(rs);
+	return c;
+}
+
+/* Schema 13 on the same database: the count of rows and the key kept by
+ * triggers, the best and the stall read from the newest rows back, each the
+ * same as read from every row, through many random changes of the rows. */
+static void the_kept_count_best_and_stall_agree_with_every_row(void **state)
+{
+	struct err e = {0};
+	long long n, key0;
+	static const char *const status[] = {"base", "keep", "revert", "drop", "floor", "keep"};
+	assert_int_equal(int_of("SELECT count(*) FROM sqlite_master WHERE name = 'iterations_best'"), 1);
+	assert_int_equal(store_rows_count(st, &n, &key0, &e), 0);
+	assert_int_equal(n, int_of("SELECT count(*) FROM iterations"));
+	assert_true(key0 >= 0);
+	srand(35);
+	int next = int_of("SELECT max(iter) + 1 FROM iterations");
+	for (int k = 0; k < 400; k++) {
+		char sql[512];
+		int what = rand() % 10, it = rand() % (next + 1);
+		if (what < 6) {
+			snprintf(sql, sizeof(sql),
+				 "INSERT INTO iterations (iter, direction, gate, gate_v, scope, bench_ms,"
+				 " status, run_id, tree, commit_sha, unconfirmed) VALUES (%d, 'd%d',"
+				 " 'pass', %d, %d, %s, '%s', %s, %s, %s, %s)",
+				 next++, k, rand() % 4 ? GATE_PASS : GATE_FAIL,
+				 rand() % 5 ? SCOPE_FULL : SCOPE_SUBSET,
+				 rand() % 8 ? "1.5" : "NULL", status[rand() % 6],
+				 rand() % 3 ? "(SELECT min(id) FROM runs)" : "NULL",
+				 rand() % 2 ? "(SELECT tree FROM runs ORDER BY id LIMIT 1)" : "NULL",
+				 rand() % 4 ? "'abc'" : "NULL", rand() % 4 ? "NULL" : "'by hand'");
+		} else if (what < 7) {
+			snprintf(sql, sizeof(sql), "DELETE FROM iterations WHERE iter = %d", it);
+		} else if (what < 8) {
+			snprintf(sql, sizeof(sql),
+				 "UPDATE iterations SET status = '%s' WHERE iter = %d", status[rand() % 6], it);
+		} else if (what < 9) {
+			snprintf(sql, sizeof(sql),
+				 "UPDATE iterations SET commit_sha = 'c%d' WHERE iter = %d", k, it);
+		} else {
+			/* the kernel of subset-gate rows fails a full gate */
+			snprintf(sql, sizeof(sql),
+				 "INSERT INTO runs (iter, kind, t_start, t_end, gate, scope, tree)"
+				 " SELECT %d, 'verify', 1, 2, %d, %d, tree FROM iterations WHERE iter = %d",
+				 it, GATE_FAIL, SCOPE_FULL, it);
+		}
+		int changed_before = int_of("SELECT total_changes()");
+		assert_int_equal(store_exec(st, sql, &e), 0);
+		bool changed = int_of("SELECT total_changes()") != changed_before;
+		long long key1;
+		assert_int_equal(store_rows_count(st, &n, &key1, &e), 0);
+		assert_int_equal(n, int_of("SELECT count(*) FROM iterations"));
+		if (changed && what < 7)
+			assert_true(key1 != key0);
+		key0 = key1;
+		/* the best */
+		struct log_rows *all, *page;
+		const struct log_row *best;
+		assert_int_equal(store_rows_get(st, &all, &e), 0);
+		const struct log_row *want = log_rows_best(all->v, all->n);
+		assert_int_equal(store_rows_best(st, &page, &best, &e), 0);
+		assert_int_equal(best != NULL, want != NULL);
+		if (want)
+			assert_int_equal(best->iter, want->iter);
+		log_rows_put(page);
+		/* the newest row */
+		assert_int_equal(store_rows_before(st, INT_MAX, 1, false, &page, &e), 0);
+		assert_int_equal(page->n, all->n ? 1 : 0);
+		if (all->n)
+			assert_int_equal(page->v[0].iter, all->v[all->n - 1].iter);
+		log_rows_put(page);
+		log_rows_put(all);
+		/* the stall, with and without a re-assessment */
+		int c, after = rand() % 3 ? -1 : rand() % next;
+		assert_int_equal(measure_stall_count(st, after, &c, &e), 0);
+		assert_int_equal(c, stall_over_every_row(after));
+	}
+	/* more rows than one page back to the best and to the stall's start */
+	assert_int_equal(store_exec(st, "INSERT INTO iterations (iter, direction, gate_v, scope,"
+				    " bench_ms, status) VALUES (10000, 'b', 1, 1, 2.0, 'keep')", &e), 0);
+	for (int k = 1; k <= 70; k++) {
+		char sql[256];
+		snprintf(sql, sizeof(sql), "INSERT INTO iterations (iter, direction, gate_v, scope,"
+			 " bench_ms, status) VALUES (%d, 'x', %d, 1, 1.0, '%s')", 10000 + k,
+			 GATE_FAIL, k % 2 ? "keep" : "drop");
+		assert_int_equal(store_exec(st, sql, &e), 0);
+	}
+	struct log_rows *page;
+	const struct log_row *best;
+	int c;
+	assert_int_equal(store_rows_best(st, &page, &best, &e), 0);
+	assert_non_null(best);
+	assert_int_equal(best->iter, 10000);
+	log_rows_put(page);
+	assert_int_equal(measure_stall_count(st, -1, &c, &e), 0);
+	assert_int_equal(c, stall_over_every_row(-1));
+	assert_true(c >= 35);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -315,6 +439,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(the_triggers_keep_the_tables_as_runs_change, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(the_kept_count_best_and_stall_agree_with_every_row,
+						setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
