@@ -644,12 +644,82 @@ int measure_judge_run(struct store *s, int run_id, double threshold, struct stat
 	return rc;
 }
 
+/* One spread tree's terms of the pooled noise band in env (history_sets'
+ * set of the tree, and stats_noise_term of each of its shapes): kept ones,
+ * else made and kept.  Caller frees with store_noise_terms_release. */
+static int tree_terms(struct store *s, const char *tree, const char *env, long long gen,
+		      struct store_noise_term **t, size_t *n, struct err *e)
+{
+	bool kept;
+	struct stats_set set;
+	int rc = store_noise_terms_get(s, tree, env, t, n, &kept, e);
+	if (rc < 0 || kept)
+		return rc;
+	if ((rc = measure_tree_set_upto(s, tree, env, 0, NULL, 0, &set, e)) < 0)
+		return rc;
+	bool exact = true;
+	*t = xcalloc(set.nshapes ? set.nshapes : 1, sizeof(**t));
+	for (size_t i = 0; i < set.nshapes; i++) {
+		struct stats_noise_term x;
+		stats_noise_term(&set, env, set.shapes[i].key, &x);
+		if (!x.dof)
+			continue;
+		/* (the database keeps no NaN) */
+		exact = exact && isfinite(x.ss);
+		(*t)[(*n)++] = (struct store_noise_term){xstrdup(set.shapes[i].key), x.ss, x.dof, x.runs};
+	}
+	stats_set_release(&set);
+	if (exact && gen >= 0)
+		store_noise_terms_put(s, tree, env, gen, *t, *n);
+	return 0;
+}
+
+/* The terms of every spread tree but skip, oldest first (history_sets'
+ * groups). */
+static int history_terms(struct store *s, const char *env, const char *skip,
+			 struct store_noise_term ***t, size_t **nt, size_t *n, struct err *e)
+{
+	char **trees;
+	size_t ntrees;
+	long long gen;
+	*t = NULL;
+	*nt = NULL;
+	*n = 0;
+	/* read before anything the terms are made from */
+	if (store_noise_gen(s, &gen) < 0)
+		gen = -1;
+	int rc = store_spread_trees(s, &trees, &ntrees, e);
+	if (rc < 0)
+		return rc;
+	*t = xcalloc(ntrees ? ntrees : 1, sizeof(**t));
+	*nt = xcalloc(ntrees ? ntrees : 1, sizeof(**nt));
+	for (size_t i = 0; i < ntrees; i++) {
+		if (rc == 0 && !(skip && !strcmp(trees[i], skip))) {
+			rc = tree_terms(s, trees[i], env, gen, &(*t)[*n], &(*nt)[*n], e);
+			(*n)++;
+		}
+		free(trees[i]);
+	}
+	free(trees);
+	return rc;
+}
+
+static const struct store_noise_term *term_of(const struct store_noise_term *t, size_t n,
+					      const char *shape)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(t[i].shape, shape))
+			return &t[i];
+	return NULL;
+}
+
 int measure_noise_band(struct store *s, const char *shape, double centre, struct loop_noise *out,
 		       struct err *e)
 {
 	struct measure_best best;
-	struct stats_set bset = {0}, *hist = NULL;
-	size_t nh = 0;
+	struct stats_set bset = {0};
+	struct store_noise_term **hist = NULL;
+	size_t nh = 0, *nth = NULL;
 	double sum = 0;
 	int n = 0;
 
@@ -659,18 +729,24 @@ int measure_noise_band(struct store *s, const char *shape, double centre, struct
 	if (rc == 0 && best.have && best.tree && stats_time_ok(best.bench_ms))
 		rc = measure_tree_set(s, best.tree, NULL, 0, NULL, &bset, e);
 	if (rc == 0 && bset.nshapes)
-		rc = history_sets(s, bset.env, best.tree, NULL, 0, 0, &hist, &nh, e);
+		rc = history_terms(s, bset.env, best.tree, &hist, &nth, &nh, e);
 	if (rc == 0 && bset.nshapes) {
-		/* the groups a verdict against the best pools, less the candidate */
-		const struct stats_set **g = xcalloc(nh + 1, sizeof(*g));
-		g[0] = &bset;
-		for (size_t i = 0; i < nh; i++)
-			g[i + 1] = &hist[i];
+		/* the groups a verdict against the best pools, less the
+		 * candidate: the best's own, then each spread tree's terms
+		 * (stats_noise_pool's figures, from the kept terms) */
+		struct stats_noise_term *g = xcalloc(nh + 1, sizeof(*g));
 		for (size_t i = 0; i < bset.nshapes; i++) {
 			struct stats_noise nz;
-			if (shape && strcmp(bset.shapes[i].key, shape))
+			const char *key = bset.shapes[i].key;
+			if (shape && strcmp(key, shape))
 				continue;
-			stats_noise_pool(g, nh + 1, bset.env, bset.shapes[i].key, &nz);
+			stats_noise_term(&bset, bset.env, key, &g[0]);
+			for (size_t k = 0; k < nh; k++) {
+				const struct store_noise_term *x = term_of(hist[k], nth[k], key);
+				g[k + 1] = x ? (struct stats_noise_term){x->ss, x->dof, x->runs}
+					     : (struct stats_noise_term){0};
+			}
+			stats_noise_pool_terms(g, nh + 1, &nz);
 			if (isfinite(nz.sigma)) {
 				sum += nz.sigma;
 				n++;
@@ -691,8 +767,9 @@ int measure_noise_band(struct store *s, const char *shape, double centre, struct
 		out->half = (out->hi_ms - out->lo_ms) / 2 / centre;
 	}
 	for (size_t i = 0; i < nh; i++)
-		stats_set_release(&hist[i]);
+		store_noise_terms_release(hist[i], nth[i]);
 	free(hist);
+	free(nth);
 	stats_set_release(&bset);
 	measure_best_release(&best);
 	return rc;

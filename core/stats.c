@@ -436,6 +436,30 @@ void stats_noise_pool(const struct stats_set *const *groups, size_t ngroups, con
 	noise_pool(groups, ngroups, env, shape, false, out);
 }
 
+void stats_noise_term(const struct stats_set *g, const char *env, const char *shape,
+		      struct stats_noise_term *out)
+{
+	memset(out, 0, sizeof(*out));
+	/* pool_add between sessions, into sums of its own */
+	pool_add(g, env, shape, false, &out->ss, &out->dof, &out->runs, NULL, NULL);
+}
+
+void stats_noise_pool_terms(const struct stats_noise_term *t, size_t n, struct stats_noise *out)
+{
+	double ss = 0;
+	int dof = 0, runs = 0;
+	/* add_spread's additions, in the same order (a group that adds
+	 * nothing has no term to add) */
+	for (size_t i = 0; i < n; i++) {
+		if (!t[i].dof)
+			continue;
+		ss += t[i].ss;
+		dof += t[i].dof;
+		runs += t[i].runs;
+	}
+	noise_finish(ss, dof, runs, out);
+}
+
 /* Do the two sets share a measuring session (a confirm run)? */
 static bool share_session(const struct stats_set *a, const struct stats_set *b)
 {

@@ -144,6 +144,18 @@ struct stats_noise {
  * sqrt(Σ(nᵢ−1)sᵢ² / Σ(nᵢ−1)). */
 void stats_noise_pool(const struct stats_set *const *groups, size_t ngroups, const char *env,
 		      const char *shape, struct stats_noise *out);
+/* One group's part of stats_noise_pool for a shape: what it adds to the
+ * pooled sums, (nᵢ−1)sᵢ², nᵢ−1 and nᵢ; all zero where it adds nothing (an
+ * environment that differs, fewer than two session centres). */
+struct stats_noise_term {
+	double ss;
+	int dof, runs;
+};
+void stats_noise_term(const struct stats_set *g, const char *env, const char *shape,
+		      struct stats_noise_term *out);
+/* stats_noise_pool from its groups' terms, in the groups' order: the same
+ * figures to the last bit, without the groups' runs. */
+void stats_noise_pool_terms(const struct stats_noise_term *t, size_t n, struct stats_noise *out);
 
 /* ---- comparison ---- */
 

@@ -31,7 +31,7 @@ struct sb;
 struct store;
 struct sqlite3;
 
-#define STORE_SCHEMA_VERSION 13
+#define STORE_SCHEMA_VERSION 14
 
 /* What to do about a workspace that cannot be written (ERR_READONLY). */
 #define STORE_READONLY_HINT                                                                     \
@@ -331,6 +331,28 @@ int store_pair_runs(struct store *s, int upto, int **ids, int **sessions, size_t
 		    struct err *e);
 /* Whether a measuring session's runs were such pairs. */
 bool store_session_paired(struct store *s, int session);
+/* Kept terms of the pooled noise band (schema 14): one spread tree's
+ * (nᵢ−1)sᵢ², nᵢ−1 and nᵢ per shape, between sessions, in an environment. */
+struct store_noise_term {
+	char *shape;
+	double ss;
+	int dof, runs;
+};
+/* The terms kept for tree in env, shapes in order: *kept says whether any
+ * were made (a tree may have none); caller frees with
+ * store_noise_terms_release.  Nothing kept for a NULL tree or env. */
+int store_noise_terms_get(struct store *s, const char *tree, const char *env,
+			  struct store_noise_term **out, size_t *n, bool *kept, struct err *e);
+void store_noise_terms_release(struct store_noise_term *t, size_t n);
+/* A count that moves on with every change the kept terms depend on (-1,
+ * and a negative return, when there is none). */
+int store_noise_gen(struct store *s, long long *gen);
+/* Keep the terms made for tree in env from what the database held when
+ * store_noise_gen gave gen: kept only while it still gives gen (a change
+ * came in meanwhile: the next reader makes them again).  -1 when not kept
+ * (read-only, or changed); never an error of the caller's. */
+int store_noise_terms_put(struct store *s, const char *tree, const char *env, long long gen,
+			  const struct store_noise_term *t, size_t n);
 /* The kernel trees whose usable runs can show a spread (the only ones a
  * pooled noise estimate can take anything from): measured at least twice
  * (a paired confirm's base column counts for its best), or once with a

@@ -98,4 +98,17 @@ static inline int sql_done(struct store *s, sqlite3_stmt *st, const char *what, 
 	return rc;
 }
 
+/* What a run's samples say about it (the SET list of an UPDATE of runs;
+ * run: the run's id in the statement): repeats, its sample rows less its
+ * distinct shapes; paired, whether a sample has a base column. */
+#define RUN_SAMPLE_FACTS(run)                                                              \
+	"repeats = (SELECT count(*) FROM samples WHERE run_id = " run ") - (SELECT count(*)"   \
+	" FROM (SELECT DISTINCT mode, B, T, H, D, L, op FROM samples WHERE run_id = " run      \
+	")), paired = EXISTS(SELECT 1 FROM samples WHERE run_id = " run                        \
+	" AND base_ms IS NOT NULL)"
+
+/* The migrations, one per schema version: store_migrations[v] takes a
+ * database from version v to v + 1 (store_schema.c). */
+extern const char *const store_migrations[STORE_SCHEMA_VERSION];
+
 #endif

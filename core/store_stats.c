@@ -805,3 +805,107 @@ int store_session_last_run(struct store *s, int session)
 	sqlite3_finalize(st);
 	return last;
 }
+
+/* ---- kept noise terms ---- */
+
+int store_noise_gen(struct store *s, long long *gen)
+{
+	sqlite3_stmt *st;
+	*gen = -1;
+	if (prep(s, "SELECT value FROM meta WHERE key = 'noise_gen'", &st, NULL) < 0)
+		return -1;
+	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
+		*gen = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return *gen < 0 ? -1 : 0;
+}
+
+void store_noise_terms_release(struct store_noise_term *t, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(t[i].shape);
+	free(t);
+}
+
+int store_noise_terms_get(struct store *s, const char *tree, const char *env,
+			  struct store_noise_term **out, size_t *n, bool *kept, struct err *e)
+{
+	sqlite3_stmt *st;
+	size_t cap = 0;
+	*out = NULL;
+	*n = 0;
+	*kept = false;
+	if (!tree || !env)
+		return 0;
+	int rc = prep_kept(s, "SELECT shape, ss, dof, runs FROM noise_terms WHERE tree = ?1 AND"
+			      " env = ?2 ORDER BY shape", &st, e);
+	if (rc == ERR_NOTFOUND)
+		return 0;
+	if (rc < 0)
+		return rc;
+	bind_text(st, 1, tree);
+	bind_text(st, 2, env);
+	int step;
+	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+		/* the empty shape marks terms made (a tree may have none) */
+		*kept = true;
+		const char *shape = (const char *)sqlite3_column_text(st, 0);
+		if (!shape || !*shape)
+			continue;
+		if (*n == cap) {
+			cap = cap ? 2 * cap : 16;
+			*out = xrealloc(*out, cap * sizeof(**out));
+		}
+		(*out)[(*n)++] = (struct store_noise_term){
+			.shape = xstrdup(shape),
+			.ss = sqlite3_column_double(st, 1),
+			.dof = sqlite3_column_int(st, 2),
+			.runs = sqlite3_column_int(st, 3),
+		};
+	}
+	store_stmt_put(s, st);
+	if (step != SQLITE_DONE) {
+		store_noise_terms_release(*out, *n);
+		*out = NULL;
+		*n = 0;
+		*kept = false;
+		return sql_fail(s, "cannot read the kept noise terms", e);
+	}
+	return 0;
+}
+
+int store_noise_terms_put(struct store *s, const char *tree, const char *env, long long gen,
+			  const struct store_noise_term *t, size_t n)
+{
+	long long now_gen;
+	if (!tree || !env || store_readonly(s) ||
+	    sqlite3_exec(store_db(s), "SAVEPOINT noise_terms", NULL, NULL, NULL) != SQLITE_OK)
+		return -1;
+	/* made from what was there when gen was read: kept only if nothing
+	 * they depend on changed since (else the next reader makes them) */
+	bool ok = store_noise_gen(s, &now_gen) == 0 && now_gen == gen;
+	sqlite3_stmt *del = ok ? sql_stmt(s, "DELETE FROM noise_terms WHERE tree = ?1 AND env = ?2")
+			       : NULL;
+	if (del) {
+		bind_text(del, 1, tree);
+		bind_text(del, 2, env);
+	}
+	ok = ok && sql_done(s, del, "noise terms", NULL) == 0;
+	for (size_t i = 0; ok && i <= n; i++) {
+		sqlite3_stmt *st = sql_stmt(s, "INSERT INTO noise_terms (tree, env, shape, ss, dof,"
+					       " runs) VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
+		if (st) {
+			bind_text(st, 1, tree);
+			bind_text(st, 2, env);
+			bind_text(st, 3, i < n ? t[i].shape : "");
+			sqlite3_bind_double(st, 4, i < n ? t[i].ss : 0);
+			sqlite3_bind_int(st, 5, i < n ? t[i].dof : 0);
+			sqlite3_bind_int(st, 6, i < n ? t[i].runs : 0);
+		}
+		ok = sql_done(s, st, "noise terms", NULL) == 0;
+	}
+	if (!ok)
+		sqlite3_exec(store_db(s), "ROLLBACK TO noise_terms", NULL, NULL, NULL);
+	sqlite3_exec(store_db(s), "RELEASE noise_terms", NULL, NULL, NULL);
+	return ok ? 0 : -1;
+}

@@ -133,6 +133,18 @@ static void a_closed_writer_leaves_its_wal_and_its_data_readable(void **state)
 	"runs_no_change; DROP INDEX tree_intents_open; ALTER TABLE runs DROP COLUMN repeats; ALTER TABLE runs DROP COLUMN " \
 	"env_key; ALTER TABLE runs DROP COLUMN paired; "
 
+#define UNDO_SCHEMA_14                                                                      \
+	"DROP TRIGGER runs_noise_insert; DROP TRIGGER runs_noise_update; DROP TRIGGER "      \
+	"runs_noise_delete; DROP TRIGGER samples_noise_insert; DROP TRIGGER "               \
+	"samples_noise_update; DROP TRIGGER samples_noise_delete; DROP TRIGGER "            \
+	"stats_probes_noise_insert; DROP TRIGGER stats_probes_noise_update; DROP TRIGGER "  \
+	"stats_probes_noise_delete; DROP TRIGGER stats_runs_noise_replace; DROP TRIGGER "   \
+	"stats_runs_noise_insert; DROP TRIGGER stats_runs_noise_update; DROP TRIGGER "      \
+	"stats_runs_noise_delete; DROP TRIGGER stats_confirms_noise_insert; DROP TRIGGER "  \
+	"stats_confirms_noise_update; DROP TRIGGER stats_confirms_noise_delete; DROP INDEX " \
+	"stats_confirms_session; DROP TABLE noise_terms; DELETE FROM meta WHERE key = "     \
+	"'noise_gen'; "
+
 #define UNDO_SCHEMA_13                                                                      \
 	"DROP TRIGGER rows_n_insert; DROP TRIGGER rows_n_delete; DROP TRIGGER rows_key_update; " \
 	"DROP INDEX iterations_best; DELETE FROM meta WHERE key IN ('rows_n', 'rows_key'); "
@@ -162,7 +174,7 @@ static void an_older_schema_is_upgraded_by_the_first_writer(void **state)
 	assert_int_equal(store_meta_set(s, "op", "chunk_gla", &e), 0);
 	store_close(s);
 	assert_int_equal(sqlite3_open(dbpath, &db), SQLITE_OK);
-	assert_int_equal(sqlite3_exec(db, UNDO_SCHEMA_13 UNDO_SCHEMA_12 UNDO_SCHEMA_11 UNDO_SCHEMA_10 "DROP INDEX iterations_run; DROP INDEX runs_tree; "
+	assert_int_equal(sqlite3_exec(db, UNDO_SCHEMA_14 UNDO_SCHEMA_13 UNDO_SCHEMA_12 UNDO_SCHEMA_11 UNDO_SCHEMA_10 "DROP INDEX iterations_run; DROP INDEX runs_tree; "
 				      "ALTER TABLE iterations DROP COLUMN "
 				      "unconfirmed; ALTER TABLE runs DROP COLUMN branch; "
 				      "ALTER TABLE iterations DROP COLUMN vs_from; "
@@ -184,7 +196,8 @@ static void an_older_schema_is_upgraded_by_the_first_writer(void **state)
 					    "(SELECT count(*) FROM pragma_table_info('runs') WHERE name = "
 					    "'branch'), (SELECT count(*) FROM sqlite_master WHERE name = "
 					    "'runs_tree'), (SELECT count(*) FROM sqlite_master WHERE name = "
-					    "'iterations_best')",
+					    "'iterations_best'), (SELECT count(*) FROM sqlite_master WHERE "
+					    "name = 'noise_terms')",
 					    -1, &st, NULL),
 			 SQLITE_OK);
 	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
@@ -194,6 +207,7 @@ static void an_older_schema_is_upgraded_by_the_first_writer(void **state)
 	assert_int_equal(sqlite3_column_int(st, 3), 1);
 	assert_int_equal(sqlite3_column_int(st, 4), 1);
 	assert_int_equal(sqlite3_column_int(st, 5), 1);
+	assert_int_equal(sqlite3_column_int(st, 6), 1);
 	sqlite3_finalize(st);
 	assert_int_equal(store_meta_get(s, "op", &val, &e), 0);
 	assert_string_equal(val, "chunk_gla");
@@ -686,7 +700,7 @@ static void every_table_comes_from_the_migrations(void **state)
 
 	/* a version 3 database with a module table of its own, and a row in it */
 	assert_int_equal(store_open(old, STORE_CREATE, &s, &e), 0);
-	assert_int_equal(store_exec(s, UNDO_SCHEMA_13 UNDO_SCHEMA_12 UNDO_SCHEMA_11 UNDO_SCHEMA_10 "DROP TABLE guards_stop; DROP TABLE stats_runs;"
+	assert_int_equal(store_exec(s, UNDO_SCHEMA_14 UNDO_SCHEMA_13 UNDO_SCHEMA_12 UNDO_SCHEMA_11 UNDO_SCHEMA_10 "DROP TABLE guards_stop; DROP TABLE stats_runs;"
 				       "DELETE FROM guards_frozen; ALTER TABLE runs DROP COLUMN branch;"
 				       "ALTER TABLE iterations DROP COLUMN vs_from;"
 				       "PRAGMA user_version = 3", &e), 0);

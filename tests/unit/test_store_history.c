@@ -6,7 +6,8 @@
  * run's verdict.  Then the tables the triggers keep (run_trees, run_costs)
  * are checked against the runs after each kind of change; schema 13's
  * count of rows, and the best and the stall read from the newest rows back,
- * against every row. */
+ * against every row; schema 14's kept terms of the noise band against
+ * every run. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -426,6 +427,157 @@ static void the_kept_count_best_and_stall_agree_with_every_row(void **state)
 	assert_true(c >= 35);
 }
 
+/* The noise band as it was read before schema 14: every spread tree's
+ * runs, pooled by stats_noise_pool */
+static void band_from_every_run(struct loop_noise *out)
+{
+	struct err e = {0};
+	struct measure_best best;
+	struct stats_set bset = {0};
+	char **trees = NULL;
+	size_t nt = 0;
+	double sum = 0;
+	int n = 0;
+	memset(out, 0, sizeof(*out));
+	out->sigma = out->lo_ms = out->hi_ms = out->half = NAN;
+	assert_int_equal(measure_best(st, &best, &e), 0);
+	if (best.have && best.tree && stats_time_ok(best.bench_ms))
+		assert_int_equal(measure_tree_set(st, best.tree, NULL, 0, NULL, &bset, &e), 0);
+	assert_int_equal(store_spread_trees(st, &trees, &nt, &e), 0);
+	struct stats_set *sets = calloc(nt + 1, sizeof(*sets));
+	const struct stats_set **g = calloc(nt + 1, sizeof(*g));
+	size_t ng = 0;
+	g[ng++] = &bset;
+	for (size_t i = 0; i < nt; i++) {
+		if (best.tree && !strcmp(trees[i], best.tree))
+			continue;
+		assert_int_equal(measure_tree_set(st, trees[i], bset.env, 0, NULL, &sets[i], &e), 0);
+		g[ng++] = &sets[i];
+	}
+	for (size_t i = 0; i < bset.nshapes; i++) {
+		struct stats_noise nz;
+		stats_noise_pool(g, ng, bset.env, bset.shapes[i].key, &nz);
+		if (isfinite(nz.sigma)) {
+			sum += nz.sigma;
+			n++;
+			out->assumed |= nz.assumed;
+			if (n == 1 || nz.runs < out->runs)
+				out->runs = nz.runs;
+		}
+	}
+	if (n && stats_time_ok(best.bench_ms)) {
+		out->have = true;
+		out->sigma = sum / n;
+		out->lo_ms = best.bench_ms * exp(-2 * out->sigma);
+		out->hi_ms = best.bench_ms * exp(2 * out->sigma);
+		out->half = (out->hi_ms - out->lo_ms) / 2 / best.bench_ms;
+	}
+	for (size_t i = 0; i < nt; i++) {
+		stats_set_release(&sets[i]);
+		free(trees[i]);
+	}
+	free(trees);
+	free(sets);
+	free(g);
+	stats_set_release(&bset);
+	measure_best_release(&best);
+}
+
+static void assert_same_band(const struct loop_noise *a, const struct loop_noise *b)
+{
+	assert_int_equal(a->have, b->have);
+	assert_int_equal(a->assumed, b->assumed);
+	assert_int_equal(a->runs, b->runs);
+	if (a->have) {
+		/* to the last bit */
+		assert_memory_equal(&a->sigma, &b->sigma, sizeof(double));
+		assert_memory_equal(&a->half, &b->half, sizeof(double));
+	}
+}
+
+/* Schema 14 on the same database: the noise band from the kept terms of
+ * each spread tree is the one pooled from every run, to the last bit,
+ * through many random changes of what the terms are made from (runs and
+ * their samples, sessions, probes, confirms, the best) */
+static void the_kept_noise_terms_agree_with_every_run(void **state)
+{
+	struct err e = {0};
+	struct loop_noise kept, again, scratch;
+	int used = 0;
+	srand(14);
+	for (int k = 0; k < 300; k++) {
+		char sql[1024];
+		int run = 1 + rand() % int_of("SELECT max(id) FROM runs");
+		int what = rand() % 11;
+		double f = 0.9 + (rand() % 200) / 1000.0;
+		if (what < 3) {
+			/* a run again: its tree's, another's, or a new tree's */
+			const char *tree = rand() % 3 ? "tree" : rand() % 2 ? "'t-new'"
+					 : "(SELECT tree FROM runs ORDER BY random() LIMIT 1)";
+			snprintf(sql, sizeof(sql),
+				 "INSERT INTO runs (iter, kind, t_start, t_end, exit_status, signal,"
+				 " timed_out, cancelled, no_change, gate, scope, bench_ms, result_json,"
+				 " tree, env_id, repeats) SELECT iter, 'noise', t_start + %d, t_end + %d,"
+				 " 0, NULL, 0, 0, 0, gate, scope, bench_ms * %.3f, result_json, %s, env_id,"
+				 " 0 FROM runs WHERE id = %d;"
+				 "INSERT INTO samples (run_id, env_id, mode, B, T, H, D, L, op, base_ms,"
+				 " new_ms, speedup) SELECT last_insert_rowid(), env_id, mode, B, T, H, D, L,"
+				 " op, base_ms * %.3f, new_ms * %.3f, speedup FROM samples WHERE run_id = %d;"
+				 "INSERT INTO stats_probes (run_id, phase, t, available, busy, json) SELECT"
+				 " (SELECT max(id) FROM runs), phase, t, available, busy, json FROM"
+				 " stats_probes WHERE run_id = %d",
+				 k, k, f, tree, run, f, f, run, run);
+		} else if (what < 4) {
+			snprintf(sql, sizeof(sql), "UPDATE runs SET cancelled = 1 - cancelled WHERE id = %d",
+				 run);
+		} else if (what < 5) {
+			snprintf(sql, sizeof(sql), "UPDATE samples SET new_ms = new_ms * %.3f, base_ms ="
+				 " base_ms * %.3f WHERE run_id = %d", f, f, run);
+		} else if (what < 6) {
+			snprintf(sql, sizeof(sql), "DELETE FROM samples WHERE id = (SELECT min(id) FROM"
+				 " samples WHERE run_id = %d)", run);
+		} else if (what < 7) {
+			static const char *const role[] = {"NULL", "'pair'", "'best'", "'cand'"};
+			snprintf(sql, sizeof(sql), "INSERT OR REPLACE INTO stats_runs (run_id, session,"
+				 " role) VALUES (%d, %d, %s)", run, rand() % 2 ? 6 : 100 + rand() % 4,
+				 role[rand() % 4]);
+		} else if (what < 8) {
+			snprintf(sql, sizeof(sql), rand() % 2
+				 ? "UPDATE stats_confirms SET best_tree = (SELECT tree FROM runs WHERE id = %d)"
+				 : "INSERT INTO stats_confirms (iter, session, best_tree) SELECT 2, 100 + %d %% 4,"
+				   " tree FROM runs WHERE id = %d", run, run);
+		} else if (what < 9) {
+			snprintf(sql, sizeof(sql), "DELETE FROM stats_probes WHERE run_id = %d;"
+				 "UPDATE runs SET env_key = NULL WHERE id = %d", run, run);
+		} else if (what < 10) {
+			/* another best: a keep of a run's tree */
+			snprintf(sql, sizeof(sql), "INSERT INTO iterations (iter, direction, gate, gate_v,"
+				 " scope, bench_ms, status, run_id, tree, commit_sha) SELECT"
+				 " (SELECT max(iter) + 1 FROM iterations), 'k', 'pass', %d, %d, bench_ms,"
+				 " 'keep', id, tree, 'c' FROM runs WHERE id = %d AND bench_ms > 0",
+				 GATE_PASS, SCOPE_FULL, run);
+		} else {
+			/* (refused where another table still refers to the run) */
+			snprintf(sql, sizeof(sql), "DELETE FROM samples WHERE run_id = %d;"
+				 "DELETE FROM stats_probes WHERE run_id = %d;"
+				 "DELETE FROM runs WHERE id = %d AND id NOT IN (SELECT"
+				 " run_id FROM iterations WHERE run_id IS NOT NULL)", run, run, run);
+		}
+		int rc = store_exec(st, sql, &e);
+		if (what < 10)
+			assert_int_equal(rc, 0);
+		assert_int_equal(measure_noise_band(st, NULL, NAN, &kept, &e), 0);
+		used += int_of("SELECT count(*) FROM noise_terms") > 0;
+		assert_int_equal(measure_noise_band(st, NULL, NAN, &again, &e), 0);
+		band_from_every_run(&scratch);
+		assert_same_band(&kept, &scratch);
+		assert_same_band(&again, &scratch);
+	}
+	/* the terms were kept and read, not made each time */
+	assert_true(used > 100);
+	assert_true(int_of("SELECT count(DISTINCT tree) FROM noise_terms") >= 2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -441,6 +593,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(the_kept_count_best_and_stall_agree_with_every_row,
 						setup, teardown),
+		cmocka_unit_test_setup_teardown(the_kept_noise_terms_agree_with_every_run, setup,
+						teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
