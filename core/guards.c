@@ -235,14 +235,13 @@ char *guards_next_step(const struct workspace *ws, enum loop_state st)
 	if (st != ST_STALLED)
 		return NULL;
 	struct log_rows *rs;
-	const struct log_row *rows;
-	size_t n;
-	if (rows_load(ws, &rs, &rows, &n, NULL) < 0)
+	int c = guards_stall(ws);
+	/* the stall's rows are the newest c */
+	if (store_rows_before(ws->store, INT_MAX, c > 0 ? (size_t)c : 0, false, &rs, NULL) < 0)
 		return NULL;
 	struct sb it = SB_INIT;
-	int c = guards_stall(ws);
 	if (c > 0)
-		stall_iters(rows, n, c, &it);
+		stall_iters(rs->v, rs->n, c, &it);
 	char *s = xasprintf("re-assess before the next iteration: %d iterations in a row without a "
 			    "win (%s). Profile the current kernel into trace/, then run optloop "
 			    "reassess --profile trace/FILE --axes TEXT --techniques TEXT --next TEXT",
@@ -267,14 +266,13 @@ int guards_verify_check(const struct workspace *ws, struct err *e)
 		return rc;
 	}
 	struct log_rows *rs;
-	const struct log_row *rows;
-	size_t n;
-	if ((rc = rows_load(ws, &rs, &rows, &n, e)) < 0)
-		return rc;
 	int c = guards_stall(ws);
+	/* the stall's rows are the newest c */
+	if ((rc = store_rows_before(ws->store, INT_MAX, c > 0 ? (size_t)c : 0, false, &rs, e)) < 0)
+		return rc;
 	if (rules_stalled(c)) {
 		struct sb it = SB_INIT;
-		stall_iters(rows, n, c, &it);
+		stall_iters(rs->v, rs->n, c, &it);
 		rc = err_set(e, ERR_REFUSED,
 			     "verify refused: the loop is STALLED: %d iterations in a row without a "
 			     "win (%s). Re-assess first: profile the current kernel into trace/, then "

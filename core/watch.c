@@ -321,13 +321,50 @@ static void run_events(struct loop_watch *w, struct loop *l, struct store *store
 		tail_read(w);
 }
 
+/* The newest rows (the log's order is the iterations'), as many as the
+ * events need and no more: every row after the first `from` (the rows
+ * logged since the last look), every row after iteration `after` (those
+ * committed since), and back to the newest committed row; all of them
+ * where there are fewer.  *n: how many rows there are, read with them
+ * (the newest of them is row *n - 1).  NULL when they cannot be read. */
+static struct log_rows *rows_tail(struct store *st, int from, int after, int *n)
+{
+	for (size_t limit = 8;; limit *= 2) {
+		struct log_rows *rs;
+		long long n0, n1, k0, k1;
+		if (store_rows_count(st, &n0, &k0, NULL) < 0 ||
+		    store_rows_before(st, INT_MAX, limit, false, &rs, NULL) < 0)
+			return NULL;
+		if (store_rows_count(st, &n1, &k1, NULL) < 0) {
+			log_rows_put(rs);
+			return NULL;
+		}
+		bool committed = false;
+		for (size_t i = 0; i < rs->n && !committed; i++)
+			committed = rs->v[i].commit != NULL;
+		/* (a row logged between the reads: read again) */
+		bool whole = n0 == n1 && k0 == k1 && k0 >= 0;
+		if (whole && (rs->n < limit || ((long long)rs->n >= n0 - from &&
+						rs->v[0].iter <= after && committed))) {
+			*n = (int)n0;
+			return rs;
+		}
+		log_rows_put(rs);
+		if (limit > (size_t)INT_MAX / 2)
+			return NULL;
+	}
+}
+
 /* The rows logged and committed since the last look, in the order they
- * happen in a loop. */
+ * happen in a loop.  rows: the newest rows (rows_tail), the last of them
+ * row s->nrows - 1. */
 static void row_events(struct loop_watch *w, const struct log_rows *rows, const struct snap *s)
 {
+	/* the position of rows' first row among all rows */
+	size_t first = rows ? (size_t)s->nrows - rows->n : 0;
 	if (w->s.have && s->nrows > w->s.nrows) {
-		for (size_t i = (size_t)w->s.nrows; rows && i < rows->n; i++) {
-			const struct log_row *r = &rows->v[i];
+		for (size_t i = (size_t)w->s.nrows; rows && i < (size_t)s->nrows; i++) {
+			const struct log_row *r = &rows->v[i - first];
 			struct loop_watch_event ev = {.kind = LOOP_WATCH_ROW,
 						      .iteration = r->iter,
 						      .status = row_status_name(r->status),
@@ -370,11 +407,14 @@ static int read_once(struct loop_watch *w, struct err *e)
 	}
 	if (!w->op)
 		w->op = xstrdup(st.op);
-	loop_rows(l, &rows, NULL);
+	struct store *store = loop_workspace(l)->store;
+	rows = rows_tail(store, w->s.have ? w->s.nrows : INT_MAX,
+			 w->s.have ? w->s.last_committed : INT_MAX, &s.nrows);
 	s.have = true;
 	s.state = st.state;
 	s.iteration = st.iteration;
-	s.nrows = rows ? (int)rows->n : 0;
+	if (!rows)
+		s.nrows = 0;
 	s.last_committed = -1;
 	for (size_t i = 0; rows && i < rows->n; i++)
 		if (rows->v[i].commit)
@@ -382,7 +422,6 @@ static int read_once(struct loop_watch *w, struct err *e)
 	s.stall = st.stall;
 	s.stopping = st.state == ST_STOPPING;
 	s.problems = st.problems ? xstrdup(st.problems) : NULL;
-	struct store *store = loop_workspace(l)->store;
 	struct store_run run;
 	run_events(w, l, store, &s);
 	row_events(w, rows, &s);
