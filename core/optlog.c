@@ -1374,6 +1374,12 @@ static int file_rows(const char *text, const struct optlog_doc *pd, size_t ncols
 	return rc;
 }
 
+static int cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+	return (x > y) - (x < y);
+}
+
 static const struct file_row *file_row_of(const struct file_row *v, size_t n, int iter)
 {
 	struct file_row key = {.iter = iter};
@@ -1537,14 +1543,18 @@ int optlog_merge(const struct optlog_doc *d, const char *text, size_t len, struc
 		rc = err_set(e, ERR_FAIL, "its table has no Iter column");
 	if (rc == 0)
 		rc = file_rows(text, &pd, hc.n, std[C_ITER], &fr, &nfr, e);
+	/* the database's iterations, sorted: one look-up per file row (a scan
+	 * of every row for each was quadratic in the history) */
+	int *known = xmalloc((d->nrows ? d->nrows : 1) * sizeof(*known));
+	for (size_t j = 0; j < d->nrows; j++)
+		known[j] = d->rows[j].iter;
+	qsort(known, d->nrows, sizeof(*known), cmp_int);
 	for (size_t i = 0; rc == 0 && i < nfr; i++) {
-		bool known = false;
-		for (size_t j = 0; j < d->nrows && !known; j++)
-			known = d->rows[j].iter == fr[i].iter;
-		if (!known)
+		if (!bsearch(&fr[i].iter, known, d->nrows, sizeof(*known), cmp_int))
 			rc = err_set(e, ERR_FAIL, "its row for iteration %d (line %d) is not in the database",
 				     fr[i].iter, fr[i].lineno);
 	}
+	free(known);
 	if (rc == 0) {
 		bool above = merge_above(d, (struct md_span){text, pd.table_start}, &body, &r);
 		if (above)
