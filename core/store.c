@@ -50,6 +50,9 @@ struct store {
 	bool rows_watched; /* the triggers are there (a writer that has none caches nothing) */
 	sqlite3_int64 rows_changes; /* rows_touched when the rows were read */
 	int rows_version;
+	/* meta 'rows_stamp' as it was before the rows were read (-1 unknown):
+	 * a row changed since has a newer stamp (store_rows_get reads those) */
+	long long rows_stamp;
 	sqlite3_stmt *st_version; /* PRAGMA data_version, kept prepared */
 	/* OPTLOOP_SQL_PLAN=FILE: every statement run, once each, written to
 	 * FILE with its query plan when the store closes (tests read it for
@@ -882,12 +885,105 @@ static bool content_key(struct store *s, sqlite3_int64 *changes, int *version)
 }
 
 static int rows_read(struct store *s, struct log_rows **out, struct err *e);
+static int rows_read_sel(struct store *s, int sel, int before, size_t limit, struct log_rows **out,
+			 struct err *e);
+#define ROWS_STAMPED 3 /* rows_read_sel: the rows stamped after `before` */
+
+/* meta 'rows_stamp' (-1 when there is none) */
+static long long rows_stamp(struct store *s)
+{
+	sqlite3_stmt *st;
+	long long v = -1;
+	if (prep(s, "SELECT value FROM meta WHERE key = 'rows_stamp'", &st, NULL) < 0)
+		return -1;
+	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
+		v = sqlite3_column_int64(st, 0);
+	unprep(s, st);
+	return v;
+}
+
+static size_t str_put(struct sb *text, const char *str)
+{
+	if (!str)
+		return (size_t)-1;
+	size_t off = text->len;
+	sb_add(text, str, strlen(str) + 1);
+	return off;
+}
+
+/* old with the rows of ch (newer, in the log's order) put in: each
+ * replaces the row of its iteration or goes in at its place.  NULL when
+ * the result would not hold n rows (a row was taken away: read them all). */
+static struct log_rows *rows_merge(const struct log_rows *old, const struct log_rows *ch, size_t n)
+{
+	size_t m = 0, i = 0, j = 0;
+	struct log_row *v = xcalloc(n ? n : 1, sizeof(*v));
+	size_t (*off)[5] = xcalloc(n ? n : 1, sizeof(*off));
+	struct sb text = SB_INIT;
+	sb_init(&text);
+	while ((i < old->n || j < ch->n) && m < n) {
+		const struct log_row *r;
+		if (j < ch->n && (i >= old->n || ch->v[j].iter <= old->v[i].iter)) {
+			if (i < old->n && ch->v[j].iter == old->v[i].iter)
+				i++;
+			r = &ch->v[j++];
+		} else {
+			r = &old->v[i++];
+		}
+		v[m] = *r;
+		off[m][0] = str_put(&text, r->direction);
+		off[m][1] = str_put(&text, r->gate);
+		off[m][2] = str_put(&text, r->axis);
+		off[m][3] = str_put(&text, r->commit);
+		off[m][4] = str_put(&text, r->unconfirmed);
+		m++;
+	}
+	if (m != n || i < old->n || j < ch->n) {
+		free(v);
+		free(off);
+		sb_release(&text);
+		return NULL;
+	}
+	struct log_rows *out = xcalloc(1, sizeof(*out));
+	out->text = sb_detach(&text);
+	for (size_t k = 0; k < n; k++) {
+		v[k].direction = off[k][0] == (size_t)-1 ? NULL : out->text + off[k][0];
+		v[k].gate = off[k][1] == (size_t)-1 ? NULL : out->text + off[k][1];
+		v[k].axis = off[k][2] == (size_t)-1 ? NULL : out->text + off[k][2];
+		v[k].commit = off[k][3] == (size_t)-1 ? NULL : out->text + off[k][3];
+		v[k].unconfirmed = off[k][4] == (size_t)-1 ? NULL : out->text + off[k][4];
+	}
+	free(off);
+	out->v = v;
+	out->n = n;
+	out->refs = 1;
+	return out;
+}
+
+/* The rows held, brought up to date with the rows stamped since they were
+ * read (the count of rows tells a row taken away: then NULL, and they are
+ * read whole).  In one read transaction, so that the count, the stamp and
+ * the rows agree. */
+static struct log_rows *rows_refresh(struct store *s, long long *stamp)
+{
+	struct log_rows *ch = NULL, *out = NULL;
+	long long n, key;
+	if (s->rows_stamp < 0 || sqlite3_exec(s->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
+		return NULL;
+	if ((*stamp = rows_stamp(s)) >= 0 && store_rows_count(s, &n, &key, NULL) == 0 && n >= 0 &&
+	    key >= 0 && rows_read_sel(s, ROWS_STAMPED, 0, 0, &ch, NULL) == 0)
+		out = rows_merge(s->rows, ch, (size_t)n);
+	sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
+	log_rows_put(ch);
+	return out;
+}
 
 int store_rows_get(struct store *s, struct log_rows **out, struct err *e)
 {
 	sqlite3_int64 changes = 0;
 	int version = 0, rc;
 	bool keyed = content_key(s, &changes, &version);
+	long long stamp = -1;
 
 	*out = NULL;
 	if (keyed && s->rows && s->rows_changes == changes && s->rows_version == version) {
@@ -895,14 +991,25 @@ int store_rows_get(struct store *s, struct log_rows **out, struct err *e)
 		*out = s->rows;
 		return 0;
 	}
+	/* the rows held and what changed since, where that can be known;
+	 * else all of them (the stamp read first: a row written meanwhile is
+	 * read again next time) */
+	if (!(keyed && s->rows && (*out = rows_refresh(s, &stamp)))) {
+		stamp = keyed ? rows_stamp(s) : -1;
+		if ((rc = rows_read(s, out, e)) < 0) {
+			rows_forget(s);
+			return rc;
+		}
+	}
 	rows_forget(s);
-	if ((rc = rows_read(s, out, e)) < 0 || !keyed)
-		return rc;
+	if (!keyed)
+		return 0;
 	/* the store keeps a reference of its own */
 	(*out)->refs++;
 	s->rows = *out;
 	s->rows_changes = changes;
 	s->rows_version = version;
+	s->rows_stamp = stamp;
 	return 0;
 }
 
@@ -969,9 +1076,10 @@ static char *text_at(const struct sb *text, size_t off)
 
 /* Which rows rows_read reads: all, or the newest before an iteration (at
  * most a limit of them), or of those only the ones that may be the best */
-enum rows_sel { ROWS_ALL, ROWS_BEFORE, ROWS_BEST_BEFORE };
+enum rows_sel { ROWS_ALL, ROWS_BEFORE, ROWS_BEST_BEFORE, ROWS_STAMPED_AFTER };
+_Static_assert(ROWS_STAMPED_AFTER == ROWS_STAMPED, "rows_refresh's selection");
 
-static int rows_read_sel(struct store *s, enum rows_sel sel, int before, size_t limit,
+static int rows_read_sel(struct store *s, int sel, int before, size_t limit,
 			 struct log_rows **out, struct err *e)
 {
 	struct log_row *rows = NULL;
@@ -981,6 +1089,8 @@ static int rows_read_sel(struct store *s, enum rows_sel sel, int before, size_t 
 	sqlite3_stmt *st;
 	int rc = prep(s,
 		      sel == ROWS_ALL ? ROWS_COLUMNS " ORDER BY iter"
+		      : sel == ROWS_STAMPED_AFTER
+			      ? ROWS_COLUMNS " WHERE stamp > ?4 ORDER BY iter"
 		      : sel == ROWS_BEFORE
 			      ? ROWS_COLUMNS " WHERE iter < ?4 ORDER BY iter DESC LIMIT ?5"
 			      : ROWS_COLUMNS " WHERE status IN ('base', 'keep') AND iter < ?4"
@@ -992,7 +1102,9 @@ static int rows_read_sel(struct store *s, enum rows_sel sel, int before, size_t 
 	sqlite3_bind_int(st, 1, SCOPE_SUBSET);
 	sqlite3_bind_int(st, 2, SCOPE_FULL);
 	sqlite3_bind_int(st, 3, GATE_FAIL);
-	if (sel != ROWS_ALL) {
+	if (sel == ROWS_STAMPED_AFTER)
+		sqlite3_bind_int64(st, 4, s->rows_stamp);
+	else if (sel != ROWS_ALL) {
 		sqlite3_bind_int(st, 4, before);
 		sqlite3_bind_int64(st, 5, (sqlite3_int64)limit);
 	}
@@ -1023,7 +1135,7 @@ static int rows_read_sel(struct store *s, enum rows_sel sel, int before, size_t 
 	}
 	unprep(s, st);
 	/* read newest first: back to the log's order */
-	for (size_t i = 0; sel != ROWS_ALL && i < n / 2; i++) {
+	for (size_t i = 0; (sel == ROWS_BEFORE || sel == ROWS_BEST_BEFORE) && i < n / 2; i++) {
 		struct log_row t = rows[i];
 		size_t to[5];
 		rows[i] = rows[n - 1 - i];

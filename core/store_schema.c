@@ -50,6 +50,11 @@ _Static_assert(SCOPE_FULL == 1 && SCOPE_SUBSET == 2 && GATE_FAIL == 2, "schema 1
 #define NOISE_RUN_TREES(run)                                                               \
 	"(tree IN (SELECT tree FROM runs WHERE id = " run ") OR tree IN "              \
 	NOISE_PAIR_TREES(run) ")"
+/* The rows where cond holds are stamped (migration 15) */
+#define ROWS_STAMP(cond)                                                                   \
+	" UPDATE meta SET value = value + 1 WHERE key = 'rows_stamp';"                     \
+	" UPDATE iterations SET stamp = (SELECT value FROM meta WHERE key = 'rows_stamp')" \
+	" WHERE " cond ";"
 /* The rows' generation moves on (meta 'rows_gen'). */
 #define ROWS_GEN_BUMP "UPDATE meta SET value = value + 1 WHERE key = 'rows_gen';"
 /* Whether a run's result (JSON text j) holds the environment line its
@@ -334,6 +339,25 @@ const char *const store_migrations[STORE_SCHEMA_VERSION] = {
 	" BEGIN" NOISE_FORGET("tree IN (OLD.best_tree, NEW.best_tree)") " END;"
 	"CREATE TRIGGER IF NOT EXISTS stats_confirms_noise_delete AFTER DELETE ON stats_confirms"
 	" BEGIN" NOISE_FORGET("tree = OLD.best_tree") " END;",
+	/* 15: each row's stamp: meta 'rows_stamp' as it was when the row was
+	 * written last, or when a run changed whether a full gate failed its
+	 * kernel (a subset-gate row's full_gate_failed), kept by triggers; a
+	 * reader holding the rows reads again only those stamped since
+	 * (store_rows_get). */
+	"ALTER TABLE iterations ADD COLUMN stamp INTEGER NOT NULL DEFAULT 0;"
+	"INSERT OR IGNORE INTO meta(key, value) VALUES ('rows_stamp', '0');"
+	"CREATE INDEX IF NOT EXISTS iterations_stamp ON iterations(stamp);"
+	"CREATE TRIGGER IF NOT EXISTS rows_stamp_insert AFTER INSERT ON iterations BEGIN"
+	ROWS_STAMP("iter = NEW.iter") " END;"
+	"CREATE TRIGGER IF NOT EXISTS rows_stamp_update AFTER UPDATE ON iterations"
+	" WHEN NEW.stamp IS OLD.stamp BEGIN" ROWS_STAMP("iter IN (OLD.iter, NEW.iter)") " END;"
+	"CREATE TRIGGER IF NOT EXISTS rows_stamp_runs_insert AFTER INSERT ON runs BEGIN"
+	ROWS_STAMP("scope = " STR_SCOPE_SUBSET " AND tree = NEW.tree") " END;"
+	"CREATE TRIGGER IF NOT EXISTS rows_stamp_runs_update AFTER UPDATE OF kind, scope, gate, tree"
+	" ON runs BEGIN" ROWS_STAMP("scope = " STR_SCOPE_SUBSET " AND tree IN (OLD.tree, NEW.tree)")
+	" END;"
+	"CREATE TRIGGER IF NOT EXISTS rows_stamp_runs_delete AFTER DELETE ON runs BEGIN"
+	ROWS_STAMP("scope = " STR_SCOPE_SUBSET " AND tree = OLD.tree") " END;",
 };
 _Static_assert(sizeof(store_migrations) / sizeof(store_migrations[0]) == STORE_SCHEMA_VERSION,
 	       "STORE_SCHEMA_VERSION is the number of migrations");

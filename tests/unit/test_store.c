@@ -133,6 +133,12 @@ static void a_closed_writer_leaves_its_wal_and_its_data_readable(void **state)
 	"runs_no_change; DROP INDEX tree_intents_open; ALTER TABLE runs DROP COLUMN repeats; ALTER TABLE runs DROP COLUMN " \
 	"env_key; ALTER TABLE runs DROP COLUMN paired; "
 
+#define UNDO_SCHEMA_15                                                                      \
+	"DROP TRIGGER rows_stamp_insert; DROP TRIGGER rows_stamp_update; DROP TRIGGER "      \
+	"rows_stamp_runs_insert; DROP TRIGGER rows_stamp_runs_update; DROP TRIGGER "         \
+	"rows_stamp_runs_delete; DROP INDEX iterations_stamp; ALTER TABLE iterations DROP "  \
+	"COLUMN stamp; DELETE FROM meta WHERE key = 'rows_stamp'; "
+
 #define UNDO_SCHEMA_14                                                                      \
 	"DROP TRIGGER runs_noise_insert; DROP TRIGGER runs_noise_update; DROP TRIGGER "      \
 	"runs_noise_delete; DROP TRIGGER samples_noise_insert; DROP TRIGGER "               \
@@ -174,7 +180,7 @@ static void an_older_schema_is_upgraded_by_the_first_writer(void **state)
 	assert_int_equal(store_meta_set(s, "op", "chunk_gla", &e), 0);
 	store_close(s);
 	assert_int_equal(sqlite3_open(dbpath, &db), SQLITE_OK);
-	assert_int_equal(sqlite3_exec(db, UNDO_SCHEMA_14 UNDO_SCHEMA_13 UNDO_SCHEMA_12 UNDO_SCHEMA_11 UNDO_SCHEMA_10 "DROP INDEX iterations_run; DROP INDEX runs_tree; "
+	assert_int_equal(sqlite3_exec(db, UNDO_SCHEMA_15 UNDO_SCHEMA_14 UNDO_SCHEMA_13 UNDO_SCHEMA_12 UNDO_SCHEMA_11 UNDO_SCHEMA_10 "DROP INDEX iterations_run; DROP INDEX runs_tree; "
 				      "ALTER TABLE iterations DROP COLUMN "
 				      "unconfirmed; ALTER TABLE runs DROP COLUMN branch; "
 				      "ALTER TABLE iterations DROP COLUMN vs_from; "
@@ -700,7 +706,7 @@ static void every_table_comes_from_the_migrations(void **state)
 
 	/* a version 3 database with a module table of its own, and a row in it */
 	assert_int_equal(store_open(old, STORE_CREATE, &s, &e), 0);
-	assert_int_equal(store_exec(s, UNDO_SCHEMA_14 UNDO_SCHEMA_13 UNDO_SCHEMA_12 UNDO_SCHEMA_11 UNDO_SCHEMA_10 "DROP TABLE guards_stop; DROP TABLE stats_runs;"
+	assert_int_equal(store_exec(s, UNDO_SCHEMA_15 UNDO_SCHEMA_14 UNDO_SCHEMA_13 UNDO_SCHEMA_12 UNDO_SCHEMA_11 UNDO_SCHEMA_10 "DROP TABLE guards_stop; DROP TABLE stats_runs;"
 				       "DELETE FROM guards_frozen; ALTER TABLE runs DROP COLUMN branch;"
 				       "ALTER TABLE iterations DROP COLUMN vs_from;"
 				       "PRAGMA user_version = 3", &e), 0);

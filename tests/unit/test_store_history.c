@@ -7,7 +7,8 @@
  * are checked against the runs after each kind of change; schema 13's
  * count of rows, and the best and the stall read from the newest rows back,
  * against every row; schema 14's kept terms of the noise band against
- * every run. */
+ * every run; schema 15's rows read again by their stamps against the rows
+ * read whole. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -578,6 +579,103 @@ static void the_kept_noise_terms_agree_with_every_run(void **state)
 	assert_true(int_of("SELECT count(DISTINCT tree) FROM noise_terms") >= 2);
 }
 
+static bool same_text(const char *a, const char *b)
+{
+	return (!a && !b) || (a && b && !strcmp(a, b));
+}
+
+static bool same_number(double a, double b)
+{
+	return (isnan(a) && isnan(b)) || a == b;
+}
+
+/* Two snapshots of the rows hold the same rows */
+static void assert_same_rows(const struct log_rows *a, const struct log_rows *b)
+{
+	assert_int_equal(a->n, b->n);
+	for (size_t i = 0; i < a->n; i++) {
+		const struct log_row *x = &a->v[i], *y = &b->v[i];
+		assert_int_equal(x->iter, y->iter);
+		assert_true(same_text(x->direction, y->direction));
+		assert_true(same_text(x->gate, y->gate));
+		assert_true(same_text(x->axis, y->axis));
+		assert_true(same_text(x->commit, y->commit));
+		assert_true(same_text(x->unconfirmed, y->unconfirmed));
+		assert_int_equal(x->gate_v, y->gate_v);
+		assert_int_equal(x->scope, y->scope);
+		assert_int_equal(x->status, y->status);
+		assert_true(same_number(x->bench_ms, y->bench_ms));
+		assert_true(same_number(x->vs_best, y->vs_best));
+		assert_int_equal(x->vs_confirm, y->vs_confirm);
+		assert_int_equal(x->full_gate_failed, y->full_gate_failed);
+	}
+}
+
+/* Schema 15 on the same database: a reader that holds the rows reads
+ * again only those stamped since, and what it then holds is what a new
+ * reader reads whole, through many random changes made through it and
+ * through another connection (rows added, changed, taken away; runs that
+ * fail a subset-gate row's kernel under a full gate, and taken away) */
+static void the_rows_read_again_are_the_rows_read_whole(void **state)
+{
+	struct err e = {0};
+	/* another process: a connection of its own */
+	sqlite3 *other;
+	char *db = fsutil_join(tmpdir, "optloop.db");
+	assert_int_equal(sqlite3_open(db, &other), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(other, "PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000",
+				      NULL, NULL, NULL), SQLITE_OK);
+	static const char *const status[] = {"base", "keep", "revert", "drop", "floor"};
+	srand(15);
+	int next = int_of("SELECT max(iter) + 1 FROM iterations"), refreshed = 0;
+	struct log_rows *held;
+	assert_int_equal(store_rows_get(st, &held, &e), 0);
+	for (int k = 0; k < 300; k++) {
+		char sql[512];
+		int what = rand() % 8, it = rand() % (next + 1);
+		if (what < 3) {
+			snprintf(sql, sizeof(sql),
+				 "INSERT OR IGNORE INTO iterations (iter, direction, gate, gate_v, scope,"
+				 " bench_ms, status, tree, commit_sha) VALUES (%d, 'd%d', 'pass', %d, %d, 1.5, '%s',"
+				 " 't%d', %s)",
+				 rand() % 4 ? next++ : it + 1000, k, GATE_PASS,
+				 rand() % 3 ? SCOPE_FULL : SCOPE_SUBSET, status[rand() % 5], rand() % 5,
+				 rand() % 2 ? "'abc'" : "NULL");
+		} else if (what < 4) {
+			snprintf(sql, sizeof(sql), "UPDATE iterations SET commit_sha = 'c%d', direction ="
+				 " 'again %d' WHERE iter = %d", k, k, it);
+		} else if (what < 5) {
+			snprintf(sql, sizeof(sql), "DELETE FROM iterations WHERE iter = %d", it);
+		} else if (what < 7) {
+			snprintf(sql, sizeof(sql), "INSERT INTO runs (iter, kind, t_start, t_end, gate,"
+				 " scope, tree) VALUES (%d, 'verify', 1, 2, %d, %d, 't%d')", it,
+				 rand() % 2 ? GATE_FAIL : GATE_PASS, SCOPE_FULL, rand() % 5);
+		} else {
+			snprintf(sql, sizeof(sql), "DELETE FROM runs WHERE id = (SELECT max(id) FROM runs"
+				 " WHERE tree LIKE 't_' AND id NOT IN (SELECT run_id FROM samples))");
+		}
+		if (rand() % 2)
+			assert_int_equal(store_exec(st, sql, &e), 0);
+		else
+			assert_int_equal(sqlite3_exec(other, sql, NULL, NULL, NULL), SQLITE_OK);
+		struct log_rows *now, *whole;
+		assert_int_equal(store_rows_get(st, &now, &e), 0);
+		refreshed += now != held;
+		struct store *fresh;
+		assert_int_equal(store_open(db, STORE_READONLY, &fresh, &e), 0);
+		assert_int_equal(store_rows_get(fresh, &whole, &e), 0);
+		assert_same_rows(now, whole);
+		log_rows_put(whole);
+		store_close(fresh);
+		log_rows_put(held);
+		held = now;
+	}
+	log_rows_put(held);
+	sqlite3_close(other);
+	free(db);
+	assert_true(refreshed > 200);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -594,6 +692,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(the_kept_count_best_and_stall_agree_with_every_row,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(the_kept_noise_terms_agree_with_every_run, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(the_rows_read_again_are_the_rows_read_whole, setup,
 						teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
