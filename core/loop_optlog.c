@@ -23,6 +23,7 @@
 #include "core/sb.h"
 #include "core/store.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -503,30 +504,40 @@ static bool rendered_shape(const struct sb *old, size_t at, const struct log_row
 
 int loop_write_optlog_appended(struct loop *l, int iter, struct err *e)
 {
-	struct log_rows *sr;
+	struct log_rows *sr = NULL, *first = NULL;
 	const struct log_row *rows;
-	size_t n, at, end = 0;
+	size_t at, end = 0;
+	long long n = 0, rkey;
 	struct sb old = SB_INIT, text = SB_INIT, bl = SB_INIT, events = SB_INIT;
 	struct optlog_doc d;
 	long long gen = -1;
+	/* the newest two rows and the first (the Baseline line's), not every
+	 * row: the rows before the new one are in the file as it was */
 	int rc = store_rows_gen(l->ws.store, &gen, e);
-	if (rc < 0 || (rc = loop_rows_get(l->ws.store, &sr, &rows, &n, e)) < 0)
+	if (rc < 0 || (rc = store_rows_count(l->ws.store, &n, &rkey, e)) < 0 ||
+	    (rc = store_rows_before(l->ws.store, INT_MAX, 2, false, &sr, e)) < 0 ||
+	    (rc = store_rows_first(l->ws.store, 1, &first, e)) < 0) {
+		log_rows_put(sr);
+		log_rows_put(first);
 		return rc;
+	}
+	rows = sr->v;
 	char *env = optlog_env(l);
-	head_doc(l, rows, n, env, &d, &bl);
+	head_doc(l, first->v, first->n, env, &d, &bl);
 	optlog_render_events(&d, &events);
 	/* The row's insert moved the generation by one: the file recorded one
 	 * step before is every row but this one, unless the row is the first
 	 * (the Baseline line comes from it) or not the last. */
-	if (gen < 1 || n < 2 || rows[n - 1].iter != iter || rows[n - 2].iter >= iter ||
+	if (gen < 1 || n < 2 || sr->n < 2 || rows[1].iter != iter || rows[0].iter >= iter ||
 	    recorded_text(l, gen - 1, &old) < 0 || !(at = optlog_head_len(old.buf, old.len)) ||
-	    !rendered_shape(&old, at, &rows[n - 2], &events, &end)) {
+	    !rendered_shape(&old, at, &rows[0], &events, &end)) {
 		events_done(&d);
 		free(env);
 		sb_release(&bl);
 		sb_release(&events);
 		sb_release(&old);
 		log_rows_put(sr);
+		log_rows_put(first);
 		rc = loop_write_optlog(l, e);
 		return rc < 0 ? rc : 0;
 	}
@@ -534,7 +545,7 @@ int loop_write_optlog_appended(struct loop *l, int iter, struct err *e)
 	 * were, the new one, the re-assessments and stops */
 	optlog_render_head(&d, &text);
 	sb_add(&text, old.buf + at, end - at);
-	optlog_render_row(&rows[n - 1], &text);
+	optlog_render_row(&rows[1], &text);
 	sb_add(&text, events.buf ? events.buf : "", events.len);
 	rc = fsutil_write_atomic(l->ws.optlog_path, text.buf, text.len, e);
 	if (rc == 0) {
@@ -549,5 +560,6 @@ int loop_write_optlog_appended(struct loop *l, int iter, struct err *e)
 	sb_release(&old);
 	sb_release(&text);
 	log_rows_put(sr);
+	log_rows_put(first);
 	return rc < 0 ? rc : 1;
 }

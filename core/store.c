@@ -1076,7 +1076,7 @@ static char *text_at(const struct sb *text, size_t off)
 
 /* Which rows rows_read reads: all, or the newest before an iteration (at
  * most a limit of them), or of those only the ones that may be the best */
-enum rows_sel { ROWS_ALL, ROWS_BEFORE, ROWS_BEST_BEFORE, ROWS_STAMPED_AFTER };
+enum rows_sel { ROWS_ALL, ROWS_BEFORE, ROWS_BEST_BEFORE, ROWS_STAMPED_AFTER, ROWS_FIRST };
 _Static_assert(ROWS_STAMPED_AFTER == ROWS_STAMPED, "rows_refresh's selection");
 
 static int rows_read_sel(struct store *s, int sel, int before, size_t limit,
@@ -1091,6 +1091,7 @@ static int rows_read_sel(struct store *s, int sel, int before, size_t limit,
 		      sel == ROWS_ALL ? ROWS_COLUMNS " ORDER BY iter"
 		      : sel == ROWS_STAMPED_AFTER
 			      ? ROWS_COLUMNS " WHERE stamp > ?4 ORDER BY iter"
+		      : sel == ROWS_FIRST ? ROWS_COLUMNS " WHERE iter > ?4 ORDER BY iter LIMIT ?5"
 		      : sel == ROWS_BEFORE
 			      ? ROWS_COLUMNS " WHERE iter < ?4 ORDER BY iter DESC LIMIT ?5"
 			      : ROWS_COLUMNS " WHERE status IN ('base', 'keep') AND iter < ?4"
@@ -1174,6 +1175,11 @@ int store_rows_before(struct store *s, int before, size_t limit, bool best_only,
 		      struct log_rows **out, struct err *e)
 {
 	return rows_read_sel(s, best_only ? ROWS_BEST_BEFORE : ROWS_BEFORE, before, limit, out, e);
+}
+
+int store_rows_first(struct store *s, size_t limit, struct log_rows **out, struct err *e)
+{
+	return rows_read_sel(s, ROWS_FIRST, INT_MIN, limit, out, e);
 }
 
 int store_rows_best(struct store *s, struct log_rows **page, const struct log_row **best,

@@ -149,6 +149,9 @@ int store_iters(struct store *s, struct log_row **rows, size_t *n, struct err *e
  * owns one reference: log_rows_put(*out) (NULL on error). */
 int store_rows_before(struct store *s, int before, size_t limit, bool best_only,
 		      struct log_rows **out, struct err *e);
+/* The oldest rows, at most limit of them, in the log's order; owned as
+ * store_rows_before's. */
+int store_rows_first(struct store *s, size_t limit, struct log_rows **out, struct err *e);
 /* The best (log_rows_best over all rows) without reading every row:
  * *best points into *page, which the caller puts (log_rows_put) in any
  * case; *best NULL when no row can be the best. */
