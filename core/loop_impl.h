@@ -182,6 +182,14 @@ int loop_reconcile_writer(struct loop *l, struct err *e);
 int loop_reconcile_optlog(struct loop *l, struct err *e);
 /* loop_reconcile.c: the database against the iteration commits. */
 int loop_reconcile_git(struct loop *l, struct err *e);
+/* Before optloop commits a row: whether git's check of the rows stands
+ * (it was made for the rows and HEAD as they are). */
+bool loop_reconcile_git_clean(struct loop *l);
+/* After that commit, and the restore after it, where the check stood
+ * before: it stands for the new HEAD and rows (every earlier row's commit
+ * is still in the history, the new one is HEAD's or its parent's and
+ * carries its iteration), and is recorded so, without a walk. */
+void loop_reconcile_git_carry(struct loop *l);
 /* loop_reconcile.c: bring back the edit set aside during iter onto the
  * kernel as it is now (only the edit); with intent, recorded first so a
  * bring-back cut off is finished by the next writer.  ERR_REFUSED, with

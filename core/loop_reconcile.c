@@ -192,6 +192,32 @@ static char *git_key(struct loop *l)
 	return xasprintf("%s %s %lld %lld", head, l->init_head ? l->init_head : "-", n, k);
 }
 
+bool loop_reconcile_git_clean(struct loop *l)
+{
+	char *key = git_key(l), *seen = NULL;
+	bool clean = key && store_meta_get(l->ws.store, "reconciled_git", &seen, NULL) == 0 && seen &&
+		     !strcmp(seen, key);
+	free(key);
+	free(seen);
+	return clean;
+}
+
+void loop_reconcile_git_carry(struct loop *l)
+{
+	char head[VCS_OID_HEX], *key = git_key(l);
+	if (!key || l->ws.readonly)
+		goto out;
+	/* as a clean walk records it: the key, and where the branch holds
+	 * every row */
+	store_meta_set(l->ws.store, "reconciled_git", key, NULL);
+	char *ref = loop_ref(l, "history");
+	if (vcs_head(l->ws.vcs, head, NULL) == 0)
+		vcs_keep(l->ws.vcs, ref, head, NULL);
+	free(ref);
+out:
+	free(key);
+}
+
 /* Rows whose commits the branch lost, newest last. */
 struct off_rows {
 	int *iter;

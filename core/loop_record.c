@@ -21,6 +21,7 @@
 #include <jansson.h>
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -360,6 +361,10 @@ int loop_log(struct loop *l, const struct loop_log_opts *o, struct log_row *out,
 		row.unconfirmed = one_line(o->unconfirmed);
 	measure_win_release(&win);
 
+	/* git's check of the rows, standing now, stands with a new row that no
+	 * commit carries yet (no commit carried its iteration, or the check
+	 * would not stand) */
+	bool clean = loop_reconcile_git_clean(l);
 	fault_point("log.begin");
 	rc = store_begin(l->ws.store, e);
 	if (rc == 0)
@@ -375,6 +380,8 @@ int loop_log(struct loop *l, const struct loop_log_opts *o, struct log_row *out,
 		log_row_release(&row);
 		return rc;
 	}
+	if (clean)
+		loop_reconcile_git_carry(l);
 	fault_point("log.after_db");
 	if ((rc = loop_write_optlog_appended(l, row.iter, e)) > 0)
 		rc = 0;
@@ -496,12 +503,21 @@ int loop_commit(struct loop *l, char sha[41], struct err *e)
 		return rc;
 	if ((rc = guards_frozen_check(&l->ws, "commit", e)) < 0)
 		return rc;
-	if ((rc = loop_rows_get(l->ws.store, &sr, &rows, &n, e)) < 0)
+	/* the row to commit is the newest */
+	if ((rc = store_rows_before(l->ws.store, INT_MAX, 1, false, &sr, e)) < 0)
 		return rc;
+	if (sr->n == 0) {
+		log_rows_put(sr);
+		return err_set(e, ERR_REFUSED, "commit refused: there is no row to commit");
+	}
+	rows = sr->v;
+	n = sr->n;
 	char *msg = commit_message(l->ws.op, &rows[n - 1],
 				   store_confirm_count(l->ws.store, rows[n - 1].iter));
 	int iter = rows[n - 1].iter;
 	log_rows_put(sr);
+	/* git's check of the rows, standing now, stands after this commit */
+	bool clean = loop_reconcile_git_clean(l);
 
 	fault_point("commit.begin");
 	rc = vcs_commit_kernel(l->ws.vcs, loop_kpaths(l), l->ws.nkernel, msg, sha, e);
@@ -530,6 +546,8 @@ int loop_commit(struct loop *l, char sha[41], struct err *e)
 		return err_prefix(e, "iteration %d is committed (%.12s), but the restore of the best "
 				     "kernel that follows failed (the next optloop command finishes it): ",
 				  iter, sha);
+	if (clean)
+		loop_reconcile_git_carry(l);
 	/* bring back a change set aside during this iteration, recorded first
 	 * so that a bring-back cut off is finished by the next writer */
 	int aiter;
