@@ -878,6 +878,8 @@ int app_run(struct app *a, struct err *e)
 						a->be->run_cancel(a);
 					a->quit = true;
 				}
+				if (s == TSIG_WINCH)
+					read_keys(a); /* curses gives KEY_RESIZE */
 			}
 		}
 		if (watch_at >= 0 && n > 0 && (fds[watch_at].revents & POLLIN)) {

@@ -24,14 +24,31 @@ static bool active, lost;
 static int saved_stderr = -1, parked = -1;
 static int sig_pipe[2] = {-1, -1};
 
+static struct sigaction curses_winch; /* the handler curses installed */
+
 static void on_signal(int sig)
 {
 	int saved = errno;
-	char c = sig == SIGHUP ? 'H' : 'T';
+	char c = sig == SIGHUP ? 'H' : sig == SIGWINCH ? 'W' : 'T';
 	if (sig_pipe[1] >= 0 && write(sig_pipe[1], &c, 1) < 0) {
 		/* Pipe full: an event is already pending. */
 	}
 	errno = saved;
+}
+
+/* A resize: curses's own handler notes it (its next read gives KEY_RESIZE)
+ * and the pipe wakes the main loop's poll, which a signal that arrives
+ * while the loop is busy elsewhere (pumping a run's output) would not: the
+ * screen would keep its old size until the next key. */
+static void on_winch(int sig)
+{
+	if (curses_winch.sa_flags & SA_SIGINFO) {
+		if (curses_winch.sa_sigaction)
+			curses_winch.sa_sigaction(sig, NULL, NULL);
+	} else if (curses_winch.sa_handler != SIG_DFL && curses_winch.sa_handler != SIG_IGN) {
+		curses_winch.sa_handler(sig);
+	}
+	on_signal(sig);
 }
 
 static void park_stderr(void)
@@ -146,6 +163,13 @@ int term_start(struct err *e)
 	}
 	active = true;
 	atexit(term_stop);
+	if (sigaction(SIGWINCH, NULL, &curses_winch) == 0) {
+		struct sigaction wa;
+		memset(&wa, 0, sizeof(wa));
+		wa.sa_handler = on_winch;
+		sigemptyset(&wa.sa_mask);
+		sigaction(SIGWINCH, &wa, NULL);
+	}
 	raw();
 	noecho();
 	nonl();
@@ -186,7 +210,7 @@ enum term_signal term_take_signal(void)
 
 	if (sig_pipe[0] < 0 || read(sig_pipe[0], &c, 1) != 1)
 		return TSIG_NONE;
-	return c == 'H' ? TSIG_HUP : TSIG_TERM;
+	return c == 'H' ? TSIG_HUP : c == 'W' ? TSIG_WINCH : TSIG_TERM;
 }
 
 int term_run_child(const char *cmd, const char *dir, char *const *args, size_t nargs, int *status,

@@ -2,7 +2,8 @@
  * term — the terminal while curses owns it: setup and teardown, stderr
  * parked in a temporary file and replayed on exit (so a library's message
  * never scribbles over the screen), and the signals that end a session
- * (hang-up, terminate) turned into readable events on a self-pipe.
+ * (hang-up, terminate) and a resize (after curses has noted it) turned into
+ * readable events on a self-pipe, so a busy main loop never misses one.
  */
 #ifndef OPTLOOP_TERM_H
 #define OPTLOOP_TERM_H
@@ -12,7 +13,7 @@
 
 struct err;
 
-enum term_signal { TSIG_NONE, TSIG_HUP, TSIG_TERM };
+enum term_signal { TSIG_NONE, TSIG_HUP, TSIG_TERM, TSIG_WINCH };
 
 /* Start curses on the process's terminal.  Fails (ERR_USAGE) when stdin or
  * stdout is not a terminal.  colour follows NO_COLOR and the terminal. */
