@@ -45,9 +45,24 @@ for code, comment in steps:
 t_ok "the tour has its steps" test "$(printf '%s\n' "$steps" | wc -l)" -ge 10
 
 cd "$T_TMP" || exit 1
+nowin=""
 while IFS=$'\t' read -r want code comment; do
 	cmd=${code//\/tmp\/la/$la}
+	if [ -n "$nowin" ]; then
+		t_skip "$code" "$nowin"
+		continue
+	fi
 	out=$(eval "$cmd" 2>&1 </dev/null); rc=$?
+	# The change is a real win on the machines this was measured on (1.2x to
+	# 1.45x a shape on an AMD EPYC, loaded or not), but the machine decides:
+	# where confirm measures no win (exit 1), keep must be refused and the
+	# rest of the tour cannot be shown here.  Said, never passed.
+	if [ "$rc" = 1 ] && [[ $cmd == "optloop confirm"* ]]; then
+		t_like "confirm measured no win on this machine, and says so" "$out" '^confirm: '
+		t_exit "  so keep is refused (exit 3)" 3 optloop log --direction "chunk size 48" --status keep
+		nowin="this machine measured no win for the tour's change: $(printf '%s' "$out" | grep -m1 '^confirm: ')"
+		continue
+	fi
 	# a cd in the step is kept for the steps after it
 	case $cmd in *"&& cd "*) cd "$la" || exit 1 ;; esac
 	if [ "$rc" = "$want" ]; then
@@ -63,6 +78,11 @@ done <<<"$steps"
 
 # where the tour leaves the loop
 cd "$la" || exit 1
+if [ -n "$nowin" ]; then
+	t_skip "where the tour leaves the loop" "$nowin"
+	t_done
+	exit
+fi
 log=profile/chunk_linear_attn-opt/OPT_LOG.md
 t_is "two rows in OPT_LOG.md" "$(grep -cE '^\| [0-9]+ \|' $log)" 2
 t_like "row 1 is the keep, its vs best the confirm's" "$(grep -E '^\| 1 \|' $log)" \
