@@ -136,17 +136,13 @@ static const struct vcs_iter_commit *row_commit(const struct vcs_iter_commit *cs
 	return NULL;
 }
 
-/* Same text, both NULL, or one blank and the other NULL. */
-static bool same_words(const char *a, const char *b)
-{
-	return !strcmp(a ? a : "", b ? b : "");
-}
-
 /* The re-assessments and stops OPT_LOG.md lists and the database lacks (a
  * database lost, or an older copy of it) go back too, after the rows: each
- * listed one that the database's own list does not match, once per match,
- * for an iteration the database now holds.  The stall count and the stop
- * read them, so the loop resumes where the log says it stood. */
+ * listed one that none of the database's own renders the same (its words
+ * as OPT_LOG.md shows them: a blank field is none, a line break a space),
+ * once per match, for an iteration the database now holds.  The stall
+ * count and the stop read them, so the loop resumes where the log says it
+ * stood. */
 static int rebuild_events(struct loop *l, const struct optlog_doc *d, int next, struct sb *done,
 			  int *fixed, struct err *e)
 {
@@ -154,14 +150,26 @@ static int rebuild_events(struct loop *l, const struct optlog_doc *d, int next, 
 	size_t nhave = 0;
 	int rc = 0;
 	store_optlog_events(l->ws.store, &have, &nhave);
-	bool *used = xcalloc(nhave ? nhave : 1, sizeof(*used));
+	char **words = xcalloc(nhave ? nhave : 1, sizeof(*words)); /* NULL once matched */
+	for (size_t k = 0; k < nhave; k++) {
+		struct sb w = SB_INIT;
+		sb_init(&w);
+		optlog_event_text(&have[k], &w);
+		words[k] = sb_detach(&w);
+	}
 	for (size_t i = 0; rc == 0 && i < d->nevents; i++) {
 		const struct optlog_event *ev = &d->events[i];
+		struct sb w = SB_INIT;
+		sb_init(&w);
+		optlog_event_text(ev, &w);
 		bool found = false;
 		for (size_t k = 0; !found && k < nhave; k++)
-			if (!used[k] && have[k].iter == ev->iter && have[k].stop == ev->stop &&
-			    same_words(have[k].what, ev->what) && same_words(have[k].detail, ev->detail))
-				found = used[k] = true;
+			if (words[k] && have[k].iter == ev->iter && !strcmp(words[k], w.buf)) {
+				free(words[k]);
+				words[k] = NULL;
+				found = true;
+			}
+		sb_release(&w);
 		if (found || ev->iter >= next)
 			continue;
 		rc = ev->stop ? store_stop_add(l->ws.store, ev->iter, ev->what, ev->detail, e)
@@ -176,9 +184,11 @@ static int rebuild_events(struct loop *l, const struct optlog_doc *d, int next, 
 		if (rc == 0)
 			(*fixed)++;
 	}
-	free(used);
-	for (size_t k = 0; k < nhave; k++)
+	for (size_t k = 0; k < nhave; k++) {
+		free(words[k]);
 		optlog_event_release(&have[k]);
+	}
+	free(words);
 	free(have);
 	return rc;
 }

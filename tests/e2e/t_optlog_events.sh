@@ -99,6 +99,18 @@ t_like "the loop is stopped again: verify is refused, naming the last stop" \
 	"$("$OPTLOOP" verify 2>&1)" 'verify refused: the loop was stopped \(reason: floor; bound: memory bandwidth: 11.2 of 12.8 GB/s\)'
 t_is "  and no problem" "$("$OPTLOOP" status --json | jget problems)" null
 t_exit "rebuilding again has nothing to take back (exit 3)" 3 "$OPTLOOP" repair --rebuild
+# an older copy that has the re-assessment already, its next direction on
+# two lines (the file shows a line break as a space): the same event, so
+# only the row and the stops come back
+sqlite3 "$T_TMP/stalled.db" "INSERT INTO guards_reassess(after_iter, t, axes, next)
+	VALUES (3, 0, 'chunk size, loop order', 'block the state' || char(10) || 'update 4x4')"
+rm -f $ws/optloop.db-wal $ws/optloop.db-shm
+cp "$T_TMP/stalled.db" $ws/optloop.db
+out=$("$OPTLOOP" repair --rebuild 2>&1)
+t_like "an older copy with the re-assessment: row 4 back" "$out" 'row 4 taken back from OPT_LOG.md'
+t_unlike "  the re-assessment it had is not taken back again" "$out" 're-assessment after iteration 3'
+t_is "  one re-assessment and two stops in the database" \
+	"$(sqlite3 $ws/optloop.db "SELECT (SELECT count(*) FROM guards_reassess) || ' ' || (SELECT count(*) FROM guards_stop)")" "1 2"
 
 # ---- a file an older optloop wrote: no section, edits of a person -----------
 # (the section taken out, and the record of the last write dropped, as an
