@@ -44,7 +44,8 @@ static int repair_run(struct cmd_ctx *x)
 static const struct cli_opt repair_opts[] = {
 	CLI_FLAG("--rebuild", offsetof(struct repair_args, rebuild),
 		 "take back the rows OPT_LOG.md holds and optloop.db lost (a database "
-		 "replaced, emptied or cut short), each linked to its commit"),
+		 "replaced, emptied or cut short), each linked to its commit, then "
+		 "the re-assessments and stops it lists under the table"),
 	CLI_END,
 };
 
