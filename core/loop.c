@@ -393,8 +393,35 @@ static char *measured_step(struct loop *l, const struct where *w, struct due *d)
 	return s;
 }
 
+/* The best taken back by repair --rebuild has no run in the database: until
+ * its kernel is measured again, no verdict has a best to compare with. */
+static char *unmeasured_best(struct loop *l)
+{
+	struct measure_best b;
+	int *ids = NULL;
+	enum run_kind *kinds = NULL;
+	size_t n = 0;
+	char *s = NULL;
+	if (measure_best(l->ws.store, &b, NULL) < 0)
+		return NULL;
+	if (b.have && !b.run_id && b.tree) {
+		store_runs_of_tree(l->ws.store, b.tree, &ids, &kinds, &n);
+		if (n == 0)
+			s = xasprintf("the best (iteration %d) was taken back without a run, so no "
+				      "verdict has anything to compare with yet: measure it first with "
+				      "optloop noise (its kernel is in the tree), then make one change "
+				      "and run optloop verify",
+				      b.iter);
+		free(ids);
+		free(kinds);
+	}
+	measure_best_release(&b);
+	return s;
+}
+
 static char *next_step(struct loop *l, const struct where *w, struct due *d)
 {
+	char *ub;
 	d->due = DUE_NONE;
 	d->suggest = RS_NONE;
 	d->why = NULL;
@@ -422,6 +449,13 @@ static char *next_step(struct loop *l, const struct where *w, struct due *d)
 				 "optloop repair --rebuild (nothing is written until then)",
 				 l->lost_rows, l->lost_rows == 1 ? "" : "s");
 	}
+	if (l->earlier_rows > 0 && w->state == ST_NEED_BASELINE) {
+		d->due = DUE_REBUILD;
+		return xasprintf("the history holds %d iteration%s of op %s from an earlier "
+				 "workspace: take them back with optloop repair --rebuild, or verify "
+				 "the unmodified kernel to start the op over at iteration 0",
+				 l->earlier_rows, l->earlier_rows == 1 ? "" : "s", l->ws.op);
+	}
 	switch (w->state) {
 	case ST_NO_CONTRACT:
 		d->due = DUE_CONTRACT;
@@ -435,11 +469,19 @@ static char *next_step(struct loop *l, const struct where *w, struct due *d)
 			       "(full gate); it becomes iteration 0");
 	case ST_READY:
 		d->due = DUE_EDIT;
+		if ((ub = unmeasured_best(l))) {
+			d->due = DUE_NOISE;
+			return ub;
+		}
 		return xasprintf("make one change to the kernel, then run optloop verify "
 				 "(iteration %d)",
 				 w->iter);
 	case ST_EDITING:
 		d->due = DUE_VERIFY;
+		if ((ub = unmeasured_best(l))) {
+			d->due = DUE_NOISE;
+			return ub;
+		}
 		return xasprintf("run optloop verify to measure iteration %d", w->iter);
 	case ST_VERIFYING:
 		d->due = DUE_WAIT;
@@ -558,6 +600,7 @@ int loop_open(const char *cwd, const char *op, int flags, struct loop **out, str
 	} else if ((rc = loop_reconcile_writer(l, e)) < 0) {
 		goto fail;
 	}
+	loop_find_earlier_rows(l);
 	*out = l;
 	return 0;
 fail:
@@ -601,6 +644,8 @@ int loop_writer(struct loop *l, bool on, struct err *e)
 	l->lost_rows = 0;
 	if ((rc = loop_load_contract(l, e)) == 0)
 		rc = loop_reconcile_writer(l, e);
+	if (rc == 0)
+		loop_find_earlier_rows(l);
 	if (rc < 0) {
 		struct err ignored = {0};
 		loop_writer(l, false, &ignored);

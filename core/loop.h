@@ -115,6 +115,7 @@ enum loop_due {
 	DUE_REASSESS,   /* STALLED: the re-assessment */
 	DUE_STOP,       /* STOPPING: promote or record the no-go */
 	DUE_REBUILD,    /* OPT_LOG.md holds rows the database lost: repair --rebuild */
+	DUE_NOISE,      /* the best was taken back without a run: measure it (noise) */
 };
 
 struct loop_status {

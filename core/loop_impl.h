@@ -50,6 +50,11 @@ struct loop {
 	 * or cut short): how many, 0 when none.  Nothing is written until
 	 * repair --rebuild takes them back (loop_writable). */
 	int lost_rows;
+	/* the database and OPT_LOG.md hold no row, but the history holds the
+	 * op's commits from iteration 0 on (an earlier workspace, deleted):
+	 * how many, 0 when none.  repair --rebuild takes them back from the
+	 * trailers; a verify of the unmodified kernel starts over instead. */
+	int earlier_rows;
 	/* rows whose commits the branch no longer holds and no commit on it
 	 * carries (a reset or rebase moved it back; a rewrite pruned them): what
 	 * happened and the way out, in words; nothing is written until then
@@ -209,6 +214,15 @@ void loop_commit_row(const struct vcs_iter_commit *c, struct log_row *r);
  * run when the commit holds its kernel, else 0 and NULL. */
 char *loop_commit_unbacked(struct loop *l, const struct vcs_iter_commit *c,
 			   const struct log_row *r, int *run_id, char **tree);
+/* loop_repair.c: the newest chain of the op's commits from an iteration 0
+ * in cs (newest first, as vcs_iter_commits gives them): its length, 0 when
+ * no commit carries an iteration 0; *from is the index of that commit, and
+ * the chain's iteration i is cs[*from - i] (each next one newer and
+ * numbered one higher). */
+size_t loop_trailer_chain(const struct vcs_iter_commit *cs, size_t nc, size_t *from);
+/* loop_repair.c: sets earlier_rows (and says so among the problems) when
+ * the workspace holds no row and the history holds the op's commits. */
+void loop_find_earlier_rows(struct loop *l);
 
 /* ---- the loop's resources, lent to its own files ------------------------- */
 

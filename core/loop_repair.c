@@ -121,6 +121,17 @@ char *loop_commit_unbacked(struct loop *l, const struct vcs_iter_commit *c,
 	return why;
 }
 
+/* The kernel tree a rebuilt row measured: its commit's (a row taken back
+ * has no run to say it), so runs of that kernel made since (optloop noise)
+ * are the row's; NULL without a commit, or a kernel the commit lacks. */
+static char *rebuilt_tree(struct loop *l, const char *sha)
+{
+	char have[VCS_OID_HEX];
+	if (!sha || vcs_kernel_hash(l->ws.vcs, loop_kpaths(l), l->ws.nkernel, sha, have, NULL) < 0)
+		return NULL;
+	return xstrdup(have);
+}
+
 /* repair --rebuild: the rows OPT_LOG.md holds and the database lost go back
  * into the database, in order, each linked to the commit that carries its
  * iteration with the same direction (Optloop-Iter and Optloop-Direction:
@@ -193,6 +204,84 @@ static int rebuild_events(struct loop *l, const struct optlog_doc *d, int next, 
 	return rc;
 }
 
+size_t loop_trailer_chain(const struct vcs_iter_commit *cs, size_t nc, size_t *from)
+{
+	size_t z = 0, len = 1;
+	while (z < nc && cs[z].iter != 0)
+		z++;
+	if (z == nc)
+		return 0;
+	*from = z;
+	for (size_t k = z; k-- > 0 && cs[k].iter == (int)len;)
+		len++;
+	return len;
+}
+
+/* The rows after OPT_LOG.md's last one that the op's commits still carry:
+ * the newest chain from an iteration 0 (loop_trailer_chain), when the rows
+ * so far are its own (prev: the commit of row next - 1, NULL at 0).  A keep
+ * that no run in this database backs and that carries no Optloop-Unconfirmed
+ * reason comes back unconfirmed, saying so: its number is the commit's word
+ * alone, so it is never a confirmed best (verify it again, or measure it with
+ * optloop noise). */
+static int rebuild_from_trailers(struct loop *l, const struct vcs_iter_commit *cs, size_t nc,
+				 int *next, const char *prev, const char **first,
+				 struct sb *done, int *fixed, struct err *e)
+{
+	size_t from, len = loop_trailer_chain(cs, nc, &from);
+	int rc = 0;
+	if ((size_t)*next >= len ||
+	    (*next > 0 && (!prev || strcmp(cs[from - (size_t)(*next - 1)].sha, prev))))
+		return 0;
+	for (size_t i = (size_t)*next; rc == 0 && i < len; i++) {
+		const struct vcs_iter_commit *c = &cs[from - i];
+		struct log_row r;
+		loop_commit_row(c, &r);
+		if (r.status == RS_KEEP && !r.unconfirmed)
+			r.unconfirmed = xasprintf("taken back from commit %.12s's trailers by repair "
+						  "--rebuild: no run in this database backs its number",
+						  c->sha);
+		char *tree = rebuilt_tree(l, c->sha);
+		rc = store_iter_add(l->ws.store, &r, 0, tree, e);
+		free(tree);
+		if (i == 0)
+			*first = c->sha;
+		if (rc == 0)
+			rc = store_event(l->ws.store, r.iter, "repair.rebuild", c->sha, e);
+		if (rc == 0 && done)
+			sb_addf(done, "row %d taken back from the trailers of commit %.12s\n", r.iter,
+				c->sha);
+		log_row_release(&r);
+		(*fixed)++;
+		(*next)++;
+	}
+	return rc;
+}
+
+void loop_find_earlier_rows(struct loop *l)
+{
+	long long n = -1, key;
+	struct vcs_iter_commit *cs;
+	size_t nc, from;
+	l->earlier_rows = 0;
+	/* only a workspace with no row yet: the walk costs a history's length */
+	if (l->lost_rows || store_rows_count(l->ws.store, &n, &key, NULL) < 0 || n != 0 ||
+	    vcs_iter_commits(l->ws.vcs, l->ws.op, NULL, 0, &cs, &nc, NULL) < 0)
+		return;
+	size_t len = loop_trailer_chain(cs, nc, &from);
+	if (len) {
+		l->earlier_rows = (int)len;
+		loop_problem(l,
+			"the history holds %zu iteration%s of op %s that neither optloop.db nor "
+			"OPT_LOG.md holds (commits %.12s to %.12s: an earlier workspace of this op, "
+			"deleted?); optloop repair --rebuild takes them back from the commits' "
+			"Optloop trailers, or a verify of the unmodified kernel starts the op over at "
+			"iteration 0",
+			len, len == 1 ? "" : "s", l->ws.op, cs[from].sha, cs[from - (len - 1)].sha);
+	}
+	vcs_iter_commits_free(cs, nc);
+}
+
 static int rebuild_rows(struct loop *l, struct sb *done, int *fixed, struct err *e)
 {
 	struct sb text = SB_INIT;
@@ -211,15 +300,16 @@ static int rebuild_rows(struct loop *l, struct sb *done, int *fixed, struct err 
 			       "made with, then optloop repair --rebuild",
 			       l->ws.db_path, l->ws.op);
 	memset(&d, 0, sizeof(d));
-	if ((rc = fsutil_read_file(l->ws.optlog_path, &text, e)) < 0)
+	/* OPT_LOG.md gone with the workspace: the commits carry the rows */
+	if ((rc = fsutil_read_file(l->ws.optlog_path, &text, e)) < 0 && rc != ERR_NOTFOUND)
 		return rc;
-	if ((rc = optlog_parse(text.buf, text.len, &d, NULL, e)) < 0)
+	if ((rc = optlog_parse(text.buf ? text.buf : "", text.len, &d, NULL, e)) < 0)
 		goto out;
 	if ((rc = loop_rows_get(l->ws.store, &sr, &rows, &n, e)) < 0 ||
 	    (rc = vcs_iter_commits(l->ws.vcs, l->ws.op, NULL, 0, &cs, &nc, e)) < 0)
 		goto out;
 	int next = (int)n;
-	const char *first = n ? rows[0].commit : NULL;
+	const char *first = n ? rows[0].commit : NULL, *prev = n ? rows[n - 1].commit : NULL;
 	/* A base or keep row whose run the database does not hold and that no
 	 * commit carries has nothing behind its number: taken back it would be
 	 * the best.  Refuse before anything is written. */
@@ -252,7 +342,9 @@ static int rebuild_rows(struct loop *l, struct sb *done, int *fixed, struct err 
 		r->commit = c ? xstrdup(c->sha) : NULL;
 		if (r->status == RS_KEEP && c && c->unconfirmed && !r->unconfirmed)
 			r->unconfirmed = xstrdup(c->unconfirmed);
-		rc = store_iter_add(l->ws.store, r, 0, NULL, e);
+		char *tree = rebuilt_tree(l, r->commit);
+		rc = store_iter_add(l->ws.store, r, 0, tree, e);
+		free(tree);
 		if (rc == 0)
 			rc = store_event(l->ws.store, r->iter, "repair.rebuild", c ? c->sha : NULL, e);
 		if (rc == 0 && done)
@@ -260,9 +352,12 @@ static int rebuild_rows(struct loop *l, struct sb *done, int *fixed, struct err 
 				c ? ", commit " : " (no commit carries it yet)", c ? c->sha : "");
 		if (r->iter == 0)
 			first = r->commit;
+		prev = r->commit;
 		(*fixed)++;
 		next++;
 	}
+	if (rc == 0)
+		rc = rebuild_from_trailers(l, cs, nc, &next, prev, &first, done, fixed, e);
 	/* the commits before the baseline are not the workspace's */
 	char parent[VCS_OID_HEX];
 	if (rc == 0 && first && vcs_parent(l->ws.vcs, first, parent, NULL) == 0 && parent[0]) {
@@ -275,7 +370,7 @@ static int rebuild_rows(struct loop *l, struct sb *done, int *fixed, struct err 
 	if (rc == 0)
 		rc = rebuild_events(l, &d, next, done, fixed, e);
 	if (rc == 0)
-		l->lost_rows = 0;
+		l->lost_rows = l->earlier_rows = 0;
 out:
 	vcs_iter_commits_free(cs, nc);
 	log_rows_put(sr);
@@ -298,10 +393,11 @@ int loop_repair(struct loop *l, bool rebuild, struct sb *done, struct err *e)
 	if ((rc = vcs_operation_check(l->ws.vcs, "repair", rebuild ? "repair --rebuild" : "repair",
 				      e)) < 0)
 		return rc;
-	if (rebuild && l->lost_rows == 0)
+	if (rebuild && l->lost_rows == 0 && l->earlier_rows == 0)
 		return err_set(e, ERR_REFUSED,
 			       "repair --rebuild refused: the database holds every row OPT_LOG.md "
-			       "does; there is nothing to take back (optloop repair fixes the rest)");
+			       "and the op's commits do; there is nothing to take back (optloop "
+			       "repair fixes the rest)");
 	if (!rebuild && l->lost_rows > 0)
 		return err_set(e, ERR_REFUSED,
 			       "repair refused: OPT_LOG.md holds %d row%s the database lost; take "

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A database that was emptied, cut short, replaced by an older copy or
 # deleted never costs a row: OPT_LOG.md and the commits' Optloop trailers
-# still hold the log, every write is refused (exit 3) until
+# still hold the log (the trailers alone, when the whole workspace went), every write is refused (exit 3) until
 # `optloop repair --rebuild` takes the rows back, and the loop then goes on.
 . "$(dirname "$0")/lib.sh"
 mk="$OPTLOOP_ROOT/tests/fixtures/make_tiny_project.sh"
@@ -120,4 +120,48 @@ t_like "  saying the workspace went while the run went, and nothing is recorded"
 	'the workspace profile/tiny-opt was deleted or replaced while the run went.*nothing of this run is recorded'
 t_like "  and where the committed rows still are" "$out" "git log --grep 'Optloop-Op: tiny'"
 t_unlike "  it does not report a measured iteration" "$out" 'verdict:'
+# ---- ... and the rows come back from the commits' trailers ------------------
+git checkout -q -- kernel/compute.sh
+# the keep's commit as a confirmed win's would read (no Optloop-Unconfirmed):
+# the commits alone say so, nothing in a database backs it
+FILTER_BRANCH_SQUELCH_WARNING=1 git filter-branch -f \
+	--msg-filter "grep -v '^Optloop-Unconfirmed:'" HEAD >/dev/null 2>&1
+t_ok "init again, OPT_LOG.md and the database both gone" init_tiny
+out=$("$OPTLOOP" status 2>&1)
+t_like "status names the iterations the history still holds" "$out" \
+	'the history holds 3 iterations of op tiny that neither optloop.db nor OPT_LOG.md holds \(commits [0-9a-f]{12} to [0-9a-f]{12}'
+t_like "  next: take them back, or start over" "$out" \
+	'next: +the history holds 3 iterations of op tiny from an earlier workspace: take them back with optloop repair --rebuild, or verify the unmodified kernel to start the op over'
+cp -a . "$T_TMP/over" # a copy that starts over instead
+out=$("$OPTLOOP" repair --rebuild 2>&1)
+t_like "repair --rebuild takes row 0 back from its commit's trailers" "$out" \
+	'row 0 taken back from the trailers of commit [0-9a-f]{12}'
+t_like "  and row 1" "$out" 'row 1 taken back from the trailers'
+t_like "  and row 2" "$out" 'row 2 taken back from the trailers'
+t_is "three rows in the database" "$(db_rows)" 3
+t_is "and in OPT_LOG.md" "$(rows)" 3
+t_is "each linked to its commit" \
+	"$(sqlite3 $ws/optloop.db "SELECT commit_sha FROM iterations WHERE iter = 2")" \
+	"$(git log --format=%H --grep='^Optloop-Iter: 2$')"
+t_like "the keep comes back unconfirmed: no run backs its number" \
+	"$(sqlite3 $ws/optloop.db "SELECT unconfirmed FROM iterations WHERE iter = 1")" \
+	"taken back from commit [0-9a-f]{12}'s trailers.*no run in this database backs its number"
+out=$("$OPTLOOP" status 2>&1)
+t_like "the best is the kept row, unconfirmed" "$out" 'best: +[0-9.]+ ms \(iteration 1, kept unconfirmed\)'
+t_like "  and the next step measures it first" "$out" \
+	'next: +the best \(iteration 1\) was taken back without a run.*measure it first with optloop noise'
+t_exit "report final claims nothing on commit trailers alone (exit 3)" 3 "$OPTLOOP" report final
+t_ok "noise measures the best's kernel" "$OPTLOOP" noise --runs 3
+t_like "then the loop goes on" "$("$OPTLOOP" status)" \
+	'next: +make one change to the kernel, then run optloop verify \(iteration 3\)'
+echo "# next" >>kernel/compute.sh
+out=$("$OPTLOOP" verify 2>&1)
+t_like "the next verdict compares with the best's runs" "$out" 'verdict: (fast|slow|same|ambiguous|noise)'
+t_unlike "  not with nothing" "$out" 'no best to compare with'
+t_exit "rebuilding again has nothing to take back (exit 3)" 3 "$OPTLOOP" repair --rebuild
+cd "$T_TMP/over" || exit 1
+t_ok "the copy starts over instead: verify the unmodified kernel" "$OPTLOOP" verify
+t_ok "  logged and committed as the new baseline" "$OPTLOOP" log --direction again --commit
+t_is "  iteration 0 of a new history" "$(db_rows)" 1
+t_unlike "  the earlier iterations are no longer offered" "$("$OPTLOOP" status 2>&1)" 'the history holds'
 t_done

@@ -381,6 +381,11 @@ static void due_words(const struct loop_status *st, int terse, struct sb *out)
 				   : "a stop condition holds: promotion / no-go checks (%s)",
 			action_first_key(ACT_REASSESS));
 		break;
+	case DUE_NOISE:
+		sb_addf(out, brief ? "measure the best first (%s)"
+				   : "the best has no run since repair took it back: measure it (%s)",
+			action_first_key(ACT_NOISE));
+		break;
 	case DUE_REBUILD:
 	case DUE_NONE:
 		sb_adds(out, st->next ? st->next : "");
