@@ -307,7 +307,19 @@ static void y_range(double lo, double hi, double *a, double *b, int *dec)
 		*a = 0;
 }
 
-static void mermaid_caption(const struct chart *c, size_t ncat, bool line, struct sb *md)
+/* How many iterations one bar stands for: 1 up to CHART_MERMAID_BARS
+ * iterations with a number, else enough that the bars stay within it. */
+static size_t bin_width(size_t ncat)
+{
+	return ncat <= CHART_MERMAID_BARS ? 1 : (ncat + CHART_MERMAID_BARS - 1) / CHART_MERMAID_BARS;
+}
+
+/* The iterations left out for want of a number, listed up to this many;
+ * past it, how many more (OPT_LOG.md lists every one). */
+#define LEFT_OUT_LISTED 20
+
+static void mermaid_caption(const struct chart *c, size_t ncat, size_t width, bool line,
+			    struct sb *md)
 {
 	sb_adds(md, "Bars: ");
 	if (c->shape)
@@ -316,9 +328,15 @@ static void mermaid_caption(const struct chart *c, size_t ncat, bool line, struc
 		sb_addf(md, "the bench (equal-weight geomean of %zu shapes, ms)", c->nshapes);
 	else
 		sb_adds(md, "the bench (ms)");
-	sb_addf(md, " of each of the %zu iteration(s) with a number", ncat);
+	if (width == 1)
+		sb_addf(md, " of each of the %zu iteration(s) with a number", ncat);
+	else
+		sb_addf(md, " of the %zu iterations with a number, %zu to a bar (the bar is the "
+			    "fastest of them; its label, the first and last iteration)",
+			ncat, width);
 	if (line)
-		sb_adds(md, "; line: the best so far (the baseline or the last keep)");
+		sb_addf(md, "; line: the best so far (the baseline or the last keep)%s",
+			width == 1 ? "" : ", after each bar's last iteration");
 	if (c->has_best && isfinite(c->best_ms)) {
 		sb_addf(md, "; best %.4g ms at iteration %d", c->best_ms, c->best_iter);
 		if (isfinite(c->band_lo) && c->best_ms > 0)
@@ -329,10 +347,44 @@ static void mermaid_caption(const struct chart *c, size_t ncat, bool line, struc
 	for (size_t i = 0; i < c->n; i++) {
 		if (isfinite(c->v[i].ms))
 			continue;
-		sb_addf(md, "%s%d (%s)", k++ ? ", " : ". Left out, no bench number: iteration ",
-			c->v[i].iter, chart_kind_name(c->v[i].kind));
+		if (k < LEFT_OUT_LISTED)
+			sb_addf(md, "%s%d (%s)", k ? ", " : ". Left out, no bench number: iteration ",
+				c->v[i].iter, chart_kind_name(c->v[i].kind));
+		k++;
 	}
+	if (k > LEFT_OUT_LISTED)
+		sb_addf(md, ", and %zu more (OPT_LOG.md lists each)", k - LEFT_OUT_LISTED);
 	sb_adds(md, ".\n");
+}
+
+/* The bars of the chart: iterations with a number, width to a bar, each
+ * the fastest of its own and the best so far after its last. */
+struct bar {
+	int first, last;
+	double ms, best_ms;
+};
+
+static size_t make_bars(const struct chart *c, size_t width, struct bar **out)
+{
+	size_t n = 0, in = 0;
+	struct bar *v = xcalloc(c->n / width + 2, sizeof(*v));
+	for (size_t i = 0; i < c->n; i++) {
+		const struct chart_item *it = &c->v[i];
+		if (!isfinite(it->ms))
+			continue;
+		if (in == 0) {
+			v[n].first = it->iter;
+			v[n].ms = it->ms;
+			n++;
+		}
+		struct bar *b = &v[n - 1];
+		b->last = it->iter;
+		b->ms = fmin(b->ms, it->ms);
+		b->best_ms = it->best_ms;
+		in = (in + 1) % width;
+	}
+	*out = v;
+	return n;
 }
 
 void chart_mermaid(const struct chart *c, const char *op, struct sb *md)
@@ -359,6 +411,9 @@ void chart_mermaid(const struct chart *c, const char *op, struct sb *md)
 		sb_adds(md, "No iteration has a bench number to chart yet.\n");
 		return;
 	}
+	size_t width = bin_width(ncat);
+	struct bar *bars;
+	size_t nbars = make_bars(c, width, &bars);
 	double a, b;
 	int dec;
 	y_range(lo, hi, &a, &b, &dec);
@@ -373,29 +428,29 @@ void chart_mermaid(const struct chart *c, const char *op, struct sb *md)
 		add_text(md, c->shape);
 	}
 	sb_adds(md, "\"\n    x-axis \"iteration\" [");
-	for (size_t i = 0, k = 0; i < c->n; i++)
-		if (isfinite(c->v[i].ms))
-			sb_addf(md, "%s\"%d\"", k++ ? ", " : "", c->v[i].iter);
+	for (size_t i = 0; i < nbars; i++) {
+		if (bars[i].first == bars[i].last)
+			sb_addf(md, "%s\"%d\"", i ? ", " : "", bars[i].first);
+		else
+			sb_addf(md, "%s\"%d-%d\"", i ? ", " : "", bars[i].first, bars[i].last);
+	}
 	sb_addf(md, "]\n    y-axis \"ms\" %.*f --> %.*f\n    bar [", dec, a, dec, b);
-	for (size_t i = 0, k = 0; i < c->n; i++) {
-		if (!isfinite(c->v[i].ms))
-			continue;
-		sb_adds(md, k++ ? ", " : "");
-		add_num(md, c->v[i].ms);
+	for (size_t i = 0; i < nbars; i++) {
+		sb_adds(md, i ? ", " : "");
+		add_num(md, bars[i].ms);
 	}
 	sb_adds(md, "]\n");
 	if (line) {
 		sb_adds(md, "    line [");
-		for (size_t i = 0, k = 0; i < c->n; i++) {
-			if (!isfinite(c->v[i].ms))
-				continue;
-			sb_adds(md, k++ ? ", " : "");
-			add_num(md, c->v[i].best_ms);
+		for (size_t i = 0; i < nbars; i++) {
+			sb_adds(md, i ? ", " : "");
+			add_num(md, bars[i].best_ms);
 		}
 		sb_adds(md, "]\n");
 	}
 	sb_adds(md, "```\n\n");
-	mermaid_caption(c, ncat, line, md);
+	mermaid_caption(c, ncat, width, line, md);
+	free(bars);
 }
 
 static json_t *jnum(double v)

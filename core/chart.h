@@ -35,12 +35,19 @@ void chart_release(struct chart *c);
  * caller-owned (chart_release), also on error. */
 int chart_load(struct store *s, const char *shape, struct chart *c, struct err *e);
 
+/* The most bars the Mermaid chart draws: past this many iterations with a
+ * number, each bar stands for several. */
+#define CHART_MERMAID_BARS 200
+
 /* Append the chart as a fenced Mermaid `xychart-beta` block (the title
  * names op when not NULL), then one line saying what the series are and
- * which iterations were left out.  Mermaid wants every series as long as
- * the x axis, so the categories are the iterations with a number: a bar per
- * iteration (its bench), a line for the best so far.  Without a number
- * anywhere, one line saying so. */
+ * which iterations were left out (the first 20 named, then how many more).
+ * Mermaid wants every series as long as the x axis, so the categories are
+ * the iterations with a number: a bar per iteration (its bench), a line for
+ * the best so far.  Past CHART_MERMAID_BARS such iterations, each bar
+ * stands for a run of consecutive ones, labelled "FIRST-LAST": the fastest
+ * of them, and the line the best so far after the last; the caption says
+ * how many to a bar.  Without a number anywhere, one line saying so. */
 void chart_mermaid(const struct chart *c, const char *op, struct sb *md);
 
 /* The series as JSON: {"shape", "best": {"iter", "ms"} or null, "band":

@@ -389,6 +389,9 @@ static json_t *device_json(struct store *s, int run_id, struct sb *md)
 	return json_null();
 }
 
+/* The most lines of the Markdown cost table, besides the total. */
+#define COST_ROWS 200
+
 /* What the session's decisions cost in GPU runs: per iteration and in all;
  * the same as JSON when want_json (else NULL: a JSON object per iteration
  * only when the caller prints JSON). */
@@ -402,21 +405,41 @@ static json_t *cost_section(struct store *s, struct sb *md, bool want_json)
 		json_decref(its);
 		return want_json ? json_null() : NULL;
 	}
+	/* past COST_ROWS iterations, a line stands for several, summed */
+	size_t width = c.n <= COST_ROWS ? 1 : (c.n + COST_ROWS - 1) / COST_ROWS;
+	if (width > 1)
+		sb_addf(md, "%zu iterations ran something, %zu to a line (FIRST-LAST: their sums); "
+			    "the JSON report has each\n\n",
+			c.n, width);
 	sb_adds(md, "| Iter | runs | measurements | GPU s | verify | confirm | noise |\n"
 		    "|---|---|---|---|---|---|---|\n");
-	for (size_t i = 0; i <= c.n; i++) {
-		const struct loop_cost_row *r = i < c.n ? &c.v[i] : &c.total;
-		if (i < c.n)
-			sb_addf(md, "| %d", r->iter);
-		else
-			sb_adds(md, "| **session**");
-		sb_addf(md, " | %d | %d | %.1f | %d | %d | %d |\n", r->runs, r->measurements,
-			r->gpu_s, r->verify, r->confirm, r->noise);
-		if (want_json && i < c.n) {
-			json_t *o = measure_cost_json(r);
-			json_object_set_new(o, "iter", json_integer(r->iter));
-			json_array_append_new(its, o);
+	for (size_t i = 0; i < c.n; i += width) {
+		struct loop_cost_row sum = c.v[i];
+		size_t last = i;
+		for (size_t k = i + 1; k < c.n && k < i + width; k++) {
+			const struct loop_cost_row *r = &c.v[k];
+			sum.runs += r->runs;
+			sum.measurements += r->measurements;
+			sum.gpu_s += r->gpu_s;
+			sum.verify += r->verify;
+			sum.confirm += r->confirm;
+			sum.noise += r->noise;
+			last = k;
 		}
+		if (last == i)
+			sb_addf(md, "| %d", sum.iter);
+		else
+			sb_addf(md, "| %d-%d", sum.iter, c.v[last].iter);
+		sb_addf(md, " | %d | %d | %.1f | %d | %d | %d |\n", sum.runs, sum.measurements,
+			sum.gpu_s, sum.verify, sum.confirm, sum.noise);
+	}
+	sb_addf(md, "| **session** | %d | %d | %.1f | %d | %d | %d |\n", c.total.runs,
+		c.total.measurements, c.total.gpu_s, c.total.verify, c.total.confirm,
+		c.total.noise);
+	for (size_t i = 0; want_json && i < c.n; i++) {
+		json_t *o = measure_cost_json(&c.v[i]);
+		json_object_set_new(o, "iter", json_integer(c.v[i].iter));
+		json_array_append_new(its, o);
 	}
 	json_t *j = want_json ? json_pack("{s:o,s:o}", "iterations", its, "session",
 					  measure_cost_json(&c.total))

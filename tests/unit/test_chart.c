@@ -158,7 +158,8 @@ static size_t list_items(const char *line, const char *prefix, const char *item_
 
 struct block {
 	size_t ncat, nbar, nline;
-	double cat[16], bar[16], line[16], lo, hi;
+	double cat[CHART_MERMAID_BARS], bar[CHART_MERMAID_BARS], line[CHART_MERMAID_BARS], lo, hi;
+	int last[CHART_MERMAID_BARS]; /* a bar's last iteration: its label's second number */
 	char title[128];
 };
 
@@ -184,7 +185,16 @@ static void read_block(const char *md, struct block *b)
 			assert_true(matches("^title \"[^\"]*\"$", ln));
 			snprintf(b->title, sizeof(b->title), "%s", ln + 6);
 		} else if (!strncmp(ln, "x-axis ", 7)) {
-			b->ncat = list_items(ln, "x-axis \"iteration\" ", "^\"[0-9]+\"$", b->cat);
+			b->ncat = list_items(ln, "x-axis \"iteration\" ", "^\"[0-9]+(-[0-9]+)?\"$",
+					     b->cat);
+			const char *p = strchr(ln, '[');
+			for (size_t i = 0; i < b->ncat; i++) {
+				p = strchr(p, '"') + 1;
+				char *end;
+				long first = strtol(p, &end, 10);
+				b->last[i] = (int)(*end == '-' ? strtol(end + 1, &end, 10) : first);
+				p = strchr(end, '"') + 1;
+			}
 		} else if (!strncmp(ln, "y-axis ", 7)) {
 			assert_true(matches("^y-axis \"ms\" " NUM " --> " NUM "$", ln));
 			assert_int_equal(sscanf(ln, "y-axis \"ms\" %lf --> %lf", &b->lo, &b->hi), 2);
@@ -277,6 +287,61 @@ static void no_best_line_where_the_best_has_no_time(void **state)
 	chart_release(&c);
 }
 
+/* 1,000 iterations, a failed gate every 10th: 901 with a number, past
+ * the 200 bars Mermaid is given, so 5 to a bar, each the fastest of its
+ * five, the line the best after the bar's last, the left-out list cut. */
+static void a_long_history_is_binned(void **state)
+{
+	enum { N = 1000 };
+	struct log_row *rows = calloc(N, sizeof(*rows));
+	for (int i = 0; i < N; i++) {
+		double ms = 10.0 - i * 0.001 + (i % 7) * 0.01;
+		if (i == 0)
+			rows[i] = R(0, RS_BASE, GATE_PASS, ms);
+		else if (i % 10 == 0)
+			rows[i] = R(i, RS_DROP, GATE_FAIL, NAN);
+		else
+			rows[i] = R(i, i % 100 == 1 ? RS_KEEP : RS_DROP, GATE_PASS, ms);
+	}
+	struct chart c;
+	struct block b;
+	struct sb md = SB_INIT;
+	sb_init(&md);
+	chart_build(rows, N, NULL, &c);
+	chart_mermaid(&c, NULL, &md);
+	read_block(md.buf, &b);
+	assert_int_equal(b.ncat, 181); /* 901 / 5, the last bar of one */
+	assert_int_equal(b.nbar, b.ncat);
+	assert_int_equal(b.nline, b.ncat);
+	/* each bar against the rows it stands for */
+	size_t i = 0;
+	for (size_t k = 0; k < b.ncat; k++) {
+		while (!isfinite(c.v[i].ms))
+			i++;
+		assert_int_equal((int)b.cat[k], c.v[i].iter);
+		double fastest = INFINITY, best = NAN;
+		int in = 0, last = -1;
+		for (; i < c.n && in < 5; i++) {
+			if (!isfinite(c.v[i].ms))
+				continue;
+			fastest = fmin(fastest, c.v[i].ms);
+			best = c.v[i].best_ms;
+			last = c.v[i].iter;
+			in++;
+		}
+		assert_int_equal(b.last[k], last);
+		assert_true(fabs(b.bar[k] - fastest) < 1e-3);
+		assert_true(fabs(b.line[k] - best) < 1e-3);
+	}
+	assert_non_null(strstr(md.buf, "of the 901 iterations with a number, 5 to a bar"));
+	assert_non_null(strstr(md.buf, "Left out, no bench number: iteration 10 (failed)"));
+	assert_non_null(strstr(md.buf, "200 (failed), and 79 more (OPT_LOG.md lists each)."));
+	assert_null(strstr(md.buf, "210 (failed)"));
+	sb_release(&md);
+	chart_release(&c);
+	free(rows);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -288,6 +353,7 @@ int main(void)
 		cmocka_unit_test(the_mermaid_block_has_one_value_per_iteration_with_a_number),
 		cmocka_unit_test(numbers_never_take_an_exponent),
 		cmocka_unit_test(no_best_line_where_the_best_has_no_time),
+		cmocka_unit_test(a_long_history_is_binned),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
