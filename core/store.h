@@ -31,7 +31,7 @@ struct sb;
 struct store;
 struct sqlite3;
 
-#define STORE_SCHEMA_VERSION 15
+#define STORE_SCHEMA_VERSION 16
 
 /* What to do about a workspace that cannot be written (ERR_READONLY). */
 #define STORE_READONLY_HINT                                                                     \
@@ -373,7 +373,8 @@ int store_run_side_samples(struct store *s, int run_id, bool base_side,
 			   struct err *e);
 /* Each distinct shape (mode, B, T, H, D, L, op) that a logged row's run
  * measured, once, in no particular order; r's strings live only during the
- * call (its times are NAN).  One statement over the rows' runs. */
+ * call (its times are NAN).  Read from the table the triggers keep
+ * (row_shapes), a row a shape. */
 int store_row_shapes(struct store *s, void (*fn)(void *ctx, const struct parse_row *r),
 		     void *ctx, struct err *e);
 /* A run's iteration, kernel tree (caller frees) and gate scope. */

@@ -68,6 +68,19 @@ _Static_assert(SCOPE_FULL == 1 && SCOPE_SUBSET == 2 && GATE_FAIL == 2, "schema 1
 	"UPDATE iterations SET has_env = (SELECT " RUN_HAS_ENV("result_json") " FROM runs"    \
 	" WHERE id = " r ".run_id) WHERE iter = " r ".iter;"
 
+/* A shape of the samples table's row sa, as row_shapes holds it (migration
+ * 16): its key (NULL columns included), then its columns */
+#define ROW_SHAPE_COLS(sa)                                                                 \
+	"json_array(" sa ".mode, " sa ".B, " sa ".T, " sa ".H, " sa ".D, " sa ".L, " sa ".op), " \
+	sa ".mode, " sa ".B, " sa ".T, " sa ".H, " sa ".D, " sa ".L, " sa ".op"
+/* row_shapes made again from every row's run */
+#define ROW_SHAPES_REFILL                                                                  \
+	" DELETE FROM row_shapes;"                                                         \
+	" INSERT OR IGNORE INTO row_shapes SELECT " ROW_SHAPE_COLS("sa")                   \
+	" FROM iterations i CROSS JOIN samples sa ON sa.run_id = i.run_id;"
+/* whether run is a logged row's */
+#define ROW_RUN(run) "EXISTS (SELECT 1 FROM iterations WHERE run_id = " run ")"
+
 /* Each step moves the schema from version i to i+1.  Never edit a shipped
  * step; append a new one. */
 const char *const store_migrations[STORE_SCHEMA_VERSION] = {
@@ -358,6 +371,28 @@ const char *const store_migrations[STORE_SCHEMA_VERSION] = {
 	" END;"
 	"CREATE TRIGGER IF NOT EXISTS rows_stamp_runs_delete AFTER DELETE ON runs BEGIN"
 	ROWS_STAMP("scope = " STR_SCOPE_SUBSET " AND tree = OLD.tree") " END;",
+	/* 16: the distinct shapes the logged rows' runs measured, kept by
+	 * triggers (a row logged adds its run's; the rare change that can take
+	 * one away makes the table again), so the chart's count of shapes
+	 * reads a few rows, not every row's samples (store_row_shapes). */
+	"CREATE TABLE IF NOT EXISTS row_shapes (key TEXT PRIMARY KEY, mode TEXT, B INTEGER,"
+	" T INTEGER, H INTEGER, D INTEGER, L INTEGER, op TEXT) WITHOUT ROWID;"
+	ROW_SHAPES_REFILL
+	"CREATE TRIGGER IF NOT EXISTS row_shapes_row_insert AFTER INSERT ON iterations"
+	" WHEN NEW.run_id IS NOT NULL BEGIN INSERT OR IGNORE INTO row_shapes SELECT "
+	ROW_SHAPE_COLS("sa") " FROM samples sa WHERE sa.run_id = NEW.run_id; END;"
+	"CREATE TRIGGER IF NOT EXISTS row_shapes_row_update AFTER UPDATE OF run_id ON iterations"
+	" BEGIN" ROW_SHAPES_REFILL " END;"
+	"CREATE TRIGGER IF NOT EXISTS row_shapes_row_delete AFTER DELETE ON iterations"
+	" WHEN OLD.run_id IS NOT NULL BEGIN" ROW_SHAPES_REFILL " END;"
+	"CREATE TRIGGER IF NOT EXISTS row_shapes_sample_insert AFTER INSERT ON samples"
+	" WHEN " ROW_RUN("NEW.run_id") " BEGIN INSERT OR IGNORE INTO row_shapes SELECT "
+	ROW_SHAPE_COLS("sa") " FROM samples sa WHERE sa.id = NEW.id; END;"
+	"CREATE TRIGGER IF NOT EXISTS row_shapes_sample_update AFTER UPDATE ON samples"
+	" WHEN " ROW_RUN("OLD.run_id") " OR " ROW_RUN("NEW.run_id") " BEGIN" ROW_SHAPES_REFILL
+	" END;"
+	"CREATE TRIGGER IF NOT EXISTS row_shapes_sample_delete AFTER DELETE ON samples"
+	" WHEN " ROW_RUN("OLD.run_id") " BEGIN" ROW_SHAPES_REFILL " END;",
 };
 _Static_assert(sizeof(store_migrations) / sizeof(store_migrations[0]) == STORE_SCHEMA_VERSION,
 	       "STORE_SCHEMA_VERSION is the number of migrations");

@@ -292,9 +292,7 @@ int store_row_shapes(struct store *s, void (*fn)(void *ctx, const struct parse_r
 		     void *ctx, struct err *e)
 {
 	sqlite3_stmt *st;
-	/* (from each row to its run's samples, by the index on run_id) */
-	int rc = prep_kept(s, "SELECT DISTINCT sa.mode, sa.B, sa.T, sa.H, sa.D, sa.L, sa.op"
-			 " FROM iterations i CROSS JOIN samples sa ON sa.run_id = i.run_id", &st, e);
+	int rc = prep_kept(s, "SELECT mode, B, T, H, D, L, op FROM row_shapes", &st, e);
 	if (rc < 0)
 		return rc;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {

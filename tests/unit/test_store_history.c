@@ -8,7 +8,7 @@
  * count of rows, and the best and the stall read from the newest rows back,
  * against every row; schema 14's kept terms of the noise band against
  * every run; schema 15's rows read again by their stamps against the rows
- * read whole. */
+ * read whole; schema 16's shapes of the rows against every row's samples. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -676,6 +676,87 @@ static void the_rows_read_again_are_the_rows_read_whole(void **state)
 	assert_true(refreshed > 200);
 }
 
+/* schema 16's row_shapes hold exactly the distinct shapes of the rows'
+ * runs' samples */
+static void assert_row_shapes_agree(void)
+{
+	static const char *const every =
+		"SELECT DISTINCT sa.mode, sa.B, sa.T, sa.H, sa.D, sa.L, sa.op FROM iterations i"
+		" JOIN samples sa ON sa.run_id = i.run_id";
+	static const char *const kept = "SELECT mode, B, T, H, D, L, op FROM row_shapes";
+	char sql[512];
+	snprintf(sql, sizeof(sql), "SELECT count(*) FROM (%s EXCEPT %s)", every, kept);
+	assert_int_equal(int_of(sql), 0);
+	snprintf(sql, sizeof(sql), "SELECT count(*) FROM (%s EXCEPT %s)", kept, every);
+	assert_int_equal(int_of(sql), 0);
+	snprintf(sql, sizeof(sql), "SELECT count(*) FROM (%s)", every);
+	assert_int_equal(int_of("SELECT count(*) FROM row_shapes"), int_of(sql));
+}
+
+/* Schema 16: the migration fills row_shapes, and every change that can add
+ * or take away a shape of a row's run keeps it so: a row logged, samples
+ * added to a row's run (and to a run no row has), a row's run changed, a
+ * sample changed or deleted, a row deleted. */
+static void the_kept_row_shapes_agree_with_every_rows_samples(void **state)
+{
+	struct err e = {0};
+	assert_true(int_of("SELECT count(*) FROM row_shapes") > 0);
+	assert_row_shapes_agree();
+	int run = int_of("SELECT max(id) FROM runs"), next = int_of("SELECT max(iter) + 1 FROM iterations");
+	struct parse_row r[1] = {{.mode = "bwd", .B = 2, .T = 512, .H = 4, .D = 64, .L = -1,
+				  .op = "compute", .new_ms = 1.0, .base_ms = NAN, .speedup = NAN}};
+	/* a run no row has: its shape is no row's */
+	int shapes = int_of("SELECT count(*) FROM row_shapes");
+	if (int_of("SELECT count(*) FROM iterations WHERE run_id = (SELECT max(id) FROM runs)")) {
+		assert_int_equal(store_exec(st, "INSERT INTO runs (iter, kind, t_start, t_end, gate,"
+						" scope, bench_ms) VALUES (99, 'noise', 1, 2, 1, 1, 1.0)",
+					    &e),
+				 0);
+		run = int_of("SELECT max(id) FROM runs");
+	}
+	assert_int_equal(store_samples_add(st, run, 0, r, 1, &e), 0);
+	assert_int_equal(int_of("SELECT count(*) FROM row_shapes"), shapes);
+	assert_row_shapes_agree();
+	/* a row logged with that run: its shape comes in */
+	char sql[256];
+	snprintf(sql, sizeof(sql),
+		 "INSERT INTO iterations (iter, direction, gate, gate_v, scope, bench_ms, status,"
+		 " run_id) VALUES (%d, 'd', 'pass', %d, %d, 1.0, 'drop', %d)",
+		 next, GATE_PASS, SCOPE_FULL, run);
+	assert_int_equal(store_exec(st, sql, &e), 0);
+	assert_int_equal(int_of("SELECT count(*) FROM row_shapes"), shapes + 1);
+	assert_row_shapes_agree();
+	/* more samples for a row's run, one of a new shape (L given) */
+	r[0].L = 3;
+	assert_int_equal(store_samples_add(st, run, 0, r, 1, &e), 0);
+	assert_int_equal(int_of("SELECT count(*) FROM row_shapes"), shapes + 2);
+	assert_row_shapes_agree();
+	/* a sample changed, then deleted */
+	assert_int_equal(store_exec(st, "UPDATE samples SET T = 1024 WHERE id = (SELECT max(id)"
+					" FROM samples)",
+				    &e),
+			 0);
+	assert_row_shapes_agree();
+	assert_int_equal(store_exec(st, "DELETE FROM samples WHERE id = (SELECT max(id) FROM"
+					" samples)",
+				    &e),
+			 0);
+	assert_int_equal(int_of("SELECT count(*) FROM row_shapes"), shapes + 1);
+	assert_row_shapes_agree();
+	/* the row's run changed to another's, then the row deleted */
+	snprintf(sql, sizeof(sql), "UPDATE iterations SET run_id = (SELECT min(id) FROM runs)"
+				   " WHERE iter = %d", next);
+	assert_int_equal(store_exec(st, sql, &e), 0);
+	assert_row_shapes_agree();
+	snprintf(sql, sizeof(sql), "UPDATE iterations SET run_id = %d WHERE iter = %d", run, next);
+	assert_int_equal(store_exec(st, sql, &e), 0);
+	assert_int_equal(int_of("SELECT count(*) FROM row_shapes"), shapes + 1);
+	snprintf(sql, sizeof(sql), "DELETE FROM iterations WHERE iter = %d", next);
+	assert_int_equal(store_exec(st, sql, &e), 0);
+	assert_int_equal(int_of("SELECT count(*) FROM row_shapes"), shapes);
+	assert_row_shapes_agree();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -695,6 +776,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(the_rows_read_again_are_the_rows_read_whole, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(the_kept_row_shapes_agree_with_every_rows_samples,
+						setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
