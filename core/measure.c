@@ -169,6 +169,151 @@ struct run_ref {
 	bool base; /* a paired run: this tree's times are its base column */
 };
 
+/* ---- a memo of what one comparison reads --------------------------------
+ *
+ * A confirm's comparison pools the same kernels' runs several ways (the
+ * session's, the other sessions', every session's; as the best's and as
+ * history), and a tree re-measured often has hundreds of runs.  While
+ * measure_confirm_compare runs, each tree's runs (with their environments)
+ * and each run's samples are read from the store once and kept here; the
+ * store does not change meanwhile, so what is replayed is what a read would
+ * give, in the same order. */
+struct memo_sample {
+	char *key;
+	double ms;
+};
+struct memo_run {
+	int id;
+	bool base;
+	struct memo_sample *v;
+	size_t n, cap;
+};
+struct memo_tree {
+	char *tree;
+	struct store_tree_run *v;
+	char **env; /* measure_env_key of each, NULL where none */
+	size_t n;
+};
+struct memo {
+	struct memo_run *runs; /* open addressing on (id, base); id 0 empty */
+	size_t cap, nruns;
+	struct memo_tree *trees;
+	size_t ntrees;
+};
+static struct memo *memo;
+
+struct measure_memo {
+	struct memo m;
+};
+
+static void memo_begin(struct memo *m)
+{
+	memset(m, 0, sizeof(*m));
+	memo = m;
+}
+
+static void memo_end(struct memo *m)
+{
+	for (size_t i = 0; i < m->cap; i++) {
+		for (size_t k = 0; k < m->runs[i].n; k++)
+			free(m->runs[i].v[k].key);
+		free(m->runs[i].v);
+	}
+	free(m->runs);
+	for (size_t i = 0; i < m->ntrees; i++) {
+		for (size_t k = 0; k < m->trees[i].n; k++)
+			free(m->trees[i].env[k]);
+		free(m->trees[i].env);
+		store_tree_runs_release(m->trees[i].v, m->trees[i].n);
+		free(m->trees[i].tree);
+	}
+	free(m->trees);
+	if (memo == m)
+		memo = NULL;
+}
+
+struct measure_memo *measure_memo_open(void)
+{
+	if (memo)
+		return NULL; /* one is open: it serves */
+	struct measure_memo *mm = xcalloc(1, sizeof(*mm));
+	memo_begin(&mm->m);
+	return mm;
+}
+
+void measure_memo_close(struct measure_memo *mm)
+{
+	if (!mm)
+		return;
+	memo_end(&mm->m);
+	free(mm);
+}
+
+static struct memo_run *memo_slot(struct memo_run *runs, size_t cap, int id, bool base)
+{
+	size_t h = ((size_t)id * 2654435761u + base) & (cap - 1);
+	while (runs[h].id && !(runs[h].id == id && runs[h].base == base))
+		h = (h + 1) & (cap - 1);
+	return &runs[h];
+}
+
+/* The slot of run (id, base): found, or a new empty one (id set, n 0,
+ * v NULL) for the caller to fill. */
+static struct memo_run *memo_run(struct memo *m, int id, bool base, bool *found)
+{
+	if ((m->nruns + 1) * 2 > m->cap) {
+		size_t cap = m->cap ? m->cap * 2 : 64;
+		struct memo_run *v = xcalloc(cap, sizeof(*v));
+		for (size_t i = 0; i < m->cap; i++)
+			if (m->runs[i].id)
+				*memo_slot(v, cap, m->runs[i].id, m->runs[i].base) = m->runs[i];
+		free(m->runs);
+		m->runs = v;
+		m->cap = cap;
+	}
+	struct memo_run *r = memo_slot(m->runs, m->cap, id, base);
+	*found = r->id != 0;
+	if (!*found) {
+		r->id = id;
+		r->base = base;
+		m->nruns++;
+	}
+	return r;
+}
+
+static void memo_sample(void *ctx, const struct parse_row *r, double ms)
+{
+	struct memo_run *m = ctx;
+	if (m->n == m->cap) {
+		m->cap = m->cap ? m->cap * 2 : 16;
+		m->v = xrealloc(m->v, m->cap * sizeof(*m->v));
+	}
+	m->v[m->n].key = measure_shape_key(r);
+	m->v[m->n++].ms = ms;
+}
+
+/* A tree's runs and their environments, read once. */
+static int memo_tree(struct store *s, const char *tree, struct memo_tree **out, struct err *e)
+{
+	for (size_t i = 0; i < memo->ntrees; i++)
+		if (!strcmp(memo->trees[i].tree, tree)) {
+			*out = &memo->trees[i];
+			return 0;
+		}
+	struct memo_tree t = {0};
+	int rc = store_tree_runs(s, tree, &t.v, &t.n, e);
+	if (rc < 0)
+		return rc;
+	t.tree = xstrdup(tree);
+	t.env = xcalloc(t.n ? t.n : 1, sizeof(*t.env));
+	for (size_t i = 0; rc == 0 && i < t.n; i++)
+		rc = measure_env_key(s, t.v[i].id, &t.env[i], e);
+	memo->trees = xrealloc(memo->trees, (memo->ntrees + 1) * sizeof(*memo->trees));
+	memo->trees[memo->ntrees] = t;
+	*out = &memo->trees[memo->ntrees++];
+	return rc;
+}
+
 /* Runs of a tree: ids, sessions and environments. */
 static int tree_runs(struct store *s, const char *tree, int session_only, const char *role,
 		     int upto, struct run_ref **out, size_t *n, struct err *e)
@@ -177,9 +322,14 @@ static int tree_runs(struct store *s, const char *tree, int session_only, const 
 	size_t nv;
 	*out = NULL;
 	*n = 0;
-	int rc = store_tree_runs(s, tree, &v, &nv, e);
+	struct memo_tree *mt = NULL;
+	int rc = memo ? memo_tree(s, tree, &mt, e) : store_tree_runs(s, tree, &v, &nv, e);
 	if (rc < 0)
 		return rc;
+	if (mt) {
+		v = mt->v;
+		nv = mt->n;
+	}
 	*out = xcalloc(nv ? nv : 1, sizeof(**out));
 	for (size_t i = 0; i < nv; i++) {
 		if (session_only > 0 && v[i].session != session_only)
@@ -193,9 +343,11 @@ static int tree_runs(struct store *s, const char *tree, int session_only, const 
 		(*out)[*n].id = v[i].id;
 		(*out)[*n].session = v[i].session;
 		(*out)[*n].base = v[i].base;
-		(*out)[*n].env = NULL;
+		(*out)[*n].env = mt && mt->env[i] ? xstrdup(mt->env[i]) : NULL;
 		(*n)++;
 	}
+	if (mt)
+		return 0;
 	store_tree_runs_release(v, nv);
 	for (size_t i = 0; i < *n; i++)
 		if ((rc = measure_env_key(s, (*out)[i].id, &(*out)[i].env, e)) < 0)
@@ -234,7 +386,18 @@ static int add_side_samples(struct store *s, const struct run_ref *r, struct sta
 			    struct err *e)
 {
 	struct sample_sink k = {out, r->session};
-	return store_run_side_samples(s, r->id, r->base, add_sample, &k, e);
+	if (!memo)
+		return store_run_side_samples(s, r->id, r->base, add_sample, &k, e);
+	bool found;
+	struct memo_run *m = memo_run(memo, r->id, r->base, &found);
+	if (!found) {
+		int rc = store_run_side_samples(s, r->id, r->base, memo_sample, m, e);
+		if (rc < 0)
+			return rc;
+	}
+	for (size_t i = 0; i < m->n; i++)
+		stats_set_add_run(out, m->v[i].key, m->v[i].ms, r->session);
+	return 0;
 }
 
 static bool same_env(const char *a, const char *b)
@@ -484,6 +647,7 @@ int measure_confirm_compare(struct store *s, const char *best_tree, const char *
 	/* what the store held when the session's last run ended: the same
 	 * numbers whenever it is read again, later sessions or not */
 	int upto = store_session_last_run(s, session);
+	struct measure_memo *mm = measure_memo_open();
 	int rc = measure_tree_set(s, best_tree, NULL, session, "best", &bs, e);
 	if (rc == 0)
 		rc = measure_tree_set(s, cand_tree, NULL, session, "cand", &cs, e);
@@ -555,6 +719,7 @@ int measure_confirm_compare(struct store *s, const char *best_tree, const char *
 	stats_set_release(&bo);
 	stats_set_release(&co);
 	stats_set_release(&pairs);
+	measure_memo_close(mm);
 	return rc;
 }
 

@@ -91,6 +91,16 @@ void measure_history_release(struct stats_set *h, size_t n);
 int measure_pair_set(struct store *s, const char *env, int upto, struct stats_set *out,
 		     struct err *e);
 
+/* A memo of what comparisons read: while one is open, each kernel tree's
+ * runs (with their environments) and each run's samples are read from the
+ * store once, and read again from memory, so pooling the same runs several
+ * ways costs one read.  Only while the store does not change: open it
+ * around reads, close it before a write.  NULL (and close does nothing)
+ * when one is open already; measure_confirm_compare opens its own. */
+struct measure_memo;
+struct measure_memo *measure_memo_open(void);
+void measure_memo_close(struct measure_memo *m);
+
 /* The one comparison of a confirm session: best's and candidate's runs of
  * that session, noise pooled with every other session's, the sequential
  * test on; and the same over the Target's shapes (mt may be NULL).  The

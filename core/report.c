@@ -116,7 +116,7 @@ static int row_of(struct store *s, int iter, struct side *out, struct err *e)
  * confirm that sized the candidate's row (its figure, as the header shows
  * it), not a later confirm --baseline of it (what a claim against the
  * baseline reads). */
-static int claim_load(const struct workspace *ws, int cand_iter, int against_iter, bool as_row,
+static int claim_read(const struct workspace *ws, int cand_iter, int against_iter, bool as_row,
 		      struct claim *c, struct err *e)
 {
 	struct store *s = ws->store;
@@ -162,6 +162,17 @@ static int claim_load(const struct workspace *ws, int cand_iter, int against_ite
 	}
 	c->have_tgt = true;
 	return 0;
+}
+
+/* The same runs are read as the claim's sides and again as the confirm's
+ * history: each read once (a measure memo). */
+static int claim_load(const struct workspace *ws, int cand_iter, int against_iter, bool as_row,
+		      struct claim *c, struct err *e)
+{
+	struct measure_memo *m = measure_memo_open();
+	int rc = claim_read(ws, cand_iter, against_iter, as_row, c, e);
+	measure_memo_close(m);
+	return rc;
 }
 
 static double sp(double gain);

@@ -8,7 +8,8 @@
  * count of rows, and the best and the stall read from the newest rows back,
  * against every row; schema 14's kept terms of the noise band against
  * every run; schema 15's rows read again by their stamps against the rows
- * read whole; schema 16's shapes of the rows against every row's samples. */
+ * read whole; schema 16's shapes of the rows against every row's samples;
+ * a measure memo's sets against the store's. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -757,6 +758,83 @@ static void the_kept_row_shapes_agree_with_every_rows_samples(void **state)
 	assert_row_shapes_agree();
 }
 
+static void assert_same_set(const struct stats_set *a, const struct stats_set *b)
+{
+	assert_true((!a->env && !b->env) || (a->env && b->env && !strcmp(a->env, b->env)));
+	assert_int_equal(a->nshapes, b->nshapes);
+	for (size_t i = 0; i < a->nshapes; i++) {
+		assert_string_equal(a->shapes[i].key, b->shapes[i].key);
+		assert_int_equal(a->shapes[i].n, b->shapes[i].n);
+		for (size_t k = 0; k < a->shapes[i].n; k++) {
+			assert_memory_equal(&a->shapes[i].ms[k], &b->shapes[i].ms[k], sizeof(double));
+			assert_int_equal(a->shapes[i].session[k], b->shapes[i].session[k]);
+		}
+	}
+}
+
+/* A measure memo replays what the store gives: every spread tree's set,
+ * of every session and of each session left out, and a history, read
+ * twice with a memo open are the sets read without one, value for value
+ * and in the same order; and a confirm's comparison (which opens its own)
+ * is the same with an outer memo open. */
+static void a_memo_reads_what_the_store_gives(void **state)
+{
+	struct err e = {0};
+	char **trees = NULL;
+	size_t nt = 0;
+	assert_int_equal(store_spread_trees(st, &trees, &nt, &e), 0);
+	assert_true(nt >= 2);
+	int sessions[] = {0, -1, -2, 1, 2};
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < nt; i++) {
+			for (size_t k = 0; k < sizeof(sessions) / sizeof(*sessions); k++) {
+				struct stats_set plain, memod, again;
+				assert_int_equal(measure_tree_set_upto(st, trees[i], NULL, sessions[k],
+								       NULL, 0, &plain, &e), 0);
+				struct measure_memo *m = measure_memo_open();
+				assert_non_null(m);
+				assert_null(measure_memo_open()); /* one at a time */
+				assert_int_equal(measure_tree_set_upto(st, trees[i], NULL, sessions[k],
+								       NULL, 0, &memod, &e), 0);
+				assert_int_equal(measure_tree_set_upto(st, trees[i], NULL, sessions[k],
+								       NULL, 0, &again, &e), 0);
+				measure_memo_close(m);
+				assert_same_set(&plain, &memod);
+				assert_same_set(&plain, &again);
+				stats_set_release(&plain);
+				stats_set_release(&memod);
+				stats_set_release(&again);
+			}
+		}
+	}
+	struct stats_set *h1, *h2;
+	size_t n1, n2;
+	assert_int_equal(measure_history(st, NULL, 1, 0, &h1, &n1, &e), 0);
+	struct measure_memo *m = measure_memo_open();
+	assert_int_equal(measure_history(st, NULL, 1, 0, &h2, &n2, &e), 0);
+	measure_memo_close(m);
+	assert_int_equal(n1, n2);
+	for (size_t i = 0; i < n1; i++)
+		assert_same_set(&h1[i], &h2[i]);
+	measure_history_release(h1, n1);
+	measure_history_release(h2, n2);
+	struct stats_cmp c1, c2;
+	assert_int_equal(measure_confirm_compare(st, trees[0], trees[1], 1, 0.03, NULL, NULL, &c1,
+						 NULL, &e), 0);
+	m = measure_memo_open();
+	assert_int_equal(measure_confirm_compare(st, trees[0], trees[1], 1, 0.03, NULL, NULL, &c2,
+						 NULL, &e), 0);
+	measure_memo_close(m);
+	assert_int_equal(c1.verdict, c2.verdict);
+	assert_memory_equal(&c1.speedup, &c2.speedup, sizeof(double));
+	assert_memory_equal(&c1.lo, &c2.lo, sizeof(double));
+	stats_cmp_release(&c1);
+	stats_cmp_release(&c2);
+	for (size_t i = 0; i < nt; i++)
+		free(trees[i]);
+	free(trees);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -778,6 +856,7 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(the_kept_row_shapes_agree_with_every_rows_samples,
 						setup, teardown),
+		cmocka_unit_test_setup_teardown(a_memo_reads_what_the_store_gives, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
