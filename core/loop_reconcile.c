@@ -501,6 +501,14 @@ int loop_reconcile_optlog(struct loop *l, struct err *e)
 		sb_release(&have);
 		return 0;
 	}
+	/* a reader while a writer is at work: the file may be the writer's
+	 * next to write (a log's row is in the database before it is in the
+	 * file), and a reader could not write it anyway; the writer settles
+	 * it, and what it finds is said to the next reader */
+	if (l->ws.readonly && store_writer_busy(l->ws.store)) {
+		sb_release(&have);
+		return 0;
+	}
 	int frc = rc;
 	if ((rc = store_rows_gen(l->ws.store, &gen, e)) < 0 ||
 	    (rc = loop_rows_get(l->ws.store, &sr, &rows, &n, e)) < 0) {

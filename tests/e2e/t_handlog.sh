@@ -127,6 +127,11 @@ t_like "  and what to do" "$out" 'OPT_LOG.md .*next optloop log.*optloop repair'
 j=$("$OPTLOOP" status --json 2>&1)
 t_like "status --json carries the same problem line" "$(printf '%s' "$j" | jget problems)" \
 	'OPT_LOG.md .*an extra column Notes'
+# a reader while a writer is at work (its lock held) leaves the file to the
+# writer: a log's row is in the database before it is in the file
+out=$(flock "$(dirname $f)/optloop.db.lock" "$OPTLOOP" status 2>&1)
+t_unlike "a reader while a writer works says nothing of the file" "$out" 'OPT_LOG.md'
+t_ok "  and leaves it byte for byte" cmp -s $f "$T_TMP/edited.md"
 for c in "report" "export --json" "chart --json" "status --json"; do
 	$OPTLOOP $c >/dev/null 2>&1
 	t_ok "after $c the edited file is byte for byte the same" cmp -s $f "$T_TMP/edited.md"
