@@ -152,6 +152,13 @@ void loop_optlog_record(struct store *s, const char *text, size_t len, const cha
  * changed what it renders since: then it is current, known without the
  * rows.  False when anything is not known. */
 bool loop_optlog_current(struct loop *l, const struct sb *have);
+/* loop_optlog.c: the file is the one last found current (its stat is the
+ * one recorded then, and the database renders the same key): current,
+ * without reading it.  The stat is recorded (by a writer) only when a read
+ * of the file, unchanged by stat before and after it, matched the record. */
+struct stat;
+bool loop_optlog_unchanged(struct loop *l);
+void loop_optlog_record_stat(struct loop *l, const struct stat *st);
 /* Write OPT_LOG.md from the database (crash-safe), and record it.  A file
  * a person edited is merged (optlog_merge: their columns, text and
  * Directions kept); one that cannot be merged is first copied to

@@ -183,5 +183,21 @@ t_ok "  byte for byte" cmp -s "profile/tiny-opt/$copy" "$T_TMP/stray.md"
 t_like "log says so, naming the copy" "$out" "OPT_LOG.md .*kept as .*$copy"
 t_is "the new file has every row" "$(grep -cE '^\| [0-9]+ \|' $f)" 4
 
+# A file found current is not read again while its stat stays the same;
+# an edit that keeps its size and puts its modification time back still
+# moves its change time, and is seen.
+out=$("$OPTLOOP" status 2>&1)
+t_unlike "the file optloop wrote is current" "$out" 'OPT_LOG.md'
+t_is "its stat is recorded" \
+	"$(sqlite3 profile/tiny-opt/optloop.db "SELECT count(*) FROM meta WHERE key = 'optlog_stat'")" 1
+m=$(stat -c %y $f)
+size=$(stat -c %s $f)
+sed -i 's/| add again |/| add AGAIN |/' $f
+touch -d "$m" $f
+t_is "an edit of the same size" "$(stat -c %s $f)" "$size"
+t_is "  with the same modification time" "$(stat -c %y $f)" "$m"
+out=$("$OPTLOOP" status 2>&1)
+t_like "is still seen" "$out" "OPT_LOG.md .*row 3's Direction"
+
 tui_check_stderr
 t_done
