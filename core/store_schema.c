@@ -376,7 +376,7 @@ const char *const store_migrations[STORE_SCHEMA_VERSION] = {
 	 * one away makes the table again), so the chart's count of shapes
 	 * reads a few rows, not every row's samples (store_row_shapes). */
 	"CREATE TABLE IF NOT EXISTS row_shapes (key TEXT PRIMARY KEY, mode TEXT, B INTEGER,"
-	" T INTEGER, H INTEGER, D INTEGER, L INTEGER, op TEXT) WITHOUT ROWID;"
+	" T INTEGER, H INTEGER, D INTEGER, L INTEGER, op TEXT);"
 	ROW_SHAPES_REFILL
 	"CREATE TRIGGER IF NOT EXISTS row_shapes_row_insert AFTER INSERT ON iterations"
 	" WHEN NEW.run_id IS NOT NULL BEGIN INSERT OR IGNORE INTO row_shapes SELECT "
