@@ -173,11 +173,12 @@ struct run_ref {
  *
  * A confirm's comparison pools the same kernels' runs several ways (the
  * session's, the other sessions', every session's; as the best's and as
- * history), and a tree re-measured often has hundreds of runs.  While
- * measure_confirm_compare runs, each tree's runs (with their environments)
- * and each run's samples are read from the store once and kept here; the
- * store does not change meanwhile, so what is replayed is what a read would
- * give, in the same order. */
+ * history), and a tree re-measured often has hundreds of runs.  While a
+ * memo is open (measure_memo_open: a confirm's comparison, a report's
+ * claim), each tree's runs (with their environments) and each run's samples
+ * are read from the store once and kept here, each only once read whole;
+ * the store does not change meanwhile, so what is replayed is what a read
+ * would give, in the same order. */
 struct memo_sample {
 	char *key;
 	double ms;
@@ -194,59 +195,51 @@ struct memo_tree {
 	char **env; /* measure_env_key of each, NULL where none */
 	size_t n;
 };
-struct memo {
+struct measure_memo {
 	struct memo_run *runs; /* open addressing on (id, base); id 0 empty */
 	size_t cap, nruns;
 	struct memo_tree *trees;
 	size_t ntrees;
 };
-static struct memo *memo;
-
-struct measure_memo {
-	struct memo m;
-};
-
-static void memo_begin(struct memo *m)
-{
-	memset(m, 0, sizeof(*m));
-	memo = m;
-}
-
-static void memo_end(struct memo *m)
-{
-	for (size_t i = 0; i < m->cap; i++) {
-		for (size_t k = 0; k < m->runs[i].n; k++)
-			free(m->runs[i].v[k].key);
-		free(m->runs[i].v);
-	}
-	free(m->runs);
-	for (size_t i = 0; i < m->ntrees; i++) {
-		for (size_t k = 0; k < m->trees[i].n; k++)
-			free(m->trees[i].env[k]);
-		free(m->trees[i].env);
-		store_tree_runs_release(m->trees[i].v, m->trees[i].n);
-		free(m->trees[i].tree);
-	}
-	free(m->trees);
-	if (memo == m)
-		memo = NULL;
-}
+static struct measure_memo *memo; /* the one open, or NULL */
 
 struct measure_memo *measure_memo_open(void)
 {
 	if (memo)
 		return NULL; /* one is open: it serves */
-	struct measure_memo *mm = xcalloc(1, sizeof(*mm));
-	memo_begin(&mm->m);
-	return mm;
+	memo = xcalloc(1, sizeof(*memo));
+	return memo;
 }
 
-void measure_memo_close(struct measure_memo *mm)
+static void memo_run_release(struct memo_run *r)
 {
-	if (!mm)
+	for (size_t k = 0; k < r->n; k++)
+		free(r->v[k].key);
+	free(r->v);
+}
+
+static void memo_tree_release(struct memo_tree *t)
+{
+	for (size_t k = 0; k < t->n; k++)
+		free(t->env[k]);
+	free(t->env);
+	store_tree_runs_release(t->v, t->n);
+	free(t->tree);
+}
+
+void measure_memo_close(struct measure_memo *m)
+{
+	if (!m)
 		return;
-	memo_end(&mm->m);
-	free(mm);
+	for (size_t i = 0; i < m->cap; i++)
+		memo_run_release(&m->runs[i]);
+	free(m->runs);
+	for (size_t i = 0; i < m->ntrees; i++)
+		memo_tree_release(&m->trees[i]);
+	free(m->trees);
+	if (memo == m)
+		memo = NULL;
+	free(m);
 }
 
 static struct memo_run *memo_slot(struct memo_run *runs, size_t cap, int id, bool base)
@@ -257,9 +250,17 @@ static struct memo_run *memo_slot(struct memo_run *runs, size_t cap, int id, boo
 	return &runs[h];
 }
 
-/* The slot of run (id, base): found, or a new empty one (id set, n 0,
- * v NULL) for the caller to fill. */
-static struct memo_run *memo_run(struct memo *m, int id, bool base, bool *found)
+/* The run (id, base) read already, or NULL. */
+static const struct memo_run *memo_find(const struct measure_memo *m, int id, bool base)
+{
+	if (!m->cap)
+		return NULL;
+	const struct memo_run *r = memo_slot(m->runs, m->cap, id, base);
+	return r->id ? r : NULL;
+}
+
+/* Keep r (read whole), the table grown as needed; returns where it is. */
+static const struct memo_run *memo_put(struct measure_memo *m, const struct memo_run *r)
 {
 	if ((m->nruns + 1) * 2 > m->cap) {
 		size_t cap = m->cap ? m->cap * 2 : 64;
@@ -271,14 +272,10 @@ static struct memo_run *memo_run(struct memo *m, int id, bool base, bool *found)
 		m->runs = v;
 		m->cap = cap;
 	}
-	struct memo_run *r = memo_slot(m->runs, m->cap, id, base);
-	*found = r->id != 0;
-	if (!*found) {
-		r->id = id;
-		r->base = base;
-		m->nruns++;
-	}
-	return r;
+	struct memo_run *slot = memo_slot(m->runs, m->cap, r->id, r->base);
+	*slot = *r;
+	m->nruns++;
+	return slot;
 }
 
 static void memo_sample(void *ctx, const struct parse_row *r, double ms)
@@ -308,6 +305,10 @@ static int memo_tree(struct store *s, const char *tree, struct memo_tree **out, 
 	t.env = xcalloc(t.n ? t.n : 1, sizeof(*t.env));
 	for (size_t i = 0; rc == 0 && i < t.n; i++)
 		rc = measure_env_key(s, t.v[i].id, &t.env[i], e);
+	if (rc < 0) { /* kept only whole */
+		memo_tree_release(&t);
+		return rc;
+	}
 	memo->trees = xrealloc(memo->trees, (memo->ntrees + 1) * sizeof(*memo->trees));
 	memo->trees[memo->ntrees] = t;
 	*out = &memo->trees[memo->ntrees++];
@@ -388,12 +389,15 @@ static int add_side_samples(struct store *s, const struct run_ref *r, struct sta
 	struct sample_sink k = {out, r->session};
 	if (!memo)
 		return store_run_side_samples(s, r->id, r->base, add_sample, &k, e);
-	bool found;
-	struct memo_run *m = memo_run(memo, r->id, r->base, &found);
-	if (!found) {
-		int rc = store_run_side_samples(s, r->id, r->base, memo_sample, m, e);
-		if (rc < 0)
+	const struct memo_run *m = memo_find(memo, r->id, r->base);
+	if (!m) {
+		struct memo_run read = {.id = r->id, .base = r->base};
+		int rc = store_run_side_samples(s, r->id, r->base, memo_sample, &read, e);
+		if (rc < 0) { /* kept only whole */
+			memo_run_release(&read);
 			return rc;
+		}
+		m = memo_put(memo, &read);
 	}
 	for (size_t i = 0; i < m->n; i++)
 		stats_set_add_run(out, m->v[i].key, m->v[i].ms, r->session);
@@ -1683,6 +1687,21 @@ static void cost_add(struct loop_cost_row *r, enum run_kind kind, int runs, int 
 		r->other_s += s;
 		break;
 	}
+}
+
+void measure_cost_row_add(struct loop_cost_row *to, const struct loop_cost_row *r)
+{
+	to->runs += r->runs;
+	to->measurements += r->measurements;
+	to->gpu_s += r->gpu_s;
+	to->verify += r->verify;
+	to->confirm += r->confirm;
+	to->noise += r->noise;
+	to->other += r->other;
+	to->verify_s += r->verify_s;
+	to->confirm_s += r->confirm_s;
+	to->noise_s += r->noise_s;
+	to->other_s += r->other_s;
 }
 
 static void cost_row(void *ctx, int iter, enum run_kind kind, int runs, int paired, double s)

@@ -299,6 +299,9 @@ struct loop_cost_row;
 int measure_cost(struct store *s, int iter, struct loop_cost *out, struct err *e);
 const struct loop_cost_row *measure_cost_of(const struct loop_cost *c, int iter);
 void measure_cost_release(struct loop_cost *c);
+/* to gets r's runs, measurements and seconds added, kind by kind (a line
+ * that stands for several iterations). */
+void measure_cost_row_add(struct loop_cost_row *to, const struct loop_cost_row *r);
 void measure_cost_words(const struct loop_cost_row *r, struct sb *out);
 json_t *measure_cost_json(const struct loop_cost_row *r);
 

@@ -428,13 +428,7 @@ static json_t *cost_section(struct store *s, struct sb *md, bool want_json)
 		struct loop_cost_row sum = c.v[i];
 		size_t last = i;
 		for (size_t k = i + 1; k < c.n && k < i + width; k++) {
-			const struct loop_cost_row *r = &c.v[k];
-			sum.runs += r->runs;
-			sum.measurements += r->measurements;
-			sum.gpu_s += r->gpu_s;
-			sum.verify += r->verify;
-			sum.confirm += r->confirm;
-			sum.noise += r->noise;
+			measure_cost_row_add(&sum, &c.v[k]);
 			last = k;
 		}
 		if (last == i)
