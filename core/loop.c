@@ -456,6 +456,10 @@ static char *next_step(struct loop *l, const struct where *w, struct due *d)
 				 "the unmodified kernel to start the op over at iteration 0",
 				 l->earlier_rows, l->earlier_rows == 1 ? "" : "s", l->ws.op);
 	}
+	if ((w->state == ST_READY || w->state == ST_EDITING) && (ub = unmeasured_best(l))) {
+		d->due = DUE_NOISE;
+		return ub;
+	}
 	switch (w->state) {
 	case ST_NO_CONTRACT:
 		d->due = DUE_CONTRACT;
@@ -469,19 +473,11 @@ static char *next_step(struct loop *l, const struct where *w, struct due *d)
 			       "(full gate); it becomes iteration 0");
 	case ST_READY:
 		d->due = DUE_EDIT;
-		if ((ub = unmeasured_best(l))) {
-			d->due = DUE_NOISE;
-			return ub;
-		}
 		return xasprintf("make one change to the kernel, then run optloop verify "
 				 "(iteration %d)",
 				 w->iter);
 	case ST_EDITING:
 		d->due = DUE_VERIFY;
-		if ((ub = unmeasured_best(l))) {
-			d->due = DUE_NOISE;
-			return ub;
-		}
 		return xasprintf("run optloop verify to measure iteration %d", w->iter);
 	case ST_VERIFYING:
 		d->due = DUE_WAIT;

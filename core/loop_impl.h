@@ -154,11 +154,12 @@ void loop_optlog_record(struct store *s, const char *text, size_t len, const cha
 bool loop_optlog_current(struct loop *l, const struct sb *have);
 /* loop_optlog.c: the file is the one last found current (its stat is the
  * one recorded then, and the database renders the same key): current,
- * without reading it.  The stat is recorded (by a writer) only when a read
- * of the file, unchanged by stat before and after it, matched the record. */
+ * without reading it.  loop_optlog_record_stat records it (a writer only)
+ * after a read of len bytes found the file current, when its stat now is
+ * still before, the one taken before that read. */
 struct stat;
 bool loop_optlog_unchanged(struct loop *l);
-void loop_optlog_record_stat(struct loop *l, const struct stat *st);
+void loop_optlog_record_stat(struct loop *l, const struct stat *before, size_t len);
 /* Write OPT_LOG.md from the database (crash-safe), and record it.  A file
  * a person edited is merged (optlog_merge: their columns, text and
  * Directions kept); one that cannot be merged is first copied to
@@ -221,12 +222,6 @@ void loop_commit_row(const struct vcs_iter_commit *c, struct log_row *r);
  * run when the commit holds its kernel, else 0 and NULL. */
 char *loop_commit_unbacked(struct loop *l, const struct vcs_iter_commit *c,
 			   const struct log_row *r, int *run_id, char **tree);
-/* loop_repair.c: the newest chain of the op's commits from an iteration 0
- * in cs (newest first, as vcs_iter_commits gives them): its length, 0 when
- * no commit carries an iteration 0; *from is the index of that commit, and
- * the chain's iteration i is cs[*from - i] (each next one newer and
- * numbered one higher). */
-size_t loop_trailer_chain(const struct vcs_iter_commit *cs, size_t nc, size_t *from);
 /* loop_repair.c: sets earlier_rows (and says so among the problems) when
  * the workspace holds no row and the history holds the op's commits. */
 void loop_find_earlier_rows(struct loop *l);

@@ -227,6 +227,19 @@ static const char *record_key(const char *rec)
 	return sp ? sp + 1 : NULL;
 }
 
+/* The key of what the database renders now (rows' generation gen): the
+ * record's key part when the file is current. */
+static char *current_key(struct loop *l, long long gen)
+{
+	struct optlog_doc d;
+	memset(&d, 0, sizeof(d));
+	events_load(l, &d);
+	char *env = optlog_env(l), *key = key_now(l, env, &d, gen);
+	events_done(&d);
+	free(env);
+	return key;
+}
+
 bool loop_optlog_unchanged(struct loop *l)
 {
 	struct stat st;
@@ -239,14 +252,9 @@ bool loop_optlog_unchanged(struct loop *l)
 		char *now = stat_text(&st);
 		const char *k = record_key(seen);
 		if (!strcmp(now, seen_stat) && k) {
-			struct optlog_doc d;
-			memset(&d, 0, sizeof(d));
-			events_load(l, &d);
-			char *env = optlog_env(l), *key = key_now(l, env, &d, gen);
+			char *key = current_key(l, gen);
 			same = key && !strcmp(key, k);
-			events_done(&d);
 			free(key);
-			free(env);
 		}
 		free(now);
 	}
@@ -255,12 +263,16 @@ bool loop_optlog_unchanged(struct loop *l)
 	return same;
 }
 
-void loop_optlog_record_stat(struct loop *l, const struct stat *st)
+void loop_optlog_record_stat(struct loop *l, const struct stat *before, size_t len)
 {
-	if (store_readonly(l->ws.store))
+	struct stat after;
+	if (store_readonly(l->ws.store) || stat(l->ws.optlog_path, &after) < 0 ||
+	    (uintmax_t)after.st_size != len)
 		return;
-	char *now = stat_text(st);
-	store_meta_set(l->ws.store, RECORD_STAT, now, NULL);
+	char *was = stat_text(before), *now = stat_text(&after);
+	if (!strcmp(was, now))
+		store_meta_set(l->ws.store, RECORD_STAT, now, NULL);
+	free(was);
 	free(now);
 }
 
@@ -273,16 +285,11 @@ bool loop_optlog_current(struct loop *l, const struct sb *have)
 		free(seen);
 		return false;
 	}
-	struct optlog_doc d;
-	memset(&d, 0, sizeof(d));
-	events_load(l, &d);
-	char *env = optlog_env(l), *key = key_now(l, env, &d, gen);
+	char *key = current_key(l, gen);
 	char *rec = record_text(have->buf ? have->buf : "", have->len, key);
 	bool same = rec && !strcmp(rec, seen);
-	events_done(&d);
 	free(rec);
 	free(key);
-	free(env);
 	free(seen);
 	return same;
 }

@@ -494,24 +494,19 @@ int loop_reconcile_optlog(struct loop *l, struct err *e)
 	struct err re = {0};
 	char *key = NULL;
 	long long gen = -1;
-	struct stat st0, st1;
+	struct stat before;
 	/* the file last found current, not touched since: not even read */
 	if (loop_optlog_unchanged(l))
 		return 0;
-	bool st_ok = stat(l->ws.optlog_path, &st0) == 0;
+	bool stat_ok = stat(l->ws.optlog_path, &before) == 0;
 	int rc = fsutil_read_file(l->ws.optlog_path, &have, &re);
-	st_ok = st_ok && rc == 0 && stat(l->ws.optlog_path, &st1) == 0 &&
-		st0.st_ino == st1.st_ino && st0.st_size == st1.st_size &&
-		st0.st_mtim.tv_sec == st1.st_mtim.tv_sec && st0.st_mtim.tv_nsec == st1.st_mtim.tv_nsec &&
-		st0.st_ctim.tv_sec == st1.st_ctim.tv_sec && st0.st_ctim.tv_nsec == st1.st_ctim.tv_nsec &&
-		(size_t)st1.st_size == have.len;
 
 	/* the file optloop last wrote, with nothing changed since that it
 	 * shows: no rows read, nothing rendered (and the next open need not
 	 * read it while its stat stays the same) */
 	if (rc == 0 && loop_optlog_current(l, &have)) {
-		if (st_ok)
-			loop_optlog_record_stat(l, &st1);
+		if (stat_ok)
+			loop_optlog_record_stat(l, &before, have.len);
 		sb_release(&have);
 		return 0;
 	}

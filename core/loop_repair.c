@@ -204,7 +204,12 @@ static int rebuild_events(struct loop *l, const struct optlog_doc *d, int next, 
 	return rc;
 }
 
-size_t loop_trailer_chain(const struct vcs_iter_commit *cs, size_t nc, size_t *from)
+/* The newest chain of the op's commits from an iteration 0 in cs (newest
+ * first, as vcs_iter_commits gives them): its length, 0 when no commit
+ * carries an iteration 0; *from is the index of that commit, and the
+ * chain's iteration i is cs[*from - i] (each next one newer and numbered
+ * one higher). */
+static size_t trailer_chain(const struct vcs_iter_commit *cs, size_t nc, size_t *from)
 {
 	size_t z = 0, len = 1;
 	while (z < nc && cs[z].iter != 0)
@@ -218,7 +223,7 @@ size_t loop_trailer_chain(const struct vcs_iter_commit *cs, size_t nc, size_t *f
 }
 
 /* The rows after OPT_LOG.md's last one that the op's commits still carry:
- * the newest chain from an iteration 0 (loop_trailer_chain), when the rows
+ * the newest chain from an iteration 0 (trailer_chain), when the rows
  * so far are its own (prev: the commit of row next - 1, NULL at 0).  A keep
  * that no run in this database backs and that carries no Optloop-Unconfirmed
  * reason comes back unconfirmed, saying so: its number is the commit's word
@@ -228,7 +233,7 @@ static int rebuild_from_trailers(struct loop *l, const struct vcs_iter_commit *c
 				 int *next, const char *prev, const char **first,
 				 struct sb *done, int *fixed, struct err *e)
 {
-	size_t from, len = loop_trailer_chain(cs, nc, &from);
+	size_t from, len = trailer_chain(cs, nc, &from);
 	int rc = 0;
 	if ((size_t)*next >= len ||
 	    (*next > 0 && (!prev || strcmp(cs[from - (size_t)(*next - 1)].sha, prev))))
@@ -268,7 +273,7 @@ void loop_find_earlier_rows(struct loop *l)
 	if (l->lost_rows || store_rows_count(l->ws.store, &n, &key, NULL) < 0 || n != 0 ||
 	    vcs_iter_commits(l->ws.vcs, l->ws.op, NULL, 0, &cs, &nc, NULL) < 0)
 		return;
-	size_t len = loop_trailer_chain(cs, nc, &from);
+	size_t len = trailer_chain(cs, nc, &from);
 	if (len) {
 		l->earlier_rows = (int)len;
 		loop_problem(l,
