@@ -45,7 +45,8 @@ static const struct cli_opt repair_opts[] = {
 	CLI_FLAG("--rebuild", offsetof(struct repair_args, rebuild),
 		 "take back the rows OPT_LOG.md holds and optloop.db lost (a database "
 		 "replaced, emptied or cut short), each linked to its commit, then "
-		 "the re-assessments and stops it lists under the table"),
+		 "the re-assessments and stops it lists under the table; with the "
+		 "workspace deleted whole, the rows the op's commits' trailers carry"),
 	CLI_END,
 };
 
