@@ -393,35 +393,9 @@ static char *measured_step(struct loop *l, const struct where *w, struct due *d)
 	return s;
 }
 
-/* The best taken back by repair --rebuild has no run in the database: until
- * its kernel is measured again, no verdict has a best to compare with. */
-static char *unmeasured_best(struct loop *l)
-{
-	struct measure_best b;
-	int *ids = NULL;
-	enum run_kind *kinds = NULL;
-	size_t n = 0;
-	char *s = NULL;
-	if (measure_best(l->ws.store, &b, NULL) < 0)
-		return NULL;
-	if (b.have && !b.run_id && b.tree) {
-		store_runs_of_tree(l->ws.store, b.tree, &ids, &kinds, &n);
-		if (n == 0)
-			s = xasprintf("the best (iteration %d) was taken back without a run, so no "
-				      "verdict has anything to compare with yet: measure it first with "
-				      "optloop noise (its kernel is in the tree), then make one change "
-				      "and run optloop verify",
-				      b.iter);
-		free(ids);
-		free(kinds);
-	}
-	measure_best_release(&b);
-	return s;
-}
-
 static char *next_step(struct loop *l, const struct where *w, struct due *d)
 {
-	char *ub;
+	char *repair;
 	d->due = DUE_NONE;
 	d->suggest = RS_NONE;
 	d->why = NULL;
@@ -443,23 +417,8 @@ static char *next_step(struct loop *l, const struct where *w, struct due *d)
 		free(why);
 		return s;
 	}
-	if (l->lost_rows > 0) {
-		d->due = DUE_REBUILD;
-		return xasprintf("OPT_LOG.md holds %d row%s the database lost: rebuild it with "
-				 "optloop repair --rebuild (nothing is written until then)",
-				 l->lost_rows, l->lost_rows == 1 ? "" : "s");
-	}
-	if (l->earlier_rows > 0 && w->state == ST_NEED_BASELINE) {
-		d->due = DUE_REBUILD;
-		return xasprintf("the history holds %d iteration%s of op %s from an earlier "
-				 "workspace: take them back with optloop repair --rebuild, or verify "
-				 "the unmodified kernel to start the op over at iteration 0",
-				 l->earlier_rows, l->earlier_rows == 1 ? "" : "s", l->ws.op);
-	}
-	if ((w->state == ST_READY || w->state == ST_EDITING) && (ub = unmeasured_best(l))) {
-		d->due = DUE_NOISE;
-		return ub;
-	}
+	if ((repair = loop_repair_step(l, w, d)))
+		return repair;
 	switch (w->state) {
 	case ST_NO_CONTRACT:
 		d->due = DUE_CONTRACT;

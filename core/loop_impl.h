@@ -225,6 +225,13 @@ char *loop_commit_unbacked(struct loop *l, const struct vcs_iter_commit *c,
 /* loop_repair.c: sets earlier_rows (and says so among the problems) when
  * the workspace holds no row and the history holds the op's commits. */
 void loop_find_earlier_rows(struct loop *l);
+/* loop_repair.c: the next step a repair owes, or NULL: the rows OPT_LOG.md
+ * holds and the database lost, or the history's rows of an earlier
+ * workspace (before a baseline), to take back; a best taken back without a
+ * run, to measure (d->due DUE_REBUILD or DUE_NOISE). */
+struct where;
+struct due;
+char *loop_repair_step(struct loop *l, const struct where *w, struct due *d);
 
 /* ---- the loop's resources, lent to its own files ------------------------- */
 

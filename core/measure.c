@@ -5,6 +5,7 @@
  * behaves as if they were empty.
  */
 #include "core/measure.h"
+#include "core/measure_memo.h"
 #include "core/lint.h"
 #include "core/contract.h"
 #include "core/err.h"
@@ -169,168 +170,23 @@ struct run_ref {
 	bool base; /* a paired run: this tree's times are its base column */
 };
 
-/* ---- a memo of what one comparison reads --------------------------------
- *
- * A confirm's comparison pools the same kernels' runs several ways (the
- * session's, the other sessions', every session's; as the best's and as
- * history), and a tree re-measured often has hundreds of runs.  While a
- * memo is open (measure_memo_open: a confirm's comparison, a report's
- * claim), each tree's runs (with their environments) and each run's samples
- * are read from the store once and kept here, each only once read whole;
- * the store does not change meanwhile, so what is replayed is what a read
- * would give, in the same order. */
-struct memo_sample {
-	char *key;
-	double ms;
-};
-struct memo_run {
-	int id;
-	bool base;
-	struct memo_sample *v;
-	size_t n, cap;
-};
-struct memo_tree {
-	char *tree;
-	struct store_tree_run *v;
-	char **env; /* measure_env_key of each, NULL where none */
-	size_t n;
-};
-struct measure_memo {
-	struct memo_run *runs; /* open addressing on (id, base); id 0 empty */
-	size_t cap, nruns;
-	struct memo_tree *trees;
-	size_t ntrees;
-};
-static struct measure_memo *memo; /* the one open, or NULL */
-
-struct measure_memo *measure_memo_open(void)
-{
-	if (memo)
-		return NULL; /* one is open: it serves */
-	memo = xcalloc(1, sizeof(*memo));
-	return memo;
-}
-
-static void memo_run_release(struct memo_run *r)
-{
-	for (size_t k = 0; k < r->n; k++)
-		free(r->v[k].key);
-	free(r->v);
-}
-
-static void memo_tree_release(struct memo_tree *t)
-{
-	for (size_t k = 0; k < t->n; k++)
-		free(t->env[k]);
-	free(t->env);
-	store_tree_runs_release(t->v, t->n);
-	free(t->tree);
-}
-
-void measure_memo_close(struct measure_memo *m)
-{
-	if (!m)
-		return;
-	for (size_t i = 0; i < m->cap; i++)
-		memo_run_release(&m->runs[i]);
-	free(m->runs);
-	for (size_t i = 0; i < m->ntrees; i++)
-		memo_tree_release(&m->trees[i]);
-	free(m->trees);
-	if (memo == m)
-		memo = NULL;
-	free(m);
-}
-
-static struct memo_run *memo_slot(struct memo_run *runs, size_t cap, int id, bool base)
-{
-	size_t h = ((size_t)id * 2654435761u + base) & (cap - 1);
-	while (runs[h].id && !(runs[h].id == id && runs[h].base == base))
-		h = (h + 1) & (cap - 1);
-	return &runs[h];
-}
-
-/* The run (id, base) read already, or NULL. */
-static const struct memo_run *memo_find(const struct measure_memo *m, int id, bool base)
-{
-	if (!m->cap)
-		return NULL;
-	const struct memo_run *r = memo_slot(m->runs, m->cap, id, base);
-	return r->id ? r : NULL;
-}
-
-/* Keep r (read whole), the table grown as needed; returns where it is. */
-static const struct memo_run *memo_put(struct measure_memo *m, const struct memo_run *r)
-{
-	if ((m->nruns + 1) * 2 > m->cap) {
-		size_t cap = m->cap ? m->cap * 2 : 64;
-		struct memo_run *v = xcalloc(cap, sizeof(*v));
-		for (size_t i = 0; i < m->cap; i++)
-			if (m->runs[i].id)
-				*memo_slot(v, cap, m->runs[i].id, m->runs[i].base) = m->runs[i];
-		free(m->runs);
-		m->runs = v;
-		m->cap = cap;
-	}
-	struct memo_run *slot = memo_slot(m->runs, m->cap, r->id, r->base);
-	*slot = *r;
-	m->nruns++;
-	return slot;
-}
-
-static void memo_sample(void *ctx, const struct parse_row *r, double ms)
-{
-	struct memo_run *m = ctx;
-	if (m->n == m->cap) {
-		m->cap = m->cap ? m->cap * 2 : 16;
-		m->v = xrealloc(m->v, m->cap * sizeof(*m->v));
-	}
-	m->v[m->n].key = measure_shape_key(r);
-	m->v[m->n++].ms = ms;
-}
-
-/* A tree's runs and their environments, read once. */
-static int memo_tree(struct store *s, const char *tree, struct memo_tree **out, struct err *e)
-{
-	for (size_t i = 0; i < memo->ntrees; i++)
-		if (!strcmp(memo->trees[i].tree, tree)) {
-			*out = &memo->trees[i];
-			return 0;
-		}
-	struct memo_tree t = {0};
-	int rc = store_tree_runs(s, tree, &t.v, &t.n, e);
-	if (rc < 0)
-		return rc;
-	t.tree = xstrdup(tree);
-	t.env = xcalloc(t.n ? t.n : 1, sizeof(*t.env));
-	for (size_t i = 0; rc == 0 && i < t.n; i++)
-		rc = measure_env_key(s, t.v[i].id, &t.env[i], e);
-	if (rc < 0) { /* kept only whole */
-		memo_tree_release(&t);
-		return rc;
-	}
-	memo->trees = xrealloc(memo->trees, (memo->ntrees + 1) * sizeof(*memo->trees));
-	memo->trees[memo->ntrees] = t;
-	*out = &memo->trees[memo->ntrees++];
-	return rc;
-}
-
 /* Runs of a tree: ids, sessions and environments. */
 static int tree_runs(struct store *s, const char *tree, int session_only, const char *role,
 		     int upto, struct run_ref **out, size_t *n, struct err *e)
 {
-	struct store_tree_run *v;
+	struct store_tree_run *read = NULL; /* (read here, without a memo) */
+	const struct store_tree_run *v;
+	char *const *menv = NULL; /* the memo's environments, when one is open */
 	size_t nv;
 	*out = NULL;
 	*n = 0;
-	struct memo_tree *mt = NULL;
-	int rc = memo ? memo_tree(s, tree, &mt, e) : store_tree_runs(s, tree, &v, &nv, e);
+	bool on = measure_memo_on();
+	int rc = on ? measure_memo_tree(s, tree, &v, &menv, &nv, e)
+		    : store_tree_runs(s, tree, &read, &nv, e);
 	if (rc < 0)
 		return rc;
-	if (mt) {
-		v = mt->v;
-		nv = mt->n;
-	}
+	if (!on)
+		v = read;
 	*out = xcalloc(nv ? nv : 1, sizeof(**out));
 	for (size_t i = 0; i < nv; i++) {
 		if (session_only > 0 && v[i].session != session_only)
@@ -344,12 +200,12 @@ static int tree_runs(struct store *s, const char *tree, int session_only, const 
 		(*out)[*n].id = v[i].id;
 		(*out)[*n].session = v[i].session;
 		(*out)[*n].base = v[i].base;
-		(*out)[*n].env = mt && mt->env[i] ? xstrdup(mt->env[i]) : NULL;
+		(*out)[*n].env = on && menv[i] ? xstrdup(menv[i]) : NULL;
 		(*n)++;
 	}
-	if (mt)
+	if (on)
 		return 0;
-	store_tree_runs_release(v, nv);
+	store_tree_runs_release(read, nv);
 	for (size_t i = 0; i < *n; i++)
 		if ((rc = measure_env_key(s, (*out)[i].id, &(*out)[i].env, e)) < 0)
 			return rc;
@@ -387,21 +243,14 @@ static int add_side_samples(struct store *s, const struct run_ref *r, struct sta
 			    struct err *e)
 {
 	struct sample_sink k = {out, r->session};
-	if (!memo)
+	if (!measure_memo_on())
 		return store_run_side_samples(s, r->id, r->base, add_sample, &k, e);
-	const struct memo_run *m = memo_find(memo, r->id, r->base);
-	if (!m) {
-		struct memo_run read = {.id = r->id, .base = r->base};
-		int rc = store_run_side_samples(s, r->id, r->base, memo_sample, &read, e);
-		if (rc < 0) { /* kept only whole */
-			memo_run_release(&read);
-			return rc;
-		}
-		m = memo_put(memo, &read);
-	}
-	for (size_t i = 0; i < m->n; i++)
-		stats_set_add_run(out, m->v[i].key, m->v[i].ms, r->session);
-	return 0;
+	const struct memo_sample *v;
+	size_t n;
+	int rc = measure_memo_samples(s, r->id, r->base, &v, &n, e);
+	for (size_t i = 0; rc == 0 && i < n; i++)
+		stats_set_add_run(out, v[i].key, v[i].ms, r->session);
+	return rc;
 }
 
 static bool same_env(const char *a, const char *b)
