@@ -111,6 +111,12 @@ int loop_rows(struct loop *l, struct log_rows **rows, struct err *e)
 	return store_rows_get(l->ws.store, rows, e);
 }
 
+int loop_rows_newest(struct loop *l, size_t limit, struct log_rows **rows, size_t *older,
+		     struct err *e)
+{
+	return store_rows_newest(l->ws.store, limit, rows, older, e);
+}
+
 int loop_chart(struct loop *l, const char *shape, struct chart *c, struct err *e)
 {
 	int rc = chart_load(l->ws.store, shape, c, e);

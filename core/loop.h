@@ -167,6 +167,11 @@ void loop_status_release(struct loop_status *st);
 /* The rows of the log, oldest first: the store's shared read-only snapshot,
  * one reference the caller's (log_rows_put), valid after loop_close. */
 int loop_rows(struct loop *l, struct log_rows **rows, struct err *e);
+/* The newest rows only, at most limit of them, and how many are older
+ * (*older): a long log's first frame, before loop_rows reads them all.
+ * Owned as loop_rows'. */
+int loop_rows_newest(struct loop *l, size_t limit, struct log_rows **rows, size_t *older,
+		     struct err *e);
 
 /* The bench-per-iteration chart (struct chart): the rows, the best so far,
  * the noise band.  shape (NULL: the bench column) picks a measured shape,

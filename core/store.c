@@ -1177,6 +1177,27 @@ int store_rows_before(struct store *s, int before, size_t limit, bool best_only,
 	return rows_read_sel(s, best_only ? ROWS_BEST_BEFORE : ROWS_BEFORE, before, limit, out, e);
 }
 
+int store_rows_newest(struct store *s, size_t limit, struct log_rows **out, size_t *older,
+		      struct err *e)
+{
+	long long n, key;
+	int rc;
+	*out = NULL;
+	*older = 0;
+	/* in one read transaction (the caller's, or one of its own): the
+	 * count and the rows agree */
+	bool own = sqlite3_get_autocommit(s->db);
+	if (own && (rc = store_exec(s, "BEGIN", e)) < 0)
+		return rc;
+	if ((rc = store_rows_count(s, &n, &key, e)) == 0)
+		rc = rows_read_sel(s, ROWS_BEFORE, INT_MAX, limit, out, e);
+	if (own)
+		sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
+	if (rc == 0 && n > (long long)(*out)->n)
+		*older = (size_t)(n - (long long)(*out)->n);
+	return rc;
+}
+
 int store_rows_first(struct store *s, size_t limit, struct log_rows **out, struct err *e)
 {
 	return rows_read_sel(s, ROWS_FIRST, INT_MIN, limit, out, e);

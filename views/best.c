@@ -126,9 +126,8 @@ static void draw_chart(struct view *v, WINDOW *w, int inner, int h)
 		sb_adds(&s, "best ");
 		fmt_bench(d->best_ms, &s);
 		sb_addf(&s, " ms @ iter %d", d->best_iter);
-		for (size_t k = 0; k < d->nrows; k++)
-			if (d->rows[k].iter == d->best_iter && d->rows[k].unconfirmed)
-				sb_adds(&s, " (unconfirmed)");
+		if (d->best_unconfirmed)
+			sb_adds(&s, " (unconfirmed)");
 		/* The band beside the best, or under it when the pane is narrow:
 		 * the figure is never cut. */
 		if (d->band_text) {
@@ -146,9 +145,14 @@ static void draw_chart(struct view *v, WINDOW *w, int inner, int h)
 		draw_text(w, 2, 1, inner, d->band_text, theme_attr(R_BAND));
 	/* the y labels are written as the bench is everywhere (fmt_bench), in a
 	 * column as wide as the widest of them: a label is never cut to
-	 * another number */
+	 * another number.  The labels are of the rows the chart can show (at
+	 * most a pane's width of them, the newest or around the selection),
+	 * the best and the band. */
 	int ylab = YLAB;
-	for (size_t i = 0; i < n + 3; i++) {
+	size_t from = n > (size_t)inner ? n - (size_t)inner : 0;
+	if (d->has_sel && d->sel_row < from)
+		from = d->sel_row > (size_t)inner ? d->sel_row - (size_t)inner : 0;
+	for (size_t i = from; i < n + 3; i++) {
 		double b = i < n	  ? d->rows[i].bench_ms
 			   : i == n	  ? (d->has_best ? d->best_ms : NAN)
 			   : i == n + 1 ? d->band_lo

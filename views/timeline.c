@@ -117,8 +117,8 @@ static void tl_draw(struct view *v, WINDOW *w)
 		sb_addf(&title, "Timeline \xc2\xb7 %zu of %zu iterations \xc2\xb7 filter: %s",
 			v->d->nrows, v->d->nrows_all, v->d->filter);
 	else
-		sb_addf(&title, "Timeline \xc2\xb7 %zu iteration%s", v->d->nrows,
-			v->d->nrows == 1 ? "" : "s");
+		sb_addf(&title, "Timeline \xc2\xb7 %zu iteration%s", v->d->nrows + v->d->nrows_older,
+			v->d->nrows + v->d->nrows_older == 1 ? "" : "s");
 	draw_frame(w, title.buf, v->focused);
 	sb_release(&title);
 	if (h < 3 || inner < 8)

@@ -143,6 +143,9 @@ struct wb_data {
 	bool readonly;
 	const struct log_row *rows;  /* oldest first */
 	size_t nrows;
+	size_t nrows_older;          /* rows older than rows[0] not read yet: a long log's
+				      * first frame shows its newest rows, and the
+				      * workbench reads the rest right after it */
 	const char *filter;          /* the rows are those of this filter ("keep"); NULL: all */
 	bool has_sel;                /* the timeline's selected row, which the chart follows */
 	size_t sel_row;
@@ -152,6 +155,7 @@ struct wb_data {
 	struct dispatch_row *disp;
 	size_t ndisp;
 	bool has_best;
+	bool best_unconfirmed; /* the best was kept --unconfirmed */
 	int best_iter;
 	double best_ms;
 	double band_lo, band_hi; /* ms; NAN when unknown */

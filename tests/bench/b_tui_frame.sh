@@ -51,32 +51,8 @@ log="$tmp/OPT_LOG.md"
 ws="$tmp/ws"
 (
 	set -e
-	"$root/tests/fixtures/make_tiny_project.sh" "$ws" >/dev/null
+	"$root/tests/fixtures/make_long_workspace.sh" "$ws" "$tmp/rows.tsv"
 	cd "$ws"
-	"$OPTLOOP" init --op tiny --kernel kernel --test-file tests/test_compute.sh \
-		--naive ref/naive.sh --verify ./verify >/dev/null
-	"$OPTLOOP" contract --set "target=N up to 50, 2x" --set languages=sh \
-		--set "promotion=full gate, confirmed win" >/dev/null
-	# (git's allocator grows its heap in small steps, and brk is slow on
-	# some virtual machines: a bigger step keeps fast-import fast)
-	python3 - "$tmp/rows.tsv" <<'PY' | MALLOC_TOP_PAD_=268435456 git fast-import --quiet
-import sys, time
-rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1], encoding="utf-8")]
-t0 = int(time.time()) - len(rows)
-out = ["reset refs/heads/main\nfrom refs/heads/main^0\n"]
-for it, d, gate, bench, vs, st in rows:
-    msg = (f"optloop(tiny): iter {it} {st}: {d}\n\nGate {gate}, bench {bench} ms, vs best {vs}.\n\n"
-           f"Optloop-Op: tiny\nOptloop-Iter: {it}\nOptloop-Direction: {d}\nOptloop-Gate: {gate}\n"
-           f"Optloop-Bench: {bench}\nOptloop-Vs-Best: {vs}\nOptloop-Status: {st}\n")
-    body = (f"#!/bin/sh\n# the kernel: prints 2*N (variant {it})\n"
-            "[ \"${KERNEL_SLEEP:-0}\" = 0 ] || sleep \"$KERNEL_SLEEP\"\necho $(( $1 * 2 ))\n")
-    out.append(f"commit refs/heads/main\ncommitter optloop bench <bench@optloop.invalid> "
-               f"{t0 + int(it)} +0000\ndata {len(msg.encode())}\n{msg}\n"
-               f"M 100755 inline kernel/compute.sh\ndata {len(body.encode())}\n{body}\n")
-sys.stdout.write("".join(out))
-PY
-	git reset -q --hard
-	"$OPTLOOP" repair >/dev/null || true
 	sleep 1.1
 	printf '# Samples: 1K of event cycles\n# Overhead  Command  Shared Object  Symbol\n    93.00%%  sh  sh  [.] compute\n' >profile/tiny-opt/trace/profile-1.txt
 	"$OPTLOOP" reassess --profile trace/profile-1.txt --axes "comments" \

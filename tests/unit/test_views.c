@@ -316,6 +316,52 @@ static void chart_best_label_is_the_best(void **state)
 	memset(&data, 0, sizeof(data));
 }
 
+/* A long log's first frame holds its newest rows only (nrows_older more
+ * before them): the timeline and the chart draw what they draw with every
+ * row, cell for cell: the count of all iterations, the best's
+ * "(unconfirmed)" though its row is not among them, the same y labels. */
+static void a_first_frame_of_the_newest_rows_is_the_whole_frame(void **state)
+{
+	enum { N = 3000, K = 1024 };
+	struct log_row *r = calloc(N, sizeof(*r));
+	char *whole[2], *first[2];
+	const struct view_ops *ops[2] = {&best_view, &timeline_view};
+
+	r[0] = row(0, "baseline", GATE_PASS, SCOPE_FULL, 1234.5, NAN, RS_BASE);
+	r[1] = row(1, "the keep", GATE_PASS, SCOPE_FULL, 0.95, 0.05, RS_KEEP);
+	r[1].unconfirmed = "kept by hand";
+	for (int i = 2; i < N; i++)
+		r[i] = row(i, "a direction", GATE_PASS, SCOPE_FULL, 0.96 + (i % 7) * 0.01, -0.01,
+			   i % 2 ? RS_REVERT : RS_DROP);
+	for (int pass = 0; pass < 2; pass++) {
+		set_rows(pass ? r + (N - K) : r, pass ? K : N, 1, 0.95);
+		data.nrows_older = pass ? N - K : 0;
+		data.best_unconfirmed = true;
+		data.has_sel = true;
+		data.sel_row = data.nrows - 1;
+		for (int k = 0; k < 2; k++) {
+			WINDOW *w = newwin(20, 100, 0, 0);
+			struct view v = {.ops = ops[k], .d = &data, .sel = (int)data.nrows - 1,
+					 .focused = true};
+			v.ops->draw(&v, w);
+			(pass ? first : whole)[k] = strdup(text_of(w));
+			delwin(w);
+		}
+	}
+	assert_non_null(strstr(whole[0], "best 0.950 ms @ iter 1 (unconfirmed)"));
+	assert_null(strstr(whole[0], "1234.5")); /* the baseline is far off the chart */
+	assert_non_null(strstr(whole[1], "Timeline \xc2\xb7 3000 iterations"));
+	assert_non_null(strstr(whole[1], "2999 a direction"));
+	for (int k = 0; k < 2; k++) {
+		assert_string_equal(first[k], whole[k]);
+		free(first[k]);
+		free(whole[k]);
+	}
+	free(r);
+	memset(&data, 0, sizeof(data));
+	fill_rows();
+}
+
 /* In a short pane the best line can fall on the bottom (or top) row: that
  * row's label is then the best, not the edge of the band below it, which
  * read as if the best were the band's edge. */
@@ -1445,6 +1491,7 @@ int main(void)
 		cmocka_unit_test(chart_draws_points_best_line_and_band),
 		cmocka_unit_test(chart_follows_the_selected_row),
 		cmocka_unit_test(chart_best_label_is_the_best),
+		cmocka_unit_test(a_first_frame_of_the_newest_rows_is_the_whole_frame),
 		cmocka_unit_test(chart_best_on_an_edge_row_is_labelled_the_best),
 		cmocka_unit_test(chart_puts_the_noise_under_the_best_when_narrow),
 		cmocka_unit_test(chart_per_shape_mode_lists_shapes),

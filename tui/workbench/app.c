@@ -12,6 +12,7 @@
 #include "tui/workbench/app.h"
 
 #include "core/err.h"
+#include "core/hash.h"
 #include "tui/workbench/review.h"
 #include "tui/workbench/term.h"
 #include "views/live.h"
@@ -339,6 +340,33 @@ static int reload_following(struct app *a, struct err *e)
 		a->shapes_loaded = true;
 	}
 	return rc;
+}
+
+/* A long log's first frame showed its newest rows; the older ones are read
+ * now, before the first key is taken.  The timeline keeps its row and its
+ * place, so the frame after it is the same. */
+static void rows_rest(struct app *a)
+{
+	struct view *t = &a->views[P_TIMELINE];
+	struct err e = {0};
+	int iter = t->sel >= 0 && (size_t)t->sel < a->data.nrows ? a->data.rows[t->sel].iter : -1;
+	size_t had = a->data.nrows;
+
+	if (!a->be->rows_rest || a->be->rows_rest(a, &e) < 0) {
+		a->data.nrows_older = 0;
+		if (e.msg[0])
+			app_message(a, true, "%s", e.msg);
+		return;
+	}
+	int shift = (int)(a->data.nrows - had);
+	for (size_t i = a->data.nrows; iter >= 0 && i-- > 0;)
+		if (a->data.rows[i].iter == iter) {
+			shift = (int)i - t->sel;
+			break;
+		}
+	t->sel += shift;
+	t->top += shift;
+	a->dirty = true;
 }
 
 static void finish_run(struct app *a)
@@ -728,10 +756,34 @@ static double cpu_now(void)
 
 struct pass_log {
 	double first_frame, first_frame_cpu;
+	double rows_whole; /* when a long log's older rows were read (0: none left out) */
+	/* what the terminal showed in the first frame and in the frame after
+	 * the older rows were read: the same, where the first frame is right */
+	uint64_t first_screen, whole_screen;
 	FILE *f;
 	double *v;
 	size_t n, cap;
 };
+
+/* A hash of what the terminal shows: every cell's characters, attributes
+ * and colour pair. */
+static uint64_t screen_hash(void)
+{
+	uint64_t h = 0;
+	for (int y = 0; y < LINES; y++)
+		for (int x = 0; x < COLS; x++) {
+			cchar_t cc;
+			wchar_t wc[CCHARW_MAX + 1] = {0};
+			attr_t at = 0;
+			short pair = 0;
+			if (mvwin_wch(curscr, y, x, &cc) == ERR)
+				continue;
+			getcchar(&cc, wc, &at, &pair, NULL);
+			uint64_t cell[3] = {h, (uint64_t)at, (uint64_t)pair};
+			h = hash64(cell, sizeof(cell)) ^ hash64(wc, sizeof(wc));
+		}
+	return h;
+}
 
 static int cmp_double(const void *x, const void *y)
 {
@@ -751,6 +803,10 @@ static void pass_log_write(struct pass_log *pl)
 	double mx = pl->n ? pl->v[pl->n - 1] : 0;
 	fprintf(pl->f, "first_frame_ms %.3f\nfirst_frame_cpu_ms %.3f\n", pl->first_frame * 1e3,
 		pl->first_frame_cpu * 1e3);
+	if (pl->rows_whole > 0)
+		fprintf(pl->f, "rows_whole_ms %.3f\nfirst_screen %016llx\nwhole_screen %016llx\n",
+			pl->rows_whole * 1e3, (unsigned long long)pl->first_screen,
+			(unsigned long long)pl->whole_screen);
 	fprintf(pl->f, "passes %zu p50_ms %.3f p99_ms %.3f max_ms %.3f maxrss_kb %ld\n", pl->n,
 		p50 * 1e3, p99 * 1e3, mx * 1e3, ru.ru_maxrss);
 	fclose(pl->f);
@@ -818,8 +874,18 @@ int app_run(struct app *a, struct err *e)
 			if (pl.first_frame == 0) {
 				pl.first_frame = mono_now() - t_start;
 				pl.first_frame_cpu = cpu_now();
+				if (pl.f)
+					pl.first_screen = screen_hash();
+			} else if (pl.f && pl.rows_whole > 0 && !pl.whole_screen) {
+				pl.whole_screen = screen_hash();
 			}
 			a->last_live_draw = mono_now();
+		}
+		if (a->data.nrows_older) {
+			rows_rest(a);
+			if (pl.f)
+				pl.rows_whole = mono_now() - t_start;
+			continue; /* drawn again (the same frame, whole) before a key */
 		}
 		if (pl.f) {
 			if (pl.n == pl.cap) {

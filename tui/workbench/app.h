@@ -52,6 +52,10 @@ struct backend {
 	 * the panes must be reloaded, 0 when nothing changed. */
 	int (*watch_fd)(struct app *a);
 	int (*watch_pump)(struct app *a, struct err *e);
+	/* The rows the first reload left out (data.nrows_older: a long log's
+	 * first frame reads its newest rows only): read them all, right after
+	 * that frame.  May be NULL where reload reads every row. */
+	int (*rows_rest)(struct app *a, struct err *e);
 };
 
 struct app {

@@ -263,8 +263,14 @@ int live_reload(struct app *a, struct err *e)
 	w->rows = NULL;
 	a->data.rows = NULL;
 	a->data.nrows = 0;
-	if ((rc = loop_rows(w->l, &w->rows, e)) < 0)
+	a->data.nrows_older = 0;
+	/* The first frame needs the newest rows only (a pane's height or
+	 * width of them): app_run has the rest read right after it. */
+	rc = w->rows_read ? loop_rows(w->l, &w->rows, e)
+			  : loop_rows_newest(w->l, LIVE_FIRST_ROWS, &w->rows, &a->data.nrows_older, e);
+	if (rc < 0)
 		return rc;
+	w->rows_read = true;
 	live_clear_lines(&a->data.notes, &a->data.nnotes);
 	live_free_shapes(a);
 	free(w->title);
@@ -278,6 +284,7 @@ int live_reload(struct app *a, struct err *e)
 	a->data.nrows = w->rows->n;
 	load_due(a);
 	a->data.has_best = w->st.has_best;
+	a->data.best_unconfirmed = w->st.best_unconfirmed;
 	a->data.best_iter = w->st.best_iter;
 	a->data.best_ms = w->st.best_ms;
 	a->data.band_lo = a->data.band_hi = NAN;
@@ -299,6 +306,24 @@ int live_reload(struct app *a, struct err *e)
 	load_traps(a);
 	/* The last iteration's verdict, also once it is committed. */
 	load_verdict(w, w->st.last_run, w->st.state == ST_MEASURED ? w->st.iteration : -1, &a->data.last);
+	return 0;
+}
+
+/* The rows the first reload left out, read whole now: the panes' data
+ * stays that of the reload otherwise. */
+static int live_rows_rest(struct app *a, struct err *e)
+{
+	struct ws_loop *w = live_of(a);
+	struct log_rows *all;
+	int rc = loop_rows(w->l, &all, e);
+	if (rc < 0)
+		return rc;
+	live_free_shapes(a); /* per-row series, sized to the rows */
+	log_rows_put(w->rows);
+	w->rows = all;
+	a->data.rows = all->v;
+	a->data.nrows = all->n;
+	a->data.nrows_older = 0;
 	return 0;
 }
 
@@ -825,6 +850,7 @@ static const struct backend loop_backend = {
 	.close = loop_close_be,
 	.watch_fd = loop_watch_fd_be,
 	.watch_pump = loop_watch_pump_be,
+	.rows_rest = live_rows_rest,
 };
 
 int ws_loop_open(struct app *a, const char *op, struct err *e)

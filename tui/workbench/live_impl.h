@@ -22,6 +22,7 @@ struct ws_loop {
 	struct loop_status st;
 	bool have_st;
 	struct log_rows *rows; /* shared with the store; the panes borrow rows->v */
+	bool rows_read;        /* a reload read the rows once: the next reads them all */
 	struct ws_files files;
 	char *title;
 	int run_iter;
@@ -53,6 +54,9 @@ struct ws_loop {
 };
 
 #define ALLOC_REFRESH_S 5
+/* The rows a long log's first frame reads: more than a pane of the widest
+ * terminal shows (the timeline's height, the chart's width). */
+#define LIVE_FIRST_ROWS 1024
 
 struct log_row;
 struct loop_run;

@@ -60,6 +60,7 @@ static void find_best(struct wb_data *d)
 {
 	const struct log_row *b = log_rows_best(d->rows, d->nrows);
 	d->has_best = b != NULL;
+	d->best_unconfirmed = b && b->unconfirmed;
 	if (b) {
 		d->best_ms = b->bench_ms;
 		d->best_iter = b->iter;
