@@ -239,7 +239,8 @@ int chart_load(struct store *s, const char *shape, struct chart *c, struct err *
 	size_t nshapes = 0;
 	memset(c, 0, sizeof(*c));
 	memset(&sc, 0, sizeof(sc));
-	int rc = store_rows_get(s, &rs, e);
+	/* the numbers and flags of every row, not their text */
+	int rc = store_rows_lean(s, &rs, e);
 	if (rc < 0)
 		return rc;
 	/* the bench column needs only how many shapes there are; one shape's

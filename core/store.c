@@ -1074,9 +1074,20 @@ static char *text_at(const struct sb *text, size_t off)
 	"  AND f.gate = ?3) ELSE 0 END"                                                      \
 	" FROM iterations"
 
+/* The same without their text: direction, gate, axis and commit NULL, and
+ * unconfirmed "" where there is a reason */
+#define ROWS_LEAN_COLUMNS                                                                   \
+	"SELECT iter, NULL, NULL, gate_v, scope, bench_ms, vs_best, status, NULL, NULL,"     \
+	" CASE WHEN unconfirmed IS NOT NULL THEN '' END, vs_from IS 'confirm',"             \
+	" CASE WHEN scope = ?1 AND tree IS NOT NULL THEN EXISTS(SELECT 1 FROM runs f"        \
+	"  WHERE f.tree = iterations.tree AND f.kind = 'verify' AND f.scope = ?2"          \
+	"  AND f.gate = ?3) ELSE 0 END"                                                      \
+	" FROM iterations"
+
 /* Which rows rows_read reads: all, or the newest before an iteration (at
- * most a limit of them), or of those only the ones that may be the best */
-enum rows_sel { ROWS_ALL, ROWS_BEFORE, ROWS_BEST_BEFORE, ROWS_STAMPED_AFTER, ROWS_FIRST };
+ * most a limit of them), or of those only the ones that may be the best;
+ * or all, lean */
+enum rows_sel { ROWS_ALL, ROWS_BEFORE, ROWS_BEST_BEFORE, ROWS_STAMPED_AFTER, ROWS_FIRST, ROWS_LEAN };
 _Static_assert(ROWS_STAMPED_AFTER == ROWS_STAMPED, "rows_refresh's selection");
 
 static int rows_read_sel(struct store *s, int sel, int before, size_t limit,
@@ -1089,6 +1100,7 @@ static int rows_read_sel(struct store *s, int sel, int before, size_t limit,
 	sqlite3_stmt *st;
 	int rc = prep(s,
 		      sel == ROWS_ALL ? ROWS_COLUMNS " ORDER BY iter"
+		      : sel == ROWS_LEAN ? ROWS_LEAN_COLUMNS " ORDER BY iter"
 		      : sel == ROWS_STAMPED_AFTER
 			      ? ROWS_COLUMNS " WHERE stamp > ?4 ORDER BY iter"
 		      : sel == ROWS_FIRST ? ROWS_COLUMNS " WHERE iter > ?4 ORDER BY iter LIMIT ?5"
@@ -1105,7 +1117,7 @@ static int rows_read_sel(struct store *s, int sel, int before, size_t limit,
 	sqlite3_bind_int(st, 3, GATE_FAIL);
 	if (sel == ROWS_STAMPED_AFTER)
 		sqlite3_bind_int64(st, 4, s->rows_stamp);
-	else if (sel != ROWS_ALL) {
+	else if (sel != ROWS_ALL && sel != ROWS_LEAN) {
 		sqlite3_bind_int(st, 4, before);
 		sqlite3_bind_int64(st, 5, (sqlite3_int64)limit);
 	}
@@ -1175,6 +1187,11 @@ int store_rows_before(struct store *s, int before, size_t limit, bool best_only,
 		      struct log_rows **out, struct err *e)
 {
 	return rows_read_sel(s, best_only ? ROWS_BEST_BEFORE : ROWS_BEFORE, before, limit, out, e);
+}
+
+int store_rows_lean(struct store *s, struct log_rows **out, struct err *e)
+{
+	return rows_read_sel(s, ROWS_LEAN, 0, 0, out, e);
 }
 
 int store_rows_newest(struct store *s, size_t limit, struct log_rows **out, size_t *older,

@@ -149,6 +149,11 @@ int store_iters(struct store *s, struct log_row **rows, size_t *n, struct err *e
  * owns one reference: log_rows_put(*out) (NULL on error). */
 int store_rows_before(struct store *s, int before, size_t limit, bool best_only,
 		      struct log_rows **out, struct err *e);
+/* Every row without its text: direction, gate, axis and commit NULL,
+ * unconfirmed "" where the row has a reason; the numbers, status and
+ * flags as store_rows_get has them.  What a chart needs.  Owned as
+ * store_rows_before's (not the shared snapshot). */
+int store_rows_lean(struct store *s, struct log_rows **out, struct err *e);
 /* The newest rows, at most limit of them, in the log's order, and how
  * many rows are older than them (*older), read as of one moment; owned as
  * store_rows_before's.  What a first frame of a long log needs. */

@@ -510,6 +510,66 @@ static void rows_read_again_see_every_write(void **state)
 	store_close(w);
 }
 
+/* The lean rows (a chart's) are the rows' numbers and flags without their
+ * text, row for row; the newest rows come with how many are older. */
+static void lean_and_newest_rows_agree_with_all_rows(void **state)
+{
+	struct store *s;
+	struct err e = {0};
+	struct log_rows *all, *lean, *newest;
+	size_t older = 99;
+
+	assert_int_equal(store_open(dbpath, STORE_CREATE, &s, &e), 0);
+	for (int i = 0; i < 40; i++) {
+		struct log_row r = {.iter = i, .direction = "a direction", .gate = "pass",
+				    .gate_v = i % 7 == 3 ? GATE_FAIL : GATE_PASS,
+				    .scope = i == 5 ? SCOPE_SUBSET : SCOPE_FULL,
+				    .bench_ms = i % 7 == 3 ? NAN : 1.0 - i * 0.001,
+				    .vs_best = i ? 0.01 * i : NAN,
+				    .status = i == 0 ? RS_BASE : i % 4 == 1 ? RS_KEEP : RS_DROP,
+				    .commit = "0123456789abcdef0123456789abcdef01234567",
+				    .unconfirmed = i == 9 ? "kept by hand" : NULL, .vs_confirm = i == 13};
+		assert_int_equal(store_iter_add(s, &r, 0, i == 5 ? "T5" : NULL, &e), 0);
+	}
+	struct store_run run = {.iter = 6, .kind = RUN_VERIFY, .command = "x", .t_start = 1,
+				.t_end = 2, .gate = GATE_FAIL, .scope = SCOPE_FULL, .tree = "T5",
+				.bench_ms = NAN, .vs_best = NAN};
+	assert_int_equal(store_run_insert(s, &run, &e), 0);
+	assert_int_equal(store_rows_get(s, &all, &e), 0);
+	assert_int_equal(store_rows_lean(s, &lean, &e), 0);
+	assert_int_equal(lean->n, all->n);
+	for (size_t i = 0; i < all->n; i++) {
+		const struct log_row *a = &all->v[i], *l = &lean->v[i];
+		assert_int_equal(l->iter, a->iter);
+		assert_int_equal(l->gate_v, a->gate_v);
+		assert_int_equal(l->scope, a->scope);
+		assert_int_equal(l->status, a->status);
+		assert_true(isnan(a->bench_ms) ? isnan(l->bench_ms) : l->bench_ms == a->bench_ms);
+		assert_true(isnan(a->vs_best) ? isnan(l->vs_best) : l->vs_best == a->vs_best);
+		assert_int_equal(l->vs_confirm, a->vs_confirm);
+		assert_int_equal(l->full_gate_failed, a->full_gate_failed);
+		assert_int_equal(l->unconfirmed != NULL, a->unconfirmed != NULL);
+		assert_true(!l->direction && !l->gate && !l->axis && !l->commit);
+	}
+	assert_true(lean->v[5].full_gate_failed);
+	assert_non_null(lean->v[9].unconfirmed);
+	assert_int_equal(store_rows_newest(s, 16, &newest, &older, &e), 0);
+	assert_int_equal(newest->n, 16);
+	assert_int_equal(older, 24);
+	for (size_t i = 0; i < newest->n; i++) {
+		assert_int_equal(newest->v[i].iter, all->v[24 + i].iter);
+		assert_string_equal(newest->v[i].commit, all->v[24 + i].commit);
+	}
+	log_rows_put(newest);
+	assert_int_equal(store_rows_newest(s, 100, &newest, &older, &e), 0);
+	assert_int_equal(newest->n, 40);
+	assert_int_equal(older, 0);
+	log_rows_put(newest);
+	log_rows_put(lean);
+	log_rows_put(all);
+	store_close(s);
+}
+
 /* Readers share one snapshot of the rows instead of copies; a write makes
  * the next reader get a new one and leaves those handed out as they were,
  * for as long as they are held (the store closing included). */
@@ -854,6 +914,7 @@ int main(void)
 		cmocka_unit_test_setup(rows_keep_order_status_and_commit, fresh),
 		cmocka_unit_test_setup(rollback_discards_a_transaction, fresh),
 		cmocka_unit_test_setup(rows_read_again_see_every_write, fresh),
+		cmocka_unit_test_setup(lean_and_newest_rows_agree_with_all_rows, fresh),
 		cmocka_unit_test_setup(rows_are_shared_until_a_write, fresh),
 		cmocka_unit_test_setup(samples_envs_and_export, fresh),
 		cmocka_unit_test_setup(export_stops_when_its_output_is_refused, fresh),
