@@ -7,6 +7,7 @@
 #include "core/rules.h"
 #include "core/sb.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -242,6 +243,65 @@ void stats_set_release(struct stats_set *s)
 	memset(s, 0, sizeof(*s));
 }
 
+/* Values grouped by their session, in one sort rather than a scan of the
+ * rest for each group (a tree measured in 800 sessions took 320,000
+ * comparisons a shape): *order holds the indices 0..n-1 group after group,
+ * each group's in their own order and the groups in the order of their
+ * first value, so that sums over them add in the order they always did;
+ * group g is order[start[g]] .. order[start[g + 1] - 1].  A value of no
+ * session (0) is a group of its own when zero_alone, else in no group. */
+struct sess_key {
+	long long k; /* the session, or a key of its own */
+	size_t i;
+};
+
+static int cmp_sess_key(const void *x, const void *y)
+{
+	const struct sess_key *a = x, *b = y;
+	return a->k != b->k ? (a->k < b->k ? -1 : 1) : (a->i > b->i) - (a->i < b->i);
+}
+
+static int cmp_group_first(const void *x, const void *y)
+{
+	const size_t *a = x, *b = y; /* {first index, start in keys, length} */
+	return (a[0] > b[0]) - (a[0] < b[0]);
+}
+
+static size_t sess_groups(const int *sess, size_t n, bool zero_alone, size_t **order,
+			  size_t **start)
+{
+	struct sess_key *keys = xmalloc((n ? n : 1) * sizeof(*keys));
+	size_t m = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (sess[i] == 0 && !zero_alone)
+			continue;
+		keys[m].k = sess[i] == 0 ? LLONG_MIN + (long long)i : sess[i];
+		keys[m++].i = i;
+	}
+	qsort(keys, m, sizeof(*keys), cmp_sess_key);
+	size_t (*g)[3] = xmalloc((m ? m : 1) * sizeof(*g)), ng = 0;
+	for (size_t a = 0, b; a < m; a = b) {
+		for (b = a + 1; b < m && keys[b].k == keys[a].k; b++)
+			;
+		g[ng][0] = keys[a].i;
+		g[ng][1] = a;
+		g[ng++][2] = b - a;
+	}
+	qsort(g, ng, sizeof(*g), cmp_group_first);
+	*order = xmalloc((m ? m : 1) * sizeof(**order));
+	*start = xmalloc((ng + 1) * sizeof(**start));
+	size_t o = 0;
+	for (size_t k = 0; k < ng; k++) {
+		(*start)[k] = o;
+		for (size_t j = 0; j < g[k][2]; j++)
+			(*order)[o++] = keys[g[k][1] + j].i;
+	}
+	(*start)[ng] = o;
+	free(g);
+	free(keys);
+	return ng;
+}
+
 /* The usable runs of a shape as log times, in a new array; *bad set when
  * a time was unusable.  With by_session, runs of one session (id ≠ 0)
  * collapse into their median: a cross-session comparison has one value per
@@ -267,24 +327,24 @@ static double *log_values(const struct stats_shape *sh, bool by_session, size_t 
 	}
 	if (by_session) {
 		double *tmp = xmalloc((*n ? *n : 1) * sizeof(*tmp));
-		size_t out = 0;
-		bool *done = xcalloc(*n ? *n : 1, sizeof(*done));
-		for (size_t i = 0; i < *n; i++) {
-			if (done[i])
-				continue;
+		size_t *order, *start, ng = sess_groups(sv, *n, true, &order, &start);
+		double *c = xmalloc((ng ? ng : 1) * sizeof(*c));
+		int *cs = xmalloc((ng ? ng : 1) * sizeof(*cs));
+		for (size_t k = 0; k < ng; k++) {
 			size_t m = 0;
-			for (size_t j = i; j < *n; j++)
-				if (!done[j] && (j == i || (sv[i] != 0 && sv[j] == sv[i]))) {
-					tmp[m++] = v[j];
-					done[j] = true;
-				}
-			double c = stats_median(tmp, m);
-			sv[out] = sv[i];
-			v[out++] = c;
+			for (size_t j = start[k]; j < start[k + 1]; j++)
+				tmp[m++] = v[order[j]];
+			c[k] = stats_median(tmp, m);
+			cs[k] = sv[order[start[k]]];
 		}
-		*n = out;
+		memcpy(v, c, ng * sizeof(*v));
+		memcpy(sv, cs, ng * sizeof(*sv));
+		*n = ng;
+		free(c);
+		free(cs);
+		free(order);
+		free(start);
 		free(tmp);
-		free(done);
 	}
 	if (sess)
 		*sess = sv;
@@ -354,25 +414,21 @@ static void pool_add(const struct stats_set *g, const char *env, const char *sha
 		add_spread(v, n, ss, dof, runs);
 	} else {
 		double *tmp = xmalloc((n ? n : 1) * sizeof(*tmp));
-		bool *done = xcalloc(n ? n : 1, sizeof(*done));
-		for (size_t i = 0; i < n; i++) {
-			if (done[i] || sess[i] == 0)
-				continue;
+		size_t *order, *start, ng = sess_groups(sess, n, false, &order, &start);
+		for (size_t k = 0; k < ng; k++) {
 			size_t m = 0;
-			for (size_t j = i; j < n; j++)
-				if (!done[j] && sess[j] == sess[i]) {
-					tmp[m++] = v[j];
-					done[j] = true;
-				}
-			struct spread_part p = {.session = sess[i]};
+			for (size_t j = start[k]; j < start[k + 1]; j++)
+				tmp[m++] = v[order[j]];
+			struct spread_part p = {.session = sess[order[start[k]]]};
 			add_spread(tmp, m, &p.ss, &p.dof, &p.runs);
 			if (p.dof) {
 				*parts = xrealloc(*parts, (*nparts + 1) * sizeof(**parts));
 				(*parts)[(*nparts)++] = p;
 			}
 		}
+		free(order);
+		free(start);
 		free(tmp);
-		free(done);
 	}
 	free(sess);
 	free(v);

@@ -543,6 +543,57 @@ static void names_round_trip_and_json(void **state)
 	stats_set_release(&cand);
 }
 
+/* Runs of many sessions, interleaved, collapse into their sessions' centres
+ * exactly as the same runs given session after session (in the order of
+ * each session's first run): the same term to the last bit.  A run of no
+ * session (0) is a centre of its own. */
+static void interleaved_sessions_pool_as_grouped_ones(void **state)
+{
+	enum { NS = 300, PER = 3 };
+	struct stats_set mixed = {0}, grouped = {0};
+	int sess[NS * PER + 4];
+	double ms[NS * PER + 4];
+	size_t n = 0;
+	unsigned r = 12345;
+
+	(void)state;
+	/* round-robin over sessions NS..1 (descending ids, so that id order
+	 * and first-run order differ), with runs of no session among them */
+	for (int k = 0; k < PER; k++)
+		for (int j = 0; j < NS; j++) {
+			r = r * 1103515245u + 12345u;
+			sess[n] = NS - j;
+			ms[n++] = 1.0 + (double)(r >> 16 & 0x3ff) / 4096.0;
+			if (j == 7 && k < 2) {
+				sess[n] = 0;
+				ms[n++] = 1.1 + 0.01 * k;
+			}
+		}
+	for (size_t i = 0; i < n; i++)
+		stats_set_add_run(&mixed, "s", ms[i], sess[i]);
+	/* grouped: each session's runs together, sessions in first-run order */
+	bool *done = calloc(n, sizeof(*done));
+	for (size_t i = 0; i < n; i++) {
+		if (done[i])
+			continue;
+		for (size_t j = i; j < n; j++)
+			if (!done[j] && (j == i || (sess[i] != 0 && sess[j] == sess[i]))) {
+				stats_set_add_run(&grouped, "s", ms[j], sess[j]);
+				done[j] = true;
+			}
+	}
+	free(done);
+	struct stats_noise_term a, b;
+	stats_noise_term(&mixed, NULL, "s", &a);
+	stats_noise_term(&grouped, NULL, "s", &b);
+	assert_int_equal(a.runs, NS + 2); /* one centre a session, and the two lone runs */
+	assert_int_equal(a.runs, b.runs);
+	assert_int_equal(a.dof, b.dof);
+	assert_memory_equal(&a.ss, &b.ss, sizeof(a.ss));
+	stats_set_release(&mixed);
+	stats_set_release(&grouped);
+}
+
 /* A history of earlier confirm sessions of another kernel state: within
  * each, two runs 0.8 % apart; between sessions, 5 % apart. */
 static void session_history_at(struct stats_set *h, const char *key, double sigma)
@@ -1067,6 +1118,7 @@ int main(void)
 		cmocka_unit_test(sequential_test_decides_after_each_pair),
 		cmocka_unit_test(within_session_noise_falls_back_to_the_spread_between_sessions),
 		cmocka_unit_test(newer_quiet_sessions_outvote_an_older_loaded_one),
+		cmocka_unit_test(interleaved_sessions_pool_as_grouped_ones),
 		cmocka_unit_test(a_decided_interval_decides),
 		cmocka_unit_test(a_ratio_test_win_names_the_interval_that_decided),
 	    cmocka_unit_test(later_confirms_of_a_candidate_spend_less_alpha),
