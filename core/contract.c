@@ -37,7 +37,9 @@ static const struct {
 	[CF_VALIDATION] = {"validation", "Validation command",
 			   "the command that runs the correctness gate and the benchmark"},
 	[CF_BENCHMARK] = {"benchmark", "Benchmark command",
-			  "the command that compares against the baseline (e.g. with --base main)"},
+			  "how the harness compares with a ref: the validation command with --base main "
+			  "where it times the ref beside the tree (confirm then pairs), else the "
+			  "validation command"},
 	[CF_PROMOTION] = {"promotion", "Promotion criteria",
 			  "what a candidate must show before it is promoted"},
 	[CF_FROZEN] = {"frozen", "Frozen scope",

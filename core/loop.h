@@ -237,7 +237,8 @@ struct loop_session_opts {
 	size_t max_pairs;    /* confirm: 0: STATS_CONFIRM_MAX_PAIRS */
 	bool baseline;       /* confirm: the best (at rest) against the baseline commit */
 	bool paired;         /* each run a pair: --base <best's commit> (or it at {best});
-			      * a confirm pairs by itself once a paired one decided */
+			      * a confirm pairs by itself where the contract's benchmark
+			      * command passes --base, or once a paired one decided */
 	bool unpaired;       /* confirm: in turns even where the harness pairs */
 	double timeout_s;    /* per run; 0: none */
 	void (*progress)(void *ctx, const char *line); /* a line per finished run */

@@ -784,29 +784,27 @@ int loop_init(const char *cwd, const struct loop_init_opts *o, struct sb *notes,
 		verify_par = xasprintf("PYTEST_ADDOPTS='-n %d' %s", o->gate_workers, verify);
 		verify = verify_par;
 	}
-	char *bench_default = NULL;
-	const char *bench = o->bench_cmd ? o->bench_cmd
-			    : d.bench_cmd ? d.bench_cmd
-					  : (bench_default = xasprintf("%s --base main", verify));
+	/* The benchmark command says how the harness compares: with --base REF
+	 * where it times a ref beside the tree (FLA's verify, given as the
+	 * default; a user's --bench), and then confirm pairs (loop_session.c);
+	 * else the validation command itself, and confirm measures the best and
+	 * the candidate in turns. */
+	const char *bench = o->bench_cmd ? o->bench_cmd : d.bench_cmd ? d.bench_cmd : verify;
 	if ((rc = frozen_scope(repo, o, fla ? &d : NULL, test_file, &frozen, &graph_kernel,
 			       &decided, e)) < 0) {
-		free(bench_default);
 		goto out;
 	}
 	if ((rc = init_freeze_gate_config(repo, o, test_file, verify, &frozen, &decided, e)) < 0) {
-		free(bench_default);
 		goto out;
 	}
 	if ((rc = init_kernel_paths(repo, vcs_gitdir(v), o, &d, &graph_kernel, &kernel, &nkernel,
 				    e)) < 0) {
-		free(bench_default);
 		goto out;
 	}
 	if (fla)
 		init_backends(repo, &d, kernel, nkernel, &frozen, &decided, &backends);
 	if ((rc = kernel_outside_frozen(kernel, nkernel, &frozen, graph_kernel.n ? NULL : &decided,
 					e)) < 0) {
-		free(bench_default);
 		goto out;
 	}
 	const char *naive = frozen.n > 1 ? frozen.v[1] : "";
@@ -823,7 +821,6 @@ int loop_init(const char *cwd, const struct loop_init_opts *o, struct sb *notes,
 	c.v[CF_FROZEN] = frozen_text;
 	c.threshold = RULES_THRESHOLD;
 	rc = contract_template(&c, &draft, e);
-	free(bench_default);
 	if (rc < 0)
 		goto out;
 

@@ -264,6 +264,29 @@ char *loop_with_best(const char *s, const char *sha)
 /* The command of a run that times the best's commit beside the work tree:
  * the commit at {best}, else appended as --base (FLA's verify, the demo's,
  * optloop_ab.py). */
+/* Does the contract say that the harness pairs: a benchmark command that is
+ * the validation command with --base REF after it (init writes one for the
+ * harnesses it knows to take --base; a user writes it for their own)? */
+static bool bench_pairs(const struct contract *k)
+{
+	const char *v = k ? k->v[CF_VALIDATION] : NULL, *b = k ? k->v[CF_BENCHMARK] : NULL;
+	if (!v || !b)
+		return false;
+	while (*v == ' ')
+		v++;
+	while (*b == ' ')
+		b++;
+	size_t n = strlen(v);
+	while (n && v[n - 1] == ' ')
+		n--;
+	if (strncmp(b, v, n) != 0 || (b[n] && b[n] != ' '))
+		return false;
+	for (const char *p = b + n; (p = strstr(p, "--base")); p += 6)
+		if (p[-1] == ' ' && (p[6] == ' ' || p[6] == '='))
+			return true;
+	return false;
+}
+
 static char *paired_command(const char *cmd, const char *sha)
 {
 	return strstr(cmd, "{best}") ? loop_with_best(cmd, sha)
@@ -655,6 +678,7 @@ struct loop_confirm_run {
 	bool paired;           /* each run is a pair: the harness's base column is
 				* the best's commit, its new column the tree */
 	bool paired_by_itself; /* chosen without --paired (store_paired_proven) */
+	bool paired_declared;  /* by itself: the contract's benchmark command (bench_pairs) */
 	struct mrun m;
 	bool going;            /* m holds a started run */
 	struct stats_cmp cmp;
@@ -716,7 +740,15 @@ static int paired_check(struct loop_confirm_run *s, struct err *e)
 		bool ok = b && b->n == cs.shapes[i].n;
 		for (size_t k = 0; ok && k < b->n; k++)
 			ok = stats_time_ok(b->ms[k]);
-		if (!ok)
+		if (!ok && s->paired_declared)
+			rc = err_set(e, ERR_HARNESS,
+				     "paired run %d printed no base time for %s: the harness did not "
+				     "measure the best's commit beside the candidate, though the "
+				     "contract's benchmark command passes --base (which makes confirm "
+				     "pair by itself); set the benchmark command to what the harness "
+				     "runs (optloop contract --set benchmark=CMD), or confirm --no-paired",
+				     c->nruns, cs.shapes[i].key);
+		else if (!ok)
 			rc = err_set(e, ERR_HARNESS,
 				     "paired run %d printed no base time for %s: the harness did not "
 				     "measure the best's commit beside the candidate; confirm without "
@@ -965,8 +997,10 @@ begun:
 	 * verdict (the harness is known to measure the best's commit beside
 	 * the tree: a pair cancels what a fresh process shifts, which turns
 	 * alternating runs would need many pairs to see through) */
-	bool by_itself = rc == 0 && !s->o.paired && !s->o.unpaired && !strstr(c->command, "{best}") &&
-			 s->b.commit && store_paired_proven(c->st, c->command);
+	bool free_to = rc == 0 && !s->o.paired && !s->o.unpaired && !strstr(c->command, "{best}") &&
+		       s->b.commit;
+	bool declared = free_to && bench_pairs(c->contract);
+	bool by_itself = free_to && (declared || store_paired_proven(c->st, c->command));
 	if (rc == 0 && (strstr(c->command, "{best}") || s->o.paired || by_itself)) {
 		if (!s->b.commit) {
 			rc = err_set(e, ERR_REFUSED,
@@ -979,12 +1013,19 @@ begun:
 			c->command = cmd;
 			s->paired = true;
 			s->paired_by_itself = by_itself;
+			s->paired_declared = declared;
 			if (by_itself && c->o && c->o->progress)
 				c->o->progress(c->o->ctx,
-					       "paired by itself: an earlier paired confirm of this "
-					       "command reached a verdict, so each run times the best's "
-					       "commit beside the candidate (--no-paired measures them "
-					       "in turns)");
+					       declared
+						       ? "paired by itself: the contract's benchmark "
+							 "command passes --base, so the harness times a "
+							 "commit beside the tree: each run times the best's "
+							 "commit beside the candidate (--no-paired measures "
+							 "them in turns)"
+						       : "paired by itself: an earlier paired confirm of "
+							 "this command reached a verdict, so each run times "
+							 "the best's commit beside the candidate (--no-paired "
+							 "measures them in turns)");
 		}
 	}
 	if (rc == 0 && !s->paired)

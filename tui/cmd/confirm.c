@@ -137,8 +137,9 @@ static const struct cli_opt confirm_opts[] = {
 		 "harness measures that ref beside the work tree (FLA's verify, the demo's); "
 		 "{best} in the command puts the commit there instead"),
 	CLI_FLAG("--no-paired", offsetof(struct confirm_args, o.unpaired),
-		 "measure best and candidate in turns, even where an earlier paired "
-		 "confirm of this command showed the harness pairs them by itself"),
+		 "measure best and candidate in turns, even where confirm would pair by "
+		 "itself (the contract's benchmark command passes --base, or an earlier "
+		 "paired confirm of this command reached a verdict)"),
 	CLI_TEXT("--cmd", offsetof(struct confirm_args, o.command), "CMD",
 		 "the measuring command (default: the contract's validation command with "
 		 "--no-gate)"),

@@ -66,7 +66,9 @@ static const struct cli_opt init_opts[] = {
 		"run the gate's pytest on N workers (pytest-xdist's -n, through "
 		"PYTEST_ADDOPTS in the validation command; its verdict is read the same way)"),
 	CLI_TEXT("--bench", offsetof(struct init_args, o.bench_cmd), "CMD",
-		 "the benchmark command (default: the validation command with --base main)"),
+		 "the benchmark command (default: in an FLA checkout the validation "
+		 "command with --base main, elsewhere the validation command); one that "
+		 "adds --base REF to the validation command makes confirm pair"),
 	CLI_TEXT("--target", offsetof(struct init_args, o.target), "TEXT",
 		 "the contract's Target, e.g. 'every shape >= 1.2x'"),
 	CLI_TEXT("--languages", offsetof(struct init_args, o.languages), "TEXT",
