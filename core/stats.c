@@ -8,6 +8,7 @@
 #include "core/sb.h"
 
 #include <limits.h>
+#include <stddef.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -36,12 +37,67 @@ static double quantile_sorted(const double *v, size_t n, double p)
 	return v[lo] + (h - (double)lo) * (v[hi] - v[lo]);
 }
 
+/* v[k] becomes the value a sort would put there, every value before it no
+ * larger and every one after it no smaller: the k-th order statistic in
+ * expected linear time (a median of session centres was a sort of all of
+ * them, for one value).  No NaN in v. */
+static void select_kth(double *v, size_t n, size_t k)
+{
+	ptrdiff_t lo = 0, hi = (ptrdiff_t)n - 1, kk = (ptrdiff_t)k;
+	while (hi > lo) {
+		double a = v[lo], b = v[lo + (hi - lo) / 2], c = v[hi];
+		double pivot = a < b ? (b < c ? b : a < c ? c : a) : (a < c ? a : b < c ? c : b);
+		ptrdiff_t i = lo, j = hi;
+		while (i <= j) {
+			while (v[i] < pivot)
+				i++;
+			while (v[j] > pivot)
+				j--;
+			if (i <= j) {
+				double t = v[i];
+				v[i++] = v[j];
+				v[j--] = t;
+			}
+		}
+		/* v[lo..j] <= pivot, v[i..hi] >= pivot, equal to it between */
+		if (kk <= j)
+			hi = j;
+		else if (kk >= i)
+			lo = i;
+		else
+			return;
+	}
+}
+
+/* quantile_sorted's figure, to the last bit, without sorting: the two
+ * order statistics it reads, selected (v is scratch, n values). */
+static double quantile_select(double *v, size_t n, double p)
+{
+	double h = (double)(n - 1) * p;
+	size_t lo = (size_t)floor(h);
+	size_t hi = lo + 1 < n ? lo + 1 : lo;
+	for (size_t i = 0; i < n; i++)
+		if (isnan(v[i])) { /* no order to select in: sort as before */
+			qsort(v, n, sizeof(*v), cmp_double);
+			return quantile_sorted(v, n, p);
+		}
+	select_kth(v, n, lo);
+	double vlo = v[lo], vhi = vlo;
+	if (hi != lo) { /* the smallest of those after lo */
+		vhi = v[hi];
+		for (size_t i = hi + 1; i < n; i++)
+			vhi = v[i] < vhi ? v[i] : vhi;
+	}
+	return vlo + (h - (double)lo) * (vhi - vlo);
+}
+
 double stats_quantile(const double *x, size_t n, double p)
 {
 	if (n == 0 || !(p >= 0 && p <= 1))
 		return NAN;
-	double *v = sorted_copy(x, n);
-	double q = quantile_sorted(v, n, p);
+	double *v = xmalloc(n * sizeof(*v));
+	memcpy(v, x, n * sizeof(*v));
+	double q = quantile_select(v, n, p);
 	free(v);
 	return q;
 }
@@ -86,15 +142,15 @@ double stats_spread(const double *x, size_t n)
 {
 	if (n < 2)
 		return NAN;
-	double *v = sorted_copy(x, n), s;
+	double *v = n <= 4 ? sorted_copy(x, n) : xmalloc(n * sizeof(*v)), s;
 	if (n <= 4) {
 		s = (v[n - 1] - v[0]) / stats_d2(n);
 	} else {
-		double med = quantile_sorted(v, n, 0.5);
+		memcpy(v, x, n * sizeof(*v));
+		double med = quantile_select(v, n, 0.5);
 		for (size_t i = 0; i < n; i++)
-			v[i] = fabs(v[i] - med);
-		qsort(v, n, sizeof(*v), cmp_double);
-		s = 1.4826 * quantile_sorted(v, n, 0.5);
+			v[i] = fabs(x[i] - med);
+		s = 1.4826 * quantile_select(v, n, 0.5);
 	}
 	free(v);
 	return s;

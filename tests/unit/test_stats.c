@@ -543,6 +543,56 @@ static void names_round_trip_and_json(void **state)
 	stats_set_release(&cand);
 }
 
+/* Quantiles and spreads selected without sorting give a sort's figures to
+ * the last bit: every size to 40 and a large one, values with many ties,
+ * every quantile the statistics read. */
+static int cmp_dbl(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static void quantiles_match_a_sort_to_the_last_bit(void **state)
+{
+	static const double ps[] = {0, 0.1, 0.25, 0.5, 0.75, 0.9, 1};
+	unsigned r = 777;
+	(void)state;
+	for (size_t n = 1; n <= 1001; n = n < 40 ? n + 1 : n + 961) {
+		for (int trial = 0; trial < 20; trial++) {
+			double *x = malloc(n * sizeof(*x)), *v = malloc(n * sizeof(*v));
+			for (size_t i = 0; i < n; i++) {
+				r = r * 1103515245u + 12345u;
+				/* few distinct values in odd trials: ties everywhere */
+				unsigned q = (r >> 16) % (trial % 2 ? 4u : 100000u);
+				x[i] = log(1.0 + q / 1000.0);
+			}
+			memcpy(v, x, n * sizeof(*v));
+			qsort(v, n, sizeof(*v), cmp_dbl);
+			for (size_t k = 0; k < sizeof(ps) / sizeof(ps[0]); k++) {
+				double h = (double)(n - 1) * ps[k];
+				size_t lo = (size_t)floor(h), hi = lo + 1 < n ? lo + 1 : lo;
+				double want = v[lo] + (h - (double)lo) * (v[hi] - v[lo]);
+				double got = stats_quantile(x, n, ps[k]);
+				assert_memory_equal(&got, &want, sizeof(got));
+			}
+			if (n >= 5) {
+				double med = v[(n - 1) / 2] + ((double)(n - 1) * 0.5 - (double)((n - 1) / 2)) *
+								 (v[n / 2] - v[(n - 1) / 2]);
+				for (size_t i = 0; i < n; i++)
+					v[i] = fabs(v[i] - med);
+				qsort(v, n, sizeof(*v), cmp_dbl);
+				double h = (double)(n - 1) * 0.5;
+				size_t lo = (size_t)floor(h), hi = lo + 1 < n ? lo + 1 : lo;
+				double want = 1.4826 * (v[lo] + (h - (double)lo) * (v[hi] - v[lo]));
+				double got = stats_spread(x, n);
+				assert_memory_equal(&got, &want, sizeof(got));
+			}
+			free(x);
+			free(v);
+		}
+	}
+}
+
 /* Runs of many sessions, interleaved, collapse into their sessions' centres
  * exactly as the same runs given session after session (in the order of
  * each session's first run): the same term to the last bit.  A run of no
@@ -1119,6 +1169,7 @@ int main(void)
 		cmocka_unit_test(within_session_noise_falls_back_to_the_spread_between_sessions),
 		cmocka_unit_test(newer_quiet_sessions_outvote_an_older_loaded_one),
 		cmocka_unit_test(interleaved_sessions_pool_as_grouped_ones),
+		cmocka_unit_test(quantiles_match_a_sort_to_the_last_bit),
 		cmocka_unit_test(a_decided_interval_decides),
 		cmocka_unit_test(a_ratio_test_win_names_the_interval_that_decided),
 	    cmocka_unit_test(later_confirms_of_a_candidate_spend_less_alpha),
