@@ -219,12 +219,14 @@ sed 's/^/# /' "$T_TMP/err" | grep -E "after pair|optloop:"
 # The first pair is checked against the candidate's verify, one process
 # timed while the other suites load both cores: when a loaded moment put
 # the two apart, confirm refuses (exit 4) and says to confirm --paired
-# again, which is what a user does.
-if [ "$rc" = 4 ] && grep -q 'confirm --paired again' "$T_TMP/err"; then
+# again, which is what a user does (up to three times: under the full
+# suite's load two first pairs in a row have met it).
+for _ in 1 2 3; do
+	[ "$rc" = 4 ] && grep -q 'confirm --paired again' "$T_TMP/err" || break
 	echo "# the first pair disagreed with the loaded verify; confirming again, as the message says"
 	out=$("$OPTLOOP" confirm --paired --max-pairs 8 --json 2>"$T_TMP/err"); rc=$?
 	sed 's/^/# /' "$T_TMP/err" | grep -E "after pair|optloop:"
-fi
+done
 t_is "confirm --paired of a 1.33x win in one process: promoted" \
 	"$rc $(printf '%s' "$out" | jget verdict) $(printf '%s' "$out" | jget promoted)" "0 fast True"
 t_is "  every run one in-process pair" \
