@@ -35,6 +35,7 @@
 #include "core/vcs.h"
 #include "core/workspace.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -264,6 +265,34 @@ char *loop_with_best(const char *s, const char *sha)
 /* The command of a run that times the best's commit beside the work tree:
  * the commit at {best}, else appended as --base (FLA's verify, the demo's,
  * optloop_ab.py). */
+/* s past its leading environment assignments (NAME=VALUE, the value maybe
+ * quoted) and blanks: init puts PYTEST_ADDOPTS='-n N' before the validation
+ * command, not before the benchmark command. */
+static const char *past_assignments(const char *s)
+{
+	for (;;) {
+		while (*s == ' ')
+			s++;
+		const char *p = s;
+		if (!(isalpha((unsigned char)*p) || *p == '_'))
+			return s;
+		while (isalnum((unsigned char)*p) || *p == '_')
+			p++;
+		if (*p != '=')
+			return s;
+		p++;
+		if (*p == '\'' || *p == '"') {
+			const char *q = strchr(p + 1, *p);
+			if (!q)
+				return s;
+			p = q + 1;
+		}
+		while (*p && *p != ' ')
+			p++;
+		s = p;
+	}
+}
+
 /* Does the contract say that the harness pairs: a benchmark command that is
  * the validation command with --base REF after it (init writes one for the
  * harnesses it knows to take --base; a user writes it for their own)? */
@@ -272,10 +301,8 @@ static bool bench_pairs(const struct contract *k)
 	const char *v = k ? k->v[CF_VALIDATION] : NULL, *b = k ? k->v[CF_BENCHMARK] : NULL;
 	if (!v || !b)
 		return false;
-	while (*v == ' ')
-		v++;
-	while (*b == ' ')
-		b++;
+	v = past_assignments(v);
+	b = past_assignments(b);
 	size_t n = strlen(v);
 	while (n && v[n - 1] == ' ')
 		n--;

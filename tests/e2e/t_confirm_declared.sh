@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Confirm pairs by itself from the first confirm where the contract says the
 # harness pairs: a benchmark command that is the validation command with
-# --base REF (init writes one for FLA's verify and the demo's).  Elsewhere
+# --base REF (init writes one for FLA's verify and the demo's; environment
+# assignments before either do not count).  Elsewhere
 # init writes the validation command as the benchmark command and confirm
 # measures in turns; a benchmark command that passes --base to a harness
 # printing no base column is refused, saying what to set.
@@ -50,6 +51,12 @@ out=$("$OPTLOOP" confirm --max-pairs 1 --json 2>"$T_TMP/err")
 t_like "  the user's benchmark command with --base makes it pair, from then on" "$(cat "$T_TMP/err")" \
 	"paired by itself: the contract's benchmark command passes --base"
 t_is "  one run a pair" "$(printf '%s' "$out" | jq_ 'j["paired_by_itself"], j["runs"]')" "(True, 1)"
+# init --gate-workers puts PYTEST_ADDOPTS='-n N' before the validation
+# command only: the benchmark command still declares the pair
+"$OPTLOOP" contract --set "validation=PYTEST_ADDOPTS='-n 2' ./verify --op chunk_linear_attn" >/dev/null
+out=$("$OPTLOOP" confirm --max-pairs 1 --json 2>"$T_TMP/err")
+t_like "  a validation command after environment assignments pairs the same" "$(cat "$T_TMP/err")" \
+	"paired by itself: the contract's benchmark command passes --base"
 
 # ---- a harness that prints no base column, declared to pair: refused -------
 tiny="$T_TMP/tiny"
