@@ -262,9 +262,6 @@ char *loop_with_best(const char *s, const char *sha)
 	return sb_detach(&out);
 }
 
-/* The command of a run that times the best's commit beside the work tree:
- * the commit at {best}, else appended as --base (FLA's verify, the demo's,
- * optloop_ab.py). */
 /* s past its leading environment assignments (NAME=VALUE, the value maybe
  * quoted) and blanks: init puts PYTEST_ADDOPTS='-n N' before the validation
  * command, not before the benchmark command. */
@@ -314,6 +311,9 @@ static bool bench_pairs(const struct contract *k)
 	return false;
 }
 
+/* The command of a run that times the best's commit beside the work tree:
+ * the commit at {best}, else appended as --base (FLA's verify, the demo's,
+ * optloop_ab.py). */
 static char *paired_command(const char *cmd, const char *sha)
 {
 	return strstr(cmd, "{best}") ? loop_with_best(cmd, sha)

@@ -1064,25 +1064,25 @@ static char *text_at(const struct sb *text, size_t off)
 	return off == NO_TEXT ? NULL : text->buf + off;
 }
 
-/* The columns of a row as rows_read reads them */
-#define ROWS_COLUMNS                                                                        \
-	"SELECT iter, direction, gate, gate_v, scope, bench_ms, vs_best, status, axis,"   \
-	" commit_sha, unconfirmed, vs_from IS 'confirm',"                                   \
-	/* a subset-gate row whose kernel a full gate failed since */                       \
+/* The last columns of a row as rows_read reads them, and the table: a
+ * subset-gate row whose kernel a full gate failed since */
+#define ROWS_FULL_GATE_FAILED                                                               \
 	" CASE WHEN scope = ?1 AND tree IS NOT NULL THEN EXISTS(SELECT 1 FROM runs f"        \
 	"  WHERE f.tree = iterations.tree AND f.kind = 'verify' AND f.scope = ?2"          \
 	"  AND f.gate = ?3) ELSE 0 END"                                                      \
 	" FROM iterations"
+
+/* The columns of a row as rows_read reads them */
+#define ROWS_COLUMNS                                                                        \
+	"SELECT iter, direction, gate, gate_v, scope, bench_ms, vs_best, status, axis,"   \
+	" commit_sha, unconfirmed, vs_from IS 'confirm'," ROWS_FULL_GATE_FAILED
 
 /* The same without their text: direction, gate, axis and commit NULL, and
  * unconfirmed "" where there is a reason */
 #define ROWS_LEAN_COLUMNS                                                                   \
 	"SELECT iter, NULL, NULL, gate_v, scope, bench_ms, vs_best, status, NULL, NULL,"     \
 	" CASE WHEN unconfirmed IS NOT NULL THEN '' END, vs_from IS 'confirm',"             \
-	" CASE WHEN scope = ?1 AND tree IS NOT NULL THEN EXISTS(SELECT 1 FROM runs f"        \
-	"  WHERE f.tree = iterations.tree AND f.kind = 'verify' AND f.scope = ?2"          \
-	"  AND f.gate = ?3) ELSE 0 END"                                                      \
-	" FROM iterations"
+	ROWS_FULL_GATE_FAILED
 
 /* Which rows rows_read reads: all, or the newest before an iteration (at
  * most a limit of them), or of those only the ones that may be the best;
