@@ -12,7 +12,7 @@
 #include "tui/workbench/app.h"
 
 #include "core/err.h"
-#include "core/hash.h"
+#include "tui/workbench/passlog.h"
 #include "tui/workbench/review.h"
 #include "tui/workbench/term.h"
 #include "views/live.h"
@@ -26,7 +26,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <time.h>
 #include <wchar.h>
 
@@ -746,73 +745,6 @@ void app_mark_start(void)
 		t_start = mono_now();
 }
 
-static double cpu_now(void)
-{
-	struct rusage ru;
-	getrusage(RUSAGE_SELF, &ru);
-	return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
-	       (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
-}
-
-struct pass_log {
-	double first_frame, first_frame_cpu;
-	double rows_whole; /* when a long log's older rows were read (0: none left out) */
-	/* what the terminal showed in the first frame and in the frame after
-	 * the older rows were read: the same, where the first frame is right */
-	uint64_t first_screen, whole_screen;
-	FILE *f;
-	double *v;
-	size_t n, cap;
-};
-
-/* A hash of what the terminal shows: every cell's characters, attributes
- * and colour pair. */
-static uint64_t screen_hash(void)
-{
-	uint64_t h = 0;
-	for (int y = 0; y < LINES; y++)
-		for (int x = 0; x < COLS; x++) {
-			cchar_t cc;
-			wchar_t wc[CCHARW_MAX + 1] = {0};
-			attr_t at = 0;
-			short pair = 0;
-			if (mvwin_wch(curscr, y, x, &cc) == ERR)
-				continue;
-			getcchar(&cc, wc, &at, &pair, NULL);
-			uint64_t cell[3] = {h, (uint64_t)at, (uint64_t)pair};
-			h = hash64(cell, sizeof(cell)) ^ hash64(wc, sizeof(wc));
-		}
-	return h;
-}
-
-static int cmp_double(const void *x, const void *y)
-{
-	double a = *(const double *)x, b = *(const double *)y;
-	return a < b ? -1 : a > b;
-}
-
-static void pass_log_write(struct pass_log *pl)
-{
-	struct rusage ru;
-
-	if (!pl->f)
-		return;
-	qsort(pl->v, pl->n, sizeof(double), cmp_double);
-	getrusage(RUSAGE_SELF, &ru);
-	double p50 = pl->n ? pl->v[pl->n / 2] : 0, p99 = pl->n ? pl->v[pl->n * 99 / 100] : 0;
-	double mx = pl->n ? pl->v[pl->n - 1] : 0;
-	fprintf(pl->f, "first_frame_ms %.3f\nfirst_frame_cpu_ms %.3f\n", pl->first_frame * 1e3,
-		pl->first_frame_cpu * 1e3);
-	if (pl->rows_whole > 0)
-		fprintf(pl->f, "rows_whole_ms %.3f\nfirst_screen %016llx\nwhole_screen %016llx\n",
-			pl->rows_whole * 1e3, (unsigned long long)pl->first_screen,
-			(unsigned long long)pl->whole_screen);
-	fprintf(pl->f, "passes %zu p50_ms %.3f p99_ms %.3f max_ms %.3f maxrss_kb %ld\n", pl->n,
-		p50 * 1e3, p99 * 1e3, mx * 1e3, ru.ru_maxrss);
-	fclose(pl->f);
-	free(pl->v);
-}
-
 static void read_keys(struct app *a)
 {
 	/* Bounded, so that a paste cannot hold up the output pump. */
@@ -847,7 +779,6 @@ static void hang_up(struct app *a)
 int app_run(struct app *a, struct err *e)
 {
 	struct pass_log pl = {0};
-	const char *plpath = getenv("OPTLOOP_PASS_LOG");
 	int rc;
 
 	app_mark_start();
@@ -855,8 +786,7 @@ int app_run(struct app *a, struct err *e)
 		return rc;
 	if ((rc = term_start(e)) < 0)
 		return rc;
-	if (plpath && *plpath)
-		pl.f = fopen(plpath, "w");
+	pass_log_open(&pl);
 	if (a->data.nnotes && !a->msg.len)
 		app_message(a, true, "%zu problem%s found while reading (p lists them)", a->data.nnotes,
 			    a->data.nnotes == 1 ? "" : "s");
@@ -871,14 +801,7 @@ int app_run(struct app *a, struct err *e)
 			draw_all(a);
 			doupdate();
 			a->dirty = a->output_dirty = false;
-			if (pl.first_frame == 0) {
-				pl.first_frame = mono_now() - t_start;
-				pl.first_frame_cpu = cpu_now();
-				if (pl.f)
-					pl.first_screen = screen_hash();
-			} else if (pl.f && pl.rows_whole > 0 && !pl.whole_screen) {
-				pl.whole_screen = screen_hash();
-			}
+			pass_log_frame(&pl, mono_now() - t_start);
 			a->last_live_draw = mono_now();
 		}
 		if (a->data.nrows_older) {
@@ -887,13 +810,7 @@ int app_run(struct app *a, struct err *e)
 				pl.rows_whole = mono_now() - t_start;
 			continue; /* drawn again (the same frame, whole) before a key */
 		}
-		if (pl.f) {
-			if (pl.n == pl.cap) {
-				pl.cap = pl.cap ? pl.cap * 2 : 4096;
-				pl.v = xrealloc(pl.v, pl.cap * sizeof(double));
-			}
-			pl.v[pl.n++] = mono_now() - t0;
-		}
+		pass_log_pass(&pl, mono_now() - t0);
 
 		struct pollfd fds[5];
 		int nfds = 0, run_first = 0, nrun = 0, watch_at = -1;
