@@ -576,9 +576,12 @@ enum slurm_cause slurm_step_cause(const struct slurm_step_end *in, struct sb *wh
 	else if (!s->marked && s->no_job)
 		c = in->after_signal || in->time_left ? SC_REVOKED : SC_GONE;
 	else if (!s->marked && (s->launch_failed || (st != 0 && s->last[0])) &&
-		 !state_is(j, "CANCELLED") && !(j && j->phase == SJ_GONE))
+		 !state_is(j, "CANCELLED") && !(j && (j->phase == SJ_GONE || j->phase == SJ_ENDING)))
 		c = SC_LAUNCH; /* (a job cancelled while its step started: revoked, below) */
 	else if (s->cancelled || s->aborted || s->no_job || state_is(j, "CANCELLED") ||
+		 /* a step that never printed its mark, its job ending (COMPLETING
+		  * after an scancel): the job was revoked as the step started */
+		 (!s->marked && st != 0 && j && j->phase == SJ_ENDING) ||
 		 (j && (j->phase == SJ_GONE || j->phase == SJ_ENDING) && (sig_status || in->signal)))
 		c = j && j->phase == SJ_RUNNING ? SC_SIGNAL : SC_REVOKED;
 	else if (in->signal || sig_status)

@@ -401,6 +401,15 @@ static void step_causes(void **state)
 	assert_int_equal(cause_of("srun: Job step aborted\n", 1, false, false, "", &why),
 			 SC_REVOKED);
 	sb_reset(&why);
+	/* the job cancelled while the step started, squeue catching it while
+	 * it completes: srun says only that it terminates the step */
+	for (int st = 1; st <= 143; st += 142) {
+		assert_int_equal(cause_of("srun: launch/slurm: _step_signal: Terminating StepId=4.7\n",
+					  st, false, false, "COMPLETING|None|vm", &why),
+				 SC_REVOKED);
+		assert_non_null(strstr(why.buf, "revoked"));
+		sb_reset(&why);
+	}
 	/* a task killed by a signal, nothing else known */
 	assert_int_equal(cause_of(done, 137, false, false, "RUNNING|None|vm", &why), SC_SIGNAL);
 	assert_non_null(strstr(why.buf, "signal 9"));
