@@ -5,6 +5,7 @@
 #include "core/alloc.h"
 
 #include "core/err.h"
+#include "core/probestep.h"
 #include "core/runner.h"
 #include "core/sb.h"
 #include "core/store.h"
@@ -36,6 +37,7 @@ struct alloc {
 	struct sb line;         /* salloc's line being assembled */
 	alloc_output_fn out;
 	void *ctx;
+	struct probestep *probe; /* the probe's step, once a probe ran */
 };
 
 static double now(void)
@@ -269,6 +271,7 @@ void alloc_free(struct alloc *a)
 		forget(a, "the optloop waiting for it ended");
 	}
 	runner_free(a->child);
+	probestep_free(a->probe);
 	slurm_runner_release(&a->r);
 	store_alloc_release(&a->rec);
 	sb_release(&a->line);
@@ -289,6 +292,16 @@ const char *alloc_runner(const struct alloc *a)
 const char *alloc_node(const struct alloc *a)
 {
 	return a->rec.node;
+}
+
+int alloc_probe_capture(void *alloc, const char *cmd, double timeout_s, struct sb *out,
+			int *status, bool *timed_out, struct err *e)
+{
+	struct alloc *a = alloc;
+	if (!a->probe)
+		a->probe = probestep_new();
+	return probestep_capture(a->probe, a->rec.job, a->rec.node, cmd, timeout_s, out, status,
+				 timed_out, e);
 }
 
 bool alloc_waiting(const struct alloc *a)
@@ -323,6 +336,8 @@ static void forget(struct alloc *a, const char *why)
 	}
 	store_alloc_release(&a->rec);
 	a->ready = false;
+	probestep_free(a->probe); /* its step went with the job */
+	a->probe = NULL;
 }
 
 /* The job is running: note its node, start the idle watch. */

@@ -56,6 +56,12 @@ const char *alloc_job(const struct alloc *a);
 const char *alloc_runner(const struct alloc *a); /* the Runner value, canonical */
 const char *alloc_node(const struct alloc *a);
 
+/* Run a GPU probe command on the allocation's node, through the handle's
+ * probe step (core/probestep.h; started at the first, ended with the
+ * handle): a probe_capture_fn, ctx the handle. */
+int alloc_probe_capture(void *alloc, const char *cmd, double timeout_s, struct sb *out,
+			int *status, bool *timed_out, struct err *e);
+
 /* A run used the allocation now (start and end of every run). */
 void alloc_touch(struct alloc *a);
 /* scancel the step (job.step), or every step of the job when step is

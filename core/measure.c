@@ -77,16 +77,25 @@ void measure_probe_commands(const char **cmd, const char **apps, bool *from_env)
 	*apps = a ? a : PROBE_DEFAULT_APPS_COMMAND;
 }
 
-int measure_probe_take(struct store *s, int run_id, const char *phase, const char *wrap,
-		       const char *node, struct err *e)
+int measure_probe_take(struct store *s, int run_id, const char *phase,
+		       const struct probe_opts *where, struct err *e)
 {
 	struct probe_reading r;
 	const char *cmd, *apps;
 	measure_probe_commands(&cmd, &apps, NULL);
 	char *util = meta_or_env(s, "probe.busy_util", "OPTLOOP_PROBE_BUSY_UTIL");
 	char *settle = meta_or_env(s, "probe.settle_s", "OPTLOOP_PROBE_SETTLE");
+	char *timeout = meta_or_env(s, "probe.timeout_s", "OPTLOOP_PROBE_TIMEOUT");
 	struct probe_opts o = {.command = cmd, .apps_command = apps,
-			       .busy_util = util ? atof(util) : 0, .wrap = wrap, .node = node};
+			       .busy_util = util ? atof(util) : 0,
+			       .timeout_s = timeout ? atof(timeout) : 0};
+	free(timeout);
+	if (where) {
+		o.wrap = where->wrap;
+		o.node = where->node;
+		o.capture = where->capture;
+		o.capture_ctx = where->capture_ctx;
+	}
 	/* Only a pre-run reading is a claim about other work on the GPU; an
 	 * after-run reading is meant to show our own run. */
 	if (!strcmp(phase, "before"))

@@ -26,6 +26,7 @@
 
 struct err;
 struct probe_reading;
+struct probe_opts;
 struct sb;
 struct store;
 
@@ -49,11 +50,14 @@ void measure_probe_commands(const char **cmd, const char **apps, bool *from_env)
 /* Run the probe now (measure_probe_commands) and store its reading for the
  * run.  OPTLOOP_PROBE_BUSY_UTIL / probe.busy_util and, for the "before"
  * phase, OPTLOOP_PROBE_SETTLE / probe.settle_s (default PROBE_SETTLE_S; 0
- * turns the second look off) tune how it is read.  A missing probe is
- * stored as "no probe"; errors only from the store.  wrap and node (may be
- * NULL): run it as a Slurm step on node (probe_opts). */
-int measure_probe_take(struct store *s, int run_id, const char *phase, const char *wrap,
-		       const char *node, struct err *e);
+ * turns the second look off) and OPTLOOP_PROBE_TIMEOUT / probe.timeout_s
+ * (each probe command's limit, default 10 s) tune how it is read.  A
+ * missing probe is
+ * stored as "no probe"; errors only from the store.  where (may be NULL:
+ * here) says where it runs: its wrap, node, capture and capture_ctx (a
+ * Slurm step on node, probe_opts); its other fields are not read. */
+int measure_probe_take(struct store *s, int run_id, const char *phase,
+		       const struct probe_opts *where, struct err *e);
 
 /* ---- runs, sessions, sets ---- */
 

@@ -334,10 +334,21 @@ static int count_pids(const char *text)
 	return n;
 }
 
+/* Run one probe command: wrapped (its text with o->wrap before it), through
+ * o->capture when there is one, else as a process here. */
+static int capture(const struct probe_opts *o, const char *raw, const char *wrapped,
+		   double timeout, struct sb *out, int *status, bool *timed_out, struct err *e)
+{
+	if (o && o->wrap && o->capture)
+		return o->capture(o->capture_ctx, raw, timeout, out, status, timed_out, e);
+	return run_capture(wrapped, timeout, out, status, timed_out, e);
+}
+
 static int probe_once(const struct probe_opts *o, struct probe_reading *out, struct err *e)
 {
 	const char *cmd = o && o->command ? o->command : PROBE_DEFAULT_COMMAND;
 	const char *apps = o && o->apps_command ? o->apps_command : PROBE_DEFAULT_APPS_COMMAND;
+	const char *raw_cmd = cmd, *raw_apps = apps;
 	struct sb wcmd = SB_INIT, wapps = SB_INIT;
 	if (o && o->wrap) {
 		sb_addf(&wcmd, "%s ", o->wrap);
@@ -356,7 +367,7 @@ static int probe_once(const struct probe_opts *o, struct probe_reading *out, str
 	double t = now_s();
 
 	memset(out, 0, sizeof(*out));
-	rc = run_capture(cmd, timeout, &text, &status, &timed_out, e);
+	rc = capture(o, raw_cmd, cmd, timeout, &text, &status, &timed_out, e);
 	if (rc < 0) {
 		sb_release(&text);
 		sb_release(&wcmd);
@@ -387,7 +398,7 @@ static int probe_once(const struct probe_opts *o, struct probe_reading *out, str
 	out->t = t;
 	if (out->available && apps[0]) {
 		struct sb a = SB_INIT;
-		rc = run_capture(apps, timeout, &a, &status, &timed_out, e);
+		rc = capture(o, raw_apps, apps, timeout, &a, &status, &timed_out, e);
 		if (rc == 0 && !timed_out && WIFEXITED(status) && WEXITSTATUS(status) == 0)
 			out->compute_procs = count_pids(sb_str(&a));
 		sb_release(&a);

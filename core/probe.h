@@ -30,6 +30,13 @@ struct sb;
  * this long, and the second reading is the one that counts. */
 #define PROBE_SETTLE_S 2.0
 
+/* Run cmd somewhere other than a process of its own (the allocation's
+ * probe step, core/probestep.h): its stdout into out, *status a wait
+ * status, *timed_out past timeout_s; a negative ERR_* when it could not be
+ * started. */
+typedef int (*probe_capture_fn)(void *ctx, const char *cmd, double timeout_s, struct sb *out,
+				int *status, bool *timed_out, struct err *e);
+
 struct probe_opts {
 	const char *command;      /* NULL: PROBE_DEFAULT_COMMAND */
 	const char *apps_command; /* NULL: the default; "" skips the process check */
@@ -41,6 +48,9 @@ struct probe_opts {
 				     step: "srun ... /bin/sh -c"), the command
 				     shell-quoted after it; NULL: run it here */
 	const char *node;         /* where the wrapped commands run (recorded) */
+	probe_capture_fn capture; /* with wrap: run each command through this
+				     (wrap and the command only name it) */
+	void *capture_ctx;
 };
 
 /* Numbers are NAN, strings NULL, where the probe did not report them. */

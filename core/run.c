@@ -8,6 +8,7 @@
 #include "core/fsutil.h"
 #include "core/measure.h"
 #include "core/parse.h"
+#include "core/probe.h"
 #include "core/runner.h"
 #include "core/sb.h"
 #include "core/slurm.h"
@@ -41,6 +42,7 @@ struct run {
 	int alloc_rc;          /* the allocation could not be had: why in alloc_err */
 	struct err alloc_err;
 	char *probe_wrap;
+	struct probe_opts probe_at; /* the probe through the allocation's probe step */
 };
 
 static double now(void)
@@ -97,11 +99,14 @@ static int start_command(struct run *r, struct err *e)
 		node = alloc_node(r->alloc);
 		slurm_probe_prefix(alloc_job(r->alloc), node, &wrap);
 		r->probe_wrap = sb_detach(&wrap);
+		r->probe_at = (struct probe_opts){.wrap = r->probe_wrap, .node = node,
+						  .capture = alloc_probe_capture,
+						  .capture_ctx = r->alloc};
 		slurm_step_command(alloc_job(r->alloc), node, rec->command, &cmd);
 		alloc_touch(r->alloc);
 	}
 	/* evidence, never a gate: a probe problem does not stop a run */
-	measure_probe_take(r->st, rec->id, "before", r->probe_wrap, node, NULL);
+	measure_probe_take(r->st, rec->id, "before", r->alloc ? &r->probe_at : NULL, NULL);
 	struct runner_spec spec = {
 		.command = r->alloc ? cmd.buf : rec->command,
 		.cwd = rec->cwd,
@@ -408,9 +413,12 @@ int run_end(struct run *r, const struct run_end_hooks *h, struct err *e)
 		r->rec.gate = GATE_INCOMPLETE;
 	r->ended = true;
 	/* the after-probe on a node only while the allocation is still there */
-	if (!r->alloc || (r->r && alloc_job(r->alloc)))
-		measure_probe_take(r->st, r->rec.id, "after", r->probe_wrap,
-				   r->alloc ? alloc_node(r->alloc) : NULL, NULL);
+	if (!r->alloc) {
+		measure_probe_take(r->st, r->rec.id, "after", NULL, NULL);
+	} else if (r->r && alloc_job(r->alloc)) {
+		r->probe_at.node = alloc_node(r->alloc);
+		measure_probe_take(r->st, r->rec.id, "after", &r->probe_at, NULL);
+	}
 
 	int rc = h && h->fill ? h->fill(h->ctx, &r->rec, res, e) : 0;
 	if (rc == 0)

@@ -30,7 +30,7 @@ core_layers='
 base       err sb fault closest vis mdtable fsutil jsonw hash expr gatecfg
 values     model stats rules
 formats    assets contract optlog traps dispatch patset parse lint pyscan flaref slurm roofline flashape flabackend
-resources  store vcs gitshow runner alloc probe
+resources  store vcs gitshow runner alloc probe probestep
 evidence   measure chart
 workspace  workspace
 borrowers  guards report session run

@@ -168,7 +168,8 @@ slurm_down() {
 		p=${e#/proc/}
 		p=${p%/environ}
 		[ "$(cat "/proc/$p/comm" 2>/dev/null)" = slurmstepd ] || continue
-		tr '\0' '\n' <"$e" 2>/dev/null | grep -qxF "SLURM_CONF=$SLURM_DIR/slurm.conf" || continue
+		# (it may end between the two reads)
+		{ tr '\0' '\n' <"$e"; } 2>/dev/null | grep -qxF "SLURM_CONF=$SLURM_DIR/slurm.conf" || continue
 		kill -9 "$p" 2>/dev/null
 	done
 	SLURM_PIDS=()

@@ -46,7 +46,9 @@ wait_until() {
 	done
 	return 1
 }
-has_step() { [ -n "$(squeue -h -s -j "$1" -o %i 2>/dev/null | grep -v extern)" ]; }
+# a run's step (named optloop; the probe's step is optloop-probe)
+has_step() { [ -n "$(squeue -h -s -j "$1" -o '%i %j' 2>/dev/null | awk '$2 == "optloop"')" ]; }
+no_step() { ! squeue -h -s -j "$1" -o %i 2>/dev/null | grep -v extern | grep -q .; }
 job_gone() { ! squeue -h -j "$1" -o %T 2>/dev/null | grep -qE 'RUNNING|PENDING|CONFIGURING'; }
 runner="slurm --partition=test --gres=gpu:1 --time=10 idle=10m"
 
@@ -134,7 +136,7 @@ r=$(q "SELECT id FROM runs WHERE kind = 'noise' ORDER BY id DESC LIMIT 1")
 t_is "  cancelled, incomplete, its step scancel'd" \
 	"$(q "SELECT r.cancelled || ' ' || r.gate || ' ' || s.cause FROM runs r JOIN slurm_steps s ON s.run_id = r.id WHERE r.id = $r")" \
 	"1 4 cancelled"
-if wait_until 10 sh -c "! squeue -h -s -j $job -o %i | grep -v extern | grep -q ."; then
+if wait_until 10 no_step "$job"; then
 	t_pass "  no step is left running in the job"
 else
 	t_fail "  no step is left running in the job" "$(squeue -s)"
@@ -186,8 +188,36 @@ else # every step of the session, to read what Slurm said
 fi
 t_like "  the message names the cause" "$(q "SELECT why FROM slurm_steps WHERE run_id = $r")" "revoked"
 t_like "  status: none held, and why" "$("$OPTLOOP" status)" "slurm: +none held.*Slurm job $job2"
-t_ok "  the next session runs" "$OPTLOOP" noise --runs 2
+t_ok "  the next session runs" "$OPTLOOP" noise --runs 3
 job4=$(q "SELECT job FROM slurm_allocs WHERE released IS NULL")
+# the probes before and after each run go through one step the session
+# keeps: a run is one step of its own, so the runs' steps follow each other
+steps=$(q "SELECT group_concat(step, ' ') FROM (SELECT s.step FROM slurm_steps s JOIN runs r ON r.id = s.run_id WHERE r.kind = 'noise' AND s.job = '$job4' ORDER BY s.run_id)")
+t_ok "  one step a run, the probes through the session's own step (steps $steps)" \
+	awk -v s="$steps" 'BEGIN { n = split(s, a, " "); exit !(n == 3 && a[2] == a[1] + 1 && a[3] == a[2] + 1) }'
+r=$(q "SELECT max(id) FROM runs WHERE kind = 'noise'")
+t_like "  its readings were taken there, before and after (no nvidia-smi on this cluster's node)" \
+	"$(q "SELECT group_concat(phase || ': ' || json_extract(json, '$.why'), ' / ') FROM (SELECT phase, json FROM stats_probes WHERE run_id = $r ORDER BY phase DESC)")" \
+	"^before: no probe: the command 'srun --jobid='?$job4'? .*was not found.* / after: no probe: .*was not found"
+if wait_until 10 no_step "$job4"; then
+	t_pass "  the probe's step ended with the session"
+else
+	t_fail "  the probe's step ended with the session" "$(squeue -s)"
+fi
+# a probe command that hangs: the reading says so, the run goes on (a probe
+# is evidence, never a gate), and the after-probe gets a new step
+OPTLOOP_PROBE='echo partial; sleep 60' OPTLOOP_PROBE_TIMEOUT=2 \
+	"$OPTLOOP" noise --runs 2 >"$T_TMP/hang.out" 2>&1
+t_is "a probe that hangs does not stop the runs (noise exits 0)" "$?" 0
+t_is "  every reading says it did not finish (2 runs, before and after)" \
+	"$(q "SELECT count(*) FROM stats_probes p JOIN (SELECT id FROM runs WHERE kind = 'noise' ORDER BY id DESC LIMIT 2) r ON r.id = p.run_id WHERE json_extract(p.json, '$.why') LIKE '%did not finish within 2 s%'")" 4
+t_is "  the runs themselves ended well" \
+	"$(q "SELECT group_concat(cause) FROM (SELECT s.cause FROM slurm_steps s JOIN runs r ON r.id = s.run_id WHERE r.kind = 'noise' ORDER BY r.id DESC LIMIT 2)")" ok,ok
+if wait_until 10 no_step "$job4"; then
+	t_pass "  no step of the hung probe is left"
+else
+	t_fail "  no step of the hung probe is left" "$(squeue -s)"
+fi
 t_like "  in a new allocation, not the revoked one" "$job4" "^[0-9]+$"
 t_unlike "  (a job id other than $job2)" "$job4" "^$job2\$"
 
