@@ -110,7 +110,10 @@ t_is "iteration 1's verify passes" "$rc" 0
 t_like "  a new optloop reattaches to the live allocation" "$out" "reattaching to Slurm job $job"
 t_unlike "  and requests none" "$out" "requesting a Slurm allocation"
 out=$(DEMO_BENCH_WARMUP_MS=5 DEMO_BENCH_REP_MS=20 "$OPTLOOP" confirm --max-pairs 3 --json 2>/dev/null)
-t_like "the confirm through Slurm reaches a verdict" "$(printf '%s' "$out" | jget verdict)" '^(fast|ambiguous|same)$'
+# (which verdict is not this test's question: three pairs of 20 ms timings
+# on a loaded 2-core machine beside the time-limit workspace; once in a
+# few runs they read slow.  The statistics have tests of their own.)
+t_like "the confirm through Slurm reaches a verdict" "$(printf '%s' "$out" | jget verdict)" '^(fast|ambiguous|same|slow)$'
 t_is "  every confirm run ran in the one job, on the one node" \
 	"$(q "SELECT count(*) > 1, count(DISTINCT s.job || '/' || s.node), min(s.job), min(s.node) FROM slurm_steps s JOIN runs r ON r.id = s.run_id WHERE r.kind = 'confirm'")" \
 	"1|1|$job|$SLURM_NODE"
