@@ -214,7 +214,24 @@ int probe_parse_csv(const char *text, size_t len, struct probe_reading *out, str
 		}
 		free_fields(f, nf);
 	}
+	size_t known = 0;
+	for (size_t i = 0; i < ncols; i++)
+		known += cols[i] != C_UNKNOWN;
 	free(cols);
+	if (have_header && !known) {
+		/* lines of anything: no reading, however many there are */
+		for (size_t i = 0; i < out->ngpus; i++)
+			gpu_release(&out->gpus[i]);
+		free(out->gpus);
+		out->gpus = NULL;
+		out->ngpus = 0;
+		out->available = false;
+		out->why = xstrdup("its first line names no column nvidia-smi prints");
+		return err_set(e, ERR_FAIL,
+			       "probe output's first line names no nvidia-smi column (expected "
+			       "nvidia-smi --format=csv: a header line such as 'index, name, ...', "
+			       "then one line per GPU)");
+	}
 	if (!have_header || out->ngpus == 0) {
 		out->available = false;
 		out->why = xstrdup(have_header ? "the probe listed no GPU"

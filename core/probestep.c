@@ -20,7 +20,8 @@
 #include <unistd.h>
 
 #define DONE "optloop-probe-done "
-/* what one command may print (nvidia-smi's readings are a few lines) */
+/* what of one command's output is kept (nvidia-smi's readings are a few
+ * lines; of a flood, its end) */
 #define MAX_OUTPUT (256 * 1024)
 
 /* The step's shell: a command a line, its stdout, then its status on a
@@ -257,7 +258,11 @@ int probestep_capture(struct probestep *p, const char *job, const char *node, co
 				*status = 1 << 8; /* it answered nothing: never a reading */
 			return 0;
 		}
-		if (p->buf.len + (size_t)n <= MAX_OUTPUT)
-			sb_add(&p->buf, buf, (size_t)n);
+		sb_add(&p->buf, buf, (size_t)n);
+		if (p->buf.len > MAX_OUTPUT) { /* a flood: its tail, where the answer ends */
+			size_t drop = p->buf.len - MAX_OUTPUT;
+			memmove(p->buf.buf, p->buf.buf + drop, MAX_OUTPUT + 1);
+			p->buf.len = MAX_OUTPUT;
+		}
 	}
 }

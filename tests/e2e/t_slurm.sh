@@ -221,6 +221,12 @@ if wait_until 10 no_step "$job4"; then
 else
 	t_fail "  no step of the hung probe is left" "$(squeue -s)"
 fi
+# one that floods (a megabyte of lines): answered all the same, in time
+OPTLOOP_PROBE='yes probe | head -c 1000000' OPTLOOP_PROBE_TIMEOUT=5 \
+	"$OPTLOOP" noise --runs 2 >"$T_TMP/flood.out" 2>&1
+t_is "a probe that floods does not stop the runs (noise exits 0)" "$?" 0
+t_is "  every reading was answered in time, as unreadable" \
+	"$(q "SELECT count(*), sum(json_extract(p.json, '$.why') LIKE '%gave unreadable output (its first line names no column%') FROM stats_probes p JOIN (SELECT id FROM runs WHERE kind = 'noise' ORDER BY id DESC LIMIT 2) r ON r.id = p.run_id")" "4|4"
 t_like "  in a new allocation, not the revoked one" "$job4" "^[0-9]+$"
 t_unlike "  (a job id other than $job2)" "$job4" "^$job2\$"
 

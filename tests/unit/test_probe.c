@@ -137,6 +137,15 @@ static void empty_or_header_only_output_is_refused(void **state)
 	assert_int_equal(probe_parse_csv(h, strlen(h), &r, &e), ERR_FAIL);
 	assert_non_null(strstr(e.msg, "no GPU line"));
 	probe_reading_release(&r);
+	/* lines of anything under a header of no known column: not a reading
+	 * of as many GPUs as there are lines */
+	const char *junk = "probe\nprobe\nprobe\n";
+	assert_int_equal(probe_parse_csv(junk, strlen(junk), &r, &e), ERR_FAIL);
+	assert_false(r.available);
+	assert_int_equal(r.ngpus, 0);
+	assert_non_null(strstr(r.why, "names no column"));
+	assert_non_null(strstr(e.msg, "names no nvidia-smi column"));
+	probe_reading_release(&r);
 }
 
 static void json_round_trip(void **state)
