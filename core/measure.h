@@ -52,10 +52,10 @@ void measure_probe_commands(const char **cmd, const char **apps, bool *from_env)
  * phase, OPTLOOP_PROBE_SETTLE / probe.settle_s (default PROBE_SETTLE_S; 0
  * turns the second look off) and OPTLOOP_PROBE_TIMEOUT / probe.timeout_s
  * (each probe command's limit, default 10 s) tune how it is read.  A
- * missing probe is
- * stored as "no probe"; errors only from the store.  where (may be NULL:
- * here) says where it runs: its wrap, node, capture and capture_ctx (a
- * Slurm step on node, probe_opts); its other fields are not read. */
+ * missing probe is stored as "no probe"; errors only from the store.
+ * where (may be NULL: here) says where it runs: its wrap, node, capture and
+ * capture_ctx (a Slurm step on node, probe_opts); its other fields are not
+ * read. */
 int measure_probe_take(struct store *s, int run_id, const char *phase,
 		       const struct probe_opts *where, struct err *e);
 

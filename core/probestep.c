@@ -33,7 +33,7 @@ struct probestep {
 	pid_t pid; /* srun (0: no step) */
 	int in, out;
 	char *job, *node;
-	struct sb buf; /* read and not yet answered */
+	struct sb buf; /* read and not yet answered (MAX_OUTPUT at most) */
 };
 
 static double mono(void)
@@ -108,13 +108,6 @@ void probestep_free(struct probestep *p)
 	stop(p, 1.0);
 	sb_release(&p->buf);
 	free(p);
-}
-
-void probestep_describe(const char *job, const char *node, const char *cmd, struct sb *out)
-{
-	slurm_probe_prefix(job, node, out);
-	sb_addc(out, ' ');
-	slurm_shell_quote(out, cmd);
 }
 
 static int start(struct probestep *p, const char *job, const char *node, struct err *e)
@@ -238,7 +231,7 @@ int probestep_capture(struct probestep *p, const char *job, const char *node, co
 		double left = deadline - mono();
 		if (left <= 0) {
 			*timed_out = true;
-			sb_add(out, p->buf.buf, p->buf.len < MAX_OUTPUT ? p->buf.len : MAX_OUTPUT);
+			sb_add(out, p->buf.buf, p->buf.len);
 			stop(p, 0);
 			return 0;
 		}
@@ -252,7 +245,7 @@ int probestep_capture(struct probestep *p, const char *job, const char *node, co
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0) { /* the step ended before it answered: srun's status */
-			sb_add(out, p->buf.buf, p->buf.len < MAX_OUTPUT ? p->buf.len : MAX_OUTPUT);
+			sb_add(out, p->buf.buf, p->buf.len);
 			*status = stop(p, 5.0);
 			if (WIFEXITED(*status) && WEXITSTATUS(*status) == 0)
 				*status = 1 << 8; /* it answered nothing: never a reading */

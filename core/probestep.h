@@ -16,8 +16,8 @@
  *
  * A command that does not answer within its timeout ends the step (the next
  * command starts a new one).  A step that ends before it answers (the job
- * is gone, srun could not start it) answers with srun's own exit status and
- * words, as a step of its own would have.  Closing stdin ends the step: the
+ * is gone, srun could not start it) answers with srun's own exit status, as
+ * a step of its own would have.  Closing stdin ends the step: the
  * handle's end, or this process's.
  */
 #ifndef OPTLOOP_PROBESTEP_H
@@ -42,10 +42,5 @@ void probestep_free(struct probestep *p);
 int probestep_capture(struct probestep *p, const char *job, const char *node, const char *cmd,
 		      double timeout_s, struct sb *out, int *status, bool *timed_out,
 		      struct err *e);
-
-/* What a probe command runs as, for the record: the step's srun options
- * and the command, "srun --jobid=… --overlap … /bin/sh -c 'cmd'" (the
- * command line a step of its own would have had). */
-void probestep_describe(const char *job, const char *node, const char *cmd, struct sb *out);
 
 #endif

@@ -207,26 +207,29 @@ if wait_until 10 no_step "$job4"; then
 else
 	t_fail "  the probe's step ended with the session" "$(squeue -s)"
 fi
-# a probe command that hangs: the reading says so, the run goes on (a probe
-# is evidence, never a gate), and the after-probe gets a new step
-OPTLOOP_PROBE='echo partial; sleep 60' OPTLOOP_PROBE_TIMEOUT=2 \
-	"$OPTLOOP" noise --runs 2 >"$T_TMP/hang.out" 2>&1
-t_is "a probe that hangs does not stop the runs (noise exits 0)" "$?" 0
-t_is "  every reading says it did not finish (2 runs, before and after)" \
-	"$(q "SELECT count(*) FROM stats_probes p JOIN (SELECT id FROM runs WHERE kind = 'noise' ORDER BY id DESC LIMIT 2) r ON r.id = p.run_id WHERE json_extract(p.json, '$.why') LIKE '%did not finish within 2 s%'")" 4
-t_is "  the runs themselves ended well" \
-	"$(q "SELECT group_concat(cause) FROM (SELECT s.cause FROM slurm_steps s JOIN runs r ON r.id = s.run_id WHERE r.kind = 'noise' ORDER BY r.id DESC LIMIT 2)")" ok,ok
-if wait_until 10 no_step "$job4"; then
-	t_pass "  no step of the hung probe is left"
-else
-	t_fail "  no step of the hung probe is left" "$(squeue -s)"
-fi
+# probe_session NAME PROBE TIMEOUT WHY: a noise session of two runs with
+# that probe command and limit; the runs go on whatever the probe does (a
+# probe is evidence, never a gate), every reading of theirs (before and
+# after each) says WHY (an SQL LIKE pattern), and no step is left after
+probe_session() {
+	OPTLOOP_PROBE=$2 OPTLOOP_PROBE_TIMEOUT=$3 "$OPTLOOP" noise --runs 2 >"$T_TMP/$1.out" 2>&1
+	t_is "a probe that $1 does not stop the runs (noise exits 0)" "$?" 0
+	local last="SELECT id FROM runs WHERE kind = 'noise' ORDER BY id DESC LIMIT 2"
+	t_is "  all four readings: $4" \
+		"$(q "SELECT count(*), sum(json_extract(p.json, '$.why') LIKE '$4') FROM stats_probes p JOIN ($last) r ON r.id = p.run_id")" "4|4"
+	t_is "  the runs themselves ended well" \
+		"$(q "SELECT group_concat(cause) FROM (SELECT s.cause FROM slurm_steps s JOIN ($last) r ON r.id = s.run_id ORDER BY r.id)")" ok,ok
+	if wait_until 10 no_step "$job4"; then
+		t_pass "  no step of its probe is left"
+	else
+		t_fail "  no step of its probe is left" "$(squeue -s)"
+	fi
+}
+# one that hangs: stopped at its limit, the after-probe in a new step
+probe_session hangs 'echo partial; sleep 60' 2 '%did not finish within 2 s%'
 # one that floods (a megabyte of lines): answered all the same, in time
-OPTLOOP_PROBE='yes probe | head -c 1000000' OPTLOOP_PROBE_TIMEOUT=5 \
-	"$OPTLOOP" noise --runs 2 >"$T_TMP/flood.out" 2>&1
-t_is "a probe that floods does not stop the runs (noise exits 0)" "$?" 0
-t_is "  every reading was answered in time, as unreadable" \
-	"$(q "SELECT count(*), sum(json_extract(p.json, '$.why') LIKE '%gave unreadable output (its first line names no column%') FROM stats_probes p JOIN (SELECT id FROM runs WHERE kind = 'noise' ORDER BY id DESC LIMIT 2) r ON r.id = p.run_id")" "4|4"
+probe_session floods 'yes probe | head -c 1000000' 5 \
+	'%gave unreadable output (its first line names no column%'
 t_like "  in a new allocation, not the revoked one" "$job4" "^[0-9]+$"
 t_unlike "  (a job id other than $job2)" "$job4" "^$job2\$"
 
