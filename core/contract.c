@@ -1396,7 +1396,7 @@ bool contract_shape_matches(const struct contract_shape *s, const char *key)
 int contract_target_speedup(const char *target, struct contract_target *t, struct err *e)
 {
 	static const char form[] = "write the factor and its scope, e.g. \"every shape >= 1.5x\", "
-				   "\"1.2x geomean\" or \"3 %% geomean speedup\"";
+				   "\"1.2x geomean\" or \"3 % geomean speedup\"";
 	memset(t, 0, sizeof(*t));
 	if (!target || !*target)
 		return err_set(e, ERR_FAIL, "the contract has no Target; %s", form);
