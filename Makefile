@@ -55,6 +55,8 @@ WARN     = -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter -Wstrict-prototy
 CPPFLAGS += -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -I. -MMD -MP
 CFLAGS  += -std=c11 $(OPT) $(WARN) $(SANFLAGS) $(PKG_CFLAGS)
 LDFLAGS += $(SANFLAGS)
+# the build id keys what optloop keeps of its own judgments (core/buildid.h)
+LDFLAGS += -Wl,--build-id=sha1
 LDLIBS  += $(PKG_LIBS) -lm
 
 # How ./optloop itself is linked (the tests and benchmarks always link shared).

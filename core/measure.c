@@ -15,6 +15,7 @@
 #include "core/sb.h"
 #include "core/store.h"
 #include "core/rules.h"
+#include "core/buildid.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -189,9 +190,13 @@ static int tree_runs(struct store *s, const char *tree, int session_only, const 
 	size_t nv;
 	*out = NULL;
 	*n = 0;
-	bool on = measure_memo_on();
+	/* one session's runs are read by their session, not out of the tree's */
+	bool on = measure_memo_on() && session_only <= 0;
 	int rc = on ? measure_memo_tree(s, tree, &v, &menv, &nv, e)
-		    : store_tree_runs(s, tree, &read, &nv, e);
+	       : session_only > 0 ? store_session_tree_runs(s, tree, session_only, &read, &nv, e)
+				  : store_tree_runs(s, tree, &read, &nv, e);
+	if (rc == ERR_NOTFOUND && session_only > 0)
+		rc = store_tree_runs(s, tree, &read, &nv, e);
 	if (rc < 0)
 		return rc;
 	if (!on)
@@ -499,16 +504,15 @@ int measure_pair_set(struct store *s, const char *env, int upto, struct stats_se
 	return rc;
 }
 
-int measure_confirm_compare(struct store *s, const char *best_tree, const char *cand_tree,
-			    int session, double threshold, const char *target, const char *against,
-			    struct stats_cmp *cmp, struct measure_target *mt, struct err *e)
+/* upto: the session's last run (store_session_last_run) */
+static int confirm_compare(struct store *s, const char *best_tree, const char *cand_tree,
+			   int session, int upto, double threshold, const char *target,
+			   const char *against, struct stats_cmp *cmp, struct measure_target *mt,
+			   struct err *e)
 {
 	struct stats_set bs = {0}, cs = {0}, bo = {0}, co = {0}, pairs = {0}, *hist = NULL,
 			 *others = NULL;
 	size_t nh = 0, no = 0;
-	/* what the store held when the session's last run ended: the same
-	 * numbers whenever it is read again, later sessions or not */
-	int upto = store_session_last_run(s, session);
 	struct measure_memo *mm = measure_memo_open();
 	int rc = measure_tree_set(s, best_tree, NULL, session, "best", &bs, e);
 	if (rc == 0)
@@ -582,6 +586,109 @@ int measure_confirm_compare(struct store *s, const char *best_tree, const char *
 	stats_set_release(&co);
 	stats_set_release(&pairs);
 	measure_memo_close(mm);
+	return rc;
+}
+
+static json_t *strings_pack(char *const *v, size_t n)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(a, json_string(v[i]));
+	return a;
+}
+
+static bool strings_unpack(const json_t *a, char ***v, size_t *n)
+{
+	*n = json_array_size(a);
+	*v = *n ? xcalloc(*n, sizeof(**v)) : NULL;
+	for (size_t i = 0; i < *n; i++) {
+		const char *x = json_string_value(json_array_get(a, i));
+		if (!x) {
+			*n = i;
+			return false;
+		}
+		(*v)[i] = xstrdup(x);
+	}
+	return json_is_array(a);
+}
+
+/* A confirm's comparison as the store keeps it: {"cmp": stats_cmp_pack,
+ * "target": {"named", "missing", "cmp"}}, exact to the bit. */
+static char *compare_pack(const struct stats_cmp *cmp, const struct measure_target *mt)
+{
+	json_t *j = json_pack("{s:o, s:{s:o, s:o, s:o}}", "cmp", stats_cmp_pack(cmp), "target",
+			      "named", strings_pack(mt->named, mt->ntargets), "missing",
+			      strings_pack(mt->missing, mt->nmissing), "cmp",
+			      stats_cmp_pack(&mt->cmp));
+	char *txt = json_dumps(j, JSON_COMPACT);
+	json_decref(j);
+	return txt;
+}
+
+static bool compare_unpack(const char *txt, struct stats_cmp *cmp, struct measure_target *mt)
+{
+	json_t *j = json_loads(txt, 0, NULL);
+	const json_t *t = json_object_get(j, "target");
+	memset(cmp, 0, sizeof(*cmp));
+	memset(mt, 0, sizeof(*mt));
+	bool ok = stats_cmp_unpack(json_object_get(j, "cmp"), cmp) == 0;
+	if (ok) {
+		ok = strings_unpack(json_object_get(t, "named"), &mt->named, &mt->ntargets);
+		ok = strings_unpack(json_object_get(t, "missing"), &mt->missing, &mt->nmissing) &&
+		     ok;
+		ok = ok && stats_cmp_unpack(json_object_get(t, "cmp"), &mt->cmp) == 0;
+		if (!ok) {
+			stats_cmp_release(cmp);
+			measure_target_release(mt);
+		}
+	}
+	json_decref(j);
+	return ok;
+}
+
+/* A confirm's comparison is made from the runs up to its session's last one
+ * (what the store held when that run ended: the same numbers whenever it is
+ * read again, later sessions or not) and the confirms before it.  The
+ * store keeps the one this build of optloop made (schema 17), for as long
+ * as none of that changes; any doubt, and it is made again. */
+int measure_confirm_compare(struct store *s, const char *best_tree, const char *cand_tree,
+			    int session, double threshold, const char *target, const char *against,
+			    struct stats_cmp *cmp, struct measure_target *mt, struct err *e)
+{
+	struct store_compare_key k = {.session = session,
+				      .upto = store_session_last_run(s, session),
+				      .threshold = threshold,
+				      .target = target,
+				      .against = against,
+				      .build = build_id()};
+	struct measure_target own;
+	long long gen;
+	char *kept = NULL;
+	bool keep = k.build && k.upto > 0 && best_tree && cand_tree &&
+		    store_compare_gen(s, &gen) == 0;
+	if (keep && store_compare_get(s, &k, &kept) == 0 && kept) {
+		struct stats_cmp c;
+		bool ok = compare_unpack(kept, &c, &own);
+		free(kept);
+		if (ok) {
+			*cmp = c;
+			if (mt)
+				*mt = own;
+			else
+				measure_target_release(&own);
+			return 0;
+		}
+	}
+	struct measure_target *t = mt ? mt : &own;
+	int rc = confirm_compare(s, best_tree, cand_tree, session, k.upto, threshold, target,
+				 against, cmp, t, e);
+	if (rc == 0 && keep) {
+		char *txt = compare_pack(cmp, t);
+		store_compare_put(s, &k, gen, txt);
+		free(txt);
+	}
+	if (rc == 0 && !mt)
+		measure_target_release(&own);
 	return rc;
 }
 

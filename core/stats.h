@@ -285,6 +285,12 @@ void stats_flags_text(unsigned flags, struct sb *out);
 unsigned stats_flags_parse(const json_t *arr);
 /* The whole comparison as JSON (caller owns). */
 json_t *stats_cmp_json(const struct stats_cmp *c);
+/* The whole comparison, every field exactly (NaN and infinities too), for
+ * the store to keep (core/stats_pack.c); unpacked into out, which is then
+ * caller-owned (stats_cmp_release).  Unpack returns -1, out empty, for JSON
+ * that is not such a comparison. */
+json_t *stats_cmp_pack(const struct stats_cmp *c);
+int stats_cmp_unpack(const json_t *j, struct stats_cmp *out);
 /* Which implausible rule fired, each with its number: [{"rule":
  * "implausible_shape", "detail": "fwd B=4 T=8192 at 859.00x is above 3x"}]
  * (empty when none). */

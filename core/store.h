@@ -31,7 +31,7 @@ struct sb;
 struct store;
 struct sqlite3;
 
-#define STORE_SCHEMA_VERSION 16
+#define STORE_SCHEMA_VERSION 17
 
 /* What to do about a workspace that cannot be written (ERR_READONLY). */
 #define STORE_READONLY_HINT                                                                     \
@@ -322,6 +322,10 @@ struct store_tree_run {
 int store_tree_runs(struct store *s, const char *tree, struct store_tree_run **out, size_t *n,
 		    struct err *e);
 void store_tree_runs_release(struct store_tree_run *v, size_t n);
+/* The same, of one measuring session only (ERR_NOTFOUND: a database with
+ * no sessions, where store_tree_runs' own rule applies). */
+int store_session_tree_runs(struct store *s, const char *tree, int session,
+			    struct store_tree_run **out, size_t *n, struct err *e);
 /* What the runs cost, per iteration and kind: finished runs (attempts
  * included: they held the GPU too), how many of them measured two kernel
  * versions (a result with a base column: the harness's own paired run),
@@ -366,6 +370,27 @@ int store_noise_gen(struct store *s, long long *gen);
  * (read-only, or changed); never an error of the caller's. */
 int store_noise_terms_put(struct store *s, const char *tree, const char *env, long long gen,
 			  const struct store_noise_term *t, size_t n);
+/* Kept confirm comparisons (schema 17): one per session, as it stood with
+ * the session's runs up to run upto, and what else it was made with: its
+ * threshold, Target text and "against" (NULL and "" differ), and the build
+ * of optloop that made it (build_id).  Triggers forget one when anything it
+ * was made from changes. */
+struct store_compare_key {
+	int session, upto;
+	double threshold;
+	const char *target, *against, *build;
+};
+/* A count that moves on with every change a kept comparison depends on
+ * (-1, and a negative return, when there is none). */
+int store_compare_gen(struct store *s, long long *gen);
+/* The JSON kept for k (*json NULL when none; caller frees); -1 when nothing
+ * can be kept (no build id, or no such table). */
+int store_compare_get(struct store *s, const struct store_compare_key *k, char **json);
+/* Keep json for k, made from what the database held when store_compare_gen
+ * gave gen: kept only while it still gives gen.  -1 when not kept
+ * (read-only, or changed meanwhile); never an error of the caller's. */
+int store_compare_put(struct store *s, const struct store_compare_key *k, long long gen,
+		      const char *json);
 /* The kernel trees whose usable runs can show a spread (the only ones a
  * pooled noise estimate can take anything from): measured at least twice
  * (a paired confirm's base column counts for its best), or once with a

@@ -81,6 +81,24 @@ _Static_assert(SCOPE_FULL == 1 && SCOPE_SUBSET == 2 && GATE_FAIL == 2, "schema 1
 /* whether run is a logged row's */
 #define ROW_RUN(run) "EXISTS (SELECT 1 FROM iterations WHERE run_id = " run ")"
 
+/* The kept confirm comparisons made from run N or later are forgotten, and
+ * meta 'compare_gen' moves on (migration 17). */
+#define COMPARE_FORGET(n)                                                                  \
+	" DELETE FROM confirm_compares WHERE upto >= " n ";"                               \
+	" UPDATE meta SET value = value + 1 WHERE key = 'compare_gen';"
+/* The same for a table of rows of a run (its run_id column) */
+#define COMPARE_FORGET_RUN_ROWS(t)                                                         \
+	"CREATE TRIGGER IF NOT EXISTS " t "_compare_insert AFTER INSERT ON " t " BEGIN"     \
+	COMPARE_FORGET("NEW.run_id") " END;"                                               \
+	"CREATE TRIGGER IF NOT EXISTS " t "_compare_update AFTER UPDATE ON " t " BEGIN"     \
+	COMPARE_FORGET("min(OLD.run_id, NEW.run_id)") " END;"                              \
+	"CREATE TRIGGER IF NOT EXISTS " t "_compare_delete AFTER DELETE ON " t " BEGIN"     \
+	COMPARE_FORGET("OLD.run_id") " END;"
+/* A confirm from session on, and every confirm after the one of id */
+#define COMPARE_FORGET_CONFIRM(session, id)                                                \
+	" DELETE FROM confirm_compares WHERE session IN (SELECT session FROM stats_confirms" \
+	" WHERE id > " id ");" COMPARE_FORGET(session)
+
 /* Each step moves the schema from version i to i+1.  Never edit a shipped
  * step; append a new one. */
 const char *const store_migrations[STORE_SCHEMA_VERSION] = {
@@ -393,6 +411,53 @@ const char *const store_migrations[STORE_SCHEMA_VERSION] = {
 	" END;"
 	"CREATE TRIGGER IF NOT EXISTS row_shapes_sample_delete AFTER DELETE ON samples"
 	" WHEN " ROW_RUN("OLD.run_id") " BEGIN" ROW_SHAPES_REFILL " END;",
+	/* 17: each confirm's comparison (measure_confirm_compare) as it stood
+	 * with the session's runs up to run upto, kept by the writer that
+	 * made it, with what it was made with and by which build of optloop.
+	 * It is made from runs up to upto alone (their samples, probes and
+	 * sessions, their environments) and the confirms before its own, so
+	 * triggers forget it, in the transaction of the change, when any of
+	 * those changes: a change to run N forgets those with upto >= N.  The
+	 * environment key a reader writes into a run it lacks (derived, the
+	 * same every time) is no change.  meta 'compare_gen' moves on with
+	 * every such change, so one made while a change came in is not kept
+	 * (store_compare_put). */
+	"CREATE TABLE IF NOT EXISTS confirm_compares (session INTEGER NOT NULL,"
+	" upto INTEGER NOT NULL, threshold REAL NOT NULL, target TEXT NOT NULL,"
+	" against TEXT NOT NULL, build TEXT NOT NULL, json TEXT NOT NULL,"
+	" PRIMARY KEY (session, threshold, target, against, build));"
+	"CREATE INDEX IF NOT EXISTS confirm_compares_upto ON confirm_compares(upto);"
+	"INSERT OR IGNORE INTO meta(key, value) VALUES ('compare_gen', '0');"
+	"CREATE TRIGGER IF NOT EXISTS runs_compare_insert AFTER INSERT ON runs BEGIN"
+	COMPARE_FORGET("NEW.id") " END;"
+	/* (every column but env_key: a new one belongs in this list) */
+	"CREATE TRIGGER IF NOT EXISTS runs_compare_update AFTER UPDATE OF id, iter, kind, command,"
+	" cwd, log_path, t_start, t_end, exit_status, signal, timed_out, cancelled, no_change, gate,"
+	" scope, bench_ms, vs_best, result_json, tree, snapshot, head, env_id, pid, branch, repeats,"
+	" paired ON runs BEGIN" COMPARE_FORGET("min(OLD.id, NEW.id)") " END;"
+	"CREATE TRIGGER IF NOT EXISTS runs_compare_delete AFTER DELETE ON runs BEGIN"
+	COMPARE_FORGET("OLD.id") " END;"
+	COMPARE_FORGET_RUN_ROWS("samples")
+	COMPARE_FORGET_RUN_ROWS("stats_probes")
+	COMPARE_FORGET_RUN_ROWS("stats_runs")
+	/* a confirm's session and trees: the pairs of its session's runs
+	 * count for its best tree (from the session's first run on; a confirm
+	 * with no session yet has none), and it is one of the confirms before
+	 * every later one (store_confirms_before) */
+	"CREATE TRIGGER IF NOT EXISTS stats_confirms_compare_insert AFTER INSERT ON stats_confirms"
+	" BEGIN" COMPARE_FORGET_CONFIRM("CASE WHEN NEW.session > 0 THEN NEW.session ELSE"
+					" 9223372036854775807 END", "NEW.id") " END;"
+	"CREATE TRIGGER IF NOT EXISTS stats_confirms_compare_update AFTER UPDATE OF id, session,"
+	" best_tree, cand_tree ON stats_confirms BEGIN"
+	COMPARE_FORGET_CONFIRM("CASE WHEN OLD.session > 0 AND (NEW.session <= 0 OR OLD.session <"
+			       " NEW.session) THEN OLD.session ELSE NEW.session END",
+			       "min(OLD.id, NEW.id)") " END;"
+	"CREATE TRIGGER IF NOT EXISTS stats_confirms_compare_delete AFTER DELETE ON stats_confirms"
+	" BEGIN" COMPARE_FORGET_CONFIRM("OLD.session", "OLD.id") " END;"
+	"CREATE TRIGGER IF NOT EXISTS envs_compare_update AFTER UPDATE ON envs BEGIN"
+	COMPARE_FORGET("0") " END;"
+	"CREATE TRIGGER IF NOT EXISTS envs_compare_delete AFTER DELETE ON envs BEGIN"
+	COMPARE_FORGET("0") " END;",
 };
 _Static_assert(sizeof(store_migrations) / sizeof(store_migrations[0]) == STORE_SCHEMA_VERSION,
 	       "STORE_SCHEMA_VERSION is the number of migrations");

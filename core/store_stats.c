@@ -213,6 +213,48 @@ int store_tree_runs(struct store *s, const char *tree, struct store_tree_run **o
 	return 0;
 }
 
+int store_session_tree_runs(struct store *s, const char *tree, int session,
+			    struct store_tree_run **out, size_t *n, struct err *e)
+{
+	sqlite3_stmt *st;
+	size_t cap = 0;
+	*out = NULL;
+	*n = 0;
+	/* store_tree_runs' rows of one session: its runs (stats_runs by
+	 * session, or the one run of that id in none), not every run of the
+	 * tree (CROSS JOIN: the session's few rows first, never the tree's) */
+	int rc = prep_kept(s, "SELECT r.id, sr.session, CASE sr.role WHEN 'pair' THEN 'cand' ELSE"
+			      " sr.role END, 0 FROM stats_runs sr CROSS JOIN runs r ON r.id = sr.run_id"
+			      " WHERE sr.session = ?2 AND r.tree = ?1 AND" USABLE_RUN
+			      " UNION ALL SELECT r.id, sr.session, 'best', 1 FROM stats_runs sr"
+			      " JOIN runs r ON r.id = sr.run_id"
+			      " JOIN stats_confirms c ON c.session = sr.session AND c.best_tree = ?1"
+			      " WHERE sr.session = ?2 AND sr.role = 'pair' AND" USABLE_RUN
+			      /* a run in no session is a session of its own */
+			      " UNION ALL SELECT r.id, r.id, NULL, 0 FROM runs r WHERE r.id = ?2 AND"
+			      " r.tree = ?1 AND" USABLE_RUN " AND NOT EXISTS (SELECT 1 FROM stats_runs"
+			      " WHERE run_id = r.id) ORDER BY 1", &st, e);
+	if (rc < 0)
+		return rc;
+	bind_text(st, 1, tree);
+	sqlite3_bind_int(st, 2, session);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		if (*n == cap) {
+			cap = cap ? 2 * cap : 8;
+			*out = xrealloc(*out, cap * sizeof(**out));
+		}
+		(*out)[*n] = (struct store_tree_run){
+			.id = sqlite3_column_int(st, 0),
+			.session = sqlite3_column_int(st, 1),
+			.role = col_text(st, 2),
+			.base = sqlite3_column_int(st, 3) != 0,
+		};
+		(*n)++;
+	}
+	store_stmt_put(s, st);
+	return 0;
+}
+
 int store_spread_trees(struct store *s, char ***out, size_t *n, struct err *e)
 {
 	sqlite3_stmt *st;
@@ -908,5 +950,93 @@ int store_noise_terms_put(struct store *s, const char *tree, const char *env, lo
 	if (!ok)
 		sqlite3_exec(store_db(s), "ROLLBACK TO noise_terms", NULL, NULL, NULL);
 	sqlite3_exec(store_db(s), "RELEASE noise_terms", NULL, NULL, NULL);
+	return ok ? 0 : -1;
+}
+
+/* ---- kept confirm comparisons ---- */
+
+/* A NULL text and an empty one are different keys: "-" and "+TEXT". */
+static char *key_text(const char *v)
+{
+	struct sb k = SB_INIT;
+	sb_adds(&k, v ? "+" : "-");
+	if (v)
+		sb_adds(&k, v);
+	return sb_detach(&k);
+}
+
+static void bind_compare_key(sqlite3_stmt *st, const struct store_compare_key *k)
+{
+	char *t = key_text(k->target), *a = key_text(k->against);
+	sqlite3_bind_int(st, 1, k->session);
+	sqlite3_bind_double(st, 2, k->threshold);
+	sqlite3_bind_text(st, 3, t, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 4, a, -1, SQLITE_TRANSIENT);
+	bind_text(st, 5, k->build);
+	sqlite3_bind_int(st, 6, k->upto);
+	free(t);
+	free(a);
+}
+
+int store_compare_gen(struct store *s, long long *gen)
+{
+	sqlite3_stmt *st;
+	*gen = -1;
+	if (prep_kept(s, "SELECT value FROM meta WHERE key = 'compare_gen'", &st, NULL) < 0)
+		return -1;
+	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
+		*gen = sqlite3_column_int64(st, 0);
+	store_stmt_put(s, st);
+	return *gen < 0 ? -1 : 0;
+}
+
+int store_compare_get(struct store *s, const struct store_compare_key *k, char **json)
+{
+	sqlite3_stmt *st;
+	*json = NULL;
+	if (!k->build || prep_kept(s, "SELECT json FROM confirm_compares WHERE session = ?1 AND"
+				      " threshold = ?2 AND target = ?3 AND against = ?4 AND"
+				      " build = ?5 AND upto = ?6", &st, NULL) < 0)
+		return -1;
+	bind_compare_key(st, k);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		*json = col_text(st, 0);
+	store_stmt_put(s, st);
+	return 0;
+}
+
+int store_compare_put(struct store *s, const struct store_compare_key *k, long long gen,
+		      const char *json)
+{
+	long long now_gen;
+	if (!k->build || !json || store_readonly(s) ||
+	    sqlite3_exec(store_db(s), "SAVEPOINT confirm_compares", NULL, NULL, NULL) != SQLITE_OK)
+		return -1;
+	/* made from what was there when gen was read: kept only if nothing it
+	 * depends on changed since (store_noise_terms_put's rule) */
+	bool ok = store_compare_gen(s, &now_gen) == 0 && now_gen == gen;
+	/* the session's earlier looks, and what other builds made, are of no
+	 * use once this one is kept */
+	sqlite3_stmt *del = ok ? sql_stmt(s, "DELETE FROM confirm_compares WHERE (session = ?1 AND"
+					     " upto < ?2) OR build <> ?3")
+			       : NULL;
+	if (del) {
+		sqlite3_bind_int(del, 1, k->session);
+		sqlite3_bind_int(del, 2, k->upto);
+		bind_text(del, 3, k->build);
+	}
+	ok = ok && sql_done(s, del, "kept comparisons", NULL) == 0;
+	sqlite3_stmt *st = ok ? sql_stmt(s, "INSERT OR REPLACE INTO confirm_compares (session,"
+					   " threshold, target, against, build, upto, json) VALUES"
+					   " (?1, ?2, ?3, ?4, ?5, ?6, ?7)")
+			      : NULL;
+	if (st) {
+		bind_compare_key(st, k);
+		bind_text(st, 7, json);
+	}
+	ok = ok && sql_done(s, st, "kept comparisons", NULL) == 0;
+	if (!ok)
+		sqlite3_exec(store_db(s), "ROLLBACK TO confirm_compares", NULL, NULL, NULL);
+	sqlite3_exec(store_db(s), "RELEASE confirm_compares", NULL, NULL, NULL);
 	return ok ? 0 : -1;
 }

@@ -27,7 +27,7 @@ allow=${LAYERS_ALLOW:-$root/tests/layers.allow}
 cd "$root" || exit 2
 
 core_layers='
-base       err sb fault closest vis mdtable fsutil jsonw hash expr gatecfg
+base       err sb fault buildid closest vis mdtable fsutil jsonw hash expr gatecfg
 values     model stats rules
 formats    assets contract optlog traps dispatch patset parse lint pyscan flaref slurm roofline flashape flabackend
 resources  store vcs gitshow runner alloc probe probestep

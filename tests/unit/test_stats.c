@@ -1142,10 +1142,122 @@ static void in_process_pairs_use_their_own_spread(void **state)
 	stats_set_release(&hist);
 }
 
+/* Every field of a comparison, compared exactly (doubles bit for bit). */
+static void assert_same_cmp(const struct stats_cmp *a, const struct stats_cmp *b)
+{
+	assert_int_equal(a->verdict, b->verdict);
+	assert_int_equal(a->flags, b->flags);
+	assert_int_equal(a->ncommon, b->ncommon);
+	assert_int_equal(a->spent, b->spent);
+	assert_int_equal(a->dof, b->dof);
+	assert_int_equal(a->paired, b->paired);
+	assert_int_equal(a->decided, b->decided);
+	assert_int_equal(a->disagrees, b->disagrees);
+	assert_int_equal(a->lone_pair, b->lone_pair);
+	assert_int_equal(a->noise_runs, b->noise_runs);
+	assert_int_equal(a->worst, b->worst);
+	const double *da[] = {&a->threshold, &a->speedup, &a->gain, &a->lo, &a->hi, &a->level,
+			      &a->alpha, &a->band, &a->llr, &a->screen_gap, &a->screen_tol, &a->se};
+	const double *db[] = {&b->threshold, &b->speedup, &b->gain, &b->lo, &b->hi, &b->level,
+			      &b->alpha, &b->band, &b->llr, &b->screen_gap, &b->screen_tol, &b->se};
+	for (size_t i = 0; i < sizeof(da) / sizeof(*da); i++)
+		assert_true(memcmp(da[i], db[i], sizeof(double)) == 0 ||
+			    (isnan(*da[i]) && isnan(*db[i])));
+	assert_true((!a->why && !b->why) || !strcmp(a->why, b->why));
+	assert_int_equal(a->nshapes, b->nshapes);
+	for (size_t i = 0; i < a->nshapes; i++) {
+		const struct stats_shape_cmp *x = &a->shapes[i], *y = &b->shapes[i];
+		assert_string_equal(x->key, y->key);
+		assert_int_equal(x->n_best, y->n_best);
+		assert_int_equal(x->n_cand, y->n_cand);
+		assert_int_equal(x->in_best, y->in_best);
+		assert_int_equal(x->in_cand, y->in_cand);
+		const double xs[] = {x->best_ms, x->cand_ms, x->speedup, x->gain, x->lo, x->hi,
+				     x->noise.sigma, x->noise.raw, x->noise.cv};
+		const double ys[] = {y->best_ms, y->cand_ms, y->speedup, y->gain, y->lo, y->hi,
+				     y->noise.sigma, y->noise.raw, y->noise.cv};
+		for (size_t k = 0; k < sizeof(xs) / sizeof(*xs); k++)
+			assert_true(memcmp(&xs[k], &ys[k], sizeof(double)) == 0 ||
+				    (isnan(xs[k]) && isnan(ys[k])));
+		assert_int_equal(x->noise.dof, y->noise.dof);
+		assert_int_equal(x->noise.runs, y->noise.runs);
+		assert_int_equal(x->noise.assumed, y->noise.assumed);
+		assert_int_equal(x->noise.crossed, y->noise.crossed);
+		assert_int_equal(x->noise.unstable, y->noise.unstable);
+		assert_int_equal(x->noise.pairs, y->noise.pairs);
+	}
+}
+
+/* A comparison packed for the store, written out as text and read back, is
+ * the one that was made to the last bit: the sequential test's figures, the
+ * shapes only one side measured (NaN times), infinities, and a why. */
+static void a_packed_comparison_reads_back_exactly(void **state)
+{
+	struct stats_set best = {0}, cand = {0}, hist = {0};
+	struct stats_cmp c, back;
+	session_history_at(&hist, "s", 0.004);
+	session_history_at(&hist, "t", 0.011);
+	const struct stats_set *h[] = {&hist};
+	struct stats_opts o = {.history = h, .nhistory = 1, .sequential = true, .spent = 3};
+	for (int k = 0; k < 3; k++) {
+		stats_set_add_run(&best, "s", 1.0 / 3 + 0.0007 * k, 7);
+		stats_set_add_run(&cand, "s", 0.29 + 0.0003 * k, 7);
+		stats_set_add_run(&best, "t", 2.0 / 7, 7);
+		stats_set_add_run(&cand, "t", 0.2857 - 1e-9 * k, 7);
+	}
+	stats_set_add_run(&best, "only the best's", 0.1, 7);
+	stats_compare(&best, &cand, &o, &c);
+	assert_int_equal(c.nshapes, 3);
+	/* what JSON cannot spell as a number */
+	c.screen_gap = INFINITY;
+	c.screen_tol = -INFINITY;
+	c.shapes[0].lo = -0.0;
+	for (int round = 0; round < 2; round++) {
+		json_t *j = stats_cmp_pack(&c);
+		char *txt = json_dumps(j, JSON_COMPACT);
+		json_decref(j);
+		json_t *r = json_loads(txt, 0, NULL);
+		assert_non_null(r);
+		assert_int_equal(stats_cmp_unpack(r, &back), 0);
+		json_decref(r);
+		assert_same_cmp(&c, &back);
+		assert_true(signbit(back.shapes[0].lo));
+		/* packed again, the same text */
+		json_t *j2 = stats_cmp_pack(&back);
+		char *txt2 = json_dumps(j2, JSON_COMPACT);
+		json_decref(j2);
+		assert_string_equal(txt, txt2);
+		free(txt);
+		free(txt2);
+		stats_cmp_release(&back);
+		/* and without a why or a worst shape */
+		free(c.why);
+		c.why = NULL;
+		c.worst = -1;
+	}
+	/* what is not such a comparison: refused, nothing left to free */
+	const char *bad[] = {"[]", "{\"verdict\": 1}", "null",
+			     "{\"verdict\":1,\"flags\":0,\"ncommon\":0,\"spent\":0,\"dof\":0,"
+			     "\"paired\":false,\"decided\":false,\"disagrees\":false,"
+			     "\"lone_pair\":false,\"noise_runs\":0,\"worst\":2,\"shapes\":[]}"};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+		json_t *r = json_loads(bad[i], JSON_DECODE_ANY, NULL);
+		assert_int_equal(stats_cmp_unpack(r, &back), -1);
+		assert_null(back.shapes);
+		assert_null(back.why);
+		json_decref(r);
+	}
+	stats_cmp_release(&c);
+	stats_set_release(&best);
+	stats_set_release(&cand);
+	stats_set_release(&hist);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(median_mean_std_by_hand),
+		cmocka_unit_test(a_packed_comparison_reads_back_exactly),
 		cmocka_unit_test(quantiles_interpolate_linearly),
 		cmocka_unit_test(summary_of_five),
 		cmocka_unit_test(spread_uses_range_over_d2_then_mad),

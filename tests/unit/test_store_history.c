@@ -9,7 +9,8 @@
  * against every row; schema 14's kept terms of the noise band against
  * every run; schema 15's rows read again by their stamps against the rows
  * read whole; schema 16's shapes of the rows against every row's samples;
- * a measure memo's sets against the store's. */
+ * schema 17's kept confirm comparisons, and what forgets them; a measure
+ * memo's sets against the store's. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -811,6 +812,31 @@ static void a_memo_reads_what_the_store_gives(void **state)
 			}
 		}
 	}
+	/* one session's runs of a tree, read by the session, are the tree's
+	 * runs of that session */
+	for (size_t i = 0; i < nt; i++) {
+		struct store_tree_run *all, *one;
+		size_t na, no;
+		assert_int_equal(store_tree_runs(st, trees[i], &all, &na, &e), 0);
+		for (int session = 1; session <= 12; session++) {
+			assert_int_equal(store_session_tree_runs(st, trees[i], session, &one, &no, &e),
+					 0);
+			size_t k = 0;
+			for (size_t j = 0; j < na; j++) {
+				if (all[j].session != session)
+					continue;
+				assert_true(k < no);
+				assert_int_equal(one[k].id, all[j].id);
+				assert_int_equal(one[k].base, all[j].base);
+				assert_true((!one[k].role && !all[j].role) ||
+					    !strcmp(one[k].role, all[j].role));
+				k++;
+			}
+			assert_int_equal(k, no);
+			store_tree_runs_release(one, no);
+		}
+		store_tree_runs_release(all, na);
+	}
 	struct stats_set *h1, *h2;
 	size_t n1, n2;
 	assert_int_equal(measure_history(st, NULL, 1, 0, &h1, &n1, &e), 0);
@@ -839,10 +865,150 @@ static void a_memo_reads_what_the_store_gives(void **state)
 	free(trees);
 }
 
+/* The text of a comparison, packed as the store keeps it */
+static char *packed(const struct stats_cmp *c, const struct measure_target *t)
+{
+	json_t *j = json_pack("{s:o, s:o}", "cmp", stats_cmp_pack(c), "target",
+			      stats_cmp_pack(&t->cmp));
+	char *txt = json_dumps(j, JSON_COMPACT);
+	json_decref(j);
+	return txt;
+}
+
+/* measure_confirm_compare of the fixture's confirm (session 6, runs 6 to
+ * 11), as packed text */
+static char *confirm_text(double threshold, const char *target)
+{
+	struct err e = {0};
+	struct stats_cmp c;
+	struct measure_target t;
+	int rc = measure_confirm_compare(st, "94fe76f025771d822ea165fca31fd670db083157",
+					 "a91f6db171d53bea3843578614db73d505acebc9", 6, threshold,
+					 target, NULL, &c, &t, &e);
+	if (rc < 0)
+		fprintf(stderr, "%s\n", e.msg);
+	assert_int_equal(rc, 0);
+	char *txt = packed(&c, &t);
+	stats_cmp_release(&c);
+	measure_target_release(&t);
+	return txt;
+}
+
+static int kept(void)
+{
+	return int_of("SELECT count(*) FROM confirm_compares");
+}
+
+static void run_sql(const char *sql)
+{
+	struct err e = {0};
+	if (store_exec(st, sql, &e) != 0)
+		fail_msg("%s: %s", sql, e.msg);
+}
+
+/* Schema 17: a confirm's comparison is kept by the first writer that makes
+ * it and read back the same to the bit; a change to anything it was made
+ * from (a run up to its session's last, their samples, probes and
+ * sessions, a confirm's trees, an environment) forgets it, in the same
+ * transaction; what came after it (a new run, a confirm ending, an
+ * environment key written into a run) does not. */
+static void a_confirms_comparison_is_kept_until_what_made_it_changes(void **state)
+{
+	assert_int_equal(kept(), 0);
+	char *made = confirm_text(0.03, NULL);
+	assert_int_equal(kept(), 1);
+	assert_int_equal(int_of("SELECT upto FROM confirm_compares"), 11);
+	char *again = confirm_text(0.03, NULL);
+	assert_string_equal(made, again);
+	free(again);
+	/* read back, not made again: a kept text that says otherwise is what
+	 * comes back (then the row goes, and it is made again) */
+	run_sql("UPDATE confirm_compares SET json = replace(json, '\"noise_runs\":', "
+		"'\"noise_runs\":1000')");
+	again = confirm_text(0.03, NULL);
+	assert_string_not_equal(made, again);
+	free(again);
+	run_sql("DELETE FROM confirm_compares");
+	again = confirm_text(0.03, NULL);
+	assert_string_equal(made, again);
+	free(again);
+
+	/* another threshold, and another Target (none and "" differ): kept
+	 * beside it */
+	free(confirm_text(0.05, NULL));
+	free(confirm_text(0.03, ""));
+	free(confirm_text(0.03, "B1-T64-H1-D16"));
+	assert_int_equal(kept(), 4);
+
+	/* what does not forget it */
+	static const char *const keeps[] = {
+		"INSERT INTO runs (iter, kind, t_start, t_end, cancelled, timed_out, gate, tree)"
+		" VALUES (99, 'verify', 1, 2, 0, 0, 1, '94fe76f025771d822ea165fca31fd670db083157')",
+		"INSERT INTO samples (run_id, mode, new_ms) SELECT max(id), 'fwd', 1 FROM runs",
+		"INSERT INTO stats_runs (run_id, session, role) SELECT max(id), max(id), NULL FROM runs",
+		"INSERT INTO stats_probes (run_id, phase, json) SELECT max(id), 'before', '{}' FROM runs",
+		"DELETE FROM samples WHERE run_id = (SELECT max(id) FROM runs)",
+		"DELETE FROM stats_probes WHERE run_id = (SELECT max(id) FROM runs)",
+		"DELETE FROM stats_runs WHERE run_id = (SELECT max(id) FROM runs)",
+		"DELETE FROM runs WHERE id = (SELECT max(id) FROM runs)",
+		"UPDATE stats_confirms SET promoted = 1, verdict = 'fast', done = 1 WHERE session = 6",
+		"UPDATE runs SET env_key = 'x' WHERE id = 7",
+		"INSERT INTO stats_confirms (iter, session, best_tree, cand_tree) VALUES (3, 0, 'a', 'b')",
+	};
+	for (size_t i = 0; i < sizeof(keeps) / sizeof(*keeps); i++) {
+		run_sql(keeps[i]);
+		assert_int_equal(kept(), 4);
+	}
+	/* (the environment key was read again, as it is made: no difference) */
+	run_sql("UPDATE runs SET env_key = NULL WHERE id = 7");
+	/* what does, each on its own */
+	static const char *const forgets[] = {
+		"UPDATE runs SET gate = gate WHERE id = 7",
+		"UPDATE runs SET t_end = t_end WHERE id = 2",
+		/* (an id of the session's range, as one taken again after a delete) */
+		"INSERT INTO runs (id, iter, kind) VALUES (0, 0, 'verify')",
+		"DELETE FROM runs WHERE id = 0",
+		"UPDATE samples SET new_ms = new_ms WHERE run_id = 9",
+		"DELETE FROM samples WHERE run_id = 3 AND id = (SELECT min(id) FROM samples WHERE"
+		" run_id = 3)",
+		"INSERT INTO stats_probes (run_id, phase, json) VALUES (4, 'after', '{}')",
+		"UPDATE stats_runs SET role = role WHERE run_id = 10",
+		"UPDATE stats_confirms SET best_tree = best_tree WHERE session = 6",
+		"UPDATE envs SET device = device",
+	};
+	for (size_t i = 0; i < sizeof(forgets) / sizeof(*forgets); i++) {
+		free(confirm_text(0.03, NULL));
+		assert_true(kept() >= 1);
+		run_sql(forgets[i]);
+		if (int_of("SELECT count(*) FROM confirm_compares WHERE threshold = 0.03 AND"
+			   " target = '-'") != 0)
+			fail_msg("still kept after: %s", forgets[i]);
+	}
+
+	/* made while a change came in: not kept */
+	struct store_compare_key k = {.session = 6, .upto = 11, .threshold = 0.5, .target = NULL,
+				      .against = NULL, .build = "b"};
+	long long gen;
+	assert_int_equal(store_compare_gen(st, &gen), 0);
+	run_sql("UPDATE runs SET gate = gate WHERE id = 1");
+	assert_int_equal(store_compare_put(st, &k, gen, "{}"), -1);
+	assert_int_equal(store_compare_gen(st, &gen), 0);
+	assert_int_equal(store_compare_put(st, &k, gen, "{}"), 0);
+	char *j;
+	assert_int_equal(store_compare_get(st, &k, &j), 0);
+	assert_string_equal(j, "{}");
+	free(j);
+	/* another build's are gone once this build keeps one */
+	assert_int_equal(int_of("SELECT count(*) FROM confirm_compares WHERE build <> 'b'"), 0);
+	free(made);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(the_migration_fills_the_kept_tables, setup, teardown),
+		cmocka_unit_test_setup_teardown(a_confirms_comparison_is_kept_until_what_made_it_changes,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(the_migration_marks_the_rows_with_an_env, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(the_noise_band_is_the_one_schema_9_printed, setup,
