@@ -10,6 +10,7 @@
 #include "core/store.h"
 #include "core/rules.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,30 +39,76 @@ static enum chart_kind row_kind(const struct log_row *r)
 	return CHART_DROPPED;
 }
 
-void chart_build(const struct log_row *rows, size_t n, const double *ms, struct chart *c)
+/* Row i of c from its row r and its time at the chart (the row's bench or
+ * the charted shape's); *best and *best_ms carry the best so far. */
+static void chart_put(struct chart *c, size_t i, const struct log_row *r, double ms,
+		      const struct log_row **best, double *best_ms)
+{
+	struct chart_item *it = &c->v[i];
+	/* log_rows_best(rows, i + 1), carried along */
+	if (log_row_can_be_best(r)) {
+		*best = r;
+		*best_ms = ms;
+	}
+	it->iter = r->iter;
+	it->kind = row_kind(r);
+	it->ms = ms;
+	it->point = (it->kind == CHART_BASE || it->kind == CHART_KEEP) && isfinite(it->ms);
+	it->unconfirmed = r->status == RS_KEEP && r->unconfirmed;
+	it->best_ms = *best ? *best_ms : NAN;
+}
+
+static void chart_start(struct chart *c, size_t n)
 {
 	memset(c, 0, sizeof(*c));
 	c->best_ms = c->band_lo = c->band_hi = NAN;
 	c->v = xcalloc(n ? n : 1, sizeof(*c->v));
 	c->n = n;
-	const struct log_row *best = NULL;
-	for (size_t i = 0; i < n; i++) {
-		struct chart_item *it = &c->v[i];
-		/* log_rows_best(rows, i + 1), carried along */
-		if (log_row_can_be_best(&rows[i]))
-			best = &rows[i];
-		it->iter = rows[i].iter;
-		it->kind = row_kind(&rows[i]);
-		it->ms = ms ? ms[i] : rows[i].bench_ms;
-		it->point = (it->kind == CHART_BASE || it->kind == CHART_KEEP) && isfinite(it->ms);
-		it->unconfirmed = rows[i].status == RS_KEEP && rows[i].unconfirmed;
-		it->best_ms = !best ? NAN : ms ? ms[best - rows] : best->bench_ms;
-	}
+}
+
+static void chart_finish(struct chart *c, const struct log_row *best, double best_ms)
+{
 	if (best) {
 		c->has_best = true;
 		c->best_iter = best->iter;
-		c->best_ms = ms ? ms[best - rows] : best->bench_ms;
+		c->best_ms = best_ms;
 	}
+}
+
+void chart_build(const struct log_row *rows, size_t n, const double *ms, struct chart *c)
+{
+	const struct log_row *best = NULL;
+	double best_ms = NAN;
+	chart_start(c, n);
+	for (size_t i = 0; i < n; i++)
+		chart_put(c, i, &rows[i], ms ? ms[i] : rows[i].bench_ms, &best, &best_ms);
+	chart_finish(c, best, best_ms);
+}
+
+/* chart_build over every row, read as the chart needs it: all[] holds each
+ * row's iteration, bench and gate, keeps[] the baselines and keeps whole
+ * (both in the log's order).  A row that is neither is charted from what
+ * all[] holds: it is never the best, never a point and never unconfirmed,
+ * and its kind is its gate's, so the items are chart_build's. */
+static void chart_build_from(const struct store_chart_row *all, size_t n,
+			     const struct log_row *keeps, size_t nkeeps, const double *ms,
+			     struct chart *c)
+{
+	const struct log_row *best = NULL;
+	double best_ms = NAN;
+	size_t k = 0;
+	chart_start(c, n);
+	for (size_t i = 0; i < n; i++) {
+		while (k < nkeeps && keeps[k].iter < all[i].iter)
+			k++;
+		const struct log_row *r = k < nkeeps && keeps[k].iter == all[i].iter ? &keeps[k] : NULL;
+		struct log_row other = {.iter = all[i].iter, .bench_ms = all[i].bench_ms,
+					.gate_v = all[i].gate_v, .status = RS_NONE};
+		if (!r)
+			r = &other;
+		chart_put(c, i, r, ms ? ms[i] : r->bench_ms, &best, &best_ms);
+	}
+	chart_finish(c, best, best_ms);
 }
 
 void chart_release(struct chart *c)
@@ -123,7 +170,7 @@ static void add_sample(void *ctx, const struct parse_row *r, double ms)
 }
 
 /* Every shape the rows' verify runs measured, with each row's time. */
-static int load_shapes(struct store *s, const struct log_row *rows, size_t n,
+static int load_shapes(struct store *s, const struct store_chart_row *rows, size_t n,
 		       struct shape_cols *sc, struct err *e)
 {
 	memset(sc, 0, sizeof(*sc));
@@ -232,29 +279,33 @@ static int pick_shape(const struct shape_cols *sc, const char *text, size_t *out
 
 int chart_load(struct store *s, const char *shape, struct chart *c, struct err *e)
 {
-	struct log_rows *rs;
+	struct store_chart_row *all = NULL;
+	struct log_rows *keeps = NULL;
 	struct shape_cols sc;
-	size_t pick = 0;
+	size_t n = 0, pick = 0;
 
 	size_t nshapes = 0;
 	memset(c, 0, sizeof(*c));
 	memset(&sc, 0, sizeof(sc));
-	/* the numbers and flags of every row, not their text */
-	int rc = store_rows_lean(s, &rs, e);
-	if (rc < 0)
-		return rc;
+	/* every row's number and gate, and the baselines and keeps whole (the
+	 * only rows that can be the best): not every row's columns */
+	int rc = store_rows_chart(s, &all, &n, e);
+	if (rc == 0)
+		rc = store_rows_before(s, INT_MAX, INT_MAX, true, &keeps, e);
 	/* the bench column needs only how many shapes there are; one shape's
 	 * column needs each row's time of it */
-	if (!shape)
+	if (rc == 0 && !shape)
 		rc = count_shapes(s, &nshapes, e);
-	else if ((rc = load_shapes(s, rs->v, rs->n, &sc, e)) == 0)
+	else if (rc == 0 && (rc = load_shapes(s, all, n, &sc, e)) == 0)
 		rc = pick_shape(&sc, shape, &pick, e);
 	if (rc < 0) {
 		shape_cols_release(&sc);
-		log_rows_put(rs);
+		if (keeps)
+			log_rows_put(keeps);
+		free(all);
 		return rc;
 	}
-	chart_build(rs->v, rs->n, shape ? sc.v[pick].ms : NULL, c);
+	chart_build_from(all, n, keeps->v, keeps->n, shape ? sc.v[pick].ms : NULL, c);
 	c->nshapes = shape ? sc.n : nshapes;
 	if (shape)
 		c->shape = xstrdup(sc.v[pick].name);
@@ -266,7 +317,8 @@ int chart_load(struct store *s, const char *shape, struct chart *c, struct err *
 		c->band_assumed = nz.assumed;
 	}
 	shape_cols_release(&sc);
-	log_rows_put(rs);
+	log_rows_put(keeps);
+	free(all);
 	return rc;
 }
 

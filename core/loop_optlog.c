@@ -21,6 +21,7 @@
 #include "core/flabackend.h"
 #include "core/hash.h"
 #include "core/alloc.h"
+#include "core/fault.h"
 #include "core/fsutil.h"
 #include "core/optlog.h"
 #include "core/sb.h"
@@ -168,15 +169,52 @@ static char *record_text(const char *text, size_t len, const char *key)
 	return xasprintf("%zu %016llx %s", len, (unsigned long long)hash64(text, len), key);
 }
 
-void loop_optlog_record(struct store *s, const char *text, size_t len, const char *key)
+static bool record(struct store *s, const char *text, size_t len, const char *key)
 {
 	if (store_readonly(s))
-		return;
+		return false;
 	char *rec = record_text(text ? text : "", len, key);
 	/* a failed write leaves an older record, which no file matches any
 	 * more than it did: the next open compares in full */
-	store_meta_set(s, RECORD_KEY, rec ? rec : "", NULL);
+	bool ok = store_meta_set(s, RECORD_KEY, rec ? rec : "", NULL) == 0 && rec;
 	free(rec);
+	return ok;
+}
+
+void loop_optlog_record(struct store *s, const char *text, size_t len, const char *key)
+{
+	record(s, text, len, key);
+}
+
+static char *stat_text(const struct stat *st);
+
+/* Write text as OPT_LOG.md (crash-safe) and record it, rendered from key;
+ * with the stat of the file as it was put in place (the inode written,
+ * nothing else renamed over it), so that the next command, a reader
+ * included, need not read it again to know it current
+ * (loop_optlog_unchanged). */
+static int write_recorded(struct loop *l, const struct sb *text, const char *key, struct err *e)
+{
+	const char *path = l->ws.optlog_path;
+	char *tmp = xasprintf("%s.tmp.%ld", path, (long)getpid());
+	struct stat mine, now;
+	int rc = fsutil_write_temp(tmp, text->buf, text->len, 0644, e);
+	bool known = rc == 0 && lstat(tmp, &mine) == 0;
+	if (rc == 0) {
+		fault_point("fsutil.before_rename");
+		rc = fsutil_commit_temp(tmp, path, e);
+	}
+	free(tmp);
+	if (rc < 0)
+		return rc;
+	known = known && stat(path, &now) == 0 && now.st_dev == mine.st_dev &&
+		now.st_ino == mine.st_ino && (uintmax_t)now.st_size == text->len;
+	if (record(l->ws.store, text->buf, text->len, key) && known) {
+		char *st = stat_text(&now);
+		store_meta_set(l->ws.store, RECORD_STAT, st, NULL);
+		free(st);
+	}
+	return 0;
 }
 
 /* The re-assessments and stops into d (optlog_doc's events, owned here:
@@ -462,10 +500,9 @@ int loop_write_optlog(struct loop *l, struct err *e)
 		sb_add(&text, have.buf, have.len);
 	}
 	if (rc == 0)
-		rc = fsutil_write_atomic(l->ws.optlog_path, text.buf, text.len, e);
+		rc = write_recorded(l, &text, key, e);
 	if (rc == 0) {
 		l->optlog_edited = false;
-		loop_optlog_record(l->ws.store, text.buf, text.len, key);
 		/* a merged file holds what a person added: the next write merges
 		 * again, even though optloop wrote it */
 		if (merges != was_merged && !store_readonly(l->ws.store))
@@ -617,12 +654,9 @@ int loop_write_optlog_appended(struct loop *l, int iter, struct err *e)
 	sb_add(&text, old.buf + at, end - at);
 	optlog_render_row(&rows[1], &text);
 	sb_add(&text, events.buf ? events.buf : "", events.len);
-	rc = fsutil_write_atomic(l->ws.optlog_path, text.buf, text.len, e);
-	if (rc == 0) {
-		char *key = key_now(l, env, &d, gen);
-		loop_optlog_record(l->ws.store, text.buf, text.len, key);
-		free(key);
-	}
+	char *key = key_now(l, env, &d, gen);
+	rc = write_recorded(l, &text, key, e);
+	free(key);
 	events_done(&d);
 	free(env);
 	sb_release(&bl);

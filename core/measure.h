@@ -301,6 +301,13 @@ int measure_promote_check(struct store *s, const char *workspace_dir, const stru
 struct loop_cost;
 struct loop_cost_row;
 int measure_cost(struct store *s, int iter, struct loop_cost *out, struct err *e);
+/* Every iteration's row in order, each handed to fn as it is read (nothing
+ * held: a long history's rows are summed as they come), after head has
+ * been told how many there are; and the whole history's (*total). */
+int measure_cost_each(struct store *s, void (*head)(void *ctx, size_t n),
+		      struct loop_cost_row *total,
+		      void (*fn)(void *ctx, const struct loop_cost_row *r), void *ctx,
+		      struct err *e);
 const struct loop_cost_row *measure_cost_of(const struct loop_cost *c, int iter);
 void measure_cost_release(struct loop_cost *c);
 /* to gets r's runs, measurements and seconds added, kind by kind (a line

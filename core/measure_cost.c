@@ -58,7 +58,10 @@ static void cost_row(void *ctx, int iter, enum run_kind kind, int runs, int pair
 		return;
 	}
 	if (!c->n || c->v[c->n - 1].iter != iter) {
-		c->v = xrealloc(c->v, (c->n + 1) * sizeof(*c->v));
+		if (c->n == c->cap) {
+			c->cap = c->cap ? 2 * c->cap : 16;
+			c->v = xrealloc(c->v, c->cap * sizeof(*c->v));
+		}
 		memset(&c->v[c->n], 0, sizeof(*c->v));
 		c->v[c->n++].iter = iter;
 	}
@@ -77,6 +80,53 @@ int measure_cost(struct store *s, int iter, struct loop_cost *out, struct err *e
 		rc = store_run_costs(s, STORE_COST_TOTAL, cost_row, out, e);
 	if (rc < 0)
 		measure_cost_release(out);
+	return rc;
+}
+
+struct cost_stream {
+	struct loop_cost_row row, *total;
+	bool open;
+	void (*fn)(void *ctx, const struct loop_cost_row *r);
+	void *ctx;
+};
+
+static void stream_row(void *ctx, int iter, enum run_kind kind, int runs, int paired, double s)
+{
+	struct cost_stream *c = ctx;
+	if (iter == STORE_COST_TOTAL) {
+		cost_add(c->total, kind, runs, paired, s);
+		return;
+	}
+	if (c->open && c->row.iter != iter) {
+		c->fn(c->ctx, &c->row);
+		c->open = false;
+	}
+	if (!c->open) {
+		memset(&c->row, 0, sizeof(c->row));
+		c->row.iter = iter;
+		c->open = true;
+	}
+	cost_add(&c->row, kind, runs, paired, s);
+}
+
+int measure_cost_each(struct store *s, void (*head)(void *ctx, size_t n),
+		      struct loop_cost_row *total,
+		      void (*fn)(void *ctx, const struct loop_cost_row *r), void *ctx,
+		      struct err *e)
+{
+	struct cost_stream c = {.total = total, .fn = fn, .ctx = ctx};
+	size_t n;
+	memset(total, 0, sizeof(*total));
+	total->iter = -1;
+	int rc = store_cost_iters(s, &n, e);
+	if (rc == 0) {
+		head(ctx, n);
+		rc = store_run_costs(s, STORE_COST_ALL, stream_row, &c, e);
+	}
+	if (rc == 0 && c.open)
+		fn(ctx, &c.row);
+	if (rc == 0)
+		rc = store_run_costs(s, STORE_COST_TOTAL, stream_row, &c, e);
 	return rc;
 }
 

@@ -496,6 +496,7 @@ struct loop_cost_row {
 struct loop_cost {
 	struct loop_cost_row *v; /* the iterations asked for that ran something, in order */
 	size_t n;
+	size_t cap; /* (room in v) */
 	struct loop_cost_row total; /* the whole history (iter -1) */
 };
 #define LOOP_COST_ALL (-2) /* loop_cost's iter: every iteration's row */

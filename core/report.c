@@ -403,54 +403,84 @@ static json_t *device_json(struct store *s, int run_id, struct sb *md)
 /* The most lines of the Markdown cost table, besides the total. */
 #define COST_ROWS 200
 
+/* The cost table's lines: width iterations to a line, summed. */
+struct cost_lines {
+	struct sb *md;
+	size_t width, k;
+	struct loop_cost_row sum;
+	int last;
+	json_t *its; /* each iteration's, when the caller prints JSON */
+};
+
+static void cost_line_end(struct cost_lines *L)
+{
+	if (!L->k)
+		return;
+	if (L->last == L->sum.iter)
+		sb_addf(L->md, "| %d", L->sum.iter);
+	else
+		sb_addf(L->md, "| %d-%d", L->sum.iter, L->last);
+	sb_addf(L->md, " | %d | %d | %.1f | %d | %d | %d |\n", L->sum.runs, L->sum.measurements,
+		L->sum.gpu_s, L->sum.verify, L->sum.confirm, L->sum.noise);
+	L->k = 0;
+}
+
+static void cost_line_add(void *ctx, const struct loop_cost_row *r)
+{
+	struct cost_lines *L = ctx;
+	if (L->k == 0) {
+		L->sum = *r;
+	} else {
+		measure_cost_row_add(&L->sum, r);
+	}
+	L->last = r->iter;
+	if (L->its) {
+		json_t *o = measure_cost_json(r);
+		json_object_set_new(o, "iter", json_integer(r->iter));
+		json_array_append_new(L->its, o);
+	}
+	if (++L->k == L->width)
+		cost_line_end(L);
+}
+
+/* How many iterations ran something comes first: the table's width */
+static void cost_head(void *ctx, size_t n)
+{
+	struct cost_lines *L = ctx;
+	/* past COST_ROWS iterations, a line stands for several, summed */
+	L->width = n <= COST_ROWS ? 1 : (n + COST_ROWS - 1) / COST_ROWS;
+	if (L->width > 1)
+		sb_addf(L->md, "%zu iterations ran something, %zu to a line (FIRST-LAST: their sums); "
+			       "the JSON report has each\n\n",
+			n, L->width);
+	sb_adds(L->md, "| Iter | runs | measurements | GPU s | verify | confirm | noise |\n"
+		       "|---|---|---|---|---|---|---|\n");
+}
+
 /* What the session's decisions cost in GPU runs: per iteration and in all;
  * the same as JSON when want_json (else NULL: a JSON object per iteration
- * only when the caller prints JSON). */
+ * only when the caller prints JSON).  The rows are summed as they are read:
+ * none is held. */
 static json_t *cost_section(struct store *s, struct sb *md, bool want_json)
 {
-	struct loop_cost c;
-	json_t *its = want_json ? json_array() : NULL;
+	struct loop_cost_row total;
+	struct cost_lines L = {.md = md, .its = want_json ? json_array() : NULL};
+	size_t mark;
 	sb_adds(md, "\n### Cost\n\n");
-	if (measure_cost(s, LOOP_COST_ALL, &c, NULL) < 0) {
+	mark = md->len;
+	if (measure_cost_each(s, cost_head, &total, cost_line_add, &L, NULL) < 0) {
+		md->len = mark;
+		md->buf[mark] = '\0';
 		sb_adds(md, "not available (the store could not be read)\n");
-		json_decref(its);
+		json_decref(L.its);
 		return want_json ? json_null() : NULL;
 	}
-	/* past COST_ROWS iterations, a line stands for several, summed */
-	size_t width = c.n <= COST_ROWS ? 1 : (c.n + COST_ROWS - 1) / COST_ROWS;
-	if (width > 1)
-		sb_addf(md, "%zu iterations ran something, %zu to a line (FIRST-LAST: their sums); "
-			    "the JSON report has each\n\n",
-			c.n, width);
-	sb_adds(md, "| Iter | runs | measurements | GPU s | verify | confirm | noise |\n"
-		    "|---|---|---|---|---|---|---|\n");
-	for (size_t i = 0; i < c.n; i += width) {
-		struct loop_cost_row sum = c.v[i];
-		size_t last = i;
-		for (size_t k = i + 1; k < c.n && k < i + width; k++) {
-			measure_cost_row_add(&sum, &c.v[k]);
-			last = k;
-		}
-		if (last == i)
-			sb_addf(md, "| %d", sum.iter);
-		else
-			sb_addf(md, "| %d-%d", sum.iter, c.v[last].iter);
-		sb_addf(md, " | %d | %d | %.1f | %d | %d | %d |\n", sum.runs, sum.measurements,
-			sum.gpu_s, sum.verify, sum.confirm, sum.noise);
-	}
-	sb_addf(md, "| **session** | %d | %d | %.1f | %d | %d | %d |\n", c.total.runs,
-		c.total.measurements, c.total.gpu_s, c.total.verify, c.total.confirm,
-		c.total.noise);
-	for (size_t i = 0; want_json && i < c.n; i++) {
-		json_t *o = measure_cost_json(&c.v[i]);
-		json_object_set_new(o, "iter", json_integer(c.v[i].iter));
-		json_array_append_new(its, o);
-	}
-	json_t *j = want_json ? json_pack("{s:o,s:o}", "iterations", its, "session",
-					  measure_cost_json(&c.total))
-			      : NULL;
-	measure_cost_release(&c);
-	return j;
+	cost_line_end(&L);
+	sb_addf(md, "| **session** | %d | %d | %.1f | %d | %d | %d |\n", total.runs,
+		total.measurements, total.gpu_s, total.verify, total.confirm, total.noise);
+	return want_json ? json_pack("{s:o,s:o}", "iterations", L.its, "session",
+				     measure_cost_json(&total))
+			 : NULL;
 }
 
 int report_best_vs_baseline(const struct workspace *ws, struct stats_cmp *out,

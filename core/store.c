@@ -1079,15 +1079,9 @@ static char *text_at(const struct sb *text, size_t off)
 
 /* The same without their text: direction, gate, axis and commit NULL, and
  * unconfirmed "" where there is a reason */
-#define ROWS_LEAN_COLUMNS                                                                   \
-	"SELECT iter, NULL, NULL, gate_v, scope, bench_ms, vs_best, status, NULL, NULL,"     \
-	" CASE WHEN unconfirmed IS NOT NULL THEN '' END, vs_from IS 'confirm',"             \
-	ROWS_FULL_GATE_FAILED
-
 /* Which rows rows_read reads: all, or the newest before an iteration (at
- * most a limit of them), or of those only the ones that may be the best;
- * or all, lean */
-enum rows_sel { ROWS_ALL, ROWS_BEFORE, ROWS_BEST_BEFORE, ROWS_STAMPED_AFTER, ROWS_FIRST, ROWS_LEAN };
+ * most a limit of them), or of those only the ones that may be the best */
+enum rows_sel { ROWS_ALL, ROWS_BEFORE, ROWS_BEST_BEFORE, ROWS_STAMPED_AFTER, ROWS_FIRST };
 _Static_assert(ROWS_STAMPED_AFTER == ROWS_STAMPED, "rows_refresh's selection");
 
 static int rows_read_sel(struct store *s, int sel, int before, size_t limit,
@@ -1100,7 +1094,6 @@ static int rows_read_sel(struct store *s, int sel, int before, size_t limit,
 	sqlite3_stmt *st;
 	int rc = prep(s,
 		      sel == ROWS_ALL ? ROWS_COLUMNS " ORDER BY iter"
-		      : sel == ROWS_LEAN ? ROWS_LEAN_COLUMNS " ORDER BY iter"
 		      : sel == ROWS_STAMPED_AFTER
 			      ? ROWS_COLUMNS " WHERE stamp > ?4 ORDER BY iter"
 		      : sel == ROWS_FIRST ? ROWS_COLUMNS " WHERE iter > ?4 ORDER BY iter LIMIT ?5"
@@ -1117,11 +1110,19 @@ static int rows_read_sel(struct store *s, int sel, int before, size_t limit,
 	sqlite3_bind_int(st, 3, GATE_FAIL);
 	if (sel == ROWS_STAMPED_AFTER)
 		sqlite3_bind_int64(st, 4, s->rows_stamp);
-	else if (sel != ROWS_ALL && sel != ROWS_LEAN) {
+	else if (sel != ROWS_ALL) {
 		sqlite3_bind_int(st, 4, before);
 		sqlite3_bind_int64(st, 5, (sqlite3_int64)limit);
 	}
 	sb_init(&text);
+	/* every row: as many as the kept count says, in one allocation */
+	long long count, key;
+	if (sel == ROWS_ALL && store_rows_count(s, &count, &key, NULL) == 0 &&
+	    count > 0 && count < INT_MAX) {
+		cap = (size_t)count + 1;
+		rows = xmalloc(cap * sizeof(*rows));
+		off = xmalloc(cap * sizeof(*off));
+	}
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		if (n == cap) {
 			cap = cap ? 2 * cap : 16;
@@ -1189,9 +1190,39 @@ int store_rows_before(struct store *s, int before, size_t limit, bool best_only,
 	return rows_read_sel(s, best_only ? ROWS_BEST_BEFORE : ROWS_BEFORE, before, limit, out, e);
 }
 
-int store_rows_lean(struct store *s, struct log_rows **out, struct err *e)
+int store_rows_chart(struct store *s, struct store_chart_row **out, size_t *n, struct err *e)
 {
-	return rows_read_sel(s, ROWS_LEAN, 0, 0, out, e);
+	sqlite3_stmt *st;
+	long long count, key;
+	size_t cap = 0;
+	*out = NULL;
+	*n = 0;
+	int rc = prep(s, "SELECT iter, bench_ms, gate_v FROM iterations ORDER BY iter", &st, e);
+	if (rc < 0)
+		return rc;
+	if (store_rows_count(s, &count, &key, NULL) == 0 && count > 0 && count < INT_MAX) {
+		cap = (size_t)count + 1;
+		*out = xmalloc(cap * sizeof(**out));
+	}
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (*n == cap) {
+			cap = cap ? 2 * cap : 16;
+			*out = xrealloc(*out, cap * sizeof(**out));
+		}
+		(*out)[(*n)++] = (struct store_chart_row){
+			.iter = sqlite3_column_int(st, 0),
+			.bench_ms = col_real(st, 1),
+			.gate_v = (enum gate_verdict)sqlite3_column_int(st, 2),
+		};
+	}
+	unprep(s, st);
+	if (rc != SQLITE_DONE) {
+		free(*out);
+		*out = NULL;
+		*n = 0;
+		return store_fail(s, "cannot read the rows", e);
+	}
+	return 0;
 }
 
 int store_rows_newest(struct store *s, size_t limit, struct log_rows **out, size_t *older,

@@ -149,11 +149,16 @@ int store_iters(struct store *s, struct log_row **rows, size_t *n, struct err *e
  * owns one reference: log_rows_put(*out) (NULL on error). */
 int store_rows_before(struct store *s, int before, size_t limit, bool best_only,
 		      struct log_rows **out, struct err *e);
-/* Every row without its text: direction, gate, axis and commit NULL,
- * unconfirmed "" where the row has a reason; the numbers, status and
- * flags as store_rows_get has them.  What a chart needs.  Owned as
- * store_rows_before's (not the shared snapshot). */
-int store_rows_lean(struct store *s, struct log_rows **out, struct err *e);
+/* What the chart reads of every row (store_rows_chart): the rows that are
+ * neither a baseline nor a keep need no more. */
+struct store_chart_row {
+	int iter;
+	double bench_ms; /* NAN when none */
+	enum gate_verdict gate_v;
+};
+/* Every row's iteration, bench and gate verdict, in the log's order, through
+ * an index that holds only those (schema 17); caller frees *out. */
+int store_rows_chart(struct store *s, struct store_chart_row **out, size_t *n, struct err *e);
 /* The newest rows, at most limit of them, in the log's order, and how
  * many rows are older than them (*older), read as of one moment; owned as
  * store_rows_before's.  What a first frame of a long log needs. */
@@ -333,6 +338,8 @@ int store_session_tree_runs(struct store *s, const char *tree, int session,
  * reading one iteration or the totals reads no run.  iter: that
  * iteration's rows, STORE_COST_ALL every iteration's in order, or
  * STORE_COST_TOTAL the whole history's by kind (called with iteration -1). */
+/* How many iterations have a row in store_run_costs' STORE_COST_ALL. */
+int store_cost_iters(struct store *s, size_t *n, struct err *e);
 #define STORE_COST_TOTAL (-1)
 #define STORE_COST_ALL (-2)
 int store_run_costs(struct store *s, int iter,

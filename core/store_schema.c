@@ -411,9 +411,10 @@ const char *const store_migrations[STORE_SCHEMA_VERSION] = {
 	" END;"
 	"CREATE TRIGGER IF NOT EXISTS row_shapes_sample_delete AFTER DELETE ON samples"
 	" WHEN " ROW_RUN("OLD.run_id") " BEGIN" ROW_SHAPES_REFILL " END;",
-	/* 17: each confirm's comparison (measure_confirm_compare) as it stood
-	 * with the session's runs up to run upto, kept by the writer that
-	 * made it, with what it was made with and by which build of optloop.
+	/* 17: what report final reads of a long history, kept or indexed.
+	 * Each confirm's comparison (measure_confirm_compare) as it stood with
+	 * the session's runs up to run upto, kept by the writer that made it,
+	 * with what it was made with and by which build of optloop.
 	 * It is made from runs up to upto alone (their samples, probes and
 	 * sessions, their environments) and the confirms before its own, so
 	 * triggers forget it, in the transaction of the change, when any of
@@ -427,6 +428,25 @@ const char *const store_migrations[STORE_SCHEMA_VERSION] = {
 	" against TEXT NOT NULL, build TEXT NOT NULL, json TEXT NOT NULL,"
 	" PRIMARY KEY (session, threshold, target, against, build));"
 	"CREATE INDEX IF NOT EXISTS confirm_compares_upto ON confirm_compares(upto);"
+	/* (and what the chart reads of every row, in an index of its own, a
+	 * fifth of the rows' pages: store_rows_chart) */
+	"CREATE INDEX IF NOT EXISTS iterations_chart ON iterations(iter, bench_ms, gate_v);"
+	/* (and the cost rows in one index that holds them whole, read in their
+	 * order without a look-up of each; and how many iterations have one:
+	 * the report's cost table needs it before its rows, store_cost_iters) */
+	"CREATE INDEX IF NOT EXISTS run_costs_read ON run_costs(iter, kind, runs, paired,"
+	" seconds);"
+	"INSERT OR REPLACE INTO meta(key, value) SELECT 'cost_iters', count(DISTINCT iter) FROM"
+	" run_costs;"
+	"CREATE TRIGGER IF NOT EXISTS cost_iters_insert AFTER INSERT ON run_costs WHEN NOT EXISTS"
+	" (SELECT 1 FROM run_costs WHERE iter = NEW.iter AND kind IS NOT NEW.kind) BEGIN"
+	" UPDATE meta SET value = value + 1 WHERE key = 'cost_iters'; END;"
+	"CREATE TRIGGER IF NOT EXISTS cost_iters_delete AFTER DELETE ON run_costs WHEN NOT EXISTS"
+	" (SELECT 1 FROM run_costs WHERE iter = OLD.iter) BEGIN"
+	" UPDATE meta SET value = value - 1 WHERE key = 'cost_iters'; END;"
+	"CREATE TRIGGER IF NOT EXISTS cost_iters_update AFTER UPDATE OF iter ON run_costs BEGIN"
+	" UPDATE meta SET value = (SELECT count(DISTINCT iter) FROM run_costs)"
+	" WHERE key = 'cost_iters'; END;"
 	"INSERT OR IGNORE INTO meta(key, value) VALUES ('compare_gen', '0');"
 	"CREATE TRIGGER IF NOT EXISTS runs_compare_insert AFTER INSERT ON runs BEGIN"
 	COMPARE_FORGET("NEW.id") " END;"

@@ -776,6 +776,21 @@ int store_run_costs(struct store *s, int iter,
 	return 0;
 }
 
+int store_cost_iters(struct store *s, size_t *n, struct err *e)
+{
+	sqlite3_stmt *st;
+	*n = 0;
+	/* kept by triggers (schema 17), else counted */
+	int rc = prep(s, "SELECT COALESCE((SELECT value FROM meta WHERE key = 'cost_iters'),"
+			 " (SELECT count(DISTINCT iter) FROM run_costs))", &st, e);
+	if (rc < 0)
+		return rc;
+	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 0) > 0)
+		*n = (size_t)sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return 0;
+}
+
 int store_pair_runs(struct store *s, int upto, int **ids, int **sessions, size_t *n,
 		    struct err *e)
 {

@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "core/chart.h"
 #include "core/err.h"
 #include "core/parse.h"
 #include "core/sb.h"
@@ -516,7 +517,7 @@ static void lean_and_newest_rows_agree_with_all_rows(void **state)
 {
 	struct store *s;
 	struct err e = {0};
-	struct log_rows *all, *lean, *newest;
+	struct log_rows *all, *newest;
 	size_t older = 99;
 
 	assert_int_equal(store_open(dbpath, STORE_CREATE, &s, &e), 0);
@@ -536,23 +537,46 @@ static void lean_and_newest_rows_agree_with_all_rows(void **state)
 				.bench_ms = NAN, .vs_best = NAN};
 	assert_int_equal(store_run_insert(s, &run, &e), 0);
 	assert_int_equal(store_rows_get(s, &all, &e), 0);
-	assert_int_equal(store_rows_lean(s, &lean, &e), 0);
-	assert_int_equal(lean->n, all->n);
+	/* what the chart reads of every row, and the chart from it: the one
+	 * chart_build makes of the rows read whole */
+	struct store_chart_row *cr;
+	size_t ncr;
+	assert_int_equal(store_rows_chart(s, &cr, &ncr, &e), 0);
+	assert_int_equal(ncr, all->n);
 	for (size_t i = 0; i < all->n; i++) {
-		const struct log_row *a = &all->v[i], *l = &lean->v[i];
-		assert_int_equal(l->iter, a->iter);
-		assert_int_equal(l->gate_v, a->gate_v);
-		assert_int_equal(l->scope, a->scope);
-		assert_int_equal(l->status, a->status);
-		assert_true(isnan(a->bench_ms) ? isnan(l->bench_ms) : l->bench_ms == a->bench_ms);
-		assert_true(isnan(a->vs_best) ? isnan(l->vs_best) : l->vs_best == a->vs_best);
-		assert_int_equal(l->vs_confirm, a->vs_confirm);
-		assert_int_equal(l->full_gate_failed, a->full_gate_failed);
-		assert_int_equal(l->unconfirmed != NULL, a->unconfirmed != NULL);
-		assert_true(!l->direction && !l->gate && !l->axis && !l->commit);
+		const struct log_row *a = &all->v[i];
+		assert_int_equal(cr[i].iter, a->iter);
+		assert_int_equal(cr[i].gate_v, a->gate_v);
+		assert_true(isnan(a->bench_ms) ? isnan(cr[i].bench_ms) : cr[i].bench_ms == a->bench_ms);
 	}
-	assert_true(lean->v[5].full_gate_failed);
-	assert_non_null(lean->v[9].unconfirmed);
+	free(cr);
+	assert_true(all->v[5].full_gate_failed);
+	struct chart loaded, built;
+	assert_int_equal(chart_load(s, NULL, &loaded, &e), 0);
+	chart_build(all->v, all->n, NULL, &built);
+	assert_int_equal(loaded.n, built.n);
+	assert_int_equal(loaded.has_best, built.has_best);
+	assert_int_equal(loaded.best_iter, built.best_iter);
+	assert_memory_equal(&loaded.best_ms, &built.best_ms, sizeof(double));
+	for (size_t i = 0; i < built.n; i++) {
+		const struct chart_item *x = &loaded.v[i], *y = &built.v[i];
+		assert_int_equal(x->iter, y->iter);
+		assert_int_equal(x->kind, y->kind);
+		assert_int_equal(x->point, y->point);
+		assert_int_equal(x->unconfirmed, y->unconfirmed);
+		assert_true(isnan(y->ms) ? isnan(x->ms) : x->ms == y->ms);
+		assert_true(isnan(y->best_ms) ? isnan(x->best_ms) : x->best_ms == y->best_ms);
+	}
+	/* (every kind is there: a failed gate, a dropped row, the baseline, a
+	 * keep, an unconfirmed keep, a keep whose full gate failed) */
+	assert_int_equal(built.v[3].kind, CHART_FAILED);
+	assert_int_equal(built.v[2].kind, CHART_DROPPED);
+	assert_int_equal(built.v[0].kind, CHART_BASE);
+	assert_int_equal(built.v[1].kind, CHART_KEEP);
+	assert_true(built.v[9].unconfirmed);
+	assert_int_equal(built.v[5].kind, CHART_DROPPED);
+	chart_release(&loaded);
+	chart_release(&built);
 	assert_int_equal(store_rows_newest(s, 16, &newest, &older, &e), 0);
 	assert_int_equal(newest->n, 16);
 	assert_int_equal(older, 24);
@@ -565,7 +589,6 @@ static void lean_and_newest_rows_agree_with_all_rows(void **state)
 	assert_int_equal(newest->n, 40);
 	assert_int_equal(older, 0);
 	log_rows_put(newest);
-	log_rows_put(lean);
 	log_rows_put(all);
 	store_close(s);
 }

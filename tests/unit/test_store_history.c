@@ -131,6 +131,9 @@ static void assert_kept_tables_agree(void)
 	assert_int_equal(int_of("SELECT count(*) FROM run_costs"),
 			 int_of("SELECT count(*) FROM (SELECT DISTINCT iter, kind FROM runs"
 				" WHERE t_end > 0)"));
+	/* schema 17's count of the iterations with a cost */
+	assert_int_equal(int_of("SELECT value FROM meta WHERE key = 'cost_iters'"),
+			 int_of("SELECT count(DISTINCT iter) FROM run_costs"));
 }
 
 static void the_migration_fills_the_kept_tables(void **state)
