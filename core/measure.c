@@ -657,6 +657,8 @@ int measure_confirm_compare(struct store *s, const char *best_tree, const char *
 {
 	struct store_compare_key k = {.session = session,
 				      .upto = store_session_last_run(s, session),
+				      .best_tree = best_tree,
+				      .cand_tree = cand_tree,
 				      .threshold = threshold,
 				      .target = target,
 				      .against = against,

@@ -378,12 +378,14 @@ int store_noise_gen(struct store *s, long long *gen);
 int store_noise_terms_put(struct store *s, const char *tree, const char *env, long long gen,
 			  const struct store_noise_term *t, size_t n);
 /* Kept confirm comparisons (schema 17): one per session, as it stood with
- * the session's runs up to run upto, and what else it was made with: its
- * threshold, Target text and "against" (NULL and "" differ), and the build
- * of optloop that made it (build_id).  Triggers forget one when anything it
+ * the session's runs up to run upto, and what else it was made with: the
+ * best's and the candidate's trees, its threshold, Target text and
+ * "against" (NULL and "" differ), and the build of optloop that made it
+ * (build_id).  Triggers forget one when anything it
  * was made from changes. */
 struct store_compare_key {
 	int session, upto;
+	const char *best_tree, *cand_tree;
 	double threshold;
 	const char *target, *against, *build;
 };

@@ -414,7 +414,8 @@ const char *const store_migrations[STORE_SCHEMA_VERSION] = {
 	/* 17: what report final reads of a long history, kept or indexed.
 	 * Each confirm's comparison (measure_confirm_compare) as it stood with
 	 * the session's runs up to run upto, kept by the writer that made it,
-	 * with what it was made with and by which build of optloop.
+	 * with what it was made with (the two trees, the threshold, the Target
+	 * text, "against") and by which build of optloop.
 	 * It is made from runs up to upto alone (their samples, probes and
 	 * sessions, their environments) and the confirms before its own, so
 	 * triggers forget it, in the transaction of the change, when any of
@@ -424,9 +425,10 @@ const char *const store_migrations[STORE_SCHEMA_VERSION] = {
 	 * every such change, so one made while a change came in is not kept
 	 * (store_compare_put). */
 	"CREATE TABLE IF NOT EXISTS confirm_compares (session INTEGER NOT NULL,"
-	" upto INTEGER NOT NULL, threshold REAL NOT NULL, target TEXT NOT NULL,"
-	" against TEXT NOT NULL, build TEXT NOT NULL, json TEXT NOT NULL,"
-	" PRIMARY KEY (session, threshold, target, against, build));"
+	" upto INTEGER NOT NULL, best_tree TEXT NOT NULL, cand_tree TEXT NOT NULL,"
+	" threshold REAL NOT NULL, target TEXT NOT NULL, against TEXT NOT NULL,"
+	" build TEXT NOT NULL, json TEXT NOT NULL, PRIMARY KEY (session, best_tree, cand_tree,"
+	" threshold, target, against, build));"
 	"CREATE INDEX IF NOT EXISTS confirm_compares_upto ON confirm_compares(upto);"
 	/* (and what the chart reads of every row, in an index of its own, a
 	 * fifth of the rows' pages: store_rows_chart) */

@@ -989,6 +989,8 @@ static void bind_compare_key(sqlite3_stmt *st, const struct store_compare_key *k
 	sqlite3_bind_text(st, 4, a, -1, SQLITE_TRANSIENT);
 	bind_text(st, 5, k->build);
 	sqlite3_bind_int(st, 6, k->upto);
+	bind_text(st, 7, k->best_tree);
+	bind_text(st, 8, k->cand_tree);
 	free(t);
 	free(a);
 }
@@ -1009,9 +1011,10 @@ int store_compare_get(struct store *s, const struct store_compare_key *k, char *
 {
 	sqlite3_stmt *st;
 	*json = NULL;
-	if (!k->build || prep_kept(s, "SELECT json FROM confirm_compares WHERE session = ?1 AND"
-				      " threshold = ?2 AND target = ?3 AND against = ?4 AND"
-				      " build = ?5 AND upto = ?6", &st, NULL) < 0)
+	if (!k->build || !k->best_tree || !k->cand_tree ||
+	    prep_kept(s, "SELECT json FROM confirm_compares WHERE session = ?1 AND"
+			 " threshold = ?2 AND target = ?3 AND against = ?4 AND build = ?5 AND"
+			 " upto = ?6 AND best_tree = ?7 AND cand_tree = ?8", &st, NULL) < 0)
 		return -1;
 	bind_compare_key(st, k);
 	if (sqlite3_step(st) == SQLITE_ROW)
@@ -1024,7 +1027,7 @@ int store_compare_put(struct store *s, const struct store_compare_key *k, long l
 		      const char *json)
 {
 	long long now_gen;
-	if (!k->build || !json || store_readonly(s) ||
+	if (!k->build || !k->best_tree || !k->cand_tree || !json || store_readonly(s) ||
 	    sqlite3_exec(store_db(s), "SAVEPOINT confirm_compares", NULL, NULL, NULL) != SQLITE_OK)
 		return -1;
 	/* made from what was there when gen was read: kept only if nothing it
@@ -1042,12 +1045,12 @@ int store_compare_put(struct store *s, const struct store_compare_key *k, long l
 	}
 	ok = ok && sql_done(s, del, "kept comparisons", NULL) == 0;
 	sqlite3_stmt *st = ok ? sql_stmt(s, "INSERT OR REPLACE INTO confirm_compares (session,"
-					   " threshold, target, against, build, upto, json) VALUES"
-					   " (?1, ?2, ?3, ?4, ?5, ?6, ?7)")
+					   " threshold, target, against, build, upto, best_tree,"
+					   " cand_tree, json) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)")
 			      : NULL;
 	if (st) {
 		bind_compare_key(st, k);
-		bind_text(st, 7, json);
+		bind_text(st, 9, json);
 	}
 	ok = ok && sql_done(s, st, "kept comparisons", NULL) == 0;
 	if (!ok)

@@ -879,15 +879,14 @@ static char *packed(const struct stats_cmp *c, const struct measure_target *t)
 }
 
 /* measure_confirm_compare of the fixture's confirm (session 6, runs 6 to
- * 11), as packed text */
-static char *confirm_text(double threshold, const char *target)
+ * 11) between two trees, as packed text */
+static char *compare_text(const char *best, const char *cand, double threshold,
+			  const char *target)
 {
 	struct err e = {0};
 	struct stats_cmp c;
 	struct measure_target t;
-	int rc = measure_confirm_compare(st, "94fe76f025771d822ea165fca31fd670db083157",
-					 "a91f6db171d53bea3843578614db73d505acebc9", 6, threshold,
-					 target, NULL, &c, &t, &e);
+	int rc = measure_confirm_compare(st, best, cand, 6, threshold, target, NULL, &c, &t, &e);
 	if (rc < 0)
 		fprintf(stderr, "%s\n", e.msg);
 	assert_int_equal(rc, 0);
@@ -895,6 +894,13 @@ static char *confirm_text(double threshold, const char *target)
 	stats_cmp_release(&c);
 	measure_target_release(&t);
 	return txt;
+}
+
+/* the confirm's own trees */
+static char *confirm_text(double threshold, const char *target)
+{
+	return compare_text("94fe76f025771d822ea165fca31fd670db083157",
+			    "a91f6db171d53bea3843578614db73d505acebc9", threshold, target);
 }
 
 static int kept(void)
@@ -941,6 +947,14 @@ static void a_confirms_comparison_is_kept_until_what_made_it_changes(void **stat
 	free(confirm_text(0.05, NULL));
 	free(confirm_text(0.03, ""));
 	free(confirm_text(0.03, "B1-T64-H1-D16"));
+	assert_int_equal(kept(), 4);
+	/* and other trees in the same session: their own, not the confirm's */
+	char *swapped = compare_text("a91f6db171d53bea3843578614db73d505acebc9",
+				     "94fe76f025771d822ea165fca31fd670db083157", 0.03, NULL);
+	assert_string_not_equal(swapped, made);
+	free(swapped);
+	assert_int_equal(kept(), 5);
+	run_sql("DELETE FROM confirm_compares WHERE best_tree LIKE 'a91f%'");
 	assert_int_equal(kept(), 4);
 
 	/* what does not forget it */
@@ -989,8 +1003,9 @@ static void a_confirms_comparison_is_kept_until_what_made_it_changes(void **stat
 	}
 
 	/* made while a change came in: not kept */
-	struct store_compare_key k = {.session = 6, .upto = 11, .threshold = 0.5, .target = NULL,
-				      .against = NULL, .build = "b"};
+	struct store_compare_key k = {.session = 6, .upto = 11, .best_tree = "x", .cand_tree = "y",
+				      .threshold = 0.5, .target = NULL, .against = NULL,
+				      .build = "b"};
 	long long gen;
 	assert_int_equal(store_compare_gen(st, &gen), 0);
 	run_sql("UPDATE runs SET gate = gate WHERE id = 1");
