@@ -172,11 +172,33 @@ void store_tree_runs_release(struct store_tree_run *v, size_t n)
 	free(v);
 }
 
+/* The rows of a statement of store_tree_runs' columns (id, session, role,
+ * base), bound by the caller; the statement is put back. */
+static int tree_runs_read(struct store *s, sqlite3_stmt *st, struct store_tree_run **out,
+			  size_t *n)
+{
+	size_t cap = 0;
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		if (*n == cap) {
+			cap = cap ? 2 * cap : 8;
+			*out = xrealloc(*out, cap * sizeof(**out));
+		}
+		(*out)[*n] = (struct store_tree_run){
+			.id = sqlite3_column_int(st, 0),
+			.session = sqlite3_column_int(st, 1),
+			.role = col_text(st, 2),
+			.base = sqlite3_column_int(st, 3) != 0,
+		};
+		(*n)++;
+	}
+	store_stmt_put(s, st);
+	return 0;
+}
+
 int store_tree_runs(struct store *s, const char *tree, struct store_tree_run **out, size_t *n,
 		    struct err *e)
 {
 	sqlite3_stmt *st;
-	size_t cap = 0;
 	*out = NULL;
 	*n = 0;
 	/* A paired run (role "pair": the harness measured the best's commit in
@@ -196,28 +218,13 @@ int store_tree_runs(struct store *s, const char *tree, struct store_tree_run **o
 	if (rc < 0)
 		return rc;
 	bind_text(st, 1, tree);
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		if (*n == cap) {
-			cap = cap ? 2 * cap : 8;
-			*out = xrealloc(*out, cap * sizeof(**out));
-		}
-		(*out)[*n] = (struct store_tree_run){
-			.id = sqlite3_column_int(st, 0),
-			.session = sqlite3_column_int(st, 1),
-			.role = col_text(st, 2),
-			.base = sqlite3_column_int(st, 3) != 0,
-		};
-		(*n)++;
-	}
-	store_stmt_put(s, st);
-	return 0;
+	return tree_runs_read(s, st, out, n);
 }
 
 int store_session_tree_runs(struct store *s, const char *tree, int session,
 			    struct store_tree_run **out, size_t *n, struct err *e)
 {
 	sqlite3_stmt *st;
-	size_t cap = 0;
 	*out = NULL;
 	*n = 0;
 	/* store_tree_runs' rows of one session: its runs (stats_runs by
@@ -238,21 +245,7 @@ int store_session_tree_runs(struct store *s, const char *tree, int session,
 		return rc;
 	bind_text(st, 1, tree);
 	sqlite3_bind_int(st, 2, session);
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		if (*n == cap) {
-			cap = cap ? 2 * cap : 8;
-			*out = xrealloc(*out, cap * sizeof(**out));
-		}
-		(*out)[*n] = (struct store_tree_run){
-			.id = sqlite3_column_int(st, 0),
-			.session = sqlite3_column_int(st, 1),
-			.role = col_text(st, 2),
-			.base = sqlite3_column_int(st, 3) != 0,
-		};
-		(*n)++;
-	}
-	store_stmt_put(s, st);
-	return 0;
+	return tree_runs_read(s, st, out, n);
 }
 
 int store_spread_trees(struct store *s, char ***out, size_t *n, struct err *e)
