@@ -106,6 +106,32 @@ static bool names_cpu(const char *s)
 	return false;
 }
 
+/* The reasons no shape was modelled, each once (twelve shapes of one op
+ * without a cost model are one reason), "; " between. */
+struct reasons {
+	struct sb text;
+	char **seen;
+	size_t n;
+};
+
+static void add_reason(struct reasons *r, const char *why)
+{
+	for (size_t i = 0; i < r->n; i++)
+		if (!strcmp(r->seen[i], why))
+			return;
+	r->seen = xrealloc(r->seen, (r->n + 1) * sizeof(*r->seen));
+	r->seen[r->n++] = xstrdup(why);
+	sb_addf(&r->text, "%s%s", r->text.len ? "; " : "", why);
+}
+
+static void reasons_release(struct reasons *r)
+{
+	for (size_t i = 0; i < r->n; i++)
+		free(r->seen[i]);
+	free(r->seen);
+	sb_release(&r->text);
+}
+
 /* The run's peaks into r->peaks; r->skipped says why when there are none. */
 static void run_peaks(const struct contract *c, struct store *st, int run_id,
 		      const char *peaks_path, struct roofline *r)
@@ -175,28 +201,28 @@ int loop_roofline_of_run(const struct contract *c, struct store *st, int run_id,
 	}
 	if (modelled)
 		run_peaks(c, st, run_id, peaks_path, out);
-	struct sb none = SB_INIT;
+	struct reasons none = {.text = SB_INIT};
 	for (size_t i = 0; i < s.n && (out->peaks.have || !modelled); i++) {
 		struct rl_shape *sh = &s.v[i];
 		struct roofline_cost cost;
 		struct roofline_shape one;
 		if (roofline_cost_find(costs_path, sh->op, sh->mode, have_spec ? &spec : NULL, &cost,
 				       &ce) < 0) {
-			sb_addf(&none, "%s%s", none.len ? "; " : "", ce.msg);
+			add_reason(&none, ce.msg);
 			continue;
 		}
 		double ms = median(sh->ms, sh->n);
 		if (roofline_shape_eval(&cost, &sh->row, sh->key, ms, &out->peaks, &one, &ce) == 0)
 			roofline_add(out, &one);
 		else
-			sb_addf(&none, "%s%s", none.len ? "; " : "", ce.msg);
+			add_reason(&none, ce.msg);
 		roofline_cost_release(&cost);
 	}
-	if (none.len && !out->skipped)
-		out->skipped = sb_detach(&none);
+	if (none.text.len && !out->skipped)
+		out->skipped = sb_detach(&none.text);
 	if (!s.n && !out->skipped)
 		out->skipped = xstrdup("the run timed no shape");
-	sb_release(&none);
+	reasons_release(&none);
 	if (have_spec)
 		roofline_cost_spec_release(&spec);
 	free(peaks_path);

@@ -13,8 +13,9 @@
 # rows after the last real win stall the loop: the steps are packed into
 # three iterations.)  report nogo names the bound the best's run shows
 # (with the baseline's share at that shape), or says why it shows none.
-# Last, stop --reason floor without --bound computes the bound from the
-# best's run, or refuses when no shape is at a limit.
+# Then stop --reason floor without --bound computes the bound from the
+# best's run, or refuses when no shape is at a limit.  Last, a project whose
+# shapes have no cost model says why once, not once a shape.
 . "$(dirname "$0")/lib.sh"
 
 d="$T_TMP/demo"
@@ -188,5 +189,17 @@ t_is "every shape below a 1 s launch floor: the floor is computed (exit 0)" "$rc
 t_like "  and recorded with its number" "$out" \
 	"bound: launch-bound at [0-9.]+ us per call, below the 1000000.0 us launch floor of the contract \(fwd B=.*, the best's run [0-9]+\) \(computed from the best's run\)"
 t_is "the loop is stopping" "$("$OPTLOOP" status --json | jq_ 'j["state"]')" stopping
+
+# ---- no cost model: the reason once, however many shapes share it ----------
+tiny="$T_TMP/tiny"
+"$OPTLOOP_ROOT/tests/fixtures/make_tiny_project.sh" "$tiny" >/dev/null
+cd "$tiny" || exit 1
+git config user.name "optloop test" && git config user.email "test@optloop.invalid"
+"$OPTLOOP" init --op tiny --kernel kernel --test-file tests/test_compute.sh --naive ref/naive.sh \
+	--verify ./verify >/dev/null
+"$OPTLOOP" contract --set "target=2x" --set languages=sh --set "promotion=full gate, confirmed win" >/dev/null
+out=$("$OPTLOOP" verify 2>&1)
+t_like "twelve shapes of an op without a cost model: the reason is said once" "$out" \
+	'roofline: none \(no cost model for fwd compute\)$'
 
 t_done
