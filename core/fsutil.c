@@ -219,13 +219,23 @@ int fsutil_write_atomic(const char *path, const void *data, size_t len, struct e
 	return fsutil_write_atomic_mode(path, data, len, 0644, e);
 }
 
+static int write_via(const char *path, const char *tmp, const void *data, size_t len,
+		     unsigned mode, struct stat *placed, bool *known, struct err *e);
+
+/* through the temp file fsutil_clear_atomic_temps knows ("NAME.tmp.PID") */
+static int write_atomic(const char *path, const void *data, size_t len, unsigned mode,
+			struct stat *placed, bool *known, struct err *e)
+{
+	char *tmp = xasprintf("%s.tmp.%ld", path, (long)getpid());
+	int rc = write_via(path, tmp, data, len, mode, placed, known, e);
+	free(tmp);
+	return rc;
+}
+
 int fsutil_write_atomic_mode(const char *path, const void *data, size_t len, unsigned mode,
 			     struct err *e)
 {
-	char *tmp = xasprintf("%s.tmp.%ld", path, (long)getpid());
-	int rc = fsutil_write_atomic_via(path, tmp, data, len, mode, e);
-	free(tmp);
-	return rc;
+	return write_atomic(path, data, len, mode, NULL, NULL, e);
 }
 
 int fsutil_write_temp(const char *tmp, const void *data, size_t len, unsigned mode,
@@ -262,14 +272,36 @@ int fsutil_commit_temp(const char *tmp, const char *path, struct err *e)
 	return 0;
 }
 
-int fsutil_write_atomic_via(const char *path, const char *tmp, const void *data, size_t len,
-			    unsigned mode, struct err *e)
+/* fsutil_write_atomic_via; with placed, the stat of path as it was put in
+ * place (*known: it is the inode written, with len bytes) */
+static int write_via(const char *path, const char *tmp, const void *data, size_t len,
+		     unsigned mode, struct stat *placed, bool *known, struct err *e)
 {
+	struct stat mine;
 	int rc = fsutil_write_temp(tmp, data, len, mode, e);
 	if (rc < 0)
 		return rc; /* the old file is untouched */
+	bool have = placed && lstat(tmp, &mine) == 0;
 	fault_point("fsutil.before_rename");
-	return fsutil_commit_temp(tmp, path, e);
+	if ((rc = fsutil_commit_temp(tmp, path, e)) < 0)
+		return rc;
+	if (placed)
+		*known = have && stat(path, placed) == 0 && placed->st_dev == mine.st_dev &&
+			 placed->st_ino == mine.st_ino && (uintmax_t)placed->st_size == len;
+	return 0;
+}
+
+int fsutil_write_atomic_via(const char *path, const char *tmp, const void *data, size_t len,
+			    unsigned mode, struct err *e)
+{
+	return write_via(path, tmp, data, len, mode, NULL, NULL, e);
+}
+
+int fsutil_write_atomic_placed(const char *path, const void *data, size_t len,
+			       struct stat *placed, bool *known, struct err *e)
+{
+	*known = false;
+	return write_atomic(path, data, len, 0644, placed, known, e);
 }
 
 int fsutil_mkdir_p(const char *path, struct err *e)

@@ -66,6 +66,13 @@ int fsutil_commit_temp(const char *tmp, const char *path, struct err *e);
 /* The same through the temp file tmp (same directory as path). */
 int fsutil_write_atomic_via(const char *path, const char *tmp, const void *data, size_t len,
 			    unsigned mode, struct err *e);
+/* fsutil_write_atomic (mode 0644), and the stat of path as it was put in
+ * place: *placed holds it and *known is true when path is the inode written
+ * (nothing renamed over it since) with len bytes; false when that cannot be
+ * told. */
+struct stat;
+int fsutil_write_atomic_placed(const char *path, const void *data, size_t len,
+			       struct stat *placed, bool *known, struct err *e);
 
 /* Remove the temp files fsutil_write_atomic leaves when it is killed before
  * its rename ("NAME.tmp.PID") in folder dir; only for a caller that holds

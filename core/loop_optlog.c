@@ -21,7 +21,6 @@
 #include "core/flabackend.h"
 #include "core/hash.h"
 #include "core/alloc.h"
-#include "core/fault.h"
 #include "core/fsutil.h"
 #include "core/optlog.h"
 #include "core/sb.h"
@@ -195,20 +194,11 @@ static char *stat_text(const struct stat *st);
  * (loop_optlog_unchanged). */
 static int write_recorded(struct loop *l, const struct sb *text, const char *key, struct err *e)
 {
-	const char *path = l->ws.optlog_path;
-	char *tmp = xasprintf("%s.tmp.%ld", path, (long)getpid());
-	struct stat mine, now;
-	int rc = fsutil_write_temp(tmp, text->buf, text->len, 0644, e);
-	bool known = rc == 0 && lstat(tmp, &mine) == 0;
-	if (rc == 0) {
-		fault_point("fsutil.before_rename");
-		rc = fsutil_commit_temp(tmp, path, e);
-	}
-	free(tmp);
+	struct stat now;
+	bool known;
+	int rc = fsutil_write_atomic_placed(l->ws.optlog_path, text->buf, text->len, &now, &known, e);
 	if (rc < 0)
 		return rc;
-	known = known && stat(path, &now) == 0 && now.st_dev == mine.st_dev &&
-		now.st_ino == mine.st_ino && (uintmax_t)now.st_size == text->len;
 	if (record(l->ws.store, text->buf, text->len, key) && known) {
 		char *st = stat_text(&now);
 		store_meta_set(l->ws.store, RECORD_STAT, st, NULL);

@@ -50,39 +50,8 @@ void measure_cost_row_add(struct loop_cost_row *to, const struct loop_cost_row *
 	to->other_s += r->other_s;
 }
 
-static void cost_row(void *ctx, int iter, enum run_kind kind, int runs, int paired, double s)
-{
-	struct loop_cost *c = ctx;
-	if (iter == STORE_COST_TOTAL) {
-		cost_add(&c->total, kind, runs, paired, s);
-		return;
-	}
-	if (!c->n || c->v[c->n - 1].iter != iter) {
-		if (c->n == c->cap) {
-			c->cap = c->cap ? 2 * c->cap : 16;
-			c->v = xrealloc(c->v, c->cap * sizeof(*c->v));
-		}
-		memset(&c->v[c->n], 0, sizeof(*c->v));
-		c->v[c->n++].iter = iter;
-	}
-	cost_add(&c->v[c->n - 1], kind, runs, paired, s);
-}
-
-int measure_cost(struct store *s, int iter, struct loop_cost *out, struct err *e)
-{
-	memset(out, 0, sizeof(*out));
-	out->total.iter = -1;
-	int rc = 0;
-	if (iter == LOOP_COST_ALL || iter >= 0)
-		rc = store_run_costs(s, iter == LOOP_COST_ALL ? STORE_COST_ALL : iter, cost_row, out,
-				     e);
-	if (rc == 0)
-		rc = store_run_costs(s, STORE_COST_TOTAL, cost_row, out, e);
-	if (rc < 0)
-		measure_cost_release(out);
-	return rc;
-}
-
+/* store_run_costs' rows, one a kind, as one row an iteration: each handed
+ * to fn once its last kind is in; the whole history's added to *total. */
 struct cost_stream {
 	struct loop_cost_row row, *total;
 	bool open;
@@ -109,6 +78,43 @@ static void stream_row(void *ctx, int iter, enum run_kind kind, int runs, int pa
 	cost_add(&c->row, kind, runs, paired, s);
 }
 
+/* The rows of iter (STORE_COST_ALL: every iteration; STORE_COST_TOTAL:
+ * none), then the total */
+static int stream(struct store *s, int iter, struct cost_stream *c, struct err *e)
+{
+	memset(c->total, 0, sizeof(*c->total));
+	c->total->iter = -1;
+	int rc = iter == STORE_COST_TOTAL ? 0 : store_run_costs(s, iter, stream_row, c, e);
+	if (rc == 0 && c->open)
+		c->fn(c->ctx, &c->row);
+	if (rc == 0)
+		rc = store_run_costs(s, STORE_COST_TOTAL, stream_row, c, e);
+	return rc;
+}
+
+static void cost_push(void *ctx, const struct loop_cost_row *r)
+{
+	struct loop_cost *c = ctx;
+	if (c->n == c->cap) {
+		c->cap = c->cap ? 2 * c->cap : 16;
+		c->v = xrealloc(c->v, c->cap * sizeof(*c->v));
+	}
+	c->v[c->n++] = *r;
+}
+
+int measure_cost(struct store *s, int iter, struct loop_cost *out, struct err *e)
+{
+	memset(out, 0, sizeof(*out));
+	struct cost_stream c = {.total = &out->total, .fn = cost_push, .ctx = out};
+	int rc = stream(s, iter == LOOP_COST_ALL ? STORE_COST_ALL
+			   : iter >= 0		 ? iter
+						 : STORE_COST_TOTAL,
+			&c, e);
+	if (rc < 0)
+		measure_cost_release(out);
+	return rc;
+}
+
 int measure_cost_each(struct store *s, void (*head)(void *ctx, size_t n),
 		      struct loop_cost_row *total,
 		      void (*fn)(void *ctx, const struct loop_cost_row *r), void *ctx,
@@ -116,17 +122,11 @@ int measure_cost_each(struct store *s, void (*head)(void *ctx, size_t n),
 {
 	struct cost_stream c = {.total = total, .fn = fn, .ctx = ctx};
 	size_t n;
-	memset(total, 0, sizeof(*total));
-	total->iter = -1;
 	int rc = store_cost_iters(s, &n, e);
 	if (rc == 0) {
 		head(ctx, n);
-		rc = store_run_costs(s, STORE_COST_ALL, stream_row, &c, e);
+		rc = stream(s, STORE_COST_ALL, &c, e);
 	}
-	if (rc == 0 && c.open)
-		fn(ctx, &c.row);
-	if (rc == 0)
-		rc = store_run_costs(s, STORE_COST_TOTAL, stream_row, &c, e);
 	return rc;
 }
 

@@ -183,8 +183,7 @@ int stats_cmp_unpack(const json_t *j, struct stats_cmp *c)
 		{"se", offsetof(struct stats_cmp, se)},
 	};
 	for (size_t i = 0; i < sizeof(reals) / sizeof(reals[0]); i++) {
-		const json_t *v = json_object_get(j, reals[i].name);
-		double x = v ? unnum(v, &ok) : (ok = false, NAN);
+		double x = unnum(json_object_get(j, reals[i].name), &ok);
 		memcpy((char *)c + reals[i].at, &x, sizeof(x));
 	}
 	const char *why = json_string_value(json_object_get(j, "why"));

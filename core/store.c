@@ -1084,6 +1084,15 @@ static char *text_at(const struct sb *text, size_t off)
 enum rows_sel { ROWS_ALL, ROWS_BEFORE, ROWS_BEST_BEFORE, ROWS_STAMPED_AFTER, ROWS_FIRST };
 _Static_assert(ROWS_STAMPED_AFTER == ROWS_STAMPED, "rows_refresh's selection");
 
+/* Room for every row as the kept count says (0 when it cannot say). */
+static size_t rows_room(struct store *s)
+{
+	long long count, key;
+	if (store_rows_count(s, &count, &key, NULL) == 0 && count > 0 && count < INT_MAX)
+		return (size_t)count + 1;
+	return 0;
+}
+
 static int rows_read_sel(struct store *s, int sel, int before, size_t limit,
 			 struct log_rows **out, struct err *e)
 {
@@ -1116,10 +1125,7 @@ static int rows_read_sel(struct store *s, int sel, int before, size_t limit,
 	}
 	sb_init(&text);
 	/* every row: as many as the kept count says, in one allocation */
-	long long count, key;
-	if (sel == ROWS_ALL && store_rows_count(s, &count, &key, NULL) == 0 &&
-	    count > 0 && count < INT_MAX) {
-		cap = (size_t)count + 1;
+	if (sel == ROWS_ALL && (cap = rows_room(s))) {
 		rows = xmalloc(cap * sizeof(*rows));
 		off = xmalloc(cap * sizeof(*off));
 	}
@@ -1193,17 +1199,14 @@ int store_rows_before(struct store *s, int before, size_t limit, bool best_only,
 int store_rows_chart(struct store *s, struct store_chart_row **out, size_t *n, struct err *e)
 {
 	sqlite3_stmt *st;
-	long long count, key;
 	size_t cap = 0;
 	*out = NULL;
 	*n = 0;
 	int rc = prep(s, "SELECT iter, bench_ms, gate_v FROM iterations ORDER BY iter", &st, e);
 	if (rc < 0)
 		return rc;
-	if (store_rows_count(s, &count, &key, NULL) == 0 && count > 0 && count < INT_MAX) {
-		cap = (size_t)count + 1;
+	if ((cap = rows_room(s)))
 		*out = xmalloc(cap * sizeof(**out));
-	}
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		if (*n == cap) {
 			cap = cap ? 2 * cap : 16;

@@ -859,16 +859,22 @@ int store_session_last_run(struct store *s, int session)
 
 /* ---- kept noise terms ---- */
 
-int store_noise_gen(struct store *s, long long *gen)
+/* A counter meta keeps (sql reads it); -1 and *gen -1 when there is none. */
+static int meta_counter(struct store *s, const char *sql, long long *gen)
 {
 	sqlite3_stmt *st;
 	*gen = -1;
-	if (prep(s, "SELECT value FROM meta WHERE key = 'noise_gen'", &st, NULL) < 0)
+	if (prep_kept(s, sql, &st, NULL) < 0)
 		return -1;
 	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
 		*gen = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
+	store_stmt_put(s, st);
 	return *gen < 0 ? -1 : 0;
+}
+
+int store_noise_gen(struct store *s, long long *gen)
+{
+	return meta_counter(s, "SELECT value FROM meta WHERE key = 'noise_gen'", gen);
 }
 
 void store_noise_terms_release(struct store_noise_term *t, size_t n)
@@ -990,14 +996,7 @@ static void bind_compare_key(sqlite3_stmt *st, const struct store_compare_key *k
 
 int store_compare_gen(struct store *s, long long *gen)
 {
-	sqlite3_stmt *st;
-	*gen = -1;
-	if (prep_kept(s, "SELECT value FROM meta WHERE key = 'compare_gen'", &st, NULL) < 0)
-		return -1;
-	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
-		*gen = sqlite3_column_int64(st, 0);
-	store_stmt_put(s, st);
-	return *gen < 0 ? -1 : 0;
+	return meta_counter(s, "SELECT value FROM meta WHERE key = 'compare_gen'", gen);
 }
 
 int store_compare_get(struct store *s, const struct store_compare_key *k, char **json)
